@@ -1,0 +1,59 @@
+//! `cargo xtask`: weft's one entry point for everything beyond `cargo build`.
+//!
+//! - `setup` installs the tools the other commands need (idempotent);
+//! - `firmware` builds the soft core's firmware ELF and prints its size;
+//! - `verilog` emits the top-level designs as Verilog and lints them;
+//! - `test` runs all of the above, then format, lint and every test.
+
+mod command;
+mod firmware;
+mod setup;
+mod test;
+mod verilog;
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+
+/// weft's build, check and test tasks.
+#[derive(Parser)]
+#[command(name = "cargo xtask", about = "weft's build, check and test tasks")]
+struct Cli {
+    #[command(subcommand)]
+    task: Task,
+}
+
+#[derive(Subcommand)]
+enum Task {
+    /// Install missing tools: Verilog linters, synthesis, the RISC-V target.
+    Setup,
+    /// Build the soft core's firmware ELF and print its text/data/bss sizes.
+    Firmware,
+    /// Emit the top-level designs into target/verilog/ and lint them with Verilator.
+    Verilog,
+    /// Set up, build firmware, emit Verilog, check format and lints, run every test.
+    Test,
+}
+
+fn main() -> Result<()> {
+    let cli = Cli::parse();
+    let root = workspace_root();
+    match cli.task {
+        Task::Setup => setup::install_missing().map(|_| ()),
+        Task::Firmware => {
+            let toolchain = setup::firmware_toolchain()?;
+            firmware::build(&root, &toolchain).map(|_| ())
+        }
+        Task::Verilog => verilog::emit_and_lint(&root).map(|_| ()),
+        Task::Test => test::run_all(&root),
+    }
+}
+
+/// The workspace root: xtask's own manifest directory is one level below it.
+fn workspace_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask lives one directory below the workspace root")
+        .to_path_buf()
+}

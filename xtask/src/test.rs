@@ -1,0 +1,45 @@
+//! Everything that must hold before a change lands, in one command.
+
+use std::{env, path::Path, process::Command};
+
+use anyhow::Result;
+
+use crate::{
+    command::run,
+    firmware, setup,
+    setup::{FirmwareToolchain, FIRMWARE_TARGET},
+    verilog,
+};
+
+/// Sets up tools, builds the firmware, emits and lints Verilog, checks
+/// formatting and lints, then runs every test in the workspace.
+pub fn run_all(root: &Path) -> Result<()> {
+    let toolchain = setup::install_missing()?;
+    firmware::build(root, &toolchain)?;
+    verilog::emit_and_lint(root)?;
+    let cargo = || {
+        let mut cmd = Command::new(env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+        cmd.current_dir(root);
+        cmd
+    };
+    run(cargo().args(["fmt", "--all", "--check"]))?;
+    run(cargo().args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]))?;
+    if matches!(toolchain, FirmwareToolchain::Rustup) {
+        // The bare-metal half of the firmware is only compiled for its target.
+        run(cargo().args([
+            "clippy",
+            "--package",
+            "weft-firmware",
+            "--target",
+            FIRMWARE_TARGET,
+            "--profile",
+            "firmware",
+            "--",
+            "-D",
+            "warnings",
+        ]))?;
+    }
+    run(cargo().args(["test", "--workspace"]))?;
+    println!("xtask test: everything passed");
+    Ok(())
+}

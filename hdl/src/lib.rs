@@ -1,1 +1,13 @@
-//! (being written)
+//! The weft switch in rust-hdl.
+//!
+//! The data plane (ingress parse, translate, route, queue, switch, egress),
+//! the RISC-V soft core and its SoC live here as rust-hdl blocks. They run
+//! in rust-hdl's simulator, single-threaded for long runs, and emit Verilog
+//! (`weft-verilog`, run by `cargo xtask verilog`) for the FPGA. Every TLP
+//! field position comes from `weft-pcie`; tests hold the RTL to it.
+#![forbid(unsafe_code)]
+
+pub mod emit;
+pub mod header_decode;
+
+pub use header_decode::HeaderDecoder;

@@ -1,0 +1,25 @@
+//! Writes every weft top-level design as Verilog into the directory given.
+//!
+//! `cargo xtask verilog` runs this and lints what it writes.
+
+use std::{env, fs, path::PathBuf, process::ExitCode};
+
+fn main() -> ExitCode {
+    let Some(out_dir) = env::args_os().nth(1).map(PathBuf::from) else {
+        eprintln!("usage: weft-verilog <output directory>");
+        return ExitCode::from(2);
+    };
+    if let Err(err) = fs::create_dir_all(&out_dir) {
+        eprintln!("weft-verilog: cannot create {}: {err}", out_dir.display());
+        return ExitCode::FAILURE;
+    }
+    for design in weft_hdl::emit::designs() {
+        let path = out_dir.join(format!("{}.v", design.name));
+        if let Err(err) = fs::write(&path, design.verilog) {
+            eprintln!("weft-verilog: cannot write {}: {err}", path.display());
+            return ExitCode::FAILURE;
+        }
+        println!("{}", path.display());
+    }
+    ExitCode::SUCCESS
+}

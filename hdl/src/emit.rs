@@ -1,0 +1,34 @@
+//! Verilog emission of weft's top-level designs.
+//!
+//! rust-hdl names the top module of every design `top` and its submodules
+//! `top$…`; each design here is renamed after itself so several can sit in
+//! one synthesis project.
+
+use rust_hdl::prelude::*;
+
+use crate::HeaderDecoder;
+
+/// One design that is emitted as its own Verilog file.
+pub struct Design {
+    /// Module name of the design's top, and the stem of its `.v` file.
+    pub name: &'static str,
+    /// The design's Verilog.
+    pub verilog: String,
+}
+
+/// Every top-level design, emitted and renamed.
+pub fn designs() -> Vec<Design> {
+    vec![emit("weft_header_decoder", HeaderDecoder::default())]
+}
+
+/// Connects a block, generates its Verilog (checked by rust-hdl for
+/// undriven signals and latches) and renames its top module to `name`.
+pub fn emit<B: Block>(name: &'static str, mut block: B) -> Design {
+    block.connect_all();
+    let verilog = generate_verilog(&block)
+        .replace("module top(", &format!("module {name}("))
+        .replace("module top$", &format!("module {name}$"))
+        .replace(" top$", &format!(" {name}$"))
+        .replace("endmodule // top", &format!("endmodule // {name}"));
+    Design { name, verilog }
+}

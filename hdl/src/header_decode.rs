@@ -114,13 +114,11 @@ impl Logic for HeaderDecoder {
         self.memory.next = ((self.dw0.val().get_bits::<5>(24) == 0)
             & (self.dw0.val().get_bits::<3>(29) != 4)
             & !self.dw0.val().get_bit(31))
-            | ((self.dw0.val().get_bits::<5>(24) == 1)
-                & (self.dw0.val().get_bits::<2>(30) == 0))
+            | ((self.dw0.val().get_bits::<5>(24) == 1) & (self.dw0.val().get_bits::<2>(30) == 0))
             | ((self.dw0.val().get_bits::<5>(24) >= 12)
                 & (self.dw0.val().get_bits::<5>(24) <= 14)
                 & (self.dw0.val().get_bits::<2>(30) == 1))
-            | ((self.dw0.val().get_bits::<5>(24) == 27)
-                & (self.dw0.val().get_bits::<2>(30) == 1));
+            | ((self.dw0.val().get_bits::<5>(24) == 27) & (self.dw0.val().get_bits::<2>(30) == 1));
         // IORd/IOWr 0_0010, CfgRd0/CfgWr0 0_0100, CfgRd1/CfgWr1 0_0101: 3 DW only.
         self.io.next = (self.dw0.val().get_bits::<5>(24) == 2)
             & !self.dw0.val().get_bit(31)
@@ -144,10 +142,8 @@ impl Logic for HeaderDecoder {
         self.posted.next = ((self.dw0.val().get_bits::<5>(24) == 0)
             & (self.dw0.val().get_bits::<2>(30) == 1))
             | self.message.val();
-        self.non_posted.next = (self.memory.val()
-            | self.io.val()
-            | self.configuration.val())
-            & !self.posted.val();
+        self.non_posted.next =
+            (self.memory.val() | self.io.val() | self.configuration.val()) & !self.posted.val();
         self.reserved.next = !(self.memory.val()
             | self.io.val()
             | self.configuration.val()
@@ -176,6 +172,170 @@ impl Logic for HeaderDecoder {
             self.address_high.next = self.dw2.val();
             self.address_low.next = bit_cast::<32, 30>(self.dw3.val().get_bits::<30>(2)) << 2;
             self.processing_hint.next = self.dw3.val().get_bits::<2>(0);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::driver::settle;
+
+    /// Decodes one header and returns the settled decoder.
+    fn decode(dws: [u32; 4]) -> HeaderDecoder {
+        let mut decoder = HeaderDecoder::default();
+        decoder.connect_all();
+        decoder.dw0.next = u64::from(dws[0]).into();
+        decoder.dw1.next = u64::from(dws[1]).into();
+        decoder.dw2.next = u64::from(dws[2]).into();
+        decoder.dw3.next = u64::from(dws[3]).into();
+        settle(&mut decoder).expect("the decoder is combinational");
+        decoder
+    }
+
+    /// The class flags as (memory, io, configuration, completion, message, posted, non_posted, reserved).
+    fn classes(d: &HeaderDecoder) -> [bool; 8] {
+        [
+            d.memory.val(),
+            d.io.val(),
+            d.configuration.val(),
+            d.completion.val(),
+            d.message.val(),
+            d.posted.val(),
+            d.non_posted.val(),
+            d.reserved.val(),
+        ]
+    }
+
+    #[test]
+    fn memory_write_with_64_bit_address() {
+        // §2.2.1: Fmt 011b (4 DW, data), Type 0_0000b → byte 0 = 0110_0000b = 0x60;
+        // TC 0, no attributes, Length 0x040 (64 DW).
+        // DW1: requester 01:00.0 = 0x0100, tag 0x2a, last BE 0xF, first BE 0xF.
+        // DW2/DW3: address 0x1_2000_0000.
+        let d = decode([0x6000_0040, 0x0100_2aff, 0x0000_0001, 0x2000_0000]);
+        assert_eq!(
+            classes(&d),
+            [true, false, false, false, false, true, false, false]
+        );
+        assert_eq!(d.fmt.val().to_u64(), 0b011);
+        assert!(d.four_dw.val() && d.has_data.val());
+        assert_eq!(d.length_dw.val().to_u64(), 64);
+        assert_eq!(d.dw1_id.val().to_u64(), 0x0100);
+        assert_eq!(d.tag.val().to_u64(), 0x2a);
+        assert_eq!(d.byte_enables.val().to_u64(), 0xff);
+        assert_eq!(d.address_high.val().to_u64(), 0x1);
+        assert_eq!(d.address_low.val().to_u64(), 0x2000_0000);
+    }
+
+    #[test]
+    fn memory_read_with_ten_bit_tag_and_processing_hint() {
+        // DW0: Fmt 000b Type 0_0000b, T9 (bit 23) set, TH (bit 16) set, Attr[2] IDO (bit 18),
+        // RO (bit 13), TC 5 (bits 22:20), Length 1 → 0x00d5_2001.
+        // DW1: requester 02:01.0 = 0x0208, tag[7:0] 0x55, last BE 0, first BE 0xF.
+        // DW2: address 0xfeed_0000 with PH 01b in bits [1:0].
+        let d = decode([0x00d5_2001, 0x0208_550f, 0xfeed_0001, 0]);
+        assert_eq!(
+            classes(&d),
+            [true, false, false, false, false, false, true, false]
+        );
+        assert_eq!(d.tag.val().to_u64(), 0x255);
+        assert_eq!(d.traffic_class.val().to_u64(), 5);
+        assert_eq!(d.attributes.val().to_u64(), 0b110, "IDO and RO, not NS");
+        assert_eq!(d.hints.val().to_u64(), 0b01, "TH set, LN clear");
+        assert_eq!(d.address_high.val().to_u64(), 0);
+        assert_eq!(d.address_low.val().to_u64(), 0xfeed_0000);
+        assert_eq!(d.processing_hint.val().to_u64(), 0b01);
+        assert!(!d.four_dw.val() && !d.has_data.val());
+    }
+
+    #[test]
+    fn completion_with_data_takes_requester_and_tag_from_dw2() {
+        // §2.2.9: CplD = Fmt 010b Type 0_1010b → 0x4a; Length 1; T8 (bit 19) set.
+        // DW1: completer 03:00.0 = 0x0300, status SC, byte count 4.
+        // DW2: requester 01:00.0 = 0x0100, tag[7:0] 0x7f, lower address 0x10.
+        let d = decode([0x4a08_0001, 0x0300_0004, 0x0100_7f10, 0]);
+        assert_eq!(
+            classes(&d),
+            [false, false, false, true, false, false, false, false]
+        );
+        assert_eq!(d.dw1_id.val().to_u64(), 0x0300);
+        assert_eq!(d.completion_requester_id.val().to_u64(), 0x0100);
+        assert_eq!(d.tag.val().to_u64(), 0x17f);
+    }
+
+    #[test]
+    fn messages_are_posted_and_carry_their_routing() {
+        // ERR_FATAL: Msg, Fmt 001b Type 1_0000b (route to root complex) → 0x30.
+        let d = decode([0x3000_0000, 0x0100_0033, 0, 0]);
+        assert_eq!(
+            classes(&d),
+            [false, false, false, false, true, true, false, false]
+        );
+        assert_eq!(d.message_routing.val().to_u64(), 0b000);
+        // Vendor_Defined Type 1 routed by ID: MsgD, Fmt 011b Type 1_0010b → 0x72.
+        let d = decode([0x7200_0002, 0x0100_007f, 0x0300_1ab4, 0]);
+        assert_eq!(
+            classes(&d),
+            [false, false, false, false, true, true, false, false]
+        );
+        assert_eq!(d.message_routing.val().to_u64(), 0b010);
+    }
+
+    #[test]
+    fn configuration_io_and_atomics_are_non_posted() {
+        // CfgRd0: Fmt 000b Type 0_0100b → 0x04.
+        let d = decode([0x0400_0001, 0x0000_010f, 0x0100_0010, 0]);
+        assert_eq!(
+            classes(&d),
+            [false, false, true, false, false, false, true, false]
+        );
+        // IOWr: Fmt 010b Type 0_0010b → 0x42.
+        let d = decode([0x4200_0001, 0x0000_010f, 0x0000_0cf8, 0]);
+        assert_eq!(
+            classes(&d),
+            [false, true, false, false, false, false, true, false]
+        );
+        // FetchAdd, 4 DW: Fmt 011b Type 0_1100b → 0x6c.
+        let d = decode([0x6c00_0002, 0x0000_01ff, 0x0000_0001, 0x0000_0008]);
+        assert_eq!(
+            classes(&d),
+            [true, false, false, false, false, false, true, false]
+        );
+    }
+
+    #[test]
+    fn length_zero_encodes_1024_dw() {
+        // §2.2.1: Length 00_0000_0000b means 1024 DW.
+        let d = decode([0x4000_0000, 0x0000_00ff, 0x0000_1000, 0]);
+        assert_eq!(d.length_dw.val().to_u64(), 1024);
+    }
+
+    #[test]
+    fn prefixes_are_recognised() {
+        // §2.2.10: Fmt 100b marks a TLP prefix (here a local prefix, Type 0_0000b).
+        let d = decode([0x8000_0000, 0, 0, 0]);
+        assert!(d.prefix.val());
+        assert!(!d.reserved.val());
+    }
+
+    #[test]
+    fn reserved_encodings_have_no_class() {
+        for (dw0, why) in [
+            (0x0300_0001, "Type 0_0011b is reserved"),
+            (0xa000_0001, "Fmt 101b is reserved"),
+            (0x2200_0001, "I/O requests have no 4 DW form"),
+            (0x3600_0000, "message routing 110b is reserved"),
+            (0x2a00_0000, "completions have no 4 DW form"),
+            (0x4100_0001, "MRdLk carries no data"),
+            (0x0c00_0001, "AtomicOps carry data"),
+        ] {
+            let d = decode([dw0, 0, 0, 0]);
+            assert_eq!(
+                classes(&d),
+                [false, false, false, false, false, false, false, true],
+                "{why}"
+            );
         }
     }
 }

@@ -7,6 +7,7 @@
 //! field position comes from `weft-pcie`; tests hold the RTL to it.
 #![forbid(unsafe_code)]
 
+pub mod driver;
 pub mod emit;
 pub mod header_decode;
 

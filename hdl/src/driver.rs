@@ -1,0 +1,283 @@
+//! The single-thread cycle driver: runs a rust-hdl block without `Simulation`'s threads.
+//!
+//! rust-hdl's `Simulation` hands control between testbench threads on every
+//! clock edge, which caps it near 8 k cycles/s on a 32-bit counter
+//! (DESIGN.md). Long tests and benchmarks instead drive the block from the
+//! calling thread: set inputs, settle the combinational logic
+//! (`update_all` until nothing changes), raise the clock, settle, lower the
+//! clock, settle. That is the same sequence of evaluations `Simulation`
+//! performs per clock period, and a test here holds the two to the same
+//! outputs on the same stimulus.
+
+use std::io::Write;
+
+use rust_hdl::core::vcd_probe::VCDProbe;
+use rust_hdl::prelude::*;
+
+/// How many `update_all` passes a settle may take before the logic is
+/// declared oscillating; `Simulation` uses the same bound.
+const MAX_SETTLE_PASSES: usize = 100;
+
+/// Picoseconds per half clock period written to a VCD trace (a 250 MHz clock).
+const HALF_PERIOD_PS: u64 = 2_000;
+
+/// Why a driven block could not be advanced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DriveError {
+    /// The combinational logic did not stop changing: a loop or oscillation.
+    DidNotSettle {
+        /// The clock cycle during which it happened (0 for a block settled without a clock).
+        cycle: u64,
+    },
+    /// rust-hdl's connection check rejected the block (an undriven or multiply driven signal, a latch).
+    Unconnected(String),
+    /// Writing the VCD trace failed.
+    Trace(String),
+}
+
+impl std::fmt::Display for DriveError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DriveError::DidNotSettle { cycle } => write!(
+                f,
+                "logic did not settle within {MAX_SETTLE_PASSES} passes in cycle {cycle}: a combinational loop"
+            ),
+            DriveError::Unconnected(why) => write!(f, "block failed rust-hdl's connection check: {why}"),
+            DriveError::Trace(why) => write!(f, "writing the VCD trace failed: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for DriveError {}
+
+/// Propagates input changes through a block's combinational logic until
+/// nothing changes; a block without a clock needs nothing more.
+pub fn settle<B: Block>(block: &mut B) -> Result<(), DriveError> {
+    for _ in 0..MAX_SETTLE_PASSES {
+        block.update_all();
+        if !block.has_changed() {
+            return Ok(());
+        }
+    }
+    Err(DriveError::DidNotSettle { cycle: 0 })
+}
+
+/// Runs a block clock cycle by clock cycle on the calling thread.
+pub struct CycleDriver<B: Block> {
+    block: B,
+    clock: fn(&mut B) -> &mut Signal<In, Clock>,
+    cycles: u64,
+    trace: Option<VCDProbe<Box<dyn Write>>>,
+}
+
+impl<B: Block> CycleDriver<B> {
+    /// Connects and checks `block`, settles it with the clock low, and
+    /// returns a driver whose `clock` function picks the block's clock input.
+    pub fn new(
+        mut block: B,
+        clock: fn(&mut B) -> &mut Signal<In, Clock>,
+    ) -> Result<Self, DriveError> {
+        block.connect_all();
+        check_all(&block).map_err(|err| DriveError::Unconnected(format!("{err:?}")))?;
+        clock(&mut block).next = Clock::from(false);
+        let mut driver = CycleDriver {
+            block,
+            clock,
+            cycles: 0,
+            trace: None,
+        };
+        driver.settle()?;
+        Ok(driver)
+    }
+
+    /// Records every signal of the block to `writer` as a VCD trace from now on.
+    pub fn trace_to(&mut self, writer: Box<dyn Write>) {
+        let vcd = write_vcd_header(writer, &self.block);
+        self.trace = Some(write_vcd_dump(vcd, &self.block));
+    }
+
+    /// The block, to set inputs (`.next`) and read outputs (`.val()`).
+    pub fn block(&mut self) -> &mut B {
+        &mut self.block
+    }
+
+    /// Clock cycles completed so far.
+    pub fn cycles(&self) -> u64 {
+        self.cycles
+    }
+
+    /// Propagates input changes through the combinational logic.
+    pub fn settle(&mut self) -> Result<(), DriveError> {
+        settle(&mut self.block).map_err(|_| DriveError::DidNotSettle { cycle: self.cycles })
+    }
+
+    /// Settles the inputs set so far, then runs one full clock period
+    /// (rising edge, settle, falling edge, settle).
+    pub fn tick(&mut self) -> Result<(), DriveError> {
+        self.settle()?;
+        for level in [true, false] {
+            (self.clock)(&mut self.block).next = Clock::from(level);
+            self.settle()?;
+            self.record(level)?;
+        }
+        self.cycles += 1;
+        Ok(())
+    }
+
+    /// Runs `count` clock periods with the inputs unchanged.
+    pub fn run(&mut self, count: u64) -> Result<(), DriveError> {
+        (0..count).try_for_each(|_| self.tick())
+    }
+
+    /// Gives the block back, for instance to inspect it after a run.
+    pub fn into_block(self) -> B {
+        self.block
+    }
+
+    fn record(&mut self, rising: bool) -> Result<(), DriveError> {
+        let Some(vcd) = self.trace.take() else {
+            return Ok(());
+        };
+        let mut vcd = vcd;
+        let half_periods = 2 * self.cycles + if rising { 1 } else { 2 };
+        vcd.timestamp(half_periods * HALF_PERIOD_PS)
+            .map_err(|err| DriveError::Trace(err.to_string()))?;
+        self.trace = Some(write_vcd_change(vcd, &self.block));
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+
+    /// A counter with enable and a registered output: enough state and
+    /// combinational logic to expose any difference in evaluation order.
+    #[derive(LogicBlock, Default)]
+    struct EnabledCounter {
+        clock: Signal<In, Clock>,
+        enable: Signal<In, Bit>,
+        count: Signal<Out, Bits<16>>,
+        doubled: Signal<Out, Bits<16>>,
+        state: DFF<Bits<16>>,
+    }
+
+    impl Logic for EnabledCounter {
+        #[hdl_gen]
+        fn update(&mut self) {
+            dff_setup!(self, clock, state);
+            self.count.next = self.state.q.val();
+            self.doubled.next = self.state.q.val() + self.state.q.val();
+            if self.enable.val() {
+                self.state.d.next = self.state.q.val() + 1;
+            }
+        }
+    }
+
+    /// An enable pattern with runs of both levels (a fixed LCG, so both runs see the same).
+    fn enable_pattern(cycles: usize) -> Vec<bool> {
+        let mut x: u32 = 0x2545_f491;
+        (0..cycles)
+            .map(|_| {
+                x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+                !(x >> 16).is_multiple_of(3)
+            })
+            .collect()
+    }
+
+    fn driven_outputs(pattern: &[bool]) -> Vec<(u64, u64)> {
+        let mut driver = CycleDriver::new(EnabledCounter::default(), |b| &mut b.clock)
+            .expect("counter is well formed");
+        pattern
+            .iter()
+            .map(|&enable| {
+                driver.block().enable.next = enable;
+                driver.tick().expect("counter settles");
+                let b = driver.block();
+                (b.count.val().to_u64(), b.doubled.val().to_u64())
+            })
+            .collect()
+    }
+
+    fn simulated_outputs(pattern: &[bool]) -> Vec<(u64, u64)> {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let mut sim: Simulation<EnabledCounter> = Simulation::new();
+        sim.add_clock(HALF_PERIOD_PS, |x: &mut Box<EnabledCounter>| {
+            x.clock.next = !x.clock.val()
+        });
+        let stimulus = pattern.to_vec();
+        let record = seen.clone();
+        sim.add_testbench(move |mut sim: Sim<EnabledCounter>| {
+            let mut x = sim.init()?;
+            for &enable in &stimulus {
+                x.enable.next = enable;
+                // Wait for the rising edge, then the falling edge: one full period.
+                x = sim.watch(|x| x.clock.val().clk, x)?;
+                x = sim.watch(|x| !x.clock.val().clk, x)?;
+                record
+                    .lock()
+                    .expect("only this testbench records")
+                    .push((x.count.val().to_u64(), x.doubled.val().to_u64()));
+            }
+            sim.done(x)
+        });
+        sim.run(Box::new(EnabledCounter::default()), 1_000_000_000)
+            .expect("simulation runs to completion");
+        let outputs = seen.lock().expect("simulation has finished").clone();
+        outputs
+    }
+
+    #[test]
+    fn single_thread_driver_agrees_with_rust_hdl_simulation() {
+        let pattern = enable_pattern(200);
+        let driven = driven_outputs(&pattern);
+        // Independent expectation: the count after n cycles is the number
+        // of enabled cycles among the first n.
+        let expected: Vec<u64> = pattern
+            .iter()
+            .scan(0u64, |count, &enable| {
+                *count += u64::from(enable);
+                Some(*count)
+            })
+            .collect();
+        assert_eq!(
+            driven.iter().map(|(count, _)| *count).collect::<Vec<_>>(),
+            expected
+        );
+        assert_eq!(driven, simulated_outputs(&pattern));
+    }
+
+    #[test]
+    fn trace_records_every_edge() {
+        #[derive(Clone, Default)]
+        struct Shared(Arc<Mutex<Vec<u8>>>);
+        impl Write for Shared {
+            fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+                self.0.lock().expect("single writer").extend_from_slice(buf);
+                Ok(buf.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let sink = Shared::default();
+        let mut driver = CycleDriver::new(EnabledCounter::default(), |b| &mut b.clock)
+            .expect("counter is well formed");
+        driver.trace_to(Box::new(sink.clone()));
+        driver.block().enable.next = true;
+        driver.run(3).expect("counter settles");
+        let text =
+            String::from_utf8(sink.0.lock().expect("run finished").clone()).expect("VCD is text");
+        assert!(text.contains("$enddefinitions"));
+        for edge in 1..=6 {
+            assert!(
+                text.contains(&format!("#{}", edge * HALF_PERIOD_PS)),
+                "edge {edge} missing"
+            );
+        }
+        assert_eq!(driver.cycles(), 3);
+        assert_eq!(driver.block().count.val().to_u64(), 3);
+    }
+}

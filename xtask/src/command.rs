@@ -18,7 +18,9 @@ pub fn run(cmd: &mut Command) -> Result<()> {
 
 /// Runs `cmd` quietly and reports whether it exited zero; a missing program is `false`.
 pub fn succeeds(cmd: &mut Command) -> bool {
-    cmd.output().map(|out| out.status.success()).unwrap_or(false)
+    cmd.output()
+        .map(|out| out.status.success())
+        .unwrap_or(false)
 }
 
 /// Runs `cmd` quietly and returns its standard output if it exited zero.

@@ -34,7 +34,11 @@ pub fn build(root: &Path, toolchain: &FirmwareToolchain) -> Result<PathBuf> {
             run(Command::new(cargo).current_dir(root).args(common))?;
             root.join("target")
         }
-        FirmwareToolchain::Debian { cargo, rustc, linker } => {
+        FirmwareToolchain::Debian {
+            cargo,
+            rustc,
+            linker,
+        } => {
             // A separate target directory: its artefacts come from another
             // compiler and must not mix with rustup's.
             let target_dir = root.join("target").join("debian-rust");
@@ -54,7 +58,10 @@ pub fn build(root: &Path, toolchain: &FirmwareToolchain) -> Result<PathBuf> {
             target_dir
         }
     };
-    let elf_path = target_dir.join(FIRMWARE_TARGET).join(PROFILE).join("weft-firmware");
+    let elf_path = target_dir
+        .join(FIRMWARE_TARGET)
+        .join(PROFILE)
+        .join("weft-firmware");
     let sizes = ImageSize::of_elf(&elf_path)?;
     println!("firmware: {}", elf_path.display());
     println!("{sizes}");
@@ -105,7 +112,11 @@ impl ImageSize {
 
 impl std::fmt::Display for ImageSize {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        writeln!(f, "{:>10} {:>10} {:>10} {:>16}", "text", "data", "bss", "stack+heap")?;
+        writeln!(
+            f,
+            "{:>10} {:>10} {:>10} {:>16}",
+            "text", "data", "bss", "stack+heap"
+        )?;
         write!(
             f,
             "{:>10} {:>10} {:>10} {:>16}",

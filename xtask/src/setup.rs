@@ -60,7 +60,9 @@ pub fn firmware_toolchain() -> Result<FirmwareToolchain> {
         if succeeds(Command::new("rustup").args(["target", "add", FIRMWARE_TARGET])) {
             return Ok(FirmwareToolchain::Rustup);
         }
-        eprintln!("xtask: rustup could not add {FIRMWARE_TARGET}; using Debian's rustc-web instead");
+        eprintln!(
+            "xtask: rustup could not add {FIRMWARE_TARGET}; using Debian's rustc-web instead"
+        );
     }
     let debian = FirmwareToolchain::Debian {
         cargo: PathBuf::from("/usr/bin/cargo"),
@@ -69,6 +71,7 @@ pub fn firmware_toolchain() -> Result<FirmwareToolchain> {
     };
     if !debian_toolchain_present(&debian) {
         apt_install(DEBIAN_RUST_PACKAGES)?;
+        install_rust_lld_target()?;
     }
     Ok(debian)
 }
@@ -79,11 +82,34 @@ fn rustup_has_target() -> bool {
 }
 
 fn debian_toolchain_present(toolchain: &FirmwareToolchain) -> bool {
-    let FirmwareToolchain::Debian { cargo, rustc, linker } = toolchain else {
+    let FirmwareToolchain::Debian {
+        cargo,
+        rustc,
+        linker,
+    } = toolchain
+    else {
         return true;
     };
     [cargo, rustc, linker].iter().all(|path| path.is_file())
         && PathBuf::from(DEBIAN_RUST_SRC).is_dir()
+}
+
+/// `rust-web-llvm` links `/usr/bin/rust-lld` to a versioned `lld-NN` that
+/// it does not depend on; installs the package of that name when the link
+/// dangles.
+fn install_rust_lld_target() -> Result<()> {
+    let link = PathBuf::from("/usr/bin/rust-lld");
+    if link.is_file() {
+        return Ok(());
+    }
+    let target = std::fs::read_link(&link)
+        .map_err(|err| anyhow::anyhow!("{} is not a link to an lld: {err}", link.display()))?;
+    let package = target
+        .file_name()
+        .and_then(|name| name.to_str())
+        .ok_or_else(|| anyhow::anyhow!("{} links to {}", link.display(), target.display()))?
+        .to_owned();
+    apt_install(&[&package])
 }
 
 /// rustfmt and clippy come with rustup's default profile, but not with the minimal one.

@@ -23,7 +23,14 @@ pub fn run_all(root: &Path) -> Result<()> {
         cmd
     };
     run(cargo().args(["fmt", "--all", "--check"]))?;
-    run(cargo().args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]))?;
+    run(cargo().args([
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ]))?;
     if matches!(toolchain, FirmwareToolchain::Rustup) {
         // The bare-metal half of the firmware is only compiled for its target.
         run(cargo().args([

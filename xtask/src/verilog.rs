@@ -28,7 +28,16 @@ pub fn emit_and_lint(root: &Path) -> Result<Vec<PathBuf>> {
     let cargo = env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     run(Command::new(cargo)
         .current_dir(root)
-        .args(["run", "--quiet", "--release", "--package", "weft-hdl", "--bin", "weft-verilog", "--"])
+        .args([
+            "run",
+            "--quiet",
+            "--release",
+            "--package",
+            "weft-hdl",
+            "--bin",
+            "weft-verilog",
+            "--",
+        ])
         .arg(&out_dir))?;
     let mut files: Vec<PathBuf> = fs::read_dir(&out_dir)?
         .filter_map(|entry| entry.ok().map(|entry| entry.path()))
@@ -50,6 +59,10 @@ pub fn emit_and_lint(root: &Path) -> Result<Vec<PathBuf>> {
             &format!("read_verilog {}; synth -top {module}", file.display()),
         ]))?;
     }
-    println!("verilog: {} designs emitted, lint-clean and synthesized by yosys in {}", files.len(), out_dir.display());
+    println!(
+        "verilog: {} designs emitted, lint-clean and synthesized by yosys in {}",
+        files.len(),
+        out_dir.display()
+    );
     Ok(files)
 }

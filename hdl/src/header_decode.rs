@@ -71,7 +71,9 @@ pub struct HeaderDecoder {
     pub dw1_id: Signal<Out, Bits<16>>,
     /// Requester ID carried by a completion (DW2\[31:16\]).
     pub completion_requester_id: Signal<Out, Bits<16>>,
-    /// The 10-bit tag: T9 and T8 from DW0, T7..T0 from DW1 (requests) or DW2 (completions), §2.2.6.2.
+    /// The 10-bit tag: T9 and T8 from DW0, T7..T0 from DW1 (requests) or DW2
+    /// (completions), §2.2.6.2. Posted requests have Tag\[9:8\] Reserved; they
+    /// come out as received, for the egress to forward unmodified.
     pub tag: Signal<Out, Bits<10>>,
     /// First DW and last DW byte enables, DW1\[3:0\] and \[7:4\] of a request (§2.2.5).
     pub byte_enables: Signal<Out, Bits<8>>,
@@ -132,9 +134,9 @@ impl Logic for HeaderDecoder {
             | (self.dw0.val().get_bits::<5>(24) == 11))
             & !self.dw0.val().get_bit(31)
             & !self.dw0.val().get_bit(29);
-        // Msg/MsgD 1_0rrr: always 4 DW; routing r = 110b and 111b are reserved (§2.2.8).
+        // Msg/MsgD 1_0rrr: always 4 DW. Routing r = 110b and 111b are
+        // reserved but still messages, terminated at the receiver (§2.2.8, Table 2-20).
         self.message.next = (self.dw0.val().get_bits::<2>(27) == 2)
-            & (self.dw0.val().get_bits::<3>(24) < 6)
             & !self.dw0.val().get_bit(31)
             & self.dw0.val().get_bit(29);
 
@@ -280,6 +282,12 @@ mod tests {
             [false, false, false, false, true, true, false, false]
         );
         assert_eq!(d.message_routing.val().to_u64(), 0b010);
+        // Routing 110b is reserved, yet the TLP is a message that its receiver terminates.
+        let d = decode([0x3600_0000, 0, 0, 0]);
+        assert_eq!(
+            classes(&d),
+            [false, false, false, false, true, true, false, false]
+        );
     }
 
     #[test]
@@ -325,7 +333,6 @@ mod tests {
             (0x0300_0001, "Type 0_0011b is reserved"),
             (0xa000_0001, "Fmt 101b is reserved"),
             (0x2200_0001, "I/O requests have no 4 DW form"),
-            (0x3600_0000, "message routing 110b is reserved"),
             (0x2a00_0000, "completions have no 4 DW form"),
             (0x4100_0001, "MRdLk carries no data"),
             (0x0c00_0001, "AtomicOps carry data"),

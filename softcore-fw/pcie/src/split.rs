@@ -79,21 +79,6 @@ pub enum SplitError {
         /// Length of the request in bytes.
         len: u64,
     },
-    /// A request's Length field is 0 or above 1024 DW (§2.2.1, Length 000h
-    /// encodes 1024 DW, so a decoded length is 1..=1024).
-    InvalidLength {
-        /// The decoded length in DW.
-        length_dw: u16,
-    },
-    /// The byte enables break a rule of §2.2.5.
-    InvalidByteEnables {
-        /// The request's length in DW.
-        length_dw: u16,
-        /// First DW Byte Enables.
-        first_be: u8,
-        /// Last DW Byte Enables.
-        last_be: u8,
-    },
 }
 
 impl fmt::Display for SplitError {
@@ -118,17 +103,6 @@ impl fmt::Display for SplitError {
             SplitError::CrossesFourKiB { address, len } => write!(
                 f,
                 "{len} B at {address:#x} crosses a 4 KiB boundary; split it with split_read first"
-            ),
-            SplitError::InvalidLength { length_dw } => {
-                write!(f, "request length {length_dw} DW is outside 1..=1024")
-            }
-            SplitError::InvalidByteEnables {
-                length_dw,
-                first_be,
-                last_be,
-            } => write!(
-                f,
-                "byte enables first {first_be:#06b} last {last_be:#06b} are not allowed for a {length_dw} DW request"
             ),
         }
     }
@@ -273,7 +247,7 @@ const fn span_dwords(address: u64, len: u64) -> u16 {
     if len == 0 {
         1
     } else {
-        ((((address & 3) + len) + 3) / 4) as u16
+        ((address & 3) + len).div_ceil(4) as u16
     }
 }
 
@@ -422,65 +396,6 @@ pub fn split_read(address: u64, len: u64, mrrs: PayloadSize) -> Result<RequestSp
     split_requests(address, len, mrrs)
 }
 
-/// Recovers the bytes a memory read request asks for from its header fields.
-///
-/// `address` is the Address field (bits 1:0 are ignored: the field has
-/// none); `length_dw` is the decoded Length (1..=1024). Returns the address
-/// of the first enabled byte and the number of bytes from it through the last
-/// enabled byte, which is what the completions must cover (§2.2.9, the Byte
-/// Count and Lower Address rules: disabled bytes between enabled ones are
-/// counted). A zero-length read (1 DW, no bytes enabled) returns length 0.
-///
-/// Checks the byte enable rules of §2.2.5:
-/// - a 1-DW request has Last DW BE 0000b;
-/// - a longer request has both byte enables non-zero;
-/// - a request longer than 2 DW, or a 2-DW request that is not
-///   QW-aligned, has contiguous enables: First DW BE from some byte through
-///   byte 3, Last DW BE from byte 0 through some byte.
-pub fn requested_bytes(
-    address: u64,
-    length_dw: u16,
-    first_be: u8,
-    last_be: u8,
-) -> Result<(u64, u16), SplitError> {
-    let address = address & !3;
-    if length_dw == 0 || length_dw > 1024 {
-        return Err(SplitError::InvalidLength { length_dw });
-    }
-    let bad = SplitError::InvalidByteEnables {
-        length_dw,
-        first_be,
-        last_be,
-    };
-    if first_be > 0xF || last_be > 0xF {
-        return Err(bad);
-    }
-    if length_dw == 1 {
-        if last_be != 0 {
-            return Err(bad);
-        }
-        if first_be == 0 {
-            return Ok((address, 0));
-        }
-        let first = u64::from(first_be.trailing_zeros());
-        let last = 7 - u64::from(first_be.leading_zeros());
-        return Ok((address + first, (last - first + 1) as u16));
-    }
-    if first_be == 0 || last_be == 0 {
-        return Err(bad);
-    }
-    let qw_aligned_pair = length_dw == 2 && address & 7 == 0;
-    let contiguous = matches!(first_be, 0b1111 | 0b1110 | 0b1100 | 0b1000)
-        && matches!(last_be, 0b0001 | 0b0011 | 0b0111 | 0b1111);
-    if !qw_aligned_pair && !contiguous {
-        return Err(bad);
-    }
-    let first = u64::from(first_be.trailing_zeros());
-    let last = 4 * (u64::from(length_dw) - 1) + 7 - u64::from(last_be.leading_zeros());
-    check_no_overflow(address, last + 1)?;
-    Ok((address + first, (last - first + 1) as u16))
-}
-
 /// One completion with data for a memory read.
 ///
 /// It carries `address..address + len` of the requested bytes.
@@ -494,8 +409,8 @@ pub struct CompletionChunk {
     /// be partial; `lower_address` says where its data starts (§2.2.9).
     pub length_dw: u16,
     /// The Byte Count field's value: bytes still to be returned for the
-    /// request, this completion's included (§2.2.9), 1..=4096. A zero-length
-    /// read reports 1.
+    /// request, this completion's included (§2.2.9, §2.3.1.1), 1..=4096.
+    /// A zero-length read reports 1.
     pub byte_count: u16,
     /// The Lower Address field: bits 6:0 of the address of the first byte
     /// returned (§2.2.9).
@@ -503,12 +418,6 @@ pub struct CompletionChunk {
 }
 
 impl CompletionChunk {
-    /// The 12-bit Byte Count field as transmitted: 4096 is encoded as 000h
-    /// (§2.2.9).
-    pub const fn byte_count_field(&self) -> u16 {
-        self.byte_count & 0xFFF
-    }
-
     /// Whether this completion finishes the request: its data is all that
     /// remained.
     pub const fn is_final(&self) -> bool {
@@ -534,7 +443,7 @@ impl Iterator for CompletionSplit {
     fn next(&mut self) -> Option<CompletionChunk> {
         if self.zero_length_pending {
             self.zero_length_pending = false;
-            // §2.2.9: a zero-length read is answered with 1 DW, Byte Count 1,
+            // §2.3.1.1: a zero-length read is answered with 1 DW, Byte Count 1,
             // and Lower Address bits 1:0 = 00b (no byte enabled).
             return Some(CompletionChunk {
                 address: self.next,
@@ -608,9 +517,11 @@ fn split_completions(
 /// Each completion carries at most `mps` bytes counted in whole DWs (§2.2.2).
 /// When more than one is needed, every completion but the last ends on a
 /// naturally aligned `rcb` boundary, and data is returned in increasing
-/// address order (§2.3.1.1). `address` and `len` are the request's bytes, as
-/// [`requested_bytes`] finds them; `len` 0 is a zero-length read, answered
-/// by one 1-DW completion with Byte Count 1 (§2.2.9).
+/// address order (§2.3.1.1). `address` is the request's first enabled byte
+/// and `len` its Byte Count as §2.3.1.1 computes them from Length and the
+/// byte enables (the first completion's Byte Count and Lower Address); `len`
+/// 0 is a zero-length read, answered by one 1-DW completion with Byte Count
+/// 1 (§2.3.1.1).
 ///
 /// Errors if the request is longer than 4096 bytes, crosses a 4 KiB boundary
 /// or runs past `u64::MAX`: no valid request does.
@@ -899,25 +810,19 @@ mod tests {
 
     #[test]
     fn full_4k_read_reports_byte_count_4096() {
-        // MPS 4096, one completion of 1024 DW; Byte Count 4096 is sent as 000h (§2.2.9).
+        // MPS 4096: one completion of 1024 DW with Byte Count 4096
+        // (the 12-bit field sends 000h, §2.2.9).
         let got: Vec<_> = split_completion(0x2000, 4096, PayloadSize::B4096, Rcb::B128)
             .expect("valid request")
             .collect();
         assert_eq!(got.len(), 1);
-        assert_eq!(
-            (
-                got[0].length_dw,
-                got[0].byte_count,
-                got[0].byte_count_field()
-            ),
-            (1024, 4096, 0)
-        );
+        assert_eq!((got[0].length_dw, got[0].byte_count), (1024, 4096));
         assert!(got[0].is_final());
     }
 
     #[test]
     fn zero_length_read_completion() {
-        // §2.2.9: Byte Count 1 and Lower Address[1:0] 00b for a zero-length read.
+        // §2.3.1.1: Byte Count 1 and Lower Address[1:0] 00b for a zero-length read.
         let got = completions(
             split_completion(0x1234, 0, PayloadSize::B128, Rcb::B64).expect("valid request"),
         );
@@ -943,58 +848,6 @@ mod tests {
             Some(SplitError::AddressOverflow {
                 address: u64::MAX,
                 len: 2
-            })
-        );
-    }
-
-    #[test]
-    fn requested_bytes_from_header_fields() {
-        // 1 DW, BE 0110b: bytes 1 and 2.
-        assert_eq!(requested_bytes(0x1000, 1, 0b0110, 0), Ok((0x1001, 2)));
-        // 1 DW, BE 0101b: bytes 0 through 2 (§2.2.9 Byte Count table: 01x1 → 3).
-        assert_eq!(requested_bytes(0x1000, 1, 0b0101, 0), Ok((0x1000, 3)));
-        // 1 DW, BE 1001b: 1xx1 → 4.
-        assert_eq!(requested_bytes(0x1000, 1, 0b1001, 0), Ok((0x1000, 4)));
-        // Zero-length read.
-        assert_eq!(requested_bytes(0x1000, 1, 0, 0), Ok((0x1000, 0)));
-        // 3 DW, First 1100b, Last 0011b: 2 + 4 + 2 = 8 B from 0x1002.
-        assert_eq!(requested_bytes(0x1000, 3, 0b1100, 0b0011), Ok((0x1002, 8)));
-        // 2 DW QW-aligned may be non-contiguous: bytes 0x1000..=0x1007 counted.
-        assert_eq!(requested_bytes(0x1000, 2, 0b0101, 0b1010), Ok((0x1000, 8)));
-        // 1024 DW, all enabled: 4096 B.
-        assert_eq!(requested_bytes(0x0, 1024, 0xF, 0xF), Ok((0, 4096)));
-        // Low address bits are ignored: the Address field has none.
-        assert_eq!(requested_bytes(0x1003, 1, 0xF, 0), Ok((0x1000, 4)));
-
-        let bad = |length_dw, first_be, last_be| SplitError::InvalidByteEnables {
-            length_dw,
-            first_be,
-            last_be,
-        };
-        assert_eq!(requested_bytes(0x1000, 1, 0xF, 0x1), Err(bad(1, 0xF, 0x1)));
-        assert_eq!(requested_bytes(0x1000, 2, 0, 0xF), Err(bad(2, 0, 0xF)));
-        assert_eq!(
-            requested_bytes(0x1000, 3, 0b0101, 0xF),
-            Err(bad(3, 0b0101, 0xF))
-        );
-        assert_eq!(
-            requested_bytes(0x1004, 2, 0b0101, 0b1010),
-            Err(bad(2, 0b0101, 0b1010))
-        );
-        assert_eq!(requested_bytes(0x1000, 1, 0x1F, 0), Err(bad(1, 0x1F, 0)));
-        assert_eq!(
-            requested_bytes(0x1000, 0, 0xF, 0),
-            Err(SplitError::InvalidLength { length_dw: 0 })
-        );
-        assert_eq!(
-            requested_bytes(0x1000, 1025, 0xF, 0xF),
-            Err(SplitError::InvalidLength { length_dw: 1025 })
-        );
-        assert_eq!(
-            requested_bytes(0xFFFF_FFFF_FFFF_FFF8, 4, 0xF, 0xF),
-            Err(SplitError::AddressOverflow {
-                address: 0xFFFF_FFFF_FFFF_FFF8,
-                len: 16
             })
         );
     }
@@ -1056,7 +909,11 @@ mod tests {
             size in any_size(),
             read in any::<bool>(),
         ) {
-            let split = if read { split_read(address, len, size) } else { split_write(address, len, size) };
+            let split = if read {
+                split_read(address, len, size)
+            } else {
+                split_write(address, len, size)
+            };
             let Ok(split) = split else {
                 // Only refused when the last byte is past 2^64 - 1.
                 prop_assert!(u128::from(address) + u128::from(len) > 1u128 << 64);
@@ -1068,7 +925,8 @@ mod tests {
                 count += 1;
                 prop_assert_eq!(u128::from(chunk.address), next, "contiguous");
                 if len == 0 {
-                    prop_assert_eq!((chunk.len, chunk.length_dw, chunk.first_be, chunk.last_be), (0, 1, 0, 0));
+                    let fields = (chunk.len, chunk.length_dw, chunk.first_be, chunk.last_be);
+                    prop_assert_eq!(fields, (0, 1, 0, 0));
                     continue;
                 }
                 prop_assert!(chunk.len > 0);
@@ -1083,11 +941,6 @@ mod tests {
                 prop_assert!(chunk.length_dw <= size.dwords());
                 let (first_be, last_be) = expected_bes(chunk.address, u64::from(chunk.len));
                 prop_assert_eq!((chunk.first_be, chunk.last_be), (first_be, last_be));
-                // The header fields decode back to the same bytes.
-                prop_assert_eq!(
-                    requested_bytes(chunk.dw_address(), chunk.length_dw, chunk.first_be, chunk.last_be),
-                    Ok((chunk.address, chunk.len))
-                );
             }
             if len == 0 {
                 prop_assert_eq!(count, 1);
@@ -1119,7 +972,8 @@ mod tests {
             if len == 0 {
                 prop_assert_eq!(chunks.len(), 1);
                 let c = chunks[0];
-                prop_assert_eq!((c.len, c.length_dw, c.byte_count, c.lower_address), (0, 1, 1, (address & 0x7C) as u8));
+                let fields = (c.len, c.length_dw, c.byte_count, c.lower_address);
+                prop_assert_eq!(fields, (0, 1, 1, (address & 0x7C) as u8));
                 return Ok(());
             }
             let mut next = address;
@@ -1128,7 +982,11 @@ mod tests {
                 let last = i + 1 == chunks.len();
                 prop_assert_eq!(c.address, next, "increasing address order, no gaps");
                 prop_assert!(c.len > 0);
-                prop_assert_eq!(u64::from(c.byte_count), remaining, "Byte Count includes this completion");
+                prop_assert_eq!(
+                    u64::from(c.byte_count),
+                    remaining,
+                    "Byte Count includes this completion"
+                );
                 prop_assert_eq!(u64::from(c.lower_address), c.address & 0x7F);
                 let end = c.address + u64::from(c.len);
                 let dws = ((end + 3) >> 2) - (c.address >> 2);
@@ -1156,7 +1014,12 @@ mod tests {
                     let next_end = pair[1].address + u64::from(pair[1].len);
                     let fits = next_end - start_dw <= u64::from(mps.bytes())
                         && (pair[1].is_final() || next_end % u64::from(rcb.bytes()) == 0);
-                    prop_assert!(!fits, "{:?} and {:?} could have been one completion", pair[0], pair[1]);
+                    prop_assert!(
+                        !fits,
+                        "{:?} and {:?} could have been one completion",
+                        pair[0],
+                        pair[1]
+                    );
                 }
             }
         }

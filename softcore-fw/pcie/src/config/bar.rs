@@ -165,15 +165,9 @@ pub enum BarError {
     },
 }
 
-/// Lays out a BAR array at `base` (BAR0's offset): each register gets its
-/// type bits and the RW mask that makes it size itself. Unused registers are
-/// read-only zero, as an unimplemented BAR is (§7.5.1.2.1).
-pub fn install_bars(
-    space: &mut ConfigSpace,
-    base: u16,
-    registers: u8,
-    bars: &[Option<Bar>],
-) -> Result<(), BarError> {
+/// Checks a BAR array description: sizes within the spec's limits, and
+/// every 64-bit BAR followed by a free register for its upper half.
+pub fn validate_bars(registers: u8, bars: &[Option<Bar>]) -> Result<(), BarError> {
     if bars.len() > usize::from(registers) {
         return Err(BarError::TooManyBars { described: bars.len(), registers });
     }
@@ -191,6 +185,19 @@ pub fn install_bars(
             }
         }
     }
+    Ok(())
+}
+
+/// Lays out a BAR array at `base` (BAR0's offset): each register gets its
+/// type bits and the RW mask that makes it size itself. Unused registers are
+/// read-only zero, as an unimplemented BAR is (§7.5.1.2.1).
+pub fn install_bars(
+    space: &mut ConfigSpace,
+    base: u16,
+    registers: u8,
+    bars: &[Option<Bar>],
+) -> Result<(), BarError> {
+    validate_bars(registers, bars)?;
     for slot in 0..registers {
         space.define_u32(base + 4 * u16::from(slot), 0, 0, 0);
     }

@@ -259,7 +259,10 @@ mod tests {
         assert_eq!(length_from_field(1), 1);
         assert_eq!(length_from_field(0x3ff), 1023);
         assert_eq!(length_to_field(1024), Ok(0));
-        assert_eq!(length_to_field(0), Err(TlpError::LengthOutOfRange { length_dw: 0 }));
+        assert_eq!(
+            length_to_field(0),
+            Err(TlpError::LengthOutOfRange { length_dw: 0 })
+        );
         assert_eq!(
             length_to_field(1025),
             Err(TlpError::LengthOutOfRange { length_dw: 1025 })

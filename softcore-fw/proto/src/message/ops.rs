@@ -1,0 +1,318 @@
+//! The values that operations on the switch carry: port actions, counters,
+//! events, firmware update state, background operations and diagnostics.
+
+use heapless::Vec;
+use serde::{Deserialize, Serialize};
+
+use super::error::Error;
+use super::fabric::UnbindMode;
+use super::ids::{EventSeq, FabricId, HostIndex, OperationId, PortIndex, SlotIndex};
+
+/// The most counters one port reports in one answer.
+pub const MAX_COUNTERS: usize = 32;
+
+/// The most events one page of the event log carries.
+pub const EVENTS_PAGE_LEN: usize = 32;
+
+/// The most firmware bytes that trail one
+/// [`FirmwareChunk`](crate::Request::FirmwareChunk) request. A power of two,
+/// so that flash pages split evenly, and small enough that the chunk and its
+/// request fit one datagram.
+pub const MAX_CHUNK: usize = 1024;
+
+/// What to do to a physical port.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum PortAction {
+    /// Allow the link to train.
+    Enable,
+    /// Hold the link down (Link Disable, PCIe Base 6.0 §7.5.3.7).
+    Disable,
+    /// Send a hot reset to the link partner (PCIe Base 6.0 §4.2.7.4).
+    HotReset,
+    /// Retrain the link (Retrain Link, PCIe Base 6.0 §7.5.3.7).
+    Retrain,
+}
+
+/// The width of a config-space access.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum AccessWidth {
+    /// One byte.
+    Byte,
+    /// Two bytes, aligned to two.
+    Word,
+    /// Four bytes, aligned to four.
+    Dword,
+}
+
+/// What a reset resets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ResetScope {
+    /// Restart the firmware; the data plane keeps forwarding.
+    Firmware,
+    /// Restart the firmware and reset the data plane (every link drops).
+    Switch,
+}
+
+/// What one counter counts. Every port has a value per kind; drops are
+/// counted per reason so an operator can tell a routing hole from an
+/// isolation violation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum CounterKind {
+    /// TLPs received.
+    RxTlps,
+    /// TLPs sent.
+    TxTlps,
+    /// Payload bytes received.
+    RxPayloadBytes,
+    /// Payload bytes sent.
+    TxPayloadBytes,
+    /// Posted requests received.
+    RxPosted,
+    /// Non-posted requests received.
+    RxNonPosted,
+    /// Completions received.
+    RxCompletions,
+    /// Dropped: no route table entry matched.
+    DroppedNoRoute,
+    /// Dropped: the source may not reach the target (isolation).
+    DroppedIsolation,
+    /// Dropped: the TLP was malformed (PCIe Base 6.0 §2.3).
+    DroppedMalformed,
+    /// Dropped: the TLP was poisoned.
+    DroppedPoisoned,
+    /// Unsupported Request completions the switch synthesized.
+    UnsupportedRequests,
+    /// Non-posted requests the switch completed because they timed out.
+    CompletionTimeouts,
+    /// Completions the switch synthesized for requests to a removed endpoint.
+    SynthesizedCompletions,
+    /// Cycles egress waited for the link partner's flow-control credits.
+    CreditStallCycles,
+    /// Times the link went down.
+    LinkDowns,
+}
+
+/// One counter's value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct CounterValue {
+    /// What it counts.
+    pub kind: CounterKind,
+    /// Its value since it was last cleared.
+    pub value: u64,
+}
+
+/// A port's counters: the answer to
+/// [`Request::ReadCounters`](crate::Request::ReadCounters).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PortCounters {
+    /// Whose counters.
+    pub port: PortIndex,
+    /// Every counter the port has.
+    pub values: Vec<CounterValue, MAX_COUNTERS>,
+}
+
+/// The severity of an AER error message (PCIe Base 6.0 §6.2.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum AerSeverity {
+    /// ERR_COR.
+    Correctable,
+    /// ERR_NONFATAL.
+    NonFatal,
+    /// ERR_FATAL.
+    Fatal,
+}
+
+/// Why the firmware started.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum BootReason {
+    /// Power was applied.
+    PowerOn,
+    /// A management reset.
+    Reset,
+    /// The watchdog fired.
+    Watchdog,
+    /// A new firmware image was committed and started on trial.
+    FirmwareTrial,
+    /// A trial image did not check in, and the previous one was started.
+    FirmwareRollback,
+}
+
+/// What happened, in one event-log entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum EventKind {
+    /// The firmware started.
+    Booted {
+        /// Why.
+        reason: BootReason,
+    },
+    /// A host's link came up.
+    HostLinkUp {
+        /// Which host.
+        host: HostIndex,
+    },
+    /// A host's link went down.
+    HostLinkDown {
+        /// Which host.
+        host: HostIndex,
+    },
+    /// A fabric link came up.
+    FabricLinkUp {
+        /// The local port of the link.
+        port: PortIndex,
+    },
+    /// A fabric link went down.
+    FabricLinkDown {
+        /// The local port of the link.
+        port: PortIndex,
+    },
+    /// A function was enumerated.
+    EndpointAdded {
+        /// Its fabric ID.
+        fabric_id: FabricId,
+    },
+    /// A function disappeared.
+    EndpointRemoved {
+        /// Its fabric ID.
+        fabric_id: FabricId,
+    },
+    /// A function was bound to a host's slot.
+    Bound {
+        /// The host.
+        host: HostIndex,
+        /// The slot.
+        slot: SlotIndex,
+        /// The function.
+        fabric_id: FabricId,
+    },
+    /// A function was unbound.
+    Unbound {
+        /// The host that had it.
+        host: HostIndex,
+        /// The slot it was behind.
+        slot: SlotIndex,
+        /// The function.
+        fabric_id: FabricId,
+        /// How.
+        mode: UnbindMode,
+    },
+    /// An endpoint sent an AER error message.
+    Aer {
+        /// The sender.
+        fabric_id: FabricId,
+        /// Its severity.
+        severity: AerSeverity,
+        /// The matching AER status register, if the fabric manager read it.
+        status: u32,
+    },
+    /// A function's NumVFs changed.
+    NumVfsChanged {
+        /// The physical function.
+        fabric_id: FabricId,
+        /// The new NumVFs.
+        num_vfs: u16,
+    },
+    /// The configuration was saved to flash.
+    ConfigSaved,
+    /// The configuration was restored from flash.
+    ConfigRestored,
+    /// A firmware image was verified and is ready to commit.
+    FirmwareStaged,
+    /// A firmware image was committed.
+    FirmwareCommitted,
+}
+
+/// One event-log entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Event {
+    /// Its sequence number.
+    pub seq: EventSeq,
+    /// Milliseconds since the firmware started.
+    pub time_ms: u64,
+    /// What happened.
+    pub kind: EventKind,
+}
+
+/// One page of the event log: the answer to
+/// [`Request::ReadEvents`](crate::Request::ReadEvents).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EventPage {
+    /// The oldest entry the log still holds; if it is newer than what the
+    /// client asked for, the entries in between were overwritten.
+    pub oldest: EventSeq,
+    /// The entries from the requested number on, oldest first.
+    pub events: Vec<Event, EVENTS_PAGE_LEN>,
+    /// The number to ask for next.
+    pub next: EventSeq,
+}
+
+/// One of the two firmware partitions (A/B images).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ImageSlot {
+    /// Partition A.
+    A,
+    /// Partition B.
+    B,
+}
+
+/// Where a firmware update stands.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum UpdateState {
+    /// No update is under way.
+    Idle,
+    /// Chunks are being received.
+    Receiving,
+    /// Every byte arrived and the digest matched; ready to commit.
+    Verified,
+    /// The commit is prepared and waits for its trigger.
+    CommitArmed,
+    /// The new image runs on trial and has not yet checked in.
+    Trial,
+    /// The update failed; the running image is untouched.
+    Failed {
+        /// Why.
+        reason: Error,
+    },
+}
+
+/// The state of the firmware partitions and of any update: the answer to
+/// [`Request::FirmwareStatus`](crate::Request::FirmwareStatus).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FirmwareStatus {
+    /// Where the update stands.
+    pub state: UpdateState,
+    /// The size of the image being received, 0 when idle.
+    pub size: u32,
+    /// How many bytes arrived in order: the offset to send next.
+    pub received: u32,
+    /// The partition the running firmware came from.
+    pub running: ImageSlot,
+    /// The partition the next boot starts.
+    pub next_boot: ImageSlot,
+}
+
+/// Where a background operation stands.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum OperationState {
+    /// Still running.
+    Running {
+        /// Rough progress, 0 to 100.
+        percent: u8,
+    },
+    /// Finished successfully.
+    Succeeded,
+    /// Finished with an error.
+    Failed {
+        /// Why.
+        reason: Error,
+    },
+}
+
+/// A background operation's state: the answer to
+/// [`Request::OperationStatus`](crate::Request::OperationStatus).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OperationReport {
+    /// Which operation.
+    pub op: OperationId,
+    /// Where it stands.
+    pub state: OperationState,
+}

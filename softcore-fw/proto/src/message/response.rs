@@ -1,0 +1,86 @@
+//! What a switch answers.
+
+use serde::{Deserialize, Serialize};
+
+use super::error::Error;
+use super::fabric::{Identity, TopologyPage, VirtualSwitchInfo};
+use super::ids::{FabricId, OperationId, Token};
+use super::ops::{EventPage, FirmwareStatus, OperationReport, PortCounters};
+
+/// A response, the body of a response datagram.
+///
+/// Variants are only ever appended, never reordered or removed: postcard
+/// encodes a variant by its position, and `tests/golden.rs` pins every one.
+/// A switch answers a client with only the variants that existed at the
+/// protocol version the request carried.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Response {
+    /// The answer to a ping.
+    Pong,
+    /// Who the switch is.
+    Identity(Identity),
+    /// One page of the topology.
+    Topology(TopologyPage),
+    /// One host's virtual switch.
+    VirtualSwitch(VirtualSwitchInfo),
+    /// The request was carried out completely.
+    Done,
+    /// The request started a background operation; poll it with
+    /// [`Request::OperationStatus`](crate::Request::OperationStatus).
+    InProgress {
+        /// The operation.
+        op: OperationId,
+    },
+    /// Where a background operation stands.
+    Operation(OperationReport),
+    /// A port's counters.
+    Counters(PortCounters),
+    /// One page of the event log.
+    Events(EventPage),
+    /// The firmware partitions and update state.
+    FirmwareStatus(FirmwareStatus),
+    /// A firmware chunk was written.
+    ChunkAccepted {
+        /// The offset to send next.
+        next_offset: u32,
+    },
+    /// The commit is prepared; trigger it with this token.
+    CommitPrepared {
+        /// Present it in [`Request::FirmwareCommit`](crate::Request::FirmwareCommit).
+        token: Token,
+    },
+    /// The reset is armed; trigger it with this token before it expires.
+    ResetArmed {
+        /// Present it in [`Request::ResetTrigger`](crate::Request::ResetTrigger).
+        token: Token,
+        /// How long the token stays valid.
+        expires_in_ms: u32,
+    },
+    /// A CSR's value.
+    Csr {
+        /// The address read.
+        addr: u32,
+        /// Its value.
+        value: u32,
+    },
+    /// A config-space value.
+    Config {
+        /// The function read.
+        target: FabricId,
+        /// The offset read.
+        offset: u16,
+        /// The value, in the low bytes.
+        value: u32,
+    },
+    /// The request was refused or failed.
+    Error(Error),
+}
+
+impl Response {
+    /// Whether bulk bytes may trail this response in its datagram. No
+    /// response carries any yet; the parameter exists so that one can be
+    /// added without changing the codec's shape.
+    pub const fn takes_trailing(&self) -> bool {
+        false
+    }
+}

@@ -50,7 +50,13 @@ impl Bdf {
 /// Prints `bb:dd.f` as lspci does.
 impl fmt::Display for Bdf {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:02x}:{:02x}.{:x}", self.bus(), self.device(), self.function())
+        write!(
+            f,
+            "{:02x}:{:02x}.{:x}",
+            self.bus(),
+            self.device(),
+            self.function()
+        )
     }
 }
 

@@ -7,9 +7,9 @@
 //! The RTL's decoders, the firmware's constants and the register
 //! documentation are generated from these definitions.
 //!
-//! The map itself arrives with the data plane and the SoC; until then the
-//! crate holds only the base of the soft core's address space, which the
-//! firmware's linker script is checked against.
+//! The capacities of the data plane's tables live here too: the RTL sizes
+//! its memories by them, the transaction-level model and the fabric manager
+//! check their indices against them.
 #![no_std]
 #![forbid(unsafe_code)]
 
@@ -21,3 +21,36 @@ pub const INSTRUCTION_RAM_SIZE: u32 = 128 * 1024;
 pub const DATA_RAM_BASE: u32 = 0x1000_0000;
 /// Size of the data memory in the reference configuration (64 KiB).
 pub const DATA_RAM_SIZE: u32 = 64 * 1024;
+
+/// Capacities of the data plane's tables, shared by the RTL, the model and the fabric manager.
+pub mod capacity {
+    /// Ports of the reference switch top.
+    pub const PORTS: usize = 8;
+    /// Address windows per host or endpoint port (host BAR windows, peer windows).
+    pub const WINDOWS_PER_PORT: usize = 16;
+    /// Functions bound to one host whose IDs the host egress rewrites.
+    pub const BOUND_FUNCTIONS_PER_HOST: usize = 32;
+    /// Fabric address ranges in the switch's address routing table.
+    pub const ADDRESS_ROUTES: usize = 64;
+    /// Entries of the bus routing table: one per bus number, indexed directly.
+    pub const BUS_ROUTES: usize = 256;
+    /// Outstanding non-posted requests tracked per host port: the whole
+    /// 10-bit tag space of the port's proxy requester ID (PCIe Base 6.0 §2.2.6.2).
+    pub const OUTSTANDING_PER_HOST: usize = 1024;
+}
+
+/// Where each host's memory sits in the fabric address space.
+///
+/// Host `h`'s address `a` is fabric address
+/// `HOST_APERTURE_BASE | h << HOST_APERTURE_SHIFT | a`; endpoint BARs are
+/// placed below `HOST_APERTURE_BASE`, so the two never overlap.
+pub mod aperture {
+    /// Bit position of the host index in a fabric address.
+    pub const HOST_APERTURE_SHIFT: u32 = 52;
+    /// The fabric address of host 0's address 0.
+    pub const HOST_APERTURE_BASE: u64 = 1 << 63;
+    /// Host addresses at or above this do not fit an aperture.
+    pub const HOST_ADDRESS_LIMIT: u64 = 1 << HOST_APERTURE_SHIFT;
+    /// Hosts that fit between the aperture base and the top of the address space.
+    pub const MAX_HOSTS: usize = 1 << (63 - HOST_APERTURE_SHIFT);
+}

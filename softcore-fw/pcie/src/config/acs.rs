@@ -77,13 +77,21 @@ impl ExtendedCapability for Acs {
 
     fn install(&self, space: &mut ConfigSpace, offset: u16) {
         let features = self.features & 0x7f;
-        let vector_bits = if self.has_egress_vector() { self.egress_vector_bits.clamp(1, 32) } else { 0 };
+        let vector_bits = if self.has_egress_vector() {
+            self.egress_vector_bits.clamp(1, 32)
+        } else {
+            0
+        };
         // The field encodes the size with 0 meaning 256 bits; sizes 1..=255 are literal.
         let capability = features | u16::from(vector_bits) << EGRESS_VECTOR_SIZE_SHIFT;
         space.define_u16(offset + CAPABILITY, capability, 0, 0);
         space.define_u16(offset + CONTROL, 0, features, 0);
         if self.has_egress_vector() {
-            let vector_rw = if vector_bits == 32 { u32::MAX } else { (1u32 << vector_bits) - 1 };
+            let vector_rw = if vector_bits == 32 {
+                u32::MAX
+            } else {
+                (1u32 << vector_bits) - 1
+            };
             space.define_u32(offset + EGRESS_CONTROL_VECTOR, 0, vector_rw, 0);
         }
     }
@@ -125,7 +133,10 @@ mod tests {
     #[test]
     fn control_takes_only_implemented_features() {
         let mut space = ConfigSpace::new();
-        let acs = Acs { features: feature::DOWNSTREAM_PORT_REQUIRED, egress_vector_bits: 0 };
+        let acs = Acs {
+            features: feature::DOWNSTREAM_PORT_REQUIRED,
+            egress_vector_bits: 0,
+        };
         acs.install(&mut space, 0x140);
         assert_eq!(acs.size_bytes(), 8);
         assert_eq!(space.read_u16(0x144), 0x001f);
@@ -137,7 +148,10 @@ mod tests {
     #[test]
     fn egress_control_adds_a_vector() {
         let mut space = ConfigSpace::new();
-        let acs = Acs { features: feature::P2P_EGRESS_CONTROL | feature::DIRECT_TRANSLATED_P2P, egress_vector_bits: 8 };
+        let acs = Acs {
+            features: feature::P2P_EGRESS_CONTROL | feature::DIRECT_TRANSLATED_P2P,
+            egress_vector_bits: 8,
+        };
         acs.install(&mut space, 0x140);
         assert_eq!(acs.size_bytes(), 12);
         // Vector size 8 in bits 15:8, features 5 and 6.

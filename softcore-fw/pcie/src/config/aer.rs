@@ -186,7 +186,12 @@ impl ExtendedCapability for Aer {
             0,
         );
         space.define_u32(offset + CORRECTABLE_STATUS, 0, 0, correctable);
-        space.define_u32(offset + CORRECTABLE_MASK, correctable::DEFAULT_MASK & correctable, correctable, 0);
+        space.define_u32(
+            offset + CORRECTABLE_MASK,
+            correctable::DEFAULT_MASK & correctable,
+            correctable,
+            0,
+        );
         for register in (CAPABILITIES_AND_CONTROL..SIZE).step_by(4) {
             space.define_u32(offset + register, 0, 0, 0);
         }
@@ -237,7 +242,10 @@ impl AerCap {
         if !logged && error != 0 {
             let control = space.read_u32(self.offset + CAPABILITIES_AND_CONTROL)
                 & !capabilities_and_control::FIRST_ERROR_POINTER_MASK;
-            space.set_u32(self.offset + CAPABILITIES_AND_CONTROL, control | error.trailing_zeros());
+            space.set_u32(
+                self.offset + CAPABILITIES_AND_CONTROL,
+                control | error.trailing_zeros(),
+            );
             for (index, dword) in header.iter().enumerate() {
                 space.set_u32(self.offset + HEADER_LOG + 4 * index as u16, *dword);
             }
@@ -247,7 +255,12 @@ impl AerCap {
     /// The four logged header DWs.
     pub const fn header_log(self, space: &ConfigSpace) -> [u32; 4] {
         let base = self.offset + HEADER_LOG;
-        [space.read_u32(base), space.read_u32(base + 4), space.read_u32(base + 8), space.read_u32(base + 12)]
+        [
+            space.read_u32(base),
+            space.read_u32(base + 4),
+            space.read_u32(base + 8),
+            space.read_u32(base + 12),
+        ]
     }
 }
 

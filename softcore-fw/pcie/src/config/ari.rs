@@ -56,7 +56,11 @@ impl ExtendedCapability for Ari {
         let groups = self.function_groups & 0b11;
         let value = groups | u16::from(self.next_function) << capability::NEXT_FUNCTION_SHIFT;
         space.define_u16(offset + CAPABILITY, value, 0, 0);
-        let rw = if groups != 0 { groups | control::FUNCTION_GROUP_MASK } else { 0 };
+        let rw = if groups != 0 {
+            groups | control::FUNCTION_GROUP_MASK
+        } else {
+            0
+        };
         space.define_u16(offset + CONTROL, 0, rw, 0);
     }
 }
@@ -87,10 +91,18 @@ mod tests {
     #[test]
     fn next_function_number_sits_in_bits_15_8() {
         let mut space = ConfigSpace::new();
-        Ari { next_function: 0x81, function_groups: 0 }.install(&mut space, 0x150);
+        Ari {
+            next_function: 0x81,
+            function_groups: 0,
+        }
+        .install(&mut space, 0x150);
         assert_eq!(space.read_u16(0x154), 0x8100);
         assert_eq!(AriCap::at(0x150).next_function(&space), 0x81);
         space.write_u16(0x156, 0xffff);
-        assert_eq!(space.read_u16(0x156), 0, "no function groups: control is RO 0");
+        assert_eq!(
+            space.read_u16(0x156),
+            0,
+            "no function groups: control is RO 0"
+        );
     }
 }

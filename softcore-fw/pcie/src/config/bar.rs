@@ -67,17 +67,28 @@ pub struct Bar {
 impl Bar {
     /// A 32-bit, non-prefetchable memory BAR.
     pub const fn memory32(size: u64) -> Self {
-        Bar { kind: BarKind::Memory32 { prefetchable: false }, size }
+        Bar {
+            kind: BarKind::Memory32 {
+                prefetchable: false,
+            },
+            size,
+        }
     }
 
     /// A 64-bit memory BAR.
     pub const fn memory64(size: u64, prefetchable: bool) -> Self {
-        Bar { kind: BarKind::Memory64 { prefetchable }, size }
+        Bar {
+            kind: BarKind::Memory64 { prefetchable },
+            size,
+        }
     }
 
     /// An I/O BAR.
     pub const fn io(size: u64) -> Self {
-        Bar { kind: BarKind::Io, size }
+        Bar {
+            kind: BarKind::Io,
+            size,
+        }
     }
 
     /// Checks the size against the spec's limits for the kind.
@@ -92,10 +103,18 @@ impl Bar {
             return Err(BarError::SizeNotPowerOfTwo { slot, size });
         }
         if size < minimum {
-            return Err(BarError::SizeTooSmall { slot, size, minimum });
+            return Err(BarError::SizeTooSmall {
+                slot,
+                size,
+                minimum,
+            });
         }
         if size > maximum {
-            return Err(BarError::SizeTooLarge { slot, size, maximum });
+            return Err(BarError::SizeTooLarge {
+                slot,
+                size,
+                maximum,
+            });
         }
         Ok(())
     }
@@ -169,7 +188,10 @@ pub enum BarError {
 /// every 64-bit BAR followed by a free register for its upper half.
 pub fn validate_bars(registers: u8, bars: &[Option<Bar>]) -> Result<(), BarError> {
     if bars.len() > usize::from(registers) {
-        return Err(BarError::TooManyBars { described: bars.len(), registers });
+        return Err(BarError::TooManyBars {
+            described: bars.len(),
+            registers,
+        });
     }
     for (slot, bar) in bars.iter().enumerate() {
         let slot = slot as u8;
@@ -178,9 +200,7 @@ pub fn validate_bars(registers: u8, bars: &[Option<Bar>]) -> Result<(), BarError
         if let BarKind::Memory64 { .. } = bar.kind {
             match bars.get(usize::from(slot) + 1) {
                 Some(Some(_)) => return Err(BarError::UpperHalfOccupied { slot }),
-                None if slot + 1 >= registers => {
-                    return Err(BarError::UpperHalfMissing { slot })
-                }
+                None if slot + 1 >= registers => return Err(BarError::UpperHalfMissing { slot }),
                 _ => {}
             }
         }
@@ -326,7 +346,11 @@ pub fn size_bar_array<A: ConfigWrite>(
                 mask |= 0xffff_0000;
             }
             let address = u64::from(original & bits::IO_ADDRESS_MASK);
-            (BarKind::Io, u64::from(mask) | 0xffff_ffff_0000_0000, address)
+            (
+                BarKind::Io,
+                u64::from(mask) | 0xffff_ffff_0000_0000,
+                address,
+            )
         } else {
             let prefetchable = readback & bits::PREFETCHABLE != 0;
             let low_mask = readback & bits::MEMORY_ADDRESS_MASK;
@@ -361,7 +385,11 @@ pub fn size_bar_array<A: ConfigWrite>(
             BarKind::Io => size.max(bits::MIN_IO_SIZE),
             _ => size.max(bits::MIN_MEMORY_SIZE),
         };
-        found[usize::from(slot)] = Some(DecodedBar { register, bar: Bar { kind, size }, address });
+        found[usize::from(slot)] = Some(DecodedBar {
+            register,
+            bar: Bar { kind, size },
+            address,
+        });
         slot += kind.registers();
     }
     Ok(found)
@@ -376,7 +404,11 @@ pub fn size_header_bars<A: ConfigWrite>(
 ) -> Result<[Option<DecodedBar>; MAX_BARS], BarDecodeError<A::Error>> {
     let header = access.read_dword(common::HEADER_TYPE)?;
     let layout = (header >> 16) as u8 & header_type::LAYOUT_MASK;
-    let registers = if layout == header_type::TYPE1 { type1::BAR_COUNT } else { type0::BAR_COUNT };
+    let registers = if layout == header_type::TYPE1 {
+        type1::BAR_COUNT
+    } else {
+        type0::BAR_COUNT
+    };
     let command_dword = access.read_dword(common::COMMAND)?;
     let decode = u32::from(command::IO_SPACE | command::MEMORY_SPACE);
     // Write only the Command bytes (byte enables 0b0011): the Status half
@@ -504,10 +536,18 @@ mod tests {
         let mut space = ConfigSpace::new();
         assert_eq!(
             install_bars(&mut space, BAR0, 6, &[Some(Bar::memory32(3000))]),
-            Err(BarError::SizeNotPowerOfTwo { slot: 0, size: 3000 })
+            Err(BarError::SizeNotPowerOfTwo {
+                slot: 0,
+                size: 3000
+            })
         );
         assert_eq!(
-            install_bars(&mut space, BAR0, 6, &[Some(Bar::memory64(4096, false)), Some(Bar::io(4))]),
+            install_bars(
+                &mut space,
+                BAR0,
+                6,
+                &[Some(Bar::memory64(4096, false)), Some(Bar::io(4))]
+            ),
             Err(BarError::UpperHalfOccupied { slot: 0 })
         );
         let mut last = [None; 6];
@@ -518,7 +558,11 @@ mod tests {
         );
         assert_eq!(
             install_bars(&mut space, BAR0, 6, &[Some(Bar::io(512))]),
-            Err(BarError::SizeTooLarge { slot: 0, size: 512, maximum: 256 })
+            Err(BarError::SizeTooLarge {
+                slot: 0,
+                size: 512,
+                maximum: 256
+            })
         );
     }
 
@@ -530,7 +574,10 @@ mod tests {
             Some(Bar::memory64(8 << 30, true)),
             None,
             Some(Bar::io(256)),
-            Some(Bar { kind: BarKind::Memory32 { prefetchable: true }, size: 4096 }),
+            Some(Bar {
+                kind: BarKind::Memory32 { prefetchable: true },
+                size: 4096,
+            }),
         ];
         install_bars(&mut space, BAR0, 6, &bars).expect("valid BARs");
         space.write_u32(BAR0, 0xfe00_0000);
@@ -541,7 +588,11 @@ mod tests {
         assert_eq!(space, before, "sizing restores every register");
         assert_eq!(
             found[0],
-            Some(DecodedBar { register: 0x10, bar: Bar::memory32(16 << 20), address: 0xfe00_0000 })
+            Some(DecodedBar {
+                register: 0x10,
+                bar: Bar::memory32(16 << 20),
+                address: 0xfe00_0000
+            })
         );
         assert_eq!(
             found[1],
@@ -573,7 +624,10 @@ mod tests {
         space.define_u32(BAR0, 0x2, 0xffff_0000, 0);
         assert_eq!(
             size_bar_array(&mut space, BAR0, 1),
-            Err(BarDecodeError::ReservedMemoryType { register: BAR0, readback: 0xffff_0002 })
+            Err(BarDecodeError::ReservedMemoryType {
+                register: BAR0,
+                readback: 0xffff_0002
+            })
         );
         space.define_u32(BAR0, 0x0, 0xff0f_0000, 0);
         assert_eq!(
@@ -593,14 +647,25 @@ mod tests {
     #[test]
     fn assigning_checks_alignment_and_width() {
         let mut space = ConfigSpace::new();
-        install_bars(&mut space, BAR0, 6, &[Some(Bar::memory32(1 << 20)), Some(Bar::memory64(1 << 20, false))])
-            .expect("valid BARs");
+        install_bars(
+            &mut space,
+            BAR0,
+            6,
+            &[
+                Some(Bar::memory32(1 << 20)),
+                Some(Bar::memory64(1 << 20, false)),
+            ],
+        )
+        .expect("valid BARs");
         let found = size_bar_array(&mut space, BAR0, 6).expect("sizable");
         let bar0 = found[0].expect("BAR0 present");
         let bar1 = found[1].expect("BAR1 present");
         assert_eq!(
             assign_bar(&mut space, &bar0, 0x8_0000),
-            Err(BarAssignError::Misaligned { address: 0x8_0000, size: 1 << 20 })
+            Err(BarAssignError::Misaligned {
+                address: 0x8_0000,
+                size: 1 << 20
+            })
         );
         assert_eq!(
             assign_bar(&mut space, &bar0, 1 << 32),

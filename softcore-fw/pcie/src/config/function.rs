@@ -5,8 +5,7 @@
 
 use super::bar::{install_bars, install_expansion_rom, Bar, BarError};
 use super::header::{
-    bridge_control, command, common, header_type, secondary_status, status, type0, type1,
-    window,
+    bridge_control, command, common, header_type, secondary_status, status, type0, type1, window,
 };
 use super::space::ConfigSpace;
 
@@ -56,14 +55,23 @@ fn install_common(
     space.define_u16(common::COMMAND, 0, command::RW_BITS, 0);
     // Capabilities List is hardwired 1 for PCIe functions, which always have
     // at least the PCI Express capability (§7.5.1.1.4).
-    space.define_u16(common::STATUS, status::CAPABILITIES_LIST, 0, status::RW1C_BITS);
+    space.define_u16(
+        common::STATUS,
+        status::CAPABILITIES_LIST,
+        0,
+        status::RW1C_BITS,
+    );
     space.define_u8(common::REVISION_ID, identity.revision_id, 0, 0);
     space.define_u8(common::PROG_IF, identity.class_code as u8, 0, 0);
     space.define_u8(common::SUB_CLASS, (identity.class_code >> 8) as u8, 0, 0);
     space.define_u8(common::BASE_CLASS, (identity.class_code >> 16) as u8, 0, 0);
     space.define_u8(common::CACHE_LINE_SIZE, 0, 0xff, 0);
     space.define_u8(common::LATENCY_TIMER, 0, 0, 0);
-    let multi = if multi_function { header_type::MULTI_FUNCTION } else { 0 };
+    let multi = if multi_function {
+        header_type::MULTI_FUNCTION
+    } else {
+        0
+    };
     space.define_u8(common::HEADER_TYPE, layout | multi, 0, 0);
     space.define_u8(common::BIST, 0, 0, 0);
     space.define_u8(common::CAPABILITIES_POINTER, 0, 0, 0);
@@ -220,12 +228,16 @@ impl Type1Function {
 
         let (pf_flags, pf_rw, pf_upper_rw) = match self.prefetchable_window {
             PrefetchableWindow::None => (0, 0, 0),
-            PrefetchableWindow::Decode32 => {
-                (window::PREFETCHABLE_DECODE_32, window::MEMORY_ADDRESS_MASK, 0)
-            }
-            PrefetchableWindow::Decode64 => {
-                (window::PREFETCHABLE_DECODE_64, window::MEMORY_ADDRESS_MASK, u32::MAX)
-            }
+            PrefetchableWindow::Decode32 => (
+                window::PREFETCHABLE_DECODE_32,
+                window::MEMORY_ADDRESS_MASK,
+                0,
+            ),
+            PrefetchableWindow::Decode64 => (
+                window::PREFETCHABLE_DECODE_64,
+                window::MEMORY_ADDRESS_MASK,
+                u32::MAX,
+            ),
         };
         space.define_u16(type1::PREFETCHABLE_BASE, pf_flags, pf_rw, 0);
         space.define_u16(type1::PREFETCHABLE_LIMIT, pf_flags, pf_rw, 0);
@@ -394,18 +406,33 @@ mod tests {
 
     #[test]
     fn type1_header_windows_and_bus_numbers() {
-        let identity = FunctionIdentity { class_code: CLASS_PCI_BRIDGE, ..IDENTITY };
-        let mut space = Type1Function::switch_port(identity).build().expect("valid header");
+        let identity = FunctionIdentity {
+            class_code: CLASS_PCI_BRIDGE,
+            ..IDENTITY
+        };
+        let mut space = Type1Function::switch_port(identity)
+            .build()
+            .expect("valid header");
         assert_eq!(space.read_u8(0x0e), 0x01);
         // Bus numbers: primary 1, secondary 2, subordinate 5.
         space.write_u32(0x18, 0xff05_0201);
-        assert_eq!(space.read(0x18), 0x0005_0201, "secondary latency timer stays 0");
+        assert_eq!(
+            space.read(0x18),
+            0x0005_0201,
+            "secondary latency timer stays 0"
+        );
         assert!(BusNumbers::read(&space).forwards(4));
         assert!(!BusNumbers::read(&space).forwards(6));
         // Memory window 0xc000_0000..=0xc01f_ffff.
         space.write_u32(0x20, 0xc010_c000 | 0x000f_000f);
         assert_eq!(space.read(0x20), 0xc010_c000, "low 4 bits are RO 0");
-        assert_eq!(memory_window(&space), Some(Window { base: 0xc000_0000, limit: 0xc01f_ffff }));
+        assert_eq!(
+            memory_window(&space),
+            Some(Window {
+                base: 0xc000_0000,
+                limit: 0xc01f_ffff
+            })
+        );
         // Prefetchable reads back 0x1 in its low bits: 64-bit.
         assert_eq!(space.read(0x24), 0x0001_0001);
         space.write_u32(0x24, 0x0030_0010);
@@ -413,13 +440,22 @@ mod tests {
         space.write_u32(0x2c, 0x0000_0040);
         assert_eq!(
             prefetchable_window(&space),
-            Some(Window { base: 0x40_0010_0000, limit: 0x40_003f_ffff })
+            Some(Window {
+                base: 0x40_0010_0000,
+                limit: 0x40_003f_ffff
+            })
         );
         // I/O: 32-bit decode flag 0x1 stays.
         space.write_u16(0x1c, 0x2010);
         space.write_u32(0x30, 0x0001_0001);
         assert_eq!(space.read_u16(0x1c), 0x2111);
-        assert_eq!(io_window(&space), Some(Window { base: 0x1_1000, limit: 0x1_2fff }));
+        assert_eq!(
+            io_window(&space),
+            Some(Window {
+                base: 0x1_1000,
+                limit: 0x1_2fff
+            })
+        );
         // Bridge control: Secondary Bus Reset RW, Master Abort Mode RO.
         space.write_u16(0x3e, 0x0060);
         assert_eq!(space.read_u16(0x3e), 0x0040);
@@ -431,7 +467,10 @@ mod tests {
 
     #[test]
     fn a_bridge_without_windows_decodes_none() {
-        let mut function = Type1Function::switch_port(FunctionIdentity { class_code: CLASS_PCI_BRIDGE, ..IDENTITY });
+        let mut function = Type1Function::switch_port(FunctionIdentity {
+            class_code: CLASS_PCI_BRIDGE,
+            ..IDENTITY
+        });
         function.io_window = IoWindow::None;
         function.prefetchable_window = PrefetchableWindow::None;
         let mut space = function.build().expect("valid header");
@@ -442,5 +481,20 @@ mod tests {
         // A memory window whose limit is below its base forwards nothing.
         space.write_u32(0x20, 0x0000_0010);
         assert_eq!(memory_window(&space), None);
+    }
+
+    #[test]
+    fn sizing_header_bars_restores_command_and_keeps_status_errors() {
+        use crate::config::bar::size_header_bars;
+        let mut function = Type0Function::new(IDENTITY);
+        function.bars[2] = Some(Bar::memory64(1 << 30, true));
+        let mut space = function.build().expect("valid header");
+        space.write_u16(0x04, command::MEMORY_SPACE | command::BUS_MASTER);
+        space.set_bits_u16(0x06, status::RECEIVED_MASTER_ABORT);
+        let found = size_header_bars(&mut space).expect("sizable");
+        assert_eq!(found[2].map(|b| b.bar), Some(Bar::memory64(1 << 30, true)));
+        assert_eq!(found.iter().flatten().count(), 1);
+        assert_eq!(space.read_u16(0x04), 0x0006, "Command restored");
+        assert_eq!(space.read_u16(0x06), 0x2010, "Status error bit not cleared");
     }
 }

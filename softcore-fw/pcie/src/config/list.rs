@@ -80,7 +80,10 @@ impl<'a> CapabilityList<'a> {
         let capabilities_pointer = space.read_u8(common::CAPABILITIES_POINTER);
         let extended_header = space.read(EXTENDED_CAPABILITIES_START);
         if capabilities_pointer != 0 || extended_header != 0 {
-            return Err(CapabilityListError::NotEmpty { capabilities_pointer, extended_header });
+            return Err(CapabilityListError::NotEmpty {
+                capabilities_pointer,
+                extended_header,
+            });
         }
         Ok(CapabilityList {
             space,
@@ -103,7 +106,8 @@ impl<'a> CapabilityList<'a> {
         self.space.define_u8(offset, C::ID, 0, 0);
         self.space.define_u8(offset + 1, 0, 0, 0);
         self.space.set_u8(self.last_pointer, offset as u8);
-        self.space.set_bits_u16(common::STATUS, status::CAPABILITIES_LIST);
+        self.space
+            .set_bits_u16(common::STATUS, status::CAPABILITIES_LIST);
         self.last_pointer = offset + 1;
         self.next_free += needed;
         Ok(offset)
@@ -125,7 +129,8 @@ impl<'a> CapabilityList<'a> {
         self.space.define_u32(offset, header, 0, 0);
         if let Some(previous) = self.last_extended {
             let previous_header = self.space.read(previous) & 0x000f_ffff;
-            self.space.set_u32(previous, previous_header | u32::from(offset) << 20);
+            self.space
+                .set_u32(previous, previous_header | u32::from(offset) << 20);
         }
         self.last_extended = Some(offset);
         self.next_free_extended += needed;
@@ -182,13 +187,23 @@ mod tests {
         assert_eq!(space.read(0x108), 0x0001_000b);
         let walked: [Option<CapabilityEntry>; 3] = {
             let mut walk = Capabilities::new(&space).strict().map(|e| e.ok());
-            [walk.next().flatten(), walk.next().flatten(), walk.next().flatten()]
+            [
+                walk.next().flatten(),
+                walk.next().flatten(),
+                walk.next().flatten(),
+            ]
         };
         assert_eq!(
             walked,
             [
-                Some(CapabilityEntry { offset: 0x40, id: 9 }),
-                Some(CapabilityEntry { offset: 0x48, id: 9 }),
+                Some(CapabilityEntry {
+                    offset: 0x40,
+                    id: 9
+                }),
+                Some(CapabilityEntry {
+                    offset: 0x48,
+                    id: 9
+                }),
                 None
             ]
         );
@@ -200,11 +215,20 @@ mod tests {
         let mut space = ConfigSpace::new();
         let mut list = CapabilityList::new(&mut space).expect("empty space");
         assert_eq!(list.push(&Blob(0xb0)), Ok(0x40));
-        assert_eq!(list.push(&Blob(0x14)), Err(CapabilityListError::NoRoom { needed: 0x14, available: 0x10 }));
+        assert_eq!(
+            list.push(&Blob(0x14)),
+            Err(CapabilityListError::NoRoom {
+                needed: 0x14,
+                available: 0x10
+            })
+        );
         assert_eq!(list.push_extended(&Blob(0xf00)), Ok(0x100));
         assert_eq!(
             list.push_extended(&Blob(8)),
-            Err(CapabilityListError::NoRoom { needed: 8, available: 0 })
+            Err(CapabilityListError::NoRoom {
+                needed: 8,
+                available: 0
+            })
         );
     }
 
@@ -214,7 +238,10 @@ mod tests {
         space.set_u8(0x34, 0x40);
         assert!(matches!(
             CapabilityList::new(&mut space),
-            Err(CapabilityListError::NotEmpty { capabilities_pointer: 0x40, .. })
+            Err(CapabilityListError::NotEmpty {
+                capabilities_pointer: 0x40,
+                ..
+            })
         ));
     }
 }

@@ -56,7 +56,12 @@ impl Msi {
     }
 
     const fn vectors_mask(&self) -> u32 {
-        let vectors = 1u64 << if self.multiple_message_capable > 5 { 5 } else { self.multiple_message_capable };
+        let vectors = 1u64
+            << if self.multiple_message_capable > 5 {
+                5
+            } else {
+                self.multiple_message_capable
+            };
         ((1u64 << vectors) - 1) as u32
     }
 }
@@ -135,7 +140,11 @@ impl MsiCap {
         let requested = (self.control(space) & message_control::MULTIPLE_MESSAGE_CAPABLE_MASK)
             >> message_control::MULTIPLE_MESSAGE_CAPABLE_SHIFT;
         // Granting more than requested is undefined (§7.7.1.2); use the lesser.
-        let log2 = if granted < requested { granted } else { requested };
+        let log2 = if granted < requested {
+            granted
+        } else {
+            requested
+        };
         1 << if log2 > 5 { 5 } else { log2 }
     }
 
@@ -175,7 +184,10 @@ impl MsiCap {
         };
         let data = space.read_u16(self.data_offset(space));
         let low_bits = vectors as u16 - 1;
-        Some(MsiMessage { address, data: (data & !low_bits) | (vector as u16 & low_bits) })
+        Some(MsiMessage {
+            address,
+            data: (data & !low_bits) | (vector as u16 & low_bits),
+        })
     }
 }
 
@@ -186,10 +198,42 @@ mod tests {
     #[test]
     fn layouts_put_data_and_masks_where_the_spec_does() {
         let cases = [
-            (Msi { multiple_message_capable: 0, address_64: false, per_vector_masking: false }, 0x0c, 0x08),
-            (Msi { multiple_message_capable: 0, address_64: true, per_vector_masking: false }, 0x10, 0x0c),
-            (Msi { multiple_message_capable: 0, address_64: false, per_vector_masking: true }, 0x14, 0x08),
-            (Msi { multiple_message_capable: 0, address_64: true, per_vector_masking: true }, 0x18, 0x0c),
+            (
+                Msi {
+                    multiple_message_capable: 0,
+                    address_64: false,
+                    per_vector_masking: false,
+                },
+                0x0c,
+                0x08,
+            ),
+            (
+                Msi {
+                    multiple_message_capable: 0,
+                    address_64: true,
+                    per_vector_masking: false,
+                },
+                0x10,
+                0x0c,
+            ),
+            (
+                Msi {
+                    multiple_message_capable: 0,
+                    address_64: false,
+                    per_vector_masking: true,
+                },
+                0x14,
+                0x08,
+            ),
+            (
+                Msi {
+                    multiple_message_capable: 0,
+                    address_64: true,
+                    per_vector_masking: true,
+                },
+                0x18,
+                0x0c,
+            ),
         ];
         for (msi, size, data) in cases {
             assert_eq!((msi.size_bytes(), msi.message_data_offset()), (size, data));
@@ -199,7 +243,11 @@ mod tests {
     #[test]
     fn a_64_bit_message_with_four_vectors() {
         let mut space = ConfigSpace::new();
-        let msi = Msi { multiple_message_capable: 2, address_64: true, per_vector_masking: true };
+        let msi = Msi {
+            multiple_message_capable: 2,
+            address_64: true,
+            per_vector_masking: true,
+        };
         msi.install(&mut space, 0x50);
         // MMC 2 (bits 3:1 = 010b), 64-bit (7), PVM (8): 0x0184.
         assert_eq!(space.read_u16(0x52), 0x0184);
@@ -214,7 +262,10 @@ mod tests {
         assert_eq!(space.read(0x5c), 0x0000_4563, "upper data bits are RO 0");
         assert_eq!(
             cap.message(&space, 2),
-            Some(MsiMessage { address: 0x1_fee0_100c, data: 0x4562 })
+            Some(MsiMessage {
+                address: 0x1_fee0_100c,
+                data: 0x4562
+            })
         );
         assert_eq!(cap.message(&space, 4), None, "only 4 vectors granted");
         // Mask Bits: only the 4 implemented vectors are RW.
@@ -226,13 +277,23 @@ mod tests {
     #[test]
     fn a_32_bit_single_vector_message() {
         let mut space = ConfigSpace::new();
-        Msi { multiple_message_capable: 0, address_64: false, per_vector_masking: false }
-            .install(&mut space, 0x50);
+        Msi {
+            multiple_message_capable: 0,
+            address_64: false,
+            per_vector_masking: false,
+        }
+        .install(&mut space, 0x50);
         space.write_u32(0x54, 0xfee0_0000);
         space.write_u16(0x58, 0x0041);
         space.write_u16(0x52, 0x0071);
         let cap = MsiCap::at(0x50);
         assert_eq!(cap.enabled_vectors(&space), 1, "MME above MMC is clamped");
-        assert_eq!(cap.message(&space, 0), Some(MsiMessage { address: 0xfee0_0000, data: 0x0041 }));
+        assert_eq!(
+            cap.message(&space, 0),
+            Some(MsiMessage {
+                address: 0xfee0_0000,
+                data: 0x0041
+            })
+        );
     }
 }

@@ -44,7 +44,10 @@ impl BarLocation {
     }
 
     const fn decode(register: u32) -> Self {
-        BarLocation { bir: (register & BIR_MASK) as u8, offset: register & !BIR_MASK }
+        BarLocation {
+            bir: (register & BIR_MASK) as u8,
+            offset: register & !BIR_MASK,
+        }
     }
 }
 
@@ -123,8 +126,14 @@ mod tests {
         let mut space = ConfigSpace::new();
         let msix = MsiX {
             table_entries: 64,
-            table: BarLocation { bir: 0, offset: 0x2000 },
-            pending_bits: BarLocation { bir: 4, offset: 0x3000 },
+            table: BarLocation {
+                bir: 0,
+                offset: 0x2000,
+            },
+            pending_bits: BarLocation {
+                bir: 4,
+                offset: 0x3000,
+            },
         };
         msix.install(&mut space, 0x70);
         assert_eq!(space.read_u16(0x72), 63);
@@ -132,7 +141,13 @@ mod tests {
         assert_eq!(space.read(0x78), 0x0000_3004);
         let cap = MsiXCap::at(0x70);
         assert_eq!(cap.table_entries(&space), 64);
-        assert_eq!(cap.pending_bits(&space), BarLocation { bir: 4, offset: 0x3000 });
+        assert_eq!(
+            cap.pending_bits(&space),
+            BarLocation {
+                bir: 4,
+                offset: 0x3000
+            }
+        );
         space.write_u16(0x72, 0xffff);
         assert_eq!(space.read_u16(0x72), 0xc03f, "enable and mask RW, size RO");
         assert!(cap.enabled(&space) && cap.function_masked(&space));

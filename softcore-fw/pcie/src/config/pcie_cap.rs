@@ -126,7 +126,10 @@ impl PortType {
     /// Whether the function has a Link (RC integrated functions do not, so
     /// their link registers are reserved, §7.5.3).
     pub const fn has_link(self) -> bool {
-        !matches!(self, PortType::RootComplexIntegratedEndpoint | PortType::RootComplexEventCollector)
+        !matches!(
+            self,
+            PortType::RootComplexIntegratedEndpoint | PortType::RootComplexEventCollector
+        )
     }
 
     /// Whether the port faces downstream: the only ports that may have a
@@ -137,7 +140,10 @@ impl PortType {
 
     /// Whether the Root registers (0x1C..0x24) are implemented.
     pub const fn has_root_registers(self) -> bool {
-        matches!(self, PortType::RootPort | PortType::RootComplexEventCollector)
+        matches!(
+            self,
+            PortType::RootPort | PortType::RootComplexEventCollector
+        )
     }
 }
 
@@ -206,7 +212,8 @@ pub mod device_status {
     /// Bit 5: Transactions Pending, RO.
     pub const TRANSACTIONS_PENDING: u16 = 1 << 5;
     /// The RW1C error bits.
-    pub const RW1C_BITS: u16 = CORRECTABLE_ERROR | NON_FATAL_ERROR | FATAL_ERROR | UNSUPPORTED_REQUEST;
+    pub const RW1C_BITS: u16 =
+        CORRECTABLE_ERROR | NON_FATAL_ERROR | FATAL_ERROR | UNSUPPORTED_REQUEST;
 }
 
 /// Link speed encodings shared by Max Link Speed, Current Link Speed and
@@ -388,7 +395,8 @@ pub mod slot_status {
         | COMMAND_COMPLETED
         | DLL_STATE_CHANGED;
     /// The state bits, all RO.
-    pub const STATE: u16 = MRL_SENSOR_STATE | PRESENCE_DETECT_STATE | ELECTROMECHANICAL_INTERLOCK_STATUS;
+    pub const STATE: u16 =
+        MRL_SENSOR_STATE | PRESENCE_DETECT_STATE | ELECTROMECHANICAL_INTERLOCK_STATUS;
 }
 
 /// Root Control and Root Status fields (§7.5.3.12, §7.5.3.14).
@@ -607,7 +615,9 @@ impl PcieCapability {
     /// Checks the description against the rules the builder keeps.
     pub const fn validate(&self) -> Result<(), PcieCapabilityError> {
         if self.slot.is_some() && !self.port_type.is_downstream() {
-            return Err(PcieCapabilityError::SlotNotAllowed { port_type: self.port_type });
+            return Err(PcieCapabilityError::SlotNotAllowed {
+                port_type: self.port_type,
+            });
         }
         if self.max_payload_supported > 5 {
             return Err(PcieCapabilityError::InvalidMaxPayloadSupported {
@@ -620,9 +630,12 @@ impl PcieCapability {
     fn install_link(&self, space: &mut ConfigSpace, offset: u16, link: &Link) {
         let downstream = self.port_type.is_downstream();
         let capabilities = (link.capabilities
-            & !(link_capabilities::MAX_SPEED_MASK | link_capabilities::MAX_WIDTH_MASK | 0xff00_0000))
+            & !(link_capabilities::MAX_SPEED_MASK
+                | link_capabilities::MAX_WIDTH_MASK
+                | 0xff00_0000))
             | u32::from(link.max_speed) & link_capabilities::MAX_SPEED_MASK
-            | (u32::from(link.max_width) << link_capabilities::MAX_WIDTH_SHIFT) & link_capabilities::MAX_WIDTH_MASK
+            | (u32::from(link.max_width) << link_capabilities::MAX_WIDTH_SHIFT)
+                & link_capabilities::MAX_WIDTH_MASK
             | u32::from(link.port_number) << link_capabilities::PORT_NUMBER_SHIFT;
         space.define_u32(offset + LINK_CAPABILITIES, capabilities, 0, 0);
 
@@ -680,10 +693,15 @@ impl Capability for PcieCapability {
     /// Lays the structure out. Call [`PcieCapability::validate`] first: an
     /// invalid slot is left out and an invalid MPS encoding is clamped.
     fn install(&self, space: &mut ConfigSpace, offset: u16) {
-        let slot = if self.port_type.is_downstream() { self.slot } else { None };
+        let slot = if self.port_type.is_downstream() {
+            self.slot
+        } else {
+            None
+        };
         let mut capabilities_register = VERSION
             | (self.port_type as u16) << capabilities::PORT_TYPE_SHIFT
-            | (u16::from(self.interrupt_message_number) << capabilities::INTERRUPT_MESSAGE_NUMBER_SHIFT)
+            | (u16::from(self.interrupt_message_number)
+                << capabilities::INTERRUPT_MESSAGE_NUMBER_SHIFT)
                 & capabilities::INTERRUPT_MESSAGE_NUMBER_MASK;
         if slot.is_some() {
             capabilities_register |= capabilities::SLOT_IMPLEMENTED;
@@ -694,14 +712,20 @@ impl Capability for PcieCapability {
             & !device_capabilities::MAX_PAYLOAD_SUPPORTED_MASK)
             | u32::from(self.max_payload_supported.min(5));
         space.define_u32(offset + DEVICE_CAPABILITIES, device_capabilities, 0, 0);
-        let mut control_rw = 0x01ff | device_control::NO_SNOOP | device_control::MAX_READ_REQUEST_MASK;
+        let mut control_rw =
+            0x01ff | device_control::NO_SNOOP | device_control::MAX_READ_REQUEST_MASK;
         if device_capabilities & device_capabilities::PHANTOM_FUNCTIONS_MASK != 0 {
             control_rw |= device_control::PHANTOM_FUNCTIONS;
         }
         if self.port_type == PortType::PcieToPciBridge {
             control_rw |= device_control::INITIATE_FLR;
         }
-        space.define_u16(offset + DEVICE_CONTROL, device_control::RESET_VALUE, control_rw, 0);
+        space.define_u16(
+            offset + DEVICE_CONTROL,
+            device_control::RESET_VALUE,
+            control_rw,
+            0,
+        );
         space.define_u16(offset + DEVICE_STATUS, 0, 0, device_status::RW1C_BITS);
 
         for register in (LINK_CAPABILITIES..SIZE).step_by(2) {
@@ -720,12 +744,19 @@ impl Capability for PcieCapability {
             space.define_u32(offset + ROOT_STATUS, 0, 0, root::PME_STATUS);
         }
 
-        space.define_u32(offset + DEVICE_CAPABILITIES_2, self.device_capabilities_2, 0, 0);
+        space.define_u32(
+            offset + DEVICE_CAPABILITIES_2,
+            self.device_capabilities_2,
+            0,
+            0,
+        );
         let mut control_2_rw = 0;
         if self.device_capabilities_2 & device_capabilities_2::COMPLETION_TIMEOUT_RANGES_MASK != 0 {
             control_2_rw |= device_control_2::COMPLETION_TIMEOUT_VALUE_MASK;
         }
-        if self.device_capabilities_2 & device_capabilities_2::COMPLETION_TIMEOUT_DISABLE_SUPPORTED != 0 {
+        if self.device_capabilities_2 & device_capabilities_2::COMPLETION_TIMEOUT_DISABLE_SUPPORTED
+            != 0
+        {
             control_2_rw |= device_control_2::COMPLETION_TIMEOUT_DISABLE;
         }
         if self.device_capabilities_2 & device_capabilities_2::ARI_FORWARDING_SUPPORTED != 0 {
@@ -772,7 +803,9 @@ impl PcieCap {
     /// The Device/Port Type; `None` for a reserved encoding.
     pub const fn port_type(self, space: &ConfigSpace) -> Option<PortType> {
         let register = space.read_u16(self.offset + CAPABILITIES);
-        PortType::from_bits(((register & capabilities::PORT_TYPE_MASK) >> capabilities::PORT_TYPE_SHIFT) as u8)
+        PortType::from_bits(
+            ((register & capabilities::PORT_TYPE_MASK) >> capabilities::PORT_TYPE_SHIFT) as u8,
+        )
     }
 
     /// The Capability Version.
@@ -787,7 +820,8 @@ impl PcieCap {
 
     /// The Max_Payload_Size Supported encoding.
     pub const fn max_payload_supported(self, space: &ConfigSpace) -> u8 {
-        (space.read_u32(self.offset + DEVICE_CAPABILITIES) & device_capabilities::MAX_PAYLOAD_SUPPORTED_MASK) as u8
+        (space.read_u32(self.offset + DEVICE_CAPABILITIES)
+            & device_capabilities::MAX_PAYLOAD_SUPPORTED_MASK) as u8
     }
 
     /// The Max_Payload_Size encoding software programmed in Device Control.
@@ -807,7 +841,8 @@ impl PcieCap {
         let status = space.read_u16(self.offset + LINK_STATUS);
         LinkState {
             speed: (status & link_status::CURRENT_SPEED_MASK) as u8,
-            width: ((status & link_status::NEGOTIATED_WIDTH_MASK) >> link_status::NEGOTIATED_WIDTH_SHIFT) as u8,
+            width: ((status & link_status::NEGOTIATED_WIDTH_MASK)
+                >> link_status::NEGOTIATED_WIDTH_SHIFT) as u8,
             dll_link_active: status & link_status::DLL_LINK_ACTIVE != 0,
             training: status & link_status::LINK_TRAINING != 0,
         }
@@ -823,7 +858,8 @@ impl PcieCap {
                 | link_status::SLOT_CLOCK_CONFIGURATION);
         let mut status = kept
             | u16::from(state.speed) & link_status::CURRENT_SPEED_MASK
-            | (u16::from(state.width) << link_status::NEGOTIATED_WIDTH_SHIFT) & link_status::NEGOTIATED_WIDTH_MASK;
+            | (u16::from(state.width) << link_status::NEGOTIATED_WIDTH_SHIFT)
+                & link_status::NEGOTIATED_WIDTH_MASK;
         if state.dll_link_active {
             status |= link_status::DLL_LINK_ACTIVE;
         }
@@ -879,12 +915,30 @@ impl PcieCap {
         }
         let status = self.slot_status(space);
         let pairs = [
-            (slot_status::ATTENTION_BUTTON_PRESSED, slot_control::ATTENTION_BUTTON_PRESSED_ENABLE),
-            (slot_status::POWER_FAULT_DETECTED, slot_control::POWER_FAULT_DETECTED_ENABLE),
-            (slot_status::MRL_SENSOR_CHANGED, slot_control::MRL_SENSOR_CHANGED_ENABLE),
-            (slot_status::PRESENCE_DETECT_CHANGED, slot_control::PRESENCE_DETECT_CHANGED_ENABLE),
-            (slot_status::COMMAND_COMPLETED, slot_control::COMMAND_COMPLETED_INTERRUPT_ENABLE),
-            (slot_status::DLL_STATE_CHANGED, slot_control::DLL_STATE_CHANGED_ENABLE),
+            (
+                slot_status::ATTENTION_BUTTON_PRESSED,
+                slot_control::ATTENTION_BUTTON_PRESSED_ENABLE,
+            ),
+            (
+                slot_status::POWER_FAULT_DETECTED,
+                slot_control::POWER_FAULT_DETECTED_ENABLE,
+            ),
+            (
+                slot_status::MRL_SENSOR_CHANGED,
+                slot_control::MRL_SENSOR_CHANGED_ENABLE,
+            ),
+            (
+                slot_status::PRESENCE_DETECT_CHANGED,
+                slot_control::PRESENCE_DETECT_CHANGED_ENABLE,
+            ),
+            (
+                slot_status::COMMAND_COMPLETED,
+                slot_control::COMMAND_COMPLETED_INTERRUPT_ENABLE,
+            ),
+            (
+                slot_status::DLL_STATE_CHANGED,
+                slot_control::DLL_STATE_CHANGED_ENABLE,
+            ),
         ];
         let mut index = 0;
         while index < pairs.len() {
@@ -899,7 +953,8 @@ impl PcieCap {
 
     /// Whether software enabled ARI Forwarding on this (downstream) port.
     pub const fn ari_forwarding_enabled(self, space: &ConfigSpace) -> bool {
-        space.read_u16(self.offset + DEVICE_CONTROL_2) & device_control_2::ARI_FORWARDING_ENABLE != 0
+        space.read_u16(self.offset + DEVICE_CONTROL_2) & device_control_2::ARI_FORWARDING_ENABLE
+            != 0
     }
 }
 
@@ -927,7 +982,10 @@ mod tests {
                 assert_eq!(port_type as u8, bits);
             }
         }
-        assert_eq!(PortType::from_bits(0b0110), Some(PortType::SwitchDownstream));
+        assert_eq!(
+            PortType::from_bits(0b0110),
+            Some(PortType::SwitchDownstream)
+        );
         assert_eq!(PortType::from_bits(0b0010), None);
         assert_eq!(PortType::from_bits(0b1011), None);
     }
@@ -951,7 +1009,10 @@ mod tests {
     fn slot_status_events_clear_by_writing_one_and_state_stays() {
         let (mut space, cap) = downstream_port();
         cap.set_slot_state(&mut space, slot_status::PRESENCE_DETECT_STATE);
-        cap.raise_slot_events(&mut space, slot_status::PRESENCE_DETECT_CHANGED | slot_status::DLL_STATE_CHANGED);
+        cap.raise_slot_events(
+            &mut space,
+            slot_status::PRESENCE_DETECT_CHANGED | slot_status::DLL_STATE_CHANGED,
+        );
         // 0x0148: DLL State Changed (8), Presence Detect State (6), Changed (3).
         assert_eq!(space.read_u16(0x40 + 0x1a), 0x0148);
         // Software clears Presence Detect Changed only; writes to the RO
@@ -966,7 +1027,10 @@ mod tests {
     fn hot_plug_interrupt_follows_enables_and_events() {
         let (mut space, cap) = downstream_port();
         cap.raise_slot_events(&mut space, slot_status::PRESENCE_DETECT_CHANGED);
-        assert!(!cap.hot_plug_interrupt_pending(&space), "Hot-Plug Interrupt Enable clear");
+        assert!(
+            !cap.hot_plug_interrupt_pending(&space),
+            "Hot-Plug Interrupt Enable clear"
+        );
         // Hot-Plug Interrupt Enable (5) + Presence Detect Changed Enable (3).
         space.write_u16(0x40 + 0x18, 0x0028);
         assert!(cap.hot_plug_interrupt_pending(&space));
@@ -1002,9 +1066,22 @@ mod tests {
         let (mut space, cap) = downstream_port();
         assert_eq!(
             cap.link_state(&space),
-            LinkState { speed: 4, width: 8, dll_link_active: false, training: false }
+            LinkState {
+                speed: 4,
+                width: 8,
+                dll_link_active: false,
+                training: false
+            }
         );
-        cap.set_link_state(&mut space, LinkState { speed: 3, width: 4, dll_link_active: true, training: false });
+        cap.set_link_state(
+            &mut space,
+            LinkState {
+                speed: 3,
+                width: 4,
+                dll_link_active: true,
+                training: false,
+            },
+        );
         // Speed 3, width 4 << 4, DLL Link Active (13).
         assert_eq!(space.read_u16(0x40 + 0x12), 0x2043);
         space.write_u16(0x40 + 0x12, 0);
@@ -1029,7 +1106,9 @@ mod tests {
         capability.slot = Some(Slot::hot_plug(1));
         assert_eq!(
             capability.validate(),
-            Err(PcieCapabilityError::SlotNotAllowed { port_type: PortType::SwitchUpstream })
+            Err(PcieCapabilityError::SlotNotAllowed {
+                port_type: PortType::SwitchUpstream
+            })
         );
     }
 }

@@ -71,7 +71,10 @@ impl PowerManagement {
     /// D0 and D3hot only, no PME, No_Soft_Reset set: what a switch port or a
     /// simple endpoint implements.
     pub const fn minimal() -> Self {
-        PowerManagement { capabilities: 0, no_soft_reset: true }
+        PowerManagement {
+            capabilities: 0,
+            no_soft_reset: true,
+        }
     }
 }
 
@@ -83,8 +86,17 @@ impl Capability for PowerManagement {
     }
 
     fn install(&self, space: &mut ConfigSpace, offset: u16) {
-        space.define_u16(offset + PMC, (self.capabilities & !0b111) | pmc::VERSION_3, 0, 0);
-        let value = if self.no_soft_reset { pmcsr::NO_SOFT_RESET } else { 0 };
+        space.define_u16(
+            offset + PMC,
+            (self.capabilities & !0b111) | pmc::VERSION_3,
+            0,
+            0,
+        );
+        let value = if self.no_soft_reset {
+            pmcsr::NO_SOFT_RESET
+        } else {
+            0
+        };
         let pme_supported = self.capabilities >> pmc::PME_SUPPORT_SHIFT != 0;
         let rw = pmcsr::POWER_STATE_MASK | if pme_supported { pmcsr::PME_ENABLE } else { 0 };
         let rw1c = if pme_supported { pmcsr::PME_STATUS } else { 0 };
@@ -130,7 +142,11 @@ mod tests {
     fn pme_status_clears_by_writing_one_and_power_state_is_rw() {
         let mut space = ConfigSpace::new();
         // PME from D0 and D3hot: bits 11 and 14.
-        PowerManagement { capabilities: 0b01001 << 11, no_soft_reset: true }.install(&mut space, 0x40);
+        PowerManagement {
+            capabilities: 0b01001 << 11,
+            no_soft_reset: true,
+        }
+        .install(&mut space, 0x40);
         assert_eq!(space.read_u16(0x42), 0x4803);
         let cap = PmCap::at(0x40);
         space.write_u16(0x44, 0x0103);

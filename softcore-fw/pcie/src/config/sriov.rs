@@ -179,12 +179,18 @@ impl SrIov {
     pub fn validate(&self) -> Result<(), SriovError> {
         validate_bars(MAX_BARS as u8, &self.vf_bars)?;
         for (slot, bar) in self.vf_bars.iter().enumerate() {
-            if let Some(Bar { kind: BarKind::Io, .. }) = bar {
+            if let Some(Bar {
+                kind: BarKind::Io, ..
+            }) = bar
+            {
                 return Err(SriovError::IoVfBar { slot: slot as u8 });
             }
         }
         if self.initial_vfs > self.total_vfs {
-            return Err(SriovError::InitialAboveTotal { initial: self.initial_vfs, total: self.total_vfs });
+            return Err(SriovError::InitialAboveTotal {
+                initial: self.initial_vfs,
+                total: self.total_vfs,
+            });
         }
         if self.vf_stride == 0 && self.total_vfs > 1 {
             return Err(SriovError::ZeroStride);
@@ -215,16 +221,31 @@ impl ExtendedCapability for SrIov {
             control_rw |= control::VF_TEN_BIT_TAG_REQUESTER_ENABLE;
         }
         space.define_u16(offset + CONTROL, 0, control_rw, 0);
-        space.define_u16(offset + STATUS, 0, 0, if migration { status::VF_MIGRATION } else { 0 });
+        space.define_u16(
+            offset + STATUS,
+            0,
+            0,
+            if migration { status::VF_MIGRATION } else { 0 },
+        );
         space.define_u16(offset + INITIAL_VFS, self.initial_vfs, 0, 0);
         space.define_u16(offset + TOTAL_VFS, self.total_vfs, 0, 0);
         space.define_u16(offset + NUM_VFS, 0, 0xffff, 0);
-        space.define_u16(offset + FUNCTION_DEPENDENCY_LINK, u16::from(self.function_dependency_link), 0, 0);
+        space.define_u16(
+            offset + FUNCTION_DEPENDENCY_LINK,
+            u16::from(self.function_dependency_link),
+            0,
+            0,
+        );
         space.define_u16(offset + FIRST_VF_OFFSET, self.first_vf_offset, 0, 0);
         space.define_u16(offset + VF_STRIDE, self.vf_stride, 0, 0);
         space.define_u16(offset + 0x18, 0, 0, 0);
         space.define_u16(offset + VF_DEVICE_ID, self.vf_device_id, 0, 0);
-        space.define_u32(offset + SUPPORTED_PAGE_SIZES, self.supported_page_sizes, 0, 0);
+        space.define_u32(
+            offset + SUPPORTED_PAGE_SIZES,
+            self.supported_page_sizes,
+            0,
+            0,
+        );
         // System Page Size defaults to 4 KiB (bit 0); only supported sizes
         // can be selected.
         space.define_u32(offset + SYSTEM_PAGE_SIZE, 1, self.supported_page_sizes, 0);
@@ -233,7 +254,12 @@ impl ExtendedCapability for SrIov {
                 space.define_u32(offset + VF_BAR0 + 4 * slot, 0, 0, 0);
             }
         }
-        space.define_u32(offset + VF_MIGRATION_STATE_ARRAY_OFFSET, self.migration_state_array, 0, 0);
+        space.define_u32(
+            offset + VF_MIGRATION_STATE_ARRAY_OFFSET,
+            self.migration_state_array,
+            0,
+            0,
+        );
     }
 }
 
@@ -300,7 +326,12 @@ impl SriovCap {
     }
 
     /// The routing ID of VF `vf` (1..=NumVFs) of the PF at `pf`.
-    pub const fn vf_routing_id(self, space: &ConfigSpace, pf: Bdf, vf: u16) -> Result<Bdf, SriovError> {
+    pub const fn vf_routing_id(
+        self,
+        space: &ConfigSpace,
+        pf: Bdf,
+        vf: u16,
+    ) -> Result<Bdf, SriovError> {
         let num_vfs = self.num_vfs(space);
         if vf == 0 || vf > num_vfs {
             return Err(SriovError::NoSuchVf { vf, num_vfs });
@@ -329,7 +360,10 @@ impl SriovCap {
         }
         let total = self.total_vfs(space);
         if num_vfs > total {
-            return Err(SriovError::NumVfsAboveTotal { requested: num_vfs, total });
+            return Err(SriovError::NumVfsAboveTotal {
+                requested: num_vfs,
+                total,
+            });
         }
         space.write_u16(self.offset + NUM_VFS, num_vfs);
         Ok(())
@@ -400,34 +434,58 @@ mod tests {
         assert_eq!(vf_routing_id(pf, 0x80, 1, 1), Ok(Bdf(0x0380)));
         assert_eq!(vf_routing_id(pf, 0x80, 1, 16), Ok(Bdf(0x038f)));
         // Stride 2 from an ARI PF 02:01: VF 3 = 0x0201 + 0x10 + 2 * 2 = 0x0215.
-        assert_eq!(vf_routing_id(Bdf::new_ari(2, 1), 0x10, 2, 3), Ok(Bdf(0x0215)));
+        assert_eq!(
+            vf_routing_id(Bdf::new_ari(2, 1), 0x10, 2, 3),
+            Ok(Bdf(0x0215))
+        );
         // VFs spill onto the next bus: 0x03ff + 1 = 0x0400.
         assert_eq!(vf_routing_id(pf, 0x80, 1, 129).map(|id| id.bus()), Ok(4));
-        assert_eq!(vf_routing_id(Bdf(0xfff0), 0x20, 1, 1), Err(SriovError::RoutingIdOverflow { vf: 1 }));
-        assert!(matches!(vf_routing_id(pf, 0x80, 1, 0), Err(SriovError::NoSuchVf { vf: 0, .. })));
+        assert_eq!(
+            vf_routing_id(Bdf(0xfff0), 0x20, 1, 1),
+            Err(SriovError::RoutingIdOverflow { vf: 1 })
+        );
+        assert!(matches!(
+            vf_routing_id(pf, 0x80, 1, 0),
+            Err(SriovError::NoSuchVf { vf: 0, .. })
+        ));
     }
 
     #[test]
     fn vf_ids_are_limited_to_num_vfs() {
         let (mut space, cap) = installed();
         let pf = Bdf::new(3, 0, 0);
-        assert_eq!(cap.vf_routing_id(&space, pf, 1), Err(SriovError::NoSuchVf { vf: 1, num_vfs: 0 }));
+        assert_eq!(
+            cap.vf_routing_id(&space, pf, 1),
+            Err(SriovError::NoSuchVf { vf: 1, num_vfs: 0 })
+        );
         cap.set_num_vfs(&mut space, 4).expect("VF Enable clear");
         assert_eq!(cap.vf_routing_id(&space, pf, 4), Ok(Bdf(0x0383)));
         assert_eq!(cap.last_vf_bus(&space, pf), Ok(3));
-        assert_eq!(cap.vf_routing_id(&space, pf, 5), Err(SriovError::NoSuchVf { vf: 5, num_vfs: 4 }));
+        assert_eq!(
+            cap.vf_routing_id(&space, pf, 5),
+            Err(SriovError::NoSuchVf { vf: 5, num_vfs: 4 })
+        );
     }
 
     #[test]
     fn num_vfs_is_locked_while_vfs_are_enabled() {
         let (mut space, cap) = installed();
-        assert_eq!(cap.set_num_vfs(&mut space, 17), Err(SriovError::NumVfsAboveTotal { requested: 17, total: 16 }));
+        assert_eq!(
+            cap.set_num_vfs(&mut space, 17),
+            Err(SriovError::NumVfsAboveTotal {
+                requested: 17,
+                total: 16
+            })
+        );
         cap.set_num_vfs(&mut space, 8).expect("VF Enable clear");
         assert_eq!(cap.active_vfs(&space), 0, "VFs exist only once enabled");
         // VF Enable + VF MSE.
         space.write_u16(0x168, 0x0009);
         assert_eq!(cap.active_vfs(&space), 8);
-        assert_eq!(cap.set_num_vfs(&mut space, 2), Err(SriovError::NumVfsWhileEnabled));
+        assert_eq!(
+            cap.set_num_vfs(&mut space, 2),
+            Err(SriovError::NumVfsWhileEnabled)
+        );
         // A device model ignores the raw write too.
         cap.device_write(&mut space, 0x170, 0x0000_0002, 0b0011);
         assert_eq!(cap.num_vfs(&space), 8);
@@ -443,12 +501,20 @@ mod tests {
     fn registers_sit_at_spec_offsets_with_their_access() {
         let (mut space, cap) = installed();
         assert_eq!(space.read_u16(0x160 + 0x0e), 16, "TotalVFs");
-        assert_eq!(space.read(0x160 + 0x14), 0x0001_0080, "stride 1, offset 0x80");
+        assert_eq!(
+            space.read(0x160 + 0x14),
+            0x0001_0080,
+            "stride 1, offset 0x80"
+        );
         assert_eq!(space.read_u16(0x160 + 0x1a), 0x0a55);
         assert_eq!(space.read(0x160 + 0x1c), 0x553);
         assert_eq!(space.read(0x160 + 0x20), 1, "4 KiB system page size");
         space.write_u32(0x160 + 0x0c, 0xffff_ffff);
-        assert_eq!(space.read(0x160 + 0x0c), 0x0010_0010, "InitialVFs and TotalVFs are RO");
+        assert_eq!(
+            space.read(0x160 + 0x0c),
+            0x0010_0010,
+            "InitialVFs and TotalVFs are RO"
+        );
         space.write_u32(0x160 + 0x20, 0x0000_0002);
         assert_eq!(space.read(0x160 + 0x20), 2, "8 KiB is supported");
         space.write_u32(0x160 + 0x20, 0x0000_0004);
@@ -468,7 +534,10 @@ mod tests {
         assert_eq!(space.read(cap.vf_bar0()), 0xffff_c004);
         assert_eq!(space.read(cap.vf_bar0() + 4), 0xffff_ffff);
         let found = size_bar_array(&mut space, cap.vf_bar0(), 6).expect("sizable");
-        assert_eq!(found[0].map(|b| b.bar), Some(Bar::memory64(16 << 10, false)));
+        assert_eq!(
+            found[0].map(|b| b.bar),
+            Some(Bar::memory64(16 << 10, false))
+        );
     }
 
     #[test]

@@ -107,7 +107,8 @@ impl ExtendedCapability for WeftIdentity {
     }
 
     fn install(&self, space: &mut ConfigSpace, offset: u16) {
-        let header = u32::from(LENGTH_V1) << 20 | u32::from(WEFT_VSEC_REV) << 16 | u32::from(WEFT_VSEC_ID);
+        let header =
+            u32::from(LENGTH_V1) << 20 | u32::from(WEFT_VSEC_REV) << 16 | u32::from(WEFT_VSEC_ID);
         space.define_u32(offset + VSEC_HEADER, header, 0, 0);
         space.define_u32(offset + SIGNATURE_OFFSET, SIGNATURE, 0, 0);
         let info = u32::from(LAYOUT_VERSION)
@@ -164,44 +165,28 @@ impl<E> From<E> for VsecError<E> {
 /// Reads the weft identity of a function, through any configuration reader
 /// (a space held locally, or Configuration Requests to a neighbour).
 /// `Ok(None)` if the function carries no weft identity.
-pub fn read_weft_identity<R: ConfigRead>(mut reader: R) -> Result<Option<WeftIdentity>, VsecError<R::Error>> {
-    let mut found = None;
-    for entry in ExtendedCapabilities::new(&mut reader) {
+pub fn read_weft_identity<R: ConfigRead>(
+    reader: R,
+) -> Result<Option<WeftIdentity>, VsecError<R::Error>> {
+    let mut walk = ExtendedCapabilities::new(reader);
+    loop {
+        let Some(entry) = walk.next() else {
+            return Ok(None);
+        };
         let entry = entry.map_err(VsecError::Walk)?;
         if entry.id == ext_cap_id::VENDOR_SPECIFIC {
-            found = Some(entry.offset);
-            // Keep walking only if this VSEC is someone else's.
-            // (Checked below, after the walker's borrow ends.)
-            break;
+            if let Some(identity) = decode_at(walk.reader_mut(), entry.offset)? {
+                return Ok(Some(identity));
+            }
         }
     }
-    let mut next = found;
-    while let Some(offset) = next {
-        if let Some(identity) = decode_at(&mut reader, offset)? {
-            return Ok(Some(identity));
-        }
-        next = next_vsec_after(&mut reader, offset)?;
-    }
-    Ok(None)
-}
-
-/// The next vendor-specific capability after the one at `offset`.
-fn next_vsec_after<R: ConfigRead>(reader: &mut R, offset: u16) -> Result<Option<u16>, VsecError<R::Error>> {
-    let mut passed = false;
-    for entry in ExtendedCapabilities::new(&mut *reader) {
-        let entry = entry.map_err(VsecError::Walk)?;
-        if passed && entry.id == ext_cap_id::VENDOR_SPECIFIC {
-            return Ok(Some(entry.offset));
-        }
-        if entry.offset == offset {
-            passed = true;
-        }
-    }
-    Ok(None)
 }
 
 /// Decodes the VSEC at `offset` if it is weft's; `Ok(None)` if it is another's.
-fn decode_at<R: ConfigRead>(reader: &mut R, offset: u16) -> Result<Option<WeftIdentity>, VsecError<R::Error>> {
+fn decode_at<R: ConfigRead>(
+    reader: &mut R,
+    offset: u16,
+) -> Result<Option<WeftIdentity>, VsecError<R::Error>> {
     let header = reader.read_dword(offset + VSEC_HEADER)?;
     if header as u16 != WEFT_VSEC_ID || reader.read_dword(offset + SIGNATURE_OFFSET)? != SIGNATURE {
         return Ok(None);
@@ -220,7 +205,10 @@ fn decode_at<R: ConfigRead>(reader: &mut R, offset: u16) -> Result<Option<WeftId
     let port_count = (info >> 8) as u8;
     let port_index = (info >> 16) as u8;
     if port_index >= port_count {
-        return Err(VsecError::PortIndexOutOfRange { port_index, port_count });
+        return Err(VsecError::PortIndexOutOfRange {
+            port_index,
+            port_count,
+        });
     }
     let low = reader.read_dword(offset + SWITCH_ID_LOW)?;
     let high = reader.read_dword(offset + SWITCH_ID_HIGH)?;
@@ -293,13 +281,25 @@ mod tests {
     #[test]
     fn unknown_roles_and_bad_indices_are_reported() {
         let mut space = ConfigSpace::new();
-        CapabilityList::new(&mut space).expect("empty").push_extended(&IDENTITY).expect("room");
+        CapabilityList::new(&mut space)
+            .expect("empty")
+            .push_extended(&IDENTITY)
+            .expect("room");
         space.set_u32(0x10c, 0x0905_1801);
-        assert_eq!(read_weft_identity(&space), Err(VsecError::UnknownPortRole { offset: 0x100, role: 9 }));
+        assert_eq!(
+            read_weft_identity(&space),
+            Err(VsecError::UnknownPortRole {
+                offset: 0x100,
+                role: 9
+            })
+        );
         space.set_u32(0x10c, 0x0218_1801);
         assert_eq!(
             read_weft_identity(&space),
-            Err(VsecError::PortIndexOutOfRange { port_index: 0x18, port_count: 0x18 })
+            Err(VsecError::PortIndexOutOfRange {
+                port_index: 0x18,
+                port_count: 0x18
+            })
         );
     }
 }

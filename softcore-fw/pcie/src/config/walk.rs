@@ -151,6 +151,12 @@ pub struct Capabilities<R: ConfigRead> {
 }
 
 impl<R: ConfigRead> Capabilities<R> {
+    /// The reader being walked, to read a capability's registers between
+    /// steps of the walk.
+    pub fn reader_mut(&mut self) -> &mut R {
+        &mut self.reader
+    }
+
     /// Walks the list of the function `reader` reads, masking the reserved
     /// pointer bits as the spec tells software to.
     pub fn new(reader: R) -> Self {
@@ -181,7 +187,13 @@ impl<R: ConfigRead> Capabilities<R> {
         if pointer == 0 {
             return Ok(None);
         }
-        let offset = follow(self.rule, &mut self.visited, from, pointer.into(), common::HEADER_END)?;
+        let offset = follow(
+            self.rule,
+            &mut self.visited,
+            from,
+            pointer.into(),
+            common::HEADER_END,
+        )?;
         let id = self.reader.read_dword(offset)? as u8;
         self.pointer_at = Some(offset + 1);
         Ok(Some(CapabilityEntry { offset, id }))
@@ -210,6 +222,12 @@ pub struct ExtendedCapabilities<R: ConfigRead> {
 }
 
 impl<R: ConfigRead> ExtendedCapabilities<R> {
+    /// The reader being walked, to read a capability's registers between
+    /// steps of the walk.
+    pub fn reader_mut(&mut self) -> &mut R {
+        &mut self.reader
+    }
+
     /// Walks the extended list of the function `reader` reads, masking the
     /// reserved pointer bits as the spec tells software to.
     pub fn new(reader: R) -> Self {
@@ -232,7 +250,13 @@ impl<R: ConfigRead> ExtendedCapabilities<R> {
         pointer: u16,
         from: u16,
     ) -> Result<Option<ExtendedCapabilityEntry>, WalkError<R::Error>> {
-        let offset = follow(self.rule, &mut self.visited, from, pointer, EXTENDED_CAPABILITIES_START)?;
+        let offset = follow(
+            self.rule,
+            &mut self.visited,
+            from,
+            pointer,
+            EXTENDED_CAPABILITIES_START,
+        )?;
         let header = self.reader.read_dword(offset)?;
         if offset == EXTENDED_CAPABILITIES_START && header == 0 {
             return Ok(None);
@@ -260,7 +284,10 @@ impl<R: ConfigRead> Iterator for ExtendedCapabilities<R> {
 
 /// The offset of the first capability with ID `id` on the PCI-compatible
 /// list, `None` if there is none.
-pub fn find_capability<R: ConfigRead>(reader: R, id: u8) -> Result<Option<u16>, WalkError<R::Error>> {
+pub fn find_capability<R: ConfigRead>(
+    reader: R,
+    id: u8,
+) -> Result<Option<u16>, WalkError<R::Error>> {
     for entry in Capabilities::new(reader) {
         let entry = entry?;
         if entry.id == id {
@@ -311,13 +338,25 @@ mod tests {
 
     #[test]
     fn walks_a_well_formed_list() {
-        let space = with_list(0x40, &[(0x40, 0x01, 0x50), (0x50, 0x05, 0x70), (0x70, 0x10, 0x00)]);
+        let space = with_list(
+            0x40,
+            &[(0x40, 0x01, 0x50), (0x50, 0x05, 0x70), (0x70, 0x10, 0x00)],
+        );
         assert_eq!(
             ids(&space),
             [
-                Some(Ok(CapabilityEntry { offset: 0x40, id: 0x01 })),
-                Some(Ok(CapabilityEntry { offset: 0x50, id: 0x05 })),
-                Some(Ok(CapabilityEntry { offset: 0x70, id: 0x10 })),
+                Some(Ok(CapabilityEntry {
+                    offset: 0x40,
+                    id: 0x01
+                })),
+                Some(Ok(CapabilityEntry {
+                    offset: 0x50,
+                    id: 0x05
+                })),
+                Some(Ok(CapabilityEntry {
+                    offset: 0x70,
+                    id: 0x10
+                })),
                 None,
             ]
         );
@@ -338,7 +377,13 @@ mod tests {
         let mut walk = Capabilities::new(&space);
         assert!(matches!(walk.next(), Some(Ok(_))));
         assert!(matches!(walk.next(), Some(Ok(_))));
-        assert_eq!(walk.next(), Some(Err(WalkError::Loop { from: 0x51, pointer: 0x40 })));
+        assert_eq!(
+            walk.next(),
+            Some(Err(WalkError::Loop {
+                from: 0x51,
+                pointer: 0x40
+            }))
+        );
         assert_eq!(walk.next(), None);
     }
 
@@ -360,12 +405,18 @@ mod tests {
         assert!(matches!(walk.next(), Some(Ok(_))));
         assert_eq!(
             walk.next(),
-            Some(Err(WalkError::PointerIntoHeader { from: 0x41, pointer: 0x3c }))
+            Some(Err(WalkError::PointerIntoHeader {
+                from: 0x41,
+                pointer: 0x3c
+            }))
         );
         let first = with_list(0x10, &[]);
         assert_eq!(
             find_capability(&first, 1),
-            Err(WalkError::PointerIntoHeader { from: 0x34, pointer: 0x10 })
+            Err(WalkError::PointerIntoHeader {
+                from: 0x34,
+                pointer: 0x10
+            })
         );
     }
 
@@ -376,13 +427,19 @@ mod tests {
         let mut strict = Capabilities::new(&space).strict();
         assert_eq!(
             strict.next(),
-            Some(Err(WalkError::Misaligned { from: 0x34, pointer: 0x42 }))
+            Some(Err(WalkError::Misaligned {
+                from: 0x34,
+                pointer: 0x42
+            }))
         );
         assert_eq!(strict.next(), None);
     }
 
     fn extended(space: &mut ConfigSpace, offset: u16, id: u16, version: u32, next: u16) {
-        space.set_u32(offset, u32::from(next) << 20 | version << 16 | u32::from(id));
+        space.set_u32(
+            offset,
+            u32::from(next) << 20 | version << 16 | u32::from(id),
+        );
     }
 
     #[test]
@@ -394,15 +451,27 @@ mod tests {
         let mut walk = ExtendedCapabilities::new(&space);
         assert_eq!(
             walk.next(),
-            Some(Ok(ExtendedCapabilityEntry { offset: 0x100, id: 1, version: 2 }))
+            Some(Ok(ExtendedCapabilityEntry {
+                offset: 0x100,
+                id: 1,
+                version: 2
+            }))
         );
         assert_eq!(
             walk.next(),
-            Some(Ok(ExtendedCapabilityEntry { offset: 0x148, id: 0xe, version: 1 }))
+            Some(Ok(ExtendedCapabilityEntry {
+                offset: 0x148,
+                id: 0xe,
+                version: 1
+            }))
         );
         assert_eq!(
             walk.next(),
-            Some(Ok(ExtendedCapabilityEntry { offset: 0x150, id: 0x10, version: 1 }))
+            Some(Ok(ExtendedCapabilityEntry {
+                offset: 0x150,
+                id: 0x10,
+                version: 1
+            }))
         );
         assert_eq!(walk.next(), None);
         assert_eq!(find_extended_capability(&space, 0x10), Ok(Some(0x150)));
@@ -420,7 +489,10 @@ mod tests {
         extended(&mut below, 0x100, 0x0001, 2, 0x0f0);
         assert_eq!(
             find_extended_capability(&below, 0x10),
-            Err(WalkError::PointerOutsideExtendedSpace { from: 0x100, pointer: 0x0f0 })
+            Err(WalkError::PointerOutsideExtendedSpace {
+                from: 0x100,
+                pointer: 0x0f0
+            })
         );
 
         let mut looping = ConfigSpace::new();
@@ -428,7 +500,10 @@ mod tests {
         extended(&mut looping, 0x140, 0x000d, 1, 0x100);
         assert_eq!(
             find_extended_capability(&looping, 0x10),
-            Err(WalkError::Loop { from: 0x140, pointer: 0x100 })
+            Err(WalkError::Loop {
+                from: 0x140,
+                pointer: 0x100
+            })
         );
 
         let mut misaligned = ConfigSpace::new();
@@ -439,7 +514,10 @@ mod tests {
         assert!(matches!(strict.next(), Some(Ok(_))));
         assert_eq!(
             strict.next(),
-            Some(Err(WalkError::Misaligned { from: 0x100, pointer: 0x142 }))
+            Some(Err(WalkError::Misaligned {
+                from: 0x100,
+                pointer: 0x142
+            }))
         );
     }
 
@@ -450,7 +528,10 @@ mod tests {
             space.set_u32(offset, u32::MAX);
         }
         let results: usize = ExtendedCapabilities::new(&space).take(2000).count();
-        assert_eq!(results, 3, "headers at 0x100 and 0xffc, then the loop error");
+        assert_eq!(
+            results, 3,
+            "headers at 0x100 and 0xffc, then the loop error"
+        );
     }
 
     /// A reader whose reads fail past a point, like a device that stops

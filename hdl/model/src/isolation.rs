@@ -1,0 +1,103 @@
+//! Why the switch drops a TLP, and the completion it answers a dropped request with.
+
+use weft_pcie::tlp::{
+    lower_address, read_request_byte_count, Body, Completion, CompletionStatus, Header, MemoryOp,
+};
+use weft_pcie::Bdf;
+
+use crate::packet::Packet;
+
+/// Every reason the switch drops a TLP; each is counted per ingress port.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DropReason {
+    /// The bytes are not a well-formed TLP (PCIe Base 6.0 §2.3.1 Malformed TLP).
+    Malformed,
+    /// The ingress port is disabled.
+    PortDisabled,
+    /// A request from an endpoint that is bound to no host.
+    Unbound,
+    /// A request whose requester ID is not below the port it came in on
+    /// (ACS Source Validation, §6.12.1.1).
+    SpoofedRequester,
+    /// A host memory request that hits none of the host's windows.
+    NoWindow,
+    /// A request that a window covers but does not permit (a write to a read-only window).
+    Forbidden,
+    /// An endpoint's DMA address that does not fit its owner's aperture.
+    OutsideAperture,
+    /// A request type the fabric does not carry (I/O; configuration from an endpoint).
+    Unsupported,
+    /// No routing table entry leads anywhere.
+    NoRoute,
+    /// The route leads back out of the ingress port.
+    RoutesToIngress,
+    /// A completion that answers no outstanding request (late after a timeout, or never asked).
+    UnexpectedCompletion,
+    /// A TLP for a host carries a requester or completer that the host's ID map does not know.
+    UnknownFunction,
+}
+
+impl DropReason {
+    /// Every reason, in counter order.
+    pub const ALL: [DropReason; 12] = [
+        DropReason::Malformed,
+        DropReason::PortDisabled,
+        DropReason::Unbound,
+        DropReason::SpoofedRequester,
+        DropReason::NoWindow,
+        DropReason::Forbidden,
+        DropReason::OutsideAperture,
+        DropReason::Unsupported,
+        DropReason::NoRoute,
+        DropReason::RoutesToIngress,
+        DropReason::UnexpectedCompletion,
+        DropReason::UnknownFunction,
+    ];
+}
+
+/// The completion that tells `request`'s requester it was not carried out.
+///
+/// Only non-posted requests are answered (§2.3.1: a posted request has no
+/// completion to carry the error). The completion copies the request's
+/// requester ID, tag, traffic class and attributes (§2.2.9), carries no
+/// data, and for a memory read has the Byte Count and Lower Address of the
+/// whole request (§2.3.1.1), so the requester retires it at once.
+pub fn error_completion(
+    request: &Header,
+    completer: Bdf,
+    status: CompletionStatus,
+) -> Option<Packet> {
+    let (byte_count, lower) = match &request.body {
+        Body::Memory(m) if m.op != MemoryOp::Write => {
+            let (first_be, last_be) = m.effective_byte_enables();
+            (
+                read_request_byte_count(m.length_dw, first_be, last_be),
+                lower_address(m.address, first_be),
+            )
+        }
+        Body::Io(_) | Body::Config(_) => (4, 0),
+        _ => return None,
+    };
+    let locked = matches!(&request.body, Body::Memory(m) if m.op == MemoryOp::ReadLocked);
+    let completion = Completion {
+        locked,
+        traffic_class: request.traffic_class(),
+        attributes: request.attributes(),
+        completer,
+        status,
+        byte_count_modified: false,
+        byte_count,
+        requester: request.requester(),
+        tag: request.tag(),
+        lower_address: lower,
+        data_dw: None,
+    };
+    Some(Packet::new(
+        Header {
+            digest_present: false,
+            poisoned: false,
+            body: Body::Completion(completion),
+        },
+        Vec::new(),
+    ))
+}

@@ -1,0 +1,96 @@
+//! Non-posted requests a host has in flight, so every one of them is completed.
+//!
+//! A host's non-posted request enters the fabric under the host's proxy
+//! requester ID with a tag the switch allocates, which is the index of its
+//! entry here. The entry keeps what the host's completion must carry (its
+//! own requester ID and tag), where the request went and when. A completion
+//! restores them; a request whose target goes away, or that waits too
+//! long, is completed by the switch with an error (DESIGN.md: no host ever
+//! waits forever).
+
+use weft_pcie::tlp::Tag;
+use weft_pcie::Bdf;
+use weft_regs::capacity::OUTSTANDING_PER_HOST;
+
+use crate::tables::Destination;
+
+/// One request in flight.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Outstanding {
+    /// The request's header as the host sent it, to answer it if it never completes.
+    pub request: weft_pcie::tlp::Header,
+    /// The host-domain requester ID.
+    pub requester: Bdf,
+    /// The host's tag.
+    pub tag: Tag,
+    /// Where the request was routed.
+    pub target: Destination,
+    /// When it entered the switch, in nanoseconds of model time.
+    pub issued_ns: u64,
+}
+
+/// The table of one host port: indexed by the fabric tag it hands out.
+#[derive(Clone, Debug)]
+pub struct OutstandingTable {
+    entries: Vec<Option<Outstanding>>,
+    next: usize,
+}
+
+impl Default for OutstandingTable {
+    fn default() -> Self {
+        OutstandingTable {
+            entries: vec![None; OUTSTANDING_PER_HOST],
+            next: 0,
+        }
+    }
+}
+
+impl OutstandingTable {
+    /// Records a request and returns its fabric tag, or `None` when every tag is in use.
+    ///
+    /// Tags are handed out round-robin, so a tag freed by a timeout is the
+    /// last to be reused and a straggling completion for it is unlikely to
+    /// match a new request.
+    pub fn allocate(&mut self, entry: Outstanding) -> Option<Tag> {
+        let capacity = self.entries.len();
+        let index = (0..capacity)
+            .map(|step| (self.next + step) % capacity)
+            .find(|&i| self.entries[i].is_none())?;
+        self.entries[index] = Some(entry);
+        self.next = (index + 1) % capacity;
+        Tag::new(u16::try_from(index).expect("capacity fits a 10-bit tag"))
+    }
+
+    /// The entry for a fabric tag, if one is in flight.
+    pub fn get(&self, tag: Tag) -> Option<&Outstanding> {
+        self.entries.get(usize::from(tag.get()))?.as_ref()
+    }
+
+    /// Retires the entry for a fabric tag.
+    pub fn release(&mut self, tag: Tag) -> Option<Outstanding> {
+        self.entries.get_mut(usize::from(tag.get()))?.take()
+    }
+
+    /// Retires and returns every entry that `select` picks, with its fabric tag.
+    pub fn release_where(
+        &mut self,
+        mut select: impl FnMut(&Outstanding) -> bool,
+    ) -> Vec<(Tag, Outstanding)> {
+        let mut released = Vec::new();
+        for (index, slot) in self.entries.iter_mut().enumerate() {
+            if slot.as_ref().is_some_and(&mut select) {
+                let entry = slot.take().expect("checked just above");
+                released.push((
+                    Tag::new(index as u16).expect("index is below the tag capacity"),
+                    entry,
+                ));
+            }
+        }
+        released
+    }
+
+    /// Requests in flight.
+    pub fn in_flight(&self) -> usize {
+        self.entries.iter().filter(|slot| slot.is_some()).count()
+    }
+}

@@ -1,0 +1,297 @@
+//! The tables the fabric manager programs into a switch, as the data plane reads them.
+
+use weft_pcie::Bdf;
+use weft_regs::capacity;
+
+/// A switch port's index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct PortIndex(pub u8);
+
+/// A host's index in the fabric: it selects the host's aperture in fabric address space.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct HostIndex(pub u16);
+
+/// What sits on the far side of a port, which decides how its TLPs are translated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum PortRole {
+    /// Nothing: every TLP arriving is dropped.
+    #[default]
+    Disabled,
+    /// A host's root port. TLPs are translated between the host's domain and the fabric's.
+    Host {
+        /// Which host, selecting its aperture.
+        host: HostIndex,
+        /// The fabric requester ID that stands for this host in the fabric.
+        proxy_id: Bdf,
+    },
+    /// An endpoint (or a conventional switch with endpoints below it).
+    Endpoint {
+        /// The host it is bound to; `None` while it sits in the free pool.
+        owner: Option<Owner>,
+        /// The fabric bus numbers below this port, `first..=last`: requester
+        /// IDs from anywhere else are spoofed (ACS Source Validation, PCIe Base 6.0 §6.12.1.1).
+        buses: (u8, u8),
+    },
+    /// A link to another weft switch: TLPs are already in fabric terms.
+    Fabric,
+}
+
+/// The host an endpoint is bound to, as the endpoint's port needs to know it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Owner {
+    /// The host, selecting the aperture DMA goes to.
+    pub host: HostIndex,
+    /// The host's proxy fabric ID, to which interrupts and error messages are routed.
+    pub proxy_id: Bdf,
+}
+
+/// What a window lets through.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Permissions {
+    /// Memory reads (and AtomicOps, which read).
+    pub read: bool,
+    /// Memory writes (and AtomicOps, which write).
+    pub write: bool,
+}
+
+impl Permissions {
+    /// Reads and writes.
+    pub const READ_WRITE: Permissions = Permissions {
+        read: true,
+        write: true,
+    };
+}
+
+/// One address window: a host-domain range and where it lands in the fabric.
+///
+/// On a host port the windows are the BARs the host assigned to its bound
+/// functions; on an endpoint port they are the owner host's BAR windows of
+/// the endpoint's peers (so peer-to-peer stays inside the fabric).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Window {
+    /// First host-domain address of the window.
+    pub base: u64,
+    /// Size in bytes; a zero-sized window is unused.
+    pub size: u64,
+    /// The fabric address that `base` translates to.
+    pub fabric_base: u64,
+    /// What the window lets through.
+    pub permissions: Permissions,
+}
+
+impl Window {
+    /// The fabric address of the `len` bytes at `address`, if they lie wholly inside the window.
+    pub fn translate(&self, address: u64, len: u64) -> Option<u64> {
+        let offset = address.checked_sub(self.base)?;
+        let end = offset.checked_add(len.max(1))?;
+        (end <= self.size).then(|| self.fabric_base.wrapping_add(offset))
+    }
+
+    /// Whether any byte of `address..address + len` is inside the window.
+    pub fn overlaps(&self, address: u64, len: u64) -> bool {
+        let end = address.saturating_add(len.max(1));
+        self.size != 0 && address < self.base.saturating_add(self.size) && end > self.base
+    }
+}
+
+/// One entry of a host's ID map: a bound function's fabric ID and the ID its host gave it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct IdMapping {
+    /// The function's fabric ID.
+    pub fabric: Bdf,
+    /// The ID the host enumerated it at, below the virtual downstream port.
+    pub host: Bdf,
+}
+
+/// Everything programmed for one port.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct PortTables {
+    /// The port's role.
+    pub role: PortRole,
+    /// Address windows (see [`Window`]), up to [`capacity::WINDOWS_PER_PORT`].
+    pub windows: Vec<Window>,
+    /// Host ports: the functions bound to this host, up to [`capacity::BOUND_FUNCTIONS_PER_HOST`].
+    pub id_map: Vec<IdMapping>,
+    /// The completer ID of completions this port synthesizes, in the domain
+    /// of the port's link partner (for a host port, its virtual upstream port's ID).
+    pub completer_id: Bdf,
+    /// Endpoint ports: ACS P2P Request Redirect, set by the owner host on the
+    /// virtual downstream port (§7.7.11.3). Peer requests then go up to the
+    /// host instead of across the fabric.
+    pub p2p_request_redirect: bool,
+    /// Endpoint ports: the virtual device number of the slot, which swizzles
+    /// INTx as a switch's downstream port does (§2.2.8.1, Table 2-21).
+    pub intx_swizzle: u8,
+}
+
+/// Where a routed TLP goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Destination {
+    /// Out of a port.
+    Port(PortIndex),
+    /// To the management CPU (its mailbox).
+    Cpu,
+}
+
+/// A fabric address range and the port that leads to it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AddressRoute {
+    /// First fabric address of the range.
+    pub base: u64,
+    /// Size in bytes.
+    pub size: u64,
+    /// Where TLPs addressed into the range go.
+    pub to: Destination,
+}
+
+/// The switch-wide routing tables: fabric terms in, destination out.
+///
+/// Routing is by table, not by topology: the fabric manager computes loop-free
+/// paths and writes every switch's tables, so any graph of switches works.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RouteTables {
+    /// Address ranges, up to [`capacity::ADDRESS_ROUTES`]; the first match wins.
+    pub addresses: Vec<AddressRoute>,
+    /// Destination of each fabric bus number ([`capacity::BUS_ROUTES`] entries).
+    pub buses: [Option<Destination>; capacity::BUS_ROUTES],
+}
+
+impl Default for RouteTables {
+    fn default() -> Self {
+        RouteTables {
+            addresses: Vec::new(),
+            buses: [None; capacity::BUS_ROUTES],
+        }
+    }
+}
+
+impl RouteTables {
+    /// Where an address-routed TLP for `address` goes.
+    pub fn by_address(&self, address: u64) -> Option<Destination> {
+        self.addresses
+            .iter()
+            .find(|route| {
+                address
+                    .checked_sub(route.base)
+                    .is_some_and(|offset| offset < route.size)
+            })
+            .map(|route| route.to)
+    }
+
+    /// Where an ID-routed TLP for `id` goes.
+    pub fn by_id(&self, id: Bdf) -> Option<Destination> {
+        self.buses[usize::from(id.bus())]
+    }
+}
+
+/// Why a table could not be written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TableError {
+    /// The port does not exist.
+    NoSuchPort(PortIndex),
+    /// More entries than the hardware table holds.
+    TooManyEntries {
+        /// Which table.
+        table: &'static str,
+        /// Entries given.
+        given: usize,
+        /// Entries the table holds.
+        capacity: usize,
+    },
+}
+
+impl std::fmt::Display for TableError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TableError::NoSuchPort(port) => write!(f, "port {} does not exist", port.0),
+            TableError::TooManyEntries {
+                table,
+                given,
+                capacity,
+            } => {
+                write!(
+                    f,
+                    "{given} entries for the {table} table, which holds {capacity}"
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for TableError {}
+
+/// Checks a table's entry count against its hardware capacity.
+pub(crate) fn check_capacity(
+    table: &'static str,
+    given: usize,
+    capacity: usize,
+) -> Result<(), TableError> {
+    if given > capacity {
+        return Err(TableError::TooManyEntries {
+            table,
+            given,
+            capacity,
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn window_translates_only_requests_wholly_inside() {
+        let w = Window {
+            base: 0x9000_0000,
+            size: 0x1000,
+            fabric_base: 0x40_0000_0000,
+            permissions: Permissions::READ_WRITE,
+        };
+        assert_eq!(w.translate(0x9000_0000, 4), Some(0x40_0000_0000));
+        assert_eq!(w.translate(0x9000_0ffc, 4), Some(0x40_0000_0ffc));
+        assert_eq!(w.translate(0x9000_0ffc, 8), None, "runs past the end");
+        assert_eq!(w.translate(0x8fff_fffc, 4), None, "starts before the base");
+        assert!(w.overlaps(0x9000_0ffc, 8));
+        assert!(!w.overlaps(0x9000_1000, 4));
+    }
+
+    #[test]
+    fn bus_routes_use_the_bus_number_only() {
+        let mut tables = RouteTables::default();
+        tables.buses[3] = Some(Destination::Port(PortIndex(5)));
+        assert_eq!(
+            tables.by_id(Bdf::new(3, 7, 2)),
+            Some(Destination::Port(PortIndex(5)))
+        );
+        assert_eq!(tables.by_id(Bdf::new(4, 0, 0)), None);
+    }
+
+    #[test]
+    fn first_matching_address_route_wins() {
+        let tables = RouteTables {
+            addresses: vec![
+                AddressRoute {
+                    base: 0x1000,
+                    size: 0x1000,
+                    to: Destination::Port(PortIndex(1)),
+                },
+                AddressRoute {
+                    base: 0x0,
+                    size: 0x10_0000,
+                    to: Destination::Port(PortIndex(2)),
+                },
+            ],
+            ..RouteTables::default()
+        };
+        assert_eq!(
+            tables.by_address(0x1800),
+            Some(Destination::Port(PortIndex(1)))
+        );
+        assert_eq!(
+            tables.by_address(0x2000),
+            Some(Destination::Port(PortIndex(2)))
+        );
+        assert_eq!(tables.by_address(0x10_0000), None);
+    }
+}

@@ -1,0 +1,871 @@
+//! Given these tables and this TLP, the switch does this: the rules of
+//! DESIGN.md's "Domains and translation" and the PCIe base spec, one by one.
+//! Every expected value is written from the rule, not taken from a run.
+
+use weft_model::switch::{aperture_base, DEFAULT_COMPLETION_TIMEOUT_NS};
+use weft_model::*;
+use weft_pcie::tlp::*;
+use weft_pcie::Bdf;
+
+const HOST0: PortIndex = PortIndex(0);
+const GPU_A: PortIndex = PortIndex(1);
+const GPU_B: PortIndex = PortIndex(2);
+const HOST1: PortIndex = PortIndex(3);
+
+/// The host's root port, the requester of its requests.
+const ROOT_PORT: Bdf = Bdf::new(0, 0, 0);
+/// Proxy fabric IDs of the two hosts.
+const PROXY0: Bdf = Bdf::new(0xf0, 0, 0);
+const PROXY1: Bdf = Bdf::new(0xf1, 0, 0);
+/// The GPUs' fabric IDs, and the IDs host 0 enumerated them at.
+const A_FABRIC: Bdf = Bdf::new(2, 0, 0);
+const B_FABRIC: Bdf = Bdf::new(3, 0, 0);
+const A_HOST: Bdf = Bdf::new(0x13, 0, 0);
+const B_HOST: Bdf = Bdf::new(0x14, 0, 0);
+/// Host 0's virtual upstream port: completer of what the switch synthesizes for host 0.
+const VUSP0: Bdf = Bdf::new(0x10, 0, 0);
+/// The fabric ID the switch's endpoint ports answer with.
+const SWITCH_FABRIC: Bdf = Bdf::new(1, 0, 0);
+
+/// BAR0 of each GPU: 16 MiB, in the fabric and in host 0's domain.
+const A_BAR_FABRIC: u64 = 0x40_0000_0000;
+const B_BAR_FABRIC: u64 = 0x40_1000_0000;
+const A_BAR_HOST: u64 = 0x9000_0000;
+const B_BAR_HOST: u64 = 0x9100_0000;
+const BAR_SIZE: u64 = 16 << 20;
+
+fn host0_windows() -> Vec<Window> {
+    vec![
+        Window {
+            base: A_BAR_HOST,
+            size: BAR_SIZE,
+            fabric_base: A_BAR_FABRIC,
+            permissions: Permissions::READ_WRITE,
+        },
+        Window {
+            base: B_BAR_HOST,
+            size: BAR_SIZE,
+            fabric_base: B_BAR_FABRIC,
+            permissions: Permissions::READ_WRITE,
+        },
+    ]
+}
+
+/// Two hosts and two GPUs, both GPUs bound to host 0, on one switch.
+fn fabric() -> Switch {
+    let mut switch = Switch::new(4);
+    let owner0 = Some(Owner {
+        host: HostIndex(0),
+        proxy_id: PROXY0,
+    });
+    switch
+        .set_port(
+            HOST0,
+            PortTables {
+                role: PortRole::Host {
+                    host: HostIndex(0),
+                    proxy_id: PROXY0,
+                },
+                windows: host0_windows(),
+                id_map: vec![
+                    IdMapping {
+                        fabric: A_FABRIC,
+                        host: A_HOST,
+                    },
+                    IdMapping {
+                        fabric: B_FABRIC,
+                        host: B_HOST,
+                    },
+                ],
+                completer_id: VUSP0,
+                ..PortTables::default()
+            },
+        )
+        .expect("within capacity");
+    for (port, bus, swizzle) in [(GPU_A, 2, 1), (GPU_B, 3, 1)] {
+        switch
+            .set_port(
+                port,
+                PortTables {
+                    role: PortRole::Endpoint {
+                        owner: owner0,
+                        buses: (bus, bus),
+                    },
+                    windows: host0_windows(),
+                    completer_id: SWITCH_FABRIC,
+                    intx_swizzle: swizzle,
+                    ..PortTables::default()
+                },
+            )
+            .expect("within capacity");
+    }
+    switch
+        .set_port(
+            HOST1,
+            PortTables {
+                role: PortRole::Host {
+                    host: HostIndex(1),
+                    proxy_id: PROXY1,
+                },
+                completer_id: Bdf::new(0x20, 0, 0),
+                ..PortTables::default()
+            },
+        )
+        .expect("within capacity");
+    let mut routes = RouteTables::default();
+    routes.addresses = vec![
+        AddressRoute {
+            base: A_BAR_FABRIC,
+            size: BAR_SIZE,
+            to: Destination::Port(GPU_A),
+        },
+        AddressRoute {
+            base: B_BAR_FABRIC,
+            size: BAR_SIZE,
+            to: Destination::Port(GPU_B),
+        },
+        AddressRoute {
+            base: aperture_base(HostIndex(0)),
+            size: 1 << 52,
+            to: Destination::Port(HOST0),
+        },
+        AddressRoute {
+            base: aperture_base(HostIndex(1)),
+            size: 1 << 52,
+            to: Destination::Port(HOST1),
+        },
+    ];
+    routes.buses[2] = Some(Destination::Port(GPU_A));
+    routes.buses[3] = Some(Destination::Port(GPU_B));
+    routes.buses[0xf0] = Some(Destination::Port(HOST0));
+    routes.buses[0xf1] = Some(Destination::Port(HOST1));
+    routes.buses[1] = Some(Destination::Cpu);
+    switch.set_routes(routes).expect("within capacity");
+    switch
+}
+
+fn memory(op: MemoryOp, requester: Bdf, tag: u16, address: u64, length_dw: u16) -> Header {
+    Header {
+        digest_present: false,
+        poisoned: false,
+        body: Body::Memory(MemoryRequest {
+            op,
+            traffic_class: TrafficClass::default(),
+            attributes: Attributes::default(),
+            address_type: AddressType::default(),
+            requester,
+            tag: Tag::new(tag).expect("tag fits 10 bits"),
+            address,
+            length_dw,
+            first_be: 0xf,
+            last_be: if length_dw == 1 { 0 } else { 0xf },
+            processing_hint: None,
+        }),
+    }
+}
+
+fn completion(
+    completer: Bdf,
+    requester: Bdf,
+    tag: Tag,
+    byte_count: u16,
+    data_dw: Option<u16>,
+) -> Header {
+    Header {
+        digest_present: false,
+        poisoned: false,
+        body: Body::Completion(Completion {
+            locked: false,
+            traffic_class: TrafficClass::default(),
+            attributes: Attributes::default(),
+            completer,
+            status: CompletionStatus::Successful,
+            byte_count_modified: false,
+            byte_count,
+            requester,
+            tag,
+            lower_address: 0,
+            data_dw,
+        }),
+    }
+}
+
+fn message(requester: Bdf, code: MessageCode, routing: MessageRouting) -> Header {
+    Header {
+        digest_present: false,
+        poisoned: false,
+        body: Body::Message(Message::new(requester, code, routing)),
+    }
+}
+
+fn wire(header: Header, payload: &[u8]) -> Vec<u8> {
+    Packet::new(header, payload.to_vec())
+        .to_bytes()
+        .expect("a valid TLP")
+}
+
+fn send(switch: &mut Switch, port: PortIndex, header: Header, payload: &[u8]) -> Forwarding {
+    switch
+        .ingress(port, &wire(header, payload))
+        .expect("port exists and has room")
+}
+
+/// The one delivery made, checked to go where expected.
+fn only(forwarding: &Forwarding, to: Destination) -> &Packet {
+    assert_eq!(forwarding.deliveries.len(), 1, "{forwarding:#?}");
+    assert_eq!(forwarding.deliveries[0].to, to, "{forwarding:#?}");
+    &forwarding.deliveries[0].packet
+}
+
+fn as_memory(packet: &Packet) -> MemoryRequest {
+    match packet.header.body {
+        Body::Memory(m) => m,
+        other => panic!("expected a memory request, got {other:?}"),
+    }
+}
+
+fn as_completion(packet: &Packet) -> Completion {
+    match packet.header.body {
+        Body::Completion(c) => c,
+        other => panic!("expected a completion, got {other:?}"),
+    }
+}
+
+fn as_message(packet: &Packet) -> Message {
+    match packet.header.body {
+        Body::Message(m) => m,
+        other => panic!("expected a message, got {other:?}"),
+    }
+}
+
+#[test]
+fn host_write_into_a_bar_window_reaches_the_endpoint_in_fabric_terms() {
+    let mut switch = fabric();
+    let payload = [0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4];
+    let out = send(
+        &mut switch,
+        HOST0,
+        memory(MemoryOp::Write, ROOT_PORT, 7, A_BAR_HOST + 0x100, 2),
+        &payload,
+    );
+    let packet = only(&out, Destination::Port(GPU_A));
+    let m = as_memory(packet);
+    assert_eq!(m.address, A_BAR_FABRIC + 0x100, "window base + offset");
+    assert_eq!(m.requester, PROXY0, "the host's proxy ID stands in for it");
+    assert_eq!(
+        packet.header.header_dws(),
+        4,
+        "a fabric address above 4 GiB needs the 4 DW header"
+    );
+    assert_eq!(packet.payload, payload);
+    assert_eq!(
+        switch.outstanding(HOST0),
+        0,
+        "posted writes are not tracked"
+    );
+}
+
+#[test]
+fn host_read_and_its_completion_are_translated_both_ways() {
+    let mut switch = fabric();
+    let out = send(
+        &mut switch,
+        HOST0,
+        memory(MemoryOp::Read, ROOT_PORT, 0x2a, B_BAR_HOST + 0x40, 2),
+        &[],
+    );
+    let request = as_memory(only(&out, Destination::Port(GPU_B)));
+    assert_eq!(
+        (request.address, request.requester),
+        (B_BAR_FABRIC + 0x40, PROXY0)
+    );
+    assert_eq!(switch.outstanding(HOST0), 1);
+
+    // GPU B answers the proxy with the fabric tag it was given.
+    let reply = completion(B_FABRIC, PROXY0, request.tag, 8, Some(2));
+    let out = send(&mut switch, GPU_B, reply, &[9; 8]);
+    let c = as_completion(only(&out, Destination::Port(HOST0)));
+    assert_eq!(
+        c.requester, ROOT_PORT,
+        "the host's own requester ID comes back"
+    );
+    assert_eq!(c.tag, Tag::new(0x2a).expect("10-bit"), "and its own tag");
+    assert_eq!(
+        c.completer, B_HOST,
+        "the completer is the ID the host enumerated"
+    );
+    assert_eq!(
+        switch.outstanding(HOST0),
+        0,
+        "the completion covered the byte count"
+    );
+}
+
+#[test]
+fn a_read_split_into_two_completions_stays_outstanding_until_the_last() {
+    let mut switch = fabric();
+    let out = send(
+        &mut switch,
+        HOST0,
+        memory(MemoryOp::Read, ROOT_PORT, 3, A_BAR_HOST, 32),
+        &[],
+    );
+    let tag = as_memory(only(&out, Destination::Port(GPU_A))).tag;
+    // §2.3.1.1: 128 bytes as two 64-byte completions, Byte Count 128 then 64.
+    send(
+        &mut switch,
+        GPU_A,
+        completion(A_FABRIC, PROXY0, tag, 128, Some(16)),
+        &[0; 64],
+    );
+    assert_eq!(switch.outstanding(HOST0), 1);
+    let mut second = completion(A_FABRIC, PROXY0, tag, 64, Some(16));
+    if let Body::Completion(c) = &mut second.body {
+        c.lower_address = 0x40;
+    }
+    let out = send(&mut switch, GPU_A, second, &[0; 64]);
+    assert_eq!(
+        as_completion(only(&out, Destination::Port(HOST0))).tag,
+        Tag::new(3).expect("10-bit")
+    );
+    assert_eq!(switch.outstanding(HOST0), 0);
+}
+
+#[test]
+fn host_request_outside_every_window_is_answered_with_unsupported_request() {
+    let mut switch = fabric();
+    // 4 DW read of 16 bytes at an address with no window.
+    let out = send(
+        &mut switch,
+        HOST0,
+        memory(MemoryOp::Read, ROOT_PORT, 0x11, 0xa000_0000, 4),
+        &[],
+    );
+    assert_eq!(out.dropped, Some(DropReason::NoWindow));
+    let c = as_completion(only(&out, Destination::Port(HOST0)));
+    assert_eq!(c.status, CompletionStatus::UnsupportedRequest);
+    assert_eq!(
+        (c.requester, c.tag),
+        (ROOT_PORT, Tag::new(0x11).expect("10-bit"))
+    );
+    assert_eq!(c.completer, VUSP0);
+    assert_eq!(c.byte_count, 16, "§2.3.1.1: all 16 bytes requested remain");
+    assert_eq!(c.data_dw, None);
+    assert_eq!(
+        switch
+            .counters(HOST0)
+            .expect("port")
+            .drops_for(DropReason::NoWindow),
+        1
+    );
+}
+
+#[test]
+fn a_posted_write_outside_every_window_is_dropped_silently() {
+    let mut switch = fabric();
+    let out = send(
+        &mut switch,
+        HOST0,
+        memory(MemoryOp::Write, ROOT_PORT, 0, 0xa000_0000, 1),
+        &[0; 4],
+    );
+    assert_eq!(out.dropped, Some(DropReason::NoWindow));
+    assert!(
+        out.deliveries.is_empty(),
+        "§2.3.1: a posted request gets no completion"
+    );
+}
+
+#[test]
+fn a_host_cannot_reach_an_endpoint_bound_to_another_host() {
+    let mut switch = fabric();
+    // Host 1 has no windows: neither its own view of A's BAR nor A's fabric address gets through.
+    for address in [A_BAR_HOST, A_BAR_FABRIC] {
+        let out = send(
+            &mut switch,
+            HOST1,
+            memory(MemoryOp::Read, ROOT_PORT, 1, address, 1),
+            &[],
+        );
+        assert_eq!(out.dropped, Some(DropReason::NoWindow));
+        assert_eq!(
+            as_completion(only(&out, Destination::Port(HOST1))).status,
+            CompletionStatus::UnsupportedRequest
+        );
+    }
+}
+
+#[test]
+fn window_permissions_are_enforced() {
+    let mut switch = fabric();
+    let mut tables = PortTables {
+        role: PortRole::Host {
+            host: HostIndex(0),
+            proxy_id: PROXY0,
+        },
+        windows: host0_windows(),
+        completer_id: VUSP0,
+        ..PortTables::default()
+    };
+    tables.windows[0].permissions = Permissions {
+        read: true,
+        write: false,
+    };
+    switch.set_port(HOST0, tables).expect("within capacity");
+    let out = send(
+        &mut switch,
+        HOST0,
+        memory(MemoryOp::Write, ROOT_PORT, 0, A_BAR_HOST, 1),
+        &[0; 4],
+    );
+    assert_eq!(out.dropped, Some(DropReason::Forbidden));
+    let out = send(
+        &mut switch,
+        HOST0,
+        memory(MemoryOp::Read, ROOT_PORT, 0, A_BAR_HOST, 1),
+        &[],
+    );
+    assert_eq!(out.dropped, None);
+}
+
+#[test]
+fn a_request_straddling_the_end_of_a_window_is_refused() {
+    let mut switch = fabric();
+    let mut windows = host0_windows();
+    windows[0].size = 0x800;
+    let role = PortRole::Host {
+        host: HostIndex(0),
+        proxy_id: PROXY0,
+    };
+    switch
+        .set_port(
+            HOST0,
+            PortTables {
+                role,
+                windows,
+                completer_id: VUSP0,
+                ..PortTables::default()
+            },
+        )
+        .expect("within capacity");
+    let out = send(
+        &mut switch,
+        HOST0,
+        memory(MemoryOp::Read, ROOT_PORT, 0, A_BAR_HOST + 0x7fc, 2),
+        &[],
+    );
+    assert_eq!(out.dropped, Some(DropReason::NoWindow));
+}
+
+#[test]
+fn endpoint_dma_goes_to_its_owner_host_with_the_host_view_of_its_id() {
+    let mut switch = fabric();
+    let out = send(
+        &mut switch,
+        GPU_A,
+        memory(MemoryOp::Write, A_FABRIC, 0, 0x1234_0000, 1),
+        &[1, 2, 3, 4],
+    );
+    let m = as_memory(only(&out, Destination::Port(HOST0)));
+    assert_eq!(
+        m.address, 0x1234_0000,
+        "the aperture is undone at host egress"
+    );
+    assert_eq!(
+        m.requester, A_HOST,
+        "the host sees the ID it enumerated (its IOMMU depends on it)"
+    );
+}
+
+#[test]
+fn endpoint_read_of_host_memory_is_completed_back_in_fabric_terms() {
+    let mut switch = fabric();
+    let out = send(
+        &mut switch,
+        GPU_A,
+        memory(MemoryOp::Read, A_FABRIC, 5, 0x8000, 1),
+        &[],
+    );
+    assert_eq!(
+        as_memory(only(&out, Destination::Port(HOST0))).requester,
+        A_HOST
+    );
+    // The host's root complex completes to the ID it saw.
+    let out = send(
+        &mut switch,
+        HOST0,
+        completion(ROOT_PORT, A_HOST, Tag::new(5).expect("10-bit"), 4, Some(1)),
+        &[7; 4],
+    );
+    let c = as_completion(only(&out, Destination::Port(GPU_A)));
+    assert_eq!(c.requester, A_FABRIC);
+    assert_eq!(c.completer, PROXY0);
+    assert_eq!(
+        c.tag,
+        Tag::new(5).expect("10-bit"),
+        "endpoint tags pass through untouched"
+    );
+}
+
+#[test]
+fn peer_to_peer_stays_inside_the_fabric() {
+    let mut switch = fabric();
+    // GPU A writes into GPU B's BAR as host 0 assigned it.
+    let out = send(
+        &mut switch,
+        GPU_A,
+        memory(MemoryOp::Write, A_FABRIC, 0, B_BAR_HOST + 0x80, 1),
+        &[0; 4],
+    );
+    let m = as_memory(only(&out, Destination::Port(GPU_B)));
+    assert_eq!(m.address, B_BAR_FABRIC + 0x80);
+    assert_eq!(m.requester, A_FABRIC);
+}
+
+#[test]
+fn acs_p2p_request_redirect_sends_peer_requests_up_to_the_host() {
+    let mut switch = fabric();
+    let owner0 = Some(Owner {
+        host: HostIndex(0),
+        proxy_id: PROXY0,
+    });
+    switch
+        .set_port(
+            GPU_A,
+            PortTables {
+                role: PortRole::Endpoint {
+                    owner: owner0,
+                    buses: (2, 2),
+                },
+                windows: host0_windows(),
+                p2p_request_redirect: true,
+                ..PortTables::default()
+            },
+        )
+        .expect("within capacity");
+    let out = send(
+        &mut switch,
+        GPU_A,
+        memory(MemoryOp::Write, A_FABRIC, 0, B_BAR_HOST + 0x80, 1),
+        &[0; 4],
+    );
+    let m = as_memory(only(&out, Destination::Port(HOST0)));
+    assert_eq!(
+        m.address,
+        B_BAR_HOST + 0x80,
+        "the host sees the peer address it assigned"
+    );
+}
+
+#[test]
+fn a_spoofed_requester_id_is_refused() {
+    let mut switch = fabric();
+    // GPU A's port owns bus 2 only; a read claiming GPU B's ID is refused and answered.
+    let out = send(
+        &mut switch,
+        GPU_A,
+        memory(MemoryOp::Read, B_FABRIC, 9, 0x8000, 1),
+        &[],
+    );
+    assert_eq!(out.dropped, Some(DropReason::SpoofedRequester));
+    let c = as_completion(only(&out, Destination::Port(GPU_A)));
+    assert_eq!(
+        (c.status, c.requester, c.completer),
+        (
+            CompletionStatus::UnsupportedRequest,
+            B_FABRIC,
+            SWITCH_FABRIC
+        )
+    );
+}
+
+#[test]
+fn an_unbound_endpoint_reaches_no_host() {
+    let mut switch = fabric();
+    switch
+        .set_port(
+            GPU_A,
+            PortTables {
+                role: PortRole::Endpoint {
+                    owner: None,
+                    buses: (2, 2),
+                },
+                ..PortTables::default()
+            },
+        )
+        .expect("within capacity");
+    let out = send(
+        &mut switch,
+        GPU_A,
+        memory(MemoryOp::Write, A_FABRIC, 0, 0x1000, 1),
+        &[0; 4],
+    );
+    assert_eq!(out.dropped, Some(DropReason::Unbound));
+    assert!(out.deliveries.is_empty());
+}
+
+#[test]
+fn intx_is_swizzled_and_collapsed_per_pin() {
+    let mut switch = fabric();
+    let assert_a = |from| {
+        message(
+            from,
+            MessageCode::AssertIntx(IntxPin::A),
+            MessageRouting::Local,
+        )
+    };
+    let deassert_a = |from| {
+        message(
+            from,
+            MessageCode::DeassertIntx(IntxPin::A),
+            MessageRouting::Local,
+        )
+    };
+    // Both GPUs sit in slots with device number 1: INTA becomes INTB (§2.2.8.1).
+    let out = send(&mut switch, GPU_A, assert_a(A_FABRIC), &[]);
+    let m = as_message(only(&out, Destination::Port(HOST0)));
+    assert_eq!(m.code, MessageCode::AssertIntx(IntxPin::B));
+    assert_eq!(
+        m.requester, VUSP0,
+        "the virtual switch's upstream port sends it"
+    );
+    assert_eq!(m.routing, MessageRouting::Local);
+    // B asserting the same wire changes nothing the host can see.
+    assert!(send(&mut switch, GPU_B, assert_a(B_FABRIC), &[])
+        .deliveries
+        .is_empty());
+    assert!(send(&mut switch, GPU_A, deassert_a(A_FABRIC), &[])
+        .deliveries
+        .is_empty());
+    let out = send(&mut switch, GPU_B, deassert_a(B_FABRIC), &[]);
+    assert_eq!(
+        as_message(only(&out, Destination::Port(HOST0))).code,
+        MessageCode::DeassertIntx(IntxPin::B)
+    );
+}
+
+#[test]
+fn error_messages_go_to_the_owner_host_and_the_event_log() {
+    let mut switch = fabric();
+    let out = send(
+        &mut switch,
+        GPU_A,
+        message(
+            A_FABRIC,
+            MessageCode::ErrFatal,
+            MessageRouting::ToRootComplex,
+        ),
+        &[],
+    );
+    assert_eq!(out.deliveries.len(), 2, "{out:#?}");
+    let to_host = out
+        .deliveries
+        .iter()
+        .find(|d| d.to == Destination::Port(HOST0))
+        .expect("sent to the host");
+    let m = as_message(&to_host.packet);
+    assert_eq!(
+        (m.code, m.routing, m.requester),
+        (MessageCode::ErrFatal, MessageRouting::ToRootComplex, A_HOST)
+    );
+    assert!(out.deliveries.iter().any(|d| d.to == Destination::Cpu));
+}
+
+#[test]
+fn host_configuration_requests_go_to_the_mailbox() {
+    let mut switch = fabric();
+    let config = Header {
+        digest_present: false,
+        poisoned: false,
+        body: Body::Config(ConfigRequest {
+            direction: Direction::Read,
+            config_type: ConfigType::Type0,
+            requester: ROOT_PORT,
+            tag: Tag::new(1).expect("10-bit"),
+            target: Bdf::new(1, 0, 0),
+            register_number: 0,
+            extended_register_number: 0,
+            first_be: 0xf,
+        }),
+    };
+    let out = send(&mut switch, HOST0, config, &[]);
+    let packet = only(&out, Destination::Cpu);
+    assert_eq!(
+        packet.header, config,
+        "the firmware sees the request as the host sent it"
+    );
+    assert_eq!(out.deliveries[0].from, HOST0);
+}
+
+#[test]
+fn io_requests_are_not_carried() {
+    let mut switch = fabric();
+    let io = Header {
+        digest_present: false,
+        poisoned: false,
+        body: Body::Io(IoRequest {
+            direction: Direction::Read,
+            requester: ROOT_PORT,
+            tag: Tag::new(4).expect("10-bit"),
+            address: 0xcf8,
+            first_be: 0xf,
+        }),
+    };
+    let out = send(&mut switch, HOST0, io, &[]);
+    assert_eq!(out.dropped, Some(DropReason::Unsupported));
+    let c = as_completion(only(&out, Destination::Port(HOST0)));
+    assert_eq!(
+        (c.status, c.byte_count),
+        (CompletionStatus::UnsupportedRequest, 4)
+    );
+}
+
+#[test]
+fn a_request_that_never_completes_is_completed_by_the_switch() {
+    let mut switch = fabric();
+    send(
+        &mut switch,
+        HOST0,
+        memory(MemoryOp::Read, ROOT_PORT, 0x33, A_BAR_HOST, 1),
+        &[],
+    );
+    assert!(switch
+        .advance_to(DEFAULT_COMPLETION_TIMEOUT_NS - 1)
+        .is_empty());
+    let timed_out = switch.advance_to(DEFAULT_COMPLETION_TIMEOUT_NS);
+    assert_eq!(timed_out.len(), 1);
+    let c = as_completion(&timed_out[0].packet);
+    assert_eq!(
+        (c.status, c.requester, c.tag),
+        (
+            CompletionStatus::CompleterAbort,
+            ROOT_PORT,
+            Tag::new(0x33).expect("10-bit")
+        )
+    );
+    assert_eq!(switch.outstanding(HOST0), 0);
+}
+
+#[test]
+fn a_late_completion_is_dropped() {
+    let mut switch = fabric();
+    let out = send(
+        &mut switch,
+        HOST0,
+        memory(MemoryOp::Read, ROOT_PORT, 1, A_BAR_HOST, 1),
+        &[],
+    );
+    let tag = as_memory(only(&out, Destination::Port(GPU_A))).tag;
+    switch.advance_to(DEFAULT_COMPLETION_TIMEOUT_NS);
+    let out = send(
+        &mut switch,
+        GPU_A,
+        completion(A_FABRIC, PROXY0, tag, 4, Some(1)),
+        &[0; 4],
+    );
+    assert_eq!(out.dropped, Some(DropReason::UnexpectedCompletion));
+    assert!(out.deliveries.is_empty());
+}
+
+#[test]
+fn requests_to_a_removed_endpoint_are_completed_with_unsupported_request() {
+    let mut switch = fabric();
+    send(
+        &mut switch,
+        HOST0,
+        memory(MemoryOp::Read, ROOT_PORT, 1, A_BAR_HOST, 1),
+        &[],
+    );
+    send(
+        &mut switch,
+        HOST0,
+        memory(MemoryOp::Read, ROOT_PORT, 2, B_BAR_HOST, 1),
+        &[],
+    );
+    let abandoned = switch.abandon_requests_to(GPU_A);
+    assert_eq!(abandoned.len(), 1);
+    let c = as_completion(&abandoned[0].packet);
+    assert_eq!(
+        (c.status, c.tag),
+        (
+            CompletionStatus::UnsupportedRequest,
+            Tag::new(1).expect("10-bit")
+        )
+    );
+    assert_eq!(
+        switch.outstanding(HOST0),
+        1,
+        "the request to GPU B is still in flight"
+    );
+}
+
+#[test]
+fn a_full_outstanding_table_pushes_back_instead_of_dropping() {
+    let mut switch = fabric();
+    let read = wire(memory(MemoryOp::Read, ROOT_PORT, 0, A_BAR_HOST, 1), &[]);
+    for _ in 0..weft_regs::capacity::OUTSTANDING_PER_HOST {
+        switch.ingress(HOST0, &read).expect("a tag is free");
+    }
+    assert_eq!(
+        switch.ingress(HOST0, &read),
+        Err(IngressError::Backpressure(HOST0))
+    );
+    assert_eq!(
+        switch.counters(HOST0).expect("port").ingress.non_posted,
+        1024,
+        "the refused TLP is not counted"
+    );
+}
+
+#[test]
+fn malformed_tlps_are_dropped_and_counted() {
+    let mut switch = fabric();
+    let mut bytes = wire(
+        memory(MemoryOp::Write, ROOT_PORT, 0, A_BAR_HOST, 2),
+        &[0; 8],
+    );
+    bytes.truncate(bytes.len() - 4);
+    let out = switch.ingress(HOST0, &bytes).expect("port exists");
+    assert_eq!(out.dropped, Some(DropReason::Malformed));
+    assert!(out.deliveries.is_empty());
+    assert_eq!(
+        switch
+            .counters(HOST0)
+            .expect("port")
+            .drops_for(DropReason::Malformed),
+        1
+    );
+}
+
+#[test]
+fn a_route_back_out_of_the_ingress_port_is_refused() {
+    let mut switch = fabric();
+    // GPU A reading its own BAR through the fabric address would loop back out its own port.
+    let out = send(
+        &mut switch,
+        GPU_A,
+        memory(MemoryOp::Read, A_FABRIC, 1, A_BAR_HOST, 1),
+        &[],
+    );
+    assert_eq!(out.dropped, Some(DropReason::RoutesToIngress));
+    assert_eq!(
+        as_completion(only(&out, Destination::Port(GPU_A))).status,
+        CompletionStatus::UnsupportedRequest
+    );
+}
+
+#[test]
+fn counters_count_what_passes() {
+    let mut switch = fabric();
+    send(
+        &mut switch,
+        HOST0,
+        memory(MemoryOp::Write, ROOT_PORT, 0, A_BAR_HOST, 2),
+        &[0; 8],
+    );
+    let host = switch.counters(HOST0).expect("port");
+    // 3 DW header + 8 bytes in; 4 DW header + 8 bytes out.
+    assert_eq!((host.ingress.posted, host.ingress.bytes), (1, 20));
+    let gpu = switch.counters(GPU_A).expect("port");
+    assert_eq!((gpu.egress.posted, gpu.egress.bytes), (1, 24));
+}

@@ -112,29 +112,31 @@ fn fabric() -> Switch {
             },
         )
         .expect("within capacity");
-    let mut routes = RouteTables::default();
-    routes.addresses = vec![
-        AddressRoute {
-            base: A_BAR_FABRIC,
-            size: BAR_SIZE,
-            to: Destination::Port(GPU_A),
-        },
-        AddressRoute {
-            base: B_BAR_FABRIC,
-            size: BAR_SIZE,
-            to: Destination::Port(GPU_B),
-        },
-        AddressRoute {
-            base: aperture_base(HostIndex(0)),
-            size: 1 << 52,
-            to: Destination::Port(HOST0),
-        },
-        AddressRoute {
-            base: aperture_base(HostIndex(1)),
-            size: 1 << 52,
-            to: Destination::Port(HOST1),
-        },
-    ];
+    let mut routes = RouteTables {
+        addresses: vec![
+            AddressRoute {
+                base: A_BAR_FABRIC,
+                size: BAR_SIZE,
+                to: Destination::Port(GPU_A),
+            },
+            AddressRoute {
+                base: B_BAR_FABRIC,
+                size: BAR_SIZE,
+                to: Destination::Port(GPU_B),
+            },
+            AddressRoute {
+                base: aperture_base(HostIndex(0)),
+                size: 1 << 52,
+                to: Destination::Port(HOST0),
+            },
+            AddressRoute {
+                base: aperture_base(HostIndex(1)),
+                size: 1 << 52,
+                to: Destination::Port(HOST1),
+            },
+        ],
+        ..RouteTables::default()
+    };
     routes.buses[2] = Some(Destination::Port(GPU_A));
     routes.buses[3] = Some(Destination::Port(GPU_B));
     routes.buses[0xf0] = Some(Destination::Port(HOST0));

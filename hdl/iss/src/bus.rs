@@ -110,7 +110,10 @@ impl fmt::Display for BusFault {
                 addr,
                 access,
                 fault,
-            } => write!(f, "{access:?} at {addr:#010x}: device refused it ({fault:?})"),
+            } => write!(
+                f,
+                "{access:?} at {addr:#010x}: device refused it ({fault:?})"
+            ),
         }
     }
 }
@@ -443,15 +446,14 @@ impl HarvardBus {
             });
         }
         match self.mmio_at(addr) {
-            Some(r) => {
-                r.device
-                    .write(addr - r.base, width, value)
-                    .map_err(|fault| BusFault::Device {
-                        addr,
-                        access: Access::Store,
-                        fault,
-                    })
-            }
+            Some(r) => r
+                .device
+                .write(addr - r.base, width, value)
+                .map_err(|fault| BusFault::Device {
+                    addr,
+                    access: Access::Store,
+                    fault,
+                }),
             None => Err(BusFault::Unmapped {
                 addr,
                 access: Access::Store,
@@ -631,7 +633,8 @@ mod tests {
     #[test]
     fn mmio_regions_route_to_devices() {
         let mut bus = HarvardBus::reference();
-        bus.map_mmio(0x2000_0000, 0x100, Box::new(Latch(7))).unwrap();
+        bus.map_mmio(0x2000_0000, 0x100, Box::new(Latch(7)))
+            .unwrap();
         assert_eq!(bus.load(0x2000_0000, Width::Word), Ok(7));
         bus.store(0x2000_0000, Width::Word, 9).unwrap();
         assert_eq!(bus.load(0x2000_0000, Width::Word), Ok(9));

@@ -657,10 +657,13 @@ pub fn decode(word: u32) -> Result<Instruction, DecodeError> {
             rd,
             offset: imm_j(word),
         },
-        opcode::JALR if f3 == 0 => I::Jalr {
-            rd,
-            rs1,
-            offset: imm_i(word),
+        opcode::JALR => match f3 {
+            0b000 => I::Jalr {
+                rd,
+                rs1,
+                offset: imm_i(word),
+            },
+            _ => return Err(bad),
         },
         opcode::BRANCH => {
             let offset = imm_b(word);
@@ -859,7 +862,9 @@ impl fmt::Display for Instruction {
             | I::Lw { rd, rs1, offset }
             | I::Lbu { rd, rs1, offset }
             | I::Lhu { rd, rs1, offset } => write!(f, "{m} x{rd}, {offset}(x{rs1})"),
-            I::Sb { rs1, rs2, offset } | I::Sh { rs1, rs2, offset } | I::Sw { rs1, rs2, offset } => {
+            I::Sb { rs1, rs2, offset }
+            | I::Sh { rs1, rs2, offset }
+            | I::Sw { rs1, rs2, offset } => {
                 write!(f, "{m} x{rs2}, {offset}(x{rs1})")
             }
             I::Addi { rd, rs1, imm }
@@ -868,7 +873,9 @@ impl fmt::Display for Instruction {
             | I::Xori { rd, rs1, imm }
             | I::Ori { rd, rs1, imm }
             | I::Andi { rd, rs1, imm } => write!(f, "{m} x{rd}, x{rs1}, {imm}"),
-            I::Slli { rd, rs1, shamt } | I::Srli { rd, rs1, shamt } | I::Srai { rd, rs1, shamt } => {
+            I::Slli { rd, rs1, shamt }
+            | I::Srli { rd, rs1, shamt }
+            | I::Srai { rd, rs1, shamt } => {
                 write!(f, "{m} x{rd}, x{rs1}, {shamt}")
             }
             I::Add { rd, rs1, rs2 }
@@ -904,5 +911,265 @@ impl fmt::Display for Instruction {
             | I::Csrrsi { rd, uimm, csr }
             | I::Csrrci { rd, uimm, csr } => write!(f, "{m} x{rd}, {csr:#05x}, {uimm}"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Words as the GNU assembler emits them for the listed source lines
+    /// (and as Unprivileged Table 24.1 lays them out).
+    #[test]
+    fn decodes_known_encodings() {
+        use Instruction as I;
+        let cases: &[(u32, Instruction)] = &[
+            // nop
+            (
+                0x0000_0013,
+                I::Addi {
+                    rd: 0,
+                    rs1: 0,
+                    imm: 0,
+                },
+            ),
+            // li a0, 1
+            (
+                0x0010_0513,
+                I::Addi {
+                    rd: 10,
+                    rs1: 0,
+                    imm: 1,
+                },
+            ),
+            // addi sp, sp, -16
+            (
+                0xff01_0113,
+                I::Addi {
+                    rd: 2,
+                    rs1: 2,
+                    imm: -16,
+                },
+            ),
+            // lui a0, 0x10000
+            (
+                0x1000_0537,
+                I::Lui {
+                    rd: 10,
+                    upper: 0x10000,
+                },
+            ),
+            // ret
+            (
+                0x0000_8067,
+                I::Jalr {
+                    rd: 0,
+                    rs1: 1,
+                    offset: 0,
+                },
+            ),
+            // j .
+            (0x0000_006f, I::Jal { rd: 0, offset: 0 }),
+            // jal ra, .+8
+            (0x0080_00ef, I::Jal { rd: 1, offset: 8 }),
+            // beq zero, zero, .-4
+            (
+                0xfe00_0ee3,
+                I::Beq {
+                    rs1: 0,
+                    rs2: 0,
+                    offset: -4,
+                },
+            ),
+            // sw ra, 12(sp)
+            (
+                0x0011_2623,
+                I::Sw {
+                    rs1: 2,
+                    rs2: 1,
+                    offset: 12,
+                },
+            ),
+            // lw ra, 12(sp)
+            (
+                0x00c1_2083,
+                I::Lw {
+                    rd: 1,
+                    rs1: 2,
+                    offset: 12,
+                },
+            ),
+            // mul a0, a0, a1
+            (
+                0x02b5_0533,
+                I::Mul {
+                    rd: 10,
+                    rs1: 10,
+                    rs2: 11,
+                },
+            ),
+            // sub a0, a0, a1
+            (
+                0x40b5_0533,
+                I::Sub {
+                    rd: 10,
+                    rs1: 10,
+                    rs2: 11,
+                },
+            ),
+            // srai a0, a0, 1
+            (
+                0x4015_5513,
+                I::Srai {
+                    rd: 10,
+                    rs1: 10,
+                    shamt: 1,
+                },
+            ),
+            // csrr a0, mhartid
+            (
+                0xf140_2573,
+                I::Csrrs {
+                    rd: 10,
+                    rs1: 0,
+                    csr: 0xf14,
+                },
+            ),
+            // csrw mtvec, t0
+            (
+                0x3052_9073,
+                I::Csrrw {
+                    rd: 0,
+                    rs1: 5,
+                    csr: 0x305,
+                },
+            ),
+            // fence iorw, iorw
+            (
+                0x0ff0_000f,
+                I::Fence {
+                    fm: 0,
+                    pred: 0xf,
+                    succ: 0xf,
+                },
+            ),
+            // fence.i
+            (0x0000_100f, I::FenceI),
+            (0x0000_0073, I::Ecall),
+            (0x0010_0073, I::Ebreak),
+            (0x3020_0073, I::Mret),
+            (0x1050_0073, I::Wfi),
+        ];
+        for &(word, expected) in cases {
+            assert_eq!(decode(word), Ok(expected), "{word:#010x}");
+        }
+    }
+
+    #[test]
+    fn rejects_encodings_outside_rv32im_zicsr() {
+        let cases: &[(u32, DecodeError)] = &[
+            (0x0000_0000, DecodeError::Compressed { word: 0 }),
+            (
+                0xffff_ffff,
+                DecodeError::UnsupportedOpcode {
+                    word: 0xffff_ffff,
+                    opcode: 0x7f,
+                },
+            ),
+            // flw (F extension, LOAD-FP)
+            (
+                0x0005_2507,
+                DecodeError::UnsupportedOpcode {
+                    word: 0x0005_2507,
+                    opcode: 0x07,
+                },
+            ),
+            // amoadd.w (A extension)
+            (
+                0x00b5_252f,
+                DecodeError::UnsupportedOpcode {
+                    word: 0x00b5_252f,
+                    opcode: 0x2f,
+                },
+            ),
+            // slli a0, a0, 32: shamt[5] set, reserved on RV32 (§2.4.1)
+            (
+                0x0205_1513,
+                DecodeError::UnsupportedFunction { word: 0x0205_1513 },
+            ),
+            // ld a0, 0(a0): RV64 only
+            (
+                0x0005_3503,
+                DecodeError::UnsupportedFunction { word: 0x0005_3503 },
+            ),
+            // sret: no S-mode
+            (
+                0x1020_0073,
+                DecodeError::UnsupportedFunction { word: 0x1020_0073 },
+            ),
+            // ecall with rd = 1
+            (
+                0x0000_00f3,
+                DecodeError::UnsupportedFunction { word: 0x0000_00f3 },
+            ),
+            // SYSTEM funct3 = 0b100 (reserved in Zicsr's space)
+            (
+                0x0000_4073,
+                DecodeError::UnsupportedFunction { word: 0x0000_4073 },
+            ),
+            // add with funct7 = 0b0000010
+            (
+                0x04b5_0533,
+                DecodeError::UnsupportedFunction { word: 0x04b5_0533 },
+            ),
+            // branch funct3 = 0b010
+            (
+                0x0000_2063,
+                DecodeError::UnsupportedFunction { word: 0x0000_2063 },
+            ),
+            // jalr funct3 = 0b001
+            (
+                0x0000_9067,
+                DecodeError::UnsupportedFunction { word: 0x0000_9067 },
+            ),
+        ];
+        for &(word, expected) in cases {
+            assert_eq!(decode(word), Err(expected), "{word:#010x}");
+            assert_eq!(expected.word(), word);
+        }
+    }
+
+    #[test]
+    fn fence_ignores_rd_and_rs1() {
+        // Unprivileged §2.7: base implementations ignore rd and rs1.
+        assert_eq!(
+            decode(0x0ff0_000f | 5 << 7 | 6 << 15),
+            Ok(Instruction::Fence {
+                fm: 0,
+                pred: 0xf,
+                succ: 0xf
+            })
+        );
+        // fence.tso: fm = 0b1000, pred = succ = rw.
+        assert_eq!(
+            decode(0x8330_000f),
+            Ok(Instruction::Fence {
+                fm: 0b1000,
+                pred: 0b0011,
+                succ: 0b0011
+            })
+        );
+    }
+
+    #[test]
+    fn displays_in_assembler_syntax() {
+        assert_eq!(decode(0xff01_0113).unwrap().to_string(), "addi x2, x2, -16");
+        assert_eq!(decode(0x0011_2623).unwrap().to_string(), "sw x1, 12(x2)");
+        assert_eq!(decode(0xfe00_0ee3).unwrap().to_string(), "beq x0, x0, -4");
+        assert_eq!(
+            decode(0xf140_2573).unwrap().to_string(),
+            "csrrs x10, 0xf14, x0"
+        );
+        assert_eq!(decode(0x3020_0073).unwrap().to_string(), "mret");
     }
 }

@@ -499,3 +499,82 @@ pub fn csrrsi(rd: u8, csr: u16, uimm: u8) -> u32 {
 pub fn csrrci(rd: u8, csr: u16, uimm: u8) -> u32 {
     encode(&Instruction::Csrrci { rd, uimm, csr })
 }
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::decode::decode;
+    use crate::testutil::any_instruction;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4096))]
+
+        #[test]
+        fn decode_inverts_encode(insn in any_instruction()) {
+            prop_assert_eq!(decode(encode(&insn)), Ok(insn));
+        }
+
+        /// Every accepted word except FENCE/FENCE.I (whose ignored fields
+        /// are not kept) re-encodes to itself.
+        #[test]
+        fn encode_inverts_decode(word in any::<u32>()) {
+            if let Ok(insn) = decode(word) {
+                if !matches!(insn, Instruction::Fence { .. } | Instruction::FenceI) {
+                    prop_assert_eq!(encode(&insn), word);
+                }
+            }
+        }
+    }
+
+    /// Words as the GNU assembler emits them for the named source lines.
+    #[test]
+    fn builds_known_encodings() {
+        assert_eq!(nop(), 0x0000_0013);
+        assert_eq!(addi(2, 2, -16), 0xff01_0113);
+        assert_eq!(lui(10, 0x10000), 0x1000_0537);
+        assert_eq!(jalr(0, 1, 0), 0x0000_8067);
+        assert_eq!(jal(1, 8), 0x0080_00ef);
+        assert_eq!(beq(0, 0, -4), 0xfe00_0ee3);
+        assert_eq!(sw(1, 2, 12), 0x0011_2623);
+        assert_eq!(lw(1, 2, 12), 0x00c1_2083);
+        assert_eq!(mul(10, 10, 11), 0x02b5_0533);
+        assert_eq!(srai(10, 10, 1), 0x4015_5513);
+        assert_eq!(csrrs(10, 0xf14, 0), 0xf140_2573);
+        assert_eq!(csrrw(0, 0x305, 5), 0x3052_9073);
+        assert_eq!(fence(0xf, 0xf), 0x0ff0_000f);
+        assert_eq!(fence_i(), 0x0000_100f);
+        assert_eq!(ecall(), 0x0000_0073);
+        assert_eq!(ebreak(), 0x0010_0073);
+        assert_eq!(mret(), 0x3020_0073);
+        assert_eq!(wfi(), 0x1050_0073);
+    }
+
+    #[test]
+    fn li_covers_the_sign_extension_of_addi() {
+        // 0x12345FFF: the low 12 bits (0xFFF) sign-extend to -1, so the
+        // upper field is rounded up to 0x12346.
+        assert_eq!(li(5, 0x1234_5FFF), [lui(5, 0x12346), addi(5, 5, -1)]);
+        assert_eq!(li(5, 0x1000_0000), [lui(5, 0x10000), addi(5, 5, 0)]);
+        assert_eq!(li(5, 0xFFFF_FFFF), [lui(5, 0), addi(5, 5, -1)]);
+    }
+
+    #[test]
+    #[should_panic(expected = "outside the 12-bit signed range")]
+    fn out_of_range_immediates_panic() {
+        addi(1, 1, 2048);
+    }
+
+    #[test]
+    #[should_panic(expected = "register x32 does not exist")]
+    fn out_of_range_registers_panic() {
+        add(32, 0, 0);
+    }
+
+    #[test]
+    #[should_panic(expected = "branch offset 3 is odd")]
+    fn odd_branch_offsets_panic() {
+        bne(1, 2, 3);
+    }
+}

@@ -39,6 +39,7 @@ use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
 use crate::header::{MAC_INPUT_END, TAG_LEN, TAG_OFFSET};
+use crate::message::ids::SwitchId;
 
 /// The length of a [`Key`] in bytes: the output size of SHA-256, the
 /// smallest key RFC 2104 §3 recommends for HMAC-SHA-256.
@@ -81,7 +82,9 @@ impl Key {
     pub fn parse_hex(text: &str) -> Result<Key, KeyParseError> {
         let digits = text.trim().as_bytes();
         if digits.len() != 2 * KEY_LEN {
-            return Err(KeyParseError::WrongLength { digits: digits.len() });
+            return Err(KeyParseError::WrongLength {
+                digits: digits.len(),
+            });
         }
         let mut key = [0; KEY_LEN];
         for (i, (byte, pair)) in key.iter_mut().zip(digits.chunks_exact(2)).enumerate() {
@@ -112,14 +115,21 @@ impl Key {
         let mut mac = self.hmac();
         let (covered_head, rest) = datagram.split_at(MAC_INPUT_END.min(datagram.len()));
         mac.update(covered_head);
-        mac.update(rest.get(TAG_OFFSET + TAG_LEN - MAC_INPUT_END..).unwrap_or(&[]));
+        mac.update(
+            rest.get(TAG_OFFSET + TAG_LEN - MAC_INPUT_END..)
+                .unwrap_or(&[]),
+        );
         mac.verify_slice(tag).is_ok()
     }
 
     /// The MAC of `datagram` (everything but its tag).
     pub(crate) fn mac_datagram(&self, datagram: &[u8]) -> [u8; TAG_LEN] {
         let (covered_head, rest) = datagram.split_at(MAC_INPUT_END.min(datagram.len()));
-        self.mac(&[covered_head, rest.get(TAG_OFFSET + TAG_LEN - MAC_INPUT_END..).unwrap_or(&[])])
+        self.mac(&[
+            covered_head,
+            rest.get(TAG_OFFSET + TAG_LEN - MAC_INPUT_END..)
+                .unwrap_or(&[]),
+        ])
     }
 
     fn hmac(&self) -> Hmac<Sha256> {
@@ -178,7 +188,10 @@ impl fmt::Display for KeyParseError {
                  generate one with `openssl rand -hex 32`"
             ),
             KeyParseError::NotHex { at } => {
-                write!(f, "character {at} of the key is not a hexadecimal digit (0-9, a-f)")
+                write!(
+                    f,
+                    "character {at} of the key is not a hexadecimal digit (0-9, a-f)"
+                )
             }
             KeyParseError::AllZero => f.write_str(
                 "the all-zero key is the insecure public key; choose a random key, \
@@ -188,25 +201,41 @@ impl fmt::Display for KeyParseError {
     }
 }
 
-/// A switch's check of incoming requests: its key and the last counter it
-/// accepted.
+impl core::error::Error for KeyParseError {}
+
+/// A switch's check of incoming requests: its identity, its key and the
+/// last counter it accepted.
 #[derive(Clone, Debug)]
 pub struct Verifier {
+    switch: SwitchId,
     key: Key,
     last_accepted: u64,
 }
 
 impl Verifier {
-    /// A verifier that has accepted nothing yet: the first request may have
-    /// any counter above 0.
-    pub const fn new(key: Key) -> Verifier {
-        Verifier { key, last_accepted: 0 }
+    /// A verifier for the switch `switch` that has accepted nothing yet: the
+    /// first request may have any counter above 0.
+    pub const fn new(switch: SwitchId, key: Key) -> Verifier {
+        Verifier {
+            switch,
+            key,
+            last_accepted: 0,
+        }
     }
 
     /// A verifier that continues after a restart from a counter kept in
     /// flash: only counters above `last_accepted` are accepted.
-    pub const fn resume(key: Key, last_accepted: u64) -> Verifier {
-        Verifier { key, last_accepted }
+    pub const fn resume(switch: SwitchId, key: Key, last_accepted: u64) -> Verifier {
+        Verifier {
+            switch,
+            key,
+            last_accepted,
+        }
+    }
+
+    /// The switch whose requests this verifier accepts.
+    pub const fn switch(&self) -> SwitchId {
+        self.switch
     }
 
     /// The key, for authenticating the responses.
@@ -254,7 +283,10 @@ impl ClientCounter {
 
 #[cfg(test)]
 mod tests {
+    extern crate std;
+
     use super::*;
+    use std::format;
 
     #[test]
     fn hmac_matches_rfc_4231_test_case_1() {
@@ -265,8 +297,9 @@ mod tests {
         bytes[..20].fill(0x0b);
         let tag = Key::from_bytes(bytes).mac(&[b"Hi ", b"There"]);
         let expected = [
-            0xb0, 0x34, 0x4c, 0x61, 0xd8, 0xdb, 0x38, 0x53, 0x5c, 0xa8, 0xaf, 0xce, 0xaf, 0x0b, 0xf1, 0x2b, 0x88, 0x1d,
-            0xc2, 0x00, 0xc9, 0x83, 0x3d, 0xa7, 0x26, 0xe9, 0x37, 0x6c, 0x2e, 0x32, 0xcf, 0xf7,
+            0xb0, 0x34, 0x4c, 0x61, 0xd8, 0xdb, 0x38, 0x53, 0x5c, 0xa8, 0xaf, 0xce, 0xaf, 0x0b,
+            0xf1, 0x2b, 0x88, 0x1d, 0xc2, 0x00, 0xc9, 0x83, 0x3d, 0xa7, 0x26, 0xe9, 0x37, 0x6c,
+            0x2e, 0x32, 0xcf, 0xf7,
         ];
         assert_eq!(tag, expected);
     }
@@ -278,8 +311,9 @@ mod tests {
         bytes[..4].copy_from_slice(b"Jefe");
         let tag = Key::from_bytes(bytes).mac(&[b"what do ya want for nothing?"]);
         let expected = [
-            0x5b, 0xdc, 0xc1, 0x46, 0xbf, 0x60, 0x75, 0x4e, 0x6a, 0x04, 0x24, 0x26, 0x08, 0x95, 0x75, 0xc7, 0x5a, 0x00,
-            0x3f, 0x08, 0x9d, 0x27, 0x39, 0x83, 0x9d, 0xec, 0x58, 0xb9, 0x64, 0xec, 0x38, 0x43,
+            0x5b, 0xdc, 0xc1, 0x46, 0xbf, 0x60, 0x75, 0x4e, 0x6a, 0x04, 0x24, 0x26, 0x08, 0x95,
+            0x75, 0xc7, 0x5a, 0x00, 0x3f, 0x08, 0x9d, 0x27, 0x39, 0x83, 0x9d, 0xec, 0x58, 0xb9,
+            0x64, 0xec, 0x38, 0x43,
         ];
         assert_eq!(tag, expected);
     }
@@ -317,35 +351,45 @@ mod tests {
 
     #[test]
     fn parse_hex_says_what_is_wrong() {
-        assert_eq!(Key::parse_hex("abcd").map(|_| ()), Err(KeyParseError::WrongLength { digits: 4 }));
+        assert_eq!(
+            Key::parse_hex("abcd").map(|_| ()),
+            Err(KeyParseError::WrongLength { digits: 4 })
+        );
         let mut bad = [b'1'; 64];
         bad[9] = b'g';
         let bad = core::str::from_utf8(&bad).expect("ascii");
-        assert_eq!(Key::parse_hex(bad).map(|_| ()), Err(KeyParseError::NotHex { at: 9 }));
+        assert_eq!(
+            Key::parse_hex(bad).map(|_| ()),
+            Err(KeyParseError::NotHex { at: 9 })
+        );
         let zeros = "0".repeat(64);
-        assert_eq!(Key::parse_hex(&zeros).map(|_| ()), Err(KeyParseError::AllZero));
+        assert_eq!(
+            Key::parse_hex(&zeros).map(|_| ()),
+            Err(KeyParseError::AllZero)
+        );
     }
 
     #[test]
     fn debug_never_prints_key_bytes() {
-        extern crate std;
-        use std::format;
         let key = Key::from_bytes([0xab; KEY_LEN]);
         let shown = format!("{key:?}");
         assert!(!shown.contains("ab") && !shown.contains("171"), "{shown}");
-        assert_eq!(format!("{:?}", Key::insecure_public()), "Key(insecure public key)");
+        assert_eq!(
+            format!("{:?}", Key::insecure_public()),
+            "Key(insecure public key)"
+        );
     }
 
     #[test]
     fn verifier_accepts_only_growing_counters() {
-        let mut v = Verifier::new(Key::insecure_public());
+        let mut v = Verifier::new(SwitchId(1), Key::insecure_public());
         assert!(!v.accept_counter(0));
         assert!(v.accept_counter(5));
         assert!(!v.accept_counter(5));
         assert!(!v.accept_counter(4));
         assert!(v.accept_counter(9));
         assert_eq!(v.last_accepted(), 9);
-        let mut resumed = Verifier::resume(Key::insecure_public(), 100);
+        let mut resumed = Verifier::resume(SwitchId(1), Key::insecure_public(), 100);
         assert!(!resumed.accept_counter(100));
         assert!(resumed.accept_counter(101));
     }

@@ -83,14 +83,24 @@ pub struct Header {
 impl Header {
     /// The header of a request at this crate's protocol version.
     pub const fn request(request_id: u32, switch: SwitchId, counter: u64) -> Header {
-        Header { version: PROTOCOL_VERSION, request_id, switch, counter }
+        Header {
+            version: PROTOCOL_VERSION,
+            request_id,
+            switch,
+            counter,
+        }
     }
 
     /// The header of the response to the request with this header: the same
     /// request id and counter, this crate's version, and the responder's
     /// identity.
     pub const fn reply(&self, responder: SwitchId) -> Header {
-        Header { version: PROTOCOL_VERSION, request_id: self.request_id, switch: responder, counter: self.counter }
+        Header {
+            version: PROTOCOL_VERSION,
+            request_id: self.request_id,
+            switch: responder,
+            counter: self.counter,
+        }
     }
 }
 
@@ -126,7 +136,9 @@ impl WireHeader {
     /// needed to read it (length, magic, kind); the codec checks the rest.
     pub(crate) fn parse(datagram: &[u8]) -> Result<WireHeader, DecodeError> {
         let Some(bytes) = datagram.first_chunk::<HEADER_LEN>() else {
-            return Err(DecodeError::Truncated { len: datagram.len() });
+            return Err(DecodeError::Truncated {
+                len: datagram.len(),
+            });
         };
         let magic = field::<4>(bytes, 0);
         if magic != MAGIC {
@@ -188,10 +200,16 @@ mod tests {
         assert_eq!(out[6], 2);
         assert_eq!(out[7], 0);
         assert_eq!(&out[8..12], &[0x06, 0x05, 0x04, 0x03]);
-        assert_eq!(&out[12..20], &[0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07]);
+        assert_eq!(
+            &out[12..20],
+            &[0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07]
+        );
         assert_eq!(&out[20..22], &[0x1a, 0x19]);
         assert_eq!(&out[22..24], &[0x1c, 0x1b]);
-        assert_eq!(&out[24..32], &[0x18, 0x17, 0x16, 0x15, 0x14, 0x13, 0x12, 0x11]);
+        assert_eq!(
+            &out[24..32],
+            &[0x18, 0x17, 0x16, 0x15, 0x14, 0x13, 0x12, 0x11]
+        );
         assert_eq!(&out[32..64], &[0xee; 32]);
     }
 
@@ -206,13 +224,22 @@ mod tests {
     fn parse_refuses_short_foreign_and_unknown_kinds() {
         let mut out = [0; HEADER_LEN];
         sample().write(&mut out);
-        assert_eq!(WireHeader::parse(&out[..63]), Err(DecodeError::Truncated { len: 63 }));
+        assert_eq!(
+            WireHeader::parse(&out[..63]),
+            Err(DecodeError::Truncated { len: 63 })
+        );
         let mut foreign = out;
         foreign[0] = b'X';
-        assert_eq!(WireHeader::parse(&foreign), Err(DecodeError::BadMagic { found: *b"XEFT" }));
+        assert_eq!(
+            WireHeader::parse(&foreign),
+            Err(DecodeError::BadMagic { found: *b"XEFT" })
+        );
         let mut odd = out;
         odd[6] = 7;
-        assert_eq!(WireHeader::parse(&odd), Err(DecodeError::UnknownKind { found: 7 }));
+        assert_eq!(
+            WireHeader::parse(&odd),
+            Err(DecodeError::UnknownKind { found: 7 })
+        );
     }
 
     #[test]

@@ -6,7 +6,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::fabric::Owner;
-use super::ids::{FabricId, Generation, HostIndex, OperationId, PortIndex, SlotIndex, SwitchId, TopologyCursor};
+use super::ids::{
+    FabricId, Generation, HostIndex, OperationId, PortIndex, SlotIndex, SwitchId, TopologyCursor,
+};
 use super::ops::AccessWidth;
 
 /// How a config request to an endpoint completed, when it did not complete

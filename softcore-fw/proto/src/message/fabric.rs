@@ -4,7 +4,9 @@
 use heapless::{String, Vec};
 use serde::{Deserialize, Serialize};
 
-use super::ids::{ClassCode, FabricId, Generation, HostIndex, PortIndex, SlotIndex, SwitchId, TopologyCursor};
+use super::ids::{
+    ClassCode, FabricId, Generation, HostIndex, PortIndex, SlotIndex, SwitchId, TopologyCursor,
+};
 
 /// The most bytes in a board name (UTF-8).
 pub const MAX_BOARD_NAME: usize = 32;

@@ -3,7 +3,10 @@
 use serde::{Deserialize, Serialize};
 
 use super::fabric::{BoundFunctions, UnbindMode};
-use super::ids::{Digest, EventSeq, FabricId, Generation, HostIndex, OperationId, PortIndex, SlotIndex, Token, TopologyCursor};
+use super::ids::{
+    Digest, EventSeq, FabricId, Generation, HostIndex, OperationId, PortIndex, SlotIndex, Token,
+    TopologyCursor,
+};
 use super::ops::{AccessWidth, CounterKind, PortAction, ResetScope};
 
 /// A request, the body of a request datagram.

@@ -6,7 +6,12 @@
 
 use rust_hdl::prelude::*;
 
+use crate::stream::TlpRegisterSlice;
 use crate::HeaderDecoder;
+
+/// Payload bits of the reference configuration: 512 bits at 250 MHz carry
+/// Gen3 x16 or Gen4 x8 at line rate (REFERENCE.md, "Datapath width").
+pub const REFERENCE_PAYLOAD_BITS: usize = 512;
 
 /// One design that is emitted as its own Verilog file.
 pub struct Design {
@@ -18,7 +23,13 @@ pub struct Design {
 
 /// Every top-level design, emitted and renamed.
 pub fn designs() -> Vec<Design> {
-    vec![emit("weft_header_decoder", HeaderDecoder::default())]
+    vec![
+        emit("weft_header_decoder", HeaderDecoder::default()),
+        emit(
+            "weft_tlp_register_slice",
+            TlpRegisterSlice::<REFERENCE_PAYLOAD_BITS>::default(),
+        ),
+    ]
 }
 
 /// Connects a block, generates its Verilog (checked by rust-hdl for

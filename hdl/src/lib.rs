@@ -10,5 +10,6 @@
 pub mod driver;
 pub mod emit;
 pub mod header_decode;
+pub mod stream;
 
 pub use header_decode::HeaderDecoder;

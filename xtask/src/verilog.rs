@@ -18,6 +18,9 @@ const VERILATOR_LINT: &[&str] = &[
     // mask, so operand widths differ in the text although each value's
     // width is fixed by its `Bits<N>` type, which rustc checks.
     "-Wno-WIDTH",
+    // rust-hdl writes a design and all of its submodules into one file, so
+    // only the top module can match the file's name.
+    "-Wno-DECLFILENAME",
 ];
 
 /// Emits every top-level design into `target/verilog/`, lints each with

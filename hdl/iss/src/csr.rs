@@ -225,6 +225,9 @@ impl Csrs {
 
     /// Writes a CSR as a CSR instruction does, applying each field's
     /// WARL/read-only rule; fails for read-only or missing CSRs.
+    ///
+    /// Written between steps (by a debugger or test set-up), a counter
+    /// takes the value and keeps counting from it on the next step.
     pub fn write(&mut self, csr: u16, value: u32) -> Result<(), CsrError> {
         // Privileged §2.1: bits [11:10] = 0b11 mark a read-only CSR.
         if csr >> 10 == 0b11 {
@@ -251,24 +254,61 @@ impl Csrs {
             MEPC => self.mepc = value & !0b11,
             MCAUSE => self.mcause = value,
             MTVAL => self.mtval = value,
-            MCYCLE => {
-                self.mcycle = (self.mcycle & !0xffff_ffff) | u64::from(value);
-                self.mcycle_written = true;
-            }
-            MCYCLEH => {
-                self.mcycle = (self.mcycle & 0xffff_ffff) | u64::from(value) << 32;
-                self.mcycle_written = true;
-            }
-            MINSTRET => {
-                self.minstret = (self.minstret & !0xffff_ffff) | u64::from(value);
-                self.minstret_written = true;
-            }
-            MINSTRETH => {
-                self.minstret = (self.minstret & 0xffff_ffff) | u64::from(value) << 32;
-                self.minstret_written = true;
-            }
+            MCYCLE => self.mcycle = (self.mcycle & !0xffff_ffff) | u64::from(value),
+            MCYCLEH => self.mcycle = (self.mcycle & 0xffff_ffff) | u64::from(value) << 32,
+            MINSTRET => self.minstret = (self.minstret & !0xffff_ffff) | u64::from(value),
+            MINSTRETH => self.minstret = (self.minstret & 0xffff_ffff) | u64::from(value) << 32,
             _ => return Err(CsrError::Unimplemented { csr }),
         }
         Ok(())
+    }
+
+    /// Records that the executing CSR instruction wrote `csr`, so that if
+    /// it is a counter, the write wins over this step's increment.
+    pub(crate) fn note_instruction_write(&mut self, csr: u16) {
+        match csr {
+            MCYCLE | MCYCLEH => self.mcycle_written = true,
+            MINSTRET | MINSTRETH => self.minstret_written = true,
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn read_only_and_missing_csrs_refuse_writes() {
+        let mut c = Csrs::new(0);
+        assert_eq!(c.write(CYCLE, 1), Err(CsrError::ReadOnly { csr: CYCLE }));
+        assert_eq!(
+            c.write(MHARTID, 1),
+            Err(CsrError::ReadOnly { csr: MHARTID })
+        );
+        // Read-only address range, but no CSR there.
+        assert_eq!(
+            c.write(0xC01, 1),
+            Err(CsrError::Unimplemented { csr: 0xC01 })
+        );
+        assert_eq!(
+            c.write(0x7C0, 1),
+            Err(CsrError::Unimplemented { csr: 0x7C0 })
+        );
+        assert_eq!(c.read(0x7C0), Err(CsrError::Unimplemented { csr: 0x7C0 }));
+    }
+
+    #[test]
+    fn counter_halves_combine_into_64_bits() {
+        let mut c = Csrs::new(0);
+        c.write(MINSTRETH, 0x1234).unwrap();
+        c.write(MINSTRET, 0x5678).unwrap();
+        assert_eq!(c.minstret(), 0x1234_0000_5678);
+        assert_eq!(c.read(INSTRETH), Ok(0x1234));
+        assert_eq!(c.read(INSTRET), Ok(0x5678));
+        c.write(MCYCLEH, 7).unwrap();
+        assert_eq!(c.read(CYCLEH), Ok(7));
+        // A write from outside an instruction does not suppress counting.
+        assert!(!c.minstret_written && !c.mcycle_written);
     }
 }

@@ -608,6 +608,7 @@ impl<B: Bus> Hart<B> {
         let old = self.csrs.read(csr).map_err(illegal)?;
         if let Some(s) = source {
             self.csrs.write(csr, modify(old, s)).map_err(illegal)?;
+            self.csrs.note_instruction_write(csr);
         }
         Ok(old)
     }

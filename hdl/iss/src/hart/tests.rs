@@ -570,6 +570,27 @@ fn ecall_mret_round_trip() {
     assert_eq!(h.reg(1), 42);
 }
 
+/// Privileged §3.1.6.1 and §3.3.2: trap entry copies MIE into MPIE and
+/// clears MIE; MRET copies MPIE into MIE and sets MPIE — for both values
+/// of MIE.
+#[test]
+fn trap_entry_and_mret_stack_the_interrupt_enable() {
+    for mie_before in [false, true] {
+        let mut program = vec![e::nop(); (HANDLER / 4 + 1) as usize];
+        program[0] = e::ecall();
+        program[(HANDLER / 4) as usize] = e::mret();
+        let mut h = hart_with_handler(&program);
+        let mstatus = if mie_before { MSTATUS_MIE } else { 0 };
+        h.csrs_mut().write(csr::MSTATUS, mstatus).unwrap();
+        retire(&mut h);
+        let mpie = if mie_before { MSTATUS_MPIE } else { 0 };
+        assert_eq!(h.csrs().mstatus(), mpie | MSTATUS_MPP);
+        retire(&mut h);
+        assert_eq!(h.pc(), 0, "mret returns to mepc, the ecall itself");
+        assert_eq!(h.csrs().mstatus(), mstatus | MSTATUS_MPIE | MSTATUS_MPP);
+    }
+}
+
 /// Privileged §3.3.1 and §3.1.16: EBREAK traps with mcause 3 and mtval =
 /// its own address.
 #[test]

@@ -232,3 +232,174 @@ pub enum Error {
     /// The saved configuration failed its integrity check.
     SavedConfigCorrupt,
 }
+
+impl core::fmt::Display for Error {
+    /// A sentence for an operator: what went wrong and, where there is one,
+    /// what to do about it.
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Error::Unauthenticated => f.write_str(
+                "the switch refused the request: it is not signed with the switch's key \
+                 (check the key file)",
+            ),
+            Error::Replayed => f.write_str(
+                "the switch refused the request as a replay: its counter is not newer than one \
+                 already used (check this machine's clock)",
+            ),
+            Error::WrongSwitch { ours } => write!(
+                f,
+                "the request is meant for another switch; this one is {:#x} (check the target)",
+                ours.0
+            ),
+            Error::WrongVersion { ours, oldest } => write!(
+                f,
+                "the switch speaks protocol versions {oldest} to {ours} only; \
+                 use a matching weftctl or update the firmware"
+            ),
+            Error::Malformed => f.write_str("the switch could not decode the request"),
+            Error::Unsupported => {
+                f.write_str("this switch's board or firmware does not support the request")
+            }
+            Error::Busy { retry_after_ms } => {
+                write!(f, "the switch is busy; try again in {retry_after_ms} ms")
+            }
+            Error::StaleGeneration { current } => write!(
+                f,
+                "the fabric changed since it was read (now generation {}); read it again",
+                current.0
+            ),
+            Error::NoSuchHost { host } => write!(f, "there is no host {}", host.0),
+            Error::NoSuchSlot { host, slot } => write!(f, "host {} has no slot {}", host.0, slot.0),
+            Error::NoSuchPort { port } => write!(f, "the switch has no port {}", port.0),
+            Error::NoSuchEndpoint { fabric_id } => {
+                write!(f, "no function has fabric ID {:#06x}", fabric_id.0)
+            }
+            Error::NoSuchOperation { op } => write!(f, "there is no operation {}", op.0),
+            Error::EndpointBusy { fabric_id, owner } => write!(
+                f,
+                "function {:#06x} is bound to host {} slot {}; unbind it first",
+                fabric_id.0, owner.host.0, owner.slot.0
+            ),
+            Error::SlotOccupied { host, slot, bound } => write!(
+                f,
+                "host {} slot {} already holds function {:#06x}; unbind it or choose another slot",
+                host.0, slot.0, bound.0
+            ),
+            Error::SlotEmpty { host, slot } => {
+                write!(f, "host {} slot {} has nothing bound", host.0, slot.0)
+            }
+            Error::HostLinkDown { host } => {
+                write!(
+                    f,
+                    "host {}'s link is down, so it cannot see a hot-plug event",
+                    host.0
+                )
+            }
+            Error::NoFunctions => f.write_str("a bind needs at least one function"),
+            Error::NotSameDevice { fabric_id } => write!(
+                f,
+                "function {:#06x} is not part of the same device as the first function of the bind",
+                fabric_id.0
+            ),
+            Error::NotSriovCapable { fabric_id } => {
+                write!(f, "function {:#06x} has no SR-IOV capability", fabric_id.0)
+            }
+            Error::TooManyVfs {
+                fabric_id,
+                total_vfs,
+            } => {
+                write!(
+                    f,
+                    "function {:#06x} supports at most {total_vfs} VFs",
+                    fabric_id.0
+                )
+            }
+            Error::VfBound { fabric_id, vf } => write!(
+                f,
+                "VF {:#06x} of function {:#06x} is bound; unbind its VFs first",
+                vf.0, fabric_id.0
+            ),
+            Error::BadCursor { cursor } => {
+                write!(
+                    f,
+                    "topology cursor {} is past the end; start again from 0",
+                    cursor.0
+                )
+            }
+            Error::FirmwareTooLarge { max } => {
+                write!(f, "the image is larger than the {max}-byte partition")
+            }
+            Error::NoUpdateInProgress => {
+                f.write_str("no firmware update is in progress; prepare one first")
+            }
+            Error::UpdateInProgress => {
+                f.write_str("another firmware update is in progress; abort it first")
+            }
+            Error::BadChunk { resume_at } => {
+                write!(
+                    f,
+                    "the firmware chunk was refused; resume from offset {resume_at}"
+                )
+            }
+            Error::ImageIncomplete { received, size } => {
+                write!(
+                    f,
+                    "only {received} of {size} image bytes arrived; send the rest first"
+                )
+            }
+            Error::DigestMismatch => f.write_str(
+                "the received image does not match the announced SHA-256; the update was abandoned",
+            ),
+            Error::BadToken => f.write_str("the token does not match; arm the operation again"),
+            Error::TokenExpired => f.write_str("the token expired; arm the operation again"),
+            Error::CsrOutOfRange { addr } => write!(f, "there is no CSR at {addr:#010x}"),
+            Error::Misaligned { offset, width } => write!(
+                f,
+                "offset {offset:#x} is not aligned for a {width:?} access"
+            ),
+            Error::ConfigOutOfRange { offset } => write!(
+                f,
+                "config offset {offset:#x} is past the 4 KiB config space"
+            ),
+            Error::ConfigAccessFailed { fabric_id, status } => {
+                write!(
+                    f,
+                    "function {:#06x} answered the config access with {status:?}",
+                    fabric_id.0
+                )
+            }
+            Error::FlashFailed { op } => write!(f, "the flash failed during {op:?}"),
+            Error::NoSavedConfig => f.write_str("no configuration was ever saved"),
+            Error::SavedConfigCorrupt => {
+                f.write_str("the saved configuration is corrupt; save the current one again")
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+
+    use super::*;
+    use std::string::ToString;
+
+    #[test]
+    fn a_message_carries_the_values_an_operator_acts_on() {
+        assert_eq!(
+            Error::BadChunk { resume_at: 4096 }.to_string(),
+            "the firmware chunk was refused; resume from offset 4096"
+        );
+        let busy = Error::EndpointBusy {
+            fabric_id: FabricId(0x0300),
+            owner: Owner {
+                host: HostIndex(2),
+                slot: SlotIndex(1),
+            },
+        };
+        assert_eq!(
+            busy.to_string(),
+            "function 0x0300 is bound to host 2 slot 1; unbind it first"
+        );
+    }
+}

@@ -1,0 +1,184 @@
+//! Retries: a byte-identical repeat of a recently answered request gets the
+//! identical answer, is not executed again, and is not refused as a replay.
+
+mod support;
+
+use support::{bind, key, request_datagram, verifier, SWITCH};
+use weft_proto::*;
+
+/// A switch with a reply cache of `N` that counts how often it executes.
+struct Server<const N: usize> {
+    verifier: Verifier,
+    cache: ReplyCache<N>,
+    executed: u32,
+}
+
+impl<const N: usize> Server<N> {
+    fn new() -> Self {
+        Server {
+            verifier: verifier(),
+            cache: ReplyCache::new(),
+            executed: 0,
+        }
+    }
+
+    /// Handles one datagram the way the firmware does and returns the
+    /// answer's bytes, or `None` if the datagram is dropped.
+    fn handle(&mut self, datagram: &[u8]) -> Option<std::vec::Vec<u8>> {
+        let mut out = [0u8; MAX_DATAGRAM];
+        match receive_request(datagram, &mut self.verifier, &self.cache) {
+            Ok(Incoming::Resend(bytes)) => Some(bytes.to_vec()),
+            Ok(Incoming::Execute(received)) => {
+                self.executed += 1;
+                let response = Response::InProgress {
+                    op: OperationId(self.executed),
+                };
+                let header = received.header.reply(SWITCH);
+                let len = encode_response(&header, &response, &[], self.verifier.key(), &mut out)
+                    .expect("fits");
+                self.cache
+                    .insert(received.fingerprint, &out[..len])
+                    .expect("a datagram fits");
+                Some(out[..len].to_vec())
+            }
+            Err(e) => {
+                let (header, error) = e.refusal(SWITCH)?;
+                let len = encode_response(
+                    &header,
+                    &Response::Error(error),
+                    &[],
+                    self.verifier.key(),
+                    &mut out,
+                )
+                .expect("fits");
+                Some(out[..len].to_vec())
+            }
+        }
+    }
+}
+
+fn response_of(answer: &[u8], sent: &Header) -> Response {
+    decode_response(answer, &key(), sent)
+        .expect("an authentic answer")
+        .response
+}
+
+#[test]
+fn a_retry_gets_the_identical_answer_without_running_again() {
+    let mut server = Server::<4>::new();
+    let sent = Header::request(1, SWITCH, 10);
+    let datagram = request_datagram(&sent, &bind(), &[]);
+    let first = server.handle(&datagram).expect("answered");
+    let retry = server.handle(&datagram).expect("answered");
+    let again = server.handle(&datagram).expect("answered");
+    assert_eq!(first, retry);
+    assert_eq!(first, again);
+    assert_eq!(server.executed, 1, "the bind ran once");
+    assert_eq!(
+        response_of(&retry, &sent),
+        Response::InProgress { op: OperationId(1) }
+    );
+}
+
+#[test]
+fn a_retry_of_an_older_request_still_in_the_cache_is_answered_not_refused() {
+    let mut server = Server::<4>::new();
+    let first_sent = Header::request(1, SWITCH, 10);
+    let first = request_datagram(&first_sent, &bind(), &[]);
+    let first_answer = server.handle(&first).expect("answered");
+    let second = request_datagram(&Header::request(2, SWITCH, 11), &Request::Ping, &[]);
+    server.handle(&second).expect("answered");
+    // Counter 10 is now older than the last accepted (11), yet the repeat is
+    // answered from the cache.
+    assert_eq!(server.handle(&first).expect("answered"), first_answer);
+    assert_eq!(server.executed, 2);
+}
+
+#[test]
+fn a_retry_after_its_answer_left_the_cache_is_a_replay() {
+    let mut server = Server::<2>::new();
+    let first_sent = Header::request(1, SWITCH, 10);
+    let first = request_datagram(&first_sent, &bind(), &[]);
+    server.handle(&first).expect("answered");
+    for i in 0..2 {
+        let newer = request_datagram(
+            &Header::request(2 + i, SWITCH, 11 + u64::from(i)),
+            &Request::Ping,
+            &[],
+        );
+        server.handle(&newer).expect("answered");
+    }
+    let answer = server.handle(&first).expect("answered");
+    assert_eq!(
+        response_of(&answer, &first_sent),
+        Response::Error(Error::Replayed)
+    );
+    assert_eq!(server.executed, 3, "not run again");
+}
+
+#[test]
+fn a_different_request_under_the_same_id_and_counter_is_not_answered_from_the_cache() {
+    let mut server = Server::<4>::new();
+    let sent = Header::request(1, SWITCH, 10);
+    server
+        .handle(&request_datagram(&sent, &bind(), &[]))
+        .expect("answered");
+    let other = request_datagram(&sent, &Request::Ping, &[]);
+    let answer = server.handle(&other).expect("answered");
+    assert_eq!(
+        response_of(&answer, &sent),
+        Response::Error(Error::Replayed)
+    );
+    assert_eq!(server.executed, 1);
+}
+
+#[test]
+fn a_forgery_of_a_cached_request_fails_its_mac_before_the_cache_is_consulted() {
+    let mut server = Server::<4>::new();
+    let sent = Header::request(1, SWITCH, 10);
+    let datagram = request_datagram(&sent, &bind(), &[]);
+    server.handle(&datagram).expect("answered");
+    // Same header and tag, different body byte: the cache would match on
+    // id, counter and tag, but the MAC is checked first.
+    let mut forged = datagram.clone();
+    let last = forged.len() - 1;
+    forged[last] ^= 0x01;
+    let err = receive_request(&forged, &mut server.verifier, &server.cache).expect_err("forged");
+    assert!(matches!(err, DecodeError::BadMac { .. }), "{err:?}");
+}
+
+#[test]
+fn a_refused_request_is_not_cached_and_its_retry_gets_the_same_refusal() {
+    let mut server = Server::<4>::new();
+    let sent = Header::request(1, SwitchId(0x1234), 10);
+    let datagram = request_datagram(&sent, &bind(), &[]);
+    let first = server.handle(&datagram).expect("answered");
+    let retry = server.handle(&datagram).expect("answered");
+    assert_eq!(first, retry);
+    assert_eq!(
+        response_of(&retry, &sent),
+        Response::Error(Error::WrongSwitch { ours: SWITCH })
+    );
+    assert!(server.cache.is_empty());
+    assert_eq!(server.executed, 0);
+}
+
+#[test]
+fn new_requests_keep_running_while_retries_are_answered() {
+    let mut server = Server::<4>::new();
+    let mut counter = ClientCounter::new();
+    for i in 0..10u32 {
+        let sent = Header::request(i, SWITCH, counter.next(1_000));
+        let datagram = request_datagram(&sent, &bind(), &[]);
+        let answer = server.handle(&datagram).expect("answered");
+        assert_eq!(server.handle(&datagram).expect("answered"), answer);
+        assert_eq!(
+            response_of(&answer, &sent),
+            Response::InProgress {
+                op: OperationId(i + 1)
+            }
+        );
+    }
+    assert_eq!(server.executed, 10);
+    assert_eq!(server.cache.len(), 4);
+}

@@ -219,6 +219,18 @@ fn only(forwarding: &Forwarding, to: Destination) -> &Packet {
     &forwarding.deliveries[0].packet
 }
 
+/// Checks the TLP was dropped for `reason` and answered with UR out of `port`; returns the answer.
+fn refused_with_unsupported_request(
+    out: &Forwarding,
+    reason: DropReason,
+    port: PortIndex,
+) -> Completion {
+    assert_eq!(out.dropped, Some(reason), "{out:#?}");
+    let completion = as_completion(only(out, Destination::Port(port)));
+    assert_eq!(completion.status, CompletionStatus::UnsupportedRequest);
+    completion
+}
+
 fn as_memory(packet: &Packet) -> MemoryRequest {
     match packet.header.body {
         Body::Memory(m) => m,
@@ -343,9 +355,7 @@ fn host_request_outside_every_window_is_answered_with_unsupported_request() {
         memory(MemoryOp::Read, ROOT_PORT, 0x11, 0xa000_0000, 4),
         &[],
     );
-    assert_eq!(out.dropped, Some(DropReason::NoWindow));
-    let c = as_completion(only(&out, Destination::Port(HOST0)));
-    assert_eq!(c.status, CompletionStatus::UnsupportedRequest);
+    let c = refused_with_unsupported_request(&out, DropReason::NoWindow, HOST0);
     assert_eq!(
         (c.requester, c.tag),
         (ROOT_PORT, Tag::new(0x11).expect("10-bit"))
@@ -389,11 +399,7 @@ fn a_host_cannot_reach_an_endpoint_bound_to_another_host() {
             memory(MemoryOp::Read, ROOT_PORT, 1, address, 1),
             &[],
         );
-        assert_eq!(out.dropped, Some(DropReason::NoWindow));
-        assert_eq!(
-            as_completion(only(&out, Destination::Port(HOST1))).status,
-            CompletionStatus::UnsupportedRequest
-        );
+        refused_with_unsupported_request(&out, DropReason::NoWindow, HOST1);
     }
 }
 
@@ -569,16 +575,8 @@ fn a_spoofed_requester_id_is_refused() {
         memory(MemoryOp::Read, B_FABRIC, 9, 0x8000, 1),
         &[],
     );
-    assert_eq!(out.dropped, Some(DropReason::SpoofedRequester));
-    let c = as_completion(only(&out, Destination::Port(GPU_A)));
-    assert_eq!(
-        (c.status, c.requester, c.completer),
-        (
-            CompletionStatus::UnsupportedRequest,
-            B_FABRIC,
-            SWITCH_FABRIC
-        )
-    );
+    let c = refused_with_unsupported_request(&out, DropReason::SpoofedRequester, GPU_A);
+    assert_eq!((c.requester, c.completer), (B_FABRIC, SWITCH_FABRIC));
 }
 
 #[test]
@@ -714,12 +712,8 @@ fn io_requests_are_not_carried() {
         }),
     };
     let out = send(&mut switch, HOST0, io, &[]);
-    assert_eq!(out.dropped, Some(DropReason::Unsupported));
-    let c = as_completion(only(&out, Destination::Port(HOST0)));
-    assert_eq!(
-        (c.status, c.byte_count),
-        (CompletionStatus::UnsupportedRequest, 4)
-    );
+    let c = refused_with_unsupported_request(&out, DropReason::Unsupported, HOST0);
+    assert_eq!(c.byte_count, 4, "§2.2.9: I/O completions count 4 bytes");
 }
 
 #[test]
@@ -849,11 +843,7 @@ fn a_route_back_out_of_the_ingress_port_is_refused() {
         memory(MemoryOp::Read, A_FABRIC, 1, A_BAR_HOST, 1),
         &[],
     );
-    assert_eq!(out.dropped, Some(DropReason::RoutesToIngress));
-    assert_eq!(
-        as_completion(only(&out, Destination::Port(GPU_A))).status,
-        CompletionStatus::UnsupportedRequest
-    );
+    refused_with_unsupported_request(&out, DropReason::RoutesToIngress, GPU_A);
 }
 
 #[test]

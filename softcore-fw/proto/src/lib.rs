@@ -73,7 +73,7 @@
 //!
 //! // The client: bind one GPU function to host 1, slot 0.
 //! let mut functions = weft_proto::heapless::Vec::new();
-//! functions.push(FabricId::from_bdf(3, 0, 0)).expect("room for one");
+//! functions.push(FabricId::from(weft_pcie::Bdf::new(3, 0, 0))).expect("room for one");
 //! let request = Request::Bind { host: HostIndex(1), slot: SlotIndex(0), functions, if_generation: None };
 //! let sent = Header::request(7, switch, 1_700_000_000_000_000);
 //! let mut datagram = [0u8; MAX_DATAGRAM];

@@ -5,6 +5,7 @@
 //! its inner integer, so these cost nothing on the wire.
 
 use serde::{Deserialize, Serialize};
+use weft_pcie::Bdf;
 
 /// The identity of one weft switch: the value every request names as its
 /// target, so that a request meant for one switch is never executed by
@@ -27,27 +28,16 @@ impl SwitchId {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct FabricId(pub u16);
 
-impl FabricId {
-    /// The ID made of a bus, device (0..32) and function (0..8) number, laid
-    /// out as in a PCIe requester ID (PCIe Base 6.0 §2.2.6.2): bus in bits
-    /// 15:8, device in 7:3, function in 2:0. Out-of-range parts are masked.
-    pub const fn from_bdf(bus: u8, device: u8, function: u8) -> FabricId {
-        FabricId(((bus as u16) << 8) | (((device & 0x1f) as u16) << 3) | ((function & 0x7) as u16))
+/// The routing ID's layout is PCIe's, defined once in `weft-pcie`.
+impl From<Bdf> for FabricId {
+    fn from(id: Bdf) -> Self {
+        FabricId(id.0)
     }
+}
 
-    /// The bus number (bits 15:8).
-    pub const fn bus(self) -> u8 {
-        (self.0 >> 8) as u8
-    }
-
-    /// The device number (bits 7:3).
-    pub const fn device(self) -> u8 {
-        ((self.0 >> 3) & 0x1f) as u8
-    }
-
-    /// The function number (bits 2:0).
-    pub const fn function(self) -> u8 {
-        (self.0 & 0x7) as u8
+impl From<FabricId> for Bdf {
+    fn from(id: FabricId) -> Self {
+        Bdf(id.0)
     }
 }
 
@@ -149,12 +139,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn fabric_id_packs_bdf_like_a_requester_id() {
+    fn fabric_id_carries_a_routing_id_unchanged() {
         // PCIe Base 6.0 §2.2.6.2: Bus[15:8] Device[7:3] Function[2:0].
-        let id = FabricId::from_bdf(0x3a, 0x1f, 0x7);
+        let id = FabricId::from(Bdf::new(0x3a, 0x1f, 0x7));
         assert_eq!(id, FabricId(0x3aff));
-        assert_eq!((id.bus(), id.device(), id.function()), (0x3a, 0x1f, 0x7));
-        assert_eq!(FabricId::from_bdf(1, 2, 3), FabricId(0x0113));
+        assert_eq!(Bdf::from(id), Bdf::new(0x3a, 0x1f, 0x7));
     }
 
     #[test]

@@ -208,7 +208,7 @@ mod tests {
 
     fn beat(n: u64) -> Beat {
         Beat {
-            sop: n % 3 == 0,
+            sop: n.is_multiple_of(3),
             eop: n % 3 == 2,
             dw0: n,
             payload: n.wrapping_mul(0x9e37_79b9_7f4a_7c15),

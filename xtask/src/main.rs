@@ -11,7 +11,8 @@ mod setup;
 mod test;
 mod verilog;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
@@ -36,17 +37,26 @@ enum Task {
     Test,
 }
 
-fn main() -> Result<()> {
+fn main() -> ExitCode {
     let cli = Cli::parse();
-    let root = workspace_root();
-    match cli.task {
+    match run(cli.task, &workspace_root()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("xtask: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(task: Task, root: &Path) -> Result<()> {
+    match task {
         Task::Setup => setup::install_missing().map(|_| ()),
         Task::Firmware => {
             let toolchain = setup::firmware_toolchain()?;
-            firmware::build(&root, &toolchain).map(|_| ())
+            firmware::build(root, &toolchain).map(|_| ())
         }
-        Task::Verilog => verilog::emit_and_lint(&root).map(|_| ()),
-        Task::Test => test::run_all(&root),
+        Task::Verilog => verilog::emit_and_lint(root).map(|_| ()),
+        Task::Test => test::run_all(root),
     }
 }
 

@@ -1,8 +1,6 @@
 //! Why the switch drops a TLP, and the completion it answers a dropped request with.
 
-use weft_pcie::tlp::{
-    lower_address, read_request_byte_count, Body, Completion, CompletionStatus, Header, MemoryOp,
-};
+use weft_pcie::tlp::{Body, Completion, CompletionStatus, Header, MemoryOp};
 use weft_pcie::Bdf;
 
 use crate::packet::Packet;
@@ -68,13 +66,12 @@ pub fn error_completion(
     status: CompletionStatus,
 ) -> Option<Packet> {
     let (byte_count, lower) = match &request.body {
-        Body::Memory(m) if m.op != MemoryOp::Write => {
-            let (first_be, last_be) = m.effective_byte_enables();
-            (
-                read_request_byte_count(m.length_dw, first_be, last_be),
-                lower_address(m.address, first_be),
-            )
-        }
+        // §2.3.1.1 and §2.2.9.1: the whole request's Byte Count (the operand
+        // size for an AtomicOp) and the Lower Address of its first byte.
+        Body::Memory(m) => match (m.completion_byte_count(), m.completion_lower_address()) {
+            (Some(byte_count), Some(lower)) => (byte_count, lower),
+            _ => return None,
+        },
         Body::Io(_) | Body::Config(_) => (4, 0),
         _ => return None,
     };

@@ -8,8 +8,8 @@
 use std::collections::BTreeSet;
 
 use weft_pcie::tlp::{
-    Body, CompletionStatus, FlowControlClass, Header, IntxPin, MemoryOp, MessageCode,
-    MessageRouting,
+    Body, CompletionStatus, FlowControlClass, Header, IntxPin, MemoryOp, MemoryRequest,
+    MessageCode, MessageRouting,
 };
 use weft_pcie::Bdf;
 use weft_regs::aperture::{HOST_ADDRESS_LIMIT, HOST_APERTURE_BASE, HOST_APERTURE_SHIFT};
@@ -341,7 +341,7 @@ impl Switch {
                 }
             }
             Body::Memory(request) => {
-                let len = u64::from(request.length_dw) * 4;
+                let len = bytes_touched(request);
                 let routed =
                     translate_through_windows(&tables.windows, request.address, len, request.op)
                         .and_then(|fabric| {
@@ -405,7 +405,7 @@ impl Switch {
         };
         match &mut packet.header.body {
             Body::Memory(request) => {
-                let len = u64::from(request.length_dw) * 4;
+                let len = bytes_touched(request);
                 let peer = !tables.p2p_request_redirect
                     && tables
                         .windows
@@ -639,11 +639,25 @@ fn translate_through_windows(
     let permitted = match op {
         MemoryOp::Write => window.permissions.write,
         MemoryOp::Read | MemoryOp::ReadLocked => window.permissions.read,
+        // An AtomicOp reads the target and writes it back (§6.15).
+        MemoryOp::FetchAdd | MemoryOp::Swap | MemoryOp::CompareAndSwap => {
+            window.permissions.read && window.permissions.write
+        }
     };
     if !permitted {
         return Err(DropReason::Forbidden);
     }
     Ok(fabric)
+}
+
+/// Bytes of memory a request reads or writes: its Length, except for CAS,
+/// whose payload holds two operands for one location (§2.2.7.1, Table 2-15).
+fn bytes_touched(request: &MemoryRequest) -> u64 {
+    u64::from(
+        request
+            .atomic_operand_bytes()
+            .unwrap_or(request.length_dw.saturating_mul(4)),
+    )
 }
 
 fn host_to_fabric(map: &[IdMapping], host: Bdf) -> Option<Bdf> {

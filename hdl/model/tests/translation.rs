@@ -861,3 +861,32 @@ fn counters_count_what_passes() {
     let gpu = switch.counters(GPU_A).expect("port");
     assert_eq!((gpu.egress.posted, gpu.egress.bytes), (1, 24));
 }
+
+#[test]
+fn atomic_ops_are_tracked_and_refused_like_reads() {
+    let mut switch = fabric();
+    // A 64-bit CompareAndSwap: Length 4 DW carries compare and swap values
+    // for one 8-byte location (§2.2.7.1, Table 2-15).
+    let mut cas = memory(
+        MemoryOp::CompareAndSwap,
+        ROOT_PORT,
+        0x44,
+        A_BAR_HOST + 0x10,
+        4,
+    );
+    if let Body::Memory(m) = &mut cas.body {
+        (m.first_be, m.last_be) = (0, 0);
+    }
+    let out = send(&mut switch, HOST0, cas, &[0; 16]);
+    let m = as_memory(only(&out, Destination::Port(GPU_A)));
+    assert_eq!((m.address, m.requester), (A_BAR_FABRIC + 0x10, PROXY0));
+    assert_eq!(switch.outstanding(HOST0), 1, "an AtomicOp is non-posted");
+    // Outside every window it is answered with UR whose Byte Count is the
+    // 8-byte operand size (§2.2.9.1), not the 16 bytes of payload.
+    if let Body::Memory(m) = &mut cas.body {
+        m.address = 0xa000_0010;
+    }
+    let out = send(&mut switch, HOST0, cas, &[0; 16]);
+    let c = refused_with_unsupported_request(&out, DropReason::NoWindow, HOST0);
+    assert_eq!((c.byte_count, c.lower_address), (8, 0));
+}

@@ -12,7 +12,7 @@ use super::message::MessageRouting;
 /// The address space or role of a TLP (§2.1.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum TlpKind {
-    /// A memory request.
+    /// A memory request: read, write or AtomicOp.
     Memory,
     /// An I/O request.
     Io,
@@ -30,7 +30,8 @@ pub enum TlpKind {
 pub enum FlowControlClass {
     /// Posted requests: memory writes and messages. Need no completion.
     Posted,
-    /// Non-posted requests: memory, I/O and configuration reads, I/O and configuration writes.
+    /// Non-posted requests: memory, I/O and configuration reads, I/O and
+    /// configuration writes, AtomicOps.
     NonPosted,
     /// Completions.
     Completion,
@@ -39,7 +40,7 @@ pub enum FlowControlClass {
 /// The routing mechanism a TLP uses (§2.2.4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum RoutingKind {
-    /// By address: memory, I/O and address-routed messages.
+    /// By address: memory (AtomicOps included), I/O and address-routed messages.
     Address,
     /// By ID: configuration requests, completions and ID-routed messages.
     Id,
@@ -81,6 +82,9 @@ impl Header {
                 MemoryOp::Read => TlpType::MemoryRead,
                 MemoryOp::ReadLocked => TlpType::MemoryReadLocked,
                 MemoryOp::Write => TlpType::MemoryWrite,
+                MemoryOp::FetchAdd => TlpType::FetchAdd,
+                MemoryOp::Swap => TlpType::Swap,
+                MemoryOp::CompareAndSwap => TlpType::CompareAndSwap,
             },
             Body::Io(request) => match request.direction {
                 Direction::Read => TlpType::IoRead,
@@ -118,12 +122,18 @@ impl Header {
 
     /// Posted, non-posted or completion (§2.4.1 Table 2-42, §2.6.1).
     ///
-    /// I/O and configuration writes are non-posted: they are completed.
+    /// I/O and configuration writes are non-posted: they are completed. So
+    /// are AtomicOps, which carry data but return the target's original
+    /// value (§2.2.9: AtomicOp Requests require Completion).
     pub const fn flow_control_class(&self) -> FlowControlClass {
         match &self.body {
             Body::Memory(request) => match request.op {
                 MemoryOp::Write => FlowControlClass::Posted,
-                MemoryOp::Read | MemoryOp::ReadLocked => FlowControlClass::NonPosted,
+                MemoryOp::Read
+                | MemoryOp::ReadLocked
+                | MemoryOp::FetchAdd
+                | MemoryOp::Swap
+                | MemoryOp::CompareAndSwap => FlowControlClass::NonPosted,
             },
             Body::Io(_) | Body::Config(_) => FlowControlClass::NonPosted,
             Body::Completion(_) => FlowControlClass::Completion,
@@ -153,11 +163,15 @@ impl Header {
 
     /// The payload length in DW as the Length field gives it; 0 when the TLP carries no data.
     ///
-    /// A memory read's Length is the data requested, not a payload, so it gives 0 here.
+    /// A memory read's Length is the data requested, not a payload, so it
+    /// gives 0 here. An AtomicOp's Length is its payload, the operands.
     pub const fn payload_len_dw(&self) -> u16 {
         match &self.body {
             Body::Memory(request) => match request.op {
-                MemoryOp::Write => request.length_dw,
+                MemoryOp::Write
+                | MemoryOp::FetchAdd
+                | MemoryOp::Swap
+                | MemoryOp::CompareAndSwap => request.length_dw,
                 MemoryOp::Read | MemoryOp::ReadLocked => 0,
             },
             Body::Io(request) => match request.direction {

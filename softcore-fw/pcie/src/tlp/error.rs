@@ -2,6 +2,7 @@
 
 use core::fmt;
 
+use super::header::MemoryOp;
 use super::layout::Field;
 
 /// A TLP that breaks a rule of PCIe Base 6.0 §2.2, or a buffer that cannot hold one.
@@ -40,7 +41,8 @@ pub enum TlpError {
         /// Type\[4:0\].
         ty: u8,
     },
-    /// Fmt/Type is defined by the spec (AtomicOps, DMWr) but this crate does not model it.
+    /// Fmt/Type is defined by the spec but this crate does not model it: a
+    /// Deferrable Memory Write (DMWr, Fmt 010b/011b, Type 1_1011b).
     UnsupportedFmtType {
         /// Fmt\[2:0\].
         fmt: u8,
@@ -165,6 +167,33 @@ pub enum TlpError {
         /// Whether a digest value was supplied.
         digest_supplied: bool,
     },
+    /// An AtomicOp whose Length is not an architected operand size: 1 or 2 DW
+    /// for FetchAdd and Swap, 2, 4 or 8 DW for CAS (§2.2.7.1, Table 2-15;
+    /// a Completer must treat any other value as Malformed).
+    AtomicOpLength {
+        /// FetchAdd, Swap or CompareAndSwap.
+        op: MemoryOp,
+        /// The Length field, in DW.
+        length_dw: u16,
+    },
+    /// An AtomicOp whose address is not naturally aligned to its operand size
+    /// (§2.2.7.1: Malformed, and the Completer must check).
+    AtomicOpMisaligned {
+        /// The request address.
+        address: u64,
+        /// The operand size in bytes: Length × 4 for FetchAdd and Swap,
+        /// Length × 2 for CAS (whose data holds two operands).
+        operand_bytes: u16,
+    },
+    /// An AtomicOp without TH whose byte enables are not 0000b. They are
+    /// Reserved there (§2.2.7.1), so a transmitter writes 0; only encoding
+    /// returns this, as a receiver ignores Reserved bits.
+    AtomicOpByteEnables {
+        /// First DW BE\[3:0\].
+        first: u8,
+        /// Last DW BE\[3:0\].
+        last: u8,
+    },
 }
 
 impl fmt::Display for TlpError {
@@ -185,7 +214,7 @@ impl fmt::Display for TlpError {
             }
             Self::UnsupportedFmtType { fmt, ty } => write!(
                 f,
-                "Fmt {fmt:03b}b / Type {ty:05b}b (AtomicOp or DMWr) is not modelled by weft-pcie"
+                "Fmt {fmt:03b}b / Type {ty:05b}b (Deferrable Memory Write) is not modelled by weft-pcie"
             ),
             Self::UnexpectedPrefix { byte0 } => {
                 write!(f, "expected a TLP header but found a TLP Prefix (byte 0 = {byte0:#04x})")
@@ -270,6 +299,25 @@ impl fmt::Display for TlpError {
                 "TD is {} but a digest was {}supplied (§2.2.3)",
                 u8::from(digest_present_in_header),
                 if digest_supplied { "" } else { "not " }
+            ),
+            Self::AtomicOpLength { op, length_dw } => write!(
+                f,
+                "malformed AtomicOp: {} of {length_dw} DW; FetchAdd and Swap take 1 or 2 DW, \
+                 CAS 2, 4 or 8 DW (§2.2.7.1, Table 2-15)",
+                op.name()
+            ),
+            Self::AtomicOpMisaligned {
+                address,
+                operand_bytes,
+            } => write!(
+                f,
+                "malformed AtomicOp: address {address:#x} is not aligned to its \
+                 {operand_bytes}-byte operand (§2.2.7.1)"
+            ),
+            Self::AtomicOpByteEnables { first, last } => write!(
+                f,
+                "AtomicOp byte enables first {first:04b}b, last {last:04b}b are Reserved and \
+                 must be 0000b when TH is clear (§2.2.7.1)"
             ),
         }
     }

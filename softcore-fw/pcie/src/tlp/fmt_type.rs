@@ -39,14 +39,20 @@ pub enum TlpType {
     Message(MessageRouting),
     /// MsgD, with its routing.
     MessageWithData(MessageRouting),
+    /// FetchAdd AtomicOp, 3 or 4 DW, with data.
+    FetchAdd,
+    /// Swap (unconditional swap) AtomicOp, 3 or 4 DW, with data.
+    Swap,
+    /// CAS (compare and swap) AtomicOp, 3 or 4 DW, with data.
+    CompareAndSwap,
 }
 
 impl TlpType {
     /// Classifies a Fmt\[2:0\] / Type\[4:0\] pair (Table 2-3).
     ///
     /// TLP Prefixes (Fmt = 100b) are not headers and give
-    /// [`TlpError::UnexpectedPrefix`]. Encodings the spec defines but this
-    /// crate does not model (FetchAdd, Swap, CAS, DMWr) give
+    /// [`TlpError::UnexpectedPrefix`]. The one encoding the spec defines but
+    /// this crate does not model, DMWr, gives
     /// [`TlpError::UnsupportedFmtType`]; all others give
     /// [`TlpError::ReservedFmtType`], including the deprecated TCfgRd, which
     /// receivers without Trusted Configuration Space treat as Malformed.
@@ -93,14 +99,14 @@ impl TlpType {
             ty::COMPLETION_LOCKED => {
                 three_dw_only(Self::CompletionLocked, Self::CompletionWithDataLocked)
             }
-            ty::FETCH_ADD | ty::SWAP | ty::COMPARE_AND_SWAP | ty::DEFERRABLE_MEMORY_WRITE
-                if with_data =>
-            {
-                Err(TlpError::UnsupportedFmtType {
-                    fmt: fmt_bits,
-                    ty: ty_bits,
-                })
-            }
+            // AtomicOps always carry their operands (Table 2-3: Fmt 010b or 011b).
+            ty::FETCH_ADD if with_data => Ok(Self::FetchAdd),
+            ty::SWAP if with_data => Ok(Self::Swap),
+            ty::COMPARE_AND_SWAP if with_data => Ok(Self::CompareAndSwap),
+            ty::DEFERRABLE_MEMORY_WRITE if with_data => Err(TlpError::UnsupportedFmtType {
+                fmt: fmt_bits,
+                ty: ty_bits,
+            }),
             _ => Err(reserved),
         }
     }
@@ -121,6 +127,9 @@ impl TlpType {
                 | Self::CompletionWithData
                 | Self::CompletionWithDataLocked
                 | Self::MessageWithData(_)
+                | Self::FetchAdd
+                | Self::Swap
+                | Self::CompareAndSwap
         )
     }
 }
@@ -159,6 +168,12 @@ mod tests {
                 0b1_0010,
                 TlpType::MessageWithData(MessageRouting::ById),
             ),
+            (0b010, 0b0_1100, TlpType::FetchAdd),
+            (0b011, 0b0_1100, TlpType::FetchAdd),
+            (0b010, 0b0_1101, TlpType::Swap),
+            (0b011, 0b0_1101, TlpType::Swap),
+            (0b010, 0b0_1110, TlpType::CompareAndSwap),
+            (0b011, 0b0_1110, TlpType::CompareAndSwap),
         ];
         for (f, t, expected) in cases {
             assert_eq!(
@@ -172,7 +187,8 @@ mod tests {
     #[test]
     fn reserved_and_unsupported_encodings_are_told_apart() {
         let reserved = |fmt, ty| Err(TlpError::ReservedFmtType { fmt, ty });
-        // MRdLk with data, 4 DW I/O, 4 DW config, 4 DW completion, 3 DW message.
+        // MRdLk with data, 4 DW I/O, 4 DW config, 4 DW completion, 3 DW message,
+        // Fmt 101b and 111b, TCfgRd, AtomicOps without data, Type 0_0011b.
         for (f, t) in [
             (0b010, 0b0_0001),
             (0b001, 0b0_0010),
@@ -183,17 +199,22 @@ mod tests {
             (0b111, 0b1_1111),
             (0b000, 0b1_1011),
             (0b000, 0b0_1100),
+            (0b001, 0b0_1101),
+            (0b000, 0b0_1110),
             (0b000, 0b0_0011),
         ] {
             assert_eq!(TlpType::from_fmt_type(f, t), reserved(f, t));
         }
-        assert_eq!(
-            TlpType::from_fmt_type(0b011, 0b0_1110),
-            Err(TlpError::UnsupportedFmtType {
-                fmt: 0b011,
-                ty: 0b0_1110
-            })
-        );
+        // DMWr, 3 and 4 DW: defined by Table 2-3, not modelled here.
+        for f in [0b010, 0b011] {
+            assert_eq!(
+                TlpType::from_fmt_type(f, 0b1_1011),
+                Err(TlpError::UnsupportedFmtType {
+                    fmt: f,
+                    ty: 0b1_1011
+                })
+            );
+        }
         assert_eq!(
             TlpType::from_byte0(0b1001_0001),
             Err(TlpError::UnexpectedPrefix { byte0: 0x91 })

@@ -18,6 +18,7 @@ use super::fields::{
 use super::fmt_type::{header_dws_for_fmt, TlpType};
 use super::layout::{self, fmt, ty, Field, MAX_HEADER_DWS};
 use super::message::{MessageCode, MessageRouting};
+use super::read_completion::{lower_address, read_request_byte_count};
 
 /// Addresses from here up need the 4 DW (64-bit) header; below it the 3 DW header is required (§2.2.4.1).
 pub const FOUR_GIB: u64 = 1 << 32;
@@ -40,7 +41,7 @@ pub struct Header {
 /// The type-specific part of a header.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Body {
-    /// MRd, MRdLk or MWr (§2.2.7.1).
+    /// MRd, MRdLk, MWr or an AtomicOp (§2.2.7.1).
     Memory(MemoryRequest),
     /// IORd or IOWr (§2.2.7.1).
     Io(IoRequest),
@@ -61,15 +62,72 @@ pub enum MemoryOp {
     ReadLocked,
     /// MWr, posted.
     Write,
+    /// FetchAdd AtomicOp: adds the one operand to the target and returns the
+    /// original value (§6.15). Non-posted, with data.
+    FetchAdd,
+    /// Swap AtomicOp: writes the one operand to the target and returns the
+    /// original value (§6.15). Non-posted, with data.
+    Swap,
+    /// CAS AtomicOp: the data holds two operands, "compare" then "swap"; the
+    /// target is replaced by "swap" if it equals "compare", and the original
+    /// value is returned (§2.2.7.1, §6.15). Non-posted, with data.
+    CompareAndSwap,
 }
 
-/// A memory read or write request (§2.2.7.1, Figures 2-36 and 2-37).
+impl MemoryOp {
+    /// Whether this is one of the three AtomicOps.
+    pub const fn is_atomic(self) -> bool {
+        matches!(self, Self::FetchAdd | Self::Swap | Self::CompareAndSwap)
+    }
+
+    /// The TLP type's name as Table 2-3 writes it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Read => "MRd",
+            Self::ReadLocked => "MRdLk",
+            Self::Write => "MWr",
+            Self::FetchAdd => "FetchAdd",
+            Self::Swap => "Swap",
+            Self::CompareAndSwap => "CAS",
+        }
+    }
+}
+
+/// A memory read, write or AtomicOp request (§2.2.7.1, Figures 2-36 and 2-37).
 ///
 /// The header size follows from the address: 3 DW below 4 GiB, 4 DW at or
-/// above it (§2.2.4.1).
+/// above it (§2.2.4.1); AtomicOps use the same two formats.
+///
+/// # AtomicOps
+///
+/// FetchAdd, Swap and CAS carry their operands as the payload. The rules
+/// checked for them, from PCIe Base 6.0 §2.2.7.1 (Non-Flit Mode request rules):
+///
+/// - Length is an architected operand size (Table 2-15): 1 or 2 DW (32- or
+///   64-bit operand) for FetchAdd and Swap; 2, 4 or 8 DW (two 32-, 64- or
+///   128-bit operands) for CAS. Anything else is Malformed
+///   ([`TlpError::AtomicOpLength`]).
+/// - The address is naturally aligned to the operand size, Length × 4 bytes
+///   for FetchAdd and Swap, Length × 2 bytes for CAS; otherwise Malformed
+///   ([`TlpError::AtomicOpMisaligned`]). This alignment keeps the access
+///   inside one 4 KiB page, so the 4 KiB check is not applied: for CAS the
+///   Length covers two operands but the memory touched is one.
+/// - Byte enables: with TH clear the First and Last DW BE fields are
+///   Reserved; with TH set byte 7 carries ST\[7:0\] and the byte enables are
+///   "implied to be Reserved". So they are never checked against §2.2.5.1;
+///   decoding ignores them (they read back as 0000b) and encoding refuses
+///   non-zero values ([`TlpError::AtomicOpByteEnables`]). Source: the
+///   §2.2.7.1 bullets on Last/First DW BE, read in a transcription of the 6.x
+///   text, and consistent with Table 2-19 (ST\[7:0\] in byte 7 for reads and
+///   AtomicOps). Confidence: high.
+/// - TC, attributes, AT and TH are as for any memory request: no extra rule.
+///
+/// The spec places the Length and alignment checks on the Completer. This
+/// crate applies them on every decode, as it does the 4 KiB rule, so weft
+/// neither forwards nor forms such a request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MemoryRequest {
-    /// Read, locked read or write.
+    /// Read, locked read, write or AtomicOp.
     pub op: MemoryOp,
     /// TC\[2:0\].
     pub traffic_class: TrafficClass,
@@ -81,14 +139,18 @@ pub struct MemoryRequest {
     pub requester: Bdf,
     /// Tag. For a write (posted) Tag\[9:8\] is Reserved, so the tag is 8 bits;
     /// with TH set its low byte is the Steering Tag ST\[7:0\] (§2.2.6.2, §2.2.7.1.1).
+    /// Reads and AtomicOps are non-posted and use all 10 bits.
     pub tag: Tag,
     /// The byte address of the first DW; bits \[1:0\] are always 0.
     pub address: u64,
-    /// Length\[9:0\] in DW, 1..=1024: the data written, or the data requested.
+    /// Length\[9:0\] in DW, 1..=1024: the data written, the data requested,
+    /// or an AtomicOp's operands (one, or two for CAS).
     pub length_dw: u16,
-    /// First DW BE\[3:0\]. With TH set on a read, the low nibble of ST\[7:0\].
+    /// First DW BE\[3:0\]. With TH set on a read or AtomicOp, the low nibble
+    /// of ST\[7:0\]; otherwise Reserved (0000b) in an AtomicOp.
     pub first_be: u8,
-    /// Last DW BE\[3:0\]. With TH set on a read, the high nibble of ST\[7:0\].
+    /// Last DW BE\[3:0\]. With TH set on a read or AtomicOp, the high nibble
+    /// of ST\[7:0\]; otherwise Reserved (0000b) in an AtomicOp.
     pub last_be: u8,
     /// `Some` when TH is set, carrying PH\[1:0\] (§2.2.7.1.1).
     pub processing_hint: Option<ProcessingHint>,
@@ -100,13 +162,14 @@ impl MemoryRequest {
         self.address >= FOUR_GIB
     }
 
-    /// Whether TH is set on a read, so byte 7 holds ST\[7:0\] and the byte
-    /// enables are implied (§2.2.5.1).
+    /// Whether TH is set on a read or AtomicOp, so byte 7 holds ST\[7:0\]
+    /// and the byte enables are implied (§2.2.5.1, §2.2.7.1).
     pub const fn byte_enables_replaced_by_steering_tag(&self) -> bool {
         self.processing_hint.is_some() && !matches!(self.op, MemoryOp::Write)
     }
 
-    /// The Steering Tag ST\[7:0\] when TH is set: byte 6 of a write, byte 7 of a read (Table 2-19).
+    /// The Steering Tag ST\[7:0\] when TH is set: byte 6 of a write, byte 7
+    /// of a read or AtomicOp (Table 2-19, §2.2.7.1).
     pub const fn steering_tag(&self) -> Option<u8> {
         if self.processing_hint.is_none() {
             None
@@ -119,13 +182,85 @@ impl MemoryRequest {
 
     /// The byte enables that apply: the fields themselves, or for a read
     /// with TH set the implied 1111b/0000b (1 DW) or 1111b/1111b (§2.2.5.1).
+    ///
+    /// An AtomicOp has none, as its byte enables are Reserved (§2.2.7.1),
+    /// and gives (0000b, 0000b). Its whole operand is accessed; for the
+    /// completion use [`MemoryRequest::completion_byte_count`].
     pub const fn effective_byte_enables(&self) -> (u8, u8) {
-        if !self.byte_enables_replaced_by_steering_tag() {
+        if self.op.is_atomic() {
+            (0, 0)
+        } else if !self.byte_enables_replaced_by_steering_tag() {
             (self.first_be, self.last_be)
         } else if self.length_dw == 1 {
             (0b1111, 0b0000)
         } else {
             (0b1111, 0b1111)
+        }
+    }
+
+    /// An AtomicOp's operand size in bytes: Length × 4 for FetchAdd and
+    /// Swap, Length × 2 for CAS, whose data holds two operands (§2.2.7.1,
+    /// Table 2-15). `None` for reads and writes.
+    pub const fn atomic_operand_bytes(&self) -> Option<u16> {
+        match self.op {
+            MemoryOp::FetchAdd | MemoryOp::Swap => Some(self.length_dw.saturating_mul(4)),
+            MemoryOp::CompareAndSwap => Some(self.length_dw.saturating_mul(2)),
+            MemoryOp::Read | MemoryOp::ReadLocked | MemoryOp::Write => None,
+        }
+    }
+
+    /// The data, in DW, that the completions of this request return in all
+    /// when it succeeds; `None` for a posted write, which is not completed.
+    ///
+    /// - MRd, MRdLk: Length, possibly spread over several CplD/CplDLk (§2.3.1.1).
+    /// - FetchAdd, Swap: Length, the original value of the one operand-sized
+    ///   target (§6.15), in a single CplD.
+    /// - CAS: Length / 2, one operand's worth, as the request carried two.
+    ///
+    /// A completion with a status other than Successful carries no data (Cpl).
+    pub const fn completion_data_dw(&self) -> Option<u16> {
+        match self.op {
+            MemoryOp::Write => None,
+            MemoryOp::Read | MemoryOp::ReadLocked => Some(self.length_dw),
+            MemoryOp::FetchAdd | MemoryOp::Swap => Some(self.length_dw),
+            MemoryOp::CompareAndSwap => Some(self.length_dw / 2),
+        }
+    }
+
+    /// The Byte Count of the first (or only) completion of this request;
+    /// `None` for a posted write (§2.2.9.1).
+    ///
+    /// For a read, the bytes from the first to the last enabled byte
+    /// ([`read_request_byte_count`] with the effective byte enables,
+    /// §2.3.1.1). For an AtomicOp, the operand size in bytes: §2.2.9.1 says
+    /// an AtomicOp Completion's Byte Count "must equal the associated AtomicOp
+    /// operand size in bytes", whatever its status. The read rule must not be
+    /// applied to AtomicOps: their byte enables are Reserved, and a CAS's
+    /// Length counts two operands.
+    pub fn completion_byte_count(&self) -> Option<u16> {
+        match self.atomic_operand_bytes() {
+            Some(bytes) => Some(bytes),
+            None if self.op == MemoryOp::Write => None,
+            None => {
+                let (first_be, last_be) = self.effective_byte_enables();
+                Some(read_request_byte_count(self.length_dw, first_be, last_be))
+            }
+        }
+    }
+
+    /// The Lower Address of the first (or only) completion of this request;
+    /// `None` for a posted write (§2.2.9.1).
+    ///
+    /// For a read, the low 7 bits of the first enabled byte's address
+    /// ([`lower_address`], §2.3.1.1). For an AtomicOp the field is Reserved
+    /// (§2.2.9.1), so 0.
+    pub fn completion_lower_address(&self) -> Option<u8> {
+        match self.op {
+            MemoryOp::Write => None,
+            MemoryOp::FetchAdd | MemoryOp::Swap | MemoryOp::CompareAndSwap => Some(0),
+            MemoryOp::Read | MemoryOp::ReadLocked => {
+                Some(lower_address(self.address, self.effective_byte_enables().0))
+            }
         }
     }
 
@@ -143,11 +278,25 @@ impl MemoryRequest {
                 tag: self.tag.get(),
             });
         }
+        // Reserved fields are formed as 0 (§2.2); an AtomicOp's byte enables
+        // are Reserved unless TH puts ST[7:0] there (§2.2.7.1).
+        if self.op.is_atomic()
+            && !self.byte_enables_replaced_by_steering_tag()
+            && (self.first_be != 0 || self.last_be != 0)
+        {
+            return Err(TlpError::AtomicOpByteEnables {
+                first: self.first_be,
+                last: self.last_be,
+            });
+        }
         self.check_rules()
     }
 
     /// The rules a receiver checks, shared by encode and decode.
     fn check_rules(&self) -> Result<(), TlpError> {
+        if self.op.is_atomic() {
+            return self.check_atomic_rules();
+        }
         if !self.byte_enables_replaced_by_steering_tag() {
             check_byte_enables(self.length_dw, self.address, self.first_be, self.last_be)?;
         }
@@ -155,6 +304,33 @@ impl MemoryRequest {
             return Err(TlpError::CrossesFourKiB {
                 address: self.address,
                 length_dw: self.length_dw,
+            });
+        }
+        Ok(())
+    }
+
+    /// The AtomicOp rules of §2.2.7.1: an architected Length (Table 2-15)
+    /// and natural alignment. Byte enables are Reserved and not checked;
+    /// alignment already keeps the access inside one 4 KiB page.
+    fn check_atomic_rules(&self) -> Result<(), TlpError> {
+        let architected = match self.op {
+            MemoryOp::FetchAdd | MemoryOp::Swap => matches!(self.length_dw, 1 | 2),
+            _ => matches!(self.length_dw, 2 | 4 | 8),
+        };
+        if !architected {
+            return Err(TlpError::AtomicOpLength {
+                op: self.op,
+                length_dw: self.length_dw,
+            });
+        }
+        let operand_bytes = self
+            .atomic_operand_bytes()
+            .expect("check_atomic_rules is only called for AtomicOps");
+        // An architected operand is 4, 8 or 16 bytes: a power of two, so a mask tests alignment.
+        if self.address & (u64::from(operand_bytes) - 1) != 0 {
+            return Err(TlpError::AtomicOpMisaligned {
+                address: self.address,
+                operand_bytes,
             });
         }
         Ok(())
@@ -505,6 +681,9 @@ impl Header {
             TlpType::CompletionWithDataLocked => decode_completion(true, true, dws)?,
             TlpType::Message(routing) => decode_message(routing, false, dws)?,
             TlpType::MessageWithData(routing) => decode_message(routing, true, dws)?,
+            TlpType::FetchAdd => decode_memory(MemoryOp::FetchAdd, four_dw, dws)?,
+            TlpType::Swap => decode_memory(MemoryOp::Swap, four_dw, dws)?,
+            TlpType::CompareAndSwap => decode_memory(MemoryOp::CompareAndSwap, four_dw, dws)?,
         };
         Ok(Header {
             digest_present: read_bool(dws, layout::DIGEST_PRESENT),
@@ -537,6 +716,9 @@ fn encode_memory(
         MemoryOp::Read => (ty::MEMORY, false),
         MemoryOp::ReadLocked => (ty::MEMORY_LOCKED, false),
         MemoryOp::Write => (ty::MEMORY, true),
+        MemoryOp::FetchAdd => (ty::FETCH_ADD, true),
+        MemoryOp::Swap => (ty::SWAP, true),
+        MemoryOp::CompareAndSwap => (ty::COMPARE_AND_SWAP, true),
     };
     write_qos(dws, request.traffic_class, request.attributes);
     layout::ADDRESS_TYPE.write(dws, request.address_type.bits().into());
@@ -583,6 +765,16 @@ fn decode_memory(
     } else {
         Tag::read(dws, layout::REQUEST_TAG_LOW)
     };
+    let tph = read_bool(dws, layout::TPH_PRESENT);
+    let (first_be, last_be) = if op.is_atomic() && !tph {
+        // Reserved in an AtomicOp without TH (§2.2.7.1): ignored when received.
+        (0, 0)
+    } else {
+        (
+            layout::FIRST_DW_BE.read(dws) as u8,
+            layout::LAST_DW_BE.read(dws) as u8,
+        )
+    };
     let request = MemoryRequest {
         op,
         traffic_class: read_traffic_class(dws),
@@ -592,10 +784,9 @@ fn decode_memory(
         tag,
         address,
         length_dw: length_from_field(layout::LENGTH.read(dws)),
-        first_be: layout::FIRST_DW_BE.read(dws) as u8,
-        last_be: layout::LAST_DW_BE.read(dws) as u8,
-        processing_hint: read_bool(dws, layout::TPH_PRESENT)
-            .then(|| ProcessingHint::from_bits(hint_bits as u8)),
+        first_be,
+        last_be,
+        processing_hint: tph.then(|| ProcessingHint::from_bits(hint_bits as u8)),
     };
     request.check_rules()?;
     Ok(Body::Memory(request))

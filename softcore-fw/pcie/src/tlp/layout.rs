@@ -119,7 +119,8 @@ pub const REQUEST_TAG_LOW: Field = field("Tag[7:0]", 1, 8, 8);
 pub const LAST_DW_BE: Field = field("Last DW BE", 1, 4, 4);
 /// First DW BE\[3:0\], byte 7 bits 3:0 (§2.2.5.1, Table 2-10).
 pub const FIRST_DW_BE: Field = field("First DW BE", 1, 0, 4);
-/// ST\[7:0\] of a Memory Read with TH set, byte 7, in place of the byte enables (Table 2-19).
+/// ST\[7:0\] of a Memory Read or AtomicOp with TH set, byte 7, in place of the
+/// byte enables (Table 2-19, §2.2.7.1).
 pub const READ_STEERING_TAG: Field = field("ST[7:0]", 1, 0, 8);
 /// Message Code\[7:0\], byte 7 of a Msg/MsgD (§2.2.8).
 pub const MESSAGE_CODE: Field = field("Message Code", 1, 0, 8);
@@ -210,11 +211,11 @@ pub mod ty {
     pub const COMPLETION: u8 = 0b0_1010;
     /// CplLk / CplDLk.
     pub const COMPLETION_LOCKED: u8 = 0b0_1011;
-    /// FetchAdd AtomicOp.
+    /// FetchAdd AtomicOp (with data only).
     pub const FETCH_ADD: u8 = 0b0_1100;
-    /// Swap AtomicOp.
+    /// Swap AtomicOp (with data only).
     pub const SWAP: u8 = 0b0_1101;
-    /// CAS AtomicOp.
+    /// CAS AtomicOp (with data only).
     pub const COMPARE_AND_SWAP: u8 = 0b0_1110;
     /// DMWr (with data); the deprecated TCfgRd without data.
     pub const DEFERRABLE_MEMORY_WRITE: u8 = 0b1_1011;

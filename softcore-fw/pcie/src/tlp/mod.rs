@@ -8,13 +8,17 @@
 //! - [`Prefixes`]: the TLP Prefixes in front of a header (§2.2.10).
 //! - Classification for routing, ordering and flow control: [`Header::kind`],
 //!   [`Header::flow_control_class`], [`Header::route`], [`Header::total_len`].
-//! - What a completer needs for a memory read: [`read_request_byte_count`] and [`lower_address`].
+//! - What a completer needs for a memory read: [`read_request_byte_count`] and [`lower_address`];
+//!   for any non-posted memory request, AtomicOps included:
+//!   [`MemoryRequest::completion_data_dw`], [`MemoryRequest::completion_byte_count`]
+//!   and [`MemoryRequest::completion_lower_address`].
 //!
 //! Decoding never panics, whatever the input; each rejection is a
 //! [`TlpError`] variant carrying the values at fault.
 //!
-//! AtomicOps (FetchAdd, Swap, CAS), Deferrable Memory Writes and Flit Mode
-//! headers are not modelled: their encodings decode to
+//! AtomicOps (FetchAdd, Swap, CAS) are memory requests ([`MemoryOp`]) with
+//! the rules of §2.2.7.1 checked; see [`MemoryRequest`]. Deferrable Memory
+//! Writes and Flit Mode headers are not modelled: DMWr decodes to
 //! [`TlpError::UnsupportedFmtType`].
 
 mod byte_enables;

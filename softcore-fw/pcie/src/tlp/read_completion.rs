@@ -20,6 +20,11 @@
 /// length > 1) the value is meaningless but never panics. A Memory Read with
 /// TH set has implied byte enables; pass those
 /// ([`crate::tlp::MemoryRequest::effective_byte_enables`]).
+///
+/// Memory reads only. An AtomicOp completion's Byte Count is the operand
+/// size in bytes (§2.2.9.1), which a CAS's Length and the AtomicOp's
+/// Reserved byte enables do not give; use
+/// [`crate::tlp::MemoryRequest::completion_byte_count`], which covers both.
 pub fn read_request_byte_count(length_dw: u16, first_be: u8, last_be: u8) -> u16 {
     let first_be = first_be & 0xf;
     let last_be = last_be & 0xf;
@@ -46,6 +51,8 @@ pub fn read_request_byte_count(length_dw: u16, first_be: u8, last_be: u8) -> u16
 ///
 /// Bits \[6:2\] come from the address; bits \[1:0\] from the First DW BE:
 /// 0000b or xxx1b → 00b, xx10b → 01b, x100b → 10b, 1000b → 11b.
+///
+/// Memory reads only: in an AtomicOp completion the field is Reserved (§2.2.9.1).
 pub fn lower_address(address: u64, first_be: u8) -> u8 {
     let first_be = first_be & 0xf;
     let byte_offset = if first_be == 0 {

@@ -481,6 +481,338 @@ fn whole_tlp_with_prefix_payload_and_digest() {
 }
 
 // ---------------------------------------------------------------------------
+// AtomicOps (§2.2.7.1, Table 2-15; §2.2.9.1 for their completions)
+// ---------------------------------------------------------------------------
+
+/// FetchAdd, 3 DW, 32-bit operand: 1 DW at 0x8000_1004 for 02:00.0, 10-bit tag.
+const FETCH_ADD_32: [u8; 12] = [
+    0x4c, // Fmt 010b (3 DW, data) << 5 | Type 0_1100b (FetchAdd) = 010_01100b
+    0x80, // T9 1, TC 000b, T8 0, A2 0, R 0, TH 0 = 1_000_0_0_0_0b
+    0x00, // TD 0, EP 0, Attr[1:0] 00b, AT 00b, Length[9:8] 00b
+    0x01, // Length 1 DW: one 32-bit operand
+    0x02, 0x00, // Requester ID 02:00.0
+    0xb7, // Tag[7:0]; Tag = T9 T8 : 0xb7 = 10b : 0xb7 = 0x2b7
+    0x00, // Last DW BE, First DW BE: Reserved for AtomicOps with TH clear
+    0x80, 0x00, 0x10, 0x04, // Address[31:2] = 0x8000_1004 (4-byte aligned), PH 00b
+];
+
+#[test]
+fn fetch_add_32_bit() {
+    let header = decode(&FETCH_ADD_32);
+    let request = memory(&header);
+    assert_eq!(request.op, MemoryOp::FetchAdd);
+    assert_eq!(header.tlp_type(), TlpType::FetchAdd);
+    assert_eq!(request.address, 0x8000_1004);
+    assert_eq!(request.length_dw, 1);
+    assert_eq!(request.requester, Bdf::new(2, 0, 0));
+    assert_eq!(request.tag.get(), 0x2b7);
+    assert_eq!(request.atomic_operand_bytes(), Some(4));
+    assert_eq!(header.kind(), TlpKind::Memory);
+    assert_eq!(header.flow_control_class(), FlowControlClass::NonPosted);
+    assert_eq!(header.route(), Route::Address(0x8000_1004));
+    assert!(header.has_data());
+    assert_eq!(header.payload_len_dw(), 1);
+    assert_eq!(header.header_len(), 12);
+    assert_encodes_to(&header, &FETCH_ADD_32);
+
+    // The operand follows the header: 12 + 4 bytes, nothing less.
+    let mut tlp = [0u8; 16];
+    tlp[..12].copy_from_slice(&FETCH_ADD_32);
+    tlp[12..].copy_from_slice(&[0, 0, 0, 1]); // add 1
+    let parsed = Tlp::parse(&tlp).expect("a well-formed AtomicOp");
+    assert_eq!(parsed.payload, &[0, 0, 0, 1]);
+    assert_eq!(
+        Tlp::parse(&FETCH_ADD_32),
+        Err(TlpError::LengthMismatch {
+            expected: 16,
+            got: 12
+        })
+    );
+}
+
+/// Swap, 4 DW, 64-bit operand at 0x1_2345_6788, TC3 with Relaxed Ordering.
+const SWAP_64: [u8; 16] = [
+    0x6d, // Fmt 011b (4 DW, data) << 5 | Type 0_1101b (Swap) = 011_01101b
+    0x30, // T9 0, TC 011b, T8 0, A2 0, R 0, TH 0 = 0_011_0_0_0_0b
+    0x20, // TD 0, EP 0, Attr[1:0] (RO, NS) 10b, AT 00b, Length[9:8] 00b = 0_0_10_00_00b
+    0x02, // Length 2 DW: one 64-bit operand
+    0x03, 0x00, // Requester ID 03:00.0
+    0x42, // Tag[7:0]; T9 T8 = 00b
+    0x00, // byte enables Reserved
+    0x00, 0x00, 0x00, 0x01, // Address[63:32]
+    0x23, 0x45, 0x67, 0x88, // Address[31:2]: 0x88 = 136 = 17 * 8, so 8-byte aligned; PH 00b
+];
+
+#[test]
+fn swap_64_bit_with_four_dw_header() {
+    let header = decode(&SWAP_64);
+    let request = memory(&header);
+    assert_eq!(request.op, MemoryOp::Swap);
+    assert_eq!(request.address, 0x1_2345_6788);
+    assert_eq!(request.length_dw, 2);
+    assert_eq!(request.traffic_class.get(), 3);
+    assert!(request.attributes.relaxed_ordering && !request.attributes.no_snoop);
+    assert_eq!(request.tag.get(), 0x42);
+    assert_eq!(request.atomic_operand_bytes(), Some(8));
+    assert_eq!(header.header_len(), 16);
+    assert_eq!(header.payload_len_dw(), 2);
+    assert_eq!(header.total_len(0), 24);
+    assert_eq!(header.flow_control_class(), FlowControlClass::NonPosted);
+    assert_encodes_to(&header, &SWAP_64);
+}
+
+/// CAS, 4 DW, two 128-bit operands (8 DW) in the last 16 bytes of a 4 KiB page.
+const CAS_128: [u8; 16] = [
+    0x6e, // Fmt 011b << 5 | Type 0_1110b (CAS) = 011_01110b
+    0x08, // T9 0, TC 000b, T8 1 = 0_000_1_0_0_0b
+    0x00, //
+    0x08, // Length 8 DW: "compare" then "swap", 16 bytes each
+    0x01, 0x08, // Requester ID 01:01.0 = 0x01 << 8 | 1 << 3
+    0xff, // Tag[7:0]; Tag = 01b : 0xff = 0x1ff
+    0x00, // byte enables Reserved
+    0x00, 0x00, 0x00, 0x20, // Address[63:32] = 0x20
+    0x00, 0x00, 0x0f, 0xf0, // Address[31:2]: 0xff0 = 255 * 16, 16-byte aligned
+];
+
+#[test]
+fn compare_and_swap_128_bit_at_the_end_of_a_page() {
+    let header = decode(&CAS_128);
+    let request = memory(&header);
+    assert_eq!(request.op, MemoryOp::CompareAndSwap);
+    assert_eq!(request.address, 0x20_0000_0ff0);
+    assert_eq!(request.length_dw, 8);
+    assert_eq!(request.tag.get(), 0x1ff);
+    assert_eq!(request.requester, Bdf::new(1, 1, 0));
+    // Length counts two operands; the memory touched is one (§2.2.7.1).
+    assert_eq!(request.atomic_operand_bytes(), Some(16));
+    assert_eq!(header.payload_len_dw(), 8);
+    assert_encodes_to(&header, &CAS_128);
+
+    // §2.2.7.1: 0xff0 + 16 bytes stays in the page, so this is no 4 KiB
+    // crossing; the same Length as a read (Fmt 001b, Type 0 = 0x20, byte
+    // enables 1111b/1111b) does cross.
+    let mut read = CAS_128;
+    read[0] = 0x20;
+    read[7] = 0xff;
+    assert_eq!(
+        Header::decode(&read),
+        Err(TlpError::CrossesFourKiB {
+            address: 0x20_0000_0ff0,
+            length_dw: 8
+        })
+    );
+}
+
+/// CAS, 3 DW, two 32-bit operands, with TH set: byte 7 is ST[7:0].
+const CAS_32_TPH: [u8; 12] = [
+    0x4e, // Fmt 010b << 5 | Type 0_1110b = 010_01110b
+    0x01, // TH 1
+    0x00, //
+    0x02, // Length 2 DW: two 32-bit operands
+    0x00, 0x10, // Requester ID 00:02.0 = 2 << 3
+    0x05, // Tag 0x05
+    0xa5, // ST[7:0] (TH set on an AtomicOp: byte 7 is the Steering Tag)
+    0x00, 0x00, 0x20, 0x05, // Address[31:2] = 0x2004 (4-byte aligned, not 8), PH 01b
+];
+
+#[test]
+fn compare_and_swap_32_bit_with_steering_tag() {
+    let header = decode(&CAS_32_TPH);
+    let request = memory(&header);
+    assert_eq!(request.op, MemoryOp::CompareAndSwap);
+    assert_eq!(request.address, 0x2004);
+    assert_eq!(request.processing_hint, Some(ProcessingHint::Requester));
+    assert_eq!(request.steering_tag(), Some(0xa5));
+    // The byte enables are implied to be Reserved: none apply (§2.2.7.1).
+    assert_eq!(request.effective_byte_enables(), (0, 0));
+    assert_eq!(request.atomic_operand_bytes(), Some(4));
+    assert_encodes_to(&header, &CAS_32_TPH);
+}
+
+#[test]
+fn atomic_op_completion_carries_one_operand() {
+    // §2.2.9.1: an AtomicOp Completion's Byte Count is the operand size in
+    // bytes and its Lower Address is Reserved; the data is the target's
+    // original value, one operand (§6.15). (Expected DW, Byte Count, Lower Address.)
+    let cases: [(&[u8], u16, u16, u8); 4] = [
+        (&FETCH_ADD_32, 1, 4, 0),
+        (&SWAP_64, 2, 8, 0),
+        (&CAS_128, 4, 16, 0),
+        (&CAS_32_TPH, 1, 4, 0),
+    ];
+    for (bytes, data_dw, byte_count, lower) in cases {
+        let request = memory(&decode(bytes));
+        assert_eq!(request.completion_data_dw(), Some(data_dw), "{request:?}");
+        assert_eq!(request.completion_byte_count(), Some(byte_count));
+        assert_eq!(request.completion_lower_address(), Some(lower));
+    }
+    // A read: Length DW, and Byte Count / Lower Address from the byte enables (§2.3.1.1).
+    let read = memory(&decode(&MRD_32));
+    assert_eq!(read.completion_data_dw(), Some(4));
+    assert_eq!(read.completion_byte_count(), Some(16));
+    assert_eq!(read.completion_lower_address(), Some(0x10));
+    // A posted write is not completed.
+    let write = memory(&decode(&MWR_64));
+    assert_eq!(write.completion_data_dw(), None);
+    assert_eq!(write.completion_byte_count(), None);
+    assert_eq!(write.completion_lower_address(), None);
+}
+
+#[test]
+fn atomic_op_lengths_outside_table_2_15_are_malformed() {
+    let cases: [(&[u8], u8, MemoryOp, u16); 6] = [
+        (&FETCH_ADD_32, 0x03, MemoryOp::FetchAdd, 3),
+        (&FETCH_ADD_32, 0x04, MemoryOp::FetchAdd, 4),
+        (&SWAP_64, 0x04, MemoryOp::Swap, 4),
+        (&CAS_128, 0x01, MemoryOp::CompareAndSwap, 1),
+        (&CAS_128, 0x10, MemoryOp::CompareAndSwap, 16),
+        // Length[9:0] = 0 means 1024 DW (Table 2-4).
+        (&CAS_128, 0x00, MemoryOp::CompareAndSwap, 1024),
+    ];
+    for (bytes, length_field, op, length_dw) in cases {
+        let mut bytes = bytes.to_vec();
+        bytes[3] = length_field;
+        assert_eq!(
+            Header::decode(&bytes),
+            Err(TlpError::AtomicOpLength { op, length_dw })
+        );
+    }
+}
+
+#[test]
+fn misaligned_atomic_ops_are_malformed() {
+    // FetchAdd with Length 2 (a 64-bit operand) at 0x8000_1004: 4 mod 8.
+    let mut bytes = FETCH_ADD_32;
+    bytes[3] = 0x02;
+    assert_eq!(
+        Header::decode(&bytes),
+        Err(TlpError::AtomicOpMisaligned {
+            address: 0x8000_1004,
+            operand_bytes: 8
+        })
+    );
+    // Swap 64-bit at 0x1_2345_678c: 0x8c = 140 = 17 * 8 + 4.
+    let mut bytes = SWAP_64;
+    bytes[15] = 0x8c;
+    assert_eq!(
+        Header::decode(&bytes),
+        Err(TlpError::AtomicOpMisaligned {
+            address: 0x1_2345_678c,
+            operand_bytes: 8
+        })
+    );
+    // CAS 128-bit at 0x20_0000_0ff8: 0xff8 = 255 * 16 + 8.
+    let mut bytes = CAS_128;
+    bytes[15] = 0xf8;
+    assert_eq!(
+        Header::decode(&bytes),
+        Err(TlpError::AtomicOpMisaligned {
+            address: 0x20_0000_0ff8,
+            operand_bytes: 16
+        })
+    );
+    // CAS with Length 4 (two 64-bit operands) at 0x2004: operand alignment
+    // is Length * 2 = 8 bytes, not Length * 4.
+    let mut bytes = CAS_32_TPH;
+    bytes[3] = 0x04;
+    assert_eq!(
+        Header::decode(&bytes),
+        Err(TlpError::AtomicOpMisaligned {
+            address: 0x2004,
+            operand_bytes: 8
+        })
+    );
+}
+
+#[test]
+fn atomic_op_byte_enables_are_reserved() {
+    // §2.2.7.1: with TH clear the BE fields are Reserved, so a receiver
+    // ignores them, even ones §2.2.5.1 would call illegal for 1 DW.
+    let mut bytes = FETCH_ADD_32;
+    bytes[7] = 0xff;
+    let header = decode(&bytes);
+    let request = memory(&header);
+    assert_eq!((request.first_be, request.last_be), (0, 0));
+    assert_encodes_to(&header, &FETCH_ADD_32);
+    // A transmitter fills Reserved fields with 0 (§2.2).
+    let mut out = [0u8; 16];
+    let set = Header {
+        body: Body::Memory(MemoryRequest {
+            first_be: 0xf,
+            ..request
+        }),
+        ..header
+    };
+    assert_eq!(
+        set.encode(&mut out),
+        Err(TlpError::AtomicOpByteEnables {
+            first: 0xf,
+            last: 0
+        })
+    );
+}
+
+#[test]
+fn encoder_refuses_malformed_atomic_ops() {
+    let header = decode(&SWAP_64);
+    let request = memory(&header);
+    let with = |request| Header {
+        body: Body::Memory(request),
+        ..header
+    };
+    let mut out = [0u8; 16];
+    let cas_of_1 = MemoryRequest {
+        op: MemoryOp::CompareAndSwap,
+        length_dw: 1,
+        ..request
+    };
+    assert_eq!(
+        with(cas_of_1).encode(&mut out),
+        Err(TlpError::AtomicOpLength {
+            op: MemoryOp::CompareAndSwap,
+            length_dw: 1
+        })
+    );
+    let misaligned = MemoryRequest {
+        address: 0x1_0000_0004,
+        ..request
+    };
+    assert_eq!(
+        with(misaligned).encode(&mut out),
+        Err(TlpError::AtomicOpMisaligned {
+            address: 0x1_0000_0004,
+            operand_bytes: 8
+        })
+    );
+}
+
+#[test]
+fn deferrable_memory_write_stays_unsupported() {
+    // DMWr: Fmt 010b/011b, Type 1_1011b = 0x5b / 0x7b (Table 2-3).
+    for byte0 in [0x5b, 0x7b] {
+        let mut bytes = [0u8; 16];
+        bytes[0] = byte0;
+        assert_eq!(
+            Header::decode(&bytes),
+            Err(TlpError::UnsupportedFmtType {
+                fmt: byte0 >> 5,
+                ty: 0b1_1011
+            })
+        );
+    }
+    // An AtomicOp Type without data is not a TLP type at all (Table 2-3).
+    let mut bytes = FETCH_ADD_32;
+    bytes[0] = 0x0c; // Fmt 000b, Type 0_1100b
+    assert_eq!(
+        Header::decode(&bytes),
+        Err(TlpError::ReservedFmtType {
+            fmt: 0,
+            ty: 0b0_1100
+        })
+    );
+}
+
+// ---------------------------------------------------------------------------
 // Malformed input
 // ---------------------------------------------------------------------------
 
@@ -553,12 +885,12 @@ fn reserved_and_unsupported_fmt_type() {
             ty: 0b0_1010
         })
     );
-    bytes[0] = 0x4c; // Fmt 010b, Type 0_1100b: FetchAdd
+    bytes[0] = 0x5b; // Fmt 010b, Type 1_1011b: DMWr
     assert_eq!(
         Header::decode(&bytes),
         Err(TlpError::UnsupportedFmtType {
             fmt: 0b010,
-            ty: 0b0_1100
+            ty: 0b1_1011
         })
     );
 }
@@ -802,9 +1134,36 @@ fn legal_byte_enables(length_dw: u16, address: u64, choice: [u8; 4]) -> (u8, u8)
     }
 }
 
+/// Table 2-15: the Length values of the architected operand sizes.
+fn atomic_lengths(op: MemoryOp) -> &'static [u16] {
+    match op {
+        MemoryOp::FetchAdd | MemoryOp::Swap => &[1, 2],
+        MemoryOp::CompareAndSwap => &[2, 4, 8],
+        MemoryOp::Read | MemoryOp::ReadLocked | MemoryOp::Write => &[],
+    }
+}
+
+/// §2.2.7.1: the operand, and so the alignment, is Length DW for FetchAdd and
+/// Swap and half of it for CAS.
+fn atomic_alignment(op: MemoryOp, length_dw: u16) -> u64 {
+    let operands = if op == MemoryOp::CompareAndSwap { 2 } else { 1 };
+    u64::from(length_dw) * 4 / operands
+}
+
+fn memory_op() -> impl Strategy<Value = MemoryOp> {
+    prop_oneof![
+        Just(MemoryOp::Read),
+        Just(MemoryOp::ReadLocked),
+        Just(MemoryOp::Write),
+        Just(MemoryOp::FetchAdd),
+        Just(MemoryOp::Swap),
+        Just(MemoryOp::CompareAndSwap),
+    ]
+}
+
 prop_compose! {
     fn memory_request()(
-        op in prop_oneof![Just(MemoryOp::Read), Just(MemoryOp::ReadLocked), Just(MemoryOp::Write)],
+        op in memory_op(),
         traffic_class in traffic_class(),
         attributes in attributes(),
         address_type in (0u8..4).prop_map(AddressType::from_bits),
@@ -827,10 +1186,19 @@ prop_compose! {
         if op == MemoryOp::Write {
             request.tag = Tag::from_8bit(tag.low());
         }
+        if op.is_atomic() {
+            let lengths = atomic_lengths(op);
+            request.length_dw = lengths[usize::from(choice[2]) % lengths.len()];
+            // Natural alignment (§2.2.7.1) also keeps the operand inside the page.
+            request.address &= !(atomic_alignment(op, request.length_dw) - 1);
+        }
         if request.byte_enables_replaced_by_steering_tag() {
             // Byte 7 is ST[7:0]: any value.
             request.first_be = choice[0] & 0xf;
             request.last_be = choice[1] & 0xf;
+        } else if op.is_atomic() {
+            // Reserved without TH (§2.2.7.1).
+            (request.first_be, request.last_be) = (0, 0);
         } else {
             (request.first_be, request.last_be) = legal_byte_enables(length_dw, address, choice);
         }
@@ -934,9 +1302,9 @@ fn prefixes() -> impl Strategy<Value = Prefixes> {
 }
 
 /// Byte 0 values of every modelled type, to steer random bytes past the Fmt/Type check.
-const VALID_BYTE0: [u8; 20] = [
+const VALID_BYTE0: [u8; 26] = [
     0x00, 0x20, 0x01, 0x21, 0x40, 0x60, 0x02, 0x42, 0x04, 0x44, 0x05, 0x45, 0x0a, 0x4a, 0x0b, 0x4b,
-    0x30, 0x32, 0x71, 0x9e,
+    0x30, 0x32, 0x71, 0x9e, 0x4c, 0x6c, 0x4d, 0x6d, 0x4e, 0x6e,
 ];
 
 proptest! {
@@ -992,6 +1360,48 @@ proptest! {
             let len = header.encode(&mut out).expect("accepted headers are encodable");
             prop_assert_eq!(Header::decode(&out[..len]), Ok(header));
         }
+    }
+
+    #[test]
+    fn atomic_ops_are_accepted_exactly_as_table_2_15_and_alignment_allow(
+        op in prop_oneof![
+            Just(MemoryOp::FetchAdd),
+            Just(MemoryOp::Swap),
+            Just(MemoryOp::CompareAndSwap),
+        ],
+        length_dw in length(),
+        address in any::<u32>(),
+        be in any::<u8>(),
+    ) {
+        let address = address & !0b11;
+        let ty = match op {
+            MemoryOp::FetchAdd => 0b0_1100,
+            MemoryOp::Swap => 0b0_1101,
+            _ => 0b0_1110,
+        };
+        // Fmt 010b, 3 DW with data; Length[9:0] 0 means 1024 (Table 2-4).
+        let field = length_dw % 1024;
+        let mut bytes = [0u8; 12];
+        bytes[0] = 0b010 << 5 | ty;
+        bytes[2] = (field >> 8) as u8;
+        bytes[3] = field as u8;
+        bytes[7] = be;
+        bytes[8..12].copy_from_slice(&address.to_be_bytes());
+        let expected = if !atomic_lengths(op).contains(&length_dw) {
+            Err(TlpError::AtomicOpLength { op, length_dw })
+        } else if u64::from(address) % atomic_alignment(op, length_dw) != 0 {
+            Err(TlpError::AtomicOpMisaligned {
+                address: address.into(),
+                operand_bytes: atomic_alignment(op, length_dw) as u16,
+            })
+        } else {
+            Ok((op, length_dw, u64::from(address), 0, 0))
+        };
+        let got = Header::decode(&bytes).map(|header| {
+            let m = memory(&header);
+            (m.op, m.length_dw, m.address, m.first_be, m.last_be)
+        });
+        prop_assert_eq!(got, expected);
     }
 
     #[test]

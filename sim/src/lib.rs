@@ -1,0 +1,7 @@
+//! A whole weft fabric without hardware.
+//!
+//! Hosts, endpoints, links, switches and firmware, driven in simulated time.
+//! The pieces arrive one by one; [`link`] models the PCIe links between them.
+#![forbid(unsafe_code)]
+
+pub mod link;

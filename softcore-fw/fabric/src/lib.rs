@@ -1,14 +1,42 @@
 //! The weft fabric manager.
 //!
 //! Every decision of weft's control plane lives here: discovery and
-//! enumeration of the fabric, fabric IDs and addresses, routes between
-//! switches, one virtual PCIe switch per host, configuration-space
-//! virtualization, binding and unbinding of endpoints and SR-IOV virtual
-//! functions, hot-plug and the event log. It reaches hardware only through
-//! traits (configuration access, table writes, the config mailbox, a timer,
-//! flash), so the same code runs in the firmware, in the simulator and in
-//! unit tests, without a heap.
+//! enumeration of the fabric, fabric IDs and addresses, routes, one virtual
+//! PCIe switch per host, configuration-space virtualization, binding and
+//! unbinding of endpoints and SR-IOV virtual functions, and hot-plug. It
+//! reaches hardware only through the traits of [`hw`] (configuration
+//! access, table writes, the host mailbox, a timer), so the same code runs
+//! in the firmware, in the simulator and in unit tests, without a heap:
+//! every list has a capacity named in [`limits`] and overflowing it is an
+//! error.
+//!
+//! - [`hw`]: the hardware traits; [`tables`]: the data plane's table entries.
+//! - [`enumerate`], [`readiness`], `sriov`, [`address`]: the fabric domain —
+//!   walking the ports, fabric IDs, BAR placement, VFs; the result is an
+//!   [`inventory::Inventory`].
+//! - [`routes`]: the switch-wide tables computed from the inventory.
+//! - [`vswitch`]: one virtual switch per host port; [`virtualize`]: host
+//!   configuration requests answered or forwarded; [`binding`]: bind and
+//!   unbind with hot-plug; [`manager`]: the whole, [`manager::FabricManager`].
+//!
+//! One switch is handled; a port leading to another weft switch is found and
+//! recorded, and routing across several switches is still to come.
 #![no_std]
 #![forbid(unsafe_code)]
 
 pub use weft_pcie as pcie;
+
+pub mod address;
+pub mod binding;
+pub mod enumerate;
+pub mod hw;
+pub mod inventory;
+pub mod limits;
+pub mod manager;
+pub mod readiness;
+pub mod routes;
+pub mod settings;
+mod sriov;
+pub mod tables;
+pub mod virtualize;
+pub mod vswitch;

@@ -1,0 +1,209 @@
+//! The hardware the fabric manager drives, behind traits.
+//!
+//! The firmware implements these over the soft core's CSR bus, config
+//! mailbox and timer; the simulator and the tests implement them over the
+//! transaction-level switch model and endpoint models. Nothing else in this
+//! crate touches hardware, so every decision is testable on the host.
+
+use weft_pcie::config::msi::MsiMessage;
+use weft_pcie::config::{ConfigRead, ConfigWrite};
+use weft_pcie::tlp::{Completion, ConfigRequest};
+use weft_pcie::Bdf;
+
+use crate::tables::{AddressRoute, Destination, IdMapping, PortIndex, PortRole, Window};
+
+/// Why a configuration request to a fabric function did not complete successfully.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConfigFault {
+    /// Unsupported Request: no function answers at that ID (PCIe Base 6.0 §2.3.1).
+    UnsupportedRequest,
+    /// Request Retry Status (CRS before 6.0): the function is not ready yet (§2.3.1, §6.6.1).
+    RequestRetry,
+    /// Completer Abort.
+    CompleterAbort,
+    /// No completion arrived within the completion timeout (§2.8).
+    Timeout,
+    /// The port does not exist.
+    NoSuchPort(PortIndex),
+}
+
+/// Configuration access to the functions below the switch's ports.
+///
+/// The management CPU sends Type 0 configuration requests out of an
+/// endpoint port, with the fabric manager's own fabric ID as requester;
+/// a function captures its bus and device number from the Type 0 writes
+/// it receives (PCIe Base 6.0 §2.2.6.2), so the target ID given here is the
+/// function's fabric ID once the manager assigned it.
+pub trait FabricConfig {
+    /// Reads the DW holding byte `offset` of function `target` below `port`.
+    fn read(&mut self, port: PortIndex, target: Bdf, offset: u16) -> Result<u32, ConfigFault>;
+
+    /// Writes the bytes of `value` selected by `byte_enables` (bit n: byte n)
+    /// into the DW holding byte `offset` of function `target` below `port`.
+    fn write(
+        &mut self,
+        port: PortIndex,
+        target: Bdf,
+        offset: u16,
+        value: u32,
+        byte_enables: u8,
+    ) -> Result<(), ConfigFault>;
+}
+
+/// One function's configuration space reached through [`FabricConfig`], so
+/// weft-pcie's BAR sizing and capability walkers run on it.
+pub struct FunctionAccess<'a, C: FabricConfig + ?Sized> {
+    /// The configuration access.
+    pub config: &'a mut C,
+    /// The port the function is below.
+    pub port: PortIndex,
+    /// The function's ID.
+    pub target: Bdf,
+}
+
+impl<C: FabricConfig + ?Sized> ConfigRead for FunctionAccess<'_, C> {
+    type Error = ConfigFault;
+
+    fn read_dword(&mut self, offset: u16) -> Result<u32, ConfigFault> {
+        self.config.read(self.port, self.target, offset & !3)
+    }
+}
+
+impl<C: FabricConfig + ?Sized> ConfigWrite for FunctionAccess<'_, C> {
+    fn write_dword(
+        &mut self,
+        offset: u16,
+        value: u32,
+        byte_enables: u8,
+    ) -> Result<(), ConfigFault> {
+        self.config
+            .write(self.port, self.target, offset & !3, value, byte_enables)
+    }
+}
+
+/// Why a table entry could not be written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TableWriteError {
+    /// The port does not exist.
+    NoSuchPort(PortIndex),
+    /// The entry index is beyond the table.
+    NoSuchEntry {
+        /// Which table.
+        table: &'static str,
+        /// The index written.
+        index: usize,
+    },
+}
+
+/// The data plane's tables, one method per kind of entry.
+///
+/// Each call writes one entry, as the firmware writes one CSR group; the
+/// caller keeps indices below the capacities of `weft_regs::capacity`.
+pub trait DataPlane {
+    /// How many ports the switch has.
+    fn ports(&self) -> usize;
+
+    /// Sets what sits behind `port`, deciding how its TLPs are translated.
+    fn set_port_role(&mut self, port: PortIndex, role: PortRole) -> Result<(), TableWriteError>;
+
+    /// Writes window `index` of `port` (host BAR windows on a host port,
+    /// peer windows on an endpoint port); a zero-sized window clears it.
+    fn set_window(
+        &mut self,
+        port: PortIndex,
+        index: usize,
+        window: Window,
+    ) -> Result<(), TableWriteError>;
+
+    /// Writes ID map entry `index` of a host port; `None` clears it.
+    fn set_id_mapping(
+        &mut self,
+        port: PortIndex,
+        index: usize,
+        mapping: Option<IdMapping>,
+    ) -> Result<(), TableWriteError>;
+
+    /// Sets the completer ID of completions `port` synthesizes, in the
+    /// domain of its link partner.
+    fn set_completer_id(&mut self, port: PortIndex, id: Bdf) -> Result<(), TableWriteError>;
+
+    /// Sets ACS P2P Request Redirect for an endpoint port (PCIe Base 6.0 §7.7.11.3).
+    fn set_p2p_request_redirect(
+        &mut self,
+        port: PortIndex,
+        redirect: bool,
+    ) -> Result<(), TableWriteError>;
+
+    /// Sets the device number an endpoint port's INTx messages are swizzled by (§2.2.8.1).
+    fn set_intx_swizzle(&mut self, port: PortIndex, swizzle: u8) -> Result<(), TableWriteError>;
+
+    /// Writes entry `index` of the address routing table; `None` clears it.
+    fn set_address_route(
+        &mut self,
+        index: usize,
+        route: Option<AddressRoute>,
+    ) -> Result<(), TableWriteError>;
+
+    /// Writes the bus routing table's entry for `bus`; `None` clears it.
+    fn set_bus_route(&mut self, bus: u8, to: Option<Destination>) -> Result<(), TableWriteError>;
+
+    /// Completes every host request in flight to `port` with an error: its
+    /// endpoint is gone and will never answer (DESIGN.md: no host waits forever).
+    fn abandon_requests_to(&mut self, port: PortIndex) -> Result<(), TableWriteError>;
+}
+
+/// A monotonic clock the manager waits on (device readiness, §6.6.1).
+pub trait Timer {
+    /// Nanoseconds since an arbitrary epoch; never goes backwards.
+    fn now_ns(&mut self) -> u64;
+
+    /// Returns once [`Timer::now_ns`] has reached `deadline_ns`.
+    fn wait_until_ns(&mut self, deadline_ns: u64);
+}
+
+/// A host's configuration request, as the mailbox delivers it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HostConfigRequest {
+    /// The host port it arrived on.
+    pub port: PortIndex,
+    /// The request, in the host's terms.
+    pub request: ConfigRequest,
+    /// A write's data DW: payload byte n is byte n of the DW, so the DW is
+    /// the payload read little-endian, as configuration space is (§7.2).
+    pub data: u32,
+}
+
+/// Why something could not be sent to a host.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HostSendError {
+    /// The port does not exist or is not a host port.
+    NoSuchPort(PortIndex),
+    /// The egress queue to the host is full; try again.
+    QueueFull(PortIndex),
+}
+
+/// The host-facing side: configuration requests in from the mailbox,
+/// completions and MSI writes out of a host port.
+pub trait HostInterface {
+    /// The next configuration request from any host, if one is waiting.
+    fn receive(&mut self) -> Option<HostConfigRequest>;
+
+    /// Sends a completion out of `port`; `data` is the one DW of a
+    /// configuration read's CplD, little-endian like [`HostConfigRequest::data`].
+    fn complete(
+        &mut self,
+        port: PortIndex,
+        completion: Completion,
+        data: Option<u32>,
+    ) -> Result<(), HostSendError>;
+
+    /// Sends an MSI out of `port`: a one-DW memory write of `message.data`
+    /// to `message.address` with requester ID `requester` (a virtual
+    /// port's host-domain ID), §6.1.4.
+    fn send_msi(
+        &mut self,
+        port: PortIndex,
+        requester: Bdf,
+        message: MsiMessage,
+    ) -> Result<(), HostSendError>;
+}

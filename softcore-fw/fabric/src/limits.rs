@@ -1,0 +1,21 @@
+//! Every capacity of the fabric manager, named once.
+//!
+//! The manager allocates nothing: each list is a fixed-capacity
+//! `heapless` container of one of these sizes, and running out is a typed
+//! error, never a panic. The data plane's own table sizes are
+//! `weft_regs::capacity`.
+
+/// Functions (physical and virtual) the fabric inventory holds.
+pub const MAX_FUNCTIONS: usize = 128;
+
+/// Host ports, each with its own virtual switch.
+pub const MAX_HOST_PORTS: usize = 4;
+
+/// Virtual downstream ports (slots) of one virtual switch.
+pub const MAX_SLOTS_PER_HOST: usize = 4;
+
+/// Devices found that the manager does not enumerate yet (kept for the log).
+pub const MAX_SKIPPED: usize = 8;
+
+/// Functions of one ARI device: the Next Function Number is 8 bits (PCIe Base 6.0 §7.8.7.2).
+pub const MAX_ARI_FUNCTIONS: usize = 256;

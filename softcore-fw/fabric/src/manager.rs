@@ -1,0 +1,138 @@
+//! The fabric manager: enumeration, the virtual switches, and the state
+//! that binds them, driven through the hardware traits.
+
+use heapless::Vec;
+use weft_pcie::Bdf;
+
+use crate::enumerate::{enumerate, host_proxies, EnumerationError};
+use crate::hw::{DataPlane, FabricConfig, Timer};
+use crate::inventory::{Inventory, PortKind};
+use crate::limits::MAX_HOST_PORTS;
+use crate::routes::{program_fabric, RouteError};
+use crate::settings::FabricSettings;
+use crate::tables::{HostIndex, PortIndex, PortRole};
+use crate::vswitch::{VirtualSwitch, VirtualSwitchError};
+
+/// Why the fabric could not be brought up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StartError {
+    /// A virtual switch could not be built.
+    VirtualSwitch(VirtualSwitchError),
+    /// Enumeration failed.
+    Enumeration(EnumerationError),
+    /// The switch-wide tables could not be written.
+    Routes(RouteError),
+}
+
+/// The fabric manager of one switch.
+///
+/// It answers host configuration requests with Request Retry Status until
+/// [`FabricManager::start`] has enumerated the fabric and programmed the
+/// tables (DESIGN.md, "Configuration requests").
+#[derive(Clone, Debug)]
+pub struct FabricManager {
+    pub(crate) settings: FabricSettings,
+    pub(crate) inventory: Inventory,
+    pub(crate) switches: Vec<VirtualSwitch, MAX_HOST_PORTS>,
+    pub(crate) ready: bool,
+}
+
+impl FabricManager {
+    /// A manager with one virtual switch per configured host port, not yet started.
+    pub fn new(settings: FabricSettings) -> Result<Self, StartError> {
+        let mut switches = Vec::new();
+        for host in &settings.hosts {
+            let switch = VirtualSwitch::new(
+                host.port,
+                host.host,
+                host.slots,
+                settings.upstream_identity,
+                settings.downstream_identity,
+            )
+            .map_err(StartError::VirtualSwitch)?;
+            // settings.hosts has the same capacity as switches.
+            let _ = switches.push(switch);
+        }
+        Ok(FabricManager {
+            settings,
+            inventory: Inventory::default(),
+            switches,
+            ready: false,
+        })
+    }
+
+    /// Enumerates the switch's ports (links out of reset at `reset_at_ns`),
+    /// programs the switch-wide tables, and starts answering hosts.
+    pub fn start<C, T, D>(
+        &mut self,
+        config: &mut C,
+        timer: &mut T,
+        tables: &mut D,
+        reset_at_ns: u64,
+    ) -> Result<(), StartError>
+    where
+        C: FabricConfig + ?Sized,
+        T: Timer + ?Sized,
+        D: DataPlane + ?Sized,
+    {
+        self.ready = false;
+        // Host ports open first, so hosts asking during enumeration reach
+        // the mailbox and are told to retry.
+        let proxies =
+            host_proxies(&self.settings, tables.ports()).map_err(StartError::Enumeration)?;
+        for (port, host, proxy_id) in proxies {
+            tables
+                .set_port_role(port, PortRole::Host { host, proxy_id })
+                .map_err(|e| StartError::Routes(RouteError::Table(e)))?;
+        }
+        let inventory = enumerate(config, timer, &self.settings, tables.ports(), reset_at_ns)
+            .map_err(StartError::Enumeration)?;
+        for switch in self.switches.iter_mut() {
+            if let PortKind::Host { proxy_id, .. } = inventory.port(switch.port) {
+                switch.proxy_id = proxy_id;
+            }
+        }
+        program_fabric(&inventory, &self.settings, tables).map_err(StartError::Routes)?;
+        self.inventory = inventory;
+        self.ready = true;
+        Ok(())
+    }
+
+    /// Whether the fabric is enumerated and hosts get answers.
+    pub fn is_ready(&self) -> bool {
+        self.ready
+    }
+
+    /// What enumeration found.
+    pub fn inventory(&self) -> &Inventory {
+        &self.inventory
+    }
+
+    /// The settings the manager runs with.
+    pub fn settings(&self) -> &FabricSettings {
+        &self.settings
+    }
+
+    /// The virtual switch of `host`.
+    pub fn virtual_switch(&self, host: HostIndex) -> Option<&VirtualSwitch> {
+        self.switches.iter().find(|s| s.host == host)
+    }
+
+    /// The virtual switch presented on host port `port`.
+    pub fn virtual_switch_on(&self, port: PortIndex) -> Option<&VirtualSwitch> {
+        self.switches.iter().find(|s| s.port == port)
+    }
+
+    /// The fabric ID of the function bound to `host`'s `slot`, if any.
+    pub fn bound_at(&self, host: HostIndex, slot: u8) -> Option<Bdf> {
+        self.virtual_switch(host)?
+            .downstream
+            .get(usize::from(slot))?
+            .bound
+            .map(|b| b.function)
+    }
+
+    pub(crate) fn switch_index(&self, host: HostIndex) -> Option<usize> {
+        self.switches.iter().position(|s| s.host == host)
+    }
+}

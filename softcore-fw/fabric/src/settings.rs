@@ -1,0 +1,72 @@
+//! The fabric's configuration: which ports face hosts, how many slots each
+//! host's virtual switch has, how many VFs to enable, where BARs go.
+
+use heapless::Vec;
+use weft_pcie::config::function::CLASS_PCI_BRIDGE;
+use weft_pcie::config::FunctionIdentity;
+use weft_pcie::Bdf;
+
+use crate::address::AddressPlan;
+use crate::limits::MAX_HOST_PORTS;
+use crate::tables::{HostIndex, PortIndex};
+
+/// One host port and the virtual switch presented on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HostPort {
+    /// The switch port the host's root port is linked to.
+    pub port: PortIndex,
+    /// The host's index, selecting its aperture.
+    pub host: HostIndex,
+    /// Virtual downstream ports (slots) of its virtual switch.
+    pub slots: u8,
+}
+
+/// The identity the virtual switch ports report when no other is configured.
+///
+/// Vendor ID 0xFFFF is the value no function may report (§7.5.1.1.1), so a
+/// deployment must configure its own IDs; tests and the simulator do.
+pub const UNCONFIGURED_IDENTITY: FunctionIdentity = FunctionIdentity {
+    vendor_id: 0xffff,
+    device_id: 0xffff,
+    revision_id: 0,
+    class_code: CLASS_PCI_BRIDGE,
+};
+
+/// Everything the fabric manager is told rather than discovers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FabricSettings {
+    /// The manager's own fabric ID: requester of its configuration requests
+    /// and completer of what endpoint ports synthesize. Bus routes send its
+    /// bus to the CPU, so it is bus 0 unless configured otherwise.
+    pub manager_id: Bdf,
+    /// The host ports; hosts get proxy buses in this order, right after the manager's bus.
+    pub hosts: Vec<HostPort, MAX_HOST_PORTS>,
+    /// VFs to enable on every SR-IOV PF (clamped to its TotalVFs; 0 leaves SR-IOV off).
+    pub num_vfs: u16,
+    /// Where BARs are placed.
+    pub address_plan: AddressPlan,
+    /// Vendor, device, revision and class of each virtual upstream port.
+    pub upstream_identity: FunctionIdentity,
+    /// Vendor, device, revision and class of each virtual downstream port.
+    pub downstream_identity: FunctionIdentity,
+}
+
+impl Default for FabricSettings {
+    fn default() -> Self {
+        FabricSettings {
+            manager_id: Bdf::new(0, 0, 0),
+            hosts: Vec::new(),
+            num_vfs: 0,
+            address_plan: AddressPlan::default(),
+            upstream_identity: UNCONFIGURED_IDENTITY,
+            downstream_identity: UNCONFIGURED_IDENTITY,
+        }
+    }
+}
+
+impl FabricSettings {
+    /// The host port configuration of `port`, if it faces a host.
+    pub fn host_port(&self, port: PortIndex) -> Option<&HostPort> {
+        self.hosts.iter().find(|h| h.port == port)
+    }
+}

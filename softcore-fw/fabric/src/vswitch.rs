@@ -1,0 +1,277 @@
+//! One virtual PCIe switch per host port: a virtual upstream port and N
+//! virtual downstream ports, each a Type 1 function whose configuration
+//! space the firmware holds (DESIGN.md, "Host domain").
+//!
+//! Every port has the PCI Express capability with its port type
+//! (§7.5.3.2), MSI (§7.7.1) and Power Management (§7.5.2). Downstream ports
+//! also have a hot-plug slot (Slot Capabilities/Control/Status, §7.5.3.9-11)
+//! with Data Link Layer Link Active reporting, so the host's hot-plug driver
+//! sees presence and link changes, and ACS (§7.7.11) with the features a
+//! switch downstream port must offer, whose P2P Request Redirect the data
+//! plane honours.
+//!
+//! Hot-plug interrupts follow §6.7.3.4: the port sends its MSI when the
+//! hot-plug interrupt condition (Hot-Plug Interrupt Enable and an enabled,
+//! latched event) goes from false to true.
+
+use heapless::Vec;
+use weft_pcie::config::acs::{feature, Acs, AcsCap};
+use weft_pcie::config::msi::{Msi, MsiCap, MsiMessage};
+use weft_pcie::config::pcie_cap::{
+    link_capabilities, link_speed, slot_status, Link, LinkState, PcieCap, PcieCapability, PortType,
+    Slot,
+};
+use weft_pcie::config::pm::PowerManagement;
+use weft_pcie::config::{CapabilityList, ConfigSpace, FunctionIdentity, Type1Function};
+use weft_pcie::Bdf;
+
+use crate::limits::MAX_SLOTS_PER_HOST;
+use crate::tables::{HostIndex, PortIndex};
+
+/// The link the virtual ports report: 8 GT/s x16.
+const VIRTUAL_LINK_SPEED: u8 = link_speed::GT_8;
+/// Lanes of the virtual links.
+const VIRTUAL_LINK_WIDTH: u8 = 16;
+
+/// The capabilities every virtual port has, where they were laid out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PortCapabilities {
+    /// The PCI Express capability.
+    pub pcie: PcieCap,
+    /// The MSI capability.
+    pub msi: MsiCap,
+    /// ACS (downstream ports only).
+    pub acs: Option<AcsCap>,
+}
+
+/// A function bound behind a virtual downstream port, and what the host
+/// wrote that the fabric keeps to itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BoundFunction {
+    /// The function's fabric ID.
+    pub function: weft_pcie::Bdf,
+    /// The host's BAR registers 0..=5 as it wrote them (shadow state: the
+    /// function keeps its fabric addresses).
+    pub shadow_bars: [u32; 6],
+    /// The host's Command register as it wrote it.
+    pub shadow_command: u16,
+}
+
+/// A virtual downstream port: a slot a function can be bound to.
+#[derive(Clone, Debug)]
+pub struct VirtualDownstreamPort {
+    /// Its configuration space.
+    pub space: ConfigSpace,
+    /// Where its capabilities are.
+    pub caps: PortCapabilities,
+    /// What is bound behind it.
+    pub bound: Option<BoundFunction>,
+    /// Whether the hot-plug interrupt condition held at the last check (§6.7.3.4).
+    pub(crate) interrupt_pending: bool,
+}
+
+/// One host's virtual switch.
+#[derive(Clone, Debug)]
+pub struct VirtualSwitch {
+    /// The host port it is presented on.
+    pub port: PortIndex,
+    /// The host.
+    pub host: HostIndex,
+    /// The host's proxy fabric ID.
+    pub proxy_id: Bdf,
+    /// The virtual upstream port's configuration space.
+    pub upstream: ConfigSpace,
+    /// The bus number the upstream port captured from the host's Type 0
+    /// configuration writes (§2.2.6.2); 0 until the first one.
+    pub upstream_bus: u8,
+    /// The virtual downstream ports, device numbers 0.. on the internal bus.
+    pub downstream: Vec<VirtualDownstreamPort, MAX_SLOTS_PER_HOST>,
+}
+
+/// Why a virtual switch could not be built.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VirtualSwitchError {
+    /// More slots asked for than [`MAX_SLOTS_PER_HOST`].
+    TooManySlots {
+        /// Slots asked for.
+        slots: u8,
+        /// The capacity.
+        capacity: usize,
+    },
+}
+
+/// Lays out one virtual port's header and capabilities.
+fn build_port(
+    identity: FunctionIdentity,
+    port_type: PortType,
+    slot: Option<Slot>,
+    port_number: u8,
+) -> (ConfigSpace, PortCapabilities) {
+    let mut space = Type1Function::switch_port(identity)
+        .build()
+        .expect("a switch port header has no BARs to reject");
+    let mut pcie = PcieCapability::new(port_type);
+    pcie.link = Some(Link {
+        capabilities: link_capabilities::DLL_LINK_ACTIVE_REPORTING,
+        ..Link::trained(VIRTUAL_LINK_SPEED, VIRTUAL_LINK_WIDTH, port_number)
+    });
+    pcie.slot = slot;
+    let mut list = CapabilityList::new(&mut space).expect("a freshly built header");
+    let pcie_offset = list
+        .push(&pcie)
+        .expect("the first capability fits the PCI-compatible space");
+    let msi_offset = list
+        .push(&Msi {
+            multiple_message_capable: 0,
+            address_64: true,
+            per_vector_masking: false,
+        })
+        .expect("MSI fits after the PCI Express capability");
+    list.push(&PowerManagement::minimal())
+        .expect("PM fits after MSI");
+    let acs = if port_type == PortType::SwitchDownstream {
+        let offset = list
+            .push_extended(&Acs {
+                features: feature::DOWNSTREAM_PORT_REQUIRED,
+                egress_vector_bits: 0,
+            })
+            .expect("the first extended capability fits");
+        Some(AcsCap::at(offset))
+    } else {
+        None
+    };
+    let caps = PortCapabilities {
+        pcie: PcieCap::at(pcie_offset),
+        msi: MsiCap::at(msi_offset),
+        acs,
+    };
+    (space, caps)
+}
+
+impl VirtualSwitch {
+    /// A virtual switch for `host` on `port` with `slots` empty downstream ports.
+    pub fn new(
+        port: PortIndex,
+        host: HostIndex,
+        slots: u8,
+        upstream_identity: FunctionIdentity,
+        downstream_identity: FunctionIdentity,
+    ) -> Result<Self, VirtualSwitchError> {
+        if usize::from(slots) > MAX_SLOTS_PER_HOST {
+            return Err(VirtualSwitchError::TooManySlots {
+                slots,
+                capacity: MAX_SLOTS_PER_HOST,
+            });
+        }
+        let (upstream, _) = build_port(upstream_identity, PortType::SwitchUpstream, None, 0);
+        let mut downstream = Vec::new();
+        for slot in 0..slots {
+            // Physical Slot Numbers are unique in the chassis and non-zero
+            // for a hot-plug slot; the host index keeps them apart between hosts.
+            let physical = ((host.0 & 0xff) << 5) | (u16::from(slot) + 1);
+            let (mut space, caps) = build_port(
+                downstream_identity,
+                PortType::SwitchDownstream,
+                Some(Slot::hot_plug(physical)),
+                slot + 1,
+            );
+            caps.pcie.set_link_state(&mut space, link_down());
+            let _ = downstream.push(VirtualDownstreamPort {
+                space,
+                caps,
+                bound: None,
+                interrupt_pending: false,
+            });
+        }
+        Ok(VirtualSwitch {
+            port,
+            host,
+            proxy_id: Bdf::default(),
+            upstream,
+            upstream_bus: 0,
+            downstream,
+        })
+    }
+
+    /// The host-domain ID of downstream port `slot`: device `slot` on the
+    /// upstream port's secondary bus.
+    pub fn downstream_id(&self, slot: u8) -> Bdf {
+        let bus = weft_pcie::config::function::BusNumbers::read(&self.upstream).secondary;
+        Bdf::new(bus, slot, 0)
+    }
+
+    /// The host-domain ID of the upstream port.
+    pub fn upstream_id(&self) -> Bdf {
+        Bdf::new(self.upstream_bus, 0, 0)
+    }
+}
+
+/// Link Status of a slot with nothing in it.
+const fn link_down() -> LinkState {
+    LinkState {
+        speed: VIRTUAL_LINK_SPEED,
+        width: 0,
+        dll_link_active: false,
+        training: false,
+    }
+}
+
+/// Link Status of a slot with a bound function.
+const fn link_up() -> LinkState {
+    LinkState {
+        speed: VIRTUAL_LINK_SPEED,
+        width: VIRTUAL_LINK_WIDTH,
+        dll_link_active: true,
+        training: false,
+    }
+}
+
+impl VirtualDownstreamPort {
+    /// Presence and link come up or go down: Presence Detect State and
+    /// Data Link Layer Link Active follow `present`, and Presence Detect
+    /// Changed and Data Link Layer State Changed latch (§6.7.3.3, §7.5.3.11).
+    /// Returns the MSI to send if the hot-plug interrupt condition became true.
+    pub fn set_presence(&mut self, present: bool) -> Option<MsiMessage> {
+        let pcie = self.caps.pcie;
+        let state = if present {
+            slot_status::PRESENCE_DETECT_STATE
+        } else {
+            0
+        };
+        pcie.set_slot_state(&mut self.space, state);
+        pcie.set_link_state(
+            &mut self.space,
+            if present { link_up() } else { link_down() },
+        );
+        pcie.raise_slot_events(
+            &mut self.space,
+            slot_status::PRESENCE_DETECT_CHANGED | slot_status::DLL_STATE_CHANGED,
+        );
+        self.check_interrupt()
+    }
+
+    /// Re-evaluates the hot-plug interrupt condition after the slot's
+    /// registers changed; the MSI to send when it went from false to true
+    /// and MSI is enabled (§6.7.3.4, §7.7.1).
+    pub fn check_interrupt(&mut self) -> Option<MsiMessage> {
+        let pending = self.caps.pcie.hot_plug_interrupt_pending(&self.space);
+        let rising = pending && !self.interrupt_pending;
+        self.interrupt_pending = pending;
+        if !rising {
+            return None;
+        }
+        self.caps.msi.message(&self.space, 0)
+    }
+
+    /// Whether the host set ACS P2P Request Redirect on this port (§7.7.11.3).
+    pub fn p2p_request_redirect(&self) -> bool {
+        self.caps
+            .acs
+            .is_some_and(|acs| acs.p2p_request_redirect(&self.space))
+    }
+
+    /// The secondary bus the host gave this port; 0 before it did.
+    pub fn secondary_bus(&self) -> u8 {
+        weft_pcie::config::function::BusNumbers::read(&self.space).secondary
+    }
+}

@@ -1,6 +1,6 @@
 //! An owned TLP: what the model keeps of a packet while it moves through the switch.
 
-use weft_pcie::tlp::{Header, Prefixes, Tlp, TlpError};
+use weft_pcie::tlp::{Body, Completion, Header, MemoryRequest, Prefixes, Tlp, TlpError};
 
 /// A TLP with its payload, in the terms of whichever domain it is in.
 ///
@@ -63,6 +63,22 @@ impl Packet {
             header,
             payload: &self.payload,
             digest: self.digest,
+        }
+    }
+
+    /// The memory request in this packet, if it is one.
+    pub fn memory(&self) -> Option<&MemoryRequest> {
+        match &self.header.body {
+            Body::Memory(request) => Some(request),
+            _ => None,
+        }
+    }
+
+    /// The completion in this packet, if it is one.
+    pub fn completion(&self) -> Option<&Completion> {
+        match &self.header.body {
+            Body::Completion(completion) => Some(completion),
+            _ => None,
         }
     }
 

@@ -1,24 +1,24 @@
 //! `weftctl`: manage a weft PCIe fabric switch over Ethernet.
 //!
 //! It speaks `weft-proto` over UDP to the firmware of a real switch or of a
-//! simulated one, which the simulator exposes on a localhost port.
+//! simulated one, which the simulator exposes on a localhost port. The
+//! protocol work lives in the `weftctl` library; this binary parses the
+//! command line, runs one command and prints its answer.
+#![forbid(unsafe_code)]
+
+mod cli;
+
+use std::process::ExitCode;
 
 use clap::Parser;
 
-/// Manage a weft PCIe fabric switch over Ethernet.
-#[derive(Parser)]
-#[command(name = "weftctl", version, about)]
-struct Cli {
-    /// The switch to manage, as host:port.
-    #[arg(long, default_value_t = format!("127.0.0.1:{}", weft_proto::MANAGEMENT_UDP_PORT))]
-    switch: String,
-}
-
-fn main() {
-    let cli = Cli::parse();
-    eprintln!(
-        "weftctl: no management requests exist yet, so there is nothing to send to {}",
-        cli.switch
-    );
-    std::process::exit(2);
+fn main() -> ExitCode {
+    let args = cli::args::Cli::parse();
+    match cli::run::run(args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("weftctl: {error:#}");
+            ExitCode::from(cli::run::exit_code(&error))
+        }
+    }
 }

@@ -1,0 +1,238 @@
+//! The built `weftctl` binary against a fake switch on 127.0.0.1: its text
+//! and JSON output, its errors and its exit codes.
+
+mod support;
+
+use std::net::{SocketAddr, UdpSocket};
+use std::process::{Command, Output};
+
+use support::{identity, FakeSwitch, Options, KEY_HEX, SWITCH};
+use weft_proto::heapless::Vec as HVec;
+use weft_proto::*;
+
+/// Runs weftctl with `args`, none of the user's weft variables, and a key
+/// only if the arguments give one.
+fn weftctl(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_weftctl"))
+        .args(args)
+        .env_remove("WEFT_KEY")
+        .env_remove("WEFT_KEY_FILE")
+        .env_remove("WEFT_TARGET")
+        .output()
+        .expect("weftctl runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn fake() -> FakeSwitch {
+    FakeSwitch::start(|request, _| match request {
+        Request::Ping => Response::Pong,
+        Request::Identify => Response::Identity(identity()),
+        Request::ReadCounters { port } => {
+            let mut values = HVec::new();
+            for (kind, value) in [
+                (CounterKind::RxTlps, 12),
+                (CounterKind::RxPayloadBytes, 3 << 20),
+            ] {
+                values.push(CounterValue { kind, value }).expect("room");
+            }
+            Response::Counters(PortCounters {
+                port: *port,
+                values,
+            })
+        }
+        _ => Response::Error(Error::Unsupported),
+    })
+}
+
+#[test]
+fn identify_prints_a_table_for_people() {
+    let fake = fake();
+    let switch = fake.addr().to_string();
+    let out = weftctl(&["--switch", &switch, "--key", KEY_HEX, "identify"]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(stdout.contains("switch        0x574546540001"), "{stdout}");
+    assert!(stdout.contains("board         fake-board"), "{stdout}");
+    assert!(stdout.contains("firmware      0.3.1 (abc1234)"), "{stdout}");
+    assert!(
+        stdout.contains("capabilities  bind, authenticated"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn identify_json_is_the_response() {
+    let fake = fake();
+    let switch = fake.addr().to_string();
+    let out = weftctl(&["--json", "identify", "--switch", &switch, "--key", KEY_HEX]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let value: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(value["Identity"]["switch"], SWITCH.0);
+    assert_eq!(value["Identity"]["board"], "fake-board");
+    assert_eq!(value["Identity"]["ports"], 8);
+}
+
+#[test]
+fn counters_show_units_and_json_keeps_raw_values() {
+    let fake = fake();
+    let switch = fake.addr().to_string();
+    let human = weftctl(&[
+        "--switch",
+        &switch,
+        "--key",
+        KEY_HEX,
+        "--switch-id",
+        "0x574546540001",
+        "counters",
+        "2",
+    ]);
+    let stdout = text(&human.stdout);
+    assert!(human.status.success(), "{}", text(&human.stderr));
+    assert!(stdout.starts_with("port 2\n"), "{stdout}");
+    assert!(stdout.contains("rx payload  3145728  3 MiB"), "{stdout}");
+
+    let json = weftctl(&[
+        "--switch", &switch, "--key", KEY_HEX, "--json", "counters", "2",
+    ]);
+    let value: serde_json::Value = serde_json::from_slice(&json.stdout).expect("JSON");
+    assert_eq!(value["Counters"]["port"], 2);
+    assert_eq!(value["Counters"]["values"][1]["kind"], "RxPayloadBytes");
+    assert_eq!(value["Counters"]["values"][1]["value"], 3 << 20);
+}
+
+#[test]
+fn ping_prints_the_round_trip() {
+    let fake = fake();
+    let switch = fake.addr().to_string();
+    let out = weftctl(&["--switch", &switch, "--key", KEY_HEX, "ping"]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        stdout.starts_with(&format!("answer from {switch}: time ")) && stdout.contains(" ms"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn insecure_mode_warns() {
+    let fake = FakeSwitch::with(
+        Options {
+            key: Key::insecure_public(),
+            ..Options::default()
+        },
+        |_, _| Response::Pong,
+    );
+    let switch = fake.addr().to_string();
+    let out = weftctl(&["--switch", &switch, "--insecure", "ping"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("warning: --insecure uses the publicly known key"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn no_key_is_a_usage_error_that_says_how_to_give_one() {
+    let out = weftctl(&["--switch", "127.0.0.1:9", "ping"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("--key <hex>") && stderr.contains("--insecure"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_wrong_key_is_a_refusal() {
+    let fake = fake();
+    let switch = fake.addr().to_string();
+    let other = "22".repeat(32);
+    let out = weftctl(&["--switch", &switch, "--key", &other, "ping"]);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(
+        text(&out.stderr).contains("the switch rejected the MAC: check the key"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn a_silent_switch_is_unreachable() {
+    let silent = UdpSocket::bind("127.0.0.1:0").expect("bind");
+    let addr: SocketAddr = silent.local_addr().expect("address");
+    let switch = addr.to_string();
+    let out = weftctl(&[
+        "--switch",
+        &switch,
+        "--key",
+        KEY_HEX,
+        "--timeout-ms",
+        "50",
+        "--retries",
+        "1",
+        "ping",
+    ]);
+    assert_eq!(out.status.code(), Some(4));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "no answer from {switch} after 2 tries of 50 ms each"
+        )),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn the_key_can_come_from_the_environment() {
+    let fake = fake();
+    let out = Command::new(env!("CARGO_BIN_EXE_weftctl"))
+        .args(["--switch", &fake.addr().to_string(), "ping"])
+        .env("WEFT_KEY", KEY_HEX)
+        .env_remove("WEFT_KEY_FILE")
+        .env_remove("WEFT_TARGET")
+        .output()
+        .expect("weftctl runs");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
+#[test]
+fn watch_prints_one_json_line_per_interval() {
+    let fake = fake();
+    let switch = fake.addr().to_string();
+    let out = weftctl(&[
+        "--switch",
+        &switch,
+        "--key",
+        KEY_HEX,
+        "--json",
+        "watch",
+        "2",
+        "3",
+        "--interval-ms",
+        "20",
+        "--count",
+        "2",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let lines: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON value a line"))
+        .collect();
+    assert_eq!(lines.len(), 2, "{stdout}");
+    for line in &lines {
+        let ports: Vec<u64> = line["ports"]
+            .as_array()
+            .expect("ports")
+            .iter()
+            .map(|p| p["port"].as_u64().expect("port number"))
+            .collect();
+        // The fake's counters do not move, so every rate is zero.
+        assert_eq!(ports, vec![2, 3]);
+        assert_eq!(line["ports"][0]["rx_bytes"], 0.0);
+    }
+}

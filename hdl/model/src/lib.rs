@@ -33,6 +33,7 @@
 
 pub mod counters;
 pub mod isolation;
+pub mod ordering;
 pub mod outstanding;
 pub mod packet;
 pub mod switch;

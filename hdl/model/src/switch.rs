@@ -625,7 +625,7 @@ pub fn aperture_address(host: HostIndex, address: u64, len: u64) -> Option<u64> 
 }
 
 /// Translates a request through the first window it touches, checking it lies inside and is permitted.
-fn translate_through_windows(
+pub fn translate_through_windows(
     windows: &[Window],
     address: u64,
     len: u64,
@@ -660,11 +660,13 @@ fn bytes_touched(request: &MemoryRequest) -> u64 {
     )
 }
 
-fn host_to_fabric(map: &[IdMapping], host: Bdf) -> Option<Bdf> {
+/// The fabric ID of the function a host knows as `host`: the first mapping with that host ID.
+pub fn host_to_fabric(map: &[IdMapping], host: Bdf) -> Option<Bdf> {
     map.iter().find(|m| m.host == host).map(|m| m.fabric)
 }
 
-fn fabric_to_host(map: &[IdMapping], fabric: Bdf) -> Option<Bdf> {
+/// The host ID of the function with fabric ID `fabric`: the first mapping with that fabric ID.
+pub fn fabric_to_host(map: &[IdMapping], fabric: Bdf) -> Option<Bdf> {
     map.iter().find(|m| m.fabric == fabric).map(|m| m.host)
 }
 

@@ -4,4 +4,5 @@
 //! The pieces arrive one by one; [`link`] models the PCIe links between them.
 #![forbid(unsafe_code)]
 
+pub mod host;
 pub mod link;

@@ -3,10 +3,12 @@
 //! - `setup` installs the tools the other commands need (idempotent);
 //! - `firmware` builds the soft core's firmware ELF and prints its size;
 //! - `verilog` emits the top-level designs as Verilog and lints them;
+//! - `regs` writes the register map's documentation, docs/registers.md;
 //! - `test` runs all of the above, then format, lint and every test.
 
 mod command;
 mod firmware;
+mod regs;
 mod setup;
 mod test;
 mod verilog;
@@ -33,6 +35,8 @@ enum Task {
     Firmware,
     /// Emit the top-level designs into target/verilog/ and lint them with Verilator.
     Verilog,
+    /// Write docs/registers.md from the register map in weft-regs.
+    Regs,
     /// Set up, build firmware, emit Verilog, check format and lints, run every test.
     Test,
 }
@@ -56,6 +60,7 @@ fn run(task: Task, root: &Path) -> Result<()> {
             firmware::build(root, &toolchain).map(|_| ())
         }
         Task::Verilog => verilog::emit_and_lint(root).map(|_| ()),
+        Task::Regs => regs::write_docs(root).map(|_| ()),
         Task::Test => test::run_all(root),
     }
 }

@@ -36,6 +36,7 @@ pub mod isolation;
 pub mod ordering;
 pub mod outstanding;
 pub mod packet;
+pub mod plane;
 pub mod switch;
 pub mod tables;
 

@@ -19,6 +19,7 @@ use crate::counters::PortCounters;
 use crate::isolation::{error_completion, DropReason};
 use crate::outstanding::{Outstanding, OutstandingTable};
 use crate::packet::Packet;
+use crate::plane::Entries;
 use crate::tables::{
     check_capacity, Destination, HostIndex, IdMapping, Owner, PortIndex, PortRole, PortTables,
     RouteTables, TableError, Window,
@@ -92,6 +93,11 @@ pub struct Switch {
     counters: Vec<PortCounters>,
     now_ns: u64,
     completion_timeout_ns: u64,
+    /// Table entries as written one by one through [`weft_regs::tables::DataPlane`].
+    pub(crate) entries: Entries,
+    /// Completions the switch synthesized outside any ingress (abandoned requests),
+    /// waiting for [`Switch::take_synthesized`].
+    pub(crate) synthesized: Vec<Delivery>,
 }
 
 impl Switch {
@@ -105,7 +111,30 @@ impl Switch {
             counters: vec![PortCounters::default(); ports],
             now_ns: 0,
             completion_timeout_ns: DEFAULT_COMPLETION_TIMEOUT_NS,
+            entries: Entries::new(ports),
+            synthesized: Vec::new(),
         }
+    }
+
+    /// Completions synthesized since the last call for requests abandoned
+    /// through [`weft_regs::tables::DataPlane::abandon_requests_to`].
+    pub fn take_synthesized(&mut self) -> Vec<Delivery> {
+        std::mem::take(&mut self.synthesized)
+    }
+
+    /// How many ports the switch has.
+    pub fn ports(&self) -> usize {
+        self.ports.len()
+    }
+
+    /// The routing tables as the switch reads them.
+    pub fn routes(&self) -> &RouteTables {
+        &self.routes
+    }
+
+    /// A port's tables as the switch reads them.
+    pub fn port_tables(&self, port: PortIndex) -> Option<&PortTables> {
+        self.ports.get(usize::from(port.0))
     }
 
     /// Programs one port's tables, checking them against the hardware capacities.

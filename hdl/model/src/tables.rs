@@ -2,106 +2,10 @@
 
 use weft_pcie::Bdf;
 use weft_regs::capacity;
-
-/// A switch port's index.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-pub struct PortIndex(pub u8);
-
-/// A host's index in the fabric: it selects the host's aperture in fabric address space.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-pub struct HostIndex(pub u16);
-
-/// What sits on the far side of a port, which decides how its TLPs are translated.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum PortRole {
-    /// Nothing: every TLP arriving is dropped.
-    #[default]
-    Disabled,
-    /// A host's root port. TLPs are translated between the host's domain and the fabric's.
-    Host {
-        /// Which host, selecting its aperture.
-        host: HostIndex,
-        /// The fabric requester ID that stands for this host in the fabric.
-        proxy_id: Bdf,
-    },
-    /// An endpoint (or a conventional switch with endpoints below it).
-    Endpoint {
-        /// The host it is bound to; `None` while it sits in the free pool.
-        owner: Option<Owner>,
-        /// The fabric bus numbers below this port, `first..=last`: requester
-        /// IDs from anywhere else are spoofed (ACS Source Validation, PCIe Base 6.0 §6.12.1.1).
-        buses: (u8, u8),
-    },
-    /// A link to another weft switch: TLPs are already in fabric terms.
-    Fabric,
-}
-
-/// The host an endpoint is bound to, as the endpoint's port needs to know it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Owner {
-    /// The host, selecting the aperture DMA goes to.
-    pub host: HostIndex,
-    /// The host's proxy fabric ID, to which interrupts and error messages are routed.
-    pub proxy_id: Bdf,
-}
-
-/// What a window lets through.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub struct Permissions {
-    /// Memory reads (and AtomicOps, which read).
-    pub read: bool,
-    /// Memory writes (and AtomicOps, which write).
-    pub write: bool,
-}
-
-impl Permissions {
-    /// Reads and writes.
-    pub const READ_WRITE: Permissions = Permissions {
-        read: true,
-        write: true,
-    };
-}
-
-/// One address window: a host-domain range and where it lands in the fabric.
-///
-/// On a host port the windows are the BARs the host assigned to its bound
-/// functions; on an endpoint port they are the owner host's BAR windows of
-/// the endpoint's peers (so peer-to-peer stays inside the fabric).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub struct Window {
-    /// First host-domain address of the window.
-    pub base: u64,
-    /// Size in bytes; a zero-sized window is unused.
-    pub size: u64,
-    /// The fabric address that `base` translates to.
-    pub fabric_base: u64,
-    /// What the window lets through.
-    pub permissions: Permissions,
-}
-
-impl Window {
-    /// The fabric address of the `len` bytes at `address`, if they lie wholly inside the window.
-    pub fn translate(&self, address: u64, len: u64) -> Option<u64> {
-        let offset = address.checked_sub(self.base)?;
-        let end = offset.checked_add(len.max(1))?;
-        (end <= self.size).then(|| self.fabric_base.wrapping_add(offset))
-    }
-
-    /// Whether any byte of `address..address + len` is inside the window.
-    pub fn overlaps(&self, address: u64, len: u64) -> bool {
-        let end = address.saturating_add(len.max(1));
-        self.size != 0 && address < self.base.saturating_add(self.size) && end > self.base
-    }
-}
-
-/// One entry of a host's ID map: a bound function's fabric ID and the ID its host gave it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub struct IdMapping {
-    /// The function's fabric ID.
-    pub fabric: Bdf,
-    /// The ID the host enumerated it at, below the virtual downstream port.
-    pub host: Bdf,
-}
+pub use weft_regs::tables::{
+    AddressRoute, Destination, HostIndex, IdMapping, Owner, Permissions, PortIndex, PortRole,
+    Window,
+};
 
 /// Everything programmed for one port.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
@@ -122,26 +26,6 @@ pub struct PortTables {
     /// Endpoint ports: the virtual device number of the slot, which swizzles
     /// INTx as a switch's downstream port does (§2.2.8.1, Table 2-21).
     pub intx_swizzle: u8,
-}
-
-/// Where a routed TLP goes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Destination {
-    /// Out of a port.
-    Port(PortIndex),
-    /// To the management CPU (its mailbox).
-    Cpu,
-}
-
-/// A fabric address range and the port that leads to it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct AddressRoute {
-    /// First fabric address of the range.
-    pub base: u64,
-    /// Size in bytes.
-    pub size: u64,
-    /// Where TLPs addressed into the range go.
-    pub to: Destination,
 }
 
 /// The switch-wide routing tables: fabric terms in, destination out.

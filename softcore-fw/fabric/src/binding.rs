@@ -24,9 +24,9 @@ use weft_regs::capacity::{BOUND_FUNCTIONS_PER_HOST, WINDOWS_PER_PORT};
 use crate::hw::{DataPlane, HostInterface, HostSendError, TableWriteError};
 use crate::inventory::{Binding, PortKind};
 use crate::manager::FabricManager;
-use crate::tables::{HostIndex, IdMapping, Owner, Permissions, PortIndex, PortRole, Window};
 use crate::virtualize::host_bar_address;
 use crate::vswitch::BoundFunction;
+use weft_regs::tables::{HostIndex, IdMapping, Owner, Permissions, PortIndex, PortRole, Window};
 
 /// How an endpoint leaves its host.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -38,7 +38,7 @@ use crate::readiness::{
     read_when_ready, ReadinessError, READINESS_TIMEOUT_NS, RESET_TO_FIRST_REQUEST_NS,
 };
 use crate::settings::FabricSettings;
-use crate::tables::{HostIndex, PortIndex};
+use weft_regs::tables::{HostIndex, PortIndex};
 
 /// Why enumeration stopped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -10,7 +10,8 @@ use weft_pcie::config::{ConfigRead, ConfigWrite};
 use weft_pcie::tlp::{Completion, ConfigRequest};
 use weft_pcie::Bdf;
 
-use crate::tables::{AddressRoute, Destination, IdMapping, PortIndex, PortRole, Window};
+use weft_regs::tables::PortIndex;
+pub use weft_regs::tables::{DataPlane, TableWriteError};
 
 /// Why a configuration request to a fabric function did not complete successfully.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,77 +80,6 @@ impl<C: FabricConfig + ?Sized> ConfigWrite for FunctionAccess<'_, C> {
         self.config
             .write(self.port, self.target, offset & !3, value, byte_enables)
     }
-}
-
-/// Why a table entry could not be written.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TableWriteError {
-    /// The port does not exist.
-    NoSuchPort(PortIndex),
-    /// The entry index is beyond the table.
-    NoSuchEntry {
-        /// Which table.
-        table: &'static str,
-        /// The index written.
-        index: usize,
-    },
-}
-
-/// The data plane's tables, one method per kind of entry.
-///
-/// Each call writes one entry, as the firmware writes one CSR group; the
-/// caller keeps indices below the capacities of `weft_regs::capacity`.
-pub trait DataPlane {
-    /// How many ports the switch has.
-    fn ports(&self) -> usize;
-
-    /// Sets what sits behind `port`, deciding how its TLPs are translated.
-    fn set_port_role(&mut self, port: PortIndex, role: PortRole) -> Result<(), TableWriteError>;
-
-    /// Writes window `index` of `port` (host BAR windows on a host port,
-    /// peer windows on an endpoint port); a zero-sized window clears it.
-    fn set_window(
-        &mut self,
-        port: PortIndex,
-        index: usize,
-        window: Window,
-    ) -> Result<(), TableWriteError>;
-
-    /// Writes ID map entry `index` of a host port; `None` clears it.
-    fn set_id_mapping(
-        &mut self,
-        port: PortIndex,
-        index: usize,
-        mapping: Option<IdMapping>,
-    ) -> Result<(), TableWriteError>;
-
-    /// Sets the completer ID of completions `port` synthesizes, in the
-    /// domain of its link partner.
-    fn set_completer_id(&mut self, port: PortIndex, id: Bdf) -> Result<(), TableWriteError>;
-
-    /// Sets ACS P2P Request Redirect for an endpoint port (PCIe Base 6.0 §7.7.11.3).
-    fn set_p2p_request_redirect(
-        &mut self,
-        port: PortIndex,
-        redirect: bool,
-    ) -> Result<(), TableWriteError>;
-
-    /// Sets the device number an endpoint port's INTx messages are swizzled by (§2.2.8.1).
-    fn set_intx_swizzle(&mut self, port: PortIndex, swizzle: u8) -> Result<(), TableWriteError>;
-
-    /// Writes entry `index` of the address routing table; `None` clears it.
-    fn set_address_route(
-        &mut self,
-        index: usize,
-        route: Option<AddressRoute>,
-    ) -> Result<(), TableWriteError>;
-
-    /// Writes the bus routing table's entry for `bus`; `None` clears it.
-    fn set_bus_route(&mut self, bus: u8, to: Option<Destination>) -> Result<(), TableWriteError>;
-
-    /// Completes every host request in flight to `port` with an error: its
-    /// endpoint is gone and will never answer (DESIGN.md: no host waits forever).
-    fn abandon_requests_to(&mut self, port: PortIndex) -> Result<(), TableWriteError>;
 }
 
 /// A monotonic clock the manager waits on (device readiness, §6.6.1).

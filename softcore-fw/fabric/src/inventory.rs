@@ -8,7 +8,7 @@ use weft_pcie::Bdf;
 use weft_regs::capacity;
 
 use crate::limits::{MAX_FUNCTIONS, MAX_SKIPPED};
-use crate::tables::{HostIndex, PortIndex};
+use weft_regs::tables::{HostIndex, PortIndex};
 
 /// A BAR of a fabric function, and where it sits in the fabric.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -10,7 +10,7 @@
 //! every list has a capacity named in [`limits`] and overflowing it is an
 //! error.
 //!
-//! - [`hw`]: the hardware traits; [`tables`]: the data plane's table entries.
+//! - [`hw`]: the hardware traits (the data plane's tables and their entries are `weft_regs::tables`).
 //! - [`enumerate`], [`readiness`], `sriov`, [`address`]: the fabric domain —
 //!   walking the ports, fabric IDs, BAR placement, VFs; the result is an
 //!   [`inventory::Inventory`].
@@ -37,6 +37,5 @@ pub mod readiness;
 pub mod routes;
 pub mod settings;
 mod sriov;
-pub mod tables;
 pub mod virtualize;
 pub mod vswitch;

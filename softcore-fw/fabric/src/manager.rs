@@ -10,8 +10,8 @@ use crate::inventory::{Inventory, PortKind};
 use crate::limits::MAX_HOST_PORTS;
 use crate::routes::{program_fabric, RouteError};
 use crate::settings::FabricSettings;
-use crate::tables::{HostIndex, PortIndex, PortRole};
 use crate::vswitch::{VirtualSwitch, VirtualSwitchError};
+use weft_regs::tables::{HostIndex, PortIndex, PortRole};
 
 /// Why the fabric could not be brought up.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

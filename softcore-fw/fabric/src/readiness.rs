@@ -11,7 +11,7 @@
 use weft_pcie::Bdf;
 
 use crate::hw::{ConfigFault, FabricConfig, Timer};
-use crate::tables::PortIndex;
+use weft_regs::tables::PortIndex;
 
 /// The wait after a Conventional Reset (or VF Enable) before the first
 /// Configuration Request (§6.6.1, §9.3.3.3.1).

@@ -16,7 +16,7 @@ use weft_regs::capacity;
 use crate::hw::{DataPlane, TableWriteError};
 use crate::inventory::{Inventory, PortKind};
 use crate::settings::FabricSettings;
-use crate::tables::{AddressRoute, Destination, HostIndex, PortIndex, PortRole};
+use weft_regs::tables::{AddressRoute, Destination, HostIndex, PortIndex, PortRole};
 
 /// Why the switch-wide tables could not be written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

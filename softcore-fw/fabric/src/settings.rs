@@ -8,7 +8,7 @@ use weft_pcie::Bdf;
 
 use crate::address::AddressPlan;
 use crate::limits::MAX_HOST_PORTS;
-use crate::tables::{HostIndex, PortIndex};
+use weft_regs::tables::{HostIndex, PortIndex};
 
 /// One host port and the virtual switch presented on it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -21,7 +21,7 @@ use crate::hw::{ConfigFault, FabricConfig, FunctionAccess, Timer};
 use crate::inventory::{Function, FunctionKind, PlacedBar, SriovSetup};
 use crate::limits::MAX_FUNCTIONS;
 use crate::readiness::{read_when_ready, READINESS_TIMEOUT_NS, RESET_TO_FIRST_REQUEST_NS};
-use crate::tables::PortIndex;
+use weft_regs::tables::PortIndex;
 
 /// Byte enables of the low 16-bit register of a DW (the high one may be RW1C or another register).
 const LOW_HALF: u8 = 0b0011;

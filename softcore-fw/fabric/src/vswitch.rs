@@ -26,7 +26,7 @@ use weft_pcie::config::{CapabilityList, ConfigSpace, FunctionIdentity, Type1Func
 use weft_pcie::Bdf;
 
 use crate::limits::MAX_SLOTS_PER_HOST;
-use crate::tables::{HostIndex, PortIndex};
+use weft_regs::tables::{HostIndex, PortIndex};
 
 /// The link the virtual ports report: 8 GT/s x16.
 const VIRTUAL_LINK_SPEED: u8 = link_speed::GT_8;

@@ -18,8 +18,8 @@ use weft_fabric::pcie::tlp::{Body, CompletionStatus, ConfigType, MemoryOp};
 use weft_fabric::pcie::Bdf;
 use weft_fabric::readiness::ReadinessError;
 use weft_fabric::settings::{FabricSettings, HostPort};
-use weft_fabric::tables::{HostIndex, PortIndex};
 use weft_model::{Destination, DropReason, PortIndex as ModelPort, PortRole};
+use weft_regs::tables::{HostIndex, PortIndex};
 
 const PORTS: usize = 8;
 const HOST0: u8 = 0;
@@ -176,7 +176,7 @@ fn started() -> Rig {
     let mut rig = rig();
     let mut clock = rig.clock.clone();
     rig.manager
-        .start(&mut rig.fabric, &mut clock, &mut rig.plane, 0)
+        .start(&mut rig.fabric, &mut clock, &mut rig.plane.switch, 0)
         .expect("the fabric enumerates");
     rig
 }
@@ -317,7 +317,7 @@ fn a_function_answering_retry_status_is_waited_for() {
         let mut clock = rig2.clock.clone();
         let result = rig2
             .manager
-            .start(&mut rig2.fabric, &mut clock, &mut rig2.plane, 0);
+            .start(&mut rig2.fabric, &mut clock, &mut rig2.plane.switch, 0);
         match result {
             Err(StartError::Enumeration(EnumerationError::Readiness(
                 ReadinessError::NotReady {
@@ -408,7 +408,13 @@ fn binding_sets_presence_and_sends_the_hot_plug_msi() {
         host0_enables_hot_plug(&mut rig, 0, 0x41);
         assert!(rig.host.msis.is_empty());
         rig.manager
-            .bind(GPU_ID, HostIndex(0), 0, &mut rig.plane, &mut rig.host)
+            .bind(
+                GPU_ID,
+                HostIndex(0),
+                0,
+                &mut rig.plane.switch,
+                &mut rig.host,
+            )
             .expect("bind");
         assert_eq!(
             rig.host.msis,
@@ -435,8 +441,13 @@ fn binding_sets_presence_and_sends_the_hot_plug_msi() {
         ));
         // The same endpoint cannot be bound twice.
         assert_eq!(
-            rig.manager
-                .bind(GPU_ID, HostIndex(1), 0, &mut rig.plane, &mut rig.host),
+            rig.manager.bind(
+                GPU_ID,
+                HostIndex(1),
+                0,
+                &mut rig.plane.switch,
+                &mut rig.host
+            ),
             Err(BindError::EndpointBusy {
                 owner: Binding {
                     host: HostIndex(0),
@@ -445,8 +456,13 @@ fn binding_sets_presence_and_sends_the_hot_plug_msi() {
             })
         );
         assert_eq!(
-            rig.manager
-                .bind(NVME_PF, HostIndex(0), 0, &mut rig.plane, &mut rig.host),
+            rig.manager.bind(
+                NVME_PF,
+                HostIndex(0),
+                0,
+                &mut rig.plane.switch,
+                &mut rig.host
+            ),
             Err(BindError::SlotOccupied {
                 host: HostIndex(0),
                 slot: 0,
@@ -494,7 +510,13 @@ fn a_host_write_to_its_bar_reaches_the_endpoint_at_its_fabric_address() {
         let mut rig = started();
         host0_enumerates(&mut rig);
         rig.manager
-            .bind(GPU_ID, HostIndex(0), 0, &mut rig.plane, &mut rig.host)
+            .bind(
+                GPU_ID,
+                HostIndex(0),
+                0,
+                &mut rig.plane.switch,
+                &mut rig.host,
+            )
             .expect("bind");
         host0_assigns_gpu_bars(&mut rig);
         // The real BAR kept its fabric address: the host's value is shadow state.
@@ -534,7 +556,13 @@ fn host_1_cannot_reach_host_0s_endpoint() {
         let mut rig = started();
         host0_enumerates(&mut rig);
         rig.manager
-            .bind(GPU_ID, HostIndex(0), 0, &mut rig.plane, &mut rig.host)
+            .bind(
+                GPU_ID,
+                HostIndex(0),
+                0,
+                &mut rig.plane.switch,
+                &mut rig.host,
+            )
             .expect("bind");
         host0_assigns_gpu_bars(&mut rig);
         let out = rig.plane.send(
@@ -578,7 +606,13 @@ fn surprise_unbind_clears_presence_and_abandons_outstanding_requests() {
         host0_enumerates(&mut rig);
         host0_enables_hot_plug(&mut rig, 0, 0x41);
         rig.manager
-            .bind(GPU_ID, HostIndex(0), 0, &mut rig.plane, &mut rig.host)
+            .bind(
+                GPU_ID,
+                HostIndex(0),
+                0,
+                &mut rig.plane.switch,
+                &mut rig.host,
+            )
             .expect("bind");
         host0_assigns_gpu_bars(&mut rig);
         // The driver acknowledges the insertion (RW1C).
@@ -604,12 +638,18 @@ fn surprise_unbind_clears_presence_and_abandons_outstanding_requests() {
         assert_eq!(out.deliveries[0].to, Destination::Port(ModelPort(GPU)));
 
         rig.manager
-            .unbind(GPU_ID, UnbindMode::Surprise, &mut rig.plane, &mut rig.host)
+            .unbind(
+                GPU_ID,
+                UnbindMode::Surprise,
+                &mut rig.plane.switch,
+                &mut rig.host,
+            )
             .expect("unbind");
 
         // The host's read is completed by the switch, to the host's own tag.
-        assert_eq!(rig.plane.abandoned.len(), 1);
-        match rig.plane.abandoned[0].packet.header.body {
+        let abandoned = rig.plane.switch.take_synthesized();
+        assert_eq!(abandoned.len(), 1);
+        match abandoned[0].packet.header.body {
             Body::Completion(c) => {
                 assert_eq!(c.status, CompletionStatus::UnsupportedRequest);
                 assert_eq!(c.tag.get(), 9);
@@ -644,7 +684,13 @@ fn surprise_unbind_clears_presence_and_abandons_outstanding_requests() {
         );
         // And it can be bound again, elsewhere.
         rig.manager
-            .bind(GPU_ID, HostIndex(1), 1, &mut rig.plane, &mut rig.host)
+            .bind(
+                GPU_ID,
+                HostIndex(1),
+                1,
+                &mut rig.plane.switch,
+                &mut rig.host,
+            )
             .expect("rebind");
     });
 }
@@ -654,7 +700,13 @@ fn a_vf_binds_on_its_own_and_shows_its_pfs_identity() {
     on_big_stack(|| {
         let mut rig = started();
         rig.manager
-            .bind(NVME_VF2, HostIndex(1), 0, &mut rig.plane, &mut rig.host)
+            .bind(
+                NVME_VF2,
+                HostIndex(1),
+                0,
+                &mut rig.plane.switch,
+                &mut rig.host,
+            )
             .expect("bind VF");
         let (t0, t1) = (ConfigType::Type0, ConfigType::Type1);
         rig.write(HOST1, t0, Bdf::new(1, 0, 0), 0x18, 0x0004_0201);
@@ -679,8 +731,13 @@ fn a_vf_binds_on_its_own_and_shows_its_pfs_identity() {
         assert_eq!(as_memory(&out.deliveries[0].packet).address, 0x8101_8040);
         // Its PF cannot go to another host: the port has one owner.
         assert_eq!(
-            rig.manager
-                .bind(NVME_PF, HostIndex(0), 0, &mut rig.plane, &mut rig.host),
+            rig.manager.bind(
+                NVME_PF,
+                HostIndex(0),
+                0,
+                &mut rig.plane.switch,
+                &mut rig.host
+            ),
             Err(BindError::PortOwnedByOtherHost {
                 port: PortIndex(NVME),
                 owner: HostIndex(1)
@@ -695,10 +752,22 @@ fn peers_of_one_host_talk_in_the_fabric_unless_acs_redirects_them() {
         let mut rig = started();
         host0_enumerates(&mut rig);
         rig.manager
-            .bind(GPU_ID, HostIndex(0), 0, &mut rig.plane, &mut rig.host)
+            .bind(
+                GPU_ID,
+                HostIndex(0),
+                0,
+                &mut rig.plane.switch,
+                &mut rig.host,
+            )
             .expect("bind GPU");
         rig.manager
-            .bind(NVME_VF1, HostIndex(0), 1, &mut rig.plane, &mut rig.host)
+            .bind(
+                NVME_VF1,
+                HostIndex(0),
+                1,
+                &mut rig.plane.switch,
+                &mut rig.host,
+            )
             .expect("bind VF");
         host0_assigns_gpu_bars(&mut rig);
         let t1 = ConfigType::Type1;
@@ -750,7 +819,13 @@ fn graceful_unbind_lets_requests_in_flight_complete() {
         let mut rig = started();
         host0_enumerates(&mut rig);
         rig.manager
-            .bind(GPU_ID, HostIndex(0), 0, &mut rig.plane, &mut rig.host)
+            .bind(
+                GPU_ID,
+                HostIndex(0),
+                0,
+                &mut rig.plane.switch,
+                &mut rig.host,
+            )
             .expect("bind");
         host0_assigns_gpu_bars(&mut rig);
         let out = rig.plane.send(
@@ -760,9 +835,14 @@ fn graceful_unbind_lets_requests_in_flight_complete() {
         );
         let fabric_tag = as_memory(&out.deliveries[0].packet).tag;
         rig.manager
-            .unbind(GPU_ID, UnbindMode::Graceful, &mut rig.plane, &mut rig.host)
+            .unbind(
+                GPU_ID,
+                UnbindMode::Graceful,
+                &mut rig.plane.switch,
+                &mut rig.host,
+            )
             .expect("unbind");
-        assert!(rig.plane.abandoned.is_empty());
+        assert!(rig.plane.switch.take_synthesized().is_empty());
         // The GPU still answers; the completion reaches the host with its tag.
         let completion = weft_fabric::pcie::tlp::Header {
             digest_present: false,

@@ -13,6 +13,17 @@
 #![no_std]
 #![forbid(unsafe_code)]
 
+#[cfg(test)]
+extern crate std;
+
+pub mod csr;
+pub mod markdown;
+pub mod register;
+pub mod tables;
+
+pub use markdown::{write_markdown, RegisterMap};
+pub use register::{Access, EntryName, Field, Layout, Register, RegisterBlock};
+
 /// Start of the soft core's instruction memory, where the reset vector is.
 pub const INSTRUCTION_RAM_BASE: u32 = 0x0000_0000;
 /// Size of the instruction memory in the reference configuration (128 KiB).
@@ -37,6 +48,13 @@ pub mod capacity {
     /// Outstanding non-posted requests tracked per host port: the whole
     /// 10-bit tag space of the port's proxy requester ID (PCIe Base 6.0 §2.2.6.2).
     pub const OUTSTANDING_PER_HOST: usize = 1024;
+    /// TLPs each ingress port of the switching core buffers, shared by its
+    /// virtual output queues (the link layer's receive credits come from it).
+    pub const INGRESS_TLP_SLOTS: usize = 16;
+    /// Payload beats one buffered TLP may take: the longest TLP the switching
+    /// core forwards (1 KiB of payload on the reference 512-bit bus), which
+    /// bounds the Max_Payload_Size the firmware may program.
+    pub const TLP_SLOT_BEATS: usize = 16;
 }
 
 /// Where each host's memory sits in the fabric address space.

@@ -9,8 +9,7 @@ use std::collections::VecDeque;
 use std::rc::Rc;
 
 use weft_fabric::hw::{
-    ConfigFault, DataPlane, FabricConfig, HostConfigRequest, HostInterface, HostSendError,
-    TableWriteError, Timer,
+    ConfigFault, FabricConfig, HostConfigRequest, HostInterface, HostSendError, Timer,
 };
 use weft_fabric::manager::FabricManager;
 use weft_fabric::pcie::config::ari::Ari;
@@ -24,12 +23,7 @@ use weft_fabric::pcie::tlp::{
     MemoryOp, MemoryRequest, Tag, TrafficClass,
 };
 use weft_fabric::pcie::Bdf;
-use weft_fabric::tables as ft;
-use weft_model::{
-    AddressRoute, Delivery, Destination, Forwarding, HostIndex, IdMapping, Owner, Packet,
-    Permissions, PortIndex, PortRole, PortTables, RouteTables, Switch, Window,
-};
-use weft_regs::capacity;
+use weft_model::{Destination, Forwarding, IdMapping, Packet, PortIndex, PortRole, Switch, Window};
 
 // ---------------------------------------------------------------- time
 
@@ -49,135 +43,38 @@ impl Timer for Clock {
 
 // ---------------------------------------------------------------- data plane
 
-/// `DataPlane` over the transaction-level switch: entries are kept per
-/// table and the whole port or route table is handed to the model on every write.
+/// The data plane: weft-model's switch, which implements `DataPlane` itself,
+/// with the views the tests check.
 pub struct ModelPlane {
     pub switch: Switch,
-    ports: Vec<PortTables>,
-    windows: Vec<[ft::Window; capacity::WINDOWS_PER_PORT]>,
-    id_maps: Vec<[Option<ft::IdMapping>; capacity::BOUND_FUNCTIONS_PER_HOST]>,
-    routes: [Option<ft::AddressRoute>; capacity::ADDRESS_ROUTES],
-    buses: [Option<ft::Destination>; capacity::BUS_ROUTES],
-    /// Completions the switch synthesized for abandoned requests.
-    pub abandoned: Vec<Delivery>,
-}
-
-fn destination(d: ft::Destination) -> Destination {
-    match d {
-        ft::Destination::Cpu => Destination::Cpu,
-        ft::Destination::Port(p) => Destination::Port(PortIndex(p.0)),
-    }
-}
-
-fn role(r: ft::PortRole) -> PortRole {
-    match r {
-        ft::PortRole::Disabled => PortRole::Disabled,
-        ft::PortRole::Host { host, proxy_id } => PortRole::Host {
-            host: HostIndex(host.0),
-            proxy_id,
-        },
-        ft::PortRole::Endpoint { owner, buses } => PortRole::Endpoint {
-            owner: owner.map(|o| Owner {
-                host: HostIndex(o.host.0),
-                proxy_id: o.proxy_id,
-            }),
-            buses,
-        },
-        ft::PortRole::Fabric => PortRole::Fabric,
-    }
 }
 
 impl ModelPlane {
     pub fn new(ports: usize) -> Self {
         ModelPlane {
             switch: Switch::new(ports),
-            ports: vec![PortTables::default(); ports],
-            windows: vec![[ft::Window::UNUSED; capacity::WINDOWS_PER_PORT]; ports],
-            id_maps: vec![[None; capacity::BOUND_FUNCTIONS_PER_HOST]; ports],
-            routes: [None; capacity::ADDRESS_ROUTES],
-            buses: [None; capacity::BUS_ROUTES],
-            abandoned: Vec::new(),
         }
     }
 
-    fn port(&mut self, port: ft::PortIndex) -> Result<usize, TableWriteError> {
-        let index = usize::from(port.0);
-        if index < self.ports.len() {
-            Ok(index)
-        } else {
-            Err(TableWriteError::NoSuchPort(port))
-        }
-    }
-
-    fn push_port(&mut self, index: usize) {
-        let mut tables = self.ports[index].clone();
-        tables.windows = self.windows[index]
-            .iter()
-            .filter(|w| w.size != 0)
-            .map(|w| Window {
-                base: w.base,
-                size: w.size,
-                fabric_base: w.fabric_base,
-                permissions: Permissions {
-                    read: w.permissions.read,
-                    write: w.permissions.write,
-                },
-            })
-            .collect();
-        tables.id_map = self.id_maps[index]
-            .iter()
-            .flatten()
-            .map(|m| IdMapping {
-                fabric: m.fabric,
-                host: m.host,
-            })
-            .collect();
+    fn tables(&self, port: u8) -> &weft_model::PortTables {
         self.switch
-            .set_port(PortIndex(index as u8), tables)
-            .expect("entries are within the table capacities");
+            .port_tables(PortIndex(port))
+            .expect("the port exists")
     }
 
-    fn push_routes(&mut self) {
-        let mut routes = RouteTables::default();
-        routes.addresses = self
-            .routes
-            .iter()
-            .flatten()
-            .map(|r| AddressRoute {
-                base: r.base,
-                size: r.size,
-                to: destination(r.to),
-            })
-            .collect();
-        for (bus, to) in self.buses.iter().enumerate() {
-            routes.buses[bus] = to.map(destination);
-        }
-        self.switch
-            .set_routes(routes)
-            .expect("entries are within the table capacities");
-    }
-
-    /// The role last written for a port, as the model holds it.
+    /// The role last written for a port.
     pub fn role(&self, port: u8) -> PortRole {
-        self.ports[usize::from(port)].role
+        self.tables(port).role
     }
 
-    /// The windows of a port, as the model holds them.
-    pub fn windows(&self, port: u8) -> Vec<ft::Window> {
-        self.windows[usize::from(port)]
-            .iter()
-            .copied()
-            .filter(|w| w.size != 0)
-            .collect()
+    /// The windows of a port in use.
+    pub fn windows(&self, port: u8) -> Vec<Window> {
+        self.tables(port).windows.clone()
     }
 
     /// The ID map of a port.
-    pub fn id_map(&self, port: u8) -> Vec<ft::IdMapping> {
-        self.id_maps[usize::from(port)]
-            .iter()
-            .flatten()
-            .copied()
-            .collect()
+    pub fn id_map(&self, port: u8) -> Vec<IdMapping> {
+        self.tables(port).id_map.clone()
     }
 
     /// Offers a TLP at a port's ingress.
@@ -188,119 +85,6 @@ impl ModelPlane {
         self.switch
             .ingress(PortIndex(port), &bytes)
             .expect("the port exists and has room")
-    }
-}
-
-impl DataPlane for ModelPlane {
-    fn ports(&self) -> usize {
-        self.ports.len()
-    }
-
-    fn set_port_role(
-        &mut self,
-        port: ft::PortIndex,
-        r: ft::PortRole,
-    ) -> Result<(), TableWriteError> {
-        let i = self.port(port)?;
-        self.ports[i].role = role(r);
-        self.push_port(i);
-        Ok(())
-    }
-
-    fn set_window(
-        &mut self,
-        port: ft::PortIndex,
-        index: usize,
-        window: ft::Window,
-    ) -> Result<(), TableWriteError> {
-        let i = self.port(port)?;
-        *self.windows[i]
-            .get_mut(index)
-            .ok_or(TableWriteError::NoSuchEntry {
-                table: "window",
-                index,
-            })? = window;
-        self.push_port(i);
-        Ok(())
-    }
-
-    fn set_id_mapping(
-        &mut self,
-        port: ft::PortIndex,
-        index: usize,
-        mapping: Option<ft::IdMapping>,
-    ) -> Result<(), TableWriteError> {
-        let i = self.port(port)?;
-        *self.id_maps[i]
-            .get_mut(index)
-            .ok_or(TableWriteError::NoSuchEntry {
-                table: "ID map",
-                index,
-            })? = mapping;
-        self.push_port(i);
-        Ok(())
-    }
-
-    fn set_completer_id(&mut self, port: ft::PortIndex, id: Bdf) -> Result<(), TableWriteError> {
-        let i = self.port(port)?;
-        self.ports[i].completer_id = id;
-        self.push_port(i);
-        Ok(())
-    }
-
-    fn set_p2p_request_redirect(
-        &mut self,
-        port: ft::PortIndex,
-        redirect: bool,
-    ) -> Result<(), TableWriteError> {
-        let i = self.port(port)?;
-        self.ports[i].p2p_request_redirect = redirect;
-        self.push_port(i);
-        Ok(())
-    }
-
-    fn set_intx_swizzle(
-        &mut self,
-        port: ft::PortIndex,
-        swizzle: u8,
-    ) -> Result<(), TableWriteError> {
-        let i = self.port(port)?;
-        self.ports[i].intx_swizzle = swizzle;
-        self.push_port(i);
-        Ok(())
-    }
-
-    fn set_address_route(
-        &mut self,
-        index: usize,
-        route: Option<ft::AddressRoute>,
-    ) -> Result<(), TableWriteError> {
-        *self
-            .routes
-            .get_mut(index)
-            .ok_or(TableWriteError::NoSuchEntry {
-                table: "address route",
-                index,
-            })? = route;
-        self.push_routes();
-        Ok(())
-    }
-
-    fn set_bus_route(
-        &mut self,
-        bus: u8,
-        to: Option<ft::Destination>,
-    ) -> Result<(), TableWriteError> {
-        self.buses[usize::from(bus)] = to;
-        self.push_routes();
-        Ok(())
-    }
-
-    fn abandon_requests_to(&mut self, port: ft::PortIndex) -> Result<(), TableWriteError> {
-        self.port(port)?;
-        let out = self.switch.abandon_requests_to(PortIndex(port.0));
-        self.abandoned.extend(out);
-        Ok(())
     }
 }
 
@@ -392,7 +176,7 @@ impl FakeFabric {
             .space
     }
 
-    fn device(&mut self, port: ft::PortIndex) -> Result<&mut FakeDevice, ConfigFault> {
+    fn device(&mut self, port: PortIndex) -> Result<&mut FakeDevice, ConfigFault> {
         let now = self.clock.0.get();
         let device = self
             .devices
@@ -408,7 +192,7 @@ impl FakeFabric {
 }
 
 impl FabricConfig for FakeFabric {
-    fn read(&mut self, port: ft::PortIndex, target: Bdf, offset: u16) -> Result<u32, ConfigFault> {
+    fn read(&mut self, port: PortIndex, target: Bdf, offset: u16) -> Result<u32, ConfigFault> {
         let device = self.device(port)?;
         match device.find(target).ok_or(ConfigFault::UnsupportedRequest)? {
             Addressed::Pf(i) => Ok(device.functions[i].space.read(offset)),
@@ -420,7 +204,7 @@ impl FabricConfig for FakeFabric {
 
     fn write(
         &mut self,
-        port: ft::PortIndex,
+        port: PortIndex,
         target: Bdf,
         offset: u16,
         value: u32,
@@ -522,8 +306,8 @@ pub fn vf_enabled(space: &ConfigSpace, cap: SriovCap) -> bool {
 #[derive(Default)]
 pub struct FakeHost {
     pub inbox: VecDeque<HostConfigRequest>,
-    pub completions: Vec<(ft::PortIndex, Completion, Option<u32>)>,
-    pub msis: Vec<(ft::PortIndex, Bdf, MsiMessage)>,
+    pub completions: Vec<(PortIndex, Completion, Option<u32>)>,
+    pub msis: Vec<(PortIndex, Bdf, MsiMessage)>,
 }
 
 impl HostInterface for FakeHost {
@@ -533,7 +317,7 @@ impl HostInterface for FakeHost {
 
     fn complete(
         &mut self,
-        port: ft::PortIndex,
+        port: PortIndex,
         completion: Completion,
         data: Option<u32>,
     ) -> Result<(), HostSendError> {
@@ -543,7 +327,7 @@ impl HostInterface for FakeHost {
 
     fn send_msi(
         &mut self,
-        port: ft::PortIndex,
+        port: PortIndex,
         requester: Bdf,
         message: MsiMessage,
     ) -> Result<(), HostSendError> {
@@ -612,17 +396,17 @@ impl Rig {
             .get(..4)
             .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
         self.host.inbox.push_back(HostConfigRequest {
-            port: ft::PortIndex(port),
+            port: PortIndex(port),
             request,
             data,
         });
         let handled = self
             .manager
-            .service(&mut self.fabric, &mut self.plane, &mut self.host)
+            .service(&mut self.fabric, &mut self.plane.switch, &mut self.host)
             .expect("tables written");
         assert_eq!(handled, 1);
         let (to, completion, data) = self.host.completions.pop().expect("a completion");
-        assert_eq!(to, ft::PortIndex(port));
+        assert_eq!(to, PortIndex(port));
         assert_eq!(completion.requester, ROOT_PORT);
         (completion, data.unwrap_or(u32::MAX))
     }

@@ -1,0 +1,974 @@
+//! The data plane's control and status registers, as the soft core sees them.
+//!
+//! The data plane answers on a 1 MiB window of the soft core's address
+//! space from [`CSR_BASE`], above the instruction and data memories, on the
+//! CSR bus: 32-bit registers on 4-byte aligned byte addresses, whole-word
+//! accesses only. The window holds, in address order:
+//!
+//! - [`global`]: what this data plane is (identity, version, port count, table capacities);
+//! - [`port`]: each port's role and identity;
+//! - [`counter_control`]: clearing the counters;
+//! - [`window`]: each port's address windows;
+//! - [`id_map`]: each host port's map between fabric and host requester IDs;
+//! - [`address_route`] and [`bus_route`]: the switch's routing tables;
+//! - [`counter`]: each port's traffic and drop counters;
+//! - [`mailbox`] and [`inject`]: reserved for the management path.
+//!
+//! Table registers take effect for lookups from the second clock cycle
+//! after the write (the RTL precomputes range ends from them); firmware that
+//! rewrites a live entry clears its valid bit first and sets it last.
+
+use crate::capacity;
+use crate::markdown::RegisterMap;
+use crate::register::{Access, EntryName, Field, Layout, Register, RegisterBlock};
+
+/// First address of the data plane's CSR window in the soft core's address space.
+pub const CSR_BASE: u32 = 0x4000_0000;
+/// Size of the CSR window: 1 MiB.
+pub const CSR_SIZE: u32 = 0x10_0000;
+const _: () = assert!(CSR_SIZE >= 64 * 1024 && CSR_SIZE <= 1024 * 1024);
+const _: () = assert!(CSR_BASE >= crate::DATA_RAM_BASE + crate::DATA_RAM_SIZE);
+
+/// Every block, in address order.
+pub const BLOCKS: &[RegisterBlock] = &[
+    global::BLOCK,
+    port::BLOCK,
+    counter_control::BLOCK,
+    window::BLOCK,
+    id_map::BLOCK,
+    address_route::BLOCK,
+    bus_route::BLOCK,
+    counter::BLOCK,
+    mailbox::BLOCK,
+    inject::BLOCK,
+];
+
+/// Ports as a register field count: one instance or one bit per port.
+const PORTS: u32 = capacity::PORTS as u32;
+
+/// Bits of a host index: enough for every host that fits an aperture.
+pub const HOST_INDEX_BITS: u32 = crate::aperture::MAX_HOSTS.trailing_zeros();
+
+/// The low half of a 64-bit value.
+const LOW_HALF: &[Field] = &[Field::new("VALUE", 0, 32, "Bits 31:0 of the 64-bit value.")];
+/// The high half of a 64-bit value.
+const HIGH_HALF: &[Field] = &[Field::new(
+    "VALUE",
+    0,
+    32,
+    "Bits 63:32 of the 64-bit value.",
+)];
+
+/// The first registers of a table entry holding an address range: its
+/// base and size, each as two 32-bit halves, at offsets 0x0 to 0xC.
+const fn range_registers(layout: Layout) -> [Register; 4] {
+    [
+        layout.register(
+            "BASE_LOW",
+            0x00,
+            Access::ReadWrite,
+            "First address of the range, bits 31:0.",
+            LOW_HALF,
+        ),
+        layout.register(
+            "BASE_HIGH",
+            0x04,
+            Access::ReadWrite,
+            "First address of the range, bits 63:32.",
+            HIGH_HALF,
+        ),
+        layout.register(
+            "SIZE_LOW",
+            0x08,
+            Access::ReadWrite,
+            "Size of the range in bytes, bits 31:0; a range of size 0 matches nothing.",
+            LOW_HALF,
+        ),
+        layout.register(
+            "SIZE_HIGH",
+            0x0C,
+            Access::ReadWrite,
+            "Size of the range in bytes, bits 63:32.",
+            HIGH_HALF,
+        ),
+    ]
+}
+
+/// A 16-bit PCI requester/completer ID (bus 15:8, device 7:3, function 2:0).
+const ID_FIELD: &[Field] = &[Field::new(
+    "ID",
+    0,
+    16,
+    "Bus in 15:8, device in 7:3, function in 2:0 (PCIe Base 6.0 §2.2.6.2).",
+)];
+
+/// Where a routing table entry sends a TLP: [`address_route::DESTINATION`] and [`bus_route::DESTINATION`].
+pub mod destination {
+    use crate::register::Field;
+
+    /// The entry is in use; an entry without it matches nothing.
+    pub const VALID: Field = Field::new(
+        "VALID",
+        0,
+        1,
+        "The entry is in use; an entry without it matches nothing.",
+    );
+    /// The TLP goes to the management CPU's mailbox rather than out of a port.
+    pub const CPU: Field = Field::new(
+        "CPU",
+        1,
+        1,
+        "The TLP goes to the management CPU's mailbox; PORT is ignored.",
+    );
+    /// The egress port.
+    pub const PORT: Field = Field::new("PORT", 8, 8, "The egress port's index.");
+    /// The register's fields.
+    pub const FIELDS: &[Field] = &[VALID, CPU, PORT];
+}
+
+/// What this data plane is: read-only facts for the firmware to check against its own build.
+pub mod global {
+    use super::*;
+
+    /// One instance at the bottom of the window.
+    pub const LAYOUT: Layout = Layout {
+        base: CSR_BASE,
+        instances: 1,
+        stride: 0x100,
+        entries: 1,
+        entry_stride: 0x100,
+    };
+    /// The value of [`ID`]: "WEFT" in ASCII.
+    pub const ID_VALUE: u32 = u32::from_be_bytes(*b"WEFT");
+    /// Major version of this register map: changes when a register moves or changes meaning.
+    pub const VERSION_MAJOR: u32 = 1;
+    /// Minor version of this register map: changes when registers are added.
+    pub const VERSION_MINOR: u32 = 0;
+
+    /// Identifies a weft data plane.
+    pub const ID: Register = LAYOUT.register(
+        "ID",
+        0x00,
+        Access::ReadOnly,
+        "Identifies a weft data plane: reads 0x5745_4654 (\"WEFT\").",
+        &[Field::new("MAGIC", 0, 32, "0x5745_4654.")],
+    );
+    /// The register map's version.
+    pub const VERSION: Register = LAYOUT.register(
+        "VERSION",
+        0x04,
+        Access::ReadOnly,
+        "The version of this register map.",
+        &[
+            Field::new("MINOR", 0, 16, "Minor version: registers added."),
+            Field::new(
+                "MAJOR",
+                16,
+                16,
+                "Major version: registers moved or changed.",
+            ),
+        ],
+    );
+    /// How many ports the data plane has.
+    pub const PORTS: Register = LAYOUT.register(
+        "PORTS",
+        0x08,
+        Access::ReadOnly,
+        "How many ports the data plane has.",
+        &[Field::new("COUNT", 0, 8, "Ports.")],
+    );
+    /// Capacities of the per-port tables.
+    pub const PORT_TABLES: Register = LAYOUT.register(
+        "PORT_TABLES",
+        0x0C,
+        Access::ReadOnly,
+        "Capacities of the per-port tables.",
+        &[
+            Field::new("WINDOWS", 0, 16, "Window entries per port."),
+            Field::new("ID_MAP", 16, 16, "ID map entries per host port."),
+        ],
+    );
+    /// Capacities of the routing tables.
+    pub const ROUTE_TABLES: Register = LAYOUT.register(
+        "ROUTE_TABLES",
+        0x10,
+        Access::ReadOnly,
+        "Capacities of the switch's routing tables.",
+        &[
+            Field::new("ADDRESS", 0, 16, "Address route entries."),
+            Field::new("BUS", 16, 16, "Bus route entries."),
+        ],
+    );
+    /// The block.
+    pub const BLOCK: RegisterBlock = RegisterBlock {
+        name: "global",
+        doc: "What this data plane is. Every register is read-only; the firmware \
+              checks them against the capacities it was built with before it writes a table.",
+        layout: LAYOUT,
+        registers: &[ID, VERSION, PORTS, PORT_TABLES, ROUTE_TABLES],
+        entry_names: &[],
+    };
+}
+
+/// Each port's role and the identities its translation uses (weft-model's `PortTables`).
+pub mod port {
+    use super::*;
+
+    /// One instance per port.
+    pub const LAYOUT: Layout = Layout {
+        base: CSR_BASE + 0x1000,
+        instances: PORTS,
+        stride: 0x40,
+        entries: 1,
+        entry_stride: 0x40,
+    };
+    /// [`CONTROL`]'s ROLE: nothing attached; every TLP arriving is dropped.
+    pub const ROLE_DISABLED: u32 = 0;
+    /// [`CONTROL`]'s ROLE: a host's root port.
+    pub const ROLE_HOST: u32 = 1;
+    /// [`CONTROL`]'s ROLE: an endpoint (or a conventional switch above endpoints).
+    pub const ROLE_ENDPOINT: u32 = 2;
+    /// [`CONTROL`]'s ROLE: a link to another weft switch.
+    pub const ROLE_FABRIC: u32 = 3;
+
+    /// The port's role and switches.
+    pub const CONTROL: Register = LAYOUT.register(
+        "CONTROL",
+        0x00,
+        Access::ReadWrite,
+        "The port's role and switches.",
+        &[
+            Field::new(
+                "ENABLE",
+                0,
+                1,
+                "The port passes traffic; while clear, every TLP arriving is dropped as from a disabled port.",
+            ),
+            Field::new(
+                "ROLE",
+                1,
+                2,
+                "0: disabled, 1: host, 2: endpoint, 3: fabric.",
+            ),
+            Field::new(
+                "P2P_REQUEST_REDIRECT",
+                8,
+                1,
+                "Endpoint ports: the owner host set ACS P2P Request Redirect on the virtual \
+                 downstream port (PCIe Base 6.0 §7.7.11.3); peer requests go up to the host.",
+            ),
+            Field::new(
+                "INTX_SWIZZLE",
+                16,
+                5,
+                "Endpoint ports: the virtual device number of the slot, which swizzles INTx \
+                 as a switch's downstream port does (§2.2.8.1).",
+            ),
+        ],
+    );
+    /// A host port's host.
+    pub const HOST: Register = LAYOUT.register(
+        "HOST",
+        0x04,
+        Access::ReadWrite,
+        "Host ports: which host, and the fabric ID that stands for it.",
+        &[
+            Field::new(
+                "INDEX",
+                0,
+                HOST_INDEX_BITS,
+                "The host's index, selecting its aperture in fabric address space.",
+            ),
+            Field::new(
+                "PROXY_ID",
+                16,
+                16,
+                "The host's proxy fabric requester ID (bus 15:8, device 7:3, function 2:0).",
+            ),
+        ],
+    );
+    /// An endpoint port's owner.
+    pub const OWNER: Register = LAYOUT.register(
+        "OWNER",
+        0x08,
+        Access::ReadWrite,
+        "Endpoint ports: the host the endpoint is bound to.",
+        &[
+            Field::new(
+                "HOST_INDEX",
+                0,
+                HOST_INDEX_BITS,
+                "The owner's index, selecting the aperture DMA goes to.",
+            ),
+            Field::new(
+                "BOUND",
+                15,
+                1,
+                "The endpoint is bound; while clear it sits in the free pool and its requests are dropped.",
+            ),
+            Field::new(
+                "PROXY_ID",
+                16,
+                16,
+                "The owner's proxy fabric ID, to which interrupts and error messages are routed.",
+            ),
+        ],
+    );
+    /// An endpoint port's fabric bus range.
+    pub const BUSES: Register = LAYOUT.register(
+        "BUSES",
+        0x0C,
+        Access::ReadWrite,
+        "Endpoint ports: the fabric bus numbers below the port, FIRST..=LAST; requester IDs \
+         from other buses are spoofed (ACS Source Validation, PCIe Base 6.0 §6.12.1.1).",
+        &[
+            Field::new("FIRST", 0, 8, "First bus number below the port."),
+            Field::new("LAST", 8, 8, "Last bus number below the port."),
+        ],
+    );
+    /// The ID of completions the port synthesizes.
+    pub const COMPLETER_ID: Register = LAYOUT.register(
+        "COMPLETER_ID",
+        0x10,
+        Access::ReadWrite,
+        "The completer ID of completions this port synthesizes, in its link partner's \
+         domain (for a host port, its virtual upstream port's ID).",
+        ID_FIELD,
+    );
+    /// The block.
+    pub const BLOCK: RegisterBlock = RegisterBlock {
+        name: "port",
+        doc: "Each port's role and the identities its translation uses. Program the \
+              port's tables first, then set ENABLE.",
+        layout: LAYOUT,
+        registers: &[CONTROL, HOST, OWNER, BUSES, COMPLETER_ID],
+        entry_names: &[],
+    };
+}
+
+/// Clearing the counters.
+pub mod counter_control {
+    use super::*;
+
+    /// One instance.
+    pub const LAYOUT: Layout = Layout {
+        base: CSR_BASE + 0x2000,
+        instances: 1,
+        stride: 0x100,
+        entries: 1,
+        entry_stride: 0x100,
+    };
+    /// Clears counters.
+    pub const CLEAR: Register = LAYOUT.register(
+        "CLEAR",
+        0x00,
+        Access::WriteOnly,
+        "Writing a 1 to a port's bit sets every counter of that port to zero.",
+        &[Field::new(
+            "PORTS",
+            0,
+            PORTS,
+            "One bit per port, port 0 in bit 0.",
+        )],
+    );
+    /// The block.
+    pub const BLOCK: RegisterBlock = RegisterBlock {
+        name: "counter_control",
+        doc: "Clearing the counters of the `counter` block.",
+        layout: LAYOUT,
+        registers: &[CLEAR],
+        entry_names: &[],
+    };
+}
+
+/// Each port's address windows (weft-model's `Window`): the first window a request overlaps decides.
+pub mod window {
+    use super::*;
+
+    /// Per port, [`capacity::WINDOWS_PER_PORT`] entries.
+    pub const LAYOUT: Layout = Layout {
+        base: CSR_BASE + 0x1_0000,
+        instances: PORTS,
+        stride: 0x200,
+        entries: capacity::WINDOWS_PER_PORT as u32,
+        entry_stride: 0x20,
+    };
+    /// The range the window covers, in the host's domain.
+    const RANGE: [Register; 4] = range_registers(LAYOUT);
+    /// First host-domain address of the window, bits 31:0.
+    pub const BASE_LOW: Register = RANGE[0];
+    /// First host-domain address of the window, bits 63:32.
+    pub const BASE_HIGH: Register = RANGE[1];
+    /// Size of the window in bytes, bits 31:0.
+    pub const SIZE_LOW: Register = RANGE[2];
+    /// Size of the window in bytes, bits 63:32.
+    pub const SIZE_HIGH: Register = RANGE[3];
+    /// Fabric address of the first byte, bits 31:0.
+    pub const FABRIC_BASE_LOW: Register = LAYOUT.register(
+        "FABRIC_BASE_LOW",
+        0x10,
+        Access::ReadWrite,
+        "The fabric address that BASE translates to, bits 31:0.",
+        LOW_HALF,
+    );
+    /// Fabric address of the first byte, bits 63:32.
+    pub const FABRIC_BASE_HIGH: Register = LAYOUT.register(
+        "FABRIC_BASE_HIGH",
+        0x14,
+        Access::ReadWrite,
+        "The fabric address that BASE translates to, bits 63:32.",
+        HIGH_HALF,
+    );
+    /// The entry is in use.
+    pub const VALID: Field = Field::new(
+        "VALID",
+        0,
+        1,
+        "The entry is in use; an entry without it matches nothing.",
+    );
+    /// Memory reads (and AtomicOps) may pass.
+    pub const READ: Field = Field::new("READ", 1, 1, "Memory reads (and AtomicOps) may pass.");
+    /// Memory writes (and AtomicOps) may pass.
+    pub const WRITE: Field = Field::new("WRITE", 2, 1, "Memory writes (and AtomicOps) may pass.");
+    /// Valid and permissions.
+    pub const CONTROL: Register = LAYOUT.register(
+        "CONTROL",
+        0x18,
+        Access::ReadWrite,
+        "Whether the entry is in use and what it lets through.",
+        &[VALID, READ, WRITE],
+    );
+    /// The block.
+    pub const BLOCK: RegisterBlock = RegisterBlock {
+        name: "window",
+        doc: "Each port's address windows. On a host port they are the BARs the host \
+              assigned to its bound functions; on an endpoint port, the owner host's BAR \
+              windows of the endpoint's peers. A request uses the first valid entry it \
+              overlaps; it passes only if it lies wholly inside that window and the window \
+              permits it, and its address becomes `FABRIC_BASE + (address - BASE)`.",
+        layout: LAYOUT,
+        registers: &[
+            BASE_LOW,
+            BASE_HIGH,
+            SIZE_LOW,
+            SIZE_HIGH,
+            FABRIC_BASE_LOW,
+            FABRIC_BASE_HIGH,
+            CONTROL,
+        ],
+        entry_names: &[],
+    };
+}
+
+/// Each host port's ID map (weft-model's `IdMapping`): bound functions' fabric and host IDs.
+pub mod id_map {
+    use super::*;
+
+    /// Per port, [`capacity::BOUND_FUNCTIONS_PER_HOST`] entries.
+    pub const LAYOUT: Layout = Layout {
+        base: CSR_BASE + 0x2_0000,
+        instances: PORTS,
+        stride: 0x200,
+        entries: capacity::BOUND_FUNCTIONS_PER_HOST as u32,
+        entry_stride: 0x10,
+    };
+    /// The function's fabric ID.
+    pub const FABRIC_ID: Register = LAYOUT.register(
+        "FABRIC_ID",
+        0x00,
+        Access::ReadWrite,
+        "The bound function's fabric ID.",
+        ID_FIELD,
+    );
+    /// The ID the host enumerated the function at.
+    pub const HOST_ID: Register = LAYOUT.register(
+        "HOST_ID",
+        0x04,
+        Access::ReadWrite,
+        "The ID the host enumerated the function at, below its virtual downstream port.",
+        ID_FIELD,
+    );
+    /// The entry is in use.
+    pub const VALID: Field = Field::new(
+        "VALID",
+        0,
+        1,
+        "The entry is in use; an entry without it matches nothing.",
+    );
+    /// Valid.
+    pub const CONTROL: Register = LAYOUT.register(
+        "CONTROL",
+        0x08,
+        Access::ReadWrite,
+        "Whether the entry is in use.",
+        &[VALID],
+    );
+    /// The block.
+    pub const BLOCK: RegisterBlock = RegisterBlock {
+        name: "id_map",
+        doc: "Each host port's map of the functions bound to its host. Host egress turns \
+              fabric IDs into host IDs (first valid entry whose FABRIC_ID matches), host \
+              ingress turns host IDs back (first valid entry whose HOST_ID matches).",
+        layout: LAYOUT,
+        registers: &[FABRIC_ID, HOST_ID, CONTROL],
+        entry_names: &[],
+    };
+}
+
+/// The switch's fabric address routes (weft-model's `RouteTables::by_address`): the first match wins.
+pub mod address_route {
+    use super::*;
+
+    /// One table of [`capacity::ADDRESS_ROUTES`] entries.
+    pub const LAYOUT: Layout = Layout {
+        base: CSR_BASE + 0x3_0000,
+        instances: 1,
+        stride: 0x800,
+        entries: capacity::ADDRESS_ROUTES as u32,
+        entry_stride: 0x20,
+    };
+    /// The fabric address range.
+    const RANGE: [Register; 4] = range_registers(LAYOUT);
+    /// First fabric address of the range, bits 31:0.
+    pub const BASE_LOW: Register = RANGE[0];
+    /// First fabric address of the range, bits 63:32.
+    pub const BASE_HIGH: Register = RANGE[1];
+    /// Size of the range in bytes, bits 31:0.
+    pub const SIZE_LOW: Register = RANGE[2];
+    /// Size of the range in bytes, bits 63:32.
+    pub const SIZE_HIGH: Register = RANGE[3];
+    /// Where TLPs addressed into the range go.
+    pub const DESTINATION: Register = LAYOUT.register(
+        "DESTINATION",
+        0x10,
+        Access::ReadWrite,
+        "Where TLPs addressed into the range go.",
+        destination::FIELDS,
+    );
+    /// The block.
+    pub const BLOCK: RegisterBlock = RegisterBlock {
+        name: "address_route",
+        doc: "The switch's fabric address ranges and the port that leads to each. An \
+              address-routed TLP goes where the first valid entry with \
+              `BASE <= address < BASE + SIZE` says; with none, it has no route.",
+        layout: LAYOUT,
+        registers: &[BASE_LOW, BASE_HIGH, SIZE_LOW, SIZE_HIGH, DESTINATION],
+        entry_names: &[],
+    };
+}
+
+/// The switch's bus number routes (weft-model's `RouteTables::by_id`): one entry per bus number.
+pub mod bus_route {
+    use super::*;
+
+    /// One table of [`capacity::BUS_ROUTES`] entries, indexed by bus number.
+    pub const LAYOUT: Layout = Layout {
+        base: CSR_BASE + 0x4_0000,
+        instances: 1,
+        stride: 0x400,
+        entries: capacity::BUS_ROUTES as u32,
+        entry_stride: 0x4,
+    };
+    /// Where TLPs routed by ID to this bus go.
+    pub const DESTINATION: Register = LAYOUT.register(
+        "DESTINATION",
+        0x00,
+        Access::ReadWrite,
+        "Where ID-routed TLPs for this bus number go.",
+        destination::FIELDS,
+    );
+    /// The block.
+    pub const BLOCK: RegisterBlock = RegisterBlock {
+        name: "bus_route",
+        doc: "The switch's bus number routes: entry N says where an ID-routed TLP for \
+              fabric bus N goes; an entry without VALID means no route.",
+        layout: LAYOUT,
+        registers: &[DESTINATION],
+        entry_names: &[],
+    };
+}
+
+/// Each port's counters: 64 bits each, read as two halves.
+pub mod counter {
+    use super::*;
+
+    /// Per port, one entry per counter.
+    pub const LAYOUT: Layout = Layout {
+        base: CSR_BASE + 0x5_0000,
+        instances: PORTS,
+        stride: 0x100,
+        entries: NAMES.len() as u32,
+        entry_stride: 0x8,
+    };
+    /// Bits 31:0 of the count.
+    pub const VALUE_LOW: Register = LAYOUT.register(
+        "VALUE_LOW",
+        0x0,
+        Access::ReadOnly,
+        "Bits 31:0 of the count. Reading it also captures bits 63:32 into VALUE_HIGH, \
+         so read LOW then HIGH for a consistent 64-bit value.",
+        LOW_HALF,
+    );
+    /// Bits 63:32 of the count, as captured by the last read of `VALUE_LOW`.
+    pub const VALUE_HIGH: Register = LAYOUT.register(
+        "VALUE_HIGH",
+        0x4,
+        Access::ReadOnly,
+        "Bits 63:32 of the count as captured by the last read of VALUE_LOW.",
+        HIGH_HALF,
+    );
+
+    /// Entry of posted TLPs received.
+    pub const TLPS_IN_POSTED: u32 = 0;
+    /// Entry of non-posted TLPs received.
+    pub const TLPS_IN_NON_POSTED: u32 = 1;
+    /// Entry of completions received.
+    pub const TLPS_IN_COMPLETION: u32 = 2;
+    /// Entry of bytes received.
+    pub const BYTES_IN: u32 = 3;
+    /// Entry of posted TLPs sent.
+    pub const TLPS_OUT_POSTED: u32 = 4;
+    /// Entry of non-posted TLPs sent.
+    pub const TLPS_OUT_NON_POSTED: u32 = 5;
+    /// Entry of completions sent.
+    pub const TLPS_OUT_COMPLETION: u32 = 6;
+    /// Entry of bytes sent.
+    pub const BYTES_OUT: u32 = 7;
+    /// Entry of cycles the egress waited for the link partner.
+    pub const STALL_CYCLES: u32 = 8;
+    /// Entry of the first drop counter; drop reason `r` (in weft-model's
+    /// `DropReason::ALL` order) is counted at `FIRST_DROP + r`.
+    pub const FIRST_DROP: u32 = 9;
+
+    /// Every counter, in entry order.
+    pub const NAMES: [EntryName; 21] = [
+        EntryName {
+            name: "TLPS_IN_POSTED",
+            doc: "Posted TLPs received (malformed ones count only as drops).",
+        },
+        EntryName {
+            name: "TLPS_IN_NON_POSTED",
+            doc: "Non-posted TLPs received.",
+        },
+        EntryName {
+            name: "TLPS_IN_COMPLETION",
+            doc: "Completions received.",
+        },
+        EntryName {
+            name: "BYTES_IN",
+            doc: "Bytes of the TLPs received, as on the wire (prefixes, header, payload, digest).",
+        },
+        EntryName {
+            name: "TLPS_OUT_POSTED",
+            doc: "Posted TLPs sent.",
+        },
+        EntryName {
+            name: "TLPS_OUT_NON_POSTED",
+            doc: "Non-posted TLPs sent.",
+        },
+        EntryName {
+            name: "TLPS_OUT_COMPLETION",
+            doc: "Completions sent.",
+        },
+        EntryName {
+            name: "BYTES_OUT",
+            doc: "Bytes of the TLPs sent, as on the wire.",
+        },
+        EntryName {
+            name: "STALL_CYCLES",
+            doc: "Cycles the egress had a beat to send and the link partner could not take it.",
+        },
+        EntryName {
+            name: "DROP_MALFORMED",
+            doc: "Dropped: not a well-formed TLP (PCIe Base 6.0 §2.3.1).",
+        },
+        EntryName {
+            name: "DROP_PORT_DISABLED",
+            doc: "Dropped: the ingress port is disabled.",
+        },
+        EntryName {
+            name: "DROP_UNBOUND",
+            doc: "Dropped: a request from an endpoint bound to no host.",
+        },
+        EntryName {
+            name: "DROP_SPOOFED_REQUESTER",
+            doc: "Dropped: a requester ID not below the port (ACS Source Validation, §6.12.1.1).",
+        },
+        EntryName {
+            name: "DROP_NO_WINDOW",
+            doc: "Dropped: a host memory request inside none of the host's windows.",
+        },
+        EntryName {
+            name: "DROP_FORBIDDEN",
+            doc: "Dropped: a window covers the request but does not permit it.",
+        },
+        EntryName {
+            name: "DROP_OUTSIDE_APERTURE",
+            doc: "Dropped: an endpoint's DMA address outside its owner's aperture.",
+        },
+        EntryName {
+            name: "DROP_UNSUPPORTED",
+            doc: "Dropped: a request type the fabric does not carry.",
+        },
+        EntryName {
+            name: "DROP_NO_ROUTE",
+            doc: "Dropped: no routing table entry leads anywhere.",
+        },
+        EntryName {
+            name: "DROP_ROUTES_TO_INGRESS",
+            doc: "Dropped: the route leads back out of the ingress port.",
+        },
+        EntryName {
+            name: "DROP_UNEXPECTED_COMPLETION",
+            doc: "Dropped: a completion that answers no outstanding request.",
+        },
+        EntryName {
+            name: "DROP_UNKNOWN_FUNCTION",
+            doc: "Dropped: a TLP for a host whose ID map does not know its requester or completer.",
+        },
+    ];
+
+    /// The block.
+    pub const BLOCK: RegisterBlock = RegisterBlock {
+        name: "counter",
+        doc: "Each port's traffic and drop counters, 64 bits each, counting from zero \
+              (at reset or when cleared through `counter_control`) and wrapping. The \
+              drop counters follow weft-model's `DropReason::ALL` order.",
+        layout: LAYOUT,
+        registers: &[VALUE_LOW, VALUE_HIGH],
+        entry_names: &NAMES,
+    };
+}
+
+/// Reserved for the management path's mailbox.
+pub mod mailbox {
+    use super::*;
+
+    /// 256 KiB, reserved.
+    pub const LAYOUT: Layout = Layout {
+        base: CSR_BASE + 0x8_0000,
+        instances: 1,
+        stride: 0x4_0000,
+        entries: 1,
+        entry_stride: 0x4_0000,
+    };
+    /// The block.
+    pub const BLOCK: RegisterBlock = RegisterBlock {
+        name: "mailbox",
+        doc: "Reserved: the queue of TLPs for the management CPU (configuration requests \
+              from hosts, messages routed to the switch, completions of the CPU's own \
+              requests), whole TLP plus source port.",
+        layout: LAYOUT,
+        registers: &[],
+        entry_names: &[],
+    };
+}
+
+/// Reserved for the management path's TLP injection.
+pub mod inject {
+    use super::*;
+
+    /// 256 KiB, reserved.
+    pub const LAYOUT: Layout = Layout {
+        base: CSR_BASE + 0xC_0000,
+        instances: 1,
+        stride: 0x4_0000,
+        entries: 1,
+        entry_stride: 0x4_0000,
+    };
+    /// The block.
+    pub const BLOCK: RegisterBlock = RegisterBlock {
+        name: "inject",
+        doc: "Reserved: TLPs the management CPU sends out of any port's egress \
+              (its configuration requests, completions to hosts, MSI writes).",
+        layout: LAYOUT,
+        registers: &[],
+        entry_names: &[],
+    };
+}
+
+/// The data plane's register map, as docs/registers.md shows it.
+pub const MAP: RegisterMap = RegisterMap {
+    title: "weft data plane registers",
+    doc: "The data plane's control and status registers, as the soft core reaches them \
+          over the CSR bus: 32-bit registers at 4-byte aligned byte addresses, accessed as \
+          whole words. Reserved bits read 0 and are ignored on writes. Table registers take \
+          effect for lookups from the second clock cycle after the write; firmware that \
+          rewrites a live table entry clears its VALID bit first and sets it last. Every \
+          address here comes from the Rust definitions in `weft_regs::csr`, which the RTL \
+          and the firmware use too.",
+    base: CSR_BASE,
+    size: CSR_SIZE,
+    blocks: BLOCKS,
+};
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::format;
+    use std::string::String;
+
+    use super::*;
+
+    /// Every register of every instance and entry, by address.
+    fn every_address() -> BTreeMap<u32, String> {
+        let mut seen = BTreeMap::new();
+        for block in BLOCKS {
+            let layout = block.layout;
+            for instance in 0..layout.instances {
+                for entry in 0..layout.entries {
+                    for register in block.registers {
+                        let address = register.address(instance, entry);
+                        let name = format!("{}[{instance}][{entry}].{}", block.name, register.name);
+                        if let Some(other) = seen.insert(address, name.clone()) {
+                            panic!("{name} and {other} share address {address:#x}");
+                        }
+                    }
+                }
+            }
+        }
+        seen
+    }
+
+    #[test]
+    fn no_two_registers_overlap() {
+        let addresses = every_address();
+        for (address, name) in &addresses {
+            assert_eq!(address % 4, 0, "{name} is not word aligned");
+        }
+        // Registers are 4 bytes wide: distinct aligned addresses cannot overlap,
+        // but an entry's registers must also stay inside its entry and an
+        // instance's entries inside its instance, or a decoder sees aliases.
+        for block in BLOCKS {
+            let layout = block.layout;
+            assert!(layout.entry_stride.is_power_of_two(), "{}", block.name);
+            assert!(layout.instances == 1 || layout.instance_span() <= layout.stride);
+            for register in block.registers {
+                assert!(
+                    register.offset + 4 <= layout.entry_stride,
+                    "{}.{} runs past its entry",
+                    block.name,
+                    register.name
+                );
+            }
+        }
+        assert!(addresses.len() > 2000, "every table entry is enumerated");
+    }
+
+    #[test]
+    fn blocks_are_disjoint_and_inside_the_window_in_address_order() {
+        assert_eq!(BLOCKS[0].layout.base, CSR_BASE);
+        for pair in BLOCKS.windows(2) {
+            assert!(
+                pair[0].end() <= pair[1].layout.base,
+                "{} ends at {:#x}, after {} starts at {:#x}",
+                pair[0].name,
+                pair[0].end(),
+                pair[1].name,
+                pair[1].layout.base
+            );
+        }
+        let last = BLOCKS.last().expect("the map has blocks");
+        assert!(last.end() <= CSR_BASE + CSR_SIZE);
+    }
+
+    #[test]
+    fn every_field_fits_its_register_and_no_two_fields_overlap() {
+        for block in BLOCKS {
+            for register in block.registers {
+                let mut used = 0u32;
+                for field in register.fields {
+                    assert!(
+                        field.width >= 1 && field.lsb + field.width <= 32,
+                        "{}.{}.{} does not fit 32 bits",
+                        block.name,
+                        register.name,
+                        field.name
+                    );
+                    assert_eq!(
+                        used & field.mask(),
+                        0,
+                        "{}.{}.{} overlaps another field",
+                        block.name,
+                        register.name,
+                        field.name
+                    );
+                    used |= field.mask();
+                }
+                assert_eq!(used, register.mask());
+                assert_eq!(
+                    register.layout, block.layout,
+                    "{}.{}",
+                    block.name, register.name
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn addresses_are_base_plus_instance_plus_entry_plus_offset() {
+        // Expected values worked out by hand from the documented layout.
+        assert_eq!(global::ID.address(0, 0), 0x4000_0000);
+        assert_eq!(port::BUSES.address(7, 0), 0x4000_11CC);
+        assert_eq!(window::BASE_LOW.address(0, 0), 0x4001_0000);
+        assert_eq!(window::CONTROL.address(3, 5), 0x4001_06B8);
+        assert_eq!(window::FABRIC_BASE_HIGH.address(7, 15), 0x4001_0FF4);
+        assert_eq!(id_map::HOST_ID.address(2, 31), 0x4002_05F4);
+        assert_eq!(address_route::DESTINATION.address(0, 63), 0x4003_07F0);
+        assert_eq!(bus_route::DESTINATION.address(0, 255), 0x4004_03FC);
+        assert_eq!(
+            counter::VALUE_HIGH.address(1, counter::FIRST_DROP + 4),
+            0x4005_016C
+        );
+        assert_eq!(counter_control::CLEAR.address(0, 0), 0x4000_2000);
+    }
+
+    #[test]
+    #[should_panic(expected = "entry index out of range")]
+    fn an_entry_past_the_table_has_no_address() {
+        window::BASE_LOW.address(0, capacity::WINDOWS_PER_PORT as u32);
+    }
+
+    #[test]
+    fn tables_hold_their_capacities() {
+        assert_eq!(window::LAYOUT.entries as usize, capacity::WINDOWS_PER_PORT);
+        assert_eq!(
+            id_map::LAYOUT.entries as usize,
+            capacity::BOUND_FUNCTIONS_PER_HOST
+        );
+        assert_eq!(
+            address_route::LAYOUT.entries as usize,
+            capacity::ADDRESS_ROUTES
+        );
+        assert_eq!(bus_route::LAYOUT.entries as usize, capacity::BUS_ROUTES);
+        assert_eq!(port::LAYOUT.instances as usize, capacity::PORTS);
+        assert_eq!(counter::NAMES.len(), counter::LAYOUT.entries as usize);
+        assert_eq!(
+            counter::NAMES[counter::FIRST_DROP as usize].name,
+            "DROP_MALFORMED"
+        );
+        assert_eq!(
+            counter::NAMES[counter::STALL_CYCLES as usize].name,
+            "STALL_CYCLES"
+        );
+        // Fields wide enough for the values they hold.
+        let port_field = destination::PORT;
+        assert!(capacity::PORTS <= 1 << port_field.width);
+        assert_eq!(1 << HOST_INDEX_BITS, crate::aperture::MAX_HOSTS);
+    }
+
+    #[test]
+    fn fields_encode_and_decode_their_bits() {
+        let role = port::CONTROL.fields[1];
+        assert_eq!(role.name, "ROLE");
+        assert_eq!(role.encode(port::ROLE_FABRIC), 0b110);
+        assert_eq!(role.decode(0xFFFF_FFF9), port::ROLE_DISABLED);
+        assert_eq!(
+            destination::PORT.encode(0x1_05),
+            0x0500,
+            "too-wide values are cut"
+        );
+        assert_eq!(window::CONTROL.mask(), 0b111);
+        assert_eq!(global::ID_VALUE, 0x5745_4654);
+    }
+}

@@ -6,3 +6,5 @@
 
 pub mod host;
 pub mod link;
+pub mod reference;
+pub mod world;

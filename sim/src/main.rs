@@ -1,42 +1,65 @@
 //! `weft-sim`: a whole weft fabric without hardware.
 //!
 //! `cargo run --release` at the workspace root runs this binary's default
-//! scenario, the reference experiment of `shared/REFERENCE.md`: two hosts,
-//! four weft switches, four GPUs and one NVMe drive with SR-IOV. Until the
-//! fabric models land it states that experiment and the link budget it will
-//! be measured against, computed by `weft-pcie`'s link-rate model.
+//! scenario, the reference experiment of `shared/REFERENCE.md`
+//! ([`weft_sim::reference`]), and prints what each step showed next to the
+//! published figures.
 
-use weft_pcie::link::{max_payload_throughput, Link, LinkSpeed, LinkWidth, TlpKind};
+use std::process::ExitCode;
+
+use weft_pcie::link::{max_payload_throughput, TlpKind};
 use weft_pcie::split::PayloadSize;
+use weft_sim::reference::{self, ReferenceConfig, LINK};
 
-/// The reference experiment's links: GPUs and switches at PCIe Gen3 x16.
-const REFERENCE_LINK: Link = Link::new(LinkSpeed::Gen3, LinkWidth::X16);
-
-fn main() {
-    println!("weft-sim: the fabric simulator is not built yet.");
-    println!("This command will run the reference experiment: two hosts, four weft switches,");
-    println!("four GPUs (bound to host 1) and one NVMe drive with SR-IOV; rebind two GPUs");
-    println!("to host 2, bind one NVMe virtual function to each host, and measure GPU");
-    println!("peer-to-peer bandwidth across the fabric.");
+fn main() -> ExitCode {
+    println!("weft-sim: the reference experiment (shared/REFERENCE.md) on a simulated fabric");
+    println!(
+        "two hosts, one weft switch, four GPUs and an NVMe drive with SR-IOV, every link {LINK}"
+    );
     println!();
-    println!(
-        "Link budget per direction on {REFERENCE_LINK} ({:.2} GB/s after encoding), 64-bit memory writes:",
-        REFERENCE_LINK.raw_bytes_per_sec() / 1e9
-    );
-    println!(
-        "{:>6} {:>11} {:>14} {:>22}",
-        "MPS", "efficiency", "TLPs only", "with DLLPs and SKPs"
-    );
-    for mps in [PayloadSize::B128, PayloadSize::B256, PayloadSize::B512] {
-        let rate = max_payload_throughput(REFERENCE_LINK, mps, TlpKind::MemWrite64);
+    let report = match reference::run(ReferenceConfig::default()) {
+        Ok(report) => report,
+        Err(err) => {
+            eprintln!("weft-sim: the experiment failed at {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    println!("{:>12}  {:<48} result", "sim time", "step");
+    for step in &report.steps {
         println!(
-            "{:>4} B {:>10.1}% {:>9.2} GB/s {:>17.2} GB/s",
-            mps.bytes(),
-            rate.efficiency * 100.0,
-            rate.tlp_limited / 1e9,
-            rate.with_link_overhead / 1e9
+            "{:>9.3} ms  {:<48} {}",
+            step.at.as_secs_f64() * 1e3,
+            step.what,
+            step.outcome
         );
     }
-    println!("Published for the same class of link (shared/REFERENCE.md): Switchtec PAX GPU P2P");
-    println!("12.8 GB/s unidirectional, 24.9 GB/s bidirectional.");
+    println!();
+    let budget = max_payload_throughput(LINK, PayloadSize::B256, TlpKind::MemWrite64);
+    println!(
+        "GPU peer-to-peer, {} MiB per copy, unidirectional ({} bytes of it crossed a host port):",
+        report.copy_bytes >> 20,
+        report.p2p_bytes_through_hosts
+    );
+    println!(
+        "  weft (simulated), host 1     {:>6.2} GB/s",
+        report.p2p_host1 / 1e9
+    );
+    println!(
+        "  weft (simulated), host 2     {:>6.2} GB/s",
+        report.p2p_host2 / 1e9
+    );
+    println!(
+        "  link budget, MPS 256         {:>6.2} GB/s (weft-pcie link model, with DLLP/SKP overhead)",
+        budget.with_link_overhead / 1e9
+    );
+    println!(
+        "  Switchtec PAX, published     {:>6.2} GB/s (shared/REFERENCE.md)",
+        12.8
+    );
+    for (name, tree) in &report.trees {
+        println!();
+        println!("{name}: lspci -tv");
+        print!("{tree}");
+    }
+    ExitCode::SUCCESS
 }

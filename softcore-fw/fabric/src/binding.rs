@@ -15,14 +15,19 @@
 //!
 //! The data plane keeps one owner per endpoint port, so functions below one
 //! port (a PF and its VFs) may be bound to one host only at a time.
+//!
+//! A host's port is on the manager's switch; a bound function may be on
+//! any switch, whose data plane gets that function's port entries. The
+//! host's windows translate to fabric addresses, which every switch routes
+//! ([`crate::routes`]), so nothing else changes on the switches between.
 
 use heapless::Vec;
 use weft_pcie::config::header::command;
 use weft_pcie::Bdf;
 use weft_regs::capacity::{BOUND_FUNCTIONS_PER_HOST, WINDOWS_PER_PORT};
 
-use crate::hw::{DataPlane, HostInterface, HostSendError, TableWriteError};
-use crate::inventory::{Binding, PortKind};
+use crate::hw::{DataPlane, Fabric, HostInterface, HostSendError, TableWriteError};
+use crate::inventory::{Binding, PortKind, SwitchIndex};
 use crate::manager::FabricManager;
 use crate::virtualize::host_bar_address;
 use crate::vswitch::BoundFunction;
@@ -73,6 +78,8 @@ pub enum BindError {
     /// Another function below the same port is bound to another host, and
     /// the data plane has one owner per endpoint port.
     PortOwnedByOtherHost {
+        /// The switch.
+        switch: SwitchIndex,
         /// The port.
         port: PortIndex,
         /// The host owning it.
@@ -91,6 +98,11 @@ pub enum BindError {
     Table(TableWriteError),
     /// The hot-plug MSI could not be sent.
     Host(HostSendError),
+    /// The fabric gives no data plane handle for the switch the function is on.
+    UnreachableSwitch {
+        /// Its switch ID.
+        switch_id: u64,
+    },
 }
 
 impl From<TableWriteError> for BindError {
@@ -105,8 +117,8 @@ impl From<HostSendError> for BindError {
     }
 }
 
-/// A host's windows, each with the port of the function it leads to.
-type HostWindows = Vec<(PortIndex, Window), WINDOWS_PER_PORT>;
+/// A host's windows, each with the switch and port of the function it leads to.
+type HostWindows = Vec<(SwitchIndex, PortIndex, Window), WINDOWS_PER_PORT>;
 
 impl FabricManager {
     /// Binds the function with fabric ID `endpoint` (a PF or a VF) to `host`'s `slot`.
@@ -116,16 +128,16 @@ impl FabricManager {
     /// latches Presence Detect Changed and DLL State Changed; the MSI the
     /// host programmed on the slot's port is sent if it enabled those events.
     /// The host's BAR windows follow once it assigns the BARs.
-    pub fn bind<D, H>(
+    pub fn bind<F, H>(
         &mut self,
         endpoint: Bdf,
         host: HostIndex,
         slot: u8,
-        tables: &mut D,
+        fabric: &mut F,
         host_if: &mut H,
     ) -> Result<(), BindError>
     where
-        D: DataPlane + ?Sized,
+        F: Fabric + ?Sized,
         H: HostInterface + ?Sized,
     {
         if !self.ready {
@@ -151,9 +163,10 @@ impl FabricManager {
         if let Some(owner) = function.binding {
             return Err(BindError::EndpointBusy { owner });
         }
-        if let Some(owner) = self.port_owner(function.port) {
+        if let Some(owner) = self.port_owner(function.switch, function.port) {
             if owner != host {
                 return Err(BindError::PortOwnedByOtherHost {
+                    switch: function.switch,
                     port: function.port,
                     owner,
                 });
@@ -161,8 +174,8 @@ impl FabricManager {
         }
         let mut shadow_bars = [0u32; 6];
         for bar in &function.bars {
-            if let Some(register) = shadow_bars.get_mut(usize::from((bar.register - 0x10) / 4)) {
-                *register = bar.bar.kind.type_bits();
+            if let Some(register) = shadow_bars.get_mut(usize::from((bar.register() - 0x10) / 4)) {
+                *register = bar.bar().kind.type_bits();
             }
         }
         self.inventory.functions[index].binding = Some(Binding { host, slot });
@@ -171,7 +184,7 @@ impl FabricManager {
             shadow_bars,
             shadow_command: 0,
         });
-        self.program_host(si, tables)?;
+        self.program_host(si, fabric)?;
         self.announce(si, slot, true, host_if)
     }
 
@@ -182,15 +195,21 @@ impl FabricManager {
     /// [`UnbindMode::Surprise`] the data plane completes what the host has
     /// in flight to the port; then the slot shows absence and the host gets
     /// its hot-plug MSI.
-    pub fn unbind<D, H>(
+    ///
+    /// The data plane tracks a host's requests by the port they left its
+    /// switch by; for a function on another switch that is a fabric port
+    /// shared with other functions, so a surprise unbind leaves the host's
+    /// requests in flight to it to the data plane's completion timeout,
+    /// which still completes each of them (DESIGN.md, "Outstanding requests").
+    pub fn unbind<F, H>(
         &mut self,
         endpoint: Bdf,
         mode: UnbindMode,
-        tables: &mut D,
+        fabric: &mut F,
         host_if: &mut H,
     ) -> Result<(), BindError>
     where
-        D: DataPlane + ?Sized,
+        F: Fabric + ?Sized,
         H: HostInterface + ?Sized,
     {
         let index = self
@@ -203,7 +222,10 @@ impl FabricManager {
         let si = self
             .switch_index(binding.host)
             .ok_or(BindError::NoSuchHost(binding.host))?;
-        let port = self.inventory.functions[index].port;
+        let (switch, port) = (
+            self.inventory.functions[index].switch,
+            self.inventory.functions[index].port,
+        );
         self.inventory.functions[index].binding = None;
         if let Some(vdsp) = self.switches[si]
             .downstream
@@ -211,12 +233,12 @@ impl FabricManager {
         {
             vdsp.bound = None;
         }
-        self.program_host(si, tables)?;
-        if self.port_owner(port).is_none() {
-            self.release_port(port, tables)?;
+        self.program_host(si, fabric)?;
+        if self.port_owner(switch, port).is_none() {
+            self.release_port(switch, port, fabric)?;
         }
-        if mode == UnbindMode::Surprise {
-            tables.abandon_requests_to(port)?;
+        if mode == UnbindMode::Surprise && switch == SwitchIndex::LOCAL {
+            fabric.local().abandon_requests_to(port)?;
         }
         self.announce(si, binding.slot, false, host_if)
     }
@@ -242,21 +264,34 @@ impl FabricManager {
     }
 
     /// The host owning an endpoint port: the host of any function bound below it.
-    pub(crate) fn port_owner(&self, port: PortIndex) -> Option<HostIndex> {
+    pub(crate) fn port_owner(&self, switch: SwitchIndex, port: PortIndex) -> Option<HostIndex> {
         self.inventory
             .functions
             .iter()
-            .filter(|f| f.port == port)
+            .filter(|f| f.switch == switch && f.port == port)
             .find_map(|f| f.binding.map(|b| b.host))
     }
 
-    /// Returns an endpoint port to the free pool: no owner, no peer windows.
-    fn release_port<D: DataPlane + ?Sized>(
+    /// The data plane of `switch`.
+    fn plane<'f, F: Fabric + ?Sized>(
         &self,
+        fabric: &'f mut F,
+        switch: SwitchIndex,
+    ) -> Result<&'f mut dyn DataPlane, BindError> {
+        self.inventory
+            .plane(fabric, switch)
+            .map_err(|switch_id| BindError::UnreachableSwitch { switch_id })
+    }
+
+    /// Returns an endpoint port to the free pool: no owner, no peer windows.
+    fn release_port<F: Fabric + ?Sized>(
+        &self,
+        switch: SwitchIndex,
         port: PortIndex,
-        tables: &mut D,
+        fabric: &mut F,
     ) -> Result<(), BindError> {
-        if let PortKind::Endpoint { buses } = self.inventory.port(port) {
+        let tables = self.plane(fabric, switch)?;
+        if let PortKind::Endpoint { buses } = self.inventory.port_on(switch, port) {
             tables.set_port_role(port, PortRole::Endpoint { owner: None, buses })?;
         }
         for index in 0..WINDOWS_PER_PORT {
@@ -268,10 +303,10 @@ impl FabricManager {
     }
 
     /// Writes every table that depends on host `si`'s bindings.
-    pub(crate) fn program_host<D: DataPlane + ?Sized>(
+    pub(crate) fn program_host<F: Fabric + ?Sized>(
         &self,
         si: usize,
-        tables: &mut D,
+        fabric: &mut F,
     ) -> Result<(), BindError> {
         let switch = &self.switches[si];
         let mut windows = HostWindows::new();
@@ -296,7 +331,7 @@ impl FabricManager {
                 continue;
             }
             for bar in &function.bars {
-                let Some(fabric_base) = bar.fabric_address else {
+                let Some(fabric_base) = bar.fabric_address() else {
                     continue;
                 };
                 let base = host_bar_address(&bound.shadow_bars, bar);
@@ -305,10 +340,11 @@ impl FabricManager {
                 }
                 windows
                     .push((
+                        function.switch,
                         function.port,
                         Window {
                             base,
-                            size: bar.bar.size,
+                            size: bar.size(),
                             fabric_base,
                             permissions: Permissions::READ_WRITE,
                         },
@@ -319,18 +355,23 @@ impl FabricManager {
                     })?;
             }
         }
+        let tables = fabric.local();
         for index in 0..WINDOWS_PER_PORT {
-            let window = windows.get(index).map_or(Window::UNUSED, |w| w.1);
+            let window = windows.get(index).map_or(Window::UNUSED, |w| w.2);
             tables.set_window(switch.port, index, window)?;
         }
         for index in 0..BOUND_FUNCTIONS_PER_HOST {
             tables.set_id_mapping(switch.port, index, ids.get(index).copied())?;
         }
-        for (index, kind) in self.inventory.ports.iter().enumerate() {
-            let port = PortIndex(index as u8);
-            if let PortKind::Endpoint { buses } = kind {
-                if self.port_owner(port) == Some(switch.host) {
-                    self.program_owned_port(si, port, *buses, &windows, tables)?;
+        for (s, fabric_switch) in self.inventory.switches.iter().enumerate() {
+            let at = SwitchIndex(s as u8);
+            for (index, kind) in fabric_switch.ports.iter().enumerate() {
+                let port = PortIndex(index as u8);
+                if let PortKind::Endpoint { buses } = kind {
+                    if self.port_owner(at, port) == Some(switch.host) {
+                        let tables = self.plane(fabric, at)?;
+                        self.program_owned_port(si, at, port, *buses, &windows, tables)?;
+                    }
                 }
             }
         }
@@ -338,13 +379,14 @@ impl FabricManager {
     }
 
     /// Writes an endpoint port owned by host `si`: owner, peer windows, ACS redirect, swizzle.
-    fn program_owned_port<D: DataPlane + ?Sized>(
+    fn program_owned_port(
         &self,
         si: usize,
+        at: SwitchIndex,
         port: PortIndex,
         buses: (u8, u8),
         windows: &HostWindows,
-        tables: &mut D,
+        tables: &mut dyn DataPlane,
     ) -> Result<(), BindError> {
         let switch = &self.switches[si];
         tables.set_port_role(
@@ -357,7 +399,10 @@ impl FabricManager {
                 buses,
             },
         )?;
-        let mut peers = windows.iter().filter(|(p, _)| *p != port).map(|w| w.1);
+        let mut peers = windows
+            .iter()
+            .filter(|(s, p, _)| (*s, *p) != (at, port))
+            .map(|w| w.2);
         for index in 0..WINDOWS_PER_PORT {
             tables.set_window(port, index, peers.next().unwrap_or(Window::UNUSED))?;
         }
@@ -366,7 +411,7 @@ impl FabricManager {
         let slot = switch.downstream.iter().position(|vdsp| {
             vdsp.bound
                 .and_then(|b| self.inventory.function(b.function))
-                .is_some_and(|f| f.port == port)
+                .is_some_and(|f| (f.switch, f.port) == (at, port))
         });
         if let Some(slot) = slot {
             let vdsp = &switch.downstream[slot];

@@ -1,13 +1,27 @@
-//! Discovery and enumeration of one switch's ports.
+//! Discovery and enumeration of the fabric: every weft switch and what
+//! sits behind its ports.
 //!
 //! The manager is the root of the fabric's hierarchy (DESIGN.md, "Domains
 //! and translation"). Bus 0 is its own; each host gets one proxy bus, in
-//! configuration order, right after it; then every other port, in port
-//! order, is probed and gets the next free bus for the device below it,
+//! configuration order, right after it. Then the switches are walked
+//! breadth first from the manager's own, each one's ports in index order:
+//! every port is probed and gets the next free bus for the device below it,
 //! plus any further buses its SR-IOV VFs need. A port whose function 0
-//! carries weft's identity VSEC leads to another weft switch: it is
-//! recorded, and enumeration does not continue through it (routing over
-//! several switches is not done here yet).
+//! carries weft's identity VSEC leads to another weft switch: both ends of
+//! the link are recorded (the structure names the far port), and a switch
+//! not seen before is queued to be walked in turn. Switches are told apart
+//! by their switch IDs, so a loop in the switch graph leads back to a
+//! switch already known and ends there; a port already recorded as the far
+//! end of a link is not probed again.
+//!
+//! Functions below the manager's own switch are reached on their link; the
+//! others by requests routed through the fabric by bus number
+//! ([`ConfigPath::Routed`]). Before a port of a remote switch is probed,
+//! the bus it is given is routed there on every switch along the discovery
+//! tree, and the port is opened as an endpoint port with that bus, so the
+//! request can leave by it and the completion come back; a new switch
+//! first routes the manager's bus back up the link it was found by.
+//! [`crate::routes`] later replaces all of that with the fabric's routes.
 //!
 //! Per function: BARs are sized and placed (see [`crate::address`]), ACS
 //! and SR-IOV are found, Memory Space and Bus Master are enabled. Functions
@@ -22,23 +36,24 @@ use weft_pcie::config::bar::{
 };
 use weft_pcie::config::header::{command, common, header_type};
 use weft_pcie::config::sriov::SriovError;
-use weft_pcie::config::vsec::{read_weft_identity, VsecError};
+use weft_pcie::config::vsec::{read_weft_identity, VsecError, WeftIdentity};
 use weft_pcie::config::walk::find_extended_capability;
 use weft_pcie::config::{ext_cap_id, ConfigRead, ConfigWrite, WalkError};
 use weft_pcie::Bdf;
 use weft_regs::capacity;
 
 use crate::address::{AddressAllocator, AddressError, Pool};
-use crate::hw::{ConfigFault, FabricConfig, FunctionAccess, Timer};
+use crate::hw::{ConfigFault, ConfigPath, Fabric, FabricConfig, FunctionAccess, Timer};
 use crate::inventory::{
-    Function, FunctionKind, Inventory, PlacedBar, PortKind, SkipReason, Skipped,
+    FabricSwitch, Function, FunctionKind, Inventory, PlacedBar, PortKind, SkipReason, Skipped,
+    SwitchIndex,
 };
-use crate::limits::{MAX_ARI_FUNCTIONS, MAX_FUNCTIONS, MAX_HOST_PORTS, MAX_SKIPPED};
+use crate::limits::{MAX_ARI_FUNCTIONS, MAX_FUNCTIONS, MAX_HOST_PORTS, MAX_SKIPPED, MAX_SWITCHES};
 use crate::readiness::{
     read_when_ready, ReadinessError, READINESS_TIMEOUT_NS, RESET_TO_FIRST_REQUEST_NS,
 };
 use crate::settings::FabricSettings;
-use weft_regs::tables::{HostIndex, PortIndex};
+use weft_regs::tables::{Destination, HostIndex, PortIndex, PortRole, TableWriteError};
 
 /// Why enumeration stopped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -122,28 +137,67 @@ pub enum EnumerationError {
         /// The port.
         port: PortIndex,
     },
+    /// More weft switches than the inventory holds.
+    TooManySwitches {
+        /// [`MAX_SWITCHES`].
+        capacity: usize,
+    },
+    /// A switch was found whose data plane the fabric gives no handle for.
+    UnreachableSwitch {
+        /// Its switch ID.
+        switch_id: u64,
+    },
+    /// A table write on the way to a remote switch failed.
+    Table(TableWriteError),
+}
+
+impl From<TableWriteError> for EnumerationError {
+    fn from(error: TableWriteError) -> Self {
+        EnumerationError::Table(error)
+    }
+}
+
+/// A port of a switch of the fabric.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct At {
+    pub(crate) switch: SwitchIndex,
+    pub(crate) port: PortIndex,
 }
 
 /// Enumeration in progress: the hardware, the allocator and what was found so far.
-pub(crate) struct Enumerator<'a, C: FabricConfig + ?Sized, T: Timer + ?Sized> {
+pub(crate) struct Enumerator<'a, C, T, F>
+where
+    C: FabricConfig + ?Sized,
+    T: Timer + ?Sized,
+    F: Fabric + ?Sized,
+{
     pub(crate) config: &'a mut C,
     pub(crate) timer: &'a mut T,
+    pub(crate) fabric: &'a mut F,
     pub(crate) settings: &'a FabricSettings,
+    /// Per switch, its parent on the discovery tree and the parent's port towards it.
+    parents: [Option<At>; MAX_SWITCHES],
     pub(crate) allocator: AddressAllocator,
     pub(crate) inventory: Inventory,
     /// When the fabric's ports left Conventional Reset, in timer nanoseconds.
     pub(crate) reset_at_ns: u64,
 }
 
-/// Enumerates every port of a switch with `ports` ports whose links left
-/// Conventional Reset at `reset_at_ns` (timer time).
-pub fn enumerate<C: FabricConfig + ?Sized, T: Timer + ?Sized>(
+/// Discovers and enumerates the fabric reachable from the manager's
+/// switch, whose links left Conventional Reset at `reset_at_ns` (timer time).
+pub fn enumerate<C, T, F>(
     config: &mut C,
     timer: &mut T,
+    fabric: &mut F,
     settings: &FabricSettings,
-    ports: usize,
     reset_at_ns: u64,
-) -> Result<Inventory, EnumerationError> {
+) -> Result<Inventory, EnumerationError>
+where
+    C: FabricConfig + ?Sized,
+    T: Timer + ?Sized,
+    F: Fabric + ?Sized,
+{
+    let ports = fabric.local().ports();
     if ports > capacity::PORTS {
         return Err(EnumerationError::TooManyPorts {
             ports,
@@ -151,32 +205,57 @@ pub fn enumerate<C: FabricConfig + ?Sized, T: Timer + ?Sized>(
         });
     }
     let allocator = AddressAllocator::new(settings.address_plan).map_err(EnumerationError::Plan)?;
+    let mut inventory = Inventory::default();
+    inventory
+        .switches
+        .push(FabricSwitch::new(settings.switch_id, ports as u8))
+        .map_err(|_| EnumerationError::TooManySwitches {
+            capacity: MAX_SWITCHES,
+        })?;
     let mut e = Enumerator {
         config,
         timer,
+        fabric,
         settings,
+        parents: [None; MAX_SWITCHES],
         allocator,
-        inventory: Inventory::default(),
+        inventory,
         reset_at_ns,
     };
     let mut next_bus = u16::from(settings.manager_id.bus()) + 1;
     for (port, host, proxy_id) in host_proxies(settings, ports)? {
-        e.inventory.ports[usize::from(port.0)] = PortKind::Host { host, proxy_id };
+        e.inventory.switches[0].ports[usize::from(port.0)] = PortKind::Host { host, proxy_id };
         next_bus = u16::from(proxy_id.bus()) + 1;
     }
+    // Completions of the manager's own requests come back to its CPU.
+    e.fabric
+        .local()
+        .set_bus_route(settings.manager_id.bus(), Some(Destination::Cpu))?;
     // §6.6.1: no Configuration Request within 100 ms of the reset.
     e.timer
         .wait_until_ns(reset_at_ns.saturating_add(RESET_TO_FIRST_REQUEST_NS));
-    for index in 0..ports {
-        let port = PortIndex(u8::try_from(index).unwrap_or(u8::MAX));
-        if settings.host_port(port).is_some() {
-            continue;
+    let mut switch = 0;
+    while switch < e.inventory.switches.len() {
+        let count = usize::from(e.inventory.switches[switch].port_count).min(capacity::PORTS);
+        for index in 0..count {
+            let at = At {
+                switch: SwitchIndex(switch as u8),
+                port: PortIndex(index as u8),
+            };
+            if switch == 0 && settings.host_port(at.port).is_some() {
+                continue;
+            }
+            if e.inventory.switches[switch].ports[index] != PortKind::Empty {
+                // The far end of a link found from the other side.
+                continue;
+            }
+            let bus = u8::try_from(next_bus)
+                .map_err(|_| EnumerationError::BusNumbersExhausted { port: at.port })?;
+            if let Some(last) = e.probe_port(at, bus)? {
+                next_bus = u16::from(last) + 1;
+            }
         }
-        let bus =
-            u8::try_from(next_bus).map_err(|_| EnumerationError::BusNumbersExhausted { port })?;
-        if let Some(last) = e.probe_port(port, bus)? {
-            next_bus = u16::from(last) + 1;
-        }
+        switch += 1;
     }
     Ok(e.inventory)
 }
@@ -206,16 +285,118 @@ pub fn host_proxies(
     Ok(proxies)
 }
 
-impl<C: FabricConfig + ?Sized, T: Timer + ?Sized> Enumerator<'_, C, T> {
+impl<C, T, F> Enumerator<'_, C, T, F>
+where
+    C: FabricConfig + ?Sized,
+    T: Timer + ?Sized,
+    F: Fabric + ?Sized,
+{
     fn deadline(&self) -> u64 {
         self.reset_at_ns.saturating_add(READINESS_TIMEOUT_NS)
     }
 
-    /// Probes the device below `port` at `bus`; returns the last bus it uses, if any.
-    fn probe_port(&mut self, port: PortIndex, bus: u8) -> Result<Option<u8>, EnumerationError> {
+    /// How configuration requests reach functions below `at`.
+    pub(crate) fn path(&self, at: At) -> ConfigPath {
+        self.inventory.config_path(at.switch, at.port)
+    }
+
+    /// The data plane of `switch`.
+    fn plane(
+        &mut self,
+        switch: SwitchIndex,
+    ) -> Result<&mut dyn weft_regs::tables::DataPlane, EnumerationError> {
+        self.inventory
+            .plane(&mut *self.fabric, switch)
+            .map_err(|switch_id| EnumerationError::UnreachableSwitch { switch_id })
+    }
+
+    /// Routes `bus` to `at` on every switch from the manager's to `at`'s,
+    /// along the discovery tree, so requests for it reach `at`'s link.
+    pub(crate) fn route_bus(&mut self, at: At, bus: u8) -> Result<(), EnumerationError> {
+        if at.switch == SwitchIndex::LOCAL {
+            return Ok(());
+        }
+        let mut hop = at;
+        for _ in 0..MAX_SWITCHES {
+            self.plane(hop.switch)?
+                .set_bus_route(bus, Some(Destination::Port(hop.port)))?;
+            match self.parents[usize::from(hop.switch.0)] {
+                Some(parent) => hop = parent,
+                None => break,
+            }
+        }
+        Ok(())
+    }
+
+    /// Records the link from `at` to the weft switch port `far` found
+    /// there; a switch not seen before joins the inventory, to be walked.
+    fn link(&mut self, at: At, far: WeftIdentity) -> Result<(), EnumerationError> {
+        let far_port = PortIndex(far.port_index);
+        if usize::from(far.port_index) >= capacity::PORTS {
+            return Err(EnumerationError::TooManyPorts {
+                ports: usize::from(far.port_count),
+                capacity: capacity::PORTS,
+            });
+        }
+        let here_id = self.inventory.switches[usize::from(at.switch.0)].id;
+        let other = match self.inventory.switch_index(far.switch_id) {
+            Some(known) => known,
+            None => {
+                let index = SwitchIndex(self.inventory.switches.len() as u8);
+                let mut switch = FabricSwitch::new(far.switch_id, far.port_count);
+                switch.via = Some(if at.switch == SwitchIndex::LOCAL {
+                    at.port
+                } else {
+                    self.inventory.switches[usize::from(at.switch.0)]
+                        .via
+                        .unwrap_or(at.port)
+                });
+                self.inventory.switches.push(switch).map_err(|_| {
+                    EnumerationError::TooManySwitches {
+                        capacity: MAX_SWITCHES,
+                    }
+                })?;
+                self.parents[usize::from(index.0)] = Some(at);
+                // Completions to the manager go back the way the switch was found.
+                let manager_bus = self.settings.manager_id.bus();
+                self.plane(index)?
+                    .set_bus_route(manager_bus, Some(Destination::Port(far_port)))?;
+                index
+            }
+        };
+        self.inventory.switches[usize::from(at.switch.0)].ports[usize::from(at.port.0)] =
+            PortKind::Fabric {
+                switch_id: far.switch_id,
+                port: far_port,
+            };
+        self.inventory.switches[usize::from(other.0)].ports[usize::from(far_port.0)] =
+            PortKind::Fabric {
+                switch_id: here_id,
+                port: at.port,
+            };
+        self.plane(at.switch)?
+            .set_port_role(at.port, PortRole::Fabric)?;
+        self.plane(other)?
+            .set_port_role(far_port, PortRole::Fabric)?;
+        Ok(())
+    }
+
+    /// Probes the device below `at` at `bus`; returns the last bus it uses, if any.
+    fn probe_port(&mut self, at: At, bus: u8) -> Result<Option<u8>, EnumerationError> {
         let first = Bdf::new(bus, 0, 0);
         let deadline = self.deadline();
-        if read_when_ready(self.config, self.timer, port, first, 0, deadline)
+        if at.switch != SwitchIndex::LOCAL {
+            self.route_bus(at, bus)?;
+            self.plane(at.switch)?.set_port_role(
+                at.port,
+                PortRole::Endpoint {
+                    owner: None,
+                    buses: (bus, bus),
+                },
+            )?;
+        }
+        let path = self.path(at);
+        if read_when_ready(self.config, self.timer, path, first, 0, deadline)
             .map_err(EnumerationError::Readiness)?
             .is_none()
         {
@@ -223,15 +404,13 @@ impl<C: FabricConfig + ?Sized, T: Timer + ?Sized> Enumerator<'_, C, T> {
         }
         let mut access = FunctionAccess {
             config: &mut *self.config,
-            port,
+            path,
             target: first,
         };
         if let Some(identity) = read_weft_identity(&mut access)
             .map_err(|error| EnumerationError::Identity { id: first, error })?
         {
-            self.inventory.ports[usize::from(port.0)] = PortKind::Fabric {
-                switch_id: identity.switch_id,
-            };
+            self.link(at, identity)?;
             return Ok(None);
         }
         let ari = find_extended_capability(&mut access, ext_cap_id::ARI)
@@ -246,10 +425,10 @@ impl<C: FabricConfig + ?Sized, T: Timer + ?Sized> Enumerator<'_, C, T> {
             loop {
                 seen[usize::from(function)] = true;
                 let id = Bdf::new_ari(bus, function);
-                last_bus = last_bus.max(self.enumerate_function(port, id, function == 0)?);
+                last_bus = last_bus.max(self.enumerate_function(at, id, function == 0)?);
                 let mut access = FunctionAccess {
                     config: &mut *self.config,
-                    port,
+                    path,
                     target: id,
                 };
                 let next = ari_next_function(&mut access, id)?;
@@ -257,7 +436,7 @@ impl<C: FabricConfig + ?Sized, T: Timer + ?Sized> Enumerator<'_, C, T> {
                     break;
                 }
                 let next_id = Bdf::new_ari(bus, next);
-                if read_when_ready(self.config, self.timer, port, next_id, 0, deadline)
+                if read_when_ready(self.config, self.timer, path, next_id, 0, deadline)
                     .map_err(EnumerationError::Readiness)?
                     .is_none()
                 {
@@ -271,31 +450,32 @@ impl<C: FabricConfig + ?Sized, T: Timer + ?Sized> Enumerator<'_, C, T> {
             for function in 0..functions {
                 let id = Bdf::new(bus, 0, function);
                 if function != 0
-                    && read_when_ready(self.config, self.timer, port, id, 0, deadline)
+                    && read_when_ready(self.config, self.timer, path, id, 0, deadline)
                         .map_err(EnumerationError::Readiness)?
                         .is_none()
                 {
                     continue;
                 }
-                last_bus = last_bus.max(self.enumerate_function(port, id, false)?);
+                last_bus = last_bus.max(self.enumerate_function(at, id, false)?);
             }
         }
-        self.inventory.ports[usize::from(port.0)] = PortKind::Endpoint {
-            buses: (bus, last_bus),
-        };
+        self.inventory.switches[usize::from(at.switch.0)].ports[usize::from(at.port.0)] =
+            PortKind::Endpoint {
+                buses: (bus, last_bus),
+            };
         Ok(Some(last_bus))
     }
 
     /// Enumerates one (physical) function and its VFs; returns the last bus they use.
     fn enumerate_function(
         &mut self,
-        port: PortIndex,
+        at: At,
         id: Bdf,
         lowest_ari_pf: bool,
     ) -> Result<u8, EnumerationError> {
         let mut access = FunctionAccess {
             config: &mut *self.config,
-            port,
+            path: self.inventory.config_path(at.switch, at.port),
             target: id,
         };
         let ids = read(&mut access, common::VENDOR_ID)?;
@@ -305,7 +485,8 @@ impl<C: FabricConfig + ?Sized, T: Timer + ?Sized> Enumerator<'_, C, T> {
             self.inventory
                 .skipped
                 .push(Skipped {
-                    port,
+                    switch: at.switch,
+                    port: at.port,
                     id,
                     reason: SkipReason::Bridge,
                 })
@@ -322,14 +503,15 @@ impl<C: FabricConfig + ?Sized, T: Timer + ?Sized> Enumerator<'_, C, T> {
             .map_err(|error| EnumerationError::CapabilityWalk { id, error })?;
         let mut bars = heapless::Vec::new();
         for bar in decoded.iter().flatten() {
-            let placed = self.place_bar(port, id, bar, bar.register, bar.bar.size, 1)?;
+            let placed = self.place_bar(at, id, bar, bar.register, bar.bar.size, 1)?;
             // At most six BARs were decoded, so the list has room.
             let _ = bars.push(placed);
         }
-        self.enable_decode(port, id, &bars)?;
+        self.enable_decode(at, id, &bars)?;
         let function = Function {
             id,
-            port,
+            switch: at.switch,
+            port: at.port,
             kind: FunctionKind::Physical,
             vendor_id: ids as u16,
             device_id: (ids >> 16) as u16,
@@ -346,7 +528,7 @@ impl<C: FabricConfig + ?Sized, T: Timer + ?Sized> Enumerator<'_, C, T> {
             }
         })?;
         match sriov {
-            Some(offset) => self.enable_sriov(port, index, offset, lowest_ari_pf),
+            Some(offset) => self.enable_sriov(at, index, offset, lowest_ari_pf),
             None => Ok(id.bus()),
         }
     }
@@ -358,7 +540,7 @@ impl<C: FabricConfig + ?Sized, T: Timer + ?Sized> Enumerator<'_, C, T> {
     /// VF BARs each VF's (§9.3.3.14).
     pub(crate) fn place_bar(
         &mut self,
-        port: PortIndex,
+        at: At,
         id: Bdf,
         decoded: &DecodedBar,
         host_register: u16,
@@ -366,11 +548,7 @@ impl<C: FabricConfig + ?Sized, T: Timer + ?Sized> Enumerator<'_, C, T> {
         count: u16,
     ) -> Result<PlacedBar, EnumerationError> {
         let Some(pool) = Pool::for_kind(decoded.bar.kind) else {
-            return Ok(PlacedBar {
-                register: host_register,
-                bar: decoded.bar,
-                fabric_address: None,
-            });
+            return Ok(PlacedBar::new(host_register, decoded.bar, None));
         };
         let region = size.saturating_mul(u64::from(count));
         let base = self
@@ -379,7 +557,7 @@ impl<C: FabricConfig + ?Sized, T: Timer + ?Sized> Enumerator<'_, C, T> {
             .map_err(|error| EnumerationError::Address { id, error })?;
         let mut access = FunctionAccess {
             config: &mut *self.config,
-            port,
+            path: self.inventory.config_path(at.switch, at.port),
             target: id,
         };
         assign_bar(&mut access, decoded, base)
@@ -388,34 +566,31 @@ impl<C: FabricConfig + ?Sized, T: Timer + ?Sized> Enumerator<'_, C, T> {
             Pool::Below4GiB => 0,
             Pool::Prefetchable64 => 1,
         };
-        let range = &mut self.inventory.port_ranges[usize::from(port.0)][slot];
+        let range = &mut self.inventory.switches[usize::from(at.switch.0)].port_ranges
+            [usize::from(at.port.0)][slot];
         let end = base + region;
         *range = Some(match *range {
             None => (base, end),
             Some((first, last)) => (first.min(base), last.max(end)),
         });
-        Ok(PlacedBar {
-            register: host_register,
-            bar: decoded.bar,
-            fabric_address: Some(base),
-        })
+        Ok(PlacedBar::new(host_register, decoded.bar, Some(base)))
     }
 
     /// Sets Memory Space Enable (when the function has a memory BAR) and Bus
     /// Master Enable in the Command register (§7.5.1.1.3), keeping its other bits.
     fn enable_decode(
         &mut self,
-        port: PortIndex,
+        at: At,
         id: Bdf,
         bars: &[PlacedBar],
     ) -> Result<(), EnumerationError> {
         let mut access = FunctionAccess {
             config: &mut *self.config,
-            port,
+            path: self.inventory.config_path(at.switch, at.port),
             target: id,
         };
         let current = read(&mut access, common::COMMAND)? as u16;
-        let memory = bars.iter().any(|b| b.fabric_address.is_some());
+        let memory = bars.iter().any(|b| b.fabric_address().is_some());
         let enable = command::BUS_MASTER | if memory { command::MEMORY_SPACE } else { 0 };
         // Only the Command bytes: Status is RW1C (§7.5.1.1.4).
         access

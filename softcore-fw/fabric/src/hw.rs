@@ -28,19 +28,37 @@ pub enum ConfigFault {
     NoSuchPort(PortIndex),
 }
 
-/// Configuration access to the functions below the switch's ports.
+/// How a configuration request from the management CPU reaches a function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConfigPath {
+    /// A Type 0 request out of this port of the manager's own switch: the
+    /// function is on that port's link (an endpoint, or the management
+    /// function of a neighbouring weft switch).
+    Link(PortIndex),
+    /// A Type 1 request out of this fabric port of the manager's own
+    /// switch, routed by the target's bus number by every switch on the way
+    /// (their bus routes must lead there before it is sent); the port it
+    /// leaves the fabric by delivers it as Type 0, as a downstream port does
+    /// for its secondary bus (PCIe Base 6.0 §7.3.3).
+    Routed(PortIndex),
+}
+
+/// Configuration access to the functions of the fabric.
 ///
-/// The management CPU sends Type 0 configuration requests out of an
-/// endpoint port, with the fabric manager's own fabric ID as requester;
-/// a function captures its bus and device number from the Type 0 writes
-/// it receives (PCIe Base 6.0 §2.2.6.2), so the target ID given here is the
-/// function's fabric ID once the manager assigned it.
+/// The management CPU sends configuration requests with the fabric
+/// manager's own fabric ID as requester; a function captures its bus and
+/// device number from the Type 0 writes it receives (PCIe Base 6.0
+/// §2.2.6.2), so the target ID given here is the function's fabric ID once
+/// the manager assigned it. Completions come back routed by the manager's
+/// bus, which every switch routes towards the manager's switch and that
+/// one to its CPU.
 pub trait FabricConfig {
-    /// Reads the DW holding byte `offset` of function `target` below `port`.
+    /// Reads the DW holding byte `offset` of function `target` on the link
+    /// of `port` ([`ConfigPath::Link`]).
     fn read(&mut self, port: PortIndex, target: Bdf, offset: u16) -> Result<u32, ConfigFault>;
 
     /// Writes the bytes of `value` selected by `byte_enables` (bit n: byte n)
-    /// into the DW holding byte `offset` of function `target` below `port`.
+    /// into the DW holding byte `offset` of function `target` on the link of `port`.
     fn write(
         &mut self,
         port: PortIndex,
@@ -49,6 +67,61 @@ pub trait FabricConfig {
         value: u32,
         byte_enables: u8,
     ) -> Result<(), ConfigFault>;
+
+    /// Reads the DW holding byte `offset` of `target`, routed through the
+    /// fabric out of fabric port `via` ([`ConfigPath::Routed`]). A switch
+    /// with no fabric links need not implement it: no function is reached so.
+    fn read_routed(
+        &mut self,
+        via: PortIndex,
+        target: Bdf,
+        offset: u16,
+    ) -> Result<u32, ConfigFault> {
+        let _ = (target, offset);
+        Err(ConfigFault::NoSuchPort(via))
+    }
+
+    /// Writes into the DW holding byte `offset` of `target`, routed through
+    /// the fabric out of fabric port `via` (see [`FabricConfig::read_routed`]).
+    fn write_routed(
+        &mut self,
+        via: PortIndex,
+        target: Bdf,
+        offset: u16,
+        value: u32,
+        byte_enables: u8,
+    ) -> Result<(), ConfigFault> {
+        let _ = (target, offset, value, byte_enables);
+        Err(ConfigFault::NoSuchPort(via))
+    }
+}
+
+/// Reads the DW holding `offset` of `target` along `path`.
+pub fn config_read<C: FabricConfig + ?Sized>(
+    config: &mut C,
+    path: ConfigPath,
+    target: Bdf,
+    offset: u16,
+) -> Result<u32, ConfigFault> {
+    match path {
+        ConfigPath::Link(port) => config.read(port, target, offset),
+        ConfigPath::Routed(via) => config.read_routed(via, target, offset),
+    }
+}
+
+/// Writes the DW holding `offset` of `target` along `path`.
+pub fn config_write<C: FabricConfig + ?Sized>(
+    config: &mut C,
+    path: ConfigPath,
+    target: Bdf,
+    offset: u16,
+    value: u32,
+    byte_enables: u8,
+) -> Result<(), ConfigFault> {
+    match path {
+        ConfigPath::Link(port) => config.write(port, target, offset, value, byte_enables),
+        ConfigPath::Routed(via) => config.write_routed(via, target, offset, value, byte_enables),
+    }
 }
 
 /// One function's configuration space reached through [`FabricConfig`], so
@@ -56,8 +129,8 @@ pub trait FabricConfig {
 pub struct FunctionAccess<'a, C: FabricConfig + ?Sized> {
     /// The configuration access.
     pub config: &'a mut C,
-    /// The port the function is below.
-    pub port: PortIndex,
+    /// How requests reach the function.
+    pub path: ConfigPath,
     /// The function's ID.
     pub target: Bdf,
 }
@@ -66,7 +139,7 @@ impl<C: FabricConfig + ?Sized> ConfigRead for FunctionAccess<'_, C> {
     type Error = ConfigFault;
 
     fn read_dword(&mut self, offset: u16) -> Result<u32, ConfigFault> {
-        self.config.read(self.port, self.target, offset & !3)
+        config_read(self.config, self.path, self.target, offset & !3)
     }
 }
 
@@ -77,8 +150,46 @@ impl<C: FabricConfig + ?Sized> ConfigWrite for FunctionAccess<'_, C> {
         value: u32,
         byte_enables: u8,
     ) -> Result<(), ConfigFault> {
-        self.config
-            .write(self.port, self.target, offset & !3, value, byte_enables)
+        config_write(
+            self.config,
+            self.path,
+            self.target,
+            offset & !3,
+            value,
+            byte_enables,
+        )
+    }
+}
+
+/// The data planes of every weft switch in the fabric, each reached by its
+/// switch ID (the one its identity VSEC carries,
+/// `weft_pcie::config::vsec`).
+///
+/// The manager's own switch is [`Fabric::local`]: the firmware writes its
+/// CSRs directly. Another switch's tables are written in-band: the firmware
+/// turns each entry write into writes to that switch's CSR window, which
+/// travel the fabric like the configuration requests of
+/// [`ConfigPath::Routed`]; the manager asks for a switch only after its
+/// discovery programmed the bus routes leading there. In tests and in the
+/// simulator, each switch model is its own [`DataPlane`].
+///
+/// Every [`DataPlane`] is a fabric of one switch, so a single-switch
+/// deployment passes its data plane as it is.
+pub trait Fabric {
+    /// The data plane of the switch the manager runs on.
+    fn local(&mut self) -> &mut dyn DataPlane;
+
+    /// The data plane of switch `switch_id`, if it can be reached.
+    fn remote(&mut self, switch_id: u64) -> Option<&mut dyn DataPlane>;
+}
+
+impl<D: DataPlane> Fabric for D {
+    fn local(&mut self) -> &mut dyn DataPlane {
+        self
+    }
+
+    fn remote(&mut self, _switch_id: u64) -> Option<&mut dyn DataPlane> {
+        None
     }
 }
 

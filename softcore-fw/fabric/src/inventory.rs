@@ -3,24 +3,80 @@
 
 use heapless::Vec;
 use weft_pcie::config::bar::MAX_BARS;
-use weft_pcie::config::Bar;
+use weft_pcie::config::header::type0;
+use weft_pcie::config::{Bar, BarKind};
 use weft_pcie::Bdf;
 use weft_regs::capacity;
 
-use crate::limits::{MAX_FUNCTIONS, MAX_SKIPPED};
+use crate::hw::{ConfigPath, DataPlane, Fabric};
+use crate::limits::{MAX_FUNCTIONS, MAX_SKIPPED, MAX_SWITCHES};
+use crate::paths::NextHops;
 use weft_regs::tables::{HostIndex, PortIndex};
 
 /// A BAR of a fabric function, and where it sits in the fabric.
+///
+/// Kept in 16 bytes (the inventory holds up to six per function): the size,
+/// a power of two (§7.5.1.2.1), as its log2, and the register as the BAR number.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PlacedBar {
-    /// Offset of the BAR's (low) register in the header the host sees
-    /// (0x10 + 4 × BAR number); for a VF, the VF BAR it comes from has the
-    /// same number (PCIe Base 6.0 §9.3.3.14).
-    pub register: u16,
-    /// Kind and size (per VF, for a VF).
-    pub bar: Bar,
-    /// Its fabric address; `None` for an I/O BAR, which the fabric does not carry.
-    pub fabric_address: Option<u64>,
+    fabric_address: u64,
+    kind: BarKind,
+    size_log2: u8,
+    number: u8,
+    placed: bool,
+}
+
+impl PlacedBar {
+    /// The BAR whose (low) register is at `register` in the header the host
+    /// sees (0x10 + 4 × BAR number; for a VF, the VF BAR it comes from has
+    /// the same number, PCIe Base 6.0 §9.3.3.14), of kind and size `bar`
+    /// (per VF, for a VF), at `fabric_address` (`None` for an I/O BAR,
+    /// which the fabric does not carry).
+    pub const fn new(register: u16, bar: Bar, fabric_address: Option<u64>) -> Self {
+        let (fabric_address, placed) = match fabric_address {
+            Some(address) => (address, true),
+            None => (0, false),
+        };
+        PlacedBar {
+            fabric_address,
+            kind: bar.kind,
+            size_log2: bar.size.trailing_zeros() as u8,
+            number: (register.wrapping_sub(type0::BAR0) / 4) as u8,
+            placed,
+        }
+    }
+
+    /// Offset of the BAR's (low) register in the header the host sees.
+    pub const fn register(&self) -> u16 {
+        type0::BAR0 + 4 * self.number as u16
+    }
+
+    /// Kind and size.
+    pub const fn bar(&self) -> Bar {
+        Bar {
+            kind: self.kind,
+            size: self.size(),
+        }
+    }
+
+    /// Size in bytes.
+    pub const fn size(&self) -> u64 {
+        1 << self.size_log2
+    }
+
+    /// Its fabric address; `None` for an I/O BAR.
+    pub const fn fabric_address(&self) -> Option<u64> {
+        if self.placed {
+            Some(self.fabric_address)
+        } else {
+            None
+        }
+    }
+
+    /// The same BAR at another fabric address.
+    pub const fn at(self, fabric_address: Option<u64>) -> Self {
+        PlacedBar::new(self.register(), self.bar(), fabric_address)
+    }
 }
 
 /// Physical or virtual function.
@@ -61,12 +117,24 @@ pub struct Binding {
     pub slot: u8,
 }
 
+/// A switch's place in [`Inventory::switches`]: the order discovery
+/// found it in; the manager's own switch is [`SwitchIndex::LOCAL`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct SwitchIndex(pub u8);
+
+impl SwitchIndex {
+    /// The switch the manager runs on.
+    pub const LOCAL: SwitchIndex = SwitchIndex(0);
+}
+
 /// One function in the fabric.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Function {
     /// Its fabric ID.
     pub id: Bdf,
-    /// The switch port it is below.
+    /// The switch it is below.
+    pub switch: SwitchIndex,
+    /// The port of that switch it is below.
     pub port: PortIndex,
     /// Physical or virtual.
     pub kind: FunctionKind,
@@ -104,10 +172,12 @@ pub enum PortKind {
         /// The bus range below the port.
         buses: (u8, u8),
     },
-    /// Another weft switch (discovered, not yet enumerated through).
+    /// A link to another weft switch.
     Fabric {
         /// The neighbour's switch ID, from its identity VSEC.
         switch_id: u64,
+        /// The neighbour's port at the other end of the link.
+        port: PortIndex,
     },
 }
 
@@ -122,6 +192,8 @@ pub enum SkipReason {
 /// A device left out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Skipped {
+    /// The switch.
+    pub switch: SwitchIndex,
     /// The port.
     pub port: PortIndex,
     /// The function.
@@ -130,16 +202,55 @@ pub struct Skipped {
     pub reason: SkipReason,
 }
 
-/// Everything enumeration found and assigned.
-#[derive(Clone, Debug, Default)]
-pub struct Inventory {
-    /// Every function, in enumeration order.
-    pub functions: Vec<Function, MAX_FUNCTIONS>,
+/// One weft switch of the fabric and what sits behind its ports.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FabricSwitch {
+    /// Its switch ID.
+    pub id: u64,
+    /// How many ports it has.
+    pub port_count: u8,
     /// What sits behind each port.
     pub ports: [PortKind; capacity::PORTS],
     /// Per port, the fabric address ranges `(base, end)` its BARs occupy:
     /// below 4 GiB, then 64-bit prefetchable.
     pub port_ranges: [[Option<(u64, u64)>; 2]; capacity::PORTS],
+    /// The manager's switch's port that routed configuration requests to
+    /// it leave by ([`crate::hw::ConfigPath::Routed`]); `None` for the
+    /// manager's own switch.
+    pub via: Option<PortIndex>,
+}
+
+impl FabricSwitch {
+    /// A switch with nothing found behind its ports yet.
+    pub const fn new(id: u64, port_count: u8) -> Self {
+        FabricSwitch {
+            id,
+            port_count,
+            ports: [PortKind::Empty; capacity::PORTS],
+            port_ranges: [[None; 2]; capacity::PORTS],
+            via: None,
+        }
+    }
+
+    /// What sits behind `port`.
+    pub fn port(&self, port: PortIndex) -> PortKind {
+        self.ports
+            .get(usize::from(port.0))
+            .copied()
+            .unwrap_or_default()
+    }
+}
+
+/// Everything enumeration found and assigned.
+#[derive(Clone, Debug, Default)]
+pub struct Inventory {
+    /// Every function, in enumeration order.
+    pub functions: Vec<Function, MAX_FUNCTIONS>,
+    /// Every weft switch, in discovery order (breadth first from the
+    /// manager's own, each switch's ports in index order).
+    pub switches: Vec<FabricSwitch, MAX_SWITCHES>,
+    /// The first hop of the shortest path between every pair of switches.
+    pub paths: NextHops,
     /// Devices left out.
     pub skipped: Vec<Skipped, MAX_SKIPPED>,
 }
@@ -155,11 +266,50 @@ impl Inventory {
         self.functions.iter().find(|f| f.id == id)
     }
 
-    /// What sits behind `port`.
+    /// What sits behind `port` of the manager's own switch.
     pub fn port(&self, port: PortIndex) -> PortKind {
-        self.ports
-            .get(usize::from(port.0))
-            .copied()
-            .unwrap_or_default()
+        self.port_on(SwitchIndex::LOCAL, port)
+    }
+
+    /// What sits behind `port` of switch `switch`.
+    pub fn port_on(&self, switch: SwitchIndex, port: PortIndex) -> PortKind {
+        self.switches
+            .get(usize::from(switch.0))
+            .map_or(PortKind::Empty, |s| s.port(port))
+    }
+
+    /// The index of the switch with ID `id`.
+    pub fn switch_index(&self, id: u64) -> Option<SwitchIndex> {
+        self.switches
+            .iter()
+            .position(|s| s.id == id)
+            .map(|i| SwitchIndex(i as u8))
+    }
+
+    /// The data plane of `switch`; `Err` with its switch ID when `fabric`
+    /// has no handle for it.
+    pub fn plane<'f, F: Fabric + ?Sized>(
+        &self,
+        fabric: &'f mut F,
+        switch: SwitchIndex,
+    ) -> Result<&'f mut dyn DataPlane, u64> {
+        if switch == SwitchIndex::LOCAL {
+            return Ok(fabric.local());
+        }
+        let id = self
+            .switches
+            .get(usize::from(switch.0))
+            .map_or(u64::MAX, |s| s.id);
+        fabric.remote(id).ok_or(id)
+    }
+
+    /// How the manager's configuration requests reach functions below
+    /// `port` of `switch`: on the link for its own switch, routed out of
+    /// the first hop of the path otherwise.
+    pub fn config_path(&self, switch: SwitchIndex, port: PortIndex) -> ConfigPath {
+        match self.switches.get(usize::from(switch.0)).and_then(|s| s.via) {
+            Some(via) if switch != SwitchIndex::LOCAL => ConfigPath::Routed(via),
+            _ => ConfigPath::Link(port),
+        }
     }
 }

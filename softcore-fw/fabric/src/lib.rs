@@ -14,13 +14,17 @@
 //! - [`enumerate`], [`readiness`], `sriov`, [`address`]: the fabric domain —
 //!   walking the ports, fabric IDs, BAR placement, VFs; the result is an
 //!   [`inventory::Inventory`].
-//! - [`routes`]: the switch-wide tables computed from the inventory.
-//! - [`vswitch`]: one virtual switch per host port; [`virtualize`]: host
+//! - [`paths`]: shortest paths between the fabric's switches; [`routes`]:
+//!   every switch's tables computed from the inventory and the paths.
+//! - [`vswitch`]: one virtual switch per host port, its ports' registers
+//!   kept by [`port_space`]; [`virtualize`]: host
 //!   configuration requests answered or forwarded; [`binding`]: bind and
 //!   unbind with hot-plug; [`manager`]: the whole, [`manager::FabricManager`].
 //!
-//! One switch is handled; a port leading to another weft switch is found and
-//! recorded, and routing across several switches is still to come.
+//! A fabric may have several weft switches linked in any graph: discovery
+//! walks through fabric links, and every switch's tables are programmed,
+//! remote switches' through [`hw::Fabric`]. Host ports are on the
+//! manager's own switch; endpoints may be on any.
 #![no_std]
 #![forbid(unsafe_code)]
 
@@ -33,6 +37,8 @@ pub mod hw;
 pub mod inventory;
 pub mod limits;
 pub mod manager;
+pub mod paths;
+pub mod port_space;
 pub mod readiness;
 pub mod routes;
 pub mod settings;

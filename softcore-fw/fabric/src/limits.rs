@@ -6,16 +6,20 @@
 //! `weft_regs::capacity`.
 
 /// Functions (physical and virtual) the fabric inventory holds.
-pub const MAX_FUNCTIONS: usize = 128;
+pub const MAX_FUNCTIONS: usize = 64;
 
 /// Host ports, each with its own virtual switch.
 pub const MAX_HOST_PORTS: usize = 4;
 
 /// Virtual downstream ports (slots) of one virtual switch.
-pub const MAX_SLOTS_PER_HOST: usize = 4;
+pub const MAX_SLOTS_PER_HOST: usize = 8;
 
 /// Devices found that the manager does not enumerate yet (kept for the log).
 pub const MAX_SKIPPED: usize = 8;
 
 /// Functions of one ARI device: the Next Function Number is 8 bits (PCIe Base 6.0 §7.8.7.2).
 pub const MAX_ARI_FUNCTIONS: usize = 256;
+
+/// Weft switches in the fabric, the manager's own included (the reference
+/// fabric has four).
+pub const MAX_SWITCHES: usize = 4;

@@ -5,12 +5,13 @@ use heapless::Vec;
 use weft_pcie::Bdf;
 
 use crate::enumerate::{enumerate, host_proxies, EnumerationError};
-use crate::hw::{DataPlane, FabricConfig, Timer};
-use crate::inventory::{Inventory, PortKind};
+use crate::hw::{Fabric, FabricConfig, Timer};
+use crate::inventory::{Inventory, PortKind, SwitchIndex};
 use crate::limits::MAX_HOST_PORTS;
+use crate::paths::shortest_paths;
 use crate::routes::{program_fabric, RouteError};
 use crate::settings::FabricSettings;
-use crate::vswitch::{VirtualSwitch, VirtualSwitchError};
+use crate::vswitch::{PortLayouts, VirtualSwitch, VirtualSwitchError};
 use weft_regs::tables::{HostIndex, PortIndex, PortRole};
 
 /// Why the fabric could not be brought up.
@@ -24,7 +25,7 @@ pub enum StartError {
     Routes(RouteError),
 }
 
-/// The fabric manager of one switch.
+/// The fabric manager: the root of the fabric, running on one of its switches.
 ///
 /// It answers host configuration requests with Request Retry Status until
 /// [`FabricManager::start`] has enumerated the fabric and programmed the
@@ -33,13 +34,21 @@ pub enum StartError {
 pub struct FabricManager {
     pub(crate) settings: FabricSettings,
     pub(crate) inventory: Inventory,
+    pub(crate) layouts: PortLayouts,
     pub(crate) switches: Vec<VirtualSwitch, MAX_HOST_PORTS>,
     pub(crate) ready: bool,
 }
 
+/// The manager at its full capacities must leave most of the soft core's
+/// data RAM (`weft_regs::DATA_RAM_SIZE`, 64 KiB) to the stack and the
+/// network buffers; checked for every target it is built for.
+const _: () = assert!(core::mem::size_of::<FabricManager>() <= 24 * 1024);
+
 impl FabricManager {
     /// A manager with one virtual switch per configured host port, not yet started.
     pub fn new(settings: FabricSettings) -> Result<Self, StartError> {
+        let layouts = PortLayouts::new(settings.upstream_identity, settings.downstream_identity)
+            .map_err(StartError::VirtualSwitch)?;
         let mut switches = Vec::new();
         for host in &settings.hosts {
             let switch = VirtualSwitch::new(
@@ -48,6 +57,7 @@ impl FabricManager {
                 host.slots,
                 settings.upstream_identity,
                 settings.downstream_identity,
+                &layouts,
             )
             .map_err(StartError::VirtualSwitch)?;
             // settings.hosts has the same capacity as switches.
@@ -56,28 +66,31 @@ impl FabricManager {
         Ok(FabricManager {
             settings,
             inventory: Inventory::default(),
+            layouts,
             switches,
             ready: false,
         })
     }
 
-    /// Enumerates the switch's ports (links out of reset at `reset_at_ns`),
-    /// programs the switch-wide tables, and starts answering hosts.
-    pub fn start<C, T, D>(
+    /// Discovers and enumerates the fabric (links out of reset at
+    /// `reset_at_ns`), computes the paths between its switches, programs
+    /// every switch's tables, and starts answering hosts.
+    pub fn start<C, T, F>(
         &mut self,
         config: &mut C,
         timer: &mut T,
-        tables: &mut D,
+        fabric: &mut F,
         reset_at_ns: u64,
     ) -> Result<(), StartError>
     where
         C: FabricConfig + ?Sized,
         T: Timer + ?Sized,
-        D: DataPlane + ?Sized,
+        F: Fabric + ?Sized,
     {
         self.ready = false;
         // Host ports open first, so hosts asking during enumeration reach
         // the mailbox and are told to retry.
+        let tables = fabric.local();
         let proxies =
             host_proxies(&self.settings, tables.ports()).map_err(StartError::Enumeration)?;
         for (port, host, proxy_id) in proxies {
@@ -85,14 +98,20 @@ impl FabricManager {
                 .set_port_role(port, PortRole::Host { host, proxy_id })
                 .map_err(|e| StartError::Routes(RouteError::Table(e)))?;
         }
-        let inventory = enumerate(config, timer, &self.settings, tables.ports(), reset_at_ns)
+        let mut inventory = enumerate(config, timer, fabric, &self.settings, reset_at_ns)
             .map_err(StartError::Enumeration)?;
+        inventory.paths = shortest_paths(&inventory.switches);
+        // Routed configuration requests follow the routes programmed below.
+        for index in 1..inventory.switches.len() {
+            let to = SwitchIndex(index as u8);
+            inventory.switches[index].via = inventory.paths.next_hop(SwitchIndex::LOCAL, to);
+        }
         for switch in self.switches.iter_mut() {
             if let PortKind::Host { proxy_id, .. } = inventory.port(switch.port) {
                 switch.proxy_id = proxy_id;
             }
         }
-        program_fabric(&inventory, &self.settings, tables).map_err(StartError::Routes)?;
+        program_fabric(&inventory, &self.settings, fabric).map_err(StartError::Routes)?;
         self.inventory = inventory;
         self.ready = true;
         Ok(())

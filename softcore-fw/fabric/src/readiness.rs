@@ -10,8 +10,7 @@
 
 use weft_pcie::Bdf;
 
-use crate::hw::{ConfigFault, FabricConfig, Timer};
-use weft_regs::tables::PortIndex;
+use crate::hw::{config_read, ConfigFault, ConfigPath, FabricConfig, Timer};
 
 /// The wait after a Conventional Reset (or VF Enable) before the first
 /// Configuration Request (§6.6.1, §9.3.3.3.1).
@@ -33,8 +32,8 @@ pub const MAX_RETRY_INTERVAL_NS: u64 = 64_000_000;
 pub enum ReadinessError {
     /// It still answered Request Retry Status when the deadline passed.
     NotReady {
-        /// The port.
-        port: PortIndex,
+        /// How it was reached.
+        path: ConfigPath,
         /// The function.
         id: Bdf,
         /// When it was last asked, in timer nanoseconds.
@@ -42,8 +41,8 @@ pub enum ReadinessError {
     },
     /// Another failure than UR or RRS.
     Fault {
-        /// The port.
-        port: PortIndex,
+        /// How it was reached.
+        path: ConfigPath,
         /// The function.
         id: Bdf,
         /// What the completion said.
@@ -57,21 +56,21 @@ pub enum ReadinessError {
 pub fn read_when_ready<C: FabricConfig + ?Sized, T: Timer + ?Sized>(
     config: &mut C,
     timer: &mut T,
-    port: PortIndex,
+    path: ConfigPath,
     id: Bdf,
     offset: u16,
     deadline_ns: u64,
 ) -> Result<Option<u32>, ReadinessError> {
     let mut interval = FIRST_RETRY_INTERVAL_NS;
     loop {
-        match config.read(port, id, offset) {
+        match config_read(config, path, id, offset) {
             Ok(value) => return Ok(Some(value)),
             Err(ConfigFault::UnsupportedRequest) => return Ok(None),
             Err(ConfigFault::RequestRetry) => {
                 let now = timer.now_ns();
                 if now >= deadline_ns {
                     return Err(ReadinessError::NotReady {
-                        port,
+                        path,
                         id,
                         gave_up_at_ns: now,
                     });
@@ -79,7 +78,7 @@ pub fn read_when_ready<C: FabricConfig + ?Sized, T: Timer + ?Sized>(
                 timer.wait_until_ns(now.saturating_add(interval).min(deadline_ns));
                 interval = (interval * 2).min(MAX_RETRY_INTERVAL_NS);
             }
-            Err(fault) => return Err(ReadinessError::Fault { port, id, fault }),
+            Err(fault) => return Err(ReadinessError::Fault { path, id, fault }),
         }
     }
 }

@@ -1,20 +1,25 @@
-//! The switch-wide tables that follow from enumeration alone: port roles,
-//! completer IDs, and the bus and address routing tables.
+//! The switch-wide tables that follow from discovery alone, on every
+//! switch of the fabric: port roles, completer IDs, and the bus and
+//! address routing tables.
 //!
-//! - Bus routes: the manager's bus to the CPU, each host's proxy bus to its
-//!   port, each endpoint port's bus range to that port; every other bus
-//!   has no route (a TLP for it is dropped and, if non-posted, answered UR).
-//! - Address routes: each endpoint port's BAR ranges (one per pool, since
-//!   a port's BARs are placed contiguously in each pool) to that port, then
-//!   each host's aperture to its port.
+//! Every destination sits behind one port of one switch: the manager's
+//! bus at the manager's CPU, each host's proxy bus and aperture at its
+//! host port, each endpoint port's bus range and BAR ranges (one per pool,
+//! since a port's BARs are placed contiguously in each pool) at that port.
+//! Each switch routes a destination of its own out of the port it is
+//! behind, and one of another switch out of the first hop of the shortest
+//! path there ([`crate::paths`]). Every other bus has no route (a TLP for
+//! it is dropped and, if non-posted, answered UR).
 //!
 //! What depends on bindings (owners, windows, ID maps) is [`crate::binding`]'s.
 
 use weft_regs::aperture::{HOST_ADDRESS_LIMIT, HOST_APERTURE_BASE, HOST_APERTURE_SHIFT, MAX_HOSTS};
 use weft_regs::capacity;
 
-use crate::hw::{DataPlane, TableWriteError};
-use crate::inventory::{Inventory, PortKind};
+use crate::hw::{DataPlane, Fabric, TableWriteError};
+use crate::inventory::{Inventory, PortKind, SwitchIndex};
+use crate::limits::MAX_HOST_PORTS;
+use crate::paths::NextHops;
 use crate::settings::FabricSettings;
 use weft_regs::tables::{AddressRoute, Destination, HostIndex, PortIndex, PortRole};
 
@@ -30,6 +35,11 @@ pub enum RouteError {
     },
     /// A host index with no aperture (`weft_regs::aperture::MAX_HOSTS`).
     HostIndexTooLarge(HostIndex),
+    /// The fabric gives no data plane handle for a discovered switch.
+    UnreachableSwitch {
+        /// Its switch ID.
+        switch_id: u64,
+    },
 }
 
 impl From<TableWriteError> for RouteError {
@@ -43,41 +53,109 @@ pub const fn aperture_base(host: HostIndex) -> u64 {
     HOST_APERTURE_BASE | (host.0 as u64) << HOST_APERTURE_SHIFT
 }
 
-/// Writes port roles (endpoints unowned), completer IDs and both routing tables.
-pub fn program_fabric<D: DataPlane + ?Sized>(
+/// A destination of the routing tables: where it is in the fabric.
+fn route_to(
+    paths: &NextHops,
+    from: SwitchIndex,
+    at: SwitchIndex,
+    local: Destination,
+) -> Option<Destination> {
+    if from == at {
+        Some(local)
+    } else {
+        paths.next_hop(from, at).map(Destination::Port)
+    }
+}
+
+/// Writes port roles (endpoints unowned), completer IDs and both routing
+/// tables of every switch in `inventory`, along `inventory.paths`.
+pub fn program_fabric<F: Fabric + ?Sized>(
     inventory: &Inventory,
     settings: &FabricSettings,
-    tables: &mut D,
+    fabric: &mut F,
 ) -> Result<(), RouteError> {
-    let ports = tables.ports().min(capacity::PORTS);
+    for index in 0..inventory.switches.len() {
+        let switch = SwitchIndex(index as u8);
+        let plane = inventory
+            .plane(&mut *fabric, switch)
+            .map_err(|switch_id| RouteError::UnreachableSwitch { switch_id })?;
+        program_switch(inventory, settings, switch, plane)?;
+    }
+    Ok(())
+}
+
+/// Writes the tables of one switch.
+fn program_switch(
+    inventory: &Inventory,
+    settings: &FabricSettings,
+    switch: SwitchIndex,
+    tables: &mut dyn DataPlane,
+) -> Result<(), RouteError> {
+    let paths = &inventory.paths;
     let mut buses: [Option<Destination>; capacity::BUS_ROUTES] = [None; capacity::BUS_ROUTES];
-    buses[usize::from(settings.manager_id.bus())] = Some(Destination::Cpu);
+    buses[usize::from(settings.manager_id.bus())] =
+        route_to(paths, switch, SwitchIndex::LOCAL, Destination::Cpu);
     let mut routes: heapless::Vec<AddressRoute, { capacity::ADDRESS_ROUTES }> =
         heapless::Vec::new();
     let full = RouteError::TooManyAddressRoutes {
         capacity: capacity::ADDRESS_ROUTES,
     };
-    for index in 0..ports {
-        let port = PortIndex(index as u8);
-        let role = match inventory.ports[index] {
-            PortKind::Empty => PortRole::Disabled,
-            PortKind::Host { host, proxy_id } => {
-                buses[usize::from(proxy_id.bus())] = Some(Destination::Port(port));
-                PortRole::Host { host, proxy_id }
-            }
-            PortKind::Endpoint { buses: range } => {
-                for bus in range.0..=range.1 {
-                    buses[usize::from(bus)] = Some(Destination::Port(port));
-                }
-                for (base, end) in inventory.port_ranges[index].iter().flatten() {
-                    routes
+    // Endpoint BAR ranges first, then host apertures, switch by switch.
+    let mut apertures: heapless::Vec<AddressRoute, MAX_HOST_PORTS> = heapless::Vec::new();
+    for (at_index, at_switch) in inventory.switches.iter().enumerate() {
+        let at = SwitchIndex(at_index as u8);
+        let ports = usize::from(at_switch.port_count).min(capacity::PORTS);
+        for index in 0..ports {
+            let port = PortIndex(index as u8);
+            let Some(to) = route_to(paths, switch, at, Destination::Port(port)) else {
+                continue;
+            };
+            match at_switch.ports[index] {
+                PortKind::Empty | PortKind::Fabric { .. } => {}
+                PortKind::Host { host, proxy_id } => {
+                    buses[usize::from(proxy_id.bus())] = Some(to);
+                    if usize::from(host.0) >= MAX_HOSTS {
+                        return Err(RouteError::HostIndexTooLarge(host));
+                    }
+                    apertures
                         .push(AddressRoute {
-                            base: *base,
-                            size: end - base,
-                            to: Destination::Port(port),
+                            base: aperture_base(host),
+                            size: HOST_ADDRESS_LIMIT,
+                            to,
                         })
                         .map_err(|_| full)?;
                 }
+                PortKind::Endpoint { buses: range } => {
+                    for bus in range.0..=range.1 {
+                        buses[usize::from(bus)] = Some(to);
+                    }
+                    for (base, end) in at_switch.port_ranges[index].iter().flatten() {
+                        routes
+                            .push(AddressRoute {
+                                base: *base,
+                                size: end - base,
+                                to,
+                            })
+                            .map_err(|_| full)?;
+                    }
+                }
+            }
+        }
+    }
+    for aperture in apertures {
+        routes.push(aperture).map_err(|_| full)?;
+    }
+    let own = &inventory.switches[usize::from(switch.0)];
+    let ports = tables
+        .ports()
+        .min(usize::from(own.port_count))
+        .min(capacity::PORTS);
+    for index in 0..ports {
+        let port = PortIndex(index as u8);
+        let role = match own.ports[index] {
+            PortKind::Empty => PortRole::Disabled,
+            PortKind::Host { host, proxy_id } => PortRole::Host { host, proxy_id },
+            PortKind::Endpoint { buses: range } => {
                 tables.set_completer_id(port, settings.manager_id)?;
                 PortRole::Endpoint {
                     owner: None,
@@ -87,20 +165,6 @@ pub fn program_fabric<D: DataPlane + ?Sized>(
             PortKind::Fabric { .. } => PortRole::Fabric,
         };
         tables.set_port_role(port, role)?;
-    }
-    for index in 0..ports {
-        if let PortKind::Host { host, .. } = inventory.ports[index] {
-            if usize::from(host.0) >= MAX_HOSTS {
-                return Err(RouteError::HostIndexTooLarge(host));
-            }
-            routes
-                .push(AddressRoute {
-                    base: aperture_base(host),
-                    size: HOST_ADDRESS_LIMIT,
-                    to: Destination::Port(PortIndex(index as u8)),
-                })
-                .map_err(|_| full)?;
-        }
     }
     for (bus, to) in buses.iter().enumerate() {
         tables.set_bus_route(bus as u8, *to)?;

@@ -35,11 +35,15 @@ pub const UNCONFIGURED_IDENTITY: FunctionIdentity = FunctionIdentity {
 /// Everything the fabric manager is told rather than discovers.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FabricSettings {
+    /// The switch ID of the switch the manager runs on (the one its
+    /// identity VSEC shows its neighbours), so a loop back to it is known.
+    pub switch_id: u64,
     /// The manager's own fabric ID: requester of its configuration requests
     /// and completer of what endpoint ports synthesize. Bus routes send its
     /// bus to the CPU, so it is bus 0 unless configured otherwise.
     pub manager_id: Bdf,
-    /// The host ports; hosts get proxy buses in this order, right after the manager's bus.
+    /// The host ports, all on the manager's own switch; hosts get proxy
+    /// buses in this order, right after the manager's bus.
     pub hosts: Vec<HostPort, MAX_HOST_PORTS>,
     /// VFs to enable on every SR-IOV PF (clamped to its TotalVFs; 0 leaves SR-IOV off).
     pub num_vfs: u16,
@@ -54,6 +58,7 @@ pub struct FabricSettings {
 impl Default for FabricSettings {
     fn default() -> Self {
         FabricSettings {
+            switch_id: 0,
             manager_id: Bdf::new(0, 0, 0),
             hosts: Vec::new(),
             num_vfs: 0,

@@ -16,31 +16,36 @@ use weft_pcie::config::sriov::{self, control, vf_routing_id, SriovError};
 use weft_pcie::config::ConfigWrite;
 use weft_pcie::Bdf;
 
-use crate::enumerate::{read, EnumerationError, Enumerator};
-use crate::hw::{ConfigFault, FabricConfig, FunctionAccess, Timer};
+use crate::enumerate::{read, At, EnumerationError, Enumerator};
+use crate::hw::{ConfigFault, Fabric, FabricConfig, FunctionAccess, Timer};
 use crate::inventory::{Function, FunctionKind, PlacedBar, SriovSetup};
 use crate::limits::MAX_FUNCTIONS;
 use crate::readiness::{read_when_ready, READINESS_TIMEOUT_NS, RESET_TO_FIRST_REQUEST_NS};
-use weft_regs::tables::PortIndex;
 
 /// Byte enables of the low 16-bit register of a DW (the high one may be RW1C or another register).
 const LOW_HALF: u8 = 0b0011;
 
-impl<C: FabricConfig + ?Sized, T: Timer + ?Sized> Enumerator<'_, C, T> {
+impl<C, T, F> Enumerator<'_, C, T, F>
+where
+    C: FabricConfig + ?Sized,
+    T: Timer + ?Sized,
+    F: Fabric + ?Sized,
+{
     /// Enables the configured number of VFs on the PF at inventory index
     /// `pf_index`, whose SR-IOV capability is at `offset`; returns the last
     /// bus its VFs use.
     pub(crate) fn enable_sriov(
         &mut self,
-        port: PortIndex,
+        at: At,
         pf_index: usize,
         offset: u16,
         lowest_ari_pf: bool,
     ) -> Result<u8, EnumerationError> {
         let pf = self.inventory.functions[pf_index].id;
+        let path = self.path(at);
         let mut access = FunctionAccess {
             config: &mut *self.config,
-            port,
+            path,
             target: pf,
         };
         let total_vfs = read(&mut access, offset + sriov::TOTAL_VFS)? as u16;
@@ -84,13 +89,14 @@ impl<C: FabricConfig + ?Sized, T: Timer + ?Sized> Enumerator<'_, C, T> {
         let mut vf_bars: heapless::Vec<PlacedBar, MAX_BARS> = heapless::Vec::new();
         for bar in decoded.iter().flatten() {
             let host_register = type0::BAR0 + (bar.register - vf_bar0);
-            let placed = self.place_bar(port, pf, bar, host_register, bar.bar.size, num_vfs)?;
+            let placed = self.place_bar(at, pf, bar, host_register, bar.bar.size, num_vfs)?;
             // At most six VF BARs were decoded.
             let _ = vf_bars.push(placed);
         }
+        let path = self.path(at);
         let mut access = FunctionAccess {
             config: &mut *self.config,
-            port,
+            path,
             target: pf,
         };
         let vf_device_id = read(&mut access, offset + sriov::VF_DEVICE_ID)? as u16;
@@ -108,7 +114,11 @@ impl<C: FabricConfig + ?Sized, T: Timer + ?Sized> Enumerator<'_, C, T> {
         for vf in 1..=num_vfs {
             let id = vf_routing_id(pf, setup.first_vf_offset, setup.vf_stride, vf)
                 .map_err(|error| EnumerationError::Sriov { id: pf, error })?;
-            if read_when_ready(self.config, self.timer, port, id, 0, deadline)
+            if id.bus() != pf.bus() {
+                // VFs may sit on buses after the PF's (§9.3.3.9).
+                self.route_bus(at, id.bus())?;
+            }
+            if read_when_ready(self.config, self.timer, path, id, 0, deadline)
                 .map_err(EnumerationError::Readiness)?
                 .is_none()
             {
@@ -117,7 +127,7 @@ impl<C: FabricConfig + ?Sized, T: Timer + ?Sized> Enumerator<'_, C, T> {
                     fault: ConfigFault::UnsupportedRequest,
                 });
             }
-            self.add_vf(port, pf, id, vf, vendor_id, vf_device_id, &vf_bars)?;
+            self.add_vf(at, pf, id, vf, vendor_id, vf_device_id, &vf_bars)?;
             last_bus = last_bus.max(id.bus());
         }
         Ok(last_bus)
@@ -128,7 +138,7 @@ impl<C: FabricConfig + ?Sized, T: Timer + ?Sized> Enumerator<'_, C, T> {
     #[allow(clippy::too_many_arguments)]
     fn add_vf(
         &mut self,
-        port: PortIndex,
+        at: At,
         pf: Bdf,
         id: Bdf,
         vf: u16,
@@ -136,9 +146,10 @@ impl<C: FabricConfig + ?Sized, T: Timer + ?Sized> Enumerator<'_, C, T> {
         device_id: u16,
         vf_bars: &[PlacedBar],
     ) -> Result<(), EnumerationError> {
+        let path = self.path(at);
         let mut access = FunctionAccess {
             config: &mut *self.config,
-            port,
+            path,
             target: id,
         };
         let class_code = read(&mut access, common::REVISION_ID)? >> 8;
@@ -153,19 +164,17 @@ impl<C: FabricConfig + ?Sized, T: Timer + ?Sized> Enumerator<'_, C, T> {
         let mut bars = heapless::Vec::new();
         for bar in vf_bars {
             let fabric_address = bar
-                .fabric_address
-                .map(|base| base + u64::from(vf - 1) * bar.bar.size);
+                .fabric_address()
+                .map(|base| base + u64::from(vf - 1) * bar.size());
             // vf_bars holds at most MAX_BARS entries, as bars does.
-            let _ = bars.push(PlacedBar {
-                fabric_address,
-                ..*bar
-            });
+            let _ = bars.push(bar.at(fabric_address));
         }
         self.inventory
             .functions
             .push(Function {
                 id,
-                port,
+                switch: at.switch,
+                port: at.port,
                 kind: FunctionKind::Virtual { pf, vf },
                 vendor_id,
                 device_id,

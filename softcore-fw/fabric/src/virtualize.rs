@@ -26,7 +26,6 @@
 //! - **SR-IOV and ACS controls**: writes are dropped; the fabric set them.
 
 use weft_pcie::config::acs::CONTROL as ACS_CONTROL;
-use weft_pcie::config::function::BusNumbers;
 use weft_pcie::config::header::{bar as bar_bits, command, common, type0, type1};
 use weft_pcie::config::space::byte_enable_mask;
 use weft_pcie::config::sriov;
@@ -37,7 +36,10 @@ use weft_pcie::tlp::{
 use weft_pcie::Bdf;
 
 use crate::binding::BindError;
-use crate::hw::{ConfigFault, DataPlane, FabricConfig, HostConfigRequest, HostInterface};
+use crate::hw::{
+    config_read, config_write, ConfigFault, ConfigPath, Fabric, FabricConfig, HostConfigRequest,
+    HostInterface,
+};
 use crate::inventory::{Function, FunctionKind, PlacedBar};
 use crate::manager::FabricManager;
 use crate::vswitch::{BoundFunction, VirtualSwitch};
@@ -74,7 +76,7 @@ pub fn route_request(switch: &VirtualSwitch, request: &ConfigRequest) -> Virtual
             VirtualTarget::Unclaimed
         };
     }
-    let upstream = BusNumbers::read(&switch.upstream);
+    let upstream = switch.upstream.bus_numbers();
     let bus = target.bus();
     if !upstream.forwards(bus) {
         return VirtualTarget::Unclaimed;
@@ -88,7 +90,7 @@ pub fn route_request(switch: &VirtualSwitch, request: &ConfigRequest) -> Virtual
         };
     }
     for (slot, vdsp) in switch.downstream.iter().enumerate() {
-        let buses = BusNumbers::read(&vdsp.space);
+        let buses = vdsp.space.bus_numbers();
         if buses.forwards(bus) {
             let claimed = bus == buses.secondary
                 && target.device() == 0
@@ -136,9 +138,9 @@ fn reply(
 
 /// The host-domain address a shadow BAR holds.
 pub(crate) fn host_bar_address(shadow: &[u32; 6], bar: &PlacedBar) -> u64 {
-    let index = usize::from((bar.register - type0::BAR0) / 4);
+    let index = usize::from((bar.register() - type0::BAR0) / 4);
     let low = shadow.get(index).copied().unwrap_or(0);
-    match bar.bar.kind {
+    match bar.bar().kind {
         BarKind::Io => u64::from(low & bar_bits::IO_ADDRESS_MASK),
         BarKind::Memory32 { .. } => u64::from(low & bar_bits::MEMORY_ADDRESS_MASK),
         BarKind::Memory64 { .. } => {
@@ -166,14 +168,15 @@ fn write_shadow_bar(
     let merged = (old & !mask) | (value & mask);
     let mut stored = 0;
     for bar in &function.bars {
-        let address_mask = !(bar.bar.size.wrapping_sub(1));
-        if bar.register == register {
-            let flags = match bar.bar.kind {
+        let kind = bar.bar().kind;
+        let address_mask = !(bar.size().wrapping_sub(1));
+        if bar.register() == register {
+            let flags = match kind {
                 BarKind::Io => bar_bits::IO_ADDRESS_MASK,
                 _ => bar_bits::MEMORY_ADDRESS_MASK,
             };
-            stored = merged & address_mask as u32 & flags | bar.bar.kind.type_bits();
-        } else if matches!(bar.bar.kind, BarKind::Memory64 { .. }) && bar.register + 4 == register {
+            stored = merged & address_mask as u32 & flags | kind.type_bits();
+        } else if matches!(kind, BarKind::Memory64 { .. }) && bar.register() + 4 == register {
             stored = merged & (address_mask >> 32) as u32;
         }
     }
@@ -195,6 +198,7 @@ fn fabric_owned(function: &Function, offset: u16) -> bool {
 /// Reads a bound function's register as its host sees it.
 fn bound_read<C: FabricConfig + ?Sized>(
     config: &mut C,
+    path: ConfigPath,
     function: &Function,
     bound: &BoundFunction,
     offset: u16,
@@ -205,15 +209,15 @@ fn bound_read<C: FabricConfig + ?Sized>(
             FunctionKind::Virtual { .. } => {
                 Ok(u32::from(function.device_id) << 16 | u32::from(function.vendor_id))
             }
-            FunctionKind::Physical => config.read(function.port, function.id, dword),
+            FunctionKind::Physical => config_read(config, path, function.id, dword),
         },
         common::COMMAND => {
-            let real = config.read(function.port, function.id, dword)?;
+            let real = config_read(config, path, function.id, dword)?;
             Ok(real & 0xffff_0000 | u32::from(bound.shadow_command))
         }
         type0::BAR0..=0x24 => Ok(bound.shadow_bars[usize::from((dword - type0::BAR0) / 4)]),
         type0::EXPANSION_ROM_BASE => Ok(0),
-        _ => config.read(function.port, function.id, dword),
+        _ => config_read(config, path, function.id, dword),
     }
 }
 
@@ -221,6 +225,7 @@ fn bound_read<C: FabricConfig + ?Sized>(
 /// windows depend on what changed (BARs, Memory Space Enable).
 fn bound_write<C: FabricConfig + ?Sized>(
     config: &mut C,
+    path: ConfigPath,
     function: &Function,
     bound: &mut BoundFunction,
     offset: u16,
@@ -239,14 +244,14 @@ fn bound_write<C: FabricConfig + ?Sized>(
                 bound.shadow_command = merged as u16 & command::RW_BITS;
                 // The function keeps decoding its fabric BARs and mastering.
                 let keep = command::BUS_MASTER
-                    | if function.bars.iter().any(|b| b.fabric_address.is_some()) {
+                    | if function.bars.iter().any(|b| b.fabric_address().is_some()) {
                         command::MEMORY_SPACE
                     } else {
                         0
                     };
                 forwarded = value & 0xffff_0000 | u32::from(bound.shadow_command | keep);
             }
-            config.write(function.port, function.id, dword, forwarded, byte_enables)?;
+            config_write(config, path, function.id, dword, forwarded, byte_enables)?;
             Ok(touches_command)
         }
         type0::BAR0..=0x24 => {
@@ -255,7 +260,7 @@ fn bound_write<C: FabricConfig + ?Sized>(
         }
         _ if fabric_owned(function, dword) => Ok(false),
         _ => {
-            config.write(function.port, function.id, dword, value, byte_enables)?;
+            config_write(config, path, function.id, dword, value, byte_enables)?;
             Ok(false)
         }
     }
@@ -277,16 +282,16 @@ impl FabricManager {
     ///
     /// An error means a table or MSI write failed after the request took
     /// effect; the caller still owes the host a completion.
-    pub fn handle_config<C, D, H>(
+    pub fn handle_config<C, F, H>(
         &mut self,
         request: &HostConfigRequest,
         config: &mut C,
-        tables: &mut D,
+        fabric: &mut F,
         host_if: &mut H,
     ) -> Result<Reply, BindError>
     where
         C: FabricConfig + ?Sized,
-        D: DataPlane + ?Sized,
+        F: Fabric + ?Sized,
         H: HostInterface + ?Sized,
     {
         let req = request.request;
@@ -328,12 +333,16 @@ impl FabricManager {
                         Some(data),
                     ));
                 }
-                switch.upstream.write(offset, value, be);
+                switch
+                    .upstream
+                    .write(&self.layouts.upstream, offset, value, be);
                 let captured = req.target.bus();
                 if captured != switch.upstream_bus {
                     // §2.2.6.2: the bus number comes with every Type 0 write.
                     switch.upstream_bus = captured;
-                    tables.set_completer_id(switch.port, switch.upstream_id())?;
+                    fabric
+                        .local()
+                        .set_completer_id(switch.port, switch.upstream_id())?;
                 }
                 let switch = &self.switches[si];
                 Ok(reply(
@@ -357,7 +366,8 @@ impl FabricManager {
                         Some(data),
                     ));
                 }
-                vdsp.space.write(offset, value, be);
+                vdsp.space
+                    .write(&self.layouts.downstream, offset, value, be);
                 let affects_tables = offset & !3 == type1::PRIMARY_BUS
                     || vdsp
                         .caps
@@ -368,7 +378,7 @@ impl FabricManager {
                     host_if.send_msi(port, completer, message)?;
                 }
                 if affects_tables {
-                    self.program_host(si, tables)?;
+                    self.program_host(si, fabric)?;
                 }
                 Ok(reply(&req, completer, CompletionStatus::Successful, None))
             }
@@ -390,20 +400,21 @@ impl FabricManager {
                     ));
                 };
                 let completer = req.target;
+                let path = self.inventory.config_path(function.switch, function.port);
                 if !write {
-                    return Ok(match bound_read(config, function, &bound, offset) {
+                    return Ok(match bound_read(config, path, function, &bound, offset) {
                         Ok(data) => {
                             reply(&req, completer, CompletionStatus::Successful, Some(data))
                         }
                         Err(fault) => reply(&req, completer, status_of(fault), None),
                     });
                 }
-                let result = bound_write(config, function, &mut bound, offset, value, be);
+                let result = bound_write(config, path, function, &mut bound, offset, value, be);
                 self.switches[si].downstream[usize::from(slot)].bound = Some(bound);
                 match result {
                     Ok(affects_windows) => {
                         if affects_windows {
-                            self.program_host(si, tables)?;
+                            self.program_host(si, fabric)?;
                         }
                         Ok(reply(&req, completer, CompletionStatus::Successful, None))
                     }
@@ -417,20 +428,20 @@ impl FabricManager {
     ///
     /// A request whose side effects could not be written to the tables is
     /// completed with Completer Abort, and the error returned.
-    pub fn service<C, D, H>(
+    pub fn service<C, F, H>(
         &mut self,
         config: &mut C,
-        tables: &mut D,
+        fabric: &mut F,
         host_if: &mut H,
     ) -> Result<usize, BindError>
     where
         C: FabricConfig + ?Sized,
-        D: DataPlane + ?Sized,
+        F: Fabric + ?Sized,
         H: HostInterface + ?Sized,
     {
         let mut handled = 0;
         while let Some(request) = host_if.receive() {
-            match self.handle_config(&request, config, tables, host_if) {
+            match self.handle_config(&request, config, fabric, host_if) {
                 Ok(answer) => host_if.complete(request.port, answer.completion, answer.data)?,
                 Err(error) => {
                     let completer = self

@@ -26,6 +26,7 @@ use weft_pcie::config::{CapabilityList, ConfigSpace, FunctionIdentity, Type1Func
 use weft_pcie::Bdf;
 
 use crate::limits::MAX_SLOTS_PER_HOST;
+use crate::port_space::{compact, OutsideKeptRegisters, PortLayout, PortSpace};
 use weft_regs::tables::{HostIndex, PortIndex};
 
 /// The link the virtual ports report: 8 GT/s x16.
@@ -60,8 +61,9 @@ pub struct BoundFunction {
 /// A virtual downstream port: a slot a function can be bound to.
 #[derive(Clone, Debug)]
 pub struct VirtualDownstreamPort {
-    /// Its configuration space.
-    pub space: ConfigSpace,
+    /// Its configuration registers (their write masks are the shared
+    /// [`PortLayouts::downstream`]).
+    pub space: PortSpace,
     /// Where its capabilities are.
     pub caps: PortCapabilities,
     /// What is bound behind it.
@@ -79,8 +81,9 @@ pub struct VirtualSwitch {
     pub host: HostIndex,
     /// The host's proxy fabric ID.
     pub proxy_id: Bdf,
-    /// The virtual upstream port's configuration space.
-    pub upstream: ConfigSpace,
+    /// The virtual upstream port's configuration registers (their write
+    /// masks are the shared [`PortLayouts::upstream`]).
+    pub upstream: PortSpace,
     /// The bus number the upstream port captured from the host's Type 0
     /// configuration writes (§2.2.6.2); 0 until the first one.
     pub upstream_bus: u8,
@@ -98,16 +101,56 @@ pub enum VirtualSwitchError {
         /// The capacity.
         capacity: usize,
     },
+    /// A port's layout has registers beyond what
+    /// [`crate::port_space`] keeps.
+    Layout(OutsideKeptRegisters),
+    /// A port's write masks differ from the shared layout of its kind.
+    LayoutMismatch {
+        /// The slot, or `None` for the upstream port.
+        slot: Option<u8>,
+    },
+}
+
+/// The write masks of the two kinds of virtual port, shared by every
+/// virtual switch: each kind has the same capabilities at the same offsets.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PortLayouts {
+    /// Of every virtual upstream port.
+    pub upstream: PortLayout,
+    /// Of every virtual downstream port.
+    pub downstream: PortLayout,
+}
+
+impl PortLayouts {
+    /// Lays out one port of each kind and keeps its masks.
+    pub fn new(
+        upstream_identity: FunctionIdentity,
+        downstream_identity: FunctionIdentity,
+    ) -> Result<Self, VirtualSwitchError> {
+        let (_, upstream, _) = build_port(upstream_identity, PortType::SwitchUpstream, None, 0)?;
+        let (_, downstream, _) = build_port(
+            downstream_identity,
+            PortType::SwitchDownstream,
+            Some(Slot::hot_plug(1)),
+            1,
+        )?;
+        Ok(PortLayouts {
+            upstream,
+            downstream,
+        })
+    }
 }
 
 /// Lays out one virtual port's header and capabilities.
+///
+/// The full space lives only for the duration of this call.
 fn build_port(
     identity: FunctionIdentity,
     port_type: PortType,
     slot: Option<Slot>,
     port_number: u8,
-) -> (ConfigSpace, PortCapabilities) {
-    let mut space = Type1Function::switch_port(identity)
+) -> Result<(PortSpace, PortLayout, PortCapabilities), VirtualSwitchError> {
+    let mut space: ConfigSpace = Type1Function::switch_port(identity)
         .build()
         .expect("a switch port header has no BARs to reject");
     let mut pcie = PcieCapability::new(port_type);
@@ -145,17 +188,20 @@ fn build_port(
         msi: MsiCap::at(msi_offset),
         acs,
     };
-    (space, caps)
+    let (values, layout) = compact(&space).map_err(VirtualSwitchError::Layout)?;
+    Ok((values, layout, caps))
 }
 
 impl VirtualSwitch {
-    /// A virtual switch for `host` on `port` with `slots` empty downstream ports.
+    /// A virtual switch for `host` on `port` with `slots` empty downstream
+    /// ports, whose write masks must be `layouts`'.
     pub fn new(
         port: PortIndex,
         host: HostIndex,
         slots: u8,
         upstream_identity: FunctionIdentity,
         downstream_identity: FunctionIdentity,
+        layouts: &PortLayouts,
     ) -> Result<Self, VirtualSwitchError> {
         if usize::from(slots) > MAX_SLOTS_PER_HOST {
             return Err(VirtualSwitchError::TooManySlots {
@@ -163,19 +209,26 @@ impl VirtualSwitch {
                 capacity: MAX_SLOTS_PER_HOST,
             });
         }
-        let (upstream, _) = build_port(upstream_identity, PortType::SwitchUpstream, None, 0);
+        let (upstream, layout, _) =
+            build_port(upstream_identity, PortType::SwitchUpstream, None, 0)?;
+        if layout != layouts.upstream {
+            return Err(VirtualSwitchError::LayoutMismatch { slot: None });
+        }
         let mut downstream = Vec::new();
         for slot in 0..slots {
             // Physical Slot Numbers are unique in the chassis and non-zero
             // for a hot-plug slot; the host index keeps them apart between hosts.
             let physical = ((host.0 & 0xff) << 5) | (u16::from(slot) + 1);
-            let (mut space, caps) = build_port(
+            let (mut space, layout, caps) = build_port(
                 downstream_identity,
                 PortType::SwitchDownstream,
                 Some(Slot::hot_plug(physical)),
                 slot + 1,
-            );
-            caps.pcie.set_link_state(&mut space, link_down());
+            )?;
+            if layout != layouts.downstream {
+                return Err(VirtualSwitchError::LayoutMismatch { slot: Some(slot) });
+            }
+            space.set_link_state(caps.pcie, link_down());
             let _ = downstream.push(VirtualDownstreamPort {
                 space,
                 caps,
@@ -196,7 +249,7 @@ impl VirtualSwitch {
     /// The host-domain ID of downstream port `slot`: device `slot` on the
     /// upstream port's secondary bus.
     pub fn downstream_id(&self, slot: u8) -> Bdf {
-        let bus = weft_pcie::config::function::BusNumbers::read(&self.upstream).secondary;
+        let bus = self.upstream.bus_numbers().secondary;
         Bdf::new(bus, slot, 0)
     }
 
@@ -238,13 +291,11 @@ impl VirtualDownstreamPort {
         } else {
             0
         };
-        pcie.set_slot_state(&mut self.space, state);
-        pcie.set_link_state(
-            &mut self.space,
-            if present { link_up() } else { link_down() },
-        );
-        pcie.raise_slot_events(
-            &mut self.space,
+        self.space.set_slot_state(pcie, state);
+        self.space
+            .set_link_state(pcie, if present { link_up() } else { link_down() });
+        self.space.raise_slot_events(
+            pcie,
             slot_status::PRESENCE_DETECT_CHANGED | slot_status::DLL_STATE_CHANGED,
         );
         self.check_interrupt()
@@ -254,24 +305,24 @@ impl VirtualDownstreamPort {
     /// registers changed; the MSI to send when it went from false to true
     /// and MSI is enabled (§6.7.3.4, §7.7.1).
     pub fn check_interrupt(&mut self) -> Option<MsiMessage> {
-        let pending = self.caps.pcie.hot_plug_interrupt_pending(&self.space);
+        let pending = self.space.hot_plug_interrupt_pending(self.caps.pcie);
         let rising = pending && !self.interrupt_pending;
         self.interrupt_pending = pending;
         if !rising {
             return None;
         }
-        self.caps.msi.message(&self.space, 0)
+        self.space.msi_message(self.caps.msi)
     }
 
     /// Whether the host set ACS P2P Request Redirect on this port (§7.7.11.3).
     pub fn p2p_request_redirect(&self) -> bool {
         self.caps
             .acs
-            .is_some_and(|acs| acs.p2p_request_redirect(&self.space))
+            .is_some_and(|acs| self.space.p2p_request_redirect(acs))
     }
 
     /// The secondary bus the host gave this port; 0 before it did.
     pub fn secondary_bus(&self) -> u8 {
-        weft_pcie::config::function::BusNumbers::read(&self.space).secondary
+        self.space.bus_numbers().secondary
     }
 }

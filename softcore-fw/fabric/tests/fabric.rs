@@ -8,7 +8,8 @@ mod common;
 use common::*;
 use weft_fabric::binding::{BindError, UnbindMode};
 use weft_fabric::enumerate::EnumerationError;
-use weft_fabric::inventory::{Binding, FunctionKind, PortKind};
+use weft_fabric::hw::ConfigPath;
+use weft_fabric::inventory::{Binding, FunctionKind, PortKind, SwitchIndex};
 use weft_fabric::manager::{FabricManager, StartError};
 use weft_fabric::pcie::config::msi::MsiMessage;
 use weft_fabric::pcie::config::pcie_cap::{slot_control, slot_status};
@@ -168,7 +169,7 @@ fn rig() -> Rig {
         fabric,
         clock,
         host: FakeHost::default(),
-        manager: Box::new(FabricManager::new(settings()).expect("valid settings")),
+        manager: FabricManager::new(settings()).expect("valid settings"),
     }
 }
 
@@ -188,155 +189,145 @@ fn bar_addresses(rig: &Rig, id: Bdf) -> Vec<Option<u64>> {
         .expect("enumerated")
         .bars
         .iter()
-        .map(|b| b.fabric_address)
+        .map(|b| b.fabric_address())
         .collect()
 }
 
 #[test]
 fn enumeration_assigns_the_planned_ids_and_buses() {
-    on_big_stack(|| {
-        let rig = started();
-        let inv = rig.manager.inventory();
-        let ids: Vec<Bdf> = inv.functions.iter().map(|f| f.id).collect();
-        assert_eq!(
-            ids,
-            [GPU_ID, NVME_PF, NVME_VF1, NVME_VF2, NVME_VF3, MULTI_F0, MULTI_F1, ARI_F0, ARI_F85]
-        );
-        assert_eq!(
-            inv.port(PortIndex(HOST0)),
-            PortKind::Host {
-                host: HostIndex(0),
-                proxy_id: PROXY0
-            }
-        );
-        assert_eq!(
-            inv.port(PortIndex(GPU)),
-            PortKind::Endpoint { buses: (3, 3) }
-        );
-        assert_eq!(
-            inv.port(PortIndex(NVME)),
-            PortKind::Endpoint { buses: (4, 5) }
-        );
-        assert_eq!(
-            inv.port(PortIndex(MULTI)),
-            PortKind::Endpoint { buses: (6, 6) }
-        );
-        assert_eq!(
-            inv.port(PortIndex(ARI)),
-            PortKind::Endpoint { buses: (7, 7) }
-        );
-        assert_eq!(inv.port(PortIndex(6)), PortKind::Empty);
-        // The data plane got the same.
-        assert_eq!(
-            rig.plane.role(NVME),
-            PortRole::Endpoint {
-                owner: None,
-                buses: (4, 5)
-            }
-        );
-    });
+    let rig = started();
+    let inv = rig.manager.inventory();
+    let ids: Vec<Bdf> = inv.functions.iter().map(|f| f.id).collect();
+    assert_eq!(
+        ids,
+        [GPU_ID, NVME_PF, NVME_VF1, NVME_VF2, NVME_VF3, MULTI_F0, MULTI_F1, ARI_F0, ARI_F85]
+    );
+    assert_eq!(
+        inv.port(PortIndex(HOST0)),
+        PortKind::Host {
+            host: HostIndex(0),
+            proxy_id: PROXY0
+        }
+    );
+    assert_eq!(
+        inv.port(PortIndex(GPU)),
+        PortKind::Endpoint { buses: (3, 3) }
+    );
+    assert_eq!(
+        inv.port(PortIndex(NVME)),
+        PortKind::Endpoint { buses: (4, 5) }
+    );
+    assert_eq!(
+        inv.port(PortIndex(MULTI)),
+        PortKind::Endpoint { buses: (6, 6) }
+    );
+    assert_eq!(
+        inv.port(PortIndex(ARI)),
+        PortKind::Endpoint { buses: (7, 7) }
+    );
+    assert_eq!(inv.port(PortIndex(6)), PortKind::Empty);
+    // The data plane got the same.
+    assert_eq!(
+        rig.plane.role(NVME),
+        PortRole::Endpoint {
+            owner: None,
+            buses: (4, 5)
+        }
+    );
 }
 
 #[test]
 fn bars_are_placed_naturally_aligned_in_their_pools() {
-    on_big_stack(|| {
-        let rig = started();
-        // Below 4 GiB from 0x8000_0000, in enumeration order:
-        //   GPU BAR0 16 MiB           0x8000_0000
-        //   GPU BAR3 64 KiB (64-bit, not prefetchable)  0x8100_0000
-        //   NVMe BAR0 16 KiB          0x8101_0000
-        //   NVMe VF BAR0 3 × 16 KiB   0x8101_4000 (16 KiB aligned)
-        //   multi f0, f1 4 KiB        0x8102_0000, 0x8102_1000
-        //   ARI f0, f0x85 8 KiB       0x8102_2000, 0x8102_4000
-        // 64-bit prefetchable from 0x40_0000_0000:
-        //   GPU BAR1 256 MiB          0x40_0000_0000
-        assert_eq!(
-            bar_addresses(&rig, GPU_ID),
-            [Some(0x8000_0000), Some(0x40_0000_0000), Some(0x8100_0000)]
-        );
-        assert_eq!(bar_addresses(&rig, NVME_PF), [Some(0x8101_0000)]);
-        assert_eq!(bar_addresses(&rig, NVME_VF1), [Some(0x8101_4000)]);
-        assert_eq!(bar_addresses(&rig, NVME_VF2), [Some(0x8101_8000)]);
-        assert_eq!(bar_addresses(&rig, NVME_VF3), [Some(0x8101_c000)]);
-        assert_eq!(bar_addresses(&rig, MULTI_F0), [Some(0x8102_0000)]);
-        assert_eq!(bar_addresses(&rig, MULTI_F1), [Some(0x8102_1000)]);
-        assert_eq!(bar_addresses(&rig, ARI_F0), [Some(0x8102_2000)]);
-        assert_eq!(bar_addresses(&rig, ARI_F85), [Some(0x8102_4000)]);
+    let rig = started();
+    // Below 4 GiB from 0x8000_0000, in enumeration order:
+    //   GPU BAR0 16 MiB           0x8000_0000
+    //   GPU BAR3 64 KiB (64-bit, not prefetchable)  0x8100_0000
+    //   NVMe BAR0 16 KiB          0x8101_0000
+    //   NVMe VF BAR0 3 × 16 KiB   0x8101_4000 (16 KiB aligned)
+    //   multi f0, f1 4 KiB        0x8102_0000, 0x8102_1000
+    //   ARI f0, f0x85 8 KiB       0x8102_2000, 0x8102_4000
+    // 64-bit prefetchable from 0x40_0000_0000:
+    //   GPU BAR1 256 MiB          0x40_0000_0000
+    assert_eq!(
+        bar_addresses(&rig, GPU_ID),
+        [Some(0x8000_0000), Some(0x40_0000_0000), Some(0x8100_0000)]
+    );
+    assert_eq!(bar_addresses(&rig, NVME_PF), [Some(0x8101_0000)]);
+    assert_eq!(bar_addresses(&rig, NVME_VF1), [Some(0x8101_4000)]);
+    assert_eq!(bar_addresses(&rig, NVME_VF2), [Some(0x8101_8000)]);
+    assert_eq!(bar_addresses(&rig, NVME_VF3), [Some(0x8101_c000)]);
+    assert_eq!(bar_addresses(&rig, MULTI_F0), [Some(0x8102_0000)]);
+    assert_eq!(bar_addresses(&rig, MULTI_F1), [Some(0x8102_1000)]);
+    assert_eq!(bar_addresses(&rig, ARI_F0), [Some(0x8102_2000)]);
+    assert_eq!(bar_addresses(&rig, ARI_F85), [Some(0x8102_4000)]);
 
-        // The devices hold them, with decode and bus mastering on (§7.5.1.1.3).
-        let gpu = rig.fabric.function(GPU, 0);
-        assert_eq!(gpu.read(0x10), 0x8000_0000);
-        assert_eq!(gpu.read(0x14), 0x0000_000c, "64-bit prefetchable type bits");
-        assert_eq!(gpu.read(0x18), 0x40);
-        assert_eq!(gpu.read(0x1c), 0x8100_0004);
-        assert_eq!(gpu.read_u16(0x04) & 0b110, 0b110);
-    });
+    // The devices hold them, with decode and bus mastering on (§7.5.1.1.3).
+    let gpu = rig.fabric.function(GPU, 0);
+    assert_eq!(gpu.read(0x10), 0x8000_0000);
+    assert_eq!(gpu.read(0x14), 0x0000_000c, "64-bit prefetchable type bits");
+    assert_eq!(gpu.read(0x18), 0x40);
+    assert_eq!(gpu.read(0x1c), 0x8100_0004);
+    assert_eq!(gpu.read_u16(0x04) & 0b110, 0b110);
 }
 
 #[test]
 fn sriov_vfs_get_ids_from_offset_and_stride_and_are_enabled() {
-    on_big_stack(|| {
-        let rig = started();
-        let pf = rig.manager.inventory().function(NVME_PF).expect("PF");
-        let setup = pf.sriov.expect("SR-IOV set up");
-        assert_eq!(
-            (setup.num_vfs, setup.first_vf_offset, setup.vf_stride),
-            (3, 0x80, 0x40)
-        );
-        let device = rig.fabric.devices[usize::from(NVME)]
-            .as_ref()
-            .expect("NVMe");
-        let (cap, _) = device.functions[0].sriov.as_ref().expect("SR-IOV");
-        let space = &device.functions[0].space;
-        assert!(vf_enabled(space, *cap));
-        assert_eq!(cap.num_vfs(space), 3);
-        // The VF BAR holds VF1's address; VF n is at + (n - 1) × 16 KiB.
-        assert_eq!(space.read(cap.vf_bar0()), 0x8101_4004);
-        for (id, vf) in [(NVME_VF1, 1), (NVME_VF2, 2), (NVME_VF3, 3)] {
-            let f = rig.manager.inventory().function(id).expect("VF");
-            assert_eq!(f.kind, FunctionKind::Virtual { pf: NVME_PF, vf });
-            assert_eq!((f.vendor_id, f.device_id), (NVME_VENDOR, NVME_VF_DEVICE));
-        }
-    });
+    let rig = started();
+    let pf = rig.manager.inventory().function(NVME_PF).expect("PF");
+    let setup = pf.sriov.expect("SR-IOV set up");
+    assert_eq!(
+        (setup.num_vfs, setup.first_vf_offset, setup.vf_stride),
+        (3, 0x80, 0x40)
+    );
+    let device = rig.fabric.devices[usize::from(NVME)]
+        .as_ref()
+        .expect("NVMe");
+    let (cap, _) = device.functions[0].sriov.as_ref().expect("SR-IOV");
+    let space = &device.functions[0].space;
+    assert!(vf_enabled(space, *cap));
+    assert_eq!(cap.num_vfs(space), 3);
+    // The VF BAR holds VF1's address; VF n is at + (n - 1) × 16 KiB.
+    assert_eq!(space.read(cap.vf_bar0()), 0x8101_4004);
+    for (id, vf) in [(NVME_VF1, 1), (NVME_VF2, 2), (NVME_VF3, 3)] {
+        let f = rig.manager.inventory().function(id).expect("VF");
+        assert_eq!(f.kind, FunctionKind::Virtual { pf: NVME_PF, vf });
+        assert_eq!((f.vendor_id, f.device_id), (NVME_VENDOR, NVME_VF_DEVICE));
+    }
 }
 
 #[test]
 fn a_function_answering_retry_status_is_waited_for() {
-    on_big_stack(|| {
-        let rig = started();
-        // Found, and not before it was ready.
-        assert!(rig.manager.inventory().function(MULTI_F1).is_some());
-        assert!(rig.clock.0.get() >= MULTI_READY_NS);
+    let rig = started();
+    // Found, and not before it was ready.
+    assert!(rig.manager.inventory().function(MULTI_F1).is_some());
+    assert!(rig.clock.0.get() >= MULTI_READY_NS);
 
-        // One that never gets ready is reported after 1 s (§6.6.1).
-        let mut rig2 = self::rig();
-        rig2.fabric.devices[usize::from(MULTI)]
-            .as_mut()
-            .expect("device")
-            .ready_at_ns = u64::MAX;
-        let mut clock = rig2.clock.clone();
-        let result = rig2
-            .manager
-            .start(&mut rig2.fabric, &mut clock, &mut rig2.plane.switch, 0);
-        match result {
-            Err(StartError::Enumeration(EnumerationError::Readiness(
-                ReadinessError::NotReady {
-                    port,
-                    id,
-                    gave_up_at_ns,
-                },
-            ))) => {
-                assert_eq!((port, id), (PortIndex(MULTI), MULTI_F0));
-                assert!(gave_up_at_ns >= 1_000_000_000);
-            }
-            other => panic!("expected NotReady, got {other:?}"),
+    // One that never gets ready is reported after 1 s (§6.6.1).
+    let mut rig2 = self::rig();
+    rig2.fabric.devices[usize::from(MULTI)]
+        .as_mut()
+        .expect("device")
+        .ready_at_ns = u64::MAX;
+    let mut clock = rig2.clock.clone();
+    let result = rig2
+        .manager
+        .start(&mut rig2.fabric, &mut clock, &mut rig2.plane.switch, 0);
+    match result {
+        Err(StartError::Enumeration(EnumerationError::Readiness(ReadinessError::NotReady {
+            path,
+            id,
+            gave_up_at_ns,
+        }))) => {
+            assert_eq!((path, id), (ConfigPath::Link(PortIndex(MULTI)), MULTI_F0));
+            assert!(gave_up_at_ns >= 1_000_000_000);
         }
-        // Until started, hosts are told to retry (§2.3.1): their ports were
-        // opened before enumeration began.
-        let (completion, value) = rig2.config(HOST0, ConfigType::Type0, Bdf::new(1, 0, 0), 0, None);
-        assert_eq!(completion.status, CompletionStatus::RequestRetry);
-        assert_eq!((completion.tag.get(), value), (7, u32::MAX));
-    });
+        other => panic!("expected NotReady, got {other:?}"),
+    }
+    // Until started, hosts are told to retry (§2.3.1): their ports were
+    // opened before enumeration began.
+    let (completion, value) = rig2.config(HOST0, ConfigType::Type0, Bdf::new(1, 0, 0), 0, None);
+    assert_eq!(completion.status, CompletionStatus::RequestRetry);
+    assert_eq!((completion.tag.get(), value), (7, u32::MAX));
 }
 
 /// Host 0 enumerates its virtual switch as an OS does: root port secondary
@@ -402,74 +393,72 @@ fn slot_status_of(rig: &mut Rig, slot: u8) -> u16 {
 
 #[test]
 fn binding_sets_presence_and_sends_the_hot_plug_msi() {
-    on_big_stack(|| {
-        let mut rig = started();
-        host0_enumerates(&mut rig);
-        host0_enables_hot_plug(&mut rig, 0, 0x41);
-        assert!(rig.host.msis.is_empty());
-        rig.manager
-            .bind(
-                GPU_ID,
-                HostIndex(0),
-                0,
-                &mut rig.plane.switch,
-                &mut rig.host,
-            )
-            .expect("bind");
-        assert_eq!(
-            rig.host.msis,
-            [(
-                PortIndex(HOST0),
-                Bdf::new(2, 0, 0),
-                MsiMessage {
-                    address: 0xfee0_0000,
-                    data: 0x41
-                }
-            )]
-        );
-        let status = slot_status_of(&mut rig, 0);
-        let expected = slot_status::PRESENCE_DETECT_STATE
-            | slot_status::PRESENCE_DETECT_CHANGED
-            | slot_status::DLL_STATE_CHANGED;
-        assert_eq!(status & expected, expected);
-        // ID map and owner are in place.
-        assert_eq!(rig.plane.id_map(HOST0).len(), 1);
-        assert_eq!(rig.plane.id_map(HOST0)[0].host, Bdf::new(3, 0, 0));
-        assert!(matches!(
-            rig.plane.role(GPU),
-            PortRole::Endpoint { owner: Some(o), .. } if o.proxy_id == PROXY0
-        ));
-        // The same endpoint cannot be bound twice.
-        assert_eq!(
-            rig.manager.bind(
-                GPU_ID,
-                HostIndex(1),
-                0,
-                &mut rig.plane.switch,
-                &mut rig.host
-            ),
-            Err(BindError::EndpointBusy {
-                owner: Binding {
-                    host: HostIndex(0),
-                    slot: 0
-                }
-            })
-        );
-        assert_eq!(
-            rig.manager.bind(
-                NVME_PF,
-                HostIndex(0),
-                0,
-                &mut rig.plane.switch,
-                &mut rig.host
-            ),
-            Err(BindError::SlotOccupied {
+    let mut rig = started();
+    host0_enumerates(&mut rig);
+    host0_enables_hot_plug(&mut rig, 0, 0x41);
+    assert!(rig.host.msis.is_empty());
+    rig.manager
+        .bind(
+            GPU_ID,
+            HostIndex(0),
+            0,
+            &mut rig.plane.switch,
+            &mut rig.host,
+        )
+        .expect("bind");
+    assert_eq!(
+        rig.host.msis,
+        [(
+            PortIndex(HOST0),
+            Bdf::new(2, 0, 0),
+            MsiMessage {
+                address: 0xfee0_0000,
+                data: 0x41
+            }
+        )]
+    );
+    let status = slot_status_of(&mut rig, 0);
+    let expected = slot_status::PRESENCE_DETECT_STATE
+        | slot_status::PRESENCE_DETECT_CHANGED
+        | slot_status::DLL_STATE_CHANGED;
+    assert_eq!(status & expected, expected);
+    // ID map and owner are in place.
+    assert_eq!(rig.plane.id_map(HOST0).len(), 1);
+    assert_eq!(rig.plane.id_map(HOST0)[0].host, Bdf::new(3, 0, 0));
+    assert!(matches!(
+        rig.plane.role(GPU),
+        PortRole::Endpoint { owner: Some(o), .. } if o.proxy_id == PROXY0
+    ));
+    // The same endpoint cannot be bound twice.
+    assert_eq!(
+        rig.manager.bind(
+            GPU_ID,
+            HostIndex(1),
+            0,
+            &mut rig.plane.switch,
+            &mut rig.host
+        ),
+        Err(BindError::EndpointBusy {
+            owner: Binding {
                 host: HostIndex(0),
-                slot: 0,
-                occupant: GPU_ID
-            })
-        );
-    });
+                slot: 0
+            }
+        })
+    );
+    assert_eq!(
+        rig.manager.bind(
+            NVME_PF,
+            HostIndex(0),
+            0,
+            &mut rig.plane.switch,
+            &mut rig.host
+        ),
+        Err(BindError::SlotOccupied {
+            host: HostIndex(0),
+            slot: 0,
+            occupant: GPU_ID
+        })
+    );
 }
 
 /// Host 0 sizes and assigns the GPU's BARs behind slot 0 and enables it.
@@ -506,371 +495,373 @@ fn host0_assigns_gpu_bars(rig: &mut Rig) {
 
 #[test]
 fn a_host_write_to_its_bar_reaches_the_endpoint_at_its_fabric_address() {
-    on_big_stack(|| {
-        let mut rig = started();
-        host0_enumerates(&mut rig);
-        rig.manager
-            .bind(
-                GPU_ID,
-                HostIndex(0),
-                0,
-                &mut rig.plane.switch,
-                &mut rig.host,
-            )
-            .expect("bind");
-        host0_assigns_gpu_bars(&mut rig);
-        // The real BAR kept its fabric address: the host's value is shadow state.
-        assert_eq!(rig.fabric.function(GPU, 0).read(0x10), 0x8000_0000);
+    let mut rig = started();
+    host0_enumerates(&mut rig);
+    rig.manager
+        .bind(
+            GPU_ID,
+            HostIndex(0),
+            0,
+            &mut rig.plane.switch,
+            &mut rig.host,
+        )
+        .expect("bind");
+    host0_assigns_gpu_bars(&mut rig);
+    // The real BAR kept its fabric address: the host's value is shadow state.
+    assert_eq!(rig.fabric.function(GPU, 0).read(0x10), 0x8000_0000);
 
-        for (host_address, fabric_address) in [
-            (0x9000_0010, 0x8000_0010u64),
-            (0x2_0000_0100, 0x40_0000_0100),
-            (0x9100_0ff0, 0x8100_0ff0),
-        ] {
-            let out = rig.plane.send(
-                HOST0,
-                memory(MemoryOp::Write, ROOT_PORT, 0, host_address, 1),
-                &[1, 2, 3, 4],
-            );
-            assert_eq!(out.dropped, None, "{out:#?}");
-            assert_eq!(out.deliveries.len(), 1);
-            assert_eq!(out.deliveries[0].to, Destination::Port(ModelPort(GPU)));
-            let m = as_memory(&out.deliveries[0].packet);
-            assert_eq!(m.address, fabric_address);
-            assert_eq!(m.requester, PROXY0);
-        }
-        // The GPU's DMA goes into host 0's aperture (1 << 63 | 0 << 52).
-        let out = rig
-            .plane
-            .send(GPU, memory(MemoryOp::Write, GPU_ID, 0, 0x1000, 1), &[0; 4]);
-        assert_eq!(out.deliveries.len(), 1, "{out:#?}");
-        assert_eq!(out.deliveries[0].to, Destination::Port(ModelPort(HOST0)));
+    for (host_address, fabric_address) in [
+        (0x9000_0010, 0x8000_0010u64),
+        (0x2_0000_0100, 0x40_0000_0100),
+        (0x9100_0ff0, 0x8100_0ff0),
+    ] {
+        let out = rig.plane.send(
+            HOST0,
+            memory(MemoryOp::Write, ROOT_PORT, 0, host_address, 1),
+            &[1, 2, 3, 4],
+        );
+        assert_eq!(out.dropped, None, "{out:#?}");
+        assert_eq!(out.deliveries.len(), 1);
+        assert_eq!(out.deliveries[0].to, Destination::Port(ModelPort(GPU)));
         let m = as_memory(&out.deliveries[0].packet);
-        assert_eq!((m.address, m.requester), (0x1000, Bdf::new(3, 0, 0)));
-    });
+        assert_eq!(m.address, fabric_address);
+        assert_eq!(m.requester, PROXY0);
+    }
+    // The GPU's DMA goes into host 0's aperture (1 << 63 | 0 << 52).
+    let out = rig
+        .plane
+        .send(GPU, memory(MemoryOp::Write, GPU_ID, 0, 0x1000, 1), &[0; 4]);
+    assert_eq!(out.deliveries.len(), 1, "{out:#?}");
+    assert_eq!(out.deliveries[0].to, Destination::Port(ModelPort(HOST0)));
+    let m = as_memory(&out.deliveries[0].packet);
+    assert_eq!((m.address, m.requester), (0x1000, Bdf::new(3, 0, 0)));
 }
 
 #[test]
 fn host_1_cannot_reach_host_0s_endpoint() {
-    on_big_stack(|| {
-        let mut rig = started();
-        host0_enumerates(&mut rig);
-        rig.manager
-            .bind(
-                GPU_ID,
-                HostIndex(0),
-                0,
-                &mut rig.plane.switch,
-                &mut rig.host,
-            )
-            .expect("bind");
-        host0_assigns_gpu_bars(&mut rig);
-        let out = rig.plane.send(
-            HOST1,
-            memory(MemoryOp::Write, ROOT_PORT, 0, 0x9000_0010, 1),
-            &[0; 4],
-        );
-        assert_eq!(out.dropped, Some(DropReason::NoWindow));
-        assert!(out.deliveries.is_empty());
-        let out = rig.plane.send(
-            HOST1,
-            memory(MemoryOp::Read, ROOT_PORT, 1, 0x9000_0010, 1),
-            &[],
-        );
-        assert_eq!(out.dropped, Some(DropReason::NoWindow));
-        assert!(matches!(
-            out.deliveries[0].packet.header.body,
-            Body::Completion(c) if c.status == CompletionStatus::UnsupportedRequest
-        ));
-        // Host 1 sees nothing behind its own (unbound) slots either.
-        let vusp = Bdf::new(1, 0, 0);
-        rig.write(HOST1, ConfigType::Type0, vusp, 0x18, 0x0004_0201);
-        rig.write(
-            HOST1,
-            ConfigType::Type1,
-            Bdf::new(2, 0, 0),
-            0x18,
-            0x0003_0302,
-        );
-        assert_eq!(
-            rig.read(HOST1, ConfigType::Type1, Bdf::new(3, 0, 0), 0),
-            u32::MAX
-        );
-    });
+    let mut rig = started();
+    host0_enumerates(&mut rig);
+    rig.manager
+        .bind(
+            GPU_ID,
+            HostIndex(0),
+            0,
+            &mut rig.plane.switch,
+            &mut rig.host,
+        )
+        .expect("bind");
+    host0_assigns_gpu_bars(&mut rig);
+    let out = rig.plane.send(
+        HOST1,
+        memory(MemoryOp::Write, ROOT_PORT, 0, 0x9000_0010, 1),
+        &[0; 4],
+    );
+    assert_eq!(out.dropped, Some(DropReason::NoWindow));
+    assert!(out.deliveries.is_empty());
+    let out = rig.plane.send(
+        HOST1,
+        memory(MemoryOp::Read, ROOT_PORT, 1, 0x9000_0010, 1),
+        &[],
+    );
+    assert_eq!(out.dropped, Some(DropReason::NoWindow));
+    assert!(matches!(
+        out.deliveries[0].packet.header.body,
+        Body::Completion(c) if c.status == CompletionStatus::UnsupportedRequest
+    ));
+    // Host 1 sees nothing behind its own (unbound) slots either.
+    let vusp = Bdf::new(1, 0, 0);
+    rig.write(HOST1, ConfigType::Type0, vusp, 0x18, 0x0004_0201);
+    rig.write(
+        HOST1,
+        ConfigType::Type1,
+        Bdf::new(2, 0, 0),
+        0x18,
+        0x0003_0302,
+    );
+    assert_eq!(
+        rig.read(HOST1, ConfigType::Type1, Bdf::new(3, 0, 0), 0),
+        u32::MAX
+    );
 }
 
 #[test]
 fn surprise_unbind_clears_presence_and_abandons_outstanding_requests() {
-    on_big_stack(|| {
-        let mut rig = started();
-        host0_enumerates(&mut rig);
-        host0_enables_hot_plug(&mut rig, 0, 0x41);
-        rig.manager
-            .bind(
-                GPU_ID,
-                HostIndex(0),
-                0,
-                &mut rig.plane.switch,
-                &mut rig.host,
-            )
-            .expect("bind");
-        host0_assigns_gpu_bars(&mut rig);
-        // The driver acknowledges the insertion (RW1C).
-        let sw = rig.manager.virtual_switch(HostIndex(0)).expect("host 0");
-        let pcie = sw.downstream[0].caps.pcie.offset;
-        rig.write16(
-            HOST0,
-            ConfigType::Type1,
-            Bdf::new(2, 0, 0),
-            pcie + 0x1a,
-            slot_status::PRESENCE_DETECT_CHANGED | slot_status::DLL_STATE_CHANGED,
-        );
-        assert_eq!(
-            slot_status_of(&mut rig, 0),
-            slot_status::PRESENCE_DETECT_STATE
-        );
-        // A read in flight to the GPU.
-        let out = rig.plane.send(
-            HOST0,
-            memory(MemoryOp::Read, ROOT_PORT, 9, 0x9000_0000, 1),
-            &[],
-        );
-        assert_eq!(out.deliveries[0].to, Destination::Port(ModelPort(GPU)));
+    let mut rig = started();
+    host0_enumerates(&mut rig);
+    host0_enables_hot_plug(&mut rig, 0, 0x41);
+    rig.manager
+        .bind(
+            GPU_ID,
+            HostIndex(0),
+            0,
+            &mut rig.plane.switch,
+            &mut rig.host,
+        )
+        .expect("bind");
+    host0_assigns_gpu_bars(&mut rig);
+    // The driver acknowledges the insertion (RW1C).
+    let sw = rig.manager.virtual_switch(HostIndex(0)).expect("host 0");
+    let pcie = sw.downstream[0].caps.pcie.offset;
+    rig.write16(
+        HOST0,
+        ConfigType::Type1,
+        Bdf::new(2, 0, 0),
+        pcie + 0x1a,
+        slot_status::PRESENCE_DETECT_CHANGED | slot_status::DLL_STATE_CHANGED,
+    );
+    assert_eq!(
+        slot_status_of(&mut rig, 0),
+        slot_status::PRESENCE_DETECT_STATE
+    );
+    // A read in flight to the GPU.
+    let out = rig.plane.send(
+        HOST0,
+        memory(MemoryOp::Read, ROOT_PORT, 9, 0x9000_0000, 1),
+        &[],
+    );
+    assert_eq!(out.deliveries[0].to, Destination::Port(ModelPort(GPU)));
 
-        rig.manager
-            .unbind(
-                GPU_ID,
-                UnbindMode::Surprise,
-                &mut rig.plane.switch,
-                &mut rig.host,
-            )
-            .expect("unbind");
+    rig.manager
+        .unbind(
+            GPU_ID,
+            UnbindMode::Surprise,
+            &mut rig.plane.switch,
+            &mut rig.host,
+        )
+        .expect("unbind");
 
-        // The host's read is completed by the switch, to the host's own tag.
-        let abandoned = rig.plane.switch.take_synthesized();
-        assert_eq!(abandoned.len(), 1);
-        match abandoned[0].packet.header.body {
-            Body::Completion(c) => {
-                assert_eq!(c.status, CompletionStatus::UnsupportedRequest);
-                assert_eq!(c.tag.get(), 9);
-                assert_eq!(c.requester, ROOT_PORT);
-            }
-            ref other => panic!("expected a completion, got {other:?}"),
+    // The host's read is completed by the switch, to the host's own tag.
+    let abandoned = rig.plane.switch.take_synthesized();
+    assert_eq!(abandoned.len(), 1);
+    match abandoned[0].packet.header.body {
+        Body::Completion(c) => {
+            assert_eq!(c.status, CompletionStatus::UnsupportedRequest);
+            assert_eq!(c.tag.get(), 9);
+            assert_eq!(c.requester, ROOT_PORT);
         }
-        // Absent, the change latched, and a second MSI.
-        let status = slot_status_of(&mut rig, 0);
-        assert_eq!(status & slot_status::PRESENCE_DETECT_STATE, 0);
-        assert_ne!(status & slot_status::PRESENCE_DETECT_CHANGED, 0);
-        assert_eq!(rig.host.msis.len(), 2);
-        // Nothing reaches the GPU any more; its port is back in the free pool.
-        let out = rig.plane.send(
-            HOST0,
-            memory(MemoryOp::Write, ROOT_PORT, 0, 0x9000_0010, 1),
-            &[0; 4],
-        );
-        assert_eq!(out.dropped, Some(DropReason::NoWindow));
-        assert!(rig.plane.windows(HOST0).is_empty());
-        assert!(rig.plane.id_map(HOST0).is_empty());
-        assert_eq!(
-            rig.plane.role(GPU),
-            PortRole::Endpoint {
-                owner: None,
-                buses: (3, 3)
-            }
-        );
-        assert_eq!(
-            rig.read(HOST0, ConfigType::Type1, Bdf::new(3, 0, 0), 0),
-            u32::MAX
-        );
-        // And it can be bound again, elsewhere.
-        rig.manager
-            .bind(
-                GPU_ID,
-                HostIndex(1),
-                1,
-                &mut rig.plane.switch,
-                &mut rig.host,
-            )
-            .expect("rebind");
-    });
+        ref other => panic!("expected a completion, got {other:?}"),
+    }
+    // Absent, the change latched, and a second MSI.
+    let status = slot_status_of(&mut rig, 0);
+    assert_eq!(status & slot_status::PRESENCE_DETECT_STATE, 0);
+    assert_ne!(status & slot_status::PRESENCE_DETECT_CHANGED, 0);
+    assert_eq!(rig.host.msis.len(), 2);
+    // Nothing reaches the GPU any more; its port is back in the free pool.
+    let out = rig.plane.send(
+        HOST0,
+        memory(MemoryOp::Write, ROOT_PORT, 0, 0x9000_0010, 1),
+        &[0; 4],
+    );
+    assert_eq!(out.dropped, Some(DropReason::NoWindow));
+    assert!(rig.plane.windows(HOST0).is_empty());
+    assert!(rig.plane.id_map(HOST0).is_empty());
+    assert_eq!(
+        rig.plane.role(GPU),
+        PortRole::Endpoint {
+            owner: None,
+            buses: (3, 3)
+        }
+    );
+    assert_eq!(
+        rig.read(HOST0, ConfigType::Type1, Bdf::new(3, 0, 0), 0),
+        u32::MAX
+    );
+    // And it can be bound again, elsewhere.
+    rig.manager
+        .bind(
+            GPU_ID,
+            HostIndex(1),
+            1,
+            &mut rig.plane.switch,
+            &mut rig.host,
+        )
+        .expect("rebind");
 }
 
 #[test]
 fn a_vf_binds_on_its_own_and_shows_its_pfs_identity() {
-    on_big_stack(|| {
-        let mut rig = started();
-        rig.manager
-            .bind(
-                NVME_VF2,
-                HostIndex(1),
-                0,
-                &mut rig.plane.switch,
-                &mut rig.host,
-            )
-            .expect("bind VF");
-        let (t0, t1) = (ConfigType::Type0, ConfigType::Type1);
-        rig.write(HOST1, t0, Bdf::new(1, 0, 0), 0x18, 0x0004_0201);
-        rig.write(HOST1, t1, Bdf::new(2, 0, 0), 0x18, 0x0003_0302);
-        let vf = Bdf::new(3, 0, 0);
-        assert_eq!(
-            rig.read(HOST1, t1, vf, 0),
-            u32::from(NVME_VF_DEVICE) << 16 | u32::from(NVME_VENDOR)
-        );
-        // Its BAR sizes like the PF's VF BAR0: 16 KiB, 64-bit.
-        rig.write(HOST1, t1, vf, 0x10, u32::MAX);
-        assert_eq!(rig.read(HOST1, t1, vf, 0x10), 0xffff_c004);
-        rig.write(HOST1, t1, vf, 0x10, 0xa000_0000);
-        rig.write(HOST1, t1, vf, 0x14, 0);
-        rig.write16(HOST1, t1, vf, 0x04, 0b110);
-        let out = rig.plane.send(
-            HOST1,
-            memory(MemoryOp::Write, ROOT_PORT, 0, 0xa000_0040, 1),
-            &[0; 4],
-        );
-        assert_eq!(out.deliveries[0].to, Destination::Port(ModelPort(NVME)));
-        assert_eq!(as_memory(&out.deliveries[0].packet).address, 0x8101_8040);
-        // Its PF cannot go to another host: the port has one owner.
-        assert_eq!(
-            rig.manager.bind(
-                NVME_PF,
-                HostIndex(0),
-                0,
-                &mut rig.plane.switch,
-                &mut rig.host
-            ),
-            Err(BindError::PortOwnedByOtherHost {
-                port: PortIndex(NVME),
-                owner: HostIndex(1)
-            })
-        );
-    });
+    let mut rig = started();
+    rig.manager
+        .bind(
+            NVME_VF2,
+            HostIndex(1),
+            0,
+            &mut rig.plane.switch,
+            &mut rig.host,
+        )
+        .expect("bind VF");
+    let (t0, t1) = (ConfigType::Type0, ConfigType::Type1);
+    rig.write(HOST1, t0, Bdf::new(1, 0, 0), 0x18, 0x0004_0201);
+    rig.write(HOST1, t1, Bdf::new(2, 0, 0), 0x18, 0x0003_0302);
+    let vf = Bdf::new(3, 0, 0);
+    assert_eq!(
+        rig.read(HOST1, t1, vf, 0),
+        u32::from(NVME_VF_DEVICE) << 16 | u32::from(NVME_VENDOR)
+    );
+    // Its BAR sizes like the PF's VF BAR0: 16 KiB, 64-bit.
+    rig.write(HOST1, t1, vf, 0x10, u32::MAX);
+    assert_eq!(rig.read(HOST1, t1, vf, 0x10), 0xffff_c004);
+    rig.write(HOST1, t1, vf, 0x10, 0xa000_0000);
+    rig.write(HOST1, t1, vf, 0x14, 0);
+    rig.write16(HOST1, t1, vf, 0x04, 0b110);
+    let out = rig.plane.send(
+        HOST1,
+        memory(MemoryOp::Write, ROOT_PORT, 0, 0xa000_0040, 1),
+        &[0; 4],
+    );
+    assert_eq!(out.deliveries[0].to, Destination::Port(ModelPort(NVME)));
+    assert_eq!(as_memory(&out.deliveries[0].packet).address, 0x8101_8040);
+    // Its PF cannot go to another host: the port has one owner.
+    assert_eq!(
+        rig.manager.bind(
+            NVME_PF,
+            HostIndex(0),
+            0,
+            &mut rig.plane.switch,
+            &mut rig.host
+        ),
+        Err(BindError::PortOwnedByOtherHost {
+            switch: SwitchIndex::LOCAL,
+            port: PortIndex(NVME),
+            owner: HostIndex(1)
+        })
+    );
 }
 
 #[test]
 fn peers_of_one_host_talk_in_the_fabric_unless_acs_redirects_them() {
-    on_big_stack(|| {
-        let mut rig = started();
-        host0_enumerates(&mut rig);
-        rig.manager
-            .bind(
-                GPU_ID,
-                HostIndex(0),
-                0,
-                &mut rig.plane.switch,
-                &mut rig.host,
-            )
-            .expect("bind GPU");
-        rig.manager
-            .bind(
-                NVME_VF1,
-                HostIndex(0),
-                1,
-                &mut rig.plane.switch,
-                &mut rig.host,
-            )
-            .expect("bind VF");
-        host0_assigns_gpu_bars(&mut rig);
-        let t1 = ConfigType::Type1;
-        let vf = Bdf::new(4, 0, 0);
-        rig.write(HOST0, t1, vf, 0x10, 0x9200_0000);
-        rig.write(HOST0, t1, vf, 0x14, 0);
-        rig.write16(HOST0, t1, vf, 0x04, 0b110);
-        assert_eq!(
-            rig.plane.windows(HOST0).len(),
-            4,
-            "three GPU BARs and the VF's"
-        );
+    let mut rig = started();
+    host0_enumerates(&mut rig);
+    rig.manager
+        .bind(
+            GPU_ID,
+            HostIndex(0),
+            0,
+            &mut rig.plane.switch,
+            &mut rig.host,
+        )
+        .expect("bind GPU");
+    rig.manager
+        .bind(
+            NVME_VF1,
+            HostIndex(0),
+            1,
+            &mut rig.plane.switch,
+            &mut rig.host,
+        )
+        .expect("bind VF");
+    host0_assigns_gpu_bars(&mut rig);
+    let t1 = ConfigType::Type1;
+    let vf = Bdf::new(4, 0, 0);
+    rig.write(HOST0, t1, vf, 0x10, 0x9200_0000);
+    rig.write(HOST0, t1, vf, 0x14, 0);
+    rig.write16(HOST0, t1, vf, 0x04, 0b110);
+    assert_eq!(
+        rig.plane.windows(HOST0).len(),
+        4,
+        "three GPU BARs and the VF's"
+    );
 
-        // The GPU writes to the VF's BAR as host 0 assigned it: straight
-        // across the fabric, to the VF's fabric address.
-        let p2p = memory(MemoryOp::Write, GPU_ID, 0, 0x9200_0010, 1);
-        let out = rig.plane.send(GPU, p2p, &[0; 4]);
-        assert_eq!(out.deliveries.len(), 1, "{out:#?}");
-        assert_eq!(out.deliveries[0].to, Destination::Port(ModelPort(NVME)));
-        assert_eq!(as_memory(&out.deliveries[0].packet).address, 0x8101_4010);
+    // The GPU writes to the VF's BAR as host 0 assigned it: straight
+    // across the fabric, to the VF's fabric address.
+    let p2p = memory(MemoryOp::Write, GPU_ID, 0, 0x9200_0010, 1);
+    let out = rig.plane.send(GPU, p2p, &[0; 4]);
+    assert_eq!(out.deliveries.len(), 1, "{out:#?}");
+    assert_eq!(out.deliveries[0].to, Destination::Port(ModelPort(NVME)));
+    assert_eq!(as_memory(&out.deliveries[0].packet).address, 0x8101_4010);
 
-        // The host sets ACS P2P Request Redirect on the GPU's slot (§7.7.11.3):
-        // the same write now goes up to the host, at its own address.
-        let acs = rig
-            .manager
-            .virtual_switch(HostIndex(0))
-            .expect("host 0")
-            .downstream[0]
-            .caps
-            .acs
-            .expect("ACS on downstream ports");
-        rig.write16(
-            HOST0,
-            t1,
-            Bdf::new(2, 0, 0),
-            acs.offset + 6,
-            weft_fabric::pcie::config::acs::feature::P2P_REQUEST_REDIRECT,
-        );
-        let out = rig.plane.send(GPU, p2p, &[0; 4]);
-        assert_eq!(out.deliveries.len(), 1, "{out:#?}");
-        assert_eq!(out.deliveries[0].to, Destination::Port(ModelPort(HOST0)));
-        assert_eq!(as_memory(&out.deliveries[0].packet).address, 0x9200_0010);
-    });
+    // The host sets ACS P2P Request Redirect on the GPU's slot (§7.7.11.3):
+    // the same write now goes up to the host, at its own address.
+    let acs = rig
+        .manager
+        .virtual_switch(HostIndex(0))
+        .expect("host 0")
+        .downstream[0]
+        .caps
+        .acs
+        .expect("ACS on downstream ports");
+    rig.write16(
+        HOST0,
+        t1,
+        Bdf::new(2, 0, 0),
+        acs.offset + 6,
+        weft_fabric::pcie::config::acs::feature::P2P_REQUEST_REDIRECT,
+    );
+    let out = rig.plane.send(GPU, p2p, &[0; 4]);
+    assert_eq!(out.deliveries.len(), 1, "{out:#?}");
+    assert_eq!(out.deliveries[0].to, Destination::Port(ModelPort(HOST0)));
+    assert_eq!(as_memory(&out.deliveries[0].packet).address, 0x9200_0010);
 }
 
 #[test]
 fn graceful_unbind_lets_requests_in_flight_complete() {
-    on_big_stack(|| {
-        let mut rig = started();
-        host0_enumerates(&mut rig);
-        rig.manager
-            .bind(
-                GPU_ID,
-                HostIndex(0),
-                0,
-                &mut rig.plane.switch,
-                &mut rig.host,
-            )
-            .expect("bind");
-        host0_assigns_gpu_bars(&mut rig);
-        let out = rig.plane.send(
-            HOST0,
-            memory(MemoryOp::Read, ROOT_PORT, 5, 0x9000_0000, 1),
-            &[],
-        );
-        let fabric_tag = as_memory(&out.deliveries[0].packet).tag;
-        rig.manager
-            .unbind(
-                GPU_ID,
-                UnbindMode::Graceful,
-                &mut rig.plane.switch,
-                &mut rig.host,
-            )
-            .expect("unbind");
-        assert!(rig.plane.switch.take_synthesized().is_empty());
-        // The GPU still answers; the completion reaches the host with its tag.
-        let completion = weft_fabric::pcie::tlp::Header {
-            digest_present: false,
-            poisoned: false,
-            body: Body::Completion(weft_fabric::pcie::tlp::Completion {
-                locked: false,
-                traffic_class: Default::default(),
-                attributes: Default::default(),
-                completer: GPU_ID,
-                status: CompletionStatus::Successful,
-                byte_count_modified: false,
-                byte_count: 4,
-                requester: PROXY0,
-                tag: fabric_tag,
-                lower_address: 0,
-                data_dw: Some(1),
-            }),
-        };
-        let out = rig.plane.send(GPU, completion, &[1, 2, 3, 4]);
-        assert_eq!(out.deliveries.len(), 1, "{out:#?}");
-        assert_eq!(out.deliveries[0].to, Destination::Port(ModelPort(HOST0)));
-        match out.deliveries[0].packet.header.body {
-            Body::Completion(c) => assert_eq!((c.tag.get(), c.requester), (5, ROOT_PORT)),
-            ref other => panic!("expected a completion, got {other:?}"),
-        }
-        assert_eq!(
-            rig.read(HOST0, ConfigType::Type1, Bdf::new(3, 0, 0), 0),
-            u32::MAX
-        );
-    });
+    let mut rig = started();
+    host0_enumerates(&mut rig);
+    rig.manager
+        .bind(
+            GPU_ID,
+            HostIndex(0),
+            0,
+            &mut rig.plane.switch,
+            &mut rig.host,
+        )
+        .expect("bind");
+    host0_assigns_gpu_bars(&mut rig);
+    let out = rig.plane.send(
+        HOST0,
+        memory(MemoryOp::Read, ROOT_PORT, 5, 0x9000_0000, 1),
+        &[],
+    );
+    let fabric_tag = as_memory(&out.deliveries[0].packet).tag;
+    rig.manager
+        .unbind(
+            GPU_ID,
+            UnbindMode::Graceful,
+            &mut rig.plane.switch,
+            &mut rig.host,
+        )
+        .expect("unbind");
+    assert!(rig.plane.switch.take_synthesized().is_empty());
+    // The GPU still answers; the completion reaches the host with its tag.
+    let completion = weft_fabric::pcie::tlp::Header {
+        digest_present: false,
+        poisoned: false,
+        body: Body::Completion(weft_fabric::pcie::tlp::Completion {
+            locked: false,
+            traffic_class: Default::default(),
+            attributes: Default::default(),
+            completer: GPU_ID,
+            status: CompletionStatus::Successful,
+            byte_count_modified: false,
+            byte_count: 4,
+            requester: PROXY0,
+            tag: fabric_tag,
+            lower_address: 0,
+            data_dw: Some(1),
+        }),
+    };
+    let out = rig.plane.send(GPU, completion, &[1, 2, 3, 4]);
+    assert_eq!(out.deliveries.len(), 1, "{out:#?}");
+    assert_eq!(out.deliveries[0].to, Destination::Port(ModelPort(HOST0)));
+    match out.deliveries[0].packet.header.body {
+        Body::Completion(c) => assert_eq!((c.tag.get(), c.requester), (5, ROOT_PORT)),
+        ref other => panic!("expected a completion, got {other:?}"),
+    }
+    assert_eq!(
+        rig.read(HOST0, ConfigType::Type1, Bdf::new(3, 0, 0), 0),
+        u32::MAX
+    );
+}
+
+/// The manager lives in the soft core's 64 KiB of data RAM
+/// (`weft_regs::DATA_RAM_SIZE`) beside the stack and the network buffers:
+/// at its full capacities (4 hosts × 1 + 8 virtual ports, 64 functions) it
+/// must stay well under half of it. Measured on the build host, whose
+/// `usize` is at least as wide as the soft core's.
+#[test]
+fn the_manager_fits_the_soft_cores_data_ram() {
+    let size = core::mem::size_of::<FabricManager>();
+    println!("FabricManager: {size} bytes");
+    assert!(size < 24 * 1024, "{size} bytes");
+    assert!(size < weft_regs::DATA_RAM_SIZE as usize / 2);
 }

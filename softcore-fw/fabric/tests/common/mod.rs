@@ -25,6 +25,8 @@ use weft_fabric::pcie::tlp::{
 use weft_fabric::pcie::Bdf;
 use weft_model::{Destination, Forwarding, IdMapping, Packet, PortIndex, PortRole, Switch, Window};
 
+pub mod mesh;
+
 // ---------------------------------------------------------------- time
 
 /// A clock shared by the timer and the endpoint models (for their readiness).
@@ -177,29 +179,66 @@ impl FakeFabric {
     }
 
     fn device(&mut self, port: PortIndex) -> Result<&mut FakeDevice, ConfigFault> {
-        let now = self.clock.0.get();
-        let device = self
-            .devices
+        self.devices
             .get_mut(usize::from(port.0))
             .ok_or(ConfigFault::NoSuchPort(port))?
             .as_mut()
-            .ok_or(ConfigFault::UnsupportedRequest)?;
-        if now < device.ready_at_ns {
+            .ok_or(ConfigFault::UnsupportedRequest)
+    }
+}
+
+impl FakeDevice {
+    /// A configuration read as the device answers it at time `now`.
+    pub fn config_read(&mut self, now: u64, target: Bdf, offset: u16) -> Result<u32, ConfigFault> {
+        if now < self.ready_at_ns {
             return Err(ConfigFault::RequestRetry);
         }
-        Ok(device)
+        match self.find(target).ok_or(ConfigFault::UnsupportedRequest)? {
+            Addressed::Pf(i) => Ok(self.functions[i].space.read(offset)),
+            Addressed::Vf(i, v) => {
+                Ok(self.functions[i].sriov.as_ref().expect("has VFs").1[v].read(offset))
+            }
+        }
+    }
+
+    /// A configuration write as the device takes it at time `now`.
+    pub fn config_write(
+        &mut self,
+        now: u64,
+        target: Bdf,
+        offset: u16,
+        value: u32,
+        byte_enables: u8,
+    ) -> Result<(), ConfigFault> {
+        if now < self.ready_at_ns {
+            return Err(ConfigFault::RequestRetry);
+        }
+        let addressed = self.find(target).ok_or(ConfigFault::UnsupportedRequest)?;
+        if self.bus.is_none() {
+            self.bus = Some(target.bus());
+        }
+        match addressed {
+            Addressed::Pf(i) => {
+                let f = &mut self.functions[i];
+                match &f.sriov {
+                    Some((cap, _)) => cap.device_write(&mut f.space, offset, value, byte_enables),
+                    None => f.space.write(offset, value, byte_enables),
+                }
+            }
+            Addressed::Vf(i, v) => self.functions[i].sriov.as_mut().expect("has VFs").1[v].write(
+                offset,
+                value,
+                byte_enables,
+            ),
+        }
+        Ok(())
     }
 }
 
 impl FabricConfig for FakeFabric {
     fn read(&mut self, port: PortIndex, target: Bdf, offset: u16) -> Result<u32, ConfigFault> {
-        let device = self.device(port)?;
-        match device.find(target).ok_or(ConfigFault::UnsupportedRequest)? {
-            Addressed::Pf(i) => Ok(device.functions[i].space.read(offset)),
-            Addressed::Vf(i, v) => {
-                Ok(device.functions[i].sriov.as_ref().expect("has VFs").1[v].read(offset))
-            }
-        }
+        let now = self.clock.0.get();
+        self.device(port)?.config_read(now, target, offset)
     }
 
     fn write(
@@ -210,26 +249,9 @@ impl FabricConfig for FakeFabric {
         value: u32,
         byte_enables: u8,
     ) -> Result<(), ConfigFault> {
-        let device = self.device(port)?;
-        let addressed = device.find(target).ok_or(ConfigFault::UnsupportedRequest)?;
-        if device.bus.is_none() {
-            device.bus = Some(target.bus());
-        }
-        match addressed {
-            Addressed::Pf(i) => {
-                let f = &mut device.functions[i];
-                match &f.sriov {
-                    Some((cap, _)) => cap.device_write(&mut f.space, offset, value, byte_enables),
-                    None => f.space.write(offset, value, byte_enables),
-                }
-            }
-            Addressed::Vf(i, v) => device.functions[i].sriov.as_mut().expect("has VFs").1[v].write(
-                offset,
-                value,
-                byte_enables,
-            ),
-        }
-        Ok(())
+        let now = self.clock.0.get();
+        self.device(port)?
+            .config_write(now, target, offset, value, byte_enables)
     }
 }
 
@@ -342,7 +364,7 @@ pub struct Rig {
     pub fabric: FakeFabric,
     pub clock: Clock,
     pub host: FakeHost,
-    pub manager: Box<FabricManager>,
+    pub manager: FabricManager,
 }
 
 /// The host's root port: requester of its configuration requests.
@@ -476,15 +498,3 @@ pub fn as_memory(packet: &Packet) -> MemoryRequest {
 }
 
 pub const SRIOV_REQUIRED_PAGES: u32 = REQUIRED_PAGE_SIZES;
-
-/// Runs a test body on a thread with room for the manager: its virtual
-/// ports hold a 12 KiB configuration space each, and unoptimized builds
-/// move the manager through several stack frames.
-pub fn on_big_stack(body: impl FnOnce() + Send + 'static) {
-    std::thread::Builder::new()
-        .stack_size(64 << 20)
-        .spawn(body)
-        .expect("a test thread")
-        .join()
-        .expect("the test body passes");
-}

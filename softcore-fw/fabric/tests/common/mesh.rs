@@ -1,0 +1,464 @@
+//! Several weft-model switches wired into one fabric: a TLP leaving a
+//! fabric port enters the neighbour's ingress, one leaving an endpoint or
+//! host port reaches the fake device or is recorded for the host.
+//!
+//! The management CPU's configuration requests travel in-band like any
+//! TLP: a Type 0 request is answered by the function on the link it is sent
+//! out on; a Type 1 request is routed by bus number, and the port it leaves
+//! the fabric by (any port that is not a fabric port) hands it on as Type 0
+//! (§7.3.3). A weft switch port answers a Type 0 request with its
+//! management function, which carries the identity VSEC.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, VecDeque};
+use std::rc::Rc;
+
+use weft_fabric::hw::{ConfigFault, DataPlane, Fabric, FabricConfig, TableWriteError};
+use weft_fabric::pcie::config::vsec::{PortRole as VsecRole, WeftIdentity};
+use weft_fabric::pcie::config::{CapabilityList, ConfigSpace, Type0Function};
+use weft_fabric::pcie::tlp::{
+    Attributes, Body, Completion, CompletionStatus, ConfigRequest, ConfigType, Direction, Header,
+    Tag, TrafficClass,
+};
+use weft_fabric::pcie::Bdf;
+use weft_model::{Destination, Packet, PortIndex, PortRole, Switch};
+use weft_regs::tables::{AddressRoute, IdMapping, Window};
+
+use super::{identity, Clock, FakeDevice};
+
+/// The switches, shared by the configuration path and the table handles.
+pub type Switches = Rc<RefCell<Vec<Switch>>>;
+
+/// What is on the far side of a switch port's link.
+pub enum Partner {
+    /// A port of another switch (index, port).
+    Switch(usize, u8),
+    /// A fake device.
+    Device(FakeDevice),
+    /// A host's root port: TLPs reaching it are recorded.
+    Host,
+}
+
+/// The wired fabric and what reached the edge of it.
+pub struct Network {
+    pub switches: Switches,
+    pub ids: Vec<u64>,
+    pub partners: BTreeMap<(usize, u8), Partner>,
+    /// TLPs that left the fabric to a device or a host: (switch, port, TLP).
+    pub arrivals: Vec<(usize, u8, Packet)>,
+    /// TLPs delivered to a switch's CPU that were not the manager's completions.
+    pub to_cpu: Vec<(usize, Packet)>,
+    pub clock: Clock,
+    next_tag: u16,
+}
+
+/// One switch's tables as a `DataPlane`.
+pub struct SharedPlane {
+    switches: Switches,
+    index: usize,
+}
+
+/// Every switch's data plane, by switch ID; the first is the manager's own.
+pub struct Planes {
+    pub ids: Vec<u64>,
+    planes: Vec<SharedPlane>,
+}
+
+/// Network and planes, lent out separately to the manager.
+pub struct Mesh {
+    pub net: Network,
+    pub planes: Planes,
+}
+
+/// The manager's own requester ID (bus 0, `FabricSettings::default`).
+pub const MANAGER: Bdf = Bdf::new(0, 0, 0);
+
+impl Mesh {
+    /// `ports` ports on every switch, with these IDs; switch 0 runs the manager.
+    pub fn new(ids: &[u64], ports: usize, clock: Clock) -> Self {
+        let switches: Switches = Rc::new(RefCell::new(
+            ids.iter().map(|_| Switch::new(ports)).collect(),
+        ));
+        let planes = (0..ids.len())
+            .map(|index| SharedPlane {
+                switches: switches.clone(),
+                index,
+            })
+            .collect();
+        Mesh {
+            net: Network {
+                switches,
+                ids: ids.to_vec(),
+                partners: BTreeMap::new(),
+                arrivals: Vec::new(),
+                to_cpu: Vec::new(),
+                clock,
+                next_tag: 0,
+            },
+            planes: Planes {
+                ids: ids.to_vec(),
+                planes,
+            },
+        }
+    }
+
+    /// Cables port `a.1` of switch `a.0` to port `b.1` of switch `b.0`.
+    pub fn link(&mut self, a: (usize, u8), b: (usize, u8)) {
+        self.net.partners.insert(a, Partner::Switch(b.0, b.1));
+        self.net.partners.insert(b, Partner::Switch(a.0, a.1));
+    }
+
+    pub fn attach(&mut self, at: (usize, u8), device: FakeDevice) {
+        self.net.partners.insert(at, Partner::Device(device));
+    }
+
+    pub fn attach_host(&mut self, at: (usize, u8)) {
+        self.net.partners.insert(at, Partner::Host);
+    }
+
+    /// A switch's model, to look at.
+    pub fn switch(&self, index: usize) -> std::cell::Ref<'_, Switch> {
+        std::cell::Ref::map(self.net.switches.borrow(), |s| &s[index])
+    }
+}
+
+enum Step {
+    /// Leaves switch `.0` by port `.1` onto the link.
+    Out(usize, u8, Packet),
+    /// Arrives at switch `.0`'s ingress of port `.1`.
+    In(usize, u8, Packet),
+}
+
+fn completion(request: &ConfigRequest, status: CompletionStatus, data: Option<u32>) -> Packet {
+    let data = data.filter(|_| status == CompletionStatus::Successful);
+    let header = Header {
+        digest_present: false,
+        poisoned: false,
+        body: Body::Completion(Completion {
+            locked: false,
+            traffic_class: TrafficClass::default(),
+            attributes: Attributes::default(),
+            completer: request.target,
+            status,
+            byte_count_modified: false,
+            byte_count: 4,
+            requester: request.requester,
+            tag: request.tag,
+            lower_address: 0,
+            data_dw: data.map(|_| 1),
+        }),
+    };
+    Packet::new(
+        header,
+        data.map(|d| d.to_le_bytes().to_vec()).unwrap_or_default(),
+    )
+}
+
+fn status_of(result: &Result<Option<u32>, ConfigFault>) -> CompletionStatus {
+    match result {
+        Ok(_) => CompletionStatus::Successful,
+        Err(ConfigFault::RequestRetry) => CompletionStatus::RequestRetry,
+        Err(ConfigFault::CompleterAbort) => CompletionStatus::CompleterAbort,
+        Err(_) => CompletionStatus::UnsupportedRequest,
+    }
+}
+
+/// The management function of port `port` of a switch with ID `id`.
+fn management_function(id: u64, ports: u8, port: u8) -> ConfigSpace {
+    let mut space = Type0Function::new(identity(0x1d1d, 0x00ff, 0x05_80_00))
+        .build()
+        .expect("no BARs");
+    CapabilityList::new(&mut space)
+        .expect("fresh")
+        .push_extended(&WeftIdentity {
+            switch_id: id,
+            port_count: ports,
+            port_index: port,
+            port_role: VsecRole::Fabric,
+        })
+        .expect("fits");
+    space
+}
+
+impl Network {
+    fn role(&self, switch: usize, port: u8) -> PortRole {
+        self.switches.borrow()[switch]
+            .port_tables(PortIndex(port))
+            .expect("the port exists")
+            .role
+    }
+
+    /// The answer of the function on the link of `(switch, port)` to a configuration request.
+    fn answer(&mut self, switch: usize, port: u8, request: &ConfigRequest, data: u32) -> Packet {
+        let now = self.clock.0.get();
+        let offset = request.byte_offset();
+        let result = match self.partners.get_mut(&(switch, port)) {
+            Some(Partner::Device(device)) => match request.direction {
+                Direction::Read => device.config_read(now, request.target, offset).map(Some),
+                Direction::Write => device
+                    .config_write(now, request.target, offset, data, request.first_be)
+                    .map(|_| None),
+            },
+            Some(Partner::Switch(far, far_port)) => {
+                let ports = self.switches.borrow()[*far].ports() as u8;
+                let space = management_function(self.ids[*far], ports, *far_port);
+                Ok(match request.direction {
+                    Direction::Read => Some(space.read(offset)),
+                    Direction::Write => None,
+                })
+            }
+            _ => Err(ConfigFault::UnsupportedRequest),
+        };
+        completion(request, status_of(&result), result.ok().flatten())
+    }
+
+    /// Carries TLPs through the fabric until none is left moving; returns
+    /// what reached switch 0's CPU.
+    fn run(&mut self, first: Step) -> Vec<Packet> {
+        let mut steps = VecDeque::from([first]);
+        let mut to_manager = Vec::new();
+        while let Some(step) = steps.pop_front() {
+            match step {
+                Step::In(switch, port, packet) => {
+                    let bytes = packet.to_bytes().expect("well-formed");
+                    let out = self.switches.borrow_mut()[switch]
+                        .ingress(PortIndex(port), &bytes)
+                        .expect("the port takes it");
+                    for delivery in out.deliveries {
+                        match delivery.to {
+                            Destination::Cpu if switch == 0 => to_manager.push(delivery.packet),
+                            Destination::Cpu => self.to_cpu.push((switch, delivery.packet)),
+                            Destination::Port(egress) => {
+                                steps.push_back(Step::Out(switch, egress.0, delivery.packet))
+                            }
+                        }
+                    }
+                }
+                Step::Out(switch, port, packet) => {
+                    let config = match packet.header.body {
+                        Body::Config(request) => Some(request),
+                        _ => None,
+                    };
+                    let partner = match self.partners.get(&(switch, port)) {
+                        Some(Partner::Switch(far, far_port)) => Some((*far, *far_port)),
+                        _ => None,
+                    };
+                    match (config, partner) {
+                        // Onward through a fabric link, still routed by bus.
+                        (Some(request), Some((far, far_port)))
+                            if request.config_type == ConfigType::Type1
+                                && self.role(switch, port) == PortRole::Fabric =>
+                        {
+                            steps.push_back(Step::In(far, far_port, packet))
+                        }
+                        // The last hop: the function on the link answers.
+                        (Some(request), _) => {
+                            let data = packet
+                                .payload
+                                .get(..4)
+                                .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+                            let reply = self.answer(switch, port, &request, data);
+                            steps.push_back(Step::In(switch, port, reply));
+                        }
+                        (None, Some((far, far_port))) => {
+                            steps.push_back(Step::In(far, far_port, packet))
+                        }
+                        (None, None) => self.arrivals.push((switch, port, packet)),
+                    }
+                }
+            }
+        }
+        to_manager
+    }
+
+    /// Offers a TLP at a port's ingress and carries it (and what follows
+    /// from it) through the fabric.
+    pub fn send(&mut self, switch: usize, port: u8, packet: Packet) -> Vec<Packet> {
+        self.run(Step::In(switch, port, packet))
+    }
+
+    fn request(
+        &mut self,
+        config_type: ConfigType,
+        port: PortIndex,
+        target: Bdf,
+        offset: u16,
+        write: Option<(u32, u8)>,
+    ) -> Result<u32, ConfigFault> {
+        self.next_tag = (self.next_tag + 1) % 256;
+        let request = ConfigRequest {
+            direction: if write.is_some() {
+                Direction::Write
+            } else {
+                Direction::Read
+            },
+            config_type,
+            requester: MANAGER,
+            tag: Tag::new(self.next_tag).expect("fits"),
+            target,
+            register_number: 0,
+            extended_register_number: 0,
+            first_be: write.map_or(0xf, |w| w.1),
+        }
+        .with_byte_offset(offset);
+        let packet = Packet::new(
+            Header {
+                digest_present: false,
+                poisoned: false,
+                body: Body::Config(request),
+            },
+            write
+                .map(|w| w.0.to_le_bytes().to_vec())
+                .unwrap_or_default(),
+        );
+        let replies = if config_type == ConfigType::Type0 {
+            // The CPU's own request on a link: its completion comes straight back.
+            let data = write.map_or(0, |w| w.0);
+            vec![self.answer(0, port.0, &request, data)]
+        } else {
+            self.run(Step::Out(0, port.0, packet))
+        };
+        let reply = replies
+            .into_iter()
+            .find_map(|p| match p.header.body {
+                Body::Completion(c) if c.tag == request.tag => Some((c, p.payload)),
+                _ => None,
+            })
+            .ok_or(ConfigFault::Timeout)?;
+        match reply.0.status {
+            CompletionStatus::Successful => Ok(reply
+                .1
+                .get(..4)
+                .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))),
+            CompletionStatus::RequestRetry => Err(ConfigFault::RequestRetry),
+            CompletionStatus::CompleterAbort => Err(ConfigFault::CompleterAbort),
+            _ => Err(ConfigFault::UnsupportedRequest),
+        }
+    }
+}
+
+impl FabricConfig for Network {
+    fn read(&mut self, port: PortIndex, target: Bdf, offset: u16) -> Result<u32, ConfigFault> {
+        self.request(ConfigType::Type0, port, target, offset, None)
+    }
+
+    fn write(
+        &mut self,
+        port: PortIndex,
+        target: Bdf,
+        offset: u16,
+        value: u32,
+        byte_enables: u8,
+    ) -> Result<(), ConfigFault> {
+        self.request(
+            ConfigType::Type0,
+            port,
+            target,
+            offset,
+            Some((value, byte_enables)),
+        )
+        .map(|_| ())
+    }
+
+    fn read_routed(
+        &mut self,
+        via: PortIndex,
+        target: Bdf,
+        offset: u16,
+    ) -> Result<u32, ConfigFault> {
+        self.request(ConfigType::Type1, via, target, offset, None)
+    }
+
+    fn write_routed(
+        &mut self,
+        via: PortIndex,
+        target: Bdf,
+        offset: u16,
+        value: u32,
+        byte_enables: u8,
+    ) -> Result<(), ConfigFault> {
+        self.request(
+            ConfigType::Type1,
+            via,
+            target,
+            offset,
+            Some((value, byte_enables)),
+        )
+        .map(|_| ())
+    }
+}
+
+impl Fabric for Planes {
+    fn local(&mut self) -> &mut dyn DataPlane {
+        &mut self.planes[0]
+    }
+
+    fn remote(&mut self, switch_id: u64) -> Option<&mut dyn DataPlane> {
+        let index = self.ids.iter().position(|id| *id == switch_id)?;
+        Some(&mut self.planes[index] as &mut dyn DataPlane)
+    }
+}
+
+impl DataPlane for SharedPlane {
+    fn ports(&self) -> usize {
+        self.switches.borrow()[self.index].ports()
+    }
+
+    fn set_port_role(
+        &mut self,
+        port: PortIndex,
+        role: weft_regs::tables::PortRole,
+    ) -> Result<(), TableWriteError> {
+        self.switches.borrow_mut()[self.index].set_port_role(port, role)
+    }
+
+    fn set_window(
+        &mut self,
+        port: PortIndex,
+        index: usize,
+        window: Window,
+    ) -> Result<(), TableWriteError> {
+        self.switches.borrow_mut()[self.index].set_window(port, index, window)
+    }
+
+    fn set_id_mapping(
+        &mut self,
+        port: PortIndex,
+        index: usize,
+        mapping: Option<IdMapping>,
+    ) -> Result<(), TableWriteError> {
+        self.switches.borrow_mut()[self.index].set_id_mapping(port, index, mapping)
+    }
+
+    fn set_completer_id(&mut self, port: PortIndex, id: Bdf) -> Result<(), TableWriteError> {
+        self.switches.borrow_mut()[self.index].set_completer_id(port, id)
+    }
+
+    fn set_p2p_request_redirect(
+        &mut self,
+        port: PortIndex,
+        redirect: bool,
+    ) -> Result<(), TableWriteError> {
+        self.switches.borrow_mut()[self.index].set_p2p_request_redirect(port, redirect)
+    }
+
+    fn set_intx_swizzle(&mut self, port: PortIndex, swizzle: u8) -> Result<(), TableWriteError> {
+        self.switches.borrow_mut()[self.index].set_intx_swizzle(port, swizzle)
+    }
+
+    fn set_address_route(
+        &mut self,
+        index: usize,
+        route: Option<AddressRoute>,
+    ) -> Result<(), TableWriteError> {
+        self.switches.borrow_mut()[self.index].set_address_route(index, route)
+    }
+
+    fn set_bus_route(&mut self, bus: u8, to: Option<Destination>) -> Result<(), TableWriteError> {
+        self.switches.borrow_mut()[self.index].set_bus_route(bus, to)
+    }
+
+    fn abandon_requests_to(&mut self, port: PortIndex) -> Result<(), TableWriteError> {
+        DataPlane::abandon_requests_to(&mut self.switches.borrow_mut()[self.index], port)
+    }
+}

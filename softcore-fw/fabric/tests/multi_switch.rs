@@ -1,0 +1,467 @@
+//! Fabrics of several weft switches: discovery through fabric links,
+//! shortest paths with their tie-breaks, every switch's tables, and a host
+//! on one switch using endpoints on others. Every expected path, bus and
+//! address is worked out by hand below from the cabling, the switch IDs
+//! and the BAR sizes.
+
+mod common;
+
+use common::mesh::Mesh;
+use common::*;
+use weft_fabric::hw::ConfigPath;
+use weft_fabric::inventory::{PortKind, SwitchIndex};
+use weft_fabric::manager::FabricManager;
+use weft_fabric::pcie::config::Bar;
+use weft_fabric::pcie::tlp::{Body, CompletionStatus, ConfigType, Direction, MemoryOp, Tag};
+use weft_fabric::pcie::Bdf;
+use weft_fabric::settings::{FabricSettings, HostPort};
+use weft_model::{Destination, Packet};
+use weft_regs::tables::{HostIndex, PortIndex};
+
+const PORTS: usize = 8;
+const HOST_PORT: u8 = 0;
+const GPU_VENDOR: u16 = 0x10de;
+
+/// A GPU: BAR0 32-bit 16 MiB, BAR1-2 64-bit prefetchable 256 MiB.
+fn gpu() -> FakeDevice {
+    FakeDevice::new(vec![plain_function(
+        0,
+        identity(GPU_VENDOR, 0x2330, 0x03_02_00),
+        [
+            Some(Bar::memory32(16 << 20)),
+            Some(Bar::memory64(256 << 20, true)),
+            None,
+            None,
+            None,
+            None,
+        ],
+        false,
+    )])
+}
+
+fn settings(switch_id: u64) -> FabricSettings {
+    let mut s = FabricSettings {
+        switch_id,
+        ..FabricSettings::default()
+    };
+    s.upstream_identity = identity(0x1d1d, 0x0001, 0x06_04_00);
+    s.downstream_identity = identity(0x1d1d, 0x0002, 0x06_04_00);
+    s.hosts
+        .push(HostPort {
+            port: PortIndex(HOST_PORT),
+            host: HostIndex(0),
+            slots: 2,
+        })
+        .expect("room");
+    s
+}
+
+fn start(mesh: &mut Mesh, manager: &mut FabricManager) {
+    let mut clock = mesh.net.clock.clone();
+    manager
+        .start(&mut mesh.net, &mut clock, &mut mesh.planes, 0)
+        .expect("the fabric enumerates");
+}
+
+fn p(n: u8) -> Option<PortIndex> {
+    Some(PortIndex(n))
+}
+
+fn to(n: u8) -> Option<Destination> {
+    Some(Destination::Port(PortIndex(n)))
+}
+
+#[test]
+fn two_switches_enumerate_through_their_link() {
+    // S0 (ID 0xa0): port 0 host, port 3 ↔ S1 (ID 0xb0) port 5; S1 port 1 a GPU.
+    let mut mesh = Mesh::new(&[0xa0, 0xb0], PORTS, Clock::default());
+    mesh.attach_host((0, HOST_PORT));
+    mesh.link((0, 3), (1, 5));
+    mesh.attach((1, 1), gpu());
+    let mut manager = FabricManager::new(settings(0xa0)).expect("valid");
+    start(&mut mesh, &mut manager);
+
+    let inv = manager.inventory();
+    assert_eq!(
+        inv.switches.iter().map(|s| s.id).collect::<Vec<_>>(),
+        [0xa0, 0xb0]
+    );
+    let (s0, s1) = (SwitchIndex(0), SwitchIndex(1));
+    assert_eq!(
+        inv.port_on(s0, PortIndex(3)),
+        PortKind::Fabric {
+            switch_id: 0xb0,
+            port: PortIndex(5)
+        }
+    );
+    assert_eq!(
+        inv.port_on(s1, PortIndex(5)),
+        PortKind::Fabric {
+            switch_id: 0xa0,
+            port: PortIndex(3)
+        }
+    );
+    // Bus 0 the manager, 1 the host's proxy, 2 the first endpoint port.
+    assert_eq!(
+        inv.port_on(s1, PortIndex(1)),
+        PortKind::Endpoint { buses: (2, 2) }
+    );
+    let gpu = inv.function(Bdf::new(2, 0, 0)).expect("the GPU");
+    assert_eq!((gpu.switch, gpu.port), (s1, PortIndex(1)));
+    assert_eq!(
+        inv.config_path(s1, PortIndex(1)),
+        ConfigPath::Routed(PortIndex(3))
+    );
+    // The GPU's BARs were assigned through the link.
+    let device_bar0 = match mesh.net.partners.get(&(1, 1)) {
+        Some(common::mesh::Partner::Device(d)) => d.functions[0].space.read(0x10),
+        _ => panic!("the GPU"),
+    };
+    assert_eq!(device_bar0, 0x8000_0000);
+
+    // Each switch routes the other's buses across the link.
+    let s0 = mesh.switch(0).routes().buses;
+    assert_eq!(
+        (s0[0], s0[1], s0[2]),
+        (Some(Destination::Cpu), to(HOST_PORT), to(3))
+    );
+    let s1 = mesh.switch(1).routes().buses;
+    assert_eq!((s1[0], s1[1], s1[2]), (to(5), to(5), to(1)));
+    assert_eq!(
+        mesh.switch(1).routes().by_address(0x8000_0000),
+        to(1),
+        "the GPU's BAR0"
+    );
+    assert_eq!(
+        mesh.switch(0)
+            .routes()
+            .by_address(0x8000_0000 + (16 << 20) - 4),
+        to(3)
+    );
+}
+
+/// The ring: A (ID 0x10, the manager's) — B (0x40) — C (0x30) — D (0x20) —
+/// A, with a second, parallel link between A and D.
+///
+/// | link        | ports         |
+/// |-------------|---------------|
+/// | A — B       | A.1 — B.1     |
+/// | A — D       | A.2 — D.1     |
+/// | A — D       | A.3 — D.3     |
+/// | B — C       | B.2 — C.1     |
+/// | C — D       | C.2 — D.2     |
+///
+/// Discovery is breadth first from A, ports in order: A.1 finds B (index
+/// 1), A.2 finds D (index 2), A.3 finds D again (known: a second link);
+/// from B, B.2 finds C (index 3); D.2 leads to C, known. The host is on
+/// A.0; GPU 1 on B.0 gets bus 2 (B is walked before C), GPU 0 on C.0 bus 3.
+fn ring() -> (Mesh, FabricManager) {
+    let (a, b, c, d) = (0, 1, 3, 2);
+    let mut mesh = Mesh::new(&[0x10, 0x40, 0x20, 0x30], PORTS, Clock::default());
+    mesh.attach_host((a, HOST_PORT));
+    mesh.link((a, 1), (b, 1));
+    mesh.link((a, 2), (d, 1));
+    mesh.link((a, 3), (d, 3));
+    mesh.link((b, 2), (c, 1));
+    mesh.link((c, 2), (d, 2));
+    mesh.attach((b, 0), gpu());
+    mesh.attach((c, 0), gpu());
+    let mut manager = FabricManager::new(settings(0x10)).expect("valid");
+    start(&mut mesh, &mut manager);
+    (mesh, manager)
+}
+
+/// Switch indices in discovery order, and the mesh's (model) indices.
+const A: SwitchIndex = SwitchIndex(0);
+const B: SwitchIndex = SwitchIndex(1);
+const D: SwitchIndex = SwitchIndex(2);
+const C: SwitchIndex = SwitchIndex(3);
+const MODEL_A: usize = 0;
+const MODEL_B: usize = 1;
+const MODEL_D: usize = 2;
+const MODEL_C: usize = 3;
+
+const GPU1: Bdf = Bdf::new(2, 0, 0);
+const GPU0: Bdf = Bdf::new(3, 0, 0);
+const PROXY: Bdf = Bdf::new(1, 0, 0);
+
+#[test]
+fn a_ring_is_discovered_once_per_switch_and_link() {
+    let (_mesh, manager) = ring();
+    let inv = manager.inventory();
+    assert_eq!(
+        inv.switches.iter().map(|s| s.id).collect::<Vec<_>>(),
+        [0x10, 0x40, 0x20, 0x30]
+    );
+    let fabric = |switch_id, port| PortKind::Fabric {
+        switch_id,
+        port: PortIndex(port),
+    };
+    assert_eq!(inv.port_on(A, PortIndex(1)), fabric(0x40, 1));
+    assert_eq!(inv.port_on(A, PortIndex(2)), fabric(0x20, 1));
+    assert_eq!(inv.port_on(A, PortIndex(3)), fabric(0x20, 3));
+    assert_eq!(inv.port_on(B, PortIndex(2)), fabric(0x30, 1));
+    assert_eq!(inv.port_on(D, PortIndex(2)), fabric(0x30, 2));
+    assert_eq!(inv.port_on(C, PortIndex(2)), fabric(0x20, 2));
+    assert_eq!(
+        inv.port_on(B, PortIndex(0)),
+        PortKind::Endpoint { buses: (2, 2) }
+    );
+    assert_eq!(
+        inv.port_on(C, PortIndex(0)),
+        PortKind::Endpoint { buses: (3, 3) }
+    );
+    assert_eq!(inv.port_on(D, PortIndex(0)), PortKind::Empty);
+    let ids: Vec<_> = inv.functions.iter().map(|f| (f.id, f.switch)).collect();
+    assert_eq!(ids, [(GPU1, B), (GPU0, C)]);
+}
+
+#[test]
+fn ring_paths_are_shortest_with_the_lower_switch_id_then_port_first() {
+    let (_mesh, manager) = ring();
+    let paths = &manager.inventory().paths;
+    let hop = |from, to| paths.next_hop(from, to);
+    // Neighbours: straight across their link (A to D: ports 2 and 3, the lower wins).
+    assert_eq!(hop(A, B), p(1));
+    assert_eq!(hop(A, D), p(2));
+    assert_eq!(hop(D, A), p(1));
+    assert_eq!(hop(B, C), p(2));
+    assert_eq!(hop(C, D), p(2));
+    // Two hops, two ways each: through the neighbour with the lower ID.
+    // A to C: through B (0x40) or D (0x20): D.
+    assert_eq!(hop(A, C), p(2));
+    assert_eq!(hop(D, C), p(2));
+    // C to A: through B (0x40) or D (0x20): D.
+    assert_eq!(hop(C, A), p(2));
+    // B to D and D to B: through A (0x10) or C (0x30): A.
+    assert_eq!(hop(B, D), p(1));
+    assert_eq!(hop(D, B), p(1));
+    assert_eq!(hop(A, A), None);
+    assert_eq!(paths.distance(A, C), Some(2));
+    assert_eq!(paths.distance(B, D), Some(2));
+    // Configuration requests to C leave A the way its routes go, not the
+    // way discovery first reached it (through B).
+    assert_eq!(
+        manager.inventory().config_path(C, PortIndex(0)),
+        ConfigPath::Routed(PortIndex(2))
+    );
+}
+
+#[test]
+fn every_switch_routes_every_bus_and_range_along_its_path() {
+    let (mesh, _manager) = ring();
+    // Buses: 0 the manager (A's CPU), 1 the host's proxy (A.0), 2 GPU 1 (B.0), 3 GPU 0 (C.0).
+    let cpu = Some(Destination::Cpu);
+    let expected = [
+        (MODEL_A, [cpu, to(0), to(1), to(2)]),
+        (MODEL_B, [to(1), to(1), to(0), to(2)]),
+        (MODEL_D, [to(1), to(1), to(1), to(2)]),
+        (MODEL_C, [to(2), to(2), to(1), to(0)]),
+    ];
+    for (switch, buses) in expected {
+        let routes = mesh.switch(switch).routes().buses;
+        assert_eq!(routes[..4], buses, "switch {switch}");
+        assert!(routes[4..].iter().all(Option::is_none), "switch {switch}");
+    }
+    // BARs, below 4 GiB from 0x8000_0000 and prefetchable from 256 GiB:
+    // GPU 1: 0x8000_0000 (16 MiB), 0x40_0000_0000 (256 MiB);
+    // GPU 0: 0x8100_0000, 0x40_1000_0000. Host 0's aperture: 1 << 63.
+    let addresses = [
+        (0x8000_0000u64, [to(1), to(0), to(1), to(1)]),
+        (0x40_0000_0000, [to(1), to(0), to(1), to(1)]),
+        (0x8100_0000, [to(2), to(2), to(2), to(0)]),
+        (0x40_1000_0000, [to(2), to(2), to(2), to(0)]),
+        (1 << 63, [to(0), to(1), to(1), to(2)]),
+    ];
+    for (address, per_switch) in addresses {
+        for (switch, want) in [MODEL_A, MODEL_B, MODEL_D, MODEL_C]
+            .into_iter()
+            .zip(per_switch)
+        {
+            assert_eq!(
+                mesh.switch(switch).routes().by_address(address),
+                want,
+                "{address:#x} on switch {switch}"
+            );
+        }
+    }
+}
+
+/// A configuration request from the host on A's host port, answered by the manager.
+fn host_config(
+    mesh: &mut Mesh,
+    manager: &mut FabricManager,
+    host: &mut FakeHost,
+    config_type: ConfigType,
+    target: Bdf,
+    offset: u16,
+    write: Option<u32>,
+) -> u32 {
+    let request = weft_fabric::pcie::tlp::ConfigRequest {
+        direction: if write.is_some() {
+            Direction::Write
+        } else {
+            Direction::Read
+        },
+        config_type,
+        requester: ROOT_PORT,
+        tag: Tag::new(7).expect("fits"),
+        target,
+        register_number: 0,
+        extended_register_number: 0,
+        first_be: 0xf,
+    }
+    .with_byte_offset(offset);
+    let header = weft_fabric::pcie::tlp::Header {
+        digest_present: false,
+        poisoned: false,
+        body: Body::Config(request),
+    };
+    let payload = write.map(|w| w.to_le_bytes().to_vec()).unwrap_or_default();
+    let to_cpu = mesh
+        .net
+        .send(MODEL_A, HOST_PORT, Packet::new(header, payload.clone()));
+    assert_eq!(to_cpu.len(), 1, "the request reaches the mailbox");
+    host.inbox.push_back(weft_fabric::hw::HostConfigRequest {
+        port: PortIndex(HOST_PORT),
+        request,
+        data: write.unwrap_or(0),
+    });
+    manager
+        .service(&mut mesh.net, &mut mesh.planes, host)
+        .expect("answered");
+    let (_, completion, data) = host.completions.pop().expect("a completion");
+    if completion.status == CompletionStatus::Successful {
+        data.unwrap_or(0)
+    } else {
+        u32::MAX
+    }
+}
+
+/// Host 0 enumerates its virtual switch (upstream port bus 1, downstream
+/// ports on bus 2, their secondary buses 3 and 4), and assigns the BARs of
+/// what is bound behind slot `slot` at `bar0` (32-bit) and `bar1` (64-bit).
+fn host_assigns(
+    mesh: &mut Mesh,
+    manager: &mut FabricManager,
+    host: &mut FakeHost,
+    slot: u8,
+    bar0: u32,
+    bar1: u64,
+) {
+    let (t0, t1) = (ConfigType::Type0, ConfigType::Type1);
+    let mut config =
+        |t, target, offset, value| host_config(mesh, manager, host, t, target, offset, value);
+    config(t0, Bdf::new(1, 0, 0), 0x18, Some(0x0004_0201));
+    for s in 0..2u32 {
+        let secondary = 3 + s;
+        config(
+            t1,
+            Bdf::new(2, s as u8, 0),
+            0x18,
+            Some(secondary << 16 | secondary << 8 | 2),
+        );
+    }
+    let function = Bdf::new(3 + slot, 0, 0);
+    assert_eq!(
+        config(t1, function, 0, None),
+        0x2330_0000 | u32::from(GPU_VENDOR),
+        "the bound GPU answers through the fabric"
+    );
+    config(t1, function, 0x10, Some(bar0));
+    config(t1, function, 0x14, Some(bar1 as u32 | 0xc));
+    config(t1, function, 0x18, Some((bar1 >> 32) as u32));
+    config(t1, function, 0x04, Some(0b110));
+}
+
+fn memory_write(requester: Bdf, address: u64) -> Packet {
+    Packet::new(
+        memory(MemoryOp::Write, requester, 0, address, 1),
+        vec![1, 2, 3, 4],
+    )
+}
+
+#[test]
+fn a_host_on_one_switch_uses_a_gpu_on_the_far_side_of_the_ring() {
+    let (mut mesh, mut manager) = ring();
+    let mut host = FakeHost::default();
+    manager
+        .bind(GPU0, HostIndex(0), 0, &mut mesh.planes, &mut host)
+        .expect("bind the GPU on C");
+    host_assigns(
+        &mut mesh,
+        &mut manager,
+        &mut host,
+        0,
+        0x9000_0000,
+        0x2_0000_0000,
+    );
+
+    // The host's write to its BAR reaches the GPU on C at its fabric address.
+    let out = mesh
+        .net
+        .send(MODEL_A, HOST_PORT, memory_write(ROOT_PORT, 0x9000_0010));
+    assert!(out.is_empty());
+    let (switch, port, packet) = mesh.net.arrivals.pop().expect("delivered");
+    assert_eq!((switch, port), (MODEL_C, 0));
+    let m = as_memory(&packet);
+    assert_eq!((m.address, m.requester), (0x8100_0010, PROXY));
+    assert!(mesh.net.arrivals.is_empty());
+
+    // The GPU's DMA comes back to the host, in the host's terms.
+    mesh.net.send(MODEL_C, 0, memory_write(GPU0, 0x1000));
+    let (switch, port, packet) = mesh.net.arrivals.pop().expect("delivered");
+    assert_eq!((switch, port), (MODEL_A, HOST_PORT));
+    let m = as_memory(&packet);
+    assert_eq!((m.address, m.requester), (0x1000, Bdf::new(3, 0, 0)));
+}
+
+#[test]
+fn peers_on_different_switches_talk_without_touching_the_host() {
+    let (mut mesh, mut manager) = ring();
+    let mut host = FakeHost::default();
+    manager
+        .bind(GPU0, HostIndex(0), 0, &mut mesh.planes, &mut host)
+        .expect("bind the GPU on C");
+    manager
+        .bind(GPU1, HostIndex(0), 1, &mut mesh.planes, &mut host)
+        .expect("bind the GPU on B");
+    host_assigns(
+        &mut mesh,
+        &mut manager,
+        &mut host,
+        0,
+        0x9000_0000,
+        0x2_0000_0000,
+    );
+    host_assigns(
+        &mut mesh,
+        &mut manager,
+        &mut host,
+        1,
+        0xa000_0000,
+        0x3_0000_0000,
+    );
+
+    // GPU 1 (on B) writes GPU 0's BAR as the host assigned it: across B — C.
+    mesh.net.send(MODEL_B, 0, memory_write(GPU1, 0x9000_0020));
+    assert_eq!(mesh.net.arrivals.len(), 1, "{:#?}", mesh.net.arrivals);
+    let (switch, port, packet) = mesh.net.arrivals.pop().expect("delivered");
+    assert_eq!((switch, port), (MODEL_C, 0));
+    assert_eq!(as_memory(&packet).address, 0x8100_0020);
+    // And back, into GPU 1's prefetchable BAR, through C — B.
+    mesh.net.send(MODEL_C, 0, memory_write(GPU0, 0x3_0000_0040));
+    let (switch, port, packet) = mesh.net.arrivals.pop().expect("delivered");
+    assert_eq!((switch, port), (MODEL_B, 0));
+    assert_eq!(as_memory(&packet).address, 0x40_0000_0040);
+    // Neither touched switch A, where the host is.
+    let a = mesh.switch(MODEL_A);
+    let host_egress = a.counters(PortIndex(HOST_PORT)).expect("port");
+    assert_eq!(
+        host_egress.egress.posted, 0,
+        "no posted TLP went out to the host"
+    );
+    drop(a);
+    // Nothing went to a switch's CPU but the manager's own completions.
+    assert!(mesh.net.to_cpu.is_empty());
+}

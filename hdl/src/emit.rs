@@ -5,8 +5,11 @@
 //! one synthesis project.
 
 use rust_hdl::prelude::*;
+use weft_regs::capacity;
 
+use crate::core::Core;
 use crate::stream::TlpRegisterSlice;
+use crate::tables::{AddressRouteTable, BusRouteTable, IdMap, WindowTable};
 use crate::HeaderDecoder;
 
 /// Payload bits of the reference configuration: 512 bits at 250 MHz carry
@@ -29,6 +32,20 @@ pub fn designs() -> Vec<Design> {
             "weft_tlp_register_slice",
             TlpRegisterSlice::<REFERENCE_PAYLOAD_BITS>::default(),
         ),
+        emit(
+            "weft_window_table",
+            WindowTable::<{ capacity::WINDOWS_PER_PORT }>::new(0),
+        ),
+        emit(
+            "weft_address_route_table",
+            AddressRouteTable::<{ capacity::ADDRESS_ROUTES }>::new(),
+        ),
+        emit("weft_bus_route_table", BusRouteTable::new()),
+        emit(
+            "weft_id_map",
+            IdMap::<{ capacity::BOUND_FUNCTIONS_PER_HOST }>::new(0),
+        ),
+        emit("weft_core", Core::default()),
     ]
 }
 

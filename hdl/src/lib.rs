@@ -7,9 +7,13 @@
 //! field position comes from `weft-pcie`; tests hold the RTL to it.
 #![forbid(unsafe_code)]
 
+pub mod csr;
+pub mod core;
 pub mod driver;
 pub mod emit;
 pub mod header_decode;
 pub mod stream;
+pub mod switching;
+pub mod tables;
 
 pub use header_decode::HeaderDecoder;

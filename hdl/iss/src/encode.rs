@@ -506,7 +506,7 @@ mod tests {
 
     use super::*;
     use crate::decode::decode;
-    use crate::testutil::any_instruction;
+    use crate::strategy::any_instruction;
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(4096))]

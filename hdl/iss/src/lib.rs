@@ -50,5 +50,5 @@ pub use elf::{ElfError, LoadedImage};
 pub use hart::{Hart, MemWrite, RegWrite, Retirement, RunStop, RunSummary, Step};
 pub use trap::{Exception, Interrupt, TrapCause, TrapTaken};
 
-#[cfg(test)]
-mod testutil;
+#[cfg(any(test, feature = "strategy"))]
+pub mod strategy;

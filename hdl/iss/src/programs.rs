@@ -44,11 +44,16 @@ pub struct Program {
 impl Program {
     /// Loads code and data and resets the hart to the first instruction.
     pub fn load(&self, hart: &mut Hart<HarvardBus>) -> Result<(), BusFault> {
-        hart.bus_mut()
-            .write_words(INSTRUCTION_RAM_BASE, &self.code)?;
-        hart.bus_mut().write_image(DATA_RAM_BASE, &self.data)?;
+        self.write_to(hart.bus_mut())?;
         hart.reset(INSTRUCTION_RAM_BASE);
         Ok(())
+    }
+
+    /// Writes code and data into `bus`'s RAMs through the image back door
+    /// (for a second model, such as the RTL core, that runs from its own bus).
+    pub fn write_to(&self, bus: &mut HarvardBus) -> Result<(), BusFault> {
+        bus.write_words(INSTRUCTION_RAM_BASE, &self.code)?;
+        bus.write_image(DATA_RAM_BASE, &self.data)
     }
 
     /// Whether the hart's state matches [`Program::expected`].

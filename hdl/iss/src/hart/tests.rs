@@ -10,7 +10,7 @@ use weft_regs::{DATA_RAM_BASE, DATA_RAM_SIZE, INSTRUCTION_RAM_SIZE};
 use super::*;
 use crate::csr::{self, MSTATUS_MIE, MSTATUS_MPIE, MSTATUS_MPP};
 use crate::encode::{self as e, encode};
-use crate::testutil::any_instruction;
+use crate::strategy::any_instruction;
 
 const D: u32 = DATA_RAM_BASE;
 const HANDLER: u32 = 0x100;

@@ -1,4 +1,6 @@
-//! Test support: a proptest strategy over every valid [`Instruction`].
+//! A proptest strategy over every valid [`Instruction`], for this crate's
+//! tests and for other models' differential tests (cargo feature
+//! `strategy`).
 
 use proptest::prelude::*;
 
@@ -26,7 +28,7 @@ fn csr() -> impl Strategy<Value = u16> {
 
 /// Any instruction with in-range operands: every variant, every field
 /// value.
-pub(crate) fn any_instruction() -> impl Strategy<Value = Instruction> {
+pub fn any_instruction() -> impl Strategy<Value = Instruction> {
     use Instruction as I;
     let r3 = || (reg(), reg(), reg());
     prop_oneof![

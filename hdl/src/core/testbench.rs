@@ -1,0 +1,309 @@
+//! A test bench for the core: Rust models of memory on its two ports,
+//! interrupt lines, and its retirement trace read back as
+//! `weft_iss::Retirement` records, all driven cycle by cycle on the
+//! calling thread ([`crate::driver::CycleDriver`]).
+//!
+//! Memory is any `weft_iss::Bus` — normally the same `HarvardBus` memory
+//! map the instruction-set simulator runs on, so the two models see the
+//! same RAMs and the same access faults.
+
+use std::fmt;
+
+use rust_hdl::prelude::*;
+use weft_iss::{
+    Bus, Exception, Interrupt, MemWrite, RegWrite, Retirement, TrapCause, TrapTaken, Width,
+};
+
+use super::Core;
+use crate::driver::{CycleDriver, DriveError};
+
+/// Why the test bench could not run or read the core.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BenchError {
+    /// The cycle driver failed.
+    Drive(DriveError),
+    /// The trace reported an `mcause` no trap of this core has.
+    UnknownCause {
+        /// The reported `mcause`.
+        mcause: u32,
+    },
+    /// The trace reported a store width other than byte, halfword, word.
+    UnknownWidth {
+        /// The reported width code.
+        code: u64,
+    },
+    /// A data port request changed when its `fault` answer was applied:
+    /// the port contract (fault depends on the request only) is broken.
+    RequestDependsOnFault {
+        /// Clock cycle.
+        cycle: u64,
+    },
+}
+
+impl fmt::Display for BenchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Drive(e) => write!(f, "driving the core failed: {e}"),
+            Self::UnknownCause { mcause } => {
+                write!(
+                    f,
+                    "the core reported mcause {mcause:#x}, which it cannot raise"
+                )
+            }
+            Self::UnknownWidth { code } => write!(f, "the core reported store width code {code}"),
+            Self::RequestDependsOnFault { cycle } => write!(
+                f,
+                "cycle {cycle}: the data port request changed with its own fault answer \
+                 (a combinational path from data.fault to the request)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for BenchError {}
+
+impl From<DriveError> for BenchError {
+    fn from(e: DriveError) -> Self {
+        Self::Drive(e)
+    }
+}
+
+/// One retirement of the core, with the interrupt lines (as `mip` bits)
+/// that the commit stage saw when it decided it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Retired {
+    /// The retirement record.
+    pub retirement: Retirement,
+    /// `mip` as the commit decision saw it.
+    pub mip: u32,
+}
+
+/// The core with memory models and interrupt lines attached.
+pub struct CoreBench<B: Bus> {
+    driver: CycleDriver<Core>,
+    bus: B,
+    /// The word the instruction port returns in the next cycle.
+    fetched: u32,
+    /// The word the data port returns in the next cycle.
+    loaded: u32,
+    mip: u32,
+    /// `mip` during the previous cycle, whose commit decision the trace reports now.
+    decided_mip: u32,
+}
+
+impl<B: Bus> CoreBench<B> {
+    /// Builds the core (`mhartid` 0) on `bus` and holds it in reset for one
+    /// cycle, so that it starts fetching at `reset_pc`.
+    pub fn new(bus: B, reset_pc: u32) -> Result<Self, BenchError> {
+        let mut driver = CycleDriver::new(Core::default(), |c| &mut c.clock)?;
+        driver.block().reset_vector.next = bits(u64::from(reset_pc));
+        driver.block().reset.next = true;
+        driver.tick()?;
+        driver.block().reset.next = false;
+        Ok(Self {
+            driver,
+            bus,
+            fetched: 0,
+            loaded: 0,
+            mip: 0,
+            decided_mip: 0,
+        })
+    }
+
+    /// Drives interrupt line `irq`.
+    pub fn set_interrupt(&mut self, irq: Interrupt, pending: bool) {
+        if pending {
+            self.mip |= irq.mask();
+        } else {
+            self.mip &= !irq.mask();
+        }
+    }
+
+    /// The interrupt lines as `mip` bits.
+    pub fn interrupt_lines(&self) -> u32 {
+        self.mip
+    }
+
+    /// The memory.
+    pub fn bus(&self) -> &B {
+        &self.bus
+    }
+
+    /// The memory, writable.
+    pub fn bus_mut(&mut self) -> &mut B {
+        &mut self.bus
+    }
+
+    /// Clock cycles run, the reset cycle included.
+    pub fn cycles(&self) -> u64 {
+        self.driver.cycles()
+    }
+
+    /// Integer register `r`.
+    ///
+    /// # Panics
+    /// If `r > 31`.
+    pub fn register(&mut self, r: usize) -> u32 {
+        self.driver.block().register(r)
+    }
+
+    /// Runs one clock cycle: answers the core's memory requests from the
+    /// bus, and returns the retirement the trace reports in this cycle.
+    pub fn cycle(&mut self) -> Result<Option<Retired>, BenchError> {
+        let mip = self.mip;
+        let core = self.driver.block();
+        core.fetch.data.next = bits(u64::from(self.fetched));
+        core.data.read_data.next = bits(u64::from(self.loaded));
+        core.software_irq.next = mip & Interrupt::MachineSoftware.mask() != 0;
+        core.timer_irq.next = mip & Interrupt::MachineTimer.mask() != 0;
+        core.external_irq.next = mip & Interrupt::MachineExternal.mask() != 0;
+        core.data.fault.next = false;
+        core.fetch.fault.next = false;
+        self.driver.settle()?;
+        let retired = self.trace()?;
+
+        // Data port first: a data fault redirects fetch in the same cycle.
+        let request = self.data_request();
+        let (fault, loaded) = self.serve_data(request);
+        self.loaded = loaded;
+        self.driver.block().data.fault.next = fault;
+        self.driver.settle()?;
+        if fault && self.data_request() != request {
+            return Err(BenchError::RequestDependsOnFault {
+                cycle: self.driver.cycles(),
+            });
+        }
+
+        let address = self.driver.block().fetch.address.val().to_u32();
+        let (fault, word) = match self.bus.fetch(address) {
+            Ok(word) => (false, word),
+            Err(_) => (true, 0),
+        };
+        self.fetched = word;
+        self.driver.block().fetch.fault.next = fault;
+        self.driver.tick()?;
+        let decided = self.decided_mip;
+        self.decided_mip = mip;
+        Ok(retired.map(|retirement| Retired {
+            retirement,
+            mip: decided,
+        }))
+    }
+
+    /// The data port's request: read, write, address, byte enables, data.
+    fn data_request(&mut self) -> (bool, bool, u32, u64, u32) {
+        let port = &self.driver.block().data;
+        (
+            port.read.val(),
+            port.write.val(),
+            port.address.val().to_u32(),
+            port.byte_enable.val().to_u64(),
+            port.write_data.val().to_u32(),
+        )
+    }
+
+    /// Performs a request on the bus; returns its fault and the word a
+    /// load puts on the read lanes.
+    fn serve_data(&mut self, request: (bool, bool, u32, u64, u32)) -> (bool, u32) {
+        let (read, write, address, byte_enable, write_data) = request;
+        let width = match byte_enable.count_ones() {
+            1 => Width::Byte,
+            2 => Width::Half,
+            _ => Width::Word,
+        };
+        let shift = 8 * (address & 3);
+        let mask = match width {
+            Width::Byte => 0xff,
+            Width::Half => 0xffff,
+            Width::Word => u32::MAX,
+        };
+        if write {
+            let fault = self
+                .bus
+                .store(address, width, (write_data >> shift) & mask)
+                .is_err();
+            (fault, 0)
+        } else if read {
+            match self.bus.load(address, width) {
+                Ok(value) => (false, value << shift),
+                Err(_) => (true, 0),
+            }
+        } else {
+            (false, 0)
+        }
+    }
+
+    /// The retirement on the trace outputs, if any.
+    fn trace(&mut self) -> Result<Option<Retirement>, BenchError> {
+        let t = &self.driver.block().retire;
+        if !t.valid.val() {
+            return Ok(None);
+        }
+        let rd = u8::try_from(t.rd.val().to_u64()).expect("rd is a 5-bit field");
+        let mut record = Retirement {
+            pc: t.pc.val().to_u32(),
+            instruction: t
+                .has_instruction
+                .val()
+                .then(|| t.instruction.val().to_u32()),
+            rd_write: t.rd_write.val().then(|| RegWrite {
+                rd,
+                value: t.rd_value.val().to_u32(),
+            }),
+            mem_write: None,
+            trap: None,
+        };
+        if t.mem_write.val() {
+            let width = match t.mem_width.val().to_u64() {
+                0 => Width::Byte,
+                1 => Width::Half,
+                2 => Width::Word,
+                code => return Err(BenchError::UnknownWidth { code }),
+            };
+            record.mem_write = Some(MemWrite {
+                addr: t.mem_address.val().to_u32(),
+                width,
+                value: t.mem_value.val().to_u32(),
+            });
+        }
+        if t.trap.val() {
+            record.trap = Some(trap_taken(
+                t.trap_cause.val().to_u32(),
+                t.trap_value.val().to_u32(),
+            )?);
+        }
+        Ok(Some(record))
+    }
+}
+
+/// The trap an `mcause`/`mtval` pair describes (Privileged 20211203
+/// §3.1.15, Table 3.6).
+fn trap_taken(mcause: u32, tval: u32) -> Result<TrapTaken, BenchError> {
+    let unknown = BenchError::UnknownCause { mcause };
+    let cause = if mcause & (1 << 31) != 0 {
+        let code = mcause & !(1 << 31);
+        let irq = Interrupt::BY_PRIORITY
+            .into_iter()
+            .find(|i| i.code() == code)
+            .ok_or(unknown)?;
+        TrapCause::Interrupt(irq)
+    } else {
+        use Exception as E;
+        let exception = [
+            E::InstructionAddressMisaligned,
+            E::InstructionAccessFault,
+            E::IllegalInstruction,
+            E::Breakpoint,
+            E::LoadAddressMisaligned,
+            E::LoadAccessFault,
+            E::StoreAddressMisaligned,
+            E::StoreAccessFault,
+            E::EnvironmentCallFromMMode,
+        ]
+        .into_iter()
+        .find(|e| e.code() == mcause)
+        .ok_or(unknown)?;
+        TrapCause::Exception(exception)
+    };
+    Ok(TrapTaken { cause, tval })
+}

@@ -9,6 +9,7 @@ use weft_regs::capacity;
 
 use crate::core::Core;
 use crate::stream::TlpRegisterSlice;
+use crate::switching::SwitchCore;
 use crate::tables::{AddressRouteTable, BusRouteTable, IdMap, WindowTable};
 use crate::HeaderDecoder;
 
@@ -16,12 +17,35 @@ use crate::HeaderDecoder;
 /// Gen3 x16 or Gen4 x8 at line rate (REFERENCE.md, "Datapath width").
 pub const REFERENCE_PAYLOAD_BITS: usize = 512;
 
+/// How much checking a design gets after Verilator's lint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Check {
+    /// Full generic synthesis with yosys, then its logic-loop check.
+    Synthesize,
+    /// Elaboration and yosys's logic-loop check only: for designs whose
+    /// memories generic synthesis would expand into flip-flops for many
+    /// minutes (vendor flows map them to block RAM).
+    Structure,
+}
+
+impl Check {
+    /// The word `weft-verilog` prints for it and `cargo xtask verilog` reads.
+    pub const fn word(self) -> &'static str {
+        match self {
+            Check::Synthesize => "synthesize",
+            Check::Structure => "structure",
+        }
+    }
+}
+
 /// One design that is emitted as its own Verilog file.
 pub struct Design {
     /// Module name of the design's top, and the stem of its `.v` file.
     pub name: &'static str,
     /// The design's Verilog.
     pub verilog: String,
+    /// What `cargo xtask verilog` checks beyond lint.
+    pub check: Check,
 }
 
 /// Every top-level design, emitted and renamed.
@@ -46,6 +70,15 @@ pub fn designs() -> Vec<Design> {
             IdMap::<{ capacity::BOUND_FUNCTIONS_PER_HOST }>::new(0),
         ),
         emit("weft_core", Core::default()),
+        // Eight ingress buffers of 256 x 512 bits: generic synthesis did not
+        // finish in 15 minutes on 2 cores.
+        Design {
+            check: Check::Structure,
+            ..emit(
+                "weft_switch_core",
+                SwitchCore::<REFERENCE_PAYLOAD_BITS, { capacity::PORTS }>::default(),
+            )
+        },
     ]
 }
 
@@ -58,5 +91,9 @@ pub fn emit<B: Block>(name: &'static str, mut block: B) -> Design {
         .replace("module top$", &format!("module {name}$"))
         .replace(" top$", &format!(" {name}$"))
         .replace("endmodule // top", &format!("endmodule // {name}"));
-    Design { name, verilog }
+    Design {
+        name,
+        verilog,
+        check: Check::Synthesize,
+    }
 }

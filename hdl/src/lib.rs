@@ -7,8 +7,8 @@
 //! field position comes from `weft-pcie`; tests hold the RTL to it.
 #![forbid(unsafe_code)]
 
-pub mod csr;
 pub mod core;
+pub mod csr;
 pub mod driver;
 pub mod emit;
 pub mod header_decode;

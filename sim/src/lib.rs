@@ -1,10 +1,18 @@
 //! A whole weft fabric without hardware.
 //!
-//! Hosts, endpoints, links, switches and firmware, driven in simulated time.
-//! The pieces arrive one by one; [`link`] models the PCIe links between them.
+//! Hosts, endpoints, links, switches and firmware, driven in simulated
+//! time: [`host`] the hosts, [`link`] the PCIe links, [`wiring`] what they
+//! connect, [`switch`] a weft switch with its ports' management functions,
+//! [`planes`] and [`manager_config`] the fabric manager's hardware,
+//! [`world`] the whole system in simulated time, and
+//! [`reference`](mod@reference) the reference experiment.
 #![forbid(unsafe_code)]
 
 pub mod host;
 pub mod link;
+pub mod manager_config;
+pub mod planes;
 pub mod reference;
+pub mod switch;
+pub mod wiring;
 pub mod world;

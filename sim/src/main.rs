@@ -9,13 +9,16 @@ use std::process::ExitCode;
 
 use weft_pcie::link::{max_payload_throughput, TlpKind};
 use weft_pcie::split::PayloadSize;
-use weft_sim::reference::{self, ReferenceConfig, LINK};
+use weft_sim::reference::{self, ReferenceConfig, LINK, TOPOLOGY};
 
 fn main() -> ExitCode {
     println!("weft-sim: the reference experiment (shared/REFERENCE.md) on a simulated fabric");
     println!(
-        "two hosts, one weft switch, four GPUs and an NVMe drive with SR-IOV, every link {LINK}"
+        "two hosts, four weft switches, four GPUs and an NVMe drive with SR-IOV, every link {LINK}"
     );
+    for line in TOPOLOGY {
+        println!("  {line}");
+    }
     println!();
     let report = match reference::run(ReferenceConfig::default()) {
         Ok(report) => report,

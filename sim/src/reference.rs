@@ -7,11 +7,11 @@
 //! drivers and copies between them; finally one NVMe virtual function is
 //! bound to each host, and each host writes and reads it back.
 //!
-//! The published setup has four switches; this run has one, because the
-//! fabric manager does not route across switches yet, and the data plane
-//! keeps one owner per endpoint port, so the drive's second VF cannot go to
-//! the second host yet: the run reports that refusal as it is. Each step
-//! reports what happened and the simulated time it took.
+//! Like the published setup, the fabric has four switches ([`TOPOLOGY`]):
+//! the hosts sit on the manager's switch and the endpoints on the other
+//! three, so every GPU copy crosses fabric links. The drive's two VFs share
+//! its endpoint port, each owned by its own host. Each step reports what
+//! happened and the simulated time it took.
 
 use std::fmt;
 use std::time::Duration;
@@ -29,6 +29,7 @@ use weft_regs::tables::{HostIndex, PortIndex};
 
 use crate::host::{Host, HostConfig, Location};
 use crate::link::LinkConfig;
+use crate::wiring::Place;
 use crate::world::World;
 
 /// Vendor ID the virtual switch ports report. weft has no PCI-SIG Vendor ID
@@ -57,9 +58,37 @@ impl Default for ReferenceConfig {
     }
 }
 
+/// The fabric the experiment runs on, as the report describes it: where
+/// everything sits, and the fabric links each host's GPU copy crosses
+/// (shortest paths, ties to the neighbour with the lower switch ID).
+pub const TOPOLOGY: [&str; 2] = [
+    "ring S0-S1-S2-S3-S0; hosts on S0 (the fabric manager's), \
+     GPUs 1 and 4 on S1, GPU 2 and the NVMe drive on S2, GPU 3 on S3",
+    "GPU copies: host 1 GPU 1 -> GPU 2 over S1-S2, host 2 GPU 3 -> GPU 4 over S3-S0-S1",
+];
+
+/// Switch IDs of S0 (the manager's) to S3, as their identity VSECs carry them.
+const SWITCH_IDS: [u64; 4] = [
+    0x5745_4654_0000_0000,
+    0x5745_4654_0000_0001,
+    0x5745_4654_0000_0002,
+    0x5745_4654_0000_0003,
+];
+/// Each switch's port cabled to the next switch round the ring, and the
+/// next switch's port that receives the cable: S(i).6 — S(i+1).7.
+const RING_PORTS: (u8, u8) = (6, 7);
+/// The hosts' ports, on S0.
 const HOST_PORTS: [u8; 2] = [0, 1];
-const GPU_PORTS: [u8; 4] = [2, 3, 4, 5];
-const NVME_PORT: u8 = 6;
+/// GPUs 1 to 4 in binding order: host 1 copies from GPU 1 (S1) to GPU 2
+/// (S2) across the S1–S2 link; host 2 from GPU 3 (S3) to GPU 4 (S1),
+/// two fabric links apart.
+const GPU_PORTS: [Place; 4] = [
+    Place::new(1, 0),
+    Place::new(2, 0),
+    Place::new(3, 0),
+    Place::new(1, 1),
+];
+const NVME_PORT: Place = Place::new(2, 1);
 const PORTS: usize = 8;
 const SLOTS_PER_HOST: u8 = 4;
 const NUM_VFS: u16 = 4;
@@ -133,9 +162,11 @@ fn link() -> LinkConfig {
     }
 }
 
-/// Builds the fabric: the switch, its manager, two hosts, four GPUs and an NVMe drive.
+/// Builds the fabric: four switches in a ring, the manager on S0, two
+/// hosts, four GPUs and an NVMe drive.
 fn build() -> Result<World, ReferenceError> {
     let mut settings = FabricSettings {
+        switch_id: SWITCH_IDS[0],
         num_vfs: NUM_VFS,
         upstream_identity: identity(0x0001),
         downstream_identity: identity(0x0002),
@@ -154,12 +185,23 @@ fn build() -> Result<World, ReferenceError> {
     }
     let manager = at("configure", FabricManager::new(settings))?;
     let mut world = World::new(PORTS, manager);
+    for id in &SWITCH_IDS[1..] {
+        world.add_switch(*id, PORTS);
+    }
+    for switch in 0..SWITCH_IDS.len() {
+        let next = (switch + 1) % SWITCH_IDS.len();
+        world.connect(
+            Place::new(switch, RING_PORTS.0),
+            Place::new(next, RING_PORTS.1),
+            link(),
+        );
+    }
     for port in HOST_PORTS {
         world.attach_host(port, Host::new(HostConfig::default()), link());
     }
     for port in GPU_PORTS {
         let gpu = at("build GPUs", Gpu::new(GpuConfig::default()))?;
-        world.attach_device(port, Box::new(gpu), link());
+        world.attach_device_at(port, Box::new(gpu), link());
     }
     let nvme = at(
         "build the NVMe drive",
@@ -168,14 +210,22 @@ fn build() -> Result<World, ReferenceError> {
             ..NvmeConfig::default()
         }),
     )?;
-    world.attach_device(NVME_PORT, Box::new(nvme), link());
+    world.attach_device_at(NVME_PORT, Box::new(nvme), link());
     Ok(world)
 }
 
-/// Fabric IDs the manager gave the physical functions on `port`, and the VFs there.
-fn functions_on(world: &World, port: u8) -> (Vec<Bdf>, Vec<Bdf>) {
-    let functions = &world.manager().inventory().functions;
-    let on_port = functions.iter().filter(|f| f.port == PortIndex(port));
+/// Fabric IDs the manager gave the physical functions at `place`, and the VFs there.
+fn functions_on(world: &World, place: Place) -> (Vec<Bdf>, Vec<Bdf>) {
+    let inventory = world.manager().inventory();
+    // The manager numbers switches in discovery order; the world by index.
+    let switch = world
+        .switches()
+        .get(place.switch)
+        .and_then(|s| inventory.switch_index(s.id()));
+    let on_port = inventory
+        .functions
+        .iter()
+        .filter(|f| Some(f.switch) == switch && f.port == PortIndex(place.port));
     let (mut pfs, mut vfs) = (Vec::new(), Vec::new());
     for function in on_port {
         match function.kind {
@@ -387,16 +437,12 @@ pub fn run(config: ReferenceConfig) -> Result<Report, ReferenceError> {
         })?;
         let slot = SLOTS_PER_HOST - 1;
         let host = HostIndex(index as u16);
-        if let Err(refused) = world.with_manager(|m, s, h| m.bind(vf, host, slot, s, h)) {
-            // The data plane keeps one owner per endpoint port, so the VFs of
-            // one drive cannot yet go to different hosts.
-            note(
-                &world,
-                format!("host {}: bind NVMe VF {vf}", index + 1),
-                format!("refused: {refused:?}"),
-            );
-            continue;
-        }
+        // Each VF gets its own owner on the drive's port, so the second
+        // host's VF binds beside the first host's.
+        at(
+            "bind NVMe VFs",
+            world.with_manager(|m, s, h| m.bind(vf, host, slot, s, h)),
+        )?;
         let_interrupts_arrive(&mut world);
         at(
             "hosts find their VF",

@@ -1,13 +1,23 @@
-//! One weft switch with its hosts, endpoints and fabric manager, in simulated time.
+//! A weft fabric — one or more weft switches with their hosts, endpoints,
+//! fabric links and fabric manager — in simulated time.
 //!
-//! Every node — a host's root port, an endpoint, the switch — exchanges
+//! Every node — a host's root port, an endpoint, a switch port — exchanges
 //! wire TLPs over [`link`](crate::link) models, one per direction of every
-//! port, so bandwidth, latency and ordering come from the links. The switch
-//! is weft-model's transaction-level switch, adding a fixed traversal
-//! latency; the management CPU runs the fabric manager natively, answers
-//! host configuration requests from the switch's mailbox and reaches
-//! endpoint configuration space directly (in hardware it injects
-//! configuration TLPs; the model leaves that path out and says so).
+//! link ([`wiring`](crate::wiring)), so bandwidth, latency and ordering come
+//! from the links. Switches are cabled to each other by fabric links, Gen3
+//! x16 like the others unless built otherwise. Each switch is weft-model's
+//! transaction-level switch, adding a fixed traversal latency, with the
+//! management function its ports present to their links
+//! ([`switch`](crate::switch)).
+//!
+//! The management CPU sits on switch 0 and runs the fabric manager
+//! natively. It answers host configuration requests from switch 0's
+//! mailbox, so hosts attach to switch 0 (the manager's host ports are its
+//! own switch's ports); endpoints attach anywhere. The manager reaches
+//! endpoint configuration space with configuration TLPs carried through
+//! the switch and link models ([`manager_config`](crate::manager_config)),
+//! and every switch's tables through [`Planes`]: directly on the models,
+//! where the hardware writes remote tables in band ([`crate::planes`]).
 //!
 //! A host's software runs synchronously: while one host's CPU waits for an
 //! answer, [`World`] advances every other node event by event
@@ -18,110 +28,122 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, VecDeque};
 use std::time::Duration;
 
-use weft_devices::{ConfigError, Device};
-use weft_fabric::hw::{
-    ConfigFault, FabricConfig, HostConfigRequest, HostInterface, HostSendError, Timer,
-};
+use weft_devices::Device;
+use weft_fabric::hw::{HostConfigRequest, HostInterface, HostSendError, Timer};
 use weft_fabric::manager::FabricManager;
 use weft_model::{Destination, Packet, PortIndex, Switch};
 use weft_pcie::config::msi::MsiMessage;
+use weft_pcie::config::vsec::PortRole as VsecRole;
 use weft_pcie::tlp::{
     AddressType, Attributes, Body, Completion, Header, MemoryOp, MemoryRequest, Tag, TrafficClass,
 };
 use weft_pcie::Bdf;
 
 use crate::host::{Fabric, Host};
-use crate::link::{Credits, LinkConfig, LinkDirection, Picoseconds};
+use crate::link::LinkConfig;
+use crate::manager_config::ManagerConfig;
+use crate::planes::{lend, Planes};
+use crate::switch::WeftSwitch;
+use crate::wiring::{End, Node, Place, Way, Wiring};
 
-/// Port-to-port latency of the switch beyond its links: about the middle of
-/// the published range for commercial Gen4 switches (85–140 ns including
-/// PHY, shared/REFERENCE.md); the RTL measures 2 cycles of core latency.
-pub const SWITCH_LATENCY: Duration = Duration::from_nanos(110);
+pub use crate::switch::SWITCH_LATENCY;
 
 /// How long the management CPU takes to answer a configuration request
 /// from its mailbox: a few hundred instructions on the soft core.
 pub const FIRMWARE_LATENCY: Duration = Duration::from_micros(2);
 
-/// What sits behind a port.
-enum Node {
-    Host(Box<Host>),
-    Device(Box<dyn Device>),
-}
-
-/// A direction on a port's link.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum Way {
-    /// From the node to the switch.
-    Up,
-    /// From the switch to the node.
-    Down,
-}
-
 /// Something that happens at a time.
 #[derive(Debug)]
 enum Event {
-    /// A TLP arrives at the switch's ingress of `port`.
-    AtSwitch(u8, Packet),
-    /// A TLP arrives at the node behind `port`.
-    AtNode(u8, Packet),
+    /// A TLP arrives at a switch's ingress of a port.
+    AtSwitch(Place, Packet),
+    /// A TLP arrives at the node behind a port.
+    AtNode(Place, Packet),
 }
 
-/// The whole system of one switch.
+/// The whole system: switches, their links, hosts, endpoints and manager.
 pub struct World {
     now: Duration,
-    switch: Switch,
+    /// Switch 0 runs the fabric manager.
+    switches: Vec<WeftSwitch>,
     manager: FabricManager,
-    nodes: BTreeMap<u8, Node>,
-    links: BTreeMap<(u8, Way), LinkDirection>,
+    wiring: Wiring,
     queue: BinaryHeap<Reverse<(Duration, u64)>>,
     pending: BTreeMap<u64, Event>,
     sequence: u64,
     mailbox: VecDeque<HostConfigRequest>,
-    /// Messages the switch sent to the management CPU (errors for its event log).
+    /// Tag of the management CPU's last configuration request.
+    config_tag: u8,
+    /// Messages the switches sent to their CPUs (errors for the event log).
     messages: Vec<Packet>,
 }
 
-fn to_ps(time: Duration) -> Picoseconds {
-    time.as_nanos() as Picoseconds * 1000
-}
-
-fn from_ps(ps: Picoseconds) -> Duration {
-    Duration::from_nanos(ps / 1000)
+/// The manager's configuration access, its tables and its clock, for one
+/// call into it.
+struct ManagerHardware<'a> {
+    config: ManagerConfig<'a>,
+    planes: Planes<'a>,
 }
 
 impl World {
-    /// A switch with `ports` ports, driven by `manager`.
+    /// A fabric of one switch with `ports` ports, driven by `manager`; the
+    /// switch's ID is the one the manager's settings give its own switch.
     pub fn new(ports: usize, manager: FabricManager) -> Self {
+        let settings = manager.settings();
+        let local = WeftSwitch::new(
+            settings.switch_id,
+            ports,
+            settings.upstream_identity.vendor_id,
+        );
         World {
             now: Duration::ZERO,
-            switch: Switch::new(ports),
+            switches: vec![local],
             manager,
-            nodes: BTreeMap::new(),
-            links: BTreeMap::new(),
+            wiring: Wiring::default(),
             queue: BinaryHeap::new(),
             pending: BTreeMap::new(),
             sequence: 0,
             mailbox: VecDeque::new(),
+            config_tag: 0,
             messages: Vec::new(),
         }
     }
 
-    /// Connects a host's root port to `port` over `link`.
-    pub fn attach_host(&mut self, port: u8, host: Host, link: LinkConfig) {
-        self.attach(port, Node::Host(Box::new(host)), link);
+    /// Adds a switch with ID `id` (unique in the fabric) and `ports` ports;
+    /// returns its index, for [`Place`]s on it.
+    pub fn add_switch(&mut self, id: u64, ports: usize) -> usize {
+        let vendor_id = self.manager.settings().upstream_identity.vendor_id;
+        self.switches.push(WeftSwitch::new(id, ports, vendor_id));
+        self.switches.len() - 1
     }
 
-    /// Connects an endpoint to `port` over `link`.
-    pub fn attach_device(&mut self, port: u8, device: Box<dyn Device>, link: LinkConfig) {
-        self.attach(port, Node::Device(device), link);
-    }
-
-    fn attach(&mut self, port: u8, node: Node, link: LinkConfig) {
-        self.nodes.insert(port, node);
-        for way in [Way::Up, Way::Down] {
-            self.links
-                .insert((port, way), LinkDirection::new(link, Credits::INFINITE));
+    /// Cables port `a` to port `b` with a fabric link of shape `link`.
+    pub fn connect(&mut self, a: Place, b: Place, link: LinkConfig) {
+        for end in [a, b] {
+            if let Some(switch) = self.switches.get_mut(end.switch) {
+                switch.set_wired_role(end.port, VsecRole::Fabric);
+            }
         }
+        self.wiring.cable(a, b, link);
+    }
+
+    /// Connects a host's root port to `port` of switch 0 over `link`.
+    pub fn attach_host(&mut self, port: u8, host: Host, link: LinkConfig) {
+        if let Some(switch) = self.switches.first_mut() {
+            switch.set_wired_role(port, VsecRole::Host);
+        }
+        self.wiring
+            .attach(Place::new(0, port), Node::Host(Box::new(host)), link);
+    }
+
+    /// Connects an endpoint to `port` of switch 0 over `link`.
+    pub fn attach_device(&mut self, port: u8, device: Box<dyn Device>, link: LinkConfig) {
+        self.attach_device_at(Place::new(0, port), device, link);
+    }
+
+    /// Connects an endpoint to `place` over `link`.
+    pub fn attach_device_at(&mut self, place: Place, device: Box<dyn Device>, link: LinkConfig) {
+        self.wiring.attach(place, Node::Device(device), link);
     }
 
     /// Simulated time now.
@@ -129,9 +151,14 @@ impl World {
         self.now
     }
 
-    /// The switch, for its counters and tables.
+    /// The manager's switch, for its counters and tables.
     pub fn switch(&self) -> &Switch {
-        &self.switch
+        self.switches[0].model()
+    }
+
+    /// Every switch, by index.
+    pub fn switches(&self) -> &[WeftSwitch] {
+        &self.switches
     }
 
     /// The fabric manager.
@@ -139,41 +166,71 @@ impl World {
         &self.manager
     }
 
-    /// Messages the management CPU received (error reports, PME).
+    /// Messages the switches' CPUs received (error reports, PME).
     pub fn messages(&self) -> &[Packet] {
         &self.messages
     }
 
-    /// Starts the fabric manager: enumeration and table programming.
-    pub fn start_manager(&mut self) -> Result<(), weft_fabric::manager::StartError> {
-        let now_ns = self.now.as_nanos() as u64;
+    /// Runs `action` with the manager's hardware: configuration access and
+    /// every switch's tables, on a clock starting now; returns the result
+    /// and the clock's time at the end.
+    fn with_hardware<R>(
+        &mut self,
+        action: impl FnOnce(&mut FabricManager, &mut ManagerHardware<'_>, &Cell<Duration>) -> R,
+    ) -> (R, Duration) {
         let World {
-            manager,
-            switch,
-            nodes,
             now,
+            switches,
+            manager,
+            wiring,
+            config_tag,
             ..
         } = self;
         let clock = Cell::new(*now);
-        let mut config = EndpointConfig { nodes, now: &clock };
-        let mut timer = WorldTimer { now: &clock };
-        let started = manager.start(&mut config, &mut timer, switch, now_ns);
-        *now = clock.get();
+        let requester = manager.settings().manager_id;
+        let result = lend(switches, |shared| {
+            let mut hardware = ManagerHardware {
+                config: ManagerConfig {
+                    switches: shared,
+                    wiring,
+                    now: &clock,
+                    requester,
+                    next_tag: config_tag,
+                },
+                planes: Planes::new(shared),
+            };
+            action(manager, &mut hardware, &clock)
+        });
+        (result, clock.get())
+    }
+
+    /// Starts the fabric manager: discovery, enumeration and table
+    /// programming on every switch.
+    pub fn start_manager(&mut self) -> Result<(), weft_fabric::manager::StartError> {
+        let reset_at_ns = self.now.as_nanos() as u64;
+        let (started, end) = self.with_hardware(|manager, hardware, clock| {
+            let mut timer = WorldTimer { now: clock };
+            let ManagerHardware { config, planes } = hardware;
+            manager.start(config, &mut timer, planes, reset_at_ns)
+        });
+        self.now = self.now.max(end);
         started
     }
 
-    /// Runs `action` on the fabric manager with the switch and the host
-    /// mailbox (bind, unbind), then sends what it produced.
+    /// Runs `action` on the fabric manager with every switch's tables and
+    /// the host mailbox (bind, unbind), then sends what it produced.
     pub fn with_manager<R>(
         &mut self,
-        action: impl FnOnce(&mut FabricManager, &mut Switch, &mut dyn HostInterface) -> R,
+        action: impl FnOnce(&mut FabricManager, &mut Planes<'_>, &mut dyn HostInterface) -> R,
     ) -> R {
         let mut outbox = Outbox {
             queue: VecDeque::new(),
             out: Vec::new(),
         };
-        let result = action(&mut self.manager, &mut self.switch, &mut outbox);
-        self.send_from_cpu(outbox.out);
+        let (result, _) = self.with_hardware(|manager, hardware, _| {
+            action(manager, &mut hardware.planes, &mut outbox)
+        });
+        self.send_from_cpu(outbox.out, self.now);
         self.flush_synthesized();
         result
     }
@@ -185,14 +242,15 @@ impl World {
         port: u8,
         action: impl FnOnce(&mut Host, &mut HostLink<'_>) -> R,
     ) -> R {
-        let Some(Node::Host(mut host)) = self.nodes.remove(&port) else {
+        let place = Place::new(0, port);
+        let Some(Node::Host(mut host)) = self.wiring.nodes.remove(&place) else {
             panic!("port {port} has no host");
         };
         let result = {
-            let mut link = HostLink { world: self, port };
+            let mut link = HostLink { world: self, place };
             action(&mut host, &mut link)
         };
-        self.nodes.insert(port, Node::Host(host));
+        self.wiring.nodes.insert(place, Node::Host(host));
         result
     }
 
@@ -217,66 +275,71 @@ impl World {
         self.pending.insert(self.sequence, event);
     }
 
-    /// Puts `packet` on a port's link at `at`; it arrives when the link says.
-    fn transmit(&mut self, port: u8, way: Way, packet: Packet, at: Duration) {
-        let Some(link) = self.links.get_mut(&(port, way)) else {
+    /// Puts `packet` on the link at `place` the way `way` at `at`; it
+    /// arrives when the link says.
+    fn transmit(&mut self, place: Place, way: Way, packet: Packet, at: Duration) {
+        let Some((arrival, end)) = self.wiring.carry(place, way, &packet, at) else {
             return;
         };
-        let arrival = match link.send(to_ps(at), packet.clone()) {
-            Ok(arrival) => from_ps(arrival),
-            // Infinite credits: a link never refuses.
-            Err(_) => at,
-        };
-        // The link keeps its own copy in flight only to pace the wire.
-        link.deliver(u64::MAX);
-        let event = match way {
-            Way::Up => Event::AtSwitch(port, packet),
-            Way::Down => Event::AtNode(port, packet),
+        let event = match end {
+            End::Switch(place) => Event::AtSwitch(place, packet),
+            End::Node(place) => Event::AtNode(place, packet),
         };
         self.schedule(arrival, event);
     }
 
     /// Handles the next event. A TLP arriving at `waiting_host` is returned
     /// instead of handled: that host's software is waiting for it.
-    fn step(&mut self, waiting_host: Option<u8>) -> Option<Packet> {
+    fn step(&mut self, waiting_host: Option<Place>) -> Option<Packet> {
         let Reverse((at, sequence)) = self.queue.pop()?;
-        let event = self
-            .pending
-            .remove(&sequence)
-            .expect("every queued event is pending");
+        let event = self.pending.remove(&sequence)?;
         self.now = self.now.max(at);
         match event {
-            Event::AtSwitch(port, packet) => self.at_switch(port, packet),
-            Event::AtNode(port, packet) if Some(port) == waiting_host => return Some(packet),
-            Event::AtNode(port, packet) => self.at_node(port, packet),
+            Event::AtSwitch(place, packet) => self.at_switch(place, packet),
+            Event::AtNode(place, packet) if Some(place) == waiting_host => return Some(packet),
+            Event::AtNode(place, packet) => self.at_node(place, packet),
         }
         self.poll_nodes();
         None
     }
 
-    fn at_switch(&mut self, port: u8, packet: Packet) {
-        let bytes = packet.to_bytes().expect("nodes send well-formed TLPs");
-        let forwarding = match self.switch.ingress(PortIndex(port), &bytes) {
+    fn at_switch(&mut self, place: Place, packet: Packet) {
+        let Ok(bytes) = packet.to_bytes() else {
+            // Nodes send well-formed TLPs; a malformed one goes nowhere.
+            return;
+        };
+        let Some(switch) = self.switches.get_mut(place.switch) else {
+            return;
+        };
+        let forwarding = match switch.model_mut().ingress(PortIndex(place.port), &bytes) {
             Ok(forwarding) => forwarding,
             Err(_) => {
                 // Backpressure: the link partner offers it again shortly.
                 let retry = self.now + Duration::from_micros(1);
-                self.schedule(retry, Event::AtSwitch(port, packet));
+                self.schedule(retry, Event::AtSwitch(place, packet));
                 return;
             }
         };
         let leave = self.now + SWITCH_LATENCY;
         for delivery in forwarding.deliveries {
             match delivery.to {
-                Destination::Port(out) => self.transmit(out.0, Way::Down, delivery.packet, leave),
-                Destination::Cpu => self.deliver_to_cpu(delivery.from, delivery.packet),
+                Destination::Port(out) => self.transmit(
+                    Place::new(place.switch, out.0),
+                    Way::Down,
+                    delivery.packet,
+                    leave,
+                ),
+                Destination::Cpu => {
+                    self.deliver_to_cpu(place.switch, delivery.from, delivery.packet)
+                }
             }
         }
     }
 
-    fn deliver_to_cpu(&mut self, from: PortIndex, packet: Packet) {
+    fn deliver_to_cpu(&mut self, switch: usize, from: PortIndex, packet: Packet) {
         match packet.header.body {
-            Body::Config(request) => {
+            // Host configuration requests reach the manager's mailbox.
+            Body::Config(request) if switch == 0 => {
                 let data = u32::from_le_bytes(
                     packet
                         .payload
@@ -296,51 +359,53 @@ impl World {
     }
 
     fn service_mailbox(&mut self) {
-        let World {
-            manager,
-            switch,
-            nodes,
-            now,
-            mailbox,
-            ..
-        } = self;
-        let clock = Cell::new(*now);
-        let mut config = EndpointConfig { nodes, now: &clock };
         let mut outbox = Outbox {
-            queue: std::mem::take(mailbox),
+            queue: std::mem::take(&mut self.mailbox),
             out: Vec::new(),
         };
-        // A request the manager cannot answer is its bug; the host then times out, as it would.
-        let _ = manager.service(&mut config, switch, &mut outbox);
-        self.send_from_cpu(outbox.out);
+        let (_, end) = self.with_hardware(|manager, hardware, _| {
+            let ManagerHardware { config, planes } = hardware;
+            // A request the manager cannot answer is its bug; the host then
+            // times out, as it would.
+            let _ = manager.service(config, planes, &mut outbox);
+        });
+        // Requests the manager forwarded took their time on the links.
+        self.send_from_cpu(outbox.out, end);
     }
 
-    fn send_from_cpu(&mut self, out: Vec<(u8, Packet)>) {
-        let at = self.now + FIRMWARE_LATENCY;
+    /// Sends what the management CPU produced by `ready` out of switch 0's ports.
+    fn send_from_cpu(&mut self, out: Vec<(u8, Packet)>, ready: Duration) {
+        let at = ready.max(self.now) + FIRMWARE_LATENCY;
         for (port, packet) in out {
-            self.transmit(port, Way::Down, packet, at);
+            self.transmit(Place::new(0, port), Way::Down, packet, at);
         }
     }
 
-    /// Completions the switch synthesized for abandoned requests go out of their host ports.
+    /// Completions the switches synthesized for abandoned requests go out of their ports.
     fn flush_synthesized(&mut self) {
         let leave = self.now + SWITCH_LATENCY;
-        for delivery in self.switch.take_synthesized() {
-            if let Destination::Port(out) = delivery.to {
-                self.transmit(out.0, Way::Down, delivery.packet, leave);
+        let mut out = Vec::new();
+        for (index, switch) in self.switches.iter_mut().enumerate() {
+            for delivery in switch.model_mut().take_synthesized() {
+                if let Destination::Port(port) = delivery.to {
+                    out.push((Place::new(index, port.0), delivery.packet));
+                }
             }
+        }
+        for (place, packet) in out {
+            self.transmit(place, Way::Down, packet, leave);
         }
     }
 
-    fn at_node(&mut self, port: u8, packet: Packet) {
+    fn at_node(&mut self, place: Place, packet: Packet) {
         let now = self.now;
-        let answers = match self.nodes.get_mut(&port) {
+        let answers = match self.wiring.nodes.get_mut(&place) {
             Some(Node::Device(device)) => device.handle(now, &packet),
             Some(Node::Host(host)) => host.handle(now, packet),
             None => Vec::new(),
         };
         for answer in answers {
-            self.transmit(port, Way::Up, answer, now);
+            self.transmit(place, Way::Up, answer, now);
         }
     }
 
@@ -348,7 +413,7 @@ impl World {
     fn poll_nodes(&mut self) {
         let now = self.now;
         let mut sent = Vec::new();
-        for (&port, node) in self.nodes.iter_mut() {
+        for (&place, node) in self.wiring.nodes.iter_mut() {
             loop {
                 let batch = match node {
                     Node::Device(device) => device.poll(now),
@@ -357,11 +422,11 @@ impl World {
                 if batch.is_empty() {
                     break;
                 }
-                sent.extend(batch.into_iter().map(|packet| (port, packet)));
+                sent.extend(batch.into_iter().map(|packet| (place, packet)));
             }
         }
-        for (port, packet) in sent {
-            self.transmit(port, Way::Up, packet, now);
+        for (place, packet) in sent {
+            self.transmit(place, Way::Up, packet, now);
         }
     }
 }
@@ -369,7 +434,7 @@ impl World {
 /// A host's view of everything past its root port.
 pub struct HostLink<'a> {
     world: &'a mut World,
-    port: u8,
+    place: Place,
 }
 
 impl Fabric for HostLink<'_> {
@@ -379,7 +444,7 @@ impl Fabric for HostLink<'_> {
 
     fn send(&mut self, packet: Packet) {
         let now = self.world.now;
-        self.world.transmit(self.port, Way::Up, packet, now);
+        self.world.transmit(self.place, Way::Up, packet, now);
     }
 
     fn run(&mut self, deadline: Duration) -> Vec<Packet> {
@@ -389,7 +454,7 @@ impl Fabric for HostLink<'_> {
             if at > deadline || (!arrived.is_empty() && at > self.world.now) {
                 break;
             }
-            if let Some(packet) = self.world.step(Some(self.port)) {
+            if let Some(packet) = self.world.step(Some(self.place)) {
                 arrived.push(packet);
             }
         }
@@ -397,47 +462,6 @@ impl Fabric for HostLink<'_> {
             self.world.now = self.world.now.max(deadline);
         }
         arrived
-    }
-}
-
-/// The manager's configuration access to endpoints.
-struct EndpointConfig<'a> {
-    nodes: &'a mut BTreeMap<u8, Node>,
-    now: &'a Cell<Duration>,
-}
-
-fn fault(error: ConfigError) -> ConfigFault {
-    match error {
-        ConfigError::UnsupportedRequest { .. } => ConfigFault::UnsupportedRequest,
-        ConfigError::Retry { .. } => ConfigFault::RequestRetry,
-    }
-}
-
-impl FabricConfig for EndpointConfig<'_> {
-    fn read(&mut self, port: PortIndex, target: Bdf, offset: u16) -> Result<u32, ConfigFault> {
-        match self.nodes.get_mut(&port.0) {
-            Some(Node::Device(device)) => device
-                .config_read(self.now.get(), target, offset)
-                .map_err(fault),
-            // Host ports and empty ports have no endpoint below them.
-            _ => Err(ConfigFault::UnsupportedRequest),
-        }
-    }
-
-    fn write(
-        &mut self,
-        port: PortIndex,
-        target: Bdf,
-        offset: u16,
-        value: u32,
-        byte_enables: u8,
-    ) -> Result<(), ConfigFault> {
-        match self.nodes.get_mut(&port.0) {
-            Some(Node::Device(device)) => device
-                .config_write(self.now.get(), target, offset, value, byte_enables)
-                .map_err(fault),
-            _ => Err(ConfigFault::UnsupportedRequest),
-        }
     }
 }
 

@@ -35,7 +35,7 @@ pub fn emit_and_lint(root: &Path) -> Result<Vec<PathBuf>> {
     let out_dir = root.join("target").join("verilog");
     fs::create_dir_all(&out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
     let cargo = env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    run(Command::new(cargo)
+    let emitted = Command::new(cargo)
         .current_dir(root)
         .args([
             "run",
@@ -47,32 +47,51 @@ pub fn emit_and_lint(root: &Path) -> Result<Vec<PathBuf>> {
             "weft-verilog",
             "--",
         ])
-        .arg(&out_dir))?;
-    let mut files: Vec<PathBuf> = fs::read_dir(&out_dir)?
-        .filter_map(|entry| entry.ok().map(|entry| entry.path()))
-        .filter(|path| path.extension().is_some_and(|ext| ext == "v"))
-        .collect();
-    files.sort();
-    if files.is_empty() {
-        bail!("weft-verilog wrote no .v files into {}", out_dir.display());
+        .arg(&out_dir)
+        .output()
+        .context("could not run weft-verilog")?;
+    if !emitted.status.success() {
+        bail!(
+            "weft-verilog failed ({}):\n{}",
+            emitted.status,
+            String::from_utf8_lossy(&emitted.stderr)
+        );
     }
-    for file in &files {
-        run(Command::new("verilator").args(VERILATOR_LINT).arg(file))?;
+    let listing = String::from_utf8_lossy(&emitted.stdout);
+    let mut files = Vec::new();
+    for line in listing.lines() {
+        let (file, check) = line
+            .split_once('\t')
+            .with_context(|| format!("weft-verilog printed {line:?}, not a file and a check"))?;
+        let file = PathBuf::from(file);
         let module = file
             .file_stem()
             .and_then(|stem| stem.to_str())
-            .context("emitted file names are module names")?;
-        run(Command::new("yosys").args([
-            "-q",
-            "-p",
-            &format!(
+            .context("emitted file names are module names")?
+            .to_owned();
+        run(Command::new("verilator").args(VERILATOR_LINT).arg(&file))?;
+        let script = match check {
+            "synthesize" => format!(
                 "read_verilog {}; synth -top {module}; check -assert",
                 file.display()
             ),
-        ]))?;
+            "structure" => format!(
+                "read_verilog {}; hierarchy -top {module}; proc; flatten; opt_clean; check -assert",
+                file.display()
+            ),
+            other => bail!(
+                "weft-verilog asked for an unknown check {other:?} on {}",
+                file.display()
+            ),
+        };
+        run(Command::new("yosys").args(["-q", "-p", &script]))?;
+        files.push(file);
+    }
+    if files.is_empty() {
+        bail!("weft-verilog wrote no designs into {}", out_dir.display());
     }
     println!(
-        "verilog: {} designs emitted, lint-clean and synthesized by yosys in {}",
+        "verilog: {} designs emitted, lint-clean, and synthesized (or elaborated) by yosys without logic loops in {}",
         files.len(),
         out_dir.display()
     );

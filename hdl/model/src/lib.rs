@@ -14,11 +14,13 @@
 //!   the endpoint's fabric ID back as its requester and the proxy ID as its
 //!   completer.
 //! - **Endpoint ingress.** The requester ID must lie below the port (ACS
-//!   Source Validation). A memory request hitting the owner host's window of
-//!   a peer goes to the peer's fabric address, so peer-to-peer stays in the
-//!   fabric, unless the host set ACS P2P Request Redirect; everything else
-//!   goes into the owner's aperture. INTx (swizzled), error and PME messages
-//!   are routed by ID to the owner's proxy; errors are also copied to the CPU.
+//!   Source Validation). Its owner is its function owner entry's if it has
+//!   one (functions of one port bound to different hosts), else the port's.
+//!   A memory request hitting one of that owner's windows of a peer goes to
+//!   the peer's fabric address, so peer-to-peer stays in the fabric, unless
+//!   the owner set ACS P2P Request Redirect; everything else goes into the
+//!   owner's aperture. INTx (swizzled), error and PME messages are routed
+//!   by ID to the owner's proxy; errors are also copied to the CPU.
 //! - **Fabric ingress.** Nothing changes; the tables route.
 //! - **Host egress.** Undoes the above: addresses leave the aperture,
 //!   fabric function IDs become the IDs the host enumerated, completions get
@@ -45,6 +47,6 @@ pub use isolation::DropReason;
 pub use packet::Packet;
 pub use switch::{Delivery, Forwarding, IngressError, Switch};
 pub use tables::{
-    AddressRoute, Destination, HostIndex, IdMapping, Owner, Permissions, PortIndex, PortRole,
-    PortTables, RouteTables, Window,
+    AddressRoute, Destination, FunctionOwner, HostIndex, IdMapping, Owner, Ownership, Permissions,
+    PortIndex, PortRole, PortTables, RouteTables, Window,
 };

@@ -8,7 +8,8 @@
 use weft_pcie::Bdf;
 use weft_regs::capacity;
 use weft_regs::tables::{
-    AddressRoute, DataPlane, Destination, IdMapping, PortIndex, PortRole, TableWriteError, Window,
+    AddressRoute, DataPlane, Destination, FunctionOwner, HostIndex, IdMapping, PortIndex, PortRole,
+    TableWriteError, Window,
 };
 
 use crate::switch::Switch;
@@ -18,6 +19,8 @@ use crate::tables::RouteTables;
 #[derive(Clone, Debug)]
 pub(crate) struct Entries {
     windows: Vec<[Window; capacity::WINDOWS_PER_PORT]>,
+    window_owners: Vec<[Option<HostIndex>; capacity::WINDOWS_PER_PORT]>,
+    function_owners: Vec<[Option<FunctionOwner>; capacity::FUNCTION_OWNERS_PER_PORT]>,
     id_maps: Vec<[Option<IdMapping>; capacity::BOUND_FUNCTIONS_PER_HOST]>,
     addresses: [Option<AddressRoute>; capacity::ADDRESS_ROUTES],
 }
@@ -26,6 +29,8 @@ impl Entries {
     pub(crate) fn new(ports: usize) -> Self {
         Entries {
             windows: vec![[Window::UNUSED; capacity::WINDOWS_PER_PORT]; ports],
+            window_owners: vec![[None; capacity::WINDOWS_PER_PORT]; ports],
+            function_owners: vec![[None; capacity::FUNCTION_OWNERS_PER_PORT]; ports],
             id_maps: vec![[None; capacity::BOUND_FUNCTIONS_PER_HOST]; ports],
             addresses: [None; capacity::ADDRESS_ROUTES],
         }
@@ -60,10 +65,18 @@ impl Switch {
         let index = self.port_index(port)?;
         let mut tables = self.port_tables(port).cloned().unwrap_or_default();
         edit(&mut tables);
-        tables.windows = self.entries.windows[index]
+        let used = || {
+            self.entries.windows[index]
+                .iter()
+                .zip(&self.entries.window_owners[index])
+                .filter(|(w, _)| w.size != 0)
+        };
+        tables.windows = used().map(|(w, _)| *w).collect();
+        tables.window_owners = used().map(|(_, owner)| *owner).collect();
+        tables.function_owners = self.entries.function_owners[index]
             .iter()
+            .flatten()
             .copied()
-            .filter(|w| w.size != 0)
             .collect();
         tables.id_map = self.entries.id_maps[index]
             .iter()
@@ -99,8 +112,34 @@ impl DataPlane for Switch {
         index: usize,
         window: Window,
     ) -> Result<(), TableWriteError> {
+        self.set_peer_window(port, index, window, None)
+    }
+
+    fn set_peer_window(
+        &mut self,
+        port: PortIndex,
+        index: usize,
+        window: Window,
+        owner: Option<HostIndex>,
+    ) -> Result<(), TableWriteError> {
         let p = self.port_index(port)?;
         *entry("window", &mut self.entries.windows[p], index)? = window;
+        *entry("window", &mut self.entries.window_owners[p], index)? = owner;
+        self.edit_port(port, |_| ())
+    }
+
+    fn set_function_owner(
+        &mut self,
+        port: PortIndex,
+        index: usize,
+        owner: Option<FunctionOwner>,
+    ) -> Result<(), TableWriteError> {
+        let p = self.port_index(port)?;
+        *entry(
+            "function owner",
+            &mut self.entries.function_owners[p],
+            index,
+        )? = owner;
         self.edit_port(port, |_| ())
     }
 
@@ -149,6 +188,18 @@ impl DataPlane for Switch {
     fn abandon_requests_to(&mut self, port: PortIndex) -> Result<(), TableWriteError> {
         self.port_index(port)?;
         let completions = Switch::abandon_requests_to(self, port);
+        self.synthesized.extend(completions);
+        Ok(())
+    }
+
+    fn abandon_host_requests_to(
+        &mut self,
+        host_port: PortIndex,
+        port: PortIndex,
+    ) -> Result<(), TableWriteError> {
+        self.port_index(host_port)?;
+        self.port_index(port)?;
+        let completions = Switch::abandon_host_requests_to(self, host_port, port);
         self.synthesized.extend(completions);
         Ok(())
     }

@@ -21,7 +21,7 @@ use crate::outstanding::{Outstanding, OutstandingTable};
 use crate::packet::Packet;
 use crate::plane::Entries;
 use crate::tables::{
-    check_capacity, Destination, HostIndex, IdMapping, Owner, PortIndex, PortRole, PortTables,
+    check_capacity, Destination, HostIndex, IdMapping, PortIndex, PortRole, PortTables,
     RouteTables, TableError, Window,
 };
 
@@ -141,9 +141,19 @@ impl Switch {
     pub fn set_port(&mut self, port: PortIndex, tables: PortTables) -> Result<(), TableError> {
         check_capacity("window", tables.windows.len(), capacity::WINDOWS_PER_PORT)?;
         check_capacity(
+            "window owner",
+            tables.window_owners.len(),
+            capacity::WINDOWS_PER_PORT,
+        )?;
+        check_capacity(
             "ID map",
             tables.id_map.len(),
             capacity::BOUND_FUNCTIONS_PER_HOST,
+        )?;
+        check_capacity(
+            "function owner",
+            tables.function_owners.len(),
+            capacity::FUNCTION_OWNERS_PER_PORT,
         )?;
         *self
             .ports
@@ -173,7 +183,7 @@ impl Switch {
     pub fn advance_to(&mut self, now_ns: u64) -> Vec<Delivery> {
         self.now_ns = self.now_ns.max(now_ns);
         let (now, timeout) = (self.now_ns, self.completion_timeout_ns);
-        self.complete_outstanding(CompletionStatus::CompleterAbort, |entry| {
+        self.complete_outstanding(CompletionStatus::CompleterAbort, |_, entry| {
             now.saturating_sub(entry.issued_ns) >= timeout
         })
     }
@@ -181,8 +191,25 @@ impl Switch {
     /// Completes, with Unsupported Request, every host request routed out of
     /// `port`: its endpoint is gone (surprise removal, unbind) and will never answer.
     pub fn abandon_requests_to(&mut self, port: PortIndex) -> Vec<Delivery> {
-        self.complete_outstanding(CompletionStatus::UnsupportedRequest, |entry| {
+        self.complete_outstanding(CompletionStatus::UnsupportedRequest, |_, entry| {
             entry.target == Destination::Port(port)
+        })
+    }
+
+    /// Completes, with Unsupported Request, the requests of the host on
+    /// `host_port` routed out of `port`, and no other host's: one function
+    /// of a port shared by several hosts is gone.
+    ///
+    /// Requests are tracked by the port they left by, not by the function
+    /// they address, so the same host's requests to its other functions
+    /// below `port` are completed too.
+    pub fn abandon_host_requests_to(
+        &mut self,
+        host_port: PortIndex,
+        port: PortIndex,
+    ) -> Vec<Delivery> {
+        self.complete_outstanding(CompletionStatus::UnsupportedRequest, |index, entry| {
+            index == usize::from(host_port.0) && entry.target == Destination::Port(port)
         })
     }
 
@@ -240,9 +267,7 @@ impl Switch {
             PortRole::Host { proxy_id, .. } => {
                 self.host_ingress(port, &tables, proxy_id, packet)?
             }
-            PortRole::Endpoint { owner, buses } => {
-                self.endpoint_ingress(&tables, owner, buses, packet)
-            }
+            PortRole::Endpoint { buses, .. } => self.endpoint_ingress(&tables, buses, packet),
             PortRole::Fabric => self.fabric_ingress(packet),
         };
         self.counters[index]
@@ -406,10 +431,14 @@ impl Switch {
     }
 
     /// Endpoint ingress: DMA becomes fabric addresses; the requester ID is already the fabric's.
+    ///
+    /// The requester's owner, and its owner's slot's ACS and INTx controls,
+    /// are its function owner entry's if it has one, else the port's, so
+    /// functions of one port bound to different hosts each reach their own
+    /// host only (DESIGN.md, "Isolation is enforced in hardware").
     fn endpoint_ingress(
         &mut self,
         tables: &PortTables,
-        owner: Option<Owner>,
         buses: (u8, u8),
         mut packet: Packet,
     ) -> Stage {
@@ -421,11 +450,12 @@ impl Switch {
                 .map(|to| vec![(to, packet)])
                 .ok_or(DropReason::NoRoute);
         }
-        let requester_bus = packet.header.requester().bus();
-        if !(buses.0..=buses.1).contains(&requester_bus) {
+        let requester = packet.header.requester();
+        if !(buses.0..=buses.1).contains(&requester.bus()) {
             return Err(DropReason::SpoofedRequester);
         }
-        let Some(owner) = owner else {
+        let ownership = tables.ownership(requester);
+        let Some(owner) = ownership.owner else {
             // A free endpoint still reports to the fabric manager.
             return match packet.header.body {
                 Body::Message(_) => Ok(vec![(Destination::Cpu, packet)]),
@@ -435,13 +465,12 @@ impl Switch {
         match &mut packet.header.body {
             Body::Memory(request) => {
                 let len = bytes_touched(request);
-                let peer = !tables.p2p_request_redirect
-                    && tables
-                        .windows
-                        .iter()
-                        .any(|w| w.overlaps(request.address, len));
+                // Only the owner's peer windows exist for this requester.
+                let windows = tables.windows_of(owner.host);
+                let peer = !ownership.p2p_request_redirect
+                    && windows.iter().any(|w| w.overlaps(request.address, len));
                 let fabric = if peer {
-                    translate_through_windows(&tables.windows, request.address, len, request.op)?
+                    translate_through_windows(&windows, request.address, len, request.op)?
                 } else {
                     aperture_address(owner.host, request.address, len)
                         .ok_or(DropReason::OutsideAperture)?
@@ -459,7 +488,8 @@ impl Switch {
                     MessageCode::AssertIntx(pin) | MessageCode::DeassertIntx(pin) => {
                         // §2.2.8.1: a downstream port maps its device's INTx to
                         // (pin + device number) mod 4 on the way up.
-                        let swizzled = IntxPin::from_index((pin.index() + tables.intx_swizzle) % 4);
+                        let swizzled =
+                            IntxPin::from_index((pin.index() + ownership.intx_swizzle) % 4);
                         message.code = match message.code {
                             MessageCode::AssertIntx(_) => MessageCode::AssertIntx(swizzled),
                             _ => MessageCode::DeassertIntx(swizzled),
@@ -598,13 +628,13 @@ impl Switch {
     fn complete_outstanding(
         &mut self,
         status: CompletionStatus,
-        select: impl Fn(&Outstanding) -> bool,
+        select: impl Fn(usize, &Outstanding) -> bool,
     ) -> Vec<Delivery> {
         let mut deliveries = Vec::new();
         for index in 0..self.ports.len() {
             let completer = self.ports[index].completer_id;
             let port = PortIndex(u8::try_from(index).expect("port indices fit u8"));
-            for (_, entry) in self.outstanding[index].release_where(&select) {
+            for (_, entry) in self.outstanding[index].release_where(|entry| select(index, entry)) {
                 if let Some(packet) = error_completion(&entry.request, completer, status) {
                     self.counters[index]
                         .egress

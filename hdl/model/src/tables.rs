@@ -3,8 +3,8 @@
 use weft_pcie::Bdf;
 use weft_regs::capacity;
 pub use weft_regs::tables::{
-    AddressRoute, Destination, HostIndex, IdMapping, Owner, Permissions, PortIndex, PortRole,
-    Window,
+    AddressRoute, Destination, FunctionOwner, HostIndex, IdMapping, Owner, Permissions, PortIndex,
+    PortRole, Window,
 };
 
 /// Everything programmed for one port.
@@ -14,6 +14,14 @@ pub struct PortTables {
     pub role: PortRole,
     /// Address windows (see [`Window`]), up to [`capacity::WINDOWS_PER_PORT`].
     pub windows: Vec<Window>,
+    /// Endpoint ports: the owner host each of `windows` serves, by position
+    /// (`window_owners[i]` tags `windows[i]`); `None`, or no tag at all
+    /// past the end, means the port's own owner. Host ports ignore it.
+    pub window_owners: Vec<Option<HostIndex>>,
+    /// Endpoint ports: functions bound on their own, looked up by requester
+    /// ID before the port's owner, up to [`capacity::FUNCTION_OWNERS_PER_PORT`];
+    /// the first match wins.
+    pub function_owners: Vec<FunctionOwner>,
     /// Host ports: the functions bound to this host, up to [`capacity::BOUND_FUNCTIONS_PER_HOST`].
     pub id_map: Vec<IdMapping>,
     /// The completer ID of completions this port synthesizes, in the domain
@@ -26,6 +34,62 @@ pub struct PortTables {
     /// Endpoint ports: the virtual device number of the slot, which swizzles
     /// INTx as a switch's downstream port does (§2.2.8.1, Table 2-21).
     pub intx_swizzle: u8,
+}
+
+/// What an endpoint port's ingress applies to one requester: its owner
+/// and its owner's slot's controls.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ownership {
+    /// The owner host; `None` for a function bound to no host.
+    pub owner: Option<Owner>,
+    /// ACS P2P Request Redirect of the owner's slot (§7.7.11.3).
+    pub p2p_request_redirect: bool,
+    /// The slot's device number, which swizzles INTx (§2.2.8.1).
+    pub intx_swizzle: u8,
+}
+
+impl PortTables {
+    /// The owner of the function `requester` below this endpoint port: its
+    /// function owner entry if it has one, else the port's owner.
+    pub fn ownership(&self, requester: Bdf) -> Ownership {
+        if let Some(entry) = self
+            .function_owners
+            .iter()
+            .find(|entry| entry.function == requester)
+        {
+            return Ownership {
+                owner: Some(entry.owner),
+                p2p_request_redirect: entry.p2p_request_redirect,
+                intx_swizzle: entry.intx_swizzle,
+            };
+        }
+        let owner = match self.role {
+            PortRole::Endpoint { owner, .. } => owner,
+            _ => None,
+        };
+        Ownership {
+            owner,
+            p2p_request_redirect: self.p2p_request_redirect,
+            intx_swizzle: self.intx_swizzle,
+        }
+    }
+
+    /// The windows of this endpoint port that serve `host`'s functions, in entry order.
+    pub fn windows_of(&self, host: HostIndex) -> Vec<Window> {
+        let port_owner = match self.role {
+            PortRole::Endpoint { owner, .. } => owner.map(|o| o.host),
+            _ => None,
+        };
+        self.windows
+            .iter()
+            .enumerate()
+            .filter(|(index, _)| {
+                let tag = self.window_owners.get(*index).copied().flatten();
+                tag.or(port_owner) == Some(host)
+            })
+            .map(|(_, window)| *window)
+            .collect()
+    }
 }
 
 /// The switch-wide routing tables: fabric terms in, destination out.

@@ -6,6 +6,7 @@ use weft_model::switch::{aperture_base, DEFAULT_COMPLETION_TIMEOUT_NS};
 use weft_model::*;
 use weft_pcie::tlp::*;
 use weft_pcie::Bdf;
+use weft_regs::tables::DataPlane;
 
 const HOST0: PortIndex = PortIndex(0);
 const GPU_A: PortIndex = PortIndex(1);
@@ -53,7 +54,12 @@ fn host0_windows() -> Vec<Window> {
 
 /// Two hosts and two GPUs, both GPUs bound to host 0, on one switch.
 fn fabric() -> Switch {
-    let mut switch = Switch::new(4);
+    fabric_with_ports(4)
+}
+
+/// [`fabric`] on a switch with `ports` ports, the ones past the fourth disabled.
+fn fabric_with_ports(ports: usize) -> Switch {
+    let mut switch = Switch::new(ports);
     let owner0 = Some(Owner {
         host: HostIndex(0),
         proxy_id: PROXY0,
@@ -889,4 +895,421 @@ fn atomic_ops_are_tracked_and_refused_like_reads() {
     let out = send(&mut switch, HOST0, cas, &[0; 16]);
     let c = refused_with_unsupported_request(&out, DropReason::NoWindow, HOST0);
     assert_eq!((c.byte_count, c.lower_address), (8, 0));
+}
+
+// ---------------------------------------------------------------- one drive, two hosts
+//
+// An NVMe drive on port 4 whose VF 1 is bound to host 0 and VF 2 to host 1
+// (§9.3.3.9-10: VF n = PF RID + First VF Offset 0x80 + (n - 1) × VF Stride
+// 0x40), and a third GPU on port 5 bound to host 1. The port has no owner
+// of its own; each VF has a function owner entry. Each host gave its VF
+// the same BAR address, and host 1 put GPU C at the address where host 0
+// has GPU A, so only the owner decides where a request goes.
+
+const NVME: PortIndex = PortIndex(4);
+const GPU_C: PortIndex = PortIndex(5);
+const NVME_PF: Bdf = Bdf::new(4, 0, 0);
+const VF_A: Bdf = Bdf(0x0480);
+const VF_B: Bdf = Bdf(0x04c0);
+/// The IDs host 0 gave VF A, and host 1 gave VF B and GPU C.
+const VF_A_HOST: Bdf = Bdf::new(0x15, 0, 0);
+const VF_B_HOST: Bdf = Bdf::new(0x23, 0, 0);
+const C_FABRIC: Bdf = Bdf::new(5, 0, 0);
+const C_HOST: Bdf = Bdf::new(0x24, 0, 0);
+/// GPU C's BAR0 in the fabric; host 1 assigned it at `A_BAR_HOST`.
+const C_BAR_FABRIC: u64 = 0x40_2000_0000;
+/// The VFs' BAR0, 16 KiB each, in the fabric; each host assigned its VF's at `VF_BAR_HOST`.
+const VF_A_BAR_FABRIC: u64 = 0x40_3000_0000;
+const VF_B_BAR_FABRIC: u64 = 0x40_3000_4000;
+const VF_BAR_HOST: u64 = 0x9200_0000;
+const VF_BAR_SIZE: u64 = 16 << 10;
+/// Host 1's virtual upstream port.
+const VUSP1: Bdf = Bdf::new(0x20, 0, 0);
+
+fn window(base: u64, size: u64, fabric_base: u64) -> Window {
+    Window {
+        base,
+        size,
+        fabric_base,
+        permissions: Permissions::READ_WRITE,
+    }
+}
+
+fn owner(host: u16) -> Owner {
+    Owner {
+        host: HostIndex(host),
+        proxy_id: [PROXY0, PROXY1][usize::from(host)],
+    }
+}
+
+/// Function owner entry: `function` bound to `host`'s slot `slot`.
+fn function_owner(function: Bdf, host: u16, slot: u8) -> FunctionOwner {
+    FunctionOwner {
+        function,
+        owner: owner(host),
+        p2p_request_redirect: false,
+        intx_swizzle: slot,
+    }
+}
+
+/// The fabric of [`fabric`], plus the shared drive and GPU C.
+fn shared_drive() -> Switch {
+    let mut switch = fabric_with_ports(6);
+    let mut host0_all = host0_windows();
+    host0_all.push(window(VF_BAR_HOST, VF_BAR_SIZE, VF_A_BAR_FABRIC));
+    switch
+        .set_port(
+            HOST0,
+            PortTables {
+                role: PortRole::Host {
+                    host: HostIndex(0),
+                    proxy_id: PROXY0,
+                },
+                windows: host0_all,
+                id_map: vec![
+                    IdMapping {
+                        fabric: A_FABRIC,
+                        host: A_HOST,
+                    },
+                    IdMapping {
+                        fabric: B_FABRIC,
+                        host: B_HOST,
+                    },
+                    IdMapping {
+                        fabric: VF_A,
+                        host: VF_A_HOST,
+                    },
+                ],
+                completer_id: VUSP0,
+                ..PortTables::default()
+            },
+        )
+        .expect("within capacity");
+    let gpu_c_window = window(A_BAR_HOST, BAR_SIZE, C_BAR_FABRIC);
+    switch
+        .set_port(
+            HOST1,
+            PortTables {
+                role: PortRole::Host {
+                    host: HostIndex(1),
+                    proxy_id: PROXY1,
+                },
+                windows: vec![
+                    gpu_c_window,
+                    window(VF_BAR_HOST, VF_BAR_SIZE, VF_B_BAR_FABRIC),
+                ],
+                id_map: vec![
+                    IdMapping {
+                        fabric: C_FABRIC,
+                        host: C_HOST,
+                    },
+                    IdMapping {
+                        fabric: VF_B,
+                        host: VF_B_HOST,
+                    },
+                ],
+                completer_id: VUSP1,
+                ..PortTables::default()
+            },
+        )
+        .expect("within capacity");
+    switch
+        .set_port(
+            GPU_C,
+            PortTables {
+                role: PortRole::Endpoint {
+                    owner: Some(owner(1)),
+                    buses: (5, 5),
+                },
+                windows: vec![window(VF_BAR_HOST, VF_BAR_SIZE, VF_B_BAR_FABRIC)],
+                completer_id: SWITCH_FABRIC,
+                ..PortTables::default()
+            },
+        )
+        .expect("within capacity");
+    // The shared port, written entry by entry as the fabric manager writes it.
+    let plane: &mut dyn DataPlane = &mut switch;
+    plane
+        .set_port_role(
+            NVME,
+            PortRole::Endpoint {
+                owner: None,
+                buses: (4, 4),
+            },
+        )
+        .expect("port exists");
+    plane
+        .set_completer_id(NVME, SWITCH_FABRIC)
+        .expect("port exists");
+    plane
+        .set_function_owner(NVME, 0, Some(function_owner(VF_A, 0, 2)))
+        .expect("entry exists");
+    plane
+        .set_function_owner(NVME, 1, Some(function_owner(VF_B, 1, 0)))
+        .expect("entry exists");
+    let peers = [
+        (host0_windows()[0], 0),
+        (host0_windows()[1], 0),
+        (gpu_c_window, 1),
+    ];
+    for (index, (peer, host)) in peers.into_iter().enumerate() {
+        plane
+            .set_peer_window(NVME, index, peer, Some(HostIndex(host)))
+            .expect("entry exists");
+    }
+    let mut routes = switch.routes().clone();
+    routes.addresses.insert(
+        0,
+        AddressRoute {
+            base: C_BAR_FABRIC,
+            size: BAR_SIZE,
+            to: Destination::Port(GPU_C),
+        },
+    );
+    routes.addresses.insert(
+        0,
+        AddressRoute {
+            base: VF_A_BAR_FABRIC,
+            size: 2 * VF_BAR_SIZE,
+            to: Destination::Port(NVME),
+        },
+    );
+    routes.buses[4] = Some(Destination::Port(NVME));
+    routes.buses[5] = Some(Destination::Port(GPU_C));
+    switch.set_routes(routes).expect("within capacity");
+    switch
+}
+
+#[test]
+fn each_function_of_a_shared_port_dmas_into_its_own_hosts_aperture() {
+    let mut switch = shared_drive();
+    for (vf, host_port, host_id) in [(VF_A, HOST0, VF_A_HOST), (VF_B, HOST1, VF_B_HOST)] {
+        let out = send(
+            &mut switch,
+            NVME,
+            memory(MemoryOp::Write, vf, 0, 0x1234_0000, 1),
+            &[1, 2, 3, 4],
+        );
+        let m = as_memory(only(&out, Destination::Port(host_port)));
+        assert_eq!((m.address, m.requester), (0x1234_0000, host_id));
+    }
+}
+
+#[test]
+fn a_function_of_a_shared_port_reaches_its_own_hosts_peer_windows_only() {
+    let mut switch = shared_drive();
+    // The same host address: GPU A for host 0's VF, GPU C for host 1's.
+    let out = send(
+        &mut switch,
+        NVME,
+        memory(MemoryOp::Write, VF_A, 0, A_BAR_HOST + 0x40, 1),
+        &[0; 4],
+    );
+    assert_eq!(
+        as_memory(only(&out, Destination::Port(GPU_A))).address,
+        A_BAR_FABRIC + 0x40
+    );
+    let out = send(
+        &mut switch,
+        NVME,
+        memory(MemoryOp::Write, VF_B, 0, A_BAR_HOST + 0x40, 1),
+        &[0; 4],
+    );
+    assert_eq!(
+        as_memory(only(&out, Destination::Port(GPU_C))).address,
+        C_BAR_FABRIC + 0x40
+    );
+    // Host 0's window onto GPU B does not exist for host 1's VF: the
+    // address is host 1's own memory.
+    let out = send(
+        &mut switch,
+        NVME,
+        memory(MemoryOp::Write, VF_B, 0, B_BAR_HOST + 0x40, 1),
+        &[0; 4],
+    );
+    assert_eq!(
+        as_memory(only(&out, Destination::Port(HOST1))).address,
+        B_BAR_HOST + 0x40
+    );
+}
+
+#[test]
+fn acs_p2p_request_redirect_is_per_function_on_a_shared_port() {
+    let mut switch = shared_drive();
+    let redirected = FunctionOwner {
+        p2p_request_redirect: true,
+        ..function_owner(VF_A, 0, 2)
+    };
+    DataPlane::set_function_owner(&mut switch, NVME, 0, Some(redirected)).expect("entry exists");
+    let peer_write = |vf| memory(MemoryOp::Write, vf, 0, A_BAR_HOST + 0x40, 1);
+    let out = send(&mut switch, NVME, peer_write(VF_A), &[0; 4]);
+    assert_eq!(
+        as_memory(only(&out, Destination::Port(HOST0))).address,
+        A_BAR_HOST + 0x40,
+        "host 0 set P2P Request Redirect on VF A's slot (§7.7.11.3)"
+    );
+    let out = send(&mut switch, NVME, peer_write(VF_B), &[0; 4]);
+    assert_eq!(
+        as_memory(only(&out, Destination::Port(GPU_C))).address,
+        C_BAR_FABRIC + 0x40,
+        "host 1 did not on VF B's"
+    );
+}
+
+#[test]
+fn messages_from_a_shared_port_go_to_each_functions_owner() {
+    let mut switch = shared_drive();
+    // VF A sits in host 0's slot 2: INTA becomes INTC (§2.2.8.1); VF B in
+    // host 1's slot 0 keeps INTA.
+    let assert_a = |from| {
+        message(
+            from,
+            MessageCode::AssertIntx(IntxPin::A),
+            MessageRouting::Local,
+        )
+    };
+    let out = send(&mut switch, NVME, assert_a(VF_A), &[]);
+    let m = as_message(only(&out, Destination::Port(HOST0)));
+    assert_eq!(
+        (m.code, m.requester),
+        (MessageCode::AssertIntx(IntxPin::C), VUSP0)
+    );
+    let out = send(&mut switch, NVME, assert_a(VF_B), &[]);
+    let m = as_message(only(&out, Destination::Port(HOST1)));
+    assert_eq!(
+        (m.code, m.requester),
+        (MessageCode::AssertIntx(IntxPin::A), VUSP1)
+    );
+    // An error of VF B goes to host 1 and the event log, never to host 0.
+    let out = send(
+        &mut switch,
+        NVME,
+        message(
+            VF_B,
+            MessageCode::ErrNonFatal,
+            MessageRouting::ToRootComplex,
+        ),
+        &[],
+    );
+    let destinations: Vec<Destination> = out.deliveries.iter().map(|d| d.to).collect();
+    assert_eq!(
+        destinations,
+        [Destination::Port(HOST1), Destination::Cpu],
+        "{out:#?}"
+    );
+    assert_eq!(as_message(&out.deliveries[0].packet).requester, VF_B_HOST);
+}
+
+#[test]
+fn a_function_without_an_entry_on_a_shared_port_is_unbound() {
+    let mut switch = shared_drive();
+    let out = send(
+        &mut switch,
+        NVME,
+        memory(MemoryOp::Write, NVME_PF, 0, 0x1000, 1),
+        &[0; 4],
+    );
+    assert_eq!(out.dropped, Some(DropReason::Unbound));
+    assert!(out.deliveries.is_empty());
+    let out = send(
+        &mut switch,
+        NVME,
+        memory(MemoryOp::Read, NVME_PF, 3, A_BAR_HOST, 1),
+        &[],
+    );
+    let c = refused_with_unsupported_request(&out, DropReason::Unbound, NVME);
+    assert_eq!(c.completer, SWITCH_FABRIC);
+    // Its messages go to the fabric manager only.
+    let out = send(
+        &mut switch,
+        NVME,
+        message(NVME_PF, MessageCode::ErrCor, MessageRouting::ToRootComplex),
+        &[],
+    );
+    only(&out, Destination::Cpu);
+    // Clearing VF B's entry unbinds it alike.
+    DataPlane::set_function_owner(&mut switch, NVME, 1, None).expect("entry exists");
+    let out = send(
+        &mut switch,
+        NVME,
+        memory(MemoryOp::Write, VF_B, 0, 0x1000, 1),
+        &[0; 4],
+    );
+    assert_eq!(out.dropped, Some(DropReason::Unbound));
+}
+
+#[test]
+fn a_function_owner_entry_overrides_the_port_owner_and_untagged_windows_serve_the_port_owner() {
+    let mut switch = shared_drive();
+    let plane: &mut dyn DataPlane = &mut switch;
+    plane
+        .set_port_role(
+            NVME,
+            PortRole::Endpoint {
+                owner: Some(owner(0)),
+                buses: (4, 4),
+            },
+        )
+        .expect("port exists");
+    plane
+        .set_function_owner(NVME, 0, None)
+        .expect("entry exists");
+    // Window 0 (onto GPU A) untagged: it serves the port's owner, host 0.
+    plane
+        .set_window(NVME, 0, host0_windows()[0])
+        .expect("entry exists");
+    for vf in [VF_A, NVME_PF] {
+        let out = send(
+            &mut switch,
+            NVME,
+            memory(MemoryOp::Write, vf, 0, A_BAR_HOST + 0x40, 1),
+            &[0; 4],
+        );
+        assert_eq!(
+            as_memory(only(&out, Destination::Port(GPU_A))).address,
+            A_BAR_FABRIC + 0x40
+        );
+    }
+    let out = send(
+        &mut switch,
+        NVME,
+        memory(MemoryOp::Write, VF_B, 0, A_BAR_HOST + 0x40, 1),
+        &[0; 4],
+    );
+    assert_eq!(
+        as_memory(only(&out, Destination::Port(GPU_C))).address,
+        C_BAR_FABRIC + 0x40
+    );
+}
+
+#[test]
+fn a_removed_function_abandons_its_own_hosts_requests_only() {
+    let mut switch = shared_drive();
+    for (host_port, tag) in [(HOST0, 1), (HOST1, 2)] {
+        let out = send(
+            &mut switch,
+            host_port,
+            memory(MemoryOp::Read, ROOT_PORT, tag, VF_BAR_HOST, 1),
+            &[],
+        );
+        only(&out, Destination::Port(NVME));
+    }
+    let abandoned = switch.abandon_host_requests_to(HOST0, NVME);
+    assert_eq!(abandoned.len(), 1);
+    assert_eq!(abandoned[0].to, Destination::Port(HOST0));
+    let c = as_completion(&abandoned[0].packet);
+    assert_eq!(
+        (c.status, c.tag, c.completer),
+        (
+            CompletionStatus::UnsupportedRequest,
+            Tag::new(1).expect("10-bit"),
+            VUSP0
+        )
+    );
+    assert_eq!(switch.outstanding(HOST0), 0);
+    assert_eq!(
+        switch.outstanding(HOST1),
+        1,
+        "host 1's read of its own VF is still in flight"
+    );
 }

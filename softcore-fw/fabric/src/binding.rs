@@ -4,17 +4,29 @@
 //! For a host, the tables are: its port's windows (one per BAR the host
 //! assigned to a bound function, with Memory Space enabled: host address →
 //! fabric BAR address) and ID map (fabric ID → the ID the host enumerated
-//! it at, below the slot's secondary bus); and, on each endpoint port it
-//! owns, the owner and the peer windows (the host's windows of functions on
-//! other ports), ACS P2P Request Redirect and the INTx swizzle of the slot.
+//! it at, below the slot's secondary bus); and, on each endpoint port where
+//! it has a function, the owner, the peer windows (the host's windows of
+//! functions on other ports), ACS P2P Request Redirect and the INTx swizzle
+//! of the slot.
+//!
+//! An endpoint port whose every function is bound to one host has that
+//! host as its port owner, as a GPU has. Otherwise (SR-IOV virtual
+//! functions of one drive bound to different hosts, or only some functions
+//! of a device bound) the port has no owner: each bound function gets a
+//! function owner entry with its own host and its slot's ACS and INTx
+//! controls, and every unbound function below the port reaches nothing.
+//! Every peer window on an endpoint port is tagged with the host it serves,
+//! so a function sees its own host's peer windows only.
+//!
+//! Functions of one port may go to different hosts only where the device
+//! cannot carry one host's traffic to the other's function behind the
+//! switch's back, and where one host cannot take the other's function
+//! away ([`SharingRefused`]).
 //!
 //! Bind programs all of that before the slot shows presence; unbind takes
-//! it away before the slot shows absence, and hands the endpoint port back
-//! to the free pool only once no function of that host remains on it, so
-//! no TLP ever reaches an owner that is not the function's.
-//!
-//! The data plane keeps one owner per endpoint port, so functions below one
-//! port (a PF and its VFs) may be bound to one host only at a time.
+//! it away before the slot shows absence. Each endpoint port is rewritten
+//! as a whole, revoking before granting, so no TLP ever reaches an owner
+//! that is not the function's.
 //!
 //! A host's port is on the manager's switch; a bound function may be on
 //! any switch, whose data plane gets that function's port entries. The
@@ -24,14 +36,17 @@
 use heapless::Vec;
 use weft_pcie::config::header::command;
 use weft_pcie::Bdf;
-use weft_regs::capacity::{BOUND_FUNCTIONS_PER_HOST, WINDOWS_PER_PORT};
+use weft_regs::capacity::{BOUND_FUNCTIONS_PER_HOST, FUNCTION_OWNERS_PER_PORT, WINDOWS_PER_PORT};
 
 use crate::hw::{DataPlane, Fabric, HostInterface, HostSendError, TableWriteError};
-use crate::inventory::{Binding, PortKind, SwitchIndex};
+use crate::inventory::{Binding, Function, FunctionKind, PortKind, SwitchIndex};
+use crate::limits::MAX_HOST_PORTS;
 use crate::manager::FabricManager;
 use crate::virtualize::host_bar_address;
 use crate::vswitch::BoundFunction;
-use weft_regs::tables::{HostIndex, IdMapping, Owner, Permissions, PortIndex, PortRole, Window};
+use weft_regs::tables::{
+    FunctionOwner, HostIndex, IdMapping, Owner, Permissions, PortIndex, PortRole, Window,
+};
 
 /// How an endpoint leaves its host.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -76,14 +91,19 @@ pub enum BindError {
         owner: Binding,
     },
     /// Another function below the same port is bound to another host, and
-    /// the data plane has one owner per endpoint port.
+    /// the port cannot be shared between them.
     PortOwnedByOtherHost {
         /// The switch.
         switch: SwitchIndex,
         /// The port.
         port: PortIndex,
-        /// The host owning it.
+        /// The other host.
         owner: HostIndex,
+        /// The function that keeps the port from being shared: the one
+        /// being bound, or one bound to `owner`.
+        function: Bdf,
+        /// Why it does.
+        reason: SharingRefused,
     },
     /// The endpoint is not bound.
     NotBound(Bdf),
@@ -105,6 +125,23 @@ pub enum BindError {
     },
 }
 
+/// Why functions of one endpoint port cannot be bound to different hosts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SharingRefused {
+    /// The function is an SR-IOV PF with VFs enabled: its host could take
+    /// the other host's VFs away, by a Function Level Reset of the PF (PCIe
+    /// Base 6.0 §9.2.2.3) or by clearing VF Enable (§9.3.3.3.1). Bind the
+    /// PF to the VFs' host, or leave it in the free pool.
+    PhysicalFunctionWithVfs,
+    /// The function has an ACS capability, so it may carry peer-to-peer
+    /// requests to the other functions of its device internally (§6.12.1.2
+    /// requires ACS P2P Request Redirect of exactly those functions), which
+    /// would never reach the switch's tables; the manager does not set
+    /// P2P Request Redirect in endpoints. A function without ACS does no
+    /// peer-to-peer inside its device.
+    PeerToPeerInsideDevice,
+}
+
 impl From<TableWriteError> for BindError {
     fn from(error: TableWriteError) -> Self {
         BindError::Table(error)
@@ -120,14 +157,42 @@ impl From<HostSendError> for BindError {
 /// A host's windows, each with the switch and port of the function it leads to.
 type HostWindows = Vec<(SwitchIndex, PortIndex, Window), WINDOWS_PER_PORT>;
 
+/// Everything an endpoint port is programmed with, worked out from the
+/// bindings of the functions below it before anything is written.
+struct PortPlan {
+    /// The port owner: the host every function below it is bound to.
+    owner: Option<Owner>,
+    /// The port owner's slot's ACS P2P Request Redirect.
+    p2p_request_redirect: bool,
+    /// The port owner's slot's device number.
+    intx_swizzle: u8,
+    /// Without a port owner: one entry per bound function.
+    function_owners: Vec<FunctionOwner, FUNCTION_OWNERS_PER_PORT>,
+    /// The peer windows of every host with a function below the port, each
+    /// tagged with its host.
+    windows: Vec<(Window, HostIndex), WINDOWS_PER_PORT>,
+}
+
+/// Why a function stops a port from being shared, if it does.
+fn sharing_refused(function: &Function) -> Option<SharingRefused> {
+    if matches!(function.kind, FunctionKind::Physical)
+        && function.sriov.is_some_and(|setup| setup.num_vfs > 0)
+    {
+        return Some(SharingRefused::PhysicalFunctionWithVfs);
+    }
+    function.acs.map(|_| SharingRefused::PeerToPeerInsideDevice)
+}
+
 impl FabricManager {
     /// Binds the function with fabric ID `endpoint` (a PF or a VF) to `host`'s `slot`.
     ///
-    /// The ID map, owner and peer windows are programmed first; then the
-    /// slot shows Presence Detect State and Data Link Layer Link Active, and
-    /// latches Presence Detect Changed and DLL State Changed; the MSI the
-    /// host programmed on the slot's port is sent if it enabled those events.
-    /// The host's BAR windows follow once it assigns the BARs.
+    /// A function may go to another host than its siblings below the same
+    /// port (see [`SharingRefused`] for when it may not). The ID map, owner
+    /// and peer windows are programmed first; then the slot shows Presence
+    /// Detect State and Data Link Layer Link Active, and latches Presence
+    /// Detect Changed and DLL State Changed; the MSI the host programmed on
+    /// the slot's port is sent if it enabled those events. The host's BAR
+    /// windows follow once it assigns the BARs.
     pub fn bind<F, H>(
         &mut self,
         endpoint: Bdf,
@@ -163,15 +228,8 @@ impl FabricManager {
         if let Some(owner) = function.binding {
             return Err(BindError::EndpointBusy { owner });
         }
-        if let Some(owner) = self.port_owner(function.switch, function.port) {
-            if owner != host {
-                return Err(BindError::PortOwnedByOtherHost {
-                    switch: function.switch,
-                    port: function.port,
-                    owner,
-                });
-            }
-        }
+        self.check_sharing(function, host)?;
+        let (switch, port) = (function.switch, function.port);
         let mut shadow_bars = [0u32; 6];
         for bar in &function.bars {
             if let Some(register) = shadow_bars.get_mut(usize::from((bar.register() - 0x10) / 4)) {
@@ -184,23 +242,32 @@ impl FabricManager {
             shadow_bars,
             shadow_command: 0,
         });
+        // Refuse, with nothing written, a binding the port's tables cannot hold.
+        if let Err(error) = self.plan_port(switch, port) {
+            self.inventory.functions[index].binding = None;
+            self.switches[si].downstream[usize::from(slot)].bound = None;
+            return Err(error);
+        }
         self.program_host(si, fabric)?;
         self.announce(si, slot, true, host_if)
     }
 
     /// Unbinds the function with fabric ID `endpoint` from its slot.
     ///
-    /// The host's windows and ID map lose it first; its port returns to
-    /// the free pool if nothing else of that host is bound there; in
-    /// [`UnbindMode::Surprise`] the data plane completes what the host has
-    /// in flight to the port; then the slot shows absence and the host gets
-    /// its hot-plug MSI.
+    /// The host's windows and ID map lose it first; its port is rewritten
+    /// without it (back to the free pool if nothing else is bound there);
+    /// in [`UnbindMode::Surprise`] the data plane completes what this host
+    /// has in flight to the port, and nothing of the other hosts sharing
+    /// it; then the slot shows absence and the host gets its hot-plug MSI.
     ///
     /// The data plane tracks a host's requests by the port they left its
-    /// switch by; for a function on another switch that is a fabric port
-    /// shared with other functions, so a surprise unbind leaves the host's
-    /// requests in flight to it to the data plane's completion timeout,
-    /// which still completes each of them (DESIGN.md, "Outstanding requests").
+    /// switch by, not by the function they address: a surprise unbind also
+    /// completes, with an error, the same host's requests in flight to its
+    /// other functions below the port. For a function on another switch
+    /// that port is a fabric port shared with other functions, so a
+    /// surprise unbind leaves the host's requests in flight to it to the
+    /// data plane's completion timeout, which still completes each of them
+    /// (DESIGN.md, "Outstanding requests").
     pub fn unbind<F, H>(
         &mut self,
         endpoint: Bdf,
@@ -234,11 +301,12 @@ impl FabricManager {
             vdsp.bound = None;
         }
         self.program_host(si, fabric)?;
-        if self.port_owner(switch, port).is_none() {
-            self.release_port(switch, port, fabric)?;
+        if let PortKind::Endpoint { buses } = self.inventory.port_on(switch, port) {
+            self.program_endpoint_port(switch, port, buses, fabric)?;
         }
         if mode == UnbindMode::Surprise && switch == SwitchIndex::LOCAL {
-            fabric.local().abandon_requests_to(port)?;
+            let host_port = self.switches[si].port;
+            fabric.local().abandon_host_requests_to(host_port, port)?;
         }
         self.announce(si, binding.slot, false, host_if)
     }
@@ -263,13 +331,44 @@ impl FabricManager {
         Ok(())
     }
 
-    /// The host owning an endpoint port: the host of any function bound below it.
-    pub(crate) fn port_owner(&self, switch: SwitchIndex, port: PortIndex) -> Option<HostIndex> {
+    /// Refuses to bind `function` to `host` where another host has a
+    /// function below the same port and the two cannot share it.
+    fn check_sharing(&self, function: &Function, host: HostIndex) -> Result<(), BindError> {
+        let others = self
+            .functions_on(function.switch, function.port)
+            .filter_map(|f| f.binding.filter(|b| b.host != host).map(|b| (f, b.host)));
+        for (other, owner) in others {
+            for candidate in [function, other] {
+                if let Some(reason) = sharing_refused(candidate) {
+                    return Err(BindError::PortOwnedByOtherHost {
+                        switch: function.switch,
+                        port: function.port,
+                        owner,
+                        function: candidate.id,
+                        reason,
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The functions below `port` of `switch`.
+    fn functions_on(
+        &self,
+        switch: SwitchIndex,
+        port: PortIndex,
+    ) -> impl Iterator<Item = &Function> + '_ {
         self.inventory
             .functions
             .iter()
-            .filter(|f| f.switch == switch && f.port == port)
-            .find_map(|f| f.binding.map(|b| b.host))
+            .filter(move |f| f.switch == switch && f.port == port)
+    }
+
+    /// Whether host `host` has a function bound below `port` of `switch`.
+    fn has_function_on(&self, host: HostIndex, switch: SwitchIndex, port: PortIndex) -> bool {
+        self.functions_on(switch, port)
+            .any(|f| f.binding.is_some_and(|b| b.host == host))
     }
 
     /// The data plane of `switch`.
@@ -283,25 +382,6 @@ impl FabricManager {
             .map_err(|switch_id| BindError::UnreachableSwitch { switch_id })
     }
 
-    /// Returns an endpoint port to the free pool: no owner, no peer windows.
-    fn release_port<F: Fabric + ?Sized>(
-        &self,
-        switch: SwitchIndex,
-        port: PortIndex,
-        fabric: &mut F,
-    ) -> Result<(), BindError> {
-        let tables = self.plane(fabric, switch)?;
-        if let PortKind::Endpoint { buses } = self.inventory.port_on(switch, port) {
-            tables.set_port_role(port, PortRole::Endpoint { owner: None, buses })?;
-        }
-        for index in 0..WINDOWS_PER_PORT {
-            tables.set_window(port, index, Window::UNUSED)?;
-        }
-        tables.set_p2p_request_redirect(port, false)?;
-        tables.set_intx_swizzle(port, 0)?;
-        Ok(())
-    }
-
     /// Writes every table that depends on host `si`'s bindings.
     pub(crate) fn program_host<F: Fabric + ?Sized>(
         &self,
@@ -309,7 +389,7 @@ impl FabricManager {
         fabric: &mut F,
     ) -> Result<(), BindError> {
         let switch = &self.switches[si];
-        let mut windows = HostWindows::new();
+        let windows = self.host_windows(si)?;
         let mut ids: Vec<IdMapping, BOUND_FUNCTIONS_PER_HOST> = Vec::new();
         for vdsp in &switch.downstream {
             let Some(bound) = vdsp.bound else { continue };
@@ -327,6 +407,37 @@ impl FabricManager {
                     capacity: BOUND_FUNCTIONS_PER_HOST,
                 })?;
             }
+        }
+        let tables = fabric.local();
+        for index in 0..WINDOWS_PER_PORT {
+            let window = windows.get(index).map_or(Window::UNUSED, |w| w.2);
+            tables.set_window(switch.port, index, window)?;
+        }
+        for index in 0..BOUND_FUNCTIONS_PER_HOST {
+            tables.set_id_mapping(switch.port, index, ids.get(index).copied())?;
+        }
+        for (s, fabric_switch) in self.inventory.switches.iter().enumerate() {
+            let at = SwitchIndex(s as u8);
+            for (index, kind) in fabric_switch.ports.iter().enumerate() {
+                let port = PortIndex(index as u8);
+                if let PortKind::Endpoint { buses } = kind {
+                    if self.has_function_on(switch.host, at, port) {
+                        self.program_endpoint_port(at, port, *buses, fabric)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Host `si`'s windows: one per BAR it assigned to a bound function with Memory Space enabled.
+    fn host_windows(&self, si: usize) -> Result<HostWindows, BindError> {
+        let mut windows = HostWindows::new();
+        for vdsp in &self.switches[si].downstream {
+            let Some(bound) = vdsp.bound else { continue };
+            let Some(function) = self.inventory.function(bound.function) else {
+                continue;
+            };
             if bound.shadow_command & command::MEMORY_SPACE == 0 {
                 continue;
             }
@@ -355,70 +466,136 @@ impl FabricManager {
                     })?;
             }
         }
-        let tables = fabric.local();
-        for index in 0..WINDOWS_PER_PORT {
-            let window = windows.get(index).map_or(Window::UNUSED, |w| w.2);
-            tables.set_window(switch.port, index, window)?;
+        Ok(windows)
+    }
+
+    /// Works out an endpoint port's tables from the bindings below it.
+    fn plan_port(&self, at: SwitchIndex, port: PortIndex) -> Result<PortPlan, BindError> {
+        let mut plan = PortPlan {
+            owner: None,
+            p2p_request_redirect: false,
+            intx_swizzle: 0,
+            function_owners: Vec::new(),
+            windows: Vec::new(),
+        };
+        // The hosts with a function below the port, and whether every function is bound to one.
+        let mut hosts: Vec<usize, MAX_HOST_PORTS> = Vec::new();
+        let mut every_function_bound = true;
+        for function in self.functions_on(at, port) {
+            let Some(binding) = function.binding else {
+                every_function_bound = false;
+                continue;
+            };
+            let si = self
+                .switch_index(binding.host)
+                .ok_or(BindError::NoSuchHost(binding.host))?;
+            if !hosts.contains(&si) {
+                // One entry per virtual switch, and there are no more of them.
+                let _ = hosts.push(si);
+            }
         }
-        for index in 0..BOUND_FUNCTIONS_PER_HOST {
-            tables.set_id_mapping(switch.port, index, ids.get(index).copied())?;
-        }
-        for (s, fabric_switch) in self.inventory.switches.iter().enumerate() {
-            let at = SwitchIndex(s as u8);
-            for (index, kind) in fabric_switch.ports.iter().enumerate() {
-                let port = PortIndex(index as u8);
-                if let PortKind::Endpoint { buses } = kind {
-                    if self.port_owner(at, port) == Some(switch.host) {
-                        let tables = self.plane(fabric, at)?;
-                        self.program_owned_port(si, at, port, *buses, &windows, tables)?;
-                    }
+        let owner_of = |si: usize| Owner {
+            host: self.switches[si].host,
+            proxy_id: self.switches[si].proxy_id,
+        };
+        match hosts.as_slice() {
+            [] => return Ok(plan),
+            &[si] if every_function_bound => {
+                // §2.2.8.1: a downstream port swizzles by its device number;
+                // the lowest slot holding a function of the port decides,
+                // as it does its ACS controls.
+                let switch = &self.switches[si];
+                let slot = switch.downstream.iter().position(|vdsp| {
+                    vdsp.bound
+                        .and_then(|b| self.inventory.function(b.function))
+                        .is_some_and(|f| (f.switch, f.port) == (at, port))
+                });
+                plan.owner = Some(owner_of(si));
+                if let Some(slot) = slot {
+                    plan.p2p_request_redirect = switch.downstream[slot].p2p_request_redirect();
+                    plan.intx_swizzle = slot as u8;
+                }
+            }
+            _ => {
+                for function in self.functions_on(at, port) {
+                    let Some(binding) = function.binding else {
+                        continue;
+                    };
+                    let si = self
+                        .switch_index(binding.host)
+                        .ok_or(BindError::NoSuchHost(binding.host))?;
+                    let vdsp = self.switches[si].downstream.get(usize::from(binding.slot));
+                    plan.function_owners
+                        .push(FunctionOwner {
+                            function: function.id,
+                            owner: owner_of(si),
+                            p2p_request_redirect: vdsp
+                                .is_some_and(|vdsp| vdsp.p2p_request_redirect()),
+                            intx_swizzle: binding.slot,
+                        })
+                        .map_err(|_| BindError::TableFull {
+                            table: "function owner",
+                            capacity: FUNCTION_OWNERS_PER_PORT,
+                        })?;
                 }
             }
         }
-        Ok(())
+        for &si in &hosts {
+            let host = self.switches[si].host;
+            for (s, p, window) in self.host_windows(si)? {
+                if (s, p) == (at, port) {
+                    continue;
+                }
+                plan.windows
+                    .push((window, host))
+                    .map_err(|_| BindError::TableFull {
+                        table: "peer window",
+                        capacity: WINDOWS_PER_PORT,
+                    })?;
+            }
+        }
+        Ok(plan)
     }
 
-    /// Writes an endpoint port owned by host `si`: owner, peer windows, ACS redirect, swizzle.
-    fn program_owned_port(
+    /// Writes an endpoint port's owner, function owners, peer windows, ACS
+    /// redirect and swizzle from the bindings below it.
+    ///
+    /// Access is revoked before it is granted: a port owner is written
+    /// before the function owner entries only when it is one every
+    /// function below the port is bound to, and cleared after them
+    /// otherwise; windows come last, each written with its host's tag in
+    /// one entry, so at every step each function reaches its own host only.
+    fn program_endpoint_port<F: Fabric + ?Sized>(
         &self,
-        si: usize,
         at: SwitchIndex,
         port: PortIndex,
         buses: (u8, u8),
-        windows: &HostWindows,
-        tables: &mut dyn DataPlane,
+        fabric: &mut F,
     ) -> Result<(), BindError> {
-        let switch = &self.switches[si];
-        tables.set_port_role(
-            port,
-            PortRole::Endpoint {
-                owner: Some(Owner {
-                    host: switch.host,
-                    proxy_id: switch.proxy_id,
-                }),
-                buses,
-            },
-        )?;
-        let mut peers = windows
-            .iter()
-            .filter(|(s, p, _)| (*s, *p) != (at, port))
-            .map(|w| w.2);
+        let plan = self.plan_port(at, port)?;
+        let tables = self.plane(fabric, at)?;
+        let role = PortRole::Endpoint {
+            owner: plan.owner,
+            buses,
+        };
+        if plan.owner.is_some() {
+            tables.set_port_role(port, role)?;
+        }
+        for index in 0..FUNCTION_OWNERS_PER_PORT {
+            tables.set_function_owner(port, index, plan.function_owners.get(index).copied())?;
+        }
+        if plan.owner.is_none() {
+            tables.set_port_role(port, role)?;
+        }
         for index in 0..WINDOWS_PER_PORT {
-            tables.set_window(port, index, peers.next().unwrap_or(Window::UNUSED))?;
+            let (window, owner) = plan
+                .windows
+                .get(index)
+                .map_or((Window::UNUSED, None), |(w, host)| (*w, Some(*host)));
+            tables.set_peer_window(port, index, window, owner)?;
         }
-        // The slot of the port's (first) bound function decides the swizzle
-        // and the ACS controls.
-        let slot = switch.downstream.iter().position(|vdsp| {
-            vdsp.bound
-                .and_then(|b| self.inventory.function(b.function))
-                .is_some_and(|f| (f.switch, f.port) == (at, port))
-        });
-        if let Some(slot) = slot {
-            let vdsp = &switch.downstream[slot];
-            tables.set_p2p_request_redirect(port, vdsp.p2p_request_redirect())?;
-            // §2.2.8.1: a downstream port swizzles by its device number.
-            tables.set_intx_swizzle(port, slot as u8)?;
-        }
+        tables.set_p2p_request_redirect(port, plan.p2p_request_redirect)?;
+        tables.set_intx_swizzle(port, plan.intx_swizzle)?;
         Ok(())
     }
 }

@@ -6,7 +6,7 @@
 mod common;
 
 use common::*;
-use weft_fabric::binding::{BindError, UnbindMode};
+use weft_fabric::binding::{BindError, SharingRefused, UnbindMode};
 use weft_fabric::enumerate::EnumerationError;
 use weft_fabric::hw::ConfigPath;
 use weft_fabric::inventory::{Binding, FunctionKind, PortKind, SwitchIndex};
@@ -711,7 +711,8 @@ fn a_vf_binds_on_its_own_and_shows_its_pfs_identity() {
     );
     assert_eq!(out.deliveries[0].to, Destination::Port(ModelPort(NVME)));
     assert_eq!(as_memory(&out.deliveries[0].packet).address, 0x8101_8040);
-    // Its PF cannot go to another host: the port has one owner.
+    // Its PF cannot go to another host: the PF's host could take the VF
+    // away by resetting the PF or clearing VF Enable (§9.2.2.3, §9.3.3.3.1).
     assert_eq!(
         rig.manager.bind(
             NVME_PF,
@@ -723,7 +724,9 @@ fn a_vf_binds_on_its_own_and_shows_its_pfs_identity() {
         Err(BindError::PortOwnedByOtherHost {
             switch: SwitchIndex::LOCAL,
             port: PortIndex(NVME),
-            owner: HostIndex(1)
+            owner: HostIndex(1),
+            function: NVME_PF,
+            reason: SharingRefused::PhysicalFunctionWithVfs,
         })
     );
 }
@@ -864,4 +867,315 @@ fn the_manager_fits_the_soft_cores_data_ram() {
     println!("FabricManager: {size} bytes");
     assert!(size < 24 * 1024, "{size} bytes");
     assert!(size < weft_regs::DATA_RAM_SIZE as usize / 2);
+}
+
+// ---------------------------------------------------------------- one drive, two hosts
+
+/// Host 1 numbers its virtual switch as host 0 does in `host0_enumerates`:
+/// upstream bus 1, slots on bus 2, their secondary buses 3 and 4.
+fn host1_enumerates(rig: &mut Rig) {
+    let (t0, t1) = (ConfigType::Type0, ConfigType::Type1);
+    rig.write(HOST1, t0, Bdf::new(1, 0, 0), 0x18, 0x0004_0201);
+    rig.write(HOST1, t1, Bdf::new(2, 0, 0), 0x18, 0x0003_0302);
+    rig.write(HOST1, t1, Bdf::new(2, 1, 0), 0x18, 0x0004_0402);
+}
+
+/// The host at `port` sizes its VF at `vf` (host ID), assigns its BAR0 at
+/// `address` and enables Memory Space and Bus Master.
+fn host_assigns_vf_bar(rig: &mut Rig, port: u8, vf: Bdf, address: u32) {
+    let t1 = ConfigType::Type1;
+    assert_eq!(
+        rig.read(port, t1, vf, 0),
+        u32::from(NVME_VF_DEVICE) << 16 | u32::from(NVME_VENDOR),
+        "the host finds its VF"
+    );
+    rig.write(port, t1, vf, 0x10, u32::MAX);
+    assert_eq!(rig.read(port, t1, vf, 0x10), 0xffff_c004, "16 KiB, 64-bit");
+    rig.write(port, t1, vf, 0x10, address);
+    rig.write(port, t1, vf, 0x14, 0);
+    rig.write16(port, t1, vf, 0x04, 0b110);
+}
+
+/// VF 1 bound to host 0's slot 1 (host ID 4:0.0), VF 2 to host 1's slot 0
+/// (host ID 3:0.0), the GPU to host 0's slot 0; each host put its VF's BAR0
+/// at 0xa000_0000, and host 0 the GPU's BARs as `host0_assigns_gpu_bars`.
+fn two_hosts_share_the_drive() -> Rig {
+    let mut rig = started();
+    host0_enumerates(&mut rig);
+    host1_enumerates(&mut rig);
+    for (function, host, slot) in [(GPU_ID, 0, 0), (NVME_VF1, 0, 1), (NVME_VF2, 1, 0)] {
+        rig.manager
+            .bind(
+                function,
+                HostIndex(host),
+                slot,
+                &mut rig.plane.switch,
+                &mut rig.host,
+            )
+            .expect("bind");
+    }
+    host0_assigns_gpu_bars(&mut rig);
+    host_assigns_vf_bar(&mut rig, HOST0, Bdf::new(4, 0, 0), 0xa000_0000);
+    host_assigns_vf_bar(&mut rig, HOST1, Bdf::new(3, 0, 0), 0xa000_0000);
+    rig
+}
+
+/// VF n's BAR0 in the fabric: the VF BAR region (after the PF's BAR0 at
+/// 0x8101_0000) holds the VFs' 16 KiB BARs in VF order (§9.3.3.14).
+const VF1_BAR: u64 = 0x8101_4000;
+const VF2_BAR: u64 = 0x8101_8000;
+
+#[test]
+fn vfs_of_one_drive_bound_to_two_hosts_each_reach_their_own_host() {
+    let mut rig = two_hosts_share_the_drive();
+    // The port has no owner of its own; each VF has its own.
+    assert_eq!(
+        rig.plane.role(NVME),
+        PortRole::Endpoint {
+            owner: None,
+            buses: (4, 5)
+        }
+    );
+    let owners: Vec<(Bdf, u16, u8)> = rig
+        .plane
+        .switch
+        .port_tables(ModelPort(NVME))
+        .expect("the port exists")
+        .function_owners
+        .iter()
+        .map(|e| (e.function, e.owner.host.0, e.intx_swizzle))
+        .collect();
+    assert_eq!(owners, [(NVME_VF1, 0, 1), (NVME_VF2, 1, 0)]);
+
+    // Each host's write to the same address of its own VF reaches that VF.
+    for (port, proxy, fabric_bar) in [
+        (HOST0, PROXY0, VF1_BAR),
+        (HOST1, Bdf::new(2, 0, 0), VF2_BAR),
+    ] {
+        let out = rig.plane.send(
+            port,
+            memory(MemoryOp::Write, ROOT_PORT, 0, 0xa000_0040, 1),
+            &[0; 4],
+        );
+        assert_eq!(out.deliveries.len(), 1, "{out:#?}");
+        assert_eq!(out.deliveries[0].to, Destination::Port(ModelPort(NVME)));
+        let m = as_memory(&out.deliveries[0].packet);
+        assert_eq!((m.address, m.requester), (fabric_bar + 0x40, proxy));
+    }
+    // Each VF's DMA goes to its own host, under the ID that host gave it.
+    for (vf, port, host_id) in [
+        (NVME_VF1, HOST0, Bdf::new(4, 0, 0)),
+        (NVME_VF2, HOST1, Bdf::new(3, 0, 0)),
+    ] {
+        let out = rig
+            .plane
+            .send(NVME, memory(MemoryOp::Write, vf, 0, 0x2000, 1), &[0; 4]);
+        assert_eq!(out.deliveries.len(), 1, "{out:#?}");
+        assert_eq!(out.deliveries[0].to, Destination::Port(ModelPort(port)));
+        let m = as_memory(&out.deliveries[0].packet);
+        assert_eq!((m.address, m.requester), (0x2000, host_id));
+    }
+    // Errors go to each VF's own host (and the event log).
+    let out = rig.plane.send(
+        NVME,
+        weft_fabric::pcie::tlp::Header {
+            digest_present: false,
+            poisoned: false,
+            body: Body::Message(weft_fabric::pcie::tlp::Message::new(
+                NVME_VF2,
+                weft_fabric::pcie::tlp::MessageCode::ErrFatal,
+                weft_fabric::pcie::tlp::MessageRouting::ToRootComplex,
+            )),
+        },
+        &[],
+    );
+    let to: Vec<Destination> = out.deliveries.iter().map(|d| d.to).collect();
+    assert_eq!(to, [Destination::Port(ModelPort(HOST1)), Destination::Cpu]);
+}
+
+#[test]
+fn vfs_of_a_shared_drive_are_isolated_from_each_others_host() {
+    let mut rig = two_hosts_share_the_drive();
+    // VF 1 reaches host 0's GPU at the address host 0 gave it.
+    let out = rig.plane.send(
+        NVME,
+        memory(MemoryOp::Write, NVME_VF1, 0, 0x9000_0010, 1),
+        &[0; 4],
+    );
+    assert_eq!(out.deliveries[0].to, Destination::Port(ModelPort(GPU)));
+    assert_eq!(as_memory(&out.deliveries[0].packet).address, 0x8000_0010);
+    // VF 2 does not: host 0's windows do not exist for it, so the same
+    // address is host 1's own memory.
+    let out = rig.plane.send(
+        NVME,
+        memory(MemoryOp::Write, NVME_VF2, 0, 0x9000_0010, 1),
+        &[0; 4],
+    );
+    assert_eq!(out.deliveries.len(), 1, "{out:#?}");
+    assert_eq!(out.deliveries[0].to, Destination::Port(ModelPort(HOST1)));
+    assert_eq!(as_memory(&out.deliveries[0].packet).address, 0x9000_0010);
+    // The PF and VF 3 are bound to no host and reach nothing.
+    for function in [NVME_PF, NVME_VF3] {
+        let out = rig.plane.send(
+            NVME,
+            memory(MemoryOp::Write, function, 0, 0x2000, 1),
+            &[0; 4],
+        );
+        assert_eq!(out.dropped, Some(DropReason::Unbound), "{function:?}");
+        assert!(out.deliveries.is_empty());
+    }
+    // Host 1 reaches neither the GPU nor VF 1.
+    for address in [0x9000_0010u64, VF1_BAR + 0x40] {
+        let out = rig.plane.send(
+            HOST1,
+            memory(MemoryOp::Write, ROOT_PORT, 0, address, 1),
+            &[0; 4],
+        );
+        assert_eq!(out.dropped, Some(DropReason::NoWindow));
+    }
+}
+
+#[test]
+fn surprise_unbind_of_one_vf_leaves_the_other_hosts_vf_alone() {
+    let mut rig = two_hosts_share_the_drive();
+    // Both hosts read their VF; neither read is answered yet.
+    for port in [HOST0, HOST1] {
+        let out = rig.plane.send(
+            port,
+            memory(MemoryOp::Read, ROOT_PORT, 9, 0xa000_0000, 1),
+            &[],
+        );
+        assert_eq!(out.deliveries[0].to, Destination::Port(ModelPort(NVME)));
+    }
+    rig.manager
+        .unbind(
+            NVME_VF1,
+            UnbindMode::Surprise,
+            &mut rig.plane.switch,
+            &mut rig.host,
+        )
+        .expect("unbind");
+    // Host 0's read is completed with UR; host 1's is still in flight.
+    let abandoned = rig.plane.switch.take_synthesized();
+    assert_eq!(abandoned.len(), 1, "{abandoned:#?}");
+    assert_eq!(abandoned[0].to, Destination::Port(ModelPort(HOST0)));
+    assert_eq!(rig.plane.switch.outstanding(ModelPort(HOST0)), 0);
+    assert_eq!(rig.plane.switch.outstanding(ModelPort(HOST1)), 1);
+    // VF 1 reaches nothing now; VF 2 still reaches host 1.
+    let out = rig.plane.send(
+        NVME,
+        memory(MemoryOp::Write, NVME_VF1, 0, 0x2000, 1),
+        &[0; 4],
+    );
+    assert_eq!(out.dropped, Some(DropReason::Unbound));
+    let out = rig.plane.send(
+        NVME,
+        memory(MemoryOp::Write, NVME_VF2, 0, 0x2000, 1),
+        &[0; 4],
+    );
+    assert_eq!(out.deliveries[0].to, Destination::Port(ModelPort(HOST1)));
+    // And VF 1 can go to host 1 too.
+    rig.manager
+        .bind(
+            NVME_VF1,
+            HostIndex(1),
+            1,
+            &mut rig.plane.switch,
+            &mut rig.host,
+        )
+        .expect("rebind to host 1");
+    let out = rig.plane.send(
+        NVME,
+        memory(MemoryOp::Write, NVME_VF1, 0, 0x2000, 1),
+        &[0; 4],
+    );
+    assert_eq!(out.deliveries[0].to, Destination::Port(ModelPort(HOST1)));
+}
+
+#[test]
+fn functions_that_may_talk_inside_their_device_are_not_shared() {
+    // The ARI device's second function has an ACS capability: it may send
+    // peer-to-peer requests to function 0 without the switch seeing them
+    // (§6.12.1.2).
+    let mut rig = rig();
+    let ai = identity(0x15b3, 0x101e, 0x02_07_00);
+    let mut f85 = plain_function(
+        0x85,
+        ai,
+        [Some(Bar::memory32(8 << 10)), None, None, None, None, None],
+        false,
+    );
+    let mut list = weft_fabric::pcie::config::CapabilityList::new(&mut f85.space).expect("fresh");
+    list.push_extended(&weft_fabric::pcie::config::ari::Ari {
+        next_function: 0,
+        function_groups: 0,
+    })
+    .expect("fits");
+    list.push_extended(&weft_fabric::pcie::config::acs::Acs {
+        features: weft_fabric::pcie::config::acs::feature::P2P_REQUEST_REDIRECT,
+        egress_vector_bits: 0,
+    })
+    .expect("fits");
+    let device = rig.fabric.devices[usize::from(ARI)]
+        .as_mut()
+        .expect("the ARI device");
+    device.functions[1] = f85;
+    let mut clock = rig.clock.clone();
+    rig.manager
+        .start(&mut rig.fabric, &mut clock, &mut rig.plane.switch, 0)
+        .expect("the fabric enumerates");
+    rig.manager
+        .bind(
+            ARI_F0,
+            HostIndex(0),
+            0,
+            &mut rig.plane.switch,
+            &mut rig.host,
+        )
+        .expect("bind function 0");
+    assert_eq!(
+        rig.manager.bind(
+            ARI_F85,
+            HostIndex(1),
+            0,
+            &mut rig.plane.switch,
+            &mut rig.host
+        ),
+        Err(BindError::PortOwnedByOtherHost {
+            switch: SwitchIndex::LOCAL,
+            port: PortIndex(ARI),
+            owner: HostIndex(0),
+            function: ARI_F85,
+            reason: SharingRefused::PeerToPeerInsideDevice,
+        })
+    );
+    // Refused with nothing written: function 0 alone, on a port it does not fill.
+    let tables = rig
+        .plane
+        .switch
+        .port_tables(ModelPort(ARI))
+        .expect("the port exists");
+    assert_eq!(tables.function_owners.len(), 1);
+    assert_eq!(tables.function_owners[0].function, ARI_F0);
+    // The same host may take it.
+    rig.manager
+        .bind(
+            ARI_F85,
+            HostIndex(0),
+            1,
+            &mut rig.plane.switch,
+            &mut rig.host,
+        )
+        .expect("bind to the same host");
+    assert!(matches!(
+        rig.plane.role(ARI),
+        PortRole::Endpoint { owner: Some(o), .. } if o.host == HostIndex(0)
+    ));
+    assert!(rig
+        .plane
+        .switch
+        .port_tables(ModelPort(ARI))
+        .expect("the port exists")
+        .function_owners
+        .is_empty());
 }

@@ -39,6 +39,10 @@ pub mod capacity {
     pub const PORTS: usize = 8;
     /// Address windows per host or endpoint port (host BAR windows, peer windows).
     pub const WINDOWS_PER_PORT: usize = 16;
+    /// Function owner entries per endpoint port: functions below one port
+    /// bound one by one (SR-IOV VFs of one drive to several hosts). The
+    /// reference drive's four VFs fit twice over.
+    pub const FUNCTION_OWNERS_PER_PORT: usize = 8;
     /// Functions bound to one host whose IDs the host egress rewrites.
     pub const BOUND_FUNCTIONS_PER_HOST: usize = 32;
     /// Fabric address ranges in the switch's address routing table.

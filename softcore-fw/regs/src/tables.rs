@@ -41,7 +41,10 @@ pub enum PortRole {
     },
     /// An endpoint (or a conventional switch with endpoints below it).
     Endpoint {
-        /// The host it is bound to; `None` while it sits in the free pool.
+        /// The owner of every function below the port that has no
+        /// [`FunctionOwner`] entry; `None` while the port sits in the free
+        /// pool, or while its functions are bound one by one (each bound
+        /// one has an entry, and a function without one is unbound).
         owner: Option<Owner>,
         /// The fabric bus numbers below the port, `first..=last` (ACS Source
         /// Validation, PCIe Base 6.0 §6.12.1.1).
@@ -71,8 +74,9 @@ impl Permissions {
 /// One address window: a host-domain range and where it lands in the fabric.
 ///
 /// On a host port these are the BARs the host assigned to its bound
-/// functions; on an endpoint port, the owner host's windows of the
-/// endpoint's peers. A zero-sized window is an unused entry.
+/// functions; on an endpoint port, an owner host's windows of the
+/// endpoint's peers, each entry tagged with the owner it serves
+/// ([`DataPlane::set_peer_window`]). A zero-sized window is an unused entry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct Window {
     /// First host-domain address.
@@ -109,6 +113,30 @@ impl Window {
             write: false,
         },
     };
+}
+
+/// One function owner entry of an endpoint port: a function below the port
+/// bound on its own, and what its owner host's slot decides for it.
+///
+/// Endpoint ingress looks the requester ID of every request and message up
+/// here first, and uses the port's [`PortRole::Endpoint`] owner, ACS P2P
+/// Request Redirect and INTx swizzle only when no entry matches. So the
+/// SR-IOV virtual functions of one drive (PCIe Base 6.0 §9.1), each with
+/// its own Routing ID, can be bound to different hosts: each one's DMA goes
+/// to its own owner's aperture and peer windows, its messages to its own
+/// owner's proxy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FunctionOwner {
+    /// The function's fabric ID, matched against the whole requester ID
+    /// (an ARI function number or a VF on a bus after its PF's included).
+    pub function: Bdf,
+    /// The host it is bound to.
+    pub owner: Owner,
+    /// ACS P2P Request Redirect of its slot in the owner's virtual switch
+    /// (§7.7.11.3): its peer requests go up to the owner.
+    pub p2p_request_redirect: bool,
+    /// The device number of its slot, by which its INTx is swizzled (§2.2.8.1).
+    pub intx_swizzle: u8,
 }
 
 /// One ID map entry of a host port: a bound function's fabric ID and the ID its host gave it.
@@ -167,11 +195,42 @@ pub trait DataPlane {
 
     /// Writes window `index` of `port` (host BAR windows on a host port,
     /// peer windows on an endpoint port); a zero-sized window clears it.
+    ///
+    /// On an endpoint port this is [`DataPlane::set_peer_window`] with no
+    /// owner tag: the window serves the port's own owner.
     fn set_window(
         &mut self,
         port: PortIndex,
         index: usize,
         window: Window,
+    ) -> Result<(), TableWriteError>;
+
+    /// Writes peer window `index` of an endpoint port together with the
+    /// owner host whose functions it serves: a request uses the window only
+    /// if its function's owner (its [`FunctionOwner`] entry's, or else the
+    /// port's) is `owner`, or the port's own owner when `owner` is `None`.
+    /// Windows serving other owners are invisible to it, so first-match
+    /// lookup runs over the requester's owner's windows only.
+    ///
+    /// Window and tag form one entry: an implementation that writes them
+    /// as several registers invalidates the entry first and validates it
+    /// last, so no request ever sees one owner's window with another's tag.
+    fn set_peer_window(
+        &mut self,
+        port: PortIndex,
+        index: usize,
+        window: Window,
+        owner: Option<HostIndex>,
+    ) -> Result<(), TableWriteError>;
+
+    /// Writes function owner entry `index` of an endpoint port; `None`
+    /// clears it. Ingress matches the requester ID against the valid
+    /// entries in index order, and the first match wins.
+    fn set_function_owner(
+        &mut self,
+        port: PortIndex,
+        index: usize,
+        entry: Option<FunctionOwner>,
     ) -> Result<(), TableWriteError>;
 
     /// Writes ID map entry `index` of a host port; `None` clears it.
@@ -209,4 +268,13 @@ pub trait DataPlane {
     /// Completes every host request in flight to `port` with an error: its
     /// endpoint is gone and will never answer (DESIGN.md: no host waits forever).
     fn abandon_requests_to(&mut self, port: PortIndex) -> Result<(), TableWriteError>;
+
+    /// Completes with an error the requests in flight to `port` from the
+    /// host on host port `host_port` only: one function of a shared
+    /// endpoint port is gone, the other hosts' functions there are not.
+    fn abandon_host_requests_to(
+        &mut self,
+        host_port: PortIndex,
+        port: PortIndex,
+    ) -> Result<(), TableWriteError>;
 }

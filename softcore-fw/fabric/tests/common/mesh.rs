@@ -22,7 +22,7 @@ use weft_fabric::pcie::tlp::{
 };
 use weft_fabric::pcie::Bdf;
 use weft_model::{Destination, Packet, PortIndex, PortRole, Switch};
-use weft_regs::tables::{AddressRoute, IdMapping, Window};
+use weft_regs::tables::{AddressRoute, FunctionOwner, HostIndex, IdMapping, Window};
 
 use super::{identity, Clock, FakeDevice};
 
@@ -421,6 +421,25 @@ impl DataPlane for SharedPlane {
         self.switches.borrow_mut()[self.index].set_window(port, index, window)
     }
 
+    fn set_peer_window(
+        &mut self,
+        port: PortIndex,
+        index: usize,
+        window: Window,
+        owner: Option<HostIndex>,
+    ) -> Result<(), TableWriteError> {
+        self.switches.borrow_mut()[self.index].set_peer_window(port, index, window, owner)
+    }
+
+    fn set_function_owner(
+        &mut self,
+        port: PortIndex,
+        index: usize,
+        entry: Option<FunctionOwner>,
+    ) -> Result<(), TableWriteError> {
+        self.switches.borrow_mut()[self.index].set_function_owner(port, index, entry)
+    }
+
     fn set_id_mapping(
         &mut self,
         port: PortIndex,
@@ -460,5 +479,17 @@ impl DataPlane for SharedPlane {
 
     fn abandon_requests_to(&mut self, port: PortIndex) -> Result<(), TableWriteError> {
         DataPlane::abandon_requests_to(&mut self.switches.borrow_mut()[self.index], port)
+    }
+
+    fn abandon_host_requests_to(
+        &mut self,
+        host_port: PortIndex,
+        port: PortIndex,
+    ) -> Result<(), TableWriteError> {
+        DataPlane::abandon_host_requests_to(
+            &mut self.switches.borrow_mut()[self.index],
+            host_port,
+            port,
+        )
     }
 }

@@ -1,0 +1,169 @@
+//! The fabric manager's handle on every switch's tables
+//! (`weft_fabric::hw::Fabric`).
+//!
+//! On hardware, the manager writes its own switch's tables through the
+//! soft core's CSR bus, and a remote switch's tables in band: each entry
+//! write becomes writes to that switch's CSR window, carried through the
+//! fabric like routed configuration requests. The simulator takes a
+//! shortcut there: a table write on a remote switch reaches its data-plane
+//! model directly and at once, costing no time and no link bandwidth.
+//!
+//! The manager's configuration access ([`crate::manager_config`]) forwards
+//! TLPs through the same switch models while it holds this handle, so both
+//! share the switches through [`RefCell`]s, lent for the length of one
+//! call into the manager (`lend`).
+
+use std::cell::RefCell;
+
+use weft_fabric::hw::{DataPlane, Fabric, TableWriteError};
+use weft_pcie::Bdf;
+use weft_regs::tables::{
+    AddressRoute, Destination, FunctionOwner, HostIndex, IdMapping, PortIndex, PortRole, Window,
+};
+
+use crate::switch::WeftSwitch;
+
+/// Runs `action` with `switches` shared, and puts them back after.
+pub(crate) fn lend<R>(
+    switches: &mut Vec<WeftSwitch>,
+    action: impl FnOnce(&[RefCell<WeftSwitch>]) -> R,
+) -> R {
+    let shared: Vec<RefCell<WeftSwitch>> = std::mem::take(switches)
+        .into_iter()
+        .map(RefCell::new)
+        .collect();
+    let result = action(&shared);
+    *switches = shared.into_iter().map(RefCell::into_inner).collect();
+    result
+}
+
+/// One switch's tables as a [`DataPlane`].
+pub struct SwitchPlane<'a> {
+    switch: &'a RefCell<WeftSwitch>,
+}
+
+/// Every switch's data plane, by switch ID; the first is the manager's own.
+pub struct Planes<'a> {
+    ids: Vec<u64>,
+    planes: Vec<SwitchPlane<'a>>,
+}
+
+impl<'a> Planes<'a> {
+    /// The data planes of `switches`, whose first is the manager's.
+    pub(crate) fn new(switches: &'a [RefCell<WeftSwitch>]) -> Self {
+        Planes {
+            ids: switches.iter().map(|s| s.borrow().id()).collect(),
+            planes: switches
+                .iter()
+                .map(|switch| SwitchPlane { switch })
+                .collect(),
+        }
+    }
+}
+
+impl Fabric for Planes<'_> {
+    fn local(&mut self) -> &mut dyn DataPlane {
+        // A world always has its manager's switch.
+        &mut self.planes[0]
+    }
+
+    fn remote(&mut self, switch_id: u64) -> Option<&mut dyn DataPlane> {
+        let index = self.ids.iter().position(|id| *id == switch_id)?;
+        self.planes
+            .get_mut(index)
+            .map(|plane| plane as &mut dyn DataPlane)
+    }
+}
+
+impl SwitchPlane<'_> {
+    fn with<R>(&self, write: impl FnOnce(&mut dyn DataPlane) -> R) -> R {
+        write(self.switch.borrow_mut().model_mut())
+    }
+}
+
+impl DataPlane for SwitchPlane<'_> {
+    fn ports(&self) -> usize {
+        self.switch.borrow().model().ports()
+    }
+
+    fn set_port_role(&mut self, port: PortIndex, role: PortRole) -> Result<(), TableWriteError> {
+        self.with(|plane| plane.set_port_role(port, role))
+    }
+
+    fn set_window(
+        &mut self,
+        port: PortIndex,
+        index: usize,
+        window: Window,
+    ) -> Result<(), TableWriteError> {
+        self.with(|plane| plane.set_window(port, index, window))
+    }
+
+    fn set_peer_window(
+        &mut self,
+        port: PortIndex,
+        index: usize,
+        window: Window,
+        owner: Option<HostIndex>,
+    ) -> Result<(), TableWriteError> {
+        self.with(|plane| plane.set_peer_window(port, index, window, owner))
+    }
+
+    fn set_function_owner(
+        &mut self,
+        port: PortIndex,
+        index: usize,
+        entry: Option<FunctionOwner>,
+    ) -> Result<(), TableWriteError> {
+        self.with(|plane| plane.set_function_owner(port, index, entry))
+    }
+
+    fn set_id_mapping(
+        &mut self,
+        port: PortIndex,
+        index: usize,
+        mapping: Option<IdMapping>,
+    ) -> Result<(), TableWriteError> {
+        self.with(|plane| plane.set_id_mapping(port, index, mapping))
+    }
+
+    fn set_completer_id(&mut self, port: PortIndex, id: Bdf) -> Result<(), TableWriteError> {
+        self.with(|plane| plane.set_completer_id(port, id))
+    }
+
+    fn set_p2p_request_redirect(
+        &mut self,
+        port: PortIndex,
+        redirect: bool,
+    ) -> Result<(), TableWriteError> {
+        self.with(|plane| plane.set_p2p_request_redirect(port, redirect))
+    }
+
+    fn set_intx_swizzle(&mut self, port: PortIndex, swizzle: u8) -> Result<(), TableWriteError> {
+        self.with(|plane| plane.set_intx_swizzle(port, swizzle))
+    }
+
+    fn set_address_route(
+        &mut self,
+        index: usize,
+        route: Option<AddressRoute>,
+    ) -> Result<(), TableWriteError> {
+        self.with(|plane| plane.set_address_route(index, route))
+    }
+
+    fn set_bus_route(&mut self, bus: u8, to: Option<Destination>) -> Result<(), TableWriteError> {
+        self.with(|plane| plane.set_bus_route(bus, to))
+    }
+
+    fn abandon_requests_to(&mut self, port: PortIndex) -> Result<(), TableWriteError> {
+        self.with(|plane| plane.abandon_requests_to(port))
+    }
+
+    fn abandon_host_requests_to(
+        &mut self,
+        host_port: PortIndex,
+        port: PortIndex,
+    ) -> Result<(), TableWriteError> {
+        self.with(|plane| plane.abandon_host_requests_to(host_port, port))
+    }
+}

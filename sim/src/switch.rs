@@ -1,0 +1,215 @@
+//! One weft switch as the simulator wires it: weft-model's data plane plus
+//! the management function every port presents on its link.
+//!
+//! The data plane ([`Switch`]) forwards TLPs by the tables the fabric
+//! manager writes. Beside it, each port of a weft switch answers Type 0
+//! configuration requests that arrive on its link with a small management
+//! function (header Type 0, no BARs) carrying weft's identity VSEC
+//! (`weft_pcie::config::vsec`): the switch ID, its port count, the port's
+//! index and role. That is how the fabric manager, probing a link, tells a
+//! neighbouring weft switch from an endpoint. The data plane model knows
+//! nothing of it; the port's configuration logic does, here.
+
+use std::time::Duration;
+
+use weft_devices::packet::{completion_for, RequestInfo};
+use weft_model::{Packet, Switch};
+use weft_pcie::config::vsec::{PortRole as VsecRole, WeftIdentity};
+use weft_pcie::config::{CapabilityList, ConfigSpace, FunctionIdentity, Type0Function};
+use weft_pcie::tlp::{Body, CompletionStatus, ConfigType, Direction};
+
+/// Port-to-port latency of a switch beyond its links: about the middle of
+/// the published range for commercial Gen4 switches (85–140 ns including
+/// PHY, shared/REFERENCE.md); the RTL measures 2 cycles of core latency.
+pub const SWITCH_LATENCY: Duration = Duration::from_nanos(110);
+
+/// Device ID of a weft switch port's management function.
+pub const MANAGEMENT_DEVICE_ID: u16 = 0x00ff;
+
+/// Class code of the management function: other system peripheral (PCI
+/// Code and ID Assignment, base class 08h, sub-class 80h).
+pub const MANAGEMENT_CLASS: u32 = 0x08_80_00;
+
+/// A weft switch: its ID, its data plane and its ports' management functions.
+pub struct WeftSwitch {
+    id: u64,
+    model: Switch,
+    vendor_id: u16,
+    /// Per port, its management function's configuration space; `None` if
+    /// it could not be laid out (the port then answers Unsupported Request).
+    functions: Vec<Option<ConfigSpace>>,
+}
+
+/// A management function with vendor `vendor_id` carrying `identity`.
+fn management_function(vendor_id: u16, identity: WeftIdentity) -> Option<ConfigSpace> {
+    let header = Type0Function::new(FunctionIdentity {
+        vendor_id,
+        device_id: MANAGEMENT_DEVICE_ID,
+        revision_id: 0,
+        class_code: MANAGEMENT_CLASS,
+    });
+    let mut space = header.build().ok()?;
+    CapabilityList::new(&mut space)
+        .ok()?
+        .push_extended(&identity)
+        .ok()?;
+    Some(space)
+}
+
+impl WeftSwitch {
+    /// A switch with ID `id` and `ports` disabled ports, whose management
+    /// functions report `vendor_id`; every port's role starts as
+    /// [`VsecRole::Endpoint`].
+    pub fn new(id: u64, ports: usize, vendor_id: u16) -> Self {
+        let mut switch = WeftSwitch {
+            id,
+            model: Switch::new(ports),
+            vendor_id,
+            functions: Vec::new(),
+        };
+        switch.functions = (0..ports)
+            .map(|port| switch.function_for(port as u8, VsecRole::Endpoint))
+            .collect();
+        switch
+    }
+
+    fn function_for(&self, port: u8, role: VsecRole) -> Option<ConfigSpace> {
+        let identity = WeftIdentity {
+            switch_id: self.id,
+            port_count: u8::try_from(self.model.ports()).unwrap_or(u8::MAX),
+            port_index: port,
+            port_role: role,
+        };
+        management_function(self.vendor_id, identity)
+    }
+
+    /// Its switch ID.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// The data plane.
+    pub fn model(&self) -> &Switch {
+        &self.model
+    }
+
+    /// The data plane, to forward TLPs or write tables.
+    pub fn model_mut(&mut self) -> &mut Switch {
+        &mut self.model
+    }
+
+    /// Sets the role `port`'s identity VSEC reports: how the board wires it.
+    pub fn set_wired_role(&mut self, port: u8, role: VsecRole) {
+        let function = self.function_for(port, role);
+        if let Some(slot) = self.functions.get_mut(usize::from(port)) {
+            *slot = function;
+        }
+    }
+
+    /// The completion `port`'s management function sends back for a
+    /// configuration request that arrived on its link. Only Type 0 requests
+    /// address it; a Type 1 request is an Unsupported Request (§7.3.3).
+    pub fn answer_config(&mut self, port: u8, packet: &Packet) -> Packet {
+        let info = RequestInfo::of(&packet.header);
+        let Body::Config(request) = packet.header.body else {
+            return completion_for(
+                &info,
+                Default::default(),
+                CompletionStatus::UnsupportedRequest,
+                4,
+                0,
+                None,
+            );
+        };
+        let space = self
+            .functions
+            .get_mut(usize::from(port))
+            .and_then(Option::as_mut);
+        let (status, data) = match space {
+            Some(space) if request.config_type == ConfigType::Type0 => {
+                let offset = request.byte_offset() & !3;
+                match request.direction {
+                    Direction::Read => (
+                        CompletionStatus::Successful,
+                        Some(space.read(offset).to_le_bytes().to_vec()),
+                    ),
+                    Direction::Write => {
+                        let mut lanes = [0u8; 4];
+                        let n = packet.payload.len().min(4);
+                        lanes[..n].copy_from_slice(&packet.payload[..n]);
+                        space.write(offset, u32::from_le_bytes(lanes), request.first_be);
+                        (CompletionStatus::Successful, None)
+                    }
+                }
+            }
+            _ => (CompletionStatus::UnsupportedRequest, None),
+        };
+        completion_for(&info, request.target, status, 4, 0, data)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use weft_devices::packet::config_read;
+    use weft_pcie::config::vsec::read_weft_identity;
+    use weft_pcie::config::ConfigRead;
+    use weft_pcie::tlp::Tag;
+    use weft_pcie::Bdf;
+
+    /// Reads a port's management function with configuration TLPs.
+    struct Probe<'a> {
+        switch: &'a mut WeftSwitch,
+        port: u8,
+    }
+
+    impl ConfigRead for Probe<'_> {
+        type Error = CompletionStatus;
+
+        fn read_dword(&mut self, offset: u16) -> Result<u32, CompletionStatus> {
+            let request = config_read(
+                Bdf::new(0, 0, 0),
+                Tag::from_8bit(1),
+                Bdf::new(4, 0, 0),
+                offset,
+            );
+            let reply = self.switch.answer_config(self.port, &request);
+            match reply.header.body {
+                Body::Completion(c) if c.status == CompletionStatus::Successful => {
+                    let bytes: [u8; 4] = reply.payload[..4].try_into().expect("one DW");
+                    Ok(u32::from_le_bytes(bytes))
+                }
+                Body::Completion(c) => Err(c.status),
+                _ => Err(CompletionStatus::UnsupportedRequest),
+            }
+        }
+    }
+
+    #[test]
+    fn a_port_answers_with_its_switch_identity() {
+        let mut switch = WeftSwitch::new(0xfeed_0001, 8, 0x1d1d);
+        switch.set_wired_role(6, VsecRole::Fabric);
+        let identity = read_weft_identity(Probe {
+            switch: &mut switch,
+            port: 6,
+        })
+        .expect("a well-formed list")
+        .expect("the identity VSEC");
+        assert_eq!(
+            identity,
+            WeftIdentity {
+                switch_id: 0xfeed_0001,
+                port_count: 8,
+                port_index: 6,
+                port_role: VsecRole::Fabric,
+            }
+        );
+        let vendor = Probe {
+            switch: &mut switch,
+            port: 2,
+        }
+        .read_dword(0)
+        .expect("a read");
+        assert_eq!(vendor, u32::from(MANAGEMENT_DEVICE_ID) << 16 | 0x1d1d);
+    }
+}

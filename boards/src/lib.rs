@@ -1,9 +1,27 @@
 //! From the emitted weft design to a bitstream on a real dev board.
 //!
-//! A board is a data file (device, PCIe hard IPs and their roles, clocks,
-//! the management Ethernet PHY, flash, LEDs, UART); this crate generates
-//! from it and the emitted Verilog the top-level wrapper around the vendor's
-//! hard IPs, the constraints, the vendor project script, and the step that
-//! loads the bitstream. `cargo xtask board <name> build|program` drives it.
-//! Boards arrive here one by one; until then the crate is empty.
+//! A board is a data file in `boards/data/` (device, PCIe hard IPs and their
+//! roles, clocks, resets, the management Ethernet PHY, flash, LEDs, UART,
+//! each fact citing its source document). This crate loads and checks it
+//! ([`load`], [`validate`]) against what each hard IP can do ([`catalog`]),
+//! and generates from it and the emitted Verilog the top-level wrapper
+//! around the vendor's hard IPs ([`verilog`]), the constraints
+//! ([`constraints`]), the vendor project and build scripts ([`project`]),
+//! and the step that loads the bitstream ([`program`]);
+//! [`generate`] writes them all. `cargo xtask board <name>
+//! generate|check|build|program` drives it.
 #![forbid(unsafe_code)]
+
+pub mod catalog;
+pub mod constraints;
+pub mod generate;
+pub mod lint;
+pub mod load;
+pub mod model;
+pub mod program;
+pub mod project;
+pub mod validate;
+pub mod verilog;
+
+pub use load::{by_name, LoadError};
+pub use model::Board;

@@ -5,7 +5,8 @@
 //! connect, [`switch`] a weft switch with its ports' management functions,
 //! [`planes`] and [`manager_config`] the fabric manager's hardware,
 //! [`world`] the whole system in simulated time, and
-//! [`reference`](mod@reference) the reference experiment.
+//! [`reference`](mod@reference) the reference experiment, and [`serve`]
+//! the reference fabric as a virtual board managed over UDP.
 #![forbid(unsafe_code)]
 
 pub mod host;
@@ -13,6 +14,7 @@ pub mod link;
 pub mod manager_config;
 pub mod planes;
 pub mod reference;
+pub mod serve;
 pub mod switch;
 pub mod wiring;
 pub mod world;

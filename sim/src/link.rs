@@ -127,6 +127,11 @@ pub struct LinkDirection {
 }
 
 impl LinkDirection {
+    /// Its rate, width and latency.
+    pub fn config(&self) -> LinkConfig {
+        self.config
+    }
+
     /// A direction whose receiver advertises `credits`.
     pub fn new(config: LinkConfig, credits: Credits) -> Self {
         LinkDirection {

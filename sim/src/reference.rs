@@ -78,7 +78,7 @@ const SWITCH_IDS: [u64; 4] = [
 /// next switch's port that receives the cable: S(i).6 — S(i+1).7.
 const RING_PORTS: (u8, u8) = (6, 7);
 /// The hosts' ports, on S0.
-const HOST_PORTS: [u8; 2] = [0, 1];
+pub const HOST_PORTS: [u8; 2] = [0, 1];
 /// GPUs 1 to 4 in binding order: host 1 copies from GPU 1 (S1) to GPU 2
 /// (S2) across the S1–S2 link; host 2 from GPU 3 (S3) to GPU 4 (S1),
 /// two fabric links apart.
@@ -89,7 +89,8 @@ const GPU_PORTS: [Place; 4] = [
     Place::new(1, 1),
 ];
 const NVME_PORT: Place = Place::new(2, 1);
-const PORTS: usize = 8;
+/// Ports of each switch.
+pub const PORTS: usize = 8;
 const SLOTS_PER_HOST: u8 = 4;
 const NUM_VFS: u16 = 4;
 
@@ -308,12 +309,37 @@ const CONTROL_BYTES: u64 = 4096;
 
 /// Lets slot interrupts reach the hosts, as time passes between a
 /// management command and the host's interrupt handler.
-fn let_interrupts_arrive(world: &mut World) {
+pub fn let_interrupts_arrive(world: &mut World) {
     world.run_until(world.now() + INTERRUPT_DELIVERY);
 }
 
 /// Long enough for the firmware's MSI to cross the switch and its link.
 const INTERRUPT_DELIVERY: Duration = Duration::from_micros(50);
+
+/// The fabric of the experiment after its first steps, ready to be managed:
+/// enumerated, the four GPUs bound to host 1 (slots 0 to 3), both hosts
+/// booted with their drivers loaded. The NVMe drive and its VFs are free.
+pub fn virtual_board() -> Result<World, ReferenceError> {
+    let mut world = build()?;
+    at("enumerate the fabric", world.start_manager())?;
+    let gpus: Vec<Bdf> = GPU_PORTS
+        .iter()
+        .flat_map(|&port| functions_on(&world, port).0)
+        .collect();
+    for (slot, gpu) in gpus.iter().enumerate() {
+        at(
+            "bind the GPUs to host 1",
+            world.with_manager(|m, s, h| m.bind(*gpu, HostIndex(0), slot as u8, s, h)),
+        )?;
+    }
+    for port in HOST_PORTS {
+        at(
+            "hosts boot",
+            world.with_host(port, |host, link| host.boot(link)),
+        )?;
+    }
+    Ok(world)
+}
 
 /// Runs the whole experiment.
 pub fn run(config: ReferenceConfig) -> Result<Report, ReferenceError> {

@@ -101,6 +101,13 @@ impl Wiring {
         }
     }
 
+    /// The shape of the link out of `place`, if anything is wired there.
+    pub(crate) fn link_config(&self, place: Place) -> Option<LinkConfig> {
+        self.links
+            .get(&(place, Way::Down))
+            .map(LinkDirection::config)
+    }
+
     /// The port `place` is cabled to, if it is a fabric port.
     pub(crate) fn cabled_to(&self, place: Place) -> Option<Place> {
         self.cables.get(&place).copied()

@@ -161,6 +161,12 @@ impl World {
         &self.switches
     }
 
+    /// The shape of the link at `place`, if a node or a fabric link is
+    /// wired there.
+    pub fn link_at(&self, place: Place) -> Option<LinkConfig> {
+        self.wiring.link_config(place)
+    }
+
     /// The fabric manager.
     pub fn manager(&self) -> &FabricManager {
         &self.manager

@@ -4,8 +4,10 @@
 //! - `firmware` builds the soft core's firmware ELF and prints its size;
 //! - `verilog` emits the top-level designs as Verilog and lints them;
 //! - `regs` writes the register map's documentation, docs/registers.md;
-//! - `test` runs all of the above, then format, lint and every test.
+//! - `test` runs all of the above, then format, lint and every test;
+//! - `board <name> generate|check|build|program` makes a dev board's vendor project.
 
+mod board;
 mod command;
 mod firmware;
 mod regs;
@@ -39,6 +41,13 @@ enum Task {
     Regs,
     /// Set up, build firmware, emit Verilog, check format and lints, run every test.
     Test,
+    /// Generate, check, build or load a dev board's vendor project (boards/data/<name>.toml).
+    Board {
+        /// The board's name.
+        name: String,
+        /// What to do.
+        step: board::Step,
+    },
 }
 
 fn main() -> ExitCode {
@@ -62,6 +71,7 @@ fn run(task: Task, root: &Path) -> Result<()> {
         Task::Verilog => verilog::emit_and_lint(root).map(|_| ()),
         Task::Regs => regs::write_docs(root).map(|_| ()),
         Task::Test => test::run_all(root),
+        Task::Board { name, step } => board::run_step(root, &name, step),
     }
 }
 

@@ -38,6 +38,8 @@ use weft_pcie::config::header::command;
 use weft_pcie::Bdf;
 use weft_regs::capacity::{BOUND_FUNCTIONS_PER_HOST, FUNCTION_OWNERS_PER_PORT, WINDOWS_PER_PORT};
 
+use crate::events::Event;
+use crate::generation::{self, Generation, Stale};
 use crate::hw::{DataPlane, Fabric, HostInterface, HostSendError, TableWriteError};
 use crate::inventory::{Binding, Function, FunctionKind, PortKind, SwitchIndex};
 use crate::limits::MAX_HOST_PORTS;
@@ -65,6 +67,14 @@ pub enum UnbindMode {
 pub enum BindError {
     /// The fabric is not enumerated yet.
     NotReady,
+    /// The caller's precondition named a generation of the binding state
+    /// that is no longer current: someone else changed it since it was read.
+    StaleGeneration {
+        /// The generation the caller expected.
+        expected: Generation,
+        /// The current generation.
+        current: Generation,
+    },
     /// No function with this fabric ID.
     NoSuchEndpoint(Bdf),
     /// No virtual switch for this host.
@@ -142,6 +152,15 @@ pub enum SharingRefused {
     PeerToPeerInsideDevice,
 }
 
+impl From<Stale> for BindError {
+    fn from(stale: Stale) -> Self {
+        BindError::StaleGeneration {
+            expected: stale.expected,
+            current: stale.current,
+        }
+    }
+}
+
 impl From<TableWriteError> for BindError {
     fn from(error: TableWriteError) -> Self {
         BindError::Table(error)
@@ -193,6 +212,10 @@ impl FabricManager {
     /// Detect Changed and DLL State Changed; the MSI the host programmed on
     /// the slot's port is sent if it enabled those events. The host's BAR
     /// windows follow once it assigns the BARs.
+    ///
+    /// Returns the binding state's new generation: every bind that changes
+    /// the state advances it, also one whose table writes or MSI then fail
+    /// (the binding stands, and is logged, all the same).
     pub fn bind<F, H>(
         &mut self,
         endpoint: Bdf,
@@ -200,7 +223,26 @@ impl FabricManager {
         slot: u8,
         fabric: &mut F,
         host_if: &mut H,
-    ) -> Result<(), BindError>
+    ) -> Result<Generation, BindError>
+    where
+        F: Fabric + ?Sized,
+        H: HostInterface + ?Sized,
+    {
+        self.bind_if(endpoint, host, slot, None, fabric, host_if)
+    }
+
+    /// [`FabricManager::bind`] on the precondition that the binding state
+    /// is still at generation `if_generation` (none: no precondition);
+    /// [`BindError::StaleGeneration`] otherwise, with nothing changed.
+    pub fn bind_if<F, H>(
+        &mut self,
+        endpoint: Bdf,
+        host: HostIndex,
+        slot: u8,
+        if_generation: Option<Generation>,
+        fabric: &mut F,
+        host_if: &mut H,
+    ) -> Result<Generation, BindError>
     where
         F: Fabric + ?Sized,
         H: HostInterface + ?Sized,
@@ -208,6 +250,39 @@ impl FabricManager {
         if !self.ready {
             return Err(BindError::NotReady);
         }
+        generation::check(if_generation, self.generation)?;
+        let before = self.binding_of(endpoint);
+        let result = self.bind_function(endpoint, host, slot, fabric);
+        if self.binding_of(endpoint) != before {
+            self.generation = self.generation.next();
+            self.events.record(Event::Bound {
+                function: endpoint,
+                binding: Binding { host, slot },
+                generation: self.generation,
+            });
+        }
+        result?;
+        self.announce_binding(Binding { host, slot }, true, host_if)?;
+        Ok(self.generation)
+    }
+
+    /// Where the function with fabric ID `endpoint` is bound, if it exists and is.
+    pub fn binding_of(&self, endpoint: Bdf) -> Option<Binding> {
+        self.inventory.function(endpoint).and_then(|f| f.binding)
+    }
+
+    /// Binds without precondition, generation, log or presence: the state
+    /// change and the tables that follow it.
+    pub(crate) fn bind_function<F>(
+        &mut self,
+        endpoint: Bdf,
+        host: HostIndex,
+        slot: u8,
+        fabric: &mut F,
+    ) -> Result<(), BindError>
+    where
+        F: Fabric + ?Sized,
+    {
         let index = self
             .inventory
             .index_of(endpoint)
@@ -248,8 +323,7 @@ impl FabricManager {
             self.switches[si].downstream[usize::from(slot)].bound = None;
             return Err(error);
         }
-        self.program_host(si, fabric)?;
-        self.announce(si, slot, true, host_if)
+        self.program_host(si, fabric)
     }
 
     /// Unbinds the function with fabric ID `endpoint` from its slot.
@@ -268,16 +342,64 @@ impl FabricManager {
     /// surprise unbind leaves the host's requests in flight to it to the
     /// data plane's completion timeout, which still completes each of them
     /// (DESIGN.md, "Outstanding requests").
+    ///
+    /// Returns the new generation, as [`FabricManager::bind`] does.
     pub fn unbind<F, H>(
         &mut self,
         endpoint: Bdf,
         mode: UnbindMode,
         fabric: &mut F,
         host_if: &mut H,
-    ) -> Result<(), BindError>
+    ) -> Result<Generation, BindError>
     where
         F: Fabric + ?Sized,
         H: HostInterface + ?Sized,
+    {
+        self.unbind_if(endpoint, mode, None, fabric, host_if)
+    }
+
+    /// [`FabricManager::unbind`] on the precondition that the binding state
+    /// is still at generation `if_generation` (none: no precondition);
+    /// [`BindError::StaleGeneration`] otherwise, with nothing changed.
+    pub fn unbind_if<F, H>(
+        &mut self,
+        endpoint: Bdf,
+        mode: UnbindMode,
+        if_generation: Option<Generation>,
+        fabric: &mut F,
+        host_if: &mut H,
+    ) -> Result<Generation, BindError>
+    where
+        F: Fabric + ?Sized,
+        H: HostInterface + ?Sized,
+    {
+        generation::check(if_generation, self.generation)?;
+        let before = self.binding_of(endpoint);
+        let result = self.unbind_function(endpoint, mode, fabric);
+        if let (Some(binding), None) = (before, self.binding_of(endpoint)) {
+            self.generation = self.generation.next();
+            self.events.record(Event::Unbound {
+                function: endpoint,
+                binding,
+                mode,
+                generation: self.generation,
+            });
+        }
+        let binding = result?;
+        self.announce_binding(binding, false, host_if)?;
+        Ok(self.generation)
+    }
+
+    /// Unbinds without precondition, generation, log or absence: the state
+    /// change and the tables that follow it; returns where it was bound.
+    fn unbind_function<F>(
+        &mut self,
+        endpoint: Bdf,
+        mode: UnbindMode,
+        fabric: &mut F,
+    ) -> Result<Binding, BindError>
+    where
+        F: Fabric + ?Sized,
     {
         let index = self
             .inventory
@@ -308,7 +430,20 @@ impl FabricManager {
             let host_port = self.switches[si].port;
             fabric.local().abandon_host_requests_to(host_port, port)?;
         }
-        self.announce(si, binding.slot, false, host_if)
+        Ok(binding)
+    }
+
+    /// Shows presence (or absence) in the slot of `binding`.
+    pub(crate) fn announce_binding<H: HostInterface + ?Sized>(
+        &mut self,
+        binding: Binding,
+        present: bool,
+        host_if: &mut H,
+    ) -> Result<(), BindError> {
+        let si = self
+            .switch_index(binding.host)
+            .ok_or(BindError::NoSuchHost(binding.host))?;
+        self.announce(si, binding.slot, present, host_if)
     }
 
     /// Shows presence (or absence) in the slot and sends the hot-plug MSI if due.
@@ -322,11 +457,17 @@ impl FabricManager {
         let switch = &mut self.switches[si];
         let requester = switch.downstream_id(slot);
         let port = switch.port;
+        let host = switch.host;
         let Some(vdsp) = switch.downstream.get_mut(usize::from(slot)) else {
             return Ok(());
         };
         if let Some(message) = vdsp.set_presence(present) {
             host_if.send_msi(port, requester, message)?;
+            self.events.record(Event::HotPlugSent {
+                host,
+                slot,
+                present,
+            });
         }
         Ok(())
     }

@@ -19,7 +19,10 @@
 //! - [`vswitch`]: one virtual switch per host port, its ports' registers
 //!   kept by [`port_space`]; [`virtualize`]: host
 //!   configuration requests answered or forwarded; [`binding`]: bind and
-//!   unbind with hot-plug; [`manager`]: the whole, [`manager::FabricManager`].
+//!   unbind with hot-plug, each change advancing the [`generation`];
+//!   [`manager`]: the whole, [`manager::FabricManager`].
+//! - [`events`]: the event log; [`persist`]: the bindings stored in flash
+//!   and restored at boot.
 //!
 //! A fabric may have several weft switches linked in any graph: discovery
 //! walks through fabric links, and every switch's tables are programmed,
@@ -33,11 +36,15 @@ pub use weft_pcie as pcie;
 pub mod address;
 pub mod binding;
 pub mod enumerate;
+pub mod events;
+pub mod generation;
 pub mod hw;
 pub mod inventory;
 pub mod limits;
+pub mod management;
 pub mod manager;
 pub mod paths;
+pub mod persist;
 pub mod port_space;
 pub mod readiness;
 pub mod routes;

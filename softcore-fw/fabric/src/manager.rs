@@ -5,8 +5,10 @@ use heapless::Vec;
 use weft_pcie::Bdf;
 
 use crate::enumerate::{enumerate, host_proxies, EnumerationError};
+use crate::events::{Event, EventLog};
+use crate::generation::Generation;
 use crate::hw::{Fabric, FabricConfig, Timer};
-use crate::inventory::{Inventory, PortKind, SwitchIndex};
+use crate::inventory::{Function, Inventory, PortKind, SwitchIndex};
 use crate::limits::MAX_HOST_PORTS;
 use crate::paths::shortest_paths;
 use crate::routes::{program_fabric, RouteError};
@@ -37,6 +39,8 @@ pub struct FabricManager {
     pub(crate) layouts: PortLayouts,
     pub(crate) switches: Vec<VirtualSwitch, MAX_HOST_PORTS>,
     pub(crate) ready: bool,
+    pub(crate) generation: Generation,
+    pub(crate) events: EventLog,
 }
 
 /// The manager at its full capacities must leave most of the soft core's
@@ -69,6 +73,8 @@ impl FabricManager {
             layouts,
             switches,
             ready: false,
+            generation: Generation::default(),
+            events: EventLog::new(),
         })
     }
 
@@ -112,6 +118,7 @@ impl FabricManager {
             }
         }
         program_fabric(&inventory, &self.settings, fabric).map_err(StartError::Routes)?;
+        self.log_inventory_changes(&inventory);
         self.inventory = inventory;
         self.ready = true;
         Ok(())
@@ -149,6 +156,43 @@ impl FabricManager {
             .get(usize::from(slot))?
             .bound
             .map(|b| b.function)
+    }
+
+    /// The binding state's generation: advanced by every bind and unbind.
+    pub fn generation(&self) -> Generation {
+        self.generation
+    }
+
+    /// The event log.
+    pub fn events(&self) -> &EventLog {
+        &self.events
+    }
+
+    /// Logs the functions `new` has that the current inventory has not,
+    /// and the other way round. A function is the same one if its fabric
+    /// ID, vendor and device ID are.
+    fn log_inventory_changes(&mut self, new: &Inventory) {
+        let same = |a: &Function, b: &Function| {
+            (a.id, a.vendor_id, a.device_id) == (b.id, b.vendor_id, b.device_id)
+        };
+        for old in &self.inventory.functions {
+            if !new.functions.iter().any(|f| same(f, old)) {
+                self.events.record(Event::DeviceRemoved {
+                    function: old.id,
+                    switch: old.switch,
+                    port: old.port,
+                });
+            }
+        }
+        for added in &new.functions {
+            if !self.inventory.functions.iter().any(|f| same(f, added)) {
+                self.events.record(Event::DeviceAdded {
+                    function: added.id,
+                    switch: added.switch,
+                    port: added.port,
+                });
+            }
+        }
     }
 
     pub(crate) fn switch_index(&self, host: HostIndex) -> Option<usize> {

@@ -1,0 +1,102 @@
+// Clock-domain crossing blocks for weft's board wrappers.
+`default_nettype none
+
+// Holds rst_out high for two cycles of clk after rst_in falls; rst_in may be
+// asynchronous to clk.
+module weft_board_reset_sync (
+    input wire clk,
+    input wire rst_in,
+    output wire rst_out
+);
+    reg [1:0] stages = 2'b11;
+    always @(posedge clk or posedge rst_in) begin
+        if (rst_in) stages <= 2'b11;
+        else stages <= {stages[0], 1'b0};
+    end
+    assign rst_out = stages[1];
+endmodule
+
+// A dual-clock FIFO of 2**ADDR words with Gray-coded pointers, each
+// synchronized through two flip-flops into the other domain. wr_ready falls
+// while fewer than HEADROOM + 1 words are free, so a source with a ready
+// latency of up to HEADROOM cycles never overruns it.
+module weft_board_cdc_fifo #(
+    parameter WIDTH = 8,
+    parameter ADDR = 4,
+    parameter HEADROOM = 0
+) (
+    input wire wr_clk,
+    input wire wr_rst,
+    input wire wr_valid,
+    output wire wr_ready,
+    input wire [WIDTH-1:0] wr_data,
+    input wire rd_clk,
+    input wire rd_rst,
+    output wire rd_valid,
+    input wire rd_ready,
+    output wire [WIDTH-1:0] rd_data
+);
+    localparam [ADDR:0] DEPTH = 1 << ADDR;
+    localparam [ADDR:0] LIMIT = DEPTH - HEADROOM[ADDR:0];
+
+    reg [WIDTH-1:0] mem [0:(1 << ADDR) - 1];
+    reg [ADDR:0] wr_bin = 0;
+    reg [ADDR:0] wr_gray = 0;
+    reg [ADDR:0] rd_bin = 0;
+    reg [ADDR:0] rd_gray = 0;
+    reg [ADDR:0] rd_gray_w1 = 0;
+    reg [ADDR:0] rd_gray_w2 = 0;
+    reg [ADDR:0] wr_gray_r1 = 0;
+    reg [ADDR:0] wr_gray_r2 = 0;
+
+    function automatic [ADDR:0] gray_to_bin(input [ADDR:0] gray);
+        integer i;
+        begin
+            gray_to_bin[ADDR] = gray[ADDR];
+            for (i = ADDR - 1; i >= 0; i = i - 1)
+                gray_to_bin[i] = gray_to_bin[i + 1] ^ gray[i];
+        end
+    endfunction
+
+    wire [ADDR:0] wr_next = wr_bin + 1'b1;
+    wire [ADDR:0] rd_next = rd_bin + 1'b1;
+    wire [ADDR:0] used = wr_bin - gray_to_bin(rd_gray_w2);
+    wire full = used >= DEPTH;
+    wire empty = rd_gray == wr_gray_r2;
+    wire write = wr_valid && !full && !wr_rst;
+    wire read = rd_ready && !empty && !rd_rst;
+
+    assign wr_ready = used < LIMIT;
+    assign rd_valid = !empty;
+    assign rd_data = mem[rd_bin[ADDR-1:0]];
+
+    always @(posedge wr_clk) begin
+        if (write) mem[wr_bin[ADDR-1:0]] <= wr_data;
+    end
+
+    always @(posedge wr_clk) begin
+        if (wr_rst) begin
+            wr_bin <= 0;
+            wr_gray <= 0;
+        end else if (write) begin
+            wr_bin <= wr_next;
+            wr_gray <= wr_next ^ (wr_next >> 1);
+        end
+        rd_gray_w1 <= rd_gray;
+        rd_gray_w2 <= rd_gray_w1;
+    end
+
+    always @(posedge rd_clk) begin
+        if (rd_rst) begin
+            rd_bin <= 0;
+            rd_gray <= 0;
+        end else if (read) begin
+            rd_bin <= rd_next;
+            rd_gray <= rd_next ^ (rd_next >> 1);
+        end
+        wr_gray_r1 <= wr_gray;
+        wr_gray_r2 <= wr_gray_r1;
+    end
+endmodule
+
+`default_nettype wire

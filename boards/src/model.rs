@@ -1,0 +1,317 @@
+//! The board data model: what a board's TOML file says, as Rust types.
+//!
+//! Every fact carries the id of the document it comes from (`source`) and a
+//! `verify` flag for facts not yet checked against that document. A pin that
+//! no cited document gives is written `"TODO"` and becomes [`Pin::Todo`].
+
+use serde::Deserialize;
+
+/// One board: its device, PCIe hard IPs, clocks, resets and peripherals.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Board {
+    /// Identity of the board and its FPGA.
+    pub board: BoardInfo,
+    /// The documents the facts below are taken from.
+    #[serde(rename = "source", default)]
+    pub sources: Vec<Source>,
+    /// The PCIe hard IPs weft uses, in switch port order.
+    #[serde(rename = "hard_ip", default)]
+    pub hard_ips: Vec<HardIp>,
+    /// Clock inputs.
+    #[serde(rename = "clock", default)]
+    pub clocks: Vec<Clock>,
+    /// Reset inputs.
+    #[serde(rename = "reset", default)]
+    pub resets: Vec<Reset>,
+    /// The Ethernet PHY of the management port.
+    pub ethernet: Option<Ethernet>,
+    /// The configuration flash.
+    pub flash: Option<Flash>,
+    /// User LEDs, in the order weft's LED outputs drive them.
+    #[serde(rename = "led", default)]
+    pub leds: Vec<Led>,
+    /// The console UART.
+    pub uart: Option<Uart>,
+}
+
+/// The board's identity and its FPGA.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BoardInfo {
+    /// Short name: the data file's stem and `cargo xtask board <name>`.
+    pub name: String,
+    /// The vendor's full name of the kit.
+    pub title: String,
+    /// FPGA vendor, which picks the tool flow.
+    pub vendor: Vendor,
+    /// The kit's ordering code.
+    pub kit: String,
+    /// The FPGA's full part number, as the vendor tools take it.
+    pub device: String,
+    /// The device family, as the vendor tools name it.
+    pub family: String,
+    /// The name openFPGALoader gives this board (`-b`), where it supports it.
+    pub openfpgaloader: Option<String>,
+    /// Source of the identity facts.
+    pub source: String,
+}
+
+/// An FPGA vendor, which decides the tool flow and the constraint format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Vendor {
+    /// Intel (Altera): Quartus Prime Pro, `.qsf`/`.sdc`, `quartus_pgm`.
+    Intel,
+    /// AMD (Xilinx): Vivado, `.xdc`, Vivado's hardware manager.
+    Xilinx,
+}
+
+/// A document that facts in the board file are taken from.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Source {
+    /// The id facts use to cite this document.
+    pub id: String,
+    /// The document's title.
+    pub document: String,
+    /// The vendor's document number (for example `683561` or `UG1224`).
+    pub number: String,
+    /// Where the public copy is.
+    pub url: Option<String>,
+}
+
+/// Which PCIe hard IP block a port uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HardIpKind {
+    /// Intel P-tile (Stratix 10 DX, Agilex 7 F-Series), Gen4.
+    PTile,
+    /// Intel F-tile (Agilex 7), Gen4.
+    FTile,
+    /// Intel R-tile (Agilex 7 I-Series and M-Series), Gen5.
+    RTile,
+    /// Xilinx UltraScale+ PCIE4 (PCIE40E4), Gen3.
+    Pcie4,
+    /// Xilinx UltraScale+ PCIE4C (PCIE4CE4), Gen4.
+    Pcie4c,
+}
+
+/// What a hard IP is to the PCIe hierarchy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Role {
+    /// Host-facing port of weft's virtual switch: the host enumerates a
+    /// Type 1 upstream port here, which needs TLP bypass.
+    SwitchUpstream,
+    /// Device-facing port of the switch (a Type 1 downstream port), in TLP bypass.
+    SwitchDownstream,
+    /// A root port that weft drives as a fabric-side port.
+    RootPort,
+    /// A Type 0 endpoint: the synthetic host-facing device where the hard IP
+    /// cannot present a switch.
+    Endpoint,
+}
+
+impl Role {
+    /// Whether a host sits on the far side of this port.
+    pub const fn faces_host(self) -> bool {
+        matches!(self, Role::SwitchUpstream | Role::Endpoint)
+    }
+}
+
+/// One PCIe hard IP instance used as a weft switch port.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HardIp {
+    /// The port's name; the generated IP variant is `weft_hip_<name>`.
+    pub name: String,
+    /// The hard IP block.
+    pub kind: HardIpKind,
+    /// The tile (or block) it sits in: instances on one tile share its lanes.
+    pub tile: String,
+    /// What the port is to the hierarchy.
+    pub role: Role,
+    /// The board connector its lanes reach.
+    pub connector: String,
+    /// Configured link width.
+    pub lanes: u8,
+    /// Highest PCIe generation configured.
+    pub gen: u8,
+    /// Width of the TLP data bus the IP presents to user logic, in bits.
+    pub data_bits: u32,
+    /// Segments the data bus is split into (TLPs may start in each).
+    pub segments: u8,
+    /// Frequency of the IP's application clock, in MHz.
+    pub clock_mhz: u32,
+    /// The clock (by name) that is this IP's PCIe reference clock.
+    pub refclk: String,
+    /// The reset (by name) that is this port's PERST#, where the board wires one.
+    pub perst: Option<String>,
+    /// Source of these facts.
+    pub source: String,
+    /// Not yet checked against the source.
+    #[serde(default)]
+    pub verify: bool,
+}
+
+/// A package pin, or the explicit statement that it is not known yet.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(from = "String")]
+pub enum Pin {
+    /// A package pin (ball) name, as the vendor tools take it.
+    Known(String),
+    /// Not in any document cited yet: `"TODO"` in the data file.
+    Todo,
+}
+
+impl From<String> for Pin {
+    fn from(text: String) -> Self {
+        if text == "TODO" {
+            Pin::Todo
+        } else {
+            Pin::Known(text)
+        }
+    }
+}
+
+impl Pin {
+    /// The pin name, if known.
+    pub fn known(&self) -> Option<&str> {
+        match self {
+            Pin::Known(name) => Some(name),
+            Pin::Todo => None,
+        }
+    }
+}
+
+/// A clock input.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Clock {
+    /// Port name in the generated top level.
+    pub name: String,
+    /// Frequency in MHz.
+    pub mhz: f64,
+    /// The (positive) pin.
+    pub pin: Pin,
+    /// The negative pin of a differential pair, where the tool wants it named.
+    pub pin_n: Option<Pin>,
+    /// I/O standard.
+    pub io_standard: String,
+    /// Source of these facts.
+    pub source: String,
+    /// Not yet checked against the source.
+    #[serde(default)]
+    pub verify: bool,
+}
+
+/// A reset input.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Reset {
+    /// Port name in the generated top level.
+    pub name: String,
+    /// The pin.
+    pub pin: Pin,
+    /// Low means reset.
+    pub active_low: bool,
+    /// I/O standard.
+    pub io_standard: String,
+    /// Source of these facts.
+    pub source: String,
+    /// Not yet checked against the source.
+    #[serde(default)]
+    pub verify: bool,
+}
+
+/// How the management Ethernet PHY connects to the FPGA.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EthernetInterface {
+    /// SGMII over LVDS or a transceiver.
+    Sgmii,
+    /// RGMII.
+    Rgmii,
+    /// Not yet known: the checker reports it.
+    Todo,
+}
+
+/// The management port's Ethernet PHY.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Ethernet {
+    /// The PHY interface.
+    pub interface: EthernetInterface,
+    /// The PHY part.
+    pub phy: String,
+    /// Its pins.
+    #[serde(rename = "pin", default)]
+    pub pins: Vec<NamedPin>,
+    /// Source of these facts.
+    pub source: String,
+    /// Not yet checked against the source.
+    #[serde(default)]
+    pub verify: bool,
+}
+
+/// A named pin of a peripheral.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NamedPin {
+    /// The signal's name.
+    pub name: String,
+    /// The pin.
+    pub pin: Pin,
+    /// I/O standard.
+    pub io_standard: String,
+}
+
+/// The configuration flash.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Flash {
+    /// Interface, for example `qspi`.
+    pub kind: String,
+    /// The flash part.
+    pub part: String,
+    /// Source of these facts.
+    pub source: String,
+    /// Not yet checked against the source.
+    #[serde(default)]
+    pub verify: bool,
+}
+
+/// A user LED.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Led {
+    /// The LED's name.
+    pub name: String,
+    /// The pin.
+    pub pin: Pin,
+    /// I/O standard.
+    pub io_standard: String,
+    /// Source of these facts.
+    pub source: String,
+    /// Not yet checked against the source.
+    #[serde(default)]
+    pub verify: bool,
+}
+
+/// The console UART, as seen from the FPGA.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Uart {
+    /// The FPGA's transmit pin.
+    pub tx: Pin,
+    /// The FPGA's receive pin.
+    pub rx: Pin,
+    /// I/O standard.
+    pub io_standard: String,
+    /// Source of these facts.
+    pub source: String,
+    /// Not yet checked against the source.
+    #[serde(default)]
+    pub verify: bool,
+}

@@ -1,0 +1,945 @@
+//! The top-level Verilog wrapper: the board's hard IPs around `weft_switch_top`.
+//!
+//! `weft_board_top` instantiates each PCIe hard IP as the vendor IP variant
+//! the project script generates (`weft_hip_<name>`), adapts its TLP
+//! interface to weft's TLP stream, crosses it into weft's clock domain with
+//! a dual-clock FIFO per direction, and connects it to one port of
+//! `weft_switch_top`. Ports the board does not use are tied off.
+//!
+//! # The switch top this wrapper expects
+//!
+//! `weft_switch_top` (emitted into `target/verilog/`) has `clock`, `reset`
+//! (active high, synchronous to `clock`), for each of the
+//! [`SWITCH_PORTS`] ports `p` an `ingress$p$…` TLP sink and an `egress$p$…`
+//! TLP source with weft's stream signals (`valid`, `ready`, `sop`, `eop`,
+//! `empty[4:0]`, `dw0`…`dw3[31:0]`, `payload[W-1:0]`; see `hdl/src/stream.rs`),
+//! and `uart_rx`, `uart_tx`, `led[7:0]`. Until that design is emitted,
+//! [`planned_switch_top`] writes a stub of that interface to lint against.
+//!
+//! # Adaptation, now and planned
+//!
+//! The shim here is thin. Intel tiles in TLP Bypass hand over headers on a
+//! header bus beside the data: the shim takes segment 0 only, maps header
+//! DWs to `dw0`…`dw3`, and reverses the data bus's DW order (the first DW
+//! is least significant on Avalon-ST and most significant in weft). The
+//! UltraScale+ block hands over descriptors, not TLP headers: the shim
+//! passes its completer interface (CQ/CC, or RQ/RC on a root port)
+//! through as-is. Planned: packing of several TLPs per beat across
+//! segments, ready-latency handling on both directions, credit interfaces
+//! (`tx_cdts_limit`), descriptor-to-header translation for UltraScale+,
+//! and width gearboxes where the hard IP's bus differs from weft's.
+
+use std::fmt::Write as _;
+
+use crate::catalog;
+use crate::model::{Board, HardIp, HardIpKind, Role, Vendor};
+use crate::validate::SWITCH_PORTS;
+
+/// Payload bits of weft's TLP stream in the reference configuration
+/// (`weft_hdl::emit::REFERENCE_PAYLOAD_BITS`).
+pub const DATAPATH_BITS: u32 = 512;
+
+/// Bits of the stream's empty-DW count (`weft_hdl::stream::EMPTY_BITS`).
+const EMPTY_BITS: u32 = 5;
+
+/// LED outputs of `weft_switch_top`.
+const SWITCH_LEDS: usize = 8;
+
+/// The macro that turns on the vendor black-box stubs, for lint and simulation.
+pub const STUB_DEFINE: &str = "WEFT_VENDOR_STUBS";
+
+/// Module name of the generated wrapper.
+pub const TOP: &str = "weft_board_top";
+
+/// The Verilog module name of a hard IP's generated variant.
+pub fn hip_module(ip: &HardIp) -> String {
+    format!("weft_hip_{}", ip.name)
+}
+
+/// One port of a module: direction, width and name.
+struct Port {
+    dir: &'static str,
+    bits: u32,
+    name: String,
+}
+
+impl Port {
+    fn new(dir: &'static str, bits: u32, name: impl Into<String>) -> Self {
+        Port {
+            dir,
+            bits,
+            name: name.into(),
+        }
+    }
+
+    fn range(&self) -> String {
+        if self.bits == 1 {
+            String::new()
+        } else {
+            format!("[{}:0] ", self.bits - 1)
+        }
+    }
+}
+
+/// The ports of a hard IP's variant that the wrapper connects.
+fn hip_ports(ip: &HardIp) -> Vec<Port> {
+    let lanes = u32::from(ip.lanes);
+    let d = ip.data_bits;
+    let s = u32::from(ip.segments);
+    let mut ports = Vec::new();
+    match ip.kind {
+        HardIpKind::PTile | HardIpKind::FTile => {
+            // Port names as in 683059 "Avalon-ST Interface" (F-tile: 683140).
+            ports.push(Port::new("input", 1, "refclk0"));
+            ports.push(Port::new("input", 1, "refclk1"));
+            ports.push(Port::new("input", 1, "pin_perst_n"));
+            ports.push(Port::new("input", 1, "ninit_done"));
+            ports.push(Port::new("output", 1, "coreclkout_hip"));
+            ports.push(Port::new("output", 1, "p0_reset_status_n"));
+            ports.push(Port::new("output", 1, "p0_link_up_o"));
+            ports.push(Port::new("input", 1, "p0_rx_st_ready_i"));
+            ports.push(Port::new("output", s, "p0_rx_st_sop_o"));
+            ports.push(Port::new("output", s, "p0_rx_st_eop_o"));
+            ports.push(Port::new("output", s, "p0_rx_st_valid_o"));
+            ports.push(Port::new("output", d, "p0_rx_st_data_o"));
+            ports.push(Port::new("output", 3 * s, "p0_rx_st_empty_o"));
+            ports.push(Port::new("output", 128 * s, "p0_rx_st_hdr_o"));
+            ports.push(Port::new("input", s, "p0_tx_st_sop_i"));
+            ports.push(Port::new("input", s, "p0_tx_st_eop_i"));
+            ports.push(Port::new("input", s, "p0_tx_st_valid_i"));
+            ports.push(Port::new("input", s, "p0_tx_st_err_i"));
+            ports.push(Port::new("input", d, "p0_tx_st_data_i"));
+            ports.push(Port::new("input", 128 * s, "p0_tx_st_hdr_i"));
+            ports.push(Port::new("output", 1, "p0_tx_st_ready_o"));
+            for lane in 0..lanes {
+                ports.push(Port::new("input", 1, format!("rx_p_in{lane}")));
+                ports.push(Port::new("input", 1, format!("rx_n_in{lane}")));
+                ports.push(Port::new("output", 1, format!("tx_p_out{lane}")));
+                ports.push(Port::new("output", 1, format!("tx_n_out{lane}")));
+            }
+        }
+        HardIpKind::RTile => {
+            // Port names as in 683501 "Avalon Streaming Interface": one set per segment.
+            let seg = d / s;
+            ports.push(Port::new("input", 1, "refclk0"));
+            ports.push(Port::new("input", 1, "refclk1"));
+            ports.push(Port::new("input", 1, "pin_perst_n"));
+            ports.push(Port::new("input", 1, "ninit_done"));
+            ports.push(Port::new("output", 1, "coreclkout_hip"));
+            ports.push(Port::new("output", 1, "p0_reset_status_n"));
+            ports.push(Port::new("output", 1, "p0_link_up_o"));
+            ports.push(Port::new("input", 1, "p0_rx_st_ready_i"));
+            ports.push(Port::new("output", 1, "p0_tx_st_ready_o"));
+            for i in 0..s {
+                ports.push(Port::new("output", 1, format!("p0_rx_st{i}_sop_o")));
+                ports.push(Port::new("output", 1, format!("p0_rx_st{i}_eop_o")));
+                ports.push(Port::new("output", 1, format!("p0_rx_st{i}_dvalid_o")));
+                ports.push(Port::new("output", 1, format!("p0_rx_st{i}_hvalid_o")));
+                ports.push(Port::new("output", seg, format!("p0_rx_st{i}_data_o")));
+                ports.push(Port::new("output", 3, format!("p0_rx_st{i}_empty_o")));
+                ports.push(Port::new("output", 128, format!("p0_rx_st{i}_hdr_o")));
+                ports.push(Port::new("input", 1, format!("p0_tx_st{i}_sop_i")));
+                ports.push(Port::new("input", 1, format!("p0_tx_st{i}_eop_i")));
+                ports.push(Port::new("input", 1, format!("p0_tx_st{i}_dvalid_i")));
+                ports.push(Port::new("input", 1, format!("p0_tx_st{i}_hvalid_i")));
+                ports.push(Port::new("input", seg, format!("p0_tx_st{i}_data_i")));
+                ports.push(Port::new("input", 128, format!("p0_tx_st{i}_hdr_i")));
+            }
+            for lane in 0..lanes {
+                ports.push(Port::new("input", 1, format!("rx_p_in{lane}")));
+                ports.push(Port::new("input", 1, format!("rx_n_in{lane}")));
+                ports.push(Port::new("output", 1, format!("tx_p_out{lane}")));
+                ports.push(Port::new("output", 1, format!("tx_n_out{lane}")));
+            }
+        }
+        HardIpKind::Pcie4 | HardIpKind::Pcie4c => {
+            // Port names as in PG213 "Port Descriptions"; user-bus widths for
+            // the 512-bit interface, else the 64/128/256-bit one.
+            let (rq, rc, cq, cc) = if d == 512 {
+                (137, 161, 183, 81)
+            } else {
+                (62, 75, 88, 33)
+            };
+            let keep = d / 32;
+            ports.push(Port::new("input", 1, "sys_clk"));
+            ports.push(Port::new("input", 1, "sys_clk_gt"));
+            ports.push(Port::new("input", 1, "sys_reset"));
+            ports.push(Port::new("output", 1, "user_clk"));
+            ports.push(Port::new("output", 1, "user_reset"));
+            ports.push(Port::new("output", 1, "user_lnk_up"));
+            ports.push(Port::new("input", lanes, "pci_exp_rxp"));
+            ports.push(Port::new("input", lanes, "pci_exp_rxn"));
+            ports.push(Port::new("output", lanes, "pci_exp_txp"));
+            ports.push(Port::new("output", lanes, "pci_exp_txn"));
+            for (bus, user, from_ip) in [
+                ("m_axis_cq", cq, true),
+                ("s_axis_cc", cc, false),
+                ("s_axis_rq", rq, false),
+                ("m_axis_rc", rc, true),
+            ] {
+                let (out, inp) = if from_ip {
+                    ("output", "input")
+                } else {
+                    ("input", "output")
+                };
+                ports.push(Port::new(out, d, format!("{bus}_tdata")));
+                ports.push(Port::new(out, keep, format!("{bus}_tkeep")));
+                ports.push(Port::new(out, 1, format!("{bus}_tlast")));
+                ports.push(Port::new(out, user, format!("{bus}_tuser")));
+                ports.push(Port::new(out, 1, format!("{bus}_tvalid")));
+                let ready_bits = if from_ip { 1 } else { 4 };
+                ports.push(Port::new(inp, ready_bits, format!("{bus}_tready")));
+            }
+        }
+    }
+    ports
+}
+
+/// A Verilog black-box module with the given ports, outputs tied low so
+/// lint and simulation see them driven.
+fn stub(module: &str, ports: &[Port], note: &str) -> String {
+    let mut v = String::new();
+    let _ = writeln!(v, "// {note}");
+    let _ = writeln!(v, "(* blackbox *)");
+    let _ = writeln!(v, "module {module} (");
+    let list: Vec<String> = ports
+        .iter()
+        .map(|p| format!("    {} wire {}{}", p.dir, p.range(), p.name))
+        .collect();
+    let _ = writeln!(v, "{}\n);", list.join(",\n"));
+    let _ = writeln!(v, "    /* verilator lint_off UNUSEDSIGNAL */");
+    for p in ports.iter().filter(|p| p.dir == "input") {
+        let _ = writeln!(v, "    wire {}unused_{} = {};", p.range(), p.name, p.name);
+    }
+    let _ = writeln!(v, "    /* verilator lint_on UNUSEDSIGNAL */");
+    for p in ports.iter().filter(|p| p.dir == "output") {
+        let _ = writeln!(v, "    assign {} = {}'d0;", p.name, p.bits);
+    }
+    let _ = writeln!(v, "endmodule\n");
+    v
+}
+
+/// The Xilinx primitives the wrapper uses (UG974), as stubs.
+fn xilinx_primitive_stubs() -> String {
+    let mut v = String::new();
+    v += &stub(
+        "IBUFDS",
+        &[
+            Port::new("input", 1, "I"),
+            Port::new("input", 1, "IB"),
+            Port::new("output", 1, "O"),
+        ],
+        "Vendor primitive (UG974 IBUFDS): black box.",
+    );
+    v += &stub(
+        "IBUFDS_GTE4",
+        &[
+            Port::new("input", 1, "I"),
+            Port::new("input", 1, "IB"),
+            Port::new("input", 1, "CEB"),
+            Port::new("output", 1, "O"),
+            Port::new("output", 1, "ODIV2"),
+        ],
+        "Vendor primitive (UG974 IBUFDS_GTE4): black box.",
+    );
+    v += &stub(
+        "BUFG_GT",
+        &[
+            Port::new("input", 1, "I"),
+            Port::new("input", 1, "CE"),
+            Port::new("input", 1, "CEMASK"),
+            Port::new("input", 1, "CLR"),
+            Port::new("input", 1, "CLRMASK"),
+            Port::new("input", 3, "DIV"),
+            Port::new("output", 1, "O"),
+        ],
+        "Vendor primitive (UG974 BUFG_GT): black box.",
+    );
+    v += &stub(
+        "BUFG",
+        &[Port::new("input", 1, "I"), Port::new("output", 1, "O")],
+        "Vendor primitive (UG974 BUFG): black box.",
+    );
+    v
+}
+
+/// The ports of `weft_switch_top` as this wrapper expects them.
+fn switch_ports() -> Vec<Port> {
+    let w = DATAPATH_BITS;
+    let mut ports = vec![
+        Port::new("input", 1, "clock"),
+        Port::new("input", 1, "reset"),
+    ];
+    for p in 0..SWITCH_PORTS {
+        for (side, inp, out) in [
+            ("ingress", "input", "output"),
+            ("egress", "output", "input"),
+        ] {
+            ports.push(Port::new(inp, 1, format!("{side}${p}$valid")));
+            ports.push(Port::new(out, 1, format!("{side}${p}$ready")));
+            ports.push(Port::new(inp, 1, format!("{side}${p}$sop")));
+            ports.push(Port::new(inp, 1, format!("{side}${p}$eop")));
+            ports.push(Port::new(inp, EMPTY_BITS, format!("{side}${p}$empty")));
+            for dw in 0..4 {
+                ports.push(Port::new(inp, 32, format!("{side}${p}$dw{dw}")));
+            }
+            ports.push(Port::new(inp, w, format!("{side}${p}$payload")));
+        }
+    }
+    ports.push(Port::new("input", 1, "uart_rx"));
+    ports.push(Port::new("output", 1, "uart_tx"));
+    ports.push(Port::new("output", SWITCH_LEDS as u32, "led"));
+    ports
+}
+
+/// A stub of `weft_switch_top`'s planned interface, to lint the wrapper
+/// against until the design itself is emitted.
+pub fn planned_switch_top() -> String {
+    let mut v = String::from(
+        "// weft_switch_top's planned interface, for lint only: the real design is\n\
+         // emitted by `cargo xtask verilog` into target/verilog/weft_switch_top.v.\n",
+    );
+    v += &stub(
+        "weft_switch_top",
+        &switch_ports(),
+        "Planned weft design: black box.",
+    );
+    v
+}
+
+/// The dual-clock FIFO and reset synchronizer the wrapper uses.
+pub fn support_modules() -> &'static str {
+    include_str!("cdc.v")
+}
+
+/// Reverses the order of the 32-bit DWs of a `bits`-wide signal.
+fn dw_reversed(signal: &str, bits: u32) -> String {
+    let terms: Vec<String> = (0..bits / 32)
+        .map(|i| format!("{signal}[{}:{}]", i * 32 + 31, i * 32))
+        .collect();
+    format!("{{{}}}", terms.join(", "))
+}
+
+/// `expr`, `from` bits wide with its first DW most significant, fitted to
+/// `to` bits: the first DWs are kept, padding goes at the least significant end.
+fn fitted(expr: &str, from: u32, to: u32) -> String {
+    match from.cmp(&to) {
+        std::cmp::Ordering::Equal => expr.to_owned(),
+        std::cmp::Ordering::Less => format!("{{{expr}, {}'d0}}", to - from),
+        std::cmp::Ordering::Greater => format!("{expr}[{}:{}]", from - 1, from - to),
+    }
+}
+
+/// The wrapper's Verilog for `board`.
+pub fn wrapper(board: &Board) -> String {
+    let w = DATAPATH_BITS;
+    let mut v = String::new();
+    let _ = writeln!(
+        v,
+        "// weft_board_top for {} ({}), generated by weft-boards from boards/data/{}.toml.\n\
+         // Do not edit: change the board file and run `cargo xtask board {} generate`.\n//\n\
+         // Switch ports:",
+        board.board.title, board.board.device, board.board.name, board.board.name
+    );
+    for (p, ip) in board.hard_ips.iter().enumerate() {
+        let _ = writeln!(
+            v,
+            "//   port {p}: {} = {:?} {} x{} Gen{} ({:?}) on {}",
+            ip.name, ip.kind, ip.tile, ip.lanes, ip.gen, ip.role, ip.connector
+        );
+    }
+    let _ = writeln!(v, "`default_nettype none\n");
+
+    // Port list.
+    let mut ports: Vec<Port> = Vec::new();
+    let xilinx = board.board.vendor == Vendor::Xilinx;
+    for clock in &board.clocks {
+        if xilinx && clock.pin_n.is_some() {
+            ports.push(Port::new("input", 1, format!("{}_p", clock.name)));
+            ports.push(Port::new("input", 1, format!("{}_n", clock.name)));
+        } else {
+            ports.push(Port::new("input", 1, clock.name.clone()));
+        }
+    }
+    for reset in &board.resets {
+        ports.push(Port::new("input", 1, reset.name.clone()));
+    }
+    for ip in &board.hard_ips {
+        let lanes = u32::from(ip.lanes);
+        ports.push(Port::new("input", lanes, format!("{}_rx_p", ip.name)));
+        ports.push(Port::new("input", lanes, format!("{}_rx_n", ip.name)));
+        ports.push(Port::new("output", lanes, format!("{}_tx_p", ip.name)));
+        ports.push(Port::new("output", lanes, format!("{}_tx_n", ip.name)));
+    }
+    if !board.leds.is_empty() {
+        ports.push(Port::new("output", board.leds.len() as u32, "led"));
+    }
+    if board.uart.is_some() {
+        ports.push(Port::new("output", 1, "uart_tx"));
+        ports.push(Port::new("input", 1, "uart_rx"));
+    }
+    let _ = writeln!(v, "module {TOP} (");
+    let list: Vec<String> = ports
+        .iter()
+        .map(|p| format!("    {} wire {}{}", p.dir, p.range(), p.name))
+        .collect();
+    let _ = writeln!(v, "{}\n);\n", list.join(",\n"));
+
+    // weft's clock and reset.
+    let sys = board
+        .clocks
+        .iter()
+        .find(|c| c.name == "sys_clk")
+        .or(board.clocks.first());
+    let user_reset = board.resets.iter().find(|r| {
+        !board
+            .hard_ips
+            .iter()
+            .any(|ip| ip.perst.as_ref() == Some(&r.name))
+    });
+    let _ = writeln!(v, "    // weft's clock domain.");
+    let _ = writeln!(v, "    wire weft_clk;");
+    match sys {
+        Some(c) if xilinx && c.pin_n.is_some() => {
+            let _ = writeln!(v, "    wire weft_clk_ibuf;");
+            let _ = writeln!(
+                v,
+                "    IBUFDS weft_clk_ibufds (.I({0}_p), .IB({0}_n), .O(weft_clk_ibuf));",
+                c.name
+            );
+            let _ = writeln!(
+                v,
+                "    BUFG weft_clk_bufg (.I(weft_clk_ibuf), .O(weft_clk));"
+            );
+        }
+        Some(c) => {
+            let _ = writeln!(v, "    assign weft_clk = {};", c.name);
+        }
+        None => {
+            let _ = writeln!(v, "    assign weft_clk = 1'b0;");
+        }
+    }
+    let reset_expr = match user_reset {
+        Some(r) if r.active_low => format!("!{}", r.name),
+        Some(r) => r.name.clone(),
+        None => "1'b0".to_owned(),
+    };
+    let _ = writeln!(v, "    wire weft_rst;");
+    let _ = writeln!(
+        v,
+        "    weft_board_reset_sync weft_rst_sync (.clk(weft_clk), .rst_in({reset_expr}), .rst_out(weft_rst));\n"
+    );
+
+    // Clock buffers for Xilinx GT reference clocks.
+    if xilinx {
+        for ip in &board.hard_ips {
+            if let Some(c) = board.clocks.iter().find(|c| c.name == ip.refclk) {
+                if c.pin_n.is_some() {
+                    let _ = writeln!(
+                        v,
+                        "    // {0}: GT reference clock and its divided copy (PG213 \"Clocking\").\n    \
+                         wire {0}_gt;\n    wire {0}_div2;\n    wire {0}_bufg;\n    \
+                         IBUFDS_GTE4 {0}_ibufds (.I({0}_p), .IB({0}_n), .CEB(1'b0), .O({0}_gt), .ODIV2({0}_div2));\n    \
+                         BUFG_GT {0}_bufg_gt (.I({0}_div2), .CE(1'b1), .CEMASK(1'b0), .CLR(1'b0), .CLRMASK(1'b0), .DIV(3'd0), .O({0}_bufg));\n",
+                        c.name
+                    );
+                }
+            }
+        }
+    }
+
+    // Each hard IP, its shim and its clock-domain crossings.
+    let fifo_bits = 2 + EMPTY_BITS + 128 + w;
+    for (p, ip) in board.hard_ips.iter().enumerate() {
+        let n = &ip.name;
+        let _ = writeln!(
+            v,
+            "    // ---- port {p}: {n}, {:?} {:?} x{} ----",
+            ip.kind, ip.role, ip.lanes
+        );
+        let _ = writeln!(v, "    wire {n}_clk;\n    wire {n}_rst;");
+        for dir in ["rx", "tx"] {
+            let _ = writeln!(
+                v,
+                "    wire {n}_{dir}_valid;\n    wire {n}_{dir}_ready;\n    wire {n}_{dir}_sop;\n    \
+                 wire {n}_{dir}_eop;\n    wire [{}:0] {n}_{dir}_empty;\n    wire [127:0] {n}_{dir}_hdr;\n    \
+                 wire [{}:0] {n}_{dir}_payload;",
+                EMPTY_BITS - 1,
+                w - 1
+            );
+        }
+        v += &hip_instance(board, ip);
+        let _ = writeln!(
+            v,
+            "    // Hard IP clock -> weft clock.\n    \
+             wire [{hi}:0] {n}_rx_word;\n    \
+             weft_board_cdc_fifo #(.WIDTH({fifo_bits}), .ADDR(6), .HEADROOM({head})) {n}_rx_fifo (\n        \
+             .wr_clk({n}_clk), .wr_rst({n}_rst), .wr_valid({n}_rx_valid), .wr_ready({n}_rx_ready),\n        \
+             .wr_data({{{n}_rx_sop, {n}_rx_eop, {n}_rx_empty, {n}_rx_hdr, {n}_rx_payload}}),\n        \
+             .rd_clk(weft_clk), .rd_rst(weft_rst), .rd_valid(port{p}_in_valid), .rd_ready(port{p}_in_ready),\n        \
+             .rd_data({n}_rx_word));\n    \
+             // weft clock -> hard IP clock.\n    \
+             weft_board_cdc_fifo #(.WIDTH({fifo_bits}), .ADDR(6), .HEADROOM(0)) {n}_tx_fifo (\n        \
+             .wr_clk(weft_clk), .wr_rst(weft_rst), .wr_valid(port{p}_out_valid), .wr_ready(port{p}_out_ready),\n        \
+             .wr_data(port{p}_out_word),\n        \
+             .rd_clk({n}_clk), .rd_rst({n}_rst), .rd_valid({n}_tx_valid), .rd_ready({n}_tx_ready),\n        \
+             .rd_data({{{n}_tx_sop, {n}_tx_eop, {n}_tx_empty, {n}_tx_hdr, {n}_tx_payload}}));\n",
+            hi = fifo_bits - 1,
+            head = rx_headroom(ip.kind),
+        );
+    }
+
+    // weft's side of each port.
+    for p in 0..SWITCH_PORTS {
+        let _ = writeln!(
+            v,
+            "    wire port{p}_in_valid;\n    wire port{p}_in_ready;\n    \
+             wire port{p}_out_valid;\n    wire port{p}_out_ready;\n    \
+             /* verilator lint_off UNUSEDSIGNAL */\n    \
+             wire port{p}_out_sop;\n    wire port{p}_out_eop;\n    wire [{e}:0] port{p}_out_empty;\n    \
+             wire [31:0] port{p}_out_dw0;\n    wire [31:0] port{p}_out_dw1;\n    \
+             wire [31:0] port{p}_out_dw2;\n    wire [31:0] port{p}_out_dw3;\n    \
+             wire [{wh}:0] port{p}_out_payload;\n    \
+             /* verilator lint_on UNUSEDSIGNAL */\n    \
+             wire [{hi}:0] port{p}_out_word = {{port{p}_out_sop, port{p}_out_eop, port{p}_out_empty, \
+             port{p}_out_dw0, port{p}_out_dw1, port{p}_out_dw2, port{p}_out_dw3, port{p}_out_payload}};",
+            e = EMPTY_BITS - 1,
+            wh = w - 1,
+            hi = fifo_bits - 1,
+        );
+        if p >= board.hard_ips.len() {
+            let _ = writeln!(
+                v,
+                "    // Port {p} is not on this board: nothing arrives, nothing is taken.\n    \
+                 assign port{p}_in_valid = 1'b0;\n    assign port{p}_out_ready = 1'b0;\n    \
+                 /* verilator lint_off UNUSEDSIGNAL */\n    wire unused_port{p}_out = port{p}_out_valid | ^port{p}_out_word | port{p}_in_ready;\n    \
+                 /* verilator lint_on UNUSEDSIGNAL */"
+            );
+        }
+    }
+
+    // The switch.
+    let _ = writeln!(
+        v,
+        "\n    /* verilator lint_off UNUSEDSIGNAL */\n    wire [{}:0] switch_led;\n    \
+         /* verilator lint_on UNUSEDSIGNAL */\n    wire switch_uart_tx;",
+        SWITCH_LEDS - 1
+    );
+    let _ = writeln!(v, "    weft_switch_top switch (");
+    let mut conns = vec![
+        "        .clock(weft_clk)".to_owned(),
+        "        .reset(weft_rst)".to_owned(),
+    ];
+    for p in 0..SWITCH_PORTS {
+        let word = if p < board.hard_ips.len() {
+            format!("{}_rx_word", board.hard_ips[p].name)
+        } else {
+            String::new()
+        };
+        let field = |lo: u32, bits: u32| -> String {
+            if word.is_empty() {
+                format!("{bits}'d0")
+            } else {
+                format!("{word}[{}:{}]", lo + bits - 1, lo)
+            }
+        };
+        // Word layout, most significant first: sop, eop, empty, dw0..dw3, payload.
+        let pay = 0;
+        let dw3 = w;
+        let dw2 = w + 32;
+        let dw1 = w + 64;
+        let dw0 = w + 96;
+        let empty = w + 128;
+        let eop = empty + EMPTY_BITS;
+        let sop = eop + 1;
+        conns.push(format!("        .ingress${p}$valid(port{p}_in_valid)"));
+        conns.push(format!("        .ingress${p}$ready(port{p}_in_ready)"));
+        conns.push(format!("        .ingress${p}$sop({})", field(sop, 1)));
+        conns.push(format!("        .ingress${p}$eop({})", field(eop, 1)));
+        conns.push(format!(
+            "        .ingress${p}$empty({})",
+            field(empty, EMPTY_BITS)
+        ));
+        conns.push(format!("        .ingress${p}$dw0({})", field(dw0, 32)));
+        conns.push(format!("        .ingress${p}$dw1({})", field(dw1, 32)));
+        conns.push(format!("        .ingress${p}$dw2({})", field(dw2, 32)));
+        conns.push(format!("        .ingress${p}$dw3({})", field(dw3, 32)));
+        conns.push(format!("        .ingress${p}$payload({})", field(pay, w)));
+        for sig in [
+            "valid", "ready", "sop", "eop", "empty", "dw0", "dw1", "dw2", "dw3", "payload",
+        ] {
+            conns.push(format!("        .egress${p}${sig}(port{p}_out_{sig})"));
+        }
+    }
+    conns.push(format!(
+        "        .uart_rx({})",
+        if board.uart.is_some() {
+            "uart_rx"
+        } else {
+            "1'b1"
+        }
+    ));
+    conns.push("        .uart_tx(switch_uart_tx)".to_owned());
+    conns.push("        .led(switch_led)".to_owned());
+    let _ = writeln!(v, "{}\n    );", conns.join(",\n"));
+    if board.uart.is_some() {
+        let _ = writeln!(v, "    assign uart_tx = switch_uart_tx;");
+    } else {
+        let _ = writeln!(
+            v,
+            "    /* verilator lint_off UNUSEDSIGNAL */\n    wire unused_uart_tx = switch_uart_tx;\n    /* verilator lint_on UNUSEDSIGNAL */"
+        );
+    }
+    if !board.leds.is_empty() {
+        let n = board.leds.len().min(SWITCH_LEDS);
+        let _ = writeln!(v, "    assign led = switch_led[{}:0];", n - 1);
+    }
+    let _ = writeln!(v, "endmodule\n");
+
+    // Vendor black boxes, for lint and simulation only.
+    let _ = writeln!(
+        v,
+        "`ifdef {STUB_DEFINE}\n// Vendor IP stubs: the vendor tools use the real IP; these stand in for\n\
+         // lint and simulation only, with the ports this wrapper connects.\n"
+    );
+    for ip in &board.hard_ips {
+        v += &stub(
+            &hip_module(ip),
+            &hip_ports(ip),
+            &format!(
+                "Vendor IP: {:?} variant for port {} ({}).",
+                ip.kind,
+                ip.name,
+                catalog::capability(ip.kind).source
+            ),
+        );
+    }
+    if xilinx {
+        v += &xilinx_primitive_stubs();
+    }
+    let _ = writeln!(v, "`endif\n\n`default_nettype wire");
+    v
+}
+
+/// Beats the RX FIFO keeps free for the hard IP's ready latency: Avalon-ST
+/// sources keep sending for some cycles after `ready` falls.
+const fn rx_headroom(kind: HardIpKind) -> u32 {
+    match kind {
+        HardIpKind::PTile | HardIpKind::FTile | HardIpKind::RTile => 32,
+        HardIpKind::Pcie4 | HardIpKind::Pcie4c => 0,
+    }
+}
+
+/// The instance of one hard IP and its shim to the `<name>_rx_*`/`<name>_tx_*` wires.
+fn hip_instance(board: &Board, ip: &HardIp) -> String {
+    let n = &ip.name;
+    let w = DATAPATH_BITS;
+    let d = ip.data_bits;
+    let s = u32::from(ip.segments);
+    let lanes = u32::from(ip.lanes);
+    let perst = match &ip.perst {
+        Some(r) => {
+            let active_low = board
+                .resets
+                .iter()
+                .find(|x| &x.name == r)
+                .is_some_and(|x| x.active_low);
+            if active_low {
+                r.clone()
+            } else {
+                format!("!{r}")
+            }
+        }
+        None => "1'b1".to_owned(),
+    };
+    let mut v = String::new();
+    let mut conns: Vec<String> = Vec::new();
+    match ip.kind {
+        HardIpKind::PTile | HardIpKind::FTile | HardIpKind::RTile => {
+            let rtile = ip.kind == HardIpKind::RTile;
+            let seg = d / s;
+            let _ = writeln!(
+                v,
+                "    wire {n}_reset_status_n;\n    /* verilator lint_off UNUSEDSIGNAL */\n    wire {n}_link_up;"
+            );
+            if rtile {
+                for i in 0..s {
+                    let _ = writeln!(
+                        v,
+                        "    wire {n}_rx_sop{i};\n    wire {n}_rx_eop{i};\n    wire {n}_rx_dvalid{i};\n    \
+                         wire {n}_rx_hvalid{i};\n    wire [{}:0] {n}_rx_data{i};\n    wire [2:0] {n}_rx_empty{i};\n    \
+                         wire [127:0] {n}_rx_hdr{i};",
+                        seg - 1
+                    );
+                }
+            } else {
+                let _ = writeln!(
+                    v,
+                    "    wire [{sm}:0] {n}_rx_sop_seg;\n    wire [{sm}:0] {n}_rx_eop_seg;\n    wire [{sm}:0] {n}_rx_valid_seg;\n    \
+                     wire [{dm}:0] {n}_rx_data;\n    wire [{em}:0] {n}_rx_empty_seg;\n    wire [{hm}:0] {n}_rx_hdr_seg;",
+                    sm = s - 1,
+                    dm = d - 1,
+                    em = 3 * s - 1,
+                    hm = 128 * s - 1
+                );
+            }
+            let _ = writeln!(v, "    /* verilator lint_on UNUSEDSIGNAL */");
+            conns.push(format!(".refclk0({})", ip.refclk));
+            conns.push(format!(".refclk1({})", ip.refclk));
+            conns.push(format!(".pin_perst_n({perst})"));
+            conns.push(".ninit_done(1'b0)".to_owned());
+            conns.push(format!(".coreclkout_hip({n}_clk)"));
+            conns.push(format!(".p0_reset_status_n({n}_reset_status_n)"));
+            conns.push(format!(".p0_link_up_o({n}_link_up)"));
+            conns.push(format!(".p0_rx_st_ready_i({n}_rx_ready)"));
+            conns.push(format!(".p0_tx_st_ready_o({n}_tx_ready)"));
+            let seg_data = if rtile { seg } else { d };
+            let _ = writeln!(
+                v,
+                "    wire [{hi}:0] {n}_tx_payload_fit = {};\n    wire [{hi}:0] {n}_tx_data = {};\n    \
+                 /* verilator lint_off UNUSEDSIGNAL */\n    wire [{e}:0] {n}_tx_unused = {unused};\n    \
+                 /* verilator lint_on UNUSEDSIGNAL */",
+                fitted(&format!("{n}_tx_payload"), w, seg_data),
+                dw_reversed(&format!("{n}_tx_payload_fit"), seg_data),
+                hi = seg_data - 1,
+                // The last DWs of a beat wider than the bus are not carried
+                // by the thin shim.
+                e = EMPTY_BITS + w.saturating_sub(seg_data) - 1,
+                unused = if w > seg_data {
+                    format!("{{{n}_tx_empty, {n}_tx_payload[{}:0]}}", w - seg_data - 1)
+                } else {
+                    format!("{n}_tx_empty")
+                },
+            );
+            let rx_data = if rtile {
+                format!("{n}_rx_data0")
+            } else {
+                format!("{n}_rx_data")
+            };
+            let _ = writeln!(
+                v,
+                "    wire [{}:0] {n}_rx_rev = {};",
+                seg_data - 1,
+                dw_reversed(&rx_data, seg_data)
+            );
+            if rtile {
+                for i in 0..s {
+                    let first = i == 0;
+                    let z = |bits: u32, live: String| {
+                        if first {
+                            live
+                        } else {
+                            format!("{bits}'d0")
+                        }
+                    };
+                    conns.push(format!(".p0_rx_st{i}_sop_o({n}_rx_sop{i})"));
+                    conns.push(format!(".p0_rx_st{i}_eop_o({n}_rx_eop{i})"));
+                    conns.push(format!(".p0_rx_st{i}_dvalid_o({n}_rx_dvalid{i})"));
+                    conns.push(format!(".p0_rx_st{i}_hvalid_o({n}_rx_hvalid{i})"));
+                    conns.push(format!(".p0_rx_st{i}_data_o({n}_rx_data{i})"));
+                    conns.push(format!(".p0_rx_st{i}_empty_o({n}_rx_empty{i})"));
+                    conns.push(format!(".p0_rx_st{i}_hdr_o({n}_rx_hdr{i})"));
+                    conns.push(format!(
+                        ".p0_tx_st{i}_sop_i({})",
+                        z(1, format!("{n}_tx_valid & {n}_tx_sop"))
+                    ));
+                    conns.push(format!(
+                        ".p0_tx_st{i}_eop_i({})",
+                        z(1, format!("{n}_tx_valid & {n}_tx_eop"))
+                    ));
+                    conns.push(format!(
+                        ".p0_tx_st{i}_dvalid_i({})",
+                        z(1, format!("{n}_tx_valid"))
+                    ));
+                    conns.push(format!(
+                        ".p0_tx_st{i}_hvalid_i({})",
+                        z(1, format!("{n}_tx_valid & {n}_tx_sop"))
+                    ));
+                    conns.push(format!(
+                        ".p0_tx_st{i}_data_i({})",
+                        z(seg, format!("{n}_tx_data"))
+                    ));
+                    conns.push(format!(
+                        ".p0_tx_st{i}_hdr_i({})",
+                        z(128, format!("{n}_tx_hdr"))
+                    ));
+                }
+                let _ = writeln!(
+                    v,
+                    "    assign {n}_rx_valid = {n}_rx_dvalid0 | {n}_rx_hvalid0;\n    \
+                     assign {n}_rx_sop = {n}_rx_sop0;\n    assign {n}_rx_eop = {n}_rx_eop0;\n    \
+                     assign {n}_rx_empty = {{2'd0, {n}_rx_empty0}};\n    assign {n}_rx_hdr = {n}_rx_hdr0;\n    \
+                     assign {n}_rx_payload = {};",
+                    fitted(&format!("{n}_rx_rev"), seg, w)
+                );
+            } else {
+                let pad = |bits: u32, live: String| {
+                    if s == 1 {
+                        live
+                    } else {
+                        format!("{{{}'d0, {live}}}", bits * (s - 1))
+                    }
+                };
+                conns.push(format!(".p0_rx_st_sop_o({n}_rx_sop_seg)"));
+                conns.push(format!(".p0_rx_st_eop_o({n}_rx_eop_seg)"));
+                conns.push(format!(".p0_rx_st_valid_o({n}_rx_valid_seg)"));
+                conns.push(format!(".p0_rx_st_data_o({n}_rx_data)"));
+                conns.push(format!(".p0_rx_st_empty_o({n}_rx_empty_seg)"));
+                conns.push(format!(".p0_rx_st_hdr_o({n}_rx_hdr_seg)"));
+                conns.push(format!(
+                    ".p0_tx_st_sop_i({})",
+                    pad(1, format!("{n}_tx_valid & {n}_tx_sop"))
+                ));
+                conns.push(format!(
+                    ".p0_tx_st_eop_i({})",
+                    pad(1, format!("{n}_tx_valid & {n}_tx_eop"))
+                ));
+                conns.push(format!(
+                    ".p0_tx_st_valid_i({})",
+                    pad(1, format!("{n}_tx_valid"))
+                ));
+                conns.push(format!(".p0_tx_st_err_i({s}'d0)"));
+                conns.push(format!(".p0_tx_st_data_i({n}_tx_data)"));
+                conns.push(format!(
+                    ".p0_tx_st_hdr_i({})",
+                    pad(128, format!("{n}_tx_hdr"))
+                ));
+                let _ = writeln!(
+                    v,
+                    "    assign {n}_rx_valid = {n}_rx_valid_seg[0];\n    \
+                     assign {n}_rx_sop = {n}_rx_sop_seg[0];\n    assign {n}_rx_eop = {n}_rx_eop_seg[0];\n    \
+                     assign {n}_rx_empty = {{2'd0, {n}_rx_empty_seg[2:0]}};\n    \
+                     assign {n}_rx_hdr = {n}_rx_hdr_seg[127:0];\n    \
+                     assign {n}_rx_payload = {};",
+                    fitted(&format!("{n}_rx_rev"), d, w)
+                );
+            }
+            for lane in 0..lanes {
+                conns.push(format!(".rx_p_in{lane}({n}_rx_p[{lane}])"));
+                conns.push(format!(".rx_n_in{lane}({n}_rx_n[{lane}])"));
+                conns.push(format!(".tx_p_out{lane}({n}_tx_p[{lane}])"));
+                conns.push(format!(".tx_n_out{lane}({n}_tx_n[{lane}])"));
+            }
+            let _ = writeln!(
+                v,
+                "    weft_board_reset_sync {n}_rst_sync (.clk({n}_clk), .rst_in(!{n}_reset_status_n), .rst_out({n}_rst));"
+            );
+        }
+        HardIpKind::Pcie4 | HardIpKind::Pcie4c => {
+            // The endpoint's completer interface carries host requests in
+            // (CQ) and weft's completions out (CC); a root port's requester
+            // interface carries weft's requests out (RQ) and completions in (RC).
+            let (inbus, outbus, idle_in, idle_out) = if ip.role == Role::RootPort {
+                ("m_axis_rc", "s_axis_rq", "m_axis_cq", "s_axis_cc")
+            } else {
+                ("m_axis_cq", "s_axis_cc", "m_axis_rc", "s_axis_rq")
+            };
+            let ports = hip_ports(ip);
+            let width = |name: &str| {
+                ports
+                    .iter()
+                    .find(|p| p.name == name)
+                    .map(|p| p.bits)
+                    .unwrap_or(1)
+            };
+            let keep = d / 32;
+            let _ = writeln!(
+                v,
+                "    wire {n}_user_reset;\n    /* verilator lint_off UNUSEDSIGNAL */\n    wire {n}_lnk_up;\n    \
+                 wire [{dm}:0] {n}_in_data;\n    wire [{km}:0] {n}_in_keep;\n    wire {n}_in_last;\n    \
+                 wire [{um}:0] {n}_in_user;\n    wire {n}_in_valid;\n    wire [3:0] {n}_out_ready;\n    \
+                 wire [{dm}:0] {n}_idle_data;\n    wire [{km}:0] {n}_idle_keep;\n    wire {n}_idle_last;\n    \
+                 wire [{ium}:0] {n}_idle_user;\n    wire {n}_idle_valid;\n    wire [3:0] {n}_idle_ready;\n    \
+                 /* verilator lint_on UNUSEDSIGNAL */\n    \
+                 reg {n}_in_packet = 1'b0;\n    \
+                 always @(posedge {n}_clk) begin\n        \
+                 if ({n}_rst) {n}_in_packet <= 1'b0;\n        \
+                 else if ({n}_in_valid && {n}_rx_ready) {n}_in_packet <= !{n}_in_last;\n    end\n    \
+                 assign {n}_rx_valid = {n}_in_valid;\n    assign {n}_rx_sop = !{n}_in_packet;\n    \
+                 assign {n}_rx_eop = {n}_in_last;\n    assign {n}_rx_empty = {e}'d0;\n    \
+                 assign {n}_rx_hdr = {n}_in_data[127:0];\n    wire [{dm}:0] {n}_in_rev = {rev};\n    \
+                 assign {n}_rx_payload = {pay};\n    \
+                 assign {n}_tx_ready = {n}_out_ready[0];\n    \
+                 /* verilator lint_off UNUSEDSIGNAL */\n    \
+                 wire [{w1}:0] {n}_tx_unused = {{{n}_tx_sop, {n}_tx_empty, {n}_tx_hdr}};\n    \
+                 /* verilator lint_on UNUSEDSIGNAL */",
+                dm = d - 1,
+                km = keep - 1,
+                um = width(&format!("{inbus}_tuser")) - 1,
+                ium = width(&format!("{idle_in}_tuser")) - 1,
+                e = EMPTY_BITS,
+                rev = dw_reversed(&format!("{n}_in_data"), d),
+                pay = fitted(&format!("{n}_in_rev"), d, w),
+                w1 = 1 + EMPTY_BITS + 128 - 1,
+            );
+            let c = board.clocks.iter().find(|c| c.name == ip.refclk);
+            let (sys, gt) = match c {
+                Some(c) if c.pin_n.is_some() => {
+                    (format!("{}_bufg", c.name), format!("{}_gt", c.name))
+                }
+                _ => (ip.refclk.clone(), ip.refclk.clone()),
+            };
+            conns.push(format!(".sys_clk({sys})"));
+            conns.push(format!(".sys_clk_gt({gt})"));
+            conns.push(format!(".sys_reset({perst})"));
+            conns.push(format!(".user_clk({n}_clk)"));
+            conns.push(format!(".user_reset({n}_user_reset)"));
+            conns.push(format!(".user_lnk_up({n}_lnk_up)"));
+            conns.push(format!(".pci_exp_rxp({n}_rx_p)"));
+            conns.push(format!(".pci_exp_rxn({n}_rx_n)"));
+            conns.push(format!(".pci_exp_txp({n}_tx_p)"));
+            conns.push(format!(".pci_exp_txn({n}_tx_n)"));
+            for (sig, wire) in [
+                ("tdata", "in_data"),
+                ("tkeep", "in_keep"),
+                ("tlast", "in_last"),
+                ("tuser", "in_user"),
+                ("tvalid", "in_valid"),
+            ] {
+                conns.push(format!(".{inbus}_{sig}({n}_{wire})"));
+            }
+            conns.push(format!(".{inbus}_tready({n}_rx_ready)"));
+            let tx_data = fitted(&format!("{n}_tx_payload"), w, d);
+            let _ = writeln!(v, "    wire [{}:0] {n}_tx_fit = {tx_data};", d - 1);
+            conns.push(format!(
+                ".{outbus}_tdata({})",
+                dw_reversed(&format!("{n}_tx_fit"), d)
+            ));
+            conns.push(format!(".{outbus}_tkeep({{{keep}{{1'b1}}}})"));
+            conns.push(format!(".{outbus}_tlast({n}_tx_eop)"));
+            conns.push(format!(
+                ".{outbus}_tuser({}'d0)",
+                width(&format!("{outbus}_tuser"))
+            ));
+            conns.push(format!(".{outbus}_tvalid({n}_tx_valid)"));
+            conns.push(format!(".{outbus}_tready({n}_out_ready)"));
+            for (sig, wire) in [
+                ("tdata", "idle_data"),
+                ("tkeep", "idle_keep"),
+                ("tlast", "idle_last"),
+                ("tuser", "idle_user"),
+                ("tvalid", "idle_valid"),
+            ] {
+                conns.push(format!(".{idle_in}_{sig}({n}_{wire})"));
+            }
+            conns.push(format!(".{idle_in}_tready(1'b1)"));
+            conns.push(format!(".{idle_out}_tdata({d}'d0)"));
+            conns.push(format!(".{idle_out}_tkeep({keep}'d0)"));
+            conns.push(format!(".{idle_out}_tlast(1'b0)"));
+            conns.push(format!(
+                ".{idle_out}_tuser({}'d0)",
+                width(&format!("{idle_out}_tuser"))
+            ));
+            conns.push(format!(".{idle_out}_tvalid(1'b0)"));
+            conns.push(format!(".{idle_out}_tready({n}_idle_ready)"));
+            let _ = writeln!(
+                v,
+                "    weft_board_reset_sync {n}_rst_sync (.clk({n}_clk), .rst_in({n}_user_reset), .rst_out({n}_rst));"
+            );
+        }
+    }
+    let _ = writeln!(v, "    {} {n}_hip (", hip_module(ip));
+    let body: Vec<String> = conns.iter().map(|c| format!("        {c}")).collect();
+    let _ = writeln!(v, "{}\n    );", body.join(",\n"));
+    v
+}

@@ -1,0 +1,298 @@
+//! Every shipped board loads and holds together; malformed boards are
+//! refused with an error that names the field.
+
+use std::path::Path;
+
+use weft_boards::load::{self, LoadError};
+use weft_boards::model::{HardIpKind, Role};
+use weft_boards::validate::{self, Invalid};
+
+/// A small sound Intel board: one P-tile as the switch's upstream port.
+const SOUND: &str = r#"
+[board]
+name = "test"
+title = "Test board"
+vendor = "intel"
+kit = "KIT"
+device = "1SD280PT2F55E1VG"
+family = "Stratix 10"
+source = "doc"
+
+[[source]]
+id = "doc"
+document = "A user guide"
+number = "000000"
+
+[[hard_ip]]
+name = "host0"
+kind = "p-tile"
+tile = "10A"
+role = "switch-upstream"
+connector = "edge"
+lanes = 16
+gen = 4
+data_bits = 512
+segments = 2
+clock_mhz = 500
+refclk = "refclk"
+source = "doc"
+
+[[clock]]
+name = "refclk"
+mhz = 100.0
+pin = "TODO"
+io_standard = "HCSL"
+source = "doc"
+
+[[clock]]
+name = "sys_clk"
+mhz = 100.0
+pin = "A1"
+io_standard = "LVDS"
+source = "doc"
+
+[[led]]
+name = "led0"
+pin = "B2"
+io_standard = "1.8 V"
+source = "doc"
+"#;
+
+/// A second hard IP block, appended to [`SOUND`].
+fn second_ip(kind: &str, tile: &str, role: &str, lanes: u8, data_bits: u32) -> String {
+    format!(
+        "\n[[hard_ip]]\nname = \"down0\"\nkind = \"{kind}\"\ntile = \"{tile}\"\nrole = \"{role}\"\n\
+         connector = \"cable\"\nlanes = {lanes}\ngen = 4\ndata_bits = {data_bits}\nsegments = 1\n\
+         clock_mhz = 500\nrefclk = \"refclk\"\nsource = \"doc\"\n"
+    )
+}
+
+fn problems(text: &str) -> Vec<Invalid> {
+    match load::from_str(text, Path::new("test.toml")) {
+        Ok(_) => Vec::new(),
+        Err(LoadError::Invalid { problems, .. }) => problems,
+        Err(other) => panic!("expected a validation error, got: {other}"),
+    }
+}
+
+fn parse_error(text: &str) -> String {
+    match load::from_str(text, Path::new("test.toml")) {
+        Err(LoadError::Parse { message, .. }) => message,
+        Err(other) => panic!("expected a parse error, got: {other}"),
+        Ok(_) => panic!("expected a parse error, the board loaded"),
+    }
+}
+
+#[test]
+fn every_shipped_board_loads_and_validates() {
+    let names = load::names(&load::data_dir());
+    assert!(names.len() >= 3, "boards: {names:?}");
+    for name in names {
+        if let Err(err) = load::by_name(&name) {
+            panic!("{err}");
+        }
+    }
+}
+
+#[test]
+fn the_sound_test_board_loads() {
+    assert_eq!(problems(SOUND), Vec::new());
+}
+
+#[test]
+fn the_reference_board_has_the_four_p_tiles_of_its_user_guide() {
+    // Stratix 10 DX FPGA Development Kit User Guide (683561): part
+    // 1SD280PT2F55E1VG; P-tile 10A to the edge connector, 11B, 11C and 10B
+    // to SlimSAS connectors, each x16.
+    let board = load::by_name("stratix10-dx-devkit").expect("reference board loads");
+    assert_eq!(board.board.device, "1SD280PT2F55E1VG");
+    let tiles: Vec<&str> = board.hard_ips.iter().map(|ip| ip.tile.as_str()).collect();
+    assert_eq!(tiles, ["10A", "11B", "11C", "10B"]);
+    assert!(board
+        .hard_ips
+        .iter()
+        .all(|ip| ip.kind == HardIpKind::PTile && ip.lanes == 16));
+    assert_eq!(board.hard_ips[0].role, Role::SwitchUpstream);
+}
+
+#[test]
+fn the_vcu118_host_port_is_an_endpoint_not_a_switch() {
+    let board = load::by_name("vcu118").expect("vcu118 loads");
+    assert!(board
+        .hard_ips
+        .iter()
+        .all(|ip| ip.role != Role::SwitchUpstream && ip.role != Role::SwitchDownstream));
+}
+
+#[test]
+fn open_pins_are_reported_not_refused() {
+    let board = load::from_str(SOUND, Path::new("test.toml")).expect("loads");
+    assert_eq!(validate::todos(&board), ["clock[0] (refclk).pin"]);
+}
+
+#[test]
+fn a_lane_count_the_hard_ip_lacks_is_refused_at_its_field() {
+    let text = SOUND.replace("lanes = 16", "lanes = 12");
+    let found = problems(&text);
+    assert!(
+        found.contains(&Invalid::UnsupportedLanes {
+            field: "hard_ip[0] (host0).lanes".to_owned(),
+            kind: HardIpKind::PTile,
+            lanes: 12,
+            supported: &[4, 8, 16],
+        }),
+        "{found:?}"
+    );
+    assert!(found[0].to_string().starts_with("hard_ip[0] (host0).lanes"));
+}
+
+#[test]
+fn two_x16_links_on_one_tile_exceed_its_bifurcation() {
+    let text = format!(
+        "{SOUND}{}",
+        second_ip("p-tile", "10A", "switch-downstream", 16, 512)
+    );
+    let found = problems(&text);
+    assert!(
+        found.iter().any(|p| matches!(
+            p,
+            Invalid::TileOversubscribed { tile, lanes, .. } if tile == "10A" && lanes == &[16, 16]
+        )),
+        "{found:?}"
+    );
+}
+
+#[test]
+fn two_x8_links_on_one_tile_fit_its_2x8_mode() {
+    let text = format!(
+        "{}{}",
+        SOUND
+            .replace("lanes = 16", "lanes = 8")
+            .replace("data_bits = 512", "data_bits = 256"),
+        second_ip("p-tile", "10A", "switch-downstream", 8, 256)
+    );
+    assert_eq!(problems(&text), Vec::new());
+}
+
+#[test]
+fn an_ultrascale_plus_host_port_cannot_present_a_type1_header() {
+    let text = SOUND
+        .replace("vendor = \"intel\"", "vendor = \"xilinx\"")
+        .replace("kind = \"p-tile\"", "kind = \"pcie4\"")
+        .replace("gen = 4", "gen = 3")
+        .replace("segments = 2", "segments = 1");
+    let found = problems(&text);
+    let role = found
+        .iter()
+        .find(|p| matches!(p, Invalid::UnsupportedRole { .. }))
+        .expect("the role is refused");
+    let message = role.to_string();
+    assert!(message.starts_with("hard_ip[0] (host0).role"), "{message}");
+    assert!(message.contains("0x480-0x4FF"), "{message}");
+    assert!(message.contains("Type 1"), "{message}");
+}
+
+#[test]
+fn ftile_bypass_refuses_a_downstream_then_upstream_pair() {
+    // 683140 "Supported TLP Bypass Configurations": 2x8 offers UP/UP,
+    // UP/DN, EP/UP and DN/DN, so DN/UP is not among them.
+    let base = SOUND
+        .replace("kind = \"p-tile\"", "kind = \"f-tile\"")
+        .replace("role = \"switch-upstream\"", "role = \"switch-downstream\"")
+        .replace("lanes = 16", "lanes = 8")
+        .replace("data_bits = 512", "data_bits = 256");
+    let text = format!(
+        "{base}{}",
+        second_ip("f-tile", "10A", "switch-upstream", 8, 256)
+    );
+    let found = problems(&text);
+    assert!(
+        found.contains(&Invalid::TileRoles {
+            tile: "10A".to_owned(),
+            roles: vec![Role::SwitchDownstream, Role::SwitchUpstream],
+        }),
+        "{found:?}"
+    );
+}
+
+#[test]
+fn a_generation_beyond_the_block_is_refused() {
+    let found = problems(&SOUND.replace("gen = 4", "gen = 5"));
+    assert!(found.contains(&Invalid::UnsupportedGen {
+        field: "hard_ip[0] (host0).gen".to_owned(),
+        kind: HardIpKind::PTile,
+        gen: 5,
+        max: 4,
+    }));
+}
+
+#[test]
+fn a_data_width_the_block_does_not_present_is_refused() {
+    let found = problems(&SOUND.replace("data_bits = 512", "data_bits = 256"));
+    assert!(found.contains(&Invalid::DataWidth {
+        field: "hard_ip[0] (host0).data_bits".to_owned(),
+        data_bits: 256,
+        expected: 512,
+    }));
+}
+
+#[test]
+fn a_pin_given_twice_is_refused_naming_both_fields() {
+    let found = problems(&SOUND.replace("pin = \"B2\"", "pin = \"A1\""));
+    assert!(found.contains(&Invalid::DuplicatePin {
+        pin: "A1".to_owned(),
+        first: "clock[1] (sys_clk).pin".to_owned(),
+        second: "led[0] (led0).pin".to_owned(),
+    }));
+}
+
+#[test]
+fn an_undeclared_reference_clock_is_refused() {
+    let found = problems(&SOUND.replace("refclk = \"refclk\"", "refclk = \"nope\""));
+    assert!(found.contains(&Invalid::UnknownSignal {
+        field: "hard_ip[0] (host0).refclk".to_owned(),
+        name: "nope".to_owned(),
+    }));
+}
+
+#[test]
+fn an_uncited_source_is_refused() {
+    let found =
+        problems(&SOUND.replace("source = \"doc\"\n\n[[led]]", "source = \"x\"\n\n[[led]]"));
+    assert!(found.contains(&Invalid::UnknownSource {
+        field: "clock[1].source".to_owned(),
+        id: "x".to_owned(),
+    }));
+}
+
+#[test]
+fn a_board_without_a_host_port_is_refused() {
+    let found = problems(&SOUND.replace("role = \"switch-upstream\"", "role = \"root-port\""));
+    assert!(found.contains(&Invalid::NoHostPort));
+}
+
+#[test]
+fn an_unknown_role_is_a_parse_error_naming_the_field() {
+    let message = parse_error(&SOUND.replace("role = \"switch-upstream\"", "role = \"upstream\""));
+    assert!(message.contains("role"), "{message}");
+    assert!(message.contains("switch-upstream"), "{message}");
+}
+
+#[test]
+fn a_missing_field_is_a_parse_error_naming_it() {
+    let message = parse_error(&SOUND.replace("lanes = 16\n", ""));
+    assert!(message.contains("lanes"), "{message}");
+}
+
+#[test]
+fn an_unknown_field_is_a_parse_error_naming_it() {
+    let message = parse_error(&SOUND.replace("gen = 4", "gen = 4\nspeed = 16"));
+    assert!(message.contains("speed"), "{message}");
+}
+
+#[test]
+fn an_unknown_board_name_lists_the_boards() {
+    let err = load::by_name("no-such-board").expect_err("no such board");
+    let message = err.to_string();
+    assert!(message.contains("stratix10-dx-devkit"), "{message}");
+}

@@ -1,0 +1,145 @@
+//! The generated project says what the board file says, and the wrapper lints.
+
+use std::path::PathBuf;
+
+use weft_boards::model::Pin;
+use weft_boards::{constraints, generate, lint, load, verilog, Board};
+
+fn boards() -> Vec<Board> {
+    let names = load::names(&load::data_dir());
+    names
+        .iter()
+        .map(|name| load::by_name(name).unwrap_or_else(|e| panic!("{e}")))
+        .collect()
+}
+
+/// A scratch directory of this test's own, emptied first.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("weft-boards-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir is writable");
+    dir
+}
+
+#[test]
+fn the_wrapper_instantiates_every_hard_ip_and_declares_its_stub() {
+    for board in boards() {
+        let v = verilog::wrapper(&board);
+        for ip in &board.hard_ips {
+            let module = verilog::hip_module(ip);
+            assert!(
+                v.contains(&format!("    {module} {}_hip (", ip.name)),
+                "{}: no instance of {module}",
+                board.board.name
+            );
+            assert!(
+                v.contains(&format!("module {module} (")),
+                "{}: no stub of {module}",
+                board.board.name
+            );
+            for lane_port in ["_rx_p", "_rx_n", "_tx_p", "_tx_n"] {
+                let range = if ip.lanes == 1 {
+                    String::new()
+                } else {
+                    format!("[{}:0] ", ip.lanes - 1)
+                };
+                assert!(v.contains(&format!("wire {range}{}{lane_port}", ip.name)));
+            }
+        }
+        assert_eq!(
+            v.matches("weft_switch_top switch (").count(),
+            1,
+            "{}",
+            board.board.name
+        );
+        // Stubs stand in only for lint and simulation.
+        let stubs = v
+            .find("`ifdef WEFT_VENDOR_STUBS")
+            .expect("stubs are guarded");
+        assert!(v[..stubs].contains("endmodule"));
+    }
+}
+
+#[test]
+fn constraints_place_every_known_pin_and_name_every_open_one() {
+    for board in boards() {
+        let (text, placed_marker) = match board.board.vendor {
+            weft_boards::model::Vendor::Intel => (
+                constraints::quartus_pins(&board),
+                "set_location_assignment PIN_",
+            ),
+            weft_boards::model::Vendor::Xilinx => (constraints::xdc(&board), "PACKAGE_PIN "),
+        };
+        assert_eq!(
+            text.matches(placed_marker).count(),
+            constraints::placed_pin_count(&board),
+            "{}",
+            board.board.name
+        );
+        for clock in &board.clocks {
+            if let Pin::Known(pin) = &clock.pin {
+                assert!(text.contains(pin.as_str()), "{}: {pin}", board.board.name);
+            } else {
+                assert!(text.contains(&format!("({}).pin", clock.name)));
+            }
+        }
+    }
+}
+
+#[test]
+fn vcu118_constraints_carry_the_cited_pins() {
+    let board = load::by_name("vcu118").expect("vcu118 loads");
+    let xdc = constraints::xdc(&board);
+    // corundum's VCU118 fpga.xdc: PCIe refclk MGTREFCLK0_225 at AL9/AL8,
+    // PERST# at AM17, the 125 MHz clock at AY24/AY23, UART TX at BB21.
+    for line in [
+        "set_property PACKAGE_PIN AL9 [get_ports {pcie_refclk_p}]",
+        "set_property PACKAGE_PIN AL8 [get_ports {pcie_refclk_n}]",
+        "set_property -dict {PACKAGE_PIN AM17 IOSTANDARD LVCMOS18} [get_ports {pcie_perst_n}]",
+        "set_property -dict {PACKAGE_PIN AY24 IOSTANDARD LVDS} [get_ports {sys_clk_p}]",
+        "set_property -dict {PACKAGE_PIN BB21 IOSTANDARD LVCMOS18} [get_ports {uart_tx}]",
+        "create_clock -name pcie_refclk -period 10.000 [get_ports {pcie_refclk_p}]",
+        "create_clock -name sys_clk -period 8.000 [get_ports {sys_clk_p}]",
+    ] {
+        assert!(xdc.contains(line), "missing: {line}");
+    }
+}
+
+#[test]
+fn the_project_scripts_name_the_device_and_each_ip_variant() {
+    for board in boards() {
+        let files = generate::files(&board, &[]);
+        let project = files
+            .iter()
+            .find(|f| f.name == "project.tcl")
+            .expect("every board has a project script");
+        assert!(project.text.contains(&board.board.device));
+        assert!(project.text.contains("weft_switch_top.v"));
+        for ip in &board.hard_ips {
+            assert!(project.text.contains(&verilog::hip_module(ip)));
+        }
+        let build = files
+            .iter()
+            .find(|f| f.name == "build.sh")
+            .expect("build.sh");
+        assert!(build.text.contains("is not on PATH"));
+    }
+}
+
+#[test]
+fn the_generated_wrapper_lints_with_verilator() {
+    if !lint::verilator_available() {
+        eprintln!("skipped: verilator is not installed");
+        return;
+    }
+    for board in boards() {
+        let dir = scratch(&board.board.name);
+        // No emitted design: the wrapper lints against the planned switch top.
+        let design = dir.join("no-design");
+        generate::write(&board, &design, &dir).expect("generation writes");
+        if let Err(err) = lint::run(&dir, &design) {
+            panic!("{}: {err}", board.board.name);
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -1,0 +1,355 @@
+//! `weft-sim serve`: the reference fabric as a virtual board whose
+//! management port speaks `weft-proto` on a localhost UDP port, so that
+//! `weftctl` drives a simulated switch as it drives a real one.
+//!
+//! The server does what the firmware's management server does: every
+//! datagram goes through `weft_proto::receive_request` (MAC, replay
+//! counter, target switch, version), a repeat is answered from the
+//! [`ReplyCache`] without running again, and a new request is answered by
+//! the fabric manager through `weft_fabric::management::handle`. After a
+//! bind or unbind, simulated time moves on until the hot-plug interrupt
+//! has reached the host, and the host's hot-plug driver handles it, so
+//! the host sees the device come or go before the next request.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::io;
+use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use weft_fabric::management::{handle, BoardInfo, Hardware, PortLink, PortLinks};
+use weft_pcie::link::{LinkSpeed as PcieSpeed, LinkWidth};
+use weft_proto::{
+    encode_response, receive_request, Incoming, Key, LinkSpeed, LinkState, LinkStatus, ReplyCache,
+    Request, Response, SwitchId, Verifier, MANAGEMENT_UDP_PORT, MAX_DATAGRAM,
+};
+
+use crate::reference::{self, ReferenceError, HOST_PORTS, PORTS};
+use crate::wiring::Place;
+use crate::world::World;
+
+/// The address served when none is given: the management port on localhost.
+pub const DEFAULT_LISTEN: SocketAddr = SocketAddr::new(
+    std::net::IpAddr::V4(Ipv4Addr::LOCALHOST),
+    MANAGEMENT_UDP_PORT,
+);
+
+/// How many recent answers are kept for retried requests.
+pub const REPLY_CACHE_ENTRIES: usize = 8;
+
+/// How often the serving loop looks at its stop flag while no datagram arrives.
+pub const POLL_INTERVAL: Duration = Duration::from_millis(50);
+
+/// The board name the virtual board reports.
+pub const BOARD_NAME: &str = "weft-sim";
+
+/// How the server is reached and which key it checks.
+#[derive(Clone, Debug)]
+pub struct ServeConfig {
+    /// The UDP address to listen on; only 127.0.0.1 is accepted.
+    pub listen: SocketAddr,
+    /// The switch's key; [`Key::insecure_public`] for insecure mode.
+    pub key: Key,
+}
+
+/// Why the server could not start or stopped.
+#[derive(Debug)]
+pub enum ServeError {
+    /// The address is not on 127.0.0.1: a simulated board is never exposed
+    /// beyond this machine.
+    NotLocalhost(SocketAddr),
+    /// The UDP port could not be opened.
+    Bind {
+        /// The address asked for.
+        addr: SocketAddr,
+        /// Why.
+        source: io::Error,
+    },
+    /// The socket failed while serving.
+    Socket(io::Error),
+    /// The reference fabric could not be brought up.
+    Board(ReferenceError),
+}
+
+impl fmt::Display for ServeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ServeError::NotLocalhost(addr) => write!(
+                f,
+                "{addr} is not on 127.0.0.1; the simulated board listens on localhost only \
+                 (use --listen 127.0.0.1:PORT)"
+            ),
+            ServeError::Bind { addr, source } => write!(
+                f,
+                "cannot listen on udp {addr}: {source} (is another server using the port? \
+                 choose one with --listen 127.0.0.1:PORT)"
+            ),
+            ServeError::Socket(source) => write!(f, "the management socket failed: {source}"),
+            ServeError::Board(error) => {
+                write!(f, "the reference fabric did not come up at {error}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ServeError {}
+
+/// The link of every wired port, by switch ID and port, as the simulation
+/// wired it: links come up trained at their configured speed and width.
+#[derive(Clone, Debug, Default)]
+pub struct WiredLinks {
+    links: BTreeMap<(u64, u8), (LinkSpeed, u8)>,
+}
+
+impl WiredLinks {
+    /// The links of `world`'s switches.
+    pub fn of(world: &World) -> Self {
+        let mut links = BTreeMap::new();
+        for (index, switch) in world.switches().iter().enumerate() {
+            for port in 0..switch.model().ports() {
+                let Ok(port) = u8::try_from(port) else {
+                    break;
+                };
+                if let Some(config) = world.link_at(Place::new(index, port)) {
+                    let shape = (speed(config.link.speed), width(config.link.width));
+                    links.insert((switch.id(), port), shape);
+                }
+            }
+        }
+        WiredLinks { links }
+    }
+}
+
+fn speed(speed: PcieSpeed) -> LinkSpeed {
+    match speed {
+        PcieSpeed::Gen1 => LinkSpeed::Gen1,
+        PcieSpeed::Gen2 => LinkSpeed::Gen2,
+        PcieSpeed::Gen3 => LinkSpeed::Gen3,
+        PcieSpeed::Gen4 => LinkSpeed::Gen4,
+        PcieSpeed::Gen5 => LinkSpeed::Gen5,
+    }
+}
+
+fn width(width: LinkWidth) -> u8 {
+    match width {
+        LinkWidth::X1 => 1,
+        LinkWidth::X2 => 2,
+        LinkWidth::X4 => 4,
+        LinkWidth::X8 => 8,
+        LinkWidth::X16 => 16,
+    }
+}
+
+/// The simulated ports support what the reference links run at.
+const MAX_SHAPE: (LinkSpeed, u8) = (LinkSpeed::Gen3, 16);
+
+impl PortLinks for WiredLinks {
+    fn link(&mut self, switch_id: u64, port: u8) -> PortLink {
+        let status = match self.links.get(&(switch_id, port)) {
+            Some(&(speed, width)) => LinkStatus {
+                state: LinkState::Up,
+                speed: Some(speed),
+                width,
+            },
+            None => LinkStatus {
+                state: LinkState::Down,
+                speed: None,
+                width: 0,
+            },
+        };
+        PortLink {
+            status,
+            max_speed: MAX_SHAPE.0,
+            max_width: MAX_SHAPE.1,
+        }
+    }
+}
+
+/// The virtual board: the simulated fabric behind a management socket.
+pub struct Server {
+    socket: UdpSocket,
+    world: World,
+    verifier: Verifier,
+    cache: ReplyCache<REPLY_CACHE_ENTRIES>,
+    board: BoardInfo,
+    links: WiredLinks,
+}
+
+impl Server {
+    /// Opens the UDP port and brings up the reference fabric
+    /// ([`reference::virtual_board`]).
+    pub fn start(config: ServeConfig) -> Result<Server, ServeError> {
+        if config.listen.ip() != Ipv4Addr::LOCALHOST {
+            return Err(ServeError::NotLocalhost(config.listen));
+        }
+        let socket = UdpSocket::bind(config.listen).map_err(|source| ServeError::Bind {
+            addr: config.listen,
+            source,
+        })?;
+        socket
+            .set_read_timeout(Some(POLL_INTERVAL))
+            .map_err(ServeError::Socket)?;
+        let world = reference::virtual_board().map_err(ServeError::Board)?;
+        let switch = SwitchId(world.manager().settings().switch_id);
+        let board = BoardInfo {
+            board: BOARD_NAME,
+            version: package_version(),
+            build: "",
+            ports: u8::try_from(PORTS).unwrap_or(u8::MAX),
+            authenticated: !config.key.is_insecure(),
+        };
+        let links = WiredLinks::of(&world);
+        Ok(Server {
+            socket,
+            world,
+            verifier: Verifier::new(switch, config.key),
+            cache: ReplyCache::new(),
+            board,
+            links,
+        })
+    }
+
+    /// The address the server listens on (the port chosen, if 0 was asked for).
+    pub fn local_addr(&self) -> Result<SocketAddr, ServeError> {
+        self.socket.local_addr().map_err(ServeError::Socket)
+    }
+
+    /// The switch's identity, which requests must name.
+    pub fn switch(&self) -> SwitchId {
+        self.verifier.switch()
+    }
+
+    /// Whether the server runs with the publicly known key.
+    pub fn is_insecure(&self) -> bool {
+        self.verifier.key().is_insecure()
+    }
+
+    /// The simulated fabric.
+    pub fn world(&self) -> &World {
+        &self.world
+    }
+
+    /// Answers datagrams until `stop` is set (checked at least every
+    /// [`POLL_INTERVAL`]).
+    pub fn run(&mut self, stop: &AtomicBool) -> Result<(), ServeError> {
+        let mut datagram = vec![0u8; MAX_DATAGRAM + 1];
+        let mut answer = vec![0u8; MAX_DATAGRAM];
+        while !stop.load(Ordering::Relaxed) {
+            let (len, from) = match self.socket.recv_from(&mut datagram) {
+                Ok(received) => received,
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                    ) =>
+                {
+                    continue
+                }
+                // An ICMP port unreachable from an earlier answer's client.
+                Err(e) if e.kind() == io::ErrorKind::ConnectionReset => continue,
+                Err(e) => return Err(ServeError::Socket(e)),
+            };
+            let n = self.answer(&datagram[..len], &mut answer);
+            if n > 0 {
+                // A lost answer is the client's to retry.
+                let _ = self.socket.send_to(&answer[..n], from);
+            }
+        }
+        Ok(())
+    }
+
+    /// The answer to one datagram, written to `out`; its length, 0 for a
+    /// datagram that gets none (not a weft request).
+    pub fn answer(&mut self, datagram: &[u8], out: &mut [u8]) -> usize {
+        let switch = self.verifier.switch();
+        match receive_request(datagram, &mut self.verifier, &self.cache) {
+            Ok(Incoming::Resend(bytes)) => copy(bytes, out),
+            Ok(Incoming::Execute(received)) => {
+                let response = self.execute(&received.request, received.trailing);
+                let header = received.header.reply(switch);
+                let Ok(n) = encode_response(&header, &response, &[], self.verifier.key(), out)
+                else {
+                    return 0;
+                };
+                // An answer always fits a datagram, which the cache holds.
+                let _ = self.cache.insert(received.fingerprint, &out[..n]);
+                n
+            }
+            Err(refused) => match refused.refusal(switch) {
+                Some((header, error)) => encode_response(
+                    &header,
+                    &Response::Error(error),
+                    &[],
+                    self.verifier.key(),
+                    out,
+                )
+                .unwrap_or(0),
+                None => 0,
+            },
+        }
+    }
+
+    /// Runs `request` on the fabric manager and lets the hosts see what it did.
+    fn execute(&mut self, request: &Request, trailing: &[u8]) -> Response {
+        let Server {
+            world,
+            board,
+            links,
+            ..
+        } = self;
+        let response = world.with_manager(|manager, planes, hosts| {
+            let hardware = Hardware {
+                fabric: planes,
+                hosts,
+                links,
+            };
+            handle(manager, board, request, trailing, hardware)
+        });
+        let changes_slots = matches!(request, Request::Bind { .. } | Request::Unbind { .. });
+        if changes_slots && response == Response::Done {
+            self.let_hosts_see_hot_plug();
+        }
+        response
+    }
+
+    /// Moves simulated time on until hot-plug interrupts have arrived, and
+    /// runs each host's hot-plug driver.
+    fn let_hosts_see_hot_plug(&mut self) {
+        reference::let_interrupts_arrive(&mut self.world);
+        for (index, port) in HOST_PORTS.iter().enumerate() {
+            let handled = self
+                .world
+                .with_host(*port, |host, link| host.service_interrupts(link));
+            if let Err(error) = handled {
+                eprintln!(
+                    "weft-sim serve: host {} failed to handle a hot-plug event: {error:?}",
+                    index + 1
+                );
+            }
+        }
+    }
+}
+
+/// Copies `bytes` into `out` if they fit; their length, or 0.
+fn copy(bytes: &[u8], out: &mut [u8]) -> usize {
+    match out.get_mut(..bytes.len()) {
+        Some(into) => {
+            into.copy_from_slice(bytes);
+            bytes.len()
+        }
+        None => 0,
+    }
+}
+
+/// This package's version as major, minor, patch.
+fn package_version() -> (u16, u16, u16) {
+    let mut parts = env!("CARGO_PKG_VERSION")
+        .split('.')
+        .map(|p| p.parse::<u16>().unwrap_or(0));
+    (
+        parts.next().unwrap_or(0),
+        parts.next().unwrap_or(0),
+        parts.next().unwrap_or(0),
+    )
+}

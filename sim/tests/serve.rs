@@ -1,0 +1,113 @@
+//! `weft-sim serve` end to end: the reference fabric behind a localhost UDP
+//! port, driven by weftctl's client library as an operator drives it.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+use std::thread;
+use std::time::Duration;
+
+use weft_proto::{
+    heapless, HostIndex, Key, Request, Response, SlotIndex, SlotState, UnbindMode,
+    VirtualSwitchInfo,
+};
+use weft_sim::serve::{ServeConfig, ServeError, Server};
+use weftctl::topology::read_topology;
+use weftctl::{Client, ClientConfig};
+
+/// Host 2 of the reference experiment (hosts are counted from 0 on the wire).
+const HOST2: HostIndex = HostIndex(1);
+
+/// The longest the fabric may take to come up before the test gives up.
+const START_DEADLINE: Duration = Duration::from_secs(120);
+
+fn vswitch(client: &mut Client, host: HostIndex) -> VirtualSwitchInfo {
+    match client.request(&Request::VirtualSwitch { host }) {
+        Ok(Response::VirtualSwitch(info)) => info,
+        other => panic!("expected a virtual switch, got {other:?}"),
+    }
+}
+
+#[test]
+fn weftctl_binds_and_unbinds_a_vf_on_the_simulated_board() {
+    let stop = Arc::new(AtomicBool::new(false));
+    let (ready, addr) = mpsc::channel();
+    let server = {
+        let stop = Arc::clone(&stop);
+        thread::spawn(move || -> Result<(), ServeError> {
+            let config = ServeConfig {
+                listen: "127.0.0.1:0".parse().expect("an address"),
+                key: Key::insecure_public(),
+            };
+            let started = Server::start(config).and_then(|s| Ok((s.local_addr()?, s)));
+            match started {
+                Ok((addr, mut server)) => {
+                    let _ = ready.send(Ok(addr));
+                    server.run(&stop)
+                }
+                Err(error) => {
+                    let _ = ready.send(Err(error.to_string()));
+                    Ok(())
+                }
+            }
+        })
+    };
+    let addr = addr
+        .recv_timeout(START_DEADLINE)
+        .expect("the server starts in time")
+        .expect("the reference fabric comes up");
+
+    let mut config = ClientConfig::new(addr, Key::insecure_public());
+    config.per_try = Duration::from_secs(2);
+    config.retries = 2;
+    let mut client = Client::connect(config).expect("a client socket");
+
+    let identity = client.identify().expect("identify");
+    assert_eq!(identity.board.as_str(), "weft-sim");
+    assert_eq!(identity.ports, 8);
+
+    // Four switches in a ring, four GPUs bound to host 1, the NVMe PF and
+    // its four VFs free.
+    let topology = read_topology(&mut client).expect("topology");
+    assert_eq!(topology.switches.len(), 4);
+    assert_eq!(topology.links.len(), 4);
+    assert_eq!(topology.endpoints.len(), 4 + 1 + 4);
+    let bound_to_host1 = topology
+        .endpoints
+        .iter()
+        .filter(|e| e.owner.is_some_and(|o| o.host == HostIndex(0)))
+        .count();
+    assert_eq!(bound_to_host1, 4);
+    let vf = topology
+        .endpoints
+        .iter()
+        .find(|e| e.physical_function.is_some() && e.owner.is_none())
+        .expect("a free VF")
+        .fabric_id;
+
+    let mut functions = heapless::Vec::new();
+    functions.push(vf).expect("room for one");
+    let bind = Request::Bind {
+        host: HOST2,
+        slot: SlotIndex(0),
+        functions: functions.clone(),
+        if_generation: Some(topology.generation),
+    };
+    assert_eq!(client.request(&bind).expect("bind"), Response::Done);
+    let info = vswitch(&mut client, HOST2);
+    assert_eq!(info.slots[0].state, SlotState::Bound { functions });
+
+    let unbind = Request::Unbind {
+        host: HOST2,
+        slot: SlotIndex(0),
+        mode: UnbindMode::Graceful,
+        if_generation: Some(info.generation),
+    };
+    assert_eq!(client.request(&unbind).expect("unbind"), Response::Done);
+    assert_eq!(vswitch(&mut client, HOST2).slots[0].state, SlotState::Empty);
+
+    stop.store(true, Ordering::Relaxed);
+    server
+        .join()
+        .expect("the server thread ends")
+        .expect("the server ends cleanly");
+}

@@ -1,0 +1,633 @@
+//! The management requests of `weft-proto`, answered from the fabric
+//! manager's state: one decoded [`Request`] in, one [`Response`] out.
+//!
+//! Nothing here touches a socket, a key or a reply cache: the transport
+//! (the firmware's smoltcp server, the simulator's UDP port) checks the
+//! datagram with `weft_proto::receive_request`, calls [`handle`], and
+//! encodes and remembers the answer. What the manager does not know —
+//! the board's name and firmware version, and the state of each port's
+//! link, which the LTSSM rather than the manager tracks — comes from the
+//! caller's [`BoardInfo`] and [`PortLinks`].
+//!
+//! Requests the manager cannot carry out yet (port control, counters,
+//! events, saved configuration, firmware update, reset, raw access,
+//! changing NumVFs at run time, managed unbind, multi-function binds) are
+//! answered with [`Error::Unsupported`], so a client tells "not here" from
+//! "failed".
+
+use weft_pcie::config::BarKind as PcieBarKind;
+use weft_pcie::Bdf;
+use weft_proto::heapless::{String, Vec};
+use weft_proto::{
+    BarInfo, BarKind, BoardName, Capabilities, EndpointInfo, Error, FabricId, FabricLink,
+    FirmwareVersion, Generation, Identity, LinkSpeed, LinkStatus, OperationId, Owner, PortInfo,
+    PortRef, PortRole, Request, Response, SlotIndex, SlotInfo, SlotState, SriovInfo, SwitchId,
+    SwitchInfo, TopologyCursor, TopologyItem, TopologyPage, UnbindMode as ProtoUnbindMode,
+    VirtualSwitchInfo, OLDEST_PROTOCOL_VERSION, PROTOCOL_VERSION, TOPOLOGY_PAGE_ITEMS,
+};
+use weft_regs::tables::{HostIndex, PortIndex};
+
+use crate::binding::{BindError, UnbindMode};
+use crate::hw::{Fabric, HostInterface, HostSendError};
+use crate::inventory::{Function, FunctionKind, PortKind, SwitchIndex};
+use crate::manager::FabricManager;
+
+/// How long a client waits before asking again while the fabric is still
+/// being enumerated: enumeration of the reference fabric takes tens of
+/// milliseconds of device readiness waits.
+pub const NOT_READY_RETRY_MS: u32 = 100;
+
+/// How long a client waits when a hot-plug interrupt could not be queued to
+/// a host: the egress queue drains within microseconds.
+pub const QUEUE_FULL_RETRY_MS: u32 = 1;
+
+/// What the board says about itself, which the fabric manager does not know.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BoardInfo {
+    /// The board's name, such as `"ac701"` (cut to
+    /// `weft_proto::MAX_BOARD_NAME` bytes on the wire).
+    pub board: &'static str,
+    /// The firmware's version: major, minor, patch.
+    pub version: (u16, u16, u16),
+    /// The build the firmware came from, such as a commit hash (cut to
+    /// `weft_proto::MAX_BUILD_STRING` bytes on the wire).
+    pub build: &'static str,
+    /// How many physical ports the manager's switch has.
+    pub ports: u8,
+    /// Whether requests are checked against a per-switch key rather than
+    /// the publicly known insecure one.
+    pub authenticated: bool,
+}
+
+/// A port's link as the board's link layer reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PortLink {
+    /// The link now.
+    pub status: LinkStatus,
+    /// The fastest speed the port supports.
+    pub max_speed: LinkSpeed,
+    /// The widest link the port supports, in lanes.
+    pub max_width: u8,
+}
+
+/// The state of every port's link, which the data plane's LTSSMs rather
+/// than the fabric manager track.
+pub trait PortLinks {
+    /// The link of `port` of the switch with ID `switch_id`.
+    fn link(&mut self, switch_id: u64, port: u8) -> PortLink;
+}
+
+/// What a request may drive: every switch's tables, the host-facing
+/// side (for hot-plug interrupts) and the ports' link state.
+pub struct Hardware<'a, F: ?Sized, H: ?Sized, L: ?Sized> {
+    /// Every switch's data plane.
+    pub fabric: &'a mut F,
+    /// Completions and MSIs to hosts.
+    pub hosts: &'a mut H,
+    /// The ports' links.
+    pub links: &'a mut L,
+}
+
+/// Answers `request` (with the bulk bytes `trailing` after it in its
+/// datagram) from `manager`, driving `hardware` for requests that change
+/// the fabric. Every refusal or failure is a [`Response::Error`].
+pub fn handle<F, H, L>(
+    manager: &mut FabricManager,
+    board: &BoardInfo,
+    request: &Request,
+    trailing: &[u8],
+    hardware: Hardware<'_, F, H, L>,
+) -> Response
+where
+    F: Fabric + ?Sized,
+    H: HostInterface + ?Sized,
+    L: PortLinks + ?Sized,
+{
+    // Only a firmware chunk carries bulk bytes, and firmware update is not
+    // served here; the codec has refused them on every other request.
+    let _ = trailing;
+    let answer = match request {
+        Request::Ping => Ok(Response::Pong),
+        Request::Identify => Ok(Response::Identity(identity(manager, board))),
+        Request::Topology { cursor, generation } => {
+            topology(manager, board, *cursor, *generation, hardware.links).map(Response::Topology)
+        }
+        Request::VirtualSwitch { host } => {
+            virtual_switch(manager, *host, hardware.links).map(Response::VirtualSwitch)
+        }
+        Request::Bind {
+            host,
+            slot,
+            functions,
+            if_generation,
+        } => bind(manager, *host, *slot, functions, *if_generation, hardware),
+        Request::Unbind {
+            host,
+            slot,
+            mode,
+            if_generation,
+        } => unbind(manager, *host, *slot, *mode, *if_generation, hardware),
+        // Nothing is ever answered in progress: bind and unbind finish
+        // before their answer is sent.
+        Request::OperationStatus { op } => Err(Error::NoSuchOperation {
+            op: OperationId(op.0),
+        }),
+        Request::SetNumVfs { .. }
+        | Request::PortControl { .. }
+        | Request::ReadCounters { .. }
+        | Request::ClearCounters { .. }
+        | Request::ReadEvents { .. }
+        | Request::SaveConfig
+        | Request::RestoreConfig
+        | Request::FirmwarePrepare { .. }
+        | Request::FirmwareChunk { .. }
+        | Request::FirmwareStatus
+        | Request::FirmwarePrepareCommit
+        | Request::FirmwareCommit { .. }
+        | Request::FirmwareAbort
+        | Request::ResetArm { .. }
+        | Request::ResetTrigger { .. }
+        | Request::CsrRead { .. }
+        | Request::CsrWrite { .. }
+        | Request::ConfigRead { .. }
+        | Request::ConfigWrite { .. } => Err(Error::Unsupported),
+    };
+    answer.unwrap_or_else(Response::Error)
+}
+
+/// The version of what topology and virtual-switch reads show: the
+/// manager's generation counter, which every bind and unbind advances.
+pub fn generation(manager: &FabricManager) -> Generation {
+    Generation(manager.generation().0)
+}
+
+/// The manager's generation for a precondition on the wire.
+fn precondition(expected: Option<Generation>) -> Option<crate::generation::Generation> {
+    expected.map(|g| crate::generation::Generation(g.0))
+}
+
+/// Who the switch is.
+fn identity(manager: &FabricManager, board: &BoardInfo) -> Identity {
+    let mut capabilities = Capabilities::BIND
+        .union(Capabilities::SRIOV)
+        .union(Capabilities::PEER_TO_PEER);
+    if manager.inventory().switches.len() > 1 {
+        capabilities = capabilities.union(Capabilities::MULTI_SWITCH);
+    }
+    if board.authenticated {
+        capabilities = capabilities.union(Capabilities::AUTHENTICATED);
+    }
+    let (major, minor, patch) = board.version;
+    Identity {
+        switch: SwitchId(manager.settings().switch_id),
+        firmware: FirmwareVersion {
+            major,
+            minor,
+            patch,
+            build: truncated(board.build),
+        },
+        protocol: PROTOCOL_VERSION,
+        oldest_protocol: OLDEST_PROTOCOL_VERSION,
+        board: truncated(board.board),
+        ports: board.ports,
+        capabilities,
+    }
+}
+
+/// `text` cut at a character boundary to fit `N` bytes.
+fn truncated<const N: usize>(text: &str) -> String<N> {
+    let mut out = String::new();
+    for c in text.chars() {
+        if out.push(c).is_err() {
+            break;
+        }
+    }
+    out
+}
+
+/// The host index of the protocol as the manager's.
+fn host_index(host: weft_proto::HostIndex) -> HostIndex {
+    HostIndex(u16::from(host.0))
+}
+
+/// The manager's host index on the wire; indices past 255 cannot be named
+/// there and read as 255.
+fn wire_host(host: HostIndex) -> weft_proto::HostIndex {
+    weft_proto::HostIndex(u8::try_from(host.0).unwrap_or(u8::MAX))
+}
+
+/// The switch ID of the inventory's switch `index`.
+fn switch_id(manager: &FabricManager, index: SwitchIndex) -> SwitchId {
+    SwitchId(
+        manager
+            .inventory()
+            .switches
+            .get(usize::from(index.0))
+            .map_or(0, |s| s.id),
+    )
+}
+
+// ---------------------------------------------------------------- topology
+
+/// How many items of each kind the listing has, in its order: switches,
+/// fabric links, ports, endpoints.
+struct Counts {
+    switches: usize,
+    links: usize,
+    ports: usize,
+    endpoints: usize,
+}
+
+/// The fabric links, each once: from the end with the lower (switch ID, port).
+fn links(manager: &FabricManager) -> impl Iterator<Item = (PortRef, PortRef)> + '_ {
+    manager.inventory().switches.iter().flat_map(|switch| {
+        (0..switch.port_count).filter_map(move |port| match switch.port(PortIndex(port)) {
+            PortKind::Fabric {
+                switch_id,
+                port: far,
+            } if (switch.id, port) < (switch_id, far.0) => Some((
+                PortRef {
+                    switch: SwitchId(switch.id),
+                    port: weft_proto::PortIndex(port),
+                },
+                PortRef {
+                    switch: SwitchId(switch_id),
+                    port: weft_proto::PortIndex(far.0),
+                },
+            )),
+            _ => None,
+        })
+    })
+}
+
+/// Every port of every switch, in discovery order.
+fn ports(manager: &FabricManager) -> impl Iterator<Item = (u64, u8, PortKind)> + '_ {
+    manager.inventory().switches.iter().flat_map(|switch| {
+        (0..switch.port_count).map(move |port| (switch.id, port, switch.port(PortIndex(port))))
+    })
+}
+
+fn counts(manager: &FabricManager) -> Counts {
+    let inventory = manager.inventory();
+    Counts {
+        switches: inventory.switches.len(),
+        links: links(manager).count(),
+        ports: ports(manager).count(),
+        endpoints: inventory.functions.len(),
+    }
+}
+
+/// One page of the listing from `cursor` on.
+fn topology<L: PortLinks + ?Sized>(
+    manager: &FabricManager,
+    board: &BoardInfo,
+    cursor: TopologyCursor,
+    expected: Option<Generation>,
+    port_links: &mut L,
+) -> Result<TopologyPage, Error> {
+    let generation = generation(manager);
+    if let Some(expected) = expected {
+        if expected != generation {
+            return Err(Error::StaleGeneration {
+                current: generation,
+            });
+        }
+    }
+    let counts = counts(manager);
+    let total = counts.switches + counts.links + counts.ports + counts.endpoints;
+    let start = usize::try_from(cursor.0).unwrap_or(usize::MAX);
+    if start > total {
+        return Err(Error::BadCursor { cursor });
+    }
+    let end = total.min(start + TOPOLOGY_PAGE_ITEMS);
+    let mut items = Vec::new();
+    for index in start..end {
+        let Some(item) = topology_item(manager, board, &counts, index, port_links) else {
+            break;
+        };
+        // The page holds TOPOLOGY_PAGE_ITEMS, and at most that many are asked for.
+        let _ = items.push(item);
+    }
+    let next = (end < total).then_some(TopologyCursor(end as u32));
+    Ok(TopologyPage {
+        generation,
+        items,
+        next,
+    })
+}
+
+/// Item `index` of the listing.
+fn topology_item<L: PortLinks + ?Sized>(
+    manager: &FabricManager,
+    board: &BoardInfo,
+    counts: &Counts,
+    index: usize,
+    port_links: &mut L,
+) -> Option<TopologyItem> {
+    let inventory = manager.inventory();
+    let mut index = index;
+    if index < counts.switches {
+        let switch = inventory.switches.get(index)?;
+        let local = index == usize::from(SwitchIndex::LOCAL.0);
+        return Some(TopologyItem::Switch(SwitchInfo {
+            id: SwitchId(switch.id),
+            // The manager learns other switches' IDs and port counts from
+            // their identity VSECs, not their boards.
+            board: if local {
+                truncated(board.board)
+            } else {
+                BoardName::new()
+            },
+            ports: switch.port_count,
+            manager: local,
+        }));
+    }
+    index -= counts.switches;
+    if index < counts.links {
+        let (a, b) = links(manager).nth(index)?;
+        let link = port_links.link(a.switch.0, a.port.0).status;
+        return Some(TopologyItem::Link(FabricLink { a, b, link }));
+    }
+    index -= counts.links;
+    if index < counts.ports {
+        let (switch, port, kind) = ports(manager).nth(index)?;
+        let role = match kind {
+            PortKind::Empty => PortRole::Unused,
+            PortKind::Host { host, .. } => PortRole::Host {
+                host: wire_host(host),
+            },
+            PortKind::Endpoint { .. } => PortRole::Endpoint,
+            PortKind::Fabric { .. } => PortRole::Fabric,
+        };
+        let link = port_links.link(switch, port);
+        return Some(TopologyItem::Port(PortInfo {
+            at: PortRef {
+                switch: SwitchId(switch),
+                port: weft_proto::PortIndex(port),
+            },
+            role,
+            link: link.status,
+            max_speed: link.max_speed,
+            max_width: link.max_width,
+        }));
+    }
+    index -= counts.ports;
+    let function = inventory.functions.get(index)?;
+    Some(TopologyItem::Endpoint(endpoint(manager, function)))
+}
+
+/// One function as the listing shows it.
+fn endpoint(manager: &FabricManager, function: &Function) -> EndpointInfo {
+    let mut bars = Vec::new();
+    for bar in &function.bars {
+        let (kind, prefetchable) = match bar.bar().kind {
+            PcieBarKind::Io => (BarKind::Io, false),
+            PcieBarKind::Memory32 { prefetchable } => (BarKind::Memory32, prefetchable),
+            PcieBarKind::Memory64 { prefetchable } => (BarKind::Memory64, prefetchable),
+        };
+        // Both lists hold the six BARs of a Type 0 header.
+        let _ = bars.push(BarInfo {
+            index: ((bar.register() - 0x10) / 4) as u8,
+            kind,
+            prefetchable,
+            size: bar.size(),
+            fabric_address: bar.fabric_address().unwrap_or(0),
+        });
+    }
+    let sriov = function.sriov.map(|setup| SriovInfo {
+        total_vfs: setup.total_vfs,
+        num_vfs: setup.num_vfs,
+        first_vf_offset: setup.first_vf_offset,
+        vf_stride: setup.vf_stride,
+        // The inventory keeps the VF Device ID on each VF (§9.3.3.11); a
+        // PF with no VFs enabled reports 0.
+        vf_device_id: vf_device_id(manager, function.id),
+    });
+    let physical_function = match function.kind {
+        FunctionKind::Physical => None,
+        FunctionKind::Virtual { pf, .. } => Some(FabricId::from(pf)),
+    };
+    EndpointInfo {
+        fabric_id: FabricId::from(function.id),
+        at: PortRef {
+            switch: switch_id(manager, function.switch),
+            port: weft_proto::PortIndex(function.port.0),
+        },
+        vendor_id: function.vendor_id,
+        device_id: function.device_id,
+        class_code: weft_proto::ClassCode(function.class_code),
+        bars,
+        sriov,
+        physical_function,
+        owner: function.binding.map(|b| Owner {
+            host: wire_host(b.host),
+            slot: SlotIndex(b.slot),
+        }),
+    }
+}
+
+/// The Device ID of the VFs of PF `pf`, 0 if it has none.
+fn vf_device_id(manager: &FabricManager, pf: Bdf) -> u16 {
+    manager
+        .inventory()
+        .functions
+        .iter()
+        .find(|f| matches!(f.kind, FunctionKind::Virtual { pf: of, .. } if of == pf))
+        .map_or(0, |vf| vf.device_id)
+}
+
+// ---------------------------------------------------------------- virtual switches
+
+/// `host`'s virtual switch and what is bound to its slots.
+fn virtual_switch<L: PortLinks + ?Sized>(
+    manager: &FabricManager,
+    host: weft_proto::HostIndex,
+    port_links: &mut L,
+) -> Result<VirtualSwitchInfo, Error> {
+    let switch = manager
+        .virtual_switch(host_index(host))
+        .ok_or(Error::NoSuchHost { host })?;
+    let mut slots = Vec::new();
+    for (slot, vdsp) in switch.downstream.iter().enumerate() {
+        let state = match vdsp.bound {
+            Some(bound) => {
+                let mut functions = Vec::new();
+                // One function per slot fits a list of eight.
+                let _ = functions.push(FabricId::from(bound.function));
+                SlotState::Bound { functions }
+            }
+            None => SlotState::Empty,
+        };
+        // The manager's slots (MAX_SLOTS_PER_HOST) fit the message's (MAX_SLOTS).
+        let _ = slots.push(SlotInfo {
+            slot: SlotIndex(slot as u8),
+            state,
+        });
+    }
+    Ok(VirtualSwitchInfo {
+        host,
+        upstream: port_links
+            .link(manager.settings().switch_id, switch.port.0)
+            .status,
+        generation: generation(manager),
+        slots,
+    })
+}
+
+/// Binds `functions` (one function: the manager binds one per slot) to
+/// `host`'s `slot`.
+fn bind<F, H, L>(
+    manager: &mut FabricManager,
+    host: weft_proto::HostIndex,
+    slot: SlotIndex,
+    functions: &[FabricId],
+    if_generation: Option<Generation>,
+    hardware: Hardware<'_, F, H, L>,
+) -> Result<Response, Error>
+where
+    F: Fabric + ?Sized,
+    H: HostInterface + ?Sized,
+    L: PortLinks + ?Sized,
+{
+    let endpoint = match functions {
+        [] => return Err(Error::NoFunctions),
+        [only] => Bdf::from(*only),
+        // A slot holds one function in the manager's virtual switches.
+        [_, ..] => return Err(Error::Unsupported),
+    };
+    manager
+        .bind_if(
+            endpoint,
+            host_index(host),
+            slot.0,
+            precondition(if_generation),
+            hardware.fabric,
+            hardware.hosts,
+        )
+        .map_err(|error| bind_error(manager, error, endpoint, host))?;
+    Ok(Response::Done)
+}
+
+/// Unbinds whatever is bound to `host`'s `slot`.
+fn unbind<F, H, L>(
+    manager: &mut FabricManager,
+    host: weft_proto::HostIndex,
+    slot: SlotIndex,
+    mode: ProtoUnbindMode,
+    if_generation: Option<Generation>,
+    hardware: Hardware<'_, F, H, L>,
+) -> Result<Response, Error>
+where
+    F: Fabric + ?Sized,
+    H: HostInterface + ?Sized,
+    L: PortLinks + ?Sized,
+{
+    if let Some(expected) = if_generation {
+        let current = generation(manager);
+        if expected != current {
+            return Err(Error::StaleGeneration { current });
+        }
+    }
+    let switch = manager
+        .virtual_switch(host_index(host))
+        .ok_or(Error::NoSuchHost { host })?;
+    let vdsp = switch
+        .downstream
+        .get(usize::from(slot.0))
+        .ok_or(Error::NoSuchSlot { host, slot })?;
+    let bound = vdsp.bound.ok_or(Error::SlotEmpty { host, slot })?;
+    let mode = match mode {
+        ProtoUnbindMode::Graceful => UnbindMode::Graceful,
+        ProtoUnbindMode::Surprise => UnbindMode::Surprise,
+        // Attention-button hot-remove is not modelled by the manager.
+        ProtoUnbindMode::Managed => return Err(Error::Unsupported),
+    };
+    manager
+        .unbind_if(
+            bound.function,
+            mode,
+            precondition(if_generation),
+            hardware.fabric,
+            hardware.hosts,
+        )
+        .map_err(|error| bind_error(manager, error, bound.function, host))?;
+    Ok(Response::Done)
+}
+
+/// The protocol's error for a refused or failed bind or unbind of
+/// `endpoint` for `host`.
+fn bind_error(
+    manager: &FabricManager,
+    error: BindError,
+    endpoint: Bdf,
+    host: weft_proto::HostIndex,
+) -> Error {
+    match error {
+        BindError::NotReady => Error::Busy {
+            retry_after_ms: NOT_READY_RETRY_MS,
+        },
+        BindError::StaleGeneration { current, .. } => Error::StaleGeneration {
+            current: Generation(current.0),
+        },
+        BindError::NoSuchEndpoint(id) | BindError::NotBound(id) => Error::NoSuchEndpoint {
+            fabric_id: FabricId::from(id),
+        },
+        BindError::NoSuchHost(host) => Error::NoSuchHost {
+            host: wire_host(host),
+        },
+        BindError::NoSuchSlot { host, slot } => Error::NoSuchSlot {
+            host: wire_host(host),
+            slot: SlotIndex(slot),
+        },
+        BindError::SlotOccupied {
+            host,
+            slot,
+            occupant,
+        } => Error::SlotOccupied {
+            host: wire_host(host),
+            slot: SlotIndex(slot),
+            bound: FabricId::from(occupant),
+        },
+        BindError::EndpointBusy { owner } => Error::EndpointBusy {
+            fabric_id: FabricId::from(endpoint),
+            owner: Owner {
+                host: wire_host(owner.host),
+                slot: SlotIndex(owner.slot),
+            },
+        },
+        // The port is held by a function bound to another host: name that
+        // function and where it is bound, which is what must be unbound.
+        BindError::PortOwnedByOtherHost {
+            switch,
+            port,
+            owner,
+            ..
+        } => manager
+            .inventory()
+            .functions
+            .iter()
+            .filter(|f| f.switch == switch && f.port == port)
+            .find_map(|f| {
+                f.binding
+                    .filter(|b| b.host == owner)
+                    .map(|b| Error::EndpointBusy {
+                        fabric_id: FabricId::from(f.id),
+                        owner: Owner {
+                            host: wire_host(b.host),
+                            slot: SlotIndex(b.slot),
+                        },
+                    })
+            })
+            .unwrap_or(Error::Unsupported),
+        BindError::Host(HostSendError::QueueFull(_)) => Error::Busy {
+            retry_after_ms: QUEUE_FULL_RETRY_MS,
+        },
+        BindError::Host(HostSendError::NoSuchPort(_)) => Error::HostLinkDown { host },
+        // A table too small for the binding, a failed table write or a
+        // switch without a data plane handle: the board cannot do it, and
+        // the protocol has no closer cause.
+        BindError::TableFull { .. } | BindError::Table(_) | BindError::UnreachableSwitch { .. } => {
+            Error::Unsupported
+        }
+    }
+}

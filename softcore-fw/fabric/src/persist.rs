@@ -1,0 +1,468 @@
+//! The binding configuration kept in flash: which function is bound to
+//! which host's slot, the NumVFs setting and the generation, as a
+//! versioned, checksummed record, restored at boot.
+//!
+//! The flash region is split into two halves (slots). Each save writes
+//! the slot the newest valid record is not in, with a sequence number one
+//! higher, so a save interrupted at any byte (during the erase or the
+//! write) leaves the other slot, the last good record, intact; loading
+//! takes the valid record with the higher sequence number. A record is
+//! valid when its magic, version, length and CRC-32 agree.
+//!
+//! Record layout (little-endian), [`RECORD_VERSION`] 1:
+//!
+//! | offset | size | field                                       |
+//! |--------|------|---------------------------------------------|
+//! | 0      | 4    | magic, [`RECORD_MAGIC`]                     |
+//! | 4      | 2    | version                                     |
+//! | 6      | 2    | payload length in bytes                     |
+//! | 8      | 4    | sequence number                             |
+//! | 12     | 4    | generation                                  |
+//! | 16     | 2    | NumVFs                                      |
+//! | 18     | 1    | number of bindings                          |
+//! | 19     | 1    | reserved, 0                                 |
+//! | 20     | 10 n | bindings: fabric ID, vendor ID, device ID, host (2 bytes each), slot, 0 |
+//! | 20+10 n | 4   | CRC-32 (IEEE 802.3) of every byte before it |
+
+use heapless::Vec;
+use weft_pcie::Bdf;
+use weft_regs::tables::HostIndex;
+
+use crate::binding::BindError;
+use crate::events::{Event, NotRestored};
+use crate::generation::Generation;
+use crate::hw::{Fabric, HostInterface};
+use crate::inventory::Binding;
+use crate::limits::{MAX_HOST_PORTS, MAX_SLOTS_PER_HOST};
+use crate::manager::FabricManager;
+use crate::settings::FabricSettings;
+
+/// Bindings a record holds: one per slot of every virtual switch.
+pub const MAX_STORED_BINDINGS: usize = MAX_HOST_PORTS * MAX_SLOTS_PER_HOST;
+
+/// The first four bytes of every record: "WFTB".
+pub const RECORD_MAGIC: u32 = u32::from_le_bytes(*b"WFTB");
+
+/// The record layout this code writes and reads.
+pub const RECORD_VERSION: u16 = 1;
+
+const HEADER_LEN: usize = 12;
+const FIXED_PAYLOAD_LEN: usize = 8;
+const BINDING_LEN: usize = 10;
+const CRC_LEN: usize = 4;
+
+/// The longest record: every slot bound.
+pub const MAX_RECORD_LEN: usize =
+    HEADER_LEN + FIXED_PAYLOAD_LEN + MAX_STORED_BINDINGS * BINDING_LEN + CRC_LEN;
+
+/// Why the flash did not do what it was asked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlashError {
+    /// The range is not inside the region.
+    OutOfRange {
+        /// Its first byte.
+        offset: u32,
+        /// Its length.
+        len: u32,
+    },
+    /// The device reported a failure at this offset.
+    Failed {
+        /// The offset.
+        offset: u32,
+    },
+}
+
+/// A small region of flash: erased bytes read 0xFF, and a write only
+/// programs bytes erased before.
+///
+/// Each half of the region must start on an erase block of the device,
+/// so erasing one half never touches the other.
+pub trait Flash {
+    /// The region's size in bytes.
+    fn size(&self) -> u32;
+
+    /// Reads `buf.len()` bytes from `offset`.
+    fn read(&mut self, offset: u32, buf: &mut [u8]) -> Result<(), FlashError>;
+
+    /// Erases `len` bytes from `offset` (to 0xFF).
+    fn erase(&mut self, offset: u32, len: u32) -> Result<(), FlashError>;
+
+    /// Programs `data` at `offset`.
+    fn write(&mut self, offset: u32, data: &[u8]) -> Result<(), FlashError>;
+}
+
+/// Why the configuration could not be stored or loaded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PersistError {
+    /// A slot (half the region) is smaller than the longest record.
+    RegionTooSmall {
+        /// Bytes a slot needs.
+        needed: u32,
+        /// Bytes a slot has.
+        available: u32,
+    },
+    /// The flash failed.
+    Flash(FlashError),
+    /// The record read back after writing it differs from what was written.
+    VerifyFailed {
+        /// The slot.
+        slot: u8,
+    },
+}
+
+impl From<FlashError> for PersistError {
+    fn from(error: FlashError) -> Self {
+        PersistError::Flash(error)
+    }
+}
+
+/// One stored binding: a function, identified so a different device at
+/// the same fabric ID after a reboot is not taken for it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StoredBinding {
+    /// The function's fabric ID.
+    pub function: Bdf,
+    /// Its vendor ID.
+    pub vendor_id: u16,
+    /// Its device ID.
+    pub device_id: u16,
+    /// Where it is bound.
+    pub binding: Binding,
+}
+
+/// The binding configuration as stored.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StoredConfig {
+    /// The binding state's generation when it was stored.
+    pub generation: Generation,
+    /// The NumVFs setting ([`FabricSettings::num_vfs`]), applied before
+    /// enumeration so the stored VFs exist again.
+    pub num_vfs: u16,
+    /// The bindings, in host then slot order.
+    pub bindings: Vec<StoredBinding, MAX_STORED_BINDINGS>,
+}
+
+impl StoredConfig {
+    /// Puts the stored settings (NumVFs) into `settings`, before the
+    /// manager is built from them.
+    pub fn apply_to(&self, settings: &mut FabricSettings) {
+        settings.num_vfs = self.num_vfs;
+    }
+
+    /// The record with sequence number `sequence`; returns its length.
+    fn encode(&self, sequence: u32, out: &mut [u8; MAX_RECORD_LEN]) -> usize {
+        let payload_len = FIXED_PAYLOAD_LEN + self.bindings.len() * BINDING_LEN;
+        let mut w = Writer { out, at: 0 };
+        w.put(&RECORD_MAGIC.to_le_bytes());
+        w.put(&RECORD_VERSION.to_le_bytes());
+        w.put(&(payload_len as u16).to_le_bytes());
+        w.put(&sequence.to_le_bytes());
+        w.put(&self.generation.0.to_le_bytes());
+        w.put(&self.num_vfs.to_le_bytes());
+        w.put(&[self.bindings.len() as u8, 0]);
+        for b in &self.bindings {
+            w.put(&b.function.0.to_le_bytes());
+            w.put(&b.vendor_id.to_le_bytes());
+            w.put(&b.device_id.to_le_bytes());
+            w.put(&b.binding.host.0.to_le_bytes());
+            w.put(&[b.binding.slot, 0]);
+        }
+        let crc = crc32(&w.out[..w.at]);
+        w.put(&crc.to_le_bytes());
+        w.at
+    }
+
+    /// The record in `bytes` and its sequence number, if it is a valid one.
+    fn decode(bytes: &[u8; MAX_RECORD_LEN]) -> Option<(u32, StoredConfig)> {
+        let u16_at = |at: usize| u16::from_le_bytes([bytes[at], bytes[at + 1]]);
+        let u32_at = |at: usize| {
+            u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
+        };
+        if u32_at(0) != RECORD_MAGIC || u16_at(4) != RECORD_VERSION {
+            return None;
+        }
+        let payload_len = usize::from(u16_at(6));
+        let end = HEADER_LEN + payload_len;
+        if payload_len < FIXED_PAYLOAD_LEN || end + CRC_LEN > MAX_RECORD_LEN {
+            return None;
+        }
+        if crc32(&bytes[..end]) != u32_at(end) {
+            return None;
+        }
+        let count = usize::from(bytes[18]);
+        if payload_len != FIXED_PAYLOAD_LEN + count * BINDING_LEN {
+            return None;
+        }
+        let mut config = StoredConfig {
+            generation: Generation(u32_at(12)),
+            num_vfs: u16_at(16),
+            bindings: Vec::new(),
+        };
+        for i in 0..count {
+            let at = HEADER_LEN + FIXED_PAYLOAD_LEN + i * BINDING_LEN;
+            config
+                .bindings
+                .push(StoredBinding {
+                    function: Bdf(u16_at(at)),
+                    vendor_id: u16_at(at + 2),
+                    device_id: u16_at(at + 4),
+                    binding: Binding {
+                        host: HostIndex(u16_at(at + 6)),
+                        slot: bytes[at + 8],
+                    },
+                })
+                .ok()?;
+        }
+        Some((u32_at(8), config))
+    }
+}
+
+/// Appends bytes to a record buffer that is long enough for any record.
+struct Writer<'a> {
+    out: &'a mut [u8; MAX_RECORD_LEN],
+    at: usize,
+}
+
+impl Writer<'_> {
+    fn put(&mut self, bytes: &[u8]) {
+        self.out[self.at..self.at + bytes.len()].copy_from_slice(bytes);
+        self.at += bytes.len();
+    }
+}
+
+/// CRC-32 as IEEE 802.3 computes it (reflected polynomial 0xEDB88320,
+/// initial value and final XOR all ones): "123456789" gives 0xCBF43926.
+pub fn crc32(bytes: &[u8]) -> u32 {
+    let mut crc = u32::MAX;
+    for &byte in bytes {
+        crc ^= u32::from(byte);
+        for _ in 0..8 {
+            crc = if crc & 1 != 0 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
+}
+
+/// Where slot `slot` starts, after checking the region holds two records.
+fn slot_offset<F: Flash + ?Sized>(flash: &F, slot: u8) -> Result<u32, PersistError> {
+    let half = flash.size() / 2;
+    if (half as usize) < MAX_RECORD_LEN {
+        return Err(PersistError::RegionTooSmall {
+            needed: MAX_RECORD_LEN as u32,
+            available: half,
+        });
+    }
+    Ok(u32::from(slot) * half)
+}
+
+/// The valid record of each slot, with its sequence number.
+fn read_slots<F: Flash + ?Sized>(
+    flash: &mut F,
+) -> Result<[Option<(u32, StoredConfig)>; 2], PersistError> {
+    let mut slots = [None, None];
+    for (slot, found) in slots.iter_mut().enumerate() {
+        let offset = slot_offset(flash, slot as u8)?;
+        let mut bytes = [0u8; MAX_RECORD_LEN];
+        flash.read(offset, &mut bytes)?;
+        *found = StoredConfig::decode(&bytes);
+    }
+    Ok(slots)
+}
+
+/// Whether sequence number `a` was written after `b`, across wrapping.
+fn newer(a: u32, b: u32) -> bool {
+    a != b && a.wrapping_sub(b) < 1 << 31
+}
+
+/// The slot holding the newest valid record, and its sequence number.
+fn newest(slots: &[Option<(u32, StoredConfig)>; 2]) -> Option<(u8, u32)> {
+    match (&slots[0], &slots[1]) {
+        (Some((a, _)), Some((b, _))) if newer(*b, *a) => Some((1, *b)),
+        (Some((a, _)), _) => Some((0, *a)),
+        (None, Some((b, _))) => Some((1, *b)),
+        (None, None) => None,
+    }
+}
+
+/// The newest valid configuration in `flash`; `None` when neither slot
+/// holds a valid record (a new board, or flash never written).
+pub fn load<F: Flash + ?Sized>(flash: &mut F) -> Result<Option<StoredConfig>, PersistError> {
+    let mut slots = read_slots(flash)?;
+    Ok(newest(&slots).and_then(|(slot, _)| slots[usize::from(slot)].take().map(|(_, c)| c)))
+}
+
+/// Stores `config` in the slot not holding the newest valid record, with
+/// the next sequence number; returns that sequence number. Until the
+/// write completes, [`load`] returns the previous configuration.
+pub fn save<F: Flash + ?Sized>(flash: &mut F, config: &StoredConfig) -> Result<u32, PersistError> {
+    let slots = read_slots(flash)?;
+    let (slot, sequence) = match newest(&slots) {
+        Some((newest_slot, sequence)) => (1 - newest_slot, sequence.wrapping_add(1)),
+        None => (0, 0),
+    };
+    let offset = slot_offset(flash, slot)?;
+    let mut bytes = [0u8; MAX_RECORD_LEN];
+    let len = config.encode(sequence, &mut bytes);
+    flash.erase(offset, flash.size() / 2)?;
+    flash.write(offset, &bytes[..len])?;
+    let mut back = [0u8; MAX_RECORD_LEN];
+    flash.read(offset, &mut back[..len])?;
+    if back[..len] != bytes[..len] {
+        return Err(PersistError::VerifyFailed { slot });
+    }
+    Ok(sequence)
+}
+
+/// What restoring the stored bindings did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Restored {
+    /// Bindings restored.
+    pub bound: u8,
+    /// Bindings not restored (each logged as [`Event::BindingNotRestored`]).
+    pub not_restored: u8,
+}
+
+impl FabricManager {
+    /// The binding configuration to store: every binding, the NumVFs
+    /// setting and the generation.
+    pub fn stored_config(&self) -> StoredConfig {
+        let mut config = StoredConfig {
+            generation: self.generation,
+            num_vfs: self.settings.num_vfs,
+            bindings: Vec::new(),
+        };
+        for switch in &self.switches {
+            for (slot, vdsp) in switch.downstream.iter().enumerate() {
+                let Some(function) = vdsp.bound.and_then(|b| self.inventory.function(b.function))
+                else {
+                    continue;
+                };
+                // At most one per slot, and the record has room for every slot.
+                let _ = config.bindings.push(StoredBinding {
+                    function: function.id,
+                    vendor_id: function.vendor_id,
+                    device_id: function.device_id,
+                    binding: Binding {
+                        host: switch.host,
+                        slot: slot as u8,
+                    },
+                });
+            }
+        }
+        config
+    }
+
+    /// Stores the current binding configuration in `flash`; call after
+    /// every change that should survive a reboot.
+    pub fn save_config<F: Flash + ?Sized>(&self, flash: &mut F) -> Result<u32, PersistError> {
+        save(flash, &self.stored_config())
+    }
+
+    /// Re-binds, after [`FabricManager::start`], every stored binding whose
+    /// function enumeration found again (same fabric ID, vendor and device
+    /// ID); logs each one that is not as [`Event::BindingNotRestored`].
+    ///
+    /// The generation becomes the stored one when every binding came back,
+    /// so a precondition read before the reboot still holds, and the one
+    /// after it otherwise. Fails only when the fabric is not started or a
+    /// hot-plug MSI cannot be sent; a refused binding is logged and skipped.
+    pub fn restore<F, H>(
+        &mut self,
+        config: &StoredConfig,
+        fabric: &mut F,
+        host_if: &mut H,
+    ) -> Result<Restored, BindError>
+    where
+        F: Fabric + ?Sized,
+        H: HostInterface + ?Sized,
+    {
+        if !self.ready {
+            return Err(BindError::NotReady);
+        }
+        let mut restored = Restored::default();
+        for stored in &config.bindings {
+            let found = self.inventory.function(stored.function).is_some_and(|f| {
+                (f.vendor_id, f.device_id) == (stored.vendor_id, stored.device_id)
+            });
+            let binding = stored.binding;
+            let reason = if !found {
+                Some(NotRestored::FunctionGone)
+            } else {
+                let result =
+                    self.bind_function(stored.function, binding.host, binding.slot, fabric);
+                match result {
+                    Ok(()) => None,
+                    Err(_) if self.binding_of(stored.function) == Some(binding) => None,
+                    Err(_) => Some(NotRestored::Refused),
+                }
+            };
+            match reason {
+                None => {
+                    restored.bound += 1;
+                    self.events.record(Event::Bound {
+                        function: stored.function,
+                        binding,
+                        generation: config.generation,
+                    });
+                }
+                Some(reason) => {
+                    restored.not_restored += 1;
+                    self.events.record(Event::BindingNotRestored {
+                        function: stored.function,
+                        binding,
+                        reason,
+                    });
+                }
+            }
+        }
+        self.generation = if restored.not_restored == 0 {
+            config.generation
+        } else {
+            config.generation.next()
+        };
+        for stored in &config.bindings {
+            if self.binding_of(stored.function) == Some(stored.binding) {
+                self.announce_binding(stored.binding, true, host_if)?;
+            }
+        }
+        Ok(restored)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crc32_is_ieee() {
+        assert_eq!(crc32(b"123456789"), 0xCBF4_3926);
+    }
+
+    #[test]
+    fn a_record_decodes_to_what_was_encoded() {
+        let mut config = StoredConfig {
+            generation: Generation(7),
+            num_vfs: 4,
+            bindings: Vec::new(),
+        };
+        let _ = config.bindings.push(StoredBinding {
+            function: Bdf::new(5, 0, 1),
+            vendor_id: 0x10de,
+            device_id: 0x2330,
+            binding: Binding {
+                host: HostIndex(1),
+                slot: 3,
+            },
+        });
+        let mut bytes = [0xffu8; MAX_RECORD_LEN];
+        let len = config.encode(9, &mut bytes);
+        assert_eq!(len, HEADER_LEN + FIXED_PAYLOAD_LEN + BINDING_LEN + CRC_LEN);
+        assert_eq!(StoredConfig::decode(&bytes), Some((9, config)));
+        bytes[14] ^= 1;
+        assert_eq!(StoredConfig::decode(&bytes), None);
+    }
+}

@@ -1,0 +1,649 @@
+//! Management requests answered from the fabric manager: given a started
+//! fabric of one switch with two hosts, a GPU and an NVMe drive with SR-IOV,
+//! each request gets the answer that the PCIe facts below imply.
+
+mod common;
+
+use common::*;
+use weft_fabric::management::{handle, BoardInfo, Hardware, PortLink, PortLinks};
+use weft_fabric::manager::FabricManager;
+use weft_fabric::pcie::config::sriov::SrIov;
+use weft_fabric::pcie::config::Bar;
+use weft_fabric::pcie::Bdf;
+use weft_fabric::settings::{FabricSettings, HostPort};
+use weft_proto::heapless::Vec as Bounded;
+use weft_proto::{
+    BarKind, Capabilities, EndpointInfo, Error, FabricId, Generation, HostIndex, LinkSpeed,
+    LinkState, LinkStatus, OperationId, Owner, PortIndex as WirePort, PortRole, Request, Response,
+    SlotIndex, SlotState, SwitchId, TopologyCursor, TopologyItem, TopologyPage, UnbindMode,
+    VirtualSwitchInfo, OLDEST_PROTOCOL_VERSION, PROTOCOL_VERSION, TOPOLOGY_PAGE_ITEMS,
+};
+use weft_regs::tables::{HostIndex as FabricHost, PortIndex};
+
+const PORTS: usize = 8;
+const SWITCH_ID: u64 = 0x5745_4654_0000_0000;
+const HOST0: u8 = 0;
+const HOST1: u8 = 1;
+const GPU: u8 = 2;
+const NVME: u8 = 3;
+
+/// Bus 0 the manager, 1 and 2 the hosts' proxies, then one bus per
+/// endpoint port in port order.
+const GPU_ID: FabricId = FabricId(0x0300);
+const NVME_PF: FabricId = FabricId(0x0400);
+/// PCIe Base 6.0 §9.3.3.9-10: VF n = PF RID + First VF Offset (0x80) +
+/// (n - 1) × VF Stride (0x40).
+const NVME_VF1: FabricId = FabricId(0x0480);
+const NVME_VF2: FabricId = FabricId(0x04c0);
+const NVME_VF_DEVICE: u16 = 0xa825;
+
+const BOARD: BoardInfo = BoardInfo {
+    board: "test-board",
+    version: (0, 3, 1),
+    build: "abc1234",
+    ports: PORTS as u8,
+    authenticated: true,
+};
+
+/// Every port's link: Gen3 x16 up where something is cabled, down elsewhere.
+struct Links;
+
+impl PortLinks for Links {
+    fn link(&mut self, _switch_id: u64, port: u8) -> PortLink {
+        let status = if [HOST0, HOST1, GPU, NVME].contains(&port) {
+            LinkStatus {
+                state: LinkState::Up,
+                speed: Some(LinkSpeed::Gen3),
+                width: 16,
+            }
+        } else {
+            LinkStatus {
+                state: LinkState::Down,
+                speed: None,
+                width: 0,
+            }
+        };
+        PortLink {
+            status,
+            max_speed: LinkSpeed::Gen4,
+            max_width: 16,
+        }
+    }
+}
+
+fn settings() -> FabricSettings {
+    let mut s = FabricSettings {
+        switch_id: SWITCH_ID,
+        num_vfs: 2,
+        ..FabricSettings::default()
+    };
+    s.upstream_identity = identity(0x1d1d, 0x0001, 0x06_04_00);
+    s.downstream_identity = identity(0x1d1d, 0x0002, 0x06_04_00);
+    for (port, host) in [(HOST0, 0), (HOST1, 1)] {
+        s.hosts
+            .push(HostPort {
+                port: PortIndex(port),
+                host: FabricHost(host),
+                slots: 2,
+            })
+            .expect("room for two hosts");
+    }
+    s
+}
+
+fn rig() -> Rig {
+    let clock = Clock::default();
+    let mut fabric = FakeFabric::new(PORTS, clock.clone());
+    // GPU: BAR0 32-bit 16 MiB, BAR1-2 64-bit prefetchable 256 MiB.
+    fabric.devices[usize::from(GPU)] = Some(FakeDevice::new(vec![plain_function(
+        0,
+        identity(0x10de, 0x2330, 0x03_02_00),
+        [
+            Some(Bar::memory32(16 << 20)),
+            Some(Bar::memory64(256 << 20, true)),
+            None,
+            None,
+            None,
+            None,
+        ],
+        false,
+    )]));
+    // NVMe PF: BAR0-1 64-bit 16 KiB, four VFs of which two are enabled.
+    fabric.devices[usize::from(NVME)] = Some(FakeDevice::new(vec![sriov_pf(
+        identity(0x144d, 0xa824, 0x01_08_02),
+        [
+            Some(Bar::memory64(16 << 10, false)),
+            None,
+            None,
+            None,
+            None,
+            None,
+        ],
+        SrIov {
+            capabilities: 0,
+            initial_vfs: 4,
+            total_vfs: 4,
+            function_dependency_link: 0,
+            first_vf_offset: 0x80,
+            vf_stride: 0x40,
+            vf_device_id: NVME_VF_DEVICE,
+            supported_page_sizes: SRIOV_REQUIRED_PAGES,
+            vf_bars: [
+                Some(Bar::memory64(16 << 10, false)),
+                None,
+                None,
+                None,
+                None,
+                None,
+            ],
+            migration_state_array: 0,
+        },
+    )]));
+    Rig {
+        plane: ModelPlane::new(PORTS),
+        fabric,
+        clock,
+        host: FakeHost::default(),
+        manager: FabricManager::new(settings()).expect("valid settings"),
+    }
+}
+
+fn started() -> Rig {
+    let mut rig = rig();
+    let mut clock = rig.clock.clone();
+    rig.manager
+        .start(&mut rig.fabric, &mut clock, &mut rig.plane.switch, 0)
+        .expect("the fabric enumerates");
+    rig
+}
+
+fn ask(rig: &mut Rig, request: Request) -> Response {
+    let hardware = Hardware {
+        fabric: &mut rig.plane.switch,
+        hosts: &mut rig.host,
+        links: &mut Links,
+    };
+    handle(&mut rig.manager, &BOARD, &request, &[], hardware)
+}
+
+fn refusal(rig: &mut Rig, request: Request) -> Error {
+    match ask(rig, request) {
+        Response::Error(error) => error,
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
+fn functions(ids: &[FabricId]) -> Bounded<FabricId, 8> {
+    ids.iter().copied().collect()
+}
+
+fn bind(host: u8, slot: u8, ids: &[FabricId]) -> Request {
+    Request::Bind {
+        host: HostIndex(host),
+        slot: SlotIndex(slot),
+        functions: functions(ids),
+        if_generation: None,
+    }
+}
+
+fn unbind(host: u8, slot: u8, mode: UnbindMode) -> Request {
+    Request::Unbind {
+        host: HostIndex(host),
+        slot: SlotIndex(slot),
+        mode,
+        if_generation: None,
+    }
+}
+
+fn page(rig: &mut Rig, cursor: u32, generation: Option<Generation>) -> TopologyPage {
+    match ask(
+        rig,
+        Request::Topology {
+            cursor: TopologyCursor(cursor),
+            generation,
+        },
+    ) {
+        Response::Topology(page) => page,
+        other => panic!("expected a topology page, got {other:?}"),
+    }
+}
+
+/// Every item, page by page; bounded by the number of items a fabric of
+/// this size can have.
+fn all_items(rig: &mut Rig) -> (Generation, Vec<TopologyItem>) {
+    let first = page(rig, 0, None);
+    let generation = first.generation;
+    let mut items: Vec<TopologyItem> = first.items.into_iter().collect();
+    let mut next = first.next;
+    for _ in 0..64 {
+        let Some(cursor) = next else {
+            return (generation, items);
+        };
+        assert_eq!(cursor.0 as usize, items.len(), "the cursor counts items");
+        let page = page(rig, cursor.0, Some(generation));
+        assert_eq!(page.generation, generation);
+        items.extend(page.items);
+        next = page.next;
+    }
+    panic!("the topology never ended");
+}
+
+fn endpoint(items: &[TopologyItem], id: FabricId) -> EndpointInfo {
+    items
+        .iter()
+        .find_map(|item| match item {
+            TopologyItem::Endpoint(e) if e.fabric_id == id => Some(e.clone()),
+            _ => None,
+        })
+        .expect("the function is listed")
+}
+
+fn vswitch(rig: &mut Rig, host: u8) -> VirtualSwitchInfo {
+    match ask(
+        rig,
+        Request::VirtualSwitch {
+            host: HostIndex(host),
+        },
+    ) {
+        Response::VirtualSwitch(info) => info,
+        other => panic!("expected a virtual switch, got {other:?}"),
+    }
+}
+
+#[test]
+fn ping_is_answered_with_pong() {
+    let mut rig = started();
+    assert_eq!(ask(&mut rig, Request::Ping), Response::Pong);
+}
+
+#[test]
+fn identify_reports_the_switch_board_versions_and_capabilities() {
+    let mut rig = started();
+    let Response::Identity(identity) = ask(&mut rig, Request::Identify) else {
+        panic!("expected an identity");
+    };
+    assert_eq!(identity.switch, SwitchId(SWITCH_ID));
+    assert_eq!(identity.board.as_str(), "test-board");
+    assert_eq!(
+        (
+            identity.firmware.major,
+            identity.firmware.minor,
+            identity.firmware.patch
+        ),
+        (0, 3, 1)
+    );
+    assert_eq!(identity.firmware.build.as_str(), "abc1234");
+    assert_eq!(identity.protocol, PROTOCOL_VERSION);
+    assert_eq!(identity.oldest_protocol, OLDEST_PROTOCOL_VERSION);
+    assert_eq!(identity.ports, PORTS as u8);
+    let caps = identity.capabilities;
+    assert!(caps.contains(Capabilities::BIND.union(Capabilities::SRIOV)));
+    assert!(caps.contains(Capabilities::AUTHENTICATED));
+    // One switch: no fabric of several.
+    assert!(!caps.contains(Capabilities::MULTI_SWITCH));
+}
+
+#[test]
+fn topology_lists_switch_ports_and_functions_in_pages() {
+    let mut rig = started();
+    let (_, items) = all_items(&mut rig);
+    // 1 switch, no fabric links, 8 ports, GPU + NVMe PF + 2 VFs.
+    let switches = items
+        .iter()
+        .filter(|i| matches!(i, TopologyItem::Switch(_)))
+        .count();
+    let links = items
+        .iter()
+        .filter(|i| matches!(i, TopologyItem::Link(_)))
+        .count();
+    let ports: Vec<_> = items
+        .iter()
+        .filter_map(|i| match i {
+            TopologyItem::Port(p) => Some(*p),
+            _ => None,
+        })
+        .collect();
+    assert_eq!((switches, links, ports.len()), (1, 0, PORTS));
+    assert_eq!(items.len(), 1 + PORTS + 4);
+    assert!(items.len() > TOPOLOGY_PAGE_ITEMS, "more than one page");
+    let roles: Vec<PortRole> = ports.iter().map(|p| p.role).collect();
+    assert_eq!(
+        roles[..5],
+        [
+            PortRole::Host { host: HostIndex(0) },
+            PortRole::Host { host: HostIndex(1) },
+            PortRole::Endpoint,
+            PortRole::Endpoint,
+            PortRole::Unused,
+        ]
+    );
+    assert_eq!(ports[2].link.state, LinkState::Up);
+    assert_eq!(ports[5].link.state, LinkState::Down);
+    assert_eq!(ports[0].max_speed, LinkSpeed::Gen4);
+
+    let gpu = endpoint(&items, GPU_ID);
+    assert_eq!(gpu.at.port, WirePort(GPU));
+    assert_eq!((gpu.vendor_id, gpu.device_id), (0x10de, 0x2330));
+    assert_eq!(gpu.class_code.0, 0x03_02_00);
+    let bars: Vec<_> = gpu
+        .bars
+        .iter()
+        .map(|b| (b.index, b.kind, b.prefetchable, b.size))
+        .collect();
+    assert_eq!(
+        bars,
+        [
+            (0, BarKind::Memory32, false, 16 << 20),
+            (1, BarKind::Memory64, true, 256 << 20),
+        ]
+    );
+    // BARs are placed naturally aligned (§7.5.1.2.1).
+    for bar in &gpu.bars {
+        assert_eq!(bar.fabric_address % bar.size, 0);
+        assert_ne!(bar.fabric_address, 0);
+    }
+    assert_eq!((gpu.sriov, gpu.owner), (None, None));
+
+    let pf = endpoint(&items, NVME_PF);
+    let sriov = pf.sriov.expect("the PF has SR-IOV");
+    assert_eq!(
+        (
+            sriov.total_vfs,
+            sriov.num_vfs,
+            sriov.first_vf_offset,
+            sriov.vf_stride,
+            sriov.vf_device_id
+        ),
+        (4, 2, 0x80, 0x40, NVME_VF_DEVICE)
+    );
+    let vf = endpoint(&items, NVME_VF2);
+    assert_eq!(vf.physical_function, Some(NVME_PF));
+    assert_eq!(vf.device_id, NVME_VF_DEVICE);
+}
+
+#[test]
+fn topology_refuses_a_cursor_past_the_end_and_a_stale_generation() {
+    let mut rig = started();
+    let (generation, items) = all_items(&mut rig);
+    let end = items.len() as u32;
+    let last = page(&mut rig, end, None);
+    assert!(last.items.is_empty() && last.next.is_none());
+    assert_eq!(
+        refusal(
+            &mut rig,
+            Request::Topology {
+                cursor: TopologyCursor(end + 1),
+                generation: None,
+            }
+        ),
+        Error::BadCursor {
+            cursor: TopologyCursor(end + 1)
+        }
+    );
+    assert_eq!(ask(&mut rig, bind(0, 0, &[GPU_ID])), Response::Done);
+    let Error::StaleGeneration { current } = refusal(
+        &mut rig,
+        Request::Topology {
+            cursor: TopologyCursor(6),
+            generation: Some(generation),
+        },
+    ) else {
+        panic!("a bind changes the generation");
+    };
+    assert_ne!(current, generation);
+    assert_eq!(page(&mut rig, 0, None).generation, current);
+}
+
+#[test]
+fn virtual_switch_shows_its_slots_and_upstream_link() {
+    let mut rig = started();
+    let info = vswitch(&mut rig, 1);
+    assert_eq!(info.host, HostIndex(1));
+    assert_eq!(info.upstream.state, LinkState::Up);
+    let states: Vec<_> = info
+        .slots
+        .iter()
+        .map(|s| (s.slot, s.state.clone()))
+        .collect();
+    assert_eq!(
+        states,
+        [
+            (SlotIndex(0), SlotState::Empty),
+            (SlotIndex(1), SlotState::Empty)
+        ]
+    );
+    assert_eq!(
+        refusal(&mut rig, Request::VirtualSwitch { host: HostIndex(7) }),
+        Error::NoSuchHost { host: HostIndex(7) }
+    );
+}
+
+#[test]
+fn bind_shows_the_function_bound_in_the_slot_and_the_topology() {
+    let mut rig = started();
+    assert_eq!(ask(&mut rig, bind(1, 1, &[NVME_VF1])), Response::Done);
+    let info = vswitch(&mut rig, 1);
+    assert_eq!(
+        info.slots[1].state,
+        SlotState::Bound {
+            functions: functions(&[NVME_VF1])
+        }
+    );
+    assert_eq!(info.slots[0].state, SlotState::Empty);
+    let (_, items) = all_items(&mut rig);
+    assert_eq!(
+        endpoint(&items, NVME_VF1).owner,
+        Some(Owner {
+            host: HostIndex(1),
+            slot: SlotIndex(1)
+        })
+    );
+    assert_eq!(
+        rig.manager.bound_at(FabricHost(1), 1),
+        Some(Bdf(NVME_VF1.0))
+    );
+}
+
+#[test]
+fn bind_refusals_name_the_cause() {
+    let mut rig = started();
+    assert_eq!(ask(&mut rig, bind(0, 0, &[GPU_ID])), Response::Done);
+    let owner = Owner {
+        host: HostIndex(0),
+        slot: SlotIndex(0),
+    };
+    assert_eq!(
+        refusal(&mut rig, bind(1, 0, &[GPU_ID])),
+        Error::EndpointBusy {
+            fabric_id: GPU_ID,
+            owner
+        }
+    );
+    assert_eq!(
+        refusal(&mut rig, bind(0, 0, &[NVME_VF1])),
+        Error::SlotOccupied {
+            host: HostIndex(0),
+            slot: SlotIndex(0),
+            bound: GPU_ID
+        }
+    );
+    assert_eq!(
+        refusal(&mut rig, bind(0, 1, &[FabricId(0x0900)])),
+        Error::NoSuchEndpoint {
+            fabric_id: FabricId(0x0900)
+        }
+    );
+    assert_eq!(
+        refusal(&mut rig, bind(0, 2, &[NVME_VF1])),
+        Error::NoSuchSlot {
+            host: HostIndex(0),
+            slot: SlotIndex(2)
+        }
+    );
+    assert_eq!(
+        refusal(&mut rig, bind(3, 0, &[NVME_VF1])),
+        Error::NoSuchHost { host: HostIndex(3) }
+    );
+    assert_eq!(refusal(&mut rig, bind(0, 1, &[])), Error::NoFunctions);
+    // A slot holds one function in this manager.
+    assert_eq!(
+        refusal(&mut rig, bind(0, 1, &[NVME_PF, NVME_VF1])),
+        Error::Unsupported
+    );
+    // The PF has VFs enabled, so its host could take a VF bound to another
+    // host away: the VF's binding is named as what must go first.
+    assert_eq!(ask(&mut rig, bind(1, 0, &[NVME_VF1])), Response::Done);
+    assert_eq!(
+        refusal(&mut rig, bind(0, 1, &[NVME_PF])),
+        Error::EndpointBusy {
+            fabric_id: NVME_VF1,
+            owner: Owner {
+                host: HostIndex(1),
+                slot: SlotIndex(0)
+            }
+        }
+    );
+}
+
+#[test]
+fn bind_and_unbind_honour_the_generation_precondition() {
+    let mut rig = started();
+    let before = vswitch(&mut rig, 0).generation;
+    let stale = Generation(before.0.wrapping_add(1));
+    let Request::Bind {
+        host,
+        slot,
+        functions,
+        ..
+    } = bind(0, 0, &[GPU_ID])
+    else {
+        unreachable!("built as a bind");
+    };
+    assert_eq!(
+        refusal(
+            &mut rig,
+            Request::Bind {
+                host,
+                slot,
+                functions: functions.clone(),
+                if_generation: Some(stale),
+            }
+        ),
+        Error::StaleGeneration { current: before }
+    );
+    assert_eq!(vswitch(&mut rig, 0).slots[0].state, SlotState::Empty);
+    assert_eq!(
+        ask(
+            &mut rig,
+            Request::Bind {
+                host,
+                slot,
+                functions,
+                if_generation: Some(before),
+            }
+        ),
+        Response::Done
+    );
+    let after = vswitch(&mut rig, 0).generation;
+    assert_ne!(after, before);
+    assert_eq!(
+        refusal(
+            &mut rig,
+            Request::Unbind {
+                host,
+                slot,
+                mode: UnbindMode::Graceful,
+                if_generation: Some(before),
+            }
+        ),
+        Error::StaleGeneration { current: after }
+    );
+}
+
+#[test]
+fn unbind_empties_the_slot_gracefully_or_by_surprise() {
+    let mut rig = started();
+    assert_eq!(ask(&mut rig, bind(0, 0, &[GPU_ID])), Response::Done);
+    assert_eq!(ask(&mut rig, bind(0, 1, &[NVME_VF2])), Response::Done);
+    assert_eq!(
+        ask(&mut rig, unbind(0, 0, UnbindMode::Graceful)),
+        Response::Done
+    );
+    assert_eq!(
+        ask(&mut rig, unbind(0, 1, UnbindMode::Surprise)),
+        Response::Done
+    );
+    let info = vswitch(&mut rig, 0);
+    assert!(info.slots.iter().all(|s| s.state == SlotState::Empty));
+    assert!(rig.plane.id_map(HOST0).is_empty());
+    assert_eq!(
+        rig.manager
+            .inventory()
+            .function(Bdf(GPU_ID.0))
+            .expect("enumerated")
+            .binding,
+        None
+    );
+    // The GPU is free again, for the other host.
+    assert_eq!(ask(&mut rig, bind(1, 0, &[GPU_ID])), Response::Done);
+}
+
+#[test]
+fn unbind_refusals_name_the_cause() {
+    let mut rig = started();
+    assert_eq!(
+        refusal(&mut rig, unbind(0, 0, UnbindMode::Graceful)),
+        Error::SlotEmpty {
+            host: HostIndex(0),
+            slot: SlotIndex(0)
+        }
+    );
+    assert_eq!(
+        refusal(&mut rig, unbind(0, 5, UnbindMode::Graceful)),
+        Error::NoSuchSlot {
+            host: HostIndex(0),
+            slot: SlotIndex(5)
+        }
+    );
+    assert_eq!(
+        refusal(&mut rig, unbind(2, 0, UnbindMode::Graceful)),
+        Error::NoSuchHost { host: HostIndex(2) }
+    );
+    assert_eq!(ask(&mut rig, bind(0, 0, &[GPU_ID])), Response::Done);
+    // Attention-button removal is not modelled; nothing changes.
+    assert_eq!(
+        refusal(&mut rig, unbind(0, 0, UnbindMode::Managed)),
+        Error::Unsupported
+    );
+    assert!(matches!(
+        vswitch(&mut rig, 0).slots[0].state,
+        SlotState::Bound { .. }
+    ));
+}
+
+#[test]
+fn a_bind_before_enumeration_is_told_to_retry() {
+    let mut rig = rig();
+    assert!(matches!(
+        refusal(&mut rig, bind(0, 0, &[GPU_ID])),
+        Error::Busy { retry_after_ms } if retry_after_ms > 0
+    ));
+}
+
+#[test]
+fn requests_not_served_get_typed_answers() {
+    let mut rig = started();
+    for request in [
+        Request::SaveConfig,
+        Request::RestoreConfig,
+        Request::FirmwareStatus,
+        Request::ReadCounters { port: WirePort(0) },
+        Request::CsrRead { addr: 0 },
+    ] {
+        assert_eq!(refusal(&mut rig, request), Error::Unsupported);
+    }
+    assert_eq!(
+        refusal(&mut rig, Request::OperationStatus { op: OperationId(9) }),
+        Error::NoSuchOperation { op: OperationId(9) }
+    );
+}

@@ -2,10 +2,11 @@
 //!
 //! Two hosts, four GPUs and one NVMe drive with SR-IOV behind weft. The
 //! GPUs start bound to host 1 (index 0 here), which measures GPU
-//! peer-to-peer bandwidth across the fabric; two GPUs are then unbound and
-//! bound to host 2, which discovers them through hot-plug with its standard
-//! drivers and copies between them; finally one NVMe virtual function is
-//! bound to each host, and each host writes and reads it back.
+//! peer-to-peer bandwidth across the fabric, one way and both ways at once,
+//! and latency ([`P2pFigures`] defines each figure); two GPUs are then
+//! unbound and bound to host 2, which discovers them through hot-plug with
+//! its standard drivers and measures the same; finally one NVMe virtual
+//! function is bound to each host, and each host writes and reads it back.
 //!
 //! Like the published setup, the fabric has four switches ([`TOPOLOGY`]):
 //! the hosts sit on the manager's switch and the endpoints on the other
@@ -15,6 +16,8 @@
 
 use std::fmt;
 use std::time::Duration;
+
+use serde::{Serialize, Serializer};
 
 use weft_devices::gpu::{Gpu, GpuConfig};
 use weft_devices::nvme::{Nvme, NvmeConfig};
@@ -43,17 +46,22 @@ pub const LINK: Link = Link::new(LinkSpeed::Gen3, LinkWidth::X16);
 pub const LINK_LATENCY_PS: u64 = 100_000;
 
 /// What a run may vary.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct ReferenceConfig {
-    /// Bytes each GPU copy moves when bandwidth is measured.
+    /// Bytes each GPU copy moves when bandwidth is measured (each direction
+    /// of a bidirectional measurement moves this much).
     pub copy_bytes: u64,
+    /// Bytes of the small transfers latency is measured with.
+    pub latency_bytes: u64,
 }
 
 impl Default for ReferenceConfig {
-    /// 16 MiB copies: long enough that the copy's start and end cost under 1%.
+    /// 16 MiB copies, long enough that the copy's start and end cost under
+    /// 1%; 64-byte transfers for latency.
     fn default() -> Self {
         ReferenceConfig {
             copy_bytes: 16 << 20,
+            latency_bytes: 64,
         }
     }
 }
@@ -64,7 +72,54 @@ impl Default for ReferenceConfig {
 pub const TOPOLOGY: [&str; 2] = [
     "ring S0-S1-S2-S3-S0; hosts on S0 (the fabric manager's), \
      GPUs 1 and 4 on S1, GPU 2 and the NVMe drive on S2, GPU 3 on S3",
-    "GPU copies: host 1 GPU 1 -> GPU 2 over S1-S2, host 2 GPU 3 -> GPU 4 over S3-S0-S1",
+    "GPU copies A -> B (and back): host 1 GPU 1 -> GPU 2 over S1-S2, \
+     host 2 GPU 3 -> GPU 4 over S3-S0-S1",
+];
+
+/// A published GPU peer-to-peer figure (shared/REFERENCE.md), in decimal
+/// GB/s and microseconds; `None` where the source gives none.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Published {
+    /// Who published it.
+    pub source: &'static str,
+    /// The configuration it applies to.
+    pub setup: &'static str,
+    /// Unidirectional bandwidth, GB/s.
+    pub unidirectional_gb_s: Option<f64>,
+    /// Bidirectional bandwidth (both directions together), GB/s.
+    pub bidirectional_gb_s: Option<f64>,
+    /// Bandwidth whose direction the source does not state, GB/s.
+    pub direction_not_stated_gb_s: Option<f64>,
+    /// Latency, µs.
+    pub latency_us: Option<f64>,
+}
+
+/// The published figures the report compares with (shared/REFERENCE.md).
+pub const PUBLISHED: [Published; 3] = [
+    Published {
+        source: "Switchtec PAX",
+        setup: "four PAX fabric switches, two hosts, M40 GPUs, Gen3 x16, CUDA P2P bandwidth test",
+        unidirectional_gb_s: Some(12.8),
+        bidirectional_gb_s: Some(24.9),
+        direction_not_stated_gb_s: None,
+        latency_us: None,
+    },
+    Published {
+        source: "Liqid, P2P",
+        setup: "GPUs in a Liqid expansion chassis behind a Dell PowerEdge MX7000, P2P inside the chassis",
+        unidirectional_gb_s: None,
+        bidirectional_gb_s: None,
+        direction_not_stated_gb_s: Some(25.01),
+        latency_us: Some(3.1),
+    },
+    Published {
+        source: "Liqid, through the CPU",
+        setup: "the same chassis without P2P: traffic crosses the server CPU's root complex",
+        unidirectional_gb_s: None,
+        bidirectional_gb_s: None,
+        direction_not_stated_gb_s: Some(8.59),
+        latency_us: Some(33.65),
+    },
 ];
 
 /// Switch IDs of S0 (the manager's) to S3, as their identity VSECs carry them.
@@ -118,31 +173,76 @@ fn at<T, E: fmt::Debug>(step: &'static str, result: Result<T, E>) -> Result<T, R
     })
 }
 
+/// Serializes a duration as whole nanoseconds.
+fn nanos<S: Serializer>(duration: &Duration, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_u64(u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX))
+}
+
 /// One step of the run and what it showed.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize)]
 pub struct Step {
     /// What was done.
     pub what: String,
     /// What it showed.
     pub outcome: String,
     /// Simulated time when it ended.
+    #[serde(rename = "at_ns", serialize_with = "nanos")]
     pub at: Duration,
 }
 
+/// GPU peer-to-peer figures measured on one host, between its first two
+/// GPUs (A and B, in bus order) on different switches.
+///
+/// - Unidirectional: A copies [`ReferenceConfig::copy_bytes`] from its
+///   memory into B's memory BAR; bytes over the time from the CPU writing
+///   the doorbell to the CPU seeing the completion MSI.
+/// - Bidirectional: A → B and B → A started back to back and running at
+///   once; total bytes (both directions) over the time from the first
+///   doorbell until the MSIs of both copies have arrived.
+/// - Peer read round trip (the P2P latency figure): A's engine reads
+///   [`ReferenceConfig::latency_bytes`] from B's memory BAR; the time from
+///   A's read request leaving A to its completion arriving back at A, on
+///   A's own clock (its DMA_ELAPSED_NS register).
+/// - Host read round trip (the same path through a host, for comparison
+///   with a copy through the CPU): A's engine reads as many bytes of the
+///   host's memory, timed the same way.
+/// - Peer write, doorbell to MSI: A writes as many bytes into B's memory
+///   BAR; the time from the CPU writing the doorbell to the CPU seeing the
+///   completion MSI, so it includes the host–GPU path both ways.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct P2pFigures {
+    /// The host measuring, "host 1" or "host 2".
+    pub host: String,
+    /// Unidirectional A → B copy, bytes per second.
+    #[serde(rename = "unidirectional_bytes_per_s")]
+    pub unidirectional: f64,
+    /// A → B and B → A at once, total bytes per second.
+    #[serde(rename = "bidirectional_bytes_per_s")]
+    pub bidirectional: f64,
+    /// Peer read round trip on A's clock.
+    #[serde(rename = "peer_read_round_trip_ns", serialize_with = "nanos")]
+    pub peer_read: Duration,
+    /// Read of host memory, round trip on A's clock.
+    #[serde(rename = "host_read_round_trip_ns", serialize_with = "nanos")]
+    pub host_read: Duration,
+    /// Small peer write, doorbell to MSI as the CPU sees it.
+    #[serde(rename = "peer_write_doorbell_to_msi_ns", serialize_with = "nanos")]
+    pub peer_write: Duration,
+}
+
 /// Everything the run measured.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct Report {
     /// The configuration run.
-    pub copy_bytes: u64,
-    /// Bytes that left a host port while the GPUs copied peer to peer:
-    /// none, when peer-to-peer stays inside the fabric.
+    pub config: ReferenceConfig,
+    /// Bytes that left a host port while the GPUs copied peer to peer
+    /// (unidirectional and bidirectional bandwidth runs): none, when
+    /// peer-to-peer stays inside the fabric.
     pub p2p_bytes_through_hosts: u64,
     /// The steps in order.
     pub steps: Vec<Step>,
-    /// GPU peer-to-peer copy across the fabric, host 1, bytes per second.
-    pub p2p_host1: f64,
-    /// The same on host 2 after the rebind.
-    pub p2p_host2: f64,
+    /// GPU peer-to-peer figures: host 1, then host 2 after the rebind.
+    pub p2p: Vec<P2pFigures>,
     /// Each host's device tree at the end, as `lspci -tv` would print it.
     pub trees: Vec<(String, String)>,
 }
@@ -248,18 +348,19 @@ fn host_gpus(world: &mut World, port: u8) -> Vec<Bdf> {
     })
 }
 
-/// Copies `len` bytes from the first GPU's memory into the second's BAR
-/// (peer-to-peer), as the CUDA P2P bandwidth test does, and returns bytes/s
-/// and the bytes that meanwhile left any host port other than the copying
-/// host's own (MSI, register reads) — a copy through a host would show there.
-fn p2p_copy(
+/// Measures [`P2pFigures`] between the first two GPUs of the host at
+/// `port`, as the CUDA P2P bandwidth and latency test does, and returns
+/// them with the bytes that meanwhile left any host port during the
+/// bandwidth runs beyond a few control TLPs (register accesses, MSIs) — a
+/// copy through a host would show there.
+fn p2p_measure(
     world: &mut World,
     port: u8,
-    len: u64,
+    config: ReferenceConfig,
     step: &'static str,
-) -> Result<(f64, u64), ReferenceError> {
+) -> Result<(P2pFigures, u64), ReferenceError> {
     let gpus = host_gpus(world, port);
-    let [from, to, ..] = gpus[..] else {
+    let [a, b, ..] = gpus[..] else {
         return Err(ReferenceError {
             step,
             why: format!("the host has {} GPUs bound, needs 2", gpus.len()),
@@ -272,26 +373,99 @@ fn p2p_copy(
             .map(|c| c.egress.bytes)
             .sum()
     };
+    let len = config.copy_bytes;
+    let small = config.latency_bytes;
     let before = host_egress(world);
-    let rate = world.with_host(port, |host, link| {
-        let peer = host.gpu(to).expect("bound above").peer_address(0);
-        let stats = at(
+    let mut figures = world.with_host(port, |host, link| {
+        let peer = |host: &Host, bdf: Bdf, offset: u64| {
+            host.gpu(bdf)
+                .map(|gpu| gpu.peer_address(offset))
+                .ok_or(ReferenceError {
+                    step,
+                    why: format!("no GPU driver on {bdf}"),
+                })
+        };
+        // A's memory from 0 is the source of A's copies, B's likewise;
+        // each copy lands at `len` in the other GPU.
+        let (a_in, b_in) = (peer(host, a, len)?, peer(host, b, len)?);
+        let uni = at(
             step,
-            host.gpu_copy(link, from, Location::Local(0), Location::Bus(peer), len),
+            host.gpu_copy(link, a, Location::Local(0), Location::Bus(b_in), len),
         )?;
-        Ok(stats.bytes_per_second())
+        let forth = at(
+            step,
+            host.gpu_copy_start(link, a, Location::Local(0), Location::Bus(b_in), len),
+        )?;
+        let back = at(
+            step,
+            host.gpu_copy_start(link, b, Location::Local(0), Location::Bus(a_in), len),
+        )?;
+        let (done, _) = at(step, host.gpu_copy_finish_all(link, &[forth, back]))?;
+        let both = done.saturating_sub(forth.started.min(back.started));
+        Ok::<_, ReferenceError>(P2pFigures {
+            unidirectional: uni.bytes_per_second(),
+            bidirectional: if both.is_zero() {
+                f64::INFINITY
+            } else {
+                (2 * len) as f64 / both.as_secs_f64()
+            },
+            ..P2pFigures::default()
+        })
     })?;
-    // Register accesses and the completion MSI cross the host port; the
+    // Register accesses and the completion MSIs cross the host port; the
     // copied data must not. Count only what exceeds a few control TLPs.
     let through_hosts = host_egress(world) - before;
-    Ok((
-        rate,
-        if through_hosts > CONTROL_BYTES {
-            through_hosts
-        } else {
-            0
-        },
-    ))
+    let leaked = if through_hosts > 3 * CONTROL_BYTES {
+        through_hosts
+    } else {
+        0
+    };
+    world.with_host(port, |host, link| {
+        let scratch = 2 * len;
+        let b_memory = host
+            .gpu(b)
+            .map(|gpu| gpu.peer_address(0))
+            .ok_or(ReferenceError {
+                step,
+                why: format!("no GPU driver on {b}"),
+            })?;
+        let read = at(
+            step,
+            host.gpu_copy(
+                link,
+                a,
+                Location::Bus(b_memory),
+                Location::Local(scratch),
+                small,
+            ),
+        )?;
+        let buffer = at(step, host.allocate_dma(small))?;
+        let host_read = at(
+            step,
+            host.gpu_copy(
+                link,
+                a,
+                Location::Bus(buffer),
+                Location::Local(scratch),
+                small,
+            ),
+        )?;
+        let write = at(
+            step,
+            host.gpu_copy(
+                link,
+                a,
+                Location::Local(scratch),
+                Location::Bus(b_memory + scratch),
+                small,
+            ),
+        )?;
+        figures.peer_read = read.engine;
+        figures.host_read = host_read.engine;
+        figures.peer_write = write.elapsed;
+        Ok::<_, ReferenceError>(())
+    })?;
+    Ok((figures, leaked))
 }
 
 /// `bytes` in MiB or KiB, whichever is whole.
@@ -303,8 +477,8 @@ fn size(bytes: u64) -> String {
     }
 }
 
-/// Host-port traffic of starting and finishing one copy: register writes'
-/// completions, status reads and the MSI — a few hundred bytes.
+/// Host-port traffic of starting and finishing one copy: the completions
+/// of the status and timer reads, and the MSI — a few hundred bytes.
 const CONTROL_BYTES: u64 = 4096;
 
 /// Lets slot interrupts reach the hosts, as time passes between a
@@ -343,13 +517,12 @@ pub fn virtual_board() -> Result<World, ReferenceError> {
 
 /// Runs the whole experiment.
 pub fn run(config: ReferenceConfig) -> Result<Report, ReferenceError> {
-    let mut report = Report {
-        copy_bytes: config.copy_bytes,
-        ..Report::default()
-    };
+    let mut steps = Vec::new();
+    let mut p2p = Vec::new();
+    let mut p2p_bytes_through_hosts = 0;
     let mut world = build()?;
     let mut note = |world: &World, what: String, outcome: String| {
-        report.steps.push(Step {
+        steps.push(Step {
             what,
             outcome,
             at: world.now(),
@@ -391,19 +564,18 @@ pub fn run(config: ReferenceConfig) -> Result<Report, ReferenceError> {
         );
     }
 
-    let (p2p_host1, leaked) = p2p_copy(
+    let (figures, leaked) = p2p_measure(
         &mut world,
         HOST_PORTS[0],
-        config.copy_bytes,
+        config,
         "GPU peer-to-peer on host 1",
     )?;
-    report.p2p_host1 = p2p_host1;
-    report.p2p_bytes_through_hosts += leaked;
-    note(
-        &world,
-        format!("host 1: GPU to GPU copy of {}", size(config.copy_bytes)),
-        format!("{:.2} GB/s", p2p_host1 / 1e9),
-    );
+    p2p_bytes_through_hosts += leaked;
+    note_p2p(&mut note, &world, "host 1", &figures, config);
+    p2p.push(P2pFigures {
+        host: "host 1".into(),
+        ..figures
+    });
 
     for gpu in &gpus[2..] {
         at(
@@ -442,19 +614,18 @@ pub fn run(config: ReferenceConfig) -> Result<Report, ReferenceError> {
             added.len()
         ),
     );
-    let (p2p_host2, leaked) = p2p_copy(
+    let (figures, leaked) = p2p_measure(
         &mut world,
         HOST_PORTS[1],
-        config.copy_bytes,
+        config,
         "GPU peer-to-peer on host 2",
     )?;
-    report.p2p_host2 = p2p_host2;
-    report.p2p_bytes_through_hosts += leaked;
-    note(
-        &world,
-        format!("host 2: GPU to GPU copy of {}", size(config.copy_bytes)),
-        format!("{:.2} GB/s", p2p_host2 / 1e9),
-    );
+    p2p_bytes_through_hosts += leaked;
+    note_p2p(&mut note, &world, "host 2", &figures, config);
+    p2p.push(P2pFigures {
+        host: "host 2".into(),
+        ..figures
+    });
 
     for (index, port) in HOST_PORTS.iter().enumerate() {
         let vf = *vfs.get(index).ok_or(ReferenceError {
@@ -504,9 +675,53 @@ pub fn run(config: ReferenceConfig) -> Result<Report, ReferenceError> {
         );
     }
 
+    let mut trees = Vec::new();
     for (index, port) in HOST_PORTS.iter().enumerate() {
         let tree = world.with_host(*port, |host, _| host.tree().lspci_tree());
-        report.trees.push((format!("host {}", index + 1), tree));
+        trees.push((format!("host {}", index + 1), tree));
     }
-    Ok(report)
+    Ok(Report {
+        config,
+        p2p_bytes_through_hosts,
+        steps,
+        p2p,
+        trees,
+    })
+}
+
+/// Notes the steps of one host's peer-to-peer measurement.
+fn note_p2p(
+    note: &mut impl FnMut(&World, String, String),
+    world: &World,
+    host: &str,
+    figures: &P2pFigures,
+    config: ReferenceConfig,
+) {
+    let copy = size(config.copy_bytes);
+    let small = config.latency_bytes;
+    note(
+        world,
+        format!("{host}: GPU A -> B copy of {copy}"),
+        format!("{:.2} GB/s", figures.unidirectional / 1e9),
+    );
+    note(
+        world,
+        format!("{host}: GPU A -> B and B -> A at once, {copy} each"),
+        format!("{:.2} GB/s total", figures.bidirectional / 1e9),
+    );
+    note(
+        world,
+        format!("{host}: {small} B peer read / host read / peer write"),
+        format!(
+            "{} / {} round trip, {} doorbell to MSI",
+            micros(figures.peer_read),
+            micros(figures.host_read),
+            micros(figures.peer_write)
+        ),
+    );
+}
+
+/// `duration` in microseconds, with two decimals and the unit.
+pub fn micros(duration: Duration) -> String {
+    format!("{:.2} µs", duration.as_secs_f64() * 1e6)
 }

@@ -63,10 +63,17 @@ pub enum GpuError {
         /// Bytes asked for.
         len: u64,
     },
-    /// No completion interrupt within [`COPY_TIMEOUT`].
+    /// No completion interrupt within [`COPY_TIMEOUT`], and no engine error.
     Timeout {
         /// The function.
         bdf: Bdf,
+    },
+    /// A copy ticket was handed to a GPU other than the one running it.
+    ForeignTicket {
+        /// The GPU the ticket was handed to.
+        bdf: Bdf,
+        /// The GPU running the ticket's copy.
+        ticket: Bdf,
     },
     /// No GPU driver is bound to the function.
     NotBound {
@@ -83,13 +90,35 @@ impl From<MemoryAccessError> for GpuError {
     }
 }
 
+/// A copy the engine is running: what [`GpuDriver::start`] returns and
+/// [`GpuDriver::finish`] takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[must_use = "a started copy is finished with GpuDriver::finish"]
+pub struct CopyTicket {
+    /// The GPU running the copy.
+    pub bdf: Bdf,
+    /// Bytes the copy moves.
+    pub bytes: u64,
+    /// Simulated time when the CPU wrote the doorbell.
+    pub started: Duration,
+}
+
 /// What one copy achieved.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CopyStats {
     /// Bytes copied.
     pub bytes: u64,
-    /// Simulated time from the doorbell to the completion interrupt.
+    /// Simulated time from the CPU writing the doorbell to the completion
+    /// interrupt arriving at the CPU.
     pub elapsed: Duration,
+    /// The copy's duration on the GPU's own clock (its DMA_ELAPSED_NS
+    /// register): from the doorbell reaching the engine to the last read
+    /// completion arriving, or the last write leaving.
+    pub engine: Duration,
+    /// Simulated time when the CPU wrote the doorbell.
+    pub started: Duration,
+    /// Simulated time when the CPU saw the completion interrupt.
+    pub finished: Duration,
 }
 
 impl CopyStats {
@@ -163,7 +192,8 @@ impl GpuDriver {
         self.memory + offset
     }
 
-    /// Copies `len` bytes with the GPU's engine and waits for its MSI.
+    /// Copies `len` bytes with the GPU's engine and waits for its MSI:
+    /// [`start`](Self::start) then [`finish`](Self::finish).
     pub fn copy(
         &self,
         cpu: &mut Cpu<'_>,
@@ -171,6 +201,21 @@ impl GpuDriver {
         dst: Location,
         len: u64,
     ) -> Result<CopyStats, GpuError> {
+        let ticket = self.start(cpu, src, dst, len)?;
+        self.finish(cpu, ticket)
+    }
+
+    /// Programs a copy of `len` bytes and rings the doorbell, without
+    /// waiting for it: only posted writes, so other GPUs' copies may start
+    /// at once. An engine that refuses the copy reports it when
+    /// [`finish`](Self::finish) finds no interrupt.
+    pub fn start(
+        &self,
+        cpu: &mut Cpu<'_>,
+        src: Location,
+        dst: Location,
+        len: u64,
+    ) -> Result<CopyTicket, GpuError> {
         if len > MAX_COPY {
             return Err(GpuError::TooLong { len });
         }
@@ -198,19 +243,29 @@ impl GpuDriver {
         cpu.write_u32(r + regs::DMA_CONTROL, control)?;
         // Drop interrupts left from before this copy.
         cpu.root_mut().interrupts_mut().take(self.vector);
-        let start = cpu.now();
+        let started = cpu.now();
         cpu.write_u32(r + regs::DMA_DOORBELL, 1)?;
-        let status = cpu.read_u32(r + regs::DMA_STATUS)?;
-        if status & regs::status::ERROR != 0 {
-            let code = cpu.read_u32(r + regs::DMA_ERROR)?;
-            return Err(GpuError::Engine {
+        Ok(CopyTicket {
+            bdf: self.bdf,
+            bytes: len,
+            started,
+        })
+    }
+
+    /// Waits for the MSI of the copy `ticket` started on this GPU, checks
+    /// its status and returns what it achieved.
+    pub fn finish(&self, cpu: &mut Cpu<'_>, ticket: CopyTicket) -> Result<CopyStats, GpuError> {
+        if ticket.bdf != self.bdf {
+            return Err(GpuError::ForeignTicket {
                 bdf: self.bdf,
-                code,
+                ticket: ticket.bdf,
             });
         }
-        cpu.wait_interrupt(self.vector, COPY_TIMEOUT)
-            .map_err(|_| GpuError::Timeout { bdf: self.bdf })?;
-        let elapsed = cpu.now().saturating_sub(start);
+        let r = self.registers;
+        if cpu.wait_interrupt(self.vector, COPY_TIMEOUT).is_err() {
+            return Err(self.failure(cpu));
+        }
+        let finished = cpu.now();
         let status = cpu.read_u32(r + regs::DMA_STATUS)?;
         if status & regs::status::DONE == 0 {
             let code = cpu.read_u32(r + regs::DMA_ERROR)?;
@@ -219,11 +274,36 @@ impl GpuDriver {
                 code,
             });
         }
+        let engine_ns = cpu.read_u32(r + regs::DMA_ELAPSED_NS)?;
         cpu.write_u32(r + regs::DMA_STATUS, regs::status::DONE)?;
         Ok(CopyStats {
-            bytes: len,
-            elapsed,
+            bytes: ticket.bytes,
+            elapsed: finished.saturating_sub(ticket.started),
+            engine: Duration::from_nanos(u64::from(engine_ns)),
+            started: ticket.started,
+            finished,
         })
+    }
+
+    /// Why a copy signalled no completion: the engine's error if it
+    /// reports one (a copy it refused at the doorbell, or one that failed
+    /// without an interrupt), else a timeout.
+    pub fn failure(&self, cpu: &mut Cpu<'_>) -> GpuError {
+        let r = self.registers;
+        let timeout = GpuError::Timeout { bdf: self.bdf };
+        match cpu.read_u32(r + regs::DMA_STATUS) {
+            Ok(status) if status & regs::status::ERROR != 0 => {
+                match cpu.read_u32(r + regs::DMA_ERROR) {
+                    Ok(code) => GpuError::Engine {
+                        bdf: self.bdf,
+                        code,
+                    },
+                    Err(err) => GpuError::Access(err),
+                }
+            }
+            Ok(_) => timeout,
+            Err(err) => GpuError::Access(err),
+        }
     }
 
     /// Writes `data` into the GPU's memory at `offset` through BAR1.

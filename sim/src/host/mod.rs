@@ -43,7 +43,7 @@ use weft_pcie::Bdf;
 pub use access::Cpu;
 pub use error::HostError;
 pub use fabric::Fabric;
-pub use gpu::{CopyStats, GpuDriver, GpuError, Location};
+pub use gpu::{CopyStats, CopyTicket, GpuDriver, GpuError, Location};
 pub use nvme::{NvmeDriver, NvmeError};
 pub use root_complex::{PlatformIdentity, RootComplex, ROOT_PORT};
 pub use scan::ScanStats;
@@ -475,6 +475,67 @@ impl Host {
         let gpu = *self.gpu(bdf).ok_or(GpuError::NotBound { bdf })?;
         let mut cpu = Cpu::new(&mut self.rc, fabric);
         gpu.copy(&mut cpu, src, dst, len)
+    }
+
+    /// Starts a copy of `len` bytes on GPU `bdf`'s engine without waiting
+    /// for it; [`gpu_copy_finish`](Self::gpu_copy_finish) waits.
+    pub fn gpu_copy_start(
+        &mut self,
+        fabric: &mut dyn Fabric,
+        bdf: Bdf,
+        src: Location,
+        dst: Location,
+        len: u64,
+    ) -> Result<CopyTicket, GpuError> {
+        let gpu = *self.gpu(bdf).ok_or(GpuError::NotBound { bdf })?;
+        let mut cpu = Cpu::new(&mut self.rc, fabric);
+        gpu.start(&mut cpu, src, dst, len)
+    }
+
+    /// Waits for the copy `ticket` started and returns what it achieved.
+    pub fn gpu_copy_finish(
+        &mut self,
+        fabric: &mut dyn Fabric,
+        ticket: CopyTicket,
+    ) -> Result<CopyStats, GpuError> {
+        let bdf = ticket.bdf;
+        let gpu = *self.gpu(bdf).ok_or(GpuError::NotBound { bdf })?;
+        let mut cpu = Cpu::new(&mut self.rc, fabric);
+        gpu.finish(&mut cpu, ticket)
+    }
+
+    /// Waits until every copy in `tickets` has signalled its MSI, then
+    /// finishes each; returns the simulated time when the last MSI was seen
+    /// and each copy's figures, in `tickets` order.
+    pub fn gpu_copy_finish_all(
+        &mut self,
+        fabric: &mut dyn Fabric,
+        tickets: &[CopyTicket],
+    ) -> Result<(Duration, Vec<CopyStats>), GpuError> {
+        let mut gpus = Vec::with_capacity(tickets.len());
+        for ticket in tickets {
+            let bdf = ticket.bdf;
+            gpus.push(*self.gpu(bdf).ok_or(GpuError::NotBound { bdf })?);
+        }
+        let mut cpu = Cpu::new(&mut self.rc, fabric);
+        let all_pending = |rc: &RootComplex| {
+            gpus.iter()
+                .all(|gpu| rc.interrupts().is_pending(gpu.vector))
+        };
+        if cpu.wait_until(gpu::COPY_TIMEOUT, all_pending).is_err() {
+            let late = gpus
+                .iter()
+                .find(|gpu| !cpu.root().interrupts().is_pending(gpu.vector));
+            if let Some(gpu) = late {
+                return Err(gpu.failure(&mut cpu));
+            }
+        }
+        let done = cpu.now();
+        let mut stats = Vec::with_capacity(tickets.len());
+        for (gpu, ticket) in gpus.iter().zip(tickets) {
+            stats.push(gpu.finish(&mut cpu, *ticket)?);
+        }
+        Ok((done, stats))
     }
 
     /// Runs `f` with the NVMe driver bound to `bdf` and the CPU.

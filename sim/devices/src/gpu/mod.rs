@@ -98,6 +98,7 @@ struct Registers {
     status: u32,
     error: u32,
     count: u32,
+    elapsed_ns: u32,
 }
 
 /// A GPU endpoint (single function).
@@ -113,6 +114,8 @@ pub struct Gpu {
     scratch: SparseMemory,
     registers: Registers,
     engine: CopyEngine,
+    /// When the running copy's doorbell rang.
+    copy_started: Duration,
     interrupt_pending: bool,
 }
 
@@ -134,6 +137,7 @@ impl Gpu {
             scratch: SparseMemory::with_size(regs::SCRATCH_SIZE),
             registers: Registers::default(),
             engine: CopyEngine::new(config.max_outstanding_reads, config.batch),
+            copy_started: Duration::ZERO,
             interrupt_pending: false,
         })
     }
@@ -181,12 +185,13 @@ impl Gpu {
             regs::DMA_STATUS => r.status,
             regs::DMA_ERROR => r.error,
             regs::DMA_COUNT => r.count,
+            regs::DMA_ELAPSED_NS => r.elapsed_ns,
             _ => 0,
         }
     }
 
-    /// A whole-DW register write and its side effects.
-    fn write_register(&mut self, offset: u64, value: u32) {
+    /// A whole-DW register write at `now` and its side effects.
+    fn write_register(&mut self, now: Duration, offset: u64, value: u32) {
         let r = &mut self.registers;
         let low = |old: u64| (old & !0xffff_ffff) | u64::from(value);
         let high = |old: u64| (old & 0xffff_ffff) | u64::from(value) << 32;
@@ -200,12 +205,12 @@ impl Gpu {
             regs::DMA_STATUS => {
                 r.status &= !(value & (regs::status::DONE | regs::status::ERROR));
             }
-            regs::DMA_DOORBELL => self.ring_doorbell(),
+            regs::DMA_DOORBELL => self.ring_doorbell(now),
             _ => {}
         }
     }
 
-    fn ring_doorbell(&mut self) {
+    fn ring_doorbell(&mut self, now: Duration) {
         let r = self.registers;
         let side = |local: bool, address: u64| {
             if local {
@@ -224,6 +229,8 @@ impl Gpu {
             Ok(()) => {
                 self.registers.status = regs::status::BUSY;
                 self.registers.error = regs::error::NONE;
+                self.registers.elapsed_ns = 0;
+                self.copy_started = now;
             }
             Err(code) => self.fail(code),
         }
@@ -239,7 +246,9 @@ impl Gpu {
         self.registers.error = code;
     }
 
-    fn finish(&mut self, outcome: Result<(), u32>) {
+    fn finish(&mut self, now: Duration, outcome: Result<(), u32>) {
+        let elapsed = now.saturating_sub(self.copy_started).as_nanos();
+        self.registers.elapsed_ns = u32::try_from(elapsed).unwrap_or(u32::MAX);
         match outcome {
             Ok(()) => {
                 self.registers.status = regs::status::DONE;
@@ -261,6 +270,7 @@ impl Gpu {
         self.readiness = Readiness::new(now, self.config.boot_time);
         self.registers = Registers::default();
         self.engine.reset();
+        self.copy_started = now;
         self.interrupt_pending = false;
         self.scratch = SparseMemory::with_size(regs::SCRATCH_SIZE);
     }
@@ -370,7 +380,7 @@ impl Device for Gpu {
         }
     }
 
-    fn memory_write(&mut self, _now: Duration, address: u64, data: &[u8]) {
+    fn memory_write(&mut self, now: Duration, address: u64, data: &[u8]) {
         let windows = header_windows(&self.space, &self.bars);
         let Some((window, offset)) = find(&windows, address) else {
             return;
@@ -390,7 +400,7 @@ impl Device for Gpu {
         }
         for (index, dw) in data.chunks_exact(4).enumerate() {
             let value = u32::from_le_bytes([dw[0], dw[1], dw[2], dw[3]]);
-            self.write_register(offset + 4 * index as u64, value);
+            self.write_register(now, offset + 4 * index as u64, value);
         }
     }
 
@@ -399,11 +409,11 @@ impl Device for Gpu {
         self.engine.receive(completion, &mut self.memory, &bus);
     }
 
-    fn poll(&mut self, _now: Duration) -> Vec<Packet> {
+    fn poll(&mut self, now: Duration) -> Vec<Packet> {
         let mut out = Vec::new();
         let bus = self.bus_parameters();
         if let Some(outcome) = self.engine.poll(&mut self.memory, &bus, &mut out) {
-            self.finish(outcome);
+            self.finish(now, outcome);
         }
         if self.interrupt_pending && bus.bus_master {
             // MSI needs Bus Master Enable (§7.5.1.1.3); the write follows

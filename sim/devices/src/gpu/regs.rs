@@ -25,6 +25,11 @@ pub const DMA_STATUS: u64 = 0x011c;
 pub const DMA_ERROR: u64 = 0x0120;
 /// Copies completed since reset.
 pub const DMA_COUNT: u64 = 0x0124;
+/// The last copy's duration on the GPU's own clock, in nanoseconds: from
+/// the doorbell (when the engine sends its first request) to the copy's
+/// finish (its last read completion in, or its last write handed to the
+/// link), like a GPU's event timer. Saturates at `u32::MAX`; read-only.
+pub const DMA_ELAPSED_NS: u64 = 0x0128;
 /// First byte of the scratch area: plain RAM peers and the host may use as
 /// a mailbox.
 pub const SCRATCH: u64 = 0x1000;

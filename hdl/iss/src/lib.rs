@@ -41,6 +41,7 @@ pub mod elf;
 pub mod encode;
 pub mod hart;
 pub mod programs;
+pub mod soc;
 pub mod trap;
 
 pub use bus::{Access, Bus, BusFault, DeviceFault, HarvardBus, MapError, Mmio, Width};

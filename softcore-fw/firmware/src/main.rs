@@ -10,17 +10,30 @@
 //!
 //! A host build of this crate (as `cargo test --workspace` makes) is only a
 //! pointer to the real build, so the workspace stays one `cargo` command.
+//!
+//! Register accesses are the only `unsafe` code: each driver's volatile
+//! load and store accessors.
 #![cfg_attr(target_os = "none", no_std, no_main)]
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
+
+#[cfg(target_os = "none")]
+mod uart;
 
 #[cfg(target_os = "none")]
 mod soft_core {
     use core::panic::PanicInfo;
 
-    /// The firmware's main loop: the soft core waits for interrupts until
-    /// the fabric manager and its drivers are brought up here.
+    use crate::uart::Uart;
+
+    /// The line the firmware prints on the console when it starts.
+    const BANNER: &str = concat!("weft firmware ", env!("CARGO_PKG_VERSION"), "\r\n");
+
+    /// The firmware's main loop: the soft core prints its banner, then
+    /// waits for interrupts until the fabric manager and its drivers are
+    /// brought up here.
     #[riscv_rt::entry]
     fn main() -> ! {
+        Uart::console().write_bytes(BANNER.as_bytes());
         loop {
             riscv::asm::wfi();
         }

@@ -787,7 +787,8 @@ pub mod inject {
     };
 }
 
-/// The data plane's register map, as docs/registers.md shows it.
+/// The data plane's register map, as docs/registers.md shows it, followed
+/// there by the soft core's peripherals ([`crate::soc::MAP`]).
 pub const MAP: RegisterMap = RegisterMap {
     title: "weft data plane registers",
     doc: "The data plane's control and status registers, as the soft core reaches them \
@@ -800,6 +801,7 @@ pub const MAP: RegisterMap = RegisterMap {
     base: CSR_BASE,
     size: CSR_SIZE,
     blocks: BLOCKS,
+    companions: &[crate::soc::MAP],
 };
 
 #[cfg(test)]

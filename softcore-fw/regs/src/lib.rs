@@ -19,6 +19,7 @@ extern crate std;
 pub mod csr;
 pub mod markdown;
 pub mod register;
+pub mod soc;
 pub mod tables;
 
 pub use markdown::{write_markdown, RegisterMap};

@@ -21,10 +21,23 @@ pub struct RegisterMap {
     pub size: u32,
     /// The blocks, in address order.
     pub blocks: &'static [RegisterBlock],
+    /// Maps of other windows, rendered after this one in the same document,
+    /// so that one file describes every register the soft core reaches.
+    pub companions: &'static [RegisterMap],
 }
 
-/// Writes `map` as a Markdown document: an address map, then each block's registers and fields.
+/// Writes `map` as a Markdown document: an address map, then each block's
+/// registers and fields; then each of its companions the same way.
 pub fn write_markdown<W: Write>(out: &mut W, map: &RegisterMap) -> fmt::Result {
+    write_map(out, map)?;
+    for companion in map.companions {
+        writeln!(out)?;
+        write_markdown(out, companion)?;
+    }
+    Ok(())
+}
+
+fn write_map<W: Write>(out: &mut W, map: &RegisterMap) -> fmt::Result {
     writeln!(out, "# {}", map.title)?;
     writeln!(out)?;
     writeln!(

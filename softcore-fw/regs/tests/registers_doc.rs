@@ -21,7 +21,7 @@ fn rendering_lists_every_block_and_register() {
     let mut text = String::new();
     weft_regs::write_markdown(&mut text, &weft_regs::csr::MAP)
         .expect("writing to a String cannot fail");
-    for block in weft_regs::csr::BLOCKS {
+    for block in weft_regs::csr::BLOCKS.iter().chain(weft_regs::soc::BLOCKS) {
         assert!(
             text.contains(&format!("\n## {}\n", block.name)),
             "{}",
@@ -36,4 +36,9 @@ fn rendering_lists_every_block_and_register() {
         text.contains("| [window](#window) | 0x4001_0000 | 8 × 0x200 | 16 × 0x20 | 0x4001_1000 |")
     );
     assert!(text.contains("| 2:1 | ROLE | 0: disabled, 1: host, 2: endpoint, 3: fabric. |"));
+    assert!(text.contains("\n# weft soft core peripheral registers\n"));
+    assert!(text.contains("| [uart](#uart) | 0x2000_0000 | 1 × 0x100 | 1 × 0x100 | 0x2000_0100 |"));
+    assert!(
+        text.contains("| [timer](#timer) | 0x2000_1000 | 1 × 0x100 | 1 × 0x100 | 0x2000_1100 |")
+    );
 }

@@ -1,0 +1,59 @@
+//! The real firmware ELF (`cargo xtask firmware`) on the ISS with the SoC
+//! peripherals of `weft_regs::soc` prints its banner on the console UART,
+//! once, and then waits for interrupts.
+
+use std::path::PathBuf;
+
+use weft_iss::soc::Soc;
+use weft_iss::{Hart, HarvardBus, Step};
+
+/// Steps to run at most: start-up, the banner, and on into `wfi`.
+const STEPS: u64 = 100_000;
+
+/// The ELF built by `cargo xtask firmware`, or `$WEFT_FIRMWARE`.
+fn firmware_path() -> PathBuf {
+    std::env::var_os("WEFT_FIRMWARE").map_or_else(
+        || {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("../../target/riscv32im-unknown-none-elf/firmware/weft-firmware")
+        },
+        PathBuf::from,
+    )
+}
+
+#[test]
+fn the_firmware_prints_its_banner_and_waits() {
+    let path = firmware_path();
+    let Ok(image) = std::fs::read(&path) else {
+        eprintln!(
+            "skipped: no firmware ELF at {} (build it with `cargo xtask firmware`, \
+             or point WEFT_FIRMWARE at one)",
+            path.display()
+        );
+        return;
+    };
+    let mut bus = HarvardBus::reference();
+    let soc = Soc::attach(&mut bus).expect("the SoC window is free in the reference map");
+    let mut hart = Hart::new(bus);
+    hart.load_elf(&image).expect("the firmware ELF loads");
+    let mut steps = 0;
+    while let Step::Retired(r) = soc.step(&mut hart) {
+        assert!(
+            r.trap.is_none(),
+            "the firmware trapped at {:#010x}: {:?}",
+            r.pc,
+            r.trap
+        );
+        steps += 1;
+        assert!(steps < STEPS, "no wfi within {STEPS} steps");
+    }
+    // The firmware is built from this workspace, so its version is ours.
+    let expected = format!("weft firmware {}\r\n", env!("CARGO_PKG_VERSION"));
+    let printed = soc.uart.transmitted();
+    assert_eq!(
+        String::from_utf8_lossy(&printed),
+        expected,
+        "the banner, exactly once"
+    );
+    eprintln!("firmware: banner after {steps} steps");
+}

@@ -1,0 +1,82 @@
+//! The real firmware ELF (`cargo xtask firmware`) prints the same banner
+//! on the RTL core as on the ISS.
+//!
+//! Both models run on the reference memory map with the SoC peripherals of
+//! `weft_regs::soc` attached (each its own `weft_iss::soc` models), in
+//! lock-step: every retirement is compared, the stores to the UART's
+//! `TX_DATA` among them, until the firmware waits in `wfi`. Then both
+//! models' registers and data RAM must be equal, and each model's UART must
+//! hold the banner, byte for byte.
+
+use std::path::PathBuf;
+
+use weft_hdl::core::Lockstep;
+use weft_iss::soc::Soc;
+use weft_iss::{elf, Hart, HarvardBus};
+
+/// Core cycles to run at most: start-up, the banner, and on into `wfi`.
+const CYCLES: u64 = 20_000;
+
+/// The ELF built by `cargo xtask firmware`, or `$WEFT_FIRMWARE`.
+fn firmware_path() -> PathBuf {
+    std::env::var_os("WEFT_FIRMWARE").map_or_else(
+        || {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("../target/riscv32im-unknown-none-elf/firmware/weft-firmware")
+        },
+        PathBuf::from,
+    )
+}
+
+#[test]
+fn the_rtl_core_and_the_iss_print_the_same_banner() {
+    let path = firmware_path();
+    let Ok(image) = std::fs::read(&path) else {
+        eprintln!(
+            "skipped: no firmware ELF at {} (build it with `cargo xtask firmware`, \
+             or point WEFT_FIRMWARE at one)",
+            path.display()
+        );
+        return;
+    };
+    let mut iss_bus = HarvardBus::reference();
+    let iss_soc = Soc::attach(&mut iss_bus).expect("the SoC window is free");
+    let mut iss = Hart::new(iss_bus);
+    iss.load_elf(&image).expect("the firmware ELF loads");
+
+    let mut rtl_bus = HarvardBus::reference();
+    let rtl_soc = Soc::attach(&mut rtl_bus).expect("the SoC window is free");
+    elf::load(&mut rtl_bus, &image).expect("the firmware ELF loads");
+
+    let mut l = Lockstep::new(rtl_bus, iss).expect("the core builds");
+    let idle = l
+        .run_to_wfi(CYCLES)
+        .unwrap_or_else(|d| panic!("{}: {d}", path.display()));
+    assert!(idle, "the firmware did not reach wfi in {CYCLES} cycles");
+
+    for r in 1..32 {
+        let iss = l.iss().reg(r as u8);
+        assert_eq!(l.rtl().register(r), iss, "x{r} at wfi");
+    }
+    let rtl_ram = l.rtl().bus().data_ram().to_vec();
+    assert!(
+        rtl_ram == l.iss().bus().data_ram(),
+        "data RAM differs at wfi"
+    );
+
+    let rtl = rtl_soc.uart.transmitted();
+    let iss = iss_soc.uart.transmitted();
+    assert_eq!(
+        String::from_utf8_lossy(&rtl),
+        String::from_utf8_lossy(&iss),
+        "the RTL core's and the ISS's UART output"
+    );
+    // The firmware is built from this workspace, so its version is ours.
+    let expected = format!("weft firmware {}\r\n", env!("CARGO_PKG_VERSION"));
+    assert_eq!(String::from_utf8_lossy(&rtl), expected, "the banner, once");
+    eprintln!(
+        "firmware: banner after {} agreeing retirements, {} core cycles",
+        l.compared(),
+        l.rtl().cycles()
+    );
+}

@@ -26,6 +26,7 @@
 //! - **SR-IOV and ACS controls**: writes are dropped; the fabric set them.
 
 use weft_pcie::config::acs::CONTROL as ACS_CONTROL;
+use weft_pcie::config::function::BusNumbers;
 use weft_pcie::config::header::{bar as bar_bits, command, common, type0, type1};
 use weft_pcie::config::space::byte_enable_mask;
 use weft_pcie::config::sriov;
@@ -76,7 +77,7 @@ pub fn route_request(switch: &VirtualSwitch, request: &ConfigRequest) -> Virtual
             VirtualTarget::Unclaimed
         };
     }
-    let upstream = switch.upstream.bus_numbers();
+    let upstream = BusNumbers::read(&switch.upstream);
     let bus = target.bus();
     if !upstream.forwards(bus) {
         return VirtualTarget::Unclaimed;
@@ -90,7 +91,7 @@ pub fn route_request(switch: &VirtualSwitch, request: &ConfigRequest) -> Virtual
         };
     }
     for (slot, vdsp) in switch.downstream.iter().enumerate() {
-        let buses = vdsp.space.bus_numbers();
+        let buses = BusNumbers::read(&vdsp.space);
         if buses.forwards(bus) {
             let claimed = bus == buses.secondary
                 && target.device() == 0

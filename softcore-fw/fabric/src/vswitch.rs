@@ -16,6 +16,7 @@
 
 use heapless::Vec;
 use weft_pcie::config::acs::{feature, Acs, AcsCap};
+use weft_pcie::config::function::BusNumbers;
 use weft_pcie::config::msi::{Msi, MsiCap, MsiMessage};
 use weft_pcie::config::pcie_cap::{
     link_capabilities, link_speed, slot_status, Link, LinkState, PcieCap, PcieCapability, PortType,
@@ -228,7 +229,7 @@ impl VirtualSwitch {
             if layout != layouts.downstream {
                 return Err(VirtualSwitchError::LayoutMismatch { slot: Some(slot) });
             }
-            space.set_link_state(caps.pcie, link_down());
+            caps.pcie.set_link_state(&mut space, link_down());
             let _ = downstream.push(VirtualDownstreamPort {
                 space,
                 caps,
@@ -249,7 +250,7 @@ impl VirtualSwitch {
     /// The host-domain ID of downstream port `slot`: device `slot` on the
     /// upstream port's secondary bus.
     pub fn downstream_id(&self, slot: u8) -> Bdf {
-        let bus = self.upstream.bus_numbers().secondary;
+        let bus = BusNumbers::read(&self.upstream).secondary;
         Bdf::new(bus, slot, 0)
     }
 
@@ -291,11 +292,13 @@ impl VirtualDownstreamPort {
         } else {
             0
         };
-        self.space.set_slot_state(pcie, state);
-        self.space
-            .set_link_state(pcie, if present { link_up() } else { link_down() });
-        self.space.raise_slot_events(
-            pcie,
+        pcie.set_slot_state(&mut self.space, state);
+        pcie.set_link_state(
+            &mut self.space,
+            if present { link_up() } else { link_down() },
+        );
+        pcie.raise_slot_events(
+            &mut self.space,
             slot_status::PRESENCE_DETECT_CHANGED | slot_status::DLL_STATE_CHANGED,
         );
         self.check_interrupt()
@@ -305,24 +308,24 @@ impl VirtualDownstreamPort {
     /// registers changed; the MSI to send when it went from false to true
     /// and MSI is enabled (§6.7.3.4, §7.7.1).
     pub fn check_interrupt(&mut self) -> Option<MsiMessage> {
-        let pending = self.space.hot_plug_interrupt_pending(self.caps.pcie);
+        let pending = self.caps.pcie.hot_plug_interrupt_pending(&self.space);
         let rising = pending && !self.interrupt_pending;
         self.interrupt_pending = pending;
         if !rising {
             return None;
         }
-        self.space.msi_message(self.caps.msi)
+        self.caps.msi.message(&self.space, 0)
     }
 
     /// Whether the host set ACS P2P Request Redirect on this port (§7.7.11.3).
     pub fn p2p_request_redirect(&self) -> bool {
         self.caps
             .acs
-            .is_some_and(|acs| self.space.p2p_request_redirect(acs))
+            .is_some_and(|acs| acs.p2p_request_redirect(&self.space))
     }
 
     /// The secondary bus the host gave this port; 0 before it did.
     pub fn secondary_bus(&self) -> u8 {
-        self.space.bus_numbers().secondary
+        BusNumbers::read(&self.space).secondary
     }
 }

@@ -6,7 +6,7 @@
 
 use super::ext_cap_id;
 use super::list::ExtendedCapability;
-use super::space::ConfigSpace;
+use super::space::{ConfigRegisters, ConfigSpace};
 
 /// Capability version.
 pub const VERSION: u8 = 1;
@@ -111,17 +111,17 @@ impl AcsCap {
     }
 
     /// The implemented features.
-    pub const fn supported(self, space: &ConfigSpace) -> u16 {
+    pub fn supported(self, space: &impl ConfigRegisters) -> u16 {
         space.read_u16(self.offset + CAPABILITY) & 0x7f
     }
 
     /// The features software enabled.
-    pub const fn enabled(self, space: &ConfigSpace) -> u16 {
+    pub fn enabled(self, space: &impl ConfigRegisters) -> u16 {
         space.read_u16(self.offset + CONTROL)
     }
 
     /// Whether peer-to-peer requests must be redirected upstream.
-    pub const fn p2p_request_redirect(self, space: &ConfigSpace) -> bool {
+    pub fn p2p_request_redirect(self, space: &impl ConfigRegisters) -> bool {
         self.enabled(space) & feature::P2P_REQUEST_REDIRECT != 0
     }
 }

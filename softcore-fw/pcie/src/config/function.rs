@@ -7,7 +7,7 @@ use super::bar::{install_bars, install_expansion_rom, Bar, BarError};
 use super::header::{
     bridge_control, command, common, header_type, secondary_status, status, type0, type1, window,
 };
-use super::space::ConfigSpace;
+use super::space::{ConfigRegisters, ConfigSpace};
 
 /// The identity every function reports in its header (§7.5.1.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -269,7 +269,7 @@ pub struct BusNumbers {
 
 impl BusNumbers {
     /// Reads the bus number registers of a Type 1 header.
-    pub const fn read(space: &ConfigSpace) -> Self {
+    pub fn read(space: &impl ConfigRegisters) -> Self {
         BusNumbers {
             primary: space.read_u8(type1::PRIMARY_BUS),
             secondary: space.read_u8(type1::SECONDARY_BUS),

@@ -4,7 +4,8 @@
 //! - [`header`], [`cap_id`], [`ext_cap_id`]: register offsets, bit fields and
 //!   IDs: the one definition for the firmware, the simulator and the RTL.
 //! - [`ConfigSpace`]: a function's 4 KiB space with per-bit RO / RW / RW1C
-//!   write semantics.
+//!   write semantics; [`ConfigRegisters`]: what the capability handles need
+//!   of any storage of those registers.
 //! - [`function`]: builders for Type 0 and Type 1 headers; [`bar`]: BAR
 //!   layout, sizing and placement.
 //! - [`walk`]: robust capability list walkers; [`list`]: appending
@@ -26,7 +27,7 @@ pub use bar::{Bar, BarKind, DecodedBar};
 pub use function::{FunctionIdentity, Type0Function, Type1Function};
 pub use ids::{cap_id, ext_cap_id};
 pub use list::{Capability, CapabilityList, ExtendedCapability};
-pub use space::{ConfigRead, ConfigSpace, ConfigWrite};
+pub use space::{ConfigRead, ConfigRegisters, ConfigSpace, ConfigWrite};
 pub use walk::{Capabilities, ExtendedCapabilities, WalkError};
 pub mod acs;
 pub mod aer;

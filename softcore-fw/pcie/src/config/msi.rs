@@ -7,7 +7,7 @@
 
 use super::cap_id;
 use super::list::Capability;
-use super::space::ConfigSpace;
+use super::space::{ConfigRegisters, ConfigSpace};
 
 /// Message Control, 16 bits (§7.7.1.2).
 pub const MESSAGE_CONTROL: u16 = 0x02;
@@ -123,32 +123,27 @@ impl MsiCap {
         MsiCap { offset }
     }
 
-    const fn control(self, space: &ConfigSpace) -> u16 {
+    fn control(self, space: &impl ConfigRegisters) -> u16 {
         space.read_u16(self.offset + MESSAGE_CONTROL)
     }
 
     /// MSI Enable.
-    pub const fn enabled(self, space: &ConfigSpace) -> bool {
+    pub fn enabled(self, space: &impl ConfigRegisters) -> bool {
         self.control(space) & message_control::ENABLE != 0
     }
 
     /// How many vectors software granted (Multiple Message Enable, a power
     /// of two up to what the function requested).
-    pub const fn enabled_vectors(self, space: &ConfigSpace) -> u8 {
+    pub fn enabled_vectors(self, space: &impl ConfigRegisters) -> u8 {
         let granted = (self.control(space) & message_control::MULTIPLE_MESSAGE_ENABLE_MASK)
             >> message_control::MULTIPLE_MESSAGE_ENABLE_SHIFT;
         let requested = (self.control(space) & message_control::MULTIPLE_MESSAGE_CAPABLE_MASK)
             >> message_control::MULTIPLE_MESSAGE_CAPABLE_SHIFT;
         // Granting more than requested is undefined (§7.7.1.2); use the lesser.
-        let log2 = if granted < requested {
-            granted
-        } else {
-            requested
-        };
-        1 << if log2 > 5 { 5 } else { log2 }
+        1 << granted.min(requested).min(5)
     }
 
-    const fn data_offset(self, space: &ConfigSpace) -> u16 {
+    fn data_offset(self, space: &impl ConfigRegisters) -> u16 {
         if self.control(space) & message_control::ADDRESS_64 != 0 {
             self.offset + 0x0c
         } else {
@@ -157,18 +152,18 @@ impl MsiCap {
     }
 
     /// Whether `vector` is masked (always false without per-vector masking).
-    pub const fn masked(self, space: &ConfigSpace, vector: u8) -> bool {
+    pub fn masked(self, space: &impl ConfigRegisters, vector: u8) -> bool {
         if self.control(space) & message_control::PER_VECTOR_MASKING == 0 || vector >= 32 {
             return false;
         }
-        space.read_u32(self.data_offset(space) + 4) & (1 << vector) != 0
+        space.read(self.data_offset(space) + 4) & (1 << vector) != 0
     }
 
     /// The message the function sends for `vector`: the programmed address,
     /// and the programmed data with its low log2(enabled vectors) bits
     /// replaced by the vector number (§7.7.1.2, Multiple Message Enable).
     /// `None` if MSI is disabled or the vector was not granted.
-    pub const fn message(self, space: &ConfigSpace, vector: u8) -> Option<MsiMessage> {
+    pub fn message(self, space: &impl ConfigRegisters, vector: u8) -> Option<MsiMessage> {
         if !self.enabled(space) {
             return None;
         }
@@ -176,9 +171,9 @@ impl MsiCap {
         if vector >= vectors {
             return None;
         }
-        let low = (space.read_u32(self.offset + MESSAGE_ADDRESS) & !0b11) as u64;
+        let low = (space.read(self.offset + MESSAGE_ADDRESS) & !0b11) as u64;
         let address = if self.control(space) & message_control::ADDRESS_64 != 0 {
-            (space.read_u32(self.offset + MESSAGE_UPPER_ADDRESS) as u64) << 32 | low
+            (space.read(self.offset + MESSAGE_UPPER_ADDRESS) as u64) << 32 | low
         } else {
             low
         };

@@ -10,7 +10,7 @@
 
 use super::cap_id;
 use super::list::Capability;
-use super::space::ConfigSpace;
+use super::space::{ConfigRegisters, ConfigSpace};
 use super::walk::{find_capability, WalkError};
 use core::convert::Infallible;
 
@@ -801,7 +801,7 @@ impl PcieCap {
     }
 
     /// The Device/Port Type; `None` for a reserved encoding.
-    pub const fn port_type(self, space: &ConfigSpace) -> Option<PortType> {
+    pub fn port_type(self, space: &impl ConfigRegisters) -> Option<PortType> {
         let register = space.read_u16(self.offset + CAPABILITIES);
         PortType::from_bits(
             ((register & capabilities::PORT_TYPE_MASK) >> capabilities::PORT_TYPE_SHIFT) as u8,
@@ -809,35 +809,35 @@ impl PcieCap {
     }
 
     /// The Capability Version.
-    pub const fn version(self, space: &ConfigSpace) -> u8 {
+    pub fn version(self, space: &impl ConfigRegisters) -> u8 {
         (space.read_u16(self.offset + CAPABILITIES) & capabilities::VERSION_MASK) as u8
     }
 
     /// Whether the port has a slot (Slot Implemented).
-    pub const fn slot_implemented(self, space: &ConfigSpace) -> bool {
+    pub fn slot_implemented(self, space: &impl ConfigRegisters) -> bool {
         space.read_u16(self.offset + CAPABILITIES) & capabilities::SLOT_IMPLEMENTED != 0
     }
 
     /// The Max_Payload_Size Supported encoding.
-    pub const fn max_payload_supported(self, space: &ConfigSpace) -> u8 {
-        (space.read_u32(self.offset + DEVICE_CAPABILITIES)
+    pub fn max_payload_supported(self, space: &impl ConfigRegisters) -> u8 {
+        (space.read(self.offset + DEVICE_CAPABILITIES)
             & device_capabilities::MAX_PAYLOAD_SUPPORTED_MASK) as u8
     }
 
     /// The Max_Payload_Size encoding software programmed in Device Control.
-    pub const fn max_payload_size(self, space: &ConfigSpace) -> u8 {
+    pub fn max_payload_size(self, space: &impl ConfigRegisters) -> u8 {
         ((space.read_u16(self.offset + DEVICE_CONTROL) & device_control::MAX_PAYLOAD_MASK)
             >> device_control::MAX_PAYLOAD_SHIFT) as u8
     }
 
     /// The Max_Read_Request_Size encoding software programmed.
-    pub const fn max_read_request_size(self, space: &ConfigSpace) -> u8 {
+    pub fn max_read_request_size(self, space: &impl ConfigRegisters) -> u8 {
         ((space.read_u16(self.offset + DEVICE_CONTROL) & device_control::MAX_READ_REQUEST_MASK)
             >> device_control::MAX_READ_REQUEST_SHIFT) as u8
     }
 
     /// Link Status decoded.
-    pub const fn link_state(self, space: &ConfigSpace) -> LinkState {
+    pub fn link_state(self, space: &impl ConfigRegisters) -> LinkState {
         let status = space.read_u16(self.offset + LINK_STATUS);
         LinkState {
             speed: (status & link_status::CURRENT_SPEED_MASK) as u8,
@@ -850,7 +850,7 @@ impl PcieCap {
 
     /// The port's hardware reports a new link state (the RW1C bandwidth
     /// status bits are kept).
-    pub fn set_link_state(self, space: &mut ConfigSpace, state: LinkState) {
+    pub fn set_link_state(self, space: &mut impl ConfigRegisters, state: LinkState) {
         let offset = self.offset + LINK_STATUS;
         let kept = space.read_u16(offset)
             & (link_status::BANDWIDTH_MANAGEMENT_STATUS
@@ -870,35 +870,35 @@ impl PcieCap {
     }
 
     /// Slot Capabilities as raw bits (see [`slot_capabilities`]).
-    pub const fn slot_capabilities(self, space: &ConfigSpace) -> u32 {
-        space.read_u32(self.offset + SLOT_CAPABILITIES)
+    pub fn slot_capabilities(self, space: &impl ConfigRegisters) -> u32 {
+        space.read(self.offset + SLOT_CAPABILITIES)
     }
 
     /// The Physical Slot Number.
-    pub const fn physical_slot_number(self, space: &ConfigSpace) -> u16 {
+    pub fn physical_slot_number(self, space: &impl ConfigRegisters) -> u16 {
         ((self.slot_capabilities(space) & slot_capabilities::PHYSICAL_SLOT_MASK)
             >> slot_capabilities::PHYSICAL_SLOT_SHIFT) as u16
     }
 
     /// Slot Control as raw bits (see [`slot_control`]).
-    pub const fn slot_control(self, space: &ConfigSpace) -> u16 {
+    pub fn slot_control(self, space: &impl ConfigRegisters) -> u16 {
         space.read_u16(self.offset + SLOT_CONTROL)
     }
 
     /// Slot Status as raw bits (see [`slot_status`]).
-    pub const fn slot_status(self, space: &ConfigSpace) -> u16 {
+    pub fn slot_status(self, space: &impl ConfigRegisters) -> u16 {
         space.read_u16(self.offset + SLOT_STATUS)
     }
 
     /// The slot's hardware latches events into Slot Status (RW1C bits;
     /// software clears them by writing 1).
-    pub fn raise_slot_events(self, space: &mut ConfigSpace, events: u16) {
+    pub fn raise_slot_events(self, space: &mut impl ConfigRegisters, events: u16) {
         space.set_bits_u16(self.offset + SLOT_STATUS, events & slot_status::EVENTS);
     }
 
     /// The slot's hardware reports its state: the RO state bits of Slot
     /// Status (see [`slot_status::STATE`]); events are kept.
-    pub fn set_slot_state(self, space: &mut ConfigSpace, state: u16) {
+    pub fn set_slot_state(self, space: &mut impl ConfigRegisters, state: u16) {
         let offset = self.offset + SLOT_STATUS;
         let events = space.read_u16(offset) & !slot_status::STATE;
         space.set_u16(offset, events | (state & slot_status::STATE));
@@ -908,7 +908,7 @@ impl PcieCap {
     /// Enable is set and some latched event has its enable set (§6.7.3.4).
     /// When this goes from false to true the port sends its MSI/MSI-X
     /// (or INTx) message.
-    pub const fn hot_plug_interrupt_pending(self, space: &ConfigSpace) -> bool {
+    pub fn hot_plug_interrupt_pending(self, space: &impl ConfigRegisters) -> bool {
         let control = self.slot_control(space);
         if control & slot_control::HOT_PLUG_INTERRUPT_ENABLE == 0 {
             return false;
@@ -940,19 +940,13 @@ impl PcieCap {
                 slot_control::DLL_STATE_CHANGED_ENABLE,
             ),
         ];
-        let mut index = 0;
-        while index < pairs.len() {
-            let (event, enable) = pairs[index];
-            if status & event != 0 && control & enable != 0 {
-                return true;
-            }
-            index += 1;
-        }
-        false
+        pairs
+            .iter()
+            .any(|&(event, enable)| status & event != 0 && control & enable != 0)
     }
 
     /// Whether software enabled ARI Forwarding on this (downstream) port.
-    pub const fn ari_forwarding_enabled(self, space: &ConfigSpace) -> bool {
+    pub fn ari_forwarding_enabled(self, space: &impl ConfigRegisters) -> bool {
         space.read_u16(self.offset + DEVICE_CONTROL_2) & device_control_2::ARI_FORWARDING_ENABLE
             != 0
     }

@@ -86,6 +86,60 @@ impl<T: ConfigWrite + ?Sized> ConfigWrite for &mut T {
     }
 }
 
+/// Configuration registers held in memory by whoever models the function:
+/// reads never fail, and the function's own hardware may set any bit.
+///
+/// The capability handles' accessors and hardware updates (Slot Status,
+/// Link Status, MSI, ACS, bus numbers) are written against this trait, so
+/// they run on a full [`ConfigSpace`] and on any more compact storage of
+/// the same registers alike.
+pub trait ConfigRegisters {
+    /// Reads the DW containing byte `offset`, as a Configuration Read does.
+    fn read(&self, offset: u16) -> u32;
+
+    /// Sets the DW containing byte `offset` as the function's hardware
+    /// would: every bit, whatever its software access.
+    fn set_u32(&mut self, offset: u16, value: u32);
+
+    /// Reads the byte at `offset`.
+    fn read_u8(&self, offset: u16) -> u8 {
+        (self.read(offset) >> ((offset & 3) * 8)) as u8
+    }
+
+    /// Reads the 16-bit register at `offset` (bit 0 of the offset is
+    /// ignored: 16-bit registers are 2-byte aligned, §7.2).
+    fn read_u16(&self, offset: u16) -> u16 {
+        (self.read(offset) >> ((offset & 2) * 8)) as u16
+    }
+
+    /// Sets a 16-bit register as the function's hardware would (bit 0 of
+    /// the offset is ignored).
+    fn set_u16(&mut self, offset: u16, value: u16) {
+        let shift = u32::from(offset & 2) * 8;
+        let mask = 0xffff << shift;
+        let current = self.read(offset);
+        self.set_u32(offset, (current & !mask) | (u32::from(value) << shift));
+    }
+
+    /// Hardware sets bits of the 16-bit register at `offset` (an event
+    /// latching into an RW1C status bit, for example).
+    fn set_bits_u16(&mut self, offset: u16, bits: u16) {
+        let current = self.read_u16(offset);
+        self.set_u16(offset, current | bits);
+    }
+}
+
+/// The DW a software Configuration Write leaves: for each byte selected by
+/// `byte_enables`, bits in `rw` take the written value, bits in `rw1c`
+/// written as 1 clear, and every other bit keeps its `current` value
+/// (§7.4, §2.2.7).
+pub const fn software_write(current: u32, value: u32, rw: u32, rw1c: u32, byte_enables: u8) -> u32 {
+    let lanes = byte_enable_mask(byte_enables);
+    let rw = rw & lanes;
+    let rw1c = rw1c & lanes;
+    ((current & !rw) | (value & rw)) & !(value & rw1c)
+}
+
 /// The configuration space of one function: 4096 bytes of register values
 /// and, per bit, whether software may write it (RW), clear it (RW1C), or
 /// only read it.
@@ -175,11 +229,13 @@ impl ConfigSpace {
     /// clear, and every other bit keeps its value (§7.4).
     pub fn write(&mut self, offset: u16, value: u32, byte_enables: u8) {
         let index = locate(offset).0;
-        let lanes = byte_enable_mask(byte_enables);
-        let rw = self.rw[index] & lanes;
-        let rw1c = self.rw1c[index] & lanes;
-        let kept = self.value[index] & !rw;
-        self.value[index] = (kept | (value & rw)) & !(value & rw1c);
+        self.value[index] = software_write(
+            self.value[index],
+            value,
+            self.rw[index],
+            self.rw1c[index],
+            byte_enables,
+        );
     }
 
     /// A software write of one byte.
@@ -305,6 +361,29 @@ impl ConfigSpace {
     }
 }
 
+/// The inherent accessors of [`ConfigSpace`] behind the shared interface.
+impl ConfigRegisters for ConfigSpace {
+    fn read(&self, offset: u16) -> u32 {
+        ConfigSpace::read(self, offset)
+    }
+
+    fn set_u32(&mut self, offset: u16, value: u32) {
+        ConfigSpace::set_u32(self, offset, value);
+    }
+
+    fn read_u8(&self, offset: u16) -> u8 {
+        ConfigSpace::read_u8(self, offset)
+    }
+
+    fn read_u16(&self, offset: u16) -> u16 {
+        ConfigSpace::read_u16(self, offset)
+    }
+
+    fn set_u16(&mut self, offset: u16, value: u16) {
+        ConfigSpace::set_u16(self, offset, value);
+    }
+}
+
 /// Reading a [`ConfigSpace`] you hold never fails.
 impl ConfigRead for ConfigSpace {
     type Error = Infallible;
@@ -410,6 +489,44 @@ mod tests {
         space.set_u32(0, 0x1234_10ee);
         let bytes = space.to_bytes();
         assert_eq!(&bytes[..4], &[0xee, 0x10, 0x34, 0x12]);
+    }
+
+    /// Storage that keeps only the DW at 0x40, as a compact space might.
+    struct OneDword(u32);
+
+    impl ConfigRegisters for OneDword {
+        fn read(&self, offset: u16) -> u32 {
+            if offset & 0x0ffc == 0x40 {
+                self.0
+            } else {
+                0
+            }
+        }
+
+        fn set_u32(&mut self, offset: u16, value: u32) {
+            if offset & 0x0ffc == 0x40 {
+                self.0 = value;
+            }
+        }
+    }
+
+    /// Hardware updates through [`ConfigRegisters`] land in the same lanes
+    /// on any storage: 16-bit registers in the half `offset` bit 1 selects,
+    /// bit 0 ignored (§7.2).
+    fn hardware_updates_reach_the_same_lanes<S: ConfigRegisters>(mut space: S) {
+        space.set_u16(0x43, 0xbeef);
+        space.set_u16(0x40, 0x1234);
+        space.set_bits_u16(0x41, 0x8001);
+        assert_eq!(space.read(0x42), 0xbeef_9235);
+        assert_eq!(space.read_u8(0x43), 0xbe);
+        assert_eq!(space.read_u16(0x43), 0xbeef);
+        assert_eq!(space.read_u16(0x40), 0x9235);
+    }
+
+    #[test]
+    fn the_shared_interface_behaves_alike_on_any_storage() {
+        hardware_updates_reach_the_same_lanes(ConfigSpace::new());
+        hardware_updates_reach_the_same_lanes(OneDword(0));
     }
 
     proptest! {

@@ -15,5 +15,6 @@ pub mod header_decode;
 pub mod stream;
 pub mod switching;
 pub mod tables;
+pub mod translate;
 
 pub use header_decode::HeaderDecoder;

@@ -7,6 +7,9 @@
 //! edges where 64-bit arithmetic done in 32-bit halves can go wrong: zero,
 //! the top of the address space, and the 2^32 boundary.
 
+mod common;
+
+use common::{on_big_stack, probe};
 use proptest::prelude::*;
 use rust_hdl::prelude::*;
 use weft_hdl::csr::{self, CsrTarget};
@@ -52,50 +55,6 @@ fn size() -> impl Strategy<Value = u64> {
 /// A request length in bytes: zero (read as 1), a few DWs, or a whole maximum payload.
 fn length() -> impl Strategy<Value = u64> {
     prop_oneof![3 => 0u64..64, 1 => 0u64..=4096, 1 => Just(4096u64)]
-}
-
-/// Where a lookup lands: anywhere near an edge, or near one of the table's entries' start or end.
-#[derive(Clone, Debug)]
-enum Probe {
-    Anywhere(u64),
-    NearStart(usize, i64),
-    NearEnd(usize, i64),
-}
-
-fn probe() -> impl Strategy<Value = Probe> {
-    prop_oneof![
-        1 => edge_value().prop_map(Probe::Anywhere),
-        2 => (any::<usize>(), -0x1100i64..0x1100).prop_map(|(e, d)| Probe::NearStart(e, d)),
-        2 => (any::<usize>(), -0x1100i64..0x100).prop_map(|(e, d)| Probe::NearEnd(e, d)),
-    ]
-}
-
-impl Probe {
-    /// The address probed, given the table's (base, size) pairs.
-    fn address(&self, ranges: &[(u64, u64)]) -> u64 {
-        match *self {
-            Probe::Anywhere(address) => address,
-            Probe::NearStart(entry, delta) => {
-                ranges[entry % ranges.len()].0.wrapping_add_signed(delta)
-            }
-            Probe::NearEnd(entry, delta) => {
-                let (base, size) = ranges[entry % ranges.len()];
-                base.wrapping_add(size).wrapping_add_signed(delta)
-            }
-        }
-    }
-}
-
-/// Runs `f` on a thread with a 64 MiB stack: a table of many entries is a
-/// struct of a few hundred KiB, which debug builds copy on the stack more
-/// than the 2 MiB of a test thread holds.
-fn on_big_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
-    std::thread::Builder::new()
-        .stack_size(64 << 20)
-        .spawn(f)
-        .expect("the machine can start a thread")
-        .join()
-        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
 }
 
 /// Writes a register of a table entry through the block's CSR target.
@@ -198,7 +157,7 @@ proptest! {
     #[test]
     fn window_table_translates_as_the_model(
         entries in prop::collection::vec(window_entry(), capacity::WINDOWS_PER_PORT),
-        lookups in prop::collection::vec((probe(), length(), 0..OPS.len()), LOOKUPS),
+        lookups in prop::collection::vec((probe(edge_value()), length(), 0..OPS.len()), LOOKUPS),
     ) {
         on_big_stack(move || -> Result<(), TestCaseError> {
             let mut driver = CycleDriver::new(Windows::new(WINDOW_PORT), |b| &mut b.clock)
@@ -337,7 +296,7 @@ proptest! {
             (edge_value(), size(), destination()),
             capacity::ADDRESS_ROUTES,
         ),
-        probes in prop::collection::vec(probe(), LOOKUPS),
+        probes in prop::collection::vec(probe(edge_value()), LOOKUPS),
     ) {
         on_big_stack(move || -> Result<(), TestCaseError> {
             let mut driver = CycleDriver::new(AddressRoutes::new(), |b| &mut b.clock)

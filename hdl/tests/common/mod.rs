@@ -1,0 +1,52 @@
+//! Strategies and helpers shared by the RTL tables' differential tests.
+#![allow(dead_code)]
+
+use proptest::prelude::*;
+
+/// Where a lookup lands: anywhere near an edge, or near one of a table's entries' start or end.
+#[derive(Clone, Debug)]
+pub enum Probe {
+    /// This address.
+    Anywhere(u64),
+    /// Entry `e`'s base plus a signed offset.
+    NearStart(usize, i64),
+    /// Entry `e`'s end plus a signed offset.
+    NearEnd(usize, i64),
+}
+
+/// Probes biased to entry edges, where first-match and containment bugs live.
+pub fn probe(edge_value: impl Strategy<Value = u64> + 'static) -> impl Strategy<Value = Probe> {
+    prop_oneof![
+        1 => edge_value.prop_map(Probe::Anywhere),
+        2 => (any::<usize>(), -0x1100i64..0x1100).prop_map(|(e, d)| Probe::NearStart(e, d)),
+        2 => (any::<usize>(), -0x1100i64..0x100).prop_map(|(e, d)| Probe::NearEnd(e, d)),
+    ]
+}
+
+impl Probe {
+    /// The address probed, given the table's (base, size) pairs.
+    pub fn address(&self, ranges: &[(u64, u64)]) -> u64 {
+        match *self {
+            Probe::Anywhere(address) => address,
+            Probe::NearStart(entry, delta) => {
+                ranges[entry % ranges.len()].0.wrapping_add_signed(delta)
+            }
+            Probe::NearEnd(entry, delta) => {
+                let (base, size) = ranges[entry % ranges.len()];
+                base.wrapping_add(size).wrapping_add_signed(delta)
+            }
+        }
+    }
+}
+
+/// Runs `f` on a thread with a 64 MiB stack: a table of many entries is a
+/// struct of a few hundred KiB, which debug builds copy on the stack more
+/// than the 2 MiB of a test thread holds.
+pub fn on_big_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    std::thread::Builder::new()
+        .stack_size(64 << 20)
+        .spawn(f)
+        .expect("the machine can start a thread")
+        .join()
+        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+}

@@ -15,7 +15,6 @@ use weft_fabric::events::{ErrorSeverity, Event, NotRestored};
 use weft_fabric::generation::Generation;
 use weft_fabric::inventory::Binding;
 use weft_fabric::manager::FabricManager;
-use weft_fabric::pcie::config::sriov::SrIov;
 use weft_fabric::pcie::config::{Bar, BarKind};
 use weft_fabric::pcie::tlp::{Body, CompletionStatus, ConfigType, MemoryOp};
 use weft_fabric::pcie::Bdf;
@@ -66,25 +65,7 @@ fn devices(fabric: &mut FakeFabric, with_gpu: bool) {
             false,
         )]));
     }
-    let sriov = SrIov {
-        capabilities: 0,
-        initial_vfs: 2,
-        total_vfs: 2,
-        function_dependency_link: 0,
-        first_vf_offset: 0x80,
-        vf_stride: 0x40,
-        vf_device_id: 0xa825,
-        supported_page_sizes: SRIOV_REQUIRED_PAGES,
-        vf_bars: [
-            Some(Bar::memory64(16 << 10, false)),
-            None,
-            None,
-            None,
-            None,
-            None,
-        ],
-        migration_state_array: 0,
-    };
+    let sriov = nvme_sriov(2);
     fabric.devices[usize::from(NVME)] = Some(FakeDevice::new(vec![sriov_pf(
         identity(0x144d, 0xa824, 0x01_08_02),
         [

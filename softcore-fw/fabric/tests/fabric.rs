@@ -13,7 +13,6 @@ use weft_fabric::inventory::{Binding, FunctionKind, PortKind, SwitchIndex};
 use weft_fabric::manager::{FabricManager, StartError};
 use weft_fabric::pcie::config::msi::MsiMessage;
 use weft_fabric::pcie::config::pcie_cap::{slot_control, slot_status};
-use weft_fabric::pcie::config::sriov::SrIov;
 use weft_fabric::pcie::config::Bar;
 use weft_fabric::pcie::tlp::{Body, CompletionStatus, ConfigType, MemoryOp};
 use weft_fabric::pcie::Bdf;
@@ -32,7 +31,6 @@ const ARI: u8 = 5;
 
 const GPU_VENDOR: u16 = 0x10de;
 const NVME_VENDOR: u16 = 0x144d;
-const NVME_VF_DEVICE: u16 = 0xa825;
 const SWITCH_IDENTITY_VENDOR: u16 = 0x1d1d;
 
 /// The bus plan: 0 the manager, 1 and 2 the hosts' proxies (configuration
@@ -72,28 +70,6 @@ fn settings() -> FabricSettings {
     s
 }
 
-fn nvme_sriov() -> SrIov {
-    SrIov {
-        capabilities: 0,
-        initial_vfs: 4,
-        total_vfs: 4,
-        function_dependency_link: 0,
-        first_vf_offset: 0x80,
-        vf_stride: 0x40,
-        vf_device_id: NVME_VF_DEVICE,
-        supported_page_sizes: SRIOV_REQUIRED_PAGES,
-        vf_bars: [
-            Some(Bar::memory64(16 << 10, false)),
-            None,
-            None,
-            None,
-            None,
-            None,
-        ],
-        migration_state_array: 0,
-    }
-}
-
 fn devices(fabric: &mut FakeFabric) {
     // GPU: BAR0 32-bit 16 MiB, BAR1-2 64-bit prefetchable 256 MiB, BAR3-4 64-bit 64 KiB.
     fabric.devices[usize::from(GPU)] = Some(FakeDevice::new(vec![plain_function(
@@ -120,7 +96,7 @@ fn devices(fabric: &mut FakeFabric) {
             None,
             None,
         ],
-        nvme_sriov(),
+        nvme_sriov(4),
     )]));
     // Two functions, each BAR0 32-bit 4 KiB, busy booting until 300 ms.
     let mf = identity(0x8086, 0x1521, 0x02_00_00);

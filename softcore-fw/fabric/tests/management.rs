@@ -7,7 +7,6 @@ mod common;
 use common::*;
 use weft_fabric::management::{handle, BoardInfo, Hardware, PortLink, PortLinks};
 use weft_fabric::manager::FabricManager;
-use weft_fabric::pcie::config::sriov::SrIov;
 use weft_fabric::pcie::config::Bar;
 use weft_fabric::pcie::Bdf;
 use weft_fabric::settings::{FabricSettings, HostPort};
@@ -35,7 +34,6 @@ const NVME_PF: FabricId = FabricId(0x0400);
 /// (n - 1) × VF Stride (0x40).
 const NVME_VF1: FabricId = FabricId(0x0480);
 const NVME_VF2: FabricId = FabricId(0x04c0);
-const NVME_VF_DEVICE: u16 = 0xa825;
 
 const BOARD: BoardInfo = BoardInfo {
     board: "test-board",
@@ -119,25 +117,7 @@ fn rig() -> Rig {
             None,
             None,
         ],
-        SrIov {
-            capabilities: 0,
-            initial_vfs: 4,
-            total_vfs: 4,
-            function_dependency_link: 0,
-            first_vf_offset: 0x80,
-            vf_stride: 0x40,
-            vf_device_id: NVME_VF_DEVICE,
-            supported_page_sizes: SRIOV_REQUIRED_PAGES,
-            vf_bars: [
-                Some(Bar::memory64(16 << 10, false)),
-                None,
-                None,
-                None,
-                None,
-                None,
-            ],
-            migration_state_array: 0,
-        },
+        nvme_sriov(4),
     )]));
     Rig {
         plane: ModelPlane::new(PORTS),

@@ -498,3 +498,30 @@ pub fn as_memory(packet: &Packet) -> MemoryRequest {
 }
 
 pub const SRIOV_REQUIRED_PAGES: u32 = REQUIRED_PAGE_SIZES;
+
+/// Device ID of the fake NVMe drive's VFs.
+pub const NVME_VF_DEVICE: u16 = 0xa825;
+
+/// The fake NVMe drive's SR-IOV capability: `vfs` VFs at First VF Offset
+/// 0x80 and VF Stride 0x40, each with one 64-bit 16 KiB VF BAR.
+pub fn nvme_sriov(vfs: u16) -> SrIov {
+    SrIov {
+        capabilities: 0,
+        initial_vfs: vfs,
+        total_vfs: vfs,
+        function_dependency_link: 0,
+        first_vf_offset: 0x80,
+        vf_stride: 0x40,
+        vf_device_id: NVME_VF_DEVICE,
+        supported_page_sizes: SRIOV_REQUIRED_PAGES,
+        vf_bars: [
+            Some(Bar::memory64(16 << 10, false)),
+            None,
+            None,
+            None,
+            None,
+            None,
+        ],
+        migration_state_array: 0,
+    }
+}

@@ -122,7 +122,6 @@ pub struct LinkDirection {
     config: LinkConfig,
     available: Credits,
     wire_free_at: Picoseconds,
-    in_flight: VecDeque<(Picoseconds, Packet)>,
     credit_returns: VecDeque<(Picoseconds, CreditCost)>,
 }
 
@@ -138,7 +137,6 @@ impl LinkDirection {
             config,
             available: credits,
             wire_free_at: 0,
-            in_flight: VecDeque::new(),
             credit_returns: VecDeque::new(),
         }
     }
@@ -159,12 +157,14 @@ impl LinkDirection {
         credits.header.is_none_or(|h| h >= 1) && credits.data.is_none_or(|d| d >= cost.data)
     }
 
-    /// Sends `packet` at `now` (or when the wire frees), returning when it will be delivered.
-    pub fn send(&mut self, now: Picoseconds, packet: Packet) -> Result<Picoseconds, SendError> {
-        if !self.can_send(now, &packet) {
-            return Err(SendError::NoCredit(CreditCost::of(&packet)));
+    /// Puts `packet` on the wire at `now` (or when the wire frees) and
+    /// returns when it is delivered. The caller carries the packet to its
+    /// destination; the link only paces the wire and keeps the credits.
+    pub fn send(&mut self, now: Picoseconds, packet: &Packet) -> Result<Picoseconds, SendError> {
+        if !self.can_send(now, packet) {
+            return Err(SendError::NoCredit(CreditCost::of(packet)));
         }
-        let cost = CreditCost::of(&packet);
+        let cost = CreditCost::of(packet);
         let credits = self.available.class_mut(cost.class);
         if let Some(header) = credits.header.as_mut() {
             *header -= 1;
@@ -173,25 +173,8 @@ impl LinkDirection {
             *data -= cost.data;
         }
         let start = now.max(self.wire_free_at);
-        self.wire_free_at = start + self.serialization_ps(&packet);
-        let arrival = self.wire_free_at + self.config.latency_ps;
-        self.in_flight.push_back((arrival, packet));
-        Ok(arrival)
-    }
-
-    /// The TLPs delivered by `now`, in the order they were sent.
-    pub fn deliver(&mut self, now: Picoseconds) -> Vec<Packet> {
-        let mut delivered = Vec::new();
-        while self.in_flight.front().is_some_and(|(at, _)| *at <= now) {
-            let (_, packet) = self.in_flight.pop_front().expect("checked just above");
-            delivered.push(packet);
-        }
-        delivered
-    }
-
-    /// When the next TLP will be delivered, if one is on its way.
-    pub fn next_delivery(&self) -> Option<Picoseconds> {
-        self.in_flight.front().map(|(at, _)| *at)
+        self.wire_free_at = start + self.serialization_ps(packet);
+        Ok(self.wire_free_at + self.config.latency_ps)
     }
 
     /// The receiver freed the buffer of a TLP that cost `cost` at `now`;
@@ -263,7 +246,7 @@ mod tests {
         let mut link = LinkDirection::new(gen3_x16(0), Credits::INFINITE);
         let mut last = 0;
         for _ in 0..1000 {
-            last = link.send(0, write(256)).expect("infinite credits");
+            last = link.send(0, &write(256)).expect("infinite credits");
         }
         // Gen3 x16: 8 GT/s x 16 lanes x 128/130 / 8 = 15.754 GB/s. A 256-byte
         // 64-bit write is 8 (framing + LCRC) + 16 (header) + 256 = 280 bytes,
@@ -281,11 +264,15 @@ mod tests {
         let packet = write(64);
         let on_wire = link.serialization_ps(&packet);
         assert_eq!(
-            link.send(5_000, packet).expect("infinite credits"),
+            link.send(5_000, &packet).expect("infinite credits"),
             5_000 + on_wire + 100_000
         );
-        assert!(link.deliver(5_000 + on_wire + 99_999).is_empty());
-        assert_eq!(link.deliver(5_000 + on_wire + 100_000).len(), 1);
+        // A second TLP offered at the same time waits for the wire, then
+        // takes the same latency.
+        assert_eq!(
+            link.send(5_000, &packet).expect("infinite credits"),
+            5_000 + 2 * on_wire + 100_000
+        );
     }
 
     #[test]
@@ -299,10 +286,10 @@ mod tests {
         };
         let mut link = LinkDirection::new(gen3_x16(1_000), credits);
         // Each 256-byte write costs 1 header credit and 256 / 16 = 16 data credits.
-        link.send(0, write(256)).expect("credits for the first");
-        link.send(0, write(256)).expect("credits for the second");
+        link.send(0, &write(256)).expect("credits for the first");
+        link.send(0, &write(256)).expect("credits for the second");
         assert_eq!(
-            link.send(0, write(256)),
+            link.send(0, &write(256)),
             Err(SendError::NoCredit(CreditCost {
                 class: FlowControlClass::Posted,
                 data: 16

@@ -130,13 +130,11 @@ impl Wiring {
             },
         };
         let link = self.links.get_mut(&(place, way))?;
-        let arrival = match link.send(to_ps(at), packet.clone()) {
+        let arrival = match link.send(to_ps(at), packet) {
             Ok(arrival) => from_ps(arrival),
             // Infinite credits: a link never refuses.
             Err(_) => at,
         };
-        // The link keeps its own copy in flight only to pace the wire.
-        link.deliver(u64::MAX);
         Some((arrival, end))
     }
 }

@@ -34,9 +34,7 @@ use weft_fabric::manager::FabricManager;
 use weft_model::{Destination, Packet, PortIndex, Switch};
 use weft_pcie::config::msi::MsiMessage;
 use weft_pcie::config::vsec::PortRole as VsecRole;
-use weft_pcie::tlp::{
-    AddressType, Attributes, Body, Completion, Header, MemoryOp, MemoryRequest, Tag, TrafficClass,
-};
+use weft_pcie::tlp::{Body, Completion, Header};
 use weft_pcie::Bdf;
 
 use crate::host::{Fabric, Host};
@@ -522,27 +520,9 @@ impl HostInterface for Outbox {
         message: MsiMessage,
     ) -> Result<(), HostSendError> {
         // §6.1.4: an MSI is a one-DW memory write of the data to the address.
-        let request = MemoryRequest {
-            op: MemoryOp::Write,
-            traffic_class: TrafficClass::default(),
-            attributes: Attributes::default(),
-            address_type: AddressType::default(),
-            requester,
-            tag: Tag::default(),
-            address: message.address,
-            length_dw: 1,
-            first_be: 0xf,
-            last_be: 0,
-            processing_hint: None,
-        };
-        let header = Header {
-            digest_present: false,
-            poisoned: false,
-            body: Body::Memory(request),
-        };
         self.out.push((
             port.0,
-            Packet::new(header, u32::from(message.data).to_le_bytes().to_vec()),
+            weft_devices::interrupt::msi_write(requester, message),
         ));
         Ok(())
     }

@@ -106,6 +106,28 @@ fn vcu118_constraints_carry_the_cited_pins() {
 }
 
 #[test]
+fn stratix10_dx_constraints_carry_the_cited_pins() {
+    let board = load::by_name("stratix10-dx-devkit").expect("reference board loads");
+    let pins = constraints::quartus_pins(&board);
+    // corundum's DK_DEV_1SDX_P_A fpga.qsf: REFCLK_GXPL10A_CH0 at AT45, the edge
+    // connector's PERST# at BB39, clk_100m_fpga_3h at A31, CPU_RESETn at C41,
+    // the first green user LED at A37, and each cable tile's CH0 reference clock.
+    for line in [
+        "set_location_assignment PIN_AT45 -to refclk_10a",
+        "set_location_assignment PIN_AH10 -to refclk_11b",
+        "set_location_assignment PIN_V10 -to refclk_11c",
+        "set_location_assignment PIN_AJ45 -to refclk_10b",
+        "set_location_assignment PIN_BB39 -to pcie_perst_n",
+        "set_location_assignment PIN_A31 -to sys_clk",
+        "set_location_assignment PIN_C41 -to user_reset_n",
+        "set_location_assignment PIN_A37 -to led[0]",
+        "set_instance_assignment -name IO_STANDARD \"HCSL\" -to refclk_10a",
+    ] {
+        assert!(pins.contains(line), "missing: {line}");
+    }
+}
+
+#[test]
 fn the_project_scripts_name_the_device_and_each_ip_variant() {
     for board in boards() {
         let files = generate::files(&board, &[]);

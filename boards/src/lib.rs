@@ -20,6 +20,7 @@ pub mod load;
 pub mod model;
 pub mod program;
 pub mod project;
+pub mod tile;
 pub mod validate;
 pub mod verilog;
 

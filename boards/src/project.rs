@@ -65,7 +65,7 @@ pub fn quartus_tcl(board: &Board, design_files: &[String]) -> String {
          set_global_assignment -name DEVICE {}\n\
          set_global_assignment -name TOP_LEVEL_ENTITY {}\n\
          set_global_assignment -name VERILOG_FILE weft_board_top.v\n\
-         set_global_assignment -name VERILOG_FILE weft_board_cdc.v\n\
+         set_global_assignment -name VERILOG_FILE weft_board_adapters.v\n\
          set_global_assignment -name SDC_FILE weft.sdc\n",
         board.board.title,
         board.board.name,
@@ -151,7 +151,7 @@ pub fn vivado_tcl(board: &Board, design_files: &[String]) -> String {
     let _ = writeln!(
         v,
         "generate_target all [get_ips]\nsynth_ip [get_ips]\n\
-         read_verilog weft_board_top.v\nread_verilog weft_board_cdc.v"
+         read_verilog weft_board_top.v\nread_verilog weft_board_adapters.v"
     );
     for file in design_files {
         let _ = writeln!(v, "read_verilog {DESIGN_DIR}/{file}");

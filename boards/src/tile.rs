@@ -156,6 +156,16 @@ impl Sig {
         }
     }
 
+    /// Bits of the whole signal of `ip`: all segments, or all lanes.
+    pub fn total_bits(self, ip: &HardIp) -> u32 {
+        let segments = u32::from(ip.segments);
+        match self.scope() {
+            Scope::Once => self.bits(0),
+            Scope::Segment => self.bits(ip.data_bits / segments) * segments,
+            Scope::Lane => u32::from(ip.lanes),
+        }
+    }
+
     /// Bits of one instance: one segment's worth for per-segment signals.
     pub const fn bits(self, segment_data_bits: u32) -> u32 {
         match self {

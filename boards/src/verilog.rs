@@ -701,7 +701,8 @@ fn tile_connections(ip: &HardIp, table: &tile::Table, perst: &str) -> Vec<String
         .iter()
         .map(|port| {
             let to = match port.sig {
-                Sig::Refclk0 | Sig::Refclk1 => ip.refclk.clone(),
+                Sig::Refclk0 => ip.refclk.clone(),
+                Sig::Refclk1 => ip.refclk1.clone().unwrap_or_else(|| ip.refclk.clone()),
                 Sig::PinPerstN => perst.to_owned(),
                 Sig::NinitDone => "1'b0".to_owned(),
                 Sig::Coreclk => format!("{n}_clk"),

@@ -122,8 +122,19 @@ fn stratix10_dx_constraints_carry_the_cited_pins() {
         "set_location_assignment PIN_C41 -to user_reset_n",
         "set_location_assignment PIN_A37 -to led[0]",
         "set_instance_assignment -name IO_STANDARD \"HCSL\" -to refclk_10a",
+        "set_location_assignment PIN_AP45 -to refclk_10a_1",
     ] {
         assert!(pins.contains(line), "missing: {line}");
+    }
+    // Each P-tile's two reference clock inputs reach their own pins.
+    let top = weft_boards::verilog::wrapper(&board);
+    for ip in &board.hard_ips {
+        let second = ip
+            .refclk1
+            .as_deref()
+            .expect("every P-tile has its second refclk");
+        assert!(top.contains(&format!(".refclk0({})", ip.refclk)));
+        assert!(top.contains(&format!(".refclk1({second})")));
     }
 }
 

@@ -9,6 +9,11 @@
 //! `valid` into header-valid and data-valid. A tile is one [`Table`]; the
 //! wrapper, the black-box stubs and the simulation models are all generated
 //! from it, so adding a tile is adding a table.
+//!
+//! The names are the x16 core's (`p0_`). A tile bifurcated 2x8 or 4x4 is one
+//! IP instance whose other cores' ports are `p1_`…`p3_` (683059 and 683501
+//! "Overview" of the interfaces), while the wrapper still generates one
+//! variant per port: bifurcated tiles are not yet generated right.
 
 use crate::model::{HardIp, HardIpKind};
 

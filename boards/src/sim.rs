@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::generate;
-use crate::model::{Board, HardIp, HardIpKind};
+use crate::model::{Board, HardIpKind};
 use crate::tile::{self, Scope, Sig};
 use crate::validate::SWITCH_PORTS;
 use crate::verilog;
@@ -151,10 +151,12 @@ fn range(bits: u32) -> String {
     }
 }
 
-/// The wrapper `weft_hip_<port>` around the tile model, with the variant's ports.
-fn model_wrapper(ip: &HardIp, port: usize, table: &tile::Table) -> String {
+/// The wrapper `weft_hip_<port>` around one tile model per core, with the
+/// variant's ports.
+fn model_wrapper(instance: &verilog::Instance, table: &tile::Table) -> String {
     let mut v = String::new();
-    let ports = table.expand(ip);
+    let cores = instance.cores();
+    let ports = table.expand(&cores);
     let list: Vec<String> = ports
         .iter()
         .map(|p| {
@@ -162,56 +164,75 @@ fn model_wrapper(ip: &HardIp, port: usize, table: &tile::Table) -> String {
             format!("    {dir} wire {}{}", range(p.bits), p.name)
         })
         .collect();
+    let names: Vec<&str> = cores.iter().map(|ip| ip.name.as_str()).collect();
     let _ = writeln!(
         v,
-        "// Simulation model of {}'s {:?} ({}).\nmodule {} (\n{}\n);",
-        ip.name,
-        ip.kind,
+        "// Simulation model of the {:?} serving {} ({}).\nmodule {} (\n{}\n);",
+        cores[0].kind,
+        names.join(", "),
         table.source,
-        verilog::hip_module(ip),
+        instance.module,
         list.join(",\n")
     );
-    for sig in MODEL_SIGS {
-        let _ = writeln!(
-            v,
-            "    wire {}m_{};",
-            range(sig.total_bits(ip)),
-            sig.label()
-        );
-        if !sig.from_ip() && !table.has(*sig) {
-            let _ = writeln!(v, "    assign m_{} = 0;", sig.label());
+    for (core, ip) in cores.iter().enumerate() {
+        for sig in MODEL_SIGS {
+            let _ = writeln!(
+                v,
+                "    wire {}m{core}_{};",
+                range(sig.total_bits(ip)),
+                sig.label()
+            );
+            if !sig.from_ip() && !table.has(*sig) {
+                let _ = writeln!(v, "    assign m{core}_{} = 0;", sig.label());
+            }
         }
     }
     for p in &ports {
-        let model_side = p.slice_of(&format!("m_{}", p.sig.label()));
-        match (p.sig.scope(), p.sig.from_ip()) {
-            (Scope::Lane, true) => {
+        match (p.sig.scope(), p.sig.from_ip(), p.core) {
+            (Scope::Lane, true, _) => {
                 let _ = writeln!(v, "    assign {} = 1'b0;", p.name);
             }
-            (Scope::Lane, false) => {}
-            (_, true) => {
-                let _ = writeln!(v, "    assign {} = {model_side};", p.name);
+            (Scope::Lane, false, _) => {}
+            // The tile's clock comes from the first core's model.
+            (_, true, None) => {
+                let _ = writeln!(v, "    assign {} = m0_{};", p.name, p.sig.label());
             }
-            (_, false) => {
-                let _ = writeln!(v, "    assign {model_side} = {};", p.name);
+            // The tile's reference clocks and PERST# reach every core's model.
+            (_, false, None) => {
+                for core in 0..cores.len() {
+                    let _ = writeln!(v, "    assign m{core}_{} = {};", p.sig.label(), p.name);
+                }
+            }
+            (_, from_ip, Some(core)) => {
+                let model_side = p.slice_of(&format!("m{core}_{}", p.sig.label()));
+                if from_ip {
+                    let _ = writeln!(v, "    assign {} = {model_side};", p.name);
+                } else {
+                    let _ = writeln!(v, "    assign {model_side} = {};", p.name);
+                }
             }
         }
     }
-    let conns: Vec<String> = MODEL_SIGS
-        .iter()
-        .map(|sig| format!(".{0}(m_{0})", sig.label()))
-        .collect();
-    let _ = writeln!(
-        v,
-        "    weft_board_tile_model #(.SEGMENTS({}), .DATA_BITS({}), .HVALID({}), \
-         .RX_READY_LATENCY({}), .TX_READY_LATENCY({}), .PORT({port})) model (\n        {}\n    );\nendmodule\n",
-        ip.segments,
-        ip.data_bits,
-        u8::from(table.has(Sig::TxHvalid)),
-        table.rx_ready_latency,
-        table.tx_ready_latency,
-        conns.join(",\n        ")
-    );
+    for (core, (port, ip)) in instance.ports.iter().enumerate() {
+        let conns: Vec<String> = MODEL_SIGS
+            .iter()
+            .map(|sig| format!(".{0}(m{core}_{0})", sig.label()))
+            .collect();
+        let _ = writeln!(
+            v,
+            "    weft_board_tile_model #(.SEGMENTS({}), .DATA_BITS({}), .HVALID({}), \
+             .RX_READY_LATENCY({}), .TX_READY_LATENCY({}), .PORT({port}), .OWN_CLOCK({})) model{core} (\n        \
+             .clk_in(m0_coreclk),\n        {}\n    );",
+            ip.segments,
+            ip.data_bits,
+            u8::from(table.has(Sig::TxHvalid)),
+            table.rx_ready_latency,
+            table.tx_ready_latency,
+            u8::from(core == 0),
+            conns.join(",\n        ")
+        );
+    }
+    let _ = writeln!(v, "endmodule\n");
     v
 }
 
@@ -296,16 +317,12 @@ fn testbench(board: &Board) -> String {
         .iter()
         .map(|r| format!("{} = 1'b{};", r.name, u8::from(r.active_low)))
         .collect();
-    let done: Vec<String> = board
-        .hard_ips
+    let models: Vec<String> = verilog::instances(board)
         .iter()
-        .map(|ip| format!("dut.{}_hip.model.done", ip.name))
+        .flat_map(|i| (0..i.ports.len()).map(move |core| format!("dut.{}.model{core}", i.name())))
         .collect();
-    let errors: Vec<String> = board
-        .hard_ips
-        .iter()
-        .map(|ip| format!("dut.{}_hip.model.errors", ip.name))
-        .collect();
+    let done: Vec<String> = models.iter().map(|m| format!("{m}.done")).collect();
+    let errors: Vec<String> = models.iter().map(|m| format!("{m}.errors")).collect();
     let _ = writeln!(
         v,
         "    initial begin\n        \
@@ -325,13 +342,14 @@ fn testbench(board: &Board) -> String {
 /// Every file of the smoke simulation of `board`, by name under its directory.
 pub fn files(board: &Board) -> Result<Vec<generate::File>, SimError> {
     let mut models = String::from(include_str!("tile_model.v"));
-    for (port, ip) in board.hard_ips.iter().enumerate() {
+    for instance in verilog::instances(board) {
+        let ip = instance.ports[0].1;
         let table = tile::table(ip.kind).ok_or_else(|| SimError::Unsupported {
             port: ip.name.clone(),
             kind: ip.kind,
         })?;
         models += "\n";
-        models += &model_wrapper(ip, port, table);
+        models += &model_wrapper(&instance, table);
     }
     let file = |name: &str, text: String| generate::File {
         name: name.to_owned(),

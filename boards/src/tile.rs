@@ -10,10 +10,8 @@
 //! wrapper, the black-box stubs and the simulation models are all generated
 //! from it, so adding a tile is adding a table.
 //!
-//! The names are the x16 core's (`p0_`). A tile bifurcated 2x8 or 4x4 is one
-//! IP instance whose other cores' ports are `p1_`…`p3_` (683059 and 683501
-//! "Overview" of the interfaces), while the wrapper still generates one
-//! variant per port: bifurcated tiles are not yet generated right.
+//! A tile bifurcated 2x8 or 4x4 is one IP instance serving several weft
+//! ports, one per core: the names carry the core as `{p}` (`p0_`, `p1_`...).
 
 use crate::model::{HardIp, HardIpKind};
 
@@ -214,7 +212,10 @@ pub struct Table {
     pub ports: &'static [(Sig, &'static str)],
 }
 
-/// The clock, reset and lane ports every tile spells alike.
+/// The clock, reset and lane ports every tile spells alike. `{p}` is the
+/// core: a tile bifurcated 2x8 or 4x4 is one IP whose cores' ports are
+/// `p0_`…`p3_` (683059 and 683501, "Overview" of the interfaces); ports
+/// without it (clocks, PERST#, lanes) are the tile's.
 macro_rules! tile_ports {
     ($($sig:ident => $name:literal),* $(,)?) => {
         &[
@@ -223,10 +224,10 @@ macro_rules! tile_ports {
             (Sig::PinPerstN, "pin_perst_n"),
             (Sig::NinitDone, "ninit_done"),
             (Sig::Coreclk, "coreclkout_hip"),
-            (Sig::ResetStatusN, "p0_reset_status_n"),
-            (Sig::LinkUp, "p0_link_up_o"),
-            (Sig::RxReady, "p0_rx_st_ready_i"),
-            (Sig::TxReady, "p0_tx_st_ready_o"),
+            (Sig::ResetStatusN, "p{p}_reset_status_n"),
+            (Sig::LinkUp, "p{p}_link_up_o"),
+            (Sig::RxReady, "p{p}_rx_st_ready_i"),
+            (Sig::TxReady, "p{p}_tx_st_ready_o"),
             $((Sig::$sig, $name),)*
             (Sig::LaneRxP, "rx_p_in{i}"),
             (Sig::LaneRxN, "rx_n_in{i}"),
@@ -245,18 +246,18 @@ pub const PTILE: Table = Table {
     rx_ready_latency: 27,
     tx_ready_latency: 3,
     ports: tile_ports![
-        RxSop => "p0_rx_st_sop_o",
-        RxEop => "p0_rx_st_eop_o",
-        RxValid => "p0_rx_st_valid_o",
-        RxData => "p0_rx_st_data_o",
-        RxEmpty => "p0_rx_st_empty_o",
-        RxHdr => "p0_rx_st_hdr_o",
-        TxSop => "p0_tx_st_sop_i",
-        TxEop => "p0_tx_st_eop_i",
-        TxValid => "p0_tx_st_valid_i",
-        TxErr => "p0_tx_st_err_i",
-        TxData => "p0_tx_st_data_i",
-        TxHdr => "p0_tx_st_hdr_i",
+        RxSop => "p{p}_rx_st_sop_o",
+        RxEop => "p{p}_rx_st_eop_o",
+        RxValid => "p{p}_rx_st_valid_o",
+        RxData => "p{p}_rx_st_data_o",
+        RxEmpty => "p{p}_rx_st_empty_o",
+        RxHdr => "p{p}_rx_st_hdr_o",
+        TxSop => "p{p}_tx_st_sop_i",
+        TxEop => "p{p}_tx_st_eop_i",
+        TxValid => "p{p}_tx_st_valid_i",
+        TxErr => "p{p}_tx_st_err_i",
+        TxData => "p{p}_tx_st_data_i",
+        TxHdr => "p{p}_tx_st_hdr_i",
     ],
 };
 
@@ -270,19 +271,19 @@ pub const RTILE: Table = Table {
     rx_ready_latency: 27,
     tx_ready_latency: 3,
     ports: tile_ports![
-        RxSop => "p0_rx_st{i}_sop_o",
-        RxEop => "p0_rx_st{i}_eop_o",
-        RxDvalid => "p0_rx_st{i}_dvalid_o",
-        RxHvalid => "p0_rx_st{i}_hvalid_o",
-        RxData => "p0_rx_st{i}_data_o",
-        RxEmpty => "p0_rx_st{i}_empty_o",
-        RxHdr => "p0_rx_st{i}_hdr_o",
-        TxSop => "p0_tx_st{i}_sop_i",
-        TxEop => "p0_tx_st{i}_eop_i",
-        TxDvalid => "p0_tx_st{i}_dvalid_i",
-        TxHvalid => "p0_tx_st{i}_hvalid_i",
-        TxData => "p0_tx_st{i}_data_i",
-        TxHdr => "p0_tx_st{i}_hdr_i",
+        RxSop => "p{p}_rx_st{i}_sop_o",
+        RxEop => "p{p}_rx_st{i}_eop_o",
+        RxDvalid => "p{p}_rx_st{i}_dvalid_o",
+        RxHvalid => "p{p}_rx_st{i}_hvalid_o",
+        RxData => "p{p}_rx_st{i}_data_o",
+        RxEmpty => "p{p}_rx_st{i}_empty_o",
+        RxHdr => "p{p}_rx_st{i}_hdr_o",
+        TxSop => "p{p}_tx_st{i}_sop_i",
+        TxEop => "p{p}_tx_st{i}_eop_i",
+        TxDvalid => "p{p}_tx_st{i}_dvalid_i",
+        TxHvalid => "p{p}_tx_st{i}_hvalid_i",
+        TxData => "p{p}_tx_st{i}_data_i",
+        TxHdr => "p{p}_tx_st{i}_hdr_i",
     ],
 };
 
@@ -308,6 +309,9 @@ pub struct Expanded {
     pub total_bits: u32,
     /// The least significant bit of the signal this port carries.
     pub lsb: u32,
+    /// Which of the instance's weft ports (the tile's cores, in order) the
+    /// port belongs to; `None` for the tile's clocks and PERST#.
+    pub core: Option<usize>,
 }
 
 impl Expanded {
@@ -329,38 +333,73 @@ impl Table {
         self.ports.iter().any(|(s, _)| *s == sig)
     }
 
-    /// The concrete ports of `ip`'s variant, in table order.
-    pub fn expand(&self, ip: &HardIp) -> Vec<Expanded> {
-        let segments = u32::from(ip.segments);
-        let segment_bits = ip.data_bits / segments;
+    /// The concrete ports of the IP instance serving `cores` (one weft port
+    /// per core of the tile, in core order), in table order.
+    pub fn expand(&self, cores: &[&HardIp]) -> Vec<Expanded> {
         let mut out = Vec::new();
         for &(sig, name) in self.ports {
-            let bits = sig.bits(segment_bits);
-            let count = match (sig.scope(), self.segments) {
-                (Scope::Once, _) => 1,
-                (Scope::Segment, Segments::Packed) => {
-                    out.push(Expanded {
-                        sig,
-                        name: name.to_owned(),
-                        bits: bits * segments,
-                        total_bits: bits * segments,
-                        lsb: 0,
-                    });
-                    continue;
+            if sig.scope() == Scope::Lane {
+                // The tile's lanes, in order: each core's lanes follow the previous core's.
+                let mut lane = 0;
+                for (core, ip) in cores.iter().enumerate() {
+                    for local in 0..u32::from(ip.lanes) {
+                        out.push(Expanded {
+                            sig,
+                            name: name.replace("{i}", &lane.to_string()),
+                            bits: 1,
+                            total_bits: u32::from(ip.lanes),
+                            lsb: local,
+                            core: Some(core),
+                        });
+                        lane += 1;
+                    }
                 }
-                (Scope::Segment, Segments::PerPort) => segments,
-                (Scope::Lane, _) => u32::from(ip.lanes),
-            };
-            for i in 0..count {
+            } else if name.contains("{p}") {
+                for (core, ip) in cores.iter().enumerate() {
+                    let name = name.replace("{p}", &core.to_string());
+                    out.extend(self.expand_core(sig, &name, ip, core));
+                }
+            } else {
                 out.push(Expanded {
                     sig,
-                    name: name.replace("{i}", &i.to_string()),
-                    bits,
-                    total_bits: bits * count,
-                    lsb: bits * i,
+                    name: name.to_owned(),
+                    bits: 1,
+                    total_bits: 1,
+                    lsb: 0,
+                    core: None,
                 });
             }
         }
         out
+    }
+
+    /// The ports of one core's signal.
+    fn expand_core(&self, sig: Sig, name: &str, ip: &HardIp, core: usize) -> Vec<Expanded> {
+        let segments = u32::from(ip.segments);
+        let bits = sig.bits(ip.data_bits / segments);
+        let count = match (sig.scope(), self.segments) {
+            (Scope::Segment, Segments::PerPort) => segments,
+            (Scope::Segment, Segments::Packed) => {
+                return vec![Expanded {
+                    sig,
+                    name: name.to_owned(),
+                    bits: bits * segments,
+                    total_bits: bits * segments,
+                    lsb: 0,
+                    core: Some(core),
+                }];
+            }
+            (Scope::Once | Scope::Lane, _) => 1,
+        };
+        (0..count)
+            .map(|i| Expanded {
+                sig,
+                name: name.replace("{i}", &i.to_string()),
+                bits,
+                total_bits: bits * count,
+                lsb: bits * i,
+                core: Some(core),
+            })
+            .collect()
     }
 }

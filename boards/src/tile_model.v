@@ -29,8 +29,10 @@ module weft_board_tile_model #(
     parameter HVALID = 0,
     parameter RX_READY_LATENCY = 27,
     parameter TX_READY_LATENCY = 3,
-    parameter PORT = 0
+    parameter PORT = 0,
+    parameter OWN_CLOCK = 1
 ) (
+    input wire clk_in,
     input wire refclk0,
     input wire refclk1,
     input wire pin_perst_n,
@@ -61,7 +63,9 @@ module weft_board_tile_model #(
     localparam SEGMENT_DWS = DWS / SEGMENTS;
     localparam STIM_WORDS = 1 << 18;
 
-    wire clk = coreclk;
+    // The tile's application clock: this model's own, or (for a later core
+    // of a bifurcated tile) the first core's, given as clk_in.
+    wire clk = OWN_CLOCK ? coreclk : clk_in;
     assign link_up = reset_status_n;
 
     reg [31:0] stim [0:STIM_WORDS-1];
@@ -91,7 +95,7 @@ module weft_board_tile_model #(
         if (!$value$plusargs("weft_out=%s", out_dir)) out_dir = ".";
         $sformat(out_name, "%0s/port%0d.hex", out_dir, PORT);
         out = $fopen(out_name, "w");
-        forever #(half_ps) coreclk = ~coreclk;
+        if (OWN_CLOCK) forever #(half_ps) coreclk = ~coreclk;
     end
 
     // Reset: the user side leaves reset 16 cycles after PERST# rises.

@@ -1,7 +1,8 @@
 //! The top-level Verilog wrapper: the board's hard IPs around `weft_switch_top`.
 //!
 //! `weft_board_top` instantiates each PCIe hard IP as the vendor IP variant
-//! the project script generates (`weft_hip_<name>`), adapts its TLP
+//! the project script generates (`weft_hip_<name>`, one per tile where a
+//! tile is split among several ports, see [`instances`]), adapts its TLP
 //! interface to weft's TLP stream, crosses it into weft's clock domain with
 //! a dual-clock FIFO per direction, and connects it to one port of
 //! `weft_switch_top`. Ports the board does not use are tied off.
@@ -55,9 +56,52 @@ pub const STUB_DEFINE: &str = "WEFT_VENDOR_STUBS";
 /// Module name of the generated wrapper.
 pub const TOP: &str = "weft_board_top";
 
-/// The Verilog module name of a hard IP's generated variant.
+/// The Verilog module name of the generated variant whose first port is `ip`.
 pub fn hip_module(ip: &HardIp) -> String {
     format!("weft_hip_{}", ip.name)
+}
+
+/// One hard IP instance and the weft ports it serves: the ports of an Intel
+/// tile bifurcated 2x8 or 4x4 share one instance, one port per core in
+/// board order; every other hard IP serves one port.
+pub struct Instance<'a> {
+    /// The variant's module name, after its first port.
+    pub module: String,
+    /// The ports it serves: switch port number and hard IP, in core order.
+    pub ports: Vec<(usize, &'a HardIp)>,
+}
+
+impl Instance<'_> {
+    /// The hard IPs of the ports, in core order.
+    pub fn cores(&self) -> Vec<&HardIp> {
+        self.ports.iter().map(|(_, ip)| *ip).collect()
+    }
+
+    /// The instance's name in `weft_board_top`.
+    pub fn name(&self) -> String {
+        format!("{}_hip", self.ports[0].1.name)
+    }
+}
+
+/// The board's hard IP instances, in the order of their first ports.
+pub fn instances(board: &Board) -> Vec<Instance<'_>> {
+    let mut out: Vec<Instance> = Vec::new();
+    for (p, ip) in board.hard_ips.iter().enumerate() {
+        let shared = tile::table(ip.kind).and_then(|_| {
+            out.iter_mut().find(|i| {
+                let first = i.ports[0].1;
+                first.kind == ip.kind && first.tile == ip.tile
+            })
+        });
+        match shared {
+            Some(instance) => instance.ports.push((p, ip)),
+            None => out.push(Instance {
+                module: hip_module(ip),
+                ports: vec![(p, ip)],
+            }),
+        }
+    }
+    out
 }
 
 /// One port of a module: direction, width and name.
@@ -89,11 +133,12 @@ impl Port {
     }
 }
 
-/// The ports of a hard IP's variant that the wrapper connects.
-fn hip_ports(ip: &HardIp) -> Vec<Port> {
+/// The ports of a hard IP variant that the wrapper connects.
+fn hip_ports(instance: &Instance) -> Vec<Port> {
+    let ip = instance.ports[0].1;
     if let Some(table) = tile::table(ip.kind) {
         return table
-            .expand(ip)
+            .expand(&instance.cores())
             .into_iter()
             .map(|port| {
                 let dir = if port.sig.from_ip() {
@@ -419,6 +464,7 @@ pub fn wrapper(board: &Board) -> String {
     }
 
     // Each hard IP, its shim and its clock-domain crossings.
+    let hips = instances(board);
     let fifo_bits = 2 + EMPTY_BITS + 128 + w;
     for (p, ip) in board.hard_ips.iter().enumerate() {
         let n = &ip.name;
@@ -438,7 +484,7 @@ pub fn wrapper(board: &Board) -> String {
                 w - 1
             );
         }
-        v += &hip_instance(board, ip);
+        v += &hip_adapter(board, &hips, p);
         let _ = writeln!(
             v,
             "    // Hard IP clock -> weft clock.\n    \
@@ -576,14 +622,20 @@ pub fn wrapper(board: &Board) -> String {
         "`ifdef {STUB_DEFINE}\n// Vendor IP stubs: the vendor tools use the real IP; these stand in for\n\
          // lint and simulation only, with the ports this wrapper connects.\n"
     );
-    for ip in &board.hard_ips {
+    for instance in instances(board) {
+        let ip = instance.ports[0].1;
+        let names: Vec<&str> = instance
+            .ports
+            .iter()
+            .map(|(_, ip)| ip.name.as_str())
+            .collect();
         v += &stub(
-            &hip_module(ip),
-            &hip_ports(ip),
+            &instance.module,
+            &hip_ports(&instance),
             &format!(
                 "Vendor IP: {:?} variant for port {} ({}).",
                 ip.kind,
-                ip.name,
+                names.join(", "),
                 catalog::capability(ip.kind).source
             ),
         );
@@ -694,15 +746,19 @@ fn tile_shims(ip: &HardIp, table: &tile::Table) -> String {
 }
 
 /// The port connections of a tile's instance, by its table.
-fn tile_connections(ip: &HardIp, table: &tile::Table, perst: &str) -> Vec<String> {
-    let n = &ip.name;
+fn tile_connections(instance: &Instance, table: &tile::Table, perst: &str) -> Vec<String> {
+    let first = instance.ports[0].1;
     table
-        .expand(ip)
+        .expand(&instance.cores())
         .iter()
         .map(|port| {
+            let n = &instance.ports[port.core.unwrap_or(0)].1.name;
             let to = match port.sig {
-                Sig::Refclk0 => ip.refclk.clone(),
-                Sig::Refclk1 => ip.refclk1.clone().unwrap_or_else(|| ip.refclk.clone()),
+                Sig::Refclk0 => first.refclk.clone(),
+                Sig::Refclk1 => first
+                    .refclk1
+                    .clone()
+                    .unwrap_or_else(|| first.refclk.clone()),
                 Sig::PinPerstN => perst.to_owned(),
                 Sig::NinitDone => "1'b0".to_owned(),
                 Sig::Coreclk => format!("{n}_clk"),
@@ -718,7 +774,8 @@ fn tile_connections(ip: &HardIp, table: &tile::Table, perst: &str) -> Vec<String
         .collect()
 }
 
-/// The instance of one hard IP and its shim to the `<name>_rx_*`/`<name>_tx_*` wires.
+/// The shims of switch port `port` to its `<name>_rx_*`/`<name>_tx_*`
+/// wires, and its hard IP instance where the port is the instance's first.
 /// The wires and shim of an UltraScale+ block, and its port connections.
 fn pcie4_shim(board: &Board, ip: &HardIp, perst: &str) -> (String, Vec<String>) {
     let n = &ip.name;
@@ -734,7 +791,7 @@ fn pcie4_shim(board: &Board, ip: &HardIp, perst: &str) -> (String, Vec<String>) 
     } else {
         ("m_axis_cq", "s_axis_cc", "m_axis_rc", "s_axis_rq")
     };
-    let ports = hip_ports(ip);
+    let ports = pcie4_ports(ip);
     let width = |name: &str| {
         ports
             .iter()
@@ -825,9 +882,15 @@ fn pcie4_shim(board: &Board, ip: &HardIp, perst: &str) -> (String, Vec<String>) 
     (v, conns)
 }
 
-fn hip_instance(board: &Board, ip: &HardIp) -> String {
+fn hip_adapter(board: &Board, instances: &[Instance], port: usize) -> String {
+    let ip = &board.hard_ips[port];
     let n = &ip.name;
-    let perst = match &ip.perst {
+    let instance = instances
+        .iter()
+        .find(|i| i.ports.iter().any(|(p, _)| *p == port))
+        .expect("every port is in an instance");
+    let first = instance.ports[0].1;
+    let perst = match &first.perst {
         Some(r) => {
             let active_low = board
                 .resets
@@ -843,10 +906,18 @@ fn hip_instance(board: &Board, ip: &HardIp) -> String {
         None => "1'b1".to_owned(),
     };
     let (mut v, conns) = match tile::table(ip.kind) {
-        Some(table) => (tile_shims(ip, table), tile_connections(ip, table, &perst)),
+        Some(table) => {
+            let mut v = tile_shims(ip, table);
+            if instance.ports[0].0 != port {
+                // A later core of a shared tile runs on the tile's clock.
+                let _ = writeln!(v, "    assign {n}_clk = {}_clk;", first.name);
+                return v;
+            }
+            (v, tile_connections(instance, table, &perst))
+        }
         None => pcie4_shim(board, ip, &perst),
     };
-    let _ = writeln!(v, "    {} {n}_hip (", hip_module(ip));
+    let _ = writeln!(v, "    {} {} (", instance.module, instance.name());
     let body: Vec<String> = conns.iter().map(|c| format!("        {c}")).collect();
     let _ = writeln!(v, "{}\n    );", body.join(",\n"));
     v

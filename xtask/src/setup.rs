@@ -15,7 +15,12 @@ use crate::command::{on_path, output, run, succeeds};
 pub const FIRMWARE_TARGET: &str = "riscv32im-unknown-none-elf";
 
 /// Debian packages that provide a program the tasks run, by that program.
-const TOOL_PACKAGES: &[(&str, &str)] = &[("verilator", "verilator"), ("yosys", "yosys")];
+const TOOL_PACKAGES: &[(&str, &str)] = &[
+    ("verilator", "verilator"),
+    ("yosys", "yosys"),
+    ("iverilog", "iverilog"),
+    ("openFPGALoader", "openfpgaloader"),
+];
 
 /// Debian's Rust toolchain that builds the firmware when rustup cannot.
 const DEBIAN_RUST_PACKAGES: &[&str] = &["rustc-web", "cargo-web", "rust-web-src", "rust-web-llvm"];

@@ -118,6 +118,7 @@ pub mod cache;
 pub mod codec;
 pub mod header;
 pub mod message;
+pub mod server;
 
 /// The `heapless` crate the messages' bounded strings and lists come from,
 /// so that a client builds them with the same version.
@@ -139,6 +140,7 @@ pub use message::ids::*;
 pub use message::ops::*;
 pub use message::request::Request;
 pub use message::response::Response;
+pub use server::Responder;
 
 /// The UDP port a weft switch listens on for management requests.
 pub const MANAGEMENT_UDP_PORT: u16 = 7_330;

@@ -5,7 +5,9 @@
 //! ([`weft_sim::reference`]), and prints what each step showed next to the
 //! published figures; `weft-sim --json` prints the same report as JSON.
 //! `weft-sim serve` keeps the reference fabric running as a virtual board
-//! managed over UDP ([`weft_sim::serve`]).
+//! managed over UDP ([`weft_sim::serve`]). `weft-sim firmware` runs the
+//! soft core's firmware ELF on the ISS with its management MAC bridged to a
+//! TAP interface ([`weft_sim::bridge`]).
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
@@ -15,7 +17,10 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use weft_proto::Key;
+use weft_sim::bridge::run_on_tap;
+use weft_sim::iss_board::{IssBoard, CPU_CLOCK_HZ};
 use weft_sim::serve::{ServeConfig, Server, DEFAULT_LISTEN};
+use weft_sim::tap::Tap;
 
 use weft_pcie::link::{max_payload_throughput, TlpKind};
 use weft_pcie::split::PayloadSize;
@@ -30,8 +35,18 @@ Runs the reference fabric as a virtual board: weftctl manages it over UDP
 on localhost (default 127.0.0.1:7330). --key takes the switch's key as 64
 hexadecimal digits; --insecure uses the publicly known key instead.";
 
+const FIRMWARE_USAGE: &str =
+    "usage: weft-sim firmware --elf PATH --tap NAME [--key HEX | --insecure] [--ip A.B.C.D/PREFIX]
+
+Runs the soft core's firmware ELF (cargo xtask firmware) on the instruction-set
+simulator at the reference soft core clock, with its management MAC bridged to
+the TAP interface NAME (created if missing; needs root or CAP_NET_ADMIN). The
+firmware's console is printed here. --key, --insecure and --ip are typed on the
+firmware's console at start, as its `key`, `insecure` and `ip` commands.";
+
 const USAGE: &str = "usage: weft-sim [--json]
        weft-sim serve [--help]
+       weft-sim firmware [--help]
 
 Runs the reference experiment (shared/REFERENCE.md) on a simulated fabric
 and prints its results table; --json prints the whole report as JSON
@@ -41,6 +56,7 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("serve") => serve(&args[1..]),
+        Some("firmware") => firmware(&args[1..]),
         Some("--help" | "-h") => {
             println!("{USAGE}");
             ExitCode::SUCCESS
@@ -134,6 +150,104 @@ fn serve(args: &[String]) -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("weft-sim serve: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The options of `weft-sim firmware`.
+struct FirmwareOptions {
+    elf: String,
+    tap: String,
+    console: Vec<String>,
+}
+
+/// The options of `weft-sim firmware`, or a message saying what is wrong.
+fn firmware_options(args: &[String]) -> Result<FirmwareOptions, String> {
+    let (mut elf, mut tap, mut key, mut ip) = (None, None, None, None);
+    let mut insecure = false;
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        let mut value = |what: &str| args.next().cloned().ok_or(format!("{arg} needs {what}"));
+        match arg.as_str() {
+            "--elf" => elf = Some(value("the firmware ELF's path")?),
+            "--tap" => tap = Some(value("an interface name")?),
+            "--key" => {
+                let hex = value("64 hexadecimal digits")?;
+                Key::parse_hex(&hex).map_err(|e| format!("--key: {e}"))?;
+                key = Some(hex);
+            }
+            "--insecure" => insecure = true,
+            "--ip" => ip = Some(value("an address such as 192.168.70.2/24")?),
+            other => return Err(format!("unknown option {other}")),
+        }
+    }
+    let elf = elf.ok_or("give the firmware ELF with --elf PATH")?;
+    let tap = tap.ok_or("give the TAP interface with --tap NAME")?;
+    let mut console = Vec::new();
+    if let Some(ip) = ip {
+        console.push(format!("ip {ip}"));
+    }
+    match (key, insecure) {
+        (Some(key), false) => console.push(format!("key {key}")),
+        (None, true) => console.push("insecure".into()),
+        (Some(_), true) => return Err("--key and --insecure exclude each other".into()),
+        (None, false) => {}
+    }
+    Ok(FirmwareOptions { elf, tap, console })
+}
+
+/// `weft-sim firmware`: the firmware on the ISS, bridged to a TAP, until interrupted.
+fn firmware(args: &[String]) -> ExitCode {
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        println!("{FIRMWARE_USAGE}");
+        return ExitCode::SUCCESS;
+    }
+    let options = match firmware_options(args) {
+        Ok(options) => options,
+        Err(why) => {
+            eprintln!("weft-sim firmware: {why}\n\n{FIRMWARE_USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    let image = match std::fs::read(&options.elf) {
+        Ok(image) => image,
+        Err(err) => {
+            eprintln!(
+                "weft-sim firmware: cannot read {}: {err} (build it with `cargo xtask firmware`)",
+                options.elf
+            );
+            return ExitCode::FAILURE;
+        }
+    };
+    let mut board = match IssBoard::new(&image) {
+        Ok(board) => board,
+        Err(err) => {
+            eprintln!("weft-sim firmware: {}: {err}", options.elf);
+            return ExitCode::FAILURE;
+        }
+    };
+    let tap = match Tap::open(&options.tap) {
+        Ok(tap) => tap,
+        Err(err) => {
+            eprintln!("weft-sim firmware: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    for line in &options.console {
+        board.console().receive(format!("{line}\r").as_bytes());
+    }
+    eprintln!(
+        "weft-sim firmware: {} on the ISS at {} MHz, management MAC on TAP {}; Ctrl-C stops",
+        options.elf,
+        CPU_CLOCK_HZ / 1_000_000,
+        tap.name()
+    );
+    let never = AtomicBool::new(false);
+    match run_on_tap(&mut board, &tap, &mut std::io::stdout(), &never) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("weft-sim firmware: {err}");
             ExitCode::FAILURE
         }
     }

@@ -10,7 +10,8 @@
 //!
 //! [`iss_board`] runs the soft core's firmware ELF on the instruction-set
 //! simulator with its SoC peripherals, and [`bridge`] connects that
-//! board's management MAC to a Linux [`tap`] interface (`weft-sim firmware`).
+//! board's management MAC to a Linux [`tap`] interface or a localhost
+//! [`udp_gateway`] (`weft-sim firmware`).
 //!
 //! The crate's one `unsafe` call is the `TUNSETIFF` ioctl in [`tap`].
 #![deny(unsafe_code)]
@@ -25,5 +26,6 @@ pub mod reference;
 pub mod serve;
 pub mod switch;
 pub mod tap;
+pub mod udp_gateway;
 pub mod wiring;
 pub mod world;

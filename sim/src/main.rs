@@ -17,10 +17,9 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use weft_proto::Key;
-use weft_sim::bridge::run_on_tap;
-use weft_sim::iss_board::{IssBoard, CPU_CLOCK_HZ};
+use weft_sim::bridge::{self, FirmwareOptions};
+use weft_sim::iss_board::CPU_CLOCK_HZ;
 use weft_sim::serve::{ServeConfig, Server, DEFAULT_LISTEN};
-use weft_sim::tap::Tap;
 
 use weft_pcie::link::{max_payload_throughput, TlpKind};
 use weft_pcie::split::PayloadSize;
@@ -155,96 +154,29 @@ fn serve(args: &[String]) -> ExitCode {
     }
 }
 
-/// The options of `weft-sim firmware`.
-struct FirmwareOptions {
-    elf: String,
-    tap: String,
-    console: Vec<String>,
-}
-
-/// The options of `weft-sim firmware`, or a message saying what is wrong.
-fn firmware_options(args: &[String]) -> Result<FirmwareOptions, String> {
-    let (mut elf, mut tap, mut key, mut ip) = (None, None, None, None);
-    let mut insecure = false;
-    let mut args = args.iter();
-    while let Some(arg) = args.next() {
-        let mut value = |what: &str| args.next().cloned().ok_or(format!("{arg} needs {what}"));
-        match arg.as_str() {
-            "--elf" => elf = Some(value("the firmware ELF's path")?),
-            "--tap" => tap = Some(value("an interface name")?),
-            "--key" => {
-                let hex = value("64 hexadecimal digits")?;
-                Key::parse_hex(&hex).map_err(|e| format!("--key: {e}"))?;
-                key = Some(hex);
-            }
-            "--insecure" => insecure = true,
-            "--ip" => ip = Some(value("an address such as 192.168.70.2/24")?),
-            other => return Err(format!("unknown option {other}")),
-        }
-    }
-    let elf = elf.ok_or("give the firmware ELF with --elf PATH")?;
-    let tap = tap.ok_or("give the TAP interface with --tap NAME")?;
-    let mut console = Vec::new();
-    if let Some(ip) = ip {
-        console.push(format!("ip {ip}"));
-    }
-    match (key, insecure) {
-        (Some(key), false) => console.push(format!("key {key}")),
-        (None, true) => console.push("insecure".into()),
-        (Some(_), true) => return Err("--key and --insecure exclude each other".into()),
-        (None, false) => {}
-    }
-    Ok(FirmwareOptions { elf, tap, console })
-}
-
-/// `weft-sim firmware`: the firmware on the ISS, bridged to a TAP, until interrupted.
+/// `weft-sim firmware`: the firmware on the ISS, on a TAP or a UDP port, until interrupted.
 fn firmware(args: &[String]) -> ExitCode {
     if args.iter().any(|a| a == "--help" || a == "-h") {
         println!("{FIRMWARE_USAGE}");
         return ExitCode::SUCCESS;
     }
-    let options = match firmware_options(args) {
+    let options = match FirmwareOptions::parse(args) {
         Ok(options) => options,
         Err(why) => {
             eprintln!("weft-sim firmware: {why}\n\n{FIRMWARE_USAGE}");
             return ExitCode::from(2);
         }
     };
-    let image = match std::fs::read(&options.elf) {
-        Ok(image) => image,
-        Err(err) => {
-            eprintln!(
-                "weft-sim firmware: cannot read {}: {err} (build it with `cargo xtask firmware`)",
-                options.elf
-            );
-            return ExitCode::FAILURE;
-        }
+    let started = |line: &bridge::Connected| {
+        eprintln!(
+            "weft-sim firmware: {} on the ISS at {} MHz, management port {} on {line}; Ctrl-C stops",
+            options.elf,
+            CPU_CLOCK_HZ / 1_000_000,
+            options.address,
+        );
     };
-    let mut board = match IssBoard::new(&image) {
-        Ok(board) => board,
-        Err(err) => {
-            eprintln!("weft-sim firmware: {}: {err}", options.elf);
-            return ExitCode::FAILURE;
-        }
-    };
-    let tap = match Tap::open(&options.tap) {
-        Ok(tap) => tap,
-        Err(err) => {
-            eprintln!("weft-sim firmware: {err}");
-            return ExitCode::FAILURE;
-        }
-    };
-    for line in &options.console {
-        board.console().receive(format!("{line}\r").as_bytes());
-    }
-    eprintln!(
-        "weft-sim firmware: {} on the ISS at {} MHz, management MAC on TAP {}; Ctrl-C stops",
-        options.elf,
-        CPU_CLOCK_HZ / 1_000_000,
-        tap.name()
-    );
     let never = AtomicBool::new(false);
-    match run_on_tap(&mut board, &tap, &mut std::io::stdout(), &never) {
+    match bridge::run(&options, &mut std::io::stdout(), &never, started) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("weft-sim firmware: {err}");

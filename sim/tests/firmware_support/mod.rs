@@ -15,8 +15,11 @@ use weft_sim::iss_board::{Activity, IssBoard};
 
 /// The firmware's station address and default IPv4 address (its crate docs).
 pub const FIRMWARE_MAC: EthernetAddress = EthernetAddress([0x02, 0x57, 0x45, 0x46, 0x54, 0x01]);
-/// The firmware's default IPv4 address.
-pub const FIRMWARE_IP: Ipv4Address = Ipv4Address::new(192, 168, 70, 2);
+/// The firmware's default IPv4 address, weft-proto's default.
+pub const FIRMWARE_IP: Ipv4Address = {
+    let [a, b, c, d] = weft_proto::DEFAULT_IPV4_ADDRESS;
+    Ipv4Address::new(a, b, c, d)
+};
 /// The switch ID the firmware reports: its station address as a number.
 pub const FIRMWARE_SWITCH: u64 = 0x0257_4546_5401;
 /// The host's side of the link.

@@ -75,7 +75,7 @@ mod soft_core {
     use smoltcp::time::Duration;
     use smoltcp::wire::{EthernetAddress, HardwareAddress, IpCidr, Ipv4Address, Ipv4Cidr};
     use static_cell::{ConstStaticCell, StaticCell};
-    use weft_proto::{Key, SwitchId};
+    use weft_proto::{Key, SwitchId, DEFAULT_IPV4_ADDRESS, DEFAULT_IPV4_PREFIX_LEN};
 
     use crate::console::{Command, CommandError, Console, HELP};
     use crate::mac::Mac;
@@ -94,8 +94,12 @@ mod soft_core {
     /// The switch's identity, which requests name: its station address as a 48-bit number.
     pub const SWITCH_ID: SwitchId = SwitchId(0x0257_4546_5401);
 
-    /// The management port's IPv4 address until the console's `ip` command sets another.
-    pub const DEFAULT_ADDRESS: Ipv4Cidr = Ipv4Cidr::new(Ipv4Address::new(192, 168, 70, 2), 24);
+    /// The management port's IPv4 address until the console's `ip` command
+    /// sets another: weft-proto's default for every switch.
+    pub const DEFAULT_ADDRESS: Ipv4Cidr = {
+        let [a, b, c, d] = DEFAULT_IPV4_ADDRESS;
+        Ipv4Cidr::new(Ipv4Address::new(a, b, c, d), DEFAULT_IPV4_PREFIX_LEN)
+    };
 
     /// The longest the loop sleeps before looking at the console again:
     /// the UART has no interrupt, and a typed line should get its answer

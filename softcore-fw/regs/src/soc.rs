@@ -197,9 +197,9 @@ pub mod timer {
 /// The management Ethernet MAC: frames in and out through slots of block
 /// RAM, each slot handed between software and the MAC by its descriptor.
 ///
-/// The MAC has [`RX_SLOTS`] receive and [`TX_SLOTS`] transmit slots of
-/// [`SLOT_SIZE`] bytes each, in the frame buffer ([`RX_BUFFER`],
-/// [`TX_BUFFER`]), which software reads and writes a word at a time like
+/// The MAC has [`RX_SLOTS`](mac::RX_SLOTS) receive and [`TX_SLOTS`](mac::TX_SLOTS) transmit slots of
+/// [`SLOT_SIZE`](mac::SLOT_SIZE) bytes each, in the frame buffer ([`RX_BUFFER`](mac::RX_BUFFER),
+/// [`TX_BUFFER`](mac::TX_BUFFER)), which software reads and writes a word at a time like
 /// the rest of the window; a frame's first byte is bits 7:0 of its slot's
 /// first word (little-endian, as the core loads it). Frames in the slots
 /// are Ethernet frames from the destination address to the end of the
@@ -207,30 +207,30 @@ pub mod timer {
 /// strips it on receive, computes and appends it on transmit, and pads a
 /// short frame to the 60-byte minimum — IEEE 802.3 §3.1.1, §4.2.8).
 ///
-/// Each slot has a descriptor, [`RX_DESCRIPTOR`] or [`TX_DESCRIPTOR`]:
+/// Each slot has a descriptor, [`RX_DESCRIPTOR`](mac::RX_DESCRIPTOR) or [`TX_DESCRIPTOR`](mac::TX_DESCRIPTOR):
 /// its `OWN` bit says who may touch the slot (1: the MAC) and its
 /// `LENGTH` the frame's bytes. Both rings are walked round robin, slot 0
-/// after the last, by the MAC and by software alike; [`RING`] shows where
+/// after the last, by the MAC and by software alike; [`RING`](mac::RING) shows where
 /// the MAC is.
 ///
 /// - Receive: software hands an empty slot to the MAC by writing its
 ///   descriptor with `OWN` set. A frame the address filter accepts lands
 ///   in the slot at `RING.RX_NEXT` if the MAC owns it: the MAC writes the
 ///   frame, then the descriptor with the length and `OWN` clear, counts it
-///   in [`RX_FRAMES`], raises `INT_STATUS.RX` and moves `RX_NEXT` on. If
+///   in [`RX_FRAMES`](mac::RX_FRAMES), raises `INT_STATUS.RX` and moves `RX_NEXT` on. If
 ///   the MAC does not own that slot, the ring is full: the frame is dropped
-///   and counted in [`RX_OVERRUNS`], `INT_STATUS.OVERRUN` is raised and
+///   and counted in [`RX_OVERRUNS`](mac::RX_OVERRUNS), `INT_STATUS.OVERRUN` is raised and
 ///   `RX_NEXT` stays. A frame longer than a slot is dropped and counted in
-///   [`RX_OVERSIZE`]. All descriptors reset to 0, so nothing is received
+///   [`RX_OVERSIZE`](mac::RX_OVERSIZE). All descriptors reset to 0, so nothing is received
 ///   until software hands slots over.
 /// - Transmit: software writes a frame into the slot at `RING.TX_NEXT`,
 ///   then its descriptor with the length and `OWN` set. The MAC sends the
 ///   slot at `TX_NEXT` once it owns it, clears `OWN`, counts the frame in
-///   [`TX_FRAMES`], raises `INT_STATUS.TX` and moves `TX_NEXT` on.
+///   [`TX_FRAMES`](mac::TX_FRAMES), raises `INT_STATUS.TX` and moves `TX_NEXT` on.
 ///
 /// The MAC's interrupt, the core's machine external interrupt
 /// (`mip.MEIP`, Privileged 20211203 §3.1.9), is pending while any bit is
-/// set in both [`INT_STATUS`] and [`INT_ENABLE`].
+/// set in both [`INT_STATUS`](mac::INT_STATUS) and [`INT_ENABLE`](mac::INT_ENABLE).
 pub mod mac {
     use super::*;
 

@@ -241,3 +241,48 @@ fn without_a_key_no_request_is_answered_until_one_is_typed() {
     };
     assert!(!identity.capabilities.contains(Capabilities::AUTHENTICATED));
 }
+
+#[test]
+fn the_console_sets_the_address_and_says_what_is_wrong_with_a_bad_line() {
+    let Some(image) = firmware_image() else {
+        return;
+    };
+    let (mut board, printed) = booted(
+        &image,
+        &[
+            "ip 192.168.70.9/24",
+            "key 1234",
+            "ip 300.1.2.3/24",
+            "frobnicate",
+        ],
+    );
+    assert!(printed.contains("ip: 192.168.70.9/24\r\n"), "{printed}");
+    assert!(
+        printed.contains("key: a weft key is 64 hexadecimal digits, but 4 characters were given"),
+        "{printed}"
+    );
+    assert!(
+        printed.contains("ip: expected an address and prefix length"),
+        "{printed}"
+    );
+    assert!(
+        printed.contains("unknown command; type `help`"),
+        "{printed}"
+    );
+    let new = smoltcp::wire::Ipv4Address::new(192, 168, 70, 9);
+    assert!(
+        exchange(&mut board, &arp_request(FIRMWARE_IP)).is_empty(),
+        "the old address is gone"
+    );
+    let sent = exchange(&mut board, &arp_request(new));
+    assert_eq!(sent.len(), 1);
+    let (_, arp) = parse_arp(&sent[0]);
+    let ArpRepr::EthernetIpv4 {
+        source_protocol_addr,
+        ..
+    } = arp
+    else {
+        panic!("an Ethernet/IPv4 ARP reply");
+    };
+    assert_eq!(source_protocol_addr, new);
+}

@@ -17,6 +17,7 @@
 extern crate std;
 
 pub mod csr;
+pub mod driver;
 pub mod markdown;
 pub mod register;
 pub mod soc;

@@ -478,3 +478,62 @@ impl<B: CsrBus> DataPlane for CsrDataPlane<B> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A bus whose identity registers read `identity`, by register, and everything else 0.
+    struct Identity(&'static [(Register, u32)]);
+
+    impl CsrBus for Identity {
+        fn read32(&mut self, address: u32) -> u32 {
+            self.0
+                .iter()
+                .find(|(register, _)| register.address(0, 0) == address)
+                .map_or(0, |(_, value)| *value)
+        }
+
+        fn write32(&mut self, address: u32, _value: u32) {
+            panic!("no write before the identity is checked, got one to {address:#x}");
+        }
+    }
+
+    const VERSION: u32 = global::VERSION_MAJOR << 16 | global::VERSION_MINOR;
+
+    #[test]
+    fn a_bus_without_a_weft_data_plane_is_refused() {
+        assert_eq!(
+            CsrDataPlane::new(Identity(&[])).err(),
+            Some(IdentityError::NotWeft { id: 0 })
+        );
+    }
+
+    #[test]
+    fn an_older_register_map_is_refused() {
+        let identity = &[(global::ID, global::ID_VALUE), (global::VERSION, 1 << 16)];
+        assert_eq!(
+            CsrDataPlane::new(Identity(identity)).err(),
+            Some(IdentityError::Version { major: 1, minor: 0 })
+        );
+    }
+
+    #[test]
+    fn a_table_of_another_size_is_refused() {
+        let identity = &[
+            (global::ID, global::ID_VALUE),
+            (global::VERSION, VERSION),
+            (global::PORTS, 8),
+            // 8 windows per port instead of 16.
+            (global::PORT_TABLES, 32 << 16 | 8),
+        ];
+        assert_eq!(
+            CsrDataPlane::new(Identity(identity)).err(),
+            Some(IdentityError::Capacity {
+                table: "window",
+                hardware: 8,
+                firmware: 16
+            })
+        );
+    }
+}

@@ -448,54 +448,85 @@ fn every_register_address_decodes_to_its_register() {
     assert_eq!(decode(csr::CSR_BASE + csr::CSR_SIZE), None);
 }
 
-/// The window owner tag is written while the entry is invalid: at no write
-/// does the switch hold the new window with the old tag or the reverse.
+/// What lookups read: every port's tables and the routes.
+fn tables(switch: &Switch) -> (Vec<PortTables>, RouteTables) {
+    let ports = (0..PORTS as u8)
+        .map(|p| {
+            switch
+                .port_tables(PortIndex(p))
+                .cloned()
+                .expect("port exists")
+        })
+        .collect();
+    (ports, switch.routes().clone())
+}
+
+/// Applies `op` through the driver, returning the bus writes it made.
+fn drive(window: &mut CsrWindow, op: &Op) -> Vec<(u32, u32)> {
+    let mut bus = Recording {
+        window,
+        writes: Vec::new(),
+    };
+    op.apply(&mut CsrDataPlane::new(&mut bus).expect("a weft data plane"))
+        .expect("a valid write");
+    bus.writes
+}
+
+/// Rewrites a live entry from `old` to `new` through the driver, replaying
+/// its writes one by one: after each, lookups see the old entry, the new
+/// one, or the entry as `cleared` leaves it, never a mixture.
+fn assert_rewritten_whole(old: Op, new: Op, cleared: Op) -> Vec<(u32, u32)> {
+    let mut before = CsrWindow::new(Switch::new(PORTS));
+    for op in baseline().iter().chain([&old]) {
+        drive(&mut before, op);
+    }
+    let mut after = before.clone();
+    let writes = drive(&mut after, &new);
+    let mut without = before.switch().clone();
+    cleared.apply(&mut without).expect("a valid write");
+    let allowed = [
+        tables(before.switch()),
+        tables(after.switch()),
+        tables(&without),
+    ];
+    let mut replay = before.clone();
+    for (address, value) in &writes {
+        replay.write32(*address, *value);
+        assert!(
+            allowed.contains(&tables(replay.switch())),
+            "{new:?}: after writing {value:#x} to {address:#x} lookups see neither entry whole"
+        );
+    }
+    assert_eq!(tables(replay.switch()), allowed[1]);
+    writes
+}
+
+const OLD_WINDOW: Window = Window {
+    base: 0x9000_0000,
+    size: 0x1000,
+    fabric_base: 0x40_0000_0000,
+    permissions: Permissions::READ_WRITE,
+};
+const NEW_WINDOW: Window = Window {
+    base: 0xa000_0000,
+    size: 0x2000,
+    fabric_base: 0x41_0000_0000,
+    permissions: Permissions {
+        read: true,
+        write: false,
+    },
+};
+
+/// The owner tag is written while the entry is invalid: at no write does
+/// the switch hold the new window with the old tag or the reverse.
 #[test]
 fn a_window_is_never_valid_with_a_stale_owner_tag() {
     let port = PortIndex(1);
-    let old = Window {
-        base: 0x9000_0000,
-        size: 0x1000,
-        fabric_base: 0x40_0000_0000,
-        permissions: Permissions::READ_WRITE,
-    };
-    let new = Window {
-        base: 0xa000_0000,
-        size: 0x2000,
-        fabric_base: 0x41_0000_0000,
-        permissions: Permissions {
-            read: true,
-            write: false,
-        },
-    };
-    let mut window = CsrWindow::new(Switch::new(PORTS));
-    let mut driver = CsrDataPlane::new(&mut window).expect("a weft data plane");
-    driver
-        .set_port_role(
-            port,
-            PortRole::Endpoint {
-                owner: Some(Owner {
-                    host: HostIndex(0),
-                    proxy_id: Bdf::new(0xf0, 0, 0),
-                }),
-                buses: (2, 2),
-            },
-        )
-        .expect("port exists");
-    driver
-        .set_peer_window(port, 3, old, Some(HostIndex(1)))
-        .expect("entry exists");
-
-    // Replay the rewrite one register at a time, looking at the tables after each.
-    let mut recorder = Recording {
-        window: &mut window,
-        writes: Vec::new(),
-    };
-    CsrDataPlane::new(&mut recorder)
-        .expect("a weft data plane")
-        .set_peer_window(port, 3, new, Some(HostIndex(2)))
-        .expect("entry exists");
-    let writes = recorder.writes;
+    let writes = assert_rewritten_whole(
+        Op::PeerWindow(port, 3, OLD_WINDOW, Some(HostIndex(1))),
+        Op::PeerWindow(port, 3, NEW_WINDOW, Some(HostIndex(2))),
+        Op::PeerWindow(port, 3, Window::UNUSED, None),
+    );
     assert_eq!(
         writes.first(),
         Some(&(window::CONTROL.address(1, 3), 0)),
@@ -506,38 +537,89 @@ fn a_window_is_never_valid_with_a_stale_owner_tag() {
         Some(window::CONTROL.address(1, 3)),
         "and validated last"
     );
+}
 
-    let mut replay = CsrWindow::new(Switch::new(PORTS));
-    let mut driver = CsrDataPlane::new(&mut replay).expect("a weft data plane");
-    driver
-        .set_port_role(
+#[test]
+fn a_function_owner_entry_is_never_seen_half_written() {
+    let entry = |host: u16, function: Bdf, swizzle: u8| FunctionOwner {
+        function,
+        owner: Owner {
+            host: HostIndex(host),
+            proxy_id: Bdf::new(0xf0 + host as u8, 0, 0),
+        },
+        p2p_request_redirect: host == 1,
+        intx_swizzle: swizzle,
+    };
+    let port = PortIndex(1);
+    assert_rewritten_whole(
+        Op::FunctionOwner(port, 2, Some(entry(0, Bdf::new(1, 0, 1), 3))),
+        Op::FunctionOwner(port, 2, Some(entry(1, Bdf::new(1, 0, 2), 4))),
+        Op::FunctionOwner(port, 2, None),
+    );
+}
+
+#[test]
+fn an_id_mapping_is_never_seen_half_written() {
+    let map = |fabric: u8, host: u8| IdMapping {
+        fabric: Bdf::new(1, 0, fabric),
+        host: Bdf::new(2, host, 0),
+    };
+    assert_rewritten_whole(
+        Op::IdMapping(PortIndex(0), 0, Some(map(0, 0))),
+        Op::IdMapping(PortIndex(0), 0, Some(map(1, 3))),
+        Op::IdMapping(PortIndex(0), 0, None),
+    );
+}
+
+#[test]
+fn an_address_route_is_never_seen_half_written() {
+    let route = |base: u64, port: u8| AddressRoute {
+        base,
+        size: 0x1_0000_0000,
+        to: Destination::Port(PortIndex(port)),
+    };
+    assert_rewritten_whole(
+        Op::AddressRoute(5, Some(route(0x1_0000_0000, 1))),
+        Op::AddressRoute(5, Some(route(0x2_0000_0000, 2))),
+        Op::AddressRoute(5, None),
+    );
+}
+
+/// A port changes role through disabled, never with one role's identity
+/// under another (a host port's proxy as an endpoint's owner, say).
+#[test]
+fn a_port_changes_role_only_through_disabled() {
+    let port = PortIndex(2);
+    assert_rewritten_whole(
+        Op::Role(
+            port,
+            PortRole::Host {
+                host: HostIndex(1),
+                proxy_id: Bdf::new(0xf1, 0, 0),
+            },
+        ),
+        Op::Role(
             port,
             PortRole::Endpoint {
                 owner: Some(Owner {
-                    host: HostIndex(0),
-                    proxy_id: Bdf::new(0xf0, 0, 0),
+                    host: HostIndex(2),
+                    proxy_id: Bdf::new(0xf2, 0, 0),
                 }),
-                buses: (2, 2),
+                buses: (2, 3),
             },
-        )
-        .expect("port exists");
-    driver
-        .set_peer_window(port, 3, old, Some(HostIndex(1)))
-        .expect("entry exists");
-    for (address, value) in writes {
-        replay.write32(address, value);
-        let tables = replay.switch().port_tables(port).expect("port exists");
-        let seen: Vec<_> = tables
-            .windows
-            .iter()
-            .copied()
-            .zip(tables.window_owners.iter().copied())
-            .collect();
-        assert!(
-            seen.is_empty()
-                || seen == [(old, Some(HostIndex(1)))]
-                || seen == [(new, Some(HostIndex(2)))],
-            "after writing {value:#x} to {address:#x}: {seen:?}"
-        );
-    }
+        ),
+        Op::Role(port, PortRole::Disabled),
+    );
+    let endpoint = |host: u16, bus: u8| PortRole::Endpoint {
+        owner: Some(Owner {
+            host: HostIndex(host),
+            proxy_id: Bdf::new(0xf0 + host as u8, 0, 0),
+        }),
+        buses: (bus, bus),
+    };
+    assert_rewritten_whole(
+        Op::Role(port, endpoint(1, 2)),
+        Op::Role(port, endpoint(2, 3)),
+        Op::Role(port, PortRole::Disabled),
+    );
 }

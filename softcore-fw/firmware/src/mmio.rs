@@ -1,5 +1,8 @@
 //! Whole-word volatile accesses to the SoC window (`weft_regs::soc`): the
-//! firmware's only `unsafe` code, shared by every driver.
+//! firmware's only `unsafe` code, shared by every driver, and the
+//! [`CsrBus`] that weft-drivers' drivers reach their registers through.
+
+use weft_drivers::CsrBus;
 
 /// Loads the SoC register or frame-buffer word at `address`.
 #[allow(unsafe_code)]
@@ -15,4 +18,17 @@ pub fn read(address: u32) -> u32 {
 pub fn write(address: u32, value: u32) {
     // SAFETY: as for `read`; a whole-word store is the supported access.
     unsafe { core::ptr::write_volatile(address as usize as *mut u32, value) }
+}
+
+/// The soft core's own register accesses, as weft-drivers' bus.
+pub struct Mmio;
+
+impl CsrBus for Mmio {
+    fn read32(&mut self, address: u32) -> u32 {
+        read(address)
+    }
+
+    fn write32(&mut self, address: u32, value: u32) {
+        write(address, value)
+    }
 }

@@ -2,26 +2,19 @@
 //! §3.2.1): `mtime` is smoltcp's clock, `mtimecmp` the main loop's alarm.
 
 use smoltcp::time::{Duration, Instant};
+use weft_drivers::timer::SocTimer;
 use weft_regs::soc::timer;
 use weft_regs::SOFT_CORE_CLOCK_HZ;
 
-use crate::mmio::{read, write};
+use crate::mmio::{write, Mmio};
 
 /// `mtime` ticks per microsecond: one per soft core clock cycle.
 const TICKS_PER_MICROSECOND: u64 = SOFT_CORE_CLOCK_HZ as u64 / 1_000_000;
 const _: () = assert!(TICKS_PER_MICROSECOND > 0);
 
-/// The current `mtime`. The low half carries into the high half between
-/// two loads, so the high half is read on both sides of the low one and
-/// the pair retried if it moved (Privileged §3.2.1).
+/// The current `mtime`, read as weft-drivers' [`SocTimer`] reads it.
 pub fn ticks() -> u64 {
-    loop {
-        let high = read(timer::MTIME_HIGH.address(0, 0));
-        let low = read(timer::MTIME_LOW.address(0, 0));
-        if read(timer::MTIME_HIGH.address(0, 0)) == high {
-            return u64::from(high) << 32 | u64::from(low);
-        }
-    }
+    SocTimer::new(Mmio).ticks()
 }
 
 /// The time since reset, as smoltcp counts it.

@@ -7,6 +7,9 @@
 //! The RTL's decoders, the firmware's constants and the register
 //! documentation are generated from these definitions.
 //!
+//! [`driver::CsrDataPlane`] writes the data plane's tables through the
+//! CSRs, for the firmware and for host tests alike.
+//!
 //! The capacities of the data plane's tables live here too: the RTL sizes
 //! its memories by them, the transaction-level model and the fabric manager
 //! check their indices against them.

@@ -464,7 +464,7 @@ impl CsrWindow {
     ) {
         match register {
             r if r == counter_control::CLEAR => {
-                let ports = counter_control::CLEAR.fields[0].decode(value);
+                let ports = counter_control::CLEAR_PORTS.decode(value);
                 for p in 0..self.switch.ports() {
                     if ports >> p & 1 == 1 {
                         self.switch.clear_counters(PortIndex(p as u8));

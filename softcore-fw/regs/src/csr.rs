@@ -414,18 +414,16 @@ pub mod counter_control {
         entries: 1,
         entry_stride: 0x100,
     };
+    /// [`CLEAR`]'s ports.
+    pub const CLEAR_PORTS: Field =
+        Field::new("PORTS", 0, PORTS, "One bit per port, port 0 in bit 0.");
     /// Clears counters.
     pub const CLEAR: Register = LAYOUT.register(
         "CLEAR",
         0x00,
         Access::WriteOnly,
         "Writing a 1 to a port's bit sets every counter of that port to zero.",
-        &[Field::new(
-            "PORTS",
-            0,
-            PORTS,
-            "One bit per port, port 0 in bit 0.",
-        )],
+        &[CLEAR_PORTS],
     );
     /// The block.
     pub const BLOCK: RegisterBlock = RegisterBlock {

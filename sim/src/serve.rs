@@ -25,7 +25,9 @@ use weft_proto::{
     Request, Response, SwitchId, Verifier, MANAGEMENT_UDP_PORT, MAX_DATAGRAM,
 };
 
-use crate::reference::{self, ReferenceError, HOST_PORTS, PORTS};
+use crate::scenario::engine::{let_interrupts_arrive, Engine, RunError};
+use crate::scenario::validate::Action;
+use crate::scenario::Scenario;
 use crate::wiring::Place;
 use crate::world::World;
 
@@ -69,7 +71,7 @@ pub enum ServeError {
     /// The socket failed while serving.
     Socket(io::Error),
     /// The reference fabric could not be brought up.
-    Board(ReferenceError),
+    Board(RunError),
 }
 
 impl fmt::Display for ServeError {
@@ -174,11 +176,30 @@ pub struct Server {
     cache: ReplyCache<REPLY_CACHE_ENTRIES>,
     board: BoardInfo,
     links: WiredLinks,
+    /// Each host's port on the manager's switch.
+    host_ports: Vec<u8>,
+}
+
+/// The reference fabric after its first steps, ready to be managed: the
+/// built-in reference scenario up to and including its first boot
+/// (enumerated, the GPUs bound to host 1, both hosts booted with their
+/// drivers loaded; the NVMe drive and its VFs free).
+pub fn virtual_board(scenario: &Scenario) -> Result<World, RunError> {
+    let mut engine = Engine::new(scenario)?;
+    let boot = scenario
+        .steps
+        .iter()
+        .position(|step| matches!(step.action, Action::Boot { .. }))
+        .unwrap_or(scenario.steps.len().saturating_sub(1));
+    for index in 0..=boot.min(scenario.steps.len().saturating_sub(1)) {
+        engine.run_step(index)?;
+    }
+    Ok(engine.into_world())
 }
 
 impl Server {
     /// Opens the UDP port and brings up the reference fabric
-    /// ([`reference::virtual_board`]).
+    /// ([`virtual_board`]).
     pub fn start(config: ServeConfig) -> Result<Server, ServeError> {
         if config.listen.ip() != Ipv4Addr::LOCALHOST {
             return Err(ServeError::NotLocalhost(config.listen));
@@ -190,13 +211,14 @@ impl Server {
         socket
             .set_read_timeout(Some(POLL_INTERVAL))
             .map_err(ServeError::Socket)?;
-        let world = reference::virtual_board().map_err(ServeError::Board)?;
+        let scenario = Scenario::reference();
+        let world = virtual_board(&scenario).map_err(ServeError::Board)?;
         let switch = SwitchId(world.manager().settings().switch_id);
         let board = BoardInfo {
             board: BOARD_NAME,
             version: package_version(),
             build: "",
-            ports: u8::try_from(PORTS).unwrap_or(u8::MAX),
+            ports: scenario.switches[0].ports,
             authenticated: !config.key.is_insecure(),
         };
         let links = WiredLinks::of(&world);
@@ -207,6 +229,7 @@ impl Server {
             cache: ReplyCache::new(),
             board,
             links,
+            host_ports: scenario.hosts.iter().map(|h| h.port).collect(),
         })
     }
 
@@ -316,8 +339,8 @@ impl Server {
     /// Moves simulated time on until hot-plug interrupts have arrived, and
     /// runs each host's hot-plug driver.
     fn let_hosts_see_hot_plug(&mut self) {
-        reference::let_interrupts_arrive(&mut self.world);
-        for (index, port) in HOST_PORTS.iter().enumerate() {
+        let_interrupts_arrive(&mut self.world);
+        for (index, port) in self.host_ports.iter().enumerate() {
             let handled = self
                 .world
                 .with_host(*port, |host, link| host.service_interrupts(link));

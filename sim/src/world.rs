@@ -74,6 +74,10 @@ pub struct World {
     config_tag: u8,
     /// Messages the switches sent to their CPUs (errors for the event log).
     messages: Vec<Packet>,
+    /// TLPs that reached the far end of a link.
+    delivered: u64,
+    /// TLPs sent where nothing is wired, or to a port with no node.
+    lost: u64,
 }
 
 /// The manager's configuration access, its tables and its clock, for one
@@ -104,6 +108,8 @@ impl World {
             mailbox: VecDeque::new(),
             config_tag: 0,
             messages: Vec::new(),
+            delivered: 0,
+            lost: 0,
         }
     }
 
@@ -168,6 +174,21 @@ impl World {
     /// The fabric manager.
     pub fn manager(&self) -> &FabricManager {
         &self.manager
+    }
+
+    /// TLPs the links have delivered so far (each link a TLP crosses counts).
+    pub fn tlps_delivered(&self) -> u64 {
+        self.delivered
+    }
+
+    /// TLPs sent where nothing is wired, or to a port with no node: lost.
+    pub fn tlps_lost(&self) -> u64 {
+        self.lost
+    }
+
+    /// TLPs on a link now, not yet delivered.
+    pub fn tlps_in_flight(&self) -> usize {
+        self.pending.len()
     }
 
     /// Messages the switches' CPUs received (error reports, PME).
@@ -283,6 +304,7 @@ impl World {
     /// arrives when the link says.
     fn transmit(&mut self, place: Place, way: Way, packet: Packet, at: Duration) {
         let Some((arrival, end)) = self.wiring.carry(place, way, &packet, at) else {
+            self.lost += 1;
             return;
         };
         let event = match end {
@@ -298,6 +320,7 @@ impl World {
         let Reverse((at, sequence)) = self.queue.pop()?;
         let event = self.pending.remove(&sequence)?;
         self.now = self.now.max(at);
+        self.delivered += 1;
         match event {
             Event::AtSwitch(place, packet) => self.at_switch(place, packet),
             Event::AtNode(place, packet) if Some(place) == waiting_host => return Some(packet),
@@ -320,6 +343,7 @@ impl World {
             Err(_) => {
                 // Backpressure: the link partner offers it again shortly.
                 let retry = self.now + Duration::from_micros(1);
+                self.delivered -= 1;
                 self.schedule(retry, Event::AtSwitch(place, packet));
                 return;
             }
@@ -406,7 +430,10 @@ impl World {
         let answers = match self.wiring.nodes.get_mut(&place) {
             Some(Node::Device(device)) => device.handle(now, &packet),
             Some(Node::Host(host)) => host.handle(now, packet),
-            None => Vec::new(),
+            None => {
+                self.lost += 1;
+                Vec::new()
+            }
         };
         for answer in answers {
             self.transmit(place, Way::Up, answer, now);

@@ -8,11 +8,14 @@
 //! ([`weft_sim::scenario`]). `weft-sim serve` keeps the reference fabric
 //! running as a virtual board managed over UDP ([`weft_sim::serve`]).
 
+use std::io::IsTerminal;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressStyle};
 
 use weft_proto::Key;
 use weft_sim::scenario::{engine, Scenario};
@@ -156,13 +159,38 @@ fn run_file(args: &[String]) -> ExitCode {
     }
 }
 
+/// A bar on stderr naming the running step, when stderr is a terminal
+/// (a log or a pipe gets only the report).
+fn progress_bar(steps: usize) -> Option<ProgressBar> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = ProgressBar::new(steps as u64).with_style(
+        ProgressStyle::with_template("{spinner} [{elapsed}] step {pos}/{len}: {wide_msg}")
+            .expect("a valid template"),
+    );
+    // A long step (a 16 MiB copy) still shows that time passes.
+    bar.enable_steady_tick(Duration::from_millis(200));
+    Some(bar)
+}
+
 /// Runs `scenario` and prints its report as a table or as JSON.
 fn run(scenario: &Scenario, json: bool) -> ExitCode {
     if !json {
         print!("{}", weft_sim::report::heading(scenario));
     }
     let started = Instant::now();
-    let report = match engine::run(scenario, &mut |_| {}) {
+    let bar = progress_bar(scenario.steps.len());
+    let report = engine::run(scenario, &mut |step| {
+        if let Some(bar) = &bar {
+            bar.set_position(step.index as u64 + 1);
+            bar.set_message(step.what.to_string());
+        }
+    });
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    let report = match report {
         Ok(report) => report,
         Err(err) => {
             eprintln!("weft-sim: the scenario failed at {err}");

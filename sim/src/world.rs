@@ -4,7 +4,11 @@
 //! Every node — a host's root port, an endpoint, a switch port — exchanges
 //! wire TLPs over [`link`](crate::link) models, one per direction of every
 //! link ([`wiring`](crate::wiring)), so bandwidth, latency and ordering come
-//! from the links. Switches are cabled to each other by fabric links, Gen3
+//! from the links. Every link runs credit-based flow control (PCIe Base 6.0
+//! §2.6.1): switch ports and nodes advertise finite credits
+//! ([`Credits::SWITCH_PORT`], [`Credits::ENDPOINT`]), a TLP without credits
+//! waits in order on its link, and a receiver frees its credits when it
+//! takes the TLP in ([`World::set_receiver_credits`] makes one slower). Switches are cabled to each other by fabric links, Gen3
 //! x16 like the others unless built otherwise. Each switch is weft-model's
 //! transaction-level switch, adding a fixed traversal latency, with the
 //! management function its ports present to their links
@@ -39,10 +43,11 @@ use weft_pcie::Bdf;
 
 use crate::host::{Fabric, Host};
 use crate::link::LinkConfig;
+use crate::link::{CreditCost, Credits};
 use crate::manager_config::ManagerConfig;
 use crate::planes::{lend, Planes};
 use crate::switch::WeftSwitch;
-use crate::wiring::{End, Node, Place, Way, Wiring};
+use crate::wiring::{ChannelId, End, Node, Place, Way, Wiring};
 
 pub use crate::switch::SWITCH_LATENCY;
 
@@ -53,10 +58,21 @@ pub const FIRMWARE_LATENCY: Duration = Duration::from_micros(2);
 /// Something that happens at a time.
 #[derive(Debug)]
 enum Event {
-    /// A TLP arrives at a switch's ingress of a port.
-    AtSwitch(Place, Packet),
-    /// A TLP arrives at the node behind a port.
-    AtNode(Place, Packet),
+    /// A TLP arrives over a channel at a switch's ingress of a port.
+    AtSwitch(Place, Packet, ChannelId),
+    /// A TLP arrives over a channel at the node behind a port.
+    AtNode(Place, Packet, ChannelId),
+    /// Credits come back to a channel's sender.
+    Credit(ChannelId),
+}
+
+/// The receiving end of a link, for setting the credits it advertises.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Receiver {
+    /// The ingress of a switch port (from its node or its fabric link).
+    Switch(Place),
+    /// The node (host or endpoint) behind a switch port.
+    Node(Place),
 }
 
 /// The whole system: switches, their links, hosts, endpoints and manager.
@@ -186,9 +202,34 @@ impl World {
         self.lost
     }
 
-    /// TLPs on a link now, not yet delivered.
+    /// TLPs on a link or waiting for its credits now, not yet delivered.
     pub fn tlps_in_flight(&self) -> usize {
-        self.pending.len()
+        let on_links = self
+            .pending
+            .values()
+            .filter(|event| !matches!(event, Event::Credit(_)))
+            .count();
+        on_links + self.wiring.waiting()
+    }
+
+    /// Sets the credits `receiver` advertises (PCIe Base 6.0 §2.6.1) and
+    /// how long it keeps each TLP's buffer before freeing it (a receiver
+    /// that returns credits slowly); false if nothing is wired there. Call
+    /// it before traffic starts: the link's credits restart from `credits`.
+    pub fn set_receiver_credits(
+        &mut self,
+        receiver: Receiver,
+        credits: Credits,
+        release_delay: Duration,
+    ) -> bool {
+        let channel = match receiver {
+            Receiver::Node(place) => (place, Way::Down),
+            Receiver::Switch(place) => match self.wiring.cabled_to(place) {
+                Some(far) => (far, Way::Down),
+                None => (place, Way::Up),
+            },
+        };
+        self.wiring.set_receiver(channel, credits, release_delay)
     }
 
     /// Messages the switches' CPUs received (error reports, PME).
@@ -301,17 +342,44 @@ impl World {
     }
 
     /// Puts `packet` on the link at `place` the way `way` at `at`; it
-    /// arrives when the link says.
+    /// arrives when the link and its receiver's credits say.
     fn transmit(&mut self, place: Place, way: Way, packet: Packet, at: Duration) {
-        let Some((arrival, end)) = self.wiring.carry(place, way, &packet, at) else {
+        let channel = (place, way);
+        if self.wiring.end_of(channel).is_none() {
             self.lost += 1;
             return;
-        };
-        let event = match end {
-            End::Switch(place) => Event::AtSwitch(place, packet),
-            End::Node(place) => Event::AtNode(place, packet),
+        }
+        if let Some((arrival, packet)) = self.wiring.offer(channel, packet, at) {
+            self.arrive(channel, arrival, packet);
+        }
+    }
+
+    /// Schedules `packet`'s arrival at the far end of `channel`.
+    fn arrive(&mut self, channel: ChannelId, arrival: Duration, packet: Packet) {
+        let event = match self.wiring.end_of(channel) {
+            Some(End::Switch(place)) => Event::AtSwitch(place, packet, channel),
+            Some(End::Node(place)) => Event::AtNode(place, packet, channel),
+            None => {
+                self.lost += 1;
+                return;
+            }
         };
         self.schedule(arrival, event);
+    }
+
+    /// The receiver of `channel` took in a TLP costing `cost` now: the
+    /// credits go back to the sender.
+    fn release(&mut self, channel: ChannelId, cost: CreditCost) {
+        if let Some(back) = self.wiring.release(channel, self.now, cost) {
+            self.schedule(back, Event::Credit(channel));
+        }
+    }
+
+    /// Credits came back to `channel`: what waited for them leaves.
+    fn credited(&mut self, channel: ChannelId) {
+        for (arrival, packet) in self.wiring.drain(channel, self.now) {
+            self.arrive(channel, arrival, packet);
+        }
     }
 
     /// Handles the next event. A TLP arriving at `waiting_host` is returned
@@ -320,22 +388,38 @@ impl World {
         let Reverse((at, sequence)) = self.queue.pop()?;
         let event = self.pending.remove(&sequence)?;
         self.now = self.now.max(at);
-        self.delivered += 1;
         match event {
-            Event::AtSwitch(place, packet) => self.at_switch(place, packet),
-            Event::AtNode(place, packet) if Some(place) == waiting_host => return Some(packet),
-            Event::AtNode(place, packet) => self.at_node(place, packet),
+            Event::AtSwitch(place, packet, channel) => {
+                self.delivered += 1;
+                self.at_switch(place, packet, channel);
+            }
+            Event::AtNode(place, packet, channel) if Some(place) == waiting_host => {
+                self.delivered += 1;
+                self.release(channel, CreditCost::of(&packet));
+                return Some(packet);
+            }
+            Event::AtNode(place, packet, channel) => {
+                self.delivered += 1;
+                self.release(channel, CreditCost::of(&packet));
+                self.at_node(place, packet);
+            }
+            Event::Credit(channel) => self.credited(channel),
         }
         self.poll_nodes();
         None
     }
 
-    fn at_switch(&mut self, place: Place, packet: Packet) {
+    fn at_switch(&mut self, place: Place, packet: Packet, channel: ChannelId) {
+        let cost = CreditCost::of(&packet);
         let Ok(bytes) = packet.to_bytes() else {
-            // Nodes send well-formed TLPs; a malformed one goes nowhere.
+            // Nodes send well-formed TLPs; a malformed one goes nowhere
+            // (but its buffer is freed).
+            self.lost += 1;
+            self.release(channel, cost);
             return;
         };
         let Some(switch) = self.switches.get_mut(place.switch) else {
+            self.lost += 1;
             return;
         };
         let forwarding = match switch.model_mut().ingress(PortIndex(place.port), &bytes) {
@@ -344,10 +428,12 @@ impl World {
                 // Backpressure: the link partner offers it again shortly.
                 let retry = self.now + Duration::from_micros(1);
                 self.delivered -= 1;
-                self.schedule(retry, Event::AtSwitch(place, packet));
+                self.schedule(retry, Event::AtSwitch(place, packet, channel));
                 return;
             }
         };
+        // The switch took the TLP in: its buffer frees as it moves on.
+        self.release(channel, cost);
         let leave = self.now + SWITCH_LATENCY;
         for delivery in forwarding.deliveries {
             match delivery.to {

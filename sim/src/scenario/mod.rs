@@ -1,7 +1,7 @@
 //! Scenarios: a fabric and a timeline of actions, described in a TOML file
 //! and run on a [`World`](crate::world::World).
 //!
-//! - [`format`]: the file as written (`[scenario]`, `[defaults]`,
+//! - [`format`](mod@format): the file as written (`[scenario]`, `[defaults]`,
 //!   `[fabric]`, `[[switch]]`, `[[host]]`, `[[endpoint]]`, `[[link]]`,
 //!   `[[step]]`); unknown keys are errors.
 //! - [`validate`]: names resolved and the fabric checked (a link to a port

@@ -38,12 +38,12 @@ use weft_fabric::manager::FabricManager;
 use weft_model::{Destination, Packet, PortIndex, Switch};
 use weft_pcie::config::msi::MsiMessage;
 use weft_pcie::config::vsec::PortRole as VsecRole;
-use weft_pcie::tlp::{Body, Completion, Header};
+use weft_pcie::tlp::{Body, Completion, FlowControlClass, Header};
 use weft_pcie::Bdf;
 
 use crate::host::{Fabric, Host};
 use crate::link::LinkConfig;
-use crate::link::{CreditCost, Credits};
+use crate::link::{CreditCost, Credits, DATA_CREDIT_BYTES};
 use crate::manager_config::ManagerConfig;
 use crate::planes::{lend, Planes};
 use crate::switch::WeftSwitch;
@@ -64,6 +64,23 @@ enum Event {
     AtNode(Place, Packet, ChannelId),
     /// Credits come back to a channel's sender.
     Credit(ChannelId),
+}
+
+/// Max_Payload_Size of the simulated fabric's TLPs, bytes.
+const MAX_PAYLOAD_BYTES: usize = 256;
+
+/// Why a receiver's credits could not be set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CreditError {
+    /// Nothing is wired at that end.
+    NotWired(Receiver),
+    /// The credits of a class do not cover one largest TLP.
+    TooFew {
+        /// The receiver.
+        receiver: Receiver,
+        /// The class.
+        class: FlowControlClass,
+    },
 }
 
 /// The receiving end of a link, for setting the credits it advertises.
@@ -214,14 +231,29 @@ impl World {
 
     /// Sets the credits `receiver` advertises (PCIe Base 6.0 §2.6.1) and
     /// how long it keeps each TLP's buffer before freeing it (a receiver
-    /// that returns credits slowly); false if nothing is wired there. Call
-    /// it before traffic starts: the link's credits restart from `credits`.
+    /// that returns credits slowly). Call it while the link is idle: its
+    /// credits restart from `credits`.
     pub fn set_receiver_credits(
         &mut self,
         receiver: Receiver,
         credits: Credits,
         release_delay: Duration,
-    ) -> bool {
+    ) -> Result<(), CreditError> {
+        // §2.6.1: a receiver advertises room for the largest TLP it takes
+        // (Max_Payload_Size 256 here), or that TLP could never be sent.
+        for class in [
+            FlowControlClass::Posted,
+            FlowControlClass::NonPosted,
+            FlowControlClass::Completion,
+        ] {
+            let largest = CreditCost {
+                class,
+                data: (MAX_PAYLOAD_BYTES / DATA_CREDIT_BYTES) as u32,
+            };
+            if !credits.covers(largest) {
+                return Err(CreditError::TooFew { receiver, class });
+            }
+        }
         let channel = match receiver {
             Receiver::Node(place) => (place, Way::Down),
             Receiver::Switch(place) => match self.wiring.cabled_to(place) {
@@ -229,7 +261,11 @@ impl World {
                 None => (place, Way::Up),
             },
         };
-        self.wiring.set_receiver(channel, credits, release_delay)
+        if self.wiring.set_receiver(channel, credits, release_delay) {
+            Ok(())
+        } else {
+            Err(CreditError::NotWired(receiver))
+        }
     }
 
     /// Messages the switches' CPUs received (error reports, PME).

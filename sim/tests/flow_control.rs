@@ -5,12 +5,13 @@
 use std::path::Path;
 use std::time::Duration;
 
+use weft_pcie::tlp::FlowControlClass;
 use weft_sim::host::Location;
 use weft_sim::link::{ClassCredits, Credits};
 use weft_sim::scenario::engine::Engine;
 use weft_sim::scenario::Scenario;
 use weft_sim::wiring::Place;
-use weft_sim::world::{Receiver, World};
+use weft_sim::world::{CreditError, Receiver, World};
 
 /// One switch, a host on port 0 and a GPU on port 1, Gen3 x16, 100 ns links.
 const FABRIC: &str = r#"
@@ -107,11 +108,9 @@ fn a_slow_receiver_throttles_the_sender_without_losing_or_reordering() {
         },
         ..Credits::ENDPOINT
     };
-    assert!(slow.set_receiver_credits(
-        Receiver::Node(Place::new(0, HOST_PORT)),
-        two_writes,
-        release
-    ));
+    let host = Receiver::Node(Place::new(0, HOST_PORT));
+    slow.set_receiver_credits(host, two_writes, release)
+        .expect("the host's link is wired and two writes fit");
     let (throttled, arrived, pattern) = copy_to_host(&mut slow);
     assert_eq!(
         arrived, pattern,
@@ -138,5 +137,31 @@ fn a_slow_receiver_throttles_the_sender_without_losing_or_reordering() {
     assert!(
         unthrottled > 20.0 * throttled,
         "default credits ({unthrottled} B/s) should not throttle like two ({throttled} B/s)"
+    );
+}
+
+#[test]
+fn a_receiver_must_advertise_room_for_the_largest_tlp() {
+    let mut world = booted();
+    let host = Receiver::Node(Place::new(0, HOST_PORT));
+    // 8 data credits are 128 bytes: a 256-byte write could never be sent.
+    let too_few = Credits {
+        posted: ClassCredits {
+            header: Some(4),
+            data: Some(8),
+        },
+        ..Credits::ENDPOINT
+    };
+    assert_eq!(
+        world.set_receiver_credits(host, too_few, Duration::ZERO),
+        Err(CreditError::TooFew {
+            receiver: host,
+            class: FlowControlClass::Posted
+        })
+    );
+    let nowhere = Receiver::Node(Place::new(0, 3));
+    assert_eq!(
+        world.set_receiver_credits(nowhere, Credits::ENDPOINT, Duration::ZERO),
+        Err(CreditError::NotWired(nowhere))
     );
 }

@@ -44,6 +44,10 @@ struct Row {
     bound: usize,
     /// Wall-clock time of the whole run, seconds.
     wall_s: f64,
+    /// CPU time the process got during the run, seconds (from Linux's
+    /// /proc/self/stat, in 10 ms ticks; steadier than wall time on a
+    /// shared machine), if known.
+    cpu_s: Option<f64>,
     /// Simulated time at the end, seconds.
     simulated_s: f64,
     /// TLPs the links delivered.
@@ -159,11 +163,28 @@ fn generated(switches: usize, endpoints: usize) -> (String, usize) {
     (text, bound)
 }
 
+/// CPU time (user and system) this process has had, seconds, where Linux
+/// tells it: fields 14 and 15 of /proc/self/stat, in USER_HZ ticks (100 per
+/// second in Linux's user ABI).
+fn process_cpu_s() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // The command name may hold spaces; the fields after it start at 3.
+    let after_name = &stat[stat.rfind(')')? + 1..];
+    let mut fields = after_name.split_whitespace().skip(11);
+    let user: u64 = fields.next()?.parse().ok()?;
+    let system: u64 = fields.next()?.parse().ok()?;
+    Some((user + system) as f64 / 100.0)
+}
+
 /// Runs `scenario` and measures it.
 fn measure(scenario: &Scenario, switches: usize, bound: usize) -> Result<Row, String> {
+    let cpu_before = process_cpu_s();
     let started = Instant::now();
     let report = run(scenario, &mut |_| {}).map_err(|e| format!("{}: {e}", scenario.name))?;
     let wall = started.elapsed().as_secs_f64();
+    let cpu = process_cpu_s()
+        .zip(cpu_before)
+        .map(|(after, before)| after - before);
     let simulated = report.steps.last().map_or(0.0, |s| s.at.as_secs_f64());
     Ok(Row {
         scenario: scenario.name.clone(),
@@ -171,6 +192,7 @@ fn measure(scenario: &Scenario, switches: usize, bound: usize) -> Result<Row, St
         endpoints: scenario.endpoints.len(),
         bound,
         wall_s: wall,
+        cpu_s: cpu,
         simulated_s: simulated,
         tlps: report.tlps_delivered,
         tlps_per_wall_s: report.tlps_delivered as f64 / wall,
@@ -246,17 +268,26 @@ fn main() -> ExitCode {
         };
     }
     println!(
-        "{:<16} {:>8} {:>9} {:>5} {:>8} {:>9} {:>10} {:>12}",
-        "scenario", "switches", "endpoints", "bound", "wall s", "sim ms", "TLPs", "TLPs/wall s"
+        "{:<16} {:>8} {:>9} {:>5} {:>8} {:>7} {:>9} {:>10} {:>12}",
+        "scenario",
+        "switches",
+        "endpoints",
+        "bound",
+        "wall s",
+        "cpu s",
+        "sim ms",
+        "TLPs",
+        "TLPs/wall s"
     );
     for row in &rows {
         println!(
-            "{:<16} {:>8} {:>9} {:>5} {:>8.2} {:>9.3} {:>10} {:>12.0}",
+            "{:<16} {:>8} {:>9} {:>5} {:>8.2} {:>7} {:>9.3} {:>10} {:>12.0}",
             row.scenario,
             row.switches,
             row.endpoints,
             row.bound,
             row.wall_s,
+            row.cpu_s.map_or_else(|| "-".into(), |s| format!("{s:.2}")),
             row.simulated_s * 1e3,
             row.tlps,
             row.tlps_per_wall_s

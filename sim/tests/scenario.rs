@@ -184,13 +184,13 @@ fn a_small_scenario_runs_end_to_end() {
     };
     assert_eq!(
         outcome("fabric manager enumerates the fabric"),
-        "2 GPUs, 1 functions from dumps"
+        "2 GPUs, 1 function from dumps"
     );
     assert_eq!(outcome("host1 boots and enumerates"), "2 drivers bound");
     // The dumped device has no driver, but its host sees it.
     assert_eq!(outcome("host2 boots and enumerates"), "0 drivers bound");
     assert_eq!(outcome("host2 sees exactly disk"), "yes");
-    assert_eq!(outcome("unbind gpu2"), "host1 handled 1 slot events");
+    assert_eq!(outcome("unbind gpu2"), "host1 handled 1 slot event");
     assert!(outcome("host1 probes gpu2, bound elsewhere").ends_with("answered with UR"));
     assert_eq!(report.p2p.len(), 1);
     assert_eq!(report.p2p[0].bytes_through_hosts, 0);

@@ -176,6 +176,15 @@ fn failed(step: &PlannedStep, what: &str, why: impl Into<String>) -> RunError {
     }
 }
 
+/// `n` and `thing`, plural unless `n` is 1.
+fn count(n: usize, thing: &str) -> String {
+    if n == 1 {
+        format!("1 {thing}")
+    } else {
+        format!("{n} {thing}s")
+    }
+}
+
 /// `bytes` in MiB or KiB, whichever is whole.
 pub fn size(bytes: u64) -> String {
     if bytes >= 1 << 20 && bytes.is_multiple_of(1 << 20) {
@@ -446,7 +455,10 @@ impl<'s> Engine<'s> {
                 self.report.checks_passed += 1;
                 self.note(
                     what,
-                    format!("{checked} bound functions, each on its host only"),
+                    format!(
+                        "{}, each on its host only",
+                        count(checked, "bound function")
+                    ),
                 );
             }
             Action::CheckTraffic => {
@@ -483,7 +495,7 @@ impl<'s> Engine<'s> {
         }
         let dumps = self.count_functions(|m| matches!(m, EndpointModel::Dump { .. }));
         if dumps.0 > 0 {
-            counts.push(format!("{} functions from dumps", dumps.0));
+            counts.push(format!("{} from dumps", count(dumps.0, "function")));
         }
         let outcome = if counts.is_empty() {
             "no endpoints".into()
@@ -524,7 +536,7 @@ impl<'s> Engine<'s> {
                 Some(label) if hosts.len() == 1 => label.clone(),
                 _ => format!("{} boots and enumerates", self.host_name(*host)),
             };
-            self.note(line, format!("{} drivers bound", bound.len()));
+            self.note(line, format!("{} bound", count(bound.len(), "driver")));
         }
         Ok(())
     }
@@ -613,9 +625,9 @@ impl<'s> Engine<'s> {
                     )
                 })?;
             handled.push(format!(
-                "{} handled {} slot events",
+                "{} handled {}",
                 self.host_name(*host),
-                events.len()
+                count(events.len(), "slot event")
             ));
         }
         Ok(if handled.is_empty() {

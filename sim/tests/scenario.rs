@@ -196,3 +196,14 @@ fn a_small_scenario_runs_end_to_end() {
     assert_eq!(report.p2p[0].bytes_through_hosts, 0);
     assert_eq!(report.checks_passed, 5);
 }
+
+#[test]
+fn capacities_of_the_fabric_are_errors_at_their_table() {
+    let text = HEAD.replace("slots = 2", "slots = 9");
+    let (line, _, message) = error_of(&text);
+    assert_eq!(line, line_of(&text, "[[host]]", 0));
+    assert_eq!(message, "`slots` = 9: a host has 1 to 8 slots");
+    let text = HEAD.replace("ports = 4", "ports = 9");
+    let (_, _, message) = error_of(&text);
+    assert_eq!(message, "`ports` = 9: a weft switch has 1 to 8 ports");
+}

@@ -11,8 +11,10 @@ use weft_devices::dump::{BarSizes, DumpDevice};
 use weft_devices::gpu::{Gpu, GpuConfig};
 use weft_devices::nvme::{Nvme, NvmeConfig};
 use weft_fabric::binding::UnbindMode;
+use weft_fabric::limits::{MAX_HOST_PORTS, MAX_SLOTS_PER_HOST, MAX_SWITCHES};
 use weft_pcie::config::bar::MAX_BARS;
 use weft_pcie::link::{Link, LinkSpeed, LinkWidth};
+use weft_regs::capacity::PORTS;
 
 use super::format::{
     ActionSpec, EndpointKind, EndpointSpec, LinkShape, Role, ScenarioFile, StepSpec, UnbindSpec,
@@ -480,13 +482,31 @@ pub fn resolve(file: ScenarioFile, text: &str, base: &Path) -> Result<Scenario, 
     if file.switches.is_empty() {
         return invalid(0, "a scenario needs at least one `[[switch]]`");
     }
+    if let Some(extra) = file.switches.get(MAX_SWITCHES) {
+        return invalid(
+            extra.span().start,
+            format!("the fabric manager handles {MAX_SWITCHES} switches; this is one more"),
+        );
+    }
+    if let Some(extra) = file.hosts.get(MAX_HOST_PORTS) {
+        return invalid(
+            extra.span().start,
+            format!("the fabric manager has {MAX_HOST_PORTS} host ports; this host is one more"),
+        );
+    }
     let mut ids = BTreeMap::new();
     for switch in &file.switches {
         let at = switch.span().start;
         let spec = switch.get_ref();
         unique(&mut taken, &spec.name, at, text)?;
-        if spec.ports == 0 {
-            return invalid(at, "`ports` = 0: a switch has at least one port");
+        if spec.ports == 0 || usize::from(spec.ports) > PORTS {
+            return invalid(
+                at,
+                format!(
+                    "`ports` = {}: a weft switch has 1 to {PORTS} ports",
+                    spec.ports
+                ),
+            );
         }
         if let Some(first) = ids.insert(spec.id, at) {
             let (line, _) = line_column(text, first);
@@ -501,10 +521,11 @@ pub fn resolve(file: ScenarioFile, text: &str, base: &Path) -> Result<Scenario, 
     }
     for host in &file.hosts {
         unique(&mut taken, &host.get_ref().name, host.span().start, text)?;
-        if host.get_ref().slots == 0 {
+        let slots = host.get_ref().slots;
+        if slots == 0 || usize::from(slots) > MAX_SLOTS_PER_HOST {
             return invalid(
                 host.span().start,
-                "`slots` = 0: a host needs at least one slot",
+                format!("`slots` = {slots}: a host has 1 to {MAX_SLOTS_PER_HOST} slots"),
             );
         }
     }

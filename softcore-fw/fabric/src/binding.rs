@@ -21,7 +21,15 @@
 //! Functions of one port may go to different hosts only where the device
 //! cannot carry one host's traffic to the other's function behind the
 //! switch's back, and where one host cannot take the other's function
-//! away ([`SharingRefused`]).
+//! away ([`SharingRefused`]). Below a conventional switch
+//! ([`crate::conventional`]) each endpoint function is bound on its own;
+//! devices below different downstream ports may go to different hosts
+//! when those ports redirect peer traffic up to the weft port (ACS), where
+//! the function owners and host-tagged peer windows isolate it. Peer
+//! requests between devices below one port that reach the weft port are
+//! not sent back out of it (the data plane drops a route back to the
+//! ingress port), so such devices are isolated from each other even when
+//! bound to one host.
 //!
 //! Bind programs all of that before the slot shows presence; unbind takes
 //! it away before the slot shows absence. Each endpoint port is rewritten
@@ -150,6 +158,16 @@ pub enum SharingRefused {
     /// P2P Request Redirect in endpoints. A function without ACS does no
     /// peer-to-peer inside its device.
     PeerToPeerInsideDevice,
+    /// The function sits below a conventional switch whose downstream port
+    /// `downstream_port` does not redirect peer traffic upstream (no ACS
+    /// capability, or no P2P Request and Completion Redirect in it, PCIe
+    /// Base 6.0 §6.12.1.1): that switch would route requests between its
+    /// devices itself, by fabric address, past the weft port's tables.
+    /// Bind the devices below that switch to one host.
+    PeerRouteBelowPort {
+        /// The conventional switch's downstream port.
+        downstream_port: Bdf,
+    },
 }
 
 impl From<Stale> for BindError {
@@ -192,7 +210,7 @@ struct PortPlan {
     windows: Vec<(Window, HostIndex), WINDOWS_PER_PORT>,
 }
 
-/// Why a function stops a port from being shared, if it does.
+/// Why a function stops its device from being shared, if it does.
 fn sharing_refused(function: &Function) -> Option<SharingRefused> {
     if matches!(function.kind, FunctionKind::Physical)
         && function.sriov.is_some_and(|setup| setup.num_vfs > 0)
@@ -473,14 +491,29 @@ impl FabricManager {
     }
 
     /// Refuses to bind `function` to `host` where another host has a
-    /// function below the same port and the two cannot share it.
+    /// function below the same port and the two cannot share it: functions
+    /// of one device by [`sharing_refused`], devices below a conventional
+    /// switch unless every downstream port above them redirects peer
+    /// traffic to the weft port ([`Inventory::peer_route_below`]).
+    ///
+    /// [`Inventory::peer_route_below`]: crate::inventory::Inventory::peer_route_below
     fn check_sharing(&self, function: &Function, host: HostIndex) -> Result<(), BindError> {
         let others = self
             .functions_on(function.switch, function.port)
             .filter_map(|f| f.binding.filter(|b| b.host != host).map(|b| (f, b.host)));
         for (other, owner) in others {
+            let same_device = function.bridge == other.bridge;
             for candidate in [function, other] {
-                if let Some(reason) = sharing_refused(candidate) {
+                let refused = if same_device {
+                    sharing_refused(candidate)
+                } else {
+                    self.inventory
+                        .peer_route_below(candidate)
+                        .map(|downstream_port| SharingRefused::PeerRouteBelowPort {
+                            downstream_port,
+                        })
+                };
+                if let Some(reason) = refused {
                     return Err(BindError::PortOwnedByOtherHost {
                         switch: function.switch,
                         port: function.port,

@@ -28,7 +28,11 @@
 //! of a device are found through the ARI Next Function Number chain when
 //! function 0 has ARI (§6.13, §7.8.7), otherwise at functions 0..=7 when
 //! function 0 is multi-function (§7.5.1.1.9). Only device 0 exists below a
-//! port (§7.3.1).
+//! port (§7.3.1). A Type 1 function — a conventional PCIe switch or a
+//! bridge — is programmed and enumerated through ([`crate::conventional`]):
+//! its buses join the port's range, depth first, and the functions below
+//! it are endpoints like any other. Requests for a bus of a port's range
+//! after its first travel as Type 1 ([`ConfigPath::Below`]).
 
 use weft_pcie::config::ari::{self, AriCap};
 use weft_pcie::config::bar::{
@@ -45,10 +49,9 @@ use weft_regs::capacity;
 use crate::address::{AddressAllocator, AddressError, Pool};
 use crate::hw::{ConfigFault, ConfigPath, Fabric, FabricConfig, FunctionAccess, Timer};
 use crate::inventory::{
-    FabricSwitch, Function, FunctionKind, Inventory, PlacedBar, PortKind, SkipReason, Skipped,
-    SwitchIndex,
+    FabricSwitch, Function, FunctionKind, Inventory, PlacedBar, PortKind, SwitchIndex,
 };
-use crate::limits::{MAX_ARI_FUNCTIONS, MAX_FUNCTIONS, MAX_HOST_PORTS, MAX_SKIPPED, MAX_SWITCHES};
+use crate::limits::{MAX_ARI_FUNCTIONS, MAX_FUNCTIONS, MAX_HOST_PORTS, MAX_SWITCHES};
 use crate::readiness::{
     read_when_ready, ReadinessError, READINESS_TIMEOUT_NS, RESET_TO_FIRST_REQUEST_NS,
 };
@@ -127,9 +130,9 @@ pub enum EnumerationError {
         /// [`MAX_FUNCTIONS`].
         capacity: usize,
     },
-    /// More skipped devices than the inventory records.
-    TooManySkipped {
-        /// [`MAX_SKIPPED`].
+    /// More conventional switch ports and bridges than the inventory holds.
+    TooManyBridges {
+        /// [`MAX_BRIDGES`](crate::limits::MAX_BRIDGES).
         capacity: usize,
     },
     /// The port needs a bus number and all 256 are used.
@@ -181,6 +184,18 @@ where
     pub(crate) inventory: Inventory,
     /// When the fabric's ports left Conventional Reset, in timer nanoseconds.
     pub(crate) reset_at_ns: u64,
+    /// The highest bus given out below the port being probed.
+    pub(crate) last_bus: u8,
+    /// The conventional switch port or bridge the functions being
+    /// enumerated sit directly below; `None` on the weft port's link.
+    pub(crate) bridge: Option<Bdf>,
+    /// Whether every bridge above forwards a 64-bit prefetchable window,
+    /// so 64-bit prefetchable BARs may go in [`Pool::Prefetchable64`].
+    pub(crate) prefetchable_64: bool,
+    /// The fabric address ranges `(base, end)` placed since the innermost
+    /// bridge's scan began, per pool (below 4 GiB, then 64-bit
+    /// prefetchable): what its windows must cover.
+    pub(crate) span: [Option<(u64, u64)>; 2],
 }
 
 /// Discovers and enumerates the fabric reachable from the manager's
@@ -221,6 +236,10 @@ where
         allocator,
         inventory,
         reset_at_ns,
+        last_bus: 0,
+        bridge: None,
+        prefetchable_64: true,
+        span: [None; 2],
     };
     let mut next_bus = u16::from(settings.manager_id.bus()) + 1;
     for (port, host, proxy_id) in host_proxies(settings, ports)? {
@@ -291,13 +310,43 @@ where
     T: Timer + ?Sized,
     F: Fabric + ?Sized,
 {
-    fn deadline(&self) -> u64 {
+    pub(crate) fn deadline(&self) -> u64 {
         self.reset_at_ns.saturating_add(READINESS_TIMEOUT_NS)
     }
 
-    /// How configuration requests reach functions below `at`.
-    pub(crate) fn path(&self, at: At) -> ConfigPath {
-        self.inventory.config_path(at.switch, at.port)
+    /// How configuration requests reach functions on `bus` below `at`.
+    pub(crate) fn path(&self, at: At, bus: u8) -> ConfigPath {
+        self.inventory.config_path(at.switch, at.port, bus)
+    }
+
+    /// Gives `bus` to the port being probed (and every bus before it):
+    /// records the port's range and, on a remote switch, routes the bus
+    /// there and opens the port for it, so requests reach it.
+    pub(crate) fn claim_bus(&mut self, at: At, bus: u8) -> Result<(), EnumerationError> {
+        if bus <= self.last_bus {
+            return Ok(());
+        }
+        self.last_bus = bus;
+        let kind =
+            &mut self.inventory.switches[usize::from(at.switch.0)].ports[usize::from(at.port.0)];
+        let first = match *kind {
+            PortKind::Endpoint { buses } => buses.0,
+            _ => bus,
+        };
+        *kind = PortKind::Endpoint {
+            buses: (first, bus),
+        };
+        if at.switch != SwitchIndex::LOCAL {
+            self.route_bus(at, bus)?;
+            self.plane(at.switch)?.set_port_role(
+                at.port,
+                PortRole::Endpoint {
+                    owner: None,
+                    buses: (first, bus),
+                },
+            )?;
+        }
+        Ok(())
     }
 
     /// The data plane of `switch`.
@@ -385,6 +434,12 @@ where
     fn probe_port(&mut self, at: At, bus: u8) -> Result<Option<u8>, EnumerationError> {
         let first = Bdf::new(bus, 0, 0);
         let deadline = self.deadline();
+        self.inventory.switches[usize::from(at.switch.0)].ports[usize::from(at.port.0)] =
+            PortKind::Endpoint { buses: (bus, bus) };
+        self.last_bus = bus;
+        self.bridge = None;
+        self.prefetchable_64 = true;
+        self.span = [None; 2];
         if at.switch != SwitchIndex::LOCAL {
             self.route_bus(at, bus)?;
             self.plane(at.switch)?.set_port_role(
@@ -395,29 +450,55 @@ where
                 },
             )?;
         }
-        let path = self.path(at);
-        if read_when_ready(self.config, self.timer, path, first, 0, deadline)
+        let path = self.path(at, bus);
+        let found = read_when_ready(self.config, self.timer, path, first, 0, deadline)
             .map_err(EnumerationError::Readiness)?
-            .is_none()
-        {
-            return Ok(None);
-        }
+            .is_some();
         let mut access = FunctionAccess {
             config: &mut *self.config,
             path,
             target: first,
         };
-        if let Some(identity) = read_weft_identity(&mut access)
-            .map_err(|error| EnumerationError::Identity { id: first, error })?
-        {
-            self.link(at, identity)?;
+        let identity = if found {
+            read_weft_identity(&mut access)
+                .map_err(|error| EnumerationError::Identity { id: first, error })?
+        } else {
+            None
+        };
+        if !found || identity.is_some() {
+            self.inventory.switches[usize::from(at.switch.0)].ports[usize::from(at.port.0)] =
+                PortKind::Empty;
+            if let Some(identity) = identity {
+                self.link(at, identity)?;
+            }
             return Ok(None);
         }
+        self.enumerate_device(at, bus, 0)?;
+        Ok(Some(self.last_bus))
+    }
+
+    /// Enumerates the functions of device `device` on `bus` below `at`,
+    /// whose function 0 answered: through the ARI Next Function Number
+    /// chain when function 0 has ARI (device 0 only, §6.13), otherwise
+    /// functions 0..=7 when function 0 is multi-function (§7.5.1.1.9).
+    pub(crate) fn enumerate_device(
+        &mut self,
+        at: At,
+        bus: u8,
+        device: u8,
+    ) -> Result<(), EnumerationError> {
+        let first = Bdf::new(bus, device, 0);
+        let deadline = self.deadline();
+        let path = self.path(at, bus);
+        let mut access = FunctionAccess {
+            config: &mut *self.config,
+            path,
+            target: first,
+        };
         let ari = find_extended_capability(&mut access, ext_cap_id::ARI)
             .map_err(|error| EnumerationError::CapabilityWalk { id: first, error })?;
         let header = read(&mut access, common::HEADER_TYPE)? as u8;
-        let mut last_bus = bus;
-        if ari.is_some() {
+        if ari.is_some() && device == 0 {
             // §7.8.7.2: follow Next Function Number from function 0 until it
             // is 0; a chain that revisits a function is cut there.
             let mut seen = [false; MAX_ARI_FUNCTIONS];
@@ -425,7 +506,7 @@ where
             loop {
                 seen[usize::from(function)] = true;
                 let id = Bdf::new_ari(bus, function);
-                last_bus = last_bus.max(self.enumerate_function(at, id, function == 0)?);
+                self.enumerate_function(at, id, function == 0)?;
                 let mut access = FunctionAccess {
                     config: &mut *self.config,
                     path,
@@ -448,7 +529,7 @@ where
             let multi = header & header_type::MULTI_FUNCTION != 0;
             let functions = if multi { 8 } else { 1 };
             for function in 0..functions {
-                let id = Bdf::new(bus, 0, function);
+                let id = Bdf::new(bus, device, function);
                 if function != 0
                     && read_when_ready(self.config, self.timer, path, id, 0, deadline)
                         .map_err(EnumerationError::Readiness)?
@@ -456,44 +537,31 @@ where
                 {
                     continue;
                 }
-                last_bus = last_bus.max(self.enumerate_function(at, id, false)?);
+                self.enumerate_function(at, id, false)?;
             }
         }
-        self.inventory.switches[usize::from(at.switch.0)].ports[usize::from(at.port.0)] =
-            PortKind::Endpoint {
-                buses: (bus, last_bus),
-            };
-        Ok(Some(last_bus))
+        Ok(())
     }
 
-    /// Enumerates one (physical) function and its VFs; returns the last bus they use.
+    /// Enumerates one (physical) function and its VFs, or, for a Type 1
+    /// function, the conventional switch port or bridge and everything
+    /// below it ([`crate::conventional`]).
     fn enumerate_function(
         &mut self,
         at: At,
         id: Bdf,
         lowest_ari_pf: bool,
-    ) -> Result<u8, EnumerationError> {
+    ) -> Result<(), EnumerationError> {
         let mut access = FunctionAccess {
             config: &mut *self.config,
-            path: self.inventory.config_path(at.switch, at.port),
+            path: self.inventory.config_path(at.switch, at.port, id.bus()),
             target: id,
         };
         let ids = read(&mut access, common::VENDOR_ID)?;
         let class_code = read(&mut access, common::REVISION_ID)? >> 8;
         let header = read(&mut access, common::HEADER_TYPE)? as u8;
         if header & header_type::LAYOUT_MASK == header_type::TYPE1 {
-            self.inventory
-                .skipped
-                .push(Skipped {
-                    switch: at.switch,
-                    port: at.port,
-                    id,
-                    reason: SkipReason::Bridge,
-                })
-                .map_err(|_| EnumerationError::TooManySkipped {
-                    capacity: MAX_SKIPPED,
-                })?;
-            return Ok(id.bus());
+            return self.enumerate_bridge(at, id);
         }
         let decoded = size_header_bars(&mut access)
             .map_err(|error| EnumerationError::BarSizing { id, error })?;
@@ -519,6 +587,7 @@ where
             bars,
             sriov: None,
             acs,
+            bridge: self.bridge,
             binding: None,
         };
         let index = self.inventory.functions.len();
@@ -529,7 +598,7 @@ where
         })?;
         match sriov {
             Some(offset) => self.enable_sriov(at, index, offset, lowest_ari_pf),
-            None => Ok(id.bus()),
+            None => Ok(()),
         }
     }
 
@@ -547,8 +616,13 @@ where
         size: u64,
         count: u16,
     ) -> Result<PlacedBar, EnumerationError> {
-        let Some(pool) = Pool::for_kind(decoded.bar.kind) else {
-            return Ok(PlacedBar::new(host_register, decoded.bar, None));
+        let pool = match Pool::for_kind(decoded.bar.kind) {
+            None => return Ok(PlacedBar::new(host_register, decoded.bar, None)),
+            // A bridge above forwards no 64-bit prefetchable window: the
+            // BAR goes in its (32-bit) memory window, which may hold any
+            // memory BAR (§7.5.1.3.8).
+            Some(Pool::Prefetchable64) if !self.prefetchable_64 => Pool::Below4GiB,
+            Some(pool) => pool,
         };
         let region = size.saturating_mul(u64::from(count));
         let base = self
@@ -557,23 +631,32 @@ where
             .map_err(|error| EnumerationError::Address { id, error })?;
         let mut access = FunctionAccess {
             config: &mut *self.config,
-            path: self.inventory.config_path(at.switch, at.port),
+            path: self.inventory.config_path(at.switch, at.port, id.bus()),
             target: id,
         };
         assign_bar(&mut access, decoded, base)
             .map_err(|error| EnumerationError::BarAssignment { id, error })?;
+        self.cover(at, pool, (base, base + region));
+        Ok(PlacedBar::new(host_register, decoded.bar, Some(base)))
+    }
+
+    /// Records that `range` of `pool` is used below `at`: the port's
+    /// address routes and the windows of the bridges above must cover it.
+    pub(crate) fn cover(&mut self, at: At, pool: Pool, range: (u64, u64)) {
         let slot = match pool {
             Pool::Below4GiB => 0,
             Pool::Prefetchable64 => 1,
         };
-        let range = &mut self.inventory.switches[usize::from(at.switch.0)].port_ranges
+        let union = |old: Option<(u64, u64)>| {
+            Some(match old {
+                None => range,
+                Some((first, last)) => (first.min(range.0), last.max(range.1)),
+            })
+        };
+        let port = &mut self.inventory.switches[usize::from(at.switch.0)].port_ranges
             [usize::from(at.port.0)][slot];
-        let end = base + region;
-        *range = Some(match *range {
-            None => (base, end),
-            Some((first, last)) => (first.min(base), last.max(end)),
-        });
-        Ok(PlacedBar::new(host_register, decoded.bar, Some(base)))
+        *port = union(*port);
+        self.span[slot] = union(self.span[slot]);
     }
 
     /// Sets Memory Space Enable (when the function has a memory BAR) and Bus
@@ -586,7 +669,7 @@ where
     ) -> Result<(), EnumerationError> {
         let mut access = FunctionAccess {
             config: &mut *self.config,
-            path: self.inventory.config_path(at.switch, at.port),
+            path: self.inventory.config_path(at.switch, at.port, id.bus()),
             target: id,
         };
         let current = read(&mut access, common::COMMAND)? as u16;

@@ -11,8 +11,9 @@
 //! error.
 //!
 //! - [`hw`]: the hardware traits (the data plane's tables and their entries are `weft_regs::tables`).
-//! - [`enumerate`], [`readiness`], `sriov`, [`address`]: the fabric domain —
-//!   walking the ports, fabric IDs, BAR placement, VFs; the result is an
+//! - [`enumerate`], [`readiness`], `sriov`, [`conventional`], [`address`]:
+//!   the fabric domain — walking the ports, fabric IDs, BAR placement, VFs,
+//!   conventional PCIe switches below ports; the result is an
 //!   [`inventory::Inventory`].
 //! - [`paths`]: shortest paths between the fabric's switches; [`routes`]:
 //!   every switch's tables computed from the inventory and the paths.
@@ -35,6 +36,7 @@ pub use weft_pcie as pcie;
 
 pub mod address;
 pub mod binding;
+pub mod conventional;
 pub mod enumerate;
 pub mod events;
 pub mod generation;

@@ -401,7 +401,7 @@ impl FabricManager {
                     ));
                 };
                 let completer = req.target;
-                let path = self.inventory.config_path(function.switch, function.port);
+                let path = self.inventory.path_to(function);
                 if !write {
                     return Ok(match bound_read(config, path, function, &bound, offset) {
                         Ok(data) => {

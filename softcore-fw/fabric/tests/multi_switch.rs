@@ -12,7 +12,7 @@ use weft_fabric::hw::ConfigPath;
 use weft_fabric::inventory::{PortKind, SwitchIndex};
 use weft_fabric::manager::FabricManager;
 use weft_fabric::pcie::config::Bar;
-use weft_fabric::pcie::tlp::{Body, CompletionStatus, ConfigType, Direction, MemoryOp, Tag};
+use weft_fabric::pcie::tlp::{ConfigType, MemoryOp};
 use weft_fabric::pcie::Bdf;
 use weft_fabric::settings::{FabricSettings, HostPort};
 use weft_model::{Destination, Packet};
@@ -109,7 +109,7 @@ fn two_switches_enumerate_through_their_link() {
     let gpu = inv.function(Bdf::new(2, 0, 0)).expect("the GPU");
     assert_eq!((gpu.switch, gpu.port), (s1, PortIndex(1)));
     assert_eq!(
-        inv.config_path(s1, PortIndex(1)),
+        inv.config_path(s1, PortIndex(1), 2),
         ConfigPath::Routed(PortIndex(3))
     );
     // The GPU's BARs were assigned through the link.
@@ -242,7 +242,7 @@ fn ring_paths_are_shortest_with_the_lower_switch_id_then_port_first() {
     // Configuration requests to C leave A the way its routes go, not the
     // way discovery first reached it (through B).
     assert_eq!(
-        manager.inventory().config_path(C, PortIndex(0)),
+        manager.inventory().config_path(C, PortIndex(0), 3),
         ConfigPath::Routed(PortIndex(2))
     );
 }
@@ -287,57 +287,6 @@ fn every_switch_routes_every_bus_and_range_along_its_path() {
     }
 }
 
-/// A configuration request from the host on A's host port, answered by the manager.
-fn host_config(
-    mesh: &mut Mesh,
-    manager: &mut FabricManager,
-    host: &mut FakeHost,
-    config_type: ConfigType,
-    target: Bdf,
-    offset: u16,
-    write: Option<u32>,
-) -> u32 {
-    let request = weft_fabric::pcie::tlp::ConfigRequest {
-        direction: if write.is_some() {
-            Direction::Write
-        } else {
-            Direction::Read
-        },
-        config_type,
-        requester: ROOT_PORT,
-        tag: Tag::new(7).expect("fits"),
-        target,
-        register_number: 0,
-        extended_register_number: 0,
-        first_be: 0xf,
-    }
-    .with_byte_offset(offset);
-    let header = weft_fabric::pcie::tlp::Header {
-        digest_present: false,
-        poisoned: false,
-        body: Body::Config(request),
-    };
-    let payload = write.map(|w| w.to_le_bytes().to_vec()).unwrap_or_default();
-    let to_cpu = mesh
-        .net
-        .send(MODEL_A, HOST_PORT, Packet::new(header, payload.clone()));
-    assert_eq!(to_cpu.len(), 1, "the request reaches the mailbox");
-    host.inbox.push_back(weft_fabric::hw::HostConfigRequest {
-        port: PortIndex(HOST_PORT),
-        request,
-        data: write.unwrap_or(0),
-    });
-    manager
-        .service(&mut mesh.net, &mut mesh.planes, host)
-        .expect("answered");
-    let (_, completion, data) = host.completions.pop().expect("a completion");
-    if completion.status == CompletionStatus::Successful {
-        data.unwrap_or(0)
-    } else {
-        u32::MAX
-    }
-}
-
 /// Host 0 enumerates its virtual switch (upstream port bus 1, downstream
 /// ports on bus 2, their secondary buses 3 and 4), and assigns the BARs of
 /// what is bound behind slot `slot` at `bar0` (32-bit) and `bar1` (64-bit).
@@ -350,8 +299,17 @@ fn host_assigns(
     bar1: u64,
 ) {
     let (t0, t1) = (ConfigType::Type0, ConfigType::Type1);
-    let mut config =
-        |t, target, offset, value| host_config(mesh, manager, host, t, target, offset, value);
+    let mut config = |t, target, offset, value| {
+        mesh.host_config(
+            manager,
+            host,
+            (MODEL_A, HOST_PORT),
+            t,
+            target,
+            offset,
+            value,
+        )
+    };
     config(t0, Bdf::new(1, 0, 0), 0x18, Some(0x0004_0201));
     for s in 0..2u32 {
         let secondary = 3 + s;

@@ -25,6 +25,7 @@ use weft_fabric::pcie::tlp::{
 use weft_fabric::pcie::Bdf;
 use weft_model::{Destination, Forwarding, IdMapping, Packet, PortIndex, PortRole, Switch, Window};
 
+pub mod conventional;
 pub mod mesh;
 
 // ---------------------------------------------------------------- time
@@ -188,6 +189,14 @@ impl FakeFabric {
 }
 
 impl FakeDevice {
+    /// Whether the device takes a request of `config_type` for `target`:
+    /// every Type 0 request on its link, and Type 1 requests for the
+    /// further buses its VFs sit on (PCIe Base 6.0 §9.3.3.9), which the
+    /// port above forwards as Type 1 (§7.3.3).
+    pub fn takes(&self, config_type: ConfigType, target: Bdf) -> bool {
+        config_type == ConfigType::Type0 || self.bus.is_some_and(|bus| target.bus() != bus)
+    }
+
     /// A configuration read as the device answers it at time `now`.
     pub fn config_read(&mut self, now: u64, target: Bdf, offset: u16) -> Result<u32, ConfigFault> {
         if now < self.ready_at_ns {
@@ -239,6 +248,36 @@ impl FabricConfig for FakeFabric {
     fn read(&mut self, port: PortIndex, target: Bdf, offset: u16) -> Result<u32, ConfigFault> {
         let now = self.clock.0.get();
         self.device(port)?.config_read(now, target, offset)
+    }
+
+    fn read_below(
+        &mut self,
+        port: PortIndex,
+        target: Bdf,
+        offset: u16,
+    ) -> Result<u32, ConfigFault> {
+        let now = self.clock.0.get();
+        let device = self.device(port)?;
+        if !device.takes(ConfigType::Type1, target) {
+            return Err(ConfigFault::UnsupportedRequest);
+        }
+        device.config_read(now, target, offset)
+    }
+
+    fn write_below(
+        &mut self,
+        port: PortIndex,
+        target: Bdf,
+        offset: u16,
+        value: u32,
+        byte_enables: u8,
+    ) -> Result<(), ConfigFault> {
+        let now = self.clock.0.get();
+        let device = self.device(port)?;
+        if !device.takes(ConfigType::Type1, target) {
+            return Err(ConfigFault::UnsupportedRequest);
+        }
+        device.config_write(now, target, offset, value, byte_enables)
     }
 
     fn write(

@@ -36,10 +36,13 @@
 //! as a whole, revoking before granting, so no TLP ever reaches an owner
 //! that is not the function's.
 //!
-//! A host's port is on the manager's switch; a bound function may be on
-//! any switch, whose data plane gets that function's port entries. The
-//! host's windows translate to fabric addresses, which every switch routes
-//! ([`crate::routes`]), so nothing else changes on the switches between.
+//! A host's port may be on any switch, whose data plane gets the host's
+//! windows and ID map; a bound function may be on any switch, whose data
+//! plane gets that function's port entries. Remote switches' tables are
+//! written in-band ([`crate::hw::Fabric`]). The host's windows translate
+//! to fabric addresses, and its endpoints' DMA to its aperture, both of
+//! which every switch routes ([`crate::routes`]), so nothing else changes
+//! on the switches between.
 
 use heapless::Vec;
 use weft_pcie::config::header::command;
@@ -356,7 +359,7 @@ impl FabricManager {
     /// switch by, not by the function they address: a surprise unbind also
     /// completes, with an error, the same host's requests in flight to its
     /// other functions below the port. For a function on another switch
-    /// that port is a fabric port shared with other functions, so a
+    /// than the host's, that port is a fabric port shared with other functions, so a
     /// surprise unbind leaves the host's requests in flight to it to the
     /// data plane's completion timeout, which still completes each of them
     /// (DESIGN.md, "Outstanding requests").
@@ -444,9 +447,10 @@ impl FabricManager {
         if let PortKind::Endpoint { buses } = self.inventory.port_on(switch, port) {
             self.program_endpoint_port(switch, port, buses, fabric)?;
         }
-        if mode == UnbindMode::Surprise && switch == SwitchIndex::LOCAL {
+        if mode == UnbindMode::Surprise && Ok(switch) == self.host_switch(si) {
             let host_port = self.switches[si].port;
-            fabric.local().abandon_host_requests_to(host_port, port)?;
+            self.host_plane(si, fabric)?
+                .abandon_host_requests_to(host_port, port)?;
         }
         Ok(binding)
     }
@@ -474,13 +478,13 @@ impl FabricManager {
     ) -> Result<(), BindError> {
         let switch = &mut self.switches[si];
         let requester = switch.downstream_id(slot);
-        let port = switch.port;
+        let (switch_id, port) = (switch.switch_id, switch.port);
         let host = switch.host;
         let Some(vdsp) = switch.downstream.get_mut(usize::from(slot)) else {
             return Ok(());
         };
         if let Some(message) = vdsp.set_presence(present) {
-            host_if.send_msi(port, requester, message)?;
+            host_if.send_msi(switch_id, port, requester, message)?;
             self.events.record(Event::HotPlugSent {
                 host,
                 slot,
@@ -582,7 +586,7 @@ impl FabricManager {
                 })?;
             }
         }
-        let tables = fabric.local();
+        let tables = self.host_plane(si, fabric)?;
         for index in 0..WINDOWS_PER_PORT {
             let window = windows.get(index).map_or(Window::UNUSED, |w| w.2);
             tables.set_window(switch.port, index, window)?;

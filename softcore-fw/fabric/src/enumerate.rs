@@ -55,8 +55,8 @@ use crate::limits::{MAX_ARI_FUNCTIONS, MAX_FUNCTIONS, MAX_HOST_PORTS, MAX_SWITCH
 use crate::readiness::{
     read_when_ready, ReadinessError, READINESS_TIMEOUT_NS, RESET_TO_FIRST_REQUEST_NS,
 };
-use crate::settings::FabricSettings;
-use weft_regs::tables::{Destination, HostIndex, PortIndex, PortRole, TableWriteError};
+use crate::settings::{FabricSettings, HostPort};
+use weft_regs::tables::{Destination, PortIndex, PortRole, TableWriteError};
 
 /// Why enumeration stopped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,6 +72,18 @@ pub enum EnumerationError {
     NoSuchPort(PortIndex),
     /// Two host entries name the same port.
     HostPortTwice(PortIndex),
+    /// A configured host port is on a switch that discovery did not find.
+    HostSwitchNotFound {
+        /// The switch ID configured for it.
+        switch_id: u64,
+    },
+    /// A configured host port does not exist on its (remote) switch.
+    NoSuchHostPort {
+        /// The switch.
+        switch_id: u64,
+        /// The port.
+        port: PortIndex,
+    },
     /// The address plan is invalid.
     Plan(AddressError),
     /// A function never became ready, or failed otherwise while probed.
@@ -196,7 +208,12 @@ where
     /// bridge's scan began, per pool (below 4 GiB, then 64-bit
     /// prefetchable): what its windows must cover.
     pub(crate) span: [Option<(u64, u64)>; 2],
+    /// Every host port with its proxy fabric ID.
+    proxies: HostProxies,
 }
+
+/// Every host port with its proxy fabric ID ([`host_proxies`]).
+pub type HostProxies = heapless::Vec<(HostPort, Bdf), MAX_HOST_PORTS>;
 
 /// Discovers and enumerates the fabric reachable from the manager's
 /// switch, whose links left Conventional Reset at `reset_at_ns` (timer time).
@@ -240,10 +257,16 @@ where
         bridge: None,
         prefetchable_64: true,
         span: [None; 2],
+        proxies: host_proxies(settings, ports)?,
     };
     let mut next_bus = u16::from(settings.manager_id.bus()) + 1;
-    for (port, host, proxy_id) in host_proxies(settings, ports)? {
-        e.inventory.switches[0].ports[usize::from(port.0)] = PortKind::Host { host, proxy_id };
+    for (host, proxy_id) in e.proxies.clone() {
+        if host.switch == settings.switch_id {
+            e.inventory.switches[0].ports[usize::from(host.port.0)] = PortKind::Host {
+                host: host.host,
+                proxy_id,
+            };
+        }
         next_bus = u16::from(proxy_id.bus()) + 1;
     }
     // Completions of the manager's own requests come back to its CPU.
@@ -261,11 +284,8 @@ where
                 switch: SwitchIndex(switch as u8),
                 port: PortIndex(index as u8),
             };
-            if switch == 0 && settings.host_port(at.port).is_some() {
-                continue;
-            }
             if e.inventory.switches[switch].ports[index] != PortKind::Empty {
-                // The far end of a link found from the other side.
+                // A host port, or the far end of a link found from the other side.
                 continue;
             }
             let bus = u8::try_from(next_bus)
@@ -276,30 +296,43 @@ where
         }
         switch += 1;
     }
+    if let Some((host, _)) = e
+        .proxies
+        .iter()
+        .find(|(host, _)| e.inventory.switch_index(host.switch).is_none())
+    {
+        return Err(EnumerationError::HostSwitchNotFound {
+            switch_id: host.switch,
+        });
+    }
     Ok(e.inventory)
 }
 
-/// Each host port with its host and proxy fabric ID: the buses right after
-/// the manager's, in configuration order. Known before any device is
-/// probed, so host ports can be opened (and answered with Request Retry
-/// Status) while enumeration runs.
+/// Each host port with its proxy fabric ID: the buses right after the
+/// manager's, in configuration order. Known before any device is probed,
+/// so host ports can be opened (and answered with Request Retry Status)
+/// while enumeration runs: those of the manager's switch (`ports` ports)
+/// at once, those of another switch as soon as discovery reaches it.
 pub fn host_proxies(
     settings: &FabricSettings,
     ports: usize,
-) -> Result<heapless::Vec<(PortIndex, HostIndex, Bdf), MAX_HOST_PORTS>, EnumerationError> {
+) -> Result<HostProxies, EnumerationError> {
     let mut proxies = heapless::Vec::new();
     let first_bus = u16::from(settings.manager_id.bus()) + 1;
     for (i, host) in settings.hosts.iter().enumerate() {
-        if usize::from(host.port.0) >= ports {
+        if host.switch == settings.switch_id && usize::from(host.port.0) >= ports {
             return Err(EnumerationError::NoSuchPort(host.port));
         }
-        if settings.hosts[..i].iter().any(|h| h.port == host.port) {
+        if settings.hosts[..i]
+            .iter()
+            .any(|h| (h.switch, h.port) == (host.switch, host.port))
+        {
             return Err(EnumerationError::HostPortTwice(host.port));
         }
         let bus = u8::try_from(first_bus + i as u16)
             .map_err(|_| EnumerationError::BusNumbersExhausted { port: host.port })?;
         // settings.hosts has the same capacity.
-        let _ = proxies.push((host.port, host.host, Bdf::new(bus, 0, 0)));
+        let _ = proxies.push((*host, Bdf::new(bus, 0, 0)));
     }
     Ok(proxies)
 }
@@ -410,6 +443,7 @@ where
                 let manager_bus = self.settings.manager_id.bus();
                 self.plane(index)?
                     .set_bus_route(manager_bus, Some(Destination::Port(far_port)))?;
+                self.open_host_ports(index)?;
                 index
             }
         };
@@ -427,6 +461,37 @@ where
             .set_port_role(at.port, PortRole::Fabric)?;
         self.plane(other)?
             .set_port_role(far_port, PortRole::Fabric)?;
+        Ok(())
+    }
+
+    /// Records and opens the host ports of the newly found switch `index`,
+    /// so its hosts are told to retry while enumeration runs.
+    fn open_host_ports(&mut self, index: SwitchIndex) -> Result<(), EnumerationError> {
+        let switch = &self.inventory.switches[usize::from(index.0)];
+        let (switch_id, port_count) = (switch.id, switch.port_count);
+        for (host, proxy_id) in self.proxies.clone() {
+            if host.switch != switch_id {
+                continue;
+            }
+            if host.port.0 >= port_count || usize::from(host.port.0) >= capacity::PORTS {
+                return Err(EnumerationError::NoSuchHostPort {
+                    switch_id,
+                    port: host.port,
+                });
+            }
+            self.inventory.switches[usize::from(index.0)].ports[usize::from(host.port.0)] =
+                PortKind::Host {
+                    host: host.host,
+                    proxy_id,
+                };
+            self.plane(index)?.set_port_role(
+                host.port,
+                PortRole::Host {
+                    host: host.host,
+                    proxy_id,
+                },
+            )?;
+        }
         Ok(())
     }
 

@@ -245,6 +245,10 @@ pub trait Timer {
 /// A host's configuration request, as the mailbox delivers it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HostConfigRequest {
+    /// The switch ID of the switch whose host port it arrived on: the
+    /// manager's own, or another whose mailbox the firmware reads in-band
+    /// through that switch's CSR window, as it writes its tables ([`Fabric`]).
+    pub switch: u64,
     /// The host port it arrived on.
     pub port: PortIndex,
     /// The request, in the host's terms.
@@ -263,26 +267,30 @@ pub enum HostSendError {
     QueueFull(PortIndex),
 }
 
-/// The host-facing side: configuration requests in from the mailbox,
-/// completions and MSI writes out of a host port.
+/// The host-facing side: configuration requests in from the mailboxes,
+/// completions and MSI writes out of a host port, of any switch of the
+/// fabric (named by its switch ID).
 pub trait HostInterface {
     /// The next configuration request from any host, if one is waiting.
     fn receive(&mut self) -> Option<HostConfigRequest>;
 
-    /// Sends a completion out of `port`; `data` is the one DW of a
-    /// configuration read's CplD, little-endian like [`HostConfigRequest::data`].
+    /// Sends a completion out of `port` of switch `switch`; `data` is the
+    /// one DW of a configuration read's CplD, little-endian like
+    /// [`HostConfigRequest::data`].
     fn complete(
         &mut self,
+        switch: u64,
         port: PortIndex,
         completion: Completion,
         data: Option<u32>,
     ) -> Result<(), HostSendError>;
 
-    /// Sends an MSI out of `port`: a one-DW memory write of `message.data`
-    /// to `message.address` with requester ID `requester` (a virtual
-    /// port's host-domain ID), §6.1.4.
+    /// Sends an MSI out of `port` of switch `switch`: a one-DW memory
+    /// write of `message.data` to `message.address` with requester ID
+    /// `requester` (a virtual port's host-domain ID), §6.1.4.
     fn send_msi(
         &mut self,
+        switch: u64,
         port: PortIndex,
         requester: Bdf,
         message: MsiMessage,

@@ -27,8 +27,9 @@
 //!
 //! A fabric may have several weft switches linked in any graph: discovery
 //! walks through fabric links, and every switch's tables are programmed,
-//! remote switches' through [`hw::Fabric`]. Host ports are on the
-//! manager's own switch; endpoints may be on any.
+//! remote switches' through [`hw::Fabric`]. Host ports and endpoints may
+//! be on any switch; remote hosts' mailboxes are served through
+//! [`hw::HostInterface`] like the local ones.
 #![no_std]
 #![forbid(unsafe_code)]
 

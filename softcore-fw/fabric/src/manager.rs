@@ -4,10 +4,11 @@
 use heapless::Vec;
 use weft_pcie::Bdf;
 
+use crate::binding::BindError;
 use crate::enumerate::{enumerate, host_proxies, EnumerationError};
 use crate::events::{Event, EventLog};
 use crate::generation::Generation;
-use crate::hw::{Fabric, FabricConfig, Timer};
+use crate::hw::{DataPlane, Fabric, FabricConfig, Timer};
 use crate::inventory::{Function, Inventory, PortKind, SwitchIndex};
 use crate::limits::MAX_HOST_PORTS;
 use crate::paths::shortest_paths;
@@ -56,6 +57,7 @@ impl FabricManager {
         let mut switches = Vec::new();
         for host in &settings.hosts {
             let switch = VirtualSwitch::new(
+                host.switch,
                 host.port,
                 host.host,
                 host.slots,
@@ -95,13 +97,21 @@ impl FabricManager {
     {
         self.ready = false;
         // Host ports open first, so hosts asking during enumeration reach
-        // the mailbox and are told to retry.
+        // the mailbox and are told to retry (those of other switches as
+        // discovery reaches them).
         let tables = fabric.local();
         let proxies =
             host_proxies(&self.settings, tables.ports()).map_err(StartError::Enumeration)?;
-        for (port, host, proxy_id) in proxies {
+        for (host, proxy_id) in proxies {
+            if host.switch != self.settings.switch_id {
+                continue;
+            }
+            let role = PortRole::Host {
+                host: host.host,
+                proxy_id,
+            };
             tables
-                .set_port_role(port, PortRole::Host { host, proxy_id })
+                .set_port_role(host.port, role)
                 .map_err(|e| StartError::Routes(RouteError::Table(e)))?;
         }
         let mut inventory = enumerate(config, timer, fabric, &self.settings, reset_at_ns)
@@ -113,7 +123,10 @@ impl FabricManager {
             inventory.switches[index].via = inventory.paths.next_hop(SwitchIndex::LOCAL, to);
         }
         for switch in self.switches.iter_mut() {
-            if let PortKind::Host { proxy_id, .. } = inventory.port(switch.port) {
+            let Some(at) = inventory.switch_index(switch.switch_id) else {
+                continue;
+            };
+            if let PortKind::Host { proxy_id, .. } = inventory.port_on(at, switch.port) {
                 switch.proxy_id = proxy_id;
             }
         }
@@ -144,9 +157,11 @@ impl FabricManager {
         self.switches.iter().find(|s| s.host == host)
     }
 
-    /// The virtual switch presented on host port `port`.
-    pub fn virtual_switch_on(&self, port: PortIndex) -> Option<&VirtualSwitch> {
-        self.switches.iter().find(|s| s.port == port)
+    /// The virtual switch presented on host port `port` of switch `switch_id`.
+    pub fn virtual_switch_on(&self, switch_id: u64, port: PortIndex) -> Option<&VirtualSwitch> {
+        self.switches
+            .iter()
+            .find(|s| (s.switch_id, s.port) == (switch_id, port))
     }
 
     /// The fabric ID of the function bound to `host`'s `slot`, if any.
@@ -197,5 +212,25 @@ impl FabricManager {
 
     pub(crate) fn switch_index(&self, host: HostIndex) -> Option<usize> {
         self.switches.iter().position(|s| s.host == host)
+    }
+
+    /// The fabric switch virtual switch `si`'s host port is on.
+    pub(crate) fn host_switch(&self, si: usize) -> Result<SwitchIndex, BindError> {
+        let switch_id = self.switches[si].switch_id;
+        self.inventory
+            .switch_index(switch_id)
+            .ok_or(BindError::UnreachableSwitch { switch_id })
+    }
+
+    /// The data plane of the switch virtual switch `si`'s host port is on.
+    pub(crate) fn host_plane<'f, F: Fabric + ?Sized>(
+        &self,
+        si: usize,
+        fabric: &'f mut F,
+    ) -> Result<&'f mut dyn DataPlane, BindError> {
+        let at = self.host_switch(si)?;
+        self.inventory
+            .plane(fabric, at)
+            .map_err(|switch_id| BindError::UnreachableSwitch { switch_id })
     }
 }

@@ -76,6 +76,8 @@ pub struct VirtualDownstreamPort {
 /// One host's virtual switch.
 #[derive(Clone, Debug)]
 pub struct VirtualSwitch {
+    /// The switch ID of the switch its host port is on.
+    pub switch_id: u64,
     /// The host port it is presented on.
     pub port: PortIndex,
     /// The host.
@@ -194,9 +196,11 @@ fn build_port(
 }
 
 impl VirtualSwitch {
-    /// A virtual switch for `host` on `port` with `slots` empty downstream
-    /// ports, whose write masks must be `layouts`'.
+    /// A virtual switch for `host` on `port` of switch `switch_id` with
+    /// `slots` empty downstream ports, whose write masks must be `layouts`'.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
+        switch_id: u64,
         port: PortIndex,
         host: HostIndex,
         slots: u8,
@@ -238,6 +242,7 @@ impl VirtualSwitch {
             });
         }
         Ok(VirtualSwitch {
+            switch_id,
             port,
             host,
             proxy_id: Bdf::default(),

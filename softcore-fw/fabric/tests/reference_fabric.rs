@@ -146,6 +146,7 @@ fn settings() -> FabricSettings {
     for (port, host) in [(2, 0), (3, 1)] {
         s.hosts
             .push(HostPort {
+                switch: IDS[S0],
                 port: PortIndex(port),
                 host: HostIndex(host),
                 slots: 2,

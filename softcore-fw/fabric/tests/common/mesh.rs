@@ -165,9 +165,19 @@ impl Mesh {
             body: Body::Config(request),
         };
         let payload = write.map(|w| w.to_le_bytes().to_vec()).unwrap_or_default();
-        let to_cpu = self.net.send(at.0, at.1, Packet::new(header, payload));
-        assert_eq!(to_cpu.len(), 1, "the request reaches the mailbox");
+        let to_manager = self.net.send(at.0, at.1, Packet::new(header, payload));
+        // The host's switch's CPU takes it: the manager's own, or the
+        // mailbox of another switch, which the manager reads in-band.
+        let arrived = if at.0 == 0 {
+            to_manager.len()
+        } else {
+            let mailbox = self.net.to_cpu.len();
+            self.net.to_cpu.retain(|(switch, _)| *switch != at.0);
+            mailbox - self.net.to_cpu.len()
+        };
+        assert_eq!(arrived, 1, "the request reaches the mailbox");
         host.inbox.push_back(HostConfigRequest {
+            switch: self.net.ids[at.0],
             port: PortIndex(at.1),
             request,
             data: write.unwrap_or(0),
@@ -175,7 +185,8 @@ impl Mesh {
         manager
             .service(&mut self.net, &mut self.planes, host)
             .expect("answered");
-        let (_, completion, data) = host.completions.pop().expect("a completion");
+        let (to, completion, data) = host.completions.pop().expect("a completion");
+        assert_eq!(to, (self.net.ids[at.0], PortIndex(at.1)));
         if completion.status == CompletionStatus::Successful {
             data.unwrap_or(0)
         } else {

@@ -363,12 +363,13 @@ pub fn vf_enabled(space: &ConfigSpace, cap: SriovCap) -> bool {
 
 // ---------------------------------------------------------------- hosts
 
-/// The mailbox and the host-facing egress, recorded.
+/// The mailboxes and the host-facing egress, recorded; each host port
+/// named by (switch ID, port).
 #[derive(Default)]
 pub struct FakeHost {
     pub inbox: VecDeque<HostConfigRequest>,
-    pub completions: Vec<(PortIndex, Completion, Option<u32>)>,
-    pub msis: Vec<(PortIndex, Bdf, MsiMessage)>,
+    pub completions: Vec<((u64, PortIndex), Completion, Option<u32>)>,
+    pub msis: Vec<((u64, PortIndex), Bdf, MsiMessage)>,
 }
 
 impl HostInterface for FakeHost {
@@ -378,21 +379,23 @@ impl HostInterface for FakeHost {
 
     fn complete(
         &mut self,
+        switch: u64,
         port: PortIndex,
         completion: Completion,
         data: Option<u32>,
     ) -> Result<(), HostSendError> {
-        self.completions.push((port, completion, data));
+        self.completions.push(((switch, port), completion, data));
         Ok(())
     }
 
     fn send_msi(
         &mut self,
+        switch: u64,
         port: PortIndex,
         requester: Bdf,
         message: MsiMessage,
     ) -> Result<(), HostSendError> {
-        self.msis.push((port, requester, message));
+        self.msis.push(((switch, port), requester, message));
         Ok(())
     }
 }
@@ -456,7 +459,9 @@ impl Rig {
             .payload
             .get(..4)
             .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+        let switch = self.manager.settings().switch_id;
         self.host.inbox.push_back(HostConfigRequest {
+            switch,
             port: PortIndex(port),
             request,
             data,
@@ -467,7 +472,7 @@ impl Rig {
             .expect("tables written");
         assert_eq!(handled, 1);
         let (to, completion, data) = self.host.completions.pop().expect("a completion");
-        assert_eq!(to, PortIndex(port));
+        assert_eq!(to, (switch, PortIndex(port)));
         assert_eq!(completion.requester, ROOT_PORT);
         (completion, data.unwrap_or(u32::MAX))
     }

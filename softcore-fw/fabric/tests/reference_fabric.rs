@@ -6,12 +6,7 @@
 //! it, and read back from the devices' own configuration spaces with
 //! weft-pcie's decoders, not from the manager's records alone.
 //!
-//! | switch | ID   | port 0  | port 1  | port 2             | port 3  |
-//! |--------|------|---------|---------|--------------------|---------|
-//! | S0     | 0x10 | ↔ S1.0  | ↔ S3.1  | host 0             | host 1  |
-//! | S1     | 0x11 | ↔ S0.0  | ↔ S2.0  | GPU A              | GPU B   |
-//! | S2     | 0x12 | ↔ S1.1  | ↔ S3.0  | NVMe PF + 4 VFs    | GPU C   |
-//! | S3     | 0x13 | ↔ S2.1  | ↔ S0.1  | PCIe switch: D, F  | —       |
+//! The cabling is in `common/reference.rs`.
 //!
 //! Discovery is breadth first from S0, ports in index order: S0.0 finds
 //! S1 (index 1), S0.1 finds S3 (index 2); S1.1 finds S2 (index 3); S3.0
@@ -24,6 +19,7 @@ mod common;
 
 use common::conventional::{switch_port, ConventionalSwitch, DownstreamPort};
 use common::mesh::{Mesh, Partner};
+use common::reference::*;
 use common::*;
 use weft_fabric::binding::{BindError, SharingRefused};
 use weft_fabric::conventional::ACS_ISOLATION;
@@ -36,24 +32,11 @@ use weft_fabric::pcie::config::function::{
 use weft_fabric::pcie::config::header::{command, common as header, type1};
 use weft_fabric::pcie::config::pcie_cap::PortType;
 use weft_fabric::pcie::config::walk::find_extended_capability;
-use weft_fabric::pcie::config::{ext_cap_id, Bar, ConfigSpace, Type1Function};
+use weft_fabric::pcie::config::{ext_cap_id, ConfigSpace, Type1Function};
 use weft_fabric::pcie::tlp::{ConfigType, MemoryOp};
 use weft_fabric::pcie::Bdf;
-use weft_fabric::settings::{FabricSettings, HostPort};
 use weft_model::{Destination, Packet};
 use weft_regs::tables::{HostIndex, PortIndex};
-
-const PORTS: usize = 4;
-const IDS: [u64; 4] = [0x10, 0x11, 0x12, 0x13];
-const S0: usize = 0;
-const S1: usize = 1;
-const S2: usize = 2;
-const S3: usize = 3;
-
-const GPU_VENDOR: u16 = 0x10de;
-const NVME_VENDOR: u16 = 0x144d;
-const NIC_VENDOR: u16 = 0x8086;
-const BRIDGE_VENDOR: u16 = 0x10b5;
 
 const GPU_A: Bdf = Bdf::new(3, 0, 0);
 const GPU_B: Bdf = Bdf::new(4, 0, 0);
@@ -73,107 +56,10 @@ const NVME_VFS: [Bdf; 4] = [
     Bdf::new_ari(10, 0x40),
 ];
 
-/// Below GPU D, answering Request Retry Status until 300 ms after reset.
-const GPU_D_READY_NS: u64 = 300_000_000;
-
-/// A GPU: BAR0 32-bit 16 MiB, BAR1-2 64-bit prefetchable 256 MiB.
-fn gpu(device_id: u16) -> FakeDevice {
-    FakeDevice::new(vec![plain_function(
-        0,
-        identity(GPU_VENDOR, device_id, 0x03_02_00),
-        [
-            Some(Bar::memory32(16 << 20)),
-            Some(Bar::memory64(256 << 20, true)),
-            None,
-            None,
-            None,
-            None,
-        ],
-        false,
-    )])
-}
-
-/// A NIC: BAR0 32-bit 64 KiB, BAR2-3 64-bit prefetchable 512 KiB.
-fn nic() -> FakeDevice {
-    FakeDevice::new(vec![plain_function(
-        0,
-        identity(NIC_VENDOR, 0x1533, 0x02_00_00),
-        [
-            Some(Bar::memory32(64 << 10)),
-            None,
-            Some(Bar::memory64(512 << 10, true)),
-            None,
-            None,
-            None,
-        ],
-        false,
-    )])
-}
-
-/// The NVMe drive: PF BAR0-1 64-bit 16 KiB, four VFs each with a 64-bit 16 KiB VF BAR0.
-fn nvme() -> FakeDevice {
-    FakeDevice::new(vec![sriov_pf(
-        identity(NVME_VENDOR, 0xa824, 0x01_08_02),
-        [
-            Some(Bar::memory64(16 << 10, false)),
-            None,
-            None,
-            None,
-            None,
-            None,
-        ],
-        nvme_sriov(4),
-    )])
-}
-
-fn pcie_switch(acs_on_dsp1: bool) -> ConventionalSwitch {
-    let mut d = gpu(0x1db4);
-    d.ready_at_ns = GPU_D_READY_NS;
-    ConventionalSwitch::new(
-        identity(BRIDGE_VENDOR, 0x8724, 0x06_04_00),
-        vec![(true, Some(d)), (acs_on_dsp1, Some(nic()))],
-    )
-}
-
-fn settings() -> FabricSettings {
-    let mut s = FabricSettings {
-        switch_id: IDS[S0],
-        num_vfs: 4,
-        ..FabricSettings::default()
-    };
-    s.upstream_identity = identity(0x1d1d, 0x0001, 0x06_04_00);
-    s.downstream_identity = identity(0x1d1d, 0x0002, 0x06_04_00);
-    for (port, host) in [(2, 0), (3, 1)] {
-        s.hosts
-            .push(HostPort {
-                switch: IDS[S0],
-                port: PortIndex(port),
-                host: HostIndex(host),
-                slots: 2,
-            })
-            .expect("room");
-    }
-    s
-}
-
-fn reference(pcie: ConventionalSwitch) -> (Mesh, FabricManager) {
-    let mut mesh = Mesh::new(&IDS, PORTS, Clock::default());
-    mesh.link((S0, 0), (S1, 0));
-    mesh.link((S1, 1), (S2, 0));
-    mesh.link((S2, 1), (S3, 0));
-    mesh.link((S3, 1), (S0, 1));
-    mesh.attach_host((S0, 2));
-    mesh.attach_host((S0, 3));
-    mesh.attach((S1, 2), gpu(0x17fd));
-    mesh.attach((S1, 3), gpu(0x17fd));
-    mesh.attach((S2, 2), nvme());
-    mesh.attach((S2, 3), gpu(0x17fd));
-    mesh.attach_conventional((S3, 2), pcie);
-    let mut manager = FabricManager::new(settings()).expect("valid settings");
-    let mut clock = mesh.net.clock.clone();
-    manager
-        .start(&mut mesh.net, &mut clock, &mut mesh.planes, 0)
-        .expect("the fabric enumerates");
+/// The reference fabric, started.
+fn started(pcie: ConventionalSwitch) -> (Mesh, FabricManager) {
+    let (mut mesh, mut manager) = reference(pcie);
+    start(&mut mesh, &mut manager).expect("the fabric enumerates");
     (mesh, manager)
 }
 
@@ -208,7 +94,7 @@ fn window(base: u64, limit: u64) -> Option<Window> {
 
 #[test]
 fn the_reference_fabric_enumerates_as_worked_out_by_hand() {
-    let (mesh, manager) = reference(pcie_switch(true));
+    let (mesh, manager) = started(pcie_switch(true));
     let inv = manager.inventory();
 
     // Switches in discovery order, and the ring's four links, each once.
@@ -411,7 +297,7 @@ fn the_reference_fabric_enumerates_as_worked_out_by_hand() {
 
 #[test]
 fn every_switch_routes_the_buses_and_windows_below_the_pcie_switch_to_it() {
-    let (mesh, _manager) = reference(pcie_switch(true));
+    let (mesh, _manager) = started(pcie_switch(true));
     let to = |port: u8| Some(Destination::Port(PortIndex(port)));
     // Paths to S3: S0 directly by S0.1; S1 by S0 or S2, both two hops,
     // the lower switch ID (S0, 0x10) wins: S1.0; S2 directly by S2.1.
@@ -442,7 +328,7 @@ fn every_switch_routes_the_buses_and_windows_below_the_pcie_switch_to_it() {
 
 #[test]
 fn devices_below_acs_ports_go_to_different_hosts_and_a_host_reaches_its_own() {
-    let (mut mesh, mut manager) = reference(pcie_switch(true));
+    let (mut mesh, mut manager) = started(pcie_switch(true));
     let mut host = FakeHost::default();
     manager
         .bind(GPU_D, HostIndex(0), 0, &mut mesh.planes, &mut host)
@@ -493,7 +379,7 @@ fn devices_below_acs_ports_go_to_different_hosts_and_a_host_reaches_its_own() {
 
 #[test]
 fn devices_below_a_port_without_acs_stay_with_one_host() {
-    let (mut mesh, mut manager) = reference(pcie_switch(false));
+    let (mut mesh, mut manager) = started(pcie_switch(false));
     assert_eq!(
         manager.inventory().bridge(DSP1).map(|b| b.acs_enabled),
         Some(0)

@@ -27,6 +27,7 @@ use weft_model::{Destination, Forwarding, IdMapping, Packet, PortIndex, PortRole
 
 pub mod conventional;
 pub mod mesh;
+pub mod reference;
 
 // ---------------------------------------------------------------- time
 

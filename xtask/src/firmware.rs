@@ -1,4 +1,6 @@
-//! Building the soft core's firmware ELF and reporting its size.
+//! Building the soft core's firmware ELF and reporting its size, and the
+//! fabric manager's size on the soft core (measured on a probe program
+//! until the firmware drives the manager).
 
 use std::{
     env, fs,
@@ -7,7 +9,7 @@ use std::{
 };
 
 use anyhow::{Context, Result};
-use object::{elf, Object, ObjectSection, SectionFlags, SectionKind};
+use object::{elf, Object, ObjectSection, ObjectSymbol, SectionFlags, SectionKind};
 
 use crate::{
     command::run,
@@ -19,10 +21,86 @@ const PROFILE: &str = "firmware";
 
 /// Builds the firmware ELF, prints its size table and returns its path.
 pub fn build(root: &Path, toolchain: &FirmwareToolchain) -> Result<PathBuf> {
+    let elf_path = build_soft_core_binary(root, toolchain, "weft-firmware")?;
+    let sizes = ImageSize::of_elf(&elf_path)?;
+    println!("firmware: {}", elf_path.display());
+    println!("{sizes}");
+    Ok(elf_path)
+}
+
+/// The probe that links the fabric manager for the soft core, and the
+/// symbol holding the size of the manager's state there.
+const FABRIC_PROBE: &str = "weft-fabric-size";
+const MANAGER_BYTES_SYMBOL: &str = "WEFT_FABRIC_MANAGER_BYTES";
+
+/// Builds the fabric manager's size probe with the firmware's profile and
+/// prints the library's code and RAM on the soft core, as a table or JSON.
+pub fn fabric_size(root: &Path, toolchain: &FirmwareToolchain, json: bool) -> Result<()> {
+    let elf_path = build_soft_core_binary(root, toolchain, FABRIC_PROBE)?;
+    let sizes = ImageSize::of_elf(&elf_path)?;
+    let manager = read_u32_symbol(&elf_path, MANAGER_BYTES_SYMBOL)?;
+    if json {
+        println!(
+            "{{\"target\":\"{FIRMWARE_TARGET}\",\"profile\":\"{PROFILE}\",\"text\":{},\"data\":{},\"bss\":{},\"fabric_manager_bytes\":{manager},\"instruction_ram\":{},\"data_ram\":{}}}",
+            sizes.text,
+            sizes.data,
+            sizes.bss,
+            weft_regs::INSTRUCTION_RAM_SIZE,
+            weft_regs::DATA_RAM_SIZE,
+        );
+        return Ok(());
+    }
+    println!("fabric manager on the soft core ({FIRMWARE_TARGET}, profile {PROFILE}):");
+    println!("  {}", elf_path.display());
+    println!("{sizes}");
+    println!(
+        "code and read-only data: {} bytes of the {} KiB instruction RAM",
+        sizes.text,
+        weft_regs::INSTRUCTION_RAM_SIZE / 1024
+    );
+    println!(
+        "static RAM: FabricManager {manager} bytes (the firmware's static), library data+bss {} bytes, of the {} KiB data RAM",
+        sizes.data + sizes.bss,
+        weft_regs::DATA_RAM_SIZE / 1024
+    );
+    println!(
+        "(the probe's stub hardware and entry point are counted in; see softcore-fw/fabric-size)"
+    );
+    Ok(())
+}
+
+/// The little-endian u32 a global data symbol of a RISC-V ELF holds.
+fn read_u32_symbol(path: &Path, name: &str) -> Result<u32> {
+    let bytes = fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let file = object::File::parse(&*bytes)
+        .with_context(|| format!("{} is not an ELF file", path.display()))?;
+    let symbol = file
+        .symbols()
+        .find(|s| s.name() == Ok(name))
+        .with_context(|| format!("{} has no symbol {name}", path.display()))?;
+    let section = symbol
+        .section_index()
+        .and_then(|index| file.section_by_index(index).ok())
+        .with_context(|| format!("{name} is in no section"))?;
+    let data = section.data()?;
+    let at = usize::try_from(symbol.address() - section.address())?;
+    let word = data
+        .get(at..at + 4)
+        .with_context(|| format!("{name} lies outside its section's data"))?;
+    Ok(u32::from_le_bytes([word[0], word[1], word[2], word[3]]))
+}
+
+/// Builds `package`'s binary of the same name for the soft core with the
+/// firmware's profile; returns the ELF's path.
+fn build_soft_core_binary(
+    root: &Path,
+    toolchain: &FirmwareToolchain,
+    package: &str,
+) -> Result<PathBuf> {
     let common = [
         "build",
         "--package",
-        "weft-firmware",
+        package,
         "--target",
         FIRMWARE_TARGET,
         "--profile",
@@ -58,14 +136,7 @@ pub fn build(root: &Path, toolchain: &FirmwareToolchain) -> Result<PathBuf> {
             target_dir
         }
     };
-    let elf_path = target_dir
-        .join(FIRMWARE_TARGET)
-        .join(PROFILE)
-        .join("weft-firmware");
-    let sizes = ImageSize::of_elf(&elf_path)?;
-    println!("firmware: {}", elf_path.display());
-    println!("{sizes}");
-    Ok(elf_path)
+    Ok(target_dir.join(FIRMWARE_TARGET).join(PROFILE).join(package))
 }
 
 /// The firmware's memory use, split the way the soft core's memories see it.

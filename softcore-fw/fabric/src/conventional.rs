@@ -26,6 +26,10 @@
 //!   the below-4 GiB pool and its memory window. The bridge's own BARs sit
 //!   on its primary side, in its parent's windows. The I/O window is
 //!   closed: the fabric carries no I/O.
+//! - **ARI** (§6.13): a downstream port with an ARI device below it gets
+//!   ARI Forwarding Enable where it supports it, so the device's function
+//!   numbers above 7 (and its VFs) reach it; where it does not, the
+//!   device is enumerated as an ordinary one.
 //! - **Command** (§7.5.1.1.3): Memory Space Enable (forward memory
 //!   requests downstream) and Bus Master Enable (forward them upstream).
 //! - **ACS** (§6.12.1.1): on a downstream port with the ACS capability,
@@ -47,7 +51,10 @@
 use weft_pcie::config::acs::{self, feature};
 use weft_pcie::config::bar::size_header_bars;
 use weft_pcie::config::header::{command, common, type1, window};
-use weft_pcie::config::pcie_cap::{capabilities, PortType, CAPABILITIES};
+use weft_pcie::config::pcie_cap::{
+    capabilities, device_capabilities_2, device_control_2, PortType, CAPABILITIES,
+    DEVICE_CAPABILITIES_2, DEVICE_CONTROL_2,
+};
 use weft_pcie::config::walk::{find_capability, find_extended_capability};
 use weft_pcie::config::{cap_id, ext_cap_id, ConfigWrite};
 use weft_pcie::Bdf;
@@ -245,6 +252,40 @@ where
         bridge.prefetchable = prefetchable;
         bridge.acs_enabled = acs_enabled;
         Ok(())
+    }
+
+    /// Whether function numbers of an ARI device below `at` reach it: on
+    /// the weft port's own link they do; below a conventional switch's
+    /// downstream port only with its ARI Forwarding Enable, set here where
+    /// it is supported (§6.13, §7.5.3.16); otherwise the device is
+    /// enumerated as an ordinary one, at functions 0..=7.
+    pub(crate) fn forward_ari(&mut self, at: At) -> Result<bool, EnumerationError> {
+        let Some(id) = self.bridge else {
+            return Ok(true);
+        };
+        if self.inventory.bridge(id).map(|b| b.kind) != Some(BridgeKind::SwitchDownstream) {
+            return Ok(false);
+        }
+        let path = self.path(at, id.bus());
+        let mut access = FunctionAccess {
+            config: &mut *self.config,
+            path,
+            target: id,
+        };
+        let Some(pcie) = find_capability(&mut access, cap_id::PCI_EXPRESS)
+            .map_err(|error| EnumerationError::CapabilityWalk { id, error })?
+        else {
+            return Ok(false);
+        };
+        let supported = read(&mut access, pcie + DEVICE_CAPABILITIES_2)?
+            & device_capabilities_2::ARI_FORWARDING_SUPPORTED
+            != 0;
+        if supported {
+            let control = read(&mut access, pcie + DEVICE_CONTROL_2)? as u16
+                | device_control_2::ARI_FORWARDING_ENABLE;
+            self.write(at, id, pcie + DEVICE_CONTROL_2, u32::from(control), 0b0011)?;
+        }
+        Ok(supported)
     }
 
     /// Moves both pools' cursors to the next window granule.

@@ -544,8 +544,10 @@ where
 
     /// Enumerates the functions of device `device` on `bus` below `at`,
     /// whose function 0 answered: through the ARI Next Function Number
-    /// chain when function 0 has ARI (device 0 only, §6.13), otherwise
-    /// functions 0..=7 when function 0 is multi-function (§7.5.1.1.9).
+    /// chain when function 0 has ARI (device 0 only, and below a
+    /// conventional switch only where its downstream port forwards ARI
+    /// function numbers, §6.13), otherwise functions 0..=7 when function 0
+    /// is multi-function (§7.5.1.1.9).
     pub(crate) fn enumerate_device(
         &mut self,
         at: At,
@@ -563,7 +565,7 @@ where
         let ari = find_extended_capability(&mut access, ext_cap_id::ARI)
             .map_err(|error| EnumerationError::CapabilityWalk { id: first, error })?;
         let header = read(&mut access, common::HEADER_TYPE)? as u8;
-        if ari.is_some() && device == 0 {
+        if ari.is_some() && device == 0 && self.forward_ari(at)? {
             // §7.8.7.2: follow Next Function Number from function 0 until it
             // is 0; a chain that revisits a function is cut there.
             let mut seen = [false; MAX_ARI_FUNCTIONS];

@@ -30,7 +30,7 @@ use weft_fabric::pcie::config::function::{
     memory_window, prefetchable_window, BusNumbers, PrefetchableWindow, Window,
 };
 use weft_fabric::pcie::config::header::{command, common as header, type1};
-use weft_fabric::pcie::config::pcie_cap::PortType;
+use weft_fabric::pcie::config::pcie_cap::{PcieCap, PortType};
 use weft_fabric::pcie::config::walk::find_extended_capability;
 use weft_fabric::pcie::config::{ext_cap_id, ConfigSpace, Type1Function};
 use weft_fabric::pcie::tlp::{ConfigType, MemoryOp};
@@ -375,6 +375,27 @@ fn devices_below_acs_ports_go_to_different_hosts_and_a_host_reaches_its_own() {
     let (switch, port, packet) = mesh.net.arrivals.pop().expect("delivered");
     assert_eq!((switch, port), (S3, 2));
     assert_eq!(as_memory(&packet).address, 0x8200_0010);
+
+    // Host 1 numbers its virtual switch the same way; then each device's
+    // DMA, leaving the PCIe switch by the same weft port, reaches its own
+    // host only, as the function in that host's slot 0.
+    let mut config = |t, target, offset, value| {
+        mesh.host_config(&mut manager, &mut host, (S0, 3), t, target, offset, value)
+    };
+    config(t0, Bdf::new(1, 0, 0), 0x18, Some(0x0004_0201));
+    config(t1, Bdf::new(2, 0, 0), 0x18, Some(0x0003_0302));
+    for (requester, host_port) in [(GPU_D, 2), (NIC_F, 3)] {
+        let dma = Packet::new(
+            memory(MemoryOp::Write, requester, 0, 0x1000, 1),
+            vec![1, 2, 3, 4],
+        );
+        mesh.net.send(S3, 2, dma);
+        assert_eq!(mesh.net.arrivals.len(), 1, "{requester:?}");
+        let (switch, port, packet) = mesh.net.arrivals.pop().expect("delivered");
+        assert_eq!((switch, port), (S0, host_port), "{requester:?}");
+        let m = as_memory(&packet);
+        assert_eq!((m.address, m.requester), (0x1000, Bdf::new(3, 0, 0)));
+    }
 }
 
 #[test]
@@ -468,4 +489,66 @@ fn a_pcie_switch_on_the_managers_switch_with_a_32_bit_prefetchable_window() {
         prefetchable_window(&pcie.upstream),
         window(0x40_0000_0000, 0x40_0fff_ffff)
     );
+}
+
+/// The NVMe drive below a PCIe switch's downstream port: its VFs' routing
+/// IDs are ARI function numbers (0x80 on), which reach it only once the
+/// port forwards ARI (§6.13), and VFs 3 and 4 sit on the bus after its
+/// own, which the port forwards as Type 1 (§7.3.3).
+///
+/// Buses: 0 the manager, 1 host 0's proxy; the switch's upstream port at
+/// 2, internal bus 3, downstream port 0's link 4 (the PF, VFs 1-2) and 5
+/// (VFs 3-4); the empty downstream port 1 gets bus 6.
+#[test]
+fn an_sriov_drive_below_a_pcie_switch_has_its_vfs_through_ari_forwarding() {
+    let mut mesh = Mesh::new(&[0x10], PORTS, Clock::default());
+    let pcie = ConventionalSwitch::new(
+        identity(BRIDGE_VENDOR, 0x8724, 0x06_04_00),
+        vec![(true, Some(nvme())), (true, None)],
+    );
+    mesh.attach_conventional((0, 1), pcie);
+    let mut settings = settings();
+    settings.hosts.truncate(1);
+    let mut manager = FabricManager::new(settings).expect("valid settings");
+    let mut clock = mesh.net.clock.clone();
+    manager
+        .start(&mut mesh.net, &mut clock, &mut mesh.planes, 0)
+        .expect("the fabric enumerates");
+
+    let inv = manager.inventory();
+    assert_eq!(inv.port(PortIndex(1)), PortKind::Endpoint { buses: (2, 6) });
+    let pf = Bdf::new_ari(4, 0);
+    let expected = [
+        pf,
+        Bdf::new_ari(4, 0x80),
+        Bdf::new_ari(4, 0xc0),
+        Bdf::new_ari(5, 0x00),
+        Bdf::new_ari(5, 0x40),
+    ];
+    assert_eq!(
+        inv.functions.iter().map(|f| f.id).collect::<Vec<_>>(),
+        expected
+    );
+    assert!(inv.functions[1..]
+        .iter()
+        .all(|f| matches!(f.kind, FunctionKind::Virtual { pf: p, .. } if p == pf)));
+    let pcie = match mesh.net.partners.get(&(0, 1)) {
+        Some(Partner::Conventional(switch)) => switch,
+        _ => panic!("the PCIe switch"),
+    };
+    let buses = |space| {
+        let b = BusNumbers::read(space);
+        (b.primary, b.secondary, b.subordinate)
+    };
+    assert_eq!(buses(&pcie.upstream), (2, 3, 6));
+    assert_eq!(buses(&pcie.downstream[0].space), (3, 4, 5));
+    assert_eq!(buses(&pcie.downstream[1].space), (3, 6, 6));
+    let forwards_ari = |space: &ConfigSpace| {
+        PcieCap::find(space)
+            .expect("walks")
+            .expect("PCI Express capability")
+            .ari_forwarding_enabled(space)
+    };
+    assert!(forwards_ari(&pcie.downstream[0].space));
+    assert!(!forwards_ari(&pcie.downstream[1].space));
 }

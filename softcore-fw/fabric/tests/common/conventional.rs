@@ -4,13 +4,16 @@
 //! PCIe Base 6.0 §7.3.3 says: a Type 0 request on its link is the upstream
 //! port's; a Type 1 request for the upstream port's secondary bus reaches
 //! the downstream port at that device number; one for a downstream port's
-//! secondary bus reaches the device below it as Type 0 (device 0 only, no
-//! ARI forwarding); any other bus is Unsupported Request.
+//! secondary bus reaches the device below it as Type 0 (device 0 only
+//! unless the port's ARI Forwarding Enable is set, §6.13), one for a bus
+//! after that as Type 1; any other bus is Unsupported Request.
 
 use weft_fabric::hw::ConfigFault;
 use weft_fabric::pcie::config::acs::{feature, Acs};
 use weft_fabric::pcie::config::function::BusNumbers;
-use weft_fabric::pcie::config::pcie_cap::{PcieCapability, PortType};
+use weft_fabric::pcie::config::pcie_cap::{
+    device_capabilities_2, PcieCap, PcieCapability, PortType,
+};
 use weft_fabric::pcie::config::{CapabilityList, ConfigSpace, FunctionIdentity, Type1Function};
 use weft_fabric::pcie::tlp::ConfigType;
 use weft_fabric::pcie::Bdf;
@@ -18,12 +21,17 @@ use weft_fabric::pcie::Bdf;
 use super::FakeDevice;
 
 /// A switch port's configuration space: the Type 1 header `header` with
-/// the PCI Express capability of `port_type` and, if `acs`, the ACS
-/// capability a downstream port implements (§6.12.1.1).
+/// the PCI Express capability of `port_type` (a downstream port supports
+/// ARI forwarding) and, if `acs`, the ACS capability a downstream port
+/// implements (§6.12.1.1).
 pub fn switch_port(header: Type1Function, port_type: PortType, acs: bool) -> ConfigSpace {
     let mut space = header.build().expect("valid BARs");
     let mut list = CapabilityList::new(&mut space).expect("fresh");
-    list.push(&PcieCapability::new(port_type)).expect("fits");
+    let mut pcie = PcieCapability::new(port_type);
+    if port_type == PortType::SwitchDownstream {
+        pcie.device_capabilities_2 = device_capabilities_2::ARI_FORWARDING_SUPPORTED;
+    }
+    list.push(&pcie).expect("fits");
     if acs {
         list.push_extended(&Acs {
             features: feature::DOWNSTREAM_PORT_REQUIRED,
@@ -117,10 +125,14 @@ impl ConventionalSwitch {
             } else {
                 ConfigType::Type1
             };
+            let ari = PcieCap::find(&port.space)
+                .ok()
+                .flatten()
+                .is_some_and(|pcie| pcie.ari_forwarding_enabled(&port.space));
             let device = match port.device.as_mut() {
                 Some(device)
                     if device.takes(config_type, target)
-                        && (config_type == ConfigType::Type1 || target.device() == 0) =>
+                        && (config_type == ConfigType::Type1 || ari || target.device() == 0) =>
                 {
                     device
                 }

@@ -223,7 +223,9 @@ fn bound_read<C: FabricConfig + ?Sized>(
 }
 
 /// Applies a host write to a bound function; returns whether the host's
-/// windows depend on what changed (BARs, Memory Space Enable).
+/// windows depend on what changed: Memory Space Enable, or a BAR while
+/// Memory Space is enabled (only then is it in a window; software sizes
+/// BARs with decoding off, §7.5.1.2.1).
 fn bound_write<C: FabricConfig + ?Sized>(
     config: &mut C,
     path: ConfigPath,
@@ -257,7 +259,7 @@ fn bound_write<C: FabricConfig + ?Sized>(
         }
         type0::BAR0..=0x24 => {
             write_shadow_bar(function, &mut bound.shadow_bars, dword, value, byte_enables);
-            Ok(true)
+            Ok(bound.shadow_command & command::MEMORY_SPACE != 0)
         }
         _ if fabric_owned(function, dword) => Ok(false),
         _ => {

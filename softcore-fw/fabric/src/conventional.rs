@@ -47,6 +47,21 @@
 //! different hosts only if every downstream port between them and the
 //! weft port redirects peer traffic upstream
 //! ([`crate::binding::SharingRefused::PeerRouteBelowPort`]).
+//!
+//! What it costs, measured against a transparent PCIe switch:
+//! - Peer traffic between two devices below one weft port reaches the
+//!   weft port (redirected) and is not sent back out of it (the data plane
+//!   drops a route to the ingress port), so those devices do no
+//!   peer-to-peer, even for one host; devices on other ports do. Below a
+//!   downstream port without ACS the conventional switch decodes peer
+//!   addresses itself, in fabric terms, where the devices use their host's
+//!   addresses: such devices are refused to different hosts, and for one
+//!   host their peer-to-peer is not translated.
+//! - Legacy INTx from below a conventional switch arrives collapsed into
+//!   its upstream port's virtual wires (§2.2.8.1), with no trace of the
+//!   device that raised it, so it cannot follow each device to its host:
+//!   devices there must use MSI or MSI-X (§6.1.4), which are memory writes
+//!   and route like any other.
 
 use weft_pcie::config::acs::{self, feature};
 use weft_pcie::config::bar::size_header_bars;

@@ -193,7 +193,7 @@ where
     /// Per switch, its parent on the discovery tree and the parent's port towards it.
     parents: [Option<At>; MAX_SWITCHES],
     pub(crate) allocator: AddressAllocator,
-    pub(crate) inventory: Inventory,
+    pub(crate) inventory: &'a mut Inventory,
     /// When the fabric's ports left Conventional Reset, in timer nanoseconds.
     pub(crate) reset_at_ns: u64,
     /// The highest bus given out below the port being probed.
@@ -216,14 +216,20 @@ where
 pub type HostProxies = heapless::Vec<(HostPort, Bdf), MAX_HOST_PORTS>;
 
 /// Discovers and enumerates the fabric reachable from the manager's
-/// switch, whose links left Conventional Reset at `reset_at_ns` (timer time).
+/// switch, whose links left Conventional Reset at `reset_at_ns` (timer
+/// time), into `inventory` (emptied first).
+///
+/// The inventory is filled in place rather than returned: it is most of
+/// the manager's state, and every copy of it on the soft core's stack
+/// comes out of the same 64 KiB data RAM.
 pub fn enumerate<C, T, F>(
     config: &mut C,
     timer: &mut T,
     fabric: &mut F,
     settings: &FabricSettings,
     reset_at_ns: u64,
-) -> Result<Inventory, EnumerationError>
+    inventory: &mut Inventory,
+) -> Result<(), EnumerationError>
 where
     C: FabricConfig + ?Sized,
     T: Timer + ?Sized,
@@ -237,7 +243,7 @@ where
         });
     }
     let allocator = AddressAllocator::new(settings.address_plan).map_err(EnumerationError::Plan)?;
-    let mut inventory = Inventory::default();
+    inventory.clear();
     inventory
         .switches
         .push(FabricSwitch::new(settings.switch_id, ports as u8))
@@ -305,7 +311,7 @@ where
             switch_id: host.switch,
         });
     }
-    Ok(e.inventory)
+    Ok(())
 }
 
 /// Each host port with its proxy fabric ID: the buses right after the

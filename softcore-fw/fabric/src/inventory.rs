@@ -297,6 +297,22 @@ pub struct Inventory {
 }
 
 impl Inventory {
+    /// Nothing found yet.
+    pub const EMPTY: Inventory = Inventory {
+        functions: Vec::new(),
+        switches: Vec::new(),
+        paths: NextHops::EMPTY,
+        bridges: Vec::new(),
+    };
+
+    /// Empties it, in place.
+    pub fn clear(&mut self) {
+        self.functions.clear();
+        self.switches.clear();
+        self.paths = NextHops::EMPTY;
+        self.bridges.clear();
+    }
+
     /// The index of the function with fabric ID `id`.
     pub fn index_of(&self, id: Bdf) -> Option<usize> {
         self.functions.iter().position(|f| f.id == id)

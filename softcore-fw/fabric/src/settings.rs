@@ -59,17 +59,23 @@ pub struct FabricSettings {
     pub downstream_identity: FunctionIdentity,
 }
 
+impl FabricSettings {
+    /// No hosts, switch ID 0, the manager at bus 0, no VFs, the default
+    /// address plan and unconfigured identities.
+    pub const DEFAULT: FabricSettings = FabricSettings {
+        switch_id: 0,
+        manager_id: Bdf::new(0, 0, 0),
+        hosts: Vec::new(),
+        num_vfs: 0,
+        address_plan: AddressPlan::DEFAULT,
+        upstream_identity: UNCONFIGURED_IDENTITY,
+        downstream_identity: UNCONFIGURED_IDENTITY,
+    };
+}
+
 impl Default for FabricSettings {
     fn default() -> Self {
-        FabricSettings {
-            switch_id: 0,
-            manager_id: Bdf::new(0, 0, 0),
-            hosts: Vec::new(),
-            num_vfs: 0,
-            address_plan: AddressPlan::default(),
-            upstream_identity: UNCONFIGURED_IDENTITY,
-            downstream_identity: UNCONFIGURED_IDENTITY,
-        }
+        FabricSettings::DEFAULT
     }
 }
 

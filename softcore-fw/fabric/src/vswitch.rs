@@ -125,6 +125,12 @@ pub struct PortLayouts {
 }
 
 impl PortLayouts {
+    /// Both kinds empty: before [`PortLayouts::new`] lays them out.
+    pub const EMPTY: PortLayouts = PortLayouts {
+        upstream: PortLayout::EMPTY,
+        downstream: PortLayout::EMPTY,
+    };
+
     /// Lays out one port of each kind and keeps its masks.
     pub fn new(
         upstream_identity: FunctionIdentity,
@@ -153,8 +159,11 @@ fn build_port(
     slot: Option<Slot>,
     port_number: u8,
 ) -> Result<(PortSpace, PortLayout, PortCapabilities), VirtualSwitchError> {
-    let mut space: ConfigSpace = Type1Function::switch_port(identity)
-        .build()
+    // Laid out in place: a returned ConfigSpace (12 KiB) is copied on the
+    // way out, and the soft core's stack is part of its 64 KiB data RAM.
+    let mut space = ConfigSpace::new();
+    Type1Function::switch_port(identity)
+        .install(&mut space)
         .expect("a switch port header has no BARs to reject");
     let mut pcie = PcieCapability::new(port_type);
     pcie.link = Some(Link {

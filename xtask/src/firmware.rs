@@ -28,10 +28,94 @@ pub fn build(root: &Path, toolchain: &FirmwareToolchain) -> Result<PathBuf> {
     Ok(elf_path)
 }
 
-/// The probe that links the fabric manager for the soft core, and the
-/// symbol holding the size of the manager's state there.
+/// The probe that links the fabric manager for the soft core, the symbol
+/// holding the size of the manager's state there, and the one where it
+/// records the instructions it retired (see softcore-fw/fabric-size).
 const FABRIC_PROBE: &str = "weft-fabric-size";
 const MANAGER_BYTES_SYMBOL: &str = "WEFT_FABRIC_MANAGER_BYTES";
+const ISS_INSTRUCTIONS_SYMBOL: &str = "WEFT_FABRIC_ISS_INSTRUCTIONS";
+
+/// What the probe measures on the ISS, in the order it records them
+/// (after the enumeration count).
+const PROBE_REQUESTS: [&str; 8] = [
+    "virtual upstream port read",
+    "virtual downstream port read",
+    "bound function read, forwarded",
+    "unclaimed function (UR)",
+    "bound function Command write, windows rewritten",
+    "bound function BAR write, windows rewritten",
+    "bound function Command write, decoding off",
+    "bound function BAR write, decoding off (sizing)",
+];
+
+/// Steps the probe may take on the ISS before it must be waiting in `wfi`.
+const PROBE_STEP_LIMIT: u64 = 50_000_000;
+
+/// The soft core clock the requests-per-second column is stated at, with
+/// one instruction per cycle (the ISS's count; the RTL core's CPI is higher).
+const STATED_CLOCK_HZ: f64 = 100e6;
+
+/// What the probe recorded on the ISS.
+struct ProbeRun {
+    /// Instructions for the enumeration, then per request of [`PROBE_REQUESTS`].
+    instructions: Vec<u32>,
+    /// The deepest the stack went, in bytes below its top.
+    stack_peak: u32,
+}
+
+/// Runs the probe on the ISS until it waits in `wfi`, following its stack
+/// pointer; fails if it traps, as a stack overflowing the data RAM would.
+fn run_probe_on_iss(image: &[u8], symbols: &object::File<'_>) -> Result<ProbeRun> {
+    let mut hart = weft_iss::Hart::new(weft_iss::HarvardBus::reference());
+    hart.load_elf(image)?;
+    let stack_top = weft_regs::DATA_RAM_BASE + weft_regs::DATA_RAM_SIZE;
+    let mut lowest_sp = stack_top;
+    let mut idle = false;
+    for _ in 0..PROBE_STEP_LIMIT {
+        let pc = hart.pc();
+        match hart.step() {
+            weft_iss::Step::Idle => {
+                idle = true;
+                break;
+            }
+            weft_iss::Step::Retired(r) => {
+                if let Some(trap) = r.trap {
+                    anyhow::bail!("the probe trapped at pc {pc:#010x}: {trap:?}");
+                }
+            }
+        }
+        // Before the start-up code sets it, sp is 0.
+        let sp = hart.reg(2);
+        if sp >= weft_regs::DATA_RAM_BASE {
+            lowest_sp = lowest_sp.min(sp);
+        }
+    }
+    anyhow::ensure!(
+        idle,
+        "the probe did not reach wfi in {PROBE_STEP_LIMIT} steps (pc {:#010x})",
+        hart.pc()
+    );
+    let symbol = symbols
+        .symbols()
+        .find(|s| s.name() == Ok(ISS_INSTRUCTIONS_SYMBOL))
+        .with_context(|| format!("the probe has no symbol {ISS_INSTRUCTIONS_SYMBOL}"))?;
+    let at = usize::try_from(symbol.address() - u64::from(weft_regs::DATA_RAM_BASE))?;
+    let ram = hart.bus().data_ram();
+    let words: Vec<u32> = (0..PROBE_REQUESTS.len() + 2)
+        .map(|i| {
+            let b = &ram[at + 4 * i..at + 4 * i + 4];
+            u32::from_le_bytes([b[0], b[1], b[2], b[3]])
+        })
+        .collect();
+    anyhow::ensure!(
+        words.last() == Some(&1),
+        "the probe stopped before recording everything"
+    );
+    Ok(ProbeRun {
+        instructions: words[..words.len() - 1].to_vec(),
+        stack_peak: stack_top - lowest_sp,
+    })
+}
 
 /// Builds the fabric manager's size probe with the firmware's profile and
 /// prints the library's code and RAM on the soft core, as a table or JSON.
@@ -39,14 +123,32 @@ pub fn fabric_size(root: &Path, toolchain: &FirmwareToolchain, json: bool) -> Re
     let elf_path = build_soft_core_binary(root, toolchain, FABRIC_PROBE)?;
     let sizes = ImageSize::of_elf(&elf_path)?;
     let manager = read_u32_symbol(&elf_path, MANAGER_BYTES_SYMBOL)?;
+    let image = fs::read(&elf_path).with_context(|| format!("reading {}", elf_path.display()))?;
+    let symbols = object::File::parse(&*image)?;
+    let run = run_probe_on_iss(&image, &symbols)?;
+    let counts = &run.instructions;
+    let per_second = |instructions: u32| STATED_CLOCK_HZ / f64::from(instructions.max(1));
     if json {
+        let requests: Vec<String> = PROBE_REQUESTS
+            .iter()
+            .zip(&counts[1..])
+            .map(|(name, n)| {
+                format!(
+                    "{{\"request\":\"{name}\",\"instructions\":{n},\"per_second_at_stated_clock\":{:.0}}}",
+                    per_second(*n)
+                )
+            })
+            .collect();
         println!(
-            "{{\"target\":\"{FIRMWARE_TARGET}\",\"profile\":\"{PROFILE}\",\"text\":{},\"data\":{},\"bss\":{},\"fabric_manager_bytes\":{manager},\"instruction_ram\":{},\"data_ram\":{}}}",
+            "{{\"target\":\"{FIRMWARE_TARGET}\",\"profile\":\"{PROFILE}\",\"text\":{},\"data\":{},\"bss\":{},\"fabric_manager_bytes\":{manager},\"instruction_ram\":{},\"data_ram\":{},\"stated_clock_hz\":{STATED_CLOCK_HZ},\"iss_stack_peak\":{},\"iss_enumeration_instructions\":{},\"iss_requests\":[{}]}}",
             sizes.text,
             sizes.data,
             sizes.bss,
             weft_regs::INSTRUCTION_RAM_SIZE,
             weft_regs::DATA_RAM_SIZE,
+            run.stack_peak,
+            counts[0],
+            requests.join(","),
         );
         return Ok(());
     }
@@ -54,18 +156,34 @@ pub fn fabric_size(root: &Path, toolchain: &FirmwareToolchain, json: bool) -> Re
     println!("  {}", elf_path.display());
     println!("{sizes}");
     println!(
-        "code and read-only data: {} bytes of the {} KiB instruction RAM",
+        "code and read-only data: {} bytes (code in the {} KiB instruction RAM, read-only data in the data RAM)",
         sizes.text,
         weft_regs::INSTRUCTION_RAM_SIZE / 1024
     );
     println!(
-        "static RAM: FabricManager {manager} bytes (the firmware's static), library data+bss {} bytes, of the {} KiB data RAM",
+        "static RAM: data+bss {} bytes, the FabricManager static {manager} of it, of the {} KiB data RAM",
         sizes.data + sizes.bss,
         weft_regs::DATA_RAM_SIZE / 1024
     );
     println!(
         "(the probe's stub hardware and entry point are counted in; see softcore-fw/fabric-size)"
     );
+    println!(
+        "stack: {} bytes at the deepest, on the ISS run below",
+        run.stack_peak
+    );
+    println!();
+    println!(
+        "on the ISS, instructions retired (requests/s at {} MHz, one instruction per cycle):",
+        STATED_CLOCK_HZ / 1e6
+    );
+    println!(
+        "{:<50} {:>12}",
+        "enumeration, one GPU on an 8-port switch", counts[0]
+    );
+    for (name, n) in PROBE_REQUESTS.iter().zip(&counts[1..]) {
+        println!("{name:<50} {n:>12} {:>12.0}/s", per_second(*n));
+    }
     Ok(())
 }
 

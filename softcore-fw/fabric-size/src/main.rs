@@ -1,17 +1,26 @@
-//! A size probe for the fabric manager on the soft core.
+//! A probe of the fabric manager on the soft core: its size, and the
+//! instructions it retires per host configuration request.
 //!
 //! The firmware does not drive the fabric manager yet, so its ELF says
-//! nothing about the library's size. This program links every entry point
-//! the firmware will call — start (discovery, enumeration, routes), the
+//! nothing about the library. This program links every entry point the
+//! firmware will call — start (discovery, enumeration, routes), the
 //! configuration mailbox, bind and unbind, the management request handler,
-//! and the flash record's save, load and restore — over hardware stubs
-//! whose every answer is opaque to the optimizer (`black_box`), so no path
-//! is folded away. It is built for `riscv32im-unknown-none-elf` with the
-//! firmware's profile by `cargo xtask fabric-size`, which reports its
-//! sections and [`WEFT_FABRIC_MANAGER_BYTES`], the manager's state that the
-//! firmware will hold in static RAM.
+//! and the flash record's save, load and restore — with the firmware's
+//! start-up code and memory map, over stub hardware: one fake GPU on port
+//! 1 (vendor and device ID, a 16 MiB BAR that sizes as the spec says),
+//! nothing on the other ports, and tables, hosts, links and flash whose
+//! answers are opaque to the optimizer (`black_box`), so no path is folded
+//! away. It enumerates, binds the GPU to host 0, lets the host number its
+//! virtual switch and assign the BAR, then answers each kind of host
+//! configuration request [`REPEAT`] times, recording the instructions
+//! retired per request (`minstret`) in [`WEFT_FABRIC_ISS_INSTRUCTIONS`],
+//! and waits in `wfi`.
 //!
-//! A host build (as `cargo test --workspace` makes) only points at that.
+//! `cargo xtask fabric-size` builds it for `riscv32im-unknown-none-elf`
+//! with the firmware's profile, reports its sections and
+//! [`WEFT_FABRIC_MANAGER_BYTES`] (the manager's state, which the firmware
+//! will hold in static RAM), and runs it on the ISS for the instruction
+//! counts. A host build (as `cargo test --workspace` makes) only points at that.
 #![cfg_attr(target_os = "none", no_std, no_main)]
 #![deny(unsafe_code)]
 
@@ -19,6 +28,7 @@
 mod probe {
     use core::hint::black_box;
     use core::panic::PanicInfo;
+    use core::sync::atomic::{AtomicU32, Ordering};
 
     use weft_fabric::binding::UnbindMode;
     use weft_fabric::hw::{
@@ -27,11 +37,13 @@ mod probe {
     };
     use weft_fabric::management::{handle, BoardInfo, Hardware, PortLink, PortLinks};
     use weft_fabric::manager::FabricManager;
+    use weft_fabric::pcie::config::function::CLASS_PCI_BRIDGE;
     use weft_fabric::pcie::config::msi::MsiMessage;
-    use weft_fabric::pcie::tlp::Completion;
+    use weft_fabric::pcie::config::FunctionIdentity;
+    use weft_fabric::pcie::tlp::{Completion, ConfigRequest, ConfigType, Direction, Tag};
     use weft_fabric::pcie::Bdf;
     use weft_fabric::persist::{load, Flash, FlashError};
-    use weft_fabric::settings::FabricSettings;
+    use weft_fabric::settings::{FabricSettings, HostPort};
     use weft_proto::{LinkSpeed, LinkState, LinkStatus, Request};
     use weft_regs::tables::{
         AddressRoute, Destination, FunctionOwner, HostIndex, IdMapping, PortIndex, PortRole, Window,
@@ -45,67 +57,9 @@ mod probe {
     #[used]
     pub static WEFT_FABRIC_MANAGER_BYTES: u32 = core::mem::size_of::<FabricManager>() as u32;
 
-    /// Hardware whose every answer the optimizer cannot predict.
+    /// Hardware whose every answer the optimizer cannot predict: the
+    /// timer, the tables, the hosts, the links, the flash.
     struct Opaque;
-
-    impl FabricConfig for Opaque {
-        fn read(&mut self, port: PortIndex, target: Bdf, offset: u16) -> Result<u32, ConfigFault> {
-            black_box((port, target, offset));
-            black_box(Ok(0))
-        }
-
-        fn write(
-            &mut self,
-            port: PortIndex,
-            target: Bdf,
-            offset: u16,
-            value: u32,
-            byte_enables: u8,
-        ) -> Result<(), ConfigFault> {
-            black_box((port, target, offset, value, byte_enables));
-            black_box(Ok(()))
-        }
-
-        fn read_below(
-            &mut self,
-            port: PortIndex,
-            target: Bdf,
-            offset: u16,
-        ) -> Result<u32, ConfigFault> {
-            FabricConfig::read(self, port, target, offset)
-        }
-
-        fn write_below(
-            &mut self,
-            port: PortIndex,
-            target: Bdf,
-            offset: u16,
-            value: u32,
-            byte_enables: u8,
-        ) -> Result<(), ConfigFault> {
-            FabricConfig::write(self, port, target, offset, value, byte_enables)
-        }
-
-        fn read_routed(
-            &mut self,
-            via: PortIndex,
-            target: Bdf,
-            offset: u16,
-        ) -> Result<u32, ConfigFault> {
-            FabricConfig::read(self, via, target, offset)
-        }
-
-        fn write_routed(
-            &mut self,
-            via: PortIndex,
-            target: Bdf,
-            offset: u16,
-            value: u32,
-            byte_enables: u8,
-        ) -> Result<(), ConfigFault> {
-            FabricConfig::write(self, via, target, offset, value, byte_enables)
-        }
-    }
 
     impl Timer for Opaque {
         fn now_ns(&mut self) -> u64 {
@@ -292,22 +246,227 @@ mod probe {
         }
     }
 
-    /// Every entry point of the manager, over [`Opaque`] hardware.
-    // The linker's default entry symbol.
+    /// What the probe measured, in instructions retired, by index: the
+    /// enumeration, then one request of each kind of [`REQUESTS`]; the
+    /// last entry is 1 once everything ran.
+    // Kept by name for the xtask: `no_mangle` is the only unsafe-code lint here.
     #[allow(unsafe_code)]
     #[no_mangle]
-    pub extern "C" fn _start() -> ! {
-        let mut hw = Opaque;
-        let (mut config, mut timer, mut plane, mut hosts, mut links, mut flash) =
-            (Opaque, Opaque, Opaque, Opaque, Opaque, Opaque);
-        let settings = black_box(FabricSettings::default());
-        let Ok(mut manager) = FabricManager::new(settings) else {
-            halt()
-        };
-        let _ = black_box(manager.start(&mut config, &mut timer, &mut plane, 0));
-        if let Ok(Some(stored)) = load(&mut flash) {
-            let _ = black_box(manager.restore(&stored, &mut plane, &mut hosts));
+    pub static WEFT_FABRIC_ISS_INSTRUCTIONS: [AtomicU32; 2 + REQUESTS.len()] =
+        [const { AtomicU32::new(0) }; 2 + REQUESTS.len()];
+
+    /// How many times each request is answered.
+    pub const REPEAT: u32 = 64;
+
+    /// The host requests measured, after the host numbered its virtual
+    /// switch (upstream port bus 1, slots on bus 2, slot 0's secondary bus
+    /// 3) and assigned the GPU's BAR with Memory Space on: (type, target,
+    /// offset, data for a write). The last two run with Memory Space off.
+    pub const REQUESTS: [(ConfigType, Bdf, u16, Option<u32>); 8] = [
+        (ConfigType::Type0, Bdf::new(1, 0, 0), 0x00, None),
+        (ConfigType::Type1, Bdf::new(2, 0, 0), 0x18, None),
+        (ConfigType::Type1, Bdf::new(3, 0, 0), 0x00, None),
+        (ConfigType::Type1, Bdf::new(9, 0, 0), 0x00, None),
+        (ConfigType::Type1, Bdf::new(3, 0, 0), 0x04, Some(0b110)),
+        (
+            ConfigType::Type1,
+            Bdf::new(3, 0, 0),
+            0x10,
+            Some(0x9000_0000),
+        ),
+        (ConfigType::Type1, Bdf::new(3, 0, 0), 0x04, Some(0)),
+        (
+            ConfigType::Type1,
+            Bdf::new(3, 0, 0),
+            0x10,
+            Some(0xffff_ffff),
+        ),
+    ];
+
+    /// The GPU's 16 MiB 32-bit BAR: its address bits (§7.5.1.2.1).
+    const BAR_MASK: u32 = !((16 << 20) - 1);
+
+    /// Port 1's GPU, the only function in the fabric: IDs, Command, and a
+    /// 32-bit 16 MiB BAR0; every other register reads 0 (no capabilities).
+    struct OneGpu {
+        command: u16,
+        bar0: u32,
+    }
+
+    impl FabricConfig for OneGpu {
+        fn read(&mut self, port: PortIndex, target: Bdf, offset: u16) -> Result<u32, ConfigFault> {
+            if black_box(port) != PortIndex(1) || target.function() != 0 {
+                return Err(ConfigFault::UnsupportedRequest);
+            }
+            Ok(match offset & !3 {
+                0x00 => 0x2330_10de,
+                0x04 => u32::from(self.command),
+                0x08 => 0x0302_0001,
+                0x10 => self.bar0,
+                _ => 0,
+            })
         }
+
+        fn write(
+            &mut self,
+            port: PortIndex,
+            target: Bdf,
+            offset: u16,
+            value: u32,
+            byte_enables: u8,
+        ) -> Result<(), ConfigFault> {
+            if black_box(port) != PortIndex(1) || target.function() != 0 {
+                return Err(ConfigFault::UnsupportedRequest);
+            }
+            match offset & !3 {
+                0x04 if byte_enables & 0b11 == 0b11 => self.command = value as u16,
+                0x10 if byte_enables == 0xf => self.bar0 = value & BAR_MASK,
+                _ => {}
+            }
+            Ok(())
+        }
+    }
+
+    fn host_request(
+        config_type: ConfigType,
+        target: Bdf,
+        offset: u16,
+        write: Option<u32>,
+    ) -> HostConfigRequest {
+        HostConfigRequest {
+            switch: 0,
+            port: PortIndex(0),
+            request: ConfigRequest {
+                direction: if write.is_some() {
+                    Direction::Write
+                } else {
+                    Direction::Read
+                },
+                config_type,
+                requester: Bdf::new(0, 0, 0),
+                tag: Tag::from_8bit(1),
+                target,
+                register_number: 0,
+                extended_register_number: 0,
+                first_be: 0xf,
+            }
+            .with_byte_offset(offset),
+            data: write.unwrap_or(0),
+        }
+    }
+
+    fn instructions() -> u32 {
+        riscv::register::minstret::read() as u32
+    }
+
+    fn settings() -> FabricSettings {
+        let identity = |device_id| FunctionIdentity {
+            vendor_id: 0x1d1d,
+            device_id,
+            revision_id: 0,
+            class_code: CLASS_PCI_BRIDGE,
+        };
+        let mut settings = FabricSettings {
+            upstream_identity: identity(1),
+            downstream_identity: identity(2),
+            ..FabricSettings::default()
+        };
+        let host = HostPort {
+            switch: 0,
+            port: PortIndex(0),
+            host: HostIndex(0),
+            slots: 2,
+        };
+        // Room for four hosts.
+        let _ = settings.hosts.push(black_box(host));
+        settings
+    }
+
+    /// Every entry point of the manager, over [`OneGpu`] and [`Opaque`]
+    /// hardware, one phase at a time: each phase is its own function, so
+    /// the large values a phase moves through (the manager being built,
+    /// the inventory being enumerated) share the stack instead of adding up
+    /// in one frame.
+    #[riscv_rt::entry]
+    fn main() -> ! {
+        let mut gpu = OneGpu {
+            command: 0,
+            bar0: 0,
+        };
+        let results = &WEFT_FABRIC_ISS_INSTRUCTIONS;
+        let manager = build_manager();
+        results[0].store(enumerate(manager, &mut gpu), Ordering::Relaxed);
+        let gpu_id = black_box(Bdf::new(2, 0, 0));
+        bind_and_assign(manager, &mut gpu, gpu_id);
+        for (index, (config_type, target, offset, write)) in REQUESTS.into_iter().enumerate() {
+            let request = host_request(config_type, target, offset, write);
+            let per_request = answer_repeatedly(manager, &mut gpu, &request);
+            results[1 + index].store(per_request, Ordering::Relaxed);
+        }
+        the_rest(manager, &mut gpu, gpu_id);
+        results[1 + REQUESTS.len()].store(1, Ordering::Relaxed);
+        loop {
+            riscv::asm::wfi();
+        }
+    }
+
+    /// The manager, configured in its static home.
+    #[inline(never)]
+    fn build_manager() -> &'static mut FabricManager {
+        let manager = manager_static();
+        if manager.configure(settings()).is_err() {
+            halt()
+        }
+        manager
+    }
+
+    /// Starts the manager; returns the instructions it took.
+    #[inline(never)]
+    fn enumerate(manager: &mut FabricManager, gpu: &mut OneGpu) -> u32 {
+        let before = instructions();
+        let _ = black_box(manager.start(gpu, &mut Opaque, &mut Opaque, 0));
+        instructions().wrapping_sub(before)
+    }
+
+    /// Binds the GPU to host 0's slot 0; the host numbers its virtual
+    /// switch and assigns the GPU's BAR with Memory Space on.
+    #[inline(never)]
+    fn bind_and_assign(manager: &mut FabricManager, gpu: &mut OneGpu, gpu_id: Bdf) {
+        let _ = black_box(manager.bind(gpu_id, HostIndex(0), 0, &mut Opaque, &mut Opaque));
+        for (config_type, target, offset, value) in [
+            (ConfigType::Type0, Bdf::new(1, 0, 0), 0x18, 0x0004_0201),
+            (ConfigType::Type1, Bdf::new(2, 0, 0), 0x18, 0x0003_0302),
+            (ConfigType::Type1, Bdf::new(3, 0, 0), 0x10, 0x9000_0000),
+            (ConfigType::Type1, Bdf::new(3, 0, 0), 0x04, 0b110),
+        ] {
+            let request = host_request(config_type, target, offset, Some(value));
+            let _ = black_box(manager.handle_config(&request, gpu, &mut Opaque, &mut Opaque));
+        }
+    }
+
+    /// Answers `request` [`REPEAT`] times; returns the instructions per answer.
+    #[inline(never)]
+    fn answer_repeatedly(
+        manager: &mut FabricManager,
+        gpu: &mut OneGpu,
+        request: &HostConfigRequest,
+    ) -> u32 {
+        let before = instructions();
+        for _ in 0..REPEAT {
+            let request = black_box(request);
+            let _ = black_box(manager.handle_config(request, gpu, &mut Opaque, &mut Opaque));
+        }
+        instructions().wrapping_sub(before) / REPEAT
+    }
+
+    /// The rest of what the firmware calls, for its size: the mailbox
+    /// loop, unbind, the management handler, the flash record.
+    #[inline(never)]
+    fn the_rest(manager: &mut FabricManager, gpu: &mut OneGpu, gpu_id: Bdf) {
+        let (mut plane, mut hosts, mut links, mut flash) = (Opaque, Opaque, Opaque, Opaque);
+        let _ = black_box(manager.service(gpu, &mut plane, &mut hosts));
+        let mode = black_box(UnbindMode::Graceful);
+        let _ = black_box(manager.unbind(gpu_id, mode, &mut plane, &mut hosts));
         let board = BoardInfo {
             board: "probe",
             version: (0, 1, 0),
@@ -315,22 +474,28 @@ mod probe {
             ports: 8,
             authenticated: false,
         };
-        loop {
-            let _ = black_box(manager.service(&mut config, &mut plane, &mut hosts));
-            let function = black_box(Bdf::default());
-            let _ = black_box(manager.bind(function, HostIndex(0), 0, &mut plane, &mut hosts));
-            let mode = black_box(UnbindMode::Graceful);
-            let _ = black_box(manager.unbind(function, mode, &mut plane, &mut hosts));
-            let request = black_box(Request::Ping);
-            let hardware = Hardware {
-                fabric: &mut plane,
-                hosts: &mut hosts,
-                links: &mut links,
-            };
-            let _ = black_box(handle(&mut manager, &board, &request, &[], hardware));
-            let _ = black_box(manager.save_config(&mut flash));
-            black_box(&mut hw);
+        let request = black_box(Request::Ping);
+        let hardware = Hardware {
+            fabric: &mut plane,
+            hosts: &mut hosts,
+            links: &mut links,
+        };
+        let _ = black_box(handle(manager, &board, &request, &[], hardware));
+        let _ = black_box(manager.save_config(&mut flash));
+        if let Ok(Some(stored)) = load(&mut flash) {
+            let _ = black_box(manager.restore(&stored, &mut plane, &mut hosts));
         }
+    }
+
+    /// The manager's home in static RAM, built at link time, as the
+    /// firmware will hold it: built on the stack and moved, it and the
+    /// copies it moved through outgrew the data RAM.
+    #[allow(unsafe_code)]
+    fn manager_static() -> &'static mut FabricManager {
+        static mut MANAGER: FabricManager = FabricManager::EMPTY;
+        // SAFETY: called once, from the only hart's entry function, so this
+        // is the only reference to MANAGER there ever is.
+        unsafe { &mut *core::ptr::addr_of_mut!(MANAGER) }
     }
 
     fn halt() -> ! {

@@ -275,6 +275,7 @@ fn build() -> Result<World, ReferenceError> {
     };
     for (index, port) in HOST_PORTS.iter().enumerate() {
         let host = HostPort {
+            switch: SWITCH_IDS[0],
             port: PortIndex(*port),
             host: HostIndex(index as u16),
             slots: SLOTS_PER_HOST,

@@ -352,6 +352,7 @@ impl World {
                         .unwrap_or([0; 4]),
                 );
                 self.mailbox.push_back(HostConfigRequest {
+                    switch: self.manager.settings().switch_id,
                     port: from,
                     request,
                     data,
@@ -497,8 +498,11 @@ impl HostInterface for Outbox {
         self.queue.pop_front()
     }
 
+    // Hosts attach to the manager's switch only (see the module docs), so
+    // every completion and MSI leaves one of its ports.
     fn complete(
         &mut self,
+        _switch: u64,
         port: PortIndex,
         completion: Completion,
         data: Option<u32>,
@@ -515,6 +519,7 @@ impl HostInterface for Outbox {
 
     fn send_msi(
         &mut self,
+        _switch: u64,
         port: PortIndex,
         requester: Bdf,
         message: MsiMessage,

@@ -498,6 +498,7 @@ impl World {
                         .unwrap_or([0; 4]),
                 );
                 self.mailbox.push_back(HostConfigRequest {
+                    switch: self.manager.settings().switch_id,
                     port: from,
                     request,
                     data,
@@ -646,8 +647,11 @@ impl HostInterface for Outbox {
         self.queue.pop_front()
     }
 
+    // Hosts attach to the manager's switch only (see the module docs), so
+    // every completion and MSI leaves one of its ports.
     fn complete(
         &mut self,
+        _switch: u64,
         port: PortIndex,
         completion: Completion,
         data: Option<u32>,
@@ -664,6 +668,7 @@ impl HostInterface for Outbox {
 
     fn send_msi(
         &mut self,
+        _switch: u64,
         port: PortIndex,
         requester: Bdf,
         message: MsiMessage,

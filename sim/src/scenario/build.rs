@@ -78,6 +78,7 @@ pub fn world(scenario: &Scenario) -> Result<World, BuildError> {
         settings
             .hosts
             .push(HostPort {
+                switch: manager_switch.id,
                 port: PortIndex(host.port),
                 host: HostIndex(index as u16),
                 slots: host.slots,

@@ -4,9 +4,11 @@
 //! time: [`host`] the hosts, [`link`] the PCIe links, [`wiring`] what they
 //! connect, [`switch`] a weft switch with its ports' management functions,
 //! [`planes`] and [`manager_config`] the fabric manager's hardware,
-//! [`world`] the whole system in simulated time, and
-//! [`reference`](mod@reference) the reference experiment, and [`serve`]
-//! the reference fabric as a virtual board managed over UDP.
+//! [`world`] the whole system in simulated time, [`scenario`] a fabric and
+//! a timeline of actions described in a TOML file and run on a world,
+//! [`reference`](mod@reference) the reference experiment's published
+//! figures, [`report`] a run's results table and JSON, and [`serve`] the
+//! reference fabric as a virtual board managed over UDP.
 //!
 //! [`iss_board`] runs the soft core's firmware ELF on the instruction-set
 //! simulator with its SoC peripherals, and [`bridge`] connects that
@@ -23,6 +25,8 @@ pub mod link;
 pub mod manager_config;
 pub mod planes;
 pub mod reference;
+pub mod report;
+pub mod scenario;
 pub mod serve;
 pub mod switch;
 pub mod tap;

@@ -25,7 +25,9 @@ use weft_proto::{
     MANAGEMENT_UDP_PORT, MAX_DATAGRAM,
 };
 
-use crate::reference::{self, ReferenceError, HOST_PORTS, PORTS};
+use crate::scenario::engine::{let_interrupts_arrive, Engine, RunError};
+use crate::scenario::validate::Action;
+use crate::scenario::Scenario;
 use crate::wiring::Place;
 use crate::world::World;
 
@@ -69,7 +71,7 @@ pub enum ServeError {
     /// The socket failed while serving.
     Socket(io::Error),
     /// The reference fabric could not be brought up.
-    Board(ReferenceError),
+    Board(RunError),
 }
 
 impl fmt::Display for ServeError {
@@ -173,11 +175,30 @@ pub struct Server {
     responder: Responder<REPLY_CACHE_ENTRIES>,
     board: BoardInfo,
     links: WiredLinks,
+    /// Each host's port on the manager's switch.
+    host_ports: Vec<u8>,
+}
+
+/// The reference fabric after its first steps, ready to be managed: the
+/// built-in reference scenario up to and including its first boot
+/// (enumerated, the GPUs bound to host 1, both hosts booted with their
+/// drivers loaded; the NVMe drive and its VFs free).
+pub fn virtual_board(scenario: &Scenario) -> Result<World, RunError> {
+    let mut engine = Engine::new(scenario)?;
+    let boot = scenario
+        .steps
+        .iter()
+        .position(|step| matches!(step.action, Action::Boot { .. }))
+        .unwrap_or(scenario.steps.len().saturating_sub(1));
+    for index in 0..=boot.min(scenario.steps.len().saturating_sub(1)) {
+        engine.run_step(index)?;
+    }
+    Ok(engine.into_world())
 }
 
 impl Server {
     /// Opens the UDP port and brings up the reference fabric
-    /// ([`reference::virtual_board`]).
+    /// ([`virtual_board`]).
     pub fn start(config: ServeConfig) -> Result<Server, ServeError> {
         if config.listen.ip() != Ipv4Addr::LOCALHOST {
             return Err(ServeError::NotLocalhost(config.listen));
@@ -189,13 +210,14 @@ impl Server {
         socket
             .set_read_timeout(Some(POLL_INTERVAL))
             .map_err(ServeError::Socket)?;
-        let world = reference::virtual_board().map_err(ServeError::Board)?;
+        let scenario = Scenario::reference();
+        let world = virtual_board(&scenario).map_err(ServeError::Board)?;
         let switch = SwitchId(world.manager().settings().switch_id);
         let board = BoardInfo {
             board: BOARD_NAME,
             version: package_version(),
             build: "",
-            ports: u8::try_from(PORTS).unwrap_or(u8::MAX),
+            ports: scenario.switches[0].ports,
             authenticated: !config.key.is_insecure(),
         };
         let links = WiredLinks::of(&world);
@@ -205,6 +227,7 @@ impl Server {
             responder: Responder::new(Verifier::new(switch, config.key)),
             board,
             links,
+            host_ports: scenario.hosts.iter().map(|h| h.port).collect(),
         })
     }
 
@@ -265,10 +288,11 @@ impl Server {
             responder,
             board,
             links,
+            host_ports,
             ..
         } = self;
         responder.answer(datagram, out, |request, trailing| {
-            execute(world, board, links, request, trailing)
+            execute(world, board, links, host_ports, request, trailing)
         })
     }
 }
@@ -278,6 +302,7 @@ fn execute(
     world: &mut World,
     board: &BoardInfo,
     links: &mut WiredLinks,
+    host_ports: &[u8],
     request: &Request,
     trailing: &[u8],
 ) -> Response {
@@ -291,16 +316,16 @@ fn execute(
     });
     let changes_slots = matches!(request, Request::Bind { .. } | Request::Unbind { .. });
     if changes_slots && response == Response::Done {
-        let_hosts_see_hot_plug(world);
+        let_hosts_see_hot_plug(world, host_ports);
     }
     response
 }
 
 /// Moves simulated time on until hot-plug interrupts have arrived, and
-/// runs each host's hot-plug driver.
-fn let_hosts_see_hot_plug(world: &mut World) {
-    reference::let_interrupts_arrive(world);
-    for (index, port) in HOST_PORTS.iter().enumerate() {
+/// runs the hot-plug driver of each host, on `host_ports`.
+fn let_hosts_see_hot_plug(world: &mut World, host_ports: &[u8]) {
+    let_interrupts_arrive(world);
+    for (index, port) in host_ports.iter().enumerate() {
         let handled = world.with_host(*port, |host, link| host.service_interrupts(link));
         if let Err(error) = handled {
             eprintln!(

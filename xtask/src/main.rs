@@ -2,6 +2,7 @@
 //!
 //! - `setup` installs the tools the other commands need (idempotent);
 //! - `firmware` builds the soft core's firmware ELF and prints its size;
+//! - `fabric-size` prints the fabric manager's code and RAM on the soft core;
 //! - `verilog` emits the top-level designs as Verilog and lints them;
 //! - `regs` writes the register map's documentation, docs/registers.md;
 //! - `hardware` maps the designs onto an FPGA and writes README.md's hardware table;
@@ -37,6 +38,12 @@ enum Task {
     Setup,
     /// Build the soft core's firmware ELF and print its text/data/bss sizes.
     Firmware,
+    /// Print the fabric manager's code size and static RAM on the soft core.
+    FabricSize {
+        /// Print one JSON object instead of the table.
+        #[arg(long)]
+        json: bool,
+    },
     /// Emit the top-level designs into target/verilog/ and lint them with Verilator.
     Verilog,
     /// Write docs/registers.md from the register map in weft-regs.
@@ -75,6 +82,10 @@ fn run(task: Task, root: &Path) -> Result<()> {
         Task::Firmware => {
             let toolchain = setup::firmware_toolchain()?;
             firmware::build(root, &toolchain).map(|_| ())
+        }
+        Task::FabricSize { json } => {
+            let toolchain = setup::firmware_toolchain()?;
+            firmware::fabric_size(root, &toolchain, json)
         }
         Task::Verilog => verilog::emit_and_lint(root),
         Task::Regs => regs::write_docs(root).map(|_| ()),

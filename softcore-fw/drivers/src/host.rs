@@ -19,16 +19,23 @@ const MAILBOX_BYTES: usize = mailbox::TLP_DWORDS as usize * 4;
 /// Bytes of the longest TLP the injector sends.
 const INJECT_BYTES: usize = inject::TLP_DWORDS as usize * 4;
 
-/// The host-facing side of the data plane, through its CSR window.
+/// The host-facing side of one switch's data plane, through its CSR window.
 pub struct CsrHostInterface<B> {
     bus: B,
+    switch: u64,
     discarded: u32,
 }
 
 impl<B: CsrBus> CsrHostInterface<B> {
-    /// The mailbox and injector `bus` reaches.
-    pub fn new(bus: B) -> Self {
-        CsrHostInterface { bus, discarded: 0 }
+    /// The mailbox and injector `bus` reaches, of the switch whose switch
+    /// ID is `switch`. Requests it receives name that switch; completions
+    /// and MSIs for any other are refused as [`HostSendError::NoSuchPort`].
+    pub fn new(bus: B, switch: u64) -> Self {
+        CsrHostInterface {
+            bus,
+            switch,
+            discarded: 0,
+        }
     }
 
     /// TLPs taken from the mailbox that were not configuration requests
@@ -66,9 +73,9 @@ impl<B: CsrBus> CsrHostInterface<B> {
         port::ENABLE.decode(control) == 1 && port::ROLE.decode(control) == port::ROLE_HOST
     }
 
-    /// Sends `tlp` out of host port `port` through the injector.
-    fn inject(&mut self, port: PortIndex, tlp: &Tlp<'_>) -> Result<(), HostSendError> {
-        if !self.is_host_port(port) {
+    /// Sends `tlp` out of host port `port` of switch `switch` through the injector.
+    fn inject(&mut self, switch: u64, port: PortIndex, tlp: &Tlp<'_>) -> Result<(), HostSendError> {
+        if switch != self.switch || !self.is_host_port(port) {
             return Err(HostSendError::NoSuchPort(port));
         }
         let status = self.bus.read32(inject::STATUS.address(0, 0));
@@ -127,6 +134,7 @@ impl<B: CsrBus> HostInterface for CsrHostInterface<B> {
                         _ => 0,
                     };
                     return Some(HostConfigRequest {
+                        switch: self.switch,
                         port,
                         request,
                         data,
@@ -139,19 +147,21 @@ impl<B: CsrBus> HostInterface for CsrHostInterface<B> {
 
     fn complete(
         &mut self,
+        switch: u64,
         port: PortIndex,
         completion: Completion,
         data: Option<u32>,
     ) -> Result<(), HostSendError> {
         let payload = data.map(u32::to_le_bytes);
         let payload: &[u8] = payload.as_ref().map_or(&[], |dw| dw);
-        self.inject(port, &tlp(Body::Completion(completion), payload))
+        self.inject(switch, port, &tlp(Body::Completion(completion), payload))
     }
 
     /// §6.1.4: an MSI is a one-DW memory write of the message data, its
     /// 16 bits in the DW's low half (§7.7.1.5), to the message address.
     fn send_msi(
         &mut self,
+        switch: u64,
         port: PortIndex,
         requester: Bdf,
         message: MsiMessage,
@@ -170,6 +180,6 @@ impl<B: CsrBus> HostInterface for CsrHostInterface<B> {
             processing_hint: None,
         };
         let data = u32::from(message.data).to_le_bytes();
-        self.inject(port, &tlp(Body::Memory(write), &data))
+        self.inject(switch, port, &tlp(Body::Memory(write), &data))
     }
 }

@@ -14,6 +14,8 @@ use weft_pcie::Bdf;
 use weft_regs::driver::CsrDataPlane;
 use weft_regs::tables::{DataPlane, HostIndex};
 
+/// The switch ID of the switch whose window the tests reach.
+const SWITCH: u64 = 0x5745_4654_0000_0000;
 const HOST_PORT: PortIndex = PortIndex(0);
 const ROOT_PORT: Bdf = Bdf::new(0, 0, 0);
 /// The host's virtual upstream port, completer of the firmware's completions.
@@ -67,10 +69,11 @@ fn a_host_configuration_read_arrives_whole_with_its_port() {
         .ingress(HOST_PORT, &wire(Body::Config(request), &[]))
         .expect("port exists");
     assert!(forwarding.deliveries.is_empty(), "it went to the mailbox");
-    let mut host = CsrHostInterface::new(&mut window);
+    let mut host = CsrHostInterface::new(&mut window, SWITCH);
     assert_eq!(
         host.receive(),
         Some(HostConfigRequest {
+            switch: SWITCH,
             port: HOST_PORT,
             request,
             data: 0
@@ -90,7 +93,7 @@ fn a_configuration_write_carries_its_data_little_endian() {
             &wire(Body::Config(request), &[0x78, 0x56, 0x34, 0x12]),
         )
         .expect("port exists");
-    let received = CsrHostInterface::new(&mut window).receive();
+    let received = CsrHostInterface::new(&mut window, SWITCH).receive();
     // §7.2: byte 0 of the DW is its least significant.
     assert_eq!(received.map(|r| r.data), Some(0x1234_5678));
 }
@@ -107,7 +110,7 @@ fn tlps_other_than_configuration_requests_are_counted_and_skipped() {
     window.queue_for_cpu(HOST_PORT, &[0xff; 8]);
     let request = config(Direction::Read, 7);
     window.queue_for_cpu(HOST_PORT, &wire(Body::Config(request), &[]));
-    let mut host = CsrHostInterface::new(&mut window);
+    let mut host = CsrHostInterface::new(&mut window, SWITCH);
     assert_eq!(host.receive().map(|r| r.request), Some(request));
     assert_eq!(host.discarded(), 2);
 }
@@ -128,8 +131,8 @@ fn a_completion_leaves_the_host_port_as_a_cpld() {
         lower_address: 0,
         data_dw: Some(1),
     };
-    CsrHostInterface::new(&mut window)
-        .complete(HOST_PORT, completion, Some(0xdead_beef))
+    CsrHostInterface::new(&mut window, SWITCH)
+        .complete(SWITCH, HOST_PORT, completion, Some(0xdead_beef))
         .expect("a host port with room");
     let sent = window.take_injected();
     assert_eq!(sent.len(), 1);
@@ -152,8 +155,8 @@ fn an_msi_is_the_memory_write_an_endpoint_would_send() {
         address: 0xfee0_1000,
         data: 0x4041,
     };
-    CsrHostInterface::new(&mut window)
-        .send_msi(HOST_PORT, VUSP, message)
+    CsrHostInterface::new(&mut window, SWITCH)
+        .send_msi(SWITCH, HOST_PORT, VUSP, message)
         .expect("a host port with room");
     let sent = window.take_injected();
     assert_eq!(sent.len(), 1);
@@ -167,13 +170,18 @@ fn only_enabled_host_ports_are_sent_to() {
         address: 0xfee0_0000,
         data: 1,
     };
-    let mut host = CsrHostInterface::new(&mut window);
+    let mut host = CsrHostInterface::new(&mut window, SWITCH);
     for port in [PortIndex(1), PortIndex(4), PortIndex(200)] {
         assert_eq!(
-            host.send_msi(port, VUSP, message),
+            host.send_msi(SWITCH, port, VUSP, message),
             Err(HostSendError::NoSuchPort(port))
         );
     }
+    // The host port of another switch is not this window's to send from.
+    assert_eq!(
+        host.send_msi(SWITCH + 1, HOST_PORT, VUSP, message),
+        Err(HostSendError::NoSuchPort(HOST_PORT))
+    );
     assert!(window.take_injected().is_empty());
 }
 
@@ -184,12 +192,13 @@ fn a_full_injector_is_reported_not_overrun() {
         address: 0xfee0_0000,
         data: 1,
     };
-    let mut host = CsrHostInterface::new(&mut window);
+    let mut host = CsrHostInterface::new(&mut window, SWITCH);
     for _ in 0..INJECT_DEPTH {
-        host.send_msi(HOST_PORT, VUSP, message).expect("room");
+        host.send_msi(SWITCH, HOST_PORT, VUSP, message)
+            .expect("room");
     }
     assert_eq!(
-        host.send_msi(HOST_PORT, VUSP, message),
+        host.send_msi(SWITCH, HOST_PORT, VUSP, message),
         Err(HostSendError::QueueFull(HOST_PORT))
     );
     assert_eq!(window.take_injected().len(), INJECT_DEPTH);

@@ -42,6 +42,35 @@ pub const DATA_RAM_SIZE: u32 = 64 * 1024;
 /// tick per core clock cycle, and so the firmware's unit of time.
 pub const SOFT_CORE_CLOCK_HZ: u32 = 100_000_000;
 
+/// The soft core's memories as riscv-rt's `memory.x` linker script wants
+/// them, for the build scripts of the programs that run on it: code in the
+/// instruction memory, everything loads read (rodata included: the core
+/// is Harvard, its instruction memory is not readable by loads) and the
+/// stack in the data memory.
+pub struct LinkerMemoryMap;
+
+impl core::fmt::Display for LinkerMemoryMap {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(
+            f,
+            "/* Generated from weft-regs by the build script: do not edit. */\n\
+             MEMORY\n{{\n  \
+               IRAM : ORIGIN = {INSTRUCTION_RAM_BASE:#010x}, LENGTH = {INSTRUCTION_RAM_SIZE:#x}\n  \
+               DRAM : ORIGIN = {DATA_RAM_BASE:#010x}, LENGTH = {DATA_RAM_SIZE:#x}\n\
+             }}\n\
+             REGION_ALIAS(\"REGION_TEXT\", IRAM);\n\
+             REGION_ALIAS(\"REGION_RODATA\", DRAM);\n\
+             REGION_ALIAS(\"REGION_DATA\", DRAM);\n\
+             REGION_ALIAS(\"REGION_BSS\", DRAM);\n\
+             REGION_ALIAS(\"REGION_HEAP\", DRAM);\n\
+             REGION_ALIAS(\"REGION_STACK\", DRAM);\n\
+             /* Unwinding tables: the soft core aborts on panic and never unwinds,\n   \
+                so they would only take data memory. */\n\
+             SECTIONS\n{{\n  /DISCARD/ : {{ *(.eh_frame) *(.eh_frame_hdr) }}\n}}\n"
+        )
+    }
+}
+
 /// Capacities of the data plane's tables, shared by the RTL, the model and the fabric manager.
 pub mod capacity {
     /// Ports of the reference switch top.

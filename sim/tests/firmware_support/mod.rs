@@ -61,7 +61,24 @@ pub fn firmware_image() -> Option<Vec<u8>> {
 /// A board that has booted with `console` typed on its UART, waiting for
 /// frames; what it printed so far.
 pub fn booted(image: &[u8], console: &[&str]) -> (IssBoard, String) {
-    let mut board = IssBoard::new(image).expect("the firmware ELF loads");
+    boot(
+        IssBoard::new(image).expect("the firmware ELF loads"),
+        console,
+    )
+}
+
+/// As [`booted`], on a board whose flash holds `flash`: a restart with
+/// what an earlier run stored.
+pub fn booted_with_flash(
+    image: &[u8],
+    flash: weft_iss::soc::NorFlash,
+    console: &[&str],
+) -> (IssBoard, String) {
+    let board = IssBoard::with_flash(image, flash).expect("the firmware ELF loads");
+    boot(board, console)
+}
+
+fn boot(mut board: IssBoard, console: &[&str]) -> (IssBoard, String) {
     for line in console {
         board.console().receive(format!("{line}\r").as_bytes());
     }

@@ -174,6 +174,24 @@ impl NorFlash {
         self.phase = Phase::Opcode;
     }
 
+    /// The byte the part drives on its output during the next byte while
+    /// selected: it depends only on the bytes before it, never on the byte
+    /// coming in at the same time, so a model on the pins can send it bit
+    /// by bit as the byte arrives.
+    pub fn output(&self) -> u8 {
+        match self.phase {
+            Phase::Reading { address } => self.array[address as usize],
+            Phase::Status => self.status(),
+            Phase::Id { bytes } => self
+                .geometry
+                .jedec_id
+                .get(usize::from(bytes))
+                .copied()
+                .unwrap_or(0xFF),
+            _ => 0xFF,
+        }
+    }
+
     /// One byte each way while selected: `mosi` in, the returned byte out.
     /// The part drives nothing (reads as 0xFF, a pulled-up line) where a
     /// command has no output.
@@ -185,7 +203,7 @@ impl NorFlash {
     pub fn exchange(&mut self, mosi: u8) -> u8 {
         assert!(self.selected, "a byte exchanged with cs_n high");
         self.finish_if_due();
-        let mut out = 0xFF;
+        let out = self.output();
         self.phase = match self.phase {
             Phase::Opcode => self.decode(mosi),
             Phase::Ignored => Phase::Ignored,
@@ -212,12 +230,9 @@ impl NorFlash {
                     }
                 }
             }
-            Phase::Reading { address } => {
-                out = self.array[address as usize];
-                Phase::Reading {
-                    address: (address + 1) & self.address_mask(),
-                }
-            }
+            Phase::Reading { address } => Phase::Reading {
+                address: (address + 1) & self.address_mask(),
+            },
             Phase::Programming { address, bytes } => {
                 let column = (address + bytes) % PAGE_SIZE;
                 self.page[column as usize] = mosi;
@@ -227,19 +242,8 @@ impl NorFlash {
                 }
             }
             Phase::Erasing { .. } | Phase::Overrun => Phase::Overrun,
-            Phase::Status => {
-                out = self.status();
-                Phase::Status
-            }
-            Phase::Id { bytes } => {
-                out = self
-                    .geometry
-                    .jedec_id
-                    .get(usize::from(bytes))
-                    .copied()
-                    .unwrap_or(0xFF);
-                Phase::Id { bytes: bytes + 1 }
-            }
+            Phase::Status => Phase::Status,
+            Phase::Id { bytes } => Phase::Id { bytes: bytes + 1 },
             Phase::Latch { .. } => Phase::Ignored,
         };
         out

@@ -94,6 +94,11 @@ impl SpiFlash {
         self.state.borrow().part.clone()
     }
 
+    /// Whether the flash part is programming or erasing (its WIP bit).
+    pub fn busy(&self) -> bool {
+        self.state.borrow().part.busy()
+    }
+
     /// Lets `ticks` pass for the flash part.
     pub fn advance(&self, ticks: u64) {
         self.state.borrow_mut().part.advance(ticks);

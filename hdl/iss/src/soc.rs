@@ -349,6 +349,27 @@ mod tests {
     }
 
     #[test]
+    fn the_flash_controller_answers_at_its_block_and_keeps_time_with_the_soc() {
+        let mut bus = HarvardBus::reference();
+        let soc = Soc::attach(&mut bus).unwrap();
+        // Read JEDEC ID (0x9F), 3 bytes, no address: COMMAND at +0xC,
+        // LENGTH at +0x8, the buffer at +0x100.
+        bus.store(0x2000_5008, Width::Word, 3).unwrap();
+        bus.store(0x2000_500C, Width::Word, 0x9F).unwrap();
+        assert_eq!(bus.load(0x2000_5100, Width::Word), Ok(0x0016_40EF));
+        // Write Enable, then Sector Erase of sector 0: WIP for tSE.
+        bus.store(0x2000_5008, Width::Word, 0).unwrap();
+        bus.store(0x2000_500C, Width::Word, 0x06).unwrap();
+        bus.store(0x2000_500C, Width::Word, 0x120).unwrap();
+        assert!(soc.spi_flash.busy());
+        soc.advance(Timing::TYPICAL.sector_erase - 1);
+        assert!(soc.spi_flash.busy());
+        soc.advance(1);
+        assert!(!soc.spi_flash.busy());
+        assert_eq!(soc.timer.mtime(), Timing::TYPICAL.sector_erase);
+    }
+
+    #[test]
     fn the_timer_interrupts_when_mtime_reaches_mtimecmp() {
         let mut bus = HarvardBus::reference();
         let soc = Soc::attach(&mut bus).unwrap();

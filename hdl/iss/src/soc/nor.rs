@@ -99,6 +99,7 @@ pub struct NorFlash {
     selected: bool,
     phase: Phase,
     page: [u8; PAGE_SIZE as usize],
+    writes: u64,
 }
 
 impl NorFlash {
@@ -123,12 +124,19 @@ impl NorFlash {
             selected: false,
             phase: Phase::Opcode,
             page: [0xFF; PAGE_SIZE as usize],
+            writes: 0,
         }
     }
 
     /// The array's bytes.
     pub fn contents(&self) -> &[u8] {
         &self.array
+    }
+
+    /// Programs and erases carried out so far: an embedder that keeps the
+    /// array in a file saves it when this moves.
+    pub fn writes(&self) -> u64 {
+        self.writes
     }
 
     /// The part's geometry.
@@ -281,11 +289,13 @@ impl NorFlash {
                 {
                     *cell &= byte;
                 }
+                self.writes += 1;
                 self.busy_until = self.now + self.timing.page_program.max(1);
             }
             Phase::Erasing { address } if self.write_enabled => {
                 let start = (address & !(SECTOR_SIZE - 1)) as usize;
                 self.array[start..start + SECTOR_SIZE as usize].fill(0xFF);
+                self.writes += 1;
                 self.busy_until = self.now + self.timing.sector_erase.max(1);
             }
             _ => {}

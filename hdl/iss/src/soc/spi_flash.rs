@@ -94,6 +94,11 @@ impl SpiFlash {
         self.state.borrow().part.clone()
     }
 
+    /// Programs and erases the part has carried out ([`NorFlash::writes`]).
+    pub fn writes(&self) -> u64 {
+        self.state.borrow().part.writes()
+    }
+
     /// Whether the flash part is programming or erasing (its WIP bit).
     pub fn busy(&self) -> bool {
         self.state.borrow().part.busy()

@@ -8,6 +8,7 @@ use rust_hdl::prelude::*;
 use weft_regs::capacity;
 
 use crate::core::Core;
+use crate::spi_flash::SpiFlashController;
 use crate::stream::TlpRegisterSlice;
 use crate::switching::SwitchCore;
 use crate::tables::{AddressRouteTable, BusRouteTable, IdMap, WindowTable};
@@ -79,6 +80,7 @@ pub fn designs() -> Vec<Design> {
             &["decoder", "windows"],
         ),
         emit("weft_core", Core::default()),
+        emit("weft_spi_flash", SpiFlashController::default()),
         // Eight ingress buffers of 256 x 512 bits: generic synthesis turns
         // each into flip-flops (1 min 50 s for one, measured), so CI only
         // elaborates it; `synth_xilinx -family xcup` maps them to block RAM

@@ -10,16 +10,23 @@
 //! the time that passed at [`CPU_CLOCK_HZ`]. While the firmware runs,
 //! `mtime` counts its steps, so a busy board's clock runs at the ISS's
 //! speed, which may be below the stated clock.
+//!
+//! With `--flash FILE` the board's configuration flash lives in FILE: read
+//! at start (erased where the file ends, or all erased without one), and
+//! written back whenever the firmware has programmed or erased it, so the
+//! key typed on one run's console is the key of the next.
 
 use std::fmt;
 use std::io::{self, Write};
 use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, TryRecvError};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use smoltcp::wire::{Ipv4Address, Ipv4Cidr};
+use weft_iss::soc::{Geometry, NorFlash, Timing};
 use weft_proto::{Key, DEFAULT_IPV4_ADDRESS, DEFAULT_IPV4_PREFIX_LEN};
 
 use crate::iss_board::{Activity, BoardError, IssBoard, CPU_CLOCK_HZ};
@@ -54,12 +61,14 @@ pub struct FirmwareOptions {
     pub address: Ipv4Cidr,
     /// Lines typed on the firmware's console at start.
     pub console: Vec<String>,
+    /// The file the board's configuration flash is kept in, if any.
+    pub flash: Option<PathBuf>,
 }
 
 impl FirmwareOptions {
     /// Reads `weft-sim firmware`'s arguments; the message says what is wrong.
     pub fn parse(args: &[String]) -> Result<FirmwareOptions, String> {
-        let (mut elf, mut line, mut key, mut ip) = (None, None, None, None);
+        let (mut elf, mut line, mut key, mut ip, mut flash) = (None, None, None, None, None);
         let mut insecure = false;
         let mut args = args.iter();
         while let Some(arg) = args.next() {
@@ -80,6 +89,7 @@ impl FirmwareOptions {
                     key = Some(hex);
                 }
                 "--insecure" => insecure = true,
+                "--flash" => flash = Some(PathBuf::from(value("a file for the flash's contents")?)),
                 "--ip" => {
                     let text = value("an address such as 192.168.70.2/24")?;
                     let cidr = text.parse::<Ipv4Cidr>().map_err(|()| {
@@ -110,6 +120,7 @@ impl FirmwareOptions {
             line,
             address,
             console,
+            flash,
         })
     }
 }
@@ -144,6 +155,13 @@ pub enum BridgeError {
     Send(io::Error),
     /// Writing the firmware's console output failed.
     Console(io::Error),
+    /// The flash file could not be read or written, or is too long.
+    Flash {
+        /// Its path.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
 }
 
 impl fmt::Display for BridgeError {
@@ -159,6 +177,11 @@ impl fmt::Display for BridgeError {
             BridgeError::Receive(e) => write!(f, "waiting for the line: {e}"),
             BridgeError::Send(e) => write!(f, "sending a frame to the line: {e}"),
             BridgeError::Console(e) => write!(f, "writing the firmware's console: {e}"),
+            BridgeError::Flash { path, source } => write!(
+                f,
+                "the flash file {}: {source} (give another --flash file, or none for an erased flash)",
+                path.display()
+            ),
         }
     }
 }
@@ -241,7 +264,15 @@ pub fn run(
         path: options.elf.clone(),
         source,
     })?;
-    let mut board = IssBoard::new(&image).map_err(BridgeError::Board)?;
+    let mut board = match &options.flash {
+        Some(path) => IssBoard::with_flash(&image, stored_flash(path)?),
+        None => IssBoard::new(&image),
+    }
+    .map_err(BridgeError::Board)?;
+    let mut flash = options.flash.as_deref().map(|path| FlashFile {
+        path,
+        saved_writes: 0,
+    });
     for line in &options.console {
         board.console().receive(format!("{line}\r").as_bytes());
     }
@@ -251,7 +282,14 @@ pub fn run(
             let mut reader = tap.reader().map_err(BridgeError::Receive)?;
             started(&Connected::Tap(tap.name().into()));
             let incoming = listen(move || reader.next_frame());
-            bridge(&mut board, &mut tap, &incoming, console, stop)
+            bridge(
+                &mut board,
+                &mut tap,
+                &incoming,
+                console,
+                stop,
+                flash.as_mut(),
+            )
         }
         LineChoice::Udp(listen_on) => {
             let mut gateway =
@@ -263,7 +301,14 @@ pub fn run(
                 host: gateway.host(),
             });
             let incoming = listen(move || UdpGateway::next_datagram(&listener));
-            bridge(&mut board, &mut gateway, &incoming, console, stop)
+            bridge(
+                &mut board,
+                &mut gateway,
+                &incoming,
+                console,
+                stop,
+                flash.as_mut(),
+            )
         }
     }
 }
@@ -286,18 +331,76 @@ fn listen<T: Send + 'static>(
     incoming
 }
 
+/// The flash part a `--flash` file holds: erased where the file ends,
+/// all erased if there is no file yet.
+fn stored_flash(path: &Path) -> Result<NorFlash, BridgeError> {
+    let failed = |source| BridgeError::Flash {
+        path: path.to_owned(),
+        source,
+    };
+    let contents = match std::fs::read(path) {
+        Ok(contents) => contents,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(failed(e)),
+    };
+    let geometry = Geometry::W25Q32;
+    if contents.len() > geometry.capacity() {
+        return Err(failed(io::Error::other(format!(
+            "{} bytes, more than the {}-byte part holds",
+            contents.len(),
+            geometry.capacity()
+        ))));
+    }
+    Ok(NorFlash::with_contents(
+        geometry,
+        Timing::TYPICAL,
+        &contents,
+    ))
+}
+
+/// Where the board's flash is kept, and how far it has been saved.
+pub struct FlashFile<'a> {
+    path: &'a Path,
+    saved_writes: u64,
+}
+
+impl FlashFile<'_> {
+    /// Writes the part's array to the file (whole, through a temporary
+    /// file renamed over it) if it was programmed or erased since the last
+    /// save and no operation is under way.
+    fn save(&mut self, board: &IssBoard) -> Result<(), BridgeError> {
+        let flash = board.flash();
+        if flash.writes() == self.saved_writes || flash.busy() {
+            return Ok(());
+        }
+        let failed = |source| BridgeError::Flash {
+            path: self.path.to_owned(),
+            source,
+        };
+        let temporary = self.path.with_extension("partial");
+        std::fs::write(&temporary, flash.contents()).map_err(failed)?;
+        std::fs::rename(&temporary, self.path).map_err(failed)?;
+        self.saved_writes = flash.writes();
+        Ok(())
+    }
+}
+
 /// Runs `board` with its MAC on `line` until `stop` is set, copying the
-/// firmware's console output to `console`.
+/// firmware's console output to `console` and keeping its flash in `flash`.
 pub fn bridge<L: Line>(
     board: &mut IssBoard,
     line: &mut L,
     incoming: &Receiver<io::Result<L::Arrival>>,
     console: &mut impl Write,
     stop: &AtomicBool,
+    mut flash: Option<&mut FlashFile<'_>>,
 ) -> Result<(), BridgeError> {
     while !stop.load(Ordering::Relaxed) {
         let activity = board.run(RUN_SLICE_STEPS);
         forward(board, line, console)?;
+        if let Some(flash) = flash.as_deref_mut() {
+            flash.save(board)?;
+        }
         match activity {
             Activity::Running => deliver_waiting(board, line, incoming)?,
             Activity::Waiting => {

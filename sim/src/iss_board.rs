@@ -2,7 +2,8 @@
 //! with the reference memory map, the SoC peripherals of `weft_iss::soc`
 //! and nothing else, whose management MAC an embedder feeds and drains.
 //!
-//! Time is the machine timer's `mtime`, one tick per retired step at the
+//! Time is the machine timer's `mtime` (and the flash part's clock, so a
+//! program or erase takes its datasheet time), one tick per retired step at the
 //! reference soft core clock ([`CPU_CLOCK_HZ`]). While the firmware waits
 //! in `wfi` the embedder decides how time passes: [`IssBoard::skip_to_alarm`]
 //! jumps to the firmware's next timer alarm (tests, deterministic), and
@@ -13,7 +14,7 @@ use std::fmt;
 use std::time::Duration;
 
 use weft_iss::elf::ElfError;
-use weft_iss::soc::{Mac, Soc, Uart};
+use weft_iss::soc::{Mac, NorFlash, Soc, SpiFlash, Uart};
 use weft_iss::{Hart, HarvardBus, MapError, RunStop};
 
 /// The clock the ISS board's firmware runs at: the reference soft core
@@ -64,10 +65,24 @@ pub struct IssBoard {
 }
 
 impl IssBoard {
-    /// A board at reset with `elf` loaded, about to run its first instruction.
+    /// A board at reset with `elf` loaded, about to run its first
+    /// instruction, and its configuration flash erased.
     pub fn new(elf: &[u8]) -> Result<IssBoard, BoardError> {
         let mut bus = HarvardBus::reference();
         let soc = Soc::attach(&mut bus).map_err(BoardError::Map)?;
+        Self::with_soc(elf, bus, soc)
+    }
+
+    /// A board at reset with `elf` loaded and `flash` on its flash
+    /// controller: a board restarted with what an earlier run stored
+    /// ([`IssBoard::flash`]`.part()`).
+    pub fn with_flash(elf: &[u8], flash: NorFlash) -> Result<IssBoard, BoardError> {
+        let mut bus = HarvardBus::reference();
+        let soc = Soc::attach_with_flash(&mut bus, flash).map_err(BoardError::Map)?;
+        Self::with_soc(elf, bus, soc)
+    }
+
+    fn with_soc(elf: &[u8], bus: HarvardBus, soc: Soc) -> Result<IssBoard, BoardError> {
         let mut hart = Hart::new(bus);
         hart.load_elf(elf).map_err(BoardError::Elf)?;
         Ok(IssBoard {
@@ -88,6 +103,11 @@ impl IssBoard {
         &self.soc.mac
     }
 
+    /// The configuration flash's controller and part.
+    pub fn flash(&self) -> &SpiFlash {
+        &self.soc.spi_flash
+    }
+
     /// Steps retired (or idled) since reset.
     pub fn steps(&self) -> u64 {
         self.steps
@@ -105,7 +125,7 @@ impl IssBoard {
         loop {
             self.soc.drive_interrupts(&mut self.hart);
             let summary = self.hart.run(left.min(CHUNK_STEPS));
-            self.soc.timer.advance(summary.steps);
+            self.soc.advance(summary.steps);
             self.steps += summary.steps;
             left = left.saturating_sub(summary.steps);
             if summary.stop == RunStop::Idle {
@@ -116,7 +136,7 @@ impl IssBoard {
                     return Activity::Waiting;
                 }
                 self.steps += 1;
-                self.soc.timer.advance(1);
+                self.soc.advance(1);
             }
             if left == 0 {
                 return Activity::Running;
@@ -135,15 +155,13 @@ impl IssBoard {
 
     /// Moves time straight to the firmware's timer alarm.
     pub fn skip_to_alarm(&mut self) {
-        self.soc.timer.advance(self.ticks_to_alarm());
+        self.soc.advance(self.ticks_to_alarm());
     }
 
     /// Moves time on by `elapsed` at [`CPU_CLOCK_HZ`].
     pub fn advance(&mut self, elapsed: Duration) {
         let ticks = elapsed.as_nanos() * u128::from(CPU_CLOCK_HZ) / 1_000_000_000;
-        self.soc
-            .timer
-            .advance(u64::try_from(ticks).unwrap_or(u64::MAX));
+        self.soc.advance(u64::try_from(ticks).unwrap_or(u64::MAX));
     }
 
     /// How long `ticks` of `mtime` take at [`CPU_CLOCK_HZ`].

@@ -32,13 +32,15 @@ on localhost (default 127.0.0.1:7330). --key takes the switch's key as 64
 hexadecimal digits; --insecure uses the publicly known key instead.";
 
 const FIRMWARE_USAGE: &str =
-    "usage: weft-sim firmware --elf PATH --tap NAME [--key HEX | --insecure] [--ip A.B.C.D/PREFIX]
+    "usage: weft-sim firmware --elf PATH --tap NAME [--key HEX | --insecure] [--ip A.B.C.D/PREFIX] [--flash FILE]
 
 Runs the soft core's firmware ELF (cargo xtask firmware) on the instruction-set
 simulator at the reference soft core clock, with its management MAC bridged to
 the TAP interface NAME (created if missing; needs root or CAP_NET_ADMIN). The
 firmware's console is printed here. --key, --insecure and --ip are typed on the
-firmware's console at start, as its `key`, `insecure` and `ip` commands.";
+firmware's console at start, as its `key`, `insecure` and `ip` commands.
+--flash keeps the board's configuration flash (the key, among others) in FILE
+across runs.";
 
 const USAGE: &str = "usage: weft-sim [--json]
        weft-sim run FILE [--json]

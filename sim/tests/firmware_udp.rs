@@ -13,7 +13,10 @@ use std::thread;
 use std::time::Duration;
 
 use firmware_support::{firmware_path, FIRMWARE_SWITCH, TEST_KEY_HEX};
-use weft_proto::{Capabilities, Error, Key, Request, SwitchId, TopologyCursor};
+use weft_proto::{
+    decode_response, encode_request, Capabilities, Error, Header, Key, Request, Response, SwitchId,
+    TopologyCursor, MAX_DATAGRAM,
+};
 use weft_sim::bridge::{self, Connected, FirmwareOptions};
 use weftctl::client::{Client, ClientConfig};
 use weftctl::error::ClientError;
@@ -119,4 +122,56 @@ fn a_client_with_another_key_is_refused() {
         matches!(refused, Err(ClientError::BadMac { .. })),
         "{refused:?}"
     );
+}
+
+/// `--flash FILE`: the key typed on one run's console is in the flash file
+/// the next run starts from, which then authenticates with it untyped.
+#[test]
+fn the_flash_file_carries_the_key_to_the_next_run() {
+    let file = std::env::temp_dir().join(format!("weft-flash-{}.bin", std::process::id()));
+    let _ = std::fs::remove_file(&file);
+    let flash = file.to_str().expect("a UTF-8 temporary path");
+    {
+        let Some(board) = Running::start(&["--key", TEST_KEY_HEX, "--flash", flash]) else {
+            return;
+        };
+        board.client(test_key()).ping().expect("a pong");
+    }
+    let stored = std::fs::read(&file).expect("the flash file was written");
+    assert_eq!(stored[..4], *b"WFTK", "the key record leads the flash");
+
+    let board = Running::start(&["--flash", flash]).expect("the firmware ELF is there");
+    // weftctl's counter, its clock, is still below the mark the ping moved
+    // (a minute above it): the firmware refuses it as a possible replay.
+    let refused = board.client(test_key()).identify();
+    assert!(
+        matches!(refused, Err(ClientError::Refused(Error::Replayed))),
+        "{refused:?}"
+    );
+    // A request from a clock past the mark is authenticated with the key
+    // from the flash file.
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("after 1970")
+        .as_micros() as u64;
+    let header = Header::request(7, SwitchId(FIRMWARE_SWITCH), now + 120_000_000);
+    let mut datagram = [0u8; MAX_DATAGRAM];
+    let len =
+        encode_request(&header, &Request::Identify, &[], &test_key(), &mut datagram).expect("fits");
+    let socket = std::net::UdpSocket::bind("127.0.0.1:0").expect("a UDP socket");
+    socket
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("a timeout");
+    socket.send_to(&datagram[..len], board.local).expect("sent");
+    let mut answer = [0u8; MAX_DATAGRAM];
+    let (n, _) = socket.recv_from(&mut answer).expect("an answer");
+    let response = decode_response(&answer[..n], &test_key(), &header)
+        .expect("authenticated under the key from the flash file")
+        .response;
+    let Response::Identity(identity) = response else {
+        panic!("expected an identity: {response:?}");
+    };
+    assert!(identity.capabilities.contains(Capabilities::AUTHENTICATED));
+    drop(board);
+    std::fs::remove_file(&file).expect("the flash file is removed");
 }

@@ -1,6 +1,7 @@
 //! Models of the soft core's SoC peripherals at their `weft_regs::soc`
-//! addresses: the console [`Uart`], the machine [`Timer`] and the
-//! management Ethernet [`Mac`].
+//! addresses: the console [`Uart`], the machine [`Timer`], the
+//! management Ethernet [`Mac`] and the [`SpiFlash`] controller with its
+//! flash part ([`NorFlash`]).
 //!
 //! Each model is a handle: clones share one device, so an embedder maps
 //! one clone with [`HarvardBus::map_mmio`] and keeps another to read what
@@ -25,8 +26,12 @@ use crate::hart::{Hart, Step};
 use crate::trap::Interrupt;
 
 mod mac;
+mod nor;
+mod spi_flash;
 
 pub use mac::{Mac, Reception, MIN_FRAME};
+pub use nor::{Geometry, NorFlash, Timing};
+pub use spi_flash::SpiFlash;
 
 /// Which register of `registers` sits at `offset`, after the width check
 /// every register of the SoC window shares.
@@ -217,7 +222,7 @@ impl Mmio for Timer {
 
 /// The SoC peripherals of the reference map, each mapped at its
 /// `weft_regs::soc` block.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Soc {
     /// The console UART.
     pub uart: Uart,
@@ -225,16 +230,31 @@ pub struct Soc {
     pub timer: Timer,
     /// The management Ethernet MAC.
     pub mac: Mac,
+    /// The SPI flash controller and its flash part.
+    pub spi_flash: SpiFlash,
 }
 
 impl Soc {
-    /// Maps a fresh UART, timer and MAC into `bus` at their
-    /// `weft_regs::soc` addresses and returns handles to them.
+    /// Maps a fresh UART, timer and MAC, and a flash controller with an
+    /// erased [`Geometry::W25Q32`] part of [`Timing::TYPICAL`], into `bus`
+    /// at their `weft_regs::soc` addresses and returns handles to them.
     pub fn attach(bus: &mut HarvardBus) -> Result<Self, MapError> {
-        let soc = Self::default();
+        Self::attach_with_flash(bus, NorFlash::erased(Geometry::W25Q32, Timing::TYPICAL))
+    }
+
+    /// As [`Soc::attach`], with `part` on the flash controller's pins: the
+    /// flash a board kept from an earlier run.
+    pub fn attach_with_flash(bus: &mut HarvardBus, part: NorFlash) -> Result<Self, MapError> {
+        let soc = Soc {
+            uart: Uart::new(),
+            timer: Timer::new(),
+            mac: Mac::new(),
+            spi_flash: SpiFlash::new(part),
+        };
         bus.map_mmio(uart::LAYOUT.base, BLOCK_SIZE, Box::new(soc.uart.clone()))?;
         bus.map_mmio(timer::LAYOUT.base, BLOCK_SIZE, Box::new(soc.timer.clone()))?;
         soc.mac.attach(bus)?;
+        soc.spi_flash.attach(bus)?;
         Ok(soc)
     }
 
@@ -247,12 +267,19 @@ impl Soc {
 
     /// One step of `hart` with the timer wired to its machine timer
     /// interrupt line and the MAC to its machine external one; `mtime`
-    /// then advances by one.
+    /// and the flash part's clock then advance by one.
     pub fn step<B: Bus>(&self, hart: &mut Hart<B>) -> Step {
         self.drive_interrupts(hart);
         let step = hart.step();
-        self.timer.advance(1);
+        self.advance(1);
         step
+    }
+
+    /// Lets `ticks` of the SoC's clock pass: `mtime` counts them and a
+    /// flash program or erase under way gets nearer its end.
+    pub fn advance(&self, ticks: u64) {
+        self.timer.advance(ticks);
+        self.spi_flash.advance(ticks);
     }
 }
 
@@ -319,6 +346,27 @@ mod tests {
             bus.load(TIMER + 0x100, Width::Word),
             Err(BusFault::Unmapped { .. })
         ));
+    }
+
+    #[test]
+    fn the_flash_controller_answers_at_its_block_and_keeps_time_with_the_soc() {
+        let mut bus = HarvardBus::reference();
+        let soc = Soc::attach(&mut bus).unwrap();
+        // Read JEDEC ID (0x9F), 3 bytes, no address: COMMAND at +0xC,
+        // LENGTH at +0x8, the buffer at +0x100.
+        bus.store(0x2000_5008, Width::Word, 3).unwrap();
+        bus.store(0x2000_500C, Width::Word, 0x9F).unwrap();
+        assert_eq!(bus.load(0x2000_5100, Width::Word), Ok(0x0016_40EF));
+        // Write Enable, then Sector Erase of sector 0: WIP for tSE.
+        bus.store(0x2000_5008, Width::Word, 0).unwrap();
+        bus.store(0x2000_500C, Width::Word, 0x06).unwrap();
+        bus.store(0x2000_500C, Width::Word, 0x120).unwrap();
+        assert!(soc.spi_flash.busy());
+        soc.advance(Timing::TYPICAL.sector_erase - 1);
+        assert!(soc.spi_flash.busy());
+        soc.advance(1);
+        assert!(!soc.spi_flash.busy());
+        assert_eq!(soc.timer.mtime(), Timing::TYPICAL.sector_erase);
     }
 
     #[test]

@@ -61,15 +61,28 @@ pub fn firmware_image() -> Option<Vec<u8>> {
 /// A board that has booted with `console` typed on its UART, waiting for
 /// frames; what it printed so far.
 pub fn booted(image: &[u8], console: &[&str]) -> (IssBoard, String) {
-    let mut board = IssBoard::new(image).expect("the firmware ELF loads");
+    boot(
+        IssBoard::new(image).expect("the firmware ELF loads"),
+        console,
+    )
+}
+
+/// As [`booted`], on a board whose flash holds `flash`: a restart with
+/// what an earlier run stored.
+pub fn booted_with_flash(
+    image: &[u8],
+    flash: weft_iss::soc::NorFlash,
+    console: &[&str],
+) -> (IssBoard, String) {
+    let board = IssBoard::with_flash(image, flash).expect("the firmware ELF loads");
+    boot(board, console)
+}
+
+fn boot(mut board: IssBoard, console: &[&str]) -> (IssBoard, String) {
     for line in console {
         board.console().receive(format!("{line}\r").as_bytes());
     }
-    assert_eq!(
-        board.run(ANSWER_STEPS),
-        Activity::Waiting,
-        "the firmware boots and waits"
-    );
+    wait_out(&mut board, "the firmware boots and waits");
     let printed = String::from_utf8_lossy(&board.console().take_transmitted()).into_owned();
     (board, printed)
 }
@@ -82,12 +95,27 @@ pub fn exchange(board: &mut IssBoard, frame: &[u8]) -> Vec<Vec<u8>> {
         matches!(reception, weft_iss::soc::Reception::Landed { .. }),
         "the MAC took the frame: {reception:?}"
     );
-    assert_eq!(
-        board.run(ANSWER_STEPS),
-        Activity::Waiting,
-        "the firmware answers and waits again"
-    );
+    wait_out(board, "the firmware answers and waits again");
     board.mac().take_transmitted()
+}
+
+/// Ticks within which a firmware alarm may be a flash poll: the
+/// firmware's `flash::POLL_PERIOD` of 100 µs at the core clock.
+const FLASH_POLL_TICKS: u64 = 10_000;
+
+/// Runs the firmware until it waits for the line or the console, not for
+/// the flash: while it sleeps between polls of a program or erase (the
+/// part is busy, or it has just finished and the poll alarm is near),
+/// time skips to its alarm.
+fn wait_out(board: &mut IssBoard, what: &str) {
+    for _ in 0..100_000 {
+        assert_eq!(board.run(ANSWER_STEPS), Activity::Waiting, "{what}");
+        if !board.flash().busy() && board.ticks_to_alarm() > FLASH_POLL_TICKS {
+            return;
+        }
+        board.skip_to_alarm();
+    }
+    panic!("{what}: the firmware kept waiting for the flash");
 }
 
 fn ethernet(dst: EthernetAddress, ethertype: EthernetProtocol, payload_len: usize) -> Vec<u8> {

@@ -1,28 +1,39 @@
-//! The binding configuration kept in flash: which function is bound to
-//! which host's slot, the NumVFs setting and the generation, as a
-//! versioned, checksummed record, restored at boot.
+//! Values kept in flash across a restart, as versioned, checksummed
+//! records in two slots; and the one such value the fabric manager keeps,
+//! the binding configuration: which function is bound to which host's
+//! slot, the NumVFs setting and the generation, restored at boot.
 //!
-//! The flash region is split into two halves (slots). Each save writes
-//! the slot the newest valid record is not in, with a sequence number one
-//! higher, so a save interrupted at any byte (during the erase or the
-//! write) leaves the other slot, the last good record, intact; loading
-//! takes the valid record with the higher sequence number. A record is
-//! valid when its magic, version, length and CRC-32 agree.
+//! A [`Record`] lives in a flash region split into two halves (slots).
+//! Each save writes the slot the newest valid record is not in, with a
+//! sequence number one higher, so a save interrupted at any byte (during
+//! the erase or the write) leaves the other slot, the last good record,
+//! intact; loading takes the valid record with the higher sequence number.
+//! A record is valid when its magic, version, length and CRC-32 agree.
+//! [`save_record`] and [`load_record`] do this for any record type; the
+//! firmware keeps its management key and replay high-water mark the same
+//! way.
 //!
-//! Record layout (little-endian), [`RECORD_VERSION`] 1:
+//! Every record (little-endian):
 //!
 //! | offset | size | field                                       |
 //! |--------|------|---------------------------------------------|
-//! | 0      | 4    | magic, [`RECORD_MAGIC`]                     |
-//! | 4      | 2    | version                                     |
+//! | 0      | 4    | magic, [`Record::MAGIC`]                    |
+//! | 4      | 2    | version, [`Record::VERSION`]                |
 //! | 6      | 2    | payload length in bytes                     |
 //! | 8      | 4    | sequence number                             |
+//! | 12     | n    | payload                                     |
+//! | 12+n   | 4    | CRC-32 (IEEE 802.3) of every byte before it |
+//!
+//! The binding configuration's payload, [`RECORD_MAGIC`] "WFTB",
+//! [`RECORD_VERSION`] 1 (offsets from the record's start):
+//!
+//! | offset | size | field                                       |
+//! |--------|------|---------------------------------------------|
 //! | 12     | 4    | generation                                  |
 //! | 16     | 2    | NumVFs                                      |
 //! | 18     | 1    | number of bindings                          |
 //! | 19     | 1    | reserved, 0                                 |
 //! | 20     | 10 n | bindings: fabric ID, vendor ID, device ID, host (2 bytes each), slot, 0 |
-//! | 20+10 n | 4   | CRC-32 (IEEE 802.3) of every byte before it |
 
 use heapless::Vec;
 use weft_pcie::Bdf;
@@ -60,6 +71,13 @@ pub const MAX_RECORD_LEN: usize =
 pub enum FlashError {
     /// The range is not inside the region.
     OutOfRange {
+        /// Its first byte.
+        offset: u32,
+        /// Its length.
+        len: u32,
+    },
+    /// The device erases whole blocks, and the range is not made of them.
+    Unaligned {
         /// Its first byte.
         offset: u32,
         /// Its length.
@@ -148,15 +166,19 @@ impl StoredConfig {
     pub fn apply_to(&self, settings: &mut FabricSettings) {
         settings.num_vfs = self.num_vfs;
     }
+}
 
-    /// The record with sequence number `sequence`; returns its length.
-    fn encode(&self, sequence: u32, out: &mut [u8; MAX_RECORD_LEN]) -> usize {
-        let payload_len = FIXED_PAYLOAD_LEN + self.bindings.len() * BINDING_LEN;
+impl Record for StoredConfig {
+    const MAGIC: u32 = RECORD_MAGIC;
+    const VERSION: u16 = RECORD_VERSION;
+    type Bytes = [u8; MAX_RECORD_LEN];
+
+    fn bytes() -> Self::Bytes {
+        [0; MAX_RECORD_LEN]
+    }
+
+    fn encode_payload(&self, out: &mut [u8]) -> usize {
         let mut w = Writer { out, at: 0 };
-        w.put(&RECORD_MAGIC.to_le_bytes());
-        w.put(&RECORD_VERSION.to_le_bytes());
-        w.put(&(payload_len as u16).to_le_bytes());
-        w.put(&sequence.to_le_bytes());
         w.put(&self.generation.0.to_le_bytes());
         w.put(&self.num_vfs.to_le_bytes());
         w.put(&[self.bindings.len() as u8, 0]);
@@ -167,39 +189,27 @@ impl StoredConfig {
             w.put(&b.binding.host.0.to_le_bytes());
             w.put(&[b.binding.slot, 0]);
         }
-        let crc = crc32(&w.out[..w.at]);
-        w.put(&crc.to_le_bytes());
         w.at
     }
 
-    /// The record in `bytes` and its sequence number, if it is a valid one.
-    fn decode(bytes: &[u8; MAX_RECORD_LEN]) -> Option<(u32, StoredConfig)> {
-        let u16_at = |at: usize| u16::from_le_bytes([bytes[at], bytes[at + 1]]);
-        let u32_at = |at: usize| {
-            u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
-        };
-        if u32_at(0) != RECORD_MAGIC || u16_at(4) != RECORD_VERSION {
+    fn decode_payload(payload: &[u8]) -> Option<Self> {
+        let u16_at = |at: usize| u16::from_le_bytes([payload[at], payload[at + 1]]);
+        if payload.len() < FIXED_PAYLOAD_LEN {
             return None;
         }
-        let payload_len = usize::from(u16_at(6));
-        let end = HEADER_LEN + payload_len;
-        if payload_len < FIXED_PAYLOAD_LEN || end + CRC_LEN > MAX_RECORD_LEN {
-            return None;
-        }
-        if crc32(&bytes[..end]) != u32_at(end) {
-            return None;
-        }
-        let count = usize::from(bytes[18]);
-        if payload_len != FIXED_PAYLOAD_LEN + count * BINDING_LEN {
+        let count = usize::from(payload[6]);
+        if payload.len() != FIXED_PAYLOAD_LEN + count * BINDING_LEN {
             return None;
         }
         let mut config = StoredConfig {
-            generation: Generation(u32_at(12)),
-            num_vfs: u16_at(16),
+            generation: Generation(u32::from_le_bytes([
+                payload[0], payload[1], payload[2], payload[3],
+            ])),
+            num_vfs: u16_at(4),
             bindings: Vec::new(),
         };
         for i in 0..count {
-            let at = HEADER_LEN + FIXED_PAYLOAD_LEN + i * BINDING_LEN;
+            let at = FIXED_PAYLOAD_LEN + i * BINDING_LEN;
             config
                 .bindings
                 .push(StoredBinding {
@@ -208,18 +218,74 @@ impl StoredConfig {
                     device_id: u16_at(at + 4),
                     binding: Binding {
                         host: HostIndex(u16_at(at + 6)),
-                        slot: bytes[at + 8],
+                        slot: payload[at + 8],
                     },
                 })
                 .ok()?;
         }
-        Some((u32_at(8), config))
+        Some(config)
     }
+}
+
+/// A value kept in flash as a two-slot record (see the module docs): its
+/// magic, its version and its payload's encoding.
+pub trait Record: Sized {
+    /// The record's first four bytes, telling its kind from others.
+    const MAGIC: u32;
+    /// The payload layout this code writes and reads; a record of another
+    /// version is not valid.
+    const VERSION: u16;
+    /// A buffer as long as the longest record: [`RECORD_OVERHEAD`] bytes
+    /// of header and CRC around the longest payload.
+    type Bytes: AsRef<[u8]> + AsMut<[u8]>;
+
+    /// A zeroed buffer.
+    fn bytes() -> Self::Bytes;
+
+    /// Writes the payload into `out`, which is as long as the longest
+    /// payload; returns its length.
+    fn encode_payload(&self, out: &mut [u8]) -> usize;
+
+    /// The value in `payload`, if it is a well-formed one.
+    fn decode_payload(payload: &[u8]) -> Option<Self>;
+}
+
+/// Bytes of a record that are not payload: the header and the CRC.
+pub const RECORD_OVERHEAD: usize = HEADER_LEN + CRC_LEN;
+
+/// `record` with sequence number `sequence` in `out`; returns its length.
+fn encode_record<R: Record>(record: &R, sequence: u32, out: &mut [u8]) -> usize {
+    let payload_end = out.len() - CRC_LEN;
+    let payload_len = record.encode_payload(&mut out[HEADER_LEN..payload_end]);
+    let mut w = Writer { out, at: 0 };
+    w.put(&R::MAGIC.to_le_bytes());
+    w.put(&R::VERSION.to_le_bytes());
+    w.put(&(payload_len as u16).to_le_bytes());
+    w.put(&sequence.to_le_bytes());
+    w.at += payload_len;
+    let crc = crc32(&w.out[..w.at]);
+    w.put(&crc.to_le_bytes());
+    w.at
+}
+
+/// The record in `bytes` and its sequence number, if it is a valid one.
+fn decode_record<R: Record>(bytes: &[u8]) -> Option<(u32, R)> {
+    let u32_at =
+        |at: usize| u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]);
+    let u16_at = |at: usize| u16::from_le_bytes([bytes[at], bytes[at + 1]]);
+    if bytes.len() < RECORD_OVERHEAD || u32_at(0) != R::MAGIC || u16_at(4) != R::VERSION {
+        return None;
+    }
+    let end = HEADER_LEN + usize::from(u16_at(6));
+    if end + CRC_LEN > bytes.len() || crc32(&bytes[..end]) != u32_at(end) {
+        return None;
+    }
+    Some((u32_at(8), R::decode_payload(&bytes[HEADER_LEN..end])?))
 }
 
 /// Appends bytes to a record buffer that is long enough for any record.
 struct Writer<'a> {
-    out: &'a mut [u8; MAX_RECORD_LEN],
+    out: &'a mut [u8],
     at: usize,
 }
 
@@ -247,12 +313,17 @@ pub fn crc32(bytes: &[u8]) -> u32 {
     !crc
 }
 
-/// Where slot `slot` starts, after checking the region holds two records.
-fn slot_offset<F: Flash + ?Sized>(flash: &F, slot: u8) -> Result<u32, PersistError> {
+/// Where slot `slot` starts, after checking each half of the region
+/// holds `record_len` bytes.
+fn slot_offset<F: Flash + ?Sized>(
+    flash: &F,
+    slot: u8,
+    record_len: usize,
+) -> Result<u32, PersistError> {
     let half = flash.size() / 2;
-    if (half as usize) < MAX_RECORD_LEN {
+    if (half as usize) < record_len {
         return Err(PersistError::RegionTooSmall {
-            needed: MAX_RECORD_LEN as u32,
+            needed: record_len as u32,
             available: half,
         });
     }
@@ -260,15 +331,16 @@ fn slot_offset<F: Flash + ?Sized>(flash: &F, slot: u8) -> Result<u32, PersistErr
 }
 
 /// The valid record of each slot, with its sequence number.
-fn read_slots<F: Flash + ?Sized>(
+fn read_slots<R: Record, F: Flash + ?Sized>(
     flash: &mut F,
-) -> Result<[Option<(u32, StoredConfig)>; 2], PersistError> {
+) -> Result<[Option<(u32, R)>; 2], PersistError> {
     let mut slots = [None, None];
     for (slot, found) in slots.iter_mut().enumerate() {
-        let offset = slot_offset(flash, slot as u8)?;
-        let mut bytes = [0u8; MAX_RECORD_LEN];
-        flash.read(offset, &mut bytes)?;
-        *found = StoredConfig::decode(&bytes);
+        let mut bytes = R::bytes();
+        let bytes = bytes.as_mut();
+        let offset = slot_offset(flash, slot as u8, bytes.len())?;
+        flash.read(offset, bytes)?;
+        *found = decode_record(bytes);
     }
     Ok(slots)
 }
@@ -279,7 +351,7 @@ fn newer(a: u32, b: u32) -> bool {
 }
 
 /// The slot holding the newest valid record, and its sequence number.
-fn newest(slots: &[Option<(u32, StoredConfig)>; 2]) -> Option<(u8, u32)> {
+fn newest<R>(slots: &[Option<(u32, R)>; 2]) -> Option<(u8, u32)> {
     match (&slots[0], &slots[1]) {
         (Some((a, _)), Some((b, _))) if newer(*b, *a) => Some((1, *b)),
         (Some((a, _)), _) => Some((0, *a)),
@@ -288,33 +360,51 @@ fn newest(slots: &[Option<(u32, StoredConfig)>; 2]) -> Option<(u8, u32)> {
     }
 }
 
-/// The newest valid configuration in `flash`; `None` when neither slot
-/// holds a valid record (a new board, or flash never written).
+/// The newest valid record in `flash`; `None` when neither slot holds a
+/// valid one (a new board, or flash never written).
+pub fn load_record<R: Record, F: Flash + ?Sized>(flash: &mut F) -> Result<Option<R>, PersistError> {
+    let mut slots = read_slots::<R, F>(flash)?;
+    Ok(newest(&slots).and_then(|(slot, _)| slots[usize::from(slot)].take().map(|(_, r)| r)))
+}
+
+/// Stores `record` in the slot not holding the newest valid record, with
+/// the next sequence number; returns that sequence number. Until the
+/// write completes, [`load_record`] returns the previous record.
+pub fn save_record<R: Record, F: Flash + ?Sized>(
+    flash: &mut F,
+    record: &R,
+) -> Result<u32, PersistError> {
+    let slots = read_slots::<R, F>(flash)?;
+    let (slot, sequence) = match newest(&slots) {
+        Some((newest_slot, sequence)) => (1 - newest_slot, sequence.wrapping_add(1)),
+        None => (0, 0),
+    };
+    let mut bytes = R::bytes();
+    let bytes = bytes.as_mut();
+    let offset = slot_offset(flash, slot, bytes.len())?;
+    let len = encode_record(record, sequence, bytes);
+    flash.erase(offset, flash.size() / 2)?;
+    flash.write(offset, &bytes[..len])?;
+    let mut back = R::bytes();
+    let back = &mut back.as_mut()[..len];
+    flash.read(offset, back)?;
+    if back != &bytes[..len] {
+        return Err(PersistError::VerifyFailed { slot });
+    }
+    Ok(sequence)
+}
+
+/// The newest valid binding configuration in `flash`; `None` when neither
+/// slot holds a valid record (a new board, or flash never written).
 pub fn load<F: Flash + ?Sized>(flash: &mut F) -> Result<Option<StoredConfig>, PersistError> {
-    let mut slots = read_slots(flash)?;
-    Ok(newest(&slots).and_then(|(slot, _)| slots[usize::from(slot)].take().map(|(_, c)| c)))
+    load_record(flash)
 }
 
 /// Stores `config` in the slot not holding the newest valid record, with
 /// the next sequence number; returns that sequence number. Until the
 /// write completes, [`load`] returns the previous configuration.
 pub fn save<F: Flash + ?Sized>(flash: &mut F, config: &StoredConfig) -> Result<u32, PersistError> {
-    let slots = read_slots(flash)?;
-    let (slot, sequence) = match newest(&slots) {
-        Some((newest_slot, sequence)) => (1 - newest_slot, sequence.wrapping_add(1)),
-        None => (0, 0),
-    };
-    let offset = slot_offset(flash, slot)?;
-    let mut bytes = [0u8; MAX_RECORD_LEN];
-    let len = config.encode(sequence, &mut bytes);
-    flash.erase(offset, flash.size() / 2)?;
-    flash.write(offset, &bytes[..len])?;
-    let mut back = [0u8; MAX_RECORD_LEN];
-    flash.read(offset, &mut back[..len])?;
-    if back[..len] != bytes[..len] {
-        return Err(PersistError::VerifyFailed { slot });
-    }
-    Ok(sequence)
+    save_record(flash, config)
 }
 
 /// What restoring the stored bindings did.
@@ -459,10 +549,12 @@ mod tests {
             },
         });
         let mut bytes = [0xffu8; MAX_RECORD_LEN];
-        let len = config.encode(9, &mut bytes);
+        let len = encode_record(&config, 9, &mut bytes);
         assert_eq!(len, HEADER_LEN + FIXED_PAYLOAD_LEN + BINDING_LEN + CRC_LEN);
-        assert_eq!(StoredConfig::decode(&bytes), Some((9, config)));
+        // The layout of the module docs: magic, version, payload length, sequence.
+        assert_eq!(bytes[..12], *b"WFTB\x01\x00\x12\x00\x09\x00\x00\x00");
+        assert_eq!(decode_record(&bytes), Some((9, config)));
         bytes[14] ^= 1;
-        assert_eq!(StoredConfig::decode(&bytes), None);
+        assert_eq!(decode_record::<StoredConfig>(&bytes), None);
     }
 }

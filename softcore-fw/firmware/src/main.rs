@@ -20,11 +20,15 @@
 //!
 //! Requests are checked with HMAC-SHA-256 under the switch's key and a
 //! replay counter, exactly as every weft server does (`weft_proto::Responder`).
-//! The firmware starts without a key and answers no request until one is
+//! A new board starts without a key and answers no request until one is
 //! provisioned on the UART console ([`console`]), a local, physical path:
 //!
-//! - `key <64 hex digits>` sets the key (generate one with `openssl rand -hex 32`);
-//! - `insecure` uses the publicly known insecure key — only when asked for by name;
+//! - `key <64 hex digits>` sets the key (generate one with `openssl rand -hex 32`)
+//!   and stores it in the configuration flash ([`flash`], [`keystore`]) with the
+//!   replay counter's high-water mark, so the next start uses it and refuses
+//!   requests captured before the restart;
+//! - `insecure` uses the publicly known insecure key — only when asked for by name,
+//!   and only until the next restart;
 //! - `ip <a.b.c.d/prefix>` sets the management address;
 //! - `help` lists them.
 //!
@@ -42,25 +46,32 @@
 //!
 //! Rodata lives in the data memory: the core is Harvard, and its instruction
 //! memory is not readable by loads. Every buffer is a static of a fixed
-//! size, so the budget is the link map's. With the network stack
-//! (`cargo xtask firmware`, measured): 61.1 KiB of code in the 128 KiB
-//! instruction memory; in the 64 KiB data memory 5.9 KiB of rodata,
-//! 0.2 KiB of data and 17.6 KiB of bss — the management server's reply
+//! size, so the budget is the link map's. With the network stack and the
+//! flash driver (`cargo xtask firmware`, measured): 66.4 KiB of code in the
+//! 128 KiB instruction memory; in the 64 KiB data memory 8.0 KiB of rodata,
+//! 0.2 KiB of data and 17.7 KiB of bss — the management server's reply
 //! cache 6.0 KiB, the UDP socket's buffers 5.8 KiB (two datagrams each
 //! way), the MAC's receive and transmit frames 3.0 KiB, a request and its
-//! answer 2.9 KiB — which leaves 40.2 KiB of stack. Before the network
-//! stack the firmware was 652 bytes of code and nothing else.
+//! answer 2.9 KiB — which leaves 38.2 KiB of stack. The flash driver and
+//! the key record took 7.3 KiB of code and rodata (68 696 bytes of text
+//! and rodata before, 76 136 after). Before the network stack the
+//! firmware was 652 bytes of code and nothing else.
 //!
 //! A host build of this crate (as `cargo test --workspace` makes) is only a
 //! pointer to the real build, so the workspace stays one `cargo` command.
 //!
 //! Register accesses are the only `unsafe` code: the SoC window's volatile
-//! load and store ([`mmio`]) and enabling the two interrupt sources in `mie`.
+//! load and store ([`mmio`]), enabling the two interrupt sources in `mie`,
+//! and masking the MAC's while the flash driver sleeps between polls.
 #![cfg_attr(target_os = "none", no_std, no_main)]
 #![deny(unsafe_code)]
 
 #[cfg(target_os = "none")]
 pub mod console;
+#[cfg(target_os = "none")]
+pub mod flash;
+#[cfg(target_os = "none")]
+pub mod keystore;
 #[cfg(target_os = "none")]
 pub mod mac;
 #[cfg(target_os = "none")]
@@ -85,9 +96,11 @@ mod soft_core {
     use smoltcp::time::Duration;
     use smoltcp::wire::{EthernetAddress, HardwareAddress, IpCidr, Ipv4Address, Ipv4Cidr};
     use static_cell::{ConstStaticCell, StaticCell};
-    use weft_proto::{Key, SwitchId, DEFAULT_IPV4_ADDRESS, DEFAULT_IPV4_PREFIX_LEN};
+    use weft_proto::{SwitchId, DEFAULT_IPV4_ADDRESS, DEFAULT_IPV4_PREFIX_LEN};
 
     use crate::console::{Command, CommandError, Console, HELP};
+    use crate::flash::{describe, Region, KEY_REGION};
+    use crate::keystore;
     use crate::mac::Mac;
     use crate::management::{Management, MANAGEMENT_UDP_PORT, MAX_DATAGRAM};
     use crate::timer;
@@ -147,12 +160,20 @@ mod soft_core {
 
     impl Server {
         /// Answers the oldest datagram waiting, if any; whether there was one.
-        fn serve_one(&mut self) -> bool {
+        fn serve_one(&mut self, uart: &mut Uart, key_flash: &mut Region) -> bool {
             let socket = self.sockets.get_mut::<udp::Socket>(self.udp);
             loop {
                 match socket.recv_slice(&mut self.datagram[..]) {
                     Ok((len, meta)) => {
                         let n = self.management.answer(&self.datagram[..len], self.answer);
+                        if let Err(error) = self.management.keep_mark(key_flash) {
+                            let _ = write!(
+                                uart,
+                                "flash: the replay high-water mark was not stored ({}); \
+                                 after a restart, requests from before it may be accepted again\r\n",
+                                describe(error)
+                            );
+                        }
                         if n > 0 {
                             // A full send buffer loses the answer; the client retries.
                             let _ = socket.send_slice(&self.answer[..n], meta);
@@ -197,11 +218,28 @@ mod soft_core {
             datagram: DATAGRAM.take(),
             answer: ANSWER.take(),
         };
-        let _ = write!(
-            uart,
-            "management: udp port {MANAGEMENT_UDP_PORT}; no key yet, so no request is \
-             answered: type `key <64 hex digits>` (or `insecure`)\r\n"
-        );
+        let mut key_flash = KEY_REGION;
+        let _ = match keystore::load(&mut key_flash) {
+            Ok(Some(stored)) => {
+                server.management.resume(stored);
+                write!(
+                    uart,
+                    "management: udp port {MANAGEMENT_UDP_PORT}; key from flash, requests \
+                     are authenticated\r\n"
+                )
+            }
+            Ok(None) => write!(
+                uart,
+                "management: udp port {MANAGEMENT_UDP_PORT}; no key yet, so no request is \
+                 answered: type `key <64 hex digits>` (or `insecure`)\r\n"
+            ),
+            Err(error) => write!(
+                uart,
+                "management: udp port {MANAGEMENT_UDP_PORT}; the flash could not be read \
+                 ({}), so no key: type `key <64 hex digits>` (or `insecure`)\r\n",
+                describe(error)
+            ),
+        };
 
         wake_on_timer_and_mac();
         uart.write_bytes(b"ready\r\n");
@@ -209,11 +247,17 @@ mod soft_core {
         let mut console = Console::new();
         loop {
             while let Some(command) = console.poll(&mut uart) {
-                run(command, &mut uart, &mut iface, server.management);
+                run(
+                    command,
+                    &mut uart,
+                    &mut iface,
+                    server.management,
+                    &mut key_flash,
+                );
             }
             mac.acknowledge_interrupt();
             iface.poll(timer::now(), mac, &mut server.sockets);
-            while server.serve_one() {
+            while server.serve_one(&mut uart, &mut key_flash) {
                 iface.poll(timer::now(), mac, &mut server.sockets);
             }
             let delay = iface
@@ -230,16 +274,25 @@ mod soft_core {
         uart: &mut Uart,
         iface: &mut Interface,
         management: &mut Management,
+        key_flash: &mut Region,
     ) {
         let _ = match command {
-            Ok(Command::Key(key)) => {
-                management.set_key(key);
-                uart.write_str("key: set; requests are authenticated\r\n")
-            }
+            Ok(Command::Key(key)) => match management.set_key(key, key_flash) {
+                Ok(()) => {
+                    uart.write_str("key: set and stored in flash; requests are authenticated\r\n")
+                }
+                Err(error) => write!(
+                    uart,
+                    "key: set, but not stored in flash ({}); requests are \
+                     authenticated until the next restart\r\n",
+                    describe(error)
+                ),
+            },
             Ok(Command::Insecure) => {
-                management.set_key(Key::insecure_public());
+                management.set_insecure();
                 uart.write_str(
-                    "key: insecure public key; anyone on the network can manage this switch\r\n",
+                    "key: insecure public key until the next restart; anyone on the network \
+                     can manage this switch\r\n",
                 )
             }
             Ok(Command::Address(cidr)) => {

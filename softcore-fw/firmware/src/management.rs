@@ -8,9 +8,13 @@
 //! cannot carry it out.
 //!
 //! Until a key is provisioned on the console (`key`, or `insecure` by
-//! name) there is nothing to check a request with, so requests are
-//! dropped unanswered.
+//! name) or found in flash at start, there is nothing to check a request
+//! with, so requests are dropped unanswered. A key from the console is
+//! stored in flash with the replay counter's high-water mark
+//! ([`crate::keystore`]); the insecure key never is, so it lasts until the
+//! next restart.
 
+use weft_fabric::persist::{Flash, PersistError};
 use weft_proto::heapless::String;
 use weft_proto::{
     Capabilities, Error, FirmwareVersion, Identity, Key, Request, Responder, Response, SwitchId,
@@ -18,6 +22,8 @@ use weft_proto::{
 };
 pub use weft_proto::{MANAGEMENT_UDP_PORT, MAX_DATAGRAM};
 use weft_regs::capacity::PORTS;
+
+use crate::keystore::{self, KeyRecord};
 
 /// Answers kept for retried requests: one client with a request in
 /// flight and a few others, at about 1.5 KiB each.
@@ -30,6 +36,9 @@ pub const BOARD_NAME: &str = "weft-soc";
 pub struct Management {
     switch: SwitchId,
     responder: Option<Responder<REPLY_CACHE_ENTRIES>>,
+    /// The high-water mark stored in flash with the key in use; `None`
+    /// while that key is not the stored one (the insecure key).
+    stored_mark: Option<u64>,
 }
 
 impl Management {
@@ -38,16 +47,64 @@ impl Management {
         Management {
             switch,
             responder: None,
+            stored_mark: None,
         }
     }
 
-    /// Checks requests with `key` from now on; the replay counter carries
-    /// over from the previous key.
-    pub fn set_key(&mut self, key: Key) {
+    /// Continues with the key and mark kept in flash: only counters above
+    /// the mark are accepted, so requests from before the restart are
+    /// refused as replays.
+    pub fn resume(&mut self, stored: KeyRecord) {
+        let verifier = Verifier::resume(self.switch, stored.key, stored.mark);
+        self.responder = Some(Responder::new(verifier));
+        self.stored_mark = Some(stored.mark);
+    }
+
+    /// Checks requests with `key` from now on and stores it in `flash`; the
+    /// replay counter carries over from the previous key. The key is in
+    /// use even if storing it fails.
+    pub fn set_key<F: Flash>(&mut self, key: Key, flash: &mut F) -> Result<(), PersistError> {
+        self.use_key(key.clone());
+        self.stored_mark = None;
+        let accepted = self.last_accepted();
+        self.stored_mark = Some(keystore::store(flash, &key, accepted)?);
+        Ok(())
+    }
+
+    /// Checks requests with the insecure public key until the next
+    /// restart; the flash keeps the stored key, if any.
+    pub fn set_insecure(&mut self) {
+        self.use_key(Key::insecure_public());
+        self.stored_mark = None;
+    }
+
+    fn use_key(&mut self, key: Key) {
         match &mut self.responder {
             Some(responder) => responder.change_key(key),
             None => self.responder = Some(Responder::new(Verifier::new(self.switch, key))),
         }
+    }
+
+    fn last_accepted(&self) -> u64 {
+        self.responder
+            .as_ref()
+            .map_or(0, |r| r.verifier().last_accepted())
+    }
+
+    /// Moves the stored high-water mark above the last accepted counter if
+    /// that passed it; call after [`Management::answer`], before sending
+    /// the answer. Whether flash was written.
+    pub fn keep_mark<F: Flash>(&mut self, flash: &mut F) -> Result<bool, PersistError> {
+        let (Some(mark), Some(responder)) = (self.stored_mark, &self.responder) else {
+            return Ok(false);
+        };
+        let accepted = responder.verifier().last_accepted();
+        if accepted <= mark {
+            return Ok(false);
+        }
+        let key = responder.verifier().key().clone();
+        self.stored_mark = Some(keystore::store(flash, &key, accepted)?);
+        Ok(true)
     }
 
     /// Whether requests are checked against a key (any key, even the insecure one).

@@ -62,6 +62,11 @@ impl Key {
         Key(bytes)
     }
 
+    /// The key's bytes, for keeping it in the switch's flash.
+    pub const fn bytes(&self) -> &[u8; KEY_LEN] {
+        &self.0
+    }
+
     /// The key every weft client and switch knows (all zeros): messages are
     /// still framed and checked for damage, but anyone can forge them. For a
     /// bench network only; a switch using it reports no

@@ -14,7 +14,10 @@
 //! - [`mac`]: the management Ethernet MAC: its registers, one descriptor
 //!   per receive and transmit slot, and the slots themselves, a frame
 //!   buffer in block RAM higher up the window; its interrupt is the core's
-//!   machine external interrupt (`mip.MEIP`).
+//!   machine external interrupt (`mip.MEIP`);
+//! - [`spi_flash`]: the SPI NOR flash controller, which carries one
+//!   flash command per transaction to the configuration flash, with a
+//!   page-sized data buffer.
 //!
 //! Spec references are to *The RISC-V Instruction Set Manual, Volume II:
 //! Privileged Architecture*, version 20211203 ("Privileged").
@@ -40,6 +43,8 @@ pub const BLOCKS: &[RegisterBlock] = &[
     mac::BLOCK,
     mac::RX_DESCRIPTORS,
     mac::TX_DESCRIPTORS,
+    spi_flash::BLOCK,
+    spi_flash::BUFFER,
     mac::RX_BUFFER,
     mac::TX_BUFFER,
 ];
@@ -535,6 +540,232 @@ pub mod mac {
     }
 }
 
+/// The SPI NOR flash controller: one flash command per transaction, its
+/// data bytes through a page-sized buffer.
+///
+/// The configuration flash is a serial NOR part on the four SPI pins
+/// (`sclk`, `cs_n`, `mosi`, `miso`; SPI mode 0: data is driven on the
+/// falling edge of `sclk` and sampled on the rising one). The controller
+/// knows no command by name: software writes [`ADDRESS`](spi_flash::ADDRESS) and
+/// [`LENGTH`](spi_flash::LENGTH), fills [`BUFFER`](spi_flash::BUFFER) for a command that sends data,
+/// then writes [`COMMAND`](spi_flash::COMMAND). The controller lowers `cs_n`, sends the
+/// opcode, the 24-bit address (most significant byte first) if asked for,
+/// then `LENGTH` data bytes out of the buffer or into it, and raises
+/// `cs_n`; [`STATUS`](spi_flash::STATUS)`.BUSY` is set meanwhile.
+///
+/// The commands firmware uses are the JEDEC-style basic set every serial
+/// NOR part implements with 3-byte addresses, listed in [`opcode`](spi_flash::opcode); the
+/// part's own busy flag (status register bit 0, WIP) is a separate thing
+/// from the controller's `BUSY`: a Page Program or Sector Erase
+/// transaction ends when its bytes are sent, and the part then programs or
+/// erases for up to milliseconds, during which software polls Read Status
+/// until WIP clears (JESD216, the basic flash parameter table's status
+/// register polling: bit 0 of the 0x05 status byte is "device busy").
+pub mod spi_flash {
+    use super::*;
+
+    /// One instance, one block above the MAC's registers and descriptors.
+    pub const LAYOUT: Layout = single(SOC_BASE + 0x5000);
+
+    /// Bytes in the data buffer: one program page of the flash.
+    pub const BUFFER_SIZE: u32 = 256;
+    /// Bytes one Page Program writes at most: a page; bytes beyond the page's
+    /// end wrap to its start on a real part.
+    pub const PAGE_SIZE: u32 = 256;
+    /// Bytes one Sector Erase (0x20) sets to 0xFF: 4 KiB, the smallest erase
+    /// JESD216's basic flash parameter table describes (its "4 KiB erase").
+    pub const SECTOR_SIZE: u32 = 4096;
+    const _: () = assert!(BUFFER_SIZE == PAGE_SIZE);
+
+    /// The serial clock's half period, in soft core clock cycles, less one.
+    pub const DIVISOR: Field = Field::new(
+        "DIVISOR",
+        0,
+        8,
+        "The serial clock's half period in core clock cycles, less one: f_SCLK = f_core / \
+         (2 (DIVISOR + 1)). Resets to 0: 50 MHz from the reference 100 MHz core clock, the \
+         fastest Read Data (0x03) typical parts accept.",
+    );
+    /// How the controller drives the pins.
+    pub const CONTROL: Register = LAYOUT.register(
+        "CONTROL",
+        0x00,
+        Access::ReadWrite,
+        "The serial clock's rate; written while STATUS.BUSY is clear.",
+        &[DIVISOR],
+    );
+
+    /// The flash address a command sends.
+    pub const ADDRESS_BITS: Field = Field::new(
+        "ADDRESS",
+        0,
+        24,
+        "The flash byte address the address phase sends, most significant byte first.",
+    );
+    /// The address phase's value.
+    pub const ADDRESS: Register = LAYOUT.register(
+        "ADDRESS",
+        0x04,
+        Access::ReadWrite,
+        "The 24-bit flash address sent after the opcode when COMMAND.ADDRESS is set.",
+        &[ADDRESS_BITS],
+    );
+
+    /// Data bytes of the next command.
+    pub const BYTES: Field = Field::new(
+        "BYTES",
+        0,
+        9,
+        "Data bytes of the transaction, 0 to 256; a larger value transfers 256.",
+    );
+    /// The data phase's length.
+    pub const LENGTH: Register = LAYOUT.register(
+        "LENGTH",
+        0x08,
+        Access::ReadWrite,
+        "How many data bytes follow the opcode and address.",
+        &[BYTES],
+    );
+
+    /// The command's opcode.
+    pub const OPCODE: Field = Field::new("OPCODE", 0, 8, "The command byte sent first.");
+    /// The command has an address phase.
+    pub const WITH_ADDRESS: Field = Field::new(
+        "ADDRESS",
+        8,
+        1,
+        "Send ADDRESS (3 bytes, most significant first) after the opcode.",
+    );
+    /// The data bytes go to the flash.
+    pub const WRITE: Field = Field::new(
+        "WRITE",
+        9,
+        1,
+        "1: the data bytes are sent from BUFFER; 0: they are received into BUFFER.",
+    );
+    /// Starts a transaction.
+    pub const COMMAND: Register = LAYOUT.register(
+        "COMMAND",
+        0x0C,
+        Access::WriteOnly,
+        "Starts a transaction: cs_n falls, the opcode, the address if asked for and LENGTH \
+         data bytes are exchanged, and cs_n rises. Ignored while STATUS.BUSY is set.",
+        &[OPCODE, WITH_ADDRESS, WRITE],
+    );
+
+    /// A transaction is under way.
+    pub const BUSY: Field = Field::new(
+        "BUSY",
+        0,
+        1,
+        "A transaction is under way: COMMAND is ignored and BUFFER reads 0 and ignores \
+         writes until it clears.",
+    );
+    /// Whether the controller is idle.
+    pub const STATUS: Register = LAYOUT.register(
+        "STATUS",
+        0x10,
+        Access::ReadOnly,
+        "Whether a transaction is under way (not whether the flash is programming: that \
+         is the flash's own status register, read with opcode::READ_STATUS).",
+        &[BUSY],
+    );
+
+    /// The registers' block.
+    pub const BLOCK: RegisterBlock = RegisterBlock {
+        name: "spi_flash",
+        doc: "The SPI NOR flash controller (SPI mode 0). Software sets ADDRESS and LENGTH, \
+              fills spi_flash_buffer for a command that sends data, writes COMMAND and \
+              polls STATUS.BUSY; received data is then in spi_flash_buffer. One command \
+              per transaction: Write Enable (0x06) and Page Program (0x02) are two. A \
+              Page Program or Sector Erase goes on inside the flash after its \
+              transaction: poll Read Status (0x05) until bit 0 (WIP) clears (JESD216).",
+        layout: LAYOUT,
+        registers: &[CONTROL, ADDRESS, LENGTH, COMMAND, STATUS],
+        entry_names: &[],
+    };
+
+    /// The data buffer, one block above the registers: a word per entry.
+    pub const BUFFER_LAYOUT: Layout = Layout {
+        base: SOC_BASE + 0x5100,
+        instances: 1,
+        stride: BLOCK_SIZE,
+        entries: BUFFER_SIZE / 4,
+        entry_stride: 4,
+    };
+    /// Four data bytes.
+    pub const WORD: Field = Field::new(
+        "BYTES",
+        0,
+        32,
+        "Data bytes 4n to 4n+3 of entry n: byte 4n in bits 7:0 (little-endian, as the \
+         core loads it).",
+    );
+    /// One word of the buffer.
+    pub const DATA: Register = BUFFER_LAYOUT.register(
+        "DATA",
+        0x00,
+        Access::ReadWrite,
+        "Four bytes of the transaction's data phase, byte 4n + i in bits 8i+7:8i.",
+        &[WORD],
+    );
+    /// The buffer's block.
+    pub const BUFFER: RegisterBlock = RegisterBlock {
+        name: "spi_flash_buffer",
+        doc: "The transaction's data bytes: sent from here by a command with COMMAND.WRITE \
+              set, received here otherwise (byte n of the data phase is byte n of the \
+              buffer). Bytes past LENGTH are left as they were.",
+        layout: BUFFER_LAYOUT,
+        registers: &[DATA],
+        entry_names: &[],
+    };
+
+    /// Address of the buffer word holding data byte `byte`.
+    ///
+    /// # Panics
+    ///
+    /// If `byte` is not below [`BUFFER_SIZE`].
+    pub const fn buffer_word(byte: u32) -> u32 {
+        DATA.address(0, byte / 4)
+    }
+
+    /// The JEDEC-style serial NOR commands (3-byte addressing) that weft
+    /// uses, with the status bits and IDs they carry. Every serial NOR part
+    /// implements these as the basic command set; JESD216's basic flash
+    /// parameter table names the erase and status-polling ones.
+    pub mod opcode {
+        /// Write Enable: sets the status register's WEL. A Page Program or
+        /// Sector Erase without WEL set is ignored by the part, and WEL
+        /// clears when one finishes.
+        pub const WRITE_ENABLE: u8 = 0x06;
+        /// Write Disable: clears WEL.
+        pub const WRITE_DISABLE: u8 = 0x04;
+        /// Read Status Register (-1): the status byte, repeated while
+        /// `cs_n` stays low.
+        pub const READ_STATUS: u8 = 0x05;
+        /// Read Data: 3 address bytes, then bytes from there on for as long
+        /// as `cs_n` stays low, wrapping at the end of the array.
+        pub const READ_DATA: u8 = 0x03;
+        /// Page Program: 3 address bytes, then 1 to 256 bytes, each ANDed
+        /// into the array (programming only clears bits); addresses wrap
+        /// inside the 256-byte page. Takes effect when `cs_n` rises after
+        /// whole bytes.
+        pub const PAGE_PROGRAM: u8 = 0x02;
+        /// Sector Erase: 3 address bytes; the 4 KiB sector holding the
+        /// address becomes 0xFF. Takes effect when `cs_n` rises right after
+        /// the address.
+        pub const SECTOR_ERASE: u8 = 0x20;
+        /// Read JEDEC ID: manufacturer (JEP106), memory type, capacity.
+        pub const READ_JEDEC_ID: u8 = 0x9F;
+
+        /// Status bit 0, Write In Progress: the part is programming or
+        /// erasing and ignores every command but Read Status.
+        pub const STATUS_WIP: u8 = 1 << 0;
+        /// Status bit 1, Write Enable Latch.
+        pub const STATUS_WEL: u8 = 1 << 1;
+    }
+}
+
 /// The SoC peripheral map, as docs/registers.md shows it after the data plane's.
 pub const MAP: RegisterMap = RegisterMap {
     title: "weft soft core peripheral registers",
@@ -605,6 +836,33 @@ mod tests {
         assert_eq!(mac::tx_slot(0), 0x2001_4000);
         assert_eq!(mac::tx_slot(3), 0x2001_5800);
         assert_eq!(mac::TX_BUFFER.end(), 0x2001_6000);
+        assert_eq!(spi_flash::CONTROL.address(0, 0), 0x2000_5000);
+        assert_eq!(spi_flash::ADDRESS.address(0, 0), 0x2000_5004);
+        assert_eq!(spi_flash::LENGTH.address(0, 0), 0x2000_5008);
+        assert_eq!(spi_flash::COMMAND.address(0, 0), 0x2000_500C);
+        assert_eq!(spi_flash::STATUS.address(0, 0), 0x2000_5010);
+        assert_eq!(spi_flash::DATA.address(0, 0), 0x2000_5100);
+        assert_eq!(spi_flash::buffer_word(255), 0x2000_51FC);
+        assert_eq!(spi_flash::BUFFER.end(), 0x2000_5200);
+    }
+
+    #[test]
+    fn the_flash_controller_holds_a_page_and_a_whole_address() {
+        // The buffer is one program page; LENGTH counts up to it.
+        assert_eq!(
+            spi_flash::BUFFER_LAYOUT.instance_span(),
+            spi_flash::PAGE_SIZE
+        );
+        assert!(spi_flash::BYTES.mask() >= spi_flash::BUFFER_SIZE);
+        // 3-byte addressing: 16 MiB.
+        assert_eq!(spi_flash::ADDRESS_BITS.mask(), 0x00FF_FFFF);
+        // A Page Program with its address, as firmware writes it.
+        let command = spi_flash::OPCODE.encode(u32::from(spi_flash::opcode::PAGE_PROGRAM))
+            | spi_flash::WITH_ADDRESS.encode(1)
+            | spi_flash::WRITE.encode(1);
+        assert_eq!(command, 0x302);
+        assert_eq!(spi_flash::COMMAND.mask(), 0x3FF);
+        assert_eq!(spi_flash::SECTOR_SIZE % spi_flash::PAGE_SIZE, 0);
     }
 
     #[test]

@@ -14,7 +14,17 @@ fn main() -> ExitCode {
         eprintln!("weft-verilog: cannot create {}: {err}", out_dir.display());
         return ExitCode::FAILURE;
     }
-    for design in weft_hdl::emit::designs() {
+    let designs = match weft_hdl::emit::designs() {
+        Ok(designs) => designs,
+        Err(err) => {
+            eprintln!(
+                "weft-verilog: {err}; rebuild it with `cargo xtask firmware`, or point \
+                 WEFT_FIRMWARE at a good one"
+            );
+            return ExitCode::FAILURE;
+        }
+    };
+    for design in designs {
         let path = out_dir.join(format!("{}.v", design.name));
         if let Err(err) = fs::write(&path, design.verilog) {
             eprintln!("weft-verilog: cannot write {}: {err}", path.display());

@@ -383,3 +383,51 @@ impl Logic for Soc {
         self.gpio.inputs.next = self.gpio_inputs.val();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memory_sizes_must_decode_by_masking() {
+        assert_eq!(
+            MemoryImage::zeroed(3 * 1024, 1024),
+            Err(SocError::MemorySize {
+                memory: "instruction RAM",
+                bytes: 3 * 1024
+            })
+        );
+        assert!(MemoryImage::zeroed(1024, 1024).is_ok());
+        assert_eq!(MemoryImage::reference().instructions.len(), 32 * 1024);
+        assert_eq!(MemoryImage::reference().data.len(), 16 * 1024);
+    }
+
+    #[test]
+    fn a_non_elf_image_is_refused_with_the_loader_error() {
+        assert!(matches!(
+            MemoryImage::reference_from_elf(b"not an ELF"),
+            Err(SocError::Elf(_))
+        ));
+    }
+
+    #[test]
+    fn the_emitted_memories_start_with_the_image() {
+        let mut image = MemoryImage::zeroed(1024, 1024).expect("powers of two");
+        image.instructions[3] = 0x0000_0013;
+        image.data[5] = 0xDEAD_BEEF;
+        let mut soc = Soc::new(&image).expect("sizes checked");
+        soc.connect_all();
+        let verilog = generate_verilog(&soc);
+        assert!(verilog.contains("reg [31:0] mem[0:255];"));
+        assert!(verilog.contains("mem[3] = 32'h00000013;"));
+        assert!(verilog.contains("mem[5] = 32'hdeadbeef;"));
+        assert_eq!(
+            verilog
+                .lines()
+                .filter(|l| l.trim_start().starts_with("mem[") && l.contains(" = 32'h"))
+                .count(),
+            2,
+            "zero words are not listed"
+        );
+    }
+}

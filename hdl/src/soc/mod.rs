@@ -134,6 +134,24 @@ impl MemoryImage {
             .expect("the weft-regs memory sizes are powers of two")
     }
 
+    /// The RAM contents of `bus`, a `HarvardBus` with its RAMs at the
+    /// `weft_regs` bases (as `HarvardBus::reference()` has them): a test
+    /// program placed for the ISS, given to the SoC.
+    pub fn from_bus(bus: &HarvardBus) -> Result<Self, SocError> {
+        let size = |bytes: &[u8]| u32::try_from(bytes.len()).unwrap_or(0);
+        let image = Self {
+            instructions: words(bus.instruction_ram()),
+            data: words(bus.data_ram()),
+        };
+        check_size(
+            "instruction RAM",
+            INSTRUCTION_RAM_BASE,
+            size(bus.instruction_ram()),
+        )?;
+        check_size("data RAM", DATA_RAM_BASE, size(bus.data_ram()))?;
+        Ok(image)
+    }
+
     /// Memories of the given sizes holding the `PT_LOAD` segments of the
     /// ELF `image` (loaded by `weft_iss::elf`, as the ISS loads it).
     pub fn from_elf(
@@ -155,10 +173,7 @@ impl MemoryImage {
                 entry: loaded.entry,
             });
         }
-        Ok(Self {
-            instructions: words(bus.instruction_ram()),
-            data: words(bus.data_ram()),
-        })
+        Self::from_bus(&bus)
     }
 
     /// The reference sizes holding the ELF `image`.

@@ -1,12 +1,16 @@
 //! Small programs on the all-RTL SoC that reach its peripherals through
 //! the core: the timer's interrupt wakes the core from `wfi` in lock-step
-//! with the ISS, and the watchdog resets the SoC, which the program then
-//! reads from the watchdog's status.
+//! with the ISS, loads and stores cross the CSR master port to a Rust
+//! model (narrow ones fault) in lock-step too, and the watchdog resets the
+//! SoC, which the program then reads from the watchdog's status.
+
+use std::collections::HashMap;
 
 use weft_hdl::core::Lockstep;
 use weft_hdl::soc::{MemoryImage, Soc, SocBench};
 use weft_iss::encode as e;
-use weft_iss::{Hart, HarvardBus};
+use weft_iss::{DeviceFault, Hart, HarvardBus, Mmio, Width};
+use weft_regs::csr::{CSR_BASE, CSR_SIZE};
 use weft_regs::soc::{gpio, timer, watchdog};
 
 /// The reference memories with `program` at the reset vector.
@@ -93,5 +97,75 @@ fn the_watchdog_resets_the_soc_and_the_program_reads_why() {
         bench.gpio_outputs(),
         watchdog::FIRED.encode(1),
         "the program saw FIRED after the reset"
+    );
+}
+
+/// A CSR target for the tests: a word written at an offset reads back;
+/// an offset never written reads as itself with a marker in the high half.
+#[derive(Default)]
+struct ScratchRegisters(HashMap<u32, u32>);
+
+impl Mmio for ScratchRegisters {
+    fn read(&mut self, offset: u32, width: Width) -> Result<u32, DeviceFault> {
+        if width != Width::Word {
+            return Err(DeviceFault::UnsupportedWidth);
+        }
+        Ok(self.0.get(&offset).copied().unwrap_or(0xC5A0_0000 | offset))
+    }
+    fn write(&mut self, offset: u32, width: Width, value: u32) -> Result<(), DeviceFault> {
+        if width != Width::Word {
+            return Err(DeviceFault::UnsupportedWidth);
+        }
+        self.0.insert(offset, value);
+        Ok(())
+    }
+}
+
+const MTVEC: u16 = 0x305;
+const MCAUSE: u16 = 0x342;
+
+#[test]
+fn loads_and_stores_cross_the_csr_port_and_narrow_ones_fault_as_on_the_iss() {
+    let program = [
+        /* 0 */ e::lui(1, CSR_BASE >> 12),
+        /* 4 */ e::addi(2, 0, 0x5A),
+        /* 8 */ e::sw(2, 1, 0x10),
+        /* 12 */ e::lw(3, 1, 0x10),
+        /* 16 */ e::lw(4, 1, 0x14),
+        /* 20 */ e::addi(5, 0, 36),
+        /* 24 */ e::csrrw(0, MTVEC, 5),
+        // A byte store to the CSR window: a store access fault.
+        /* 28 */
+        e::sb(2, 1, 0),
+        /* 32 */ e::wfi(),
+        // The trap handler: note the cause, rest.
+        /* 36 */ e::csrrs(6, MCAUSE, 0),
+        /* 40 */ e::wfi(),
+    ];
+    let mut bus = HarvardBus::reference();
+    weft_iss::soc::Soc::attach(&mut bus).expect("the SoC window is free");
+    bus.map_mmio(CSR_BASE, CSR_SIZE, Box::<ScratchRegisters>::default())
+        .expect("the CSR window is free");
+    bus.write_words(0, &program)
+        .expect("instruction RAM is at 0");
+    let mut rtl = soc(&program);
+    rtl.map_csr(Box::<ScratchRegisters>::default());
+    let mut l = Lockstep::pair(rtl, Hart::new(bus));
+    let idle = l.run_to_wfi(1_000).unwrap_or_else(|d| panic!("{d}"));
+    assert!(idle, "the program did not reach its handler's wfi");
+    assert_eq!(
+        l.rtl().register(3),
+        0x5A,
+        "the store reached the CSR target"
+    );
+    assert_eq!(
+        l.rtl().register(4),
+        0xC5A0_0014,
+        "the load read the CSR target"
+    );
+    assert_eq!(
+        l.rtl().register(6),
+        7,
+        "store access fault (Privileged §3.1.15)"
     );
 }

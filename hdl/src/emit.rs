@@ -8,12 +8,16 @@ use rust_hdl::prelude::*;
 use weft_regs::capacity;
 
 use crate::core::Core;
-use crate::soc::{firmware_path, MemoryImage, Soc, SocError};
+use crate::soc::{firmware_path, MemoryImage, SerialReceiver, SerialTransmitter, Soc, SocError};
 use crate::stream::TlpRegisterSlice;
 use crate::switching::SwitchCore;
 use crate::tables::{AddressRouteTable, BusRouteTable, IdMap, WindowTable};
 use crate::translate::HostIngress;
 use crate::HeaderDecoder;
+
+/// Clock cycles per bit of the console's serial line in the emitted
+/// designs: 115 200 baud from the 250 MHz reference clock.
+pub const CONSOLE_CYCLES_PER_BIT: u32 = 250_000_000 / 115_200;
 
 /// Payload bits of the reference configuration: 512 bits at 250 MHz carry
 /// Gen3 x16 or Gen4 x8 at line rate (REFERENCE.md, "Datapath width").
@@ -102,14 +106,25 @@ pub fn designs() -> Result<Vec<Design>, SocError> {
                 SwitchCore::<REFERENCE_PAYLOAD_BITS, { capacity::PORTS }>::default(),
             )
         },
+        emit(
+            "weft_serial_transmitter",
+            SerialTransmitter::new(CONSOLE_CYCLES_PER_BIT),
+        ),
+        emit(
+            "weft_serial_receiver",
+            SerialReceiver::new(CONSOLE_CYCLES_PER_BIT),
+        ),
         // The core's retirement trace is for simulation, so the SoC leaves
         // it unconnected; the UART uses its FIFOs' empty and full flags
         // only. Each peripheral decodes the word offset of its register
         // port's address (the SoC's decoder has checked the rest), and the
         // UART takes a byte of the write data. Its 128 KiB + 64 KiB of
         // block RAM would become 1.5 M flip-flops in generic synthesis, so
-        // CI only elaborates it; `synth_xilinx -family xcup` maps them to
-        // block RAM.
+        // CI only elaborates it. `synth_xilinx -family xcup -nolutram` maps
+        // them to 43 RAMB36E2 beside 5.0 k LUTs, 2.8 k flip-flops and 4
+        // DSP48E2 for the core and peripherals (measured, with the
+        // firmware image; yosys's UltraScale LUT-RAM mapping rejects one of
+        // the small memories, hence -nolutram).
         Design {
             check: Check::Structure,
             ..waive_unused_inputs(

@@ -8,6 +8,8 @@
 //! - Its parts, one job each: [`BlockRam`] (instruction and data memory,
 //!   initialised from a firmware image), [`DataDecoder`], [`Uart`],
 //!   [`Timer`], [`Gpio`], [`Watchdog`].
+//! - [`SerialTransmitter`] and [`SerialReceiver`] turn the UART's byte
+//!   streams into an 8N1 serial line for a board's pins.
 //! - [`SocBench`] runs it cycle by cycle with Rust models on its outside
 //!   and reads the core's retirement trace, so
 //!   [`Lockstep`](crate::core::Lockstep) compares it with the
@@ -23,6 +25,7 @@ pub mod bench;
 pub mod decode;
 pub mod gpio;
 pub mod ram;
+pub mod serial;
 pub mod timer;
 pub mod uart;
 pub mod watchdog;
@@ -38,6 +41,7 @@ pub use bench::SocBench;
 pub use decode::DataDecoder;
 pub use gpio::Gpio;
 pub use ram::BlockRam;
+pub use serial::{SerialReceiver, SerialTransmitter};
 pub use timer::Timer;
 pub use uart::Uart;
 pub use watchdog::Watchdog;

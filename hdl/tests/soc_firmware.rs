@@ -4,16 +4,18 @@
 //!
 //! The ISS runs the same ELF on `HarvardBus::reference()` with the
 //! `weft_iss::soc` models attached, in lock-step: every retirement is
-//! compared, the stores to the UART's `TX_DATA` among them, until the
-//! firmware waits in `wfi`. Then both models' registers and data RAM must
-//! be equal, and the bytes that left the RTL UART's transmit stream must
-//! be the ISS UART's, byte for byte: the banner.
+//! compared (each register write and store, those to the UART's `TX_DATA`
+//! among them) until the ISS has printed the banner. Then the bytes that
+//! left the RTL UART's transmit stream must be the ISS UART's, byte for
+//! byte: the banner, once. The run stops there, before the firmware
+//! reads the free-running `mtime`, which counts clock cycles on the RTL
+//! and steps on the ISS.
 
 use weft_hdl::core::Lockstep;
 use weft_hdl::soc::{firmware_path, MemoryImage, Soc, SocBench};
 use weft_iss::{Hart, HarvardBus};
 
-/// Core cycles to run at most: start-up, the banner, and on into `wfi`.
+/// SoC cycles to run at most: start-up and the banner (measured: 322).
 const CYCLES: u64 = 20_000;
 
 #[test]
@@ -36,35 +38,29 @@ fn the_firmware_boots_on_the_rtl_soc_and_prints_the_iss_banner() {
     let soc = Soc::new(&memory).expect("the reference memories fit");
     let bench = SocBench::new(soc).expect("the SoC builds");
     let mut l = Lockstep::pair(bench, iss);
-    let idle = l
-        .run_to_wfi(CYCLES)
-        .unwrap_or_else(|d| panic!("{}: {d}", path.display()));
-    assert!(idle, "the firmware did not reach wfi in {CYCLES} cycles");
+    let banner = format!("weft firmware {}\r\n", env!("CARGO_PKG_VERSION"));
+    while !iss_soc.uart.transmitted().ends_with(banner.as_bytes()) {
+        l.cycle()
+            .unwrap_or_else(|d| panic!("{}: {d}", path.display()));
+        assert!(
+            l.rtl().cycles() < CYCLES,
+            "no banner from the ISS in {CYCLES} cycles"
+        );
+    }
+    let compared = l.compared();
     // The UART's transmit FIFO drains a byte per cycle; let it empty.
     for _ in 0..32 {
         l.rtl().cycle().expect("the SoC runs");
     }
-
-    for r in 1..32 {
-        let iss = l.iss().reg(r as u8);
-        assert_eq!(l.rtl().register(r), iss, "x{r} at wfi");
-    }
-    assert!(
-        l.rtl().data_ram() == l.iss().bus().data_ram(),
-        "data RAM differs at wfi"
-    );
     let rtl = l.rtl().transmitted().to_vec();
-    let iss = iss_soc.uart.transmitted();
     assert_eq!(
         String::from_utf8_lossy(&rtl),
-        String::from_utf8_lossy(&iss),
+        String::from_utf8_lossy(&iss_soc.uart.transmitted()),
         "the RTL SoC's and the ISS's UART output"
     );
-    let expected = format!("weft firmware {}\r\n", env!("CARGO_PKG_VERSION"));
-    assert_eq!(String::from_utf8_lossy(&rtl), expected, "the banner, once");
+    assert_eq!(String::from_utf8_lossy(&rtl), banner, "the banner, once");
     eprintln!(
-        "soc firmware: banner after {} agreeing retirements, {} SoC cycles",
-        l.compared(),
+        "soc firmware: banner after {compared} agreeing retirements, {} SoC cycles",
         l.rtl().cycles()
     );
 }

@@ -5,7 +5,9 @@
 //! ([`weft_sim::reference`]), and prints what each step showed next to the
 //! published figures; `weft-sim --json` prints the same report as JSON.
 //! `weft-sim serve` keeps the reference fabric running as a virtual board
-//! managed over UDP ([`weft_sim::serve`]).
+//! managed over UDP ([`weft_sim::serve`]). `weft-sim firmware` runs the
+//! soft core's firmware ELF on the ISS with its management MAC bridged to a
+//! TAP interface ([`weft_sim::bridge`]).
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
@@ -15,6 +17,8 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use weft_proto::Key;
+use weft_sim::bridge::{self, FirmwareOptions};
+use weft_sim::iss_board::CPU_CLOCK_HZ;
 use weft_sim::serve::{ServeConfig, Server, DEFAULT_LISTEN};
 
 use weft_pcie::link::{max_payload_throughput, TlpKind};
@@ -30,8 +34,18 @@ Runs the reference fabric as a virtual board: weftctl manages it over UDP
 on localhost (default 127.0.0.1:7330). --key takes the switch's key as 64
 hexadecimal digits; --insecure uses the publicly known key instead.";
 
+const FIRMWARE_USAGE: &str =
+    "usage: weft-sim firmware --elf PATH --tap NAME [--key HEX | --insecure] [--ip A.B.C.D/PREFIX]
+
+Runs the soft core's firmware ELF (cargo xtask firmware) on the instruction-set
+simulator at the reference soft core clock, with its management MAC bridged to
+the TAP interface NAME (created if missing; needs root or CAP_NET_ADMIN). The
+firmware's console is printed here. --key, --insecure and --ip are typed on the
+firmware's console at start, as its `key`, `insecure` and `ip` commands.";
+
 const USAGE: &str = "usage: weft-sim [--json]
        weft-sim serve [--help]
+       weft-sim firmware [--help]
 
 Runs the reference experiment (shared/REFERENCE.md) on a simulated fabric
 and prints its results table; --json prints the whole report as JSON
@@ -41,6 +55,7 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("serve") => serve(&args[1..]),
+        Some("firmware") => firmware(&args[1..]),
         Some("--help" | "-h") => {
             println!("{USAGE}");
             ExitCode::SUCCESS
@@ -134,6 +149,37 @@ fn serve(args: &[String]) -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("weft-sim serve: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `weft-sim firmware`: the firmware on the ISS, on a TAP or a UDP port, until interrupted.
+fn firmware(args: &[String]) -> ExitCode {
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        println!("{FIRMWARE_USAGE}");
+        return ExitCode::SUCCESS;
+    }
+    let options = match FirmwareOptions::parse(args) {
+        Ok(options) => options,
+        Err(why) => {
+            eprintln!("weft-sim firmware: {why}\n\n{FIRMWARE_USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    let started = |line: &bridge::Connected| {
+        eprintln!(
+            "weft-sim firmware: {} on the ISS at {} MHz, management port {} on {line}; Ctrl-C stops",
+            options.elf,
+            CPU_CLOCK_HZ / 1_000_000,
+            options.address,
+        );
+    };
+    let never = AtomicBool::new(false);
+    match bridge::run(&options, &mut std::io::stdout(), &never, started) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("weft-sim firmware: {err}");
             ExitCode::FAILURE
         }
     }

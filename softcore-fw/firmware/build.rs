@@ -24,7 +24,10 @@ fn main() {
          REGION_ALIAS(\"REGION_DATA\", DRAM);\n\
          REGION_ALIAS(\"REGION_BSS\", DRAM);\n\
          REGION_ALIAS(\"REGION_HEAP\", DRAM);\n\
-         REGION_ALIAS(\"REGION_STACK\", DRAM);\n"
+         REGION_ALIAS(\"REGION_STACK\", DRAM);\n\
+         /* Unwinding tables: the firmware aborts on panic and never unwinds,\n   \
+            so they would only take data memory. */\n\
+         SECTIONS\n{{\n  /DISCARD/ : {{ *(.eh_frame) *(.eh_frame_hdr) }}\n}}\n"
     );
     fs::write(out.join("memory.x"), memory_x).expect("OUT_DIR is writable");
     println!("cargo:rustc-link-search={}", out.display());

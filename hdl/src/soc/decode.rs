@@ -38,7 +38,8 @@ const _: () = assert!(BLOCK_SIZE.is_power_of_two() && BLOCK_SIZE <= 0x100);
 /// - The data plane's CSR window (`weft_regs::csr`): whole words only; the
 ///   CSR bus moves words.
 /// - Anything else faults, instruction RAM included: it is not on the
-///   data port. This is the `weft_iss::HarvardBus` map with the
+///   data port; so does the management Ethernet MAC's part of the window
+///   (`weft_regs::soc::mac`), which has no RTL yet. This is the `weft_iss::HarvardBus` map with the
 ///   `weft_iss::soc` models attached, whose devices fault on a hole
 ///   (`NoRegister`) or a narrow access (`UnsupportedWidth`).
 #[derive(LogicBlock)]

@@ -207,6 +207,10 @@ pub fn firmware_path() -> PathBuf {
 /// timer drives `mip.MTIP`; the software and external interrupt lines are
 /// tied low until a device needs them.
 ///
+/// The management Ethernet MAC of `weft_regs::soc::mac` has no RTL yet:
+/// its registers and frame buffer fault like a hole in the window, so
+/// firmware that starts the MAC traps on the SoC after its banner.
+///
 /// `reset` (synchronous, at least one cycle) is the power-on reset. The
 /// watchdog's `reset_request` resets the core and the timer and GPIO as
 /// well, leaving the memories and the watchdog's `LOAD` and `STATUS`

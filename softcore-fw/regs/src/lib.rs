@@ -33,6 +33,10 @@ pub const INSTRUCTION_RAM_SIZE: u32 = 128 * 1024;
 pub const DATA_RAM_BASE: u32 = 0x1000_0000;
 /// Size of the data memory in the reference configuration (64 KiB).
 pub const DATA_RAM_SIZE: u32 = 64 * 1024;
+/// The soft core's clock in the reference configuration, in hertz: the
+/// rate of the machine timer's `mtime` ([`soc::timer`]), which counts one
+/// tick per core clock cycle, and so the firmware's unit of time.
+pub const SOFT_CORE_CLOCK_HZ: u32 = 100_000_000;
 
 /// Capacities of the data plane's tables, shared by the RTL, the model and the fabric manager.
 pub mod capacity {

@@ -52,6 +52,9 @@ pub struct Design {
     pub verilog: String,
     /// What `cargo xtask verilog` checks beyond lint.
     pub check: Check,
+    /// Files the Verilog reads (`$readmemh` memory images), to be written
+    /// beside it: file name and text.
+    pub data_files: Vec<(String, String)>,
 }
 
 /// The SoC's memories at power-on: the firmware ELF at [`firmware_path`]
@@ -66,7 +69,8 @@ pub fn soc_memory() -> Result<MemoryImage, SocError> {
 /// Every top-level design, emitted and renamed; fails only if a firmware
 /// ELF is present and does not load into the SoC.
 pub fn designs() -> Result<Vec<Design>, SocError> {
-    let soc = Soc::new(&soc_memory()?)?;
+    let soc = Soc::new(&soc_memory()?)?.with_memory_files("weft_soc");
+    let soc_memory_files = soc.memory_files();
     Ok(vec![
         emit("weft_header_decoder", HeaderDecoder::default()),
         emit(
@@ -118,15 +122,17 @@ pub fn designs() -> Result<Vec<Design>, SocError> {
         // it unconnected; the UART uses its FIFOs' empty and full flags
         // only. Each peripheral decodes the word offset of its register
         // port's address (the SoC's decoder has checked the rest), and the
-        // UART takes a byte of the write data. Its 128 KiB + 64 KiB of
+        // UART takes a byte of the write data. The RAMs' images are
+        // `$readmemh` files beside the Verilog. Its 128 KiB + 64 KiB of
         // block RAM would become 1.5 M flip-flops in generic synthesis, so
         // CI only elaborates it. `synth_xilinx -family xcup -nolutram` maps
         // them to 43 RAMB36E2 beside 5.0 k LUTs, 2.8 k flip-flops and 4
-        // DSP48E2 for the core and peripherals (measured, with the
-        // firmware image; yosys's UltraScale LUT-RAM mapping rejects one of
-        // the small memories, hence -nolutram).
+        // DSP48E2 for the core and peripherals (measured with the 652-byte
+        // banner firmware; yosys's UltraScale LUT-RAM mapping rejects one
+        // of the small memories, hence -nolutram).
         Design {
             check: Check::Structure,
+            data_files: soc_memory_files,
             ..waive_unused_inputs(
                 waive_unused_outputs(
                     emit("weft_soc", soc),
@@ -151,6 +157,7 @@ pub fn emit<B: Block>(name: &'static str, mut block: B) -> Design {
         name,
         verilog,
         check: Check::Synthesize,
+        data_files: Vec::new(),
     }
 }
 

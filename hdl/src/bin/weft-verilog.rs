@@ -2,6 +2,7 @@
 //!
 //! `cargo xtask verilog` runs this and checks what it writes: each line of
 //! output names a file and, after a tab, the check it gets beyond lint.
+//! Memory images a design reads with `$readmemh` are written beside it.
 
 use std::{env, fs, path::PathBuf, process::ExitCode};
 
@@ -25,6 +26,13 @@ fn main() -> ExitCode {
         }
     };
     for design in designs {
+        for (name, text) in &design.data_files {
+            let path = out_dir.join(name);
+            if let Err(err) = fs::write(&path, text) {
+                eprintln!("weft-verilog: cannot write {}: {err}", path.display());
+                return ExitCode::FAILURE;
+            }
+        }
         let path = out_dir.join(format!("{}.v", design.name));
         if let Err(err) = fs::write(&path, design.verilog) {
             eprintln!("weft-verilog: cannot write {}: {err}", path.display());

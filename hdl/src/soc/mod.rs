@@ -298,6 +298,26 @@ impl Soc {
         })
     }
 
+    /// Makes the emitted Verilog read both RAMs' initial contents from
+    /// files `<stem>_instruction_ram.hex` and `<stem>_data_ram.hex` beside
+    /// it ([`Soc::memory_files`] gives their text): `$readmemh` keeps
+    /// synthesis tools fast on a large image (see [`BlockRam`]).
+    pub fn with_memory_files(mut self, stem: &str) -> Self {
+        self.instruction_ram = self
+            .instruction_ram
+            .init_file(&format!("{stem}_instruction_ram.hex"));
+        self.data_ram = self.data_ram.init_file(&format!("{stem}_data_ram.hex"));
+        self
+    }
+
+    /// The memory files [`Soc::with_memory_files`] named: file name and text.
+    pub fn memory_files(&self) -> Vec<(String, String)> {
+        [&self.instruction_ram, &self.data_ram]
+            .into_iter()
+            .filter_map(BlockRam::hex_image)
+            .collect()
+    }
+
     /// Data RAM as it is now, as bytes from `DATA_RAM_BASE`.
     pub fn data_ram(&self) -> Vec<u8> {
         self.data_ram
@@ -451,6 +471,25 @@ mod tests {
                 .count(),
             2,
             "zero words are not listed"
+        );
+
+        let mut soc = Soc::new(&image)
+            .expect("sizes checked")
+            .with_memory_files("top");
+        soc.connect_all();
+        let verilog = generate_verilog(&soc);
+        assert!(verilog.contains("initial $readmemh(\"top_instruction_ram.hex\", mem);"));
+        assert!(verilog.contains("initial $readmemh(\"top_data_ram.hex\", mem);"));
+        assert!(!verilog.contains("mem[3] ="));
+        assert_eq!(
+            soc.memory_files(),
+            [
+                (
+                    "top_instruction_ram.hex".to_owned(),
+                    "@3 00000013\n".to_owned()
+                ),
+                ("top_data_ram.hex".to_owned(), "@5 deadbeef\n".to_owned()),
+            ]
         );
     }
 }

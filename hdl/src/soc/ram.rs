@@ -12,12 +12,16 @@ use rust_hdl::prelude::*;
 /// rest. The simulation keeps the contents in a plain vector, so a
 /// simulated cycle costs the same for any size.
 ///
-/// The Verilog is one inferred memory whose `initial` block writes only
-/// the non-zero words of the image, which synthesis turns into block RAM
+/// The Verilog is one inferred memory, initialised with the non-zero
+/// words of the image, which synthesis turns into block RAM
 /// initialisation; the other words start at zero as FPGA block RAM without
-/// an initial value does (and Verilator's default). An explicit zero fill
-/// of all 32 Ki words kept yosys reading the design for over ten minutes
-/// (measured), against 2.5 s for the sparse form.
+/// an initial value does (and Verilator's default). The words are listed
+/// in an `initial` block, or, with [`BlockRam::init_file`], read by
+/// `$readmemh` from a file beside the Verilog ([`BlockRam::hex_image`]):
+/// yosys reads 17 k listed words in about 3 CPU-minutes but the same
+/// words from a file in 1.5 CPU-seconds (measured, the firmware's
+/// instruction RAM), and an explicit zero fill of all 32 Ki words did not
+/// finish in ten minutes.
 #[derive(LogicBlock)]
 pub struct BlockRam {
     /// Clock.
@@ -31,6 +35,7 @@ pub struct BlockRam {
     /// The word at the previous edge's `address`.
     pub read_data: Signal<Out, Bits<32>>,
     _words: Vec<u32>,
+    _init_file: Option<String>,
 }
 
 impl BlockRam {
@@ -51,7 +56,36 @@ impl BlockRam {
             write_data: Signal::default(),
             read_data: Signal::default(),
             _words: words,
+            _init_file: None,
         }
+    }
+
+    /// Makes the Verilog read the initial contents from the file `name`
+    /// (relative to the Verilog file) with `$readmemh`, instead of listing
+    /// them; the file's text is [`BlockRam::hex_image`].
+    pub fn init_file(mut self, name: &str) -> Self {
+        self._init_file = Some(name.to_owned());
+        self
+    }
+
+    /// The file `init_file` names, if any, and its text: the non-zero words
+    /// as `$readmemh` reads them, each `@index` then the word in hex.
+    pub fn hex_image(&self) -> Option<(String, String)> {
+        let name = self._init_file.clone()?;
+        let text = self
+            .nonzero_words()
+            .map(|(i, w)| format!("@{i:x} {w:08x}\n"))
+            .collect();
+        Some((name, text))
+    }
+
+    /// The index and value of every non-zero word.
+    fn nonzero_words(&self) -> impl Iterator<Item = (usize, u32)> + '_ {
+        self._words
+            .iter()
+            .copied()
+            .enumerate()
+            .filter(|&(_, w)| w != 0)
     }
 
     /// The current contents.
@@ -89,17 +123,16 @@ impl Logic for BlockRam {
     fn hdl(&self) -> Verilog {
         let top = self.index_bits() + 1;
         let last = self._words.len() - 1;
-        let assignments: String = self
-            ._words
-            .iter()
-            .enumerate()
-            .filter(|(_, &w)| w != 0)
-            .map(|(i, w)| format!("   mem[{i}] = 32'h{w:08x};\n"))
-            .collect();
-        let init = if assignments.is_empty() {
-            String::new()
-        } else {
-            format!("initial begin\n{assignments}end\n")
+        let init = match &self._init_file {
+            _ if self.nonzero_words().next().is_none() => String::new(),
+            Some(name) => format!("initial $readmemh(\"{name}\", mem);\n"),
+            None => {
+                let assignments: String = self
+                    .nonzero_words()
+                    .map(|(i, w)| format!("   mem[{i}] = 32'h{w:08x};\n"))
+                    .collect();
+                format!("initial begin\n{assignments}end\n")
+            }
         };
         let unused_high = if top < 31 {
             format!("address[31:{}], ", top + 1)

@@ -8,12 +8,17 @@ use rust_hdl::prelude::*;
 use weft_regs::capacity;
 
 use crate::core::Core;
+use crate::soc::{firmware_path, MemoryImage, SerialReceiver, SerialTransmitter, Soc, SocError};
 use crate::spi_flash::SpiFlashController;
 use crate::stream::TlpRegisterSlice;
 use crate::switching::SwitchCore;
 use crate::tables::{AddressRouteTable, BusRouteTable, IdMap, WindowTable};
 use crate::translate::HostIngress;
 use crate::HeaderDecoder;
+
+/// Clock cycles per bit of the console's serial line in the emitted
+/// designs: 115 200 baud from the 250 MHz reference clock.
+pub const CONSOLE_CYCLES_PER_BIT: u32 = 250_000_000 / 115_200;
 
 /// Payload bits of the reference configuration: 512 bits at 250 MHz carry
 /// Gen3 x16 or Gen4 x8 at line rate (REFERENCE.md, "Datapath width").
@@ -48,11 +53,26 @@ pub struct Design {
     pub verilog: String,
     /// What `cargo xtask verilog` checks beyond lint.
     pub check: Check,
+    /// Files the Verilog reads (`$readmemh` memory images), to be written
+    /// beside it: file name and text.
+    pub data_files: Vec<(String, String)>,
 }
 
-/// Every top-level design, emitted and renamed.
-pub fn designs() -> Vec<Design> {
-    vec![
+/// The SoC's memories at power-on: the firmware ELF at [`firmware_path`]
+/// in the reference sizes when there is one, zeros when there is none.
+pub fn soc_memory() -> Result<MemoryImage, SocError> {
+    match std::fs::read(firmware_path()) {
+        Ok(elf) => MemoryImage::reference_from_elf(&elf),
+        Err(_) => Ok(MemoryImage::reference()),
+    }
+}
+
+/// Every top-level design, emitted and renamed; fails only if a firmware
+/// ELF is present and does not load into the SoC.
+pub fn designs() -> Result<Vec<Design>, SocError> {
+    let soc = Soc::new(&soc_memory()?)?.with_memory_files("weft_soc");
+    let soc_memory_files = soc.memory_files();
+    Ok(vec![
         emit("weft_header_decoder", HeaderDecoder::default()),
         emit(
             "weft_tlp_register_slice",
@@ -92,7 +112,38 @@ pub fn designs() -> Vec<Design> {
                 SwitchCore::<REFERENCE_PAYLOAD_BITS, { capacity::PORTS }>::default(),
             )
         },
-    ]
+        emit(
+            "weft_serial_transmitter",
+            SerialTransmitter::new(CONSOLE_CYCLES_PER_BIT),
+        ),
+        emit(
+            "weft_serial_receiver",
+            SerialReceiver::new(CONSOLE_CYCLES_PER_BIT),
+        ),
+        // The core's retirement trace is for simulation, so the SoC leaves
+        // it unconnected; the UART uses its FIFOs' empty and full flags
+        // only. Each peripheral decodes the word offset of its register
+        // port's address (the SoC's decoder has checked the rest), and the
+        // UART takes a byte of the write data. The RAMs' images are
+        // `$readmemh` files beside the Verilog. Its 128 KiB + 64 KiB of
+        // block RAM would become 1.5 M flip-flops in generic synthesis, so
+        // CI only elaborates it. `synth_xilinx -family xcup -nolutram` maps
+        // them to 43 RAMB36E2 beside 5.0 k LUTs, 2.8 k flip-flops and 4
+        // DSP48E2 for the core and peripherals (measured with the 652-byte
+        // banner firmware; yosys's UltraScale LUT-RAM mapping rejects one
+        // of the small memories, hence -nolutram).
+        Design {
+            check: Check::Structure,
+            data_files: soc_memory_files,
+            ..waive_unused_inputs(
+                waive_unused_outputs(
+                    emit("weft_soc", soc),
+                    &["core", "tx_fifo", "rx_fifo", "read_logic", "write_logic"],
+                ),
+                &["bus$address", "bus$write_data"],
+            )
+        },
+    ])
 }
 
 /// Connects a block, generates its Verilog (checked by rust-hdl for
@@ -108,6 +159,7 @@ pub fn emit<B: Block>(name: &'static str, mut block: B) -> Design {
         name,
         verilog,
         check: Check::Synthesize,
+        data_files: Vec::new(),
     }
 }
 
@@ -126,6 +178,31 @@ pub fn waive_unused_outputs(design: Design, instances: &[&str]) -> Design {
                 && instances
                     .iter()
                     .any(|instance| trimmed.contains(&format!(" {instance}$")));
+            if waived {
+                format!(
+                    "/* verilator lint_off UNUSEDSIGNAL */\n{line}\n/* verilator lint_on UNUSEDSIGNAL */\n"
+                )
+            } else {
+                format!("{line}\n")
+            }
+        })
+        .collect();
+    Design { verilog, ..design }
+}
+
+/// Marks the module inputs named in `ports` (in any module of the design)
+/// as deliberately partly unused, for Verilator's UNUSEDSIGNAL lint: a
+/// block that takes a shared bus interface may read only some of its bits.
+pub fn waive_unused_inputs(design: Design, ports: &[&str]) -> Design {
+    let verilog = design
+        .verilog
+        .lines()
+        .map(|line| {
+            let trimmed = line.trim_start();
+            let waived = trimmed.starts_with("input wire")
+                && ports
+                    .iter()
+                    .any(|port| trimmed.ends_with(&format!(" {port};")));
             if waived {
                 format!(
                     "/* verilator lint_off UNUSEDSIGNAL */\n{line}\n/* verilator lint_on UNUSEDSIGNAL */\n"

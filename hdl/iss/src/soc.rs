@@ -1,7 +1,7 @@
 //! Models of the soft core's SoC peripherals at their `weft_regs::soc`
-//! addresses: the console [`Uart`], the machine [`Timer`], the
-//! management Ethernet [`Mac`] and the [`SpiFlash`] controller with its
-//! flash part ([`NorFlash`]).
+//! addresses: the console [`Uart`], the machine [`Timer`], the [`Gpio`],
+//! the [`Watchdog`], the management Ethernet [`Mac`] and the [`SpiFlash`]
+//! controller with its flash part ([`NorFlash`]).
 //!
 //! Each model is a handle: clones share one device, so an embedder maps
 //! one clone with [`HarvardBus::map_mmio`] and keeps another to read what
@@ -19,7 +19,7 @@ use std::collections::VecDeque;
 use std::rc::Rc;
 
 use weft_regs::register::Register;
-use weft_regs::soc::{timer, uart, BLOCK_SIZE};
+use weft_regs::soc::{gpio, timer, uart, watchdog, BLOCK_SIZE};
 
 use crate::bus::{Bus, DeviceFault, HarvardBus, MapError, Mmio, Width};
 use crate::hart::{Hart, Step};
@@ -220,6 +220,166 @@ impl Mmio for Timer {
     }
 }
 
+#[derive(Debug, Default)]
+struct GpioState {
+    output: u32,
+    input: u32,
+}
+
+/// The general-purpose I/O (`weft_regs::soc::gpio`): `OUTPUT` holds what
+/// the firmware drives, `INPUT` reads what the embedder sets with
+/// [`Gpio::set_input`]. The model has no synchroniser: an input change
+/// shows at once, where the RTL shows it two clock cycles later.
+#[derive(Clone, Debug, Default)]
+pub struct Gpio {
+    state: Rc<RefCell<GpioState>>,
+}
+
+impl Gpio {
+    /// GPIO at reset: outputs low, inputs low.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The levels the firmware drives on the outputs.
+    pub fn output(&self) -> u32 {
+        self.state.borrow().output
+    }
+
+    /// Sets the levels on the inputs.
+    pub fn set_input(&self, levels: u32) {
+        self.state.borrow_mut().input = levels;
+    }
+}
+
+impl Mmio for Gpio {
+    fn read(&mut self, offset: u32, width: Width) -> Result<u32, DeviceFault> {
+        let name = register_at(gpio::BLOCK.registers, offset, width)?;
+        let s = self.state.borrow();
+        Ok(if name == gpio::OUTPUT.name {
+            s.output
+        } else {
+            s.input
+        })
+    }
+
+    fn write(&mut self, offset: u32, width: Width, value: u32) -> Result<(), DeviceFault> {
+        let name = register_at(gpio::BLOCK.registers, offset, width)?;
+        if name == gpio::OUTPUT.name {
+            self.state.borrow_mut().output = value;
+        }
+        Ok(())
+    }
+}
+
+#[derive(Debug)]
+struct WatchdogState {
+    load: u32,
+    count: u32,
+    enabled: bool,
+    fired: bool,
+    reset_requested: bool,
+}
+
+/// The watchdog (`weft_regs::soc::watchdog`): counts down while enabled
+/// as the embedder advances time ([`Watchdog::advance`]) and, on firing,
+/// latches a reset request for the embedder ([`Watchdog::take_reset_request`]).
+///
+/// As in the RTL, a write and the tick of the same cycle both apply, the
+/// write first: kick, then [`Watchdog::advance`] by one leaves `LOAD - 1`.
+#[derive(Clone, Debug)]
+pub struct Watchdog {
+    state: Rc<RefCell<WatchdogState>>,
+}
+
+impl Default for Watchdog {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Watchdog {
+    /// A watchdog at power-on: disabled, `LOAD` at its reset value, not fired.
+    pub fn new() -> Self {
+        Self {
+            state: Rc::new(RefCell::new(WatchdogState {
+                load: watchdog::LOAD_RESET,
+                count: 0,
+                enabled: false,
+                fired: false,
+                reset_requested: false,
+            })),
+        }
+    }
+
+    /// Runs `ticks` clock cycles: while enabled, a cycle that finds the
+    /// count at 0 fires the watchdog, any other takes one off the count.
+    pub fn advance(&self, ticks: u64) {
+        let mut s = self.state.borrow_mut();
+        if !s.enabled || ticks == 0 {
+            return;
+        }
+        if ticks > u64::from(s.count) {
+            s.enabled = false;
+            s.fired = true;
+            s.reset_requested = true;
+        } else {
+            s.count -= ticks as u32;
+        }
+    }
+
+    /// Whether the watchdog has fired since the last call: the reset
+    /// the embedder owes the SoC.
+    pub fn take_reset_request(&self) -> bool {
+        std::mem::take(&mut self.state.borrow_mut().reset_requested)
+    }
+
+    /// Cycles left before firing, less one (`COUNT`).
+    pub fn count(&self) -> u32 {
+        self.state.borrow().count
+    }
+
+    /// Whether it counts down (`CONTROL.ENABLE`).
+    pub fn enabled(&self) -> bool {
+        self.state.borrow().enabled
+    }
+}
+
+impl Mmio for Watchdog {
+    fn read(&mut self, offset: u32, width: Width) -> Result<u32, DeviceFault> {
+        let name = register_at(watchdog::BLOCK.registers, offset, width)?;
+        let s = self.state.borrow();
+        Ok(match name {
+            n if n == watchdog::LOAD.name => s.load,
+            n if n == watchdog::CONTROL.name => watchdog::ENABLE.encode(u32::from(s.enabled)),
+            n if n == watchdog::COUNT.name => s.count,
+            n if n == watchdog::STATUS.name => watchdog::FIRED.encode(u32::from(s.fired)),
+            _ => 0,
+        })
+    }
+
+    fn write(&mut self, offset: u32, width: Width, value: u32) -> Result<(), DeviceFault> {
+        let name = register_at(watchdog::BLOCK.registers, offset, width)?;
+        let mut s = self.state.borrow_mut();
+        match name {
+            n if n == watchdog::LOAD.name => s.load = value,
+            n if n == watchdog::KICK.name && value == watchdog::KICK_KEY => s.count = s.load,
+            n if n == watchdog::CONTROL.name => {
+                let enable = watchdog::ENABLE.decode(value) != 0;
+                if enable && !s.enabled {
+                    s.count = s.load;
+                }
+                s.enabled = enable;
+            }
+            n if n == watchdog::STATUS.name && watchdog::FIRED.decode(value) != 0 => {
+                s.fired = false;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
 /// The SoC peripherals of the reference map, each mapped at its
 /// `weft_regs::soc` block.
 #[derive(Clone, Debug)]
@@ -228,6 +388,10 @@ pub struct Soc {
     pub uart: Uart,
     /// The machine timer.
     pub timer: Timer,
+    /// The general-purpose I/O.
+    pub gpio: Gpio,
+    /// The watchdog.
+    pub watchdog: Watchdog,
     /// The management Ethernet MAC.
     pub mac: Mac,
     /// The SPI flash controller and its flash part.
@@ -235,9 +399,10 @@ pub struct Soc {
 }
 
 impl Soc {
-    /// Maps a fresh UART, timer and MAC, and a flash controller with an
-    /// erased [`Geometry::W25Q32`] part of [`Timing::TYPICAL`], into `bus`
-    /// at their `weft_regs::soc` addresses and returns handles to them.
+    /// Maps a fresh UART, timer, GPIO, watchdog and MAC, and a flash
+    /// controller with an erased [`Geometry::W25Q32`] part of
+    /// [`Timing::TYPICAL`], into `bus` at their `weft_regs::soc` addresses
+    /// and returns handles to them.
     pub fn attach(bus: &mut HarvardBus) -> Result<Self, MapError> {
         Self::attach_with_flash(bus, NorFlash::erased(Geometry::W25Q32, Timing::TYPICAL))
     }
@@ -248,11 +413,19 @@ impl Soc {
         let soc = Soc {
             uart: Uart::new(),
             timer: Timer::new(),
+            gpio: Gpio::new(),
+            watchdog: Watchdog::new(),
             mac: Mac::new(),
             spi_flash: SpiFlash::new(part),
         };
         bus.map_mmio(uart::LAYOUT.base, BLOCK_SIZE, Box::new(soc.uart.clone()))?;
         bus.map_mmio(timer::LAYOUT.base, BLOCK_SIZE, Box::new(soc.timer.clone()))?;
+        bus.map_mmio(gpio::LAYOUT.base, BLOCK_SIZE, Box::new(soc.gpio.clone()))?;
+        bus.map_mmio(
+            watchdog::LAYOUT.base,
+            BLOCK_SIZE,
+            Box::new(soc.watchdog.clone()),
+        )?;
         soc.mac.attach(bus)?;
         soc.spi_flash.attach(bus)?;
         Ok(soc)
@@ -266,8 +439,10 @@ impl Soc {
     }
 
     /// One step of `hart` with the timer wired to its machine timer
-    /// interrupt line and the MAC to its machine external one; `mtime`
-    /// and the flash part's clock then advance by one.
+    /// interrupt line and the MAC to its machine external one; `mtime`,
+    /// the watchdog and the flash part's clock then advance by one. A reset
+    /// the watchdog requests is for the embedder to take
+    /// ([`Watchdog::take_reset_request`]).
     pub fn step<B: Bus>(&self, hart: &mut Hart<B>) -> Step {
         self.drive_interrupts(hart);
         let step = hart.step();
@@ -275,10 +450,12 @@ impl Soc {
         step
     }
 
-    /// Lets `ticks` of the SoC's clock pass: `mtime` counts them and a
-    /// flash program or erase under way gets nearer its end.
+    /// Lets `ticks` of the SoC's clock pass: `mtime` counts them, the
+    /// watchdog counts down, and a flash program or erase under way gets
+    /// nearer its end.
     pub fn advance(&self, ticks: u64) {
         self.timer.advance(ticks);
+        self.watchdog.advance(ticks);
         self.spi_flash.advance(ticks);
     }
 }
@@ -291,6 +468,60 @@ mod tests {
 
     const UART: u32 = 0x2000_0000;
     const TIMER: u32 = 0x2000_1000;
+    const GPIO: u32 = 0x2000_2000;
+    const WATCHDOG: u32 = 0x2000_3000;
+
+    #[test]
+    fn gpio_outputs_hold_writes_and_inputs_read_the_pins() {
+        let mut bus = HarvardBus::reference();
+        let soc = Soc::attach(&mut bus).unwrap();
+        bus.store(GPIO, Width::Word, 0xA5).unwrap();
+        assert_eq!(soc.gpio.output(), 0xA5);
+        assert_eq!(bus.load(GPIO, Width::Word), Ok(0xA5));
+        soc.gpio.set_input(0x8000_0001);
+        assert_eq!(bus.load(GPIO + 4, Width::Word), Ok(0x8000_0001));
+        bus.store(GPIO + 4, Width::Word, 0).unwrap();
+        assert_eq!(
+            bus.load(GPIO + 4, Width::Word),
+            Ok(0x8000_0001),
+            "INPUT is RO"
+        );
+        assert!(bus.load(GPIO + 8, Width::Word).is_err());
+    }
+
+    #[test]
+    fn the_watchdog_fires_load_plus_one_cycles_after_a_kick() {
+        let mut bus = HarvardBus::reference();
+        let soc = Soc::attach(&mut bus).unwrap();
+        bus.store(WATCHDOG, Width::Word, 9).unwrap();
+        bus.store(WATCHDOG + 8, Width::Word, 1).unwrap();
+        assert_eq!(bus.load(WATCHDOG + 0xC, Width::Word), Ok(9));
+        soc.watchdog.advance(5);
+        assert_eq!(soc.watchdog.count(), 4);
+        // A wrong key does nothing; the right one reloads.
+        bus.store(WATCHDOG + 4, Width::Word, 0).unwrap();
+        assert_eq!(soc.watchdog.count(), 4);
+        bus.store(WATCHDOG + 4, Width::Word, 0x4B49_434B).unwrap();
+        assert_eq!(soc.watchdog.count(), 9);
+        soc.watchdog.advance(9);
+        assert!(
+            !soc.watchdog.take_reset_request(),
+            "COUNT is 0, not yet fired"
+        );
+        assert_eq!(bus.load(WATCHDOG + 0x10, Width::Word), Ok(0));
+        soc.watchdog.advance(1);
+        assert!(soc.watchdog.take_reset_request());
+        assert!(!soc.watchdog.take_reset_request(), "one request per firing");
+        assert_eq!(
+            bus.load(WATCHDOG + 8, Width::Word),
+            Ok(0),
+            "firing disables"
+        );
+        assert_eq!(bus.load(WATCHDOG + 0x10, Width::Word), Ok(1), "FIRED");
+        bus.store(WATCHDOG + 0x10, Width::Word, 1).unwrap();
+        assert_eq!(bus.load(WATCHDOG + 0x10, Width::Word), Ok(0), "W1C");
+        assert_eq!(bus.load(WATCHDOG + 4, Width::Word), Ok(0), "KICK is WO");
+    }
 
     #[test]
     fn the_uart_collects_transmitted_bytes() {

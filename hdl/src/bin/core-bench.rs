@@ -1,11 +1,13 @@
 //! Measures the RTL soft core on the ISS's benchmark programs: cycles per
 //! instruction, and the single-thread cycle driver's speed in simulated
-//! cycles per second.
+//! cycles per second, for the core alone and for the whole SoC.
 //!
 //! Usage: `cargo run --release -p weft-hdl --bin core-bench [-- --json]`
 //!
-//! Each program runs on `weft_hdl::core::CoreBench` (the core with Rust
-//! RAM models on the reference memory map) from reset to its final `wfi`;
+//! Each program runs twice, on `weft_hdl::core::CoreBench` (the core with
+//! Rust RAM models on the reference memory map) and on
+//! `weft_hdl::soc::SocBench` (the all-RTL SoC: core, block RAMs, decoder,
+//! peripherals), from reset to its final `wfi`;
 //! its result is checked against the program's plain-Rust reference, so a
 //! wrong core fails here instead of reporting a figure. CPI counts every
 //! clock cycle from the end of reset to the cycle the final `wfi` retires,
@@ -15,7 +17,8 @@
 use std::process::ExitCode;
 use std::time::Instant;
 
-use weft_hdl::core::CoreBench;
+use weft_hdl::core::{CoreBench, CoreUnderTest};
+use weft_hdl::soc::{MemoryImage, Soc, SocBench};
 use weft_iss::encode::wfi;
 use weft_iss::programs::{self, Expected, Program};
 use weft_iss::HarvardBus;
@@ -24,8 +27,27 @@ use weft_regs::INSTRUCTION_RAM_BASE;
 /// Clock cycles after which a program counts as hung.
 const CYCLE_LIMIT: u64 = 50_000_000;
 
+/// What runs the program.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Platform {
+    /// The core with Rust memory models.
+    Core,
+    /// The all-RTL SoC.
+    Soc,
+}
+
+impl Platform {
+    fn name(self) -> &'static str {
+        match self {
+            Platform::Core => "core",
+            Platform::Soc => "soc",
+        }
+    }
+}
+
 struct Measurement {
     program: &'static str,
+    platform: Platform,
     instructions: u64,
     cycles: u64,
     seconds: f64,
@@ -61,19 +83,19 @@ fn suite() -> Vec<Program> {
     ]
 }
 
-fn measure(program: &Program) -> Result<Measurement, String> {
-    let mut bus = HarvardBus::reference();
-    program
-        .write_to(&mut bus)
-        .map_err(|e| format!("{}: loading failed: {e}", program.name))?;
-    let mut core =
-        CoreBench::new(bus, INSTRUCTION_RAM_BASE).map_err(|e| format!("{}: {e}", program.name))?;
-    let first = core.cycles();
+/// Instructions retired, cycles and seconds from reset to the program's final `wfi`.
+fn run_to_end(
+    bench: &mut impl CoreUnderTest,
+    program: &Program,
+) -> Result<(u64, u64, f64), String> {
+    let first = bench.cycles();
     let end = INSTRUCTION_RAM_BASE + 4 * (program.code.len() as u32 - 1);
     let mut instructions = 0;
     let start = Instant::now();
     loop {
-        let retired = core.cycle().map_err(|e| format!("{}: {e}", program.name))?;
+        let retired = bench
+            .cycle()
+            .map_err(|e| format!("{}: {e}", program.name))?;
         if let Some(r) = retired.map(|r| r.retirement) {
             if let Some(trap) = r.trap {
                 return Err(format!(
@@ -86,25 +108,61 @@ fn measure(program: &Program) -> Result<Measurement, String> {
                 break;
             }
         }
-        if core.cycles() - first > CYCLE_LIMIT {
+        if bench.cycles() - first > CYCLE_LIMIT {
             return Err(format!(
                 "{}: no final wfi within {CYCLE_LIMIT} cycles",
                 program.name
             ));
         }
     }
-    let seconds = start.elapsed().as_secs_f64();
-    let ok = match &program.expected {
-        Expected::Register { reg, value } => core.register(usize::from(*reg)) == *value,
-        Expected::DataRam(bytes) => core.bus().data_ram().starts_with(bytes),
+    Ok((
+        instructions,
+        bench.cycles() - first,
+        start.elapsed().as_secs_f64(),
+    ))
+}
+
+fn measure(program: &Program, platform: Platform) -> Result<Measurement, String> {
+    let mut bus = HarvardBus::reference();
+    program
+        .write_to(&mut bus)
+        .map_err(|e| format!("{}: loading failed: {e}", program.name))?;
+    let failed =
+        |e: &dyn std::fmt::Display| format!("{} on the {}: {e}", program.name, platform.name());
+    let (ok, (instructions, cycles, seconds)) = match platform {
+        Platform::Core => {
+            let mut core = CoreBench::new(bus, INSTRUCTION_RAM_BASE).map_err(|e| failed(&e))?;
+            let run = run_to_end(&mut core, program)?;
+            let ok = match &program.expected {
+                Expected::Register { reg, value } => core.register(usize::from(*reg)) == *value,
+                Expected::DataRam(bytes) => core.bus().data_ram().starts_with(bytes),
+            };
+            (ok, run)
+        }
+        Platform::Soc => {
+            let image = MemoryImage::from_bus(&bus).map_err(|e| failed(&e))?;
+            let soc = Soc::new(&image).map_err(|e| failed(&e))?;
+            let mut soc = SocBench::new(soc).map_err(|e| failed(&e))?;
+            let run = run_to_end(&mut soc, program)?;
+            let ok = match &program.expected {
+                Expected::Register { reg, value } => soc.register(usize::from(*reg)) == *value,
+                Expected::DataRam(bytes) => soc.data_ram().starts_with(bytes),
+            };
+            (ok, run)
+        }
     };
     if !ok {
-        return Err(format!("{}: wrong result", program.name));
+        return Err(format!(
+            "{} on the {}: wrong result",
+            program.name,
+            platform.name()
+        ));
     }
     Ok(Measurement {
         program: program.name,
+        platform,
         instructions,
-        cycles: core.cycles() - first,
+        cycles,
         seconds,
     })
 }
@@ -128,26 +186,41 @@ fn main() -> ExitCode {
         "release"
     };
     let mut results = Vec::new();
-    for program in suite() {
-        match measure(&program) {
-            Ok(m) => results.push(m),
-            Err(msg) => {
-                eprintln!("core-bench: {msg}; the core is wrong, not slow");
-                return ExitCode::FAILURE;
+    for platform in [Platform::Core, Platform::Soc] {
+        for program in suite() {
+            match measure(&program, platform) {
+                Ok(m) => results.push(m),
+                Err(msg) => {
+                    eprintln!("core-bench: {msg}; the core is wrong, not slow");
+                    return ExitCode::FAILURE;
+                }
             }
         }
     }
-    let total_cycles: u64 = results.iter().map(|m| m.cycles).sum();
-    let total_seconds: f64 = results.iter().map(|m| m.seconds).sum();
+    // Cycles and seconds over every program, per platform: the core's
+    // figure first (the one this benchmark always reported), then the SoC's.
+    let totals: Vec<(Platform, u64, f64)> = [Platform::Core, Platform::Soc]
+        .into_iter()
+        .map(|platform| {
+            let runs = results.iter().filter(|m| m.platform == platform);
+            let cycles = runs.clone().map(|m| m.cycles).sum();
+            let seconds = runs.map(|m| m.seconds).sum();
+            (platform, cycles, seconds)
+        })
+        .collect();
+    let (_, total_cycles, total_seconds) = totals[0];
+    let (_, soc_cycles, soc_seconds) = totals[1];
     let config = "5-stage RV32IM+Zicsr, static backward-taken prediction, \
-                  mul 2 cycles, div 34 cycles; memory: HarvardBus::reference";
+                  mul 2 cycles, div 34 cycles; core: Rust HarvardBus::reference memory; \
+                  soc: all-RTL SoC with the reference block RAMs";
     if json {
         let rows: Vec<String> = results
             .iter()
             .map(|m| {
                 format!(
-                    "{{\"program\":\"{}\",\"instructions\":{},\"cycles\":{},\"cpi\":{:.4},\"seconds\":{:.6},\"cycles_per_second\":{:.0}}}",
+                    "{{\"program\":\"{}\",\"platform\":\"{}\",\"instructions\":{},\"cycles\":{},\"cpi\":{:.4},\"seconds\":{:.6},\"cycles_per_second\":{:.0}}}",
                     m.program,
+                    m.platform.name(),
                     m.instructions,
                     m.cycles,
                     m.cpi(),
@@ -157,21 +230,23 @@ fn main() -> ExitCode {
             })
             .collect();
         println!(
-            "{{\"config\":{{\"profile\":\"{profile}\",\"driver\":\"CycleDriver (single thread)\",\"core\":\"{config}\"}},\"results\":[{}],\"cycles_per_second\":{:.0}}}",
+            "{{\"config\":{{\"profile\":\"{profile}\",\"driver\":\"CycleDriver (single thread)\",\"core\":\"{config}\"}},\"results\":[{}],\"cycles_per_second\":{:.0},\"soc_cycles_per_second\":{:.0}}}",
             rows.join(","),
-            total_cycles as f64 / total_seconds
+            total_cycles as f64 / total_seconds,
+            soc_cycles as f64 / soc_seconds
         );
     } else {
         println!("weft-hdl soft core benchmark: {profile} build, single-thread CycleDriver");
         println!("core: {config}");
         println!(
-            "{:<16} {:>12} {:>10} {:>6} {:>9} {:>10}",
-            "program", "instructions", "cycles", "CPI", "seconds", "cycles/s"
+            "{:<16} {:<8} {:>12} {:>10} {:>6} {:>9} {:>10}",
+            "program", "platform", "instructions", "cycles", "CPI", "seconds", "cycles/s"
         );
         for m in &results {
             println!(
-                "{:<16} {:>12} {:>10} {:>6.3} {:>9.3} {:>10.0}",
+                "{:<16} {:<8} {:>12} {:>10} {:>6.3} {:>9.3} {:>10.0}",
                 m.program,
+                m.platform.name(),
                 m.instructions,
                 m.cycles,
                 m.cpi(),
@@ -179,15 +254,18 @@ fn main() -> ExitCode {
                 m.cycles_per_second()
             );
         }
-        println!(
-            "{:<16} {:>12} {:>10} {:>6} {:>9.3} {:>10.0}",
-            "all",
-            "",
-            total_cycles,
-            "",
-            total_seconds,
-            total_cycles as f64 / total_seconds
-        );
+        for (platform, cycles, seconds) in totals {
+            println!(
+                "{:<16} {:<8} {:>12} {:>10} {:>6} {:>9.3} {:>10.0}",
+                "all",
+                platform.name(),
+                "",
+                cycles,
+                "",
+                seconds,
+                cycles as f64 / seconds
+            );
+        }
     }
     ExitCode::SUCCESS
 }

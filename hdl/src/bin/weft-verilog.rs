@@ -2,6 +2,7 @@
 //!
 //! `cargo xtask verilog` runs this and checks what it writes: each line of
 //! output names a file and, after a tab, the check it gets beyond lint.
+//! Memory images a design reads with `$readmemh` are written beside it.
 
 use std::{env, fs, path::PathBuf, process::ExitCode};
 
@@ -14,7 +15,24 @@ fn main() -> ExitCode {
         eprintln!("weft-verilog: cannot create {}: {err}", out_dir.display());
         return ExitCode::FAILURE;
     }
-    for design in weft_hdl::emit::designs() {
+    let designs = match weft_hdl::emit::designs() {
+        Ok(designs) => designs,
+        Err(err) => {
+            eprintln!(
+                "weft-verilog: {err}; rebuild it with `cargo xtask firmware`, or point \
+                 WEFT_FIRMWARE at a good one"
+            );
+            return ExitCode::FAILURE;
+        }
+    };
+    for design in designs {
+        for (name, text) in &design.data_files {
+            let path = out_dir.join(name);
+            if let Err(err) = fs::write(&path, text) {
+                eprintln!("weft-verilog: cannot write {}: {err}", path.display());
+                return ExitCode::FAILURE;
+            }
+        }
         let path = out_dir.join(format!("{}.v", design.name));
         if let Err(err) = fs::write(&path, design.verilog) {
             eprintln!("weft-verilog: cannot write {}: {err}", path.display());

@@ -20,7 +20,7 @@ use std::fmt;
 use weft_iss::csr::{CYCLE, CYCLEH, MCYCLE, MCYCLEH};
 use weft_iss::{decode, Hart, HarvardBus, Instruction, Interrupt, Retirement, Step};
 
-use super::testbench::{BenchError, CoreBench};
+use super::testbench::{BenchError, CoreBench, CoreUnderTest};
 
 /// How the core and the ISS disagreed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -83,9 +83,11 @@ impl From<BenchError> for Divergence {
     }
 }
 
-/// The core and the ISS, each on its own copy of the same memory.
-pub struct Lockstep {
-    rtl: CoreBench<HarvardBus>,
+/// The core and the ISS, each on its own copy of the same memory: by
+/// default the core on Rust memory models ([`CoreBench`]), or any other
+/// [`CoreUnderTest`] such as the whole SoC.
+pub struct Lockstep<R: CoreUnderTest = CoreBench<HarvardBus>> {
+    rtl: R,
     iss: Hart<HarvardBus>,
     compared: u64,
 }
@@ -105,6 +107,18 @@ impl Lockstep {
     pub fn set_interrupt(&mut self, irq: Interrupt, pending: bool) {
         self.rtl.set_interrupt(irq, pending);
     }
+}
+
+impl<R: CoreUnderTest> Lockstep<R> {
+    /// Pairs the core under test `rtl` with `iss`; the caller has reset the
+    /// core to the ISS's PC and loaded the same image into both.
+    pub fn pair(rtl: R, iss: Hart<HarvardBus>) -> Self {
+        Self {
+            rtl,
+            iss,
+            compared: 0,
+        }
+    }
 
     /// The instruction-set simulator.
     pub fn iss(&self) -> &Hart<HarvardBus> {
@@ -112,7 +126,7 @@ impl Lockstep {
     }
 
     /// The core's test bench.
-    pub fn rtl(&mut self) -> &mut CoreBench<HarvardBus> {
+    pub fn rtl(&mut self) -> &mut R {
         &mut self.rtl
     }
 

@@ -35,4 +35,4 @@ pub mod testbench;
 pub use lockstep::{Divergence, Lockstep};
 pub use pipeline::Core;
 pub use ports::{DataBus, DataPort, FetchBus, FetchPort, RetireTrace};
-pub use testbench::{BenchError, CoreBench, Retired};
+pub use testbench::{BenchError, CoreBench, CoreUnderTest, Retired};

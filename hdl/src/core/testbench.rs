@@ -14,7 +14,7 @@ use weft_iss::{
     Bus, Exception, Interrupt, MemWrite, RegWrite, Retirement, TrapCause, TrapTaken, Width,
 };
 
-use super::Core;
+use super::{Core, RetireTrace};
 use crate::driver::{CycleDriver, DriveError};
 
 /// Why the test bench could not run or read the core.
@@ -76,6 +76,25 @@ pub struct Retired {
     pub retirement: Retirement,
     /// `mip` as the commit decision saw it.
     pub mip: u32,
+}
+
+/// A core under test, run one clock cycle at a time with its retirement
+/// trace read back: what [`Lockstep`](super::Lockstep) compares with the ISS.
+pub trait CoreUnderTest {
+    /// Runs one clock cycle; returns the retirement the trace reports in it.
+    fn cycle(&mut self) -> Result<Option<Retired>, BenchError>;
+    /// Clock cycles run, the reset cycle included.
+    fn cycles(&self) -> u64;
+}
+
+impl<B: Bus> CoreUnderTest for CoreBench<B> {
+    fn cycle(&mut self) -> Result<Option<Retired>, BenchError> {
+        CoreBench::cycle(self)
+    }
+
+    fn cycles(&self) -> u64 {
+        CoreBench::cycles(self)
+    }
 }
 
 /// The core with memory models and interrupt lines attached.
@@ -160,7 +179,7 @@ impl<B: Bus> CoreBench<B> {
         core.data.fault.next = false;
         core.fetch.fault.next = false;
         self.driver.settle()?;
-        let retired = self.trace()?;
+        let retired = read_trace(&self.driver.block().retire)?;
 
         // Data port first: a data fault redirects fetch in the same cycle.
         let request = self.data_request();
@@ -232,48 +251,48 @@ impl<B: Bus> CoreBench<B> {
             (false, 0)
         }
     }
+}
 
-    /// The retirement on the trace outputs, if any.
-    fn trace(&mut self) -> Result<Option<Retirement>, BenchError> {
-        let t = &self.driver.block().retire;
-        if !t.valid.val() {
-            return Ok(None);
-        }
-        let rd = u8::try_from(t.rd.val().to_u64()).expect("rd is a 5-bit field");
-        let mut record = Retirement {
-            pc: t.pc.val().to_u32(),
-            instruction: t
-                .has_instruction
-                .val()
-                .then(|| t.instruction.val().to_u32()),
-            rd_write: t.rd_write.val().then(|| RegWrite {
-                rd,
-                value: t.rd_value.val().to_u32(),
-            }),
-            mem_write: None,
-            trap: None,
-        };
-        if t.mem_write.val() {
-            let width = match t.mem_width.val().to_u64() {
-                0 => Width::Byte,
-                1 => Width::Half,
-                2 => Width::Word,
-                code => return Err(BenchError::UnknownWidth { code }),
-            };
-            record.mem_write = Some(MemWrite {
-                addr: t.mem_address.val().to_u32(),
-                width,
-                value: t.mem_value.val().to_u32(),
-            });
-        }
-        if t.trap.val() {
-            record.trap = Some(trap_taken(
-                t.trap_cause.val().to_u32(),
-                t.trap_value.val().to_u32(),
-            )?);
-        }
-        Ok(Some(record))
+/// The retirement the trace outputs `t` report in this cycle, if any: a
+/// core's trace read back as the ISS's record, for every bench that holds a core.
+pub fn read_trace(t: &RetireTrace) -> Result<Option<Retirement>, BenchError> {
+    if !t.valid.val() {
+        return Ok(None);
     }
+    let rd = u8::try_from(t.rd.val().to_u64()).expect("rd is a 5-bit field");
+    let mut record = Retirement {
+        pc: t.pc.val().to_u32(),
+        instruction: t
+            .has_instruction
+            .val()
+            .then(|| t.instruction.val().to_u32()),
+        rd_write: t.rd_write.val().then(|| RegWrite {
+            rd,
+            value: t.rd_value.val().to_u32(),
+        }),
+        mem_write: None,
+        trap: None,
+    };
+    if t.mem_write.val() {
+        let width = match t.mem_width.val().to_u64() {
+            0 => Width::Byte,
+            1 => Width::Half,
+            2 => Width::Word,
+            code => return Err(BenchError::UnknownWidth { code }),
+        };
+        record.mem_write = Some(MemWrite {
+            addr: t.mem_address.val().to_u32(),
+            width,
+            value: t.mem_value.val().to_u32(),
+        });
+    }
+    if t.trap.val() {
+        record.trap = Some(trap_taken(
+            t.trap_cause.val().to_u32(),
+            t.trap_value.val().to_u32(),
+        )?);
+    }
+    Ok(Some(record))
 }
 
 /// The trap an `mcause`/`mtval` pair describes (Privileged 20211203

@@ -11,6 +11,8 @@
 //! - [`timer`]: the machine timer, `mtime` and `mtimecmp` of the RISC-V
 //!   privileged architecture (Privileged 20211203 §3.2.1), whose compare
 //!   drives the core's machine timer interrupt (`mip.MTIP`);
+//! - [`gpio`]: general-purpose outputs (the board's LEDs) and inputs;
+//! - [`watchdog`]: resets the SoC when the firmware stops kicking it;
 //! - [`mac`]: the management Ethernet MAC: its registers, one descriptor
 //!   per receive and transmit slot, and the slots themselves, a frame
 //!   buffer in block RAM higher up the window; its interrupt is the core's
@@ -40,6 +42,8 @@ pub const BLOCK_SIZE: u32 = 0x100;
 pub const BLOCKS: &[RegisterBlock] = &[
     uart::BLOCK,
     timer::BLOCK,
+    gpio::BLOCK,
+    watchdog::BLOCK,
     mac::BLOCK,
     mac::RX_DESCRIPTORS,
     mac::TX_DESCRIPTORS,
@@ -199,6 +203,149 @@ pub mod timer {
     };
 }
 
+/// General-purpose I/O: output levels (the board's LEDs) and input levels.
+pub mod gpio {
+    use super::*;
+
+    /// One instance, one block above the timer.
+    pub const LAYOUT: Layout = single(SOC_BASE + 0x2000);
+
+    /// The levels driven on the outputs.
+    pub const OUTPUT: Register = LAYOUT.register(
+        "OUTPUT",
+        0x00,
+        Access::ReadWrite,
+        "Levels driven on the GPIO outputs; bit i drives output i (LEDs on the low bits). \
+         Resets to 0.",
+        &[Field::new(
+            "VALUE",
+            0,
+            32,
+            "Output levels, bit i for output i.",
+        )],
+    );
+    /// The levels on the inputs.
+    pub const INPUT: Register = LAYOUT.register(
+        "INPUT",
+        0x04,
+        Access::ReadOnly,
+        "Levels on the GPIO inputs, bit i for input i, passed through a two-flop \
+         synchroniser: a change shows two clock cycles later.",
+        &[Field::new(
+            "VALUE",
+            0,
+            32,
+            "Input levels, bit i for input i.",
+        )],
+    );
+
+    /// The block.
+    pub const BLOCK: RegisterBlock = RegisterBlock {
+        name: "gpio",
+        doc: "General-purpose I/O: 32 outputs (the board's LEDs on the low bits) and 32 \
+              synchronised inputs.",
+        layout: LAYOUT,
+        registers: &[OUTPUT, INPUT],
+        entry_names: &[],
+    };
+}
+
+/// The watchdog: resets the SoC unless the firmware kicks it in time.
+///
+/// While enabled, `COUNT` goes down by one per soft core clock cycle; a
+/// cycle that finds it at 0 *fires* the watchdog: it requests a reset of
+/// the SoC, sets `STATUS.FIRED` and clears `CONTROL.ENABLE`. A kick, or
+/// enabling it, reloads `COUNT` from `LOAD` in the cycle of the write, which
+/// counts too, so the watchdog fires `LOAD + 1` cycles after the last
+/// reload. The reset it requests leaves `LOAD` and `STATUS` alone, so the
+/// firmware reads after the reset that the watchdog caused it.
+pub mod watchdog {
+    use super::*;
+
+    /// One instance, one block above the GPIO.
+    pub const LAYOUT: Layout = single(SOC_BASE + 0x3000);
+
+    /// The value of `LOAD` at power-on: the longest timeout.
+    pub const LOAD_RESET: u32 = u32::MAX;
+    /// The value a write to [`KICK`] must carry to reload the count
+    /// (ASCII "KICK"), so that a stray store does not keep a hung
+    /// firmware alive.
+    pub const KICK_KEY: u32 = 0x4B49_434B;
+
+    /// The reload value.
+    pub const LOAD: Register = LAYOUT.register(
+        "LOAD",
+        0x00,
+        Access::ReadWrite,
+        "The value COUNT is reloaded with by a kick or by enabling the watchdog: the \
+         watchdog fires LOAD + 1 clock cycles after the reload. Writing it does not \
+         change COUNT.",
+        &[Field::new("VALUE", 0, 32, "Reload value, in clock cycles.")],
+    );
+    /// Kicks the watchdog.
+    pub const KICK: Register = LAYOUT.register(
+        "KICK",
+        0x04,
+        Access::WriteOnly,
+        "Writing KICK_KEY (0x4B49434B, \"KICK\") reloads COUNT from LOAD; any other \
+         value is ignored.",
+        &[Field::new("KEY", 0, 32, "Must be KICK_KEY.")],
+    );
+    /// The watchdog counts down.
+    pub const ENABLE: Field = Field::new(
+        "ENABLE",
+        0,
+        1,
+        "The watchdog counts down and fires at 0. Setting it while clear reloads COUNT \
+         from LOAD; firing clears it.",
+    );
+    /// Whether the watchdog runs.
+    pub const CONTROL: Register = LAYOUT.register(
+        "CONTROL",
+        0x08,
+        Access::ReadWrite,
+        "Whether the watchdog runs. Resets to 0, by power-on and by the watchdog's own reset.",
+        &[ENABLE],
+    );
+    /// Cycles left.
+    pub const COUNT: Register = LAYOUT.register(
+        "COUNT",
+        0x0C,
+        Access::ReadOnly,
+        "Clock cycles left before the watchdog fires, less one.",
+        &[Field::new("VALUE", 0, 32, "The count.")],
+    );
+    /// The watchdog caused the last reset.
+    pub const FIRED: Field = Field::new(
+        "FIRED",
+        0,
+        1,
+        "The watchdog has fired since power-on or since software last cleared this bit: \
+         the last reset was the watchdog's.",
+    );
+    /// What the watchdog did.
+    pub const STATUS: Register = LAYOUT.register(
+        "STATUS",
+        0x10,
+        Access::WriteOneToClear,
+        "Whether the watchdog fired. Survives the reset the watchdog requests; cleared \
+         by power-on or by writing 1.",
+        &[FIRED],
+    );
+
+    /// The block.
+    pub const BLOCK: RegisterBlock = RegisterBlock {
+        name: "watchdog",
+        doc: "The watchdog. While CONTROL.ENABLE is set, COUNT goes down by one per clock \
+              cycle; a cycle that finds it at 0 requests a reset of the SoC, sets \
+              STATUS.FIRED and clears CONTROL.ENABLE. Writing KICK_KEY to KICK, or setting \
+              CONTROL.ENABLE, reloads COUNT from LOAD.",
+        layout: LAYOUT,
+        registers: &[LOAD, KICK, CONTROL, COUNT, STATUS],
+        entry_names: &[],
+    };
+}
+
 /// The management Ethernet MAC: frames in and out through slots of block
 /// RAM, each slot handed between software and the MAC by its descriptor.
 ///
@@ -252,7 +399,7 @@ pub mod mac {
     pub const BUFFER_BASE: u32 = SOC_BASE + 0x1_0000;
     const _: () = assert!(BUFFER_BASE + BUFFER_SIZE <= SOC_BASE + SOC_SIZE);
 
-    /// The MAC's registers, one block above the timer's.
+    /// The MAC's registers, one block above the watchdog's.
     pub const LAYOUT: Layout = single(SOC_BASE + 0x4000);
 
     /// Frames are received into the slots the MAC owns.
@@ -824,6 +971,14 @@ mod tests {
         assert_eq!(timer::MTIME_HIGH.address(0, 0), 0x2000_1004);
         assert_eq!(timer::MTIMECMP_LOW.address(0, 0), 0x2000_1008);
         assert_eq!(timer::MTIMECMP_HIGH.address(0, 0), 0x2000_100C);
+        assert_eq!(gpio::OUTPUT.address(0, 0), 0x2000_2000);
+        assert_eq!(gpio::INPUT.address(0, 0), 0x2000_2004);
+        assert_eq!(watchdog::LOAD.address(0, 0), 0x2000_3000);
+        assert_eq!(watchdog::KICK.address(0, 0), 0x2000_3004);
+        assert_eq!(watchdog::CONTROL.address(0, 0), 0x2000_3008);
+        assert_eq!(watchdog::COUNT.address(0, 0), 0x2000_300C);
+        assert_eq!(watchdog::STATUS.address(0, 0), 0x2000_3010);
+        assert_eq!(&watchdog::KICK_KEY.to_be_bytes(), b"KICK");
         assert_eq!(mac::CONTROL.address(0, 0), 0x2000_4000);
         assert_eq!(mac::INT_STATUS.address(0, 0), 0x2000_4008);
         assert_eq!(mac::ADDRESS_HIGH.address(0, 0), 0x2000_4010);

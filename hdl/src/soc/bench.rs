@@ -1,0 +1,160 @@
+//! A test bench for the whole SoC: Rust models on its outside (a UART
+//! line, GPIO pins, a CSR target) and the core's retirement trace read
+//! back, driven cycle by cycle on the calling thread.
+
+use std::collections::VecDeque;
+
+use rust_hdl::prelude::*;
+use weft_iss::{Interrupt, Mmio, Width};
+use weft_regs::csr::CSR_BASE;
+
+use super::Soc;
+use crate::core::testbench::read_trace;
+use crate::core::{BenchError, CoreUnderTest, Retired};
+use crate::driver::CycleDriver;
+
+/// The SoC with its outside modelled in Rust.
+///
+/// The UART's transmitter is always drained (one byte per cycle at most),
+/// bytes handed to [`SocBench::receive`] are offered to its receiver one
+/// per cycle, and a `weft_iss::Mmio` device mapped with
+/// [`SocBench::map_csr`] answers the CSR master port at offsets from
+/// `CSR_BASE` (unmapped, the port answers nothing and loads read 0).
+pub struct SocBench {
+    driver: CycleDriver<Soc>,
+    transmitted: Vec<u8>,
+    to_receive: VecDeque<u8>,
+    csr: Option<Box<dyn Mmio>>,
+    /// The CSR target's answer to the previous cycle's read.
+    csr_answer: Option<u32>,
+    /// `mip` during the previous cycle, whose commit decision the trace reports now.
+    decided_mip: u32,
+    resets_requested: u64,
+}
+
+impl SocBench {
+    /// Builds the bench around `soc` and holds it in power-on reset for one
+    /// cycle, so that the core starts at its reset vector.
+    pub fn new(soc: Soc) -> Result<Self, BenchError> {
+        let mut driver = CycleDriver::new(soc, |s| &mut s.clock)?;
+        driver.block().reset.next = true;
+        driver.tick()?;
+        driver.block().reset.next = false;
+        Ok(Self {
+            driver,
+            transmitted: Vec::new(),
+            to_receive: VecDeque::new(),
+            csr: None,
+            csr_answer: None,
+            decided_mip: 0,
+            resets_requested: 0,
+        })
+    }
+
+    /// Answers the CSR master port with `device`.
+    pub fn map_csr(&mut self, device: Box<dyn Mmio>) {
+        self.csr = Some(device);
+    }
+
+    /// Queues `bytes` for the UART's receiver.
+    pub fn receive(&mut self, bytes: &[u8]) {
+        self.to_receive.extend(bytes);
+    }
+
+    /// Every byte the UART sent so far.
+    pub fn transmitted(&self) -> &[u8] {
+        &self.transmitted
+    }
+
+    /// Drives the GPIO inputs.
+    pub fn set_gpio_inputs(&mut self, levels: u32) {
+        self.driver.block().gpio_inputs.next = bits(u64::from(levels));
+    }
+
+    /// The GPIO output levels.
+    pub fn gpio_outputs(&mut self) -> u32 {
+        self.driver.block().gpio_outputs.val().to_u32()
+    }
+
+    /// Resets the watchdog has requested so far.
+    pub fn resets_requested(&self) -> u64 {
+        self.resets_requested
+    }
+
+    /// Integer register `r` of the core.
+    ///
+    /// # Panics
+    /// If `r > 31`.
+    pub fn register(&mut self, r: usize) -> u32 {
+        self.driver.block().core.register(r)
+    }
+
+    /// Data RAM now, as bytes from `DATA_RAM_BASE`.
+    pub fn data_ram(&mut self) -> Vec<u8> {
+        self.driver.block().data_ram()
+    }
+
+    /// Clock cycles run, the reset cycle included.
+    pub fn cycles(&self) -> u64 {
+        self.driver.cycles()
+    }
+
+    /// Runs one clock cycle: serves the SoC's outside and returns the
+    /// retirement the core's trace reports in this cycle.
+    pub fn cycle(&mut self) -> Result<Option<Retired>, BenchError> {
+        let rx = self.to_receive.front().copied();
+        let answer = self.csr_answer.take();
+        let soc = self.driver.block();
+        soc.tx_ready.next = true;
+        soc.rx_valid.next = rx.is_some();
+        soc.rx_data.next = bits(u64::from(rx.unwrap_or(0)));
+        soc.csr.read_valid.next = answer.is_some();
+        soc.csr.read_data.next = bits(u64::from(answer.unwrap_or(0)));
+        self.driver.settle()?;
+        let soc = self.driver.block();
+        let retired = read_trace(&soc.core.retire)?;
+        let mip = if soc.core.timer_irq.val() {
+            Interrupt::MachineTimer.mask()
+        } else {
+            0
+        };
+        if soc.tx_valid.val() {
+            self.transmitted.push(soc.tx_data.val().to_u32() as u8);
+        }
+        if rx.is_some() && soc.rx_ready.val() {
+            self.to_receive.pop_front();
+        }
+        if soc.reset_request.val() {
+            self.resets_requested += 1;
+        }
+        let (read, write) = (soc.csr.read.val(), soc.csr.write.val());
+        let offset = soc.csr.address.val().to_u32().wrapping_sub(CSR_BASE);
+        let value = soc.csr.write_data.val().to_u32();
+        if let Some(device) = self.csr.as_mut() {
+            if write {
+                // A refused write is dropped, as a CSR target ignores an address it does not decode.
+                let _ = device.write(offset, Width::Word, value);
+            }
+            if read {
+                self.csr_answer = device.read(offset, Width::Word).ok();
+            }
+        }
+        self.driver.tick()?;
+        let decided = self.decided_mip;
+        self.decided_mip = mip;
+        Ok(retired.map(|retirement| Retired {
+            retirement,
+            mip: decided,
+        }))
+    }
+}
+
+impl CoreUnderTest for SocBench {
+    fn cycle(&mut self) -> Result<Option<Retired>, BenchError> {
+        SocBench::cycle(self)
+    }
+
+    fn cycles(&self) -> u64 {
+        SocBench::cycles(self)
+    }
+}

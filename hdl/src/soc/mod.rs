@@ -1,0 +1,495 @@
+//! The soft core's SoC: the RV32IM core with its Harvard block RAMs, the
+//! data port's address decoder, its peripherals (`weft_regs::soc`) and the
+//! master port onto the data plane's CSR bus, all in rust-hdl.
+//!
+//! - [`Soc`]: the top. Its outside is a clock, a power-on reset, the
+//!   UART's byte streams, the GPIO pins, the watchdog's reset request and
+//!   the [`CsrBus`](crate::csr::CsrBus) master port.
+//! - Its parts, one job each: [`BlockRam`] (instruction and data memory,
+//!   initialised from a firmware image), [`DataDecoder`], [`Uart`],
+//!   [`Timer`], [`Gpio`], [`Watchdog`].
+//! - [`SerialTransmitter`] and [`SerialReceiver`] turn the UART's byte
+//!   streams into an 8N1 serial line for a board's pins.
+//! - [`SocBench`] runs it cycle by cycle with Rust models on its outside
+//!   and reads the core's retirement trace, so
+//!   [`Lockstep`](crate::core::Lockstep) compares it with the
+//!   instruction-set simulator.
+//!
+//! The memory map is `weft_iss::HarvardBus`'s with the `weft_iss::soc`
+//! models attached: instruction RAM at `INSTRUCTION_RAM_BASE` on the fetch
+//! port only, data RAM at `DATA_RAM_BASE` on the data port only, the SoC
+//! window and the CSR window (`weft_regs::csr`) on the data port, whole
+//! words only; everything else faults.
+
+pub mod bench;
+pub mod decode;
+pub mod gpio;
+pub mod ram;
+pub mod serial;
+pub mod timer;
+pub mod uart;
+pub mod watchdog;
+
+use std::fmt;
+use std::path::PathBuf;
+
+use rust_hdl::prelude::*;
+use weft_iss::{elf, ElfError, HarvardBus};
+use weft_regs::{DATA_RAM_BASE, DATA_RAM_SIZE, INSTRUCTION_RAM_BASE, INSTRUCTION_RAM_SIZE};
+
+pub use bench::SocBench;
+pub use decode::DataDecoder;
+pub use gpio::Gpio;
+pub use ram::BlockRam;
+pub use serial::{SerialReceiver, SerialTransmitter};
+pub use timer::Timer;
+pub use uart::Uart;
+pub use watchdog::Watchdog;
+
+use crate::core::Core;
+use crate::csr::CsrBus;
+
+/// Why a SoC could not be built.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SocError {
+    /// A memory size is not a power of two dividing its base address, so
+    /// no block RAM decodes it by masking.
+    MemorySize {
+        /// Which memory.
+        memory: &'static str,
+        /// Its size in bytes.
+        bytes: u32,
+    },
+    /// The firmware image does not load.
+    Elf(ElfError),
+    /// The firmware's entry point is not the core's reset vector.
+    Entry {
+        /// The ELF's entry point.
+        entry: u32,
+    },
+}
+
+impl fmt::Display for SocError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::MemorySize { memory, bytes } => write!(
+                f,
+                "{memory} of {bytes} bytes: a SoC memory must be a power of two that divides \
+                 its base address"
+            ),
+            Self::Elf(e) => write!(f, "the firmware image does not load: {e}"),
+            Self::Entry { entry } => write!(
+                f,
+                "the firmware's entry point {entry:#010x} is not the reset vector \
+                 {INSTRUCTION_RAM_BASE:#010x}; link it to start there"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for SocError {}
+
+impl From<ElfError> for SocError {
+    fn from(e: ElfError) -> Self {
+        Self::Elf(e)
+    }
+}
+
+/// The contents of the SoC's two memories at power-on: what the FPGA's
+/// block RAM initialisation holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemoryImage {
+    /// Instruction RAM words, from `INSTRUCTION_RAM_BASE`.
+    pub instructions: Vec<u32>,
+    /// Data RAM words, from `DATA_RAM_BASE`.
+    pub data: Vec<u32>,
+}
+
+/// Little-endian words of `bytes`.
+fn words(bytes: &[u8]) -> Vec<u32> {
+    bytes
+        .chunks_exact(4)
+        .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+        .collect()
+}
+
+fn check_size(memory: &'static str, base: u32, bytes: u32) -> Result<(), SocError> {
+    if bytes.is_power_of_two() && bytes >= 4 && base.is_multiple_of(bytes) {
+        Ok(())
+    } else {
+        Err(SocError::MemorySize { memory, bytes })
+    }
+}
+
+impl MemoryImage {
+    /// Zero-filled memories of the given sizes in bytes.
+    pub fn zeroed(instruction_bytes: u32, data_bytes: u32) -> Result<Self, SocError> {
+        check_size("instruction RAM", INSTRUCTION_RAM_BASE, instruction_bytes)?;
+        check_size("data RAM", DATA_RAM_BASE, data_bytes)?;
+        Ok(Self {
+            instructions: vec![0; instruction_bytes as usize / 4],
+            data: vec![0; data_bytes as usize / 4],
+        })
+    }
+
+    /// The reference sizes (`weft_regs`), zero-filled.
+    pub fn reference() -> Self {
+        Self::zeroed(INSTRUCTION_RAM_SIZE, DATA_RAM_SIZE)
+            .expect("the weft-regs memory sizes are powers of two")
+    }
+
+    /// The RAM contents of `bus`, a `HarvardBus` with its RAMs at the
+    /// `weft_regs` bases (as `HarvardBus::reference()` has them): a test
+    /// program placed for the ISS, given to the SoC.
+    pub fn from_bus(bus: &HarvardBus) -> Result<Self, SocError> {
+        let size = |bytes: &[u8]| u32::try_from(bytes.len()).unwrap_or(0);
+        let image = Self {
+            instructions: words(bus.instruction_ram()),
+            data: words(bus.data_ram()),
+        };
+        check_size(
+            "instruction RAM",
+            INSTRUCTION_RAM_BASE,
+            size(bus.instruction_ram()),
+        )?;
+        check_size("data RAM", DATA_RAM_BASE, size(bus.data_ram()))?;
+        Ok(image)
+    }
+
+    /// Memories of the given sizes holding the `PT_LOAD` segments of the
+    /// ELF `image` (loaded by `weft_iss::elf`, as the ISS loads it).
+    pub fn from_elf(
+        image: &[u8],
+        instruction_bytes: u32,
+        data_bytes: u32,
+    ) -> Result<Self, SocError> {
+        Self::zeroed(instruction_bytes, data_bytes)?;
+        let mut bus = HarvardBus::new(
+            INSTRUCTION_RAM_BASE,
+            instruction_bytes,
+            DATA_RAM_BASE,
+            data_bytes,
+        )
+        .expect("the weft-regs RAM bases are far apart");
+        let loaded = elf::load(&mut bus, image)?;
+        if loaded.entry != INSTRUCTION_RAM_BASE {
+            return Err(SocError::Entry {
+                entry: loaded.entry,
+            });
+        }
+        Self::from_bus(&bus)
+    }
+
+    /// The reference sizes holding the ELF `image`.
+    pub fn reference_from_elf(image: &[u8]) -> Result<Self, SocError> {
+        Self::from_elf(image, INSTRUCTION_RAM_SIZE, DATA_RAM_SIZE)
+    }
+}
+
+/// Where the firmware ELF is: `$WEFT_FIRMWARE`, or where `cargo xtask
+/// firmware` puts it in this workspace.
+pub fn firmware_path() -> PathBuf {
+    std::env::var_os("WEFT_FIRMWARE").map_or_else(
+        || {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("../target/riscv32im-unknown-none-elf/firmware/weft-firmware")
+        },
+        PathBuf::from,
+    )
+}
+
+/// The soft core's SoC.
+///
+/// The core starts at the base of instruction RAM (`INSTRUCTION_RAM_BASE`),
+/// fetches from instruction RAM and loads and stores through the
+/// [`DataDecoder`] to data RAM, the peripherals and the CSR master port;
+/// each answers a load in the next cycle, as the core's ports expect. The
+/// timer drives `mip.MTIP`; the software and external interrupt lines are
+/// tied low until a device needs them.
+///
+/// The management Ethernet MAC of `weft_regs::soc::mac` has no RTL yet:
+/// its registers and frame buffer fault like a hole in the window, so
+/// firmware that starts the MAC traps on the SoC after its banner.
+///
+/// `reset` (synchronous, at least one cycle) is the power-on reset. The
+/// watchdog's `reset_request` resets the core and the timer and GPIO as
+/// well, leaving the memories and the watchdog's `LOAD` and `STATUS`
+/// alone, and leaves the SoC on `reset_request` for the rest of the board.
+/// The CSR master port moves whole words (the decoder faults narrower
+/// accesses); a load that no CSR target answers reads 0.
+#[derive(LogicBlock)]
+pub struct Soc {
+    /// Clock.
+    pub clock: Signal<In, Clock>,
+    /// Power-on reset (synchronous).
+    pub reset: Signal<In, Bit>,
+    /// The UART's oldest byte not yet sent.
+    pub tx_data: Signal<Out, Bits<8>>,
+    /// `tx_data` holds a byte.
+    pub tx_valid: Signal<Out, Bit>,
+    /// The outside takes `tx_data` at this edge.
+    pub tx_ready: Signal<In, Bit>,
+    /// A byte for the UART's receiver.
+    pub rx_data: Signal<In, Bits<8>>,
+    /// `rx_data` holds a byte.
+    pub rx_valid: Signal<In, Bit>,
+    /// The UART takes `rx_data` at this edge.
+    pub rx_ready: Signal<Out, Bit>,
+    /// GPIO output levels.
+    pub gpio_outputs: Signal<Out, Bits<32>>,
+    /// GPIO input levels.
+    pub gpio_inputs: Signal<In, Bits<32>>,
+    /// The watchdog fired: high for one cycle, while the SoC resets itself.
+    pub reset_request: Signal<Out, Bit>,
+    /// The master port onto the data plane's CSR bus.
+    pub csr: CsrBus,
+    /// The core (public so that test benches read its trace and registers).
+    pub core: Core,
+    instruction_ram: BlockRam,
+    data_ram: BlockRam,
+    decoder: DataDecoder,
+    uart: Uart,
+    timer: Timer,
+    gpio: Gpio,
+    watchdog: Watchdog,
+    system_reset: Signal<Local, Bit>,
+    data_ram_read: DFF<Bit>,
+    csr_read: DFF<Bit>,
+    instruction_base: Constant<Bits<32>>,
+    instruction_mask: Constant<Bits<32>>,
+    no_lanes: Constant<Bits<4>>,
+}
+
+impl Soc {
+    /// A SoC whose memories start out holding `image`.
+    pub fn new(image: &MemoryImage) -> Result<Self, SocError> {
+        let bytes = |words: &[u32]| u32::try_from(4 * words.len()).unwrap_or(0);
+        let instruction_bytes = bytes(&image.instructions);
+        let data_bytes = bytes(&image.data);
+        check_size("instruction RAM", INSTRUCTION_RAM_BASE, instruction_bytes)?;
+        check_size("data RAM", DATA_RAM_BASE, data_bytes)?;
+        Ok(Self {
+            clock: Signal::default(),
+            reset: Signal::default(),
+            tx_data: Signal::default(),
+            tx_valid: Signal::default(),
+            tx_ready: Signal::default(),
+            rx_data: Signal::default(),
+            rx_valid: Signal::default(),
+            rx_ready: Signal::default(),
+            gpio_outputs: Signal::default(),
+            gpio_inputs: Signal::default(),
+            reset_request: Signal::default(),
+            csr: CsrBus::default(),
+            core: Core::default(),
+            instruction_ram: BlockRam::new(image.instructions.clone()),
+            data_ram: BlockRam::new(image.data.clone()),
+            decoder: DataDecoder::new(data_bytes),
+            uart: Uart::new(),
+            timer: Timer::new(),
+            gpio: Gpio::new(),
+            watchdog: Watchdog::new(),
+            system_reset: Signal::default(),
+            data_ram_read: DFF::default(),
+            csr_read: DFF::default(),
+            instruction_base: Constant::new(bits(u64::from(INSTRUCTION_RAM_BASE))),
+            instruction_mask: Constant::new(bits(u64::from(!(instruction_bytes - 1)))),
+            no_lanes: Constant::new(bits(0)),
+        })
+    }
+
+    /// Makes the emitted Verilog read both RAMs' initial contents from
+    /// files `<stem>_instruction_ram.hex` and `<stem>_data_ram.hex` beside
+    /// it ([`Soc::memory_files`] gives their text): `$readmemh` keeps
+    /// synthesis tools fast on a large image (see [`BlockRam`]).
+    pub fn with_memory_files(mut self, stem: &str) -> Self {
+        self.instruction_ram = self
+            .instruction_ram
+            .init_file(&format!("{stem}_instruction_ram.hex"));
+        self.data_ram = self.data_ram.init_file(&format!("{stem}_data_ram.hex"));
+        self
+    }
+
+    /// The memory files [`Soc::with_memory_files`] named: file name and text.
+    pub fn memory_files(&self) -> Vec<(String, String)> {
+        [&self.instruction_ram, &self.data_ram]
+            .into_iter()
+            .filter_map(BlockRam::hex_image)
+            .collect()
+    }
+
+    /// Data RAM as it is now, as bytes from `DATA_RAM_BASE`.
+    pub fn data_ram(&self) -> Vec<u8> {
+        self.data_ram
+            .words()
+            .iter()
+            .flat_map(|w| w.to_le_bytes())
+            .collect()
+    }
+}
+
+impl Logic for Soc {
+    #[hdl_gen]
+    fn update(&mut self) {
+        clock!(
+            self,
+            clock,
+            core,
+            instruction_ram,
+            data_ram,
+            uart,
+            timer,
+            gpio,
+            watchdog
+        );
+        dff_setup!(self, clock, data_ram_read, csr_read);
+        self.system_reset.next = self.reset.val() || self.watchdog.reset_request.val();
+        self.core.reset.next = self.system_reset.val();
+        self.core.reset_vector.next = self.instruction_base.val();
+        self.core.hart_id.next = 0.into();
+        self.timer.reset.next = self.system_reset.val();
+        self.gpio.reset.next = self.system_reset.val();
+        self.watchdog.reset.next = self.reset.val();
+        self.reset_request.next = self.watchdog.reset_request.val();
+        // Instruction port: instruction RAM only.
+        self.instruction_ram.address.next = self.core.fetch.address.val();
+        self.instruction_ram.write_enable.next = self.no_lanes.val();
+        self.instruction_ram.write_data.next = 0.into();
+        self.core.fetch.data.next = self.instruction_ram.read_data.val();
+        self.core.fetch.fault.next = (self.core.fetch.address.val() & self.instruction_mask.val())
+            != self.instruction_base.val();
+        // Data port: decode, then one target per access.
+        self.decoder.address.next = self.core.data.address.val();
+        self.decoder.read.next = self.core.data.read.val();
+        self.decoder.write.next = self.core.data.write.val();
+        self.decoder.byte_enable.next = self.core.data.byte_enable.val();
+        self.core.data.fault.next = self.decoder.fault.val();
+        self.data_ram.address.next = self.core.data.address.val();
+        self.data_ram.write_data.next = self.core.data.write_data.val();
+        self.data_ram.write_enable.next = self.no_lanes.val();
+        if self.core.data.write.val() && self.decoder.dram.val() {
+            self.data_ram.write_enable.next = self.core.data.byte_enable.val();
+        }
+        self.data_ram_read.d.next = self.core.data.read.val() && self.decoder.dram.val();
+        self.uart.bus.address.next = self.core.data.address.val();
+        self.uart.bus.write_data.next = self.core.data.write_data.val();
+        self.uart.bus.read.next = self.core.data.read.val() && self.decoder.uart.val();
+        self.uart.bus.write.next = self.core.data.write.val() && self.decoder.uart.val();
+        self.timer.bus.address.next = self.core.data.address.val();
+        self.timer.bus.write_data.next = self.core.data.write_data.val();
+        self.timer.bus.read.next = self.core.data.read.val() && self.decoder.timer.val();
+        self.timer.bus.write.next = self.core.data.write.val() && self.decoder.timer.val();
+        self.gpio.bus.address.next = self.core.data.address.val();
+        self.gpio.bus.write_data.next = self.core.data.write_data.val();
+        self.gpio.bus.read.next = self.core.data.read.val() && self.decoder.gpio.val();
+        self.gpio.bus.write.next = self.core.data.write.val() && self.decoder.gpio.val();
+        self.watchdog.bus.address.next = self.core.data.address.val();
+        self.watchdog.bus.write_data.next = self.core.data.write_data.val();
+        self.watchdog.bus.read.next = self.core.data.read.val() && self.decoder.watchdog.val();
+        self.watchdog.bus.write.next = self.core.data.write.val() && self.decoder.watchdog.val();
+        self.csr.address.next = self.core.data.address.val();
+        self.csr.write_data.next = self.core.data.write_data.val();
+        self.csr.read.next = self.core.data.read.val() && self.decoder.csr.val();
+        self.csr.write.next = self.core.data.write.val() && self.decoder.csr.val();
+        self.csr_read.d.next = self.core.data.read.val() && self.decoder.csr.val();
+        // The previous cycle's load, from whichever target it went to.
+        self.core.data.read_data.next = 0.into();
+        if self.data_ram_read.q.val() {
+            self.core.data.read_data.next = self.data_ram.read_data.val();
+        }
+        if self.csr_read.q.val() && self.csr.read_valid.val() {
+            self.core.data.read_data.next = self.csr.read_data.val();
+        }
+        if self.uart.bus.read_valid.val() {
+            self.core.data.read_data.next = self.uart.bus.read_data.val();
+        }
+        if self.timer.bus.read_valid.val() {
+            self.core.data.read_data.next = self.timer.bus.read_data.val();
+        }
+        if self.gpio.bus.read_valid.val() {
+            self.core.data.read_data.next = self.gpio.bus.read_data.val();
+        }
+        if self.watchdog.bus.read_valid.val() {
+            self.core.data.read_data.next = self.watchdog.bus.read_data.val();
+        }
+        // Interrupts and pins.
+        self.core.timer_irq.next = self.timer.interrupt.val();
+        self.core.software_irq.next = false;
+        self.core.external_irq.next = false;
+        self.tx_data.next = self.uart.tx_data.val();
+        self.tx_valid.next = self.uart.tx_valid.val();
+        self.uart.tx_ready.next = self.tx_ready.val();
+        self.uart.rx_data.next = self.rx_data.val();
+        self.uart.rx_valid.next = self.rx_valid.val();
+        self.rx_ready.next = self.uart.rx_ready.val();
+        self.gpio_outputs.next = self.gpio.outputs.val();
+        self.gpio.inputs.next = self.gpio_inputs.val();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memory_sizes_must_decode_by_masking() {
+        assert_eq!(
+            MemoryImage::zeroed(3 * 1024, 1024),
+            Err(SocError::MemorySize {
+                memory: "instruction RAM",
+                bytes: 3 * 1024
+            })
+        );
+        assert!(MemoryImage::zeroed(1024, 1024).is_ok());
+        assert_eq!(MemoryImage::reference().instructions.len(), 32 * 1024);
+        assert_eq!(MemoryImage::reference().data.len(), 16 * 1024);
+    }
+
+    #[test]
+    fn a_non_elf_image_is_refused_with_the_loader_error() {
+        assert!(matches!(
+            MemoryImage::reference_from_elf(b"not an ELF"),
+            Err(SocError::Elf(_))
+        ));
+    }
+
+    #[test]
+    fn the_emitted_memories_start_with_the_image() {
+        let mut image = MemoryImage::zeroed(1024, 1024).expect("powers of two");
+        image.instructions[3] = 0x0000_0013;
+        image.data[5] = 0xDEAD_BEEF;
+        let mut soc = Soc::new(&image).expect("sizes checked");
+        soc.connect_all();
+        let verilog = generate_verilog(&soc);
+        assert!(verilog.contains("reg [31:0] mem[0:255];"));
+        assert!(verilog.contains("mem[3] = 32'h00000013;"));
+        assert!(verilog.contains("mem[5] = 32'hdeadbeef;"));
+        assert_eq!(
+            verilog
+                .lines()
+                .filter(|l| l.trim_start().starts_with("mem[") && l.contains(" = 32'h"))
+                .count(),
+            2,
+            "zero words are not listed"
+        );
+
+        let mut soc = Soc::new(&image)
+            .expect("sizes checked")
+            .with_memory_files("top");
+        soc.connect_all();
+        let verilog = generate_verilog(&soc);
+        assert!(verilog.contains("initial $readmemh(\"top_instruction_ram.hex\", mem);"));
+        assert!(verilog.contains("initial $readmemh(\"top_data_ram.hex\", mem);"));
+        assert!(!verilog.contains("mem[3] ="));
+        assert_eq!(
+            soc.memory_files(),
+            [
+                (
+                    "top_instruction_ram.hex".to_owned(),
+                    "@3 00000013\n".to_owned()
+                ),
+                ("top_data_ram.hex".to_owned(), "@5 deadbeef\n".to_owned()),
+            ]
+        );
+    }
+}

@@ -1,0 +1,66 @@
+//! The real firmware ELF (`cargo xtask firmware`) boots on the all-RTL SoC
+//! (core, block RAMs, decoder and peripherals, all rust-hdl) and prints
+//! the banner the ISS prints.
+//!
+//! The ISS runs the same ELF on `HarvardBus::reference()` with the
+//! `weft_iss::soc` models attached, in lock-step: every retirement is
+//! compared (each register write and store, those to the UART's `TX_DATA`
+//! among them) until the ISS has printed the banner. Then the bytes that
+//! left the RTL UART's transmit stream must be the ISS UART's, byte for
+//! byte: the banner, once. The run stops there, before the firmware
+//! reads the free-running `mtime`, which counts clock cycles on the RTL
+//! and steps on the ISS.
+
+use weft_hdl::core::Lockstep;
+use weft_hdl::soc::{firmware_path, MemoryImage, Soc, SocBench};
+use weft_iss::{Hart, HarvardBus};
+
+/// SoC cycles to run at most: start-up and the banner (measured: 322).
+const CYCLES: u64 = 20_000;
+
+#[test]
+fn the_firmware_boots_on_the_rtl_soc_and_prints_the_iss_banner() {
+    let path = firmware_path();
+    let Ok(image) = std::fs::read(&path) else {
+        eprintln!(
+            "skipped: no firmware ELF at {} (build it with `cargo xtask firmware`, \
+             or point WEFT_FIRMWARE at one)",
+            path.display()
+        );
+        return;
+    };
+    let mut iss_bus = HarvardBus::reference();
+    let iss_soc = weft_iss::soc::Soc::attach(&mut iss_bus).expect("the SoC window is free");
+    let mut iss = Hart::new(iss_bus);
+    iss.load_elf(&image).expect("the firmware ELF loads");
+
+    let memory = MemoryImage::reference_from_elf(&image).expect("the firmware ELF loads");
+    let soc = Soc::new(&memory).expect("the reference memories fit");
+    let bench = SocBench::new(soc).expect("the SoC builds");
+    let mut l = Lockstep::pair(bench, iss);
+    let banner = format!("weft firmware {}\r\n", env!("CARGO_PKG_VERSION"));
+    while !iss_soc.uart.transmitted().ends_with(banner.as_bytes()) {
+        l.cycle()
+            .unwrap_or_else(|d| panic!("{}: {d}", path.display()));
+        assert!(
+            l.rtl().cycles() < CYCLES,
+            "no banner from the ISS in {CYCLES} cycles"
+        );
+    }
+    let compared = l.compared();
+    // The UART's transmit FIFO drains a byte per cycle; let it empty.
+    for _ in 0..32 {
+        l.rtl().cycle().expect("the SoC runs");
+    }
+    let rtl = l.rtl().transmitted().to_vec();
+    assert_eq!(
+        String::from_utf8_lossy(&rtl),
+        String::from_utf8_lossy(&iss_soc.uart.transmitted()),
+        "the RTL SoC's and the ISS's UART output"
+    );
+    assert_eq!(String::from_utf8_lossy(&rtl), banner, "the banner, once");
+    eprintln!(
+        "soc firmware: banner after {compared} agreeing retirements, {} SoC cycles",
+        l.rtl().cycles()
+    );
+}

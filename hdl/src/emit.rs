@@ -11,7 +11,7 @@ use crate::core::Core;
 use crate::stream::TlpRegisterSlice;
 use crate::switching::SwitchCore;
 use crate::tables::{AddressRouteTable, BusRouteTable, IdMap, WindowTable};
-use crate::translate::HostIngress;
+use crate::translate::{EndpointIngress, HostEgress, HostIngress};
 use crate::HeaderDecoder;
 
 /// Payload bits of the reference configuration: 512 bits at 250 MHz carry
@@ -77,6 +77,21 @@ pub fn designs() -> Vec<Design> {
                 HostIngress::<{ capacity::WINDOWS_PER_PORT }>::new(0),
             ),
             &["decoder", "windows"],
+        ),
+        waive_unused_outputs(
+            emit(
+                "weft_endpoint_ingress",
+                EndpointIngress::<{ capacity::WINDOWS_PER_PORT }>::new(0),
+            ),
+            &["decoder", "windows"],
+        ),
+        // The ID map's host-to-fabric lookup serves host ingress, not egress.
+        waive_unused_outputs(
+            emit(
+                "weft_host_egress",
+                HostEgress::<{ capacity::BOUND_FUNCTIONS_PER_HOST }>::new(0),
+            ),
+            &["decoder", "id_map"],
         ),
         emit("weft_core", Core::default()),
         // Eight ingress buffers of 256 x 512 bits: generic synthesis turns

@@ -8,6 +8,7 @@ use rust_hdl::prelude::*;
 use weft_regs::capacity;
 
 use crate::core::Core;
+use crate::isolation::ErrorCompletion;
 use crate::stream::TlpRegisterSlice;
 use crate::switching::SwitchCore;
 use crate::tables::{AddressRouteTable, BusRouteTable, IdMap, WindowTable};
@@ -92,6 +93,10 @@ pub fn designs() -> Vec<Design> {
                 HostEgress::<{ capacity::BOUND_FUNCTIONS_PER_HOST }>::new(0),
             ),
             &["decoder", "id_map"],
+        ),
+        waive_unused_outputs(
+            emit("weft_error_completion", ErrorCompletion::default()),
+            &["decoder"],
         ),
         emit("weft_core", Core::default()),
         // Eight ingress buffers of 256 x 512 bits: generic synthesis turns

@@ -12,6 +12,7 @@ pub mod csr;
 pub mod driver;
 pub mod emit;
 pub mod header_decode;
+pub mod isolation;
 pub mod stream;
 pub mod switching;
 pub mod tables;

@@ -9,6 +9,7 @@ use weft_regs::capacity;
 
 use crate::core::Core;
 use crate::isolation::ErrorCompletion;
+use crate::management::{Inject, ReferenceMailbox};
 use crate::stream::TlpRegisterSlice;
 use crate::switching::SwitchCore;
 use crate::tables::{AddressRouteTable, BusRouteTable, IdMap, WindowTable};
@@ -97,6 +98,15 @@ pub fn designs() -> Vec<Design> {
         waive_unused_outputs(
             emit("weft_error_completion", ErrorCompletion::default()),
             &["decoder"],
+        ),
+        // One-entry register blocks: the CSR front's slot index means nothing to them.
+        waive_unused_outputs(
+            emit("weft_mailbox", ReferenceMailbox::default()),
+            &["front"],
+        ),
+        waive_unused_outputs(
+            emit("weft_inject", Inject::default()),
+            &["decoder", "front"],
         ),
         emit("weft_core", Core::default()),
         // Eight ingress buffers of 256 x 512 bits: generic synthesis turns

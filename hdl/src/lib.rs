@@ -13,6 +13,7 @@ pub mod driver;
 pub mod emit;
 pub mod header_decode;
 pub mod isolation;
+pub mod management;
 pub mod stream;
 pub mod switching;
 pub mod tables;

@@ -12,7 +12,8 @@
 //! - [`id_map`]: each host port's map between fabric and host requester IDs;
 //! - [`address_route`] and [`bus_route`]: the switch's routing tables;
 //! - [`counter`]: each port's traffic and drop counters;
-//! - [`mailbox`] and [`inject`]: reserved for the management path.
+//! - [`mailbox`]: the TLPs for the management CPU;
+//! - [`inject`]: the TLPs the management CPU sends.
 //!
 //! Table registers take effect for lookups from the second clock cycle
 //! after the write (the RTL precomputes range ends from them); firmware that
@@ -143,7 +144,7 @@ pub mod global {
     /// Major version of this register map: changes when a register moves or changes meaning.
     pub const VERSION_MAJOR: u32 = 1;
     /// Minor version of this register map: changes when registers are added.
-    pub const VERSION_MINOR: u32 = 0;
+    pub const VERSION_MINOR: u32 = 1;
 
     /// Identifies a weft data plane.
     pub const ID: Register = LAYOUT.register(
@@ -740,49 +741,169 @@ pub mod counter {
     };
 }
 
-/// Reserved for the management path's mailbox.
+/// The management CPU's mailbox: the TLPs the data plane sends to the CPU, oldest first.
 pub mod mailbox {
     use super::*;
 
-    /// 256 KiB, reserved.
+    /// One instance, 256 KiB.
     pub const LAYOUT: Layout = Layout {
         base: CSR_BASE + 0x8_0000,
         instances: 1,
         stride: 0x4_0000,
         entries: 1,
-        entry_stride: 0x4_0000,
+        entry_stride: 0x100,
     };
+    /// Whether a TLP is waiting.
+    pub const STATUS: Register = LAYOUT.register(
+        "STATUS",
+        0x00,
+        Access::ReadOnly,
+        "Whether TLPs are waiting, and how many.",
+        &[
+            Field::new("NOT_EMPTY", 0, 1, "A TLP is waiting at the head."),
+            Field::new("COUNT", 8, 8, "TLPs waiting."),
+        ],
+    );
+    /// Removes the head TLP.
+    pub const POP: Register = LAYOUT.register(
+        "POP",
+        0x04,
+        Access::WriteOnly,
+        "Writing 1 to DONE removes the TLP at the head; the next one, if any, takes its \
+         place from the second cycle after the write.",
+        &[Field::new("DONE", 0, 1, "The head TLP has been read.")],
+    );
+    /// The head TLP's source.
+    pub const SOURCE: Register = LAYOUT.register(
+        "SOURCE",
+        0x08,
+        Access::ReadOnly,
+        "Where the head TLP came from.",
+        &[
+            Field::new("PORT", 0, 8, "The port it arrived on."),
+            Field::new(
+                "TRUNCATED",
+                8,
+                1,
+                "It carried more than one payload DW; only the first is in DATA.",
+            ),
+        ],
+    );
+    /// The head TLP's first payload DW.
+    pub const DATA: Register = LAYOUT.register(
+        "DATA",
+        0x0C,
+        Access::ReadOnly,
+        "The head TLP's first payload DW, byte 0 in bits 31:24 as on the wire; 0 without payload.",
+        &[Field::new("DW", 0, 32, "Payload DW 0.")],
+    );
+    /// The head TLP's header, DW `n` at `0x10 + 4n`.
+    pub const HEADER: [Register; 4] = [
+        header_register(LAYOUT, 0, Access::ReadOnly),
+        header_register(LAYOUT, 1, Access::ReadOnly),
+        header_register(LAYOUT, 2, Access::ReadOnly),
+        header_register(LAYOUT, 3, Access::ReadOnly),
+    ];
     /// The block.
     pub const BLOCK: RegisterBlock = RegisterBlock {
         name: "mailbox",
-        doc: "Reserved: the queue of TLPs for the management CPU (configuration requests \
-              from hosts, messages routed to the switch, completions of the CPU's own \
-              requests), whole TLP plus source port.",
+        doc: "The queue of TLPs for the management CPU (configuration requests from hosts, \
+              messages routed to the switch, completions of the CPU's own requests), oldest \
+              first, each with its source port. It holds `capacity::MAILBOX_TLPS`; while it \
+              is full, ingress holds TLPs for the CPU back (nothing is dropped). Read \
+              SOURCE, DATA and HEADER_DW0..3 of the head, then write POP.",
         layout: LAYOUT,
-        registers: &[],
+        registers: &[
+            STATUS, POP, SOURCE, DATA, HEADER[0], HEADER[1], HEADER[2], HEADER[3],
+        ],
         entry_names: &[],
     };
 }
 
-/// Reserved for the management path's TLP injection.
+/// Header DW `n` of a TLP, at offset `0x10 + 4n` (PCIe Base 6.0 §2.2.1 order).
+const fn header_register(layout: Layout, n: u32, access: Access) -> Register {
+    const NAMES: [&str; 4] = ["HEADER_DW0", "HEADER_DW1", "HEADER_DW2", "HEADER_DW3"];
+    layout.register(
+        NAMES[n as usize],
+        0x10 + 4 * n,
+        access,
+        "A TLP header DW (PCIe Base 6.0 §2.2.1): DW0 holds Fmt/Type in bits 31:24; \
+         DW3 is unused after a 3 DW header.",
+        HEADER_DW_FIELD,
+    )
+}
+
+/// The one field of a header DW register.
+const HEADER_DW_FIELD: &[Field] = &[Field::new("DW", 0, 32, "The header DW.")];
+
+/// TLPs the management CPU sends out of a port's egress, in that port's domain.
 pub mod inject {
     use super::*;
 
-    /// 256 KiB, reserved.
+    /// One instance, 256 KiB.
     pub const LAYOUT: Layout = Layout {
         base: CSR_BASE + 0xC_0000,
         instances: 1,
         stride: 0x4_0000,
         entries: 1,
-        entry_stride: 0x4_0000,
+        entry_stride: 0x100,
     };
+    /// Whether the last TLP has gone.
+    pub const STATUS: Register = LAYOUT.register(
+        "STATUS",
+        0x00,
+        Access::ReadOnly,
+        "Whether the egress has taken the last TLP sent.",
+        &[
+            Field::new(
+                "BUSY",
+                0,
+                1,
+                "The last TLP sent waits for its egress; a SEND now is refused.",
+            ),
+            Field::new(
+                "REFUSED",
+                1,
+                1,
+                "The last SEND was refused: BUSY was set, the port does not exist, or \
+                 HEADER_DW0 holds no TLP type (PCIe Base 6.0 §2.3.1).",
+            ),
+        ],
+    );
+    /// Sends the TLP.
+    pub const SEND: Register = LAYOUT.register(
+        "SEND",
+        0x04,
+        Access::WriteOnly,
+        "Writing sends the TLP in HEADER_DW0..3 and DATA out of PORT's egress, as it is.",
+        &[Field::new("PORT", 0, 8, "The egress port.")],
+    );
+    /// The TLP's payload DW.
+    pub const DATA: Register = LAYOUT.register(
+        "DATA",
+        0x0C,
+        Access::ReadWrite,
+        "The TLP's payload DW, byte 0 in bits 31:24 as on the wire (a TLP with data \
+         carries one DW: a configuration read's completion, an MSI write).",
+        &[Field::new("DW", 0, 32, "Payload DW 0.")],
+    );
+    /// The TLP's header, DW `n` at `0x10 + 4n`.
+    pub const HEADER: [Register; 4] = [
+        header_register(LAYOUT, 0, Access::ReadWrite),
+        header_register(LAYOUT, 1, Access::ReadWrite),
+        header_register(LAYOUT, 2, Access::ReadWrite),
+        header_register(LAYOUT, 3, Access::ReadWrite),
+    ];
     /// The block.
     pub const BLOCK: RegisterBlock = RegisterBlock {
         name: "inject",
-        doc: "Reserved: TLPs the management CPU sends out of any port's egress \
-              (its configuration requests, completions to hosts, MSI writes).",
+        doc: "TLPs the management CPU sends out of any port's egress, in that port's \
+              domain (its configuration requests, completions to hosts, MSI writes): write \
+              HEADER_DW0..3 and DATA, wait for STATUS.BUSY clear, write SEND.",
         layout: LAYOUT,
-        registers: &[],
+        registers: &[
+            STATUS, SEND, DATA, HEADER[0], HEADER[1], HEADER[2], HEADER[3],
+        ],
         entry_names: &[],
     };
 }

@@ -60,6 +60,8 @@ pub mod capacity {
     /// core forwards (1 KiB of payload on the reference 512-bit bus), which
     /// bounds the Max_Payload_Size the firmware may program.
     pub const TLP_SLOT_BEATS: usize = 16;
+    /// TLPs the management CPU's mailbox holds before ingress holds TLPs for the CPU back.
+    pub const MAILBOX_TLPS: usize = 8;
 }
 
 /// Where each host's memory sits in the fabric address space.

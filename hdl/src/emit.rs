@@ -12,7 +12,7 @@ use crate::isolation::ErrorCompletion;
 use crate::management::{Inject, ReferenceMailbox};
 use crate::stream::TlpRegisterSlice;
 use crate::switching::SwitchCore;
-use crate::tables::{AddressRouteTable, BusRouteTable, IdMap, WindowTable};
+use crate::tables::{AddressRouteTable, BusRouteTable, FunctionOwnerTable, IdMap, WindowTable};
 use crate::translate::{EndpointIngress, HostEgress, HostIngress};
 use crate::HeaderDecoder;
 
@@ -72,6 +72,10 @@ pub fn designs() -> Vec<Design> {
             "weft_id_map",
             IdMap::<{ capacity::BOUND_FUNCTIONS_PER_HOST }>::new(0),
         ),
+        emit(
+            "weft_function_owner_table",
+            FunctionOwnerTable::<{ capacity::FUNCTION_OWNERS_PER_PORT }>::new(0),
+        ),
         // The stage reads only the header fields it acts on.
         waive_unused_outputs(
             emit(
@@ -85,7 +89,7 @@ pub fn designs() -> Vec<Design> {
                 "weft_endpoint_ingress",
                 EndpointIngress::<{ capacity::WINDOWS_PER_PORT }>::new(0),
             ),
-            &["decoder", "windows"],
+            &["decoder", "windows", "functions"],
         ),
         // The ID map's host-to-fabric lookup serves host ingress, not egress.
         waive_unused_outputs(

@@ -10,8 +10,9 @@
 //! configuration, completions and every kind of message, from requesters
 //! mostly below the port) go through both: the RTL's header must equal
 //! the model's forwarded TLP's, and the destination and drop reason must
-//! agree. Every window is the port owner's: the register map has no
-//! per-function owner or window owner tags yet.
+//! agree. Some functions are bound on their own (function owner entries,
+//! requesters drawn from them often) and some windows carry an owner tag,
+//! with owners from a few hosts so that tags and owners meet.
 //!
 //! Then directed tests, one per rule of DESIGN.md and drop reason, with
 //! headers and expected values worked out by hand from PCIe Base 6.0.
@@ -25,17 +26,18 @@ use common::tlp::{
 };
 use proptest::prelude::*;
 use rust_hdl::prelude::*;
-use weft_hdl::csr::CsrTarget;
+use weft_hdl::csr::{self, CsrTarget};
 use weft_hdl::driver::CycleDriver;
 use weft_hdl::translate::{EndpointIngress, IngressDestination};
 use weft_model::{
-    AddressRoute, Destination, DropReason, HostIndex, Owner, Packet, Permissions, PortIndex,
-    PortRole, PortTables, RouteTables, Switch, Window,
+    AddressRoute, Destination, DropReason, FunctionOwner, HostIndex, Owner, Packet, Permissions,
+    PortIndex, PortRole, PortTables, RouteTables, Switch, Window,
 };
 use weft_pcie::tlp::{Body, Completion, CompletionStatus, Header, Tag, TrafficClass};
 use weft_pcie::Bdf;
 use weft_regs::aperture::MAX_HOSTS;
 use weft_regs::capacity;
+use weft_regs::csr::function_owner;
 
 /// Cases: each programs a whole window table over the bus, not cheap in debug builds.
 const CASES: u32 = 16;
@@ -45,13 +47,45 @@ const PORT: u32 = 0;
 type Stage = EndpointIngress<{ capacity::WINDOWS_PER_PORT }>;
 
 /// The endpoint port's registers.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 struct PortConfig {
     enabled: bool,
     owner: Option<Owner>,
     buses: (u8, u8),
     p2p_request_redirect: bool,
     intx_swizzle: u8,
+    /// Function owner entries and whether each is valid.
+    functions: Vec<(bool, FunctionOwner)>,
+}
+
+/// A host among a few, so that owners and window tags meet.
+fn few_hosts() -> impl Strategy<Value = u16> {
+    prop_oneof![4 => 0u16..3, 1 => 0..MAX_HOSTS as u16]
+}
+
+fn function_owner() -> impl Strategy<Value = (bool, FunctionOwner)> {
+    (
+        prop::bool::weighted(0.8),
+        any::<u16>(),
+        few_hosts(),
+        any::<u16>(),
+        any::<bool>(),
+        0u8..32,
+    )
+        .prop_map(|(valid, function, host, proxy, redirect, swizzle)| {
+            (
+                valid,
+                FunctionOwner {
+                    function: Bdf(function),
+                    owner: Owner {
+                        host: HostIndex(host),
+                        proxy_id: Bdf(proxy),
+                    },
+                    p2p_request_redirect: redirect,
+                    intx_swizzle: swizzle,
+                },
+            )
+        })
 }
 
 fn port_config() -> impl Strategy<Value = PortConfig> {
@@ -60,16 +94,17 @@ fn port_config() -> impl Strategy<Value = PortConfig> {
         prop::option::weighted(
             0.85,
             (
-                prop_oneof![0u16..4, Just(MAX_HOSTS as u16 - 1), 0..MAX_HOSTS as u16],
+                prop_oneof![4 => few_hosts(), 1 => Just(MAX_HOSTS as u16 - 1)],
                 any::<u16>(),
             ),
         ),
         any::<(u8, u8)>(),
         prop::bool::weighted(0.25),
         0u8..32,
+        prop::collection::vec(function_owner(), capacity::FUNCTION_OWNERS_PER_PORT),
     )
         .prop_map(
-            |(enabled, owner, (a, b), p2p_request_redirect, intx_swizzle)| PortConfig {
+            |(enabled, owner, (a, b), p2p_request_redirect, intx_swizzle, functions)| PortConfig {
                 enabled,
                 owner: owner.map(|(host, proxy)| Owner {
                     host: HostIndex(host),
@@ -78,6 +113,7 @@ fn port_config() -> impl Strategy<Value = PortConfig> {
                 buses: (a.min(b), a.max(b)),
                 p2p_request_redirect,
                 intx_swizzle,
+                functions,
             },
         )
 }
@@ -87,7 +123,14 @@ fn requester_bus() -> impl Strategy<Value = (bool, u8)> {
     (prop::bool::weighted(0.85), any::<u8>())
 }
 
-fn model_switch(config: &PortConfig, windows: &[(bool, Window)]) -> Switch {
+/// A peer window entry: valid, the window, and its owner tag.
+type PeerWindow = ((bool, Window), Option<u16>);
+
+fn peer_window() -> impl Strategy<Value = PeerWindow> {
+    (window_entry(), prop::option::weighted(0.4, few_hosts()))
+}
+
+fn model_switch(config: &PortConfig, windows: &[PeerWindow]) -> Switch {
     let mut switch = Switch::new(2);
     let role = if config.enabled {
         PortRole::Endpoint {
@@ -101,8 +144,19 @@ fn model_switch(config: &PortConfig, windows: &[(bool, Window)]) -> Switch {
         role,
         windows: windows
             .iter()
+            .filter(|((v, _), _)| *v)
+            .map(|((_, w), _)| *w)
+            .collect(),
+        window_owners: windows
+            .iter()
+            .filter(|((v, _), _)| *v)
+            .map(|(_, tag)| tag.map(HostIndex))
+            .collect(),
+        function_owners: config
+            .functions
+            .iter()
             .filter(|(v, _)| *v)
-            .map(|(_, w)| *w)
+            .map(|(_, f)| *f)
             .collect(),
         p2p_request_redirect: config.p2p_request_redirect,
         intx_swizzle: config.intx_swizzle,
@@ -179,6 +233,20 @@ fn rtl_csr(stage: &mut Stage) -> &mut CsrTarget {
 }
 
 fn configure(driver: &mut CycleDriver<Stage>, config: &PortConfig) {
+    for (entry, (valid, f)) in config.functions.iter().enumerate() {
+        let control = function_owner::VALID.encode((*valid).into())
+            | function_owner::CONTROL.fields[1].encode(f.p2p_request_redirect.into())
+            | function_owner::CONTROL.fields[2].encode(f.intx_swizzle.into());
+        let owner = u32::from(f.owner.host.0) | u32::from(f.owner.proxy_id.0) << 16;
+        for (register, value) in [
+            (function_owner::FUNCTION, u32::from(f.function.0)),
+            (function_owner::OWNER, owner),
+            (function_owner::CONTROL, control),
+        ] {
+            csr::write(driver, rtl_csr, register.address(PORT, entry as u32), value)
+                .expect("the stage settles");
+        }
+    }
     let stage = driver.block();
     stage.enabled.next = config.enabled;
     stage.bound.next = config.owner.is_some();
@@ -257,37 +325,42 @@ proptest! {
     #[test]
     fn endpoint_ingress_translates_as_the_model(
         config in port_config(),
-        windows in prop::collection::vec(window_entry(), capacity::WINDOWS_PER_PORT),
+        windows in prop::collection::vec(peer_window(), capacity::WINDOWS_PER_PORT),
         requests in prop::collection::vec(
-            (request(), common(), requester_bus(), prop::bool::weighted(0.1)),
+            (request(), common(), requester_bus(), prop::bool::weighted(0.1), prop::option::weighted(0.4, any::<usize>())),
             TLPS,
         ),
     ) {
         on_big_stack(move || -> Result<(), TestCaseError> {
             let mut driver = new_stage();
-            for (entry, window) in windows.iter().enumerate() {
-                program_window(&mut driver, rtl_csr, PORT, entry, window);
+            for (entry, (window, tag)) in windows.iter().enumerate() {
+                program_window(&mut driver, rtl_csr, PORT, entry, window, *tag);
             }
             configure(&mut driver, &config);
             // A window write takes effect from the second cycle after it.
             driver.run(2).expect("the stage settles");
             let model = model_switch(&config, &windows);
             let mut compared = 0;
-            for (request, common, (inside, bus), is_completion) in &requests {
+            let ranges: Vec<(bool, Window)> = windows.iter().map(|(w, _)| *w).collect();
+            for (request, common, (inside, bus), is_completion, function) in &requests {
                 let (first, last) = config.buses;
                 let bus = if *inside {
                     first + (bus % (last - first).saturating_add(1).max(1))
                 } else {
                     *bus
                 };
+                let requester = match function {
+                    Some(f) => config.functions[f % config.functions.len()].1.function.0,
+                    None => u16::from(bus) << 8 | (common.requester & 0xff),
+                };
                 let common = Common {
-                    requester: u16::from(bus) << 8 | (common.requester & 0xff),
+                    requester,
                     ..common.clone()
                 };
                 let packet = if *is_completion {
                     Some(completion(&common))
                 } else {
-                    packet(request, &common, &windows)
+                    packet(request, &common, &ranges)
                 };
                 let Some(packet) = packet else {
                     continue;
@@ -318,6 +391,7 @@ fn directed(adjust: impl FnOnce(&mut PortConfig)) -> CycleDriver<Stage> {
         buses: (2, 3),
         p2p_request_redirect: false,
         intx_swizzle: 3,
+        functions: Vec::new(),
     };
     adjust(&mut config);
     let mut driver = new_stage();
@@ -339,7 +413,7 @@ fn directed(adjust: impl FnOnce(&mut PortConfig)) -> CycleDriver<Stage> {
         },
     ];
     for (entry, window) in windows.iter().enumerate() {
-        program_window(&mut driver, rtl_csr, PORT, entry, &(true, *window));
+        program_window(&mut driver, rtl_csr, PORT, entry, &(true, *window), None);
     }
     configure(&mut driver, &config);
     driver.run(2).expect("the stage settles");
@@ -536,5 +610,85 @@ fn interrupts_errors_and_pme_go_to_the_owners_proxy() {
     assert_eq!(
         rtl_outcome(&mut driver, ack),
         Outcome::Cpu(header_bytes(ack))
+    );
+}
+
+#[test]
+fn a_function_bound_on_its_own_uses_its_owners_aperture_windows_and_proxy() {
+    // 02:00.1 (a VF, ID 0x0201) is bound to host 5 (proxy F5:00.0), with
+    // P2P Request Redirect clear and device number 1; the port's owner is host 3.
+    let vf = FunctionOwner {
+        function: Bdf(0x0201),
+        owner: Owner {
+            host: HostIndex(5),
+            proxy_id: Bdf::new(0xf5, 0, 0),
+        },
+        p2p_request_redirect: false,
+        intx_swizzle: 1,
+    };
+    let mut driver = directed(|c| c.functions = vec![(true, vf)]);
+    // A window tagged for host 5: 4 KiB at 0xb000_0000 onto fabric 0x50_0000_0000.
+    let tagged = Window {
+        base: 0xb000_0000,
+        size: 0x1000,
+        fabric_base: 0x50_0000_0000,
+        permissions: Permissions::READ_WRITE,
+    };
+    program_window(&mut driver, rtl_csr, PORT, 2, &(true, tagged), Some(5));
+    driver.run(2).expect("the stage settles");
+    let read_from =
+        |requester: u32, address: u32| [0x0000_0001, requester << 16 | 0x110f, address, 0];
+    // The VF's DMA to 0x1000 goes to host 5's aperture: 1 << 63 | 5 << 52.
+    assert_eq!(
+        rtl_outcome(&mut driver, read_from(0x0201, 0x1000)),
+        Outcome::Forward(
+            header_bytes([0x2000_0001, 0x0201_110f, 0x8050_0000, 0x1000]),
+            false
+        )
+    );
+    // Host 5's window serves the VF; the port owner's untagged one does not
+    // (0x9000_0010 goes to host 5's aperture instead).
+    assert_eq!(
+        rtl_outcome(&mut driver, read_from(0x0201, 0xb000_0010)),
+        Outcome::Forward(header_bytes([0x2000_0001, 0x0201_110f, 0x50, 0x10]), false)
+    );
+    assert_eq!(
+        rtl_outcome(&mut driver, read_from(0x0201, 0x9000_0010)),
+        Outcome::Forward(
+            header_bytes([0x2000_0001, 0x0201_110f, 0x8050_0000, 0x9000_0010]),
+            false
+        )
+    );
+    // The PF (02:00.0) is the port owner's: host 3's window, not host 5's.
+    assert_eq!(
+        rtl_outcome(&mut driver, read_from(0x0200, 0xb000_0010)),
+        Outcome::Forward(
+            header_bytes([0x2000_0001, 0x0200_110f, 0x8030_0000, 0xb000_0010]),
+            false
+        )
+    );
+    // The VF's Assert_INTA goes to F5:00.0 as INTB ((0 + 1) mod 4).
+    assert_eq!(
+        rtl_outcome(&mut driver, [0x3400_0000, 0x0201_0020, 0, 0]),
+        Outcome::Forward(
+            header_bytes([0x3200_0000, 0x0201_0021, 0xf500_0000, 0]),
+            false
+        )
+    );
+    // With the port free, the VF is still bound; the PF is not.
+    let mut driver = directed(|c| {
+        c.owner = None;
+        c.functions = vec![(true, vf)];
+    });
+    assert_eq!(
+        rtl_outcome(&mut driver, read_from(0x0201, 0x1000)),
+        Outcome::Forward(
+            header_bytes([0x2000_0001, 0x0201_110f, 0x8050_0000, 0x1000]),
+            false
+        )
+    );
+    assert_eq!(
+        rtl_outcome(&mut driver, read_from(0x0200, 0x1000)),
+        dropped(DropReason::Unbound)
     );
 }

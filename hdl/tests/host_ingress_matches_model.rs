@@ -159,7 +159,7 @@ proptest! {
             let mut driver = CycleDriver::new(Stage::new(PORT), |b| &mut b.clock)
                 .expect("the stage is well formed");
             for (entry, window) in windows.iter().enumerate() {
-                program_window(&mut driver, rtl_csr, PORT, entry, window);
+                program_window(&mut driver, rtl_csr, PORT, entry, window, None);
             }
             // A window write takes effect from the second cycle after it.
             driver.run(2).expect("the stage settles");

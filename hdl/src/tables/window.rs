@@ -6,7 +6,10 @@
 //! it, and then its address becomes `fabric_base + (address - base)`
 //! (weft-model's `translate_through_windows`). The table answers the
 //! overlap, the containment, the permissions and the translated address;
-//! the ingress stage turns them into a drop reason.
+//! the ingress stage turns them into a drop reason. On an endpoint port
+//! only the windows that serve the requester's owner host take part
+//! (weft-model's `PortTables::windows_of`): those tagged with it, and the
+//! untagged ones when it is the port's owner.
 //!
 //! The lookup takes one clock cycle: the request presented before a clock
 //! edge is answered after it. Before the edge, each entry compares the
@@ -24,6 +27,9 @@ use weft_regs::csr::window;
 use crate::csr::{CsrTarget, ENTRY_BITS, WORD_BITS};
 use crate::tables::front::TableCsr;
 use crate::tables::range::{Range, RangeRegisters};
+
+/// Bits of a host index in a window's owner tag.
+pub const HOST_BITS: usize = weft_regs::csr::HOST_INDEX_BITS as usize;
 
 /// Bits of a request's length in bytes: 4096, the largest payload
 /// (PCIe Base 6.0 §2.2.2), and the largest read request, fit.
@@ -48,6 +54,14 @@ struct WindowEntry {
     end_high: Signal<In, Bits<32>>,
     end_low: Signal<In, Bits<32>>,
     end_carry: Signal<In, Bit>,
+    /// Only windows serving `owner_host` take part (an endpoint port's lookup).
+    owner_filter: Signal<In, Bit>,
+    /// The requester's owner host.
+    owner_host: Signal<In, Bits<HOST_BITS>>,
+    /// The port has an owner: windows without an owner tag serve it.
+    port_owned: Signal<In, Bit>,
+    /// The port's owner host.
+    port_owner_host: Signal<In, Bits<HOST_BITS>>,
     /// Some byte of the request is inside the window (weft-model's `Window::overlaps`), one cycle later.
     overlaps: Signal<Out, Bit>,
     /// Every byte of the request is inside the window (weft-model's `Window::translate` is `Some`), one cycle later.
@@ -76,6 +90,9 @@ struct WindowEntry {
     valid_bit: Constant<Bits<8>>,
     read_bit: Constant<Bits<8>>,
     write_bit: Constant<Bits<8>>,
+    tagged_bit: Constant<Bits<8>>,
+    owner_lsb: Constant<Bits<8>>,
+    serves_owner: Signal<Local, Bit>,
     address_is_last: Signal<Local, Bit>,
     address_below_limit: Signal<Local, Bit>,
     end_above_base: Signal<Local, Bit>,
@@ -98,6 +115,10 @@ impl WindowEntry {
             end_high: Default::default(),
             end_low: Default::default(),
             end_carry: Default::default(),
+            owner_filter: Default::default(),
+            owner_host: Default::default(),
+            port_owned: Default::default(),
+            port_owner_host: Default::default(),
             overlaps: Default::default(),
             contained: Default::default(),
             permit_read: Default::default(),
@@ -125,6 +146,9 @@ impl WindowEntry {
             valid_bit: bit(&window::VALID),
             read_bit: bit(&window::READ),
             write_bit: bit(&window::WRITE),
+            tagged_bit: bit(&window::OWNER_TAGGED),
+            owner_lsb: bit(&window::OWNER_HOST),
+            serves_owner: Default::default(),
             address_is_last: Default::default(),
             address_below_limit: Default::default(),
             end_above_base: Default::default(),
@@ -213,7 +237,24 @@ impl Logic for WindowEntry {
             || (self.end_high.val() > self.range.base_high.val())
             || ((self.end_high.val() == self.range.base_high.val())
                 && (self.end_low.val() > self.range.base_low.val()));
+        // weft-model's `PortTables::windows_of`: the window's tag, else the port's owner.
+        self.serves_owner.next =
+            self.port_owned.val() && (self.port_owner_host.val() == self.owner_host.val());
+        if self
+            .control_reg
+            .q
+            .val()
+            .get_bit(self.tagged_bit.val().index())
+        {
+            self.serves_owner.next = self
+                .control_reg
+                .q
+                .val()
+                .get_bits::<HOST_BITS>(self.owner_lsb.val().index())
+                == self.owner_host.val();
+        }
         self.overlaps_reg.d.next = self.usable.q.val()
+            && (self.serves_owner.val() || !self.owner_filter.val())
             && self.address_below_limit.val()
             && !self.address_is_last.val()
             && self.end_above_base.val();
@@ -249,6 +290,15 @@ pub struct WindowTable<const N: usize> {
     pub address_low: Signal<In, Bits<32>>,
     /// The request's length in bytes; 0 counts as 1, as in the model.
     pub length: Signal<In, Bits<LENGTH_BITS>>,
+    /// Only the windows serving `owner_host` take part (an endpoint port's
+    /// lookup, weft-model's `PortTables::windows_of`); clear, every window does.
+    pub owner_filter: Signal<In, Bit>,
+    /// The requester's owner host.
+    pub owner_host: Signal<In, Bits<HOST_BITS>>,
+    /// The port has an owner, which windows without an owner tag serve.
+    pub port_owned: Signal<In, Bit>,
+    /// The port's owner host.
+    pub port_owner_host: Signal<In, Bits<HOST_BITS>>,
     /// The request presented before the last clock edge overlaps a valid window.
     pub hit: Signal<Out, Bit>,
     /// The request lies wholly inside the first window it overlaps (meaningful with `hit`).
@@ -291,6 +341,10 @@ impl<const N: usize> WindowTable<N> {
             address_high: Default::default(),
             address_low: Default::default(),
             length: Default::default(),
+            owner_filter: Default::default(),
+            owner_host: Default::default(),
+            port_owned: Default::default(),
+            port_owner_host: Default::default(),
             hit: Default::default(),
             contained: Default::default(),
             permit_read: Default::default(),
@@ -356,6 +410,10 @@ impl<const N: usize> Logic for WindowTable<N> {
             self.entries[i].end_high.next = self.end_high.val();
             self.entries[i].end_low.next = self.end_low.val();
             self.entries[i].end_carry.next = self.end_carry.val();
+            self.entries[i].owner_filter.next = self.owner_filter.val();
+            self.entries[i].owner_host.next = self.owner_host.val();
+            self.entries[i].port_owned.next = self.port_owned.val();
+            self.entries[i].port_owner_host.next = self.port_owner_host.val();
             // Cycle 2: the priority select over the registered compares.
             if self.entries[i].overlaps.val() {
                 self.hit.next = true;

@@ -6,9 +6,11 @@
 //! address goes into the owner host's aperture
 //! (`HOST_APERTURE_BASE | host << HOST_APERTURE_SHIFT | address`). The
 //! requester ID stays: endpoints already carry their fabric IDs. This is
-//! weft-model's `Switch::endpoint_ingress` for a port whose functions all
-//! share the port's owner (the `OWNER`, `BUSES` and `CONTROL` registers of
-//! `weft_regs::csr::port`), in the model's order of checks:
+//! weft-model's `Switch::endpoint_ingress`. A requester's owner host, and
+//! its slot's ACS and INTx controls, are its entry's in the port's function
+//! owner table (`weft_regs::csr::function_owner`) if it has one, else the
+//! port's (`OWNER` and `CONTROL` of `weft_regs::csr::port`); only the peer
+//! windows serving that owner take part. The checks, in the model's order:
 //!
 //! 1. a header of no type is Malformed (§2.3.1); a disabled port drops everything;
 //! 2. completions pass unchanged, to be routed by ID to whoever asked;
@@ -33,23 +35,22 @@
 
 use rust_hdl::prelude::*;
 use weft_regs::aperture::{HOST_ADDRESS_LIMIT, HOST_APERTURE_BASE, HOST_APERTURE_SHIFT};
-use weft_regs::csr::HOST_INDEX_BITS;
+use weft_regs::capacity;
 
 use crate::csr::CsrTarget;
 use crate::header_decode::HeaderDecoder;
 use crate::tables::window::LENGTH_BITS;
-use crate::tables::WindowTable;
+use crate::tables::{FunctionOwnerTable, WindowTable};
 use crate::translate::host_ingress::{drop_reason_code, IngressDestination, DROP_REASON_BITS};
 
-/// Bits of a host index, as the port's `OWNER` register holds it.
-pub const HOST_BITS: usize = HOST_INDEX_BITS as usize;
+pub use crate::tables::window::HOST_BITS;
 
 /// Bits of the slot's device number that swizzle INTx: the pin moves by
 /// the device number modulo 4 (§2.2.8.1), so `CONTROL.INTX_SWIZZLE[1:0]`.
 pub const SWIZZLE_BITS: usize = 2;
 
 // The aperture address is built as `base_high | host << shift | address[51:32]`.
-const _: () = assert!(HOST_APERTURE_SHIFT > 32 && HOST_APERTURE_SHIFT + HOST_INDEX_BITS <= 63);
+const _: () = assert!(HOST_APERTURE_SHIFT > 32 && HOST_APERTURE_SHIFT + HOST_BITS as u32 <= 63);
 const _: () = assert!(HOST_ADDRESS_LIMIT == 1 << HOST_APERTURE_SHIFT);
 const _: () = assert!(HOST_APERTURE_BASE as u32 == 0);
 
@@ -58,7 +59,8 @@ const _: () = assert!(HOST_APERTURE_BASE as u32 == 0);
 pub struct EndpointIngress<const N: usize> {
     /// The clock.
     pub clock: Signal<In, Clock>,
-    /// Programming and read-back of the port's peer windows (`weft_regs::csr::window`).
+    /// Programming and read-back of the port's peer windows (`weft_regs::csr::window`)
+    /// and function owners (`weft_regs::csr::function_owner`).
     pub csr: CsrTarget,
     /// A TLP header is presented (the stream's valid on its sop beat).
     pub valid: Signal<In, Bit>,
@@ -107,6 +109,7 @@ pub struct EndpointIngress<const N: usize> {
     pub header_dw3: Signal<Out, Bits<32>>,
     decoder: HeaderDecoder,
     windows: WindowTable<N>,
+    functions: FunctionOwnerTable<{ capacity::FUNCTION_OWNERS_PER_PORT }>,
     valid_reg: DFF<Bit>,
     dw0_reg: DFF<Bits<32>>,
     dw1_reg: DFF<Bits<32>>,
@@ -145,6 +148,11 @@ pub struct EndpointIngress<const N: usize> {
     address_limit_high: Constant<Bits<32>>,
     length_bytes: Signal<Local, Bits<LENGTH_BITS>>,
     atomic: Signal<Local, Bit>,
+    owned: Signal<Local, Bit>,
+    owner: Signal<Local, Bits<HOST_BITS>>,
+    proxy: Signal<Local, Bits<16>>,
+    redirect: Signal<Local, Bit>,
+    swizzle: Signal<Local, Bits<SWIZZLE_BITS>>,
     requester_bus: Signal<Local, Bits<8>>,
     code: Signal<Local, Bits<8>>,
     intx: Signal<Local, Bit>,
@@ -195,6 +203,7 @@ impl<const N: usize> EndpointIngress<N> {
             header_dw3: Default::default(),
             decoder: Default::default(),
             windows: WindowTable::new(port),
+            functions: FunctionOwnerTable::new(port),
             valid_reg: Default::default(),
             dw0_reg: Default::default(),
             dw1_reg: Default::default(),
@@ -234,6 +243,11 @@ impl<const N: usize> EndpointIngress<N> {
             address_limit_high: Constant::new(((HOST_ADDRESS_LIMIT >> 32) as u32).to_bits()),
             length_bytes: Default::default(),
             atomic: Default::default(),
+            owned: Default::default(),
+            owner: Default::default(),
+            proxy: Default::default(),
+            redirect: Default::default(),
+            swizzle: Default::default(),
             requester_bus: Default::default(),
             code: Default::default(),
             intx: Default::default(),
@@ -270,7 +284,20 @@ impl<const N: usize> Logic for EndpointIngress<N> {
             needs_write_reg
         );
         self.windows.clock.next = self.clock.val();
-        CsrTarget::link(&mut self.csr, &mut self.windows.csr);
+        self.functions.clock.next = self.clock.val();
+        // Two register blocks on one bus: each answers its own addresses, the answers OR.
+        self.windows.csr.address.next = self.csr.address.val();
+        self.windows.csr.write.next = self.csr.write.val();
+        self.windows.csr.write_data.next = self.csr.write_data.val();
+        self.windows.csr.read.next = self.csr.read.val();
+        self.functions.csr.address.next = self.csr.address.val();
+        self.functions.csr.write.next = self.csr.write.val();
+        self.functions.csr.write_data.next = self.csr.write_data.val();
+        self.functions.csr.read.next = self.csr.read.val();
+        self.csr.read_data.next =
+            self.windows.csr.read_data.val() | self.functions.csr.read_data.val();
+        self.csr.read_valid.next =
+            self.windows.csr.read_valid.val() || self.functions.csr.read_valid.val();
 
         // Cycle 1: decode, start the window lookup, decide all but a memory request's window.
         self.decoder.dw0.next = self.dw0.val();
@@ -286,6 +313,26 @@ impl<const N: usize> Logic for EndpointIngress<N> {
         if self.decoder.tlp_type.val() == 14 {
             self.length_bytes.next = bit_cast::<LENGTH_BITS, 11>(self.decoder.length_dw.val()) << 1;
         }
+        // The requester's owner: its function owner entry's, else the port's
+        // (weft-model's `PortTables::ownership`), with its slot's controls.
+        self.functions.requester.next = self.decoder.dw1_id.val();
+        self.owned.next = self.bound.val();
+        self.owner.next = self.owner_host.val();
+        self.proxy.next = self.owner_proxy_id.val();
+        self.redirect.next = self.p2p_request_redirect.val();
+        self.swizzle.next = self.intx_swizzle.val();
+        if self.functions.found.val() {
+            self.owned.next = true;
+            self.owner.next = self.functions.host.val();
+            self.proxy.next = self.functions.proxy_id.val();
+            self.redirect.next = self.functions.p2p_request_redirect.val();
+            self.swizzle.next = self.functions.intx_swizzle.val();
+        }
+        // Only the owner's peer windows exist for this requester.
+        self.windows.owner_filter.next = true;
+        self.windows.owner_host.next = self.owner.val();
+        self.windows.port_owned.next = self.bound.val();
+        self.windows.port_owner_host.next = self.owner_host.val();
         self.windows.address_high.next = self.decoder.address_high.val();
         self.windows.address_low.next = self.decoder.address_low.val();
         self.windows.length.next = self.length_bytes.val();
@@ -303,11 +350,11 @@ impl<const N: usize> Logic for EndpointIngress<N> {
                 && ((self.end_low.val() >= self.decoder.address_low.val())
                     || !self.end_low.val().any()));
         self.aperture_high_reg.d.next = self.aperture_base_high.val()
-            | (bit_cast::<32, HOST_BITS>(self.owner_host.val()) << self.host_shift.val())
+            | (bit_cast::<32, HOST_BITS>(self.owner.val()) << self.host_shift.val())
             | self.decoder.address_high.val();
         self.low_dw_reg.d.next = self.decoder.address_low.val();
         self.hint_reg.d.next = self.decoder.processing_hint.val();
-        self.peer_allowed_reg.d.next = !self.p2p_request_redirect.val();
+        self.peer_allowed_reg.d.next = !self.redirect.val();
         // Reads need read permission, writes write permission, AtomicOps
         // both: they read the target and write it back (§6.15).
         self.needs_read_reg.d.next = !self.decoder.has_data.val() || self.atomic.val();
@@ -320,7 +367,7 @@ impl<const N: usize> Logic for EndpointIngress<N> {
         // ERR_NONFATAL 0011_0001b, ERR_FATAL 0011_0011b (§2.2.8.3), PM_PME 0001_1000b (§2.2.8.2).
         self.code.next = self.dw1.val().get_bits::<8>(0);
         self.intx.next = self.code.val().get_bits::<5>(3) == 0b00100;
-        self.swizzled_pin.next = self.code.val().get_bits::<2>(0) + self.intx_swizzle.val();
+        self.swizzled_pin.next = self.code.val().get_bits::<2>(0) + self.swizzle.val();
         self.error_message.next =
             (self.code.val() == 0x30) || (self.code.val() == 0x31) || (self.code.val() == 0x33);
 
@@ -344,7 +391,7 @@ impl<const N: usize> Logic for EndpointIngress<N> {
             || (self.requester_bus.val() > self.bus_last.val())
         {
             self.reason_reg.d.next = self.spoofed.val();
-        } else if !self.bound.val() {
+        } else if !self.owned.val() {
             self.reason_reg.d.next = self.unbound.val();
             if self.decoder.message.val() {
                 self.destination_reg.d.next = self.to_cpu.val();
@@ -361,7 +408,7 @@ impl<const N: usize> Logic for EndpointIngress<N> {
                 self.copy_reg.d.next = self.error_message.val();
                 self.dw0_reg.d.next =
                     (self.dw0.val() & self.message_dw0_kept.val()) | self.by_id_routing.val();
-                self.dw2_reg.d.next = (bit_cast::<32, 16>(self.owner_proxy_id.val()) << 16)
+                self.dw2_reg.d.next = (bit_cast::<32, 16>(self.proxy.val()) << 16)
                     | bit_cast::<32, 16>(self.dw2.val().get_bits::<16>(0));
                 if self.intx.val() {
                     // §2.2.8.1, Table 2-21: the pin becomes (pin + device number) mod 4.

@@ -284,17 +284,21 @@ pub fn reason_code(reason: DropReason) -> u32 {
         .expect("ALL lists every reason") as u32
 }
 
-/// Programs window entry `entry` of port `port` through a block's CSR target, as the firmware does.
+/// Programs window entry `entry` of port `port` through a block's CSR
+/// target, as the firmware does, tagged with an owner host if `owner` is given.
 pub fn program_window<B: rust_hdl::prelude::Block>(
     driver: &mut CycleDriver<B>,
     target: fn(&mut B) -> &mut CsrTarget,
     port: u32,
     entry: usize,
     (valid, w): &(bool, Window),
+    owner: Option<u16>,
 ) {
     let control = window::VALID.encode((*valid).into())
         | window::READ.encode(w.permissions.read.into())
-        | window::WRITE.encode(w.permissions.write.into());
+        | window::WRITE.encode(w.permissions.write.into())
+        | window::OWNER_TAGGED.encode(owner.is_some().into())
+        | window::OWNER_HOST.encode(owner.unwrap_or(0).into());
     for (register, value) in [
         (window::BASE_LOW, w.base as u32),
         (window::BASE_HIGH, (w.base >> 32) as u32),

@@ -12,6 +12,7 @@
 //! - [`id_map`]: each host port's map between fabric and host requester IDs;
 //! - [`address_route`] and [`bus_route`]: the switch's routing tables;
 //! - [`counter`]: each port's traffic and drop counters;
+//! - [`function_owner`]: each endpoint port's functions bound one by one;
 //! - [`mailbox`]: the TLPs for the management CPU;
 //! - [`inject`]: the TLPs the management CPU sends.
 //!
@@ -40,6 +41,7 @@ pub const BLOCKS: &[RegisterBlock] = &[
     address_route::BLOCK,
     bus_route::BLOCK,
     counter::BLOCK,
+    function_owner::BLOCK,
     mailbox::BLOCK,
     inject::BLOCK,
 ];
@@ -431,13 +433,28 @@ pub mod window {
     pub const READ: Field = Field::new("READ", 1, 1, "Memory reads (and AtomicOps) may pass.");
     /// Memory writes (and AtomicOps) may pass.
     pub const WRITE: Field = Field::new("WRITE", 2, 1, "Memory writes (and AtomicOps) may pass.");
-    /// Valid and permissions.
+    /// Endpoint ports: the window carries its own owner host.
+    pub const OWNER_TAGGED: Field = Field::new(
+        "OWNER_TAGGED",
+        8,
+        1,
+        "Endpoint ports: the window serves the functions owned by OWNER_HOST; without \
+         it, those of the port's owner (OWNER.HOST_INDEX while OWNER.BOUND). Host ports ignore it.",
+    );
+    /// Endpoint ports: the owner host the window serves.
+    pub const OWNER_HOST: Field = Field::new(
+        "OWNER_HOST",
+        16,
+        HOST_INDEX_BITS,
+        "Endpoint ports, with OWNER_TAGGED: the host whose functions the window serves.",
+    );
+    /// Valid, permissions and owner tag.
     pub const CONTROL: Register = LAYOUT.register(
         "CONTROL",
         0x18,
         Access::ReadWrite,
-        "Whether the entry is in use and what it lets through.",
-        &[VALID, READ, WRITE],
+        "Whether the entry is in use, what it lets through, and whose it is.",
+        &[VALID, READ, WRITE, OWNER_TAGGED, OWNER_HOST],
     );
     /// The block.
     pub const BLOCK: RegisterBlock = RegisterBlock {
@@ -585,6 +602,91 @@ pub mod bus_route {
               fabric bus N goes; an entry without VALID means no route.",
         layout: LAYOUT,
         registers: &[DESTINATION],
+        entry_names: &[],
+    };
+}
+
+/// Each endpoint port's function owners (weft-model's `FunctionOwner`): functions bound on their own.
+pub mod function_owner {
+    use super::*;
+
+    /// Per port, [`capacity::FUNCTION_OWNERS_PER_PORT`] entries.
+    pub const LAYOUT: Layout = Layout {
+        base: CSR_BASE + 0x6_0000,
+        instances: PORTS,
+        stride: 0x100,
+        entries: capacity::FUNCTION_OWNERS_PER_PORT as u32,
+        entry_stride: 0x10,
+    };
+    /// The function's fabric ID.
+    pub const FUNCTION: Register = LAYOUT.register(
+        "FUNCTION",
+        0x00,
+        Access::ReadWrite,
+        "The function's fabric ID, matched against the whole requester ID.",
+        ID_FIELD,
+    );
+    /// Its owner host.
+    pub const OWNER: Register = LAYOUT.register(
+        "OWNER",
+        0x04,
+        Access::ReadWrite,
+        "The host the function is bound to.",
+        &[
+            Field::new(
+                "HOST_INDEX",
+                0,
+                HOST_INDEX_BITS,
+                "The owner's index, selecting the aperture the function's DMA goes to.",
+            ),
+            Field::new(
+                "PROXY_ID",
+                16,
+                16,
+                "The owner's proxy fabric ID, to which the function's interrupts and error \
+                 messages are routed.",
+            ),
+        ],
+    );
+    /// The entry is in use.
+    pub const VALID: Field = Field::new(
+        "VALID",
+        0,
+        1,
+        "The entry is in use; an entry without it matches nothing.",
+    );
+    /// Valid and the owner's slot controls.
+    pub const CONTROL: Register = LAYOUT.register(
+        "CONTROL",
+        0x08,
+        Access::ReadWrite,
+        "Whether the entry is in use, and the controls of the function's slot in its \
+         owner's virtual switch.",
+        &[
+            VALID,
+            Field::new(
+                "P2P_REQUEST_REDIRECT",
+                8,
+                1,
+                "ACS P2P Request Redirect of the function's slot (PCIe Base 6.0 §7.7.11.3).",
+            ),
+            Field::new(
+                "INTX_SWIZZLE",
+                16,
+                5,
+                "The device number of the function's slot, which swizzles its INTx (§2.2.8.1).",
+            ),
+        ],
+    );
+    /// The block.
+    pub const BLOCK: RegisterBlock = RegisterBlock {
+        name: "function_owner",
+        doc: "Each endpoint port's functions bound one by one (SR-IOV virtual functions of \
+              one drive bound to different hosts). Endpoint ingress looks every requester ID \
+              up here first (first valid entry whose FUNCTION matches) and uses the port's \
+              OWNER and CONTROL only for a function without an entry.",
+        layout: LAYOUT,
+        registers: &[FUNCTION, OWNER, CONTROL],
         entry_names: &[],
     };
 }
@@ -1064,6 +1166,10 @@ mod tests {
             capacity::ADDRESS_ROUTES
         );
         assert_eq!(bus_route::LAYOUT.entries as usize, capacity::BUS_ROUTES);
+        assert_eq!(
+            function_owner::LAYOUT.entries as usize,
+            capacity::FUNCTION_OWNERS_PER_PORT
+        );
         assert_eq!(port::LAYOUT.instances as usize, capacity::PORTS);
         assert_eq!(counter::NAMES.len(), counter::LAYOUT.entries as usize);
         assert_eq!(
@@ -1091,7 +1197,8 @@ mod tests {
             0x0500,
             "too-wide values are cut"
         );
-        assert_eq!(window::CONTROL.mask(), 0b111);
+        // VALID, READ, WRITE in 2:0, OWNER_TAGGED in 8, OWNER_HOST in 26:16.
+        assert_eq!(window::CONTROL.mask(), 0x07ff_0107);
         assert_eq!(global::ID_VALUE, 0x5745_4654);
     }
 }

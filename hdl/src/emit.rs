@@ -13,7 +13,7 @@ use crate::management::{Inject, ReferenceMailbox};
 use crate::stream::TlpRegisterSlice;
 use crate::switching::SwitchCore;
 use crate::tables::{AddressRouteTable, BusRouteTable, FunctionOwnerTable, IdMap, WindowTable};
-use crate::translate::{EndpointIngress, HostEgress, HostIngress};
+use crate::translate::{EndpointIngress, HostEgress, HostIngress, VirtualWires};
 use crate::HeaderDecoder;
 
 /// Payload bits of the reference configuration: 512 bits at 250 MHz carry
@@ -98,6 +98,10 @@ pub fn designs() -> Vec<Design> {
                 HostEgress::<{ capacity::BOUND_FUNCTIONS_PER_HOST }>::new(0),
             ),
             &["decoder", "id_map"],
+        ),
+        emit(
+            "weft_virtual_wires",
+            VirtualWires::<{ capacity::BOUND_FUNCTIONS_PER_HOST }>::default(),
         ),
         waive_unused_outputs(
             emit("weft_error_completion", ErrorCompletion::default()),

@@ -19,9 +19,9 @@
 //! - a message routed by ID to the proxy goes to the host as the message
 //!   an upstream port sends: an error or PME routed to the root complex
 //!   from the function's host ID (§2.2.8.2, §2.2.8.3); an INTx message
-//!   goes out as the port's own local message (§2.2.8.1), once the
-//!   virtual-wire stage that follows has collapsed the pin over every
-//!   function asserting it (it sends only transitions);
+//!   goes out as the port's own local message (§2.2.8.1) if the port's
+//!   [`crate::translate::VirtualWires`], which collapse the pin over every
+//!   function asserting it, say it changes the pin;
 //! - anything else (I/O, configuration, other messages) is Unsupported here.
 //!
 //! Every header that passes loses TD (§2.7.1), as in the model.
@@ -58,8 +58,8 @@ pub enum EgressDestination {
     Forward,
     /// Dropped, for the reason in `drop_reason`.
     Drop,
-    /// An INTx message, translated, to the virtual-wire stage that sends
-    /// it if it changes the pin's collapsed state.
+    /// An INTx message, translated, to be sent if the port's
+    /// [`crate::translate::VirtualWires`] say it changes the pin's collapsed state.
     VirtualWire,
 }
 

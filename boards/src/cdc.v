@@ -19,16 +19,21 @@ endmodule
 // A dual-clock FIFO of 2**ADDR words with Gray-coded pointers, each
 // synchronized through two flip-flops into the other domain. wr_ready falls
 // while fewer than HEADROOM + 1 words are free, so a source with a ready
-// latency of up to HEADROOM cycles never overruns it.
+// latency of up to HEADROOM cycles never overruns it. With PACKET set the
+// read side sees a word only once the word marked wr_last after it is
+// written, so a packet leaves without gaps; a packet must then fit in the
+// FIFO.
 module weft_board_cdc_fifo #(
     parameter WIDTH = 8,
     parameter ADDR = 4,
-    parameter HEADROOM = 0
+    parameter HEADROOM = 0,
+    parameter PACKET = 0
 ) (
     input wire wr_clk,
     input wire wr_rst,
     input wire wr_valid,
     output wire wr_ready,
+    input wire wr_last,
     input wire [WIDTH-1:0] wr_data,
     input wire rd_clk,
     input wire rd_rst,
@@ -41,7 +46,7 @@ module weft_board_cdc_fifo #(
 
     reg [WIDTH-1:0] mem [0:(1 << ADDR) - 1];
     reg [ADDR:0] wr_bin = 0;
-    reg [ADDR:0] wr_gray = 0;
+    reg [ADDR:0] wr_gray = 0; // up to the last word the read side may see
     reg [ADDR:0] rd_bin = 0;
     reg [ADDR:0] rd_gray = 0;
     reg [ADDR:0] rd_gray_w1 = 0;
@@ -80,7 +85,7 @@ module weft_board_cdc_fifo #(
             wr_gray <= 0;
         end else if (write) begin
             wr_bin <= wr_next;
-            wr_gray <= wr_next ^ (wr_next >> 1);
+            if (PACKET == 0 || wr_last) wr_gray <= wr_next ^ (wr_next >> 1);
         end
         rd_gray_w1 <= rd_gray;
         rd_gray_w2 <= rd_gray_w1;

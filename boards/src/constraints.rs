@@ -159,11 +159,11 @@ pub fn quartus_sdc(board: &Board) -> String {
          # asynchronous to weft's: the dual-clock FIFOs cross between them."
     );
     let mut groups = String::from("set_clock_groups -asynchronous -group [get_clocks {sys_clk}]");
-    for ip in &board.hard_ips {
+    for instance in verilog::instances(board) {
         let _ = write!(
             groups,
             " -group [get_clocks {{*{}*coreclkout_hip*}}]",
-            verilog::hip_module(ip)
+            instance.module
         );
     }
     let _ = writeln!(v, "{groups}");

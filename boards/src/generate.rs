@@ -45,8 +45,8 @@ impl std::error::Error for GenerateError {}
 
 /// File name of the wrapper.
 pub const WRAPPER: &str = "weft_board_top.v";
-/// File name of the clock-domain crossing blocks.
-pub const CDC: &str = "weft_board_cdc.v";
+/// File name of the adapter modules: clock-domain crossing and tile shims.
+pub const ADAPTERS: &str = "weft_board_adapters.v";
 /// File name of the planned switch top's stub, for lint only.
 pub const PLANNED_TOP: &str = "lint/weft_switch_top_planned.v";
 
@@ -76,7 +76,7 @@ pub fn files(board: &Board, design_files: &[String]) -> Vec<File> {
     };
     let mut out = vec![
         file(WRAPPER, verilog::wrapper(board)),
-        file(CDC, verilog::support_modules().to_owned()),
+        file(ADAPTERS, verilog::support_modules()),
         file(PLANNED_TOP, verilog::planned_switch_top()),
         file("build.sh", project::build_sh(board)),
         file("program.sh", program::program_sh(board)),

@@ -5,10 +5,12 @@
 //! each fact citing its source document). This crate loads and checks it
 //! ([`load`], [`validate`]) against what each hard IP can do ([`catalog`]),
 //! and generates from it and the emitted Verilog the top-level wrapper
-//! around the vendor's hard IPs ([`verilog`]), the constraints
+//! around the vendor's hard IPs ([`verilog`], with the Intel tiles' ports
+//! as tables in [`tile`]), the constraints
 //! ([`constraints`]), the vendor project and build scripts ([`project`]),
 //! and the step that loads the bitstream ([`program`]);
-//! [`generate`] writes them all. `cargo xtask board <name>
+//! [`generate`] writes them all. [`sim`] runs the wrapper's adapters
+//! between models of the hard IPs in a smoke simulation. `cargo xtask board <name>
 //! generate|check|build|program` drives it.
 #![forbid(unsafe_code)]
 
@@ -20,6 +22,8 @@ pub mod load;
 pub mod model;
 pub mod program;
 pub mod project;
+pub mod sim;
+pub mod tile;
 pub mod validate;
 pub mod verilog;
 

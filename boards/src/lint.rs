@@ -69,7 +69,7 @@ pub fn files(board_dir: &Path, design_dir: &Path) -> Vec<PathBuf> {
     };
     vec![
         board_dir.join(generate::WRAPPER),
-        board_dir.join(generate::CDC),
+        board_dir.join(generate::ADAPTERS),
         top,
     ]
 }

@@ -146,6 +146,10 @@ pub struct HardIp {
     pub clock_mhz: u32,
     /// The clock (by name) that is this IP's PCIe reference clock.
     pub refclk: String,
+    /// The clock (by name) on the tile's second reference clock input
+    /// (`refclk1` of Intel tiles), where the board gives it a pin of its
+    /// own; without it `refclk` drives both inputs.
+    pub refclk1: Option<String>,
     /// The reset (by name) that is this port's PERST#, where the board wires one.
     pub perst: Option<String>,
     /// Source of these facts.

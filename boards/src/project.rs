@@ -65,7 +65,7 @@ pub fn quartus_tcl(board: &Board, design_files: &[String]) -> String {
          set_global_assignment -name DEVICE {}\n\
          set_global_assignment -name TOP_LEVEL_ENTITY {}\n\
          set_global_assignment -name VERILOG_FILE weft_board_top.v\n\
-         set_global_assignment -name VERILOG_FILE weft_board_cdc.v\n\
+         set_global_assignment -name VERILOG_FILE weft_board_adapters.v\n\
          set_global_assignment -name SDC_FILE weft.sdc\n",
         board.board.title,
         board.board.name,
@@ -81,19 +81,27 @@ pub fn quartus_tcl(board: &Board, design_files: &[String]) -> String {
     }
     let _ = writeln!(
         v,
-        "# One PCIe IP variant per hard IP. ip-deploy writes the variant with the\n\
+        "# One PCIe IP variant per tile. ip-deploy writes the variant with the\n\
          # component's defaults; set each as its comment says in the parameter\n\
-         # editor (qsys-edit ip/<name>.ip) before the first compile."
+         # editor (qsys-edit ip/<name>.ip) before the first compile. A tile\n\
+         # split among several ports is one variant, its cores in port order."
     );
-    for ip in &board.hard_ips {
-        let module = verilog::hip_module(ip);
+    for instance in verilog::instances(board) {
+        let module = &instance.module;
+        let ip = instance.ports[0].1;
+        let settings: Vec<String> = instance
+            .ports
+            .iter()
+            .enumerate()
+            .map(|(core, (_, ip))| format!("p{core} {}", intel_settings(ip)))
+            .collect();
         let _ = writeln!(
             v,
             "# {module}: {}, tile {}\n\
              if {{![file exists ip/{module}.ip]}} {{\n    \
              exec ip-deploy --family=\"{}\" --part={} --component-name={} --output-name={module} --output-directory=ip\n}}\n\
              set_global_assignment -name IP_FILE ip/{module}.ip",
-            intel_settings(ip),
+            settings.join("; "),
             ip.tile,
             board.board.family,
             board.board.device,
@@ -151,7 +159,7 @@ pub fn vivado_tcl(board: &Board, design_files: &[String]) -> String {
     let _ = writeln!(
         v,
         "generate_target all [get_ips]\nsynth_ip [get_ips]\n\
-         read_verilog weft_board_top.v\nread_verilog weft_board_cdc.v"
+         read_verilog weft_board_top.v\nread_verilog weft_board_adapters.v"
     );
     for file in design_files {
         let _ = writeln!(v, "read_verilog {DESIGN_DIR}/{file}");

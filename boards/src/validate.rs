@@ -374,11 +374,15 @@ fn check_hard_ips(board: &Board, problems: &mut Vec<Invalid>) {
                 reason: catalog::role_limit(ip.kind, ip.role),
             });
         }
-        if !board.clocks.iter().any(|c| c.name == ip.refclk) {
-            problems.push(Invalid::UnknownSignal {
-                field: ip_field(board, i, "refclk"),
-                name: ip.refclk.clone(),
-            });
+        let clocks = std::iter::once(("refclk", &ip.refclk))
+            .chain(ip.refclk1.iter().map(|clock| ("refclk1", clock)));
+        for (field, clock) in clocks {
+            if !board.clocks.iter().any(|c| &c.name == clock) {
+                problems.push(Invalid::UnknownSignal {
+                    field: ip_field(board, i, field),
+                    name: clock.clone(),
+                });
+            }
         }
         if let Some(perst) = &ip.perst {
             if !board.resets.iter().any(|r| &r.name == perst) {

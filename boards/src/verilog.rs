@@ -1,7 +1,8 @@
 //! The top-level Verilog wrapper: the board's hard IPs around `weft_switch_top`.
 //!
 //! `weft_board_top` instantiates each PCIe hard IP as the vendor IP variant
-//! the project script generates (`weft_hip_<name>`), adapts its TLP
+//! the project script generates (`weft_hip_<name>`, one per tile where a
+//! tile is split among several ports, see [`instances`]), adapts its TLP
 //! interface to weft's TLP stream, crosses it into weft's clock domain with
 //! a dual-clock FIFO per direction, and connects it to one port of
 //! `weft_switch_top`. Ports the board does not use are tied off.
@@ -18,21 +19,25 @@
 //!
 //! # Adaptation, now and planned
 //!
-//! The shim here is thin. Intel tiles in TLP Bypass hand over headers on a
-//! header bus beside the data: the shim takes segment 0 only, maps header
-//! DWs to `dw0`…`dw3`, and reverses the data bus's DW order (the first DW
-//! is least significant on Avalon-ST and most significant in weft). The
-//! UltraScale+ block hands over descriptors, not TLP headers: the shim
-//! passes its completer interface (CQ/CC, or RQ/RC on a root port)
-//! through as-is. Planned: packing of several TLPs per beat across
-//! segments, ready-latency handling on both directions, credit interfaces
-//! (`tx_cdts_limit`), descriptor-to-header translation for UltraScale+,
-//! and width gearboxes where the hard IP's bus differs from weft's.
+//! Intel tiles in TLP Bypass hand over headers on a header bus beside the
+//! data; their ports are data ([`tile::Table`]), the adaptation is the
+//! `weft_board_avst_rx`/`weft_board_avst_tx` modules of `avst.v`: one TLP
+//! per beat starting in segment 0, header DWs to `dw0`…`dw3`, the data
+//! bus's DW order reversed (the first DW is least significant on Avalon-ST
+//! and most significant in weft), the end segment and empty DWs computed
+//! from weft's `empty` and back, the TX ready latency honoured, and the TX
+//! FIFO handing over whole TLPs so the tile never sees a gap inside one.
+//! The UltraScale+ block hands over descriptors, not TLP headers: the shim
+//! passes its completer interface (CQ/CC, or RQ/RC on a root port) through
+//! as-is. Planned: several TLPs per beat across segments, credit interfaces
+//! (`tx_cdts_limit`), descriptor-to-header translation for UltraScale+, and
+//! width gearboxes where the hard IP's bus differs from weft's.
 
 use std::fmt::Write as _;
 
 use crate::catalog;
-use crate::model::{Board, HardIp, HardIpKind, Role, Vendor};
+use crate::model::{Board, Clock, HardIp, HardIpKind, Role, Vendor};
+use crate::tile::{self, Sig};
 use crate::validate::SWITCH_PORTS;
 
 /// Payload bits of weft's TLP stream in the reference configuration
@@ -51,16 +56,62 @@ pub const STUB_DEFINE: &str = "WEFT_VENDOR_STUBS";
 /// Module name of the generated wrapper.
 pub const TOP: &str = "weft_board_top";
 
-/// The Verilog module name of a hard IP's generated variant.
+/// The Verilog module name of the generated variant whose first port is `ip`.
 pub fn hip_module(ip: &HardIp) -> String {
     format!("weft_hip_{}", ip.name)
 }
 
+/// One hard IP instance and the weft ports it serves: the ports of an Intel
+/// tile bifurcated 2x8 or 4x4 share one instance, one port per core in
+/// board order; every other hard IP serves one port.
+pub struct Instance<'a> {
+    /// The variant's module name, after its first port.
+    pub module: String,
+    /// The ports it serves: switch port number and hard IP, in core order.
+    pub ports: Vec<(usize, &'a HardIp)>,
+}
+
+impl Instance<'_> {
+    /// The hard IPs of the ports, in core order.
+    pub fn cores(&self) -> Vec<&HardIp> {
+        self.ports.iter().map(|(_, ip)| *ip).collect()
+    }
+
+    /// The instance's name in `weft_board_top`.
+    pub fn name(&self) -> String {
+        format!("{}_hip", self.ports[0].1.name)
+    }
+}
+
+/// The board's hard IP instances, in the order of their first ports.
+pub fn instances(board: &Board) -> Vec<Instance<'_>> {
+    let mut out: Vec<Instance> = Vec::new();
+    for (p, ip) in board.hard_ips.iter().enumerate() {
+        let shared = tile::table(ip.kind).and_then(|_| {
+            out.iter_mut().find(|i| {
+                let first = i.ports[0].1;
+                first.kind == ip.kind && first.tile == ip.tile
+            })
+        });
+        match shared {
+            Some(instance) => instance.ports.push((p, ip)),
+            None => out.push(Instance {
+                module: hip_module(ip),
+                ports: vec![(p, ip)],
+            }),
+        }
+    }
+    out
+}
+
 /// One port of a module: direction, width and name.
-struct Port {
-    dir: &'static str,
-    bits: u32,
-    name: String,
+pub(crate) struct Port {
+    /// `input` or `output`.
+    pub(crate) dir: &'static str,
+    /// Width in bits.
+    pub(crate) bits: u32,
+    /// The port's name.
+    pub(crate) name: String,
 }
 
 impl Port {
@@ -72,7 +123,8 @@ impl Port {
         }
     }
 
-    fn range(&self) -> String {
+    /// The Verilog range of the port, empty for one bit.
+    pub(crate) fn range(&self) -> String {
         if self.bits == 1 {
             String::new()
         } else {
@@ -81,116 +133,67 @@ impl Port {
     }
 }
 
-/// The ports of a hard IP's variant that the wrapper connects.
-fn hip_ports(ip: &HardIp) -> Vec<Port> {
+/// The ports of a hard IP variant that the wrapper connects.
+fn hip_ports(instance: &Instance) -> Vec<Port> {
+    let ip = instance.ports[0].1;
+    if let Some(table) = tile::table(ip.kind) {
+        return table
+            .expand(&instance.cores())
+            .into_iter()
+            .map(|port| {
+                let dir = if port.sig.from_ip() {
+                    "output"
+                } else {
+                    "input"
+                };
+                Port::new(dir, port.bits, port.name)
+            })
+            .collect();
+    }
+    pcie4_ports(ip)
+}
+
+/// The ports of an UltraScale+ PCIE4/PCIE4C variant that the wrapper connects.
+fn pcie4_ports(ip: &HardIp) -> Vec<Port> {
     let lanes = u32::from(ip.lanes);
     let d = ip.data_bits;
-    let s = u32::from(ip.segments);
     let mut ports = Vec::new();
-    match ip.kind {
-        HardIpKind::PTile | HardIpKind::FTile => {
-            // Port names as in 683059 "Avalon-ST Interface" (F-tile: 683140).
-            ports.push(Port::new("input", 1, "refclk0"));
-            ports.push(Port::new("input", 1, "refclk1"));
-            ports.push(Port::new("input", 1, "pin_perst_n"));
-            ports.push(Port::new("input", 1, "ninit_done"));
-            ports.push(Port::new("output", 1, "coreclkout_hip"));
-            ports.push(Port::new("output", 1, "p0_reset_status_n"));
-            ports.push(Port::new("output", 1, "p0_link_up_o"));
-            ports.push(Port::new("input", 1, "p0_rx_st_ready_i"));
-            ports.push(Port::new("output", s, "p0_rx_st_sop_o"));
-            ports.push(Port::new("output", s, "p0_rx_st_eop_o"));
-            ports.push(Port::new("output", s, "p0_rx_st_valid_o"));
-            ports.push(Port::new("output", d, "p0_rx_st_data_o"));
-            ports.push(Port::new("output", 3 * s, "p0_rx_st_empty_o"));
-            ports.push(Port::new("output", 128 * s, "p0_rx_st_hdr_o"));
-            ports.push(Port::new("input", s, "p0_tx_st_sop_i"));
-            ports.push(Port::new("input", s, "p0_tx_st_eop_i"));
-            ports.push(Port::new("input", s, "p0_tx_st_valid_i"));
-            ports.push(Port::new("input", s, "p0_tx_st_err_i"));
-            ports.push(Port::new("input", d, "p0_tx_st_data_i"));
-            ports.push(Port::new("input", 128 * s, "p0_tx_st_hdr_i"));
-            ports.push(Port::new("output", 1, "p0_tx_st_ready_o"));
-            for lane in 0..lanes {
-                ports.push(Port::new("input", 1, format!("rx_p_in{lane}")));
-                ports.push(Port::new("input", 1, format!("rx_n_in{lane}")));
-                ports.push(Port::new("output", 1, format!("tx_p_out{lane}")));
-                ports.push(Port::new("output", 1, format!("tx_n_out{lane}")));
-            }
-        }
-        HardIpKind::RTile => {
-            // Port names as in 683501 "Avalon Streaming Interface": one set per segment.
-            let seg = d / s;
-            ports.push(Port::new("input", 1, "refclk0"));
-            ports.push(Port::new("input", 1, "refclk1"));
-            ports.push(Port::new("input", 1, "pin_perst_n"));
-            ports.push(Port::new("input", 1, "ninit_done"));
-            ports.push(Port::new("output", 1, "coreclkout_hip"));
-            ports.push(Port::new("output", 1, "p0_reset_status_n"));
-            ports.push(Port::new("output", 1, "p0_link_up_o"));
-            ports.push(Port::new("input", 1, "p0_rx_st_ready_i"));
-            ports.push(Port::new("output", 1, "p0_tx_st_ready_o"));
-            for i in 0..s {
-                ports.push(Port::new("output", 1, format!("p0_rx_st{i}_sop_o")));
-                ports.push(Port::new("output", 1, format!("p0_rx_st{i}_eop_o")));
-                ports.push(Port::new("output", 1, format!("p0_rx_st{i}_dvalid_o")));
-                ports.push(Port::new("output", 1, format!("p0_rx_st{i}_hvalid_o")));
-                ports.push(Port::new("output", seg, format!("p0_rx_st{i}_data_o")));
-                ports.push(Port::new("output", 3, format!("p0_rx_st{i}_empty_o")));
-                ports.push(Port::new("output", 128, format!("p0_rx_st{i}_hdr_o")));
-                ports.push(Port::new("input", 1, format!("p0_tx_st{i}_sop_i")));
-                ports.push(Port::new("input", 1, format!("p0_tx_st{i}_eop_i")));
-                ports.push(Port::new("input", 1, format!("p0_tx_st{i}_dvalid_i")));
-                ports.push(Port::new("input", 1, format!("p0_tx_st{i}_hvalid_i")));
-                ports.push(Port::new("input", seg, format!("p0_tx_st{i}_data_i")));
-                ports.push(Port::new("input", 128, format!("p0_tx_st{i}_hdr_i")));
-            }
-            for lane in 0..lanes {
-                ports.push(Port::new("input", 1, format!("rx_p_in{lane}")));
-                ports.push(Port::new("input", 1, format!("rx_n_in{lane}")));
-                ports.push(Port::new("output", 1, format!("tx_p_out{lane}")));
-                ports.push(Port::new("output", 1, format!("tx_n_out{lane}")));
-            }
-        }
-        HardIpKind::Pcie4 | HardIpKind::Pcie4c => {
-            // Port names as in PG213 "Port Descriptions"; user-bus widths for
-            // the 512-bit interface, else the 64/128/256-bit one.
-            let (rq, rc, cq, cc) = if d == 512 {
-                (137, 161, 183, 81)
-            } else {
-                (62, 75, 88, 33)
-            };
-            let keep = d / 32;
-            ports.push(Port::new("input", 1, "sys_clk"));
-            ports.push(Port::new("input", 1, "sys_clk_gt"));
-            ports.push(Port::new("input", 1, "sys_reset"));
-            ports.push(Port::new("output", 1, "user_clk"));
-            ports.push(Port::new("output", 1, "user_reset"));
-            ports.push(Port::new("output", 1, "user_lnk_up"));
-            ports.push(Port::new("input", lanes, "pci_exp_rxp"));
-            ports.push(Port::new("input", lanes, "pci_exp_rxn"));
-            ports.push(Port::new("output", lanes, "pci_exp_txp"));
-            ports.push(Port::new("output", lanes, "pci_exp_txn"));
-            for (bus, user, from_ip) in [
-                ("m_axis_cq", cq, true),
-                ("s_axis_cc", cc, false),
-                ("s_axis_rq", rq, false),
-                ("m_axis_rc", rc, true),
-            ] {
-                let (out, inp) = if from_ip {
-                    ("output", "input")
-                } else {
-                    ("input", "output")
-                };
-                ports.push(Port::new(out, d, format!("{bus}_tdata")));
-                ports.push(Port::new(out, keep, format!("{bus}_tkeep")));
-                ports.push(Port::new(out, 1, format!("{bus}_tlast")));
-                ports.push(Port::new(out, user, format!("{bus}_tuser")));
-                ports.push(Port::new(out, 1, format!("{bus}_tvalid")));
-                let ready_bits = if from_ip { 1 } else { 4 };
-                ports.push(Port::new(inp, ready_bits, format!("{bus}_tready")));
-            }
-        }
+    // Port names as in PG213 "Port Descriptions"; user-bus widths for
+    // the 512-bit interface, else the 64/128/256-bit one.
+    let (rq, rc, cq, cc) = if d == 512 {
+        (137, 161, 183, 81)
+    } else {
+        (62, 75, 88, 33)
+    };
+    let keep = d / 32;
+    ports.push(Port::new("input", 1, "sys_clk"));
+    ports.push(Port::new("input", 1, "sys_clk_gt"));
+    ports.push(Port::new("input", 1, "sys_reset"));
+    ports.push(Port::new("output", 1, "user_clk"));
+    ports.push(Port::new("output", 1, "user_reset"));
+    ports.push(Port::new("output", 1, "user_lnk_up"));
+    ports.push(Port::new("input", lanes, "pci_exp_rxp"));
+    ports.push(Port::new("input", lanes, "pci_exp_rxn"));
+    ports.push(Port::new("output", lanes, "pci_exp_txp"));
+    ports.push(Port::new("output", lanes, "pci_exp_txn"));
+    for (bus, user, from_ip) in [
+        ("m_axis_cq", cq, true),
+        ("s_axis_cc", cc, false),
+        ("s_axis_rq", rq, false),
+        ("m_axis_rc", rc, true),
+    ] {
+        let (out, inp) = if from_ip {
+            ("output", "input")
+        } else {
+            ("input", "output")
+        };
+        ports.push(Port::new(out, d, format!("{bus}_tdata")));
+        ports.push(Port::new(out, keep, format!("{bus}_tkeep")));
+        ports.push(Port::new(out, 1, format!("{bus}_tlast")));
+        ports.push(Port::new(out, user, format!("{bus}_tuser")));
+        ports.push(Port::new(out, 1, format!("{bus}_tvalid")));
+        let ready_bits = if from_ip { 1 } else { 4 };
+        ports.push(Port::new(inp, ready_bits, format!("{bus}_tready")));
     }
     ports
 }
@@ -264,7 +267,7 @@ fn xilinx_primitive_stubs() -> String {
 }
 
 /// The ports of `weft_switch_top` as this wrapper expects them.
-fn switch_ports() -> Vec<Port> {
+pub(crate) fn switch_ports() -> Vec<Port> {
     let w = DATAPATH_BITS;
     let mut ports = vec![
         Port::new("input", 1, "clock"),
@@ -307,9 +310,10 @@ pub fn planned_switch_top() -> String {
     v
 }
 
-/// The dual-clock FIFO and reset synchronizer the wrapper uses.
-pub fn support_modules() -> &'static str {
-    include_str!("cdc.v")
+/// The adapter modules the wrapper uses: the dual-clock FIFO and reset
+/// synchronizer, and the Avalon-ST shims of the Intel tiles.
+pub fn support_modules() -> String {
+    format!("{}\n{}", include_str!("cdc.v"), include_str!("avst.v"))
 }
 
 /// Reverses the order of the 32-bit DWs of a `bits`-wide signal.
@@ -330,27 +334,8 @@ fn fitted(expr: &str, from: u32, to: u32) -> String {
     }
 }
 
-/// The wrapper's Verilog for `board`.
-pub fn wrapper(board: &Board) -> String {
-    let w = DATAPATH_BITS;
-    let mut v = String::new();
-    let _ = writeln!(
-        v,
-        "// weft_board_top for {} ({}), generated by weft-boards from boards/data/{}.toml.\n\
-         // Do not edit: change the board file and run `cargo xtask board {} generate`.\n//\n\
-         // Switch ports:",
-        board.board.title, board.board.device, board.board.name, board.board.name
-    );
-    for (p, ip) in board.hard_ips.iter().enumerate() {
-        let _ = writeln!(
-            v,
-            "//   port {p}: {} = {:?} {} x{} Gen{} ({:?}) on {}",
-            ip.name, ip.kind, ip.tile, ip.lanes, ip.gen, ip.role, ip.connector
-        );
-    }
-    let _ = writeln!(v, "`default_nettype none\n");
-
-    // Port list.
+/// The ports of `weft_board_top`: the board's clocks, resets, lanes, LEDs and UART.
+pub(crate) fn top_ports(board: &Board) -> Vec<Port> {
     let mut ports: Vec<Port> = Vec::new();
     let xilinx = board.board.vendor == Vendor::Xilinx;
     for clock in &board.clocks {
@@ -378,6 +363,40 @@ pub fn wrapper(board: &Board) -> String {
         ports.push(Port::new("output", 1, "uart_tx"));
         ports.push(Port::new("input", 1, "uart_rx"));
     }
+    ports
+}
+
+/// The clock weft's datapath runs on: `sys_clk`, else the board's first clock.
+pub(crate) fn weft_clock(board: &Board) -> Option<&Clock> {
+    board
+        .clocks
+        .iter()
+        .find(|c| c.name == "sys_clk")
+        .or(board.clocks.first())
+}
+
+/// The wrapper's Verilog for `board`.
+pub fn wrapper(board: &Board) -> String {
+    let w = DATAPATH_BITS;
+    let mut v = String::new();
+    let _ = writeln!(
+        v,
+        "// weft_board_top for {} ({}), generated by weft-boards from boards/data/{}.toml.\n\
+         // Do not edit: change the board file and run `cargo xtask board {} generate`.\n//\n\
+         // Switch ports:",
+        board.board.title, board.board.device, board.board.name, board.board.name
+    );
+    for (p, ip) in board.hard_ips.iter().enumerate() {
+        let _ = writeln!(
+            v,
+            "//   port {p}: {} = {:?} {} x{} Gen{} ({:?}) on {}",
+            ip.name, ip.kind, ip.tile, ip.lanes, ip.gen, ip.role, ip.connector
+        );
+    }
+    let _ = writeln!(v, "`default_nettype none\n");
+
+    let xilinx = board.board.vendor == Vendor::Xilinx;
+    let ports = top_ports(board);
     let _ = writeln!(v, "module {TOP} (");
     let list: Vec<String> = ports
         .iter()
@@ -386,11 +405,7 @@ pub fn wrapper(board: &Board) -> String {
     let _ = writeln!(v, "{}\n);\n", list.join(",\n"));
 
     // weft's clock and reset.
-    let sys = board
-        .clocks
-        .iter()
-        .find(|c| c.name == "sys_clk")
-        .or(board.clocks.first());
+    let sys = weft_clock(board);
     let user_reset = board.resets.iter().find(|r| {
         !board
             .hard_ips
@@ -449,6 +464,7 @@ pub fn wrapper(board: &Board) -> String {
     }
 
     // Each hard IP, its shim and its clock-domain crossings.
+    let hips = instances(board);
     let fifo_bits = 2 + EMPTY_BITS + 128 + w;
     for (p, ip) in board.hard_ips.iter().enumerate() {
         let n = &ip.name;
@@ -468,24 +484,28 @@ pub fn wrapper(board: &Board) -> String {
                 w - 1
             );
         }
-        v += &hip_instance(board, ip);
+        v += &hip_adapter(board, &hips, p);
         let _ = writeln!(
             v,
             "    // Hard IP clock -> weft clock.\n    \
              wire [{hi}:0] {n}_rx_word;\n    \
              weft_board_cdc_fifo #(.WIDTH({fifo_bits}), .ADDR(6), .HEADROOM({head})) {n}_rx_fifo (\n        \
              .wr_clk({n}_clk), .wr_rst({n}_rst), .wr_valid({n}_rx_valid), .wr_ready({n}_rx_ready),\n        \
+             .wr_last(1'b1),\n        \
              .wr_data({{{n}_rx_sop, {n}_rx_eop, {n}_rx_empty, {n}_rx_hdr, {n}_rx_payload}}),\n        \
              .rd_clk(weft_clk), .rd_rst(weft_rst), .rd_valid(port{p}_in_valid), .rd_ready(port{p}_in_ready),\n        \
              .rd_data({n}_rx_word));\n    \
-             // weft clock -> hard IP clock.\n    \
-             weft_board_cdc_fifo #(.WIDTH({fifo_bits}), .ADDR(6), .HEADROOM(0)) {n}_tx_fifo (\n        \
+             // weft clock -> hard IP clock, whole TLPs: the hard IP takes no gap\n    \
+             // inside a TLP while it is ready.\n    \
+             weft_board_cdc_fifo #(.WIDTH({fifo_bits}), .ADDR({tx_addr}), .HEADROOM(0), .PACKET(1)) {n}_tx_fifo (\n        \
              .wr_clk(weft_clk), .wr_rst(weft_rst), .wr_valid(port{p}_out_valid), .wr_ready(port{p}_out_ready),\n        \
+             .wr_last(port{p}_out_eop),\n        \
              .wr_data(port{p}_out_word),\n        \
              .rd_clk({n}_clk), .rd_rst({n}_rst), .rd_valid({n}_tx_valid), .rd_ready({n}_tx_ready),\n        \
              .rd_data({{{n}_tx_sop, {n}_tx_eop, {n}_tx_empty, {n}_tx_hdr, {n}_tx_payload}}));\n",
             hi = fifo_bits - 1,
             head = rx_headroom(ip.kind),
+            tx_addr = TX_FIFO_ADDR,
         );
     }
 
@@ -602,14 +622,20 @@ pub fn wrapper(board: &Board) -> String {
         "`ifdef {STUB_DEFINE}\n// Vendor IP stubs: the vendor tools use the real IP; these stand in for\n\
          // lint and simulation only, with the ports this wrapper connects.\n"
     );
-    for ip in &board.hard_ips {
+    for instance in instances(board) {
+        let ip = instance.ports[0].1;
+        let names: Vec<&str> = instance
+            .ports
+            .iter()
+            .map(|(_, ip)| ip.name.as_str())
+            .collect();
         v += &stub(
-            &hip_module(ip),
-            &hip_ports(ip),
+            &instance.module,
+            &hip_ports(&instance),
             &format!(
                 "Vendor IP: {:?} variant for port {} ({}).",
                 ip.kind,
-                ip.name,
+                names.join(", "),
                 catalog::capability(ip.kind).source
             ),
         );
@@ -621,23 +647,250 @@ pub fn wrapper(board: &Board) -> String {
     v
 }
 
-/// Beats the RX FIFO keeps free for the hard IP's ready latency: Avalon-ST
-/// sources keep sending for some cycles after `ready` falls.
-const fn rx_headroom(kind: HardIpKind) -> u32 {
-    match kind {
-        HardIpKind::PTile | HardIpKind::FTile | HardIpKind::RTile => 32,
-        HardIpKind::Pcie4 | HardIpKind::Pcie4c => 0,
-    }
+/// Address bits of the TX FIFO, which holds whole TLPs: 128 beats, room for
+/// a 4 KiB payload (64 beats of 512 bits) and the next TLP behind it.
+const TX_FIFO_ADDR: u32 = 7;
+
+/// Beats the RX FIFO keeps free for the hard IP's ready latency: a tile
+/// keeps sending for up to its RX ready latency after `ready` falls, one
+/// beat more counting the cycle `ready` itself falls in.
+fn rx_headroom(kind: HardIpKind) -> u32 {
+    tile::table(kind).map_or(0, |table| table.rx_ready_latency + 1)
 }
 
-/// The instance of one hard IP and its shim to the `<name>_rx_*`/`<name>_tx_*` wires.
-fn hip_instance(board: &Board, ip: &HardIp) -> String {
+/// The per-segment signals a tile shim drives toward the IP, whether or
+/// not the tile has a port for each.
+const TILE_TX_SHIM: &[(Sig, &str)] = &[
+    (Sig::TxValid, "avst_valid"),
+    (Sig::TxDvalid, "avst_dvalid"),
+    (Sig::TxHvalid, "avst_hvalid"),
+    (Sig::TxSop, "avst_sop"),
+    (Sig::TxEop, "avst_eop"),
+    (Sig::TxData, "avst_data"),
+    (Sig::TxHdr, "avst_hdr"),
+];
+
+/// The wires between a tile's ports and its shims, and the shims: the RX
+/// shim into `<name>_rx_*`, the TX shim from `<name>_tx_*`.
+fn tile_shims(ip: &HardIp, table: &tile::Table) -> String {
+    let n = &ip.name;
+    let mut v = String::new();
+    let wire = |sig: Sig| format!("{n}_hip_{}", sig.label());
+    let declare = |v: &mut String, sig: Sig| {
+        let bits = sig.total_bits(ip);
+        let range = if bits == 1 {
+            String::new()
+        } else {
+            format!("[{}:0] ", bits - 1)
+        };
+        let _ = writeln!(v, "    wire {range}{};", wire(sig));
+    };
+    let from_ip: Vec<Sig> = table
+        .ports
+        .iter()
+        .map(|(sig, _)| *sig)
+        .filter(|sig| sig.from_ip() && sig.scope() != tile::Scope::Lane && *sig != Sig::Coreclk)
+        .collect();
+    for sig in &from_ip {
+        declare(&mut v, *sig);
+    }
+    // Shim outputs the tile has no port for stay unconnected.
+    let _ = writeln!(v, "    /* verilator lint_off UNUSEDSIGNAL */");
+    for (sig, _) in TILE_TX_SHIM {
+        declare(&mut v, *sig);
+    }
+    let _ = writeln!(v, "    wire {n}_link_up = {};", wire(Sig::LinkUp));
+    let _ = writeln!(v, "    /* verilator lint_on UNUSEDSIGNAL */");
+    let rx_valid = if table.has(Sig::RxValid) {
+        wire(Sig::RxValid)
+    } else {
+        format!("{} | {}", wire(Sig::RxDvalid), wire(Sig::RxHvalid))
+    };
+    let params = format!(
+        ".SEGMENTS({}), .DATA_BITS({}), .W({DATAPATH_BITS})",
+        ip.segments, ip.data_bits
+    );
+    let _ = writeln!(
+        v,
+        "    weft_board_avst_rx #({params}) {n}_rx_shim (\n        \
+         .avst_valid({rx_valid}), .avst_sop({}), .avst_eop({}),\n        \
+         .avst_data({}), .avst_empty({}), .avst_hdr({}),\n        \
+         .valid({n}_rx_valid), .sop({n}_rx_sop), .eop({n}_rx_eop), .empty({n}_rx_empty),\n        \
+         .hdr({n}_rx_hdr), .payload({n}_rx_payload));",
+        wire(Sig::RxSop),
+        wire(Sig::RxEop),
+        wire(Sig::RxData),
+        wire(Sig::RxEmpty),
+        wire(Sig::RxHdr),
+    );
+    let outputs: Vec<String> = TILE_TX_SHIM
+        .iter()
+        .map(|(sig, port)| format!(".{port}({})", wire(*sig)))
+        .collect();
+    let _ = writeln!(
+        v,
+        "    weft_board_avst_tx #({params}, .READY_LATENCY({})) {n}_tx_shim (\n        \
+         .clk({n}_clk), .rst({n}_rst), .valid({n}_tx_valid), .ready({n}_tx_ready),\n        \
+         .sop({n}_tx_sop), .eop({n}_tx_eop), .empty({n}_tx_empty), .hdr({n}_tx_hdr),\n        \
+         .payload({n}_tx_payload), .avst_ready({}),\n        {});",
+        table.tx_ready_latency,
+        wire(Sig::TxReady),
+        outputs.join(", "),
+    );
+    let _ = writeln!(
+        v,
+        "    weft_board_reset_sync {n}_rst_sync (.clk({n}_clk), .rst_in(!{}), .rst_out({n}_rst));",
+        wire(Sig::ResetStatusN)
+    );
+    v
+}
+
+/// The port connections of a tile's instance, by its table.
+fn tile_connections(instance: &Instance, table: &tile::Table, perst: &str) -> Vec<String> {
+    let first = instance.ports[0].1;
+    table
+        .expand(&instance.cores())
+        .iter()
+        .map(|port| {
+            let n = &instance.ports[port.core.unwrap_or(0)].1.name;
+            let to = match port.sig {
+                Sig::Refclk0 => first.refclk.clone(),
+                Sig::Refclk1 => first
+                    .refclk1
+                    .clone()
+                    .unwrap_or_else(|| first.refclk.clone()),
+                Sig::PinPerstN => perst.to_owned(),
+                Sig::NinitDone => "1'b0".to_owned(),
+                Sig::Coreclk => format!("{n}_clk"),
+                Sig::RxReady => format!("{n}_rx_ready"),
+                Sig::TxErr => format!("{}'d0", port.bits),
+                sig @ (Sig::LaneRxP | Sig::LaneRxN | Sig::LaneTxP | Sig::LaneTxN) => {
+                    port.slice_of(&format!("{n}_{}", sig.label()))
+                }
+                sig => port.slice_of(&format!("{n}_hip_{}", sig.label())),
+            };
+            format!(".{}({to})", port.name)
+        })
+        .collect()
+}
+
+/// The shims of switch port `port` to its `<name>_rx_*`/`<name>_tx_*`
+/// wires, and its hard IP instance where the port is the instance's first.
+/// The wires and shim of an UltraScale+ block, and its port connections.
+fn pcie4_shim(board: &Board, ip: &HardIp, perst: &str) -> (String, Vec<String>) {
     let n = &ip.name;
     let w = DATAPATH_BITS;
     let d = ip.data_bits;
-    let s = u32::from(ip.segments);
-    let lanes = u32::from(ip.lanes);
-    let perst = match &ip.perst {
+    let mut v = String::new();
+    let mut conns: Vec<String> = Vec::new();
+    // The endpoint's completer interface carries host requests in
+    // (CQ) and weft's completions out (CC); a root port's requester
+    // interface carries weft's requests out (RQ) and completions in (RC).
+    let (inbus, outbus, idle_in, idle_out) = if ip.role == Role::RootPort {
+        ("m_axis_rc", "s_axis_rq", "m_axis_cq", "s_axis_cc")
+    } else {
+        ("m_axis_cq", "s_axis_cc", "m_axis_rc", "s_axis_rq")
+    };
+    let ports = pcie4_ports(ip);
+    let width = |name: &str| {
+        ports
+            .iter()
+            .find(|p| p.name == name)
+            .map(|p| p.bits)
+            .unwrap_or(1)
+    };
+    let keep = d / 32;
+    let _ = writeln!(
+        v,
+        "    wire {n}_user_reset;\n    /* verilator lint_off UNUSEDSIGNAL */\n    wire {n}_lnk_up;\n    \
+         wire [{dm}:0] {n}_in_data;\n    wire [{km}:0] {n}_in_keep;\n    wire {n}_in_last;\n    \
+         wire [{um}:0] {n}_in_user;\n    wire {n}_in_valid;\n    wire [3:0] {n}_out_ready;\n    \
+         wire [{dm}:0] {n}_idle_data;\n    wire [{km}:0] {n}_idle_keep;\n    wire {n}_idle_last;\n    \
+         wire [{ium}:0] {n}_idle_user;\n    wire {n}_idle_valid;\n    wire [3:0] {n}_idle_ready;\n    \
+         /* verilator lint_on UNUSEDSIGNAL */\n    \
+         reg {n}_in_packet = 1'b0;\n    \
+         always @(posedge {n}_clk) begin\n        \
+         if ({n}_rst) {n}_in_packet <= 1'b0;\n        \
+         else if ({n}_in_valid && {n}_rx_ready) {n}_in_packet <= !{n}_in_last;\n    end\n    \
+         assign {n}_rx_valid = {n}_in_valid;\n    assign {n}_rx_sop = !{n}_in_packet;\n    \
+         assign {n}_rx_eop = {n}_in_last;\n    assign {n}_rx_empty = {e}'d0;\n    \
+         assign {n}_rx_hdr = {n}_in_data[127:0];\n    wire [{dm}:0] {n}_in_rev = {rev};\n    \
+         assign {n}_rx_payload = {pay};\n    \
+         assign {n}_tx_ready = {n}_out_ready[0];\n    \
+         /* verilator lint_off UNUSEDSIGNAL */\n    \
+         wire [{w1}:0] {n}_tx_unused = {{{n}_tx_sop, {n}_tx_empty, {n}_tx_hdr}};\n    \
+         /* verilator lint_on UNUSEDSIGNAL */",
+        dm = d - 1,
+        km = keep - 1,
+        um = width(&format!("{inbus}_tuser")) - 1,
+        ium = width(&format!("{idle_in}_tuser")) - 1,
+        e = EMPTY_BITS,
+        rev = dw_reversed(&format!("{n}_in_data"), d),
+        pay = fitted(&format!("{n}_in_rev"), d, w),
+        w1 = 1 + EMPTY_BITS + 128 - 1,
+    );
+    let c = board.clocks.iter().find(|c| c.name == ip.refclk);
+    let (sys, gt) = match c {
+        Some(c) if c.pin_n.is_some() => (format!("{}_bufg", c.name), format!("{}_gt", c.name)),
+        _ => (ip.refclk.clone(), ip.refclk.clone()),
+    };
+    conns.push(format!(".sys_clk({sys})"));
+    conns.push(format!(".sys_clk_gt({gt})"));
+    conns.push(format!(".sys_reset({perst})"));
+    conns.push(format!(".user_clk({n}_clk)"));
+    conns.push(format!(".user_reset({n}_user_reset)"));
+    conns.push(format!(".user_lnk_up({n}_lnk_up)"));
+    conns.push(format!(".pci_exp_rxp({n}_rx_p)"));
+    conns.push(format!(".pci_exp_rxn({n}_rx_n)"));
+    conns.push(format!(".pci_exp_txp({n}_tx_p)"));
+    conns.push(format!(".pci_exp_txn({n}_tx_n)"));
+    // The AXI4-Stream buses from the block: the live one and the idle one.
+    for (bus, prefix) in [(inbus, "in"), (idle_in, "idle")] {
+        for sig in ["data", "keep", "last", "user", "valid"] {
+            conns.push(format!(".{bus}_t{sig}({n}_{prefix}_{sig})"));
+        }
+    }
+    conns.push(format!(".{inbus}_tready({n}_rx_ready)"));
+    let tx_data = fitted(&format!("{n}_tx_payload"), w, d);
+    let _ = writeln!(v, "    wire [{}:0] {n}_tx_fit = {tx_data};", d - 1);
+    conns.push(format!(
+        ".{outbus}_tdata({})",
+        dw_reversed(&format!("{n}_tx_fit"), d)
+    ));
+    conns.push(format!(".{outbus}_tkeep({{{keep}{{1'b1}}}})"));
+    conns.push(format!(".{outbus}_tlast({n}_tx_eop)"));
+    conns.push(format!(
+        ".{outbus}_tuser({}'d0)",
+        width(&format!("{outbus}_tuser"))
+    ));
+    conns.push(format!(".{outbus}_tvalid({n}_tx_valid)"));
+    conns.push(format!(".{outbus}_tready({n}_out_ready)"));
+    conns.push(format!(".{idle_in}_tready(1'b1)"));
+    conns.push(format!(".{idle_out}_tdata({d}'d0)"));
+    conns.push(format!(".{idle_out}_tkeep({keep}'d0)"));
+    conns.push(format!(".{idle_out}_tlast(1'b0)"));
+    conns.push(format!(
+        ".{idle_out}_tuser({}'d0)",
+        width(&format!("{idle_out}_tuser"))
+    ));
+    conns.push(format!(".{idle_out}_tvalid(1'b0)"));
+    conns.push(format!(".{idle_out}_tready({n}_idle_ready)"));
+    let _ = writeln!(
+        v,
+        "    weft_board_reset_sync {n}_rst_sync (.clk({n}_clk), .rst_in({n}_user_reset), .rst_out({n}_rst));"
+    );
+    (v, conns)
+}
+
+fn hip_adapter(board: &Board, instances: &[Instance], port: usize) -> String {
+    let ip = &board.hard_ips[port];
+    let n = &ip.name;
+    let instance = instances
+        .iter()
+        .find(|i| i.ports.iter().any(|(p, _)| *p == port))
+        .expect("every port is in an instance");
+    let first = instance.ports[0].1;
+    let perst = match &first.perst {
         Some(r) => {
             let active_low = board
                 .resets
@@ -652,293 +905,19 @@ fn hip_instance(board: &Board, ip: &HardIp) -> String {
         }
         None => "1'b1".to_owned(),
     };
-    let mut v = String::new();
-    let mut conns: Vec<String> = Vec::new();
-    match ip.kind {
-        HardIpKind::PTile | HardIpKind::FTile | HardIpKind::RTile => {
-            let rtile = ip.kind == HardIpKind::RTile;
-            let seg = d / s;
-            let _ = writeln!(
-                v,
-                "    wire {n}_reset_status_n;\n    /* verilator lint_off UNUSEDSIGNAL */\n    wire {n}_link_up;"
-            );
-            if rtile {
-                for i in 0..s {
-                    let _ = writeln!(
-                        v,
-                        "    wire {n}_rx_sop{i};\n    wire {n}_rx_eop{i};\n    wire {n}_rx_dvalid{i};\n    \
-                         wire {n}_rx_hvalid{i};\n    wire [{}:0] {n}_rx_data{i};\n    wire [2:0] {n}_rx_empty{i};\n    \
-                         wire [127:0] {n}_rx_hdr{i};",
-                        seg - 1
-                    );
-                }
-            } else {
-                let _ = writeln!(
-                    v,
-                    "    wire [{sm}:0] {n}_rx_sop_seg;\n    wire [{sm}:0] {n}_rx_eop_seg;\n    wire [{sm}:0] {n}_rx_valid_seg;\n    \
-                     wire [{dm}:0] {n}_rx_data;\n    wire [{em}:0] {n}_rx_empty_seg;\n    wire [{hm}:0] {n}_rx_hdr_seg;",
-                    sm = s - 1,
-                    dm = d - 1,
-                    em = 3 * s - 1,
-                    hm = 128 * s - 1
-                );
+    let (mut v, conns) = match tile::table(ip.kind) {
+        Some(table) => {
+            let mut v = tile_shims(ip, table);
+            if instance.ports[0].0 != port {
+                // A later core of a shared tile runs on the tile's clock.
+                let _ = writeln!(v, "    assign {n}_clk = {}_clk;", first.name);
+                return v;
             }
-            let _ = writeln!(v, "    /* verilator lint_on UNUSEDSIGNAL */");
-            conns.push(format!(".refclk0({})", ip.refclk));
-            conns.push(format!(".refclk1({})", ip.refclk));
-            conns.push(format!(".pin_perst_n({perst})"));
-            conns.push(".ninit_done(1'b0)".to_owned());
-            conns.push(format!(".coreclkout_hip({n}_clk)"));
-            conns.push(format!(".p0_reset_status_n({n}_reset_status_n)"));
-            conns.push(format!(".p0_link_up_o({n}_link_up)"));
-            conns.push(format!(".p0_rx_st_ready_i({n}_rx_ready)"));
-            conns.push(format!(".p0_tx_st_ready_o({n}_tx_ready)"));
-            let seg_data = if rtile { seg } else { d };
-            let _ = writeln!(
-                v,
-                "    wire [{hi}:0] {n}_tx_payload_fit = {};\n    wire [{hi}:0] {n}_tx_data = {};\n    \
-                 /* verilator lint_off UNUSEDSIGNAL */\n    wire [{e}:0] {n}_tx_unused = {unused};\n    \
-                 /* verilator lint_on UNUSEDSIGNAL */",
-                fitted(&format!("{n}_tx_payload"), w, seg_data),
-                dw_reversed(&format!("{n}_tx_payload_fit"), seg_data),
-                hi = seg_data - 1,
-                // The last DWs of a beat wider than the bus are not carried
-                // by the thin shim.
-                e = EMPTY_BITS + w.saturating_sub(seg_data) - 1,
-                unused = if w > seg_data {
-                    format!("{{{n}_tx_empty, {n}_tx_payload[{}:0]}}", w - seg_data - 1)
-                } else {
-                    format!("{n}_tx_empty")
-                },
-            );
-            let rx_data = if rtile {
-                format!("{n}_rx_data0")
-            } else {
-                format!("{n}_rx_data")
-            };
-            let _ = writeln!(
-                v,
-                "    wire [{}:0] {n}_rx_rev = {};",
-                seg_data - 1,
-                dw_reversed(&rx_data, seg_data)
-            );
-            if rtile {
-                for i in 0..s {
-                    let first = i == 0;
-                    let z = |bits: u32, live: String| {
-                        if first {
-                            live
-                        } else {
-                            format!("{bits}'d0")
-                        }
-                    };
-                    conns.push(format!(".p0_rx_st{i}_sop_o({n}_rx_sop{i})"));
-                    conns.push(format!(".p0_rx_st{i}_eop_o({n}_rx_eop{i})"));
-                    conns.push(format!(".p0_rx_st{i}_dvalid_o({n}_rx_dvalid{i})"));
-                    conns.push(format!(".p0_rx_st{i}_hvalid_o({n}_rx_hvalid{i})"));
-                    conns.push(format!(".p0_rx_st{i}_data_o({n}_rx_data{i})"));
-                    conns.push(format!(".p0_rx_st{i}_empty_o({n}_rx_empty{i})"));
-                    conns.push(format!(".p0_rx_st{i}_hdr_o({n}_rx_hdr{i})"));
-                    conns.push(format!(
-                        ".p0_tx_st{i}_sop_i({})",
-                        z(1, format!("{n}_tx_valid & {n}_tx_sop"))
-                    ));
-                    conns.push(format!(
-                        ".p0_tx_st{i}_eop_i({})",
-                        z(1, format!("{n}_tx_valid & {n}_tx_eop"))
-                    ));
-                    conns.push(format!(
-                        ".p0_tx_st{i}_dvalid_i({})",
-                        z(1, format!("{n}_tx_valid"))
-                    ));
-                    conns.push(format!(
-                        ".p0_tx_st{i}_hvalid_i({})",
-                        z(1, format!("{n}_tx_valid & {n}_tx_sop"))
-                    ));
-                    conns.push(format!(
-                        ".p0_tx_st{i}_data_i({})",
-                        z(seg, format!("{n}_tx_data"))
-                    ));
-                    conns.push(format!(
-                        ".p0_tx_st{i}_hdr_i({})",
-                        z(128, format!("{n}_tx_hdr"))
-                    ));
-                }
-                let _ = writeln!(
-                    v,
-                    "    assign {n}_rx_valid = {n}_rx_dvalid0 | {n}_rx_hvalid0;\n    \
-                     assign {n}_rx_sop = {n}_rx_sop0;\n    assign {n}_rx_eop = {n}_rx_eop0;\n    \
-                     assign {n}_rx_empty = {{2'd0, {n}_rx_empty0}};\n    assign {n}_rx_hdr = {n}_rx_hdr0;\n    \
-                     assign {n}_rx_payload = {};",
-                    fitted(&format!("{n}_rx_rev"), seg, w)
-                );
-            } else {
-                let pad = |bits: u32, live: String| {
-                    if s == 1 {
-                        live
-                    } else {
-                        format!("{{{}'d0, {live}}}", bits * (s - 1))
-                    }
-                };
-                conns.push(format!(".p0_rx_st_sop_o({n}_rx_sop_seg)"));
-                conns.push(format!(".p0_rx_st_eop_o({n}_rx_eop_seg)"));
-                conns.push(format!(".p0_rx_st_valid_o({n}_rx_valid_seg)"));
-                conns.push(format!(".p0_rx_st_data_o({n}_rx_data)"));
-                conns.push(format!(".p0_rx_st_empty_o({n}_rx_empty_seg)"));
-                conns.push(format!(".p0_rx_st_hdr_o({n}_rx_hdr_seg)"));
-                conns.push(format!(
-                    ".p0_tx_st_sop_i({})",
-                    pad(1, format!("{n}_tx_valid & {n}_tx_sop"))
-                ));
-                conns.push(format!(
-                    ".p0_tx_st_eop_i({})",
-                    pad(1, format!("{n}_tx_valid & {n}_tx_eop"))
-                ));
-                conns.push(format!(
-                    ".p0_tx_st_valid_i({})",
-                    pad(1, format!("{n}_tx_valid"))
-                ));
-                conns.push(format!(".p0_tx_st_err_i({s}'d0)"));
-                conns.push(format!(".p0_tx_st_data_i({n}_tx_data)"));
-                conns.push(format!(
-                    ".p0_tx_st_hdr_i({})",
-                    pad(128, format!("{n}_tx_hdr"))
-                ));
-                let _ = writeln!(
-                    v,
-                    "    assign {n}_rx_valid = {n}_rx_valid_seg[0];\n    \
-                     assign {n}_rx_sop = {n}_rx_sop_seg[0];\n    assign {n}_rx_eop = {n}_rx_eop_seg[0];\n    \
-                     assign {n}_rx_empty = {{2'd0, {n}_rx_empty_seg[2:0]}};\n    \
-                     assign {n}_rx_hdr = {n}_rx_hdr_seg[127:0];\n    \
-                     assign {n}_rx_payload = {};",
-                    fitted(&format!("{n}_rx_rev"), d, w)
-                );
-            }
-            for lane in 0..lanes {
-                conns.push(format!(".rx_p_in{lane}({n}_rx_p[{lane}])"));
-                conns.push(format!(".rx_n_in{lane}({n}_rx_n[{lane}])"));
-                conns.push(format!(".tx_p_out{lane}({n}_tx_p[{lane}])"));
-                conns.push(format!(".tx_n_out{lane}({n}_tx_n[{lane}])"));
-            }
-            let _ = writeln!(
-                v,
-                "    weft_board_reset_sync {n}_rst_sync (.clk({n}_clk), .rst_in(!{n}_reset_status_n), .rst_out({n}_rst));"
-            );
+            (v, tile_connections(instance, table, &perst))
         }
-        HardIpKind::Pcie4 | HardIpKind::Pcie4c => {
-            // The endpoint's completer interface carries host requests in
-            // (CQ) and weft's completions out (CC); a root port's requester
-            // interface carries weft's requests out (RQ) and completions in (RC).
-            let (inbus, outbus, idle_in, idle_out) = if ip.role == Role::RootPort {
-                ("m_axis_rc", "s_axis_rq", "m_axis_cq", "s_axis_cc")
-            } else {
-                ("m_axis_cq", "s_axis_cc", "m_axis_rc", "s_axis_rq")
-            };
-            let ports = hip_ports(ip);
-            let width = |name: &str| {
-                ports
-                    .iter()
-                    .find(|p| p.name == name)
-                    .map(|p| p.bits)
-                    .unwrap_or(1)
-            };
-            let keep = d / 32;
-            let _ = writeln!(
-                v,
-                "    wire {n}_user_reset;\n    /* verilator lint_off UNUSEDSIGNAL */\n    wire {n}_lnk_up;\n    \
-                 wire [{dm}:0] {n}_in_data;\n    wire [{km}:0] {n}_in_keep;\n    wire {n}_in_last;\n    \
-                 wire [{um}:0] {n}_in_user;\n    wire {n}_in_valid;\n    wire [3:0] {n}_out_ready;\n    \
-                 wire [{dm}:0] {n}_idle_data;\n    wire [{km}:0] {n}_idle_keep;\n    wire {n}_idle_last;\n    \
-                 wire [{ium}:0] {n}_idle_user;\n    wire {n}_idle_valid;\n    wire [3:0] {n}_idle_ready;\n    \
-                 /* verilator lint_on UNUSEDSIGNAL */\n    \
-                 reg {n}_in_packet = 1'b0;\n    \
-                 always @(posedge {n}_clk) begin\n        \
-                 if ({n}_rst) {n}_in_packet <= 1'b0;\n        \
-                 else if ({n}_in_valid && {n}_rx_ready) {n}_in_packet <= !{n}_in_last;\n    end\n    \
-                 assign {n}_rx_valid = {n}_in_valid;\n    assign {n}_rx_sop = !{n}_in_packet;\n    \
-                 assign {n}_rx_eop = {n}_in_last;\n    assign {n}_rx_empty = {e}'d0;\n    \
-                 assign {n}_rx_hdr = {n}_in_data[127:0];\n    wire [{dm}:0] {n}_in_rev = {rev};\n    \
-                 assign {n}_rx_payload = {pay};\n    \
-                 assign {n}_tx_ready = {n}_out_ready[0];\n    \
-                 /* verilator lint_off UNUSEDSIGNAL */\n    \
-                 wire [{w1}:0] {n}_tx_unused = {{{n}_tx_sop, {n}_tx_empty, {n}_tx_hdr}};\n    \
-                 /* verilator lint_on UNUSEDSIGNAL */",
-                dm = d - 1,
-                km = keep - 1,
-                um = width(&format!("{inbus}_tuser")) - 1,
-                ium = width(&format!("{idle_in}_tuser")) - 1,
-                e = EMPTY_BITS,
-                rev = dw_reversed(&format!("{n}_in_data"), d),
-                pay = fitted(&format!("{n}_in_rev"), d, w),
-                w1 = 1 + EMPTY_BITS + 128 - 1,
-            );
-            let c = board.clocks.iter().find(|c| c.name == ip.refclk);
-            let (sys, gt) = match c {
-                Some(c) if c.pin_n.is_some() => {
-                    (format!("{}_bufg", c.name), format!("{}_gt", c.name))
-                }
-                _ => (ip.refclk.clone(), ip.refclk.clone()),
-            };
-            conns.push(format!(".sys_clk({sys})"));
-            conns.push(format!(".sys_clk_gt({gt})"));
-            conns.push(format!(".sys_reset({perst})"));
-            conns.push(format!(".user_clk({n}_clk)"));
-            conns.push(format!(".user_reset({n}_user_reset)"));
-            conns.push(format!(".user_lnk_up({n}_lnk_up)"));
-            conns.push(format!(".pci_exp_rxp({n}_rx_p)"));
-            conns.push(format!(".pci_exp_rxn({n}_rx_n)"));
-            conns.push(format!(".pci_exp_txp({n}_tx_p)"));
-            conns.push(format!(".pci_exp_txn({n}_tx_n)"));
-            for (sig, wire) in [
-                ("tdata", "in_data"),
-                ("tkeep", "in_keep"),
-                ("tlast", "in_last"),
-                ("tuser", "in_user"),
-                ("tvalid", "in_valid"),
-            ] {
-                conns.push(format!(".{inbus}_{sig}({n}_{wire})"));
-            }
-            conns.push(format!(".{inbus}_tready({n}_rx_ready)"));
-            let tx_data = fitted(&format!("{n}_tx_payload"), w, d);
-            let _ = writeln!(v, "    wire [{}:0] {n}_tx_fit = {tx_data};", d - 1);
-            conns.push(format!(
-                ".{outbus}_tdata({})",
-                dw_reversed(&format!("{n}_tx_fit"), d)
-            ));
-            conns.push(format!(".{outbus}_tkeep({{{keep}{{1'b1}}}})"));
-            conns.push(format!(".{outbus}_tlast({n}_tx_eop)"));
-            conns.push(format!(
-                ".{outbus}_tuser({}'d0)",
-                width(&format!("{outbus}_tuser"))
-            ));
-            conns.push(format!(".{outbus}_tvalid({n}_tx_valid)"));
-            conns.push(format!(".{outbus}_tready({n}_out_ready)"));
-            for (sig, wire) in [
-                ("tdata", "idle_data"),
-                ("tkeep", "idle_keep"),
-                ("tlast", "idle_last"),
-                ("tuser", "idle_user"),
-                ("tvalid", "idle_valid"),
-            ] {
-                conns.push(format!(".{idle_in}_{sig}({n}_{wire})"));
-            }
-            conns.push(format!(".{idle_in}_tready(1'b1)"));
-            conns.push(format!(".{idle_out}_tdata({d}'d0)"));
-            conns.push(format!(".{idle_out}_tkeep({keep}'d0)"));
-            conns.push(format!(".{idle_out}_tlast(1'b0)"));
-            conns.push(format!(
-                ".{idle_out}_tuser({}'d0)",
-                width(&format!("{idle_out}_tuser"))
-            ));
-            conns.push(format!(".{idle_out}_tvalid(1'b0)"));
-            conns.push(format!(".{idle_out}_tready({n}_idle_ready)"));
-            let _ = writeln!(
-                v,
-                "    weft_board_reset_sync {n}_rst_sync (.clk({n}_clk), .rst_in({n}_user_reset), .rst_out({n}_rst));"
-            );
-        }
-    }
-    let _ = writeln!(v, "    {} {n}_hip (", hip_module(ip));
+        None => pcie4_shim(board, ip, &perst),
+    };
+    let _ = writeln!(v, "    {} {} (", instance.module, instance.name());
     let body: Vec<String> = conns.iter().map(|c| format!("        {c}")).collect();
     let _ = writeln!(v, "{}\n    );", body.join(",\n"));
     v

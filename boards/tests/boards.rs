@@ -256,6 +256,18 @@ fn an_undeclared_reference_clock_is_refused() {
 }
 
 #[test]
+fn an_undeclared_second_reference_clock_is_refused() {
+    let found = problems(&SOUND.replace(
+        "refclk = \"refclk\"",
+        "refclk = \"refclk\"\nrefclk1 = \"nope\"",
+    ));
+    assert!(found.contains(&Invalid::UnknownSignal {
+        field: "hard_ip[0] (host0).refclk1".to_owned(),
+        name: "nope".to_owned(),
+    }));
+}
+
+#[test]
 fn an_uncited_source_is_refused() {
     let found =
         problems(&SOUND.replace("source = \"doc\"\n\n[[led]]", "source = \"x\"\n\n[[led]]"));

@@ -25,10 +25,11 @@ fn scratch(name: &str) -> PathBuf {
 fn the_wrapper_instantiates_every_hard_ip_and_declares_its_stub() {
     for board in boards() {
         let v = verilog::wrapper(&board);
-        for ip in &board.hard_ips {
-            let module = verilog::hip_module(ip);
+        let instances = verilog::instances(&board);
+        for instance in &instances {
+            let module = &instance.module;
             assert!(
-                v.contains(&format!("    {module} {}_hip (", ip.name)),
+                v.contains(&format!("    {module} {} (", instance.name())),
                 "{}: no instance of {module}",
                 board.board.name
             );
@@ -37,6 +38,10 @@ fn the_wrapper_instantiates_every_hard_ip_and_declares_its_stub() {
                 "{}: no stub of {module}",
                 board.board.name
             );
+        }
+        let served: usize = instances.iter().map(|i| i.ports.len()).sum();
+        assert_eq!(served, board.hard_ips.len(), "{}", board.board.name);
+        for ip in &board.hard_ips {
             for lane_port in ["_rx_p", "_rx_n", "_tx_p", "_tx_n"] {
                 let range = if ip.lanes == 1 {
                     String::new()
@@ -106,6 +111,39 @@ fn vcu118_constraints_carry_the_cited_pins() {
 }
 
 #[test]
+fn stratix10_dx_constraints_carry_the_cited_pins() {
+    let board = load::by_name("stratix10-dx-devkit").expect("reference board loads");
+    let pins = constraints::quartus_pins(&board);
+    // corundum's DK_DEV_1SDX_P_A fpga.qsf: REFCLK_GXPL10A_CH0 at AT45, the edge
+    // connector's PERST# at BB39, clk_100m_fpga_3h at A31, CPU_RESETn at C41,
+    // the first green user LED at A37, and each cable tile's CH0 reference clock.
+    for line in [
+        "set_location_assignment PIN_AT45 -to refclk_10a",
+        "set_location_assignment PIN_AH10 -to refclk_11b",
+        "set_location_assignment PIN_V10 -to refclk_11c",
+        "set_location_assignment PIN_AJ45 -to refclk_10b",
+        "set_location_assignment PIN_BB39 -to pcie_perst_n",
+        "set_location_assignment PIN_A31 -to sys_clk",
+        "set_location_assignment PIN_C41 -to user_reset_n",
+        "set_location_assignment PIN_A37 -to led[0]",
+        "set_instance_assignment -name IO_STANDARD \"HCSL\" -to refclk_10a",
+        "set_location_assignment PIN_AP45 -to refclk_10a_1",
+    ] {
+        assert!(pins.contains(line), "missing: {line}");
+    }
+    // Each P-tile's two reference clock inputs reach their own pins.
+    let top = weft_boards::verilog::wrapper(&board);
+    for ip in &board.hard_ips {
+        let second = ip
+            .refclk1
+            .as_deref()
+            .expect("every P-tile has its second refclk");
+        assert!(top.contains(&format!(".refclk0({})", ip.refclk)));
+        assert!(top.contains(&format!(".refclk1({second})")));
+    }
+}
+
+#[test]
 fn the_project_scripts_name_the_device_and_each_ip_variant() {
     for board in boards() {
         let files = generate::files(&board, &[]);
@@ -115,8 +153,8 @@ fn the_project_scripts_name_the_device_and_each_ip_variant() {
             .expect("every board has a project script");
         assert!(project.text.contains(&board.board.device));
         assert!(project.text.contains("weft_switch_top.v"));
-        for ip in &board.hard_ips {
-            assert!(project.text.contains(&verilog::hip_module(ip)));
+        for instance in verilog::instances(&board) {
+            assert!(project.text.contains(&instance.module));
         }
         let build = files
             .iter()
@@ -142,4 +180,35 @@ fn the_generated_wrapper_lints_with_verilator() {
         }
         let _ = std::fs::remove_dir_all(&dir);
     }
+}
+
+#[test]
+fn a_bifurcated_tile_is_one_instance_with_a_core_per_port() {
+    // 683501: in 2x8 the x16 core's ports are p0_ and the x8 core's p1_,
+    // and the tile's 16 lanes are split between them.
+    let board = load::by_name("agilex7-i-series-devkit").expect("Agilex board loads");
+    let instances = verilog::instances(&board);
+    let cable = instances
+        .iter()
+        .find(|i| i.ports.len() == 2)
+        .expect("the 2x8 R-tile is one instance");
+    let names: Vec<&str> = cable.ports.iter().map(|(_, ip)| ip.name.as_str()).collect();
+    assert_eq!(names, ["down0", "down1"]);
+    let v = verilog::wrapper(&board);
+    for line in [
+        ".p0_rx_st0_data_o(down0_hip_rx_data[255:0])",
+        ".p1_rx_st1_data_o(down1_hip_rx_data[511:256])",
+        ".p1_tx_st_ready_o(down1_hip_tx_ready)",
+        ".rx_p_in7(down0_rx_p[7])",
+        ".rx_p_in8(down1_rx_p[0])",
+        ".rx_p_in15(down1_rx_p[7])",
+        "assign down1_clk = down0_clk;",
+    ] {
+        assert!(v.contains(line), "missing: {line}");
+    }
+    assert_eq!(
+        v.matches(".coreclkout_hip(").count(),
+        2,
+        "one clock per tile"
+    );
 }

@@ -9,7 +9,7 @@ use weft_regs::capacity;
 
 use crate::core::Core;
 use crate::isolation::ErrorCompletion;
-use crate::management::{Inject, ReferenceMailbox};
+use crate::management::{Inject, Mailbox};
 use crate::stream::TlpRegisterSlice;
 use crate::switching::SwitchCore;
 use crate::tables::{AddressRouteTable, BusRouteTable, FunctionOwnerTable, IdMap, WindowTable};
@@ -107,14 +107,15 @@ pub fn designs() -> Vec<Design> {
             emit("weft_error_completion", ErrorCompletion::default()),
             &["decoder"],
         ),
-        // One-entry register blocks: the CSR front's slot index means nothing to them.
+        // One-entry register blocks and one-register tables: the decoders'
+        // entry or word index means nothing to them; injection reads DW 0's fields only.
         waive_unused_outputs(
-            emit("weft_mailbox", ReferenceMailbox::default()),
-            &["front"],
+            emit("weft_mailbox", Mailbox::default()),
+            &["status_decoder", "data_decoder"],
         ),
         waive_unused_outputs(
             emit("weft_inject", Inject::default()),
-            &["decoder", "front"],
+            &["status_decoder", "data_decoder", "decoder"],
         ),
         emit("weft_core", Core::default()),
         // Eight ingress buffers of 256 x 512 bits: generic synthesis turns

@@ -19,116 +19,25 @@
 
 mod common;
 
+use common::endpoint::{
+    configure, model_outcome, new_stage, offer, offered, peer_window, port_config, rtl_csr,
+    rtl_outcome, Outcome, PeerWindow, PortConfig, Stage, PORT,
+};
 use common::on_big_stack;
-use common::tlp::{
-    common, header_bytes, header_dws, packet, program_window, reason_code, request, window_entry,
-    wire_header, Common,
-};
+use common::tlp::{header_bytes, program_window, reason_code};
 use proptest::prelude::*;
-use rust_hdl::prelude::*;
-use weft_hdl::csr::{self, CsrTarget};
 use weft_hdl::driver::CycleDriver;
-use weft_hdl::translate::{EndpointIngress, IngressDestination};
 use weft_model::{
-    AddressRoute, Destination, DropReason, FunctionOwner, HostIndex, Owner, Packet, Permissions,
-    PortIndex, PortRole, PortTables, RouteTables, Switch, Window,
+    AddressRoute, Destination, DropReason, FunctionOwner, HostIndex, Owner, Permissions, PortIndex,
+    PortRole, PortTables, RouteTables, Switch, Window,
 };
-use weft_pcie::tlp::{Body, Completion, CompletionStatus, Header, Tag, TrafficClass};
 use weft_pcie::Bdf;
-use weft_regs::aperture::MAX_HOSTS;
 use weft_regs::capacity;
-use weft_regs::csr::function_owner;
 
 /// Cases: each programs a whole window table over the bus, not cheap in debug builds.
 const CASES: u32 = 16;
 /// TLPs offered per case.
 const TLPS: usize = 64;
-const PORT: u32 = 0;
-type Stage = EndpointIngress<{ capacity::WINDOWS_PER_PORT }>;
-
-/// The endpoint port's registers.
-#[derive(Clone, Debug)]
-struct PortConfig {
-    enabled: bool,
-    owner: Option<Owner>,
-    buses: (u8, u8),
-    p2p_request_redirect: bool,
-    intx_swizzle: u8,
-    /// Function owner entries and whether each is valid.
-    functions: Vec<(bool, FunctionOwner)>,
-}
-
-/// A host among a few, so that owners and window tags meet.
-fn few_hosts() -> impl Strategy<Value = u16> {
-    prop_oneof![4 => 0u16..3, 1 => 0..MAX_HOSTS as u16]
-}
-
-fn function_owner() -> impl Strategy<Value = (bool, FunctionOwner)> {
-    (
-        prop::bool::weighted(0.8),
-        any::<u16>(),
-        few_hosts(),
-        any::<u16>(),
-        any::<bool>(),
-        0u8..32,
-    )
-        .prop_map(|(valid, function, host, proxy, redirect, swizzle)| {
-            (
-                valid,
-                FunctionOwner {
-                    function: Bdf(function),
-                    owner: Owner {
-                        host: HostIndex(host),
-                        proxy_id: Bdf(proxy),
-                    },
-                    p2p_request_redirect: redirect,
-                    intx_swizzle: swizzle,
-                },
-            )
-        })
-}
-
-fn port_config() -> impl Strategy<Value = PortConfig> {
-    (
-        prop::bool::weighted(0.9),
-        prop::option::weighted(
-            0.85,
-            (
-                prop_oneof![4 => few_hosts(), 1 => Just(MAX_HOSTS as u16 - 1)],
-                any::<u16>(),
-            ),
-        ),
-        any::<(u8, u8)>(),
-        prop::bool::weighted(0.25),
-        0u8..32,
-        prop::collection::vec(function_owner(), capacity::FUNCTION_OWNERS_PER_PORT),
-    )
-        .prop_map(
-            |(enabled, owner, (a, b), p2p_request_redirect, intx_swizzle, functions)| PortConfig {
-                enabled,
-                owner: owner.map(|(host, proxy)| Owner {
-                    host: HostIndex(host),
-                    proxy_id: Bdf(proxy),
-                }),
-                buses: (a.min(b), a.max(b)),
-                p2p_request_redirect,
-                intx_swizzle,
-                functions,
-            },
-        )
-}
-
-/// A requester bus inside the port's range most of the time, or any bus.
-fn requester_bus() -> impl Strategy<Value = (bool, u8)> {
-    (prop::bool::weighted(0.85), any::<u8>())
-}
-
-/// A peer window entry: valid, the window, and its owner tag.
-type PeerWindow = ((bool, Window), Option<u16>);
-
-fn peer_window() -> impl Strategy<Value = PeerWindow> {
-    (window_entry(), prop::option::weighted(0.4, few_hosts()))
-}
 
 fn model_switch(config: &PortConfig, windows: &[PeerWindow]) -> Switch {
     let mut switch = Switch::new(2);
@@ -185,140 +94,6 @@ fn model_switch(config: &PortConfig, windows: &[PeerWindow]) -> Switch {
     switch
 }
 
-/// What happened to a TLP.
-#[derive(Debug, PartialEq, Eq)]
-enum Outcome {
-    /// Forwarded with this header; also copied to the CPU.
-    Forward(Vec<u8>, bool),
-    /// To the CPU with this header.
-    Cpu(Vec<u8>),
-    /// A completion passed on with this header.
-    Completion(Vec<u8>),
-    /// Dropped for this reason.
-    Drop(u32),
-}
-
-fn model_outcome(switch: &Switch, bytes: &[u8]) -> Outcome {
-    let forwarding = switch
-        .clone()
-        .ingress(PortIndex(0), bytes)
-        .expect("the port exists");
-    if let Some(reason) = forwarding.dropped {
-        return Outcome::Drop(reason_code(reason));
-    }
-    let first = &forwarding.deliveries[0];
-    let header = wire_header(
-        &first
-            .packet
-            .to_bytes()
-            .expect("the model forwards legal TLPs"),
-    );
-    match first.to {
-        Destination::Cpu => Outcome::Cpu(header),
-        Destination::Port(port) => {
-            assert_eq!(port, PortIndex(1), "every route leads to port 1");
-            if first.packet.completion().is_some() {
-                return Outcome::Completion(header);
-            }
-            let copied = forwarding.deliveries[1..]
-                .iter()
-                .any(|d| d.to == Destination::Cpu && d.packet == first.packet);
-            Outcome::Forward(header, copied)
-        }
-    }
-}
-
-fn rtl_csr(stage: &mut Stage) -> &mut CsrTarget {
-    &mut stage.csr
-}
-
-fn configure(driver: &mut CycleDriver<Stage>, config: &PortConfig) {
-    for (entry, (valid, f)) in config.functions.iter().enumerate() {
-        let control = function_owner::VALID.encode((*valid).into())
-            | function_owner::CONTROL.fields[1].encode(f.p2p_request_redirect.into())
-            | function_owner::CONTROL.fields[2].encode(f.intx_swizzle.into());
-        let owner = u32::from(f.owner.host.0) | u32::from(f.owner.proxy_id.0) << 16;
-        for (register, value) in [
-            (function_owner::FUNCTION, u32::from(f.function.0)),
-            (function_owner::OWNER, owner),
-            (function_owner::CONTROL, control),
-        ] {
-            csr::write(driver, rtl_csr, register.address(PORT, entry as u32), value)
-                .expect("the stage settles");
-        }
-    }
-    let stage = driver.block();
-    stage.enabled.next = config.enabled;
-    stage.bound.next = config.owner.is_some();
-    let owner = config.owner.unwrap_or(Owner {
-        host: HostIndex(0),
-        proxy_id: Bdf(0),
-    });
-    stage.owner_host.next = u32::from(owner.host.0).to_bits();
-    stage.owner_proxy_id.next = u32::from(owner.proxy_id.0).to_bits();
-    stage.bus_first.next = u32::from(config.buses.0).to_bits();
-    stage.bus_last.next = u32::from(config.buses.1).to_bits();
-    stage.p2p_request_redirect.next = config.p2p_request_redirect;
-    stage.intx_swizzle.next = u32::from(config.intx_swizzle % 4).to_bits();
-}
-
-fn rtl_outcome(driver: &mut CycleDriver<Stage>, dws: [u32; 4]) -> Outcome {
-    let stage = driver.block();
-    stage.valid.next = true;
-    stage.dw0.next = dws[0].to_bits();
-    stage.dw1.next = dws[1].to_bits();
-    stage.dw2.next = dws[2].to_bits();
-    stage.dw3.next = dws[3].to_bits();
-    // The answer follows one clock edge later.
-    driver.tick().expect("the stage settles");
-    let stage = driver.block();
-    assert!(stage.answer_valid.val());
-    let out = [
-        &stage.header_dw0,
-        &stage.header_dw1,
-        &stage.header_dw2,
-        &stage.header_dw3,
-    ]
-    .map(|s| s.val().to_u32());
-    let destination = IngressDestination::from_code(stage.destination.val().to_u32())
-        .expect("a defined destination code");
-    match destination {
-        IngressDestination::Forward => Outcome::Forward(header_bytes(out), stage.copy_to_cpu.val()),
-        IngressDestination::Cpu => Outcome::Cpu(header_bytes(out)),
-        IngressDestination::Completion => Outcome::Completion(header_bytes(out)),
-        IngressDestination::Drop => Outcome::Drop(stage.drop_reason.val().to_u32()),
-    }
-}
-
-fn new_stage() -> CycleDriver<Stage> {
-    CycleDriver::new(Stage::new(PORT), |b| &mut b.clock).expect("the stage is well formed")
-}
-
-/// A completion an endpoint sends back to whoever read from it.
-fn completion(common: &Common) -> Packet {
-    let completion = Completion {
-        locked: false,
-        traffic_class: TrafficClass::from_bits(common.traffic_class),
-        attributes: common::tlp::attributes(common.attributes),
-        completer: Bdf(common.requester),
-        status: CompletionStatus::Successful,
-        byte_count_modified: false,
-        byte_count: 4,
-        requester: Bdf(common.requester.rotate_left(8)),
-        tag: Tag::new(common.tag).expect("drawn within 10 bits"),
-        lower_address: 0,
-        data_dw: Some(1),
-    };
-    let header = Header {
-        digest_present: false,
-        poisoned: false,
-        body: Body::Completion(completion),
-    };
-    let mut packet = Packet::new(header, vec![0xa5; 4]);
-    packet.digest = common.digest;
-    packet
-}
-
 proptest! {
     #![proptest_config(ProptestConfig { cases: CASES, ..ProptestConfig::default() })]
 
@@ -326,10 +101,7 @@ proptest! {
     fn endpoint_ingress_translates_as_the_model(
         config in port_config(),
         windows in prop::collection::vec(peer_window(), capacity::WINDOWS_PER_PORT),
-        requests in prop::collection::vec(
-            (request(), common(), requester_bus(), prop::bool::weighted(0.1), prop::option::weighted(0.4, any::<usize>())),
-            TLPS,
-        ),
+        requests in prop::collection::vec(offer(), TLPS),
     ) {
         on_big_stack(move || -> Result<(), TestCaseError> {
             let mut driver = new_stage();
@@ -342,33 +114,13 @@ proptest! {
             let model = model_switch(&config, &windows);
             let mut compared = 0;
             let ranges: Vec<(bool, Window)> = windows.iter().map(|(w, _)| *w).collect();
-            for (request, common, (inside, bus), is_completion, function) in &requests {
-                let (first, last) = config.buses;
-                let bus = if *inside {
-                    first + (bus % (last - first).saturating_add(1).max(1))
-                } else {
-                    *bus
-                };
-                let requester = match function {
-                    Some(f) => config.functions[f % config.functions.len()].1.function.0,
-                    None => u16::from(bus) << 8 | (common.requester & 0xff),
-                };
-                let common = Common {
-                    requester,
-                    ..common.clone()
-                };
-                let packet = if *is_completion {
-                    Some(completion(&common))
-                } else {
-                    packet(request, &common, &ranges)
-                };
-                let Some(packet) = packet else {
+            for offer in &requests {
+                let Some((bytes, dws)) = offered(&config, &ranges, offer) else {
                     continue;
                 };
-                let bytes = packet.to_bytes().expect("checked when built");
                 let expected = model_outcome(&model, &bytes);
-                let rtl = rtl_outcome(&mut driver, header_dws(&bytes, common.beyond_header));
-                prop_assert_eq!(rtl, expected, "{:?} {:?} {:?} as {:02x?}", config, request, common, &bytes[..16.min(bytes.len())]);
+                let rtl = rtl_outcome(&mut driver, dws);
+                prop_assert_eq!(rtl, expected, "{:?} {:?} as {:02x?}", config, offer, &bytes[..16.min(bytes.len())]);
                 compared += 1;
             }
             prop_assert!(compared >= TLPS / 2, "only {} of {} TLPs were legal", compared, TLPS);

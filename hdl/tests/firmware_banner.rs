@@ -6,7 +6,7 @@
 //! lock-step: every retirement is compared, the stores to the UART's
 //! `TX_DATA` among them, until the firmware waits in `wfi`. Then both
 //! models' registers and data RAM must be equal, and each model's UART must
-//! hold the banner, byte for byte.
+//! hold the banner, once, and the boot progress after it up to `ready`.
 
 use std::path::PathBuf;
 
@@ -15,7 +15,9 @@ use weft_iss::soc::Soc;
 use weft_iss::{elf, Hart, HarvardBus};
 
 /// Core cycles to run at most: start-up, the banner, and on into `wfi`.
-const CYCLES: u64 = 20_000;
+/// The network stack's start-up (zeroing its buffers, then smoltcp's
+/// interface) takes about 19 400 retirements and 21 100 core cycles.
+const CYCLES: u64 = 60_000;
 
 /// The ELF built by `cargo xtask firmware`, or `$WEFT_FIRMWARE`.
 fn firmware_path() -> PathBuf {
@@ -73,7 +75,17 @@ fn the_rtl_core_and_the_iss_print_the_same_banner() {
     );
     // The firmware is built from this workspace, so its version is ours.
     let expected = format!("weft firmware {}\r\n", env!("CARGO_PKG_VERSION"));
-    assert_eq!(String::from_utf8_lossy(&rtl), expected, "the banner, once");
+    let printed = String::from_utf8_lossy(&rtl);
+    assert!(
+        printed.starts_with(&expected),
+        "the banner first: {printed:?}"
+    );
+    assert_eq!(
+        printed.matches("weft firmware").count(),
+        1,
+        "once: {printed:?}"
+    );
+    assert!(printed.ends_with("ready\r\n"), "boot finished: {printed:?}");
     eprintln!(
         "firmware: banner after {} agreeing retirements, {} core cycles",
         l.compared(),

@@ -1,28 +1,30 @@
-//! The RTL mailbox and TLP injection agree with weft-model's CPU deliveries and `Switch::inject`.
+//! The RTL mailbox and TLP injection agree with weft-model's `CsrWindow`
+//! (the register map's reference) over a model switch.
 //!
 //! Mailbox: random TLPs from a host port and an endpoint port go through
-//! a model switch; every TLP the model delivers to the CPU is pushed into
-//! the RTL mailbox in order (held back while it is not ready, as ingress
-//! does), while the CPU pops at random over the CSR bus. The CPU must read
-//! exactly the model's CPU deliveries, in order: source port, header,
-//! first payload DW, and whether more payload was cut off.
+//! a model switch; every TLP the model delivers to the CPU goes, whole,
+//! into both the RTL mailbox (one DW per cycle, as ingress pushes it) and
+//! the model's `CsrWindow::queue_for_cpu`, between random CPU accesses:
+//! STATUS reads, `mailbox_data` reads (past the TLP's end too), POP and
+//! LOST clears. Every read must answer as the model does, so the queue's
+//! contents, order, LOST on a full queue or an over-long TLP all agree.
 //!
-//! Injection: the CPU writes random TLPs (legal ones with at most one
-//! payload DW, and DW0s of no TLP type) with random ports over the CSR
-//! bus; the RTL sends exactly what the model's `inject` sends, out of the
-//! same port, and refuses exactly what it refuses.
+//! Injection: the CPU writes random TLPs to `inject_data` (legal ones,
+//! DW0s of no TLP type, DWORDS off by one or past `inject::TLP_DWORDS`)
+//! and sends them to random ports, clearing STATUS at random; the RTL
+//! sends exactly what the model's injector sends, out of the same port,
+//! and its STATUS reads as the model's.
 
 mod common;
 
-use std::collections::VecDeque;
-
 use common::on_big_stack;
-use common::tlp::{common, header_dws, packet, request, window_entry};
+use common::tlp::{common, packet, request, window_entry};
 use proptest::prelude::*;
 use rust_hdl::prelude::*;
 use weft_hdl::csr::{self, CsrTarget};
 use weft_hdl::driver::CycleDriver;
 use weft_hdl::management::{Inject, Mailbox};
+use weft_model::csr_window::CsrWindow;
 use weft_model::{
     AddressRoute, Destination, HostIndex, Owner, Packet, PortIndex, PortRole, PortTables,
     RouteTables, Switch, Window,
@@ -30,26 +32,19 @@ use weft_model::{
 use weft_pcie::tlp::{Attributes, Body, Completion, CompletionStatus, Header, Tag, TrafficClass};
 use weft_pcie::Bdf;
 use weft_regs::capacity;
-use weft_regs::csr::{inject, mailbox};
+use weft_regs::csr::{inject, inject_data, mailbox, mailbox_data};
+use weft_regs::driver::CsrBus;
 
-type Box8 = Mailbox<{ capacity::MAILBOX_TLPS }>;
-
-/// One mailbox entry as the CPU reads it: port, truncated, data, header DWs.
-type Entry = (u32, bool, u32, [u32; 4]);
-
-/// What the mailbox must hold for a TLP delivered to the CPU from `port`.
-fn entry(port: PortIndex, packet: &Packet) -> Entry {
-    let bytes = packet.to_bytes().expect("the model delivers legal TLPs");
-    let data = packet
-        .payload
-        .get(..4)
-        .map_or(0, |b| u32::from_be_bytes(b.try_into().expect("4 bytes")));
-    (
-        u32::from(port.0),
-        packet.payload.len() > 4,
-        data,
-        header_dws(&bytes, 0),
-    )
+/// A TLP's bytes as wire-order DWs (a partial last DW padded with zeros).
+fn dwords(bytes: &[u8]) -> Vec<u32> {
+    bytes
+        .chunks(4)
+        .map(|chunk| {
+            let mut dw = [0; 4];
+            dw[..chunk.len()].copy_from_slice(chunk);
+            u32::from_be_bytes(dw)
+        })
+        .collect()
 }
 
 fn model_switch(windows: &[(bool, Window)]) -> Switch {
@@ -104,7 +99,7 @@ fn model_switch(windows: &[(bool, Window)]) -> Switch {
     switch
 }
 
-/// A completion from an endpoint to the CPU's bus 1 (or elsewhere) with 0 to 3 data DWs.
+/// A completion from an endpoint to the CPU's bus 1 (or elsewhere) with `data_dw` data DWs.
 fn completion(to_cpu: bool, data_dw: u16, tag: u16) -> Packet {
     let completion = Completion {
         locked: false,
@@ -113,7 +108,7 @@ fn completion(to_cpu: bool, data_dw: u16, tag: u16) -> Packet {
         completer: Bdf(0x0300),
         status: CompletionStatus::Successful,
         byte_count_modified: false,
-        byte_count: (data_dw * 4).max(4),
+        byte_count: (data_dw * 4).clamp(4, 4095),
         requester: Bdf(if to_cpu { 0x0100 } else { 0x0900 }),
         tag: Tag::new(tag).expect("10 bits"),
         lower_address: 0,
@@ -130,109 +125,163 @@ fn completion(to_cpu: bool, data_dw: u16, tag: u16) -> Packet {
     )
 }
 
-fn mailbox_csr(mailbox: &mut Box8) -> &mut CsrTarget {
+fn mailbox_csr(mailbox: &mut Mailbox) -> &mut CsrTarget {
     &mut mailbox.csr
 }
 
-fn read_mailbox(driver: &mut CycleDriver<Box8>, register: &weft_regs::Register) -> u32 {
-    csr::read(driver, mailbox_csr, register.address(0, 0))
-        .expect("the mailbox settles")
-        .expect("the mailbox answers its registers")
+fn new_mailbox() -> CycleDriver<Mailbox> {
+    CycleDriver::new(Mailbox::default(), |b| &mut b.clock).expect("well formed")
 }
 
-/// The CPU takes the head entry, if there is one.
-fn pop(driver: &mut CycleDriver<Box8>) -> Option<Entry> {
-    let status = read_mailbox(driver, &mailbox::STATUS);
-    if status & 1 == 0 {
-        return None;
+fn rtl_read<B: Block>(
+    driver: &mut CycleDriver<B>,
+    csr: fn(&mut B) -> &mut CsrTarget,
+    address: u32,
+) -> u32 {
+    csr::read(driver, csr, address)
+        .expect("the block settles")
+        .expect("the block answers its registers")
+}
+
+/// Pushes a whole TLP from `port`, one DW per cycle, as ingress does.
+fn push(driver: &mut CycleDriver<Mailbox>, port: PortIndex, bytes: &[u8]) {
+    let words = dwords(bytes);
+    for (n, dw) in words.iter().enumerate() {
+        let block = driver.block();
+        block.push.next = true;
+        block.push_first.next = n == 0;
+        block.push_last.next = n + 1 == words.len();
+        block.push_dw.next = dw.to_bits();
+        block.push_port.next = u32::from(port.0).to_bits();
+        driver.tick().expect("the mailbox settles");
     }
-    let source = read_mailbox(driver, &mailbox::SOURCE);
-    let data = read_mailbox(driver, &mailbox::DATA);
-    let header = mailbox::HEADER.map(|r| read_mailbox(driver, &r));
-    csr::write(driver, mailbox_csr, mailbox::POP.address(0, 0), 1).expect("settles");
-    Some((source & 0xff, source & 0x100 != 0, data, header))
-}
-
-/// Offers `entry` for one cycle; true if the mailbox took it.
-fn push(driver: &mut CycleDriver<Box8>, (port, truncated, data, header): &Entry) -> bool {
-    let mailbox = driver.block();
-    let taken = mailbox.ready.val();
-    mailbox.push.next = true;
-    mailbox.push_port.next = port.to_bits();
-    mailbox.push_truncated.next = *truncated;
-    mailbox.push_data.next = data.to_bits();
-    mailbox.push_dw0.next = header[0].to_bits();
-    mailbox.push_dw1.next = header[1].to_bits();
-    mailbox.push_dw2.next = header[2].to_bits();
-    mailbox.push_dw3.next = header[3].to_bits();
-    driver.tick().expect("the mailbox settles");
     driver.block().push.next = false;
     driver.settle().expect("the mailbox settles");
-    taken
 }
 
-fn new_mailbox() -> CycleDriver<Box8> {
-    CycleDriver::new(Box8::default(), |b| &mut b.clock).expect("well formed")
+/// One CPU access to the mailbox.
+#[derive(Clone, Debug)]
+enum MailboxAccess {
+    Status,
+    Data(u32),
+    Pop,
+    ClearLost,
+}
+
+fn mailbox_access() -> impl Strategy<Value = MailboxAccess> {
+    prop_oneof![
+        3 => Just(MailboxAccess::Status),
+        3 => (0..mailbox::TLP_DWORDS).prop_map(MailboxAccess::Data),
+        2 => Just(MailboxAccess::Pop),
+        1 => Just(MailboxAccess::ClearLost),
+    ]
 }
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
 
     #[test]
-    fn the_cpu_reads_the_models_cpu_deliveries_in_order(
+    fn the_cpu_reads_the_mailbox_as_the_models_csr_window(
         windows in prop::collection::vec(window_entry(), 2),
         offers in prop::collection::vec(
-            (0u8..3, request(), common(), (any::<bool>(), 0u16..4)),
-            64,
+            (0u8..3, request(), common(), (any::<bool>(), prop_oneof![0u16..4, 60u16..68])),
+            48,
         ),
-        pops in prop::collection::vec(prop::bool::weighted(0.3), 64),
+        accesses in prop::collection::vec(prop::collection::vec(mailbox_access(), 0..4), 48),
     ) {
         on_big_stack(move || -> Result<(), TestCaseError> {
-            let mut model = model_switch(&windows);
-            let mut expected: VecDeque<Entry> = VecDeque::new();
-            let mut pending: VecDeque<Entry> = VecDeque::new();
+            let mut switch = model_switch(&windows);
+            let mut model = CsrWindow::new(Switch::new(1));
             let mut driver = new_mailbox();
-            for ((source, request, common, (to_cpu, data_dw)), pop_now) in offers.iter().zip(&pops) {
+            for ((source, request, common, (to_cpu, data_dw)), accesses) in offers.iter().zip(&accesses) {
                 let (port, packet) = match source {
                     0 => (PortIndex(0), packet(request, common, &windows)),
                     1 => (PortIndex(1), packet(request, common, &windows)),
                     _ => (PortIndex(1), Some(completion(*to_cpu, *data_dw, common.tag))),
                 };
                 if let Some(packet) = packet {
-                    let out = model
+                    let out = switch
                         .ingress(port, &packet.to_bytes().expect("checked when built"))
                         .expect("tags are free");
                     for delivery in out.deliveries.iter().filter(|d| d.to == Destination::Cpu) {
-                        let mail = entry(delivery.from, &delivery.packet);
-                        expected.push_back(mail);
-                        pending.push_back(mail);
+                        let bytes = delivery.packet.to_bytes().expect("legal");
+                        model.queue_for_cpu(delivery.from, &bytes);
+                        push(&mut driver, delivery.from, &bytes);
                     }
                 }
-                if let Some(mail) = pending.front() {
-                    if push(&mut driver, mail) {
-                        pending.pop_front();
-                    }
-                }
-                if *pop_now {
-                    if let Some(read) = pop(&mut driver) {
-                        prop_assert_eq!(Some(read), expected.pop_front());
-                    }
+                for access in accesses {
+                    let address = match access {
+                        MailboxAccess::Status => mailbox::STATUS.address(0, 0),
+                        MailboxAccess::Data(n) => mailbox_data::DATA.address(0, *n),
+                        MailboxAccess::Pop => {
+                            let pop = mailbox::DONE.encode(1);
+                            model.write32(mailbox::POP.address(0, 0), pop);
+                            csr::write(&mut driver, mailbox_csr, mailbox::POP.address(0, 0), pop)
+                                .expect("settles");
+                            mailbox::STATUS.address(0, 0)
+                        }
+                        MailboxAccess::ClearLost => {
+                            let clear = mailbox::LOST.mask();
+                            model.write32(mailbox::STATUS.address(0, 0), clear);
+                            csr::write(&mut driver, mailbox_csr, mailbox::STATUS.address(0, 0), clear)
+                                .expect("settles");
+                            mailbox::STATUS.address(0, 0)
+                        }
+                    };
+                    prop_assert_eq!(
+                        rtl_read(&mut driver, mailbox_csr, address),
+                        model.read32(address),
+                        "{:?}", access
+                    );
                 }
             }
-            while !expected.is_empty() {
-                if let Some(mail) = pending.front() {
-                    if push(&mut driver, mail) {
-                        pending.pop_front();
-                    }
+            // Drain: every TLP the model still holds, DW by DW.
+            loop {
+                let status = model.read32(mailbox::STATUS.address(0, 0));
+                prop_assert_eq!(rtl_read(&mut driver, mailbox_csr, mailbox::STATUS.address(0, 0)), status);
+                if mailbox::PENDING.decode(status) == 0 {
+                    break;
                 }
-                let read = pop(&mut driver);
-                prop_assert!(read.is_some(), "the mailbox holds every TLP");
-                prop_assert_eq!(read, expected.pop_front());
+                for n in 0..=mailbox::DWORDS.decode(status).min(mailbox::TLP_DWORDS - 1) {
+                    let address = mailbox_data::DATA.address(0, n);
+                    prop_assert_eq!(rtl_read(&mut driver, mailbox_csr, address), model.read32(address));
+                }
+                model.write32(mailbox::POP.address(0, 0), 1);
+                csr::write(&mut driver, mailbox_csr, mailbox::POP.address(0, 0), 1).expect("settles");
             }
-            prop_assert_eq!(pop(&mut driver), None);
             Ok(())
         })?;
     }
+}
+
+#[test]
+fn a_full_mailbox_loses_tlps_and_says_so() {
+    let mut driver = new_mailbox();
+    let mut model = CsrWindow::new(Switch::new(1));
+    let tlp = completion(true, 1, 7).to_bytes().expect("legal");
+    for _ in 0..=capacity::MAILBOX_TLPS {
+        model.queue_for_cpu(PortIndex(2), &tlp);
+        push(&mut driver, PortIndex(2), &tlp);
+    }
+    let status = rtl_read(&mut driver, mailbox_csr, mailbox::STATUS.address(0, 0));
+    assert_eq!(
+        mailbox::LOST.decode(status),
+        1,
+        "the one past capacity is lost"
+    );
+    assert_eq!(mailbox::PENDING.decode(status), 1);
+    assert_eq!(mailbox::PORT.decode(status), 2);
+    assert_eq!(mailbox::DWORDS.decode(status), 4);
+    assert_eq!(status, model.read32(mailbox::STATUS.address(0, 0)));
+    for _ in 0..capacity::MAILBOX_TLPS {
+        csr::write(&mut driver, mailbox_csr, mailbox::POP.address(0, 0), 1).expect("settles");
+    }
+    let status = rtl_read(&mut driver, mailbox_csr, mailbox::STATUS.address(0, 0));
+    assert_eq!(
+        status,
+        mailbox::LOST.mask(),
+        "empty, LOST kept until cleared"
+    );
 }
 
 fn inject_csr(inject: &mut Inject) -> &mut CsrTarget {
@@ -240,154 +289,150 @@ fn inject_csr(inject: &mut Inject) -> &mut CsrTarget {
 }
 
 fn new_inject() -> CycleDriver<Inject> {
-    CycleDriver::new(Inject::default(), |b| &mut b.clock).expect("well formed")
+    let mut driver = CycleDriver::new(Inject::default(), |b| &mut b.clock).expect("well formed");
+    driver.block().ready.next = true;
+    driver
 }
 
-/// What the egress receives: port, header DWs, the payload DW if any.
-type Sent = (u32, [u32; 4], Option<u32>);
-
-/// The CPU writes a TLP and sends it out of `port`; `Some` with what the
-/// egress then receives, `None` if refused.
-fn send(driver: &mut CycleDriver<Inject>, header: [u32; 4], data: u32, port: u32) -> Option<Sent> {
-    for (register, value) in inject::HEADER.iter().zip(header) {
-        csr::write(driver, inject_csr, register.address(0, 0), value).expect("settles");
-    }
-    csr::write(driver, inject_csr, inject::DATA.address(0, 0), data).expect("settles");
-    csr::write(driver, inject_csr, inject::SEND.address(0, 0), port).expect("settles");
-    let status = csr::read(driver, inject_csr, inject::STATUS.address(0, 0))
-        .expect("settles")
-        .expect("answered");
-    let block = driver.block();
-    if status & 0b10 != 0 {
-        assert!(!block.valid.val(), "a refused TLP is not sent");
+/// The TLP leaving the RTL injector, if one leaves: its port and DWs.
+fn drain(driver: &mut CycleDriver<Inject>) -> Option<(u32, Vec<u32>)> {
+    driver.settle().expect("settles");
+    if !driver.block().valid.val() {
         return None;
     }
-    assert_eq!(status, 1, "BUSY until the egress takes it");
-    assert!(block.valid.val());
-    let dws = [&block.dw0, &block.dw1, &block.dw2, &block.dw3].map(|s| s.val().to_u32());
-    // Fmt[1]: the TLP has data (§2.2.1).
-    let data = (dws[0] & 1 << 30 != 0).then(|| block.data.val().to_u32());
-    let sent = (block.port.val().to_u32(), dws, data);
-    block.ready.next = true;
-    driver.tick().expect("settles");
-    driver.block().ready.next = false;
+    let port = driver.block().port.val().to_u32();
+    let mut words = Vec::new();
+    loop {
+        let block = driver.block();
+        assert!(block.valid.val(), "a TLP leaves without gaps");
+        assert_eq!(block.port.val().to_u32(), port);
+        words.push(block.dw.val().to_u32());
+        let last = block.last.val();
+        driver.tick().expect("settles");
+        if last {
+            break;
+        }
+        assert!(words.len() <= inject::TLP_DWORDS as usize, "a TLP ends");
+    }
     driver.settle().expect("settles");
-    assert!(!driver.block().valid.val(), "taken once");
-    Some(sent)
+    assert!(!driver.block().valid.val(), "sent once");
+    Some((port, words))
 }
 
 /// DW0s the Fmt/Type table leaves without a TLP type (Table 2-3).
 const NO_TYPE: [u32; 4] = [0x0300_0001, 0xa000_0001, 0x2200_0001, 0x4100_0001];
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
 
     #[test]
-    fn injection_sends_what_the_model_sends(
-        request in request(),
-        common in common(),
-        window in window_entry(),
-        no_type in prop::option::weighted(0.15, 0..NO_TYPE.len()),
-        port in 0u32..10,
+    fn injection_sends_what_the_models_csr_window_sends(
+        sends in prop::collection::vec(
+            (
+                request(),
+                common(),
+                window_entry(),
+                prop::option::weighted(0.15, 0..NO_TYPE.len()),
+                prop_oneof![6 => Just(0i32), 1 => Just(-1i32), 1 => Just(1i32), 1 => 64i32..200],
+                0u32..10,
+                any::<bool>(),
+            ),
+            1..6,
+        ),
     ) {
-        let tlp = match no_type {
-            Some(i) => Some((NO_TYPE[i], [0u8; 16].to_vec())),
-            None => packet(&request, &common, &[window])
-                .filter(|p| p.payload.len() <= 4 && p.digest.is_none())
-                .map(|p| (0, p.to_bytes().expect("checked when built"))),
-        };
-        let Some((dw0, mut bytes)) = tlp else {
-            return Ok(());
-        };
-        if dw0 != 0 {
-            bytes[..4].copy_from_slice(&dw0.to_be_bytes());
-        }
-        let mut model = Switch::new(capacity::PORTS);
-        let expected = model.inject(PortIndex(port as u8), &bytes).ok().map(|d| {
-            let wire = d.packet.to_bytes().expect("legal");
-            let dws = header_dws(&wire, 0);
-            let header_len = if dws[0] & 1 << 29 != 0 { 16 } else { 12 };
-            let data = wire.get(header_len..header_len + 4).map(|b| u32::from_be_bytes(b.try_into().expect("4 bytes")));
-            let Destination::Port(out) = d.to else { panic!("inject sends out of a port") };
-            (u32::from(out.0), dws, data)
-        });
-        let dws = header_dws(&bytes, 0);
-        let header_len = if dws[0] & 1 << 29 != 0 { 16 } else { 12 };
-        let data = bytes
-            .get(header_len..header_len + 4)
-            .map_or(0, |b| u32::from_be_bytes(b.try_into().expect("4 bytes")));
+        let mut model = CsrWindow::new(Switch::new(capacity::PORTS));
         let mut driver = new_inject();
-        prop_assert_eq!(send(&mut driver, dws, data, port), expected);
+        for (request, common, window, no_type, skew, port, clear) in &sends {
+            let bytes = match no_type {
+                Some(i) => {
+                    let mut bytes = vec![0u8; 16];
+                    bytes[..4].copy_from_slice(&NO_TYPE[*i].to_be_bytes());
+                    bytes
+                }
+                None => match packet(request, common, &[*window]) {
+                    Some(packet) => packet.to_bytes().expect("checked when built"),
+                    None => continue,
+                },
+            };
+            let words = dwords(&bytes);
+            let count = if *skew >= 64 { *skew } else { words.len() as i32 + skew };
+            let Ok(count) = u32::try_from(count) else { continue };
+            if count > 255 {
+                continue;
+            }
+            for (n, dw) in words.iter().take(inject::TLP_DWORDS as usize).enumerate() {
+                let address = inject_data::DATA.address(0, n as u32);
+                model.write32(address, *dw);
+                csr::write(&mut driver, inject_csr, address, *dw).expect("settles");
+            }
+            let send = inject::PORT.encode(*port) | inject::DWORDS.encode(count);
+            model.write32(inject::SEND.address(0, 0), send);
+            csr::write(&mut driver, inject_csr, inject::SEND.address(0, 0), send).expect("settles");
+            let expected = model.take_injected().into_iter().map(|d| {
+                let Destination::Port(out) = d.to else { panic!("inject sends out of a port") };
+                (u32::from(out.0), dwords(&d.packet.to_bytes().expect("legal")))
+            }).next();
+            prop_assert_eq!(drain(&mut driver), expected);
+            let status = inject::STATUS.address(0, 0);
+            prop_assert_eq!(rtl_read(&mut driver, inject_csr, status), model.read32(status));
+            if *clear {
+                let bits = inject::MALFORMED.mask() | inject::NO_SUCH_PORT.mask();
+                model.write32(status, bits);
+                csr::write(&mut driver, inject_csr, status, bits).expect("settles");
+                prop_assert_eq!(rtl_read(&mut driver, inject_csr, status), model.read32(status));
+            }
+        }
     }
 }
 
 #[test]
-fn a_full_mailbox_holds_tlps_back_and_keeps_their_order() {
-    let mut driver = new_mailbox();
-    let mail = |n: u32| {
-        (
-            n % 8,
-            n.is_multiple_of(2),
-            n,
-            [0x0400_0001, n, 0x0100_0000 | n, 0],
-        )
-    };
-    for n in 0..capacity::MAILBOX_TLPS as u32 {
-        assert!(push(&mut driver, &mail(n)), "entry {n} fits");
-    }
-    assert_eq!(
-        read_mailbox(&mut driver, &mailbox::STATUS),
-        (capacity::MAILBOX_TLPS as u32) << 8 | 1
-    );
-    assert!(
-        !push(&mut driver, &mail(99)),
-        "a full mailbox takes nothing"
-    );
-    assert_eq!(pop(&mut driver), Some(mail(0)));
-    assert!(push(&mut driver, &mail(8)));
-    for n in 1..=8 {
-        assert_eq!(pop(&mut driver), Some(mail(n)));
-    }
-    assert_eq!(pop(&mut driver), None);
-    assert_eq!(read_mailbox(&mut driver, &mailbox::STATUS), 0);
-}
-
-#[test]
-fn a_send_while_busy_or_to_no_port_is_refused() {
+fn a_send_while_a_tlp_leaves_is_ignored() {
     let mut driver = new_inject();
+    driver.block().ready.next = false;
     // Cpl, UR, from 10:00.0 to 00:00.0 (PCIe Base 6.0 §2.2.9.1).
-    let cpl = [0x0a00_0000, 0x1000_2004, 0x0000_0100, 0];
-    for (register, value) in inject::HEADER.iter().zip(cpl) {
-        csr::write(&mut driver, inject_csr, register.address(0, 0), value).expect("settles");
+    let cpl = [0x0a00_0000, 0x1000_2004, 0x0000_0100];
+    for (n, dw) in cpl.iter().enumerate() {
+        csr::write(
+            &mut driver,
+            inject_csr,
+            inject_data::DATA.address(0, n as u32),
+            *dw,
+        )
+        .expect("settles");
     }
     let status = |driver: &mut CycleDriver<Inject>| {
-        csr::read(driver, inject_csr, inject::STATUS.address(0, 0))
-            .expect("settles")
-            .expect("answered")
+        rtl_read(driver, inject_csr, inject::STATUS.address(0, 0))
     };
     let send_to = |driver: &mut CycleDriver<Inject>, port: u32| {
-        csr::write(driver, inject_csr, inject::SEND.address(0, 0), port).expect("settles")
+        let send = inject::PORT.encode(port) | inject::DWORDS.encode(3);
+        csr::write(driver, inject_csr, inject::SEND.address(0, 0), send).expect("settles")
     };
+    assert_eq!(status(&mut driver), inject::READY.mask());
     send_to(&mut driver, capacity::PORTS as u32);
-    assert_eq!(status(&mut driver), 0b10, "no such port");
+    assert_eq!(
+        status(&mut driver),
+        inject::READY.mask() | inject::NO_SUCH_PORT.mask()
+    );
     send_to(&mut driver, 3);
-    assert_eq!(status(&mut driver), 0b01);
-    // A header write while busy is ignored; so is a second SEND.
+    assert_eq!(
+        status(&mut driver),
+        inject::NO_SUCH_PORT.mask(),
+        "not READY while it leaves"
+    );
+    // A data write and a second SEND while it leaves are ignored.
     csr::write(
         &mut driver,
         inject_csr,
-        inject::HEADER[1].address(0, 0),
+        inject_data::DATA.address(0, 1),
         0xdead_beef,
     )
     .expect("settles");
     send_to(&mut driver, 4);
+    driver.block().ready.next = true;
+    assert_eq!(drain(&mut driver), Some((3, cpl.to_vec())));
+    assert_eq!(drain(&mut driver), None);
     assert_eq!(
         status(&mut driver),
-        0b11,
-        "busy, and the second send refused"
+        inject::READY.mask() | inject::NO_SUCH_PORT.mask()
     );
-    let block = driver.block();
-    assert!(block.valid.val());
-    assert_eq!(block.port.val().to_u32(), 3);
-    assert_eq!(block.dw1.val().to_u32(), 0x1000_2004);
 }

@@ -17,13 +17,16 @@
 //!   completions; a TLP costs one header credit of its class and one data
 //!   credit per 4 DW of payload, and may only be sent while the credits it
 //!   needs are available. Credits come back when the receiver frees its
-//!   buffer, one link latency later (the UpdateFC DLLP's trip).
+//!   buffer, one link latency later (the UpdateFC DLLP's trip). A switch
+//!   port advertises [`Credits::SWITCH_PORT`] (its ingress buffer), an
+//!   endpoint or root port [`Credits::ENDPOINT`] (infinite completions).
 
 use std::collections::VecDeque;
 
 use weft_model::Packet;
 use weft_pcie::link::{Link, DLLP_SKP_OVERHEAD};
 use weft_pcie::tlp::FlowControlClass;
+use weft_regs::capacity::INGRESS_TLP_SLOTS;
 
 /// Picoseconds, the simulator's unit of time.
 pub type Picoseconds = u64;
@@ -70,6 +73,45 @@ impl Credits {
             data: None,
         },
     };
+
+    /// What a weft switch port's receiver advertises: per class, as many
+    /// headers as the switching core's ingress buffer holds TLPs
+    /// (`weft_regs::capacity::INGRESS_TLP_SLOTS`) and data for as many
+    /// 256-byte payloads (the Max_Payload_Size the fabric runs at).
+    pub const SWITCH_PORT: Credits = {
+        let class = ClassCredits {
+            header: Some(INGRESS_TLP_SLOTS as u32),
+            data: Some((INGRESS_TLP_SLOTS * 256 / DATA_CREDIT_BYTES) as u32),
+        };
+        Credits {
+            posted: class,
+            non_posted: class,
+            completion: class,
+        }
+    };
+
+    /// What an endpoint or a root port advertises: the switch port's
+    /// request credits, and infinite completion credits, as §2.6.1 requires
+    /// of a Root Complex and Endpoints (they sink every completion of the
+    /// requests they issued).
+    pub const ENDPOINT: Credits = Credits {
+        completion: ClassCredits {
+            header: None,
+            data: None,
+        },
+        ..Credits::SWITCH_PORT
+    };
+
+    /// Whether a TLP costing `cost` can ever be sent against these credits
+    /// (a receiver must advertise room for the largest TLP, §2.6.1).
+    pub fn covers(&self, cost: CreditCost) -> bool {
+        let class = match cost.class {
+            FlowControlClass::Posted => self.posted,
+            FlowControlClass::NonPosted => self.non_posted,
+            FlowControlClass::Completion => self.completion,
+        };
+        class.header.is_none_or(|h| h >= 1) && class.data.is_none_or(|d| d >= cost.data)
+    }
 
     fn class_mut(&mut self, class: FlowControlClass) -> &mut ClassCredits {
         match class {
@@ -120,6 +162,7 @@ pub enum SendError {
 #[derive(Clone, Debug)]
 pub struct LinkDirection {
     config: LinkConfig,
+    advertised: Credits,
     available: Credits,
     wire_free_at: Picoseconds,
     credit_returns: VecDeque<(Picoseconds, CreditCost)>,
@@ -135,10 +178,44 @@ impl LinkDirection {
     pub fn new(config: LinkConfig, credits: Credits) -> Self {
         LinkDirection {
             config,
+            advertised: credits,
             available: credits,
             wire_free_at: 0,
             credit_returns: VecDeque::new(),
         }
+    }
+
+    /// The credits the receiver advertised.
+    pub fn advertised(&self) -> Credits {
+        self.advertised
+    }
+
+    /// The earliest time from `now` at which the credits returned by then
+    /// cover `packet`, counting returns already on their way; `None` if
+    /// they never do without more returns.
+    pub fn credited_at(&self, now: Picoseconds, packet: &Packet) -> Option<Picoseconds> {
+        let cost = CreditCost::of(packet);
+        let mut available = self.available;
+        let fits = |credits: &mut Credits| {
+            let class = credits.class_mut(cost.class);
+            class.header.is_none_or(|h| h >= 1) && class.data.is_none_or(|d| d >= cost.data)
+        };
+        if fits(&mut available) {
+            return Some(now);
+        }
+        for (at, returned) in &self.credit_returns {
+            let class = available.class_mut(returned.class);
+            if let Some(header) = class.header.as_mut() {
+                *header += 1;
+            }
+            if let Some(data) = class.data.as_mut() {
+                *data += returned.data;
+            }
+            if fits(&mut available) {
+                return Some(now.max(*at));
+            }
+        }
+        None
     }
 
     /// How long `packet` occupies the wire.
@@ -177,6 +254,26 @@ impl LinkDirection {
         Ok(self.wire_free_at + self.config.latency_ps)
     }
 
+    /// Puts `packet` on the wire as soon as the credits on their way allow
+    /// (from `now`), taking what credits there are: for a sender that
+    /// cannot wait, like the management CPU's synchronous configuration
+    /// path, which runs while nothing else moves. Returns the delivery time.
+    pub fn send_when_credited(&mut self, now: Picoseconds, packet: &Packet) -> Picoseconds {
+        let start = self.credited_at(now, packet).unwrap_or(now);
+        self.collect_credits(start);
+        let cost = CreditCost::of(packet);
+        let credits = self.available.class_mut(cost.class);
+        if let Some(header) = credits.header.as_mut() {
+            *header = header.saturating_sub(1);
+        }
+        if let Some(data) = credits.data.as_mut() {
+            *data = data.saturating_sub(cost.data);
+        }
+        let start = start.max(self.wire_free_at);
+        self.wire_free_at = start + self.serialization_ps(packet);
+        self.wire_free_at + self.config.latency_ps
+    }
+
     /// The receiver freed the buffer of a TLP that cost `cost` at `now`;
     /// the sender sees the credits one latency later (UpdateFC, §2.6.1.2).
     pub fn release(&mut self, now: Picoseconds, cost: CreditCost) {
@@ -191,12 +288,13 @@ impl LinkDirection {
             .is_some_and(|(at, _)| *at <= now)
         {
             let (_, cost) = self.credit_returns.pop_front().expect("checked just above");
+            let limit = *self.advertised.class_mut(cost.class);
             let credits = self.available.class_mut(cost.class);
-            if let Some(header) = credits.header.as_mut() {
-                *header += 1;
+            if let (Some(header), Some(most)) = (credits.header.as_mut(), limit.header) {
+                *header = (*header + 1).min(most);
             }
-            if let Some(data) = credits.data.as_mut() {
-                *data += cost.data;
+            if let (Some(data), Some(most)) = (credits.data.as_mut(), limit.data) {
+                *data = (*data + cost.data).min(most);
             }
         }
     }
@@ -305,5 +403,27 @@ mod tests {
         );
         assert!(!link.can_send(10_999, &write(256)));
         assert!(link.can_send(11_000, &write(256)));
+    }
+
+    #[test]
+    fn credited_at_counts_the_returns_on_their_way() {
+        let one_write = Credits {
+            posted: ClassCredits {
+                header: Some(1),
+                data: Some(16),
+            },
+            ..Credits::INFINITE
+        };
+        let mut link = LinkDirection::new(gen3_x16(1_000), one_write);
+        link.send(0, &write(256)).expect("credits for one");
+        assert_eq!(link.credited_at(0, &write(256)), None, "nothing on its way");
+        link.release(5_000, CreditCost::of(&write(256)));
+        // Back one latency after the receiver freed it.
+        assert_eq!(link.credited_at(0, &write(256)), Some(6_000));
+        // Returns never raise credits above what was advertised.
+        link.release(5_000, CreditCost::of(&write(256)));
+        assert!(link.can_send(7_000, &write(256)));
+        link.send(7_000, &write(256)).expect("the one credit");
+        assert!(!link.can_send(7_000, &write(256)));
     }
 }

@@ -2,11 +2,11 @@
 //! management port speaks `weft-proto` on a localhost UDP port, so that
 //! `weftctl` drives a simulated switch as it drives a real one.
 //!
-//! The server does what the firmware's management server does: every
-//! datagram goes through `weft_proto::receive_request` (MAC, replay
-//! counter, target switch, version), a repeat is answered from the
-//! [`ReplyCache`] without running again, and a new request is answered by
-//! the fabric manager through `weft_fabric::management::handle`. After a
+//! The server does what the firmware's management server does, through the
+//! same `weft_proto::Responder`: every datagram is checked (MAC, replay
+//! counter, target switch, version), a repeat is answered from the reply
+//! cache without running again, and a new request is answered by the
+//! fabric manager through `weft_fabric::management::handle`. After a
 //! bind or unbind, simulated time moves on until the hot-plug interrupt
 //! has reached the host, and the host's hot-plug driver handles it, so
 //! the host sees the device come or go before the next request.
@@ -21,11 +21,13 @@ use std::time::Duration;
 use weft_fabric::management::{handle, BoardInfo, Hardware, PortLink, PortLinks};
 use weft_pcie::link::{LinkSpeed as PcieSpeed, LinkWidth};
 use weft_proto::{
-    encode_response, receive_request, Incoming, Key, LinkSpeed, LinkState, LinkStatus, ReplyCache,
-    Request, Response, SwitchId, Verifier, MANAGEMENT_UDP_PORT, MAX_DATAGRAM,
+    Key, LinkSpeed, LinkState, LinkStatus, Request, Responder, Response, SwitchId, Verifier,
+    MANAGEMENT_UDP_PORT, MAX_DATAGRAM,
 };
 
-use crate::reference::{self, ReferenceError, HOST_PORTS, PORTS};
+use crate::scenario::engine::{let_interrupts_arrive, Engine, RunError};
+use crate::scenario::validate::Action;
+use crate::scenario::Scenario;
 use crate::wiring::Place;
 use crate::world::World;
 
@@ -69,7 +71,7 @@ pub enum ServeError {
     /// The socket failed while serving.
     Socket(io::Error),
     /// The reference fabric could not be brought up.
-    Board(ReferenceError),
+    Board(RunError),
 }
 
 impl fmt::Display for ServeError {
@@ -170,15 +172,33 @@ impl PortLinks for WiredLinks {
 pub struct Server {
     socket: UdpSocket,
     world: World,
-    verifier: Verifier,
-    cache: ReplyCache<REPLY_CACHE_ENTRIES>,
+    responder: Responder<REPLY_CACHE_ENTRIES>,
     board: BoardInfo,
     links: WiredLinks,
+    /// Each host's port on the manager's switch.
+    host_ports: Vec<u8>,
+}
+
+/// The reference fabric after its first steps, ready to be managed: the
+/// built-in reference scenario up to and including its first boot
+/// (enumerated, the GPUs bound to host 1, both hosts booted with their
+/// drivers loaded; the NVMe drive and its VFs free).
+pub fn virtual_board(scenario: &Scenario) -> Result<World, RunError> {
+    let mut engine = Engine::new(scenario)?;
+    let boot = scenario
+        .steps
+        .iter()
+        .position(|step| matches!(step.action, Action::Boot { .. }))
+        .unwrap_or(scenario.steps.len().saturating_sub(1));
+    for index in 0..=boot.min(scenario.steps.len().saturating_sub(1)) {
+        engine.run_step(index)?;
+    }
+    Ok(engine.into_world())
 }
 
 impl Server {
     /// Opens the UDP port and brings up the reference fabric
-    /// ([`reference::virtual_board`]).
+    /// ([`virtual_board`]).
     pub fn start(config: ServeConfig) -> Result<Server, ServeError> {
         if config.listen.ip() != Ipv4Addr::LOCALHOST {
             return Err(ServeError::NotLocalhost(config.listen));
@@ -190,23 +210,24 @@ impl Server {
         socket
             .set_read_timeout(Some(POLL_INTERVAL))
             .map_err(ServeError::Socket)?;
-        let world = reference::virtual_board().map_err(ServeError::Board)?;
+        let scenario = Scenario::reference();
+        let world = virtual_board(&scenario).map_err(ServeError::Board)?;
         let switch = SwitchId(world.manager().settings().switch_id);
         let board = BoardInfo {
             board: BOARD_NAME,
             version: package_version(),
             build: "",
-            ports: u8::try_from(PORTS).unwrap_or(u8::MAX),
+            ports: scenario.switches[0].ports,
             authenticated: !config.key.is_insecure(),
         };
         let links = WiredLinks::of(&world);
         Ok(Server {
             socket,
             world,
-            verifier: Verifier::new(switch, config.key),
-            cache: ReplyCache::new(),
+            responder: Responder::new(Verifier::new(switch, config.key)),
             board,
             links,
+            host_ports: scenario.hosts.iter().map(|h| h.port).collect(),
         })
     }
 
@@ -217,12 +238,12 @@ impl Server {
 
     /// The switch's identity, which requests must name.
     pub fn switch(&self) -> SwitchId {
-        self.verifier.switch()
+        self.responder.switch()
     }
 
     /// Whether the server runs with the publicly known key.
     pub fn is_insecure(&self) -> bool {
-        self.verifier.key().is_insecure()
+        self.responder.verifier().key().is_insecure()
     }
 
     /// The simulated fabric.
@@ -262,83 +283,56 @@ impl Server {
     /// The answer to one datagram, written to `out`; its length, 0 for a
     /// datagram that gets none (not a weft request).
     pub fn answer(&mut self, datagram: &[u8], out: &mut [u8]) -> usize {
-        let switch = self.verifier.switch();
-        match receive_request(datagram, &mut self.verifier, &self.cache) {
-            Ok(Incoming::Resend(bytes)) => copy(bytes, out),
-            Ok(Incoming::Execute(received)) => {
-                let response = self.execute(&received.request, received.trailing);
-                let header = received.header.reply(switch);
-                let Ok(n) = encode_response(&header, &response, &[], self.verifier.key(), out)
-                else {
-                    return 0;
-                };
-                // An answer always fits a datagram, which the cache holds.
-                let _ = self.cache.insert(received.fingerprint, &out[..n]);
-                n
-            }
-            Err(refused) => match refused.refusal(switch) {
-                Some((header, error)) => encode_response(
-                    &header,
-                    &Response::Error(error),
-                    &[],
-                    self.verifier.key(),
-                    out,
-                )
-                .unwrap_or(0),
-                None => 0,
-            },
-        }
-    }
-
-    /// Runs `request` on the fabric manager and lets the hosts see what it did.
-    fn execute(&mut self, request: &Request, trailing: &[u8]) -> Response {
         let Server {
             world,
+            responder,
             board,
             links,
+            host_ports,
             ..
         } = self;
-        let response = world.with_manager(|manager, planes, hosts| {
-            let hardware = Hardware {
-                fabric: planes,
-                hosts,
-                links,
-            };
-            handle(manager, board, request, trailing, hardware)
-        });
-        let changes_slots = matches!(request, Request::Bind { .. } | Request::Unbind { .. });
-        if changes_slots && response == Response::Done {
-            self.let_hosts_see_hot_plug();
-        }
-        response
-    }
-
-    /// Moves simulated time on until hot-plug interrupts have arrived, and
-    /// runs each host's hot-plug driver.
-    fn let_hosts_see_hot_plug(&mut self) {
-        reference::let_interrupts_arrive(&mut self.world);
-        for (index, port) in HOST_PORTS.iter().enumerate() {
-            let handled = self
-                .world
-                .with_host(*port, |host, link| host.service_interrupts(link));
-            if let Err(error) = handled {
-                eprintln!(
-                    "weft-sim serve: host {} failed to handle a hot-plug event: {error:?}",
-                    index + 1
-                );
-            }
-        }
+        responder.answer(datagram, out, |request, trailing| {
+            execute(world, board, links, host_ports, request, trailing)
+        })
     }
 }
 
-/// Copies `bytes` into `out` if they fit; their length, or 0.
-fn copy(bytes: &[u8], out: &mut [u8]) -> usize {
-    match out.get_mut(..bytes.len()) {
-        Some(into) => {
-            into.copy_from_slice(bytes);
-            bytes.len()
+/// Runs `request` on the fabric manager and lets the hosts see what it did.
+fn execute(
+    world: &mut World,
+    board: &BoardInfo,
+    links: &mut WiredLinks,
+    host_ports: &[u8],
+    request: &Request,
+    trailing: &[u8],
+) -> Response {
+    let response = world.with_manager(|manager, planes, hosts| {
+        let hardware = Hardware {
+            fabric: planes,
+            hosts,
+            links,
+        };
+        handle(manager, board, request, trailing, hardware)
+    });
+    let changes_slots = matches!(request, Request::Bind { .. } | Request::Unbind { .. });
+    if changes_slots && response == Response::Done {
+        let_hosts_see_hot_plug(world, host_ports);
+    }
+    response
+}
+
+/// Moves simulated time on until hot-plug interrupts have arrived, and
+/// runs the hot-plug driver of each host, on `host_ports`.
+fn let_hosts_see_hot_plug(world: &mut World, host_ports: &[u8]) {
+    let_interrupts_arrive(world);
+    for (index, port) in host_ports.iter().enumerate() {
+        let handled = world.with_host(*port, |host, link| host.service_interrupts(link));
+        if let Err(error) = handled {
+            eprintln!(
+                "weft-sim serve: host {} failed to handle a hot-plug event: {error:?}",
+                index + 1
+            );
         }
-        None => 0,
     }
 }
 

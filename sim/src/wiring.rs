@@ -5,17 +5,25 @@
 //! node (a host's root port or an endpoint) or, through a fabric link,
 //! another switch's port. Each direction of every link is its own
 //! [`LinkDirection`], so bandwidth, latency and ordering come from the link
-//! model wherever a TLP travels. `Wiring::carry` puts a TLP on a link and
-//! says when and where it arrives; the caller decides what happens then.
+//! model wherever a TLP travels.
+//!
+//! Each direction is a channel: the link and the TLPs waiting for its
+//! receiver's credits (PCIe Base 6.0 §2.6.1), in order. A switch port's
+//! receiver advertises [`Credits::SWITCH_PORT`], an endpoint's or a root
+//! port's [`Credits::ENDPOINT`]. `Wiring::offer` sends a TLP or queues it;
+//! the receiver calls `Wiring::release` when it has taken the TLP in, and
+//! the credits come back a link latency (plus the receiver's own delay)
+//! later, when `Wiring::drain` sends what waited. `Wiring::carry` is the
+//! management CPU's synchronous path, which runs while nothing else moves.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
 use weft_devices::Device;
 use weft_model::Packet;
 
 use crate::host::Host;
-use crate::link::{Credits, LinkConfig, LinkDirection, Picoseconds};
+use crate::link::{CreditCost, Credits, LinkConfig, LinkDirection, Picoseconds};
 
 /// A port of one of the fabric's switches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -59,6 +67,29 @@ pub(crate) enum End {
     Node(Place),
 }
 
+/// One direction of a link: which place it leaves and which way.
+pub(crate) type ChannelId = (Place, Way);
+
+/// One direction of a link and the TLPs waiting for its credits.
+pub(crate) struct Channel {
+    link: LinkDirection,
+    /// TLPs waiting for credits, in the order offered, each with the time
+    /// it was ready to leave.
+    waiting: VecDeque<(Duration, Packet)>,
+    /// How long the receiver keeps a TLP's buffer after taking it in.
+    release_delay: Duration,
+}
+
+impl Channel {
+    fn new(link: LinkConfig, credits: Credits) -> Self {
+        Channel {
+            link: LinkDirection::new(link, credits),
+            waiting: VecDeque::new(),
+            release_delay: Duration::ZERO,
+        }
+    }
+}
+
 /// The nodes, the fabric links and every link direction.
 #[derive(Default)]
 pub(crate) struct Wiring {
@@ -68,7 +99,7 @@ pub(crate) struct Wiring {
     cables: BTreeMap<Place, Place>,
     /// Per place: [`Way::Up`] from its node (none for a fabric port),
     /// [`Way::Down`] out of its switch (towards the node or the cabled port).
-    links: BTreeMap<(Place, Way), LinkDirection>,
+    channels: BTreeMap<ChannelId, Channel>,
 }
 
 fn to_ps(time: Duration) -> Picoseconds {
@@ -80,13 +111,15 @@ fn from_ps(ps: Picoseconds) -> Duration {
 }
 
 impl Wiring {
-    /// Puts `node` behind `place` over a link of shape `link`.
+    /// Puts `node` behind `place` over a link of shape `link`: the switch
+    /// port receives with a switch port's credits, the node with an
+    /// endpoint's.
     pub(crate) fn attach(&mut self, place: Place, node: Node, link: LinkConfig) {
         self.nodes.insert(place, node);
-        for way in [Way::Up, Way::Down] {
-            self.links
-                .insert((place, way), LinkDirection::new(link, Credits::INFINITE));
-        }
+        self.channels
+            .insert((place, Way::Up), Channel::new(link, Credits::SWITCH_PORT));
+        self.channels
+            .insert((place, Way::Down), Channel::new(link, Credits::ENDPOINT));
     }
 
     /// Cables `a` to `b` with a fabric link of shape `link`.
@@ -94,18 +127,105 @@ impl Wiring {
         self.cables.insert(a, b);
         self.cables.insert(b, a);
         for place in [a, b] {
-            self.links.insert(
-                (place, Way::Down),
-                LinkDirection::new(link, Credits::INFINITE),
-            );
+            self.channels
+                .insert((place, Way::Down), Channel::new(link, Credits::SWITCH_PORT));
         }
+    }
+
+    /// Sets what the receiver of `channel` advertises and how long it keeps
+    /// each TLP's buffer; false if nothing is wired there.
+    pub(crate) fn set_receiver(
+        &mut self,
+        channel: ChannelId,
+        credits: Credits,
+        release_delay: Duration,
+    ) -> bool {
+        let Some(found) = self.channels.get_mut(&channel) else {
+            return false;
+        };
+        found.link = LinkDirection::new(found.link.config(), credits);
+        found.release_delay = release_delay;
+        true
     }
 
     /// The shape of the link out of `place`, if anything is wired there.
     pub(crate) fn link_config(&self, place: Place) -> Option<LinkConfig> {
-        self.links
+        self.channels
             .get(&(place, Way::Down))
-            .map(LinkDirection::config)
+            .map(|c| c.link.config())
+    }
+
+    /// Where a TLP sent on `channel` arrives, if anything is wired there.
+    pub(crate) fn end_of(&self, channel: ChannelId) -> Option<End> {
+        let (place, way) = channel;
+        if !self.channels.contains_key(&channel) {
+            return None;
+        }
+        Some(match way {
+            Way::Up => End::Switch(place),
+            Way::Down => match self.cabled_to(place) {
+                Some(far) => End::Switch(far),
+                None => End::Node(place),
+            },
+        })
+    }
+
+    /// Offers `packet`, ready at `at`, to `channel`: returns it with its
+    /// arrival time if it leaves now, or `None` if it waits for credits
+    /// (behind any TLP already waiting, so order is kept).
+    pub(crate) fn offer(
+        &mut self,
+        channel: ChannelId,
+        packet: Packet,
+        at: Duration,
+    ) -> Option<(Duration, Packet)> {
+        let found = self.channels.get_mut(&channel)?;
+        if found.waiting.is_empty() {
+            if let Ok(arrival) = found.link.send(to_ps(at), &packet) {
+                return Some((from_ps(arrival), packet));
+            }
+        }
+        found.waiting.push_back((at, packet));
+        None
+    }
+
+    /// The receiver of `channel` took in a TLP that cost `cost` at `now`;
+    /// returns when the sender sees the credits again.
+    pub(crate) fn release(
+        &mut self,
+        channel: ChannelId,
+        now: Duration,
+        cost: CreditCost,
+    ) -> Option<Duration> {
+        let found = self.channels.get_mut(&channel)?;
+        let freed = now + found.release_delay;
+        found.link.release(to_ps(freed), cost);
+        Some(freed + from_ps(found.link.config().latency_ps))
+    }
+
+    /// Sends, at `now`, the TLPs waiting on `channel` that the credits
+    /// returned by then allow, in order; each with its arrival time.
+    pub(crate) fn drain(&mut self, channel: ChannelId, now: Duration) -> Vec<(Duration, Packet)> {
+        let mut sent = Vec::new();
+        let Some(found) = self.channels.get_mut(&channel) else {
+            return sent;
+        };
+        while let Some((ready, packet)) = found.waiting.front() {
+            let at = now.max(*ready);
+            match found.link.send(to_ps(at), packet) {
+                Ok(arrival) => {
+                    let (_, packet) = found.waiting.pop_front().expect("checked just above");
+                    sent.push((from_ps(arrival), packet));
+                }
+                Err(_) => break,
+            }
+        }
+        sent
+    }
+
+    /// TLPs waiting for credits on every channel.
+    pub(crate) fn waiting(&self) -> usize {
+        self.channels.values().map(|c| c.waiting.len()).sum()
     }
 
     /// The port `place` is cabled to, if it is a fabric port.
@@ -113,7 +233,9 @@ impl Wiring {
         self.cables.get(&place).copied()
     }
 
-    /// Sends `packet` from `place` the way `way` at `at`: returns when it
+    /// Sends `packet` from `place` the way `way` at `at` for the management
+    /// CPU's synchronous path: it leaves when credits allow, the receiver
+    /// answers it on arrival and frees its buffer then. Returns when it
     /// arrives and where, or `None` when nothing is wired there.
     pub(crate) fn carry(
         &mut self,
@@ -122,19 +244,13 @@ impl Wiring {
         packet: &Packet,
         at: Duration,
     ) -> Option<(Duration, End)> {
-        let end = match way {
-            Way::Up => End::Switch(place),
-            Way::Down => match self.cabled_to(place) {
-                Some(far) => End::Switch(far),
-                None => End::Node(place),
-            },
-        };
-        let link = self.links.get_mut(&(place, way))?;
-        let arrival = match link.send(to_ps(at), packet) {
-            Ok(arrival) => from_ps(arrival),
-            // Infinite credits: a link never refuses.
-            Err(_) => at,
-        };
-        Some((arrival, end))
+        let end = self.end_of((place, way))?;
+        let channel = self.channels.get_mut(&(place, way))?;
+        let arrival = channel.link.send_when_credited(to_ps(at), packet);
+        channel.link.release(
+            arrival + to_ps(channel.release_delay),
+            CreditCost::of(packet),
+        );
+        Some((from_ps(arrival), end))
     }
 }

@@ -4,7 +4,11 @@
 //! Every node — a host's root port, an endpoint, a switch port — exchanges
 //! wire TLPs over [`link`](crate::link) models, one per direction of every
 //! link ([`wiring`](crate::wiring)), so bandwidth, latency and ordering come
-//! from the links. Switches are cabled to each other by fabric links, Gen3
+//! from the links. Every link runs credit-based flow control (PCIe Base 6.0
+//! §2.6.1): switch ports and nodes advertise finite credits
+//! ([`Credits::SWITCH_PORT`], [`Credits::ENDPOINT`]), a TLP without credits
+//! waits in order on its link, and a receiver frees its credits when it
+//! takes the TLP in ([`World::set_receiver_credits`] makes one slower). Switches are cabled to each other by fabric links, Gen3
 //! x16 like the others unless built otherwise. Each switch is weft-model's
 //! transaction-level switch, adding a fixed traversal latency, with the
 //! management function its ports present to their links
@@ -34,15 +38,16 @@ use weft_fabric::manager::FabricManager;
 use weft_model::{Destination, Packet, PortIndex, Switch};
 use weft_pcie::config::msi::MsiMessage;
 use weft_pcie::config::vsec::PortRole as VsecRole;
-use weft_pcie::tlp::{Body, Completion, Header};
+use weft_pcie::tlp::{Body, Completion, FlowControlClass, Header};
 use weft_pcie::Bdf;
 
 use crate::host::{Fabric, Host};
 use crate::link::LinkConfig;
+use crate::link::{CreditCost, Credits, DATA_CREDIT_BYTES};
 use crate::manager_config::ManagerConfig;
 use crate::planes::{lend, Planes};
 use crate::switch::WeftSwitch;
-use crate::wiring::{End, Node, Place, Way, Wiring};
+use crate::wiring::{ChannelId, End, Node, Place, Way, Wiring};
 
 pub use crate::switch::SWITCH_LATENCY;
 
@@ -53,10 +58,38 @@ pub const FIRMWARE_LATENCY: Duration = Duration::from_micros(2);
 /// Something that happens at a time.
 #[derive(Debug)]
 enum Event {
-    /// A TLP arrives at a switch's ingress of a port.
-    AtSwitch(Place, Packet),
-    /// A TLP arrives at the node behind a port.
-    AtNode(Place, Packet),
+    /// A TLP arrives over a channel at a switch's ingress of a port.
+    AtSwitch(Place, Packet, ChannelId),
+    /// A TLP arrives over a channel at the node behind a port.
+    AtNode(Place, Packet, ChannelId),
+    /// Credits come back to a channel's sender.
+    Credit(ChannelId),
+}
+
+/// Max_Payload_Size of the simulated fabric's TLPs, bytes.
+const MAX_PAYLOAD_BYTES: usize = 256;
+
+/// Why a receiver's credits could not be set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CreditError {
+    /// Nothing is wired at that end.
+    NotWired(Receiver),
+    /// The credits of a class do not cover one largest TLP.
+    TooFew {
+        /// The receiver.
+        receiver: Receiver,
+        /// The class.
+        class: FlowControlClass,
+    },
+}
+
+/// The receiving end of a link, for setting the credits it advertises.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Receiver {
+    /// The ingress of a switch port (from its node or its fabric link).
+    Switch(Place),
+    /// The node (host or endpoint) behind a switch port.
+    Node(Place),
 }
 
 /// The whole system: switches, their links, hosts, endpoints and manager.
@@ -74,6 +107,10 @@ pub struct World {
     config_tag: u8,
     /// Messages the switches sent to their CPUs (errors for the event log).
     messages: Vec<Packet>,
+    /// TLPs that reached the far end of a link.
+    delivered: u64,
+    /// TLPs sent where nothing is wired, or to a port with no node.
+    lost: u64,
 }
 
 /// The manager's configuration access, its tables and its clock, for one
@@ -104,6 +141,8 @@ impl World {
             mailbox: VecDeque::new(),
             config_tag: 0,
             messages: Vec::new(),
+            delivered: 0,
+            lost: 0,
         }
     }
 
@@ -168,6 +207,65 @@ impl World {
     /// The fabric manager.
     pub fn manager(&self) -> &FabricManager {
         &self.manager
+    }
+
+    /// TLPs the links have delivered so far (each link a TLP crosses counts).
+    pub fn tlps_delivered(&self) -> u64 {
+        self.delivered
+    }
+
+    /// TLPs sent where nothing is wired, or to a port with no node: lost.
+    pub fn tlps_lost(&self) -> u64 {
+        self.lost
+    }
+
+    /// TLPs on a link or waiting for its credits now, not yet delivered.
+    pub fn tlps_in_flight(&self) -> usize {
+        let on_links = self
+            .pending
+            .values()
+            .filter(|event| !matches!(event, Event::Credit(_)))
+            .count();
+        on_links + self.wiring.waiting()
+    }
+
+    /// Sets the credits `receiver` advertises (PCIe Base 6.0 §2.6.1) and
+    /// how long it keeps each TLP's buffer before freeing it (a receiver
+    /// that returns credits slowly). Call it while the link is idle: its
+    /// credits restart from `credits`.
+    pub fn set_receiver_credits(
+        &mut self,
+        receiver: Receiver,
+        credits: Credits,
+        release_delay: Duration,
+    ) -> Result<(), CreditError> {
+        // §2.6.1: a receiver advertises room for the largest TLP it takes
+        // (Max_Payload_Size 256 here), or that TLP could never be sent.
+        for class in [
+            FlowControlClass::Posted,
+            FlowControlClass::NonPosted,
+            FlowControlClass::Completion,
+        ] {
+            let largest = CreditCost {
+                class,
+                data: (MAX_PAYLOAD_BYTES / DATA_CREDIT_BYTES) as u32,
+            };
+            if !credits.covers(largest) {
+                return Err(CreditError::TooFew { receiver, class });
+            }
+        }
+        let channel = match receiver {
+            Receiver::Node(place) => (place, Way::Down),
+            Receiver::Switch(place) => match self.wiring.cabled_to(place) {
+                Some(far) => (far, Way::Down),
+                None => (place, Way::Up),
+            },
+        };
+        if self.wiring.set_receiver(channel, credits, release_delay) {
+            Ok(())
+        } else {
+            Err(CreditError::NotWired(receiver))
+        }
     }
 
     /// Messages the switches' CPUs received (error reports, PME).
@@ -280,16 +378,44 @@ impl World {
     }
 
     /// Puts `packet` on the link at `place` the way `way` at `at`; it
-    /// arrives when the link says.
+    /// arrives when the link and its receiver's credits say.
     fn transmit(&mut self, place: Place, way: Way, packet: Packet, at: Duration) {
-        let Some((arrival, end)) = self.wiring.carry(place, way, &packet, at) else {
+        let channel = (place, way);
+        if self.wiring.end_of(channel).is_none() {
+            self.lost += 1;
             return;
-        };
-        let event = match end {
-            End::Switch(place) => Event::AtSwitch(place, packet),
-            End::Node(place) => Event::AtNode(place, packet),
+        }
+        if let Some((arrival, packet)) = self.wiring.offer(channel, packet, at) {
+            self.arrive(channel, arrival, packet);
+        }
+    }
+
+    /// Schedules `packet`'s arrival at the far end of `channel`.
+    fn arrive(&mut self, channel: ChannelId, arrival: Duration, packet: Packet) {
+        let event = match self.wiring.end_of(channel) {
+            Some(End::Switch(place)) => Event::AtSwitch(place, packet, channel),
+            Some(End::Node(place)) => Event::AtNode(place, packet, channel),
+            None => {
+                self.lost += 1;
+                return;
+            }
         };
         self.schedule(arrival, event);
+    }
+
+    /// The receiver of `channel` took in a TLP costing `cost` now: the
+    /// credits go back to the sender.
+    fn release(&mut self, channel: ChannelId, cost: CreditCost) {
+        if let Some(back) = self.wiring.release(channel, self.now, cost) {
+            self.schedule(back, Event::Credit(channel));
+        }
+    }
+
+    /// Credits came back to `channel`: what waited for them leaves.
+    fn credited(&mut self, channel: ChannelId) {
+        for (arrival, packet) in self.wiring.drain(channel, self.now) {
+            self.arrive(channel, arrival, packet);
+        }
     }
 
     /// Handles the next event. A TLP arriving at `waiting_host` is returned
@@ -299,20 +425,37 @@ impl World {
         let event = self.pending.remove(&sequence)?;
         self.now = self.now.max(at);
         match event {
-            Event::AtSwitch(place, packet) => self.at_switch(place, packet),
-            Event::AtNode(place, packet) if Some(place) == waiting_host => return Some(packet),
-            Event::AtNode(place, packet) => self.at_node(place, packet),
+            Event::AtSwitch(place, packet, channel) => {
+                self.delivered += 1;
+                self.at_switch(place, packet, channel);
+            }
+            Event::AtNode(place, packet, channel) if Some(place) == waiting_host => {
+                self.delivered += 1;
+                self.release(channel, CreditCost::of(&packet));
+                return Some(packet);
+            }
+            Event::AtNode(place, packet, channel) => {
+                self.delivered += 1;
+                self.release(channel, CreditCost::of(&packet));
+                self.at_node(place, packet);
+            }
+            Event::Credit(channel) => self.credited(channel),
         }
         self.poll_nodes();
         None
     }
 
-    fn at_switch(&mut self, place: Place, packet: Packet) {
+    fn at_switch(&mut self, place: Place, packet: Packet, channel: ChannelId) {
+        let cost = CreditCost::of(&packet);
         let Ok(bytes) = packet.to_bytes() else {
-            // Nodes send well-formed TLPs; a malformed one goes nowhere.
+            // Nodes send well-formed TLPs; a malformed one goes nowhere
+            // (but its buffer is freed).
+            self.lost += 1;
+            self.release(channel, cost);
             return;
         };
         let Some(switch) = self.switches.get_mut(place.switch) else {
+            self.lost += 1;
             return;
         };
         let forwarding = match switch.model_mut().ingress(PortIndex(place.port), &bytes) {
@@ -320,10 +463,13 @@ impl World {
             Err(_) => {
                 // Backpressure: the link partner offers it again shortly.
                 let retry = self.now + Duration::from_micros(1);
-                self.schedule(retry, Event::AtSwitch(place, packet));
+                self.delivered -= 1;
+                self.schedule(retry, Event::AtSwitch(place, packet, channel));
                 return;
             }
         };
+        // The switch took the TLP in: its buffer frees as it moves on.
+        self.release(channel, cost);
         let leave = self.now + SWITCH_LATENCY;
         for delivery in forwarding.deliveries {
             match delivery.to {
@@ -352,6 +498,7 @@ impl World {
                         .unwrap_or([0; 4]),
                 );
                 self.mailbox.push_back(HostConfigRequest {
+                    switch: self.manager.settings().switch_id,
                     port: from,
                     request,
                     data,
@@ -406,7 +553,10 @@ impl World {
         let answers = match self.wiring.nodes.get_mut(&place) {
             Some(Node::Device(device)) => device.handle(now, &packet),
             Some(Node::Host(host)) => host.handle(now, packet),
-            None => Vec::new(),
+            None => {
+                self.lost += 1;
+                Vec::new()
+            }
         };
         for answer in answers {
             self.transmit(place, Way::Up, answer, now);
@@ -497,8 +647,11 @@ impl HostInterface for Outbox {
         self.queue.pop_front()
     }
 
+    // Hosts attach to the manager's switch only (see the module docs), so
+    // every completion and MSI leaves one of its ports.
     fn complete(
         &mut self,
+        _switch: u64,
         port: PortIndex,
         completion: Completion,
         data: Option<u32>,
@@ -515,6 +668,7 @@ impl HostInterface for Outbox {
 
     fn send_msi(
         &mut self,
+        _switch: u64,
         port: PortIndex,
         requester: Bdf,
         message: MsiMessage,

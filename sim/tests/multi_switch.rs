@@ -51,6 +51,7 @@ fn two_switches() -> World {
     settings
         .hosts
         .push(HostPort {
+            switch: LOCAL_ID,
             port: PortIndex(HOST_PORT),
             host: HostIndex(0),
             slots: 2,

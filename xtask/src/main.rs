@@ -2,14 +2,17 @@
 //!
 //! - `setup` installs the tools the other commands need (idempotent);
 //! - `firmware` builds the soft core's firmware ELF and prints its size;
+//! - `fabric-size` prints the fabric manager's code and RAM on the soft core;
 //! - `verilog` emits the top-level designs as Verilog and lints them;
 //! - `regs` writes the register map's documentation, docs/registers.md;
+//! - `hardware` maps the designs onto an FPGA and writes README.md's hardware table;
 //! - `test` runs all of the above, then format, lint and every test;
 //! - `board <name> generate|check|build|program` makes a dev board's vendor project.
 
 mod board;
 mod command;
 mod firmware;
+mod hardware;
 mod regs;
 mod setup;
 mod test;
@@ -35,10 +38,22 @@ enum Task {
     Setup,
     /// Build the soft core's firmware ELF and print its text/data/bss sizes.
     Firmware,
+    /// Print the fabric manager's code size and static RAM on the soft core.
+    FabricSize {
+        /// Print one JSON object instead of the table.
+        #[arg(long)]
+        json: bool,
+    },
     /// Emit the top-level designs into target/verilog/ and lint them with Verilator.
     Verilog,
     /// Write docs/registers.md from the register map in weft-regs.
     Regs,
+    /// Map the designs onto AMD UltraScale+ with yosys and write README.md's hardware table.
+    Hardware {
+        /// Also map the block RAM-heavy designs (about 10 CPU-minutes each).
+        #[arg(long)]
+        all: bool,
+    },
     /// Set up, build firmware, emit Verilog, check format and lints, run every test.
     Test,
     /// Generate, check, build or load a dev board's vendor project (boards/data/<name>.toml).
@@ -68,8 +83,13 @@ fn run(task: Task, root: &Path) -> Result<()> {
             let toolchain = setup::firmware_toolchain()?;
             firmware::build(root, &toolchain).map(|_| ())
         }
-        Task::Verilog => verilog::emit_and_lint(root).map(|_| ()),
+        Task::FabricSize { json } => {
+            let toolchain = setup::firmware_toolchain()?;
+            firmware::fabric_size(root, &toolchain, json)
+        }
+        Task::Verilog => verilog::emit_and_lint(root),
         Task::Regs => regs::write_docs(root).map(|_| ()),
+        Task::Hardware { all } => hardware::write_table(root, all),
         Task::Test => test::run_all(root),
         Task::Board { name, step } => board::run_step(root, &name, step),
     }

@@ -15,7 +15,15 @@ use crate::command::{on_path, output, run, succeeds};
 pub const FIRMWARE_TARGET: &str = "riscv32im-unknown-none-elf";
 
 /// Debian packages that provide a program the tasks run, by that program.
-const TOOL_PACKAGES: &[(&str, &str)] = &[("verilator", "verilator"), ("yosys", "yosys")];
+/// `ping` is Linux's own ICMP echo client, which the firmware's network
+/// test (sim/tests/firmware_tap.rs) points at the ISS board.
+const TOOL_PACKAGES: &[(&str, &str)] = &[
+    ("verilator", "verilator"),
+    ("yosys", "yosys"),
+    ("iverilog", "iverilog"),
+    ("openFPGALoader", "openfpgaloader"),
+    ("ping", "iputils-ping"),
+];
 
 /// Debian's Rust toolchain that builds the firmware when rustup cannot.
 const DEBIAN_RUST_PACKAGES: &[&str] = &["rustc-web", "cargo-web", "rust-web-src", "rust-web-llvm"];

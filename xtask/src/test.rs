@@ -32,11 +32,14 @@ pub fn run_all(root: &Path) -> Result<()> {
         "warnings",
     ]))?;
     if matches!(toolchain, FirmwareToolchain::Rustup) {
-        // The bare-metal half of the firmware is only compiled for its target.
+        // The bare-metal halves of the firmware and of the fabric manager's
+        // size probe are only compiled for their target.
         run(cargo().args([
             "clippy",
             "--package",
             "weft-firmware",
+            "--package",
+            "weft-fabric-size",
             "--target",
             FIRMWARE_TARGET,
             "--profile",

@@ -29,9 +29,20 @@ const VERILATOR_LINT: &[&str] = &[
     "-Wno-UNOPTFLAT",
 ];
 
-/// Emits every top-level design into `target/verilog/`, lints each with
-/// `verilator --lint-only -Wall`, synthesizes each with yosys, and returns the files written.
-pub fn emit_and_lint(root: &Path) -> Result<Vec<PathBuf>> {
+/// One design `weft-verilog` wrote: its file, its top module and the
+/// check it asked for beyond lint (`synthesize` or `structure`).
+pub struct Emitted {
+    /// The `.v` file.
+    pub file: PathBuf,
+    /// The top module, the file's stem.
+    pub module: String,
+    /// The word weft-hdl's `emit::Check` prints.
+    pub check: String,
+}
+
+/// Emits every top-level design into `target/verilog/` with weft-hdl's
+/// `weft-verilog` and returns what it wrote.
+pub fn emit(root: &Path) -> Result<Vec<Emitted>> {
     let out_dir = root.join("target").join("verilog");
     fs::create_dir_all(&out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
     let cargo = env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
@@ -58,7 +69,7 @@ pub fn emit_and_lint(root: &Path) -> Result<Vec<PathBuf>> {
         );
     }
     let listing = String::from_utf8_lossy(&emitted.stdout);
-    let mut files = Vec::new();
+    let mut designs = Vec::new();
     for line in listing.lines() {
         let (file, check) = line
             .split_once('\t')
@@ -69,8 +80,30 @@ pub fn emit_and_lint(root: &Path) -> Result<Vec<PathBuf>> {
             .and_then(|stem| stem.to_str())
             .context("emitted file names are module names")?
             .to_owned();
-        run(Command::new("verilator").args(VERILATOR_LINT).arg(&file))?;
-        let script = match check {
+        designs.push(Emitted {
+            file,
+            module,
+            check: check.to_owned(),
+        });
+    }
+    if designs.is_empty() {
+        bail!("weft-verilog wrote no designs into {}", out_dir.display());
+    }
+    Ok(designs)
+}
+
+/// Emits every top-level design into `target/verilog/`, lints each with
+/// `verilator --lint-only -Wall` and synthesizes (or elaborates) each with yosys.
+pub fn emit_and_lint(root: &Path) -> Result<()> {
+    let designs = emit(root)?;
+    for Emitted {
+        file,
+        module,
+        check,
+    } in &designs
+    {
+        run(Command::new("verilator").args(VERILATOR_LINT).arg(file))?;
+        let script = match check.as_str() {
             "synthesize" => format!(
                 "read_verilog {}; synth -top {module}; check -assert",
                 file.display()
@@ -85,15 +118,11 @@ pub fn emit_and_lint(root: &Path) -> Result<Vec<PathBuf>> {
             ),
         };
         run(Command::new("yosys").args(["-q", "-p", &script]))?;
-        files.push(file);
-    }
-    if files.is_empty() {
-        bail!("weft-verilog wrote no designs into {}", out_dir.display());
     }
     println!(
         "verilog: {} designs emitted, lint-clean, and synthesized (or elaborated) by yosys without logic loops in {}",
-        files.len(),
-        out_dir.display()
+        designs.len(),
+        root.join("target").join("verilog").display()
     );
-    Ok(files)
+    Ok(())
 }

@@ -1,11 +1,12 @@
 //! Models of the soft core's SoC peripherals at their `weft_regs::soc`
-//! addresses: the console [`Uart`] and the machine [`Timer`].
+//! addresses: the console [`Uart`], the machine [`Timer`] and the
+//! management Ethernet [`Mac`].
 //!
 //! Each model is a handle: clones share one device, so an embedder maps
 //! one clone with [`HarvardBus::map_mmio`] and keeps another to read what
 //! the firmware transmitted or to advance time. [`Soc::attach`] does both
 //! for the reference map, and [`Soc::step`] steps a hart with the timer
-//! interrupt line wired up.
+//! and MAC interrupt lines wired up.
 //!
 //! Both follow the SoC window's rules (`weft_regs::soc`): whole-word
 //! accesses only (any other width is [`DeviceFault::UnsupportedWidth`]),
@@ -22,6 +23,10 @@ use weft_regs::soc::{timer, uart, BLOCK_SIZE};
 use crate::bus::{Bus, DeviceFault, HarvardBus, MapError, Mmio, Width};
 use crate::hart::{Hart, Step};
 use crate::trap::Interrupt;
+
+mod mac;
+
+pub use mac::{Mac, Reception, MIN_FRAME};
 
 /// Which register of `registers` sits at `offset`, after the width check
 /// every register of the SoC window shares.
@@ -218,22 +223,33 @@ pub struct Soc {
     pub uart: Uart,
     /// The machine timer.
     pub timer: Timer,
+    /// The management Ethernet MAC.
+    pub mac: Mac,
 }
 
 impl Soc {
-    /// Maps a fresh UART and timer into `bus` at their `weft_regs::soc`
-    /// addresses and returns handles to them.
+    /// Maps a fresh UART, timer and MAC into `bus` at their
+    /// `weft_regs::soc` addresses and returns handles to them.
     pub fn attach(bus: &mut HarvardBus) -> Result<Self, MapError> {
         let soc = Self::default();
         bus.map_mmio(uart::LAYOUT.base, BLOCK_SIZE, Box::new(soc.uart.clone()))?;
         bus.map_mmio(timer::LAYOUT.base, BLOCK_SIZE, Box::new(soc.timer.clone()))?;
+        soc.mac.attach(bus)?;
         Ok(soc)
     }
 
-    /// One step of `hart` with the timer wired to its machine timer
-    /// interrupt line; `mtime` then advances by one.
-    pub fn step<B: Bus>(&self, hart: &mut Hart<B>) -> Step {
+    /// Drives `hart`'s interrupt lines from the peripherals: the timer's
+    /// compare to `mip.MTIP`, the MAC's interrupt to `mip.MEIP`.
+    pub fn drive_interrupts<B: Bus>(&self, hart: &mut Hart<B>) {
         hart.set_interrupt_pending(Interrupt::MachineTimer, self.timer.interrupt_pending());
+        hart.set_interrupt_pending(Interrupt::MachineExternal, self.mac.interrupt_pending());
+    }
+
+    /// One step of `hart` with the timer wired to its machine timer
+    /// interrupt line and the MAC to its machine external one; `mtime`
+    /// then advances by one.
+    pub fn step<B: Bus>(&self, hart: &mut Hart<B>) -> Step {
+        self.drive_interrupts(hart);
         let step = hart.step();
         self.timer.advance(1);
         step

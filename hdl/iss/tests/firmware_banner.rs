@@ -1,6 +1,7 @@
 //! The real firmware ELF (`cargo xtask firmware`) on the ISS with the SoC
 //! peripherals of `weft_regs::soc` prints its banner on the console UART,
-//! once, and then waits for interrupts.
+//! once, then its boot progress up to `ready`, and then waits for
+//! interrupts.
 
 use std::path::PathBuf;
 
@@ -49,11 +50,16 @@ fn the_firmware_prints_its_banner_and_waits() {
     }
     // The firmware is built from this workspace, so its version is ours.
     let expected = format!("weft firmware {}\r\n", env!("CARGO_PKG_VERSION"));
-    let printed = soc.uart.transmitted();
-    assert_eq!(
-        String::from_utf8_lossy(&printed),
-        expected,
-        "the banner, exactly once"
+    let printed = String::from_utf8_lossy(&soc.uart.transmitted()).into_owned();
+    assert!(
+        printed.starts_with(&expected),
+        "the banner first: {printed:?}"
     );
+    assert_eq!(
+        printed.matches("weft firmware").count(),
+        1,
+        "once: {printed:?}"
+    );
+    assert!(printed.ends_with("ready\r\n"), "boot finished: {printed:?}");
     eprintln!("firmware: banner after {steps} steps");
 }

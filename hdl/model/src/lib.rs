@@ -34,6 +34,7 @@
 #![forbid(unsafe_code)]
 
 pub mod counters;
+pub mod csr_window;
 pub mod isolation;
 pub mod ordering;
 pub mod outstanding;
@@ -43,6 +44,7 @@ pub mod switch;
 pub mod tables;
 
 pub use counters::{PortCounters, Traffic};
+pub use csr_window::CsrWindow;
 pub use isolation::DropReason;
 pub use packet::Packet;
 pub use switch::{Delivery, Forwarding, IngressError, Switch};

@@ -8,8 +8,8 @@
 use weft_pcie::Bdf;
 use weft_regs::capacity;
 use weft_regs::tables::{
-    AddressRoute, DataPlane, Destination, FunctionOwner, HostIndex, IdMapping, PortIndex, PortRole,
-    TableWriteError, Window,
+    checked_intx_swizzle, AddressRoute, DataPlane, Destination, FunctionOwner, HostIndex,
+    IdMapping, PortIndex, PortRole, TableWriteError, Window,
 };
 
 use crate::switch::Switch;
@@ -103,6 +103,8 @@ impl DataPlane for Switch {
     }
 
     fn set_port_role(&mut self, port: PortIndex, role: PortRole) -> Result<(), TableWriteError> {
+        self.port_index(port)?;
+        let role = role.checked()?;
         self.edit_port(port, |tables| tables.role = role)
     }
 
@@ -123,6 +125,10 @@ impl DataPlane for Switch {
         owner: Option<HostIndex>,
     ) -> Result<(), TableWriteError> {
         let p = self.port_index(port)?;
+        entry("window", &mut self.entries.windows[p], index)?;
+        if let Some(host) = owner {
+            host.checked()?;
+        }
         *entry("window", &mut self.entries.windows[p], index)? = window;
         *entry("window", &mut self.entries.window_owners[p], index)? = owner;
         self.edit_port(port, |_| ())
@@ -135,6 +141,12 @@ impl DataPlane for Switch {
         owner: Option<FunctionOwner>,
     ) -> Result<(), TableWriteError> {
         let p = self.port_index(port)?;
+        entry(
+            "function owner",
+            &mut self.entries.function_owners[p],
+            index,
+        )?;
+        let owner = owner.map(FunctionOwner::checked).transpose()?;
         *entry(
             "function owner",
             &mut self.entries.function_owners[p],
@@ -167,6 +179,8 @@ impl DataPlane for Switch {
     }
 
     fn set_intx_swizzle(&mut self, port: PortIndex, swizzle: u8) -> Result<(), TableWriteError> {
+        self.port_index(port)?;
+        let swizzle = checked_intx_swizzle(swizzle)?;
         self.edit_port(port, |tables| tables.intx_swizzle = swizzle)
     }
 

@@ -218,6 +218,13 @@ impl Switch {
         self.counters.get(usize::from(port.0))
     }
 
+    /// Sets every counter of `port` to zero, as `weft_regs::csr::counter_control` does.
+    pub fn clear_counters(&mut self, port: PortIndex) {
+        if let Some(counters) = self.counters.get_mut(usize::from(port.0)) {
+            *counters = PortCounters::default();
+        }
+    }
+
     /// Host requests in flight through `port`.
     pub fn outstanding(&self, port: PortIndex) -> usize {
         self.outstanding

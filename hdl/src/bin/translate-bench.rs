@@ -5,9 +5,9 @@
 //! clock cycle, cycling through memory reads and writes (3 and 4 DW),
 //! completions and messages, with one table entry programmed over the CSR
 //! bus so lookups hit. The error completion is combinational and is
-//! settled once per header. The mailbox takes a TLP and the CPU pops one
-//! in every cycle; the injection sends one every two cycles (the SEND
-//! write, then the egress takes it). Prints headers per wall-clock second
+//! settled once per header. The mailbox takes a 3 DW TLP, one DW per
+//! cycle, and the CPU pops it; the injection sends a 3 DW TLP (the SEND
+//! write, then the egress takes one DW per cycle). Prints headers per wall-clock second
 //! as a table, or JSON with `--json`; `--headers N` sets the headers per
 //! stage (default 20000).
 
@@ -17,10 +17,10 @@ use rust_hdl::prelude::*;
 use weft_hdl::csr::{self, CsrTarget};
 use weft_hdl::driver::{settle, CycleDriver};
 use weft_hdl::isolation::{ErrorCompletion, STATUS_UNSUPPORTED_REQUEST};
-use weft_hdl::management::{Inject, ReferenceMailbox};
+use weft_hdl::management::{Inject, Mailbox};
 use weft_hdl::translate::{EndpointIngress, HostEgress, HostIngress};
 use weft_regs::capacity::{BOUND_FUNCTIONS_PER_HOST, WINDOWS_PER_PORT};
-use weft_regs::csr::{id_map, inject, mailbox, window};
+use weft_regs::csr::{id_map, inject, inject_data, mailbox, window};
 
 /// Headers offered, by hand (PCIe Base 6.0 §2.2.1): MRd 3 DW, MWr 4 DW
 /// into host 3's aperture, CplD to proxy F0:00.0, ERR_COR routed by ID,
@@ -149,17 +149,20 @@ fn error_completion(headers: u64) -> f64 {
 }
 
 fn mailbox(headers: u64) -> f64 {
-    let mut driver =
-        CycleDriver::new(ReferenceMailbox::default(), |b| &mut b.clock).expect("well formed");
+    let mut driver = CycleDriver::new(Mailbox::default(), |b| &mut b.clock).expect("well formed");
     let started = Instant::now();
     for n in 0..headers {
+        // The 3 DW headers (no payload) arrive one DW per cycle, then the CPU pops.
         let dws = header(n);
-        let block = driver.block();
-        block.push.next = true;
-        block.push_dw0.next = dws[0].to_bits();
-        block.push_dw1.next = dws[1].to_bits();
-        block.push_dw2.next = dws[2].to_bits();
-        block.push_dw3.next = dws[3].to_bits();
+        for (i, dw) in dws[..3].iter().enumerate() {
+            let block = driver.block();
+            block.push.next = true;
+            block.push_first.next = i == 0;
+            block.push_last.next = i == 2;
+            block.push_dw.next = dw.to_bits();
+            driver.tick().expect("the mailbox settles");
+        }
+        driver.block().push.next = false;
         csr::write(&mut driver, |b| &mut b.csr, mailbox::POP.address(0, 0), 1)
             .expect("the mailbox settles");
     }
@@ -168,22 +171,29 @@ fn mailbox(headers: u64) -> f64 {
 
 fn injection(headers: u64) -> f64 {
     let mut driver = CycleDriver::new(Inject::default(), |b| &mut b.clock).expect("well formed");
-    for (register, value) in inject::HEADER.iter().zip(HEADERS[0]) {
-        csr::write(&mut driver, |b| &mut b.csr, register.address(0, 0), value)
-            .expect("the injection settles");
+    for (n, value) in HEADERS[0][..3].iter().enumerate() {
+        csr::write(
+            &mut driver,
+            |b| &mut b.csr,
+            inject_data::DATA.address(0, n as u32),
+            *value,
+        )
+        .expect("the injection settles");
     }
+    driver.block().ready.next = true;
     let started = Instant::now();
     for n in 0..headers {
-        driver.block().ready.next = false;
+        let send = inject::PORT.encode((n % 8) as u32) | inject::DWORDS.encode(3);
         csr::write(
             &mut driver,
             |b| &mut b.csr,
             inject::SEND.address(0, 0),
-            (n % 8) as u32,
+            send,
         )
         .expect("the injection settles");
-        driver.block().ready.next = true;
-        driver.tick().expect("the injection settles");
+        for _ in 0..3 {
+            driver.tick().expect("the injection settles");
+        }
     }
     headers as f64 / started.elapsed().as_secs_f64()
 }
@@ -202,8 +212,8 @@ fn main() {
         ("endpoint_ingress", "cycles", endpoint_ingress(headers)),
         ("host_egress", "cycles", host_egress(headers)),
         ("error_completion", "settles", error_completion(headers)),
-        ("mailbox", "cycles", mailbox(headers)),
-        ("inject", "2 cycles", injection(headers)),
+        ("mailbox", "4 cycles", mailbox(headers)),
+        ("inject", "4 cycles", injection(headers)),
     ];
     if json {
         let stages: Vec<String> = results

@@ -83,11 +83,11 @@ impl<const N: usize> FunctionOwnerTable<N> {
 
 // The field positions the lookup reads, as the register map defines them.
 const _: () = assert!(function_owner::FUNCTION.fields[0].lsb == 0);
-const _: () = assert!(function_owner::OWNER.fields[0].lsb == 0);
-const _: () = assert!(function_owner::OWNER.fields[1].lsb == 16);
+const _: () = assert!(function_owner::HOST_INDEX.lsb == 0);
+const _: () = assert!(function_owner::PROXY_ID.lsb == 16);
 const _: () = assert!(function_owner::VALID.lsb == 0);
-const _: () = assert!(function_owner::CONTROL.fields[1].lsb == 8);
-const _: () = assert!(function_owner::CONTROL.fields[2].lsb == 16);
+const _: () = assert!(function_owner::P2P_REQUEST_REDIRECT.lsb == 8);
+const _: () = assert!(function_owner::INTX_SWIZZLE.lsb == 16);
 
 impl<const N: usize> Logic for FunctionOwnerTable<N> {
     #[hdl_gen]

@@ -77,6 +77,7 @@ struct WindowEntry {
     fabric_low_reg: DFF<Bits<32>>,
     fabric_high_reg: DFF<Bits<32>>,
     control_reg: DFF<Bits<32>>,
+    owner_reg: DFF<Bits<32>>,
     delta_low_reg: DFF<Bits<32>>,
     delta_high_reg: DFF<Bits<32>>,
     /// Valid, non-empty, and not starting at the last address (which nothing can overlap).
@@ -87,6 +88,8 @@ struct WindowEntry {
     word_fabric_high: Constant<Bits<WORD_BITS>>,
     word_control: Constant<Bits<WORD_BITS>>,
     control_mask: Constant<Bits<32>>,
+    word_owner: Constant<Bits<WORD_BITS>>,
+    owner_mask: Constant<Bits<32>>,
     valid_bit: Constant<Bits<8>>,
     read_bit: Constant<Bits<8>>,
     write_bit: Constant<Bits<8>>,
@@ -134,6 +137,7 @@ impl WindowEntry {
             fabric_low_reg: Default::default(),
             fabric_high_reg: Default::default(),
             control_reg: Default::default(),
+            owner_reg: Default::default(),
             delta_low_reg: Default::default(),
             delta_high_reg: Default::default(),
             usable: Default::default(),
@@ -143,11 +147,13 @@ impl WindowEntry {
             word_fabric_high: word(&window::FABRIC_BASE_HIGH),
             word_control: word(&window::CONTROL),
             control_mask: Constant::new(window::CONTROL.mask().to_bits()),
+            word_owner: word(&window::OWNER),
+            owner_mask: Constant::new(window::OWNER.mask().to_bits()),
             valid_bit: bit(&window::VALID),
             read_bit: bit(&window::READ),
             write_bit: bit(&window::WRITE),
             tagged_bit: bit(&window::OWNER_TAGGED),
-            owner_lsb: bit(&window::OWNER_HOST),
+            owner_lsb: bit(&window::OWNER_HOST_INDEX),
             serves_owner: Default::default(),
             address_is_last: Default::default(),
             address_below_limit: Default::default(),
@@ -167,6 +173,7 @@ impl Logic for WindowEntry {
             fabric_low_reg,
             fabric_high_reg,
             control_reg,
+            owner_reg,
             delta_low_reg,
             delta_high_reg,
             usable,
@@ -194,6 +201,12 @@ impl Logic for WindowEntry {
             self.read_value.next = self.control_reg.q.val() & self.control_mask.val();
             if self.write.val() {
                 self.control_reg.d.next = self.data.val();
+            }
+        }
+        if self.word.val() == self.word_owner.val() {
+            self.read_value.next = self.owner_reg.q.val() & self.owner_mask.val();
+            if self.write.val() {
+                self.owner_reg.d.next = self.data.val();
             }
         }
         self.permit_read.next = self
@@ -241,13 +254,13 @@ impl Logic for WindowEntry {
         self.serves_owner.next =
             self.port_owned.val() && (self.port_owner_host.val() == self.owner_host.val());
         if self
-            .control_reg
+            .owner_reg
             .q
             .val()
             .get_bit(self.tagged_bit.val().index())
         {
             self.serves_owner.next = self
-                .control_reg
+                .owner_reg
                 .q
                 .val()
                 .get_bits::<HOST_BITS>(self.owner_lsb.val().index())

@@ -3,6 +3,7 @@
 
 use proptest::prelude::*;
 
+pub mod endpoint;
 pub mod tlp;
 
 /// Where a lookup lands: anywhere near an edge, or near one of a table's entries' start or end.

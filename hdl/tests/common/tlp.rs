@@ -12,6 +12,7 @@ use weft_pcie::tlp::{
 use weft_pcie::Bdf;
 use weft_regs::aperture::HOST_ADDRESS_LIMIT;
 use weft_regs::csr::window;
+use weft_regs::Register;
 
 use super::{probe, Probe};
 
@@ -284,30 +285,38 @@ pub fn reason_code(reason: DropReason) -> u32 {
         .expect("ALL lists every reason") as u32
 }
 
-/// Programs window entry `entry` of port `port` through a block's CSR
-/// target, as the firmware does, tagged with an owner host if `owner` is given.
-pub fn program_window<B: rust_hdl::prelude::Block>(
-    driver: &mut CycleDriver<B>,
-    target: fn(&mut B) -> &mut CsrTarget,
-    port: u32,
-    entry: usize,
-    (valid, w): &(bool, Window),
-    owner: Option<u16>,
-) {
+/// The registers of a window entry and their values, in the order the
+/// firmware writes them (CONTROL, with VALID, last), tagged with an owner
+/// host if `owner` is given.
+pub fn window_registers((valid, w): &(bool, Window), owner: Option<u16>) -> [(Register, u32); 8] {
     let control = window::VALID.encode((*valid).into())
         | window::READ.encode(w.permissions.read.into())
-        | window::WRITE.encode(w.permissions.write.into())
-        | window::OWNER_TAGGED.encode(owner.is_some().into())
-        | window::OWNER_HOST.encode(owner.unwrap_or(0).into());
-    for (register, value) in [
+        | window::WRITE.encode(w.permissions.write.into());
+    let tag = window::OWNER_TAGGED.encode(owner.is_some().into())
+        | window::OWNER_HOST_INDEX.encode(owner.unwrap_or(0).into());
+    [
         (window::BASE_LOW, w.base as u32),
         (window::BASE_HIGH, (w.base >> 32) as u32),
         (window::SIZE_LOW, w.size as u32),
         (window::SIZE_HIGH, (w.size >> 32) as u32),
         (window::FABRIC_BASE_LOW, w.fabric_base as u32),
         (window::FABRIC_BASE_HIGH, (w.fabric_base >> 32) as u32),
+        (window::OWNER, tag),
         (window::CONTROL, control),
-    ] {
+    ]
+}
+
+/// Programs window entry `entry` of port `port` through a block's CSR
+/// target, as the firmware does ([`window_registers`]).
+pub fn program_window<B: rust_hdl::prelude::Block>(
+    driver: &mut CycleDriver<B>,
+    target: fn(&mut B) -> &mut CsrTarget,
+    port: u32,
+    entry: usize,
+    window: &(bool, Window),
+    owner: Option<u16>,
+) {
+    for (register, value) in window_registers(window, owner) {
         csr::write(driver, target, register.address(port, entry as u32), value)
             .expect("the stage settles");
     }

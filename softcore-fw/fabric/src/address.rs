@@ -56,12 +56,18 @@ pub struct AddressPlan {
     pub prefetchable_64: (u64, u64),
 }
 
+impl AddressPlan {
+    /// The default pools: from [`DEFAULT_POOL32_BASE`] to 4 GiB, and from
+    /// [`DEFAULT_POOL64_BASE`] to the host apertures.
+    pub const DEFAULT: AddressPlan = AddressPlan {
+        below_4gib: (DEFAULT_POOL32_BASE, FOUR_GIB),
+        prefetchable_64: (DEFAULT_POOL64_BASE, HOST_APERTURE_BASE),
+    };
+}
+
 impl Default for AddressPlan {
     fn default() -> Self {
-        AddressPlan {
-            below_4gib: (DEFAULT_POOL32_BASE, FOUR_GIB),
-            prefetchable_64: (DEFAULT_POOL64_BASE, HOST_APERTURE_BASE),
-        }
+        AddressPlan::DEFAULT
     }
 }
 

@@ -21,17 +21,28 @@
 //! Functions of one port may go to different hosts only where the device
 //! cannot carry one host's traffic to the other's function behind the
 //! switch's back, and where one host cannot take the other's function
-//! away ([`SharingRefused`]).
+//! away ([`SharingRefused`]). Below a conventional switch
+//! ([`crate::conventional`]) each endpoint function is bound on its own;
+//! devices below different downstream ports may go to different hosts
+//! when those ports redirect peer traffic up to the weft port (ACS), where
+//! the function owners and host-tagged peer windows isolate it. Peer
+//! requests between devices below one port that reach the weft port are
+//! not sent back out of it (the data plane drops a route back to the
+//! ingress port), so such devices are isolated from each other even when
+//! bound to one host.
 //!
 //! Bind programs all of that before the slot shows presence; unbind takes
 //! it away before the slot shows absence. Each endpoint port is rewritten
 //! as a whole, revoking before granting, so no TLP ever reaches an owner
 //! that is not the function's.
 //!
-//! A host's port is on the manager's switch; a bound function may be on
-//! any switch, whose data plane gets that function's port entries. The
-//! host's windows translate to fabric addresses, which every switch routes
-//! ([`crate::routes`]), so nothing else changes on the switches between.
+//! A host's port may be on any switch, whose data plane gets the host's
+//! windows and ID map; a bound function may be on any switch, whose data
+//! plane gets that function's port entries. Remote switches' tables are
+//! written in-band ([`crate::hw::Fabric`]). The host's windows translate
+//! to fabric addresses, and its endpoints' DMA to its aperture, both of
+//! which every switch routes ([`crate::routes`]), so nothing else changes
+//! on the switches between.
 
 use heapless::Vec;
 use weft_pcie::config::header::command;
@@ -150,6 +161,16 @@ pub enum SharingRefused {
     /// P2P Request Redirect in endpoints. A function without ACS does no
     /// peer-to-peer inside its device.
     PeerToPeerInsideDevice,
+    /// The function sits below a conventional switch whose downstream port
+    /// `downstream_port` does not redirect peer traffic upstream (no ACS
+    /// capability, or no P2P Request and Completion Redirect in it, PCIe
+    /// Base 6.0 §6.12.1.1): that switch would route requests between its
+    /// devices itself, by fabric address, past the weft port's tables.
+    /// Bind the devices below that switch to one host.
+    PeerRouteBelowPort {
+        /// The conventional switch's downstream port.
+        downstream_port: Bdf,
+    },
 }
 
 impl From<Stale> for BindError {
@@ -192,7 +213,7 @@ struct PortPlan {
     windows: Vec<(Window, HostIndex), WINDOWS_PER_PORT>,
 }
 
-/// Why a function stops a port from being shared, if it does.
+/// Why a function stops its device from being shared, if it does.
 fn sharing_refused(function: &Function) -> Option<SharingRefused> {
     if matches!(function.kind, FunctionKind::Physical)
         && function.sriov.is_some_and(|setup| setup.num_vfs > 0)
@@ -338,7 +359,7 @@ impl FabricManager {
     /// switch by, not by the function they address: a surprise unbind also
     /// completes, with an error, the same host's requests in flight to its
     /// other functions below the port. For a function on another switch
-    /// that port is a fabric port shared with other functions, so a
+    /// than the host's, that port is a fabric port shared with other functions, so a
     /// surprise unbind leaves the host's requests in flight to it to the
     /// data plane's completion timeout, which still completes each of them
     /// (DESIGN.md, "Outstanding requests").
@@ -426,9 +447,10 @@ impl FabricManager {
         if let PortKind::Endpoint { buses } = self.inventory.port_on(switch, port) {
             self.program_endpoint_port(switch, port, buses, fabric)?;
         }
-        if mode == UnbindMode::Surprise && switch == SwitchIndex::LOCAL {
+        if mode == UnbindMode::Surprise && Ok(switch) == self.host_switch(si) {
             let host_port = self.switches[si].port;
-            fabric.local().abandon_host_requests_to(host_port, port)?;
+            self.host_plane(si, fabric)?
+                .abandon_host_requests_to(host_port, port)?;
         }
         Ok(binding)
     }
@@ -456,13 +478,13 @@ impl FabricManager {
     ) -> Result<(), BindError> {
         let switch = &mut self.switches[si];
         let requester = switch.downstream_id(slot);
-        let port = switch.port;
+        let (switch_id, port) = (switch.switch_id, switch.port);
         let host = switch.host;
         let Some(vdsp) = switch.downstream.get_mut(usize::from(slot)) else {
             return Ok(());
         };
         if let Some(message) = vdsp.set_presence(present) {
-            host_if.send_msi(port, requester, message)?;
+            host_if.send_msi(switch_id, port, requester, message)?;
             self.events.record(Event::HotPlugSent {
                 host,
                 slot,
@@ -473,14 +495,29 @@ impl FabricManager {
     }
 
     /// Refuses to bind `function` to `host` where another host has a
-    /// function below the same port and the two cannot share it.
+    /// function below the same port and the two cannot share it: functions
+    /// of one device by [`sharing_refused`], devices below a conventional
+    /// switch unless every downstream port above them redirects peer
+    /// traffic to the weft port ([`Inventory::peer_route_below`]).
+    ///
+    /// [`Inventory::peer_route_below`]: crate::inventory::Inventory::peer_route_below
     fn check_sharing(&self, function: &Function, host: HostIndex) -> Result<(), BindError> {
         let others = self
             .functions_on(function.switch, function.port)
             .filter_map(|f| f.binding.filter(|b| b.host != host).map(|b| (f, b.host)));
         for (other, owner) in others {
+            let same_device = function.bridge == other.bridge;
             for candidate in [function, other] {
-                if let Some(reason) = sharing_refused(candidate) {
+                let refused = if same_device {
+                    sharing_refused(candidate)
+                } else {
+                    self.inventory
+                        .peer_route_below(candidate)
+                        .map(|downstream_port| SharingRefused::PeerRouteBelowPort {
+                            downstream_port,
+                        })
+                };
+                if let Some(reason) = refused {
                     return Err(BindError::PortOwnedByOtherHost {
                         switch: function.switch,
                         port: function.port,
@@ -549,7 +586,7 @@ impl FabricManager {
                 })?;
             }
         }
-        let tables = fabric.local();
+        let tables = self.host_plane(si, fabric)?;
         for index in 0..WINDOWS_PER_PORT {
             let window = windows.get(index).map_or(Window::UNUSED, |w| w.2);
             tables.set_window(switch.port, index, window)?;

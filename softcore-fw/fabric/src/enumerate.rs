@@ -28,7 +28,11 @@
 //! of a device are found through the ARI Next Function Number chain when
 //! function 0 has ARI (§6.13, §7.8.7), otherwise at functions 0..=7 when
 //! function 0 is multi-function (§7.5.1.1.9). Only device 0 exists below a
-//! port (§7.3.1).
+//! port (§7.3.1). A Type 1 function — a conventional PCIe switch or a
+//! bridge — is programmed and enumerated through ([`crate::conventional`]):
+//! its buses join the port's range, depth first, and the functions below
+//! it are endpoints like any other. Requests for a bus of a port's range
+//! after its first travel as Type 1 ([`ConfigPath::Below`]).
 
 use weft_pcie::config::ari::{self, AriCap};
 use weft_pcie::config::bar::{
@@ -45,15 +49,14 @@ use weft_regs::capacity;
 use crate::address::{AddressAllocator, AddressError, Pool};
 use crate::hw::{ConfigFault, ConfigPath, Fabric, FabricConfig, FunctionAccess, Timer};
 use crate::inventory::{
-    FabricSwitch, Function, FunctionKind, Inventory, PlacedBar, PortKind, SkipReason, Skipped,
-    SwitchIndex,
+    FabricSwitch, Function, FunctionKind, Inventory, PlacedBar, PortKind, SwitchIndex,
 };
-use crate::limits::{MAX_ARI_FUNCTIONS, MAX_FUNCTIONS, MAX_HOST_PORTS, MAX_SKIPPED, MAX_SWITCHES};
+use crate::limits::{MAX_ARI_FUNCTIONS, MAX_FUNCTIONS, MAX_HOST_PORTS, MAX_SWITCHES};
 use crate::readiness::{
     read_when_ready, ReadinessError, READINESS_TIMEOUT_NS, RESET_TO_FIRST_REQUEST_NS,
 };
-use crate::settings::FabricSettings;
-use weft_regs::tables::{Destination, HostIndex, PortIndex, PortRole, TableWriteError};
+use crate::settings::{FabricSettings, HostPort};
+use weft_regs::tables::{Destination, PortIndex, PortRole, TableWriteError};
 
 /// Why enumeration stopped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -69,6 +72,18 @@ pub enum EnumerationError {
     NoSuchPort(PortIndex),
     /// Two host entries name the same port.
     HostPortTwice(PortIndex),
+    /// A configured host port is on a switch that discovery did not find.
+    HostSwitchNotFound {
+        /// The switch ID configured for it.
+        switch_id: u64,
+    },
+    /// A configured host port does not exist on its (remote) switch.
+    NoSuchHostPort {
+        /// The switch.
+        switch_id: u64,
+        /// The port.
+        port: PortIndex,
+    },
     /// The address plan is invalid.
     Plan(AddressError),
     /// A function never became ready, or failed otherwise while probed.
@@ -127,9 +142,9 @@ pub enum EnumerationError {
         /// [`MAX_FUNCTIONS`].
         capacity: usize,
     },
-    /// More skipped devices than the inventory records.
-    TooManySkipped {
-        /// [`MAX_SKIPPED`].
+    /// More conventional switch ports and bridges than the inventory holds.
+    TooManyBridges {
+        /// [`MAX_BRIDGES`](crate::limits::MAX_BRIDGES).
         capacity: usize,
     },
     /// The port needs a bus number and all 256 are used.
@@ -178,20 +193,43 @@ where
     /// Per switch, its parent on the discovery tree and the parent's port towards it.
     parents: [Option<At>; MAX_SWITCHES],
     pub(crate) allocator: AddressAllocator,
-    pub(crate) inventory: Inventory,
+    pub(crate) inventory: &'a mut Inventory,
     /// When the fabric's ports left Conventional Reset, in timer nanoseconds.
     pub(crate) reset_at_ns: u64,
+    /// The highest bus given out below the port being probed.
+    pub(crate) last_bus: u8,
+    /// The conventional switch port or bridge the functions being
+    /// enumerated sit directly below; `None` on the weft port's link.
+    pub(crate) bridge: Option<Bdf>,
+    /// Whether every bridge above forwards a 64-bit prefetchable window,
+    /// so 64-bit prefetchable BARs may go in [`Pool::Prefetchable64`].
+    pub(crate) prefetchable_64: bool,
+    /// The fabric address ranges `(base, end)` placed since the innermost
+    /// bridge's scan began, per pool (below 4 GiB, then 64-bit
+    /// prefetchable): what its windows must cover.
+    pub(crate) span: [Option<(u64, u64)>; 2],
+    /// Every host port with its proxy fabric ID.
+    proxies: HostProxies,
 }
 
+/// Every host port with its proxy fabric ID ([`host_proxies`]).
+pub type HostProxies = heapless::Vec<(HostPort, Bdf), MAX_HOST_PORTS>;
+
 /// Discovers and enumerates the fabric reachable from the manager's
-/// switch, whose links left Conventional Reset at `reset_at_ns` (timer time).
+/// switch, whose links left Conventional Reset at `reset_at_ns` (timer
+/// time), into `inventory` (emptied first).
+///
+/// The inventory is filled in place rather than returned: it is most of
+/// the manager's state, and every copy of it on the soft core's stack
+/// comes out of the same 64 KiB data RAM.
 pub fn enumerate<C, T, F>(
     config: &mut C,
     timer: &mut T,
     fabric: &mut F,
     settings: &FabricSettings,
     reset_at_ns: u64,
-) -> Result<Inventory, EnumerationError>
+    inventory: &mut Inventory,
+) -> Result<(), EnumerationError>
 where
     C: FabricConfig + ?Sized,
     T: Timer + ?Sized,
@@ -205,7 +243,7 @@ where
         });
     }
     let allocator = AddressAllocator::new(settings.address_plan).map_err(EnumerationError::Plan)?;
-    let mut inventory = Inventory::default();
+    inventory.clear();
     inventory
         .switches
         .push(FabricSwitch::new(settings.switch_id, ports as u8))
@@ -221,10 +259,20 @@ where
         allocator,
         inventory,
         reset_at_ns,
+        last_bus: 0,
+        bridge: None,
+        prefetchable_64: true,
+        span: [None; 2],
+        proxies: host_proxies(settings, ports)?,
     };
     let mut next_bus = u16::from(settings.manager_id.bus()) + 1;
-    for (port, host, proxy_id) in host_proxies(settings, ports)? {
-        e.inventory.switches[0].ports[usize::from(port.0)] = PortKind::Host { host, proxy_id };
+    for (host, proxy_id) in e.proxies.clone() {
+        if host.switch == settings.switch_id {
+            e.inventory.switches[0].ports[usize::from(host.port.0)] = PortKind::Host {
+                host: host.host,
+                proxy_id,
+            };
+        }
         next_bus = u16::from(proxy_id.bus()) + 1;
     }
     // Completions of the manager's own requests come back to its CPU.
@@ -242,11 +290,8 @@ where
                 switch: SwitchIndex(switch as u8),
                 port: PortIndex(index as u8),
             };
-            if switch == 0 && settings.host_port(at.port).is_some() {
-                continue;
-            }
             if e.inventory.switches[switch].ports[index] != PortKind::Empty {
-                // The far end of a link found from the other side.
+                // A host port, or the far end of a link found from the other side.
                 continue;
             }
             let bus = u8::try_from(next_bus)
@@ -257,30 +302,43 @@ where
         }
         switch += 1;
     }
-    Ok(e.inventory)
+    if let Some((host, _)) = e
+        .proxies
+        .iter()
+        .find(|(host, _)| e.inventory.switch_index(host.switch).is_none())
+    {
+        return Err(EnumerationError::HostSwitchNotFound {
+            switch_id: host.switch,
+        });
+    }
+    Ok(())
 }
 
-/// Each host port with its host and proxy fabric ID: the buses right after
-/// the manager's, in configuration order. Known before any device is
-/// probed, so host ports can be opened (and answered with Request Retry
-/// Status) while enumeration runs.
+/// Each host port with its proxy fabric ID: the buses right after the
+/// manager's, in configuration order. Known before any device is probed,
+/// so host ports can be opened (and answered with Request Retry Status)
+/// while enumeration runs: those of the manager's switch (`ports` ports)
+/// at once, those of another switch as soon as discovery reaches it.
 pub fn host_proxies(
     settings: &FabricSettings,
     ports: usize,
-) -> Result<heapless::Vec<(PortIndex, HostIndex, Bdf), MAX_HOST_PORTS>, EnumerationError> {
+) -> Result<HostProxies, EnumerationError> {
     let mut proxies = heapless::Vec::new();
     let first_bus = u16::from(settings.manager_id.bus()) + 1;
     for (i, host) in settings.hosts.iter().enumerate() {
-        if usize::from(host.port.0) >= ports {
+        if host.switch == settings.switch_id && usize::from(host.port.0) >= ports {
             return Err(EnumerationError::NoSuchPort(host.port));
         }
-        if settings.hosts[..i].iter().any(|h| h.port == host.port) {
+        if settings.hosts[..i]
+            .iter()
+            .any(|h| (h.switch, h.port) == (host.switch, host.port))
+        {
             return Err(EnumerationError::HostPortTwice(host.port));
         }
         let bus = u8::try_from(first_bus + i as u16)
             .map_err(|_| EnumerationError::BusNumbersExhausted { port: host.port })?;
         // settings.hosts has the same capacity.
-        let _ = proxies.push((host.port, host.host, Bdf::new(bus, 0, 0)));
+        let _ = proxies.push((*host, Bdf::new(bus, 0, 0)));
     }
     Ok(proxies)
 }
@@ -291,13 +349,43 @@ where
     T: Timer + ?Sized,
     F: Fabric + ?Sized,
 {
-    fn deadline(&self) -> u64 {
+    pub(crate) fn deadline(&self) -> u64 {
         self.reset_at_ns.saturating_add(READINESS_TIMEOUT_NS)
     }
 
-    /// How configuration requests reach functions below `at`.
-    pub(crate) fn path(&self, at: At) -> ConfigPath {
-        self.inventory.config_path(at.switch, at.port)
+    /// How configuration requests reach functions on `bus` below `at`.
+    pub(crate) fn path(&self, at: At, bus: u8) -> ConfigPath {
+        self.inventory.config_path(at.switch, at.port, bus)
+    }
+
+    /// Gives `bus` to the port being probed (and every bus before it):
+    /// records the port's range and, on a remote switch, routes the bus
+    /// there and opens the port for it, so requests reach it.
+    pub(crate) fn claim_bus(&mut self, at: At, bus: u8) -> Result<(), EnumerationError> {
+        if bus <= self.last_bus {
+            return Ok(());
+        }
+        self.last_bus = bus;
+        let kind =
+            &mut self.inventory.switches[usize::from(at.switch.0)].ports[usize::from(at.port.0)];
+        let first = match *kind {
+            PortKind::Endpoint { buses } => buses.0,
+            _ => bus,
+        };
+        *kind = PortKind::Endpoint {
+            buses: (first, bus),
+        };
+        if at.switch != SwitchIndex::LOCAL {
+            self.route_bus(at, bus)?;
+            self.plane(at.switch)?.set_port_role(
+                at.port,
+                PortRole::Endpoint {
+                    owner: None,
+                    buses: (first, bus),
+                },
+            )?;
+        }
+        Ok(())
     }
 
     /// The data plane of `switch`.
@@ -361,6 +449,7 @@ where
                 let manager_bus = self.settings.manager_id.bus();
                 self.plane(index)?
                     .set_bus_route(manager_bus, Some(Destination::Port(far_port)))?;
+                self.open_host_ports(index)?;
                 index
             }
         };
@@ -381,10 +470,47 @@ where
         Ok(())
     }
 
+    /// Records and opens the host ports of the newly found switch `index`,
+    /// so its hosts are told to retry while enumeration runs.
+    fn open_host_ports(&mut self, index: SwitchIndex) -> Result<(), EnumerationError> {
+        let switch = &self.inventory.switches[usize::from(index.0)];
+        let (switch_id, port_count) = (switch.id, switch.port_count);
+        for (host, proxy_id) in self.proxies.clone() {
+            if host.switch != switch_id {
+                continue;
+            }
+            if host.port.0 >= port_count || usize::from(host.port.0) >= capacity::PORTS {
+                return Err(EnumerationError::NoSuchHostPort {
+                    switch_id,
+                    port: host.port,
+                });
+            }
+            self.inventory.switches[usize::from(index.0)].ports[usize::from(host.port.0)] =
+                PortKind::Host {
+                    host: host.host,
+                    proxy_id,
+                };
+            self.plane(index)?.set_port_role(
+                host.port,
+                PortRole::Host {
+                    host: host.host,
+                    proxy_id,
+                },
+            )?;
+        }
+        Ok(())
+    }
+
     /// Probes the device below `at` at `bus`; returns the last bus it uses, if any.
     fn probe_port(&mut self, at: At, bus: u8) -> Result<Option<u8>, EnumerationError> {
         let first = Bdf::new(bus, 0, 0);
         let deadline = self.deadline();
+        self.inventory.switches[usize::from(at.switch.0)].ports[usize::from(at.port.0)] =
+            PortKind::Endpoint { buses: (bus, bus) };
+        self.last_bus = bus;
+        self.bridge = None;
+        self.prefetchable_64 = true;
+        self.span = [None; 2];
         if at.switch != SwitchIndex::LOCAL {
             self.route_bus(at, bus)?;
             self.plane(at.switch)?.set_port_role(
@@ -395,29 +521,57 @@ where
                 },
             )?;
         }
-        let path = self.path(at);
-        if read_when_ready(self.config, self.timer, path, first, 0, deadline)
+        let path = self.path(at, bus);
+        let found = read_when_ready(self.config, self.timer, path, first, 0, deadline)
             .map_err(EnumerationError::Readiness)?
-            .is_none()
-        {
-            return Ok(None);
-        }
+            .is_some();
         let mut access = FunctionAccess {
             config: &mut *self.config,
             path,
             target: first,
         };
-        if let Some(identity) = read_weft_identity(&mut access)
-            .map_err(|error| EnumerationError::Identity { id: first, error })?
-        {
-            self.link(at, identity)?;
+        let identity = if found {
+            read_weft_identity(&mut access)
+                .map_err(|error| EnumerationError::Identity { id: first, error })?
+        } else {
+            None
+        };
+        if !found || identity.is_some() {
+            self.inventory.switches[usize::from(at.switch.0)].ports[usize::from(at.port.0)] =
+                PortKind::Empty;
+            if let Some(identity) = identity {
+                self.link(at, identity)?;
+            }
             return Ok(None);
         }
+        self.enumerate_device(at, bus, 0)?;
+        Ok(Some(self.last_bus))
+    }
+
+    /// Enumerates the functions of device `device` on `bus` below `at`,
+    /// whose function 0 answered: through the ARI Next Function Number
+    /// chain when function 0 has ARI (device 0 only, and below a
+    /// conventional switch only where its downstream port forwards ARI
+    /// function numbers, §6.13), otherwise functions 0..=7 when function 0
+    /// is multi-function (§7.5.1.1.9).
+    pub(crate) fn enumerate_device(
+        &mut self,
+        at: At,
+        bus: u8,
+        device: u8,
+    ) -> Result<(), EnumerationError> {
+        let first = Bdf::new(bus, device, 0);
+        let deadline = self.deadline();
+        let path = self.path(at, bus);
+        let mut access = FunctionAccess {
+            config: &mut *self.config,
+            path,
+            target: first,
+        };
         let ari = find_extended_capability(&mut access, ext_cap_id::ARI)
             .map_err(|error| EnumerationError::CapabilityWalk { id: first, error })?;
         let header = read(&mut access, common::HEADER_TYPE)? as u8;
-        let mut last_bus = bus;
-        if ari.is_some() {
+        if ari.is_some() && device == 0 && self.forward_ari(at)? {
             // §7.8.7.2: follow Next Function Number from function 0 until it
             // is 0; a chain that revisits a function is cut there.
             let mut seen = [false; MAX_ARI_FUNCTIONS];
@@ -425,7 +579,7 @@ where
             loop {
                 seen[usize::from(function)] = true;
                 let id = Bdf::new_ari(bus, function);
-                last_bus = last_bus.max(self.enumerate_function(at, id, function == 0)?);
+                self.enumerate_function(at, id, function == 0)?;
                 let mut access = FunctionAccess {
                     config: &mut *self.config,
                     path,
@@ -448,7 +602,7 @@ where
             let multi = header & header_type::MULTI_FUNCTION != 0;
             let functions = if multi { 8 } else { 1 };
             for function in 0..functions {
-                let id = Bdf::new(bus, 0, function);
+                let id = Bdf::new(bus, device, function);
                 if function != 0
                     && read_when_ready(self.config, self.timer, path, id, 0, deadline)
                         .map_err(EnumerationError::Readiness)?
@@ -456,44 +610,31 @@ where
                 {
                     continue;
                 }
-                last_bus = last_bus.max(self.enumerate_function(at, id, false)?);
+                self.enumerate_function(at, id, false)?;
             }
         }
-        self.inventory.switches[usize::from(at.switch.0)].ports[usize::from(at.port.0)] =
-            PortKind::Endpoint {
-                buses: (bus, last_bus),
-            };
-        Ok(Some(last_bus))
+        Ok(())
     }
 
-    /// Enumerates one (physical) function and its VFs; returns the last bus they use.
+    /// Enumerates one (physical) function and its VFs, or, for a Type 1
+    /// function, the conventional switch port or bridge and everything
+    /// below it ([`crate::conventional`]).
     fn enumerate_function(
         &mut self,
         at: At,
         id: Bdf,
         lowest_ari_pf: bool,
-    ) -> Result<u8, EnumerationError> {
+    ) -> Result<(), EnumerationError> {
         let mut access = FunctionAccess {
             config: &mut *self.config,
-            path: self.inventory.config_path(at.switch, at.port),
+            path: self.inventory.config_path(at.switch, at.port, id.bus()),
             target: id,
         };
         let ids = read(&mut access, common::VENDOR_ID)?;
         let class_code = read(&mut access, common::REVISION_ID)? >> 8;
         let header = read(&mut access, common::HEADER_TYPE)? as u8;
         if header & header_type::LAYOUT_MASK == header_type::TYPE1 {
-            self.inventory
-                .skipped
-                .push(Skipped {
-                    switch: at.switch,
-                    port: at.port,
-                    id,
-                    reason: SkipReason::Bridge,
-                })
-                .map_err(|_| EnumerationError::TooManySkipped {
-                    capacity: MAX_SKIPPED,
-                })?;
-            return Ok(id.bus());
+            return self.enumerate_bridge(at, id);
         }
         let decoded = size_header_bars(&mut access)
             .map_err(|error| EnumerationError::BarSizing { id, error })?;
@@ -519,6 +660,7 @@ where
             bars,
             sriov: None,
             acs,
+            bridge: self.bridge,
             binding: None,
         };
         let index = self.inventory.functions.len();
@@ -529,7 +671,7 @@ where
         })?;
         match sriov {
             Some(offset) => self.enable_sriov(at, index, offset, lowest_ari_pf),
-            None => Ok(id.bus()),
+            None => Ok(()),
         }
     }
 
@@ -547,8 +689,13 @@ where
         size: u64,
         count: u16,
     ) -> Result<PlacedBar, EnumerationError> {
-        let Some(pool) = Pool::for_kind(decoded.bar.kind) else {
-            return Ok(PlacedBar::new(host_register, decoded.bar, None));
+        let pool = match Pool::for_kind(decoded.bar.kind) {
+            None => return Ok(PlacedBar::new(host_register, decoded.bar, None)),
+            // A bridge above forwards no 64-bit prefetchable window: the
+            // BAR goes in its (32-bit) memory window, which may hold any
+            // memory BAR (§7.5.1.3.8).
+            Some(Pool::Prefetchable64) if !self.prefetchable_64 => Pool::Below4GiB,
+            Some(pool) => pool,
         };
         let region = size.saturating_mul(u64::from(count));
         let base = self
@@ -557,23 +704,32 @@ where
             .map_err(|error| EnumerationError::Address { id, error })?;
         let mut access = FunctionAccess {
             config: &mut *self.config,
-            path: self.inventory.config_path(at.switch, at.port),
+            path: self.inventory.config_path(at.switch, at.port, id.bus()),
             target: id,
         };
         assign_bar(&mut access, decoded, base)
             .map_err(|error| EnumerationError::BarAssignment { id, error })?;
+        self.cover(at, pool, (base, base + region));
+        Ok(PlacedBar::new(host_register, decoded.bar, Some(base)))
+    }
+
+    /// Records that `range` of `pool` is used below `at`: the port's
+    /// address routes and the windows of the bridges above must cover it.
+    pub(crate) fn cover(&mut self, at: At, pool: Pool, range: (u64, u64)) {
         let slot = match pool {
             Pool::Below4GiB => 0,
             Pool::Prefetchable64 => 1,
         };
-        let range = &mut self.inventory.switches[usize::from(at.switch.0)].port_ranges
+        let union = |old: Option<(u64, u64)>| {
+            Some(match old {
+                None => range,
+                Some((first, last)) => (first.min(range.0), last.max(range.1)),
+            })
+        };
+        let port = &mut self.inventory.switches[usize::from(at.switch.0)].port_ranges
             [usize::from(at.port.0)][slot];
-        let end = base + region;
-        *range = Some(match *range {
-            None => (base, end),
-            Some((first, last)) => (first.min(base), last.max(end)),
-        });
-        Ok(PlacedBar::new(host_register, decoded.bar, Some(base)))
+        *port = union(*port);
+        self.span[slot] = union(self.span[slot]);
     }
 
     /// Sets Memory Space Enable (when the function has a memory BAR) and Bus
@@ -586,7 +742,7 @@ where
     ) -> Result<(), EnumerationError> {
         let mut access = FunctionAccess {
             config: &mut *self.config,
-            path: self.inventory.config_path(at.switch, at.port),
+            path: self.inventory.config_path(at.switch, at.port, id.bus()),
             target: id,
         };
         let current = read(&mut access, common::COMMAND)? as u16;

@@ -35,11 +35,21 @@ pub enum ConfigPath {
     /// function is on that port's link (an endpoint, or the management
     /// function of a neighbouring weft switch).
     Link(PortIndex),
+    /// A Type 1 request out of this port of the manager's own switch, for
+    /// a bus of the port's range after its first (the link's): a bus below
+    /// a conventional PCIe switch (or bridge) on the link, whose bridges
+    /// route it by their bus numbers and the one whose secondary bus it is
+    /// delivers it as Type 0 (PCIe Base 6.0 §7.3.3, §7.5.1.3.3-4); or a
+    /// further bus an SR-IOV device's VFs sit on, which the device takes
+    /// as Type 1 (§9.3.3.9).
+    Below(PortIndex),
     /// A Type 1 request out of this fabric port of the manager's own
     /// switch, routed by the target's bus number by every switch on the way
     /// (their bus routes must lead there before it is sent); the port it
-    /// leaves the fabric by delivers it as Type 0, as a downstream port does
-    /// for its secondary bus (PCIe Base 6.0 §7.3.3).
+    /// leaves the fabric by delivers it as Type 0 when the bus is the
+    /// first of the port's bus range (the link's), and passes it on as
+    /// Type 1 otherwise, to a conventional switch below — as a downstream
+    /// port does with its secondary and subordinate buses (§7.3.3).
     Routed(PortIndex),
 }
 
@@ -67,6 +77,34 @@ pub trait FabricConfig {
         value: u32,
         byte_enables: u8,
     ) -> Result<(), ConfigFault>;
+
+    /// Reads the DW holding byte `offset` of `target` on a bus of `port`'s
+    /// range after the link's ([`ConfigPath::Below`]). A fabric whose
+    /// ports have no conventional switch below them and no VFs beyond the
+    /// first bus need not implement it: no function is reached so.
+    fn read_below(
+        &mut self,
+        port: PortIndex,
+        target: Bdf,
+        offset: u16,
+    ) -> Result<u32, ConfigFault> {
+        let _ = (target, offset);
+        Err(ConfigFault::NoSuchPort(port))
+    }
+
+    /// Writes into the DW holding byte `offset` of `target` on a bus below
+    /// a conventional switch on the link of `port` (see [`FabricConfig::read_below`]).
+    fn write_below(
+        &mut self,
+        port: PortIndex,
+        target: Bdf,
+        offset: u16,
+        value: u32,
+        byte_enables: u8,
+    ) -> Result<(), ConfigFault> {
+        let _ = (target, offset, value, byte_enables);
+        Err(ConfigFault::NoSuchPort(port))
+    }
 
     /// Reads the DW holding byte `offset` of `target`, routed through the
     /// fabric out of fabric port `via` ([`ConfigPath::Routed`]). A switch
@@ -105,6 +143,7 @@ pub fn config_read<C: FabricConfig + ?Sized>(
 ) -> Result<u32, ConfigFault> {
     match path {
         ConfigPath::Link(port) => config.read(port, target, offset),
+        ConfigPath::Below(port) => config.read_below(port, target, offset),
         ConfigPath::Routed(via) => config.read_routed(via, target, offset),
     }
 }
@@ -120,6 +159,7 @@ pub fn config_write<C: FabricConfig + ?Sized>(
 ) -> Result<(), ConfigFault> {
     match path {
         ConfigPath::Link(port) => config.write(port, target, offset, value, byte_enables),
+        ConfigPath::Below(port) => config.write_below(port, target, offset, value, byte_enables),
         ConfigPath::Routed(via) => config.write_routed(via, target, offset, value, byte_enables),
     }
 }
@@ -205,6 +245,10 @@ pub trait Timer {
 /// A host's configuration request, as the mailbox delivers it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HostConfigRequest {
+    /// The switch ID of the switch whose host port it arrived on: the
+    /// manager's own, or another whose mailbox the firmware reads in-band
+    /// through that switch's CSR window, as it writes its tables ([`Fabric`]).
+    pub switch: u64,
     /// The host port it arrived on.
     pub port: PortIndex,
     /// The request, in the host's terms.
@@ -223,26 +267,30 @@ pub enum HostSendError {
     QueueFull(PortIndex),
 }
 
-/// The host-facing side: configuration requests in from the mailbox,
-/// completions and MSI writes out of a host port.
+/// The host-facing side: configuration requests in from the mailboxes,
+/// completions and MSI writes out of a host port, of any switch of the
+/// fabric (named by its switch ID).
 pub trait HostInterface {
     /// The next configuration request from any host, if one is waiting.
     fn receive(&mut self) -> Option<HostConfigRequest>;
 
-    /// Sends a completion out of `port`; `data` is the one DW of a
-    /// configuration read's CplD, little-endian like [`HostConfigRequest::data`].
+    /// Sends a completion out of `port` of switch `switch`; `data` is the
+    /// one DW of a configuration read's CplD, little-endian like
+    /// [`HostConfigRequest::data`].
     fn complete(
         &mut self,
+        switch: u64,
         port: PortIndex,
         completion: Completion,
         data: Option<u32>,
     ) -> Result<(), HostSendError>;
 
-    /// Sends an MSI out of `port`: a one-DW memory write of `message.data`
-    /// to `message.address` with requester ID `requester` (a virtual
-    /// port's host-domain ID), §6.1.4.
+    /// Sends an MSI out of `port` of switch `switch`: a one-DW memory
+    /// write of `message.data` to `message.address` with requester ID
+    /// `requester` (a virtual port's host-domain ID), §6.1.4.
     fn send_msi(
         &mut self,
+        switch: u64,
         port: PortIndex,
         requester: Bdf,
         message: MsiMessage,

@@ -9,7 +9,7 @@ use weft_pcie::Bdf;
 use weft_regs::capacity;
 
 use crate::hw::{ConfigPath, DataPlane, Fabric};
-use crate::limits::{MAX_FUNCTIONS, MAX_SKIPPED, MAX_SWITCHES};
+use crate::limits::{MAX_BRIDGES, MAX_FUNCTIONS, MAX_SWITCHES};
 use crate::paths::NextHops;
 use weft_regs::tables::{HostIndex, PortIndex};
 
@@ -150,6 +150,10 @@ pub struct Function {
     pub sriov: Option<SriovSetup>,
     /// Offset of its ACS capability, whose controls belong to the fabric.
     pub acs: Option<u16>,
+    /// The conventional switch's downstream port (or bridge) it sits
+    /// directly below; `None` when it is on the weft port's link. Two
+    /// functions with the same value are functions of one device.
+    pub bridge: Option<Bdf>,
     /// The slot it is bound to, if any.
     pub binding: Option<Binding>,
 }
@@ -181,25 +185,61 @@ pub enum PortKind {
     },
 }
 
-/// Why a device was left out of enumeration.
+/// What a Type 1 function below an endpoint port is, from its PCI Express
+/// capability's Device/Port Type (PCIe Base 6.0 §7.5.3.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SkipReason {
-    /// A Type 1 function (a conventional switch or bridge) below a port:
-    /// enumeration through it is not implemented yet.
-    Bridge,
+pub enum BridgeKind {
+    /// The upstream port of a conventional switch: its secondary bus is
+    /// the switch's internal bus, with a downstream port at each device number.
+    SwitchUpstream,
+    /// A downstream port of a conventional switch: one link, device 0
+    /// below it (§7.3.1).
+    SwitchDownstream,
+    /// Any other bridge (PCI Express to PCI, or no PCI Express capability):
+    /// every device number of its secondary bus is scanned.
+    Other,
 }
 
-/// A device left out.
+/// A conventional switch port or bridge below an endpoint port, as the
+/// manager programmed it. It stays with the fabric: it is never bound, and
+/// hosts never see it; the endpoints below it are bound on their own.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Skipped {
-    /// The switch.
-    pub switch: SwitchIndex,
-    /// The port.
-    pub port: PortIndex,
-    /// The function.
+pub struct Bridge {
+    /// Its fabric ID.
     pub id: Bdf,
-    /// Why.
-    pub reason: SkipReason,
+    /// The weft switch it is below.
+    pub switch: SwitchIndex,
+    /// The port of that switch it is below.
+    pub port: PortIndex,
+    /// What it is.
+    pub kind: BridgeKind,
+    /// The bridge above it, `None` when it sits on the weft port's link.
+    pub parent: Option<Bdf>,
+    /// Secondary and subordinate bus numbers (its primary is `id`'s bus).
+    pub buses: (u8, u8),
+    /// The memory window `(base, limit)`, limit inclusive; `None` when closed.
+    pub memory: Option<(u64, u64)>,
+    /// The prefetchable memory window `(base, limit)`; `None` when closed.
+    pub prefetchable: Option<(u64, u64)>,
+    /// The ACS controls the manager enabled (`weft_pcie::config::acs::feature`);
+    /// 0 without an ACS capability.
+    pub acs_enabled: u16,
+}
+
+impl Bridge {
+    /// Whether it sends every peer-to-peer request and completion that
+    /// arrives on its secondary side upstream rather than across to
+    /// another of its switch's ports (ACS P2P Request and Completion
+    /// Redirect, §6.12.1.1). Upstream ports and other bridges have one
+    /// secondary side and route nothing across.
+    pub const fn redirects_peers(&self) -> bool {
+        use weft_pcie::config::acs::feature;
+        let both = feature::P2P_REQUEST_REDIRECT | feature::P2P_COMPLETION_REDIRECT;
+        match self.kind {
+            BridgeKind::SwitchDownstream => self.acs_enabled & both == both,
+            BridgeKind::SwitchUpstream | BridgeKind::Other => true,
+        }
+    }
 }
 
 /// One weft switch of the fabric and what sits behind its ports.
@@ -251,11 +291,28 @@ pub struct Inventory {
     pub switches: Vec<FabricSwitch, MAX_SWITCHES>,
     /// The first hop of the shortest path between every pair of switches.
     pub paths: NextHops,
-    /// Devices left out.
-    pub skipped: Vec<Skipped, MAX_SKIPPED>,
+    /// The conventional switch ports and bridges below endpoint ports,
+    /// in enumeration order (depth first).
+    pub bridges: Vec<Bridge, MAX_BRIDGES>,
 }
 
 impl Inventory {
+    /// Nothing found yet.
+    pub const EMPTY: Inventory = Inventory {
+        functions: Vec::new(),
+        switches: Vec::new(),
+        paths: NextHops::EMPTY,
+        bridges: Vec::new(),
+    };
+
+    /// Empties it, in place.
+    pub fn clear(&mut self) {
+        self.functions.clear();
+        self.switches.clear();
+        self.paths = NextHops::EMPTY;
+        self.bridges.clear();
+    }
+
     /// The index of the function with fabric ID `id`.
     pub fn index_of(&self, id: Bdf) -> Option<usize> {
         self.functions.iter().position(|f| f.id == id)
@@ -303,13 +360,44 @@ impl Inventory {
         fabric.remote(id).ok_or(id)
     }
 
-    /// How the manager's configuration requests reach functions below
-    /// `port` of `switch`: on the link for its own switch, routed out of
-    /// the first hop of the path otherwise.
-    pub fn config_path(&self, switch: SwitchIndex, port: PortIndex) -> ConfigPath {
+    /// How the manager's configuration requests reach functions on bus
+    /// `bus` below `port` of `switch`: routed out of the first hop of the
+    /// path for another switch; on its own switch, on the link for the
+    /// port's first bus and through the conventional switch below it for
+    /// the others.
+    pub fn config_path(&self, switch: SwitchIndex, port: PortIndex, bus: u8) -> ConfigPath {
         match self.switches.get(usize::from(switch.0)).and_then(|s| s.via) {
             Some(via) if switch != SwitchIndex::LOCAL => ConfigPath::Routed(via),
-            _ => ConfigPath::Link(port),
+            _ => match self.port_on(switch, port) {
+                PortKind::Endpoint { buses } if buses.0 != bus => ConfigPath::Below(port),
+                _ => ConfigPath::Link(port),
+            },
         }
+    }
+
+    /// How the manager's configuration requests reach `function`.
+    pub fn path_to(&self, function: &Function) -> ConfigPath {
+        self.config_path(function.switch, function.port, function.id.bus())
+    }
+
+    /// The bridge with fabric ID `id`.
+    pub fn bridge(&self, id: Bdf) -> Option<&Bridge> {
+        self.bridges.iter().find(|b| b.id == id)
+    }
+
+    /// The first conventional switch downstream port between `function`
+    /// and its weft port that does not redirect peer traffic upstream
+    /// ([`Bridge::redirects_peers`]); `None` when every one does, or there
+    /// is none.
+    pub fn peer_route_below(&self, function: &Function) -> Option<Bdf> {
+        let mut at = function.bridge;
+        for _ in 0..MAX_BRIDGES {
+            let bridge = self.bridge(at?)?;
+            if !bridge.redirects_peers() {
+                return Some(bridge.id);
+            }
+            at = bridge.parent;
+        }
+        None
     }
 }

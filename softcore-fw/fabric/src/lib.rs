@@ -11,8 +11,9 @@
 //! error.
 //!
 //! - [`hw`]: the hardware traits (the data plane's tables and their entries are `weft_regs::tables`).
-//! - [`enumerate`], [`readiness`], `sriov`, [`address`]: the fabric domain —
-//!   walking the ports, fabric IDs, BAR placement, VFs; the result is an
+//! - [`enumerate`], [`readiness`], `sriov`, [`conventional`], [`address`]:
+//!   the fabric domain — walking the ports, fabric IDs, BAR placement, VFs,
+//!   conventional PCIe switches below ports; the result is an
 //!   [`inventory::Inventory`].
 //! - [`paths`]: shortest paths between the fabric's switches; [`routes`]:
 //!   every switch's tables computed from the inventory and the paths.
@@ -26,8 +27,9 @@
 //!
 //! A fabric may have several weft switches linked in any graph: discovery
 //! walks through fabric links, and every switch's tables are programmed,
-//! remote switches' through [`hw::Fabric`]. Host ports are on the
-//! manager's own switch; endpoints may be on any.
+//! remote switches' through [`hw::Fabric`]. Host ports and endpoints may
+//! be on any switch; remote hosts' mailboxes are served through
+//! [`hw::HostInterface`] like the local ones.
 #![no_std]
 #![forbid(unsafe_code)]
 
@@ -35,6 +37,7 @@ pub use weft_pcie as pcie;
 
 pub mod address;
 pub mod binding;
+pub mod conventional;
 pub mod enumerate;
 pub mod events;
 pub mod generation;

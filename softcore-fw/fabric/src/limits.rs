@@ -14,8 +14,9 @@ pub const MAX_HOST_PORTS: usize = 4;
 /// Virtual downstream ports (slots) of one virtual switch.
 pub const MAX_SLOTS_PER_HOST: usize = 8;
 
-/// Devices found that the manager does not enumerate yet (kept for the log).
-pub const MAX_SKIPPED: usize = 8;
+/// Conventional switch ports and bridges below endpoint ports (a switch
+/// with an upstream port and seven downstream ports).
+pub const MAX_BRIDGES: usize = 8;
 
 /// Functions of one ARI device: the Next Function Number is 8 bits (PCIe Base 6.0 §7.8.7.2).
 pub const MAX_ARI_FUNCTIONS: usize = 256;

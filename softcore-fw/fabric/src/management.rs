@@ -466,9 +466,7 @@ fn virtual_switch<L: PortLinks + ?Sized>(
     }
     Ok(VirtualSwitchInfo {
         host,
-        upstream: port_links
-            .link(manager.settings().switch_id, switch.port.0)
-            .status,
+        upstream: port_links.link(switch.switch_id, switch.port.0).status,
         generation: generation(manager),
         slots,
     })

@@ -4,12 +4,13 @@
 use heapless::Vec;
 use weft_pcie::Bdf;
 
+use crate::binding::BindError;
 use crate::enumerate::{enumerate, host_proxies, EnumerationError};
 use crate::events::{Event, EventLog};
 use crate::generation::Generation;
-use crate::hw::{Fabric, FabricConfig, Timer};
+use crate::hw::{DataPlane, Fabric, FabricConfig, Timer};
 use crate::inventory::{Function, Inventory, PortKind, SwitchIndex};
-use crate::limits::MAX_HOST_PORTS;
+use crate::limits::{MAX_HOST_PORTS, MAX_SLOTS_PER_HOST};
 use crate::paths::shortest_paths;
 use crate::routes::{program_fabric, RouteError};
 use crate::settings::FabricSettings;
@@ -49,33 +50,68 @@ pub struct FabricManager {
 const _: () = assert!(core::mem::size_of::<FabricManager>() <= 24 * 1024);
 
 impl FabricManager {
+    /// A manager with no host ports, not configured or started: a
+    /// constant, so the firmware can hold the manager in a static built at
+    /// link time and [`FabricManager::configure`] it in place — the soft
+    /// core's stack, part of its 64 KiB data RAM, has no room for a
+    /// manager built on it and then moved.
+    pub const EMPTY: FabricManager = FabricManager {
+        settings: FabricSettings::DEFAULT,
+        inventory: Inventory::EMPTY,
+        layouts: PortLayouts::EMPTY,
+        switches: Vec::new(),
+        ready: false,
+        generation: Generation(0),
+        events: EventLog::new(),
+    };
+
     /// A manager with one virtual switch per configured host port, not yet started.
     pub fn new(settings: FabricSettings) -> Result<Self, StartError> {
+        let mut manager = FabricManager::EMPTY;
+        manager.configure(settings)?;
+        Ok(manager)
+    }
+
+    /// Takes `settings`, in place: lays out the virtual ports and builds
+    /// one virtual switch per host port, each with its slots empty; the
+    /// fabric is to be started (again) after. Settings the virtual
+    /// switches cannot be built from (too many slots) are refused with
+    /// nothing changed.
+    pub fn configure(&mut self, settings: FabricSettings) -> Result<(), StartError> {
         let layouts = PortLayouts::new(settings.upstream_identity, settings.downstream_identity)
             .map_err(StartError::VirtualSwitch)?;
-        let mut switches = Vec::new();
-        for host in &settings.hosts {
+        if let Some(host) = settings
+            .hosts
+            .iter()
+            .find(|h| usize::from(h.slots) > MAX_SLOTS_PER_HOST)
+        {
+            return Err(StartError::VirtualSwitch(
+                VirtualSwitchError::TooManySlots {
+                    slots: host.slots,
+                    capacity: MAX_SLOTS_PER_HOST,
+                },
+            ));
+        }
+        self.ready = false;
+        self.settings = settings;
+        self.layouts = layouts;
+        self.switches.clear();
+        for index in 0..self.settings.hosts.len() {
+            let host = self.settings.hosts[index];
             let switch = VirtualSwitch::new(
+                host.switch,
                 host.port,
                 host.host,
                 host.slots,
-                settings.upstream_identity,
-                settings.downstream_identity,
-                &layouts,
+                self.settings.upstream_identity,
+                self.settings.downstream_identity,
+                &self.layouts,
             )
             .map_err(StartError::VirtualSwitch)?;
             // settings.hosts has the same capacity as switches.
-            let _ = switches.push(switch);
+            let _ = self.switches.push(switch);
         }
-        Ok(FabricManager {
-            settings,
-            inventory: Inventory::default(),
-            layouts,
-            switches,
-            ready: false,
-            generation: Generation::default(),
-            events: EventLog::new(),
-        })
+        Ok(())
     }
 
     /// Discovers and enumerates the fabric (links out of reset at
@@ -95,17 +131,33 @@ impl FabricManager {
     {
         self.ready = false;
         // Host ports open first, so hosts asking during enumeration reach
-        // the mailbox and are told to retry.
+        // the mailbox and are told to retry (those of other switches as
+        // discovery reaches them).
         let tables = fabric.local();
         let proxies =
             host_proxies(&self.settings, tables.ports()).map_err(StartError::Enumeration)?;
-        for (port, host, proxy_id) in proxies {
+        for (host, proxy_id) in proxies {
+            if host.switch != self.settings.switch_id {
+                continue;
+            }
+            let role = PortRole::Host {
+                host: host.host,
+                proxy_id,
+            };
             tables
-                .set_port_role(port, PortRole::Host { host, proxy_id })
+                .set_port_role(host.port, role)
                 .map_err(|e| StartError::Routes(RouteError::Table(e)))?;
         }
-        let mut inventory = enumerate(config, timer, fabric, &self.settings, reset_at_ns)
-            .map_err(StartError::Enumeration)?;
+        let mut inventory = Inventory::default();
+        enumerate(
+            config,
+            timer,
+            fabric,
+            &self.settings,
+            reset_at_ns,
+            &mut inventory,
+        )
+        .map_err(StartError::Enumeration)?;
         inventory.paths = shortest_paths(&inventory.switches);
         // Routed configuration requests follow the routes programmed below.
         for index in 1..inventory.switches.len() {
@@ -113,7 +165,10 @@ impl FabricManager {
             inventory.switches[index].via = inventory.paths.next_hop(SwitchIndex::LOCAL, to);
         }
         for switch in self.switches.iter_mut() {
-            if let PortKind::Host { proxy_id, .. } = inventory.port(switch.port) {
+            let Some(at) = inventory.switch_index(switch.switch_id) else {
+                continue;
+            };
+            if let PortKind::Host { proxy_id, .. } = inventory.port_on(at, switch.port) {
                 switch.proxy_id = proxy_id;
             }
         }
@@ -144,9 +199,11 @@ impl FabricManager {
         self.switches.iter().find(|s| s.host == host)
     }
 
-    /// The virtual switch presented on host port `port`.
-    pub fn virtual_switch_on(&self, port: PortIndex) -> Option<&VirtualSwitch> {
-        self.switches.iter().find(|s| s.port == port)
+    /// The virtual switch presented on host port `port` of switch `switch_id`.
+    pub fn virtual_switch_on(&self, switch_id: u64, port: PortIndex) -> Option<&VirtualSwitch> {
+        self.switches
+            .iter()
+            .find(|s| (s.switch_id, s.port) == (switch_id, port))
     }
 
     /// The fabric ID of the function bound to `host`'s `slot`, if any.
@@ -197,5 +254,25 @@ impl FabricManager {
 
     pub(crate) fn switch_index(&self, host: HostIndex) -> Option<usize> {
         self.switches.iter().position(|s| s.host == host)
+    }
+
+    /// The fabric switch virtual switch `si`'s host port is on.
+    pub(crate) fn host_switch(&self, si: usize) -> Result<SwitchIndex, BindError> {
+        let switch_id = self.switches[si].switch_id;
+        self.inventory
+            .switch_index(switch_id)
+            .ok_or(BindError::UnreachableSwitch { switch_id })
+    }
+
+    /// The data plane of the switch virtual switch `si`'s host port is on.
+    pub(crate) fn host_plane<'f, F: Fabric + ?Sized>(
+        &self,
+        si: usize,
+        fabric: &'f mut F,
+    ) -> Result<&'f mut dyn DataPlane, BindError> {
+        let at = self.host_switch(si)?;
+        self.inventory
+            .plane(fabric, at)
+            .map_err(|switch_id| BindError::UnreachableSwitch { switch_id })
     }
 }

@@ -27,6 +27,12 @@ pub struct NextHops {
 }
 
 impl NextHops {
+    /// No paths: before discovery.
+    pub const EMPTY: NextHops = NextHops {
+        hops: [[None; MAX_SWITCHES]; MAX_SWITCHES],
+        distance: [[None; MAX_SWITCHES]; MAX_SWITCHES],
+    };
+
     /// The port of `from` a TLP for switch `to` leaves by; `None` for
     /// `from` itself and for unreachable switches.
     pub fn next_hop(&self, from: SwitchIndex, to: SwitchIndex) -> Option<PortIndex> {

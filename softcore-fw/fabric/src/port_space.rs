@@ -58,6 +58,14 @@ pub struct PortLayout {
     rw1c: [u32; PORT_DWORDS],
 }
 
+impl PortLayout {
+    /// Nothing writable: the layout before a port is laid out.
+    pub const EMPTY: PortLayout = PortLayout {
+        rw: [0; PORT_DWORDS],
+        rw1c: [0; PORT_DWORDS],
+    };
+}
+
 /// The register values of one virtual port.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PortSpace {

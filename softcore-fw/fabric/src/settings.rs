@@ -13,6 +13,10 @@ use weft_regs::tables::{HostIndex, PortIndex};
 /// One host port and the virtual switch presented on it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HostPort {
+    /// The switch ID of the switch the port is on: the manager's own
+    /// ([`FabricSettings::switch_id`]) or any other of the fabric, whose
+    /// tables for the host are written in-band like its routes.
+    pub switch: u64,
     /// The switch port the host's root port is linked to.
     pub port: PortIndex,
     /// The host's index, selecting its aperture.
@@ -42,8 +46,8 @@ pub struct FabricSettings {
     /// and completer of what endpoint ports synthesize. Bus routes send its
     /// bus to the CPU, so it is bus 0 unless configured otherwise.
     pub manager_id: Bdf,
-    /// The host ports, all on the manager's own switch; hosts get proxy
-    /// buses in this order, right after the manager's bus.
+    /// The host ports, on any switch of the fabric; hosts get proxy buses
+    /// in this order, right after the manager's bus.
     pub hosts: Vec<HostPort, MAX_HOST_PORTS>,
     /// VFs to enable on every SR-IOV PF (clamped to its TotalVFs; 0 leaves SR-IOV off).
     pub num_vfs: u16,
@@ -55,23 +59,31 @@ pub struct FabricSettings {
     pub downstream_identity: FunctionIdentity,
 }
 
+impl FabricSettings {
+    /// No hosts, switch ID 0, the manager at bus 0, no VFs, the default
+    /// address plan and unconfigured identities.
+    pub const DEFAULT: FabricSettings = FabricSettings {
+        switch_id: 0,
+        manager_id: Bdf::new(0, 0, 0),
+        hosts: Vec::new(),
+        num_vfs: 0,
+        address_plan: AddressPlan::DEFAULT,
+        upstream_identity: UNCONFIGURED_IDENTITY,
+        downstream_identity: UNCONFIGURED_IDENTITY,
+    };
+}
+
 impl Default for FabricSettings {
     fn default() -> Self {
-        FabricSettings {
-            switch_id: 0,
-            manager_id: Bdf::new(0, 0, 0),
-            hosts: Vec::new(),
-            num_vfs: 0,
-            address_plan: AddressPlan::default(),
-            upstream_identity: UNCONFIGURED_IDENTITY,
-            downstream_identity: UNCONFIGURED_IDENTITY,
-        }
+        FabricSettings::DEFAULT
     }
 }
 
 impl FabricSettings {
-    /// The host port configuration of `port`, if it faces a host.
-    pub fn host_port(&self, port: PortIndex) -> Option<&HostPort> {
-        self.hosts.iter().find(|h| h.port == port)
+    /// The host port configuration of `port` of switch `switch`, if it faces a host.
+    pub fn host_port(&self, switch: u64, port: PortIndex) -> Option<&HostPort> {
+        self.hosts
+            .iter()
+            .find(|h| h.switch == switch && h.port == port)
     }
 }

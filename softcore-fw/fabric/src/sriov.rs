@@ -32,17 +32,17 @@ where
     F: Fabric + ?Sized,
 {
     /// Enables the configured number of VFs on the PF at inventory index
-    /// `pf_index`, whose SR-IOV capability is at `offset`; returns the last
-    /// bus its VFs use.
+    /// `pf_index`, whose SR-IOV capability is at `offset`; the buses its
+    /// VFs sit on are given to the port.
     pub(crate) fn enable_sriov(
         &mut self,
         at: At,
         pf_index: usize,
         offset: u16,
         lowest_ari_pf: bool,
-    ) -> Result<u8, EnumerationError> {
+    ) -> Result<(), EnumerationError> {
         let pf = self.inventory.functions[pf_index].id;
-        let path = self.path(at);
+        let path = self.path(at, pf.bus());
         let mut access = FunctionAccess {
             config: &mut *self.config,
             path,
@@ -59,7 +59,7 @@ where
         };
         if num_vfs == 0 {
             self.inventory.functions[pf_index].sriov = Some(setup);
-            return Ok(pf.bus());
+            return Ok(());
         }
         let write16 = |access: &mut FunctionAccess<'_, C>, at: u16, value: u16| {
             access
@@ -93,7 +93,6 @@ where
             // At most six VF BARs were decoded.
             let _ = vf_bars.push(placed);
         }
-        let path = self.path(at);
         let mut access = FunctionAccess {
             config: &mut *self.config,
             path,
@@ -110,14 +109,12 @@ where
             .wait_until_ns(enabled_at.saturating_add(RESET_TO_FIRST_REQUEST_NS));
         let deadline = enabled_at.saturating_add(READINESS_TIMEOUT_NS);
         let vendor_id = self.inventory.functions[pf_index].vendor_id;
-        let mut last_bus = pf.bus();
         for vf in 1..=num_vfs {
             let id = vf_routing_id(pf, setup.first_vf_offset, setup.vf_stride, vf)
                 .map_err(|error| EnumerationError::Sriov { id: pf, error })?;
-            if id.bus() != pf.bus() {
-                // VFs may sit on buses after the PF's (§9.3.3.9).
-                self.route_bus(at, id.bus())?;
-            }
+            // VFs may sit on buses after the PF's (§9.3.3.9).
+            self.claim_bus(at, id.bus())?;
+            let path = self.path(at, id.bus());
             if read_when_ready(self.config, self.timer, path, id, 0, deadline)
                 .map_err(EnumerationError::Readiness)?
                 .is_none()
@@ -128,9 +125,8 @@ where
                 });
             }
             self.add_vf(at, pf, id, vf, vendor_id, vf_device_id, &vf_bars)?;
-            last_bus = last_bus.max(id.bus());
         }
-        Ok(last_bus)
+        Ok(())
     }
 
     /// Records VF `vf` at `id` and enables its bus mastering (a VF's Memory
@@ -146,7 +142,7 @@ where
         device_id: u16,
         vf_bars: &[PlacedBar],
     ) -> Result<(), EnumerationError> {
-        let path = self.path(at);
+        let path = self.path(at, id.bus());
         let mut access = FunctionAccess {
             config: &mut *self.config,
             path,
@@ -182,6 +178,7 @@ where
                 bars,
                 sriov: None,
                 acs: None,
+                bridge: self.bridge,
                 binding: None,
             })
             .map_err(|_| EnumerationError::TooManyFunctions {

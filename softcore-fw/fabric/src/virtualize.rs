@@ -223,7 +223,9 @@ fn bound_read<C: FabricConfig + ?Sized>(
 }
 
 /// Applies a host write to a bound function; returns whether the host's
-/// windows depend on what changed (BARs, Memory Space Enable).
+/// windows depend on what changed: Memory Space Enable, or a BAR while
+/// Memory Space is enabled (only then is it in a window; software sizes
+/// BARs with decoding off, §7.5.1.2.1).
 fn bound_write<C: FabricConfig + ?Sized>(
     config: &mut C,
     path: ConfigPath,
@@ -257,7 +259,7 @@ fn bound_write<C: FabricConfig + ?Sized>(
         }
         type0::BAR0..=0x24 => {
             write_shadow_bar(function, &mut bound.shadow_bars, dword, value, byte_enables);
-            Ok(true)
+            Ok(bound.shadow_command & command::MEMORY_SPACE != 0)
         }
         _ if fabric_owned(function, dword) => Ok(false),
         _ => {
@@ -296,7 +298,11 @@ impl FabricManager {
         H: HostInterface + ?Sized,
     {
         let req = request.request;
-        let Some(si) = self.switches.iter().position(|s| s.port == request.port) else {
+        let Some(si) = self
+            .switches
+            .iter()
+            .position(|s| (s.switch_id, s.port) == (request.switch, request.port))
+        else {
             return Ok(reply(
                 &req,
                 Bdf::default(),
@@ -341,9 +347,9 @@ impl FabricManager {
                 if captured != switch.upstream_bus {
                     // §2.2.6.2: the bus number comes with every Type 0 write.
                     switch.upstream_bus = captured;
-                    fabric
-                        .local()
-                        .set_completer_id(switch.port, switch.upstream_id())?;
+                    let (port, completer) = (switch.port, switch.upstream_id());
+                    self.host_plane(si, fabric)?
+                        .set_completer_id(port, completer)?;
                 }
                 let switch = &self.switches[si];
                 Ok(reply(
@@ -356,7 +362,7 @@ impl FabricManager {
             VirtualTarget::Downstream(slot) => {
                 let switch = &mut self.switches[si];
                 let completer = switch.downstream_id(slot);
-                let port = switch.port;
+                let (switch_id, port) = (switch.switch_id, switch.port);
                 let vdsp = &mut switch.downstream[usize::from(slot)];
                 if !write {
                     let data = vdsp.space.read(offset);
@@ -376,7 +382,7 @@ impl FabricManager {
                         .is_some_and(|acs| offset & !3 == (acs.offset + ACS_CONTROL) & !3);
                 let msi = vdsp.check_interrupt();
                 if let Some(message) = msi {
-                    host_if.send_msi(port, completer, message)?;
+                    host_if.send_msi(switch_id, port, completer, message)?;
                 }
                 if affects_tables {
                     self.program_host(si, fabric)?;
@@ -401,7 +407,7 @@ impl FabricManager {
                     ));
                 };
                 let completer = req.target;
-                let path = self.inventory.config_path(function.switch, function.port);
+                let path = self.inventory.path_to(function);
                 if !write {
                     return Ok(match bound_read(config, path, function, &bound, offset) {
                         Ok(data) => {
@@ -443,12 +449,15 @@ impl FabricManager {
         let mut handled = 0;
         while let Some(request) = host_if.receive() {
             match self.handle_config(&request, config, fabric, host_if) {
-                Ok(answer) => host_if.complete(request.port, answer.completion, answer.data)?,
+                Ok(answer) => host_if.complete(
+                    request.switch,
+                    request.port,
+                    answer.completion,
+                    answer.data,
+                )?,
                 Err(error) => {
                     let completer = self
-                        .switches
-                        .iter()
-                        .find(|s| s.port == request.port)
+                        .virtual_switch_on(request.switch, request.port)
                         .map_or(Bdf::default(), VirtualSwitch::upstream_id);
                     let abort = reply(
                         &request.request,
@@ -456,7 +465,7 @@ impl FabricManager {
                         CompletionStatus::CompleterAbort,
                         None,
                     );
-                    host_if.complete(request.port, abort.completion, None)?;
+                    host_if.complete(request.switch, request.port, abort.completion, None)?;
                     return Err(error);
                 }
             }

@@ -76,6 +76,8 @@ pub struct VirtualDownstreamPort {
 /// One host's virtual switch.
 #[derive(Clone, Debug)]
 pub struct VirtualSwitch {
+    /// The switch ID of the switch its host port is on.
+    pub switch_id: u64,
     /// The host port it is presented on.
     pub port: PortIndex,
     /// The host.
@@ -123,6 +125,12 @@ pub struct PortLayouts {
 }
 
 impl PortLayouts {
+    /// Both kinds empty: before [`PortLayouts::new`] lays them out.
+    pub const EMPTY: PortLayouts = PortLayouts {
+        upstream: PortLayout::EMPTY,
+        downstream: PortLayout::EMPTY,
+    };
+
     /// Lays out one port of each kind and keeps its masks.
     pub fn new(
         upstream_identity: FunctionIdentity,
@@ -151,8 +159,11 @@ fn build_port(
     slot: Option<Slot>,
     port_number: u8,
 ) -> Result<(PortSpace, PortLayout, PortCapabilities), VirtualSwitchError> {
-    let mut space: ConfigSpace = Type1Function::switch_port(identity)
-        .build()
+    // Laid out in place: a returned ConfigSpace (12 KiB) is copied on the
+    // way out, and the soft core's stack is part of its 64 KiB data RAM.
+    let mut space = ConfigSpace::new();
+    Type1Function::switch_port(identity)
+        .install(&mut space)
         .expect("a switch port header has no BARs to reject");
     let mut pcie = PcieCapability::new(port_type);
     pcie.link = Some(Link {
@@ -194,9 +205,11 @@ fn build_port(
 }
 
 impl VirtualSwitch {
-    /// A virtual switch for `host` on `port` with `slots` empty downstream
-    /// ports, whose write masks must be `layouts`'.
+    /// A virtual switch for `host` on `port` of switch `switch_id` with
+    /// `slots` empty downstream ports, whose write masks must be `layouts`'.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
+        switch_id: u64,
         port: PortIndex,
         host: HostIndex,
         slots: u8,
@@ -238,6 +251,7 @@ impl VirtualSwitch {
             });
         }
         Ok(VirtualSwitch {
+            switch_id,
             port,
             host,
             proxy_id: Bdf::default(),

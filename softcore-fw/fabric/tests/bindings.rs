@@ -40,6 +40,7 @@ fn settings() -> FabricSettings {
     for (host, port) in HOST_PORTS.iter().enumerate() {
         s.hosts
             .push(HostPort {
+                switch: s.switch_id,
                 port: PortIndex(*port),
                 host: HostIndex(host as u16),
                 slots: SLOTS,

@@ -61,6 +61,7 @@ fn settings() -> FabricSettings {
     for (port, host) in [(HOST0, 0), (HOST1, 1)] {
         s.hosts
             .push(HostPort {
+                switch: s.switch_id,
                 port: PortIndex(port),
                 host: HostIndex(host),
                 slots: 2,
@@ -385,7 +386,7 @@ fn binding_sets_presence_and_sends_the_hot_plug_msi() {
     assert_eq!(
         rig.host.msis,
         [(
-            PortIndex(HOST0),
+            (0, PortIndex(HOST0)),
             Bdf::new(2, 0, 0),
             MsiMessage {
                 address: 0xfee0_0000,

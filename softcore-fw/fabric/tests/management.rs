@@ -80,6 +80,7 @@ fn settings() -> FabricSettings {
     for (port, host) in [(HOST0, 0), (HOST1, 1)] {
         s.hosts
             .push(HostPort {
+                switch: s.switch_id,
                 port: PortIndex(port),
                 host: FabricHost(host),
                 slots: 2,

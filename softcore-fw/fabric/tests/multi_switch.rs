@@ -12,7 +12,7 @@ use weft_fabric::hw::ConfigPath;
 use weft_fabric::inventory::{PortKind, SwitchIndex};
 use weft_fabric::manager::FabricManager;
 use weft_fabric::pcie::config::Bar;
-use weft_fabric::pcie::tlp::{Body, CompletionStatus, ConfigType, Direction, MemoryOp, Tag};
+use weft_fabric::pcie::tlp::{ConfigType, MemoryOp};
 use weft_fabric::pcie::Bdf;
 use weft_fabric::settings::{FabricSettings, HostPort};
 use weft_model::{Destination, Packet};
@@ -48,6 +48,7 @@ fn settings(switch_id: u64) -> FabricSettings {
     s.downstream_identity = identity(0x1d1d, 0x0002, 0x06_04_00);
     s.hosts
         .push(HostPort {
+            switch: switch_id,
             port: PortIndex(HOST_PORT),
             host: HostIndex(0),
             slots: 2,
@@ -109,7 +110,7 @@ fn two_switches_enumerate_through_their_link() {
     let gpu = inv.function(Bdf::new(2, 0, 0)).expect("the GPU");
     assert_eq!((gpu.switch, gpu.port), (s1, PortIndex(1)));
     assert_eq!(
-        inv.config_path(s1, PortIndex(1)),
+        inv.config_path(s1, PortIndex(1), 2),
         ConfigPath::Routed(PortIndex(3))
     );
     // The GPU's BARs were assigned through the link.
@@ -242,7 +243,7 @@ fn ring_paths_are_shortest_with_the_lower_switch_id_then_port_first() {
     // Configuration requests to C leave A the way its routes go, not the
     // way discovery first reached it (through B).
     assert_eq!(
-        manager.inventory().config_path(C, PortIndex(0)),
+        manager.inventory().config_path(C, PortIndex(0), 3),
         ConfigPath::Routed(PortIndex(2))
     );
 }
@@ -287,71 +288,23 @@ fn every_switch_routes_every_bus_and_range_along_its_path() {
     }
 }
 
-/// A configuration request from the host on A's host port, answered by the manager.
-fn host_config(
-    mesh: &mut Mesh,
-    manager: &mut FabricManager,
-    host: &mut FakeHost,
-    config_type: ConfigType,
-    target: Bdf,
-    offset: u16,
-    write: Option<u32>,
-) -> u32 {
-    let request = weft_fabric::pcie::tlp::ConfigRequest {
-        direction: if write.is_some() {
-            Direction::Write
-        } else {
-            Direction::Read
-        },
-        config_type,
-        requester: ROOT_PORT,
-        tag: Tag::new(7).expect("fits"),
-        target,
-        register_number: 0,
-        extended_register_number: 0,
-        first_be: 0xf,
-    }
-    .with_byte_offset(offset);
-    let header = weft_fabric::pcie::tlp::Header {
-        digest_present: false,
-        poisoned: false,
-        body: Body::Config(request),
-    };
-    let payload = write.map(|w| w.to_le_bytes().to_vec()).unwrap_or_default();
-    let to_cpu = mesh
-        .net
-        .send(MODEL_A, HOST_PORT, Packet::new(header, payload.clone()));
-    assert_eq!(to_cpu.len(), 1, "the request reaches the mailbox");
-    host.inbox.push_back(weft_fabric::hw::HostConfigRequest {
-        port: PortIndex(HOST_PORT),
-        request,
-        data: write.unwrap_or(0),
-    });
-    manager
-        .service(&mut mesh.net, &mut mesh.planes, host)
-        .expect("answered");
-    let (_, completion, data) = host.completions.pop().expect("a completion");
-    if completion.status == CompletionStatus::Successful {
-        data.unwrap_or(0)
-    } else {
-        u32::MAX
-    }
-}
-
-/// Host 0 enumerates its virtual switch (upstream port bus 1, downstream
-/// ports on bus 2, their secondary buses 3 and 4), and assigns the BARs of
-/// what is bound behind slot `slot` at `bar0` (32-bit) and `bar1` (64-bit).
+/// Host 0, on host port `at` (switch, port), enumerates its virtual switch
+/// (upstream port bus 1, downstream ports on bus 2, their secondary buses
+/// 3 and 4), and assigns the BARs of what is bound behind slot `slot` at
+/// `bar0` (32-bit) and `bar1` (64-bit).
+#[allow(clippy::too_many_arguments)]
 fn host_assigns(
     mesh: &mut Mesh,
     manager: &mut FabricManager,
     host: &mut FakeHost,
+    at: (usize, u8),
     slot: u8,
     bar0: u32,
     bar1: u64,
 ) {
     let (t0, t1) = (ConfigType::Type0, ConfigType::Type1);
     let mut config =
-        |t, target, offset, value| host_config(mesh, manager, host, t, target, offset, value);
+        |t, target, offset, value| mesh.host_config(manager, host, at, t, target, offset, value);
     config(t0, Bdf::new(1, 0, 0), 0x18, Some(0x0004_0201));
     for s in 0..2u32 {
         let secondary = 3 + s;
@@ -392,6 +345,7 @@ fn a_host_on_one_switch_uses_a_gpu_on_the_far_side_of_the_ring() {
         &mut mesh,
         &mut manager,
         &mut host,
+        (MODEL_A, HOST_PORT),
         0,
         0x9000_0000,
         0x2_0000_0000,
@@ -430,6 +384,7 @@ fn peers_on_different_switches_talk_without_touching_the_host() {
         &mut mesh,
         &mut manager,
         &mut host,
+        (MODEL_A, HOST_PORT),
         0,
         0x9000_0000,
         0x2_0000_0000,
@@ -438,6 +393,7 @@ fn peers_on_different_switches_talk_without_touching_the_host() {
         &mut mesh,
         &mut manager,
         &mut host,
+        (MODEL_A, HOST_PORT),
         1,
         0xa000_0000,
         0x3_0000_0000,
@@ -464,4 +420,112 @@ fn peers_on_different_switches_talk_without_touching_the_host() {
     drop(a);
     // Nothing went to a switch's CPU but the manager's own completions.
     assert!(mesh.net.to_cpu.is_empty());
+}
+
+/// A line H (0x20) — M (0x10, the manager's) — E (0x30): M.1 — H.1,
+/// M.2 — E.1; host 0 on H.0, a GPU on E.0. The host's port is on neither
+/// the manager's switch nor the GPU's.
+///
+/// Discovery: M.0 is probed at bus 2 (nothing), M.1 finds H (index 1),
+/// M.2 finds E (index 2); H.0 is the host's port (proxy bus 1, right after
+/// the manager's), so only H.2.. are probed; E.0's GPU gets bus 2, BARs
+/// 0x8000_0000 and 0x40_0000_0000.
+#[test]
+fn a_host_on_a_remote_switch_uses_a_gpu_on_a_third_switch() {
+    const M: usize = 0;
+    const H: usize = 1;
+    const E: usize = 2;
+    let mut mesh = Mesh::new(&[0x10, 0x20, 0x30], PORTS, Clock::default());
+    mesh.link((M, 1), (H, 1));
+    mesh.link((M, 2), (E, 1));
+    mesh.attach_host((H, HOST_PORT));
+    mesh.attach((E, 0), gpu());
+    let mut settings = settings(0x10);
+    settings.hosts[0].switch = 0x20;
+    let mut manager = FabricManager::new(settings).expect("valid");
+    start(&mut mesh, &mut manager);
+
+    let inv = manager.inventory();
+    assert_eq!(
+        inv.port_on(SwitchIndex(1), PortIndex(HOST_PORT)),
+        PortKind::Host {
+            host: HostIndex(0),
+            proxy_id: PROXY
+        }
+    );
+    assert_eq!(inv.function(GPU1).map(|f| f.switch), Some(SwitchIndex(2)));
+    // Every switch routes the host's proxy bus and aperture towards H.0.
+    for (switch, port) in [(M, 1), (H, HOST_PORT), (E, 1)] {
+        let model = mesh.switch(switch);
+        assert_eq!(model.routes().buses[1], to(port), "switch {switch}");
+        assert_eq!(
+            model.routes().by_address(1 << 63),
+            to(port),
+            "switch {switch}"
+        );
+    }
+
+    let mut host = FakeHost::default();
+    manager
+        .bind(GPU1, HostIndex(0), 0, &mut mesh.planes, &mut host)
+        .expect("bind the GPU on E to the host on H");
+    host_assigns(
+        &mut mesh,
+        &mut manager,
+        &mut host,
+        (H, HOST_PORT),
+        0,
+        0x9000_0000,
+        0x2_0000_0000,
+    );
+    // The host's port role, windows and ID map are on H's host port; M's
+    // ports have none.
+    {
+        let h = mesh.switch(H);
+        let tables = h
+            .port_tables(weft_model::PortIndex(HOST_PORT))
+            .expect("port");
+        assert!(matches!(
+            tables.role,
+            weft_model::PortRole::Host {
+                proxy_id: PROXY,
+                ..
+            }
+        ));
+        let windows: Vec<_> = tables
+            .windows
+            .iter()
+            .map(|w| (w.base, w.size, w.fabric_base))
+            .collect();
+        assert_eq!(
+            windows,
+            [
+                (0x9000_0000, 16 << 20, 0x8000_0000),
+                (0x2_0000_0000, 256 << 20, 0x40_0000_0000)
+            ]
+        );
+        let ids: Vec<_> = tables.id_map.iter().map(|m| (m.fabric, m.host)).collect();
+        assert_eq!(ids, [(GPU1, Bdf::new(3, 0, 0))]);
+        let m = mesh.switch(M);
+        for port in 0..PORTS as u8 {
+            let tables = m.port_tables(weft_model::PortIndex(port)).expect("port");
+            assert!(tables.windows.is_empty() && tables.id_map.is_empty());
+        }
+    }
+
+    // The host's write to its BAR crosses M and reaches the GPU on E at
+    // its fabric address, from the host's proxy ID.
+    mesh.net
+        .send(H, HOST_PORT, memory_write(ROOT_PORT, 0x9000_0010));
+    let (switch, port, packet) = mesh.net.arrivals.pop().expect("delivered");
+    assert_eq!((switch, port), (E, 0));
+    let m = as_memory(&packet);
+    assert_eq!((m.address, m.requester), (0x8000_0010, PROXY));
+    // The GPU's DMA comes back to the host on H, in the host's terms.
+    mesh.net.send(E, 0, memory_write(GPU1, 0x1000));
+    let (switch, port, packet) = mesh.net.arrivals.pop().expect("delivered");
+    assert_eq!((switch, port), (H, HOST_PORT));
+    let m = as_memory(&packet);
+    assert_eq!((m.address, m.requester), (0x1000, Bdf::new(3, 0, 0)));
+    assert!(mesh.net.arrivals.is_empty());
 }

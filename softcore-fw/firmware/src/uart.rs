@@ -1,12 +1,18 @@
-//! The console UART driver: polled transmission through the registers of
-//! `weft_regs::soc::uart`.
+//! The console UART driver: polled transmission and reception through the
+//! registers of `weft_regs::soc::uart`.
+
+use core::fmt;
 
 use weft_regs::soc::uart;
 
+use crate::mmio::{read, write};
+
 /// `TX_DATA` of the one console UART.
-const TX_DATA: usize = uart::TX_DATA.address(0, 0) as usize;
+const TX_DATA: u32 = uart::TX_DATA.address(0, 0);
 /// `STATUS` of the one console UART.
-const STATUS: usize = uart::STATUS.address(0, 0) as usize;
+const STATUS: u32 = uart::STATUS.address(0, 0);
+/// `RX_DATA` of the one console UART.
+const RX_DATA: u32 = uart::RX_DATA.address(0, 0);
 
 /// The console UART.
 ///
@@ -31,20 +37,19 @@ impl Uart {
             write(TX_DATA, uart::TX_BYTE.encode(u32::from(byte)));
         }
     }
+
+    /// The oldest received byte, if `STATUS.RX_VALID` says there is one.
+    pub fn read_byte(&mut self) -> Option<u8> {
+        if uart::RX_VALID.decode(read(STATUS)) == 0 {
+            return None;
+        }
+        Some(uart::RX_BYTE.decode(read(RX_DATA)) as u8)
+    }
 }
 
-/// Loads the SoC register at `address`.
-#[allow(unsafe_code)]
-fn read(address: usize) -> u32 {
-    // SAFETY: `address` is a word-aligned register of the SoC window
-    // (`weft_regs::soc`), which is device memory that no Rust object
-    // occupies; a whole-word load is the access the window supports.
-    unsafe { core::ptr::read_volatile(address as *const u32) }
-}
-
-/// Stores `value` to the SoC register at `address`.
-#[allow(unsafe_code)]
-fn write(address: usize, value: u32) {
-    // SAFETY: as for `read`; a whole-word store is the supported access.
-    unsafe { core::ptr::write_volatile(address as *mut u32, value) }
+impl fmt::Write for Uart {
+    fn write_str(&mut self, text: &str) -> fmt::Result {
+        self.write_bytes(text.as_bytes());
+        Ok(())
+    }
 }

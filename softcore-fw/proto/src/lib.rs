@@ -118,6 +118,7 @@ pub mod cache;
 pub mod codec;
 pub mod header;
 pub mod message;
+pub mod server;
 
 /// The `heapless` crate the messages' bounded strings and lists come from,
 /// so that a client builds them with the same version.
@@ -139,6 +140,15 @@ pub use message::ids::*;
 pub use message::ops::*;
 pub use message::request::Request;
 pub use message::response::Response;
+pub use server::Responder;
 
 /// The UDP port a weft switch listens on for management requests.
 pub const MANAGEMENT_UDP_PORT: u16 = 7_330;
+
+/// The IPv4 address a switch's management port has until one is configured
+/// (the firmware's console `ip` command): 192.168.70.2, a private address
+/// (RFC 1918) that a bench host reaches as 192.168.70.1.
+pub const DEFAULT_IPV4_ADDRESS: [u8; 4] = [192, 168, 70, 2];
+
+/// The prefix length of [`DEFAULT_IPV4_ADDRESS`]'s subnet: a /24.
+pub const DEFAULT_IPV4_PREFIX_LEN: u8 = 24;

@@ -8,52 +8,30 @@ use weft_proto::*;
 
 /// A switch with a reply cache of `N` that counts how often it executes.
 struct Server<const N: usize> {
-    verifier: Verifier,
-    cache: ReplyCache<N>,
+    responder: Responder<N>,
     executed: u32,
 }
 
 impl<const N: usize> Server<N> {
     fn new() -> Self {
         Server {
-            verifier: verifier(),
-            cache: ReplyCache::new(),
+            responder: Responder::new(verifier()),
             executed: 0,
         }
     }
 
-    /// Handles one datagram the way the firmware does and returns the
-    /// answer's bytes, or `None` if the datagram is dropped.
+    /// Handles one datagram as the firmware does and returns the answer's
+    /// bytes, or `None` if the datagram is dropped.
     fn handle(&mut self, datagram: &[u8]) -> Option<std::vec::Vec<u8>> {
         let mut out = [0u8; MAX_DATAGRAM];
-        match receive_request(datagram, &mut self.verifier, &self.cache) {
-            Ok(Incoming::Resend(bytes)) => Some(bytes.to_vec()),
-            Ok(Incoming::Execute(received)) => {
-                self.executed += 1;
-                let response = Response::InProgress {
-                    op: OperationId(self.executed),
-                };
-                let header = received.header.reply(SWITCH);
-                let len = encode_response(&header, &response, &[], self.verifier.key(), &mut out)
-                    .expect("fits");
-                self.cache
-                    .insert(received.fingerprint, &out[..len])
-                    .expect("a datagram fits");
-                Some(out[..len].to_vec())
+        let executed = &mut self.executed;
+        let len = self.responder.answer(datagram, &mut out, |_, _| {
+            *executed += 1;
+            Response::InProgress {
+                op: OperationId(*executed),
             }
-            Err(e) => {
-                let (header, error) = e.refusal(SWITCH)?;
-                let len = encode_response(
-                    &header,
-                    &Response::Error(error),
-                    &[],
-                    self.verifier.key(),
-                    &mut out,
-                )
-                .expect("fits");
-                Some(out[..len].to_vec())
-            }
-        }
+        });
+        (len > 0).then(|| out[..len].to_vec())
     }
 }
 
@@ -143,8 +121,12 @@ fn a_forgery_of_a_cached_request_fails_its_mac_before_the_cache_is_consulted() {
     let mut forged = datagram.clone();
     let last = forged.len() - 1;
     forged[last] ^= 0x01;
-    let err = receive_request(&forged, &mut server.verifier, &server.cache).expect_err("forged");
-    assert!(matches!(err, DecodeError::BadMac { .. }), "{err:?}");
+    let answer = server.handle(&forged).expect("answered");
+    assert_eq!(
+        response_of(&answer, &sent),
+        Response::Error(Error::Unauthenticated)
+    );
+    assert_eq!(server.executed, 1, "the forgery did not run");
 }
 
 #[test]
@@ -159,7 +141,7 @@ fn a_refused_request_is_not_cached_and_its_retry_gets_the_same_refusal() {
         response_of(&retry, &sent),
         Response::Error(Error::WrongSwitch { ours: SWITCH })
     );
-    assert!(server.cache.is_empty());
+    assert_eq!(server.responder.cached_answers(), 0);
     assert_eq!(server.executed, 0);
 }
 
@@ -180,5 +162,28 @@ fn new_requests_keep_running_while_retries_are_answered() {
         );
     }
     assert_eq!(server.executed, 10);
-    assert_eq!(server.cache.len(), 4);
+    assert_eq!(server.responder.cached_answers(), 4);
+}
+
+#[test]
+fn a_new_key_keeps_the_counter_and_forgets_the_answers() {
+    let mut server = Server::<4>::new();
+    let sent = Header::request(1, SWITCH, 10);
+    let datagram = request_datagram(&sent, &bind(), &[]);
+    server.handle(&datagram).expect("answered");
+    let new_key = Key::from_bytes([0x17; KEY_LEN]);
+    server.responder.change_key(new_key.clone());
+    assert_eq!(server.responder.cached_answers(), 0);
+    assert_eq!(server.responder.verifier().last_accepted(), 10);
+    // The old datagram no longer verifies: refused under the new key.
+    let answer = server.handle(&datagram).expect("answered");
+    let refusal = decode_response(&answer, &new_key, &sent).expect("signed with the new key");
+    assert_eq!(refusal.response, Response::Error(Error::Unauthenticated));
+    // Counter 10 under the new key is still a replay.
+    let mut out = [0u8; MAX_DATAGRAM];
+    let len = encode_request(&sent, &Request::Ping, &[], &new_key, &mut out).expect("fits");
+    let answer = server.handle(&out[..len]).expect("answered");
+    let refusal = decode_response(&answer, &new_key, &sent).expect("authentic");
+    assert_eq!(refusal.response, Response::Error(Error::Replayed));
+    assert_eq!(server.executed, 1);
 }

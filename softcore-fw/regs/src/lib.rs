@@ -7,6 +7,9 @@
 //! The RTL's decoders, the firmware's constants and the register
 //! documentation are generated from these definitions.
 //!
+//! [`driver::CsrDataPlane`] writes the data plane's tables through the
+//! CSRs, for the firmware and for host tests alike.
+//!
 //! The capacities of the data plane's tables live here too: the RTL sizes
 //! its memories by them, the transaction-level model and the fabric manager
 //! check their indices against them.
@@ -17,6 +20,7 @@
 extern crate std;
 
 pub mod csr;
+pub mod driver;
 pub mod markdown;
 pub mod register;
 pub mod soc;
@@ -33,6 +37,39 @@ pub const INSTRUCTION_RAM_SIZE: u32 = 128 * 1024;
 pub const DATA_RAM_BASE: u32 = 0x1000_0000;
 /// Size of the data memory in the reference configuration (64 KiB).
 pub const DATA_RAM_SIZE: u32 = 64 * 1024;
+/// The soft core's clock in the reference configuration, in hertz: the
+/// rate of the machine timer's `mtime` ([`soc::timer`]), which counts one
+/// tick per core clock cycle, and so the firmware's unit of time.
+pub const SOFT_CORE_CLOCK_HZ: u32 = 100_000_000;
+
+/// The soft core's memories as riscv-rt's `memory.x` linker script wants
+/// them, for the build scripts of the programs that run on it: code in the
+/// instruction memory, everything loads read (rodata included: the core
+/// is Harvard, its instruction memory is not readable by loads) and the
+/// stack in the data memory.
+pub struct LinkerMemoryMap;
+
+impl core::fmt::Display for LinkerMemoryMap {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(
+            f,
+            "/* Generated from weft-regs by the build script: do not edit. */\n\
+             MEMORY\n{{\n  \
+               IRAM : ORIGIN = {INSTRUCTION_RAM_BASE:#010x}, LENGTH = {INSTRUCTION_RAM_SIZE:#x}\n  \
+               DRAM : ORIGIN = {DATA_RAM_BASE:#010x}, LENGTH = {DATA_RAM_SIZE:#x}\n\
+             }}\n\
+             REGION_ALIAS(\"REGION_TEXT\", IRAM);\n\
+             REGION_ALIAS(\"REGION_RODATA\", DRAM);\n\
+             REGION_ALIAS(\"REGION_DATA\", DRAM);\n\
+             REGION_ALIAS(\"REGION_BSS\", DRAM);\n\
+             REGION_ALIAS(\"REGION_HEAP\", DRAM);\n\
+             REGION_ALIAS(\"REGION_STACK\", DRAM);\n\
+             /* Unwinding tables: the soft core aborts on panic and never unwinds,\n   \
+                so they would only take data memory. */\n\
+             SECTIONS\n{{\n  /DISCARD/ : {{ *(.eh_frame) *(.eh_frame_hdr) }}\n}}\n"
+        )
+    }
+}
 
 /// Capacities of the data plane's tables, shared by the RTL, the model and the fabric manager.
 pub mod capacity {
@@ -60,8 +97,9 @@ pub mod capacity {
     /// core forwards (1 KiB of payload on the reference 512-bit bus), which
     /// bounds the Max_Payload_Size the firmware may program.
     pub const TLP_SLOT_BEATS: usize = 16;
-    /// TLPs the management CPU's mailbox holds before ingress holds TLPs for the CPU back.
-    pub const MAILBOX_TLPS: usize = 8;
+    /// TLPs the management CPU's mailbox (`csr::mailbox`) queues; a TLP for
+    /// the CPU arriving while it is full is lost (STATUS.LOST).
+    pub const MAILBOX_TLPS: usize = 16;
 }
 
 /// Where each host's memory sits in the fabric address space.

@@ -10,7 +10,11 @@
 //! - [`uart`]: the console, a byte-wide transmitter and receiver;
 //! - [`timer`]: the machine timer, `mtime` and `mtimecmp` of the RISC-V
 //!   privileged architecture (Privileged 20211203 §3.2.1), whose compare
-//!   drives the core's machine timer interrupt (`mip.MTIP`).
+//!   drives the core's machine timer interrupt (`mip.MTIP`);
+//! - [`mac`]: the management Ethernet MAC: its registers, one descriptor
+//!   per receive and transmit slot, and the slots themselves, a frame
+//!   buffer in block RAM higher up the window; its interrupt is the core's
+//!   machine external interrupt (`mip.MEIP`).
 //!
 //! Spec references are to *The RISC-V Instruction Set Manual, Volume II:
 //! Privileged Architecture*, version 20211203 ("Privileged").
@@ -30,7 +34,15 @@ const _: () = assert!(SOC_BASE + SOC_SIZE <= crate::csr::CSR_BASE);
 pub const BLOCK_SIZE: u32 = 0x100;
 
 /// Every block, in address order.
-pub const BLOCKS: &[RegisterBlock] = &[uart::BLOCK, timer::BLOCK];
+pub const BLOCKS: &[RegisterBlock] = &[
+    uart::BLOCK,
+    timer::BLOCK,
+    mac::BLOCK,
+    mac::RX_DESCRIPTORS,
+    mac::TX_DESCRIPTORS,
+    mac::RX_BUFFER,
+    mac::TX_BUFFER,
+];
 
 /// One peripheral at `base`: a single instance of a single entry.
 const fn single(base: u32) -> Layout {
@@ -182,6 +194,347 @@ pub mod timer {
     };
 }
 
+/// The management Ethernet MAC: frames in and out through slots of block
+/// RAM, each slot handed between software and the MAC by its descriptor.
+///
+/// The MAC has [`RX_SLOTS`](mac::RX_SLOTS) receive and [`TX_SLOTS`](mac::TX_SLOTS) transmit slots of
+/// [`SLOT_SIZE`](mac::SLOT_SIZE) bytes each, in the frame buffer ([`RX_BUFFER`](mac::RX_BUFFER),
+/// [`TX_BUFFER`](mac::TX_BUFFER)), which software reads and writes a word at a time like
+/// the rest of the window; a frame's first byte is bits 7:0 of its slot's
+/// first word (little-endian, as the core loads it). Frames in the slots
+/// are Ethernet frames from the destination address to the end of the
+/// payload: no preamble, no frame check sequence (the MAC checks and
+/// strips it on receive, computes and appends it on transmit, and pads a
+/// short frame to the 60-byte minimum — IEEE 802.3 §3.1.1, §4.2.8).
+///
+/// Each slot has a descriptor, [`RX_DESCRIPTOR`](mac::RX_DESCRIPTOR) or [`TX_DESCRIPTOR`](mac::TX_DESCRIPTOR):
+/// its `OWN` bit says who may touch the slot (1: the MAC) and its
+/// `LENGTH` the frame's bytes. Both rings are walked round robin, slot 0
+/// after the last, by the MAC and by software alike; [`RING`](mac::RING) shows where
+/// the MAC is.
+///
+/// - Receive: software hands an empty slot to the MAC by writing its
+///   descriptor with `OWN` set. A frame the address filter accepts lands
+///   in the slot at `RING.RX_NEXT` if the MAC owns it: the MAC writes the
+///   frame, then the descriptor with the length and `OWN` clear, counts it
+///   in [`RX_FRAMES`](mac::RX_FRAMES), raises `INT_STATUS.RX` and moves `RX_NEXT` on. If
+///   the MAC does not own that slot, the ring is full: the frame is dropped
+///   and counted in [`RX_OVERRUNS`](mac::RX_OVERRUNS), `INT_STATUS.OVERRUN` is raised and
+///   `RX_NEXT` stays. A frame longer than a slot is dropped and counted in
+///   [`RX_OVERSIZE`](mac::RX_OVERSIZE). All descriptors reset to 0, so nothing is received
+///   until software hands slots over.
+/// - Transmit: software writes a frame into the slot at `RING.TX_NEXT`,
+///   then its descriptor with the length and `OWN` set. The MAC sends the
+///   slot at `TX_NEXT` once it owns it, clears `OWN`, counts the frame in
+///   [`TX_FRAMES`](mac::TX_FRAMES), raises `INT_STATUS.TX` and moves `TX_NEXT` on.
+///
+/// The MAC's interrupt, the core's machine external interrupt
+/// (`mip.MEIP`, Privileged 20211203 §3.1.9), is pending while any bit is
+/// set in both [`INT_STATUS`](mac::INT_STATUS) and [`INT_ENABLE`](mac::INT_ENABLE).
+pub mod mac {
+    use super::*;
+
+    /// Receive slots in the frame buffer.
+    pub const RX_SLOTS: u32 = 8;
+    /// Transmit slots in the frame buffer.
+    pub const TX_SLOTS: u32 = 4;
+    /// Bytes of one slot: room for the longest Ethernet frame (1514 bytes
+    /// without the frame check sequence, 1518 with a VLAN tag).
+    pub const SLOT_SIZE: u32 = 2048;
+    /// Bytes of the frame buffer, receive slots then transmit slots.
+    pub const BUFFER_SIZE: u32 = (RX_SLOTS + TX_SLOTS) * SLOT_SIZE;
+    /// First address of the frame buffer in the SoC window.
+    pub const BUFFER_BASE: u32 = SOC_BASE + 0x1_0000;
+    const _: () = assert!(BUFFER_BASE + BUFFER_SIZE <= SOC_BASE + SOC_SIZE);
+
+    /// The MAC's registers, one block above the timer's.
+    pub const LAYOUT: Layout = single(SOC_BASE + 0x4000);
+
+    /// Frames are received into the slots the MAC owns.
+    pub const RX_ENABLE: Field = Field::new(
+        "RX_ENABLE",
+        0,
+        1,
+        "Receive: while clear, every frame from the line is ignored (not counted).",
+    );
+    /// Owned transmit slots are sent.
+    pub const TX_ENABLE: Field = Field::new(
+        "TX_ENABLE",
+        1,
+        1,
+        "Transmit: while clear, slots handed to the MAC wait and are not sent.",
+    );
+    /// Every frame is accepted, whatever its destination address.
+    pub const PROMISCUOUS: Field = Field::new(
+        "PROMISCUOUS",
+        2,
+        1,
+        "Accept every frame. While clear, the filter accepts frames to the station \
+         address and to the broadcast address only.",
+    );
+    /// What the MAC does.
+    pub const CONTROL: Register = LAYOUT.register(
+        "CONTROL",
+        0x00,
+        Access::ReadWrite,
+        "Enables receive and transmit and picks the address filter; resets to 0.",
+        &[RX_ENABLE, TX_ENABLE, PROMISCUOUS],
+    );
+
+    /// A frame landed in a receive slot.
+    pub const INT_RX: Field = Field::new("RX", 0, 1, "A received frame landed in a slot.");
+    /// A frame was sent from a transmit slot.
+    pub const INT_TX: Field = Field::new("TX", 1, 1, "A frame was sent and its slot returned.");
+    /// A received frame was dropped because the ring was full.
+    pub const INT_OVERRUN: Field = Field::new(
+        "OVERRUN",
+        2,
+        1,
+        "A received frame was dropped: the MAC did not own the next receive slot.",
+    );
+    /// Which interrupt causes reach `mip.MEIP`.
+    pub const INT_ENABLE: Register = LAYOUT.register(
+        "INT_ENABLE",
+        0x04,
+        Access::ReadWrite,
+        "Which INT_STATUS bits raise the machine external interrupt; resets to 0.",
+        &[INT_RX, INT_TX, INT_OVERRUN],
+    );
+    /// The interrupt causes that happened.
+    pub const INT_STATUS: Register = LAYOUT.register(
+        "INT_STATUS",
+        0x08,
+        Access::WriteOneToClear,
+        "Events since software last cleared them, whether enabled or not; write 1 to \
+         clear a bit. The interrupt is pending while INT_STATUS & INT_ENABLE is not 0.",
+        &[INT_RX, INT_TX, INT_OVERRUN],
+    );
+
+    /// Station address bytes 0 to 3.
+    pub const ADDRESS_LOW: Register = LAYOUT.register(
+        "ADDRESS_LOW",
+        0x0C,
+        Access::ReadWrite,
+        "Station address, its first four bytes in transmission order: byte 0 (the \
+         first on the wire, with the group bit) in bits 7:0. Resets to 0.",
+        &[Field::new(
+            "BYTES_0_3",
+            0,
+            32,
+            "Station address bytes 0..=3.",
+        )],
+    );
+    /// Station address bytes 4 and 5.
+    pub const ADDRESS_HIGH: Register = LAYOUT.register(
+        "ADDRESS_HIGH",
+        0x10,
+        Access::ReadWrite,
+        "Station address, its last two bytes: byte 4 in bits 7:0, byte 5 in bits 15:8.",
+        &[Field::new(
+            "BYTES_4_5",
+            0,
+            16,
+            "Station address bytes 4 and 5.",
+        )],
+    );
+
+    /// The receive slot the MAC fills next.
+    pub const RX_NEXT: Field = Field::new(
+        "RX_NEXT",
+        0,
+        8,
+        "The receive slot the next accepted frame lands in (0 at reset).",
+    );
+    /// The transmit slot the MAC sends next.
+    pub const TX_NEXT: Field = Field::new(
+        "TX_NEXT",
+        8,
+        8,
+        "The transmit slot the MAC sends once it owns it (0 at reset).",
+    );
+    /// Where the MAC is in both rings.
+    pub const RING: Register = LAYOUT.register(
+        "RING",
+        0x14,
+        Access::ReadOnly,
+        "The MAC's position in the receive and transmit rings.",
+        &[RX_NEXT, TX_NEXT],
+    );
+
+    /// A counter's value.
+    pub const COUNT: Field = Field::new("COUNT", 0, 32, "The count, wrapping at 2^32.");
+    const fn counter(name: &'static str, offset: u32, doc: &'static str) -> Register {
+        LAYOUT.register(name, offset, Access::ReadOnly, doc, &[COUNT])
+    }
+    /// Frames received into a slot.
+    pub const RX_FRAMES: Register = counter(
+        "RX_FRAMES",
+        0x18,
+        "Frames the filter accepted and the MAC wrote into a slot.",
+    );
+    /// Frames dropped for want of a slot.
+    pub const RX_OVERRUNS: Register = counter(
+        "RX_OVERRUNS",
+        0x1C,
+        "Accepted frames dropped because the MAC did not own the next receive slot.",
+    );
+    /// Frames dropped for being longer than a slot.
+    pub const RX_OVERSIZE: Register = counter(
+        "RX_OVERSIZE",
+        0x20,
+        "Accepted frames dropped because they were longer than a slot.",
+    );
+    /// Frames sent.
+    pub const TX_FRAMES: Register = counter("TX_FRAMES", 0x24, "Frames sent from a slot.");
+
+    /// The registers' block.
+    pub const BLOCK: RegisterBlock = RegisterBlock {
+        name: "mac",
+        doc: "The management Ethernet MAC's control, interrupt, address, ring position and \
+              counters. Frames move through slots of the frame buffer (mac_rx_buffer, \
+              mac_tx_buffer), each handed between software and the MAC by its descriptor \
+              (mac_rx_descriptors, mac_tx_descriptors); both rings are walked round robin. \
+              The MAC's interrupt is the machine external interrupt (`mip.MEIP`).",
+        layout: LAYOUT,
+        registers: &[
+            CONTROL,
+            INT_ENABLE,
+            INT_STATUS,
+            ADDRESS_LOW,
+            ADDRESS_HIGH,
+            RING,
+            RX_FRAMES,
+            RX_OVERRUNS,
+            RX_OVERSIZE,
+            TX_FRAMES,
+        ],
+        entry_names: &[],
+    };
+
+    /// One word per slot, `slots` of them from `base`.
+    const fn descriptors(base: u32, slots: u32) -> Layout {
+        Layout {
+            base,
+            instances: 1,
+            stride: BLOCK_SIZE,
+            entries: slots,
+            entry_stride: 4,
+        }
+    }
+    /// The receive descriptors, one block above the registers.
+    pub const RX_DESCRIPTOR_LAYOUT: Layout = descriptors(SOC_BASE + 0x4100, RX_SLOTS);
+    /// The transmit descriptors, one block above the receive descriptors.
+    pub const TX_DESCRIPTOR_LAYOUT: Layout = descriptors(SOC_BASE + 0x4200, TX_SLOTS);
+
+    /// The frame's bytes in a slot.
+    pub const LENGTH: Field = Field::new(
+        "LENGTH",
+        0,
+        12,
+        "The frame's bytes in the slot, destination address to end of payload.",
+    );
+    /// Who may touch the slot: 1 the MAC, 0 software.
+    pub const OWN: Field = Field::new("OWN", 31, 1, "1: the MAC owns the slot; 0: software does.");
+    /// A receive slot's descriptor.
+    pub const RX_DESCRIPTOR: Register = RX_DESCRIPTOR_LAYOUT.register(
+        "DESCRIPTOR",
+        0x00,
+        Access::ReadWrite,
+        "Software writes OWN = 1 to hand the empty slot to the MAC; the MAC writes the \
+         received frame's LENGTH with OWN = 0 when the frame has landed.",
+        &[LENGTH, OWN],
+    );
+    /// A transmit slot's descriptor.
+    pub const TX_DESCRIPTOR: Register = TX_DESCRIPTOR_LAYOUT.register(
+        "DESCRIPTOR",
+        0x00,
+        Access::ReadWrite,
+        "Software writes the frame's LENGTH with OWN = 1 to have the slot sent; the MAC \
+         clears OWN once it is. A LENGTH of 0 or above the slot's size is sent as nothing.",
+        &[LENGTH, OWN],
+    );
+    /// The receive descriptors' block.
+    pub const RX_DESCRIPTORS: RegisterBlock = RegisterBlock {
+        name: "mac_rx_descriptors",
+        doc: "One descriptor per receive slot, in slot order; all reset to 0, so nothing is \
+              received until software hands slots to the MAC by writing OWN = 1. An accepted \
+              frame lands in slot RING.RX_NEXT if the MAC owns it: the MAC writes the frame, \
+              then the descriptor (LENGTH, OWN = 0), counts RX_FRAMES, sets INT_STATUS.RX \
+              and moves RX_NEXT on (round robin). If the MAC does not own that slot the ring \
+              is full: the frame is dropped, RX_OVERRUNS counts it, INT_STATUS.OVERRUN is \
+              set and RX_NEXT stays. A frame longer than a slot is dropped and counted in \
+              RX_OVERSIZE.",
+        layout: RX_DESCRIPTOR_LAYOUT,
+        registers: &[RX_DESCRIPTOR],
+        entry_names: &[],
+    };
+    /// The transmit descriptors' block.
+    pub const TX_DESCRIPTORS: RegisterBlock = RegisterBlock {
+        name: "mac_tx_descriptors",
+        doc: "One descriptor per transmit slot, in slot order. Software fills slot \
+              RING.TX_NEXT, then writes its descriptor (LENGTH, OWN = 1); while \
+              CONTROL.TX_ENABLE is set the MAC sends the slot at TX_NEXT once it owns it, \
+              clears OWN, counts TX_FRAMES, sets INT_STATUS.TX and moves TX_NEXT on (round \
+              robin).",
+        layout: TX_DESCRIPTOR_LAYOUT,
+        registers: &[TX_DESCRIPTOR],
+        entry_names: &[],
+    };
+
+    /// The slots from `base`: a buffer of `slots` entries, no registers.
+    const fn slots(base: u32, slots: u32) -> Layout {
+        Layout {
+            base,
+            instances: 1,
+            stride: slots * SLOT_SIZE,
+            entries: slots,
+            entry_stride: SLOT_SIZE,
+        }
+    }
+    /// The receive slots, at the bottom of the frame buffer.
+    pub const RX_BUFFER_LAYOUT: Layout = slots(BUFFER_BASE, RX_SLOTS);
+    /// The transmit slots, after the receive slots.
+    pub const TX_BUFFER_LAYOUT: Layout = slots(BUFFER_BASE + RX_SLOTS * SLOT_SIZE, TX_SLOTS);
+    /// The receive slots.
+    pub const RX_BUFFER: RegisterBlock = RegisterBlock {
+        name: "mac_rx_buffer",
+        doc: "The receive slots: block RAM, read and written as whole words; a frame's \
+              byte n is bits 8(n mod 4)+7:8(n mod 4) of the slot's word n/4. A frame runs \
+              from its destination address to the end of its payload: the MAC checks and \
+              strips the frame check sequence on receive, and appends it (padding a short \
+              frame to 60 bytes) on transmit (IEEE 802.3 §3.1.1, §4.2.8).",
+        layout: RX_BUFFER_LAYOUT,
+        registers: &[],
+        entry_names: &[],
+    };
+    /// The transmit slots.
+    pub const TX_BUFFER: RegisterBlock = RegisterBlock {
+        name: "mac_tx_buffer",
+        doc: "The transmit slots, laid out like the receive slots.",
+        layout: TX_BUFFER_LAYOUT,
+        registers: &[],
+        entry_names: &[],
+    };
+
+    /// First address of receive slot `slot`.
+    ///
+    /// # Panics
+    ///
+    /// If `slot` is not below [`RX_SLOTS`].
+    pub const fn rx_slot(slot: u32) -> u32 {
+        RX_BUFFER_LAYOUT.entry_address(0, slot)
+    }
+
+    /// First address of transmit slot `slot`.
+    ///
+    /// # Panics
+    ///
+    /// If `slot` is not below [`TX_SLOTS`].
+    pub const fn tx_slot(slot: u32) -> u32 {
+        TX_BUFFER_LAYOUT.entry_address(0, slot)
+    }
+}
+
 /// The SoC peripheral map, as docs/registers.md shows it after the data plane's.
 pub const MAP: RegisterMap = RegisterMap {
     title: "weft soft core peripheral registers",
@@ -208,15 +561,21 @@ mod tests {
             assert!(pair[0].end() <= pair[1].layout.base);
         }
         for block in BLOCKS {
-            assert_eq!(
-                block.end() - block.layout.base,
-                BLOCK_SIZE,
+            assert_eq!(block.layout.base % BLOCK_SIZE, 0, "{}", block.name);
+            if block.registers.is_empty() {
+                // A frame buffer: whole slots, after every register block.
+                assert_eq!(block.layout.entry_stride, mac::SLOT_SIZE, "{}", block.name);
+                assert!(block.layout.base >= mac::BUFFER_BASE, "{}", block.name);
+                continue;
+            }
+            // A register block is decoded within one BLOCK_SIZE span.
+            assert!(
+                block.end() - block.layout.base <= BLOCK_SIZE,
                 "{}",
                 block.name
             );
-            assert_eq!(block.layout.base % BLOCK_SIZE, 0, "{}", block.name);
             for register in block.registers {
-                assert!(register.offset + 4 <= BLOCK_SIZE);
+                assert!(register.offset + 4 <= block.layout.entry_stride.min(BLOCK_SIZE));
                 assert_eq!(register.offset % 4, 0);
             }
         }
@@ -234,6 +593,33 @@ mod tests {
         assert_eq!(timer::MTIME_HIGH.address(0, 0), 0x2000_1004);
         assert_eq!(timer::MTIMECMP_LOW.address(0, 0), 0x2000_1008);
         assert_eq!(timer::MTIMECMP_HIGH.address(0, 0), 0x2000_100C);
+        assert_eq!(mac::CONTROL.address(0, 0), 0x2000_4000);
+        assert_eq!(mac::INT_STATUS.address(0, 0), 0x2000_4008);
+        assert_eq!(mac::ADDRESS_HIGH.address(0, 0), 0x2000_4010);
+        assert_eq!(mac::TX_FRAMES.address(0, 0), 0x2000_4024);
+        assert_eq!(mac::RX_DESCRIPTOR.address(0, 0), 0x2000_4100);
+        assert_eq!(mac::RX_DESCRIPTOR.address(0, 7), 0x2000_411C);
+        assert_eq!(mac::TX_DESCRIPTOR.address(0, 3), 0x2000_420C);
+        assert_eq!(mac::rx_slot(0), 0x2001_0000);
+        assert_eq!(mac::rx_slot(7), 0x2001_3800);
+        assert_eq!(mac::tx_slot(0), 0x2001_4000);
+        assert_eq!(mac::tx_slot(3), 0x2001_5800);
+        assert_eq!(mac::TX_BUFFER.end(), 0x2001_6000);
+    }
+
+    #[test]
+    fn mac_fields_are_distinct_and_hold_a_slot() {
+        // INT_ENABLE and INT_STATUS share bit positions, so `status & enable` is the line.
+        assert_eq!(mac::INT_ENABLE.fields, mac::INT_STATUS.fields);
+        assert_eq!(mac::INT_STATUS.mask(), 0b111);
+        assert_eq!(mac::CONTROL.mask(), 0b111);
+        assert_eq!(mac::RX_DESCRIPTOR.mask(), 0x8000_0FFF);
+        // The longest length a descriptor holds covers a whole slot.
+        assert!(mac::LENGTH.mask() >= mac::SLOT_SIZE);
+        // RING's fields hold every slot index.
+        assert!(mac::RX_NEXT.mask() >= mac::RX_SLOTS - 1);
+        assert!(mac::TX_NEXT.decode(u32::MAX) >= mac::TX_SLOTS - 1);
+        assert_eq!(mac::OWN.encode(1) | mac::LENGTH.encode(60), 0x8000_003C);
     }
 
     #[test]

@@ -180,12 +180,80 @@ pub enum TableWriteError {
         /// The index written.
         index: usize,
     },
+    /// A value does not fit the hardware field that holds it (a host index
+    /// beyond the apertures of [`crate::aperture`], an INTx swizzle beyond
+    /// the 32 device numbers).
+    OutOfRange {
+        /// What the value is.
+        what: &'static str,
+        /// The value written.
+        value: u32,
+        /// The largest value the field holds.
+        max: u32,
+    },
+}
+
+/// The largest host index, as the hardware holds it: one aperture each (`crate::aperture::MAX_HOSTS`).
+pub const MAX_HOST_INDEX: u16 = (crate::aperture::MAX_HOSTS - 1) as u16;
+/// The largest INTx swizzle: a device number (PCIe Base 6.0 §2.2.8.1, five bits).
+pub const MAX_INTX_SWIZZLE: u8 = 31;
+
+impl HostIndex {
+    /// The host index, checked against [`MAX_HOST_INDEX`].
+    pub fn checked(self) -> Result<HostIndex, TableWriteError> {
+        if self.0 <= MAX_HOST_INDEX {
+            Ok(self)
+        } else {
+            Err(TableWriteError::OutOfRange {
+                what: "host index",
+                value: u32::from(self.0),
+                max: u32::from(MAX_HOST_INDEX),
+            })
+        }
+    }
+}
+
+/// `swizzle`, checked against [`MAX_INTX_SWIZZLE`].
+pub fn checked_intx_swizzle(swizzle: u8) -> Result<u8, TableWriteError> {
+    if swizzle <= MAX_INTX_SWIZZLE {
+        Ok(swizzle)
+    } else {
+        Err(TableWriteError::OutOfRange {
+            what: "INTx swizzle",
+            value: u32::from(swizzle),
+            max: u32::from(MAX_INTX_SWIZZLE),
+        })
+    }
+}
+
+impl PortRole {
+    /// Checks the host indices the role holds against [`MAX_HOST_INDEX`].
+    pub fn checked(self) -> Result<PortRole, TableWriteError> {
+        match self {
+            PortRole::Host { host, .. } => host.checked().map(|_| self),
+            PortRole::Endpoint {
+                owner: Some(owner), ..
+            } => owner.host.checked().map(|_| self),
+            _ => Ok(self),
+        }
+    }
+}
+
+impl FunctionOwner {
+    /// Checks the owner's host index and the INTx swizzle against what the hardware holds.
+    pub fn checked(self) -> Result<FunctionOwner, TableWriteError> {
+        self.owner.host.checked()?;
+        checked_intx_swizzle(self.intx_swizzle)?;
+        Ok(self)
+    }
 }
 
 /// The data plane's tables, one method per kind of entry.
 ///
 /// Each call writes one entry, as the firmware writes one CSR group; the
 /// caller keeps indices below the capacities of `weft_regs::capacity`.
+/// Every implementation checks ports, then indices, then values (host
+/// indices, INTx swizzles) and writes nothing when one is out of range.
 pub trait DataPlane {
     /// How many ports the switch has.
     fn ports(&self) -> usize;

@@ -6,14 +6,18 @@
 //! TLP: a Type 0 request is answered by the function on the link it is sent
 //! out on; a Type 1 request is routed by bus number, and the port it leaves
 //! the fabric by (any port that is not a fabric port) hands it on as Type 0
-//! (§7.3.3). A weft switch port answers a Type 0 request with its
-//! management function, which carries the identity VSEC.
+//! for the first bus of its range and as Type 1 for the others, to a
+//! conventional switch below (§7.3.3). A weft switch port answers a Type 0
+//! request with its management function, which carries the identity VSEC.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, VecDeque};
 use std::rc::Rc;
 
-use weft_fabric::hw::{ConfigFault, DataPlane, Fabric, FabricConfig, TableWriteError};
+use weft_fabric::hw::{
+    ConfigFault, DataPlane, Fabric, FabricConfig, HostConfigRequest, TableWriteError,
+};
+use weft_fabric::manager::FabricManager;
 use weft_fabric::pcie::config::vsec::{PortRole as VsecRole, WeftIdentity};
 use weft_fabric::pcie::config::{CapabilityList, ConfigSpace, Type0Function};
 use weft_fabric::pcie::tlp::{
@@ -24,7 +28,8 @@ use weft_fabric::pcie::Bdf;
 use weft_model::{Destination, Packet, PortIndex, PortRole, Switch};
 use weft_regs::tables::{AddressRoute, FunctionOwner, HostIndex, IdMapping, Window};
 
-use super::{identity, Clock, FakeDevice};
+use super::conventional::ConventionalSwitch;
+use super::{identity, Clock, FakeDevice, FakeHost, ROOT_PORT};
 
 /// The switches, shared by the configuration path and the table handles.
 pub type Switches = Rc<RefCell<Vec<Switch>>>;
@@ -35,6 +40,8 @@ pub enum Partner {
     Switch(usize, u8),
     /// A fake device.
     Device(FakeDevice),
+    /// A conventional PCIe switch with devices below it.
+    Conventional(Box<ConventionalSwitch>),
     /// A host's root port: TLPs reaching it are recorded.
     Host,
 }
@@ -112,14 +119,94 @@ impl Mesh {
         self.net.partners.insert(at, Partner::Device(device));
     }
 
+    pub fn attach_conventional(&mut self, at: (usize, u8), switch: ConventionalSwitch) {
+        self.net
+            .partners
+            .insert(at, Partner::Conventional(Box::new(switch)));
+    }
+
     pub fn attach_host(&mut self, at: (usize, u8)) {
         self.net.partners.insert(at, Partner::Host);
+    }
+
+    /// A configuration request from the host on `at` (switch, port),
+    /// carried through the fabric to the manager's mailbox and answered
+    /// by the manager; returns the data, or all ones for a read that did
+    /// not complete successfully, as the host's root complex makes it (§2.3.2).
+    #[allow(clippy::too_many_arguments)]
+    pub fn host_config(
+        &mut self,
+        manager: &mut FabricManager,
+        host: &mut FakeHost,
+        at: (usize, u8),
+        config_type: ConfigType,
+        target: Bdf,
+        offset: u16,
+        write: Option<u32>,
+    ) -> u32 {
+        let request = ConfigRequest {
+            direction: if write.is_some() {
+                Direction::Write
+            } else {
+                Direction::Read
+            },
+            config_type,
+            requester: ROOT_PORT,
+            tag: Tag::new(7).expect("fits"),
+            target,
+            register_number: 0,
+            extended_register_number: 0,
+            first_be: 0xf,
+        }
+        .with_byte_offset(offset);
+        let header = Header {
+            digest_present: false,
+            poisoned: false,
+            body: Body::Config(request),
+        };
+        let payload = write.map(|w| w.to_le_bytes().to_vec()).unwrap_or_default();
+        let to_manager = self.net.send(at.0, at.1, Packet::new(header, payload));
+        // The host's switch's CPU takes it: the manager's own, or the
+        // mailbox of another switch, which the manager reads in-band.
+        let arrived = if at.0 == 0 {
+            to_manager.len()
+        } else {
+            let mailbox = self.net.to_cpu.len();
+            self.net.to_cpu.retain(|(switch, _)| *switch != at.0);
+            mailbox - self.net.to_cpu.len()
+        };
+        assert_eq!(arrived, 1, "the request reaches the mailbox");
+        host.inbox.push_back(HostConfigRequest {
+            switch: self.net.ids[at.0],
+            port: PortIndex(at.1),
+            request,
+            data: write.unwrap_or(0),
+        });
+        manager
+            .service(&mut self.net, &mut self.planes, host)
+            .expect("answered");
+        let (to, completion, data) = host.completions.pop().expect("a completion");
+        assert_eq!(to, (self.net.ids[at.0], PortIndex(at.1)));
+        if completion.status == CompletionStatus::Successful {
+            data.unwrap_or(0)
+        } else {
+            u32::MAX
+        }
     }
 
     /// A switch's model, to look at.
     pub fn switch(&self, index: usize) -> std::cell::Ref<'_, Switch> {
         std::cell::Ref::map(self.net.switches.borrow(), |s| &s[index])
     }
+}
+
+/// How the manager's request leaves its switch.
+#[derive(Clone, Copy)]
+enum Path {
+    /// Onto the port's link, as this type.
+    Link(ConfigType),
+    /// Type 1 into the fabric, routed by bus.
+    Routed,
 }
 
 enum Step {
@@ -192,7 +279,14 @@ impl Network {
     fn answer(&mut self, switch: usize, port: u8, request: &ConfigRequest, data: u32) -> Packet {
         let now = self.clock.0.get();
         let offset = request.byte_offset();
+        let write = (request.direction == Direction::Write).then_some((data, request.first_be));
         let result = match self.partners.get_mut(&(switch, port)) {
+            Some(Partner::Device(device)) if !device.takes(request.config_type, request.target) => {
+                Err(ConfigFault::UnsupportedRequest)
+            }
+            Some(Partner::Conventional(below)) => {
+                below.config(now, request.config_type, request.target, offset, write)
+            }
             Some(Partner::Device(device)) => match request.direction {
                 Direction::Read => device.config_read(now, request.target, offset).map(Some),
                 Direction::Write => device
@@ -251,8 +345,14 @@ impl Network {
                         {
                             steps.push_back(Step::In(far, far_port, packet))
                         }
-                        // The last hop: the function on the link answers.
-                        (Some(request), _) => {
+                        // The last hop: the function on the link answers;
+                        // Type 0 for the port's first bus, Type 1 below it.
+                        (Some(mut request), _) => {
+                            if let PortRole::Endpoint { buses, .. } = self.role(switch, port) {
+                                if request.target.bus() == buses.0 {
+                                    request.config_type = ConfigType::Type0;
+                                }
+                            }
                             let data = packet
                                 .payload
                                 .get(..4)
@@ -279,13 +379,17 @@ impl Network {
 
     fn request(
         &mut self,
-        config_type: ConfigType,
+        path: Path,
         port: PortIndex,
         target: Bdf,
         offset: u16,
         write: Option<(u32, u8)>,
     ) -> Result<u32, ConfigFault> {
         self.next_tag = (self.next_tag + 1) % 256;
+        let config_type = match path {
+            Path::Link(config_type) => config_type,
+            Path::Routed => ConfigType::Type1,
+        };
         let request = ConfigRequest {
             direction: if write.is_some() {
                 Direction::Write
@@ -311,12 +415,13 @@ impl Network {
                 .map(|w| w.0.to_le_bytes().to_vec())
                 .unwrap_or_default(),
         );
-        let replies = if config_type == ConfigType::Type0 {
+        let replies = match path {
             // The CPU's own request on a link: its completion comes straight back.
-            let data = write.map_or(0, |w| w.0);
-            vec![self.answer(0, port.0, &request, data)]
-        } else {
-            self.run(Step::Out(0, port.0, packet))
+            Path::Link(_) => {
+                let data = write.map_or(0, |w| w.0);
+                vec![self.answer(0, port.0, &request, data)]
+            }
+            Path::Routed => self.run(Step::Out(0, port.0, packet)),
         };
         let reply = replies
             .into_iter()
@@ -339,7 +444,7 @@ impl Network {
 
 impl FabricConfig for Network {
     fn read(&mut self, port: PortIndex, target: Bdf, offset: u16) -> Result<u32, ConfigFault> {
-        self.request(ConfigType::Type0, port, target, offset, None)
+        self.request(Path::Link(ConfigType::Type0), port, target, offset, None)
     }
 
     fn write(
@@ -351,7 +456,34 @@ impl FabricConfig for Network {
         byte_enables: u8,
     ) -> Result<(), ConfigFault> {
         self.request(
-            ConfigType::Type0,
+            Path::Link(ConfigType::Type0),
+            port,
+            target,
+            offset,
+            Some((value, byte_enables)),
+        )
+        .map(|_| ())
+    }
+
+    fn read_below(
+        &mut self,
+        port: PortIndex,
+        target: Bdf,
+        offset: u16,
+    ) -> Result<u32, ConfigFault> {
+        self.request(Path::Link(ConfigType::Type1), port, target, offset, None)
+    }
+
+    fn write_below(
+        &mut self,
+        port: PortIndex,
+        target: Bdf,
+        offset: u16,
+        value: u32,
+        byte_enables: u8,
+    ) -> Result<(), ConfigFault> {
+        self.request(
+            Path::Link(ConfigType::Type1),
             port,
             target,
             offset,
@@ -366,7 +498,7 @@ impl FabricConfig for Network {
         target: Bdf,
         offset: u16,
     ) -> Result<u32, ConfigFault> {
-        self.request(ConfigType::Type1, via, target, offset, None)
+        self.request(Path::Routed, via, target, offset, None)
     }
 
     fn write_routed(
@@ -378,7 +510,7 @@ impl FabricConfig for Network {
         byte_enables: u8,
     ) -> Result<(), ConfigFault> {
         self.request(
-            ConfigType::Type1,
+            Path::Routed,
             via,
             target,
             offset,

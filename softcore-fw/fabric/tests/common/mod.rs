@@ -25,7 +25,9 @@ use weft_fabric::pcie::tlp::{
 use weft_fabric::pcie::Bdf;
 use weft_model::{Destination, Forwarding, IdMapping, Packet, PortIndex, PortRole, Switch, Window};
 
+pub mod conventional;
 pub mod mesh;
+pub mod reference;
 
 // ---------------------------------------------------------------- time
 
@@ -188,6 +190,14 @@ impl FakeFabric {
 }
 
 impl FakeDevice {
+    /// Whether the device takes a request of `config_type` for `target`:
+    /// every Type 0 request on its link, and Type 1 requests for the
+    /// further buses its VFs sit on (PCIe Base 6.0 §9.3.3.9), which the
+    /// port above forwards as Type 1 (§7.3.3).
+    pub fn takes(&self, config_type: ConfigType, target: Bdf) -> bool {
+        config_type == ConfigType::Type0 || self.bus.is_some_and(|bus| target.bus() != bus)
+    }
+
     /// A configuration read as the device answers it at time `now`.
     pub fn config_read(&mut self, now: u64, target: Bdf, offset: u16) -> Result<u32, ConfigFault> {
         if now < self.ready_at_ns {
@@ -239,6 +249,36 @@ impl FabricConfig for FakeFabric {
     fn read(&mut self, port: PortIndex, target: Bdf, offset: u16) -> Result<u32, ConfigFault> {
         let now = self.clock.0.get();
         self.device(port)?.config_read(now, target, offset)
+    }
+
+    fn read_below(
+        &mut self,
+        port: PortIndex,
+        target: Bdf,
+        offset: u16,
+    ) -> Result<u32, ConfigFault> {
+        let now = self.clock.0.get();
+        let device = self.device(port)?;
+        if !device.takes(ConfigType::Type1, target) {
+            return Err(ConfigFault::UnsupportedRequest);
+        }
+        device.config_read(now, target, offset)
+    }
+
+    fn write_below(
+        &mut self,
+        port: PortIndex,
+        target: Bdf,
+        offset: u16,
+        value: u32,
+        byte_enables: u8,
+    ) -> Result<(), ConfigFault> {
+        let now = self.clock.0.get();
+        let device = self.device(port)?;
+        if !device.takes(ConfigType::Type1, target) {
+            return Err(ConfigFault::UnsupportedRequest);
+        }
+        device.config_write(now, target, offset, value, byte_enables)
     }
 
     fn write(
@@ -324,12 +364,13 @@ pub fn vf_enabled(space: &ConfigSpace, cap: SriovCap) -> bool {
 
 // ---------------------------------------------------------------- hosts
 
-/// The mailbox and the host-facing egress, recorded.
+/// The mailboxes and the host-facing egress, recorded; each host port
+/// named by (switch ID, port).
 #[derive(Default)]
 pub struct FakeHost {
     pub inbox: VecDeque<HostConfigRequest>,
-    pub completions: Vec<(PortIndex, Completion, Option<u32>)>,
-    pub msis: Vec<(PortIndex, Bdf, MsiMessage)>,
+    pub completions: Vec<((u64, PortIndex), Completion, Option<u32>)>,
+    pub msis: Vec<((u64, PortIndex), Bdf, MsiMessage)>,
 }
 
 impl HostInterface for FakeHost {
@@ -339,21 +380,23 @@ impl HostInterface for FakeHost {
 
     fn complete(
         &mut self,
+        switch: u64,
         port: PortIndex,
         completion: Completion,
         data: Option<u32>,
     ) -> Result<(), HostSendError> {
-        self.completions.push((port, completion, data));
+        self.completions.push(((switch, port), completion, data));
         Ok(())
     }
 
     fn send_msi(
         &mut self,
+        switch: u64,
         port: PortIndex,
         requester: Bdf,
         message: MsiMessage,
     ) -> Result<(), HostSendError> {
-        self.msis.push((port, requester, message));
+        self.msis.push(((switch, port), requester, message));
         Ok(())
     }
 }
@@ -417,7 +460,9 @@ impl Rig {
             .payload
             .get(..4)
             .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+        let switch = self.manager.settings().switch_id;
         self.host.inbox.push_back(HostConfigRequest {
+            switch,
             port: PortIndex(port),
             request,
             data,
@@ -428,7 +473,7 @@ impl Rig {
             .expect("tables written");
         assert_eq!(handled, 1);
         let (to, completion, data) = self.host.completions.pop().expect("a completion");
-        assert_eq!(to, PortIndex(port));
+        assert_eq!(to, (switch, PortIndex(port)));
         assert_eq!(completion.requester, ROOT_PORT);
         (completion, data.unwrap_or(u32::MAX))
     }

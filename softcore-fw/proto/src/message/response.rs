@@ -13,6 +13,10 @@ use super::ops::{EventPage, FirmwareStatus, OperationReport, PortCounters};
 /// encodes a variant by its position, and `tests/golden.rs` pins every one.
 /// A switch answers a client with only the variants that existed at the
 /// protocol version the request carried.
+///
+/// The pages are held inline, not boxed: the crate runs without an
+/// allocator, and the firmware keeps one response in static memory.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Response {
     /// The answer to a ping.

@@ -1,0 +1,507 @@
+//! The board smoke simulation: the generated top level's real adapters
+//! between simulation models of the hard IPs and a loopback switch.
+//!
+//! Each `weft_hip_<port>` is a generated wrapper, with the vendor variant's
+//! own port names (from [`tile::Table`]), around `weft_board_tile_model`
+//! (`tile_model.v`), a model of the tile's Avalon-ST TLP interface written
+//! from the vendor's interface description. Until `weft_switch_top` exists,
+//! a loopback stands in for it: each port's ingress goes straight back out
+//! of the same port's egress, with random stalls. So every TLP a model sends
+//! crosses the RX shim and FIFO into weft's clock, turns round, and crosses
+//! the TX FIFO and shim back to the same model, which checks the tile's
+//! rules on the way in and writes down what it got. Icarus Verilog runs it.
+
+use std::fmt::{self, Write as _};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::generate;
+use crate::model::{Board, HardIpKind};
+use crate::tile::{self, Scope, Sig};
+use crate::validate::SWITCH_PORTS;
+use crate::verilog;
+
+/// One TLP as the models send and receive it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SimTlp {
+    /// Header DW0..DW3 in wire order (DW3 is don't-care for 3 DW headers).
+    pub header: [u32; 4],
+    /// Payload DWs in wire order.
+    pub payload: Vec<u32>,
+}
+
+/// Clock rates and randomness of one run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RunConfig {
+    /// Half period of every hard IP's application clock, in picoseconds.
+    pub hip_half_ps: u32,
+    /// Half period of weft's clock, in picoseconds.
+    pub weft_half_ps: u32,
+    /// Seed of the models' and loopback's stall patterns.
+    pub seed: u32,
+}
+
+/// Why a smoke simulation did not pass.
+#[derive(Debug)]
+pub enum SimError {
+    /// Icarus Verilog is not installed.
+    NoSimulator,
+    /// A port's hard IP has no simulation model.
+    Unsupported {
+        /// The port.
+        port: String,
+        /// Its hard IP.
+        kind: HardIpKind,
+    },
+    /// A file could not be written or read.
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// What went wrong.
+        error: std::io::Error,
+    },
+    /// iverilog refused the design.
+    Compile {
+        /// Its report.
+        report: String,
+    },
+    /// The run broke a rule, timed out or did not finish.
+    Failed {
+        /// The simulator's output.
+        report: String,
+    },
+    /// A model's output file is not as the model writes it.
+    Output {
+        /// The file.
+        path: PathBuf,
+        /// The line (1-based).
+        line: usize,
+    },
+}
+
+impl fmt::Display for SimError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SimError::NoSimulator => write!(
+                f,
+                "iverilog is not installed; `cargo xtask setup` installs it"
+            ),
+            SimError::Unsupported { port, kind } => write!(
+                f,
+                "port {port}: no simulation model of the {kind:?} hard IP yet"
+            ),
+            SimError::Io { path, error } => write!(f, "{}: {error}", path.display()),
+            SimError::Compile { report } => write!(f, "iverilog failed:\n{report}"),
+            SimError::Failed { report } => write!(f, "the smoke simulation failed:\n{report}"),
+            SimError::Output { path, line } => {
+                write!(f, "{}:{line}: not a TLP line of the model", path.display())
+            }
+        }
+    }
+}
+
+impl std::error::Error for SimError {}
+
+/// Whether Icarus Verilog (`iverilog` and `vvp`) can be run.
+pub fn iverilog_available() -> bool {
+    ["iverilog", "vvp"].iter().all(|tool| {
+        Command::new(tool)
+            .arg("-V")
+            .output()
+            .is_ok_and(|out| out.status.success())
+    })
+}
+
+/// The model's ports, by the signal each carries: every tile signal but the lanes.
+const MODEL_SIGS: &[Sig] = &[
+    Sig::Refclk0,
+    Sig::Refclk1,
+    Sig::PinPerstN,
+    Sig::NinitDone,
+    Sig::Coreclk,
+    Sig::ResetStatusN,
+    Sig::LinkUp,
+    Sig::RxReady,
+    Sig::RxSop,
+    Sig::RxEop,
+    Sig::RxValid,
+    Sig::RxDvalid,
+    Sig::RxHvalid,
+    Sig::RxData,
+    Sig::RxEmpty,
+    Sig::RxHdr,
+    Sig::TxReady,
+    Sig::TxSop,
+    Sig::TxEop,
+    Sig::TxValid,
+    Sig::TxDvalid,
+    Sig::TxHvalid,
+    Sig::TxErr,
+    Sig::TxData,
+    Sig::TxHdr,
+];
+
+/// `[hi:0] ` for a multi-bit signal, nothing for one bit.
+fn range(bits: u32) -> String {
+    if bits == 1 {
+        String::new()
+    } else {
+        format!("[{}:0] ", bits - 1)
+    }
+}
+
+/// The wrapper `weft_hip_<port>` around one tile model per core, with the
+/// variant's ports.
+fn model_wrapper(instance: &verilog::Instance, table: &tile::Table) -> String {
+    let mut v = String::new();
+    let cores = instance.cores();
+    let ports = table.expand(&cores);
+    let list: Vec<String> = ports
+        .iter()
+        .map(|p| {
+            let dir = if p.sig.from_ip() { "output" } else { "input" };
+            format!("    {dir} wire {}{}", range(p.bits), p.name)
+        })
+        .collect();
+    let names: Vec<&str> = cores.iter().map(|ip| ip.name.as_str()).collect();
+    let _ = writeln!(
+        v,
+        "// Simulation model of the {:?} serving {} ({}).\nmodule {} (\n{}\n);",
+        cores[0].kind,
+        names.join(", "),
+        table.source,
+        instance.module,
+        list.join(",\n")
+    );
+    for (core, ip) in cores.iter().enumerate() {
+        for sig in MODEL_SIGS {
+            let _ = writeln!(
+                v,
+                "    wire {}m{core}_{};",
+                range(sig.total_bits(ip)),
+                sig.label()
+            );
+            if !sig.from_ip() && !table.has(*sig) {
+                let _ = writeln!(v, "    assign m{core}_{} = 0;", sig.label());
+            }
+        }
+    }
+    for p in &ports {
+        match (p.sig.scope(), p.sig.from_ip(), p.core) {
+            (Scope::Lane, true, _) => {
+                let _ = writeln!(v, "    assign {} = 1'b0;", p.name);
+            }
+            (Scope::Lane, false, _) => {}
+            // The tile's clock comes from the first core's model.
+            (_, true, None) => {
+                let _ = writeln!(v, "    assign {} = m0_{};", p.name, p.sig.label());
+            }
+            // The tile's reference clocks and PERST# reach every core's model.
+            (_, false, None) => {
+                for core in 0..cores.len() {
+                    let _ = writeln!(v, "    assign m{core}_{} = {};", p.sig.label(), p.name);
+                }
+            }
+            (_, from_ip, Some(core)) => {
+                let model_side = p.slice_of(&format!("m{core}_{}", p.sig.label()));
+                if from_ip {
+                    let _ = writeln!(v, "    assign {} = {model_side};", p.name);
+                } else {
+                    let _ = writeln!(v, "    assign {model_side} = {};", p.name);
+                }
+            }
+        }
+    }
+    for (core, (port, ip)) in instance.ports.iter().enumerate() {
+        let conns: Vec<String> = MODEL_SIGS
+            .iter()
+            .map(|sig| format!(".{0}(m{core}_{0})", sig.label()))
+            .collect();
+        let _ = writeln!(
+            v,
+            "    weft_board_tile_model #(.SEGMENTS({}), .DATA_BITS({}), .HVALID({}), \
+             .RX_READY_LATENCY({}), .TX_READY_LATENCY({}), .PORT({port}), .OWN_CLOCK({})) model{core} (\n        \
+             .clk_in(m0_coreclk),\n        {}\n    );",
+            ip.segments,
+            ip.data_bits,
+            u8::from(table.has(Sig::TxHvalid)),
+            table.rx_ready_latency,
+            table.tx_ready_latency,
+            u8::from(core == 0),
+            conns.join(",\n        ")
+        );
+    }
+    let _ = writeln!(v, "endmodule\n");
+    v
+}
+
+/// `weft_switch_top` as a loopback: each port's ingress leaves by the same
+/// port's egress, both held up together on random cycles.
+fn loopback_switch_top() -> String {
+    let ports = verilog::switch_ports();
+    let list: Vec<String> = ports
+        .iter()
+        .map(|p| format!("    {} wire {}{}", p.dir, p.range(), p.name))
+        .collect();
+    let mut v = format!(
+        "// weft_switch_top as a loopback, for the board smoke simulation only.\n\
+         module weft_switch_top (\n{}\n);\n    integer seed = 12345;\n    reg go = 1'b1;\n    \
+         always @(posedge clock) go <= ($random(seed) % 4) != 0;\n",
+        list.join(",\n")
+    );
+    for p in 0..SWITCH_PORTS {
+        let _ = writeln!(
+            v,
+            "    assign egress${p}$valid = ingress${p}$valid && go;\n    \
+             assign ingress${p}$ready = egress${p}$ready && go;"
+        );
+        for sig in ["sop", "eop", "empty", "dw0", "dw1", "dw2", "dw3", "payload"] {
+            let _ = writeln!(v, "    assign egress${p}${sig} = ingress${p}${sig};");
+        }
+    }
+    let _ = writeln!(
+        v,
+        "    assign uart_tx = 1'b1;\n    assign led = 0;\n    wire unused = reset | uart_rx;\nendmodule"
+    );
+    v
+}
+
+/// The testbench: the board's clocks and resets around `weft_board_top`,
+/// finishing once every model has taken back all it sent.
+fn testbench(board: &Board) -> String {
+    let weft = verilog::weft_clock(board).map(|c| c.name.clone());
+    let mut v = String::from(
+        "// Board smoke simulation testbench, generated by weft-boards.\n\
+         `timescale 1ps/1ps\n`default_nettype none\nmodule weft_board_tb;\n    \
+         integer weft_half_ps;\n    integer timeout_ps;\n",
+    );
+    let mut conns = Vec::new();
+    for p in verilog::top_ports(board) {
+        if p.dir == "output" {
+            let _ = writeln!(v, "    wire {}{};", p.range(), p.name);
+            conns.push(format!(".{0}({0})", p.name));
+        } else if board.clocks.iter().any(|c| c.name == p.name) {
+            let _ = writeln!(v, "    reg {} = 1'b0;", p.name);
+            conns.push(format!(".{0}({0})", p.name));
+        } else if let Some(r) = board.resets.iter().find(|r| r.name == p.name) {
+            let _ = writeln!(v, "    reg {} = 1'b{};", p.name, u8::from(!r.active_low));
+            conns.push(format!(".{0}({0})", p.name));
+        } else if p.name == "uart_rx" {
+            conns.push(".uart_rx(1'b1)".to_owned());
+        } else {
+            conns.push(format!(".{}({}'d0)", p.name, p.bits));
+        }
+    }
+    let _ = writeln!(
+        v,
+        "    weft_board_top dut (\n        {}\n    );",
+        conns.join(",\n        ")
+    );
+    for c in &board.clocks {
+        if Some(&c.name) == weft.as_ref() {
+            let _ = writeln!(
+                v,
+                "    initial begin\n        \
+                 if (!$value$plusargs(\"weft_half_ps=%d\", weft_half_ps)) weft_half_ps = 5000;\n        \
+                 forever #(weft_half_ps) {0} = ~{0};\n    end",
+                c.name
+            );
+        } else {
+            let half = (500_000.0 / c.mhz).round() as u64;
+            let _ = writeln!(v, "    always #({half}) {0} = ~{0};", c.name);
+        }
+    }
+    let release: Vec<String> = board
+        .resets
+        .iter()
+        .map(|r| format!("{} = 1'b{};", r.name, u8::from(r.active_low)))
+        .collect();
+    let models: Vec<String> = verilog::instances(board)
+        .iter()
+        .flat_map(|i| (0..i.ports.len()).map(move |core| format!("dut.{}.model{core}", i.name())))
+        .collect();
+    let done: Vec<String> = models.iter().map(|m| format!("{m}.done")).collect();
+    let errors: Vec<String> = models.iter().map(|m| format!("{m}.errors")).collect();
+    let _ = writeln!(
+        v,
+        "    initial begin\n        \
+         if (!$value$plusargs(\"weft_timeout_ps=%d\", timeout_ps)) timeout_ps = 200000000;\n        \
+         #(timeout_ps);\n        \
+         $display(\"ERROR: timeout: not every TLP came back\");\n        $finish;\n    end\n    \
+         initial begin\n        #200000;\n        {}\n        wait ({});\n        \
+         #100000;\n        $display(\"weft-board-tb: done, %0d errors\", {});\n        $finish;\n    end\n\
+         endmodule\n`default_nettype wire",
+        release.join(" "),
+        done.join(" && "),
+        errors.join(" + ")
+    );
+    v
+}
+
+/// Every file of the smoke simulation of `board`, by name under its directory.
+pub fn files(board: &Board) -> Result<Vec<generate::File>, SimError> {
+    let mut models = String::from(include_str!("tile_model.v"));
+    for instance in verilog::instances(board) {
+        let ip = instance.ports[0].1;
+        let table = tile::table(ip.kind).ok_or_else(|| SimError::Unsupported {
+            port: ip.name.clone(),
+            kind: ip.kind,
+        })?;
+        models += "\n";
+        models += &model_wrapper(&instance, table);
+    }
+    let file = |name: &str, text: String| generate::File {
+        name: name.to_owned(),
+        text,
+    };
+    Ok(vec![
+        file(generate::WRAPPER, verilog::wrapper(board)),
+        file(generate::ADAPTERS, verilog::support_modules()),
+        file("sim/weft_hip_models.v", models),
+        file("sim/weft_switch_loopback.v", loopback_switch_top()),
+        file("sim/weft_board_tb.v", testbench(board)),
+    ])
+}
+
+/// The stimulus file the models read: the TLP count, then each TLP's
+/// payload DW count, header and payload, one hex word a line.
+fn stimulus(tlps: &[SimTlp]) -> String {
+    let mut v = format!("{:08x}\n", tlps.len());
+    for t in tlps {
+        let _ = writeln!(v, "{:08x}", t.payload.len());
+        for dw in t.header.iter().chain(&t.payload) {
+            let _ = writeln!(v, "{dw:08x}");
+        }
+    }
+    v
+}
+
+/// Reads what a model took back: one TLP a line.
+fn received(path: &Path) -> Result<Vec<SimTlp>, SimError> {
+    let text = fs::read_to_string(path).map_err(|error| SimError::Io {
+        path: path.to_owned(),
+        error,
+    })?;
+    text.lines()
+        .enumerate()
+        .map(|(i, line)| {
+            let bad = || SimError::Output {
+                path: path.to_owned(),
+                line: i + 1,
+            };
+            let words: Vec<&str> = line.split_whitespace().collect();
+            let hex = |w: &str| u32::from_str_radix(w, 16).map_err(|_| bad());
+            let header = [
+                hex(words.first().ok_or_else(bad)?)?,
+                hex(words.get(1).ok_or_else(bad)?)?,
+                hex(words.get(2).ok_or_else(bad)?)?,
+                hex(words.get(3).ok_or_else(bad)?)?,
+            ];
+            let count: usize = words.get(4).ok_or_else(bad)?.parse().map_err(|_| bad())?;
+            if words.len() != 5 + count {
+                return Err(bad());
+            }
+            let payload = words[5..]
+                .iter()
+                .map(|w| hex(w))
+                .collect::<Result<_, _>>()?;
+            Ok(SimTlp { header, payload })
+        })
+        .collect()
+}
+
+fn write_file(path: &Path, text: &str) -> Result<(), SimError> {
+    let io = |error| SimError::Io {
+        path: path.to_owned(),
+        error,
+    };
+    if let Some(parent) = path.parent() {
+        fs::create_dir_all(parent).map_err(io)?;
+    }
+    fs::write(path, text).map_err(io)
+}
+
+/// Runs the smoke simulation of `board` in `dir`: every port's model sends
+/// `tlps` and takes back what the loopback returns. Returns, per port in
+/// board order, the TLPs that model took back.
+pub fn run(
+    board: &Board,
+    dir: &Path,
+    tlps: &[SimTlp],
+    config: RunConfig,
+) -> Result<Vec<Vec<SimTlp>>, SimError> {
+    run_files(board, dir, &files(board)?, tlps, config)
+}
+
+/// [`run`] with the simulation's files given, as [`files`] makes them or
+/// changed (to show what the checks catch).
+pub fn run_files(
+    board: &Board,
+    dir: &Path,
+    files: &[generate::File],
+    tlps: &[SimTlp],
+    config: RunConfig,
+) -> Result<Vec<Vec<SimTlp>>, SimError> {
+    if !iverilog_available() {
+        return Err(SimError::NoSimulator);
+    }
+    let mut sources = Vec::new();
+    for f in files {
+        let path = dir.join(&f.name);
+        write_file(&path, &f.text)?;
+        sources.push(path);
+    }
+    let stim = dir.join("sim/tlps.hex");
+    let text = stimulus(tlps);
+    write_file(&stim, &text)?;
+    let out_dir = dir.join("sim/out");
+    let _ = fs::remove_dir_all(&out_dir);
+    fs::create_dir_all(&out_dir).map_err(|error| SimError::Io {
+        path: out_dir.clone(),
+        error,
+    })?;
+    let image = dir.join("sim/weft_board_tb.vvp");
+    let compile = Command::new("iverilog")
+        .args(["-g2012", "-s", "weft_board_tb", "-o"])
+        .arg(&image)
+        .args(&sources)
+        .output()
+        .map_err(|error| SimError::Io {
+            path: PathBuf::from("iverilog"),
+            error,
+        })?;
+    if !compile.status.success() {
+        return Err(SimError::Compile {
+            report: String::from_utf8_lossy(&compile.stderr).into_owned(),
+        });
+    }
+    let sim = Command::new("vvp")
+        .arg("-n")
+        .arg(&image)
+        .arg(format!("+weft_tlps={}", stim.display()))
+        .arg(format!("+weft_tlp_words={}", text.lines().count()))
+        .arg(format!("+weft_out={}", out_dir.display()))
+        .arg(format!("+weft_hip_half_ps={}", config.hip_half_ps))
+        .arg(format!("+weft_half_ps={}", config.weft_half_ps))
+        .arg(format!("+weft_seed={}", config.seed))
+        .output()
+        .map_err(|error| SimError::Io {
+            path: PathBuf::from("vvp"),
+            error,
+        })?;
+    let report = format!(
+        "{}{}",
+        String::from_utf8_lossy(&sim.stdout),
+        String::from_utf8_lossy(&sim.stderr)
+    );
+    if !sim.status.success()
+        || report.contains("ERROR")
+        || !report.contains("weft-board-tb: done, 0 errors")
+    {
+        return Err(SimError::Failed { report });
+    }
+    (0..board.hard_ips.len())
+        .map(|port| received(&out_dir.join(format!("port{port}.hex"))))
+        .collect()
+}

@@ -1,0 +1,251 @@
+// A simulation model of an Intel tile's Avalon-ST TLP interface in TLP
+// Bypass (683059 P-tile, 683501 R-tile "Interfaces"), for weft's board
+// smoke simulation only: it is not synthesizable and stands in for the
+// vendor IP behind each weft_hip_<port> wrapper.
+//
+// RX (IP to user logic): sends the TLPs of the file named by +weft_tlps=,
+// one TLP per beat starting in segment 0, data first DW least significant,
+// the header on segment 0's header bus with DW0 most significant. A beat
+// goes in cycle t whenever rx_ready was high in cycle t - RX_READY_LATENCY
+// (the longest the IP may keep sending after ready falls), with random idle
+// cycles.
+//
+// TX (user logic to IP): drops tx_ready at random; takes a beat only in a
+// ready cycle (ready high TX_READY_LATENCY cycles earlier) and reports
+// "ERROR" for a beat outside one, a gap inside a TLP on a ready cycle, a
+// TLP not starting in segment 0, or an end segment that disagrees with the
+// header's Length. Each TLP it takes is written to <+weft_out=>/port<PORT>.hex
+// as one line: header DW0..DW3, the payload DW count, the payload DWs.
+//
+// Stimulus file ($readmemh, one 32-bit word a line, +weft_tlp_words= of
+// them): the TLP count, then per TLP its payload DW count, header DW0..DW3
+// and payload DWs.
+`timescale 1ps/1ps
+`default_nettype none
+
+module weft_board_tile_model #(
+    parameter SEGMENTS = 2,
+    parameter DATA_BITS = 512,
+    parameter HVALID = 0,
+    parameter RX_READY_LATENCY = 27,
+    parameter TX_READY_LATENCY = 3,
+    parameter PORT = 0,
+    parameter OWN_CLOCK = 1
+) (
+    input wire clk_in,
+    input wire refclk0,
+    input wire refclk1,
+    input wire pin_perst_n,
+    input wire ninit_done,
+    output reg coreclk = 1'b0,
+    output reg reset_status_n = 1'b0,
+    output wire link_up,
+    input wire rx_ready,
+    output reg [SEGMENTS-1:0] rx_sop = 0,
+    output reg [SEGMENTS-1:0] rx_eop = 0,
+    output reg [SEGMENTS-1:0] rx_valid = 0,
+    output reg [SEGMENTS-1:0] rx_dvalid = 0,
+    output reg [SEGMENTS-1:0] rx_hvalid = 0,
+    output reg [DATA_BITS-1:0] rx_data = 0,
+    output reg [3*SEGMENTS-1:0] rx_empty = 0,
+    output reg [128*SEGMENTS-1:0] rx_hdr = 0,
+    output reg tx_ready = 1'b0,
+    input wire [SEGMENTS-1:0] tx_sop,
+    input wire [SEGMENTS-1:0] tx_eop,
+    input wire [SEGMENTS-1:0] tx_valid,
+    input wire [SEGMENTS-1:0] tx_dvalid,
+    input wire [SEGMENTS-1:0] tx_hvalid,
+    input wire [SEGMENTS-1:0] tx_err,
+    input wire [DATA_BITS-1:0] tx_data,
+    input wire [128*SEGMENTS-1:0] tx_hdr
+);
+    localparam DWS = DATA_BITS / 32;
+    localparam SEGMENT_DWS = DWS / SEGMENTS;
+    localparam STIM_WORDS = 1 << 18;
+
+    // The tile's application clock: this model's own, or (for a later core
+    // of a bifurcated tile) the first core's, given as clk_in.
+    wire clk = OWN_CLOCK ? coreclk : clk_in;
+    assign link_up = reset_status_n;
+
+    reg [31:0] stim [0:STIM_WORDS-1];
+    integer half_ps;
+    integer seed;
+    reg [8*512-1:0] tlps_file;
+    reg [8*512-1:0] out_dir;
+    reg [8*600-1:0] out_name;
+    integer out;
+    integer tlp_count;
+    integer tlp_words;
+    integer errors = 0;
+    reg done = 1'b0;
+
+    initial begin
+        if (!$value$plusargs("weft_hip_half_ps=%d", half_ps)) half_ps = 2000;
+        if (!$value$plusargs("weft_seed=%d", seed)) seed = 1;
+        seed = seed * 7919 + PORT * 104729 + 1;
+        if (!$value$plusargs("weft_tlps=%s", tlps_file)) begin
+            $display("ERROR: port %0d: no +weft_tlps= file", PORT);
+            tlp_count = 0;
+        end else begin
+            if (!$value$plusargs("weft_tlp_words=%d", tlp_words)) tlp_words = STIM_WORDS;
+            $readmemh(tlps_file, stim, 0, tlp_words - 1);
+            tlp_count = stim[0];
+        end
+        if (!$value$plusargs("weft_out=%s", out_dir)) out_dir = ".";
+        $sformat(out_name, "%0s/port%0d.hex", out_dir, PORT);
+        out = $fopen(out_name, "w");
+        if (OWN_CLOCK) forever #(half_ps) coreclk = ~coreclk;
+    end
+
+    // Reset: the user side leaves reset 16 cycles after PERST# rises.
+    integer settle = 0;
+    always @(posedge clk) begin
+        if (!pin_perst_n) begin
+            settle <= 0;
+            reset_status_n <= 1'b0;
+        end else if (settle < 16) begin
+            settle <= settle + 1;
+        end else begin
+            reset_status_n <= 1'b1;
+        end
+    end
+
+    // ---- RX: the TLPs of the stimulus file, under rx_ready's latency ----
+    reg [RX_READY_LATENCY:0] rx_ready_seen = 0;
+    integer rx_tlp = 0;
+    integer rx_at = 1;
+    integer rx_beat = 0;
+    integer sent_dws;
+    integer used;
+    integer last_segment;
+    integer i;
+    integer payload_dws;
+    reg last_beat;
+    reg [SEGMENTS-1:0] sop_n, eop_n, valid_n, dvalid_n, hvalid_n;
+    reg [DATA_BITS-1:0] data_n;
+    reg [3*SEGMENTS-1:0] empty_n;
+    reg [128*SEGMENTS-1:0] hdr_n;
+
+    always @(posedge clk) begin
+        rx_ready_seen <= {rx_ready_seen[RX_READY_LATENCY-1:0], rx_ready && reset_status_n};
+        sop_n = 0; eop_n = 0; valid_n = 0; dvalid_n = 0; hvalid_n = 0;
+        data_n = rx_data; empty_n = 0; hdr_n = 0;
+        if (reset_status_n && rx_tlp < tlp_count && rx_ready_seen[RX_READY_LATENCY-1]
+                && ($random(seed) & 3) != 0) begin
+            payload_dws = stim[rx_at];
+            sent_dws = rx_beat * DWS;
+            last_beat = payload_dws <= sent_dws + DWS;
+            used = last_beat ? payload_dws - sent_dws : DWS;
+            last_segment = used == 0 ? 0 : (used - 1) / SEGMENT_DWS;
+            for (i = 0; i < DWS; i = i + 1)
+                data_n[32*i +: 32] = i < used ? stim[rx_at + 5 + sent_dws + i] : 32'hbad0bad0;
+            for (i = 0; i < SEGMENTS; i = i + 1) begin
+                valid_n[i] = !last_beat || i <= last_segment;
+                dvalid_n[i] = used > SEGMENT_DWS * i;
+            end
+            sop_n[0] = rx_beat == 0;
+            hvalid_n[0] = rx_beat == 0;
+            if (last_beat) begin
+                eop_n[last_segment] = 1'b1;
+                empty_n[3*last_segment +: 3] = used == 0 ? 0 : SEGMENT_DWS * (last_segment + 1) - used;
+            end
+            if (rx_beat == 0)
+                hdr_n[127:0] = {stim[rx_at + 1], stim[rx_at + 2], stim[rx_at + 3], stim[rx_at + 4]};
+            if (last_beat) begin
+                rx_tlp <= rx_tlp + 1;
+                rx_at <= rx_at + 5 + payload_dws;
+                rx_beat <= 0;
+            end else begin
+                rx_beat <= rx_beat + 1;
+            end
+        end
+        rx_sop <= sop_n;
+        rx_eop <= eop_n;
+        rx_valid <= valid_n;
+        rx_dvalid <= dvalid_n;
+        rx_hvalid <= hvalid_n;
+        rx_data <= data_n;
+        rx_empty <= empty_n;
+        rx_hdr <= hdr_n;
+    end
+
+    // ---- TX: takes TLPs in ready cycles and checks the interface's rules ----
+    reg [TX_READY_LATENCY:0] tx_ready_seen = 0;
+    reg in_tlp = 1'b0;
+    reg [31:0] hdr_words [0:3];
+    reg [31:0] got [0:1023 + DWS];
+    integer expected_dws;
+    integer got_dws;
+    integer received = 0;
+    integer j;
+    integer k;
+    reg ready_cycle;
+    reg beat;
+    reg [SEGMENTS-1:0] carries;
+
+    always @(posedge clk) begin
+        tx_ready <= reset_status_n && ($random(seed) % 10 < 7);
+        tx_ready_seen <= {tx_ready_seen[TX_READY_LATENCY-1:0], tx_ready};
+        ready_cycle = TX_READY_LATENCY == 0 ? tx_ready : tx_ready_seen[TX_READY_LATENCY-1];
+        carries = HVALID ? (tx_dvalid | tx_hvalid) : tx_valid;
+        beat = |carries;
+        if (|tx_err) begin
+            $display("ERROR: port %0d: tx_st_err set", PORT);
+            errors = errors + 1;
+        end
+        if (beat && !ready_cycle) begin
+            $display("ERROR: port %0d: TX beat outside a ready cycle at %0t", PORT, $time);
+            errors = errors + 1;
+        end
+        if (in_tlp && ready_cycle && !beat) begin
+            $display("ERROR: port %0d: gap inside a TLP on a ready cycle at %0t", PORT, $time);
+            errors = errors + 1;
+        end
+        if (beat && ready_cycle) begin
+            if (tx_sop[0] && (!HVALID || tx_hvalid[0])) begin
+                if (in_tlp) begin
+                    $display("ERROR: port %0d: TLP starts inside a TLP", PORT);
+                    errors = errors + 1;
+                end
+                hdr_words[0] = tx_hdr[127:96];
+                hdr_words[1] = tx_hdr[95:64];
+                hdr_words[2] = tx_hdr[63:32];
+                hdr_words[3] = tx_hdr[31:0];
+                expected_dws = !tx_hdr[126] ? 0 : (tx_hdr[105:96] == 0 ? 1024 : tx_hdr[105:96]);
+                got_dws = 0;
+                in_tlp = 1'b1;
+            end else if (!in_tlp || |tx_sop) begin
+                $display("ERROR: port %0d: TX beat without a TLP start in segment 0", PORT);
+                errors = errors + 1;
+            end
+            for (j = 0; j < SEGMENTS; j = j + 1) begin
+                if (in_tlp && (HVALID ? tx_dvalid[j] : tx_valid[j]))
+                    for (k = 0; k < SEGMENT_DWS; k = k + 1) begin
+                        if (got_dws < expected_dws)
+                            got[got_dws] = tx_data[32*(j*SEGMENT_DWS + k) +: 32];
+                        got_dws = got_dws + 1;
+                    end
+                if (in_tlp && tx_eop[j]) begin
+                    // The end segment holds the last DW the header's Length asks for.
+                    if (got_dws < expected_dws || got_dws >= expected_dws + SEGMENT_DWS
+                            + (expected_dws == 0 && !HVALID ? 1 : 0)) begin
+                        $display("ERROR: port %0d: TLP ends in segment %0d after %0d DWs, Length asks %0d",
+                                 PORT, j, got_dws, expected_dws);
+                        errors = errors + 1;
+                    end
+                    $fwrite(out, "%08x %08x %08x %08x %0d", hdr_words[0], hdr_words[1],
+                            hdr_words[2], hdr_words[3], expected_dws);
+                    for (k = 0; k < expected_dws; k = k + 1) $fwrite(out, " %08x", got[k]);
+                    $fwrite(out, "\n");
+                    $fflush(out);
+                    in_tlp = 1'b0;
+                    received = received + 1;
+                    if (received == tlp_count) done <= 1'b1;
+                end
+            end
+        end
+    end
+endmodule
+
+`default_nettype wire

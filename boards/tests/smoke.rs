@@ -1,0 +1,258 @@
+//! The board smoke simulation: TLPs built by weft-pcie go from each hard
+//! IP's model through the generated adapters into weft's clock, round a
+//! loopback, and back out to the same model unchanged, in order, under
+//! backpressure on both sides and with the two clocks at different rates.
+
+use std::path::{Path, PathBuf};
+
+use weft_boards::sim::{self, RunConfig, SimError, SimTlp};
+use weft_boards::{load, Board};
+use weft_pcie::tlp::{
+    AddressType, Attributes, Body, Completion, CompletionStatus, ConfigRequest, ConfigType,
+    Direction, Header, MemoryOp, MemoryRequest, Tag, TrafficClass,
+};
+use weft_pcie::Bdf;
+
+/// The hard IP's application clock faster than weft's (500 vs 100 MHz).
+const HIP_FASTER: RunConfig = RunConfig {
+    hip_half_ps: 1000,
+    weft_half_ps: 5000,
+    seed: 1,
+};
+
+/// weft's clock faster than the hard IP's (about 333 vs 125 MHz).
+const WEFT_FASTER: RunConfig = RunConfig {
+    hip_half_ps: 4000,
+    weft_half_ps: 1500,
+    seed: 2,
+};
+
+/// A scratch directory of this test's own, emptied first.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("weft-smoke-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir is writable");
+    dir
+}
+
+fn header(body: Body) -> Header {
+    Header {
+        digest_present: false,
+        poisoned: false,
+        body,
+    }
+}
+
+fn config_read() -> Header {
+    header(Body::Config(ConfigRequest {
+        direction: Direction::Read,
+        config_type: ConfigType::Type0,
+        requester: Bdf::new(0, 0, 0),
+        tag: Tag::new(3).expect("tag"),
+        target: Bdf::new(1, 0, 0),
+        register_number: 0,
+        extended_register_number: 0,
+        first_be: 0xf,
+    }))
+}
+
+fn memory(op: MemoryOp, address: u64, length_dw: u16, tag: u16) -> Header {
+    header(Body::Memory(MemoryRequest {
+        op,
+        traffic_class: TrafficClass::default(),
+        attributes: Attributes::default(),
+        address_type: AddressType::Untranslated,
+        requester: Bdf::new(0, 0, 0),
+        tag: Tag::new(tag).expect("tag"),
+        address,
+        length_dw,
+        first_be: 0xf,
+        last_be: if length_dw == 1 { 0 } else { 0xf },
+        processing_hint: None,
+    }))
+}
+
+fn completion(data_dw: u16) -> Header {
+    header(Body::Completion(Completion {
+        locked: false,
+        traffic_class: TrafficClass::default(),
+        attributes: Attributes::default(),
+        completer: Bdf::new(1, 0, 0),
+        status: CompletionStatus::Successful,
+        byte_count_modified: false,
+        byte_count: data_dw * 4,
+        requester: Bdf::new(0, 0, 0),
+        tag: Tag::new(3).expect("tag"),
+        lower_address: 0,
+        data_dw: Some(data_dw),
+    }))
+}
+
+/// Rounds of [`traffic`]: enough beats to fill the 64-beat RX FIFO many
+/// times over when weft drains it slower than the hard IP fills it.
+const ROUNDS: usize = 6;
+
+/// A configuration read, memory writes whose payloads end in every place
+/// of a 2x256-bit bus (1 to 40 DWs, 64-bit addresses too), a memory read
+/// and completions with data, in [`ROUNDS`] rounds, each payload DW distinct.
+fn traffic() -> Vec<(Header, Vec<u32>)> {
+    let mut headers = Vec::new();
+    for _ in 0..ROUNDS {
+        headers.push(config_read());
+        headers.push(completion(1));
+        for (i, length) in [1u16, 2, 7, 8, 9, 15, 16, 17, 23, 24, 25, 31, 32, 33, 40]
+            .iter()
+            .enumerate()
+        {
+            let base = if i % 3 == 2 { 0x1_0000_0000 } else { 0x1000 };
+            headers.push(memory(
+                MemoryOp::Write,
+                base + u64::from(*length) * 0x40,
+                *length,
+                0,
+            ));
+        }
+        headers.push(memory(MemoryOp::Read, 0x2_0000_0000, 16, 9));
+        headers.push(completion(16));
+    }
+    headers
+        .into_iter()
+        .enumerate()
+        .map(|(n, h)| {
+            let dws = match h.body {
+                Body::Memory(m) if m.op == MemoryOp::Write => m.length_dw,
+                Body::Completion(c) => c.data_dw.unwrap_or(0),
+                _ => 0,
+            };
+            let payload = (0..u32::from(dws))
+                .map(|i| 0xd000_0000 | ((n as u32) << 12) | i)
+                .collect();
+            (h, payload)
+        })
+        .collect()
+}
+
+fn sim_tlps(traffic: &[(Header, Vec<u32>)]) -> Vec<SimTlp> {
+    traffic
+        .iter()
+        .map(|(h, payload)| SimTlp {
+            header: h.encode_dws().expect("header encodes"),
+            payload: payload.clone(),
+        })
+        .collect()
+}
+
+/// Runs the board, or says why it cannot here.
+fn run(board: &Board, dir: &Path, config: RunConfig) -> Option<Vec<Vec<SimTlp>>> {
+    match sim::run(board, dir, &sim_tlps(&traffic()), config) {
+        Ok(got) => Some(got),
+        Err(SimError::NoSimulator) => {
+            eprintln!("skipped: iverilog is not installed (`cargo xtask setup` installs it)");
+            None
+        }
+        Err(err) => panic!("{}: {err}", board.board.name),
+    }
+}
+
+fn assert_round_trip(board: &Board, got: &[Vec<SimTlp>]) {
+    let sent = traffic();
+    assert_eq!(got.len(), board.hard_ips.len());
+    for (port, tlps) in got.iter().enumerate() {
+        let name = &board.hard_ips[port].name;
+        assert_eq!(tlps.len(), sent.len(), "{name}: TLPs lost or added");
+        for (i, (tlp, (h, payload))) in tlps.iter().zip(&sent).enumerate() {
+            let decoded = Header::decode_dws(&tlp.header)
+                .unwrap_or_else(|e| panic!("{name} TLP {i}: header does not decode: {e:?}"));
+            assert_eq!(&decoded, h, "{name} TLP {i}: header changed or reordered");
+            assert_eq!(&tlp.payload, payload, "{name} TLP {i}: payload changed");
+        }
+    }
+}
+
+#[test]
+fn stratix10_dx_tlps_cross_both_ways_with_the_hard_ip_clock_faster() {
+    let board = load::by_name("stratix10-dx-devkit").expect("reference board loads");
+    if let Some(got) = run(&board, &scratch("s10-hip-faster"), HIP_FASTER) {
+        assert_round_trip(&board, &got);
+    }
+}
+
+#[test]
+fn stratix10_dx_tlps_cross_both_ways_with_weft_clock_faster() {
+    let board = load::by_name("stratix10-dx-devkit").expect("reference board loads");
+    if let Some(got) = run(&board, &scratch("s10-weft-faster"), WEFT_FASTER) {
+        assert_round_trip(&board, &got);
+    }
+}
+
+/// The smoke run of `board` with one adapter parameter changed in the
+/// generated files; `None` where iverilog is missing.
+fn run_changed(board: &Board, name: &str, from: &str, to: &str, config: RunConfig) -> Option<bool> {
+    let mut files = sim::files(board).expect("files");
+    let mut changed = false;
+    for f in &mut files {
+        if f.text.contains(from) {
+            f.text = f.text.replace(from, to);
+            changed = true;
+        }
+    }
+    assert!(changed, "{from} is not in the generated files");
+    match sim::run_files(board, &scratch(name), &files, &sim_tlps(&traffic()), config) {
+        Err(SimError::NoSimulator) => {
+            eprintln!("skipped: iverilog is not installed (`cargo xtask setup` installs it)");
+            None
+        }
+        Err(SimError::Failed { .. }) => Some(false),
+        Err(other) => panic!("{other}"),
+        Ok(got) => {
+            let sent = sim_tlps(&traffic());
+            Some(got.iter().all(|port| *port == sent))
+        }
+    }
+}
+
+#[test]
+fn the_models_catch_broken_adapters() {
+    let board = load::by_name("stratix10-dx-devkit").expect("reference board loads");
+    for (name, from, to, config, broken) in [
+        (
+            "latency",
+            ".READY_LATENCY(3)",
+            ".READY_LATENCY(0)",
+            WEFT_FASTER,
+            "TX beats outside ready cycles",
+        ),
+        (
+            "gaps",
+            ".PACKET(1)",
+            ".PACKET(0)",
+            HIP_FASTER,
+            "TX gaps inside TLPs",
+        ),
+        (
+            "headroom",
+            ".HEADROOM(28)",
+            ".HEADROOM(0)",
+            HIP_FASTER,
+            "RX beats lost to the ready latency",
+        ),
+    ] {
+        let passed = run_changed(&board, name, from, to, config);
+        assert_ne!(passed, Some(true), "{broken} went unnoticed");
+    }
+}
+
+#[test]
+fn agilex7_r_tile_x8_tlps_cross_both_ways() {
+    // The R-tile's x16 port has a 1024-bit bus, twice weft's 512-bit
+    // datapath, and no gearbox yet: run the board with that port at x8
+    // (512 bits in two segments), as its two cable ports already are.
+    let mut board = load::by_name("agilex7-i-series-devkit").expect("Agilex board loads");
+    let host = &mut board.hard_ips[0];
+    host.lanes = 8;
+    host.data_bits = 512;
+    host.segments = 2;
+    if let Some(got) = run(&board, &scratch("agilex-x8"), HIP_FASTER) {
+        assert_round_trip(&board, &got);
+    }
+}

@@ -1,0 +1,625 @@
+//! The CSR driver against the model: the same table writes applied to a
+//! switch directly (`DataPlane for Switch`) and through `CsrDataPlane`, the
+//! register map and the CSR window model leave the same tables, forward
+//! the same TLPs the same way and fail with the same errors.
+
+use proptest::prelude::*;
+use weft_model::csr_window::{decode, CsrWindow};
+use weft_model::*;
+use weft_pcie::tlp::*;
+use weft_pcie::Bdf;
+use weft_regs::capacity;
+use weft_regs::csr::{self, window};
+use weft_regs::driver::{CsrBus, CsrDataPlane};
+use weft_regs::tables::{DataPlane, TableWriteError};
+
+/// Ports of the switches under test: fewer than the register map holds,
+/// so that ports the map has but the switch lacks are written too.
+const PORTS: usize = 6;
+
+/// One call of the [`DataPlane`] interface, or one TLP offered to both switches.
+#[derive(Clone, Debug)]
+enum Op {
+    Role(PortIndex, PortRole),
+    Window(PortIndex, usize, Window),
+    PeerWindow(PortIndex, usize, Window, Option<HostIndex>),
+    FunctionOwner(PortIndex, usize, Option<FunctionOwner>),
+    IdMapping(PortIndex, usize, Option<IdMapping>),
+    CompleterId(PortIndex, Bdf),
+    Redirect(PortIndex, bool),
+    Swizzle(PortIndex, u8),
+    AddressRoute(usize, Option<AddressRoute>),
+    BusRoute(u8, Option<Destination>),
+    Abandon(PortIndex),
+    AbandonHost(PortIndex, PortIndex),
+    Tlp(PortIndex, Vec<u8>),
+}
+
+impl Op {
+    fn apply(&self, plane: &mut dyn DataPlane) -> Result<(), TableWriteError> {
+        match self.clone() {
+            Op::Role(port, role) => plane.set_port_role(port, role),
+            Op::Window(port, index, w) => plane.set_window(port, index, w),
+            Op::PeerWindow(port, index, w, owner) => plane.set_peer_window(port, index, w, owner),
+            Op::FunctionOwner(port, index, entry) => plane.set_function_owner(port, index, entry),
+            Op::IdMapping(port, index, mapping) => plane.set_id_mapping(port, index, mapping),
+            Op::CompleterId(port, id) => plane.set_completer_id(port, id),
+            Op::Redirect(port, redirect) => plane.set_p2p_request_redirect(port, redirect),
+            Op::Swizzle(port, swizzle) => plane.set_intx_swizzle(port, swizzle),
+            Op::AddressRoute(index, route) => plane.set_address_route(index, route),
+            Op::BusRoute(bus, to) => plane.set_bus_route(bus, to),
+            Op::Abandon(port) => plane.abandon_requests_to(port),
+            Op::AbandonHost(host, port) => plane.abandon_host_requests_to(host, port),
+            Op::Tlp(..) => Ok(()),
+        }
+    }
+}
+
+/// Ports the map has and ports it does not (8 and 9).
+fn port() -> impl Strategy<Value = PortIndex> {
+    prop_oneof![8 => 0..PORTS as u8, 1 => PORTS as u8..10].prop_map(PortIndex)
+}
+
+/// Mostly a few hosts, sometimes one beyond the apertures.
+fn host() -> impl Strategy<Value = HostIndex> {
+    prop_oneof![8 => 0u16..3, 1 => 2046u16..2050].prop_map(HostIndex)
+}
+
+/// A few buses, so that IDs and bus routes meet.
+fn bdf() -> impl Strategy<Value = Bdf> {
+    (0u8..4, 0u8..2, 0u8..2).prop_map(|(b, d, f)| Bdf::new(b, d, f))
+}
+
+/// Addresses from a small pool, so that windows, routes and TLPs overlap.
+fn address() -> impl Strategy<Value = u64> {
+    prop_oneof![
+        Just(0u64),
+        Just(0x1000),
+        Just(0x9000_0000),
+        Just(0x40_0000_0000),
+        Just(0x8000_0000_0000_0000),
+        Just(0x8010_0000_0000_1000),
+        any::<u64>(),
+    ]
+}
+
+fn size() -> impl Strategy<Value = u64> {
+    prop_oneof![
+        Just(0u64),
+        Just(0x1000),
+        Just(0x100_0000),
+        Just(1 << 52),
+        any::<u64>()
+    ]
+}
+
+fn window_value() -> impl Strategy<Value = Window> {
+    (address(), size(), address(), any::<bool>(), any::<bool>()).prop_map(
+        |(base, size, fabric_base, read, write)| Window {
+            base,
+            size,
+            fabric_base,
+            permissions: Permissions { read, write },
+        },
+    )
+}
+
+fn owner() -> impl Strategy<Value = Owner> {
+    (host(), bdf()).prop_map(|(host, proxy_id)| Owner { host, proxy_id })
+}
+
+fn destination() -> impl Strategy<Value = Destination> {
+    prop_oneof![
+        1 => Just(Destination::Cpu),
+        4 => (0u8..PORTS as u8).prop_map(|p| Destination::Port(PortIndex(p))),
+    ]
+}
+
+fn role() -> impl Strategy<Value = PortRole> {
+    prop_oneof![
+        Just(PortRole::Disabled),
+        (host(), bdf()).prop_map(|(host, proxy_id)| PortRole::Host { host, proxy_id }),
+        (proptest::option::of(owner()), 0u8..4, 0u8..4).prop_map(|(owner, first, last)| {
+            PortRole::Endpoint {
+                owner,
+                buses: (first, last),
+            }
+        }),
+        Just(PortRole::Fabric),
+    ]
+}
+
+/// Indices up to two past a table's end.
+fn index(entries: usize) -> impl Strategy<Value = usize> {
+    prop_oneof![8 => 0..entries.min(4), 1 => 0..entries + 2]
+}
+
+/// A TLP from a small pool of requesters and addresses.
+fn tlp() -> impl Strategy<Value = Vec<u8>> {
+    let memory = (any::<bool>(), bdf(), 0u16..8, address(), 1u16..3).prop_map(
+        |(write, requester, tag, address, length_dw)| {
+            let op = if write {
+                MemoryOp::Write
+            } else {
+                MemoryOp::Read
+            };
+            let header = Header {
+                digest_present: false,
+                poisoned: false,
+                body: Body::Memory(MemoryRequest {
+                    op,
+                    traffic_class: TrafficClass::default(),
+                    attributes: Attributes::default(),
+                    address_type: AddressType::default(),
+                    requester,
+                    tag: Tag::new(tag).expect("tag fits 10 bits"),
+                    address: address & !0xff,
+                    length_dw,
+                    first_be: 0xf,
+                    last_be: if length_dw == 1 { 0 } else { 0xf },
+                    processing_hint: None,
+                }),
+            };
+            let payload = if write {
+                vec![0xa5; usize::from(length_dw) * 4]
+            } else {
+                Vec::new()
+            };
+            (header, payload)
+        },
+    );
+    let completion = (bdf(), bdf(), 0u16..8).prop_map(|(completer, requester, tag)| {
+        let header = Header {
+            digest_present: false,
+            poisoned: false,
+            body: Body::Completion(Completion {
+                locked: false,
+                traffic_class: TrafficClass::default(),
+                attributes: Attributes::default(),
+                completer,
+                status: CompletionStatus::Successful,
+                byte_count_modified: false,
+                byte_count: 4,
+                requester,
+                tag: Tag::new(tag).expect("tag fits 10 bits"),
+                lower_address: 0,
+                data_dw: Some(1),
+            }),
+        };
+        (header, vec![1, 2, 3, 4])
+    });
+    let intx = (bdf(), 0u8..4).prop_map(|(requester, pin)| {
+        let pin = IntxPin::from_index(pin);
+        let message = Message::new(
+            requester,
+            MessageCode::AssertIntx(pin),
+            MessageRouting::Local,
+        );
+        let header = Header {
+            digest_present: false,
+            poisoned: false,
+            body: Body::Message(message),
+        };
+        (header, Vec::new())
+    });
+    prop_oneof![4 => memory, 1 => completion, 1 => intx].prop_map(|(header, payload)| {
+        Packet::new(header, payload)
+            .to_bytes()
+            .expect("a well-formed TLP")
+    })
+}
+
+/// A one-DW memory read from host 0's root port.
+fn host_read(tag: u16, address: u64) -> Vec<u8> {
+    let header = Header {
+        digest_present: false,
+        poisoned: false,
+        body: Body::Memory(MemoryRequest {
+            op: MemoryOp::Read,
+            traffic_class: TrafficClass::default(),
+            attributes: Attributes::default(),
+            address_type: AddressType::default(),
+            requester: Bdf::new(0, 0, 0),
+            tag: Tag::new(tag).expect("tag fits 10 bits"),
+            address,
+            length_dw: 1,
+            first_be: 0xf,
+            last_be: 0,
+            processing_hint: None,
+        }),
+    };
+    Packet::new(header, Vec::new())
+        .to_bytes()
+        .expect("a well-formed TLP")
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        (port(), role()).prop_map(|(p, r)| Op::Role(p, r)),
+        (port(), index(capacity::WINDOWS_PER_PORT), window_value())
+            .prop_map(|(p, i, w)| Op::Window(p, i, w)),
+        (
+            port(),
+            index(capacity::WINDOWS_PER_PORT),
+            window_value(),
+            proptest::option::of(host())
+        )
+            .prop_map(|(p, i, w, o)| Op::PeerWindow(p, i, w, o)),
+        (
+            port(),
+            index(capacity::FUNCTION_OWNERS_PER_PORT),
+            proptest::option::of((bdf(), owner(), any::<bool>(), 0u8..40).prop_map(
+                |(function, owner, p2p_request_redirect, intx_swizzle)| FunctionOwner {
+                    function,
+                    owner,
+                    p2p_request_redirect,
+                    intx_swizzle,
+                }
+            ))
+        )
+            .prop_map(|(p, i, e)| Op::FunctionOwner(p, i, e)),
+        (
+            port(),
+            index(capacity::BOUND_FUNCTIONS_PER_HOST),
+            proptest::option::of(
+                (bdf(), bdf()).prop_map(|(fabric, host)| IdMapping { fabric, host })
+            )
+        )
+            .prop_map(|(p, i, m)| Op::IdMapping(p, i, m)),
+        (port(), bdf()).prop_map(|(p, id)| Op::CompleterId(p, id)),
+        (port(), any::<bool>()).prop_map(|(p, r)| Op::Redirect(p, r)),
+        (port(), 0u8..40).prop_map(|(p, s)| Op::Swizzle(p, s)),
+        (
+            index(capacity::ADDRESS_ROUTES),
+            proptest::option::of(
+                (address(), size(), destination()).prop_map(|(base, size, to)| AddressRoute {
+                    base,
+                    size,
+                    to
+                })
+            )
+        )
+            .prop_map(|(i, r)| Op::AddressRoute(i, r)),
+        (0u8..6, proptest::option::of(destination())).prop_map(|(b, d)| Op::BusRoute(b, d)),
+        port().prop_map(Op::Abandon),
+        (port(), port()).prop_map(|(h, p)| Op::AbandonHost(h, p)),
+        // The baseline host's reads, and their abandonment.
+        (0u16..8, 0u64..4).prop_map(|(tag, offset)| Op::Tlp(
+            PortIndex(0),
+            host_read(tag, 0x9000_0000 + offset * 0x100)
+        )),
+        Just(Op::Abandon(PortIndex(1))),
+        Just(Op::AbandonHost(PortIndex(0), PortIndex(1))),
+        // TLPs as often as three kinds of write together.
+        (0u8..PORTS as u8, tlp()).prop_map(|(p, t)| Op::Tlp(PortIndex(p), t)),
+        (0u8..PORTS as u8, tlp()).prop_map(|(p, t)| Op::Tlp(PortIndex(p), t)),
+        (0u8..PORTS as u8, tlp()).prop_map(|(p, t)| Op::Tlp(PortIndex(p), t)),
+    ]
+}
+
+/// A working fabric to start from, so that random TLPs are forwarded and
+/// host reads stay outstanding: host 0 on port 0 with a window onto the
+/// endpoint on port 1 (bus 1), routes both ways.
+fn baseline() -> Vec<Op> {
+    let proxy = Bdf::new(3, 1, 0);
+    let owner = Owner {
+        host: HostIndex(0),
+        proxy_id: proxy,
+    };
+    vec![
+        Op::Role(
+            PortIndex(0),
+            PortRole::Host {
+                host: HostIndex(0),
+                proxy_id: proxy,
+            },
+        ),
+        Op::Window(
+            PortIndex(0),
+            0,
+            Window {
+                base: 0x9000_0000,
+                size: 0x100_0000,
+                fabric_base: 0x40_0000_0000,
+                permissions: Permissions::READ_WRITE,
+            },
+        ),
+        Op::IdMapping(
+            PortIndex(0),
+            0,
+            Some(IdMapping {
+                fabric: Bdf::new(1, 0, 0),
+                host: Bdf::new(2, 0, 0),
+            }),
+        ),
+        Op::CompleterId(PortIndex(0), Bdf::new(2, 1, 0)),
+        Op::Role(
+            PortIndex(1),
+            PortRole::Endpoint {
+                owner: Some(owner),
+                buses: (1, 1),
+            },
+        ),
+        Op::AddressRoute(
+            0,
+            Some(AddressRoute {
+                base: 0x40_0000_0000,
+                size: 0x100_0000,
+                to: Destination::Port(PortIndex(1)),
+            }),
+        ),
+        Op::AddressRoute(
+            1,
+            Some(AddressRoute {
+                base: weft_regs::aperture::HOST_APERTURE_BASE,
+                size: weft_regs::aperture::HOST_ADDRESS_LIMIT,
+                to: Destination::Port(PortIndex(0)),
+            }),
+        ),
+        Op::BusRoute(1, Some(Destination::Port(PortIndex(1)))),
+        Op::BusRoute(3, Some(Destination::Port(PortIndex(0)))),
+    ]
+}
+
+/// A bus that records every write and forwards it to the window.
+struct Recording<'a> {
+    window: &'a mut CsrWindow,
+    writes: Vec<(u32, u32)>,
+}
+
+impl CsrBus for Recording<'_> {
+    fn read32(&mut self, address: u32) -> u32 {
+        self.window.read32(address)
+    }
+
+    fn write32(&mut self, address: u32, value: u32) {
+        self.writes.push((address, value));
+        self.window.write32(address, value);
+    }
+}
+
+fn assert_same_tables(direct: &Switch, through: &Switch) {
+    for p in 0..PORTS as u8 {
+        assert_eq!(
+            direct.port_tables(PortIndex(p)),
+            through.port_tables(PortIndex(p)),
+            "port {p}"
+        );
+        assert_eq!(
+            direct.counters(PortIndex(p)),
+            through.counters(PortIndex(p)),
+            "counters of port {p}"
+        );
+    }
+    assert_eq!(direct.routes(), through.routes());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn the_csr_driver_programs_what_direct_writes_program(random in proptest::collection::vec(op(), 1..60)) {
+        let ops: Vec<Op> = baseline().into_iter().chain(random).collect();
+        let mut direct = Switch::new(PORTS);
+        let mut window = CsrWindow::new(Switch::new(PORTS));
+        for op in &ops {
+            let mut bus = Recording { window: &mut window, writes: Vec::new() };
+            let mut driver = CsrDataPlane::new(&mut bus).expect("the window model is a weft data plane");
+            let identity_reads_only = driver.bus().writes.is_empty();
+            prop_assert!(identity_reads_only);
+            let through = op.apply(&mut driver);
+            let expected = op.apply(&mut direct);
+            prop_assert_eq!(through, expected, "{:?}", op);
+            if expected.is_err() {
+                prop_assert!(bus.writes.is_empty(), "a refused write touched the bus: {:?}", op);
+            }
+            if let Op::Tlp(port, bytes) = op {
+                let a = direct.ingress(*port, bytes);
+                let b = window.switch_mut().ingress(*port, bytes);
+                prop_assert_eq!(a, b, "{:?}", op);
+            }
+            prop_assert_eq!(direct.take_synthesized(), window.switch_mut().take_synthesized());
+            assert_same_tables(&direct, window.switch());
+        }
+        prop_assert!(window.stray_accesses().is_empty(), "{:x?}", window.stray_accesses());
+    }
+}
+
+/// Every register of every block decodes back to itself, and nothing between them does.
+#[test]
+fn every_register_address_decodes_to_its_register() {
+    for block in csr::BLOCKS {
+        let layout = block.layout;
+        for instance in 0..layout.instances {
+            for entry in 0..layout.entries {
+                for register in block.registers {
+                    let decoded = decode(register.address(instance, entry))
+                        .unwrap_or_else(|| panic!("{}.{}", block.name, register.name));
+                    assert_eq!(
+                        (decoded.register, decoded.instance, decoded.entry),
+                        (*register, instance, entry)
+                    );
+                }
+            }
+        }
+    }
+    // The gap after the port block's last register of port 0, and past the window.
+    assert_eq!(decode(csr::port::ABANDON.address(0, 0) + 4), None);
+    assert_eq!(decode(csr::CSR_BASE + csr::CSR_SIZE), None);
+}
+
+/// What lookups read: every port's tables and the routes.
+fn tables(switch: &Switch) -> (Vec<PortTables>, RouteTables) {
+    let ports = (0..PORTS as u8)
+        .map(|p| {
+            switch
+                .port_tables(PortIndex(p))
+                .cloned()
+                .expect("port exists")
+        })
+        .collect();
+    (ports, switch.routes().clone())
+}
+
+/// Applies `op` through the driver, returning the bus writes it made.
+fn drive(window: &mut CsrWindow, op: &Op) -> Vec<(u32, u32)> {
+    let mut bus = Recording {
+        window,
+        writes: Vec::new(),
+    };
+    op.apply(&mut CsrDataPlane::new(&mut bus).expect("a weft data plane"))
+        .expect("a valid write");
+    bus.writes
+}
+
+/// Rewrites a live entry from `old` to `new` through the driver, replaying
+/// its writes one by one: after each, lookups see the old entry, the new
+/// one, or the entry as `cleared` leaves it, never a mixture.
+fn assert_rewritten_whole(old: Op, new: Op, cleared: Op) -> Vec<(u32, u32)> {
+    let mut before = CsrWindow::new(Switch::new(PORTS));
+    for op in baseline().iter().chain([&old]) {
+        drive(&mut before, op);
+    }
+    let mut after = before.clone();
+    let writes = drive(&mut after, &new);
+    let mut without = before.switch().clone();
+    cleared.apply(&mut without).expect("a valid write");
+    let allowed = [
+        tables(before.switch()),
+        tables(after.switch()),
+        tables(&without),
+    ];
+    let mut replay = before.clone();
+    for (address, value) in &writes {
+        replay.write32(*address, *value);
+        assert!(
+            allowed.contains(&tables(replay.switch())),
+            "{new:?}: after writing {value:#x} to {address:#x} lookups see neither entry whole"
+        );
+    }
+    assert_eq!(tables(replay.switch()), allowed[1]);
+    writes
+}
+
+const OLD_WINDOW: Window = Window {
+    base: 0x9000_0000,
+    size: 0x1000,
+    fabric_base: 0x40_0000_0000,
+    permissions: Permissions::READ_WRITE,
+};
+const NEW_WINDOW: Window = Window {
+    base: 0xa000_0000,
+    size: 0x2000,
+    fabric_base: 0x41_0000_0000,
+    permissions: Permissions {
+        read: true,
+        write: false,
+    },
+};
+
+/// The owner tag is written while the entry is invalid: at no write does
+/// the switch hold the new window with the old tag or the reverse.
+#[test]
+fn a_window_is_never_valid_with_a_stale_owner_tag() {
+    let port = PortIndex(1);
+    let writes = assert_rewritten_whole(
+        Op::PeerWindow(port, 3, OLD_WINDOW, Some(HostIndex(1))),
+        Op::PeerWindow(port, 3, NEW_WINDOW, Some(HostIndex(2))),
+        Op::PeerWindow(port, 3, Window::UNUSED, None),
+    );
+    assert_eq!(
+        writes.first(),
+        Some(&(window::CONTROL.address(1, 3), 0)),
+        "the entry is invalidated first"
+    );
+    assert_eq!(
+        writes.last().map(|w| w.0),
+        Some(window::CONTROL.address(1, 3)),
+        "and validated last"
+    );
+}
+
+#[test]
+fn a_function_owner_entry_is_never_seen_half_written() {
+    let entry = |host: u16, function: Bdf, swizzle: u8| FunctionOwner {
+        function,
+        owner: Owner {
+            host: HostIndex(host),
+            proxy_id: Bdf::new(0xf0 + host as u8, 0, 0),
+        },
+        p2p_request_redirect: host == 1,
+        intx_swizzle: swizzle,
+    };
+    let port = PortIndex(1);
+    assert_rewritten_whole(
+        Op::FunctionOwner(port, 2, Some(entry(0, Bdf::new(1, 0, 1), 3))),
+        Op::FunctionOwner(port, 2, Some(entry(1, Bdf::new(1, 0, 2), 4))),
+        Op::FunctionOwner(port, 2, None),
+    );
+}
+
+#[test]
+fn an_id_mapping_is_never_seen_half_written() {
+    let map = |fabric: u8, host: u8| IdMapping {
+        fabric: Bdf::new(1, 0, fabric),
+        host: Bdf::new(2, host, 0),
+    };
+    assert_rewritten_whole(
+        Op::IdMapping(PortIndex(0), 0, Some(map(0, 0))),
+        Op::IdMapping(PortIndex(0), 0, Some(map(1, 3))),
+        Op::IdMapping(PortIndex(0), 0, None),
+    );
+}
+
+#[test]
+fn an_address_route_is_never_seen_half_written() {
+    let route = |base: u64, port: u8| AddressRoute {
+        base,
+        size: 0x1_0000_0000,
+        to: Destination::Port(PortIndex(port)),
+    };
+    assert_rewritten_whole(
+        Op::AddressRoute(5, Some(route(0x1_0000_0000, 1))),
+        Op::AddressRoute(5, Some(route(0x2_0000_0000, 2))),
+        Op::AddressRoute(5, None),
+    );
+}
+
+/// A port changes role through disabled, never with one role's identity
+/// under another (a host port's proxy as an endpoint's owner, say).
+#[test]
+fn a_port_changes_role_only_through_disabled() {
+    let port = PortIndex(2);
+    assert_rewritten_whole(
+        Op::Role(
+            port,
+            PortRole::Host {
+                host: HostIndex(1),
+                proxy_id: Bdf::new(0xf1, 0, 0),
+            },
+        ),
+        Op::Role(
+            port,
+            PortRole::Endpoint {
+                owner: Some(Owner {
+                    host: HostIndex(2),
+                    proxy_id: Bdf::new(0xf2, 0, 0),
+                }),
+                buses: (2, 3),
+            },
+        ),
+        Op::Role(port, PortRole::Disabled),
+    );
+    let endpoint = |host: u16, bus: u8| PortRole::Endpoint {
+        owner: Some(Owner {
+            host: HostIndex(host),
+            proxy_id: Bdf::new(0xf0 + host as u8, 0, 0),
+        }),
+        buses: (bus, bus),
+    };
+    assert_rewritten_whole(
+        Op::Role(port, endpoint(1, 2)),
+        Op::Role(port, endpoint(2, 3)),
+        Op::Role(port, PortRole::Disabled),
+    );
+}

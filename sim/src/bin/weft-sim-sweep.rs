@@ -1,0 +1,302 @@
+//! `weft-sim-sweep`: how fast the simulator runs, and how its wall time
+//! grows with the fabric.
+//!
+//! Measures the built-in reference scenario (wall time, simulated TLPs per
+//! wall second), then scenarios generated here with more switches and more
+//! endpoints on the transaction-level switch model. Prints a table, or
+//! with `--json` the same figures with the configuration that produced them.
+//!
+//! The fabric manager's fixed capacities bound the sweep: at most
+//! `weft_fabric::limits::MAX_SWITCHES` switches of
+//! `weft_regs::capacity::PORTS` ports each, `MAX_HOST_PORTS` hosts with
+//! `MAX_SLOTS_PER_HOST` slots each. Generated fabrics stay inside them.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use serde::Serialize;
+
+use weft_fabric::limits::{MAX_SLOTS_PER_HOST, MAX_SWITCHES};
+use weft_regs::capacity::PORTS;
+use weft_sim::scenario::engine::run;
+use weft_sim::scenario::validate::Action;
+use weft_sim::scenario::Scenario;
+
+/// Hosts of a generated fabric, on ports 0 and 1 of switch 0.
+const HOSTS: usize = 2;
+/// Ports of each switch that carry the ring: 6 out to the next switch, 7 in.
+const RING_PORTS: [usize; 2] = [6, 7];
+/// Bytes of the one GPU copy each generated scenario makes.
+const COPY_BYTES: u64 = 1 << 20;
+
+/// One measured run.
+#[derive(Serialize)]
+struct Row {
+    /// The scenario.
+    scenario: String,
+    /// Switches in the fabric.
+    switches: usize,
+    /// Endpoints in the fabric.
+    endpoints: usize,
+    /// Endpoints bound to hosts (the rest are only enumerated).
+    bound: usize,
+    /// Wall-clock time of the whole run, seconds.
+    wall_s: f64,
+    /// CPU time the process got during the run, seconds (from Linux's
+    /// /proc/self/stat, in 10 ms ticks; steadier than wall time on a
+    /// shared machine), if known.
+    cpu_s: Option<f64>,
+    /// Simulated time at the end, seconds.
+    simulated_s: f64,
+    /// TLPs the links delivered.
+    tlps: u64,
+    /// TLPs delivered per wall-clock second.
+    tlps_per_wall_s: f64,
+}
+
+/// The whole `--json` document.
+#[derive(Serialize)]
+struct Document {
+    /// What was varied and what was fixed.
+    configuration: Configuration,
+    /// The runs, the reference scenario first.
+    runs: Vec<Row>,
+}
+
+/// What every generated scenario shares.
+#[derive(Serialize)]
+struct Configuration {
+    /// The switch model.
+    switch_model: &'static str,
+    /// Hosts of a generated fabric.
+    hosts: usize,
+    /// Bytes of its GPU copy.
+    copy_bytes: u64,
+    /// The fabric manager's switch capacity.
+    max_switches: usize,
+    /// Ports of each switch.
+    ports_per_switch: usize,
+    /// How the fabrics are generated.
+    generated: &'static str,
+}
+
+/// Endpoint ports of switch `switch`: all but the hosts' and the ring's.
+fn endpoint_ports(switch: usize, switches: usize) -> Vec<usize> {
+    (0..PORTS)
+        .filter(|p| !(switch == 0 && *p < HOSTS))
+        .filter(|p| switches == 1 || !RING_PORTS.contains(p))
+        .collect()
+}
+
+/// The most endpoints a generated fabric of `switches` switches holds.
+fn capacity(switches: usize) -> usize {
+    (0..switches)
+        .map(|s| endpoint_ports(s, switches).len())
+        .sum()
+}
+
+/// A scenario of `switches` switches in a ring (a single link for two),
+/// two hosts on switch 0 and `endpoints` GPUs spread over the switches,
+/// the first on switch 1; as many GPUs as the hosts have slots are bound
+/// (host 1 first), both hosts boot, host 1 copies between its first two
+/// GPUs, and the bindings and traffic are checked.
+fn generated(switches: usize, endpoints: usize) -> (String, usize) {
+    let mut text =
+        format!("[scenario]\nname = \"sweep-{switches}x{endpoints}\"\ntitle = \"generated\"\n\n");
+    for s in 0..switches {
+        text += &format!(
+            "[[switch]]\nname = \"s{s}\"\nid = {}\nports = {PORTS}\n",
+            0x100 + s
+        );
+    }
+    for h in 0..HOSTS {
+        text += &format!("[[host]]\nname = \"host{h}\"\nslots = {MAX_SLOTS_PER_HOST}\n");
+        text += &format!("[[link]]\nends = [\"host{h}\", \"s0.{h}\"]\n");
+    }
+    let links = match switches {
+        1 => 0,
+        2 => 1,
+        n => n,
+    };
+    for s in 0..links {
+        text += &format!(
+            "[[link]]\nends = [\"s{s}.{}\", \"s{}.{}\"]\n",
+            RING_PORTS[0],
+            (s + 1) % switches,
+            RING_PORTS[1]
+        );
+    }
+    let mut free: Vec<Vec<usize>> = (0..switches).map(|s| endpoint_ports(s, switches)).collect();
+    for e in 0..endpoints {
+        // Round-robin from switch 1, so the copy crosses the fabric.
+        let mut switch = (e + 1) % switches;
+        while free[switch].is_empty() {
+            switch = (switch + 1) % switches;
+        }
+        let port = free[switch].remove(0);
+        text += &format!("[[endpoint]]\nname = \"gpu{e}\"\nkind = \"gpu\"\n");
+        text += &format!("[[link]]\nends = [\"gpu{e}\", \"s{switch}.{port}\"]\n");
+    }
+    text += "[[step]]\ndo = \"enumerate\"\n";
+    let bound = endpoints.min(HOSTS * MAX_SLOTS_PER_HOST);
+    for h in 0..HOSTS {
+        let mine: Vec<String> = (h * MAX_SLOTS_PER_HOST..bound.min((h + 1) * MAX_SLOTS_PER_HOST))
+            .map(|e| format!("\"gpu{e}\""))
+            .collect();
+        if !mine.is_empty() {
+            text += &format!(
+                "[[step]]\ndo = \"bind\"\nhost = \"host{h}\"\nendpoints = [{}]\n",
+                mine.join(", ")
+            );
+        }
+    }
+    text += "[[step]]\ndo = \"boot\"\nhosts = [\"host0\", \"host1\"]\n";
+    if bound >= 2 {
+        text += &format!(
+            "[[step]]\ndo = \"p2p\"\nhost = \"host0\"\nfrom = \"gpu0\"\nto = \"gpu1\"\n\
+             copy_bytes = {COPY_BYTES}\nlatency_bytes = 64\n"
+        );
+    }
+    text += "[[step]]\ndo = \"check_bindings\"\n[[step]]\ndo = \"check_traffic\"\n";
+    (text, bound)
+}
+
+/// CPU time (user and system) this process has had, seconds, where Linux
+/// tells it: fields 14 and 15 of /proc/self/stat, in USER_HZ ticks (100 per
+/// second in Linux's user ABI).
+fn process_cpu_s() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // The command name may hold spaces; the fields after it start at 3.
+    let after_name = &stat[stat.rfind(')')? + 1..];
+    let mut fields = after_name.split_whitespace().skip(11);
+    let user: u64 = fields.next()?.parse().ok()?;
+    let system: u64 = fields.next()?.parse().ok()?;
+    Some((user + system) as f64 / 100.0)
+}
+
+/// Runs `scenario` and measures it.
+fn measure(scenario: &Scenario, switches: usize, bound: usize) -> Result<Row, String> {
+    let cpu_before = process_cpu_s();
+    let started = Instant::now();
+    let report = run(scenario, &mut |_| {}).map_err(|e| format!("{}: {e}", scenario.name))?;
+    let wall = started.elapsed().as_secs_f64();
+    let cpu = process_cpu_s()
+        .zip(cpu_before)
+        .map(|(after, before)| after - before);
+    let simulated = report.steps.last().map_or(0.0, |s| s.at.as_secs_f64());
+    Ok(Row {
+        scenario: scenario.name.clone(),
+        switches,
+        endpoints: scenario.endpoints.len(),
+        bound,
+        wall_s: wall,
+        cpu_s: cpu,
+        simulated_s: simulated,
+        tlps: report.tlps_delivered,
+        tlps_per_wall_s: report.tlps_delivered as f64 / wall,
+    })
+}
+
+fn sweep() -> Result<Vec<Row>, String> {
+    let reference = Scenario::reference();
+    let mut bound = BTreeSet::new();
+    for step in &reference.steps {
+        if let Action::Bind { targets, .. } = &step.action {
+            bound.extend(targets.iter().copied());
+        }
+    }
+    let mut rows = vec![measure(&reference, reference.switches.len(), bound.len())?];
+    let mut shapes: Vec<(usize, usize)> = (1..=MAX_SWITCHES).map(|s| (s, 4)).collect();
+    let most = capacity(MAX_SWITCHES);
+    let mut endpoints = 2;
+    while endpoints < most {
+        if !shapes.contains(&(MAX_SWITCHES, endpoints)) {
+            shapes.push((MAX_SWITCHES, endpoints));
+        }
+        endpoints *= 2;
+    }
+    shapes.push((MAX_SWITCHES, most));
+    for (switches, endpoints) in shapes {
+        let (text, bound) = generated(switches, endpoints);
+        let scenario = Scenario::parse(&text, "generated", Path::new("."))
+            .map_err(|e| format!("generated scenario {switches}x{endpoints}: {e}"))?;
+        rows.push(measure(&scenario, switches, bound)?);
+    }
+    Ok(rows)
+}
+
+fn main() -> ExitCode {
+    let json = match std::env::args().nth(1).as_deref() {
+        None => false,
+        Some("--json") => true,
+        Some(other) => {
+            eprintln!("usage: weft-sim-sweep [--json]\nunknown argument {other}");
+            return ExitCode::from(2);
+        }
+    };
+    let rows = match sweep() {
+        Ok(rows) => rows,
+        Err(why) => {
+            eprintln!("weft-sim-sweep: {why}");
+            return ExitCode::FAILURE;
+        }
+    };
+    if json {
+        let document = Document {
+            configuration: Configuration {
+                switch_model: "transaction-level (weft-model)",
+                hosts: HOSTS,
+                copy_bytes: COPY_BYTES,
+                max_switches: MAX_SWITCHES,
+                ports_per_switch: PORTS,
+                generated: "ring of switches, hosts on s0, GPUs round-robin from s1; \
+                            bind, boot, one copy, check bindings and traffic",
+            },
+            runs: rows,
+        };
+        return match serde_json::to_string_pretty(&document) {
+            Ok(text) => {
+                println!("{text}");
+                ExitCode::SUCCESS
+            }
+            Err(err) => {
+                eprintln!("weft-sim-sweep: {err}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    println!(
+        "{:<16} {:>8} {:>9} {:>5} {:>8} {:>7} {:>9} {:>10} {:>12}",
+        "scenario",
+        "switches",
+        "endpoints",
+        "bound",
+        "wall s",
+        "cpu s",
+        "sim ms",
+        "TLPs",
+        "TLPs/wall s"
+    );
+    for row in &rows {
+        println!(
+            "{:<16} {:>8} {:>9} {:>5} {:>8.2} {:>7} {:>9.3} {:>10} {:>12.0}",
+            row.scenario,
+            row.switches,
+            row.endpoints,
+            row.bound,
+            row.wall_s,
+            row.cpu_s.map_or_else(|| "-".into(), |s| format!("{s:.2}")),
+            row.simulated_s * 1e3,
+            row.tlps,
+            row.tlps_per_wall_s
+        );
+    }
+    println!(
+        "transaction-level switch model; generated fabrics: a ring of switches, {HOSTS} hosts on s0, \
+         {} MiB GPU copy; at most {MAX_SWITCHES} switches of {PORTS} ports (the fabric manager's capacities)",
+        COPY_BYTES >> 20
+    );
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,369 @@
+//! `weft-sim firmware`: the firmware ELF on the ISS board
+//! ([`crate::iss_board`]) with its management MAC bridged to a line: a
+//! Linux TAP interface ([`crate::tap`]), so the kernel's own tools (`ping`,
+//! `weftctl`) reach the firmware's network stack as they would a board, or
+//! a localhost UDP port ([`crate::udp_gateway`]), which needs no privileges.
+//!
+//! Time on the board follows the wall clock while the firmware waits:
+//! when it sleeps in `wfi`, the bridge waits for the line or for the
+//! firmware's timer alarm, whichever comes first, and moves `mtime` on by
+//! the time that passed at [`CPU_CLOCK_HZ`]. While the firmware runs,
+//! `mtime` counts its steps, so a busy board's clock runs at the ISS's
+//! speed, which may be below the stated clock.
+
+use std::fmt;
+use std::io::{self, Write};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, TryRecvError};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use smoltcp::wire::{Ipv4Address, Ipv4Cidr};
+use weft_proto::{Key, DEFAULT_IPV4_ADDRESS, DEFAULT_IPV4_PREFIX_LEN};
+
+use crate::iss_board::{Activity, BoardError, IssBoard, CPU_CLOCK_HZ};
+use crate::tap::{Tap, TapError};
+use crate::udp_gateway::{GatewayError, UdpGateway};
+
+/// Steps the firmware runs before the bridge looks at the line again:
+/// 1 ms of core time at [`CPU_CLOCK_HZ`].
+pub const RUN_SLICE_STEPS: u64 = CPU_CLOCK_HZ / 1_000;
+
+/// The longest the bridge waits for the line while the firmware sleeps
+/// before it looks at its stop flag.
+pub const MAX_WAIT: Duration = Duration::from_millis(50);
+
+/// Where the firmware's management MAC is connected.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LineChoice {
+    /// The TAP interface of this name.
+    Tap(String),
+    /// A gateway on this localhost UDP port.
+    Udp(SocketAddr),
+}
+
+/// What `weft-sim firmware` runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FirmwareOptions {
+    /// The firmware ELF's path.
+    pub elf: String,
+    /// Where the MAC is connected.
+    pub line: LineChoice,
+    /// The firmware's address and subnet, as `--ip` gave it or weft-proto's default.
+    pub address: Ipv4Cidr,
+    /// Lines typed on the firmware's console at start.
+    pub console: Vec<String>,
+}
+
+impl FirmwareOptions {
+    /// Reads `weft-sim firmware`'s arguments; the message says what is wrong.
+    pub fn parse(args: &[String]) -> Result<FirmwareOptions, String> {
+        let (mut elf, mut line, mut key, mut ip) = (None, None, None, None);
+        let mut insecure = false;
+        let mut args = args.iter();
+        while let Some(arg) = args.next() {
+            let mut value = |what: &str| args.next().cloned().ok_or(format!("{arg} needs {what}"));
+            match arg.as_str() {
+                "--elf" => elf = Some(value("the firmware ELF's path")?),
+                "--tap" => line = Some(LineChoice::Tap(value("an interface name")?)),
+                "--udp" => {
+                    let text = value("an address such as 127.0.0.1:7330")?;
+                    let addr = text
+                        .parse()
+                        .map_err(|e| format!("--udp {text}: {e} (expected 127.0.0.1:PORT)"))?;
+                    line = Some(LineChoice::Udp(addr));
+                }
+                "--key" => {
+                    let hex = value("64 hexadecimal digits")?;
+                    Key::parse_hex(&hex).map_err(|e| format!("--key: {e}"))?;
+                    key = Some(hex);
+                }
+                "--insecure" => insecure = true,
+                "--ip" => {
+                    let text = value("an address such as 192.168.70.2/24")?;
+                    let cidr = text.parse::<Ipv4Cidr>().map_err(|()| {
+                        format!(
+                            "--ip {text}: expected an address and prefix, such as 192.168.70.2/24"
+                        )
+                    })?;
+                    ip = Some(cidr);
+                }
+                other => return Err(format!("unknown option {other}")),
+            }
+        }
+        let elf = elf.ok_or("give the firmware ELF with --elf PATH")?;
+        let line = line.ok_or("connect the MAC with --tap NAME or --udp 127.0.0.1:PORT")?;
+        let mut console = Vec::new();
+        if let Some(ip) = ip {
+            console.push(format!("ip {ip}"));
+        }
+        match (key, insecure) {
+            (Some(key), false) => console.push(format!("key {key}")),
+            (None, true) => console.push("insecure".into()),
+            (Some(_), true) => return Err("--key and --insecure exclude each other".into()),
+            (None, false) => {}
+        }
+        let address = ip.unwrap_or_else(default_address);
+        Ok(FirmwareOptions {
+            elf,
+            line,
+            address,
+            console,
+        })
+    }
+}
+
+/// The firmware's address until its console's `ip` command sets another.
+pub fn default_address() -> Ipv4Cidr {
+    Ipv4Cidr::new(
+        Ipv4Address::from(DEFAULT_IPV4_ADDRESS),
+        DEFAULT_IPV4_PREFIX_LEN,
+    )
+}
+
+/// Why `weft-sim firmware` could not start or stopped.
+#[derive(Debug)]
+pub enum BridgeError {
+    /// The ELF could not be read.
+    Read {
+        /// Its path.
+        path: String,
+        /// Why.
+        source: io::Error,
+    },
+    /// The board could not be built from the ELF.
+    Board(BoardError),
+    /// The TAP interface could not be opened.
+    Tap(TapError),
+    /// The UDP gateway could not be opened.
+    Gateway(GatewayError),
+    /// Waiting for the line failed.
+    Receive(io::Error),
+    /// Handing a frame to the line failed.
+    Send(io::Error),
+    /// Writing the firmware's console output failed.
+    Console(io::Error),
+}
+
+impl fmt::Display for BridgeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BridgeError::Read { path, source } => write!(
+                f,
+                "cannot read {path}: {source} (build it with `cargo xtask firmware`)"
+            ),
+            BridgeError::Board(e) => write!(f, "{e}"),
+            BridgeError::Tap(e) => write!(f, "{e}"),
+            BridgeError::Gateway(e) => write!(f, "{e}"),
+            BridgeError::Receive(e) => write!(f, "waiting for the line: {e}"),
+            BridgeError::Send(e) => write!(f, "sending a frame to the line: {e}"),
+            BridgeError::Console(e) => write!(f, "writing the firmware's console: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for BridgeError {}
+
+/// The far end of the firmware's management Ethernet.
+pub trait Line {
+    /// What a thread waiting on the line hands over.
+    type Arrival: Send + 'static;
+
+    /// The frame for the MAC at `station` that `arrival` makes, if any.
+    fn frame(&mut self, arrival: Self::Arrival, station: [u8; 6]) -> Option<Vec<u8>>;
+
+    /// Takes a frame the firmware sent; a frame to hand straight back to
+    /// it, if the line answers at once.
+    fn transmit(&mut self, frame: &[u8]) -> io::Result<Option<Vec<u8>>>;
+}
+
+impl Line for Tap {
+    type Arrival = Vec<u8>;
+
+    fn frame(&mut self, arrival: Vec<u8>, _station: [u8; 6]) -> Option<Vec<u8>> {
+        Some(arrival)
+    }
+
+    fn transmit(&mut self, frame: &[u8]) -> io::Result<Option<Vec<u8>>> {
+        self.send(frame)?;
+        Ok(None)
+    }
+}
+
+impl Line for UdpGateway {
+    type Arrival = (SocketAddr, Vec<u8>);
+
+    fn frame(&mut self, (from, datagram): Self::Arrival, station: [u8; 6]) -> Option<Vec<u8>> {
+        Some(self.frame_for(from, &datagram, station))
+    }
+
+    fn transmit(&mut self, frame: &[u8]) -> io::Result<Option<Vec<u8>>> {
+        self.take_frame(frame)
+    }
+}
+
+/// Where the firmware's line was opened.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Connected {
+    /// The TAP interface of this name.
+    Tap(String),
+    /// The UDP gateway.
+    Udp {
+        /// The address clients send to.
+        local: SocketAddr,
+        /// The host the gateway stands in for on the firmware's subnet.
+        host: Ipv4Address,
+    },
+}
+
+impl fmt::Display for Connected {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Connected::Tap(name) => write!(f, "TAP {name}"),
+            Connected::Udp { local, host } => {
+                write!(f, "udp {local} (as host {host} on the firmware's subnet)")
+            }
+        }
+    }
+}
+
+/// Builds the board for `options`, types its console lines, connects its
+/// line and runs it until `stop` is set; `started` hears where the line is
+/// once it is open (`weft-sim firmware` prints it).
+pub fn run(
+    options: &FirmwareOptions,
+    console: &mut impl Write,
+    stop: &AtomicBool,
+    started: impl FnOnce(&Connected),
+) -> Result<(), BridgeError> {
+    let image = std::fs::read(&options.elf).map_err(|source| BridgeError::Read {
+        path: options.elf.clone(),
+        source,
+    })?;
+    let mut board = IssBoard::new(&image).map_err(BridgeError::Board)?;
+    for line in &options.console {
+        board.console().receive(format!("{line}\r").as_bytes());
+    }
+    match &options.line {
+        LineChoice::Tap(name) => {
+            let mut tap = Tap::open(name).map_err(BridgeError::Tap)?;
+            let mut reader = tap.reader().map_err(BridgeError::Receive)?;
+            started(&Connected::Tap(tap.name().into()));
+            let incoming = listen(move || reader.next_frame());
+            bridge(&mut board, &mut tap, &incoming, console, stop)
+        }
+        LineChoice::Udp(listen_on) => {
+            let mut gateway =
+                UdpGateway::open(*listen_on, options.address).map_err(BridgeError::Gateway)?;
+            let listener = gateway.listener().map_err(BridgeError::Receive)?;
+            let local = gateway.local_addr().map_err(BridgeError::Receive)?;
+            started(&Connected::Udp {
+                local,
+                host: gateway.host(),
+            });
+            let incoming = listen(move || UdpGateway::next_datagram(&listener));
+            bridge(&mut board, &mut gateway, &incoming, console, stop)
+        }
+    }
+}
+
+/// A thread that calls `next` until it fails or nobody listens, handing
+/// over what it returns.
+fn listen<T: Send + 'static>(
+    mut next: impl FnMut() -> io::Result<T> + Send + 'static,
+) -> Receiver<io::Result<T>> {
+    let (arrivals, incoming) = mpsc::channel();
+    // The thread blocks in the line's read; it ends with the process, or
+    // when the bridge has gone and its next arrival has nowhere to go.
+    thread::spawn(move || loop {
+        let arrival = next();
+        let failed = arrival.is_err();
+        if arrivals.send(arrival).is_err() || failed {
+            return;
+        }
+    });
+    incoming
+}
+
+/// Runs `board` with its MAC on `line` until `stop` is set, copying the
+/// firmware's console output to `console`.
+pub fn bridge<L: Line>(
+    board: &mut IssBoard,
+    line: &mut L,
+    incoming: &Receiver<io::Result<L::Arrival>>,
+    console: &mut impl Write,
+    stop: &AtomicBool,
+) -> Result<(), BridgeError> {
+    while !stop.load(Ordering::Relaxed) {
+        let activity = board.run(RUN_SLICE_STEPS);
+        forward(board, line, console)?;
+        match activity {
+            Activity::Running => deliver_waiting(board, line, incoming)?,
+            Activity::Waiting => {
+                let alarm = IssBoard::duration_of(board.ticks_to_alarm());
+                let started = Instant::now();
+                let next = incoming.recv_timeout(alarm.min(MAX_WAIT));
+                board.advance(started.elapsed());
+                match next {
+                    Ok(arrival) => {
+                        deliver(board, line, arrival.map_err(BridgeError::Receive)?);
+                        deliver_waiting(board, line, incoming)?;
+                    }
+                    Err(RecvTimeoutError::Timeout) => {}
+                    Err(RecvTimeoutError::Disconnected) => {
+                        return Err(BridgeError::Receive(listener_gone()));
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Hands what `arrival` makes to the MAC. A frame the MAC drops (ring
+/// full, not for it) is lost on the line too, as on a board.
+fn deliver<L: Line>(board: &IssBoard, line: &mut L, arrival: L::Arrival) {
+    if let Some(frame) = line.frame(arrival, board.mac().station_address()) {
+        board.mac().receive(&frame);
+    }
+}
+
+/// Hands everything the line has already brought to the MAC.
+fn deliver_waiting<L: Line>(
+    board: &IssBoard,
+    line: &mut L,
+    incoming: &Receiver<io::Result<L::Arrival>>,
+) -> Result<(), BridgeError> {
+    loop {
+        match incoming.try_recv() {
+            Ok(arrival) => deliver(board, line, arrival.map_err(BridgeError::Receive)?),
+            Err(TryRecvError::Empty) => return Ok(()),
+            Err(TryRecvError::Disconnected) => return Err(BridgeError::Receive(listener_gone())),
+        }
+    }
+}
+
+/// Puts the frames the firmware transmitted on the line (and hands back
+/// what the line answers at once), and prints what it wrote on its console.
+fn forward<L: Line>(
+    board: &IssBoard,
+    line: &mut L,
+    console: &mut impl Write,
+) -> Result<(), BridgeError> {
+    for frame in board.mac().take_transmitted() {
+        if let Some(answer) = line.transmit(&frame).map_err(BridgeError::Send)? {
+            board.mac().receive(&answer);
+        }
+    }
+    let printed = board.console().take_transmitted();
+    if !printed.is_empty() {
+        console.write_all(&printed).map_err(BridgeError::Console)?;
+        console.flush().map_err(BridgeError::Console)?;
+    }
+    Ok(())
+}
+
+fn listener_gone() -> io::Error {
+    io::Error::new(io::ErrorKind::BrokenPipe, "the line's listener stopped")
+}

@@ -1,0 +1,154 @@
+//! The soft core's firmware on the instruction-set simulator: a board
+//! with the reference memory map, the SoC peripherals of `weft_iss::soc`
+//! and nothing else, whose management MAC an embedder feeds and drains.
+//!
+//! Time is the machine timer's `mtime`, one tick per retired step at the
+//! reference soft core clock ([`CPU_CLOCK_HZ`]). While the firmware waits
+//! in `wfi` the embedder decides how time passes: [`IssBoard::skip_to_alarm`]
+//! jumps to the firmware's next timer alarm (tests, deterministic), and
+//! [`IssBoard::advance`] moves time on by what the wall clock says (the
+//! TAP bridge).
+
+use std::fmt;
+use std::time::Duration;
+
+use weft_iss::elf::ElfError;
+use weft_iss::soc::{Mac, Soc, Uart};
+use weft_iss::{Hart, HarvardBus, MapError, RunStop};
+
+/// The clock the ISS board's firmware runs at: the reference soft core
+/// clock, which is also the rate of `mtime`.
+pub const CPU_CLOCK_HZ: u64 = weft_regs::SOFT_CORE_CLOCK_HZ as u64;
+
+/// Steps the hart runs between looks at its interrupt lines and the
+/// timer: 10 µs of core time at [`CPU_CLOCK_HZ`].
+const CHUNK_STEPS: u64 = 1_000;
+
+/// Why a board could not be built.
+#[derive(Debug)]
+pub enum BoardError {
+    /// The SoC peripherals did not fit the memory map (a bug in weft).
+    Map(MapError),
+    /// The firmware image is not a loadable RISC-V ELF.
+    Elf(ElfError),
+}
+
+impl fmt::Display for BoardError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BoardError::Map(error) => write!(f, "the SoC peripherals do not map: {error}"),
+            BoardError::Elf(error) => write!(
+                f,
+                "the firmware image does not load: {error:?} (build it with `cargo xtask firmware`)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for BoardError {}
+
+/// Whether the firmware is waiting for an interrupt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Activity {
+    /// It waits in `wfi` and no enabled interrupt is pending.
+    Waiting,
+    /// It used up the steps it was given and is still running.
+    Running,
+}
+
+/// The firmware on the ISS with its peripherals.
+pub struct IssBoard {
+    hart: Hart<HarvardBus>,
+    soc: Soc,
+    steps: u64,
+}
+
+impl IssBoard {
+    /// A board at reset with `elf` loaded, about to run its first instruction.
+    pub fn new(elf: &[u8]) -> Result<IssBoard, BoardError> {
+        let mut bus = HarvardBus::reference();
+        let soc = Soc::attach(&mut bus).map_err(BoardError::Map)?;
+        let mut hart = Hart::new(bus);
+        hart.load_elf(elf).map_err(BoardError::Elf)?;
+        Ok(IssBoard {
+            hart,
+            soc,
+            steps: 0,
+        })
+    }
+
+    /// The console UART: type on it with [`Uart::receive`], read what the
+    /// firmware printed with [`Uart::take_transmitted`].
+    pub fn console(&self) -> &Uart {
+        &self.soc.uart
+    }
+
+    /// The management MAC: inject frames from the line, take the sent ones.
+    pub fn mac(&self) -> &Mac {
+        &self.soc.mac
+    }
+
+    /// Steps retired (or idled) since reset.
+    pub fn steps(&self) -> u64 {
+        self.steps
+    }
+
+    /// `mtime` now.
+    pub fn mtime(&self) -> u64 {
+        self.soc.timer.mtime()
+    }
+
+    /// Runs the firmware until it waits for an interrupt, or for at most
+    /// about `max_steps` steps. `mtime` advances one tick per step.
+    pub fn run(&mut self, max_steps: u64) -> Activity {
+        let mut left = max_steps;
+        loop {
+            self.soc.drive_interrupts(&mut self.hart);
+            let summary = self.hart.run(left.min(CHUNK_STEPS));
+            self.soc.timer.advance(summary.steps);
+            self.steps += summary.steps;
+            left = left.saturating_sub(summary.steps);
+            if summary.stop == RunStop::Idle {
+                // Idle with the lines as they were: look again with the
+                // lines the peripherals drive now.
+                self.soc.drive_interrupts(&mut self.hart);
+                if self.hart.step() == weft_iss::Step::Idle {
+                    return Activity::Waiting;
+                }
+                self.steps += 1;
+                self.soc.timer.advance(1);
+            }
+            if left == 0 {
+                return Activity::Running;
+            }
+        }
+    }
+
+    /// Ticks from now until the firmware's timer alarm (`mtimecmp`), 0 if
+    /// it is already due.
+    pub fn ticks_to_alarm(&self) -> u64 {
+        self.soc
+            .timer
+            .mtimecmp()
+            .saturating_sub(self.soc.timer.mtime())
+    }
+
+    /// Moves time straight to the firmware's timer alarm.
+    pub fn skip_to_alarm(&mut self) {
+        self.soc.timer.advance(self.ticks_to_alarm());
+    }
+
+    /// Moves time on by `elapsed` at [`CPU_CLOCK_HZ`].
+    pub fn advance(&mut self, elapsed: Duration) {
+        let ticks = elapsed.as_nanos() * u128::from(CPU_CLOCK_HZ) / 1_000_000_000;
+        self.soc
+            .timer
+            .advance(u64::try_from(ticks).unwrap_or(u64::MAX));
+    }
+
+    /// How long `ticks` of `mtime` take at [`CPU_CLOCK_HZ`].
+    pub fn duration_of(ticks: u64) -> Duration {
+        let nanos = u128::from(ticks) * 1_000_000_000 / u128::from(CPU_CLOCK_HZ);
+        Duration::from_nanos(u64::try_from(nanos).unwrap_or(u64::MAX))
+    }
+}

@@ -1,0 +1,113 @@
+//! The [`World`] a scenario describes: its switches cabled together, the
+//! fabric manager on the first one with a host port per host, hosts and
+//! endpoints on their links.
+
+use weft_fabric::manager::FabricManager;
+use weft_fabric::settings::{FabricSettings, HostPort};
+use weft_pcie::config::FunctionIdentity;
+use weft_regs::tables::{HostIndex, PortIndex};
+
+use super::Scenario;
+use crate::host::{Host, HostConfig};
+use crate::world::World;
+
+/// Why a scenario's fabric could not be built.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BuildError {
+    /// More hosts than the fabric manager has host ports.
+    TooManyHosts {
+        /// Hosts in the scenario.
+        hosts: usize,
+    },
+    /// The fabric manager refused its settings.
+    Settings(String),
+    /// An endpoint model could not be built.
+    Endpoint {
+        /// The endpoint.
+        name: String,
+        /// Why.
+        why: String,
+    },
+}
+
+impl std::fmt::Display for BuildError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BuildError::TooManyHosts { hosts } => write!(
+                f,
+                "{hosts} hosts: more than the fabric manager's {} host ports",
+                weft_fabric::limits::MAX_HOST_PORTS
+            ),
+            BuildError::Settings(why) => {
+                write!(f, "the fabric manager refused its settings: {why}")
+            }
+            BuildError::Endpoint { name, why } => write!(f, "endpoint `{name}`: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for BuildError {}
+
+/// A virtual switch port's identity: `vendor_id`, `device_id`, a PCI bridge.
+fn bridge(vendor_id: u16, device_id: u16) -> FunctionIdentity {
+    FunctionIdentity {
+        vendor_id,
+        device_id,
+        revision_id: 0,
+        class_code: 0x06_04_00,
+    }
+}
+
+/// Builds the world `scenario` describes, before any step has run.
+pub fn world(scenario: &Scenario) -> Result<World, BuildError> {
+    let manager_switch = &scenario.switches[0];
+    let mut settings = FabricSettings {
+        switch_id: manager_switch.id,
+        num_vfs: scenario.fabric.num_vfs,
+        upstream_identity: bridge(
+            scenario.fabric.vendor_id,
+            scenario.fabric.upstream_device_id,
+        ),
+        downstream_identity: bridge(
+            scenario.fabric.vendor_id,
+            scenario.fabric.downstream_device_id,
+        ),
+        ..FabricSettings::default()
+    };
+    for (index, host) in scenario.hosts.iter().enumerate() {
+        settings
+            .hosts
+            .push(HostPort {
+                switch: manager_switch.id,
+                port: PortIndex(host.port),
+                host: HostIndex(index as u16),
+                slots: host.slots,
+            })
+            .map_err(|_| BuildError::TooManyHosts {
+                hosts: scenario.hosts.len(),
+            })?;
+    }
+    let manager =
+        FabricManager::new(settings).map_err(|err| BuildError::Settings(format!("{err:?}")))?;
+    let mut world = World::new(usize::from(manager_switch.ports), manager);
+    for switch in &scenario.switches[1..] {
+        world.add_switch(switch.id, usize::from(switch.ports));
+    }
+    for cable in &scenario.cables {
+        world.connect(cable.a, cable.b, cable.link);
+    }
+    for host in &scenario.hosts {
+        world.attach_host(host.port, Host::new(HostConfig::default()), host.link);
+    }
+    for endpoint in &scenario.endpoints {
+        let device = endpoint
+            .model
+            .device()
+            .map_err(|why| BuildError::Endpoint {
+                name: endpoint.name.clone(),
+                why,
+            })?;
+        world.attach_device_at(endpoint.place, device, endpoint.link);
+    }
+    Ok(world)
+}

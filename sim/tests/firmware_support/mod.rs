@@ -1,0 +1,232 @@
+//! The firmware ELF on the ISS board, and a host on its management
+//! Ethernet that builds and reads frames with smoltcp's wire module
+//! (wire formats only: no smoltcp interface runs on this side).
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+use smoltcp::phy::ChecksumCapabilities;
+use smoltcp::wire::{
+    ArpOperation, ArpPacket, ArpRepr, EthernetAddress, EthernetFrame, EthernetProtocol,
+    EthernetRepr, Icmpv4Packet, Icmpv4Repr, IpAddress, IpProtocol, Ipv4Address, Ipv4Packet,
+    Ipv4Repr, UdpPacket, UdpRepr,
+};
+use weft_sim::iss_board::{Activity, IssBoard};
+
+/// The firmware's station address and default IPv4 address (its crate docs).
+pub const FIRMWARE_MAC: EthernetAddress = EthernetAddress([0x02, 0x57, 0x45, 0x46, 0x54, 0x01]);
+/// The firmware's default IPv4 address, weft-proto's default.
+pub const FIRMWARE_IP: Ipv4Address = {
+    let [a, b, c, d] = weft_proto::DEFAULT_IPV4_ADDRESS;
+    Ipv4Address::new(a, b, c, d)
+};
+/// The switch ID the firmware reports: its station address as a number.
+pub const FIRMWARE_SWITCH: u64 = 0x0257_4546_5401;
+/// The host's side of the link.
+pub const HOST_MAC: EthernetAddress = EthernetAddress([0x02, 0, 0, 0, 0, 0x10]);
+/// The host's IPv4 address, on the firmware's default subnet.
+pub const HOST_IP: Ipv4Address = Ipv4Address::new(192, 168, 70, 1);
+/// The test key, as typed on the console.
+pub const TEST_KEY_HEX: &str = "8f14e45fceea167a5a36dedd4bea2543c4ca4238a0b923820dcc509a6f75849b";
+/// Steps the firmware gets to answer one frame before the test gives up.
+pub const ANSWER_STEPS: u64 = 50_000_000;
+
+/// The ELF built by `cargo xtask firmware`, or `$WEFT_FIRMWARE`.
+pub fn firmware_path() -> PathBuf {
+    std::env::var_os("WEFT_FIRMWARE").map_or_else(
+        || {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("../target/riscv32im-unknown-none-elf/firmware/weft-firmware")
+        },
+        PathBuf::from,
+    )
+}
+
+/// The firmware ELF, or `None` with the reason printed (the test then skips).
+pub fn firmware_image() -> Option<Vec<u8>> {
+    let path = firmware_path();
+    match std::fs::read(&path) {
+        Ok(image) => Some(image),
+        Err(_) => {
+            eprintln!(
+                "skipped: no firmware ELF at {} (build it with `cargo xtask firmware`, \
+                 or point WEFT_FIRMWARE at one)",
+                path.display()
+            );
+            None
+        }
+    }
+}
+
+/// A board that has booted with `console` typed on its UART, waiting for
+/// frames; what it printed so far.
+pub fn booted(image: &[u8], console: &[&str]) -> (IssBoard, String) {
+    let mut board = IssBoard::new(image).expect("the firmware ELF loads");
+    for line in console {
+        board.console().receive(format!("{line}\r").as_bytes());
+    }
+    assert_eq!(
+        board.run(ANSWER_STEPS),
+        Activity::Waiting,
+        "the firmware boots and waits"
+    );
+    let printed = String::from_utf8_lossy(&board.console().take_transmitted()).into_owned();
+    (board, printed)
+}
+
+/// Hands `frame` to the firmware's MAC, lets the firmware run until it
+/// waits again, and returns the frames it sent.
+pub fn exchange(board: &mut IssBoard, frame: &[u8]) -> Vec<Vec<u8>> {
+    let reception = board.mac().receive(frame);
+    assert!(
+        matches!(reception, weft_iss::soc::Reception::Landed { .. }),
+        "the MAC took the frame: {reception:?}"
+    );
+    assert_eq!(
+        board.run(ANSWER_STEPS),
+        Activity::Waiting,
+        "the firmware answers and waits again"
+    );
+    board.mac().take_transmitted()
+}
+
+fn ethernet(dst: EthernetAddress, ethertype: EthernetProtocol, payload_len: usize) -> Vec<u8> {
+    let mut frame = vec![0; EthernetFrame::<&[u8]>::header_len() + payload_len];
+    EthernetRepr {
+        src_addr: HOST_MAC,
+        dst_addr: dst,
+        ethertype,
+    }
+    .emit(&mut EthernetFrame::new_unchecked(&mut frame[..]));
+    frame
+}
+
+/// A broadcast ARP request from the host for `target`.
+pub fn arp_request(target: Ipv4Address) -> Vec<u8> {
+    let repr = ArpRepr::EthernetIpv4 {
+        operation: ArpOperation::Request,
+        source_hardware_addr: HOST_MAC,
+        source_protocol_addr: HOST_IP,
+        target_hardware_addr: EthernetAddress([0; 6]),
+        target_protocol_addr: target,
+    };
+    let mut frame = ethernet(
+        EthernetAddress::BROADCAST,
+        EthernetProtocol::Arp,
+        repr.buffer_len(),
+    );
+    repr.emit(&mut ArpPacket::new_unchecked(&mut frame[14..]));
+    frame
+}
+
+/// An IPv4 packet from the host to the firmware carrying `payload_len`
+/// bytes of `protocol`, filled by `fill`.
+fn ipv4(protocol: IpProtocol, payload_len: usize, fill: impl FnOnce(&mut [u8])) -> Vec<u8> {
+    let repr = Ipv4Repr {
+        src_addr: HOST_IP,
+        dst_addr: FIRMWARE_IP,
+        next_header: protocol,
+        payload_len,
+        hop_limit: 64,
+    };
+    let mut frame = ethernet(
+        FIRMWARE_MAC,
+        EthernetProtocol::Ipv4,
+        repr.buffer_len() + payload_len,
+    );
+    let mut packet = Ipv4Packet::new_unchecked(&mut frame[14..]);
+    repr.emit(&mut packet, &ChecksumCapabilities::default());
+    fill(packet.payload_mut());
+    frame
+}
+
+/// An ICMP echo request from the host to the firmware.
+pub fn echo_request(ident: u16, seq_no: u16, data: &[u8]) -> Vec<u8> {
+    let repr = Icmpv4Repr::EchoRequest {
+        ident,
+        seq_no,
+        data,
+    };
+    ipv4(IpProtocol::Icmp, repr.buffer_len(), |payload| {
+        repr.emit(
+            &mut Icmpv4Packet::new_unchecked(payload),
+            &ChecksumCapabilities::default(),
+        );
+    })
+}
+
+/// A UDP datagram from the host's `src_port` to the firmware's `dst_port`.
+pub fn udp(src_port: u16, dst_port: u16, data: &[u8]) -> Vec<u8> {
+    let repr = UdpRepr { src_port, dst_port };
+    ipv4(IpProtocol::Udp, repr.header_len() + data.len(), |payload| {
+        repr.emit(
+            &mut UdpPacket::new_unchecked(payload),
+            &IpAddress::Ipv4(HOST_IP),
+            &IpAddress::Ipv4(FIRMWARE_IP),
+            data.len(),
+            |out| out.copy_from_slice(data),
+            &ChecksumCapabilities::default(),
+        );
+    })
+}
+
+/// The Ethernet header of a frame the firmware sent, and its payload.
+pub fn parse_ethernet(frame: &[u8]) -> (EthernetRepr, &[u8]) {
+    let frame = EthernetFrame::new_checked(frame).expect("an Ethernet frame");
+    let repr = EthernetRepr::parse(&frame).expect("a valid Ethernet header");
+    let payload = &frame.into_inner()[14..];
+    (repr, payload)
+}
+
+/// The ARP packet in a frame the firmware sent.
+pub fn parse_arp(frame: &[u8]) -> (EthernetRepr, ArpRepr) {
+    let (ethernet, payload) = parse_ethernet(frame);
+    assert_eq!(ethernet.ethertype, EthernetProtocol::Arp);
+    let arp = ArpRepr::parse(&ArpPacket::new_checked(payload).expect("an ARP packet"))
+        .expect("a valid ARP packet");
+    (ethernet, arp)
+}
+
+/// The IPv4 header and payload of a frame the firmware sent, checksums checked.
+pub fn parse_ipv4(frame: &[u8]) -> (EthernetRepr, Ipv4Repr, Vec<u8>) {
+    let (ethernet, payload) = parse_ethernet(frame);
+    assert_eq!(ethernet.ethertype, EthernetProtocol::Ipv4);
+    let packet = Ipv4Packet::new_checked(payload).expect("an IPv4 packet");
+    let repr = Ipv4Repr::parse(&packet, &ChecksumCapabilities::default())
+        .expect("a valid IPv4 header and checksum");
+    (
+        ethernet,
+        repr,
+        packet.payload()[..repr.payload_len].to_vec(),
+    )
+}
+
+/// The ICMP message of a frame the firmware sent: echo reply ident, sequence and data.
+pub fn parse_echo_reply(frame: &[u8]) -> (u16, u16, Vec<u8>) {
+    let (_, ip, payload) = parse_ipv4(frame);
+    assert_eq!(ip.next_header, IpProtocol::Icmp);
+    let packet = Icmpv4Packet::new_checked(&payload[..]).expect("an ICMP packet");
+    match Icmpv4Repr::parse(&packet, &ChecksumCapabilities::default()).expect("valid ICMP") {
+        Icmpv4Repr::EchoReply {
+            ident,
+            seq_no,
+            data,
+        } => (ident, seq_no, data.to_vec()),
+        other => panic!("expected an echo reply, got {other:?}"),
+    }
+}
+
+/// The UDP ports and data of a frame the firmware sent, checksum checked.
+pub fn parse_udp(frame: &[u8]) -> (EthernetRepr, Ipv4Repr, UdpRepr, Vec<u8>) {
+    let (ethernet, ip, payload) = parse_ipv4(frame);
+    assert_eq!(ip.next_header, IpProtocol::Udp);
+    let packet = UdpPacket::new_checked(&payload[..]).expect("a UDP datagram");
+    let repr = UdpRepr::parse(
+        &packet,
+        &IpAddress::Ipv4(ip.src_addr),
+        &IpAddress::Ipv4(ip.dst_addr),
+        &ChecksumCapabilities::default(),
+    )
+    .expect("a valid UDP header and checksum");
+    (ethernet, ip, repr, packet.payload().to_vec())
+}

@@ -1,0 +1,196 @@
+//! `weft-sim firmware` bridges the firmware on the ISS to a real Linux TAP
+//! interface: Linux's own `ping` reaches the firmware's ICMP echo, and the
+//! weftctl client gets its identity over the kernel's UDP stack.
+//!
+//! Needs root (or CAP_NET_ADMIN and CAP_SYS_ADMIN), `/dev/net/tun`, `ip`
+//! and `ping` (`cargo xtask setup` installs iputils-ping); without them the
+//! test says why and skips. Everything happens in a network namespace of
+//! its own, which is deleted, with the runner stopped, even when the test
+//! fails.
+
+mod firmware_support;
+
+use std::fs::{File, OpenOptions};
+use std::net::{IpAddr, SocketAddr};
+use std::process::{Child, Command, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use firmware_support::{firmware_path, FIRMWARE_IP, FIRMWARE_SWITCH, TEST_KEY_HEX};
+use nix::sched::{setns, CloneFlags};
+use weft_proto::{Capabilities, Key, SwitchId, MANAGEMENT_UDP_PORT};
+use weftctl::client::{Client, ClientConfig};
+
+/// The TAP interface the runner creates inside the namespace.
+const TAP: &str = "weft0";
+/// The host's address on the TAP, on the firmware's default subnet.
+const HOST_CIDR: &str = "192.168.70.1/24";
+
+/// Why the test cannot run here, if it cannot.
+fn missing_prerequisite() -> Option<String> {
+    if OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/net/tun")
+        .is_err()
+    {
+        return Some("cannot open /dev/net/tun (run as root, with the tun module)".into());
+    }
+    for tool in ["ip", "ping"] {
+        let found = Command::new(tool)
+            .arg("-V")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok();
+        if !found {
+            return Some(format!(
+                "`{tool}` is not installed (cargo xtask setup installs iputils-ping)"
+            ));
+        }
+    }
+    if !firmware_path().is_file() {
+        return Some(format!(
+            "no firmware ELF at {} (build it with `cargo xtask firmware`)",
+            firmware_path().display()
+        ));
+    }
+    None
+}
+
+/// A network namespace with the runner inside; dropping it stops the
+/// runner and deletes the namespace.
+struct Lab {
+    name: String,
+    runner: Option<Child>,
+}
+
+impl Lab {
+    fn create() -> Result<Lab, String> {
+        let name = format!("weft-test-{}", std::process::id());
+        // A namespace left by an earlier, killed run of this process id.
+        let _ = run("ip", &["netns", "delete", &name]);
+        run("ip", &["netns", "add", &name])?;
+        Ok(Lab { name, runner: None })
+    }
+
+    /// `ip netns exec` arguments for `command` inside the namespace.
+    fn exec<'a>(&'a self, command: &[&'a str]) -> Vec<&'a str> {
+        let mut args = vec!["netns", "exec", &self.name];
+        args.extend_from_slice(command);
+        args
+    }
+
+    fn start_runner(&mut self) -> Result<(), String> {
+        let elf = firmware_path();
+        let elf = elf.to_str().ok_or("the firmware path is not UTF-8")?;
+        let log = File::create(self.log_path()).map_err(|e| e.to_string())?;
+        let runner = Command::new("ip")
+            .args(self.exec(&[
+                env!("CARGO_BIN_EXE_weft-sim"),
+                "firmware",
+                "--elf",
+                elf,
+                "--tap",
+                TAP,
+                "--key",
+                TEST_KEY_HEX,
+            ]))
+            .stdout(log.try_clone().map_err(|e| e.to_string())?)
+            .stderr(log)
+            .spawn()
+            .map_err(|e| format!("cannot start weft-sim firmware: {e}"))?;
+        self.runner = Some(runner);
+        // The TAP exists once the runner has opened it.
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while run("ip", &self.exec(&["ip", "link", "show", TAP])).is_err() {
+            if Instant::now() > deadline {
+                return Err(format!("no {TAP} after 20 s; runner log:\n{}", self.log()));
+            }
+            thread::sleep(Duration::from_millis(50));
+        }
+        run(
+            "ip",
+            &self.exec(&["ip", "addr", "add", HOST_CIDR, "dev", TAP]),
+        )?;
+        run("ip", &self.exec(&["ip", "link", "set", TAP, "up"]))?;
+        Ok(())
+    }
+
+    fn log_path(&self) -> std::path::PathBuf {
+        std::env::temp_dir().join(format!("{}.log", self.name))
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.log_path()).unwrap_or_default()
+    }
+
+    /// Runs `work` on a thread that has entered the namespace's network
+    /// namespace, so its sockets use the namespace's interfaces.
+    fn inside<T: Send + 'static>(&self, work: impl FnOnce() -> T + Send + 'static) -> T {
+        let path = format!("/var/run/netns/{}", self.name);
+        thread::spawn(move || {
+            let namespace = File::open(&path).expect("the namespace exists");
+            setns(namespace, CloneFlags::CLONE_NEWNET).expect("setns into the namespace");
+            work()
+        })
+        .join()
+        .expect("the work inside the namespace did not panic")
+    }
+}
+
+impl Drop for Lab {
+    fn drop(&mut self) {
+        if let Some(mut runner) = self.runner.take() {
+            let _ = runner.kill();
+            let _ = runner.wait();
+        }
+        let _ = run("ip", &["netns", "delete", &self.name]);
+        let _ = std::fs::remove_file(self.log_path());
+    }
+}
+
+/// Runs `program` with `args`; its standard output, or what went wrong.
+fn run(program: &str, args: &[&str]) -> Result<String, String> {
+    let out = Command::new(program)
+        .args(args)
+        .output()
+        .map_err(|e| format!("{program}: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{program} {}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+#[test]
+fn linux_ping_and_weftctl_reach_the_firmware_through_a_tap() {
+    if let Some(why) = missing_prerequisite() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let mut lab = Lab::create().expect("a network namespace");
+    lab.start_runner().expect("the runner and its TAP");
+
+    let target = FIRMWARE_IP.to_string();
+    let ping = run("ip", &lab.exec(&["ping", "-c", "3", "-W", "5", &target]));
+    let ping = ping.unwrap_or_else(|e| panic!("ping failed: {e}\nrunner log:\n{}", lab.log()));
+    assert!(ping.contains("3 received"), "{ping}");
+
+    let identity = lab.inside(|| {
+        let switch = SocketAddr::new(IpAddr::V4(FIRMWARE_IP), MANAGEMENT_UDP_PORT);
+        let key = Key::parse_hex(TEST_KEY_HEX).expect("a valid key");
+        let mut client = Client::connect(ClientConfig::new(switch, key)).expect("a UDP socket");
+        client.identify()
+    });
+    let identity = identity.unwrap_or_else(|e| panic!("identify: {e}\nrunner log:\n{}", lab.log()));
+    assert_eq!(identity.switch, SwitchId(FIRMWARE_SWITCH));
+    assert_eq!(identity.board.as_str(), "weft-soc");
+    assert!(identity.capabilities.contains(Capabilities::AUTHENTICATED));
+
+    let log = lab.log();
+    assert!(log.contains("key: set"), "{log}");
+}

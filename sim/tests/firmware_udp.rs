@@ -1,0 +1,122 @@
+//! `weft-sim firmware --udp`: the weftctl client reaches the firmware on
+//! the ISS through the localhost UDP gateway, without privileges — the
+//! gateway answers the firmware's ARP for the host it stands in for, and
+//! carries datagrams both ways; the firmware checks each with the key
+//! typed on its console.
+
+mod firmware_support;
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+use std::thread;
+use std::time::Duration;
+
+use firmware_support::{firmware_path, FIRMWARE_SWITCH, TEST_KEY_HEX};
+use weft_proto::{Capabilities, Error, Key, Request, SwitchId, TopologyCursor};
+use weft_sim::bridge::{self, Connected, FirmwareOptions};
+use weftctl::client::{Client, ClientConfig};
+use weftctl::error::ClientError;
+
+/// The bridge in a thread of its own; dropping it stops the thread.
+struct Running {
+    stop: Arc<AtomicBool>,
+    thread: Option<thread::JoinHandle<Result<(), String>>>,
+    local: SocketAddr,
+}
+
+impl Running {
+    fn start(console: &[&str]) -> Option<Running> {
+        let elf = firmware_path();
+        if !elf.is_file() {
+            eprintln!(
+                "skipped: no firmware ELF at {} (build it with `cargo xtask firmware`)",
+                elf.display()
+            );
+            return None;
+        }
+        let mut args: Vec<String> = ["--elf", elf.to_str()?, "--udp", "127.0.0.1:0"]
+            .map(String::from)
+            .to_vec();
+        args.extend(console.iter().map(|s| s.to_string()));
+        let options = FirmwareOptions::parse(&args).expect("valid options");
+        let stop = Arc::new(AtomicBool::new(false));
+        let (opened, at) = mpsc::channel();
+        let thread = {
+            let stop = Arc::clone(&stop);
+            thread::spawn(move || {
+                let started = |connected: &Connected| {
+                    let _ = opened.send(connected.clone());
+                };
+                bridge::run(&options, &mut std::io::sink(), &stop, started)
+                    .map_err(|e| e.to_string())
+            })
+        };
+        let Ok(Connected::Udp { local, .. }) = at.recv_timeout(Duration::from_secs(10)) else {
+            panic!("the gateway did not open: {:?}", thread.join());
+        };
+        Some(Running {
+            stop,
+            thread: Some(thread),
+            local,
+        })
+    }
+
+    fn client(&self, key: Key) -> Client {
+        Client::connect(ClientConfig::new(self.local, key)).expect("a UDP socket")
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let result = thread.join().expect("the bridge did not panic");
+            if !thread::panicking() {
+                result.expect("the bridge ran without error");
+            }
+        }
+    }
+}
+
+fn test_key() -> Key {
+    Key::parse_hex(TEST_KEY_HEX).expect("a valid key")
+}
+
+#[test]
+fn weftctl_identifies_and_pings_the_firmware_through_the_gateway() {
+    let Some(board) = Running::start(&["--key", TEST_KEY_HEX]) else {
+        return;
+    };
+    let mut client = board.client(test_key());
+    let identity = client.identify().expect("an identity");
+    assert_eq!(identity.switch, SwitchId(FIRMWARE_SWITCH));
+    assert_eq!(identity.board.as_str(), "weft-soc");
+    assert!(identity.capabilities.contains(Capabilities::AUTHENTICATED));
+    for _ in 0..3 {
+        client.ping().expect("a pong");
+    }
+    let topology = client.request(&Request::Topology {
+        cursor: TopologyCursor(0),
+        generation: None,
+    });
+    assert!(
+        matches!(topology, Err(ClientError::Refused(Error::Unsupported))),
+        "{topology:?}"
+    );
+}
+
+/// The firmware refuses the request as unauthenticated, under its own key,
+/// which this client cannot verify: it reports the MAC failure.
+#[test]
+fn a_client_with_another_key_is_refused() {
+    let Some(board) = Running::start(&["--key", TEST_KEY_HEX]) else {
+        return;
+    };
+    let mut client = board.client(Key::from_bytes([0x33; 32]));
+    let refused = client.identify();
+    assert!(
+        matches!(refused, Err(ClientError::BadMac { .. })),
+        "{refused:?}"
+    );
+}

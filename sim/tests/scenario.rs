@@ -1,0 +1,209 @@
+//! Scenario files: errors point at the line and column and name the key;
+//! a small scenario runs end to end through `weft-sim run`'s engine.
+
+use std::path::Path;
+
+use weft_sim::scenario::engine::run;
+use weft_sim::scenario::{Scenario, ScenarioError, REFERENCE};
+
+/// A valid scenario's head: one switch, a host and a GPU.
+const HEAD: &str = r#"[scenario]
+name = "t"
+title = "test"
+
+[[switch]]
+name = "s0"
+id = 1
+ports = 4
+
+[[host]]
+name = "host1"
+slots = 2
+
+[[endpoint]]
+name = "gpu1"
+kind = "gpu"
+
+[[link]]
+ends = ["host1", "s0.0"]
+"#;
+
+/// Line, column and message of the error `text` gives.
+fn error_of(text: &str) -> (usize, usize, String) {
+    match Scenario::parse(text, "test.toml", Path::new(".")) {
+        Err(ScenarioError::Invalid {
+            origin,
+            line,
+            column,
+            message,
+        }) => {
+            assert_eq!(origin, "test.toml");
+            (line, column, message)
+        }
+        Err(other) => panic!("not a located error: {other}"),
+        Ok(_) => panic!("accepted:\n{text}"),
+    }
+}
+
+/// Line (from 1) of the first line of `text` equal to `line`, after `after` such lines.
+fn line_of(text: &str, line: &str, after: usize) -> usize {
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| *l == line)
+        .nth(after)
+        .map(|(n, _)| n + 1)
+        .unwrap_or_else(|| panic!("no line {line:?}"))
+}
+
+#[test]
+fn the_head_with_the_gpus_link_is_valid() {
+    let text = format!("{HEAD}[[link]]\nends = [\"gpu1\", \"s0.1\"]\n");
+    let scenario = Scenario::parse(&text, "test.toml", Path::new(".")).expect("valid");
+    assert_eq!(scenario.hosts[0].port, 0);
+    assert_eq!(scenario.endpoints[0].place.port, 1);
+}
+
+#[test]
+fn an_unknown_key_is_named_at_its_line() {
+    let text = HEAD.replace("slots = 2", "slots = 2\nslot_count = 3");
+    let (line, column, message) = error_of(&text);
+    assert_eq!(line, line_of(&text, "slot_count = 3", 0));
+    assert_eq!(column, 1);
+    assert!(message.contains("unknown field `slot_count`"), "{message}");
+}
+
+#[test]
+fn a_value_of_the_wrong_type_is_named_at_its_line() {
+    let text = HEAD.replace("ports = 4", "ports = \"four\"");
+    let (line, column, message) = error_of(&text);
+    assert_eq!((line, column), (line_of(&text, "ports = \"four\"", 0), 9));
+    assert!(
+        message.contains("invalid type: string \"four\""),
+        "{message}"
+    );
+}
+
+#[test]
+fn an_unknown_key_in_a_step_is_named_at_the_step() {
+    let text = format!("{HEAD}[[link]]\nends = [\"gpu1\", \"s0.1\"]\n[[step]]\ndo = \"enumerate\"\nhost = \"host1\"\n");
+    let (line, _, message) = error_of(&text);
+    // serde buffers an internally tagged action, so toml points at its table.
+    let step = line_of(&text, "[[step]]", 0);
+    assert!(line == step || line == step + 1, "line {line}");
+    assert!(message.contains("unknown field `host`"), "{message}");
+}
+
+#[test]
+fn an_unknown_key_in_a_step_with_arguments_is_named() {
+    let text = format!("{HEAD}[[link]]\nends = [\"gpu1\", \"s0.1\"]\n[[step]]\ndo = \"boot\"\nhosts = [\"host1\"]\nslot = 1\n");
+    let (line, _, message) = error_of(&text);
+    let step = line_of(&text, "[[step]]", 0);
+    assert!(line == step || line == step + 1, "line {line}");
+    assert!(message.contains("unknown field `slot`"), "{message}");
+}
+
+#[test]
+fn a_link_to_a_port_that_does_not_exist_is_an_error_at_that_end() {
+    let text = format!("{HEAD}[[link]]\nends = [\"gpu1\", \"s0.4\"]\n");
+    let (line, column, message) = error_of(&text);
+    assert_eq!(line, line_of(&text, "ends = [\"gpu1\", \"s0.4\"]", 0));
+    assert_eq!(column, 17, "the second end");
+    assert_eq!(
+        message,
+        "link end `s0.4`: switch `s0` has 4 ports (0 to 3), port 4 does not exist"
+    );
+}
+
+#[test]
+fn two_links_on_one_port_name_both_lines() {
+    let text = format!("{HEAD}[[link]]\nends = [\"gpu1\", \"s0.0\"]\n");
+    let (line, _, message) = error_of(&text);
+    assert_eq!(line, line_of(&text, "ends = [\"gpu1\", \"s0.0\"]", 0));
+    let first = line_of(&text, "ends = [\"host1\", \"s0.0\"]", 0);
+    assert_eq!(
+        message,
+        format!("link end `s0.0`: that port already has the link on line {first}")
+    );
+}
+
+#[test]
+fn an_endpoint_without_a_link_is_an_error_at_its_table() {
+    let (line, _, message) = error_of(HEAD);
+    assert_eq!(line, line_of(HEAD, "[[endpoint]]", 0));
+    assert_eq!(message, "endpoint `gpu1` has no `[[link]]`");
+}
+
+#[test]
+fn binding_an_unknown_endpoint_is_an_error_at_its_step() {
+    let text = format!(
+        "{HEAD}[[link]]\nends = [\"gpu1\", \"s0.1\"]\n[[step]]\ndo = \"enumerate\"\n\
+         [[step]]\ndo = \"bind\"\nendpoints = [\"gpu9\"]\nhost = \"host1\"\n"
+    );
+    let (line, _, message) = error_of(&text);
+    assert_eq!(line, line_of(&text, "[[step]]", 1));
+    assert_eq!(message, "`endpoints`: no endpoint named `gpu9`");
+}
+
+#[test]
+fn a_vf_beyond_those_enabled_is_an_error() {
+    let text = format!(
+        "{HEAD}[[link]]\nends = [\"gpu1\", \"s0.1\"]\n[[step]]\ndo = \"unbind\"\nendpoints = [\"gpu1.vf1\"]\n"
+    );
+    let (_, _, message) = error_of(&text);
+    assert_eq!(
+        message,
+        "`gpu1.vf1`: the endpoint has 0 VFs and the fabric enables 0 (`[fabric] num_vfs`)"
+    );
+}
+
+#[test]
+fn the_built_in_reference_scenario_is_valid() {
+    let scenario = Scenario::parse(REFERENCE, "reference.toml", Path::new(".")).expect("valid");
+    assert_eq!(scenario.switches.len(), 4);
+    assert_eq!(scenario.endpoints.len(), 5);
+    // The shipped file is the built-in one.
+    let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/reference.toml");
+    assert_eq!(
+        std::fs::read_to_string(shipped).expect("shipped"),
+        REFERENCE
+    );
+}
+
+#[test]
+fn a_small_scenario_runs_end_to_end() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scenarios/small.toml");
+    let scenario = Scenario::load(&path).expect("valid");
+    let report = run(&scenario, &mut |_| {}).expect("every step and check passes");
+    let outcome = |what: &str| {
+        report
+            .steps
+            .iter()
+            .find(|s| s.what == what)
+            .map(|s| s.outcome.clone())
+            .unwrap_or_else(|| panic!("no step {what:?} in {:#?}", report.steps))
+    };
+    assert_eq!(
+        outcome("fabric manager enumerates the fabric"),
+        "2 GPUs, 1 function from dumps"
+    );
+    assert_eq!(outcome("host1 boots and enumerates"), "2 drivers bound");
+    // The dumped device has no driver, but its host sees it.
+    assert_eq!(outcome("host2 boots and enumerates"), "0 drivers bound");
+    assert_eq!(outcome("host2 sees exactly disk"), "yes");
+    assert_eq!(outcome("unbind gpu2"), "host1 handled 1 slot event");
+    assert!(outcome("host1 probes gpu2, bound elsewhere").ends_with("answered with UR"));
+    assert_eq!(report.p2p.len(), 1);
+    assert_eq!(report.p2p[0].bytes_through_hosts, 0);
+    assert_eq!(report.checks_passed, 5);
+}
+
+#[test]
+fn capacities_of_the_fabric_are_errors_at_their_table() {
+    let text = HEAD.replace("slots = 2", "slots = 9");
+    let (line, _, message) = error_of(&text);
+    assert_eq!(line, line_of(&text, "[[host]]", 0));
+    assert_eq!(message, "`slots` = 9: a host has 1 to 8 slots");
+    let text = HEAD.replace("ports = 4", "ports = 9");
+    let (_, _, message) = error_of(&text);
+    assert_eq!(message, "`ports` = 9: a weft switch has 1 to 8 ports");
+}

@@ -1,0 +1,20 @@
+//! The fabric manager's hardware, as the soft core reaches it: the traits
+//! of `weft_fabric::hw` over whole-word register accesses.
+//!
+//! - [`timer::SocTimer`]: [`weft_fabric::hw::Timer`] over the machine timer
+//!   (`weft_regs::soc::timer`);
+//! - [`host::CsrHostInterface`]: [`weft_fabric::hw::HostInterface`] over the
+//!   data plane's mailbox and injector (`weft_regs::csr::mailbox`, `inject`).
+//!
+//! The data plane's tables are written by `weft_regs::driver::CsrDataPlane`,
+//! which lives beside the register map because the fabric manager's crate
+//! depends on it. Every driver takes a [`CsrBus`]: the firmware's is its
+//! volatile loads and stores, the tests' the CSR window model of
+//! `weft-model`. Nothing here allocates.
+#![no_std]
+#![forbid(unsafe_code)]
+
+pub mod host;
+pub mod timer;
+
+pub use weft_regs::driver::CsrBus;

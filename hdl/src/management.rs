@@ -469,10 +469,16 @@ impl Logic for Inject {
         }
 
         // SEND.
-        self.send_port.next =
-            (self.csr.write_data.val() >> self.port_lsb.val()).get_bits::<PORT_BITS>(0);
-        self.send_dwords.next =
-            (self.csr.write_data.val() >> self.dwords_lsb.val()).get_bits::<COUNT_BITS>(0);
+        self.send_port.next = self
+            .csr
+            .write_data
+            .val()
+            .get_bits::<PORT_BITS>(self.port_lsb.val().index());
+        self.send_dwords.next = self
+            .csr
+            .write_data
+            .val()
+            .get_bits::<COUNT_BITS>(self.dwords_lsb.val().index());
         self.sending.next = false;
         if self.csr.write.val()
             && self.status_decoder.selected.val()

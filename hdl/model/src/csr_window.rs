@@ -737,5 +737,14 @@ mod tests {
             INJECT_DEPTH,
             "SEND while not READY is ignored"
         );
+        // So is a write to `inject_data` while not READY: it is the TLPs' source.
+        for _ in 0..INJECT_DEPTH {
+            csr.write32(inject::SEND.address(0, 0), send(1, 5));
+        }
+        csr.write32(inject_data::DATA.address(0, 0), 0);
+        csr.take_injected();
+        csr.write32(inject::SEND.address(0, 0), send(1, 5));
+        let sent = csr.take_injected();
+        assert_eq!(sent[0].packet.to_bytes().expect("well-formed"), tlp);
     }
 }

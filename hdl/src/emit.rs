@@ -8,12 +8,14 @@ use rust_hdl::prelude::*;
 use weft_regs::capacity;
 
 use crate::core::Core;
+use crate::isolation::ErrorCompletion;
+use crate::management::{Inject, Mailbox};
 use crate::soc::{firmware_path, MemoryImage, SerialReceiver, SerialTransmitter, Soc, SocError};
 use crate::spi_flash::SpiFlashController;
 use crate::stream::TlpRegisterSlice;
 use crate::switching::SwitchCore;
-use crate::tables::{AddressRouteTable, BusRouteTable, IdMap, WindowTable};
-use crate::translate::HostIngress;
+use crate::tables::{AddressRouteTable, BusRouteTable, FunctionOwnerTable, IdMap, WindowTable};
+use crate::translate::{EndpointIngress, HostEgress, HostIngress, VirtualWires};
 use crate::HeaderDecoder;
 
 /// Clock cycles per bit of the console's serial line in the emitted
@@ -91,6 +93,10 @@ pub fn designs() -> Result<Vec<Design>, SocError> {
             "weft_id_map",
             IdMap::<{ capacity::BOUND_FUNCTIONS_PER_HOST }>::new(0),
         ),
+        emit(
+            "weft_function_owner_table",
+            FunctionOwnerTable::<{ capacity::FUNCTION_OWNERS_PER_PORT }>::new(0),
+        ),
         // The stage reads only the header fields it acts on.
         waive_unused_outputs(
             emit(
@@ -98,6 +104,39 @@ pub fn designs() -> Result<Vec<Design>, SocError> {
                 HostIngress::<{ capacity::WINDOWS_PER_PORT }>::new(0),
             ),
             &["decoder", "windows"],
+        ),
+        waive_unused_outputs(
+            emit(
+                "weft_endpoint_ingress",
+                EndpointIngress::<{ capacity::WINDOWS_PER_PORT }>::new(0),
+            ),
+            &["decoder", "windows", "functions"],
+        ),
+        // The ID map's host-to-fabric lookup serves host ingress, not egress.
+        waive_unused_outputs(
+            emit(
+                "weft_host_egress",
+                HostEgress::<{ capacity::BOUND_FUNCTIONS_PER_HOST }>::new(0),
+            ),
+            &["decoder", "id_map"],
+        ),
+        emit(
+            "weft_virtual_wires",
+            VirtualWires::<{ capacity::BOUND_FUNCTIONS_PER_HOST }>::default(),
+        ),
+        waive_unused_outputs(
+            emit("weft_error_completion", ErrorCompletion::default()),
+            &["decoder"],
+        ),
+        // One-entry register blocks and one-register tables: the decoders'
+        // entry or word index means nothing to them; injection reads DW 0's fields only.
+        waive_unused_outputs(
+            emit("weft_mailbox", Mailbox::default()),
+            &["status_decoder", "data_decoder"],
+        ),
+        waive_unused_outputs(
+            emit("weft_inject", Inject::default()),
+            &["status_decoder", "data_decoder", "decoder"],
         ),
         emit("weft_core", Core::default()),
         emit("weft_spi_flash", SpiFlashController::default()),

@@ -12,6 +12,8 @@ pub mod csr;
 pub mod driver;
 pub mod emit;
 pub mod header_decode;
+pub mod isolation;
+pub mod management;
 pub mod soc;
 pub mod spi_flash;
 pub mod stream;

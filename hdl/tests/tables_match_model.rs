@@ -14,16 +14,17 @@ use proptest::prelude::*;
 use rust_hdl::prelude::*;
 use weft_hdl::csr::{self, CsrTarget};
 use weft_hdl::driver::CycleDriver;
-use weft_hdl::tables::{AddressRouteTable, BusRouteTable, IdMap, WindowTable};
+use weft_hdl::tables::{AddressRouteTable, BusRouteTable, FunctionOwnerTable, IdMap, WindowTable};
 use weft_model::isolation::DropReason;
 use weft_model::switch::{fabric_to_host, host_to_fabric, translate_through_windows};
 use weft_model::{
-    AddressRoute, Destination, IdMapping, Permissions, PortIndex, RouteTables, Window,
+    AddressRoute, Destination, FunctionOwner, HostIndex, IdMapping, Owner, Permissions, PortIndex,
+    PortRole, PortTables, RouteTables, Window,
 };
 use weft_pcie::tlp::MemoryOp;
 use weft_pcie::Bdf;
 use weft_regs::capacity;
-use weft_regs::csr::{address_route, bus_route, destination, id_map, window};
+use weft_regs::csr::{address_route, bus_route, destination, function_owner, id_map, window};
 use weft_regs::Register;
 
 /// Cases per property: each programs a whole table over the bus, so they are not cheap in debug builds.
@@ -278,6 +279,13 @@ fn id_map_csr(table: &mut Ids) -> &mut CsrTarget {
     &mut table.csr
 }
 
+type Owners = FunctionOwnerTable<{ capacity::FUNCTION_OWNERS_PER_PORT }>;
+const OWNER_PORT: u32 = 5;
+
+fn function_owner_csr(table: &mut Owners) -> &mut CsrTarget {
+    &mut table.csr
+}
+
 fn bus_route_csr(table: &mut BusRouteTable) -> &mut CsrTarget {
     &mut table.csr
 }
@@ -385,6 +393,81 @@ proptest! {
                 table.fabric_found.val().then(|| Bdf(table.fabric.val().to_u64() as u16));
             prop_assert_eq!(host_answer, fabric_to_host(&model, Bdf(fabric)));
             prop_assert_eq!(fabric_answer, host_to_fabric(&model, Bdf(host)));
+        }
+    }
+
+    #[test]
+    fn function_owner_table_finds_owners_as_the_model(
+        entries in prop::collection::vec(
+            (prop::bool::weighted(0.8), id(), any::<(u16, u16)>(), any::<(bool, u8)>(), any::<u32>()),
+            capacity::FUNCTION_OWNERS_PER_PORT,
+        ),
+        queries in prop::collection::vec(id(), LOOKUPS),
+    ) {
+        let mut driver = CycleDriver::new(Owners::new(OWNER_PORT), |b| &mut b.clock)
+            .expect("the function owner table is well formed");
+        let registers = |&(valid, function, (host, proxy), (redirect, swizzle), junk): &(bool, u16, (u16, u16), (bool, u8), u32)| {
+            let [host_index, proxy_id] = [0, 1].map(|i| function_owner::OWNER.fields[i]);
+            let [valid_bit, redirect_bit, swizzle_field] =
+                [0, 1, 2].map(|i| function_owner::CONTROL.fields[i]);
+            [
+                (function_owner::FUNCTION, u32::from(function) | (junk & !function_owner::FUNCTION.mask())),
+                (
+                    function_owner::OWNER,
+                    host_index.encode(host.into()) | proxy_id.encode(proxy.into())
+                        | (junk & !function_owner::OWNER.mask()),
+                ),
+                (
+                    function_owner::CONTROL,
+                    valid_bit.encode(valid.into())
+                        | redirect_bit.encode(redirect.into())
+                        | swizzle_field.encode(swizzle.into())
+                        | (junk & !function_owner::CONTROL.mask()),
+                ),
+            ]
+        };
+        for (index, entry) in entries.iter().enumerate() {
+            for (register, value) in registers(entry) {
+                program(&mut driver, function_owner_csr, &register, OWNER_PORT, index, value);
+            }
+        }
+        for (index, entry) in entries.iter().enumerate() {
+            for (register, value) in registers(entry) {
+                check_read_back(&mut driver, function_owner_csr, &register, OWNER_PORT, index, value)?;
+            }
+        }
+        // A port owned by no one: a function's owner is its entry's, or none.
+        let host_bits = function_owner::OWNER.fields[0].mask();
+        let swizzle_bits = function_owner::CONTROL.fields[2].mask() >> function_owner::CONTROL.fields[2].lsb;
+        let model = PortTables {
+            role: PortRole::Endpoint { owner: None, buses: (0, 255) },
+            function_owners: entries
+                .iter()
+                .filter(|entry| entry.0)
+                .map(|&(_, function, (host, proxy), (redirect, swizzle), _)| FunctionOwner {
+                    function: Bdf(function),
+                    owner: Owner { host: HostIndex(host & host_bits as u16), proxy_id: Bdf(proxy) },
+                    p2p_request_redirect: redirect,
+                    intx_swizzle: swizzle & swizzle_bits as u8,
+                })
+                .collect(),
+            ..PortTables::default()
+        };
+        for requester in queries {
+            driver.block().requester.next = requester.to_bits();
+            driver.settle().expect("the lookup settles");
+            let table = driver.block();
+            let ownership = model.ownership(Bdf(requester));
+            let rtl = table.found.val().then(|| Owner {
+                host: HostIndex(table.host.val().to_u32() as u16),
+                proxy_id: Bdf(table.proxy_id.val().to_u32() as u16),
+            });
+            prop_assert_eq!(rtl, ownership.owner, "requester {:#06x}", requester);
+            if rtl.is_some() {
+                prop_assert_eq!(table.p2p_request_redirect.val(), ownership.p2p_request_redirect);
+                // The stage needs the device number modulo 4 only (§2.2.8.1).
+                prop_assert_eq!(table.intx_swizzle.val().to_u32() as u8, ownership.intx_swizzle % 4);
+            }
         }
     }
 

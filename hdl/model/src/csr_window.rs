@@ -36,7 +36,7 @@ use crate::isolation::DropReason;
 use crate::switch::{Delivery, Forwarding, IngressError, InjectError, Switch};
 
 /// TLPs the mailbox queues for the CPU before it loses one.
-pub const MAILBOX_DEPTH: usize = 16;
+pub const MAILBOX_DEPTH: usize = capacity::MAILBOX_TLPS;
 /// TLPs the injector holds for their egress before READY clears.
 pub const INJECT_DEPTH: usize = 4;
 
@@ -489,7 +489,12 @@ impl CsrWindow {
                     self.mailbox.pop_front();
                 }
             }
-            r if r == inject_data::DATA => self.inject_data[entry as usize] = value,
+            r if r == inject_data::DATA => {
+                // The TLPs queued are read from `inject_data` as they leave.
+                if self.injected.len() < INJECT_DEPTH {
+                    self.inject_data[entry as usize] = value;
+                }
+            }
             r if r == inject::SEND => self.send(value),
             r => unreachable!("{}.{} is not write-only", block.name, r.name),
         }
@@ -732,5 +737,14 @@ mod tests {
             INJECT_DEPTH,
             "SEND while not READY is ignored"
         );
+        // So is a write to `inject_data` while not READY: it is the TLPs' source.
+        for _ in 0..INJECT_DEPTH {
+            csr.write32(inject::SEND.address(0, 0), send(1, 5));
+        }
+        csr.write32(inject_data::DATA.address(0, 0), 0);
+        csr.take_injected();
+        csr.write32(inject::SEND.address(0, 0), send(1, 5));
+        let sent = csr.take_injected();
+        assert_eq!(sent[0].packet.to_bytes().expect("well-formed"), tlp);
     }
 }

@@ -521,6 +521,8 @@ impl Switch {
                 );
                 message.routing = MessageRouting::ById;
                 *message = message.with_target(owner.proxy_id);
+                // The routing and target just rewritten are under the ECRC (§2.7.1).
+                packet.invalidate_digest();
                 let to = self
                     .routes
                     .by_id(owner.proxy_id)

@@ -678,6 +678,29 @@ fn error_messages_go_to_the_owner_host_and_the_event_log() {
 }
 
 #[test]
+fn a_message_rewritten_for_the_owner_loses_its_digest() {
+    // §2.7.1: the ECRC covers the header, whose routing and target the
+    // endpoint ingress rewrites; weft does not regenerate the digest.
+    let mut switch = fabric();
+    let mut packet = Packet::new(
+        message(A_FABRIC, MessageCode::ErrCor, MessageRouting::ToRootComplex),
+        Vec::new(),
+    );
+    packet.digest = Some(0x1234_5678);
+    let out = switch
+        .ingress(GPU_A, &packet.to_bytes().expect("a valid TLP"))
+        .expect("port exists");
+    let to_cpu = out
+        .deliveries
+        .iter()
+        .find(|d| d.to == Destination::Cpu)
+        .expect("errors go to the event log");
+    assert_eq!(as_message(&to_cpu.packet).routing, MessageRouting::ById);
+    assert_eq!(to_cpu.packet.digest, None);
+    assert!(!to_cpu.packet.header.digest_present);
+}
+
+#[test]
 fn host_configuration_requests_go_to_the_mailbox() {
     let mut switch = fabric();
     let config = Header {

@@ -7,16 +7,19 @@
 //! - [`WindowTable`]: a port's address windows (`translate_through_windows`);
 //! - [`AddressRouteTable`]: fabric address ranges to destinations (`RouteTables::by_address`);
 //! - [`BusRouteTable`]: bus numbers to destinations (`RouteTables::by_id`);
-//! - [`IdMap`]: a host port's fabric and host IDs (`host_to_fabric`, `fabric_to_host`).
+//! - [`IdMap`]: a host port's fabric and host IDs (`host_to_fabric`, `fabric_to_host`);
+//! - [`FunctionOwnerTable`]: an endpoint port's functions bound one by one (`PortTables::ownership`).
 
 pub mod address_route;
 pub mod bus_route;
 pub mod front;
+pub mod function_owner;
 pub mod id_map;
 pub mod range;
 pub mod window;
 
 pub use address_route::AddressRouteTable;
 pub use bus_route::BusRouteTable;
+pub use function_owner::FunctionOwnerTable;
 pub use id_map::IdMap;
 pub use window::WindowTable;

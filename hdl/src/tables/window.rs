@@ -6,7 +6,10 @@
 //! it, and then its address becomes `fabric_base + (address - base)`
 //! (weft-model's `translate_through_windows`). The table answers the
 //! overlap, the containment, the permissions and the translated address;
-//! the ingress stage turns them into a drop reason.
+//! the ingress stage turns them into a drop reason. On an endpoint port
+//! only the windows that serve the requester's owner host take part
+//! (weft-model's `PortTables::windows_of`): those tagged with it, and the
+//! untagged ones when it is the port's owner.
 //!
 //! The lookup takes one clock cycle: the request presented before a clock
 //! edge is answered after it. Before the edge, each entry compares the
@@ -24,6 +27,9 @@ use weft_regs::csr::window;
 use crate::csr::{CsrTarget, ENTRY_BITS, WORD_BITS};
 use crate::tables::front::TableCsr;
 use crate::tables::range::{Range, RangeRegisters};
+
+/// Bits of a host index in a window's owner tag.
+pub const HOST_BITS: usize = weft_regs::csr::HOST_INDEX_BITS as usize;
 
 /// Bits of a request's length in bytes: 4096, the largest payload
 /// (PCIe Base 6.0 §2.2.2), and the largest read request, fit.
@@ -48,6 +54,14 @@ struct WindowEntry {
     end_high: Signal<In, Bits<32>>,
     end_low: Signal<In, Bits<32>>,
     end_carry: Signal<In, Bit>,
+    /// Only windows serving `owner_host` take part (an endpoint port's lookup).
+    owner_filter: Signal<In, Bit>,
+    /// The requester's owner host.
+    owner_host: Signal<In, Bits<HOST_BITS>>,
+    /// The port has an owner: windows without an owner tag serve it.
+    port_owned: Signal<In, Bit>,
+    /// The port's owner host.
+    port_owner_host: Signal<In, Bits<HOST_BITS>>,
     /// Some byte of the request is inside the window (weft-model's `Window::overlaps`), one cycle later.
     overlaps: Signal<Out, Bit>,
     /// Every byte of the request is inside the window (weft-model's `Window::translate` is `Some`), one cycle later.
@@ -63,6 +77,7 @@ struct WindowEntry {
     fabric_low_reg: DFF<Bits<32>>,
     fabric_high_reg: DFF<Bits<32>>,
     control_reg: DFF<Bits<32>>,
+    owner_reg: DFF<Bits<32>>,
     delta_low_reg: DFF<Bits<32>>,
     delta_high_reg: DFF<Bits<32>>,
     /// Valid, non-empty, and not starting at the last address (which nothing can overlap).
@@ -73,9 +88,14 @@ struct WindowEntry {
     word_fabric_high: Constant<Bits<WORD_BITS>>,
     word_control: Constant<Bits<WORD_BITS>>,
     control_mask: Constant<Bits<32>>,
+    word_owner: Constant<Bits<WORD_BITS>>,
+    owner_mask: Constant<Bits<32>>,
     valid_bit: Constant<Bits<8>>,
     read_bit: Constant<Bits<8>>,
     write_bit: Constant<Bits<8>>,
+    tagged_bit: Constant<Bits<8>>,
+    owner_lsb: Constant<Bits<8>>,
+    serves_owner: Signal<Local, Bit>,
     address_is_last: Signal<Local, Bit>,
     address_below_limit: Signal<Local, Bit>,
     end_above_base: Signal<Local, Bit>,
@@ -98,6 +118,10 @@ impl WindowEntry {
             end_high: Default::default(),
             end_low: Default::default(),
             end_carry: Default::default(),
+            owner_filter: Default::default(),
+            owner_host: Default::default(),
+            port_owned: Default::default(),
+            port_owner_host: Default::default(),
             overlaps: Default::default(),
             contained: Default::default(),
             permit_read: Default::default(),
@@ -113,6 +137,7 @@ impl WindowEntry {
             fabric_low_reg: Default::default(),
             fabric_high_reg: Default::default(),
             control_reg: Default::default(),
+            owner_reg: Default::default(),
             delta_low_reg: Default::default(),
             delta_high_reg: Default::default(),
             usable: Default::default(),
@@ -122,9 +147,14 @@ impl WindowEntry {
             word_fabric_high: word(&window::FABRIC_BASE_HIGH),
             word_control: word(&window::CONTROL),
             control_mask: Constant::new(window::CONTROL.mask().to_bits()),
+            word_owner: word(&window::OWNER),
+            owner_mask: Constant::new(window::OWNER.mask().to_bits()),
             valid_bit: bit(&window::VALID),
             read_bit: bit(&window::READ),
             write_bit: bit(&window::WRITE),
+            tagged_bit: bit(&window::OWNER_TAGGED),
+            owner_lsb: bit(&window::OWNER_HOST_INDEX),
+            serves_owner: Default::default(),
             address_is_last: Default::default(),
             address_below_limit: Default::default(),
             end_above_base: Default::default(),
@@ -143,6 +173,7 @@ impl Logic for WindowEntry {
             fabric_low_reg,
             fabric_high_reg,
             control_reg,
+            owner_reg,
             delta_low_reg,
             delta_high_reg,
             usable,
@@ -170,6 +201,12 @@ impl Logic for WindowEntry {
             self.read_value.next = self.control_reg.q.val() & self.control_mask.val();
             if self.write.val() {
                 self.control_reg.d.next = self.data.val();
+            }
+        }
+        if self.word.val() == self.word_owner.val() {
+            self.read_value.next = self.owner_reg.q.val() & self.owner_mask.val();
+            if self.write.val() {
+                self.owner_reg.d.next = self.data.val();
             }
         }
         self.permit_read.next = self
@@ -213,7 +250,24 @@ impl Logic for WindowEntry {
             || (self.end_high.val() > self.range.base_high.val())
             || ((self.end_high.val() == self.range.base_high.val())
                 && (self.end_low.val() > self.range.base_low.val()));
+        // weft-model's `PortTables::windows_of`: the window's tag, else the port's owner.
+        self.serves_owner.next =
+            self.port_owned.val() && (self.port_owner_host.val() == self.owner_host.val());
+        if self
+            .owner_reg
+            .q
+            .val()
+            .get_bit(self.tagged_bit.val().index())
+        {
+            self.serves_owner.next = self
+                .owner_reg
+                .q
+                .val()
+                .get_bits::<HOST_BITS>(self.owner_lsb.val().index())
+                == self.owner_host.val();
+        }
         self.overlaps_reg.d.next = self.usable.q.val()
+            && (self.serves_owner.val() || !self.owner_filter.val())
             && self.address_below_limit.val()
             && !self.address_is_last.val()
             && self.end_above_base.val();
@@ -249,6 +303,15 @@ pub struct WindowTable<const N: usize> {
     pub address_low: Signal<In, Bits<32>>,
     /// The request's length in bytes; 0 counts as 1, as in the model.
     pub length: Signal<In, Bits<LENGTH_BITS>>,
+    /// Only the windows serving `owner_host` take part (an endpoint port's
+    /// lookup, weft-model's `PortTables::windows_of`); clear, every window does.
+    pub owner_filter: Signal<In, Bit>,
+    /// The requester's owner host.
+    pub owner_host: Signal<In, Bits<HOST_BITS>>,
+    /// The port has an owner, which windows without an owner tag serve.
+    pub port_owned: Signal<In, Bit>,
+    /// The port's owner host.
+    pub port_owner_host: Signal<In, Bits<HOST_BITS>>,
     /// The request presented before the last clock edge overlaps a valid window.
     pub hit: Signal<Out, Bit>,
     /// The request lies wholly inside the first window it overlaps (meaningful with `hit`).
@@ -291,6 +354,10 @@ impl<const N: usize> WindowTable<N> {
             address_high: Default::default(),
             address_low: Default::default(),
             length: Default::default(),
+            owner_filter: Default::default(),
+            owner_host: Default::default(),
+            port_owned: Default::default(),
+            port_owner_host: Default::default(),
             hit: Default::default(),
             contained: Default::default(),
             permit_read: Default::default(),
@@ -356,6 +423,10 @@ impl<const N: usize> Logic for WindowTable<N> {
             self.entries[i].end_high.next = self.end_high.val();
             self.entries[i].end_low.next = self.end_low.val();
             self.entries[i].end_carry.next = self.end_carry.val();
+            self.entries[i].owner_filter.next = self.owner_filter.val();
+            self.entries[i].owner_host.next = self.owner_host.val();
+            self.entries[i].port_owned.next = self.port_owned.val();
+            self.entries[i].port_owner_host.next = self.port_owner_host.val();
             // Cycle 2: the priority select over the registered compares.
             if self.entries[i].overlaps.val() {
                 self.hit.next = true;

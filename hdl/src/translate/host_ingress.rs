@@ -33,7 +33,7 @@ use weft_regs::csr::counter;
 
 use crate::csr::CsrTarget;
 use crate::header_decode::HeaderDecoder;
-use crate::tables::window::LENGTH_BITS;
+use crate::tables::window::{HOST_BITS, LENGTH_BITS};
 use crate::tables::WindowTable;
 
 /// Bits of a drop reason code.
@@ -257,6 +257,11 @@ impl<const N: usize> Logic for HostIngress<N> {
         self.windows.address_high.next = self.decoder.address_high.val();
         self.windows.address_low.next = self.decoder.address_low.val();
         self.windows.length.next = self.length_bytes.val();
+        // Every window of a host port serves its host.
+        self.windows.owner_filter.next = false;
+        self.windows.owner_host.next = bits::<HOST_BITS>(0);
+        self.windows.port_owned.next = false;
+        self.windows.port_owner_host.next = bits::<HOST_BITS>(0);
 
         self.valid_reg.d.next = self.valid.val();
         self.dw0_reg.d.next = self.dw0.val();

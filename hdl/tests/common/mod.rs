@@ -3,6 +3,9 @@
 
 use proptest::prelude::*;
 
+pub mod endpoint;
+pub mod tlp;
+
 /// Where a lookup lands: anywhere near an edge, or near one of a table's entries' start or end.
 #[derive(Clone, Debug)]
 pub enum Probe {

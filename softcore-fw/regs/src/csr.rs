@@ -1082,7 +1082,7 @@ pub mod inject {
     pub const BLOCK: RegisterBlock = RegisterBlock {
         name: "inject",
         doc: "TLPs the management CPU sends out of any port's egress (its configuration \
-              requests, completions to hosts, MSI writes): fill `inject_data`, check READY, \
+              requests, completions to hosts, MSI writes): check READY, fill `inject_data`, \
               write SEND.",
         layout: LAYOUT,
         registers: &[STATUS, SEND],
@@ -1107,7 +1107,8 @@ pub mod inject_data {
         "DATA",
         0x00,
         Access::WriteOnly,
-        "DW N of the TLP in wire order: its byte 4N in bits 31:24 (PCIe Base 6.0 §2.2.1).",
+        "DW N of the TLP in wire order: its byte 4N in bits 31:24 (PCIe Base 6.0 §2.2.1). \
+         Ignored while `inject` STATUS.READY is clear: the TLP leaving is read from here.",
         &[Field::new("DW", 0, 32, "The DW.")],
     );
     /// The block.

@@ -97,6 +97,9 @@ pub mod capacity {
     /// core forwards (1 KiB of payload on the reference 512-bit bus), which
     /// bounds the Max_Payload_Size the firmware may program.
     pub const TLP_SLOT_BEATS: usize = 16;
+    /// TLPs the management CPU's mailbox (`csr::mailbox`) queues; a TLP for
+    /// the CPU arriving while it is full is lost (STATUS.LOST).
+    pub const MAILBOX_TLPS: usize = 16;
 }
 
 /// Where each host's memory sits in the fabric address space.

@@ -19,6 +19,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
+use weft_pcie::tlp::Body;
 use weft_pcie::Bdf;
 use weft_regs::capacity;
 use weft_regs::csr::{
@@ -33,6 +34,7 @@ use weft_regs::tables::{
 use weft_regs::{Access, Field, Register, RegisterBlock};
 
 use crate::isolation::DropReason;
+use crate::packet::Packet;
 use crate::switch::{Delivery, Forwarding, IngressError, InjectError, Switch};
 
 /// TLPs the mailbox queues for the CPU before it loses one.
@@ -136,6 +138,33 @@ impl CsrWindow {
     /// TLPs sent through the injector since the last call, in order.
     pub fn take_injected(&mut self) -> Vec<Delivery> {
         std::mem::take(&mut self.injected)
+    }
+
+    /// Carries the configuration requests sent through the injector across
+    /// their links: `function` is the function on the link of the port a
+    /// request left by, and returns its completion (`None`: nothing
+    /// answers), which the port hands to the CPU's mailbox as the
+    /// completion of its own link's function, whatever the port's role
+    /// (as the simulator's manager access does, `weft-sim`'s
+    /// `manager_config`). Everything else sent stays for
+    /// [`CsrWindow::take_injected`]. Returns how many requests crossed.
+    pub fn answer_injected_config(
+        &mut self,
+        mut function: impl FnMut(PortIndex, &Packet) -> Option<Packet>,
+    ) -> usize {
+        let (config, others): (Vec<_>, Vec<_>) = std::mem::take(&mut self.injected)
+            .into_iter()
+            .partition(|delivery| matches!(delivery.packet.header.body, Body::Config(_)));
+        self.injected = others;
+        for delivery in &config {
+            if let Some(reply) = function(delivery.from, &delivery.packet) {
+                let bytes = reply
+                    .to_bytes()
+                    .expect("a function's completion is a well-formed TLP");
+                self.queue_for_cpu(delivery.from, &bytes);
+            }
+        }
+        config.len()
     }
 
     /// Offers a TLP at `port`'s ingress; what the switch routes to the

@@ -1,6 +1,8 @@
 //! The soft core's firmware on the instruction-set simulator: a board
 //! with the reference memory map, the SoC peripherals of `weft_iss::soc`
-//! and nothing else, whose management MAC an embedder feeds and drains.
+//! and the data plane's CSR window over a model switch
+//! (`weft_iss::data_plane`), whose management MAC an embedder feeds and
+//! drains.
 //!
 //! Time is the machine timer's `mtime`, one tick per retired step at the
 //! reference soft core clock ([`CPU_CLOCK_HZ`]). While the firmware waits
@@ -12,6 +14,7 @@
 use std::fmt;
 use std::time::Duration;
 
+use weft_iss::data_plane::DataPlaneWindow;
 use weft_iss::elf::ElfError;
 use weft_iss::soc::{Mac, Soc, Uart};
 use weft_iss::{Hart, HarvardBus, MapError, RunStop};
@@ -27,7 +30,7 @@ const CHUNK_STEPS: u64 = 1_000;
 /// Why a board could not be built.
 #[derive(Debug)]
 pub enum BoardError {
-    /// The SoC peripherals did not fit the memory map (a bug in weft).
+    /// The SoC peripherals or the CSR window did not fit the memory map (a bug in weft).
     Map(MapError),
     /// The firmware image is not a loadable RISC-V ELF.
     Elf(ElfError),
@@ -36,7 +39,10 @@ pub enum BoardError {
 impl fmt::Display for BoardError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            BoardError::Map(error) => write!(f, "the SoC peripherals do not map: {error}"),
+            BoardError::Map(error) => write!(
+                f,
+                "the SoC peripherals or the CSR window do not map: {error}"
+            ),
             BoardError::Elf(error) => write!(
                 f,
                 "the firmware image does not load: {error:?} (build it with `cargo xtask firmware`)"
@@ -60,21 +66,45 @@ pub enum Activity {
 pub struct IssBoard {
     hart: Hart<HarvardBus>,
     soc: Soc,
+    data_plane: DataPlaneWindow,
     steps: u64,
 }
 
 impl IssBoard {
-    /// A board at reset with `elf` loaded, about to run its first instruction.
+    /// A board at reset with `elf` loaded, about to run its first
+    /// instruction; its data plane is a switch of
+    /// `weft_regs::capacity::PORTS` ports with every link down.
     pub fn new(elf: &[u8]) -> Result<IssBoard, BoardError> {
+        let ports = DataPlaneWindow::unlinked(weft_regs::capacity::PORTS);
+        IssBoard::with_data_plane(elf, ports)
+    }
+
+    /// A board at reset with `elf` loaded and `data_plane` as its CSR window.
+    pub fn with_data_plane(
+        elf: &[u8],
+        data_plane: DataPlaneWindow,
+    ) -> Result<IssBoard, BoardError> {
         let mut bus = HarvardBus::reference();
         let soc = Soc::attach(&mut bus).map_err(BoardError::Map)?;
+        data_plane.attach(&mut bus).map_err(BoardError::Map)?;
         let mut hart = Hart::new(bus);
         hart.load_elf(elf).map_err(BoardError::Elf)?;
         Ok(IssBoard {
             hart,
             soc,
+            data_plane,
             steps: 0,
         })
+    }
+
+    /// The data plane's CSR window, to reach its switch.
+    pub fn data_plane(&self) -> &DataPlaneWindow {
+        &self.data_plane
+    }
+
+    /// Instructions the hart retired since reset (`minstret`).
+    pub fn instructions(&self) -> u64 {
+        self.hart.csrs().minstret()
     }
 
     /// The console UART: type on it with [`Uart::receive`], read what the

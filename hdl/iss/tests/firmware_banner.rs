@@ -10,8 +10,10 @@ use weft_iss::data_plane::DataPlaneWindow;
 use weft_iss::soc::Soc;
 use weft_iss::{Hart, HarvardBus, Step};
 
-/// Steps to run at most: start-up, the banner, and on into `wfi`.
-const STEPS: u64 = 100_000;
+/// Steps to run at most: start-up, the banner, and on into `wfi`. With the
+/// fabric manager (its initialised state copied into place, its virtual
+/// switches built) that takes about 279 000 steps.
+const STEPS: u64 = 400_000;
 
 /// The ELF built by `cargo xtask firmware`, or `$WEFT_FIRMWARE`.
 fn firmware_path() -> PathBuf {

@@ -62,6 +62,8 @@
 #[cfg(target_os = "none")]
 pub mod console;
 #[cfg(target_os = "none")]
+pub mod fabric;
+#[cfg(target_os = "none")]
 pub mod mac;
 #[cfg(target_os = "none")]
 pub mod management;
@@ -87,7 +89,10 @@ mod soft_core {
     use static_cell::{ConstStaticCell, StaticCell};
     use weft_proto::{Key, SwitchId, DEFAULT_IPV4_ADDRESS, DEFAULT_IPV4_PREFIX_LEN};
 
+    use weft_fabric::manager::FabricManager;
+
     use crate::console::{Command, CommandError, Console, HELP};
+    use crate::fabric::{Fabric, Started};
     use crate::mac::Mac;
     use crate::management::{Management, MANAGEMENT_UDP_PORT, MAX_DATAGRAM};
     use crate::timer;
@@ -135,6 +140,13 @@ mod soft_core {
     /// Built at start rather than as an initialised static, so its reply
     /// cache is zeroed memory (bss) and not a copy carried by the image.
     static MANAGEMENT: StaticCell<Management> = StaticCell::new();
+    /// The fabric manager's state, in place: built on the stack and moved,
+    /// it and its copies would outgrow the data memory. An initialised
+    /// static (data), as weft-fabric's size probe holds it: written at
+    /// start instead, its initial value would be a constant of the same
+    /// size in rodata, since `FabricManager::EMPTY` is not all zeros.
+    static FABRIC_MANAGER: ConstStaticCell<FabricManager> =
+        ConstStaticCell::new(FabricManager::EMPTY);
 
     /// The management server's socket and buffers.
     struct Server {
@@ -146,13 +158,15 @@ mod soft_core {
     }
 
     impl Server {
-        /// Answers the oldest datagram waiting, if any; whether there was one.
-        fn serve_one(&mut self) -> bool {
+        /// Answers the oldest datagram waiting, from `fabric` if there is
+        /// one; whether there was a datagram.
+        fn serve_one(&mut self, fabric: Option<&mut Fabric>) -> bool {
             let socket = self.sockets.get_mut::<udp::Socket>(self.udp);
             loop {
                 match socket.recv_slice(&mut self.datagram[..]) {
                     Ok((len, meta)) => {
-                        let n = self.management.answer(&self.datagram[..len], self.answer);
+                        let datagram = &self.datagram[..len];
+                        let n = self.management.answer(datagram, self.answer, fabric);
                         if n > 0 {
                             // A full send buffer loses the answer; the client retries.
                             let _ = socket.send_slice(&self.answer[..n], meta);
@@ -203,6 +217,21 @@ mod soft_core {
              answered: type `key <64 hex digits>` (or `insecure`)\r\n"
         );
 
+        let mut fabric = match Fabric::new(FABRIC_MANAGER.take(), SWITCH_ID.0) {
+            Ok(fabric) => {
+                let _ = write!(
+                    uart,
+                    "fabric: {} ports; enumeration 100 ms after reset\r\n",
+                    fabric.ports()
+                );
+                Some(fabric)
+            }
+            Err(_) => {
+                uart.write_bytes(b"fabric: no weft data plane at the CSR window; network only\r\n");
+                None
+            }
+        };
+
         wake_on_timer_and_mac();
         uart.write_bytes(b"ready\r\n");
 
@@ -211,14 +240,22 @@ mod soft_core {
             while let Some(command) = console.poll(&mut uart) {
                 run(command, &mut uart, &mut iface, server.management);
             }
+            if let Some(fabric) = &mut fabric {
+                if let Some(started) = fabric.start_when_due() {
+                    report(&mut uart, &started);
+                }
+                fabric.serve_hosts();
+            }
             mac.acknowledge_interrupt();
             iface.poll(timer::now(), mac, &mut server.sockets);
-            while server.serve_one() {
+            while server.serve_one(fabric.as_mut()) {
                 iface.poll(timer::now(), mac, &mut server.sockets);
             }
+            let fabric_wake = fabric.as_mut().and_then(Fabric::next_wake);
             let delay = iface
                 .poll_delay(timer::now(), &server.sockets)
-                .map_or(CONSOLE_PERIOD, |d| d.min(CONSOLE_PERIOD));
+                .map_or(CONSOLE_PERIOD, |d| d.min(CONSOLE_PERIOD))
+                .min(fabric_wake.unwrap_or(CONSOLE_PERIOD));
             timer::alarm_after(delay);
             riscv::asm::wfi();
         }
@@ -253,6 +290,19 @@ mod soft_core {
                 "ip: expected an address and prefix length, such as 192.168.70.2/24\r\n",
             ),
             Err(CommandError::TooLong) => uart.write_str("line too long; nothing done\r\n"),
+        };
+    }
+
+    /// Says on the console how the fabric's start went.
+    fn report(uart: &mut Uart, started: &Started) {
+        let _ = match started.result {
+            Ok(()) => write!(
+                uart,
+                "fabric: {} functions enumerated in {} instructions, {} cycles\r\n",
+                started.functions, started.instructions, started.cycles
+            ),
+            // Formatting the error would cost more code than the soft core has room for.
+            Err(_) => uart.write_str("fabric: start failed; hosts are not answered\r\n"),
         };
     }
 

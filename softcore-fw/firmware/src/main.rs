@@ -12,9 +12,18 @@
 //! station address, smoltcp's interface with a static IPv4 address
 //! ([`DEFAULT_ADDRESS`] until the console's `ip` command replaces it),
 //! which answers ARP and ICMP echo on its own, and the UDP management
-//! server ([`management`]) on weft-proto's port 7330, which answers Ping
-//! and Identify and refuses every request that needs the fabric manager
-//! with weft-proto's `Unsupported`.
+//! server ([`management`]) on weft-proto's port 7330.
+//!
+//! Then the fabric manager ([`fabric`]): configured from built-in settings
+//! over the data plane's CSR window, started (enumeration, routes, tables)
+//! by the main loop 100 ms after reset, when it says on the console how
+//! many functions it found and the instructions and cycles that took. From
+//! then on it answers the hosts' configuration requests from the config
+//! mailbox, and the management server's requests (topology, bind, unbind,
+//! ...) through weft-fabric's request handler. Without a weft data plane
+//! at the CSR window the firmware says so and runs the network only,
+//! answering Ping and Identify and refusing everything else with
+//! weft-proto's `Unsupported`.
 //!
 //! # Keys and the console
 //!
@@ -30,26 +39,33 @@
 //!
 //! # The main loop
 //!
-//! The loop never spins: it reads the console, lets smoltcp handle what
-//! arrived and send what is due, answers the management requests, then
-//! sets the timer for smoltcp's next deadline (or the next look at the
-//! console, [`CONSOLE_PERIOD`]) and waits in `wfi` until the timer or the
-//! MAC raises its interrupt. The interrupts are enabled in `mie` but never
-//! globally (`mstatus.MIE` stays clear), so they wake `wfi` without a trap
-//! (Privileged 20211203 §3.3.3) and there is no interrupt handler.
+//! The loop never spins: it reads the console, starts the fabric when it
+//! is due and answers the hosts' configuration requests waiting in the
+//! mailbox, lets smoltcp handle what arrived and send what is due, answers
+//! the management requests, then sets the timer for the next deadline
+//! (smoltcp's, the fabric's start, the next look at the mailbox —
+//! [`fabric::MAILBOX_PERIOD`] while the fabric runs — or the next look at
+//! the console, [`CONSOLE_PERIOD`]) and waits in `wfi` until the timer or
+//! the MAC raises its interrupt. The interrupts are enabled in `mie` but
+//! never globally (`mstatus.MIE` stays clear), so they wake `wfi` without a
+//! trap (Privileged 20211203 §3.3.3) and there is no interrupt handler.
 //!
 //! # Memory
 //!
 //! Rodata lives in the data memory: the core is Harvard, and its instruction
 //! memory is not readable by loads. Every buffer is a static of a fixed
-//! size, so the budget is the link map's. With the network stack
-//! (`cargo xtask firmware`, measured): 61.1 KiB of code in the 128 KiB
-//! instruction memory; in the 64 KiB data memory 5.9 KiB of rodata,
-//! 0.2 KiB of data and 17.6 KiB of bss — the management server's reply
-//! cache 6.0 KiB, the UDP socket's buffers 5.8 KiB (two datagrams each
-//! way), the MAC's receive and transmit frames 3.0 KiB, a request and its
-//! answer 2.9 KiB — which leaves 40.2 KiB of stack. Before the network
-//! stack the firmware was 652 bytes of code and nothing else.
+//! size, so the budget is the link map's. With the network stack and the
+//! fabric manager (`cargo xtask firmware`, measured): 136 KiB of code in
+//! the 256 KiB instruction memory; in the 128 KiB data memory 15.8 KiB of
+//! rodata, 21.5 KiB of data (the fabric manager's state, initialised where
+//! it lies: rodata and data share the data memory) and 17.6 KiB of bss
+//! — the management server's reply cache 6.0 KiB, the UDP socket's
+//! buffers 5.8 KiB (two datagrams each way), the MAC's receive and
+//! transmit frames 3.0 KiB, a request and its answer 2.9 KiB. The stack
+//! went 33 KiB deep on the ISS through enumeration, a bind and a host's
+//! configuration request (`weft-sim`'s `firmware_fabric` test), of the
+//! 73 KiB left. Before the network stack the firmware was 652 bytes of
+//! code and nothing else.
 //!
 //! A host build of this crate (as `cargo test --workspace` makes) is only a
 //! pointer to the real build, so the workspace stays one `cargo` command.
@@ -143,8 +159,8 @@ mod soft_core {
     /// The fabric manager's state, in place: built on the stack and moved,
     /// it and its copies would outgrow the data memory. An initialised
     /// static (data), as weft-fabric's size probe holds it: written at
-    /// start instead, its initial value would be a constant of the same
-    /// size in rodata, since `FabricManager::EMPTY` is not all zeros.
+    /// start into bss instead, its initial value would be a constant of the
+    /// same size in rodata, since `FabricManager::EMPTY` is not all zeros.
     static FABRIC_MANAGER: ConstStaticCell<FabricManager> =
         ConstStaticCell::new(FabricManager::EMPTY);
 

@@ -38,9 +38,9 @@ pub const INSTRUCTION_RAM_SIZE: u32 = 256 * 1024;
 /// Start of the soft core's data memory.
 pub const DATA_RAM_BASE: u32 = 0x1000_0000;
 /// Size of the data memory in the reference configuration (128 KiB): the
-/// fabric manager's state (about 21 KiB, an initialised static whose image
-/// riscv-rt copies from rodata, so twice), the network stack's buffers
-/// and the fabric manager's stack (about 22 KiB at its deepest) do not fit 64 KiB.
+/// firmware's statics with the fabric manager take about 55 KiB (the
+/// manager's state 21 KiB of it) and its stack about 33 KiB at its deepest,
+/// which 64 KiB does not hold.
 pub const DATA_RAM_SIZE: u32 = 128 * 1024;
 /// The soft core's clock in the reference configuration, in hertz: the
 /// rate of the machine timer's `mtime` ([`soc::timer`]), which counts one

@@ -186,16 +186,17 @@ impl Fabric {
     }
 
     /// Answers every host configuration request waiting in the mailbox
-    /// through the manager's configuration virtualization; how many.
-    pub fn serve_hosts(&mut self) -> usize {
+    /// through the manager's configuration virtualization.
+    pub fn serve_hosts(&mut self) {
         if self.phase != Phase::Running {
-            return 0;
+            return;
         }
         let (mut config, mut hosts) = (SharedMailbox(&self.mailbox), SharedMailbox(&self.mailbox));
-        // A failed table write was answered with Completer Abort; the host sees it.
-        self.manager
-            .service(&mut config, &mut self.plane, &mut hosts)
-            .unwrap_or(1)
+        // A request whose table writes failed was completed with Completer
+        // Abort, which tells its host; the next pass serves the rest.
+        let _ = self
+            .manager
+            .service(&mut config, &mut self.plane, &mut hosts);
     }
 
     /// The answer to a management request, from the manager.

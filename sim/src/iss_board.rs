@@ -1,6 +1,8 @@
 //! The soft core's firmware on the instruction-set simulator: a board
 //! with the reference memory map, the SoC peripherals of `weft_iss::soc`
-//! and nothing else, whose management MAC an embedder feeds and drains.
+//! and the data plane's CSR window over a model switch
+//! (`weft_iss::data_plane`), whose management MAC an embedder feeds and
+//! drains.
 //!
 //! Time is the machine timer's `mtime` (and the flash part's clock, so a
 //! program or erase takes its datasheet time), one tick per retired step at the
@@ -13,8 +15,9 @@
 use std::fmt;
 use std::time::Duration;
 
+use weft_iss::data_plane::DataPlaneWindow;
 use weft_iss::elf::ElfError;
-use weft_iss::soc::{Mac, NorFlash, Soc, SpiFlash, Uart};
+use weft_iss::soc::{Geometry, Mac, NorFlash, Soc, SpiFlash, Timing, Uart};
 use weft_iss::{Hart, HarvardBus, MapError, RunStop};
 
 /// The clock the ISS board's firmware runs at: the reference soft core
@@ -28,7 +31,7 @@ const CHUNK_STEPS: u64 = 1_000;
 /// Why a board could not be built.
 #[derive(Debug)]
 pub enum BoardError {
-    /// The SoC peripherals did not fit the memory map (a bug in weft).
+    /// The SoC peripherals or the CSR window did not fit the memory map (a bug in weft).
     Map(MapError),
     /// The firmware image is not a loadable RISC-V ELF.
     Elf(ElfError),
@@ -37,7 +40,10 @@ pub enum BoardError {
 impl fmt::Display for BoardError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            BoardError::Map(error) => write!(f, "the SoC peripherals do not map: {error}"),
+            BoardError::Map(error) => write!(
+                f,
+                "the SoC peripherals or the CSR window do not map: {error}"
+            ),
             BoardError::Elf(error) => write!(
                 f,
                 "the firmware image does not load: {error:?} (build it with `cargo xtask firmware`)"
@@ -57,39 +63,75 @@ pub enum Activity {
     Running,
 }
 
+/// The configuration flash of a new board: the reference part, erased.
+fn erased_flash() -> NorFlash {
+    NorFlash::erased(Geometry::W25Q32, Timing::TYPICAL)
+}
+
+/// The data plane of a board without a fabric: every link down.
+fn unlinked_data_plane() -> DataPlaneWindow {
+    DataPlaneWindow::unlinked(weft_regs::capacity::PORTS)
+}
+
 /// The firmware on the ISS with its peripherals.
 pub struct IssBoard {
     hart: Hart<HarvardBus>,
     soc: Soc,
+    data_plane: DataPlaneWindow,
     steps: u64,
 }
 
 impl IssBoard {
     /// A board at reset with `elf` loaded, about to run its first
-    /// instruction, and its configuration flash erased.
+    /// instruction, its configuration flash erased and its data plane a
+    /// switch of `weft_regs::capacity::PORTS` ports with every link down.
     pub fn new(elf: &[u8]) -> Result<IssBoard, BoardError> {
-        let mut bus = HarvardBus::reference();
-        let soc = Soc::attach(&mut bus).map_err(BoardError::Map)?;
-        Self::with_soc(elf, bus, soc)
+        IssBoard::with_parts(elf, erased_flash(), unlinked_data_plane())
+    }
+
+    /// A board at reset with `elf` loaded and `data_plane` as its CSR window.
+    pub fn with_data_plane(
+        elf: &[u8],
+        data_plane: DataPlaneWindow,
+    ) -> Result<IssBoard, BoardError> {
+        IssBoard::with_parts(elf, erased_flash(), data_plane)
     }
 
     /// A board at reset with `elf` loaded and `flash` on its flash
     /// controller: a board restarted with what an earlier run stored
     /// ([`IssBoard::flash`]`.part()`).
     pub fn with_flash(elf: &[u8], flash: NorFlash) -> Result<IssBoard, BoardError> {
-        let mut bus = HarvardBus::reference();
-        let soc = Soc::attach_with_flash(&mut bus, flash).map_err(BoardError::Map)?;
-        Self::with_soc(elf, bus, soc)
+        IssBoard::with_parts(elf, flash, unlinked_data_plane())
     }
 
-    fn with_soc(elf: &[u8], bus: HarvardBus, soc: Soc) -> Result<IssBoard, BoardError> {
+    /// A board at reset with `elf` loaded, `flash` on its flash controller
+    /// and `data_plane` as its CSR window.
+    pub fn with_parts(
+        elf: &[u8],
+        flash: NorFlash,
+        data_plane: DataPlaneWindow,
+    ) -> Result<IssBoard, BoardError> {
+        let mut bus = HarvardBus::reference();
+        let soc = Soc::attach_with_flash(&mut bus, flash).map_err(BoardError::Map)?;
+        data_plane.attach(&mut bus).map_err(BoardError::Map)?;
         let mut hart = Hart::new(bus);
         hart.load_elf(elf).map_err(BoardError::Elf)?;
         Ok(IssBoard {
             hart,
             soc,
+            data_plane,
             steps: 0,
         })
+    }
+
+    /// The data plane's CSR window, to reach its switch.
+    pub fn data_plane(&self) -> &DataPlaneWindow {
+        &self.data_plane
+    }
+
+    /// Instructions the hart retired since reset (`minstret`).
+    pub fn instructions(&self) -> u64 {
+        self.hart.csrs().minstret()
     }
 
     /// The console UART: type on it with [`Uart::receive`], read what the

@@ -1,8 +1,8 @@
 //! The firmware ELF on the ISS board, with frames from a host sent straight
 //! into its management MAC model: it answers ARP (RFC 826) and ICMP echo
 //! (RFC 792) for its address, and weft-proto requests on UDP 7330 checked
-//! with the key typed on its console, refusing what fails a check with the
-//! protocol's typed error.
+//! with the key typed on its console (answered by the fabric manager),
+//! refusing what fails a check with the protocol's typed error.
 
 mod firmware_support;
 
@@ -131,7 +131,8 @@ fn identify_and_ping_are_answered_and_authenticated_with_the_console_key() {
     );
     assert_eq!(identity.ports, 8);
     assert!(identity.capabilities.contains(Capabilities::AUTHENTICATED));
-    assert!(!identity.capabilities.contains(Capabilities::BIND));
+    // The fabric manager answers, with what it can do.
+    assert!(identity.capabilities.contains(Capabilities::BIND));
 
     let sent = Header::request(2, SwitchId(FIRMWARE_SWITCH), 1_001);
     let answer = ask(&mut board, &sent, &Request::Ping, &test_key()).expect("answered");
@@ -139,21 +140,28 @@ fn identify_and_ping_are_answered_and_authenticated_with_the_console_key() {
 }
 
 #[test]
-fn requests_for_the_fabric_manager_are_refused_as_unsupported() {
+fn requests_the_fabric_manager_does_not_carry_out_are_refused_as_unsupported() {
     let Some(image) = firmware_image() else {
         return;
     };
     let mut board = keyed_board(&image);
     let sent = Header::request(1, SwitchId(FIRMWARE_SWITCH), 5);
+    let answer = ask(&mut board, &sent, &Request::SaveConfig, &test_key()).expect("answered");
+    assert_eq!(
+        response(&answer, &sent),
+        Response::Error(Error::Unsupported)
+    );
+    // Before the fabric is enumerated its listing is empty.
+    let sent = Header::request(2, SwitchId(FIRMWARE_SWITCH), 6);
     let topology = Request::Topology {
         cursor: TopologyCursor(0),
         generation: None,
     };
     let answer = ask(&mut board, &sent, &topology, &test_key()).expect("answered");
-    assert_eq!(
-        response(&answer, &sent),
-        Response::Error(Error::Unsupported)
-    );
+    let Response::Topology(page) = response(&answer, &sent) else {
+        panic!("expected a topology page");
+    };
+    assert!(page.items.is_empty(), "{page:?}");
 }
 
 #[test]

@@ -36,6 +36,7 @@
 
 pub mod bus;
 pub mod csr;
+pub mod data_plane;
 pub mod decode;
 pub mod elf;
 pub mod encode;

@@ -1,15 +1,19 @@
 //! The real firmware ELF (`cargo xtask firmware`) on the ISS with the SoC
-//! peripherals of `weft_regs::soc` prints its banner on the console UART,
+//! peripherals of `weft_regs::soc` and the data plane's CSR window (a
+//! model switch with every link down) prints its banner on the console UART,
 //! once, then its boot progress up to `ready`, and then waits for
 //! interrupts.
 
 use std::path::PathBuf;
 
+use weft_iss::data_plane::DataPlaneWindow;
 use weft_iss::soc::Soc;
 use weft_iss::{Hart, HarvardBus, Step};
 
-/// Steps to run at most: start-up, the banner, and on into `wfi`.
-const STEPS: u64 = 100_000;
+/// Steps to run at most: start-up, the banner, and on into `wfi`. With the
+/// fabric manager (its initialised state copied into place, its virtual
+/// switches built) that takes about 279 000 steps.
+const STEPS: u64 = 400_000;
 
 /// The ELF built by `cargo xtask firmware`, or `$WEFT_FIRMWARE`.
 fn firmware_path() -> PathBuf {
@@ -35,6 +39,9 @@ fn the_firmware_prints_its_banner_and_waits() {
     };
     let mut bus = HarvardBus::reference();
     let soc = Soc::attach(&mut bus).expect("the SoC window is free in the reference map");
+    DataPlaneWindow::unlinked(4)
+        .attach(&mut bus)
+        .expect("the CSR window is free in the reference map");
     let mut hart = Hart::new(bus);
     hart.load_elf(&image).expect("the firmware ELF loads");
     let mut steps = 0;

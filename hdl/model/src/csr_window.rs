@@ -19,6 +19,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
+use weft_pcie::tlp::Body;
 use weft_pcie::Bdf;
 use weft_regs::capacity;
 use weft_regs::csr::{
@@ -33,6 +34,7 @@ use weft_regs::tables::{
 use weft_regs::{Access, Field, Register, RegisterBlock};
 
 use crate::isolation::DropReason;
+use crate::packet::Packet;
 use crate::switch::{Delivery, Forwarding, IngressError, InjectError, Switch};
 
 /// TLPs the mailbox queues for the CPU before it loses one.
@@ -136,6 +138,33 @@ impl CsrWindow {
     /// TLPs sent through the injector since the last call, in order.
     pub fn take_injected(&mut self) -> Vec<Delivery> {
         std::mem::take(&mut self.injected)
+    }
+
+    /// Carries the configuration requests sent through the injector across
+    /// their links: `function` is the function on the link of the port a
+    /// request left by, and returns its completion (`None`: nothing
+    /// answers), which the port hands to the CPU's mailbox as the
+    /// completion of its own link's function, whatever the port's role
+    /// (as the simulator's manager access does, `weft-sim`'s
+    /// `manager_config`). Everything else sent stays for
+    /// [`CsrWindow::take_injected`]. Returns how many requests crossed.
+    pub fn answer_injected_config(
+        &mut self,
+        mut function: impl FnMut(PortIndex, &Packet) -> Option<Packet>,
+    ) -> usize {
+        let (config, others): (Vec<_>, Vec<_>) = std::mem::take(&mut self.injected)
+            .into_iter()
+            .partition(|delivery| matches!(delivery.packet.header.body, Body::Config(_)));
+        self.injected = others;
+        for delivery in &config {
+            if let Some(reply) = function(delivery.from, &delivery.packet) {
+                let bytes = reply
+                    .to_bytes()
+                    .expect("a function's completion is a well-formed TLP");
+                self.queue_for_cpu(delivery.from, &bytes);
+            }
+        }
+        config.len()
     }
 
     /// Offers a TLP at `port`'s ingress; what the switch routes to the
@@ -691,6 +720,62 @@ mod tests {
             1,
             "clearing LOST pops nothing"
         );
+    }
+
+    /// Writes `tlp` to the injector and sends it out of `port`.
+    fn inject(csr: &mut CsrWindow, port: u32, tlp: &[u8]) {
+        for (n, dw) in tlp.chunks(4).enumerate() {
+            let dw = u32::from_be_bytes(dw.try_into().expect("whole DWs"));
+            csr.write32(inject_data::DATA.address(0, n as u32), dw);
+        }
+        let send = inject::PORT.encode(port) | inject::DWORDS.encode(tlp.len() as u32 / 4);
+        csr.write32(inject::SEND.address(0, 0), send);
+    }
+
+    #[test]
+    fn injected_configuration_requests_are_answered_into_the_mailbox() {
+        let mut csr = window();
+        let request = weft_pcie::tlp::ConfigRequest {
+            direction: weft_pcie::tlp::Direction::Read,
+            config_type: weft_pcie::tlp::ConfigType::Type0,
+            requester: Bdf::new(0, 0, 0),
+            tag: Tag::new(3).expect("tag fits"),
+            target: Bdf::new(2, 0, 0),
+            register_number: 0,
+            extended_register_number: 0,
+            first_be: 0xf,
+        };
+        let header = Header {
+            digest_present: false,
+            poisoned: false,
+            body: Body::Config(request),
+        };
+        let config = Packet::new(header, Vec::new())
+            .to_bytes()
+            .expect("well-formed");
+        inject(&mut csr, 1, &config);
+        let write = write_tlp(0x1_0000_1000, [1, 2, 3, 4]);
+        inject(&mut csr, 2, &write);
+        let mut asked = Vec::new();
+        let crossed = csr.answer_injected_config(|port, packet| {
+            asked.push((port, packet.header));
+            crate::isolation::error_completion(
+                &packet.header,
+                Bdf::new(2, 0, 0),
+                weft_pcie::tlp::CompletionStatus::UnsupportedRequest,
+            )
+        });
+        assert_eq!(crossed, 1);
+        assert_eq!(asked, [(PortIndex(1), header)]);
+        // The completion waits for the CPU, from the port the request left by.
+        let status = csr.read32(mailbox::STATUS.address(0, 0));
+        assert_eq!(mailbox::PENDING.decode(status), 1);
+        assert_eq!(mailbox::PORT.decode(status), 1);
+        assert_eq!(mailbox::DWORDS.decode(status), 3, "a Cpl is 3 header DWs");
+        // The memory write stays for the test.
+        let sent = csr.take_injected();
+        assert_eq!(sent.len(), 1);
+        assert_eq!(sent[0].to, Destination::Port(PortIndex(2)));
     }
 
     #[test]

@@ -3,8 +3,9 @@
 //!
 //! - [`timer::SocTimer`]: [`weft_fabric::hw::Timer`] over the machine timer
 //!   (`weft_regs::soc::timer`);
-//! - [`host::CsrHostInterface`]: [`weft_fabric::hw::HostInterface`] over the
-//!   data plane's mailbox and injector (`weft_regs::csr::mailbox`, `inject`).
+//! - [`mailbox::CsrMailbox`]: [`weft_fabric::hw::FabricConfig`] and
+//!   [`weft_fabric::hw::HostInterface`] over the data plane's mailbox and
+//!   injector (`weft_regs::csr::mailbox`, `inject`), which both share.
 //!
 //! The data plane's tables are written by `weft_regs::driver::CsrDataPlane`,
 //! which lives beside the register map because the fabric manager's crate
@@ -14,7 +15,7 @@
 #![no_std]
 #![forbid(unsafe_code)]
 
-pub mod host;
+pub mod mailbox;
 pub mod timer;
 
 pub use weft_regs::driver::CsrBus;

@@ -1,9 +1,10 @@
 //! A probe of the fabric manager on the soft core: its size, and the
 //! instructions it retires per host configuration request.
 //!
-//! The firmware does not drive the fabric manager yet, so its ELF says
-//! nothing about the library. This program links every entry point the
-//! firmware will call — start (discovery, enumeration, routes), the
+//! The firmware's ELF mixes the fabric manager with the network stack and
+//! the management server, so it says little about the library alone. This
+//! program links every entry point the
+//! firmware calls — start (discovery, enumeration, routes), the
 //! configuration mailbox, bind and unbind, the management request handler,
 //! and the flash record's save, load and restore — with the firmware's
 //! start-up code and memory map, over stub hardware: one fake GPU on port

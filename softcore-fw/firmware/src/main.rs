@@ -12,9 +12,18 @@
 //! station address, smoltcp's interface with a static IPv4 address
 //! ([`DEFAULT_ADDRESS`] until the console's `ip` command replaces it),
 //! which answers ARP and ICMP echo on its own, and the UDP management
-//! server ([`management`]) on weft-proto's port 7330, which answers Ping
-//! and Identify and refuses every request that needs the fabric manager
-//! with weft-proto's `Unsupported`.
+//! server ([`management`]) on weft-proto's port 7330.
+//!
+//! Then the fabric manager ([`fabric`]): configured from built-in settings
+//! over the data plane's CSR window, started (enumeration, routes, tables)
+//! by the main loop 100 ms after reset, when it says on the console how
+//! many functions it found and the instructions and cycles that took. From
+//! then on it answers the hosts' configuration requests from the config
+//! mailbox, and the management server's requests (topology, bind, unbind,
+//! ...) through weft-fabric's request handler. Without a weft data plane
+//! at the CSR window the firmware says so and runs the network only,
+//! answering Ping and Identify and refusing everything else with
+//! weft-proto's `Unsupported`.
 //!
 //! # Keys and the console
 //!
@@ -34,28 +43,34 @@
 //!
 //! # The main loop
 //!
-//! The loop never spins: it reads the console, lets smoltcp handle what
-//! arrived and send what is due, answers the management requests, then
-//! sets the timer for smoltcp's next deadline (or the next look at the
-//! console, [`CONSOLE_PERIOD`]) and waits in `wfi` until the timer or the
-//! MAC raises its interrupt. The interrupts are enabled in `mie` but never
-//! globally (`mstatus.MIE` stays clear), so they wake `wfi` without a trap
-//! (Privileged 20211203 §3.3.3) and there is no interrupt handler.
+//! The loop never spins: it reads the console, starts the fabric when it
+//! is due and answers the hosts' configuration requests waiting in the
+//! mailbox, lets smoltcp handle what arrived and send what is due, answers
+//! the management requests, then sets the timer for the next deadline
+//! (smoltcp's, the fabric's start, the next look at the mailbox —
+//! [`fabric::MAILBOX_PERIOD`] while the fabric runs — or the next look at
+//! the console, [`CONSOLE_PERIOD`]) and waits in `wfi` until the timer or
+//! the MAC raises its interrupt. The interrupts are enabled in `mie` but
+//! never globally (`mstatus.MIE` stays clear), so they wake `wfi` without a
+//! trap (Privileged 20211203 §3.3.3) and there is no interrupt handler.
 //!
 //! # Memory
 //!
 //! Rodata lives in the data memory: the core is Harvard, and its instruction
 //! memory is not readable by loads. Every buffer is a static of a fixed
 //! size, so the budget is the link map's. With the network stack and the
-//! flash driver (`cargo xtask firmware`, measured): 66.4 KiB of code in the
-//! 128 KiB instruction memory; in the 64 KiB data memory 8.0 KiB of rodata,
-//! 0.2 KiB of data and 17.7 KiB of bss — the management server's reply
-//! cache 6.0 KiB, the UDP socket's buffers 5.8 KiB (two datagrams each
-//! way), the MAC's receive and transmit frames 3.0 KiB, a request and its
-//! answer 2.9 KiB — which leaves 38.2 KiB of stack. The flash driver and
-//! the key record took 7.3 KiB of code and rodata (68 696 bytes of text
-//! and rodata before, 76 136 after). Before the network stack the
-//! firmware was 652 bytes of code and nothing else.
+//! fabric manager and the flash driver (`cargo xtask firmware`, measured
+//! before the flash driver joined): 136 KiB of code in the 256 KiB
+//! instruction memory; in the 128 KiB data memory 15.8 KiB of rodata,
+//! 21.5 KiB of data (the fabric manager's state, initialised where it
+//! lies: rodata and data share the data memory) and 17.6 KiB of bss — the
+//! management server's reply cache 6.0 KiB, the UDP socket's buffers
+//! 5.8 KiB (two datagrams each way), the MAC's receive and transmit frames
+//! 3.0 KiB, a request and its answer 2.9 KiB. The stack went 33 KiB deep
+//! on the ISS through enumeration, a bind and a host's configuration
+//! request (`weft-sim`'s `firmware_fabric` test). The flash driver and the
+//! key record took 7.3 KiB of code and rodata. Before the network stack
+//! the firmware was 652 bytes of code and nothing else.
 //!
 //! A host build of this crate (as `cargo test --workspace` makes) is only a
 //! pointer to the real build, so the workspace stays one `cargo` command.
@@ -68,6 +83,8 @@
 
 #[cfg(target_os = "none")]
 pub mod console;
+#[cfg(target_os = "none")]
+pub mod fabric;
 #[cfg(target_os = "none")]
 pub mod flash;
 #[cfg(target_os = "none")]
@@ -98,7 +115,10 @@ mod soft_core {
     use static_cell::{ConstStaticCell, StaticCell};
     use weft_proto::{SwitchId, DEFAULT_IPV4_ADDRESS, DEFAULT_IPV4_PREFIX_LEN};
 
+    use weft_fabric::manager::FabricManager;
+
     use crate::console::{Command, CommandError, Console, HELP};
+    use crate::fabric::{Fabric, Started};
     use crate::flash::{describe, Region, KEY_REGION};
     use crate::keystore;
     use crate::mac::Mac;
@@ -148,6 +168,13 @@ mod soft_core {
     /// Built at start rather than as an initialised static, so its reply
     /// cache is zeroed memory (bss) and not a copy carried by the image.
     static MANAGEMENT: StaticCell<Management> = StaticCell::new();
+    /// The fabric manager's state, in place: built on the stack and moved,
+    /// it and its copies would outgrow the data memory. An initialised
+    /// static (data), as weft-fabric's size probe holds it: written at
+    /// start into bss instead, its initial value would be a constant of the
+    /// same size in rodata, since `FabricManager::EMPTY` is not all zeros.
+    static FABRIC_MANAGER: ConstStaticCell<FabricManager> =
+        ConstStaticCell::new(FabricManager::EMPTY);
 
     /// The management server's socket and buffers.
     struct Server {
@@ -159,13 +186,21 @@ mod soft_core {
     }
 
     impl Server {
-        /// Answers the oldest datagram waiting, if any; whether there was one.
-        fn serve_one(&mut self, uart: &mut Uart, key_flash: &mut Region) -> bool {
+        /// Answers the oldest datagram waiting, from `fabric` if there is
+        /// one, and stores the replay high-water mark in `key_flash`;
+        /// whether there was a datagram.
+        fn serve_one(
+            &mut self,
+            uart: &mut Uart,
+            key_flash: &mut Region,
+            fabric: Option<&mut Fabric>,
+        ) -> bool {
             let socket = self.sockets.get_mut::<udp::Socket>(self.udp);
             loop {
                 match socket.recv_slice(&mut self.datagram[..]) {
                     Ok((len, meta)) => {
-                        let n = self.management.answer(&self.datagram[..len], self.answer);
+                        let datagram = &self.datagram[..len];
+                        let n = self.management.answer(datagram, self.answer, fabric);
                         if let Err(error) = self.management.keep_mark(key_flash) {
                             let _ = write!(
                                 uart,
@@ -241,6 +276,21 @@ mod soft_core {
             ),
         };
 
+        let mut fabric = match Fabric::new(FABRIC_MANAGER.take(), SWITCH_ID.0) {
+            Ok(fabric) => {
+                let _ = write!(
+                    uart,
+                    "fabric: {} ports; enumeration 100 ms after reset\r\n",
+                    fabric.ports()
+                );
+                Some(fabric)
+            }
+            Err(_) => {
+                uart.write_bytes(b"fabric: no weft data plane at the CSR window; network only\r\n");
+                None
+            }
+        };
+
         wake_on_timer_and_mac();
         uart.write_bytes(b"ready\r\n");
 
@@ -255,14 +305,22 @@ mod soft_core {
                     &mut key_flash,
                 );
             }
+            if let Some(fabric) = &mut fabric {
+                if let Some(started) = fabric.start_when_due() {
+                    report(&mut uart, &started);
+                }
+                fabric.serve_hosts();
+            }
             mac.acknowledge_interrupt();
             iface.poll(timer::now(), mac, &mut server.sockets);
-            while server.serve_one(&mut uart, &mut key_flash) {
+            while server.serve_one(&mut uart, &mut key_flash, fabric.as_mut()) {
                 iface.poll(timer::now(), mac, &mut server.sockets);
             }
+            let fabric_wake = fabric.as_mut().and_then(Fabric::next_wake);
             let delay = iface
                 .poll_delay(timer::now(), &server.sockets)
-                .map_or(CONSOLE_PERIOD, |d| d.min(CONSOLE_PERIOD));
+                .map_or(CONSOLE_PERIOD, |d| d.min(CONSOLE_PERIOD))
+                .min(fabric_wake.unwrap_or(CONSOLE_PERIOD));
             timer::alarm_after(delay);
             riscv::asm::wfi();
         }
@@ -306,6 +364,19 @@ mod soft_core {
                 "ip: expected an address and prefix length, such as 192.168.70.2/24\r\n",
             ),
             Err(CommandError::TooLong) => uart.write_str("line too long; nothing done\r\n"),
+        };
+    }
+
+    /// Says on the console how the fabric's start went.
+    fn report(uart: &mut Uart, started: &Started) {
+        let _ = match started.result {
+            Ok(()) => write!(
+                uart,
+                "fabric: {} functions enumerated in {} instructions, {} cycles\r\n",
+                started.functions, started.instructions, started.cycles
+            ),
+            // Formatting the error would cost more code than the soft core has room for.
+            Err(_) => uart.write_str("fabric: start failed; hosts are not answered\r\n"),
         };
     }
 

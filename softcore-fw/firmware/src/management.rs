@@ -2,9 +2,11 @@
 //! [`MANAGEMENT_UDP_PORT`], checked and answered through
 //! [`weft_proto::Responder`] as every weft server does.
 //!
-//! The firmware answers Ping and Identify itself. The fabric manager does
-//! not run on the soft core yet, so every other request is refused with
-//! [`Error::Unsupported`]: the switch knows the request but this build
+//! Requests are answered by the fabric manager (weft-fabric's
+//! `management::handle`, through [`crate::fabric::Fabric::answer`]). Without
+//! a data plane to manage (no weft CSR window answered at start) the
+//! firmware answers Ping and Identify itself and refuses every other
+//! request with [`Error::Unsupported`]: the switch knows the request but
 //! cannot carry it out.
 //!
 //! Until a key is provisioned on the console (`key`, or `insecure` by
@@ -14,6 +16,7 @@
 //! ([`crate::keystore`]); the insecure key never is, so it lasts until the
 //! next restart.
 
+use weft_fabric::management::BoardInfo;
 use weft_fabric::persist::{Flash, PersistError};
 use weft_proto::heapless::String;
 use weft_proto::{
@@ -23,6 +26,7 @@ use weft_proto::{
 pub use weft_proto::{MANAGEMENT_UDP_PORT, MAX_DATAGRAM};
 use weft_regs::capacity::PORTS;
 
+use crate::fabric::Fabric;
 use crate::keystore::{self, KeyRecord};
 
 /// Answers kept for retried requests: one client with a request in
@@ -112,20 +116,30 @@ impl Management {
         self.responder.is_some()
     }
 
-    /// The answer to `datagram` in `out`: its length, 0 for none.
-    pub fn answer(&mut self, datagram: &[u8], out: &mut [u8]) -> usize {
+    /// The answer to `datagram` in `out`, from `fabric` if there is one:
+    /// its length, 0 for none.
+    pub fn answer(
+        &mut self,
+        datagram: &[u8],
+        out: &mut [u8],
+        fabric: Option<&mut Fabric>,
+    ) -> usize {
         let switch = self.switch;
         let Some(responder) = &mut self.responder else {
             return 0;
         };
         let authenticated = !responder.verifier().key().is_insecure();
-        responder.answer(datagram, out, |request, _| {
-            execute(request, switch, authenticated)
+        responder.answer(datagram, out, |request, trailing| match fabric {
+            Some(fabric) => {
+                let board = board_info(fabric.ports(), authenticated);
+                fabric.answer(&board, request, trailing)
+            }
+            None => execute(request, switch, authenticated),
         })
     }
 }
 
-/// What the firmware answers on its own.
+/// What the firmware answers on its own, without a fabric.
 fn execute(request: &Request, switch: SwitchId, authenticated: bool) -> Response {
     match request {
         Request::Ping => Response::Pong,
@@ -157,6 +171,21 @@ fn identity(switch: SwitchId, authenticated: bool) -> Identity {
         board,
         ports: PORTS as u8,
         capabilities,
+    }
+}
+
+/// What the board says about itself to the fabric manager's answers.
+fn board_info(ports: usize, authenticated: bool) -> BoardInfo {
+    BoardInfo {
+        board: BOARD_NAME,
+        version: (
+            version_part(env!("CARGO_PKG_VERSION_MAJOR")),
+            version_part(env!("CARGO_PKG_VERSION_MINOR")),
+            version_part(env!("CARGO_PKG_VERSION_PATCH")),
+        ),
+        build: "",
+        ports: u8::try_from(ports).unwrap_or(u8::MAX),
+        authenticated,
     }
 }
 

@@ -31,12 +31,17 @@ pub use register::{Access, EntryName, Field, Layout, Register, RegisterBlock};
 
 /// Start of the soft core's instruction memory, where the reset vector is.
 pub const INSTRUCTION_RAM_BASE: u32 = 0x0000_0000;
-/// Size of the instruction memory in the reference configuration (128 KiB).
-pub const INSTRUCTION_RAM_SIZE: u32 = 128 * 1024;
+/// Size of the instruction memory in the reference configuration (256 KiB):
+/// the firmware with the network stack, the management server and the
+/// fabric manager takes about 136 KiB of code.
+pub const INSTRUCTION_RAM_SIZE: u32 = 256 * 1024;
 /// Start of the soft core's data memory.
 pub const DATA_RAM_BASE: u32 = 0x1000_0000;
-/// Size of the data memory in the reference configuration (64 KiB).
-pub const DATA_RAM_SIZE: u32 = 64 * 1024;
+/// Size of the data memory in the reference configuration (128 KiB): the
+/// firmware's statics with the fabric manager take about 55 KiB (the
+/// manager's state 21 KiB of it) and its stack about 33 KiB at its deepest,
+/// which 64 KiB does not hold.
+pub const DATA_RAM_SIZE: u32 = 128 * 1024;
 /// The soft core's clock in the reference configuration, in hertz: the
 /// rate of the machine timer's `mtime` ([`soc::timer`]), which counts one
 /// tick per core clock cycle, and so the firmware's unit of time.

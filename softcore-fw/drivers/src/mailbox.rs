@@ -1,0 +1,507 @@
+//! The CPU's side of the data plane's mailbox and injector
+//! (`weft_regs::csr::mailbox`, `inject`), which the fabric manager's two
+//! TLP paths share: [`FabricConfig`] (its own configuration requests out,
+//! their completions in) and [`HostInterface`] (hosts' configuration
+//! requests in, completions and MSI writes out), each a whole TLP as
+//! weft-pcie emits it.
+//!
+//! One mailbox carries both directions' arrivals in order, so one
+//! [`CsrMailbox`] implements both traits: while it waits for the
+//! completion of its own request it holds the hosts' requests that arrive
+//! first in a small queue, which [`HostInterface::receive`] empties before
+//! reading the mailbox again. [`SharedMailbox`] hands one mailbox to the
+//! manager as both traits at once.
+
+use core::cell::RefCell;
+
+use heapless::Deque;
+use weft_fabric::hw::{
+    ConfigFault, FabricConfig, HostConfigRequest, HostInterface, HostSendError, Timer,
+};
+use weft_pcie::config::msi::MsiMessage;
+use weft_pcie::tlp::{
+    AddressType, Attributes, Body, Completion, CompletionStatus, ConfigRequest, ConfigType,
+    Direction, Header, MemoryOp, MemoryRequest, Prefixes, Tag, Tlp, TrafficClass,
+};
+use weft_pcie::Bdf;
+use weft_regs::csr::{global, inject, inject_data, mailbox, mailbox_data, port};
+use weft_regs::tables::PortIndex;
+
+use crate::CsrBus;
+
+/// Bytes of the longest TLP the mailbox holds.
+const MAILBOX_BYTES: usize = mailbox::TLP_DWORDS as usize * 4;
+/// Bytes of the longest TLP the injector sends.
+const INJECT_BYTES: usize = inject::TLP_DWORDS as usize * 4;
+
+/// Hosts' configuration requests held while the manager waits for a
+/// completion of its own. Each host has one configuration request
+/// outstanding at a time (a root port's configuration requests are
+/// non-posted and serialized by its software), so this covers a host per
+/// entry; a request beyond it is dropped and counted
+/// ([`CsrMailbox::discarded`]), and its host times out and retries.
+pub const HELD_REQUESTS: usize = 8;
+
+/// How long the manager waits for the completion of one of its
+/// configuration requests: the top of the Completion Timeout's default
+/// range, 50 µs to 50 ms (PCIe Base 6.0 §2.8, §7.5.3.16).
+pub const COMPLETION_TIMEOUT_NS: u64 = 50_000_000;
+
+/// The mailbox and injector of one switch's data plane, through its CSR window.
+pub struct CsrMailbox<B, T> {
+    bus: B,
+    timer: T,
+    switch: u64,
+    manager: Bdf,
+    next_tag: u8,
+    held: Deque<HostConfigRequest, HELD_REQUESTS>,
+    discarded: u32,
+}
+
+impl<B: CsrBus, T: Timer> CsrMailbox<B, T> {
+    /// The mailbox and injector `bus` reaches, of the switch whose switch
+    /// ID is `switch`, for a fabric manager whose own fabric ID (the
+    /// requester of its configuration requests, whose bus routes to the
+    /// CPU) is `manager`; `timer` times its requests out. Host requests it
+    /// receives name that switch; completions and MSIs for any other are
+    /// refused as [`HostSendError::NoSuchPort`].
+    pub fn new(bus: B, timer: T, switch: u64, manager: Bdf) -> Self {
+        CsrMailbox {
+            bus,
+            timer,
+            switch,
+            manager,
+            next_tag: 0,
+            held: Deque::new(),
+            discarded: 0,
+        }
+    }
+
+    /// TLPs taken from the mailbox that neither trait carries (messages,
+    /// completions nobody waits for any more, malformed TLPs), and host
+    /// requests beyond [`HELD_REQUESTS`]: each was popped and counted here.
+    pub fn discarded(&self) -> u32 {
+        self.discarded
+    }
+
+    /// The timer the mailbox waits on.
+    pub fn timer(&mut self) -> &mut T {
+        &mut self.timer
+    }
+
+    /// Copies the mailbox's head TLP into `tlp` and pops it: its source
+    /// port and length in bytes, or `None` while the mailbox is empty.
+    fn take_head(&mut self, tlp: &mut [u8; MAILBOX_BYTES]) -> Option<(PortIndex, usize)> {
+        let status = self.bus.read32(mailbox::STATUS.address(0, 0));
+        if mailbox::PENDING.decode(status) == 0 {
+            return None;
+        }
+        let dwords = (mailbox::DWORDS.decode(status) as usize).min(tlp.len() / 4);
+        for (n, bytes) in tlp.chunks_exact_mut(4).take(dwords).enumerate() {
+            let dw = self.bus.read32(mailbox_data::DATA.address(0, n as u32));
+            bytes.copy_from_slice(&dw.to_be_bytes());
+        }
+        self.bus
+            .write32(mailbox::POP.address(0, 0), mailbox::DONE.encode(1));
+        let from = PortIndex(mailbox::PORT.decode(status) as u8);
+        Some((from, dwords * 4))
+    }
+
+    /// Takes the mailbox's head TLP: a host's configuration request, a
+    /// completion (with its one data DW), or `None` once the mailbox is
+    /// empty. Anything else is counted as discarded and skipped.
+    fn take(&mut self) -> Option<Arrival> {
+        let mut bytes = [0; MAILBOX_BYTES];
+        loop {
+            let (port, len) = self.take_head(&mut bytes)?;
+            let Ok(tlp) = Tlp::parse(&bytes[..len]) else {
+                self.discarded = self.discarded.wrapping_add(1);
+                continue;
+            };
+            // §7.2: configuration space is little-endian, byte n of the DW first.
+            let data = match tlp.payload {
+                [b0, b1, b2, b3, ..] => u32::from_le_bytes([*b0, *b1, *b2, *b3]),
+                _ => 0,
+            };
+            match tlp.header.body {
+                Body::Config(request) => {
+                    return Some(Arrival::Host(HostConfigRequest {
+                        switch: self.switch,
+                        port,
+                        request,
+                        data,
+                    }))
+                }
+                Body::Completion(completion) => return Some(Arrival::Completion(completion, data)),
+                _ => self.discarded = self.discarded.wrapping_add(1),
+            }
+        }
+    }
+
+    /// The number of ports the data plane has.
+    fn port_count(&mut self) -> u32 {
+        global::PORT_COUNT
+            .decode(self.bus.read32(global::PORTS.address(0, 0)))
+            .min(port::LAYOUT.instances)
+    }
+
+    /// Whether `port` exists and is an enabled host port.
+    fn is_host_port(&mut self, port: PortIndex) -> bool {
+        if u32::from(port.0) >= self.port_count() {
+            return false;
+        }
+        let control = self.bus.read32(port::CONTROL.address(u32::from(port.0), 0));
+        port::ENABLE.decode(control) == 1 && port::ROLE.decode(control) == port::ROLE_HOST
+    }
+
+    /// Writes `tlp` to the injector and sends it out of `port`, if the
+    /// injector is ready; `false` if it is not.
+    fn send(&mut self, port: PortIndex, tlp: &Tlp<'_>) -> bool {
+        let status = self.bus.read32(inject::STATUS.address(0, 0));
+        if inject::READY.decode(status) == 0 {
+            return false;
+        }
+        let mut bytes = [0; INJECT_BYTES];
+        let len = tlp
+            .emit(&mut bytes)
+            .expect("the TLPs sent here are a few DWs, built consistently here");
+        let dwords = len.div_ceil(4);
+        for (n, dw) in bytes.chunks_exact(4).take(dwords).enumerate() {
+            let dw = u32::from_be_bytes([dw[0], dw[1], dw[2], dw[3]]);
+            self.bus.write32(inject_data::DATA.address(0, n as u32), dw);
+        }
+        let send = inject::PORT.encode(u32::from(port.0)) | inject::DWORDS.encode(dwords as u32);
+        self.bus.write32(inject::SEND.address(0, 0), send);
+        true
+    }
+
+    /// Sends `tlp` out of host port `port` of switch `switch` through the injector.
+    fn send_to_host(
+        &mut self,
+        switch: u64,
+        port: PortIndex,
+        tlp: &Tlp<'_>,
+    ) -> Result<(), HostSendError> {
+        if switch != self.switch || !self.is_host_port(port) {
+            return Err(HostSendError::NoSuchPort(port));
+        }
+        if self.send(port, tlp) {
+            Ok(())
+        } else {
+            Err(HostSendError::QueueFull(port))
+        }
+    }
+
+    /// Sends the manager's configuration request of `config_type` out of
+    /// `port` and waits for its completion: the data DW of a read.
+    fn request(
+        &mut self,
+        config_type: ConfigType,
+        port: PortIndex,
+        target: Bdf,
+        offset: u16,
+        write: Option<(u32, u8)>,
+    ) -> Result<u32, ConfigFault> {
+        if u32::from(port.0) >= self.port_count() {
+            return Err(ConfigFault::NoSuchPort(port));
+        }
+        self.next_tag = self.next_tag.wrapping_add(1);
+        let tag = Tag::from_8bit(self.next_tag);
+        let request = ConfigRequest {
+            direction: if write.is_some() {
+                Direction::Write
+            } else {
+                Direction::Read
+            },
+            config_type,
+            requester: self.manager,
+            tag,
+            target,
+            register_number: 0,
+            extended_register_number: 0,
+            first_be: write.map_or(0xf, |(_, byte_enables)| byte_enables & 0xf),
+        }
+        .with_byte_offset(offset & !3);
+        let payload = write.map(|(value, _)| value.to_le_bytes());
+        let payload: &[u8] = payload.as_ref().map_or(&[], |dw| dw);
+        let deadline = self.timer.now_ns().saturating_add(COMPLETION_TIMEOUT_NS);
+        while !self.send(port, &tlp(Body::Config(request), payload)) {
+            if self.timer.now_ns() >= deadline {
+                return Err(ConfigFault::Timeout);
+            }
+        }
+        loop {
+            match self.take() {
+                Some(Arrival::Completion(completion, data))
+                    if (completion.requester, completion.tag) == (self.manager, tag) =>
+                {
+                    return match completion.status {
+                        CompletionStatus::Successful => Ok(data),
+                        CompletionStatus::UnsupportedRequest => {
+                            Err(ConfigFault::UnsupportedRequest)
+                        }
+                        CompletionStatus::RequestRetry => Err(ConfigFault::RequestRetry),
+                        CompletionStatus::CompleterAbort => Err(ConfigFault::CompleterAbort),
+                    };
+                }
+                Some(Arrival::Host(host)) => {
+                    let dropped = self.held.push_back(host).is_err();
+                    self.discarded = self.discarded.wrapping_add(u32::from(dropped));
+                }
+                // A completion of an earlier request that timed out.
+                Some(Arrival::Completion(..)) => self.discarded = self.discarded.wrapping_add(1),
+                None if self.timer.now_ns() >= deadline => return Err(ConfigFault::Timeout),
+                None => {}
+            }
+        }
+    }
+}
+
+/// What the mailbox delivered.
+enum Arrival {
+    /// A host's configuration request.
+    Host(HostConfigRequest),
+    /// A completion, with its first data DW (0 without data).
+    Completion(Completion, u32),
+}
+
+/// A TLP of `body` and `payload`, without prefixes or digest.
+fn tlp(body: Body, payload: &[u8]) -> Tlp<'_> {
+    Tlp {
+        prefixes: Prefixes::default(),
+        header: Header {
+            digest_present: false,
+            poisoned: false,
+            body,
+        },
+        payload,
+        digest: None,
+    }
+}
+
+/// Every request goes out of a port of the manager's own switch: Type 0
+/// for the function on the link, Type 1 for a bus below it or routed
+/// through the fabric (the switches on the way route it by bus, §7.3.3).
+impl<B: CsrBus, T: Timer> FabricConfig for CsrMailbox<B, T> {
+    fn read(&mut self, port: PortIndex, target: Bdf, offset: u16) -> Result<u32, ConfigFault> {
+        self.request(ConfigType::Type0, port, target, offset, None)
+    }
+
+    fn write(
+        &mut self,
+        port: PortIndex,
+        target: Bdf,
+        offset: u16,
+        value: u32,
+        byte_enables: u8,
+    ) -> Result<(), ConfigFault> {
+        let write = Some((value, byte_enables));
+        self.request(ConfigType::Type0, port, target, offset, write)
+            .map(|_| ())
+    }
+
+    fn read_below(
+        &mut self,
+        port: PortIndex,
+        target: Bdf,
+        offset: u16,
+    ) -> Result<u32, ConfigFault> {
+        self.request(ConfigType::Type1, port, target, offset, None)
+    }
+
+    fn write_below(
+        &mut self,
+        port: PortIndex,
+        target: Bdf,
+        offset: u16,
+        value: u32,
+        byte_enables: u8,
+    ) -> Result<(), ConfigFault> {
+        let write = Some((value, byte_enables));
+        self.request(ConfigType::Type1, port, target, offset, write)
+            .map(|_| ())
+    }
+
+    fn read_routed(
+        &mut self,
+        via: PortIndex,
+        target: Bdf,
+        offset: u16,
+    ) -> Result<u32, ConfigFault> {
+        self.request(ConfigType::Type1, via, target, offset, None)
+    }
+
+    fn write_routed(
+        &mut self,
+        via: PortIndex,
+        target: Bdf,
+        offset: u16,
+        value: u32,
+        byte_enables: u8,
+    ) -> Result<(), ConfigFault> {
+        let write = Some((value, byte_enables));
+        self.request(ConfigType::Type1, via, target, offset, write)
+            .map(|_| ())
+    }
+}
+
+impl<B: CsrBus, T: Timer> HostInterface for CsrMailbox<B, T> {
+    /// The oldest request held while the manager waited, else the
+    /// mailbox's: TLPs ahead of a configuration request there that are
+    /// none are [discarded](CsrMailbox::discarded).
+    fn receive(&mut self) -> Option<HostConfigRequest> {
+        if let Some(held) = self.held.pop_front() {
+            return Some(held);
+        }
+        loop {
+            match self.take()? {
+                Arrival::Host(request) => return Some(request),
+                Arrival::Completion(..) => self.discarded = self.discarded.wrapping_add(1),
+            }
+        }
+    }
+
+    fn complete(
+        &mut self,
+        switch: u64,
+        port: PortIndex,
+        completion: Completion,
+        data: Option<u32>,
+    ) -> Result<(), HostSendError> {
+        let payload = data.map(u32::to_le_bytes);
+        let payload: &[u8] = payload.as_ref().map_or(&[], |dw| dw);
+        self.send_to_host(switch, port, &tlp(Body::Completion(completion), payload))
+    }
+
+    /// §6.1.4: an MSI is a one-DW memory write of the message data, its
+    /// 16 bits in the DW's low half (§7.7.1.5), to the message address.
+    fn send_msi(
+        &mut self,
+        switch: u64,
+        port: PortIndex,
+        requester: Bdf,
+        message: MsiMessage,
+    ) -> Result<(), HostSendError> {
+        let write = MemoryRequest {
+            op: MemoryOp::Write,
+            traffic_class: TrafficClass::default(),
+            attributes: Attributes::default(),
+            address_type: AddressType::default(),
+            requester,
+            tag: Tag::default(),
+            address: message.address & !3,
+            length_dw: 1,
+            first_be: 0b1111,
+            last_be: 0,
+            processing_hint: None,
+        };
+        let data = u32::from(message.data).to_le_bytes();
+        self.send_to_host(switch, port, &tlp(Body::Memory(write), &data))
+    }
+}
+
+/// One [`CsrMailbox`] as the manager's [`FabricConfig`] and
+/// [`HostInterface`] at once (`FabricManager::service` takes both): every
+/// call borrows the mailbox for its own length, so a configuration request
+/// made while answering a host's holds the hosts' requests behind it in
+/// the same mailbox.
+pub struct SharedMailbox<'a, B, T>(pub &'a RefCell<CsrMailbox<B, T>>);
+
+impl<B, T> Clone for SharedMailbox<'_, B, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<B, T> Copy for SharedMailbox<'_, B, T> {}
+
+impl<B: CsrBus, T: Timer> FabricConfig for SharedMailbox<'_, B, T> {
+    fn read(&mut self, port: PortIndex, target: Bdf, offset: u16) -> Result<u32, ConfigFault> {
+        self.0.borrow_mut().read(port, target, offset)
+    }
+
+    fn write(
+        &mut self,
+        port: PortIndex,
+        target: Bdf,
+        offset: u16,
+        value: u32,
+        byte_enables: u8,
+    ) -> Result<(), ConfigFault> {
+        self.0
+            .borrow_mut()
+            .write(port, target, offset, value, byte_enables)
+    }
+
+    fn read_below(
+        &mut self,
+        port: PortIndex,
+        target: Bdf,
+        offset: u16,
+    ) -> Result<u32, ConfigFault> {
+        self.0.borrow_mut().read_below(port, target, offset)
+    }
+
+    fn write_below(
+        &mut self,
+        port: PortIndex,
+        target: Bdf,
+        offset: u16,
+        value: u32,
+        byte_enables: u8,
+    ) -> Result<(), ConfigFault> {
+        self.0
+            .borrow_mut()
+            .write_below(port, target, offset, value, byte_enables)
+    }
+
+    fn read_routed(
+        &mut self,
+        via: PortIndex,
+        target: Bdf,
+        offset: u16,
+    ) -> Result<u32, ConfigFault> {
+        self.0.borrow_mut().read_routed(via, target, offset)
+    }
+
+    fn write_routed(
+        &mut self,
+        via: PortIndex,
+        target: Bdf,
+        offset: u16,
+        value: u32,
+        byte_enables: u8,
+    ) -> Result<(), ConfigFault> {
+        self.0
+            .borrow_mut()
+            .write_routed(via, target, offset, value, byte_enables)
+    }
+}
+
+impl<B: CsrBus, T: Timer> HostInterface for SharedMailbox<'_, B, T> {
+    fn receive(&mut self) -> Option<HostConfigRequest> {
+        self.0.borrow_mut().receive()
+    }
+
+    fn complete(
+        &mut self,
+        switch: u64,
+        port: PortIndex,
+        completion: Completion,
+        data: Option<u32>,
+    ) -> Result<(), HostSendError> {
+        self.0.borrow_mut().complete(switch, port, completion, data)
+    }
+
+    fn send_msi(
+        &mut self,
+        switch: u64,
+        port: PortIndex,
+        requester: Bdf,
+        message: MsiMessage,
+    ) -> Result<(), HostSendError> {
+        self.0
+            .borrow_mut()
+            .send_msi(switch, port, requester, message)
+    }
+}

@@ -1,0 +1,256 @@
+//! The fabric manager (`weft-fabric`) on the soft core, against the data
+//! plane's CSR window: its tables through weft-regs' `CsrDataPlane`, its
+//! configuration requests and the hosts' through one mailbox
+//! (weft-drivers' `CsrMailbox`), its clock the machine timer.
+//!
+//! The manager is configured from the built-in settings ([`settings`]: this
+//! switch, the fabric manager at bus 0, the host ports of [`HOST_PORTS`])
+//! when the firmware starts, and started — enumeration, routes, tables —
+//! by the main loop once the links have been out of reset for the 100 ms
+//! the spec asks before the first configuration request (PCIe Base 6.0
+//! §6.6.1; the links leave reset with the soft core, at `mtime` 0), so the
+//! boot does not wait and the management port answers meanwhile. From
+//! then on every pass of the main loop answers the hosts' configuration
+//! requests waiting in the mailbox ([`Fabric::serve_hosts`]) before the
+//! network is polled, and the management server's requests are answered
+//! from the manager ([`Fabric::answer`]).
+//!
+//! The mailbox raises no interrupt, so while the fabric runs the main
+//! loop sleeps at most [`MAILBOX_PERIOD`] between looks at it.
+
+use core::cell::RefCell;
+
+use smoltcp::time::Duration;
+use weft_drivers::mailbox::{CsrMailbox, SharedMailbox};
+use weft_drivers::timer::SocTimer;
+use weft_fabric::hw::Timer;
+use weft_fabric::inventory::PortKind;
+use weft_fabric::management::{handle, BoardInfo, Hardware, PortLink, PortLinks};
+use weft_fabric::manager::{FabricManager, StartError};
+use weft_fabric::pcie::config::function::CLASS_PCI_BRIDGE;
+use weft_fabric::pcie::config::FunctionIdentity;
+use weft_fabric::pcie::Bdf;
+use weft_fabric::readiness::RESET_TO_FIRST_REQUEST_NS;
+use weft_fabric::settings::{FabricSettings, HostPort};
+use weft_proto::{LinkSpeed, LinkState, LinkStatus, Request, Response};
+use weft_regs::driver::{CsrDataPlane, IdentityError};
+use weft_regs::tables::{DataPlane, HostIndex, PortIndex};
+
+use crate::mmio::Mmio;
+
+/// The host ports the manager presents virtual switches on: host 0's
+/// root port on port 0, with four slots.
+pub const HOST_PORTS: [(PortIndex, HostIndex, u8); 1] = [(PortIndex(0), HostIndex(0), 4)];
+
+/// The vendor ID of the virtual switch ports (the simulator's default, so
+/// a host sees the same bridges on both).
+pub const VIRTUAL_SWITCH_VENDOR: u16 = 0x1d1d;
+
+/// The longest the main loop sleeps while the fabric runs, since the
+/// mailbox raises no interrupt: a tenth of the 10 ms a host's Completion
+/// Timeout is strongly recommended not to expire within (PCIe Base 6.0
+/// §2.8), so a host's configuration request waits at most this long plus
+/// one pass of the loop. (Its 50 µs minimum would have the loop never
+/// sleep: one pass takes longer.)
+pub const MAILBOX_PERIOD: Duration = Duration::from_millis(1);
+
+/// The manager's own fabric ID: bus 0, as weft-fabric's default.
+const MANAGER_ID: Bdf = Bdf::new(0, 0, 0);
+
+/// The manager's settings for the switch `switch_id`.
+pub fn settings(switch_id: u64) -> FabricSettings {
+    let bridge = |device_id| FunctionIdentity {
+        vendor_id: VIRTUAL_SWITCH_VENDOR,
+        device_id,
+        revision_id: 0,
+        class_code: CLASS_PCI_BRIDGE,
+    };
+    let mut settings = FabricSettings {
+        switch_id,
+        manager_id: MANAGER_ID,
+        upstream_identity: bridge(1),
+        downstream_identity: bridge(2),
+        ..FabricSettings::DEFAULT
+    };
+    for (port, host, slots) in HOST_PORTS {
+        // HOST_PORTS is shorter than the manager's host capacity.
+        let _ = settings.hosts.push(HostPort {
+            switch: switch_id,
+            port,
+            host,
+            slots,
+        });
+    }
+    settings
+}
+
+/// Where the fabric is in its life.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// Configured; waiting for the links' reset to be 100 ms past.
+    Waiting,
+    /// Enumerated; hosts are answered.
+    Running,
+    /// Start-up failed; hosts get no answer, the management server says not ready.
+    Failed(StartError),
+}
+
+/// What a start of the fabric did, for the console.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Started {
+    /// How it ended.
+    pub result: Result<(), StartError>,
+    /// Functions enumerated.
+    pub functions: usize,
+    /// Instructions the start retired (`minstret`).
+    pub instructions: u32,
+    /// `mtime` ticks (soft core cycles) it took.
+    pub cycles: u32,
+}
+
+/// The mailbox both the manager's configuration requests and the hosts' use.
+type Mailbox = CsrMailbox<Mmio, SocTimer<Mmio>>;
+
+/// The fabric manager and its hardware.
+pub struct Fabric {
+    manager: &'static mut FabricManager,
+    plane: CsrDataPlane<Mmio>,
+    mailbox: RefCell<Mailbox>,
+    phase: Phase,
+}
+
+impl Fabric {
+    /// The manager in `home`, configured for switch `switch_id` over the
+    /// CSR window, if a weft data plane of this register map answers there.
+    pub fn new(home: &'static mut FabricManager, switch_id: u64) -> Result<Self, IdentityError> {
+        let plane = CsrDataPlane::new(Mmio)?;
+        // The built-in settings have fewer slots than a virtual switch holds.
+        let _ = home.configure(settings(switch_id));
+        let mailbox = CsrMailbox::new(Mmio, SocTimer::new(Mmio), switch_id, MANAGER_ID);
+        Ok(Fabric {
+            manager: home,
+            plane,
+            mailbox: RefCell::new(mailbox),
+            phase: Phase::Waiting,
+        })
+    }
+
+    /// Where the fabric is.
+    pub fn phase(&self) -> Phase {
+        self.phase
+    }
+
+    /// Ports of the switch.
+    pub fn ports(&self) -> usize {
+        self.plane.ports()
+    }
+
+    /// How long the main loop may sleep before the fabric needs it: until
+    /// the start, or [`MAILBOX_PERIOD`] while it runs.
+    pub fn next_wake(&mut self) -> Option<Duration> {
+        match self.phase {
+            Phase::Waiting => {
+                let now = self.mailbox.borrow_mut().timer().now_ns();
+                let left_ns = RESET_TO_FIRST_REQUEST_NS.saturating_sub(now);
+                Some(Duration::from_micros(left_ns.div_ceil(1_000)))
+            }
+            Phase::Running => Some(MAILBOX_PERIOD),
+            Phase::Failed(_) => None,
+        }
+    }
+
+    /// Starts the fabric if it waits and its time has come.
+    pub fn start_when_due(&mut self) -> Option<Started> {
+        if self.phase != Phase::Waiting
+            || self.mailbox.borrow_mut().timer().now_ns() < RESET_TO_FIRST_REQUEST_NS
+        {
+            return None;
+        }
+        let (instructions, ticks) = (minstret(), crate::timer::ticks());
+        let mut config = SharedMailbox(&self.mailbox);
+        let mut timer = SocTimer::new(Mmio);
+        let result = self
+            .manager
+            .start(&mut config, &mut timer, &mut self.plane, 0);
+        let started = Started {
+            result,
+            functions: self.manager.inventory().functions.len(),
+            instructions: minstret().wrapping_sub(instructions),
+            cycles: crate::timer::ticks().wrapping_sub(ticks) as u32,
+        };
+        self.phase = match result {
+            Ok(()) => Phase::Running,
+            Err(error) => Phase::Failed(error),
+        };
+        Some(started)
+    }
+
+    /// Answers every host configuration request waiting in the mailbox
+    /// through the manager's configuration virtualization.
+    pub fn serve_hosts(&mut self) {
+        if self.phase != Phase::Running {
+            return;
+        }
+        let (mut config, mut hosts) = (SharedMailbox(&self.mailbox), SharedMailbox(&self.mailbox));
+        // A request whose table writes failed was completed with Completer
+        // Abort, which tells its host; the next pass serves the rest.
+        let _ = self
+            .manager
+            .service(&mut config, &mut self.plane, &mut hosts);
+    }
+
+    /// The answer to a management request, from the manager.
+    pub fn answer(&mut self, board: &BoardInfo, request: &Request, trailing: &[u8]) -> Response {
+        let mut hosts = SharedMailbox(&self.mailbox);
+        let mut links = FoundLinks {
+            switch_id: self.manager.settings().switch_id,
+            found: found_ports(self.manager),
+        };
+        let hardware = Hardware {
+            fabric: &mut self.plane,
+            hosts: &mut hosts,
+            links: &mut links,
+        };
+        handle(self.manager, board, request, trailing, hardware)
+    }
+}
+
+/// The ports' links. The data plane has no link status registers yet, so
+/// a port of this switch is reported up when enumeration found something
+/// on its link (a host, an endpoint, another switch) and down otherwise,
+/// its speed and width unknown; another switch's ports are reported down.
+struct FoundLinks {
+    switch_id: u64,
+    /// Bit n: port n has a link partner.
+    found: u32,
+}
+
+impl PortLinks for FoundLinks {
+    fn link(&mut self, switch_id: u64, port: u8) -> PortLink {
+        let up = switch_id == self.switch_id && port < 32 && self.found >> port & 1 == 1;
+        PortLink {
+            status: LinkStatus {
+                state: if up { LinkState::Up } else { LinkState::Down },
+                speed: None,
+                width: 0,
+            },
+            max_speed: LinkSpeed::Gen3,
+            max_width: 16,
+        }
+    }
+}
+
+/// The ports of the manager's own switch where enumeration found a link partner.
+fn found_ports(manager: &FabricManager) -> u32 {
+    let Some(local) = manager.inventory().switches.first() else {
+        return 0;
+    };
+    (0..local.port_count.min(32))
+        .filter(|&port| local.port(PortIndex(port)) != PortKind::Empty)
+        .fold(0, |found, port| found | 1 << port)
+}
+
+/// Instructions retired since reset, low half (Privileged 20211203 §3.1.10).
+fn minstret() -> u32 {
+    riscv::register::minstret::read() as u32
+}

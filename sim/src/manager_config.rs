@@ -6,13 +6,20 @@
 //!   the management function of a neighbouring weft switch's port
 //!   ([`WeftSwitch::answer_config`]) — completes it, and the port hands the
 //!   completion to the CPU.
+//! - **Below** ([`FabricConfig::read_below`]): a Type 1 request leaves a
+//!   port of the manager's switch as it is, for a bus past the link's; the
+//!   conventional switch (or SR-IOV device) on the link takes it, and the
+//!   port hands the completion to the CPU.
 //! - **Routed** ([`FabricConfig::read_routed`]): a Type 1 request leaves
 //!   a fabric port of the manager's switch and enters the neighbour's
 //!   ingress, whose bus routes forward it; it crosses fabric links while
 //!   it leaves fabric ports, and the first other port it leaves by delivers
-//!   it on its link as Type 0, as a downstream port does for its secondary
-//!   bus (PCIe Base 6.0 §7.3.3). The completion enters that port's ingress
-//!   and is routed by the manager's bus back to the manager's switch's CPU.
+//!   it on its link as Type 0 if the target bus is the first of the port's
+//!   bus range (the link's), as a downstream port does for its secondary
+//!   bus, and as Type 1 for the buses after it, to a conventional switch
+//!   below (PCIe Base 6.0 §7.3.1, §7.3.3). The completion enters that
+//!   port's ingress and is routed by the manager's bus back to the
+//!   manager's switch's CPU.
 //!
 //! Every hop goes through the switch models (routes, counters) and takes
 //! its time on the link models, but a request and its completion are
@@ -51,6 +58,17 @@ pub(crate) struct ManagerConfig<'a> {
     pub(crate) next_tag: &'a mut u8,
 }
 
+/// How a request of the manager's CPU leaves its switch.
+#[derive(Clone, Copy)]
+enum Path {
+    /// Type 0 onto the port's link ([`weft_fabric::hw::ConfigPath::Link`]).
+    Link,
+    /// Type 1 onto the port's link ([`weft_fabric::hw::ConfigPath::Below`]).
+    Below,
+    /// Type 1 into the fabric, routed by bus ([`weft_fabric::hw::ConfigPath::Routed`]).
+    Routed,
+}
+
 /// A step of a TLP through the fabric.
 enum Hop {
     /// Leaves switch port `.0` onto its link.
@@ -76,21 +94,34 @@ impl ManagerConfig<'_> {
             .map(|tables| tables.role)
     }
 
-    /// The completion of the function on `place`'s link to the request `packet`,
-    /// delivered to it as Type 0, and when the completion is back at `place`.
-    fn answer(&mut self, place: Place, packet: &Packet, at: Duration) -> (Packet, Duration) {
-        let mut packet = packet.clone();
+    /// The request `packet` as the non-fabric port `place` delivers it on
+    /// its link: Type 1 stays Type 1 only for a bus of the port's range
+    /// past its first; the bridge whose secondary bus is the target's turns
+    /// it into Type 0 (PCIe Base 6.0 §7.3.1).
+    fn egress(&self, place: Place, mut packet: Packet) -> Packet {
+        let first_bus = match self.role(place) {
+            Some(PortRole::Endpoint { buses, .. }) => Some(buses.0),
+            _ => None,
+        };
         if let Body::Config(request) = &mut packet.header.body {
-            request.config_type = ConfigType::Type0;
+            if first_bus.is_none_or(|first| request.target.bus() == first) {
+                request.config_type = ConfigType::Type0;
+            }
         }
-        let Some((arrived, end)) = self.wiring.carry(place, Way::Down, &packet, at) else {
-            return (unsupported(&packet), at);
+        packet
+    }
+
+    /// The completion of the function on `place`'s link to the request
+    /// `packet`, and when the completion is back at `place`.
+    fn answer(&mut self, place: Place, packet: &Packet, at: Duration) -> (Packet, Duration) {
+        let Some((arrived, end)) = self.wiring.carry(place, Way::Down, packet, at) else {
+            return (unsupported(packet), at);
         };
         let (reply, back) = match end {
             End::Switch(far) => {
                 let reply = match self.switches.get(far.switch) {
-                    Some(switch) => switch.borrow_mut().answer_config(far.port, &packet),
-                    None => unsupported(&packet),
+                    Some(switch) => switch.borrow_mut().answer_config(far.port, packet),
+                    None => unsupported(packet),
                 };
                 let back = self.wiring.carry(far, Way::Down, &reply, arrived);
                 (reply, back)
@@ -98,12 +129,12 @@ impl ManagerConfig<'_> {
             End::Node(_) => {
                 let reply = match self.wiring.nodes.get_mut(&place) {
                     Some(Node::Device(device)) => device
-                        .handle(arrived, &packet)
+                        .handle(arrived, packet)
                         .into_iter()
                         .next()
-                        .unwrap_or_else(|| unsupported(&packet)),
+                        .unwrap_or_else(|| unsupported(packet)),
                     // A host's root port is no function of the fabric.
-                    _ => unsupported(&packet),
+                    _ => unsupported(packet),
                 };
                 let back = self.wiring.carry(place, Way::Up, &reply, arrived);
                 (reply, back)
@@ -141,6 +172,7 @@ impl ManagerConfig<'_> {
                         time = arrived;
                         hops.push_back(Hop::In(far, packet));
                     } else if config_type.is_some() {
+                        let packet = self.egress(place, packet);
                         let (reply, back) = self.answer(place, &packet, time);
                         time = back;
                         hops.push_back(Hop::In(place, reply));
@@ -181,13 +213,17 @@ impl ManagerConfig<'_> {
 
     fn request(
         &mut self,
-        config_type: ConfigType,
+        path: Path,
         port: PortIndex,
         target: Bdf,
         offset: u16,
         write: Option<(u32, u8)>,
     ) -> Result<u32, ConfigFault> {
         *self.next_tag = self.next_tag.wrapping_add(1);
+        let config_type = match path {
+            Path::Link => ConfigType::Type0,
+            Path::Below | Path::Routed => ConfigType::Type1,
+        };
         let tag = Tag::from_8bit(*self.next_tag);
         let request = ConfigRequest {
             direction: if write.is_some() {
@@ -223,10 +259,12 @@ impl ManagerConfig<'_> {
             .model_mut()
             .inject(port, &bytes)
             .map_err(|_| ConfigFault::NoSuchPort(port))?;
-        let reply = match config_type {
+        let reply = match path {
             // The port hands the completion of its own link's function to the CPU.
-            ConfigType::Type0 => Some(self.answer(Place::new(0, port.0), &packet, self.now.get())),
-            ConfigType::Type1 => self.route(port.0, packet, tag),
+            Path::Link | Path::Below => {
+                Some(self.answer(Place::new(0, port.0), &packet, self.now.get()))
+            }
+            Path::Routed => self.route(port.0, packet, tag),
         };
         let (reply, time) = reply.ok_or(ConfigFault::Timeout)?;
         self.now.set(self.now.get().max(time));
@@ -266,7 +304,7 @@ fn unsupported(packet: &Packet) -> Packet {
 
 impl FabricConfig for ManagerConfig<'_> {
     fn read(&mut self, port: PortIndex, target: Bdf, offset: u16) -> Result<u32, ConfigFault> {
-        self.request(ConfigType::Type0, port, target, offset, None)
+        self.request(Path::Link, port, target, offset, None)
     }
 
     fn write(
@@ -278,7 +316,34 @@ impl FabricConfig for ManagerConfig<'_> {
         byte_enables: u8,
     ) -> Result<(), ConfigFault> {
         self.request(
-            ConfigType::Type0,
+            Path::Link,
+            port,
+            target,
+            offset,
+            Some((value, byte_enables)),
+        )
+        .map(|_| ())
+    }
+
+    fn read_below(
+        &mut self,
+        port: PortIndex,
+        target: Bdf,
+        offset: u16,
+    ) -> Result<u32, ConfigFault> {
+        self.request(Path::Below, port, target, offset, None)
+    }
+
+    fn write_below(
+        &mut self,
+        port: PortIndex,
+        target: Bdf,
+        offset: u16,
+        value: u32,
+        byte_enables: u8,
+    ) -> Result<(), ConfigFault> {
+        self.request(
+            Path::Below,
             port,
             target,
             offset,
@@ -293,7 +358,7 @@ impl FabricConfig for ManagerConfig<'_> {
         target: Bdf,
         offset: u16,
     ) -> Result<u32, ConfigFault> {
-        self.request(ConfigType::Type1, via, target, offset, None)
+        self.request(Path::Routed, via, target, offset, None)
     }
 
     fn write_routed(
@@ -305,7 +370,7 @@ impl FabricConfig for ManagerConfig<'_> {
         byte_enables: u8,
     ) -> Result<(), ConfigFault> {
         self.request(
-            ConfigType::Type1,
+            Path::Routed,
             via,
             target,
             offset,

@@ -1,16 +1,16 @@
 //! The fabric manager's configuration requests, sent as TLPs through the
 //! simulated fabric (`weft_fabric::hw::FabricConfig`).
 //!
-//! - **On a link** ([`FabricConfig::read`]): a Type 0 request leaves a port
+//! - **On a link** ([`FabricConfig::read`](weft_fabric::hw::FabricConfig::read)): a Type 0 request leaves a port
 //!   of the manager's switch; the function on that link — an endpoint, or
 //!   the management function of a neighbouring weft switch's port
 //!   ([`WeftSwitch::answer_config`]) — completes it, and the port hands the
 //!   completion to the CPU.
-//! - **Below** ([`FabricConfig::read_below`]): a Type 1 request leaves a
+//! - **Below** ([`FabricConfig::read_below`](weft_fabric::hw::FabricConfig::read_below)): a Type 1 request leaves a
 //!   port of the manager's switch as it is, for a bus past the link's; the
 //!   conventional switch (or SR-IOV device) on the link takes it, and the
 //!   port hands the completion to the CPU.
-//! - **Routed** ([`FabricConfig::read_routed`]): a Type 1 request leaves
+//! - **Routed** ([`FabricConfig::read_routed`](weft_fabric::hw::FabricConfig::read_routed)): a Type 1 request leaves
 //!   a fabric port of the manager's switch and enters the neighbour's
 //!   ingress, whose bus routes forward it; it crosses fabric links while
 //!   it leaves fabric ports, and the first other port it leaves by delivers
@@ -28,12 +28,12 @@
 //! requests are few and small, and nothing else waits on them.
 
 use std::cell::{Cell, RefCell};
-use std::collections::VecDeque;
 use std::time::Duration;
 
 use weft_devices::packet::{completion_for, RequestInfo};
-use weft_fabric::hw::{ConfigFault, FabricConfig};
-use weft_model::{Destination, Packet, PortIndex, PortRole};
+use weft_fabric::hw::{ConfigFault, ConfigPath, ConfigRequests};
+use weft_model::fabric::{self, Cabling, Hop};
+use weft_model::{Forwarding, Packet, PortIndex, PortRole};
 use weft_pcie::tlp::{Body, CompletionStatus, ConfigRequest, ConfigType, Direction, Header, Tag};
 use weft_pcie::Bdf;
 
@@ -43,6 +43,59 @@ use crate::wiring::{End, Node, Place, Way, Wiring};
 /// The most switch traversals one request and its completion may take
 /// before the manager gives up on it (a routing loop, or a lost TLP).
 const MAX_HOPS: usize = 64;
+
+/// A routed request's walk through the simulated fabric, and its time.
+struct Walk<'w, 'a> {
+    config: &'w mut ManagerConfig<'a>,
+    time: Duration,
+}
+
+impl Cabling for Walk<'_, '_> {
+    fn ingress(&mut self, place: (usize, u8), packet: &Packet) -> Option<Forwarding> {
+        let bytes = packet.to_bytes().ok()?;
+        let forwarding = self
+            .config
+            .switches
+            .get(place.0)?
+            .borrow_mut()
+            .model_mut()
+            .ingress(PortIndex(place.1), &bytes)
+            .ok()?;
+        self.time += SWITCH_LATENCY;
+        Some(forwarding)
+    }
+
+    fn role(&self, place: (usize, u8)) -> Option<PortRole> {
+        self.config.role(Place::new(place.0, place.1))
+    }
+
+    fn cross(&mut self, place: (usize, u8), packet: &Packet) -> Option<(usize, u8)> {
+        let place = Place::new(place.0, place.1);
+        self.config.wiring.cabled_to(place)?;
+        let (arrived, end) = self
+            .config
+            .wiring
+            .carry(place, Way::Down, packet, self.time)?;
+        let End::Switch(far) = end else {
+            return None;
+        };
+        self.time = arrived;
+        Some((far.switch, far.port))
+    }
+
+    fn answer(&mut self, place: (usize, u8), packet: &Packet) -> Packet {
+        let place = Place::new(place.0, place.1);
+        let (reply, back) = self.config.answer(place, packet, self.time);
+        self.time = back;
+        reply
+    }
+
+    /// A completion leaving the fabric for a node is not the manager's.
+    fn leave(&mut self, _place: (usize, u8), _packet: Packet) {}
+
+    /// Another switch's CPU has no part in the manager's requests.
+    fn to_cpu(&mut self, _switch: usize, _packet: Packet) {}
+}
 
 /// The manager's configuration access for the length of one call into it.
 pub(crate) struct ManagerConfig<'a> {
@@ -56,25 +109,6 @@ pub(crate) struct ManagerConfig<'a> {
     pub(crate) requester: Bdf,
     /// The tag of the next request.
     pub(crate) next_tag: &'a mut u8,
-}
-
-/// How a request of the manager's CPU leaves its switch.
-#[derive(Clone, Copy)]
-enum Path {
-    /// Type 0 onto the port's link ([`weft_fabric::hw::ConfigPath::Link`]).
-    Link,
-    /// Type 1 onto the port's link ([`weft_fabric::hw::ConfigPath::Below`]).
-    Below,
-    /// Type 1 into the fabric, routed by bus ([`weft_fabric::hw::ConfigPath::Routed`]).
-    Routed,
-}
-
-/// A step of a TLP through the fabric.
-enum Hop {
-    /// Leaves switch port `.0` onto its link.
-    Out(Place, Packet),
-    /// Enters the ingress of switch port `.0`.
-    In(Place, Packet),
 }
 
 fn fault(status: CompletionStatus) -> ConfigFault {
@@ -92,23 +126,6 @@ impl ManagerConfig<'_> {
             .model()
             .port_tables(PortIndex(place.port))
             .map(|tables| tables.role)
-    }
-
-    /// The request `packet` as the non-fabric port `place` delivers it on
-    /// its link: Type 1 stays Type 1 only for a bus of the port's range
-    /// past its first; the bridge whose secondary bus is the target's turns
-    /// it into Type 0 (PCIe Base 6.0 §7.3.1).
-    fn egress(&self, place: Place, mut packet: Packet) -> Packet {
-        let first_bus = match self.role(place) {
-            Some(PortRole::Endpoint { buses, .. }) => Some(buses.0),
-            _ => None,
-        };
-        if let Body::Config(request) = &mut packet.header.body {
-            if first_bus.is_none_or(|first| request.target.bus() == first) {
-                request.config_type = ConfigType::Type0;
-            }
-        }
-        packet
     }
 
     /// The completion of the function on `place`'s link to the request
@@ -146,83 +163,28 @@ impl ManagerConfig<'_> {
     /// Carries a Type 1 request out of `via` and through the fabric until
     /// its completion reaches the manager's CPU; returns it and the time.
     fn route(&mut self, via: u8, packet: Packet, tag: Tag) -> Option<(Packet, Duration)> {
-        let mut time = self.now.get();
-        let mut hops = VecDeque::from([Hop::Out(Place::new(0, via), packet)]);
-        for _ in 0..MAX_HOPS {
-            match hops.pop_front()? {
-                Hop::Out(place, packet) => {
-                    let config_type = match packet.header.body {
-                        Body::Config(request) => Some(request.config_type),
-                        _ => None,
-                    };
-                    let cabled = self.wiring.cabled_to(place).is_some();
-                    // Completions cross fabric links; a Type 1 request does
-                    // while it leaves fabric ports.
-                    let onward = cabled
-                        && match config_type {
-                            None => true,
-                            Some(ConfigType::Type1) => self.role(place) == Some(PortRole::Fabric),
-                            Some(ConfigType::Type0) => false,
-                        };
-                    if onward {
-                        let (arrived, end) = self.wiring.carry(place, Way::Down, &packet, time)?;
-                        let End::Switch(far) = end else {
-                            return None;
-                        };
-                        time = arrived;
-                        hops.push_back(Hop::In(far, packet));
-                    } else if config_type.is_some() {
-                        let packet = self.egress(place, packet);
-                        let (reply, back) = self.answer(place, &packet, time);
-                        time = back;
-                        hops.push_back(Hop::In(place, reply));
-                    } else {
-                        // A completion leaving the fabric for a node: not the manager's.
-                        return None;
-                    }
-                }
-                Hop::In(place, packet) => {
-                    let bytes = packet.to_bytes().ok()?;
-                    let forwarding = self
-                        .switches
-                        .get(place.switch)?
-                        .borrow_mut()
-                        .model_mut()
-                        .ingress(PortIndex(place.port), &bytes)
-                        .ok()?;
-                    time += SWITCH_LATENCY;
-                    for delivery in forwarding.deliveries {
-                        match delivery.to {
-                            Destination::Cpu if place.switch == 0 => {
-                                if is_completion_of(&delivery.packet, self.requester, tag) {
-                                    return Some((delivery.packet, time));
-                                }
-                            }
-                            Destination::Cpu => {}
-                            Destination::Port(out) => hops.push_back(Hop::Out(
-                                Place::new(place.switch, out.0),
-                                delivery.packet,
-                            )),
-                        }
-                    }
-                }
-            }
-        }
-        None
+        let requester = self.requester;
+        let time = self.now.get();
+        let mut walk = Walk { config: self, time };
+        let replies = fabric::carry(&mut walk, Hop::Out((0, via), packet), MAX_HOPS);
+        let time = walk.time;
+        replies
+            .into_iter()
+            .find(|reply| is_completion_of(reply, requester, tag))
+            .map(|reply| (reply, time))
     }
 
     fn request(
         &mut self,
-        path: Path,
-        port: PortIndex,
+        path: ConfigPath,
         target: Bdf,
         offset: u16,
         write: Option<(u32, u8)>,
     ) -> Result<u32, ConfigFault> {
         *self.next_tag = self.next_tag.wrapping_add(1);
-        let config_type = match path {
-            Path::Link => ConfigType::Type0,
-            Path::Below | Path::Routed => ConfigType::Type1,
+        let (config_type, port) = match path {
+            ConfigPath::Link(port) => (ConfigType::Type0, port),
+            ConfigPath::Below(port) | ConfigPath::Routed(port) => (ConfigType::Type1, port),
         };
         let tag = Tag::from_8bit(*self.next_tag);
         let request = ConfigRequest {
@@ -261,10 +223,10 @@ impl ManagerConfig<'_> {
             .map_err(|_| ConfigFault::NoSuchPort(port))?;
         let reply = match path {
             // The port hands the completion of its own link's function to the CPU.
-            Path::Link | Path::Below => {
+            ConfigPath::Link(_) | ConfigPath::Below(_) => {
                 Some(self.answer(Place::new(0, port.0), &packet, self.now.get()))
             }
-            Path::Routed => self.route(port.0, packet, tag),
+            ConfigPath::Routed(_) => self.route(port.0, packet, tag),
         };
         let (reply, time) = reply.ok_or(ConfigFault::Timeout)?;
         self.now.set(self.now.get().max(time));
@@ -302,80 +264,14 @@ fn unsupported(packet: &Packet) -> Packet {
     )
 }
 
-impl FabricConfig for ManagerConfig<'_> {
-    fn read(&mut self, port: PortIndex, target: Bdf, offset: u16) -> Result<u32, ConfigFault> {
-        self.request(Path::Link, port, target, offset, None)
-    }
-
-    fn write(
+impl ConfigRequests for ManagerConfig<'_> {
+    fn config_request(
         &mut self,
-        port: PortIndex,
+        path: ConfigPath,
         target: Bdf,
         offset: u16,
-        value: u32,
-        byte_enables: u8,
-    ) -> Result<(), ConfigFault> {
-        self.request(
-            Path::Link,
-            port,
-            target,
-            offset,
-            Some((value, byte_enables)),
-        )
-        .map(|_| ())
-    }
-
-    fn read_below(
-        &mut self,
-        port: PortIndex,
-        target: Bdf,
-        offset: u16,
+        write: Option<(u32, u8)>,
     ) -> Result<u32, ConfigFault> {
-        self.request(Path::Below, port, target, offset, None)
-    }
-
-    fn write_below(
-        &mut self,
-        port: PortIndex,
-        target: Bdf,
-        offset: u16,
-        value: u32,
-        byte_enables: u8,
-    ) -> Result<(), ConfigFault> {
-        self.request(
-            Path::Below,
-            port,
-            target,
-            offset,
-            Some((value, byte_enables)),
-        )
-        .map(|_| ())
-    }
-
-    fn read_routed(
-        &mut self,
-        via: PortIndex,
-        target: Bdf,
-        offset: u16,
-    ) -> Result<u32, ConfigFault> {
-        self.request(Path::Routed, via, target, offset, None)
-    }
-
-    fn write_routed(
-        &mut self,
-        via: PortIndex,
-        target: Bdf,
-        offset: u16,
-        value: u32,
-        byte_enables: u8,
-    ) -> Result<(), ConfigFault> {
-        self.request(
-            Path::Routed,
-            via,
-            target,
-            offset,
-            Some((value, byte_enables)),
-        )
-        .map(|_| ())
+        self.request(path, target, offset, write)
     }
 }

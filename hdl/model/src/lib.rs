@@ -35,6 +35,7 @@
 
 pub mod counters;
 pub mod csr_window;
+pub mod fabric;
 pub mod isolation;
 pub mod ordering;
 pub mod outstanding;

@@ -22,8 +22,7 @@ use weft_fabric::hw::{
     ConfigFault, ConfigPath, ConfigRequests, DataPlane, Fabric, HostConfigRequest, TableWriteError,
 };
 use weft_fabric::manager::FabricManager;
-use weft_fabric::pcie::config::vsec::{PortRole as VsecRole, WeftIdentity};
-use weft_fabric::pcie::config::{CapabilityList, ConfigSpace, Type0Function};
+use weft_fabric::pcie::config::vsec::{management_function, PortRole as VsecRole, WeftIdentity};
 use weft_fabric::pcie::tlp::{
     Attributes, Body, Completion, CompletionStatus, ConfigRequest, ConfigType, Direction, Header,
     Tag, TrafficClass,
@@ -34,7 +33,7 @@ use weft_model::{Destination, Forwarding, Packet, PortIndex, PortRole, Switch};
 use weft_regs::tables::{AddressRoute, FunctionOwner, HostIndex, IdMapping, Window};
 
 use super::conventional::ConventionalSwitch;
-use super::{identity, Clock, FakeDevice, FakeHost, ROOT_PORT};
+use super::{Clock, FakeDevice, FakeHost, ROOT_PORT};
 
 /// The switches, shared by the configuration path and the table handles.
 pub type Switches = Rc<RefCell<Vec<Switch>>>;
@@ -242,23 +241,6 @@ fn status_of(result: &Result<Option<u32>, ConfigFault>) -> CompletionStatus {
     }
 }
 
-/// The management function of port `port` of a switch with ID `id`.
-fn management_function(id: u64, ports: u8, port: u8) -> ConfigSpace {
-    let mut space = Type0Function::new(identity(0x1d1d, 0x00ff, 0x05_80_00))
-        .build()
-        .expect("no BARs");
-    CapabilityList::new(&mut space)
-        .expect("fresh")
-        .push_extended(&WeftIdentity {
-            switch_id: id,
-            port_count: ports,
-            port_index: port,
-            port_role: VsecRole::Fabric,
-        })
-        .expect("fits");
-    space
-}
-
 impl Network {
     fn role(&self, switch: usize, port: u8) -> PortRole {
         self.switches.borrow()[switch]
@@ -287,7 +269,13 @@ impl Network {
             },
             Some(Partner::Switch(far, far_port)) => {
                 let ports = self.switches.borrow()[*far].ports() as u8;
-                let space = management_function(self.ids[*far], ports, *far_port);
+                let identity = WeftIdentity {
+                    switch_id: self.ids[*far],
+                    port_count: ports,
+                    port_index: *far_port,
+                    port_role: VsecRole::Fabric,
+                };
+                let space = management_function(0x1d1d, &identity).expect("fits");
                 Ok(match request.direction {
                     Direction::Read => Some(space.read(offset)),
                     Direction::Write => None,

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use weft_fabric::inventory::BridgeKind;
 use weft_pcie::config::acs::feature;
-use weft_sim::scenario::engine::{run, Engine};
+use weft_sim::scenario::engine::{run, Engine, Report};
 use weft_sim::scenario::{Scenario, ScenarioError, REFERENCE};
 
 /// A valid scenario's head: one switch, a host and a GPU.
@@ -45,6 +45,16 @@ fn error_of(text: &str) -> (usize, usize, String) {
         Err(other) => panic!("not a located error: {other}"),
         Ok(_) => panic!("accepted:\n{text}"),
     }
+}
+
+/// What the step described as `what` showed in `report`.
+fn outcome_of(report: &Report, what: &str) -> String {
+    report
+        .steps
+        .iter()
+        .find(|s| s.what == what)
+        .map(|s| s.outcome.clone())
+        .unwrap_or_else(|| panic!("no step {what:?} in {:#?}", report.steps))
 }
 
 /// Line (from 1) of the first line of `text` equal to `line`, after `after` such lines.
@@ -176,14 +186,7 @@ fn a_small_scenario_runs_end_to_end() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scenarios/small.toml");
     let scenario = Scenario::load(&path).expect("valid");
     let report = run(&scenario, &mut |_| {}).expect("every step and check passes");
-    let outcome = |what: &str| {
-        report
-            .steps
-            .iter()
-            .find(|s| s.what == what)
-            .map(|s| s.outcome.clone())
-            .unwrap_or_else(|| panic!("no step {what:?} in {:#?}", report.steps))
-    };
+    let outcome = |what: &str| outcome_of(&report, what);
     assert_eq!(
         outcome("fabric manager enumerates the fabric"),
         "2 GPUs, 1 function from dumps"
@@ -308,14 +311,7 @@ fn gpus_below_a_conventional_switch_serve_two_hosts() {
         .collect();
     assert_eq!(below, [inventory.bridges[1].id, inventory.bridges[2].id]);
     let report = engine.finish();
-    let outcome = |what: &str| {
-        report
-            .steps
-            .iter()
-            .find(|s| s.what == what)
-            .map(|s| s.outcome.clone())
-            .unwrap_or_else(|| panic!("no step {what:?} in {:#?}", report.steps))
-    };
+    let outcome = |what: &str| outcome_of(&report, what);
     assert_eq!(outcome("fabric manager enumerates the fabric"), "3 GPUs");
     assert_eq!(outcome("host1 boots and enumerates"), "3 drivers bound");
     assert_eq!(outcome("host2 sees exactly gpu3"), "yes");
@@ -331,58 +327,9 @@ fn a_gpu_below_a_conventional_switch_on_a_remote_weft_switch_is_reached() {
     // The manager reaches the conventional switch with routed Type 1
     // requests; s1's port delivers them as Type 0 only for its first bus
     // and passes the buses after it on as Type 1 (PCIe Base 6.0 §7.3.1).
-    let text = r#"[scenario]
-name = "remote"
-title = "a GPU below a conventional switch below the second weft switch"
-
-[[switch]]
-name = "s0"
-id = 1
-ports = 4
-
-[[switch]]
-name = "s1"
-id = 2
-ports = 4
-
-[[host]]
-name = "host1"
-slots = 2
-
-[[endpoint]]
-name = "sw1"
-kind = "pcie_switch"
-downstream_ports = 2
-
-[[endpoint]]
-name = "gpu1"
-kind = "gpu"
-below = "sw1.1"
-
-[[link]]
-ends = ["host1", "s0.0"]
-[[link]]
-ends = ["s0.3", "s1.3"]
-[[link]]
-ends = ["sw1", "s1.1"]
-
-[[step]]
-do = "enumerate"
-[[step]]
-do = "bind"
-endpoints = ["gpu1"]
-host = "host1"
-[[step]]
-do = "boot"
-hosts = ["host1"]
-[[step]]
-do = "sees"
-host = "host1"
-endpoints = ["gpu1"]
-[[step]]
-do = "check_traffic"
-"#;
-    let scenario = Scenario::parse(text, "remote.toml", Path::new(".")).expect("valid");
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scenarios/remote_conventional.toml");
+    let scenario = Scenario::load(&path).expect("valid");
     let report = run(&scenario, &mut |_| {}).expect("every step and check passes");
     assert_eq!(report.steps[0].outcome, "1 GPUs");
     assert_eq!(report.steps[2].outcome, "1 driver bound");

@@ -6,16 +6,18 @@
 
 use weft_devices::conventional::ConventionalSwitch;
 use weft_devices::gpu::{Gpu, GpuConfig};
-use weft_devices::packet::{config_read, config_write, read_chunk, Packet};
+use weft_devices::packet::{config_read, config_write, read_chunk, write_chunk, Packet};
 use weft_devices::pcie::config::acs::feature;
 use weft_devices::pcie::config::ext_cap_id;
 use weft_devices::pcie::config::header::{command, type1};
 use weft_devices::pcie::config::FunctionIdentity;
-use weft_devices::pcie::split::{split_read, PayloadSize};
+use weft_devices::pcie::split::{split_read, split_write, PayloadSize};
 use weft_devices::pcie::tlp::{Body, CompletionStatus, ConfigType, Tag};
 use weft_devices::pcie::Bdf;
-use weft_devices::Device;
+use weft_devices::{Claim, ConfigError, Device};
 
+use std::cell::RefCell;
+use std::rc::Rc;
 use std::time::Duration;
 
 const ROOT: Bdf = Bdf::new(0, 0, 0);
@@ -218,4 +220,129 @@ fn downstream_ports_offer_acs_redirect_and_the_upstream_port_none() {
     let supported = capability.expect("data") as u16;
     let wanted = feature::P2P_REQUEST_REDIRECT | feature::P2P_COMPLETION_REDIRECT;
     assert_eq!(supported & wanted, wanted);
+}
+
+/// A device below a downstream port that sends what it is given and keeps
+/// what reaches it: the two ends of peer traffic.
+#[derive(Default)]
+struct Peer {
+    to_send: Queue,
+    received: Queue,
+}
+
+/// TLPs shared between a [`Peer`] inside the switch and the test.
+type Queue = Rc<RefCell<Vec<Packet>>>;
+
+impl Device for Peer {
+    fn config_read(
+        &mut self,
+        _now: Duration,
+        target: Bdf,
+        _offset: u16,
+    ) -> Result<u32, ConfigError> {
+        Err(ConfigError::UnsupportedRequest { target })
+    }
+
+    fn config_write(
+        &mut self,
+        _now: Duration,
+        target: Bdf,
+        _offset: u16,
+        _value: u32,
+        _byte_enables: u8,
+    ) -> Result<(), ConfigError> {
+        Err(ConfigError::UnsupportedRequest { target })
+    }
+
+    fn claim(&self, _address: u64) -> Option<Claim> {
+        None
+    }
+
+    fn memory_read(&mut self, _now: Duration, _address: u64, _out: &mut [u8]) {}
+
+    fn memory_write(&mut self, _now: Duration, _address: u64, _data: &[u8]) {}
+
+    fn receive_completion(&mut self, _now: Duration, _completion: &Packet) {}
+
+    fn poll(&mut self, _now: Duration) -> Vec<Packet> {
+        std::mem::take(&mut *self.to_send.borrow_mut())
+    }
+
+    fn owns(&self, _id: Bdf) -> bool {
+        false
+    }
+
+    fn reset(&mut self, _now: Duration) {}
+
+    fn handle(&mut self, _now: Duration, packet: &Packet) -> Vec<Packet> {
+        self.received.borrow_mut().push(packet.clone());
+        Vec::new()
+    }
+
+    fn completer_for_unclaimed(&self) -> Bdf {
+        GPU0
+    }
+}
+
+#[test]
+fn peer_writes_cross_below_the_switch_unless_acs_redirects_them_upstream() {
+    // Port 1's window holds 0xe000_0000..=0xe00f_ffff.
+    let peer_address = 0xe000_0010;
+    let write_to_peer = || {
+        let mut chunks = split_write(peer_address, 4, PayloadSize::B128).expect("one chunk");
+        write_chunk(GPU0, &chunks.next().expect("one chunk"), &[1, 2, 3, 4])
+    };
+    let sender = Peer::default();
+    let to_send = sender.to_send.clone();
+    let receiver = Peer::default();
+    let received = receiver.received.clone();
+    let mut switch = numbered(vec![Some(Box::new(sender)), Some(Box::new(receiver))]);
+    let port0 = Bdf::new(INTERNAL, 0, 0);
+    let port1 = Bdf::new(INTERNAL, 1, 0);
+    let window = 0xe000 | 0xe000 << 16;
+    write(
+        &mut switch,
+        ConfigType::Type1,
+        port1,
+        type1::MEMORY_BASE,
+        window,
+    );
+    let enable = u32::from(command::MEMORY_SPACE | command::BUS_MASTER);
+    for port in [port0, port1] {
+        write(&mut switch, ConfigType::Type1, port, 0x04, enable);
+    }
+    write(&mut switch, ConfigType::Type0, UPSTREAM, 0x04, enable);
+
+    // The device on port 0 sends a write into port 1's window: it crosses.
+    // What the switch sends upstream when port 0's device sends `packet`.
+    let sent = |switch: &mut ConventionalSwitch, packet: Packet| {
+        to_send.borrow_mut().push(packet);
+        switch.poll(LATER)
+    };
+    let up = sent(&mut switch, write_to_peer());
+    assert!(up.is_empty(), "nothing goes upstream: {up:?}");
+    assert_eq!(received.borrow().len(), 1);
+
+    // With P2P Request Redirect on port 0 it goes upstream instead (§6.12.3).
+    let acs = 0x100;
+    let (_, header) = read(&mut switch, ConfigType::Type1, port0, acs);
+    assert_eq!(header.map(|h| h & 0xffff), Some(u32::from(ext_cap_id::ACS)));
+    let redirect = u32::from(feature::P2P_REQUEST_REDIRECT) << 16;
+    let request = config_write(ROOT, Tag::from_8bit(3), port0, acs + 4, redirect, 0b1100);
+    let (status, _) = ask(&mut switch, with_type(request, ConfigType::Type1));
+    assert_eq!(status, CompletionStatus::Successful);
+    let up = sent(&mut switch, write_to_peer());
+    assert_eq!(up.len(), 1, "redirected upstream");
+    assert_eq!(received.borrow().len(), 1, "the peer saw no more");
+
+    // Without Bus Master Enable on port 0 it goes nowhere (§7.5.1.1.3).
+    write(
+        &mut switch,
+        ConfigType::Type1,
+        port0,
+        0x04,
+        u32::from(command::MEMORY_SPACE),
+    );
+    assert!(sent(&mut switch, write_to_peer()).is_empty());
+    assert_eq!(received.borrow().len(), 1);
 }

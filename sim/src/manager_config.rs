@@ -1,18 +1,25 @@
 //! The fabric manager's configuration requests, sent as TLPs through the
 //! simulated fabric (`weft_fabric::hw::FabricConfig`).
 //!
-//! - **On a link** ([`FabricConfig::read`]): a Type 0 request leaves a port
+//! - **On a link** ([`FabricConfig::read`](weft_fabric::hw::FabricConfig::read)): a Type 0 request leaves a port
 //!   of the manager's switch; the function on that link — an endpoint, or
 //!   the management function of a neighbouring weft switch's port
 //!   ([`WeftSwitch::answer_config`]) — completes it, and the port hands the
 //!   completion to the CPU.
-//! - **Routed** ([`FabricConfig::read_routed`]): a Type 1 request leaves
+//! - **Below** ([`FabricConfig::read_below`](weft_fabric::hw::FabricConfig::read_below)): a Type 1 request leaves a
+//!   port of the manager's switch as it is, for a bus past the link's; the
+//!   conventional switch (or SR-IOV device) on the link takes it, and the
+//!   port hands the completion to the CPU.
+//! - **Routed** ([`FabricConfig::read_routed`](weft_fabric::hw::FabricConfig::read_routed)): a Type 1 request leaves
 //!   a fabric port of the manager's switch and enters the neighbour's
 //!   ingress, whose bus routes forward it; it crosses fabric links while
 //!   it leaves fabric ports, and the first other port it leaves by delivers
-//!   it on its link as Type 0, as a downstream port does for its secondary
-//!   bus (PCIe Base 6.0 §7.3.3). The completion enters that port's ingress
-//!   and is routed by the manager's bus back to the manager's switch's CPU.
+//!   it on its link as Type 0 if the target bus is the first of the port's
+//!   bus range (the link's), as a downstream port does for its secondary
+//!   bus, and as Type 1 for the buses after it, to a conventional switch
+//!   below (PCIe Base 6.0 §7.3.1, §7.3.3). The completion enters that
+//!   port's ingress and is routed by the manager's bus back to the
+//!   manager's switch's CPU.
 //!
 //! Every hop goes through the switch models (routes, counters) and takes
 //! its time on the link models, but a request and its completion are
@@ -21,12 +28,12 @@
 //! requests are few and small, and nothing else waits on them.
 
 use std::cell::{Cell, RefCell};
-use std::collections::VecDeque;
 use std::time::Duration;
 
 use weft_devices::packet::{completion_for, RequestInfo};
-use weft_fabric::hw::{ConfigFault, FabricConfig};
-use weft_model::{Destination, Packet, PortIndex, PortRole};
+use weft_fabric::hw::{ConfigFault, ConfigPath, ConfigRequests};
+use weft_model::fabric::{self, Cabling, Hop};
+use weft_model::{Forwarding, Packet, PortIndex, PortRole};
 use weft_pcie::tlp::{Body, CompletionStatus, ConfigRequest, ConfigType, Direction, Header, Tag};
 use weft_pcie::Bdf;
 
@@ -36,6 +43,59 @@ use crate::wiring::{End, Node, Place, Way, Wiring};
 /// The most switch traversals one request and its completion may take
 /// before the manager gives up on it (a routing loop, or a lost TLP).
 const MAX_HOPS: usize = 64;
+
+/// A routed request's walk through the simulated fabric, and its time.
+struct Walk<'w, 'a> {
+    config: &'w mut ManagerConfig<'a>,
+    time: Duration,
+}
+
+impl Cabling for Walk<'_, '_> {
+    fn ingress(&mut self, place: (usize, u8), packet: &Packet) -> Option<Forwarding> {
+        let bytes = packet.to_bytes().ok()?;
+        let forwarding = self
+            .config
+            .switches
+            .get(place.0)?
+            .borrow_mut()
+            .model_mut()
+            .ingress(PortIndex(place.1), &bytes)
+            .ok()?;
+        self.time += SWITCH_LATENCY;
+        Some(forwarding)
+    }
+
+    fn role(&self, place: (usize, u8)) -> Option<PortRole> {
+        self.config.role(Place::new(place.0, place.1))
+    }
+
+    fn cross(&mut self, place: (usize, u8), packet: &Packet) -> Option<(usize, u8)> {
+        let place = Place::new(place.0, place.1);
+        self.config.wiring.cabled_to(place)?;
+        let (arrived, end) = self
+            .config
+            .wiring
+            .carry(place, Way::Down, packet, self.time)?;
+        let End::Switch(far) = end else {
+            return None;
+        };
+        self.time = arrived;
+        Some((far.switch, far.port))
+    }
+
+    fn answer(&mut self, place: (usize, u8), packet: &Packet) -> Packet {
+        let place = Place::new(place.0, place.1);
+        let (reply, back) = self.config.answer(place, packet, self.time);
+        self.time = back;
+        reply
+    }
+
+    /// A completion leaving the fabric for a node is not the manager's.
+    fn leave(&mut self, _place: (usize, u8), _packet: Packet) {}
+
+    /// Another switch's CPU has no part in the manager's requests.
+    fn to_cpu(&mut self, _switch: usize, _packet: Packet) {}
+}
 
 /// The manager's configuration access for the length of one call into it.
 pub(crate) struct ManagerConfig<'a> {
@@ -49,14 +109,6 @@ pub(crate) struct ManagerConfig<'a> {
     pub(crate) requester: Bdf,
     /// The tag of the next request.
     pub(crate) next_tag: &'a mut u8,
-}
-
-/// A step of a TLP through the fabric.
-enum Hop {
-    /// Leaves switch port `.0` onto its link.
-    Out(Place, Packet),
-    /// Enters the ingress of switch port `.0`.
-    In(Place, Packet),
 }
 
 fn fault(status: CompletionStatus) -> ConfigFault {
@@ -76,21 +128,17 @@ impl ManagerConfig<'_> {
             .map(|tables| tables.role)
     }
 
-    /// The completion of the function on `place`'s link to the request `packet`,
-    /// delivered to it as Type 0, and when the completion is back at `place`.
+    /// The completion of the function on `place`'s link to the request
+    /// `packet`, and when the completion is back at `place`.
     fn answer(&mut self, place: Place, packet: &Packet, at: Duration) -> (Packet, Duration) {
-        let mut packet = packet.clone();
-        if let Body::Config(request) = &mut packet.header.body {
-            request.config_type = ConfigType::Type0;
-        }
-        let Some((arrived, end)) = self.wiring.carry(place, Way::Down, &packet, at) else {
-            return (unsupported(&packet), at);
+        let Some((arrived, end)) = self.wiring.carry(place, Way::Down, packet, at) else {
+            return (unsupported(packet), at);
         };
         let (reply, back) = match end {
             End::Switch(far) => {
                 let reply = match self.switches.get(far.switch) {
-                    Some(switch) => switch.borrow_mut().answer_config(far.port, &packet),
-                    None => unsupported(&packet),
+                    Some(switch) => switch.borrow_mut().answer_config(far.port, packet),
+                    None => unsupported(packet),
                 };
                 let back = self.wiring.carry(far, Way::Down, &reply, arrived);
                 (reply, back)
@@ -98,12 +146,12 @@ impl ManagerConfig<'_> {
             End::Node(_) => {
                 let reply = match self.wiring.nodes.get_mut(&place) {
                     Some(Node::Device(device)) => device
-                        .handle(arrived, &packet)
+                        .handle(arrived, packet)
                         .into_iter()
                         .next()
-                        .unwrap_or_else(|| unsupported(&packet)),
+                        .unwrap_or_else(|| unsupported(packet)),
                     // A host's root port is no function of the fabric.
-                    _ => unsupported(&packet),
+                    _ => unsupported(packet),
                 };
                 let back = self.wiring.carry(place, Way::Up, &reply, arrived);
                 (reply, back)
@@ -115,79 +163,29 @@ impl ManagerConfig<'_> {
     /// Carries a Type 1 request out of `via` and through the fabric until
     /// its completion reaches the manager's CPU; returns it and the time.
     fn route(&mut self, via: u8, packet: Packet, tag: Tag) -> Option<(Packet, Duration)> {
-        let mut time = self.now.get();
-        let mut hops = VecDeque::from([Hop::Out(Place::new(0, via), packet)]);
-        for _ in 0..MAX_HOPS {
-            match hops.pop_front()? {
-                Hop::Out(place, packet) => {
-                    let config_type = match packet.header.body {
-                        Body::Config(request) => Some(request.config_type),
-                        _ => None,
-                    };
-                    let cabled = self.wiring.cabled_to(place).is_some();
-                    // Completions cross fabric links; a Type 1 request does
-                    // while it leaves fabric ports.
-                    let onward = cabled
-                        && match config_type {
-                            None => true,
-                            Some(ConfigType::Type1) => self.role(place) == Some(PortRole::Fabric),
-                            Some(ConfigType::Type0) => false,
-                        };
-                    if onward {
-                        let (arrived, end) = self.wiring.carry(place, Way::Down, &packet, time)?;
-                        let End::Switch(far) = end else {
-                            return None;
-                        };
-                        time = arrived;
-                        hops.push_back(Hop::In(far, packet));
-                    } else if config_type.is_some() {
-                        let (reply, back) = self.answer(place, &packet, time);
-                        time = back;
-                        hops.push_back(Hop::In(place, reply));
-                    } else {
-                        // A completion leaving the fabric for a node: not the manager's.
-                        return None;
-                    }
-                }
-                Hop::In(place, packet) => {
-                    let bytes = packet.to_bytes().ok()?;
-                    let forwarding = self
-                        .switches
-                        .get(place.switch)?
-                        .borrow_mut()
-                        .model_mut()
-                        .ingress(PortIndex(place.port), &bytes)
-                        .ok()?;
-                    time += SWITCH_LATENCY;
-                    for delivery in forwarding.deliveries {
-                        match delivery.to {
-                            Destination::Cpu if place.switch == 0 => {
-                                if is_completion_of(&delivery.packet, self.requester, tag) {
-                                    return Some((delivery.packet, time));
-                                }
-                            }
-                            Destination::Cpu => {}
-                            Destination::Port(out) => hops.push_back(Hop::Out(
-                                Place::new(place.switch, out.0),
-                                delivery.packet,
-                            )),
-                        }
-                    }
-                }
-            }
-        }
-        None
+        let requester = self.requester;
+        let time = self.now.get();
+        let mut walk = Walk { config: self, time };
+        let replies = fabric::carry(&mut walk, Hop::Out((0, via), packet), MAX_HOPS);
+        let time = walk.time;
+        replies
+            .into_iter()
+            .find(|reply| is_completion_of(reply, requester, tag))
+            .map(|reply| (reply, time))
     }
 
     fn request(
         &mut self,
-        config_type: ConfigType,
-        port: PortIndex,
+        path: ConfigPath,
         target: Bdf,
         offset: u16,
         write: Option<(u32, u8)>,
     ) -> Result<u32, ConfigFault> {
         *self.next_tag = self.next_tag.wrapping_add(1);
+        let (config_type, port) = match path {
+            ConfigPath::Link(port) => (ConfigType::Type0, port),
+            ConfigPath::Below(port) | ConfigPath::Routed(port) => (ConfigType::Type1, port),
+        };
         let tag = Tag::from_8bit(*self.next_tag);
         let request = ConfigRequest {
             direction: if write.is_some() {
@@ -223,10 +221,12 @@ impl ManagerConfig<'_> {
             .model_mut()
             .inject(port, &bytes)
             .map_err(|_| ConfigFault::NoSuchPort(port))?;
-        let reply = match config_type {
+        let reply = match path {
             // The port hands the completion of its own link's function to the CPU.
-            ConfigType::Type0 => Some(self.answer(Place::new(0, port.0), &packet, self.now.get())),
-            ConfigType::Type1 => self.route(port.0, packet, tag),
+            ConfigPath::Link(_) | ConfigPath::Below(_) => {
+                Some(self.answer(Place::new(0, port.0), &packet, self.now.get()))
+            }
+            ConfigPath::Routed(_) => self.route(port.0, packet, tag),
         };
         let (reply, time) = reply.ok_or(ConfigFault::Timeout)?;
         self.now.set(self.now.get().max(time));
@@ -264,53 +264,14 @@ fn unsupported(packet: &Packet) -> Packet {
     )
 }
 
-impl FabricConfig for ManagerConfig<'_> {
-    fn read(&mut self, port: PortIndex, target: Bdf, offset: u16) -> Result<u32, ConfigFault> {
-        self.request(ConfigType::Type0, port, target, offset, None)
-    }
-
-    fn write(
+impl ConfigRequests for ManagerConfig<'_> {
+    fn config_request(
         &mut self,
-        port: PortIndex,
+        path: ConfigPath,
         target: Bdf,
         offset: u16,
-        value: u32,
-        byte_enables: u8,
-    ) -> Result<(), ConfigFault> {
-        self.request(
-            ConfigType::Type0,
-            port,
-            target,
-            offset,
-            Some((value, byte_enables)),
-        )
-        .map(|_| ())
-    }
-
-    fn read_routed(
-        &mut self,
-        via: PortIndex,
-        target: Bdf,
-        offset: u16,
+        write: Option<(u32, u8)>,
     ) -> Result<u32, ConfigFault> {
-        self.request(ConfigType::Type1, via, target, offset, None)
-    }
-
-    fn write_routed(
-        &mut self,
-        via: PortIndex,
-        target: Bdf,
-        offset: u16,
-        value: u32,
-        byte_enables: u8,
-    ) -> Result<(), ConfigFault> {
-        self.request(
-            ConfigType::Type1,
-            via,
-            target,
-            offset,
-            Some((value, byte_enables)),
-        )
-        .map(|_| ())
+        self.request(path, target, offset, write)
     }
 }

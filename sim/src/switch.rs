@@ -14,21 +14,14 @@ use std::time::Duration;
 
 use weft_devices::packet::{completion_for, RequestInfo};
 use weft_model::{Packet, Switch};
-use weft_pcie::config::vsec::{PortRole as VsecRole, WeftIdentity};
-use weft_pcie::config::{CapabilityList, ConfigSpace, FunctionIdentity, Type0Function};
+use weft_pcie::config::vsec::{management_function, PortRole as VsecRole, WeftIdentity};
+use weft_pcie::config::ConfigSpace;
 use weft_pcie::tlp::{Body, CompletionStatus, ConfigType, Direction};
 
 /// Port-to-port latency of a switch beyond its links: about the middle of
 /// the published range for commercial Gen4 switches (85–140 ns including
 /// PHY, shared/REFERENCE.md); the RTL measures 2 cycles of core latency.
 pub const SWITCH_LATENCY: Duration = Duration::from_nanos(110);
-
-/// Device ID of a weft switch port's management function.
-pub const MANAGEMENT_DEVICE_ID: u16 = 0x00ff;
-
-/// Class code of the management function: other system peripheral (PCI
-/// Code and ID Assignment, base class 08h, sub-class 80h).
-pub const MANAGEMENT_CLASS: u32 = 0x08_80_00;
 
 /// A weft switch: its ID, its data plane and its ports' management functions.
 pub struct WeftSwitch {
@@ -38,22 +31,6 @@ pub struct WeftSwitch {
     /// Per port, its management function's configuration space; `None` if
     /// it could not be laid out (the port then answers Unsupported Request).
     functions: Vec<Option<ConfigSpace>>,
-}
-
-/// A management function with vendor `vendor_id` carrying `identity`.
-fn management_function(vendor_id: u16, identity: WeftIdentity) -> Option<ConfigSpace> {
-    let header = Type0Function::new(FunctionIdentity {
-        vendor_id,
-        device_id: MANAGEMENT_DEVICE_ID,
-        revision_id: 0,
-        class_code: MANAGEMENT_CLASS,
-    });
-    let mut space = header.build().ok()?;
-    CapabilityList::new(&mut space)
-        .ok()?
-        .push_extended(&identity)
-        .ok()?;
-    Some(space)
 }
 
 impl WeftSwitch {
@@ -80,7 +57,7 @@ impl WeftSwitch {
             port_index: port,
             port_role: role,
         };
-        management_function(self.vendor_id, identity)
+        management_function(self.vendor_id, &identity).ok()
     }
 
     /// Its switch ID.
@@ -152,7 +129,7 @@ impl WeftSwitch {
 mod tests {
     use super::*;
     use weft_devices::packet::config_read;
-    use weft_pcie::config::vsec::read_weft_identity;
+    use weft_pcie::config::vsec::{read_weft_identity, MANAGEMENT_DEVICE_ID};
     use weft_pcie::config::ConfigRead;
     use weft_pcie::tlp::Tag;
     use weft_pcie::Bdf;

@@ -3,7 +3,9 @@
 
 use std::path::Path;
 
-use weft_sim::scenario::engine::run;
+use weft_fabric::inventory::BridgeKind;
+use weft_pcie::config::acs::feature;
+use weft_sim::scenario::engine::{run, Engine, Report};
 use weft_sim::scenario::{Scenario, ScenarioError, REFERENCE};
 
 /// A valid scenario's head: one switch, a host and a GPU.
@@ -43,6 +45,16 @@ fn error_of(text: &str) -> (usize, usize, String) {
         Err(other) => panic!("not a located error: {other}"),
         Ok(_) => panic!("accepted:\n{text}"),
     }
+}
+
+/// What the step described as `what` showed in `report`.
+fn outcome_of(report: &Report, what: &str) -> String {
+    report
+        .steps
+        .iter()
+        .find(|s| s.what == what)
+        .map(|s| s.outcome.clone())
+        .unwrap_or_else(|| panic!("no step {what:?} in {:#?}", report.steps))
 }
 
 /// Line (from 1) of the first line of `text` equal to `line`, after `after` such lines.
@@ -174,14 +186,7 @@ fn a_small_scenario_runs_end_to_end() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scenarios/small.toml");
     let scenario = Scenario::load(&path).expect("valid");
     let report = run(&scenario, &mut |_| {}).expect("every step and check passes");
-    let outcome = |what: &str| {
-        report
-            .steps
-            .iter()
-            .find(|s| s.what == what)
-            .map(|s| s.outcome.clone())
-            .unwrap_or_else(|| panic!("no step {what:?} in {:#?}", report.steps))
-    };
+    let outcome = |what: &str| outcome_of(&report, what);
     assert_eq!(
         outcome("fabric manager enumerates the fabric"),
         "2 GPUs, 1 function from dumps"
@@ -206,4 +211,127 @@ fn capacities_of_the_fabric_are_errors_at_their_table() {
     let text = HEAD.replace("ports = 4", "ports = 9");
     let (_, _, message) = error_of(&text);
     assert_eq!(message, "`ports` = 9: a weft switch has 1 to 8 ports");
+}
+
+/// A conventional switch `sw1` on `s0.1` with `gpu1` below its port 0.
+fn below_switch(gpu_below: &str) -> String {
+    HEAD.replace(
+        "[[endpoint]]\nname = \"gpu1\"\nkind = \"gpu\"\n",
+        &format!(
+            "[[endpoint]]\nname = \"sw1\"\nkind = \"pcie_switch\"\ndownstream_ports = 2\n\n\
+             [[endpoint]]\nname = \"gpu1\"\nkind = \"gpu\"\nbelow = \"{gpu_below}\"\n"
+        ),
+    ) + "[[link]]\nends = [\"sw1\", \"s0.1\"]\n"
+}
+
+#[test]
+fn an_endpoint_below_a_pcie_switch_is_placed_by_its_path() {
+    let text = below_switch("sw1.1");
+    let scenario = Scenario::parse(&text, "test.toml", Path::new(".")).expect("valid");
+    let gpu = &scenario.endpoints[1];
+    assert_eq!(gpu.place.port, 1);
+    assert_eq!(gpu.path, vec![1]);
+    assert_eq!(gpu.below, Some((0, 1)));
+}
+
+#[test]
+fn below_errors_point_at_the_value() {
+    let text = below_switch("sw1.2");
+    let (line, column, message) = error_of(&text);
+    assert_eq!((line, column), (line_of(&text, "below = \"sw1.2\"", 0), 9));
+    assert_eq!(
+        message,
+        "`below`: `sw1` has 2 downstream ports (0 to 1), `2` is none of them"
+    );
+    let (_, _, message) = error_of(&below_switch("host1.0"));
+    assert_eq!(message, "`below`: no endpoint named `host1`");
+    // An endpoint below a switch has no link of its own.
+    let text = below_switch("sw1.0") + "[[link]]\nends = [\"gpu1\", \"s0.2\"]\n";
+    let (line, _, message) = error_of(&text);
+    assert_eq!(line, line_of(&text, "below = \"sw1.0\"", 0));
+    assert_eq!(
+        message,
+        format!(
+            "`below`: the endpoint is below `sw1` and also has the link on line {}",
+            line_of(&text, "ends = [\"gpu1\", \"s0.2\"]", 0)
+        )
+    );
+    // Only a PCIe switch has endpoints below it.
+    let text = below_switch("sw1.0").replace(
+        "[[link]]\nends = [\"sw1\"",
+        "[[endpoint]]\nname = \"gpu2\"\nkind = \"gpu\"\nbelow = \"gpu1.0\"\n[[link]]\nends = [\"sw1\"",
+    );
+    let (_, _, message) = error_of(&text);
+    assert_eq!(
+        message,
+        "`below`: `gpu1` is not a kind = \"pcie_switch\" endpoint"
+    );
+    // A switch's ports stay with the fabric.
+    let text = below_switch("sw1.0")
+        + "[[step]]\ndo = \"bind\"\nendpoints = [\"sw1\"]\nhost = \"host1\"\n";
+    let (line, _, message) = error_of(&text);
+    assert_eq!(line, line_of(&text, "[[step]]", 0));
+    assert!(message.starts_with("`sw1` is a PCIe switch"), "{message}");
+    let text = below_switch("sw1.0").replace("downstream_ports = 2\n", "");
+    let (line, _, message) = error_of(&text);
+    assert_eq!(line, line_of(&text, "[[endpoint]]", 0));
+    assert_eq!(message, "kind = \"pcie_switch\" needs `downstream_ports`");
+}
+
+#[test]
+fn gpus_below_a_conventional_switch_serve_two_hosts() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scenarios/conventional.toml");
+    let scenario = Scenario::load(&path).expect("valid");
+    let mut engine = Engine::new(&scenario).expect("built");
+    for index in 0..scenario.steps.len() {
+        engine.run_step(index).expect("every step and check passes");
+    }
+    // The manager found the switch's three ports, and isolates the
+    // downstream ones' devices from each other: peer requests and
+    // completions go up to the weft port (ACS, PCIe Base 6.0 §6.12).
+    let inventory = engine.world().manager().inventory();
+    let kinds: Vec<BridgeKind> = inventory.bridges.iter().map(|b| b.kind).collect();
+    assert_eq!(
+        kinds,
+        [
+            BridgeKind::SwitchUpstream,
+            BridgeKind::SwitchDownstream,
+            BridgeKind::SwitchDownstream
+        ]
+    );
+    for bridge in inventory.bridges.iter().skip(1) {
+        let redirect = feature::P2P_REQUEST_REDIRECT | feature::P2P_COMPLETION_REDIRECT;
+        assert_eq!(bridge.acs_enabled & redirect, redirect, "{bridge:?}");
+    }
+    // Both GPUs below the switch are functions below its downstream ports.
+    let below: Vec<_> = inventory
+        .functions
+        .iter()
+        .filter_map(|f| f.bridge)
+        .collect();
+    assert_eq!(below, [inventory.bridges[1].id, inventory.bridges[2].id]);
+    let report = engine.finish();
+    let outcome = |what: &str| outcome_of(&report, what);
+    assert_eq!(outcome("fabric manager enumerates the fabric"), "3 GPUs");
+    assert_eq!(outcome("host1 boots and enumerates"), "3 drivers bound");
+    assert_eq!(outcome("host2 sees exactly gpu3"), "yes");
+    assert!(outcome("host1 probes gpu3, bound elsewhere").ends_with("answered with UR"));
+    // The copy out of the GPU below the switch is DMA through it.
+    assert_eq!(report.p2p.len(), 1);
+    assert_eq!(report.p2p[0].bytes_through_hosts, 0);
+    assert_eq!(report.checks_passed, 5);
+}
+
+#[test]
+fn a_gpu_below_a_conventional_switch_on_a_remote_weft_switch_is_reached() {
+    // The manager reaches the conventional switch with routed Type 1
+    // requests; s1's port delivers them as Type 0 only for its first bus
+    // and passes the buses after it on as Type 1 (PCIe Base 6.0 §7.3.1).
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scenarios/remote_conventional.toml");
+    let scenario = Scenario::load(&path).expect("valid");
+    let report = run(&scenario, &mut |_| {}).expect("every step and check passes");
+    assert_eq!(report.steps[0].outcome, "1 GPUs");
+    assert_eq!(report.steps[2].outcome, "1 driver bound");
+    assert_eq!(report.checks_passed, 2);
 }

@@ -31,10 +31,15 @@
 //!   Request. Host requests that never complete are completed by the switch.
 //!
 //! Tables and their capacities are those of the RTL (`weft-regs`).
+//!
+//! [`fabric`] walks TLPs through several switches cabled together, by the
+//! rules of fabric links and of configuration requests leaving the fabric,
+//! for the simulator and the fabric manager's tests alike.
 #![forbid(unsafe_code)]
 
 pub mod counters;
 pub mod csr_window;
+pub mod fabric;
 pub mod isolation;
 pub mod ordering;
 pub mod outstanding;

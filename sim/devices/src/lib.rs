@@ -15,6 +15,7 @@
 //! - [`gpu`]: a 3D controller with a DMA copy engine and MSI.
 //! - [`nvme`]: an NVMe controller with SR-IOV virtual functions.
 //! - [`dump`]: a device built from an `lspci -xxxx` dump and BAR sizes.
+//! - [`conventional`]: a conventional PCIe switch with devices below it.
 //! - [`bench`]: a flat interconnect with host memory for tests.
 //! - Building blocks the models share: [`bars`], [`requester`],
 //!   [`interrupt`], [`memory`].
@@ -28,6 +29,7 @@ pub use weft_pcie as pcie;
 
 pub mod bars;
 pub mod bench;
+pub mod conventional;
 pub mod device;
 pub mod dump;
 pub mod gpu;

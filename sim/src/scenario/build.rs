@@ -2,11 +2,13 @@
 //! fabric manager on the first one with a host port per host, hosts and
 //! endpoints on their links.
 
+use weft_devices::Device;
 use weft_fabric::manager::FabricManager;
 use weft_fabric::settings::{FabricSettings, HostPort};
 use weft_pcie::config::FunctionIdentity;
 use weft_regs::tables::{HostIndex, PortIndex};
 
+use super::validate::EndpointModel;
 use super::Scenario;
 use crate::host::{Host, HostConfig};
 use crate::world::World;
@@ -99,15 +101,33 @@ pub fn world(scenario: &Scenario) -> Result<World, BuildError> {
     for host in &scenario.hosts {
         world.attach_host(host.port, Host::new(HostConfig::default()), host.link);
     }
-    for endpoint in &scenario.endpoints {
-        let device = endpoint
-            .model
-            .device()
-            .map_err(|why| BuildError::Endpoint {
-                name: endpoint.name.clone(),
-                why,
-            })?;
-        world.attach_device_at(endpoint.place, device, endpoint.link);
+    for (index, endpoint) in scenario.endpoints.iter().enumerate() {
+        if endpoint.below.is_none() {
+            let device = device(scenario, index)?;
+            world.attach_device_at(endpoint.place, device, endpoint.link);
+        }
     }
     Ok(world)
+}
+
+/// Endpoint `index`'s device; a PCIe switch's with the devices below it.
+fn device(scenario: &Scenario, index: usize) -> Result<Box<dyn Device>, BuildError> {
+    let endpoint = &scenario.endpoints[index];
+    let mut below = Vec::new();
+    if let EndpointModel::PcieSwitch { ports } = endpoint.model {
+        for port in 0..ports {
+            let child = scenario
+                .endpoints
+                .iter()
+                .position(|e| e.below == Some((index, port)));
+            below.push(child.map(|child| device(scenario, child)).transpose()?);
+        }
+    }
+    endpoint
+        .model
+        .device(below)
+        .map_err(|why| BuildError::Endpoint {
+            name: endpoint.name.clone(),
+            why,
+        })
 }

@@ -14,17 +14,16 @@ use std::time::Duration;
 
 use serde::{Serialize, Serializer};
 
-use weft_fabric::inventory::FunctionKind;
+use weft_fabric::inventory::{Bridge, BridgeKind, FunctionKind};
 use weft_pcie::tlp::CompletionStatus;
 use weft_pcie::Bdf;
 use weft_regs::tables::{HostIndex, PortIndex};
 
 use super::build;
-use super::validate::{Action, EndpointModel, Step as PlannedStep, Target};
+use super::validate::{Action, EndpointModel, EndpointPlan, Step as PlannedStep, Target};
 use super::Scenario;
 use crate::host::access::MemoryAccessError;
 use crate::host::{Host, Location};
-use crate::wiring::Place;
 use crate::world::World;
 
 /// Long enough for the firmware's MSI to cross the switch and its link.
@@ -510,7 +509,7 @@ impl<'s> Engine<'s> {
     fn count_functions(&self, model: impl Fn(&EndpointModel) -> bool) -> (usize, usize) {
         let (mut pfs, mut vfs) = (0, 0);
         for endpoint in self.scenario.endpoints.iter().filter(|e| model(&e.model)) {
-            let (p, v) = self.functions_on(endpoint.place);
+            let (p, v) = self.functions_of(endpoint);
             pfs += p.len();
             vfs += v.len();
         }
@@ -637,8 +636,11 @@ impl<'s> Engine<'s> {
         })
     }
 
-    /// Fabric IDs of the physical functions at `place`, and of the VFs there.
-    fn functions_on(&self, place: Place) -> (Vec<Bdf>, Vec<Bdf>) {
+    /// Fabric IDs of `endpoint`'s physical functions, and of its VFs: the
+    /// functions below its weft switch port and, for one below conventional
+    /// switches, below the downstream port its path leads to.
+    fn functions_of(&self, endpoint: &EndpointPlan) -> (Vec<Bdf>, Vec<Bdf>) {
+        let place = endpoint.place;
         let inventory = self.world.manager().inventory();
         // The manager numbers switches in discovery order; the world by index.
         let switch = self
@@ -646,10 +648,31 @@ impl<'s> Engine<'s> {
             .switches()
             .get(place.switch)
             .and_then(|s| inventory.switch_index(s.id()));
-        let on_port = inventory
-            .functions
-            .iter()
-            .filter(|f| Some(f.switch) == switch && f.port == PortIndex(place.port));
+        let on_port =
+            |bridge: &Bridge| Some(bridge.switch) == switch && bridge.port == PortIndex(place.port);
+        // Down the path: each conventional switch's upstream port below
+        // the bridge before, then its downstream port at that device number.
+        let mut above: Option<Bdf> = None;
+        for port in &endpoint.path {
+            let upstream = inventory
+                .bridges
+                .iter()
+                .find(|b| on_port(b) && b.parent == above && b.kind == BridgeKind::SwitchUpstream);
+            let downstream = upstream.and_then(|upstream| {
+                inventory.bridges.iter().find(|b| {
+                    b.parent == Some(upstream.id)
+                        && b.kind == BridgeKind::SwitchDownstream
+                        && b.id.device() == *port
+                })
+            });
+            let Some(downstream) = downstream else {
+                return (Vec::new(), Vec::new());
+            };
+            above = Some(downstream.id);
+        }
+        let on_port = inventory.functions.iter().filter(|f| {
+            Some(f.switch) == switch && f.port == PortIndex(place.port) && f.bridge == above
+        });
         let (mut pfs, mut vfs) = (Vec::new(), Vec::new());
         for function in on_port {
             match function.kind {
@@ -662,7 +685,7 @@ impl<'s> Engine<'s> {
 
     /// The fabric ID of `target`, once the fabric is enumerated.
     fn fabric_id(&self, target: Target) -> Option<Bdf> {
-        let (pfs, vfs) = self.functions_on(self.scenario.endpoints[target.endpoint].place);
+        let (pfs, vfs) = self.functions_of(&self.scenario.endpoints[target.endpoint]);
         match target.vf {
             None => pfs.first().copied(),
             Some(vf) => vfs.get(usize::from(vf) - 1).copied(),
@@ -676,7 +699,7 @@ impl<'s> Engine<'s> {
             .iter()
             .enumerate()
             .find_map(|(index, endpoint)| {
-                let (pfs, vfs) = self.functions_on(endpoint.place);
+                let (pfs, vfs) = self.functions_of(endpoint);
                 if pfs.first() == Some(&fabric_id) {
                     return Some(Target {
                         endpoint: index,

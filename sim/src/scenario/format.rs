@@ -170,6 +170,12 @@ pub struct EndpointSpec {
     /// Dump: per function, the size of each BAR slot in bytes (0: none,
     /// or the upper half of a 64-bit BAR).
     pub bar_sizes: Option<Vec<Vec<u64>>>,
+    /// PCIe switch: how many downstream ports it has.
+    pub downstream_ports: Option<u8>,
+    /// The downstream port of a conventional PCIe switch this endpoint is
+    /// on, `"switch.port"` naming a `pcie_switch` endpoint; such an
+    /// endpoint has no `[[link]]` of its own.
+    pub below: Option<Spanned<String>>,
 }
 
 /// Which model an endpoint runs.
@@ -182,6 +188,9 @@ pub enum EndpointKind {
     Nvme,
     /// A device from an `lspci -xxxx` dump.
     Dump,
+    /// weft-devices' conventional PCIe switch, with the endpoints whose
+    /// `below` names its downstream ports.
+    PcieSwitch,
 }
 
 /// A `[[link]]`: two ends, each `"switch.port"` or a host's or

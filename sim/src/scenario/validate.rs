@@ -7,12 +7,14 @@ use std::path::Path;
 
 use toml::Spanned;
 
+use weft_devices::conventional::ConventionalSwitch;
 use weft_devices::dump::{BarSizes, DumpDevice};
 use weft_devices::gpu::{Gpu, GpuConfig};
 use weft_devices::nvme::{Nvme, NvmeConfig};
 use weft_fabric::binding::UnbindMode;
 use weft_fabric::limits::{MAX_HOST_PORTS, MAX_SLOTS_PER_HOST, MAX_SWITCHES};
 use weft_pcie::config::bar::MAX_BARS;
+use weft_pcie::config::FunctionIdentity;
 use weft_pcie::link::{Link, LinkSpeed, LinkWidth};
 use weft_regs::capacity::PORTS;
 
@@ -121,12 +123,43 @@ pub enum EndpointModel {
         /// BAR sizes per function.
         sizes: Vec<BarSizes>,
     },
+    /// A conventional PCIe switch with this many downstream ports.
+    PcieSwitch {
+        /// Downstream ports.
+        ports: u8,
+    },
 }
 
+/// The identity of a conventional switch's ports: a PCI-to-PCI bridge
+/// (PCI Code and ID Assignment, class 06h, sub-class 04h) of a PCIe
+/// switch vendor's ID, as the ports of a Gen3 fan-out switch report.
+pub const PCIE_SWITCH_IDENTITY: FunctionIdentity = FunctionIdentity {
+    vendor_id: 0x10b5,
+    device_id: 0x8747,
+    revision_id: 0xca,
+    class_code: 0x06_04_00,
+};
+
+/// The most downstream ports a conventional switch may have: one per
+/// device number on its internal bus (PCIe Base 6.0 §7.3.1).
+pub const MAX_DOWNSTREAM_PORTS: u8 = 32;
+
 impl EndpointModel {
-    /// A fresh device of this model.
-    pub fn device(&self) -> Result<Box<dyn weft_devices::Device>, String> {
+    /// A fresh device of this model; a PCIe switch gets `below`, the
+    /// devices on its downstream ports in order (missing ones: empty ports).
+    pub fn device(
+        &self,
+        below: Vec<Option<Box<dyn weft_devices::Device>>>,
+    ) -> Result<Box<dyn weft_devices::Device>, String> {
         Ok(match self {
+            EndpointModel::PcieSwitch { ports } => {
+                let mut below = below;
+                below.resize_with(usize::from(*ports), || None);
+                Box::new(
+                    ConventionalSwitch::new(PCIE_SWITCH_IDENTITY, below)
+                        .map_err(|e| format!("PCIe switch: {e:?}"))?,
+                )
+            }
             EndpointModel::Gpu(config) => {
                 Box::new(Gpu::new(*config).map_err(|e| format!("GPU: {e:?}"))?)
             }
@@ -155,8 +188,14 @@ pub struct EndpointPlan {
     pub name: String,
     /// Its model.
     pub model: EndpointModel,
-    /// Its switch port.
+    /// The weft switch port it is below (through conventional switches).
     pub place: Place,
+    /// The downstream port numbers of the conventional switches between
+    /// `place` and it, outermost first; empty when it is on `place`'s link.
+    pub path: Vec<u8>,
+    /// The conventional switch (endpoint index) and downstream port it is
+    /// on, if any.
+    pub below: Option<(usize, u8)>,
     /// Its link.
     pub link: LinkConfig,
 }
@@ -414,7 +453,34 @@ fn endpoint_model(spec: &EndpointSpec, at: usize, base: &Path) -> Result<Endpoin
             Ok(())
         }
     };
+    only(
+        "downstream_ports",
+        spec.downstream_ports.is_some() && spec.kind != EndpointKind::PcieSwitch,
+        "pcie_switch",
+    )?;
     let model = match spec.kind {
+        EndpointKind::PcieSwitch => {
+            only("memory_bytes", spec.memory_bytes.is_some(), "gpu")?;
+            only("vfs", spec.vfs.is_some(), "nvme")?;
+            only("dump", spec.dump.is_some(), "dump")?;
+            only("bar_sizes", spec.bar_sizes.is_some(), "dump")?;
+            let ports = match spec.downstream_ports {
+                Some(ports) if (1..=MAX_DOWNSTREAM_PORTS).contains(&ports) => ports,
+                Some(ports) => {
+                    return invalid(
+                        at,
+                        format!("`downstream_ports` = {ports}: a PCIe switch has 1 to {MAX_DOWNSTREAM_PORTS}"),
+                    )
+                }
+                None => {
+                    return invalid(
+                        at,
+                        "kind = \"pcie_switch\" needs `downstream_ports`",
+                    )
+                }
+            };
+            EndpointModel::PcieSwitch { ports }
+        }
         EndpointKind::Gpu => {
             only("vfs", spec.vfs.is_some(), "nvme")?;
             only("dump", spec.dump.is_some(), "dump")?;
@@ -469,7 +535,7 @@ fn endpoint_model(spec: &EndpointSpec, at: usize, base: &Path) -> Result<Endpoin
             EndpointModel::Dump { text, sizes }
         }
     };
-    if let Err(why) = model.device() {
+    if let Err(why) = model.device(Vec::new()) {
         return invalid(at, format!("endpoint `{}`: {why}", spec.name));
     }
     Ok(model)
@@ -639,17 +705,47 @@ pub fn resolve(file: ScenarioFile, text: &str, base: &Path) -> Result<Scenario, 
             link: *link,
         });
     }
+    let mut models = Vec::new();
+    for endpoint in &file.endpoints {
+        models.push(endpoint_model(
+            endpoint.get_ref(),
+            endpoint.span().start,
+            base,
+        )?);
+    }
+    let below = resolve_below(&file, &names, &models, &node_link, text)?;
     let mut endpoints = Vec::new();
-    for (index, endpoint) in file.endpoints.iter().enumerate() {
+    for (index, (endpoint, model)) in file.endpoints.iter().zip(models).enumerate() {
         let spec = endpoint.get_ref();
         let at = endpoint.span().start;
-        let Some((_, place, link)) = node_link.get(&End::Endpoint(index)) else {
-            return invalid(at, format!("endpoint `{}` has no `[[link]]`", spec.name));
+        // Follow `below` up to the endpoint with the link.
+        let mut path = Vec::new();
+        let mut top = index;
+        while let Some((parent, port)) = below[top] {
+            if path.len() > file.endpoints.len() {
+                return invalid(
+                    at,
+                    format!("endpoint `{}`: its `below` chain loops", spec.name),
+                );
+            }
+            path.insert(0, port);
+            top = parent;
+        }
+        let Some((_, place, link)) = node_link.get(&End::Endpoint(top)) else {
+            return invalid(
+                file.endpoints[top].span().start,
+                format!(
+                    "endpoint `{}` has no `[[link]]`",
+                    file.endpoints[top].get_ref().name
+                ),
+            );
         };
         endpoints.push(EndpointPlan {
             name: spec.name.clone(),
-            model: endpoint_model(spec, at, base)?,
+            model,
             place: *place,
+            path,
+            below: below[index],
             link: *link,
         });
     }
@@ -783,6 +879,15 @@ pub fn resolve(file: ScenarioFile, text: &str, base: &Path) -> Result<Scenario, 
             },
         };
         for target in action_targets(&action) {
+            if let EndpointModel::PcieSwitch { .. } = endpoints[target.endpoint].model {
+                return invalid(
+                    at,
+                    format!(
+                        "`{}` is a PCIe switch: its ports stay with the fabric; name the endpoints below it",
+                        endpoints[target.endpoint].name
+                    ),
+                );
+            }
             if let Some(vf) = target.vf {
                 let total = endpoints[target.endpoint].model.total_vfs();
                 if vf > total.min(file.fabric.num_vfs) {
@@ -827,6 +932,66 @@ pub fn resolve(file: ScenarioFile, text: &str, base: &Path) -> Result<Scenario, 
         cables,
         steps,
     })
+}
+
+/// Per endpoint, the conventional switch (endpoint index) and downstream
+/// port its `below` names; checks that the switch is a `pcie_switch` with
+/// that port, that no other endpoint is on the port, and that an endpoint
+/// below a switch has no link of its own.
+fn resolve_below(
+    file: &ScenarioFile,
+    names: &Names<'_>,
+    models: &[EndpointModel],
+    node_link: &BTreeMap<End, (usize, Place, LinkConfig)>,
+    text: &str,
+) -> Result<Vec<Option<(usize, u8)>>, Invalid> {
+    let mut taken: BTreeMap<(usize, u8), usize> = BTreeMap::new();
+    let mut below = Vec::new();
+    for (index, endpoint) in file.endpoints.iter().enumerate() {
+        let Some(written) = &endpoint.get_ref().below else {
+            below.push(None);
+            continue;
+        };
+        let at = written.span().start;
+        let value = written.get_ref();
+        let Some((switch, port)) = value.split_once('.') else {
+            return invalid(
+                at,
+                format!("`below` = \"{value}\": written `switch.port`, a `pcie_switch` endpoint and its downstream port"),
+            );
+        };
+        let Some(parent) = names.endpoints.iter().position(|e| *e == switch) else {
+            return invalid(at, format!("`below`: no endpoint named `{switch}`"));
+        };
+        let EndpointModel::PcieSwitch { ports } = models[parent] else {
+            return invalid(
+                at,
+                format!("`below`: `{switch}` is not a kind = \"pcie_switch\" endpoint"),
+            );
+        };
+        let Some(port) = port.parse::<u8>().ok().filter(|p| *p < ports) else {
+            return invalid(
+                at,
+                format!("`below`: `{switch}` has {ports} downstream ports (0 to {}), `{port}` is none of them", ports - 1),
+            );
+        };
+        if let Some(first) = taken.insert((parent, port), at) {
+            let (line, _) = line_column(text, first);
+            return invalid(
+                at,
+                format!("`below`: {value} already has the endpoint on line {line}"),
+            );
+        }
+        if let Some((link, _, _)) = node_link.get(&End::Endpoint(index)) {
+            let (line, _) = line_column(text, *link);
+            return invalid(
+                at,
+                format!("`below`: the endpoint is below `{switch}` and also has the link on line {line}"),
+            );
+        }
+        below.push(Some((parent, port)));
+    }
+    Ok(below)
 }
 
 /// Every function an action names.

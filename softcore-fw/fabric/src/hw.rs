@@ -134,6 +134,85 @@ pub trait FabricConfig {
     }
 }
 
+/// Configuration access as one function for every [`ConfigPath`]: a
+/// fabric that sends every request the same way, whatever its path,
+/// implements this and gets [`FabricConfig`] from it.
+pub trait ConfigRequests {
+    /// Sends a configuration request for the DW holding byte `offset` of
+    /// `target` along `path`: a read, or with `write` = `(value, byte
+    /// enables)` a write; returns the DW read (0 for a write).
+    fn config_request(
+        &mut self,
+        path: ConfigPath,
+        target: Bdf,
+        offset: u16,
+        write: Option<(u32, u8)>,
+    ) -> Result<u32, ConfigFault>;
+}
+
+impl<T: ConfigRequests> FabricConfig for T {
+    fn read(&mut self, port: PortIndex, target: Bdf, offset: u16) -> Result<u32, ConfigFault> {
+        self.config_request(ConfigPath::Link(port), target, offset, None)
+    }
+
+    fn write(
+        &mut self,
+        port: PortIndex,
+        target: Bdf,
+        offset: u16,
+        value: u32,
+        byte_enables: u8,
+    ) -> Result<(), ConfigFault> {
+        let write = Some((value, byte_enables));
+        self.config_request(ConfigPath::Link(port), target, offset, write)
+            .map(|_| ())
+    }
+
+    fn read_below(
+        &mut self,
+        port: PortIndex,
+        target: Bdf,
+        offset: u16,
+    ) -> Result<u32, ConfigFault> {
+        self.config_request(ConfigPath::Below(port), target, offset, None)
+    }
+
+    fn write_below(
+        &mut self,
+        port: PortIndex,
+        target: Bdf,
+        offset: u16,
+        value: u32,
+        byte_enables: u8,
+    ) -> Result<(), ConfigFault> {
+        let write = Some((value, byte_enables));
+        self.config_request(ConfigPath::Below(port), target, offset, write)
+            .map(|_| ())
+    }
+
+    fn read_routed(
+        &mut self,
+        via: PortIndex,
+        target: Bdf,
+        offset: u16,
+    ) -> Result<u32, ConfigFault> {
+        self.config_request(ConfigPath::Routed(via), target, offset, None)
+    }
+
+    fn write_routed(
+        &mut self,
+        via: PortIndex,
+        target: Bdf,
+        offset: u16,
+        value: u32,
+        byte_enables: u8,
+    ) -> Result<(), ConfigFault> {
+        let write = Some((value, byte_enables));
+        self.config_request(ConfigPath::Routed(via), target, offset, write)
+            .map(|_| ())
+    }
+}
+
 /// Reads the DW holding `offset` of `target` along `path`.
 pub fn config_read<C: FabricConfig + ?Sized>(
     config: &mut C,

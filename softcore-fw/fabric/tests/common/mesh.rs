@@ -9,27 +9,31 @@
 //! for the first bus of its range and as Type 1 for the others, to a
 //! conventional switch below (§7.3.3). A weft switch port answers a Type 0
 //! request with its management function, which carries the identity VSEC.
+//!
+//! Those rules are weft-model's (`weft_model::fabric::carry`), which the
+//! simulator walks too; this module keeps only the fake links: which port
+//! is cabled to which, and the fake devices and hosts on the others.
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use weft_fabric::hw::{
-    ConfigFault, DataPlane, Fabric, FabricConfig, HostConfigRequest, TableWriteError,
+    ConfigFault, ConfigPath, ConfigRequests, DataPlane, Fabric, HostConfigRequest, TableWriteError,
 };
 use weft_fabric::manager::FabricManager;
-use weft_fabric::pcie::config::vsec::{PortRole as VsecRole, WeftIdentity};
-use weft_fabric::pcie::config::{CapabilityList, ConfigSpace, Type0Function};
+use weft_fabric::pcie::config::vsec::{management_function, PortRole as VsecRole, WeftIdentity};
 use weft_fabric::pcie::tlp::{
     Attributes, Body, Completion, CompletionStatus, ConfigRequest, ConfigType, Direction, Header,
     Tag, TrafficClass,
 };
 use weft_fabric::pcie::Bdf;
-use weft_model::{Destination, Packet, PortIndex, PortRole, Switch};
+use weft_model::fabric::{self, Cabling, Hop};
+use weft_model::{Destination, Forwarding, Packet, PortIndex, PortRole, Switch};
 use weft_regs::tables::{AddressRoute, FunctionOwner, HostIndex, IdMapping, Window};
 
 use super::conventional::ConventionalSwitch;
-use super::{identity, Clock, FakeDevice, FakeHost, ROOT_PORT};
+use super::{Clock, FakeDevice, FakeHost, ROOT_PORT};
 
 /// The switches, shared by the configuration path and the table handles.
 pub type Switches = Rc<RefCell<Vec<Switch>>>;
@@ -76,6 +80,9 @@ pub struct Mesh {
     pub net: Network,
     pub planes: Planes,
 }
+
+/// The most hops one TLP and what follows from it may take (a routing loop).
+const MAX_HOPS: usize = 4096;
 
 /// The manager's own requester ID (bus 0, `FabricSettings::default`).
 pub const MANAGER: Bdf = Bdf::new(0, 0, 0);
@@ -200,22 +207,6 @@ impl Mesh {
     }
 }
 
-/// How the manager's request leaves its switch.
-#[derive(Clone, Copy)]
-enum Path {
-    /// Onto the port's link, as this type.
-    Link(ConfigType),
-    /// Type 1 into the fabric, routed by bus.
-    Routed,
-}
-
-enum Step {
-    /// Leaves switch `.0` by port `.1` onto the link.
-    Out(usize, u8, Packet),
-    /// Arrives at switch `.0`'s ingress of port `.1`.
-    In(usize, u8, Packet),
-}
-
 fn completion(request: &ConfigRequest, status: CompletionStatus, data: Option<u32>) -> Packet {
     let data = data.filter(|_| status == CompletionStatus::Successful);
     let header = Header {
@@ -250,23 +241,6 @@ fn status_of(result: &Result<Option<u32>, ConfigFault>) -> CompletionStatus {
     }
 }
 
-/// The management function of port `port` of a switch with ID `id`.
-fn management_function(id: u64, ports: u8, port: u8) -> ConfigSpace {
-    let mut space = Type0Function::new(identity(0x1d1d, 0x00ff, 0x05_80_00))
-        .build()
-        .expect("no BARs");
-    CapabilityList::new(&mut space)
-        .expect("fresh")
-        .push_extended(&WeftIdentity {
-            switch_id: id,
-            port_count: ports,
-            port_index: port,
-            port_role: VsecRole::Fabric,
-        })
-        .expect("fits");
-    space
-}
-
 impl Network {
     fn role(&self, switch: usize, port: u8) -> PortRole {
         self.switches.borrow()[switch]
@@ -295,7 +269,13 @@ impl Network {
             },
             Some(Partner::Switch(far, far_port)) => {
                 let ports = self.switches.borrow()[*far].ports() as u8;
-                let space = management_function(self.ids[*far], ports, *far_port);
+                let identity = WeftIdentity {
+                    switch_id: self.ids[*far],
+                    port_count: ports,
+                    port_index: *far_port,
+                    port_role: VsecRole::Fabric,
+                };
+                let space = management_function(0x1d1d, &identity).expect("fits");
                 Ok(match request.direction {
                     Direction::Read => Some(space.read(offset)),
                     Direction::Write => None,
@@ -306,89 +286,23 @@ impl Network {
         completion(request, status_of(&result), result.ok().flatten())
     }
 
-    /// Carries TLPs through the fabric until none is left moving; returns
-    /// what reached switch 0's CPU.
-    fn run(&mut self, first: Step) -> Vec<Packet> {
-        let mut steps = VecDeque::from([first]);
-        let mut to_manager = Vec::new();
-        while let Some(step) = steps.pop_front() {
-            match step {
-                Step::In(switch, port, packet) => {
-                    let bytes = packet.to_bytes().expect("well-formed");
-                    let out = self.switches.borrow_mut()[switch]
-                        .ingress(PortIndex(port), &bytes)
-                        .expect("the port takes it");
-                    for delivery in out.deliveries {
-                        match delivery.to {
-                            Destination::Cpu if switch == 0 => to_manager.push(delivery.packet),
-                            Destination::Cpu => self.to_cpu.push((switch, delivery.packet)),
-                            Destination::Port(egress) => {
-                                steps.push_back(Step::Out(switch, egress.0, delivery.packet))
-                            }
-                        }
-                    }
-                }
-                Step::Out(switch, port, packet) => {
-                    let config = match packet.header.body {
-                        Body::Config(request) => Some(request),
-                        _ => None,
-                    };
-                    let partner = match self.partners.get(&(switch, port)) {
-                        Some(Partner::Switch(far, far_port)) => Some((*far, *far_port)),
-                        _ => None,
-                    };
-                    match (config, partner) {
-                        // Onward through a fabric link, still routed by bus.
-                        (Some(request), Some((far, far_port)))
-                            if request.config_type == ConfigType::Type1
-                                && self.role(switch, port) == PortRole::Fabric =>
-                        {
-                            steps.push_back(Step::In(far, far_port, packet))
-                        }
-                        // The last hop: the function on the link answers;
-                        // Type 0 for the port's first bus, Type 1 below it.
-                        (Some(mut request), _) => {
-                            if let PortRole::Endpoint { buses, .. } = self.role(switch, port) {
-                                if request.target.bus() == buses.0 {
-                                    request.config_type = ConfigType::Type0;
-                                }
-                            }
-                            let data = packet
-                                .payload
-                                .get(..4)
-                                .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
-                            let reply = self.answer(switch, port, &request, data);
-                            steps.push_back(Step::In(switch, port, reply));
-                        }
-                        (None, Some((far, far_port))) => {
-                            steps.push_back(Step::In(far, far_port, packet))
-                        }
-                        (None, None) => self.arrivals.push((switch, port, packet)),
-                    }
-                }
-            }
-        }
-        to_manager
-    }
-
     /// Offers a TLP at a port's ingress and carries it (and what follows
     /// from it) through the fabric.
     pub fn send(&mut self, switch: usize, port: u8, packet: Packet) -> Vec<Packet> {
-        self.run(Step::In(switch, port, packet))
+        fabric::carry(self, Hop::In((switch, port), packet), MAX_HOPS)
     }
 
     fn request(
         &mut self,
-        path: Path,
-        port: PortIndex,
+        path: ConfigPath,
         target: Bdf,
         offset: u16,
         write: Option<(u32, u8)>,
     ) -> Result<u32, ConfigFault> {
         self.next_tag = (self.next_tag + 1) % 256;
-        let config_type = match path {
-            Path::Link(config_type) => config_type,
-            Path::Routed => ConfigType::Type1,
+        let (config_type, port) = match path {
+            ConfigPath::Link(port) => (ConfigType::Type0, port),
+            ConfigPath::Below(port) | ConfigPath::Routed(port) => (ConfigType::Type1, port),
         };
         let request = ConfigRequest {
             direction: if write.is_some() {
@@ -417,11 +331,11 @@ impl Network {
         );
         let replies = match path {
             // The CPU's own request on a link: its completion comes straight back.
-            Path::Link(_) => {
+            ConfigPath::Link(_) | ConfigPath::Below(_) => {
                 let data = write.map_or(0, |w| w.0);
                 vec![self.answer(0, port.0, &request, data)]
             }
-            Path::Routed => self.run(Step::Out(0, port.0, packet)),
+            ConfigPath::Routed(_) => fabric::carry(self, Hop::Out((0, port.0), packet), MAX_HOPS),
         };
         let reply = replies
             .into_iter()
@@ -442,81 +356,55 @@ impl Network {
     }
 }
 
-impl FabricConfig for Network {
-    fn read(&mut self, port: PortIndex, target: Bdf, offset: u16) -> Result<u32, ConfigFault> {
-        self.request(Path::Link(ConfigType::Type0), port, target, offset, None)
+impl Cabling for Network {
+    fn ingress(&mut self, (switch, port): (usize, u8), packet: &Packet) -> Option<Forwarding> {
+        let bytes = packet.to_bytes().expect("well-formed");
+        let out = self.switches.borrow_mut()[switch]
+            .ingress(PortIndex(port), &bytes)
+            .expect("the port takes it");
+        Some(out)
     }
 
-    fn write(
-        &mut self,
-        port: PortIndex,
-        target: Bdf,
-        offset: u16,
-        value: u32,
-        byte_enables: u8,
-    ) -> Result<(), ConfigFault> {
-        self.request(
-            Path::Link(ConfigType::Type0),
-            port,
-            target,
-            offset,
-            Some((value, byte_enables)),
-        )
-        .map(|_| ())
+    fn role(&self, (switch, port): (usize, u8)) -> Option<PortRole> {
+        Some(Network::role(self, switch, port))
     }
 
-    fn read_below(
+    fn cross(&mut self, place: (usize, u8), _packet: &Packet) -> Option<(usize, u8)> {
+        match self.partners.get(&place) {
+            Some(Partner::Switch(far, far_port)) => Some((*far, *far_port)),
+            _ => None,
+        }
+    }
+
+    fn answer(&mut self, (switch, port): (usize, u8), packet: &Packet) -> Packet {
+        let Body::Config(request) = packet.header.body else {
+            unreachable!("only configuration requests are answered on a link");
+        };
+        let data = packet
+            .payload
+            .get(..4)
+            .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+        Network::answer(self, switch, port, &request, data)
+    }
+
+    fn leave(&mut self, (switch, port): (usize, u8), packet: Packet) {
+        self.arrivals.push((switch, port, packet));
+    }
+
+    fn to_cpu(&mut self, switch: usize, packet: Packet) {
+        self.to_cpu.push((switch, packet));
+    }
+}
+
+impl ConfigRequests for Network {
+    fn config_request(
         &mut self,
-        port: PortIndex,
+        path: ConfigPath,
         target: Bdf,
         offset: u16,
+        write: Option<(u32, u8)>,
     ) -> Result<u32, ConfigFault> {
-        self.request(Path::Link(ConfigType::Type1), port, target, offset, None)
-    }
-
-    fn write_below(
-        &mut self,
-        port: PortIndex,
-        target: Bdf,
-        offset: u16,
-        value: u32,
-        byte_enables: u8,
-    ) -> Result<(), ConfigFault> {
-        self.request(
-            Path::Link(ConfigType::Type1),
-            port,
-            target,
-            offset,
-            Some((value, byte_enables)),
-        )
-        .map(|_| ())
-    }
-
-    fn read_routed(
-        &mut self,
-        via: PortIndex,
-        target: Bdf,
-        offset: u16,
-    ) -> Result<u32, ConfigFault> {
-        self.request(Path::Routed, via, target, offset, None)
-    }
-
-    fn write_routed(
-        &mut self,
-        via: PortIndex,
-        target: Bdf,
-        offset: u16,
-        value: u32,
-        byte_enables: u8,
-    ) -> Result<(), ConfigFault> {
-        self.request(
-            Path::Routed,
-            via,
-            target,
-            offset,
-            Some((value, byte_enables)),
-        )
-        .map(|_| ())
+        self.request(path, target, offset, write)
     }
 }
 

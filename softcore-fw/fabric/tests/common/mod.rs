@@ -9,7 +9,7 @@ use std::collections::VecDeque;
 use std::rc::Rc;
 
 use weft_fabric::hw::{
-    ConfigFault, FabricConfig, HostConfigRequest, HostInterface, HostSendError, Timer,
+    ConfigFault, ConfigPath, ConfigRequests, HostConfigRequest, HostInterface, HostSendError, Timer,
 };
 use weft_fabric::manager::FabricManager;
 use weft_fabric::pcie::config::ari::Ari;
@@ -245,53 +245,33 @@ impl FakeDevice {
     }
 }
 
-impl FabricConfig for FakeFabric {
-    fn read(&mut self, port: PortIndex, target: Bdf, offset: u16) -> Result<u32, ConfigFault> {
-        let now = self.clock.0.get();
-        self.device(port)?.config_read(now, target, offset)
-    }
-
-    fn read_below(
+impl ConfigRequests for FakeFabric {
+    /// Type 0 on a port's link reaches its device; Type 1 below it only
+    /// what the device takes as Type 1 (its VFs past the first bus). No
+    /// fabric port: nothing is routed.
+    fn config_request(
         &mut self,
-        port: PortIndex,
+        path: ConfigPath,
         target: Bdf,
         offset: u16,
+        write: Option<(u32, u8)>,
     ) -> Result<u32, ConfigFault> {
         let now = self.clock.0.get();
+        let (port, config_type) = match path {
+            ConfigPath::Link(port) => (port, ConfigType::Type0),
+            ConfigPath::Below(port) => (port, ConfigType::Type1),
+            ConfigPath::Routed(via) => return Err(ConfigFault::NoSuchPort(via)),
+        };
         let device = self.device(port)?;
-        if !device.takes(ConfigType::Type1, target) {
+        if config_type == ConfigType::Type1 && !device.takes(config_type, target) {
             return Err(ConfigFault::UnsupportedRequest);
         }
-        device.config_read(now, target, offset)
-    }
-
-    fn write_below(
-        &mut self,
-        port: PortIndex,
-        target: Bdf,
-        offset: u16,
-        value: u32,
-        byte_enables: u8,
-    ) -> Result<(), ConfigFault> {
-        let now = self.clock.0.get();
-        let device = self.device(port)?;
-        if !device.takes(ConfigType::Type1, target) {
-            return Err(ConfigFault::UnsupportedRequest);
+        match write {
+            Some((value, byte_enables)) => device
+                .config_write(now, target, offset, value, byte_enables)
+                .map(|()| 0),
+            None => device.config_read(now, target, offset),
         }
-        device.config_write(now, target, offset, value, byte_enables)
-    }
-
-    fn write(
-        &mut self,
-        port: PortIndex,
-        target: Bdf,
-        offset: u16,
-        value: u32,
-        byte_enables: u8,
-    ) -> Result<(), ConfigFault> {
-        let now = self.clock.0.get();
-        self.device(port)?
-            .config_write(now, target, offset, value, byte_enables)
     }
 }
 

@@ -31,9 +31,38 @@
 //! know. Every register is read-only.
 
 use super::ext_cap_id;
-use super::list::ExtendedCapability;
+use super::function::{FunctionIdentity, Type0Function};
+use super::list::{CapabilityList, CapabilityListError, ExtendedCapability};
 use super::space::{ConfigRead, ConfigSpace};
 use super::walk::{ExtendedCapabilities, WalkError};
+
+/// Device ID of a weft switch port's management function.
+pub const MANAGEMENT_DEVICE_ID: u16 = 0x00ff;
+
+/// Class code of the management function: other system peripheral (PCI
+/// Code and ID Assignment, base class 08h, sub-class 80h).
+pub const MANAGEMENT_CLASS: u32 = 0x08_80_00;
+
+/// The function a weft switch port presents on its link, which the
+/// fabric manager probes with Type 0 requests: a header Type 0 function of
+/// `vendor_id` ([`MANAGEMENT_DEVICE_ID`], [`MANAGEMENT_CLASS`]) with no
+/// BARs, carrying `identity`.
+pub fn management_function(
+    vendor_id: u16,
+    identity: &WeftIdentity,
+) -> Result<ConfigSpace, CapabilityListError> {
+    let header = Type0Function::new(FunctionIdentity {
+        vendor_id,
+        device_id: MANAGEMENT_DEVICE_ID,
+        revision_id: 0,
+        class_code: MANAGEMENT_CLASS,
+    });
+    let mut space = ConfigSpace::new();
+    // Without BARs the header always fits.
+    let _ = header.install(&mut space);
+    CapabilityList::new(&mut space)?.push_extended(identity)?;
+    Ok(space)
+}
 
 /// Capability version of the extended capability header (§7.9.5.1).
 pub const VERSION: u8 = 1;

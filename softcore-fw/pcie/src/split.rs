@@ -869,7 +869,8 @@ mod tests {
     /// is set when byte n of the first DW lies inside the chunk.
     fn expected_bes(address: u64, len: u64) -> (u8, u8) {
         let dw = address & !3;
-        let last_byte = address + len - 1;
+        // A chunk may end on byte 2^64 - 1, so `address + len` may not exist.
+        let last_byte = address + (len - 1);
         let last_dw = last_byte & !3;
         let inside = |byte: u64| byte >= address && byte <= last_byte;
         let mask = |base: u64| {

@@ -335,3 +335,14 @@ fn a_gpu_below_a_conventional_switch_on_a_remote_weft_switch_is_reached() {
     assert_eq!(report.steps[2].outcome, "1 driver bound");
     assert_eq!(report.checks_passed, 2);
 }
+
+#[test]
+fn a_host_bound_to_a_whole_sriov_drive_uses_it_with_its_standard_driver() {
+    // The PF's SR-IOV capability is hidden from the host, so its walk
+    // never sizes VF BARs whose writes the fabric drops.
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scenarios/nvme_pf.toml");
+    let scenario = Scenario::load(&path).expect("valid");
+    let report = run(&scenario, &mut |_| {}).expect("every step and check passes");
+    assert_eq!(outcome_of(&report, "host1 boots and enumerates"), "1 driver bound");
+    assert_eq!(report.checks_passed, 2);
+}

@@ -24,6 +24,11 @@
 //! - **Vendor/Device ID of a VF**, which reads all ones on the VF itself
 //!   (§9.3.4.1.1-2): the PF's Vendor ID and VF Device ID.
 //! - **SR-IOV and ACS controls**: writes are dropped; the fabric set them.
+//!   The SR-IOV capability is hidden: its header reads as a Null Extended
+//!   Capability (ID 0000h, version 0) with the same Next Capability Offset
+//!   (§7.6.3), and its registers read 0, so the host's capability walk
+//!   passes over it. The VFs are the fabric's to enable and hand out; a host
+//!   that found the capability would size VF BARs whose writes are dropped.
 
 use weft_pcie::config::acs::CONTROL as ACS_CONTROL;
 use weft_pcie::config::function::BusNumbers;
@@ -218,9 +223,21 @@ fn bound_read<C: FabricConfig + ?Sized>(
         }
         type0::BAR0..=0x24 => Ok(bound.shadow_bars[usize::from((dword - type0::BAR0) / 4)]),
         type0::EXPANSION_ROM_BASE => Ok(0),
-        _ => config_read(config, path, function.id, dword),
+        _ => match function.sriov {
+            Some(sriov) if dword == sriov.offset => {
+                // §7.6.3: keep Next Capability Offset (bits 31:20), clear
+                // the ID and version: a Null Extended Capability.
+                let header = config_read(config, path, function.id, dword)?;
+                Ok(header & NEXT_CAPABILITY_MASK)
+            }
+            Some(sriov) if dword > sriov.offset && dword < sriov.offset + sriov::SIZE => Ok(0),
+            _ => config_read(config, path, function.id, dword),
+        },
     }
 }
+
+/// Next Capability Offset of an Extended Capability header (§7.6.3).
+const NEXT_CAPABILITY_MASK: u32 = 0xfff0_0000;
 
 /// Applies a host write to a bound function; returns whether the host's
 /// windows depend on what changed: Memory Space Enable, or a BAR while

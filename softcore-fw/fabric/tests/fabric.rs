@@ -8,12 +8,12 @@ mod common;
 use common::*;
 use weft_fabric::binding::{BindError, SharingRefused, UnbindMode};
 use weft_fabric::enumerate::EnumerationError;
-use weft_fabric::hw::ConfigPath;
+use weft_fabric::hw::{ConfigPath, FabricConfig};
 use weft_fabric::inventory::{Binding, FunctionKind, PortKind, SwitchIndex};
 use weft_fabric::manager::{FabricManager, StartError};
 use weft_fabric::pcie::config::msi::MsiMessage;
 use weft_fabric::pcie::config::pcie_cap::{slot_control, slot_status};
-use weft_fabric::pcie::config::Bar;
+use weft_fabric::pcie::config::{ext_cap_id, Bar};
 use weft_fabric::pcie::tlp::{Body, CompletionStatus, ConfigType, MemoryOp};
 use weft_fabric::pcie::Bdf;
 use weft_fabric::readiness::ReadinessError;
@@ -1155,4 +1155,54 @@ fn functions_that_may_talk_inside_their_device_are_not_shared() {
         .expect("the port exists")
         .function_owners
         .is_empty());
+}
+
+/// A PF bound to a host shows no SR-IOV capability: its VFs are the
+/// fabric's. The capability's header reads as a Null Extended Capability
+/// with its Next Capability Offset kept (§7.6.3), so a walk of the list
+/// passes over it and still reaches what follows, and its registers (VF
+/// BARs among them) read 0.
+#[test]
+fn a_bound_pf_hides_its_sriov_capability_from_its_host() {
+    let mut rig = started();
+    rig.manager
+        .bind(
+            NVME_PF,
+            HostIndex(0),
+            0,
+            &mut rig.plane.switch,
+            &mut rig.host,
+        )
+        .expect("bind the PF");
+    let (t0, t1) = (ConfigType::Type0, ConfigType::Type1);
+    rig.write(HOST0, t0, Bdf::new(1, 0, 0), 0x18, 0x0004_0201);
+    rig.write(HOST0, t1, Bdf::new(2, 0, 0), 0x18, 0x0003_0302);
+    let pf = Bdf::new(3, 0, 0);
+    // The host's walk: headers from 0x100 until Next is 0 (§7.6.3).
+    let mut seen = Vec::new();
+    let mut offset = 0x100u16;
+    while offset != 0 && seen.len() < 64 {
+        let header = rig.read(HOST0, t1, pf, offset);
+        seen.push((offset, header & 0xffff, header >> 20));
+        offset = (header >> 20) as u16;
+    }
+    assert!(
+        !seen
+            .iter()
+            .any(|&(_, id, _)| id == u32::from(ext_cap_id::SRIOV)),
+        "{seen:x?}"
+    );
+    // The fabric sees the capability where the host sees a Null one.
+    let (null_at, _, next) = *seen
+        .iter()
+        .find(|&&(_, id, _)| id == 0)
+        .expect("the SR-IOV capability became a Null capability");
+    let real = rig
+        .fabric
+        .read(PortIndex(NVME), NVME_PF, null_at)
+        .expect("the PF answers the fabric");
+    assert_eq!(real & 0xffff, u32::from(ext_cap_id::SRIOV));
+    assert_eq!(real >> 20, next);
+    // VF BAR0 (SR-IOV capability + 0x24, §9.3.3.14) reads 0 to the host.
+    assert_eq!(rig.read(HOST0, t1, pf, null_at + 0x24), 0);
 }

@@ -16,7 +16,7 @@ use core::cell::RefCell;
 
 use heapless::Deque;
 use weft_fabric::hw::{
-    ConfigFault, FabricConfig, HostConfigRequest, HostInterface, HostSendError, Timer,
+    ConfigFault, ConfigPath, ConfigRequests, HostConfigRequest, HostInterface, HostSendError, Timer,
 };
 use weft_pcie::config::msi::MsiMessage;
 use weft_pcie::tlp::{
@@ -282,66 +282,19 @@ fn tlp(body: Body, payload: &[u8]) -> Tlp<'_> {
 /// Every request goes out of a port of the manager's own switch: Type 0
 /// for the function on the link, Type 1 for a bus below it or routed
 /// through the fabric (the switches on the way route it by bus, §7.3.3).
-impl<B: CsrBus, T: Timer> FabricConfig for CsrMailbox<B, T> {
-    fn read(&mut self, port: PortIndex, target: Bdf, offset: u16) -> Result<u32, ConfigFault> {
-        self.request(ConfigType::Type0, port, target, offset, None)
-    }
-
-    fn write(
+impl<B: CsrBus, T: Timer> ConfigRequests for CsrMailbox<B, T> {
+    fn config_request(
         &mut self,
-        port: PortIndex,
+        path: ConfigPath,
         target: Bdf,
         offset: u16,
-        value: u32,
-        byte_enables: u8,
-    ) -> Result<(), ConfigFault> {
-        let write = Some((value, byte_enables));
-        self.request(ConfigType::Type0, port, target, offset, write)
-            .map(|_| ())
-    }
-
-    fn read_below(
-        &mut self,
-        port: PortIndex,
-        target: Bdf,
-        offset: u16,
+        write: Option<(u32, u8)>,
     ) -> Result<u32, ConfigFault> {
-        self.request(ConfigType::Type1, port, target, offset, None)
-    }
-
-    fn write_below(
-        &mut self,
-        port: PortIndex,
-        target: Bdf,
-        offset: u16,
-        value: u32,
-        byte_enables: u8,
-    ) -> Result<(), ConfigFault> {
-        let write = Some((value, byte_enables));
-        self.request(ConfigType::Type1, port, target, offset, write)
-            .map(|_| ())
-    }
-
-    fn read_routed(
-        &mut self,
-        via: PortIndex,
-        target: Bdf,
-        offset: u16,
-    ) -> Result<u32, ConfigFault> {
-        self.request(ConfigType::Type1, via, target, offset, None)
-    }
-
-    fn write_routed(
-        &mut self,
-        via: PortIndex,
-        target: Bdf,
-        offset: u16,
-        value: u32,
-        byte_enables: u8,
-    ) -> Result<(), ConfigFault> {
-        let write = Some((value, byte_enables));
-        self.request(ConfigType::Type1, via, target, offset, write)
-            .map(|_| ())
+        let (config_type, port) = match path {
+            ConfigPath::Link(port) => (ConfigType::Type0, port),
+            ConfigPath::Below(port) | ConfigPath::Routed(port) => (ConfigType::Type1, port),
+        };
+        self.request(config_type, port, target, offset, write)
     }
 }
 
@@ -415,66 +368,17 @@ impl<B, T> Clone for SharedMailbox<'_, B, T> {
 
 impl<B, T> Copy for SharedMailbox<'_, B, T> {}
 
-impl<B: CsrBus, T: Timer> FabricConfig for SharedMailbox<'_, B, T> {
-    fn read(&mut self, port: PortIndex, target: Bdf, offset: u16) -> Result<u32, ConfigFault> {
-        self.0.borrow_mut().read(port, target, offset)
-    }
-
-    fn write(
+impl<B: CsrBus, T: Timer> ConfigRequests for SharedMailbox<'_, B, T> {
+    fn config_request(
         &mut self,
-        port: PortIndex,
+        path: ConfigPath,
         target: Bdf,
         offset: u16,
-        value: u32,
-        byte_enables: u8,
-    ) -> Result<(), ConfigFault> {
-        self.0
-            .borrow_mut()
-            .write(port, target, offset, value, byte_enables)
-    }
-
-    fn read_below(
-        &mut self,
-        port: PortIndex,
-        target: Bdf,
-        offset: u16,
+        write: Option<(u32, u8)>,
     ) -> Result<u32, ConfigFault> {
-        self.0.borrow_mut().read_below(port, target, offset)
-    }
-
-    fn write_below(
-        &mut self,
-        port: PortIndex,
-        target: Bdf,
-        offset: u16,
-        value: u32,
-        byte_enables: u8,
-    ) -> Result<(), ConfigFault> {
         self.0
             .borrow_mut()
-            .write_below(port, target, offset, value, byte_enables)
-    }
-
-    fn read_routed(
-        &mut self,
-        via: PortIndex,
-        target: Bdf,
-        offset: u16,
-    ) -> Result<u32, ConfigFault> {
-        self.0.borrow_mut().read_routed(via, target, offset)
-    }
-
-    fn write_routed(
-        &mut self,
-        via: PortIndex,
-        target: Bdf,
-        offset: u16,
-        value: u32,
-        byte_enables: u8,
-    ) -> Result<(), ConfigFault> {
-        self.0
-            .borrow_mut()
-            .write_routed(via, target, offset, value, byte_enables)
+            .config_request(path, target, offset, write)
     }
 }
 

@@ -10,7 +10,9 @@ use weft_regs::capacity;
 use crate::core::Core;
 use crate::isolation::ErrorCompletion;
 use crate::management::{Inject, Mailbox};
-use crate::soc::{firmware_path, MemoryImage, SerialReceiver, SerialTransmitter, Soc, SocError};
+use weft_iss::elf::firmware_path;
+
+use crate::soc::{MemoryImage, SerialReceiver, SerialTransmitter, Soc, SocError};
 use crate::spi_flash::SpiFlashController;
 use crate::stream::TlpRegisterSlice;
 use crate::switching::SwitchCore;

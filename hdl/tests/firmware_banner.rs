@@ -9,12 +9,11 @@
 //! models' registers and data RAM must be equal, and each model's UART must
 //! hold the banner, once, and the boot progress after it up to `ready`.
 
-use std::path::PathBuf;
-
 use weft_hdl::core::Lockstep;
 use weft_iss::data_plane::DataPlaneWindow;
+use weft_iss::elf::{self, firmware_path};
 use weft_iss::soc::Soc;
-use weft_iss::{elf, Hart, HarvardBus};
+use weft_iss::{Hart, HarvardBus};
 
 /// Core cycles to run at most: start-up, the banner, and on into `wfi`.
 /// The network stack's start-up (zeroing its buffers, then smoltcp's
@@ -23,18 +22,6 @@ use weft_iss::{elf, Hart, HarvardBus};
 /// switches configured) brings that to about 279 000 retirements and
 /// 304 000 core cycles.
 const CYCLES: u64 = 400_000;
-
-/// The ELF built by `cargo xtask firmware`, or `$WEFT_FIRMWARE`.
-fn firmware_path() -> PathBuf {
-    std::env::var_os("WEFT_FIRMWARE").map_or_else(
-        || {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-                .join("../target/riscv32im-unknown-none-elf/firmware/weft-firmware")
-        },
-        PathBuf::from,
-    )
-}
-
 #[test]
 fn the_rtl_core_and_the_iss_print_the_same_banner() {
     let path = firmware_path();

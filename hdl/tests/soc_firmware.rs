@@ -12,7 +12,8 @@
 //! and steps on the ISS.
 
 use weft_hdl::core::Lockstep;
-use weft_hdl::soc::{firmware_path, MemoryImage, Soc, SocBench};
+use weft_hdl::soc::{MemoryImage, Soc, SocBench};
+use weft_iss::elf::firmware_path;
 use weft_iss::{Hart, HarvardBus};
 
 /// SoC cycles to run at most: start-up and the banner (measured: 322).

@@ -343,6 +343,9 @@ fn a_host_bound_to_a_whole_sriov_drive_uses_it_with_its_standard_driver() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scenarios/nvme_pf.toml");
     let scenario = Scenario::load(&path).expect("valid");
     let report = run(&scenario, &mut |_| {}).expect("every step and check passes");
-    assert_eq!(outcome_of(&report, "host1 boots and enumerates"), "1 driver bound");
+    assert_eq!(
+        outcome_of(&report, "host1 boots and enumerates"),
+        "1 driver bound"
+    );
     assert_eq!(report.checks_passed, 2);
 }

@@ -9,6 +9,19 @@
 
 use core::fmt;
 
+/// Where the firmware ELF is: `$WEFT_FIRMWARE`, or where `cargo xtask
+/// firmware` puts it in this workspace. Tests and tools that run the real
+/// firmware look here, and skip with the reason when it is not built.
+pub fn firmware_path() -> std::path::PathBuf {
+    std::env::var_os("WEFT_FIRMWARE").map_or_else(
+        || {
+            std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("../../target/riscv32im-unknown-none-elf/firmware/weft-firmware")
+        },
+        std::path::PathBuf::from,
+    )
+}
+
 use object::elf::{
     FileHeader32, EF_RISCV_RVC, ELFCLASS32, ELFDATA2LSB, ELFMAG, EM_RISCV, ET_EXEC, PT_LOAD,
 };

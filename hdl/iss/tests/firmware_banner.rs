@@ -4,9 +4,8 @@
 //! once, then its boot progress up to `ready`, and then waits for
 //! interrupts.
 
-use std::path::PathBuf;
-
 use weft_iss::data_plane::DataPlaneWindow;
+use weft_iss::elf::firmware_path;
 use weft_iss::soc::Soc;
 use weft_iss::{Hart, HarvardBus, Step};
 
@@ -14,18 +13,6 @@ use weft_iss::{Hart, HarvardBus, Step};
 /// fabric manager (its initialised state copied into place, its virtual
 /// switches built) that takes about 279 000 steps.
 const STEPS: u64 = 400_000;
-
-/// The ELF built by `cargo xtask firmware`, or `$WEFT_FIRMWARE`.
-fn firmware_path() -> PathBuf {
-    std::env::var_os("WEFT_FIRMWARE").map_or_else(
-        || {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-                .join("../../target/riscv32im-unknown-none-elf/firmware/weft-firmware")
-        },
-        PathBuf::from,
-    )
-}
-
 #[test]
 fn the_firmware_prints_its_banner_and_waits() {
     let path = firmware_path();

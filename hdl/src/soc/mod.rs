@@ -31,7 +31,6 @@ pub mod uart;
 pub mod watchdog;
 
 use std::fmt;
-use std::path::PathBuf;
 
 use rust_hdl::prelude::*;
 use weft_iss::{elf, ElfError, HarvardBus};
@@ -185,19 +184,6 @@ impl MemoryImage {
         Self::from_elf(image, INSTRUCTION_RAM_SIZE, DATA_RAM_SIZE)
     }
 }
-
-/// Where the firmware ELF is: `$WEFT_FIRMWARE`, or where `cargo xtask
-/// firmware` puts it in this workspace.
-pub fn firmware_path() -> PathBuf {
-    std::env::var_os("WEFT_FIRMWARE").map_or_else(
-        || {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-                .join("../target/riscv32im-unknown-none-elf/firmware/weft-firmware")
-        },
-        PathBuf::from,
-    )
-}
-
 /// The soft core's SoC.
 ///
 /// The core starts at the base of instruction RAM (`INSTRUCTION_RAM_BASE`),

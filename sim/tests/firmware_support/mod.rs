@@ -3,14 +3,13 @@
 //! (wire formats only: no smoltcp interface runs on this side).
 #![allow(dead_code)]
 
-use std::path::PathBuf;
-
 use smoltcp::phy::ChecksumCapabilities;
 use smoltcp::wire::{
     ArpOperation, ArpPacket, ArpRepr, EthernetAddress, EthernetFrame, EthernetProtocol,
     EthernetRepr, Icmpv4Packet, Icmpv4Repr, IpAddress, IpProtocol, Ipv4Address, Ipv4Packet,
     Ipv4Repr, UdpPacket, UdpRepr,
 };
+pub use weft_iss::elf::firmware_path;
 use weft_sim::iss_board::{Activity, IssBoard};
 
 /// The firmware's station address and default IPv4 address (its crate docs).
@@ -30,18 +29,6 @@ pub const HOST_IP: Ipv4Address = Ipv4Address::new(192, 168, 70, 1);
 pub const TEST_KEY_HEX: &str = "8f14e45fceea167a5a36dedd4bea2543c4ca4238a0b923820dcc509a6f75849b";
 /// Steps the firmware gets to answer one frame before the test gives up.
 pub const ANSWER_STEPS: u64 = 50_000_000;
-
-/// The ELF built by `cargo xtask firmware`, or `$WEFT_FIRMWARE`.
-pub fn firmware_path() -> PathBuf {
-    std::env::var_os("WEFT_FIRMWARE").map_or_else(
-        || {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-                .join("../target/riscv32im-unknown-none-elf/firmware/weft-firmware")
-        },
-        PathBuf::from,
-    )
-}
-
 /// The firmware ELF, or `None` with the reason printed (the test then skips).
 pub fn firmware_image() -> Option<Vec<u8>> {
     let path = firmware_path();

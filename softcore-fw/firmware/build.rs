@@ -1,19 +1,5 @@
-//! Writes the firmware's memory map for the linker from `weft-regs`, so the
-//! ELF is laid out exactly where the soft core's memories are decoded.
-
-use std::{env, fs, path::PathBuf};
+//! Links the firmware with the soft core's memory map from `weft-regs`.
 
 fn main() {
-    println!("cargo:rerun-if-changed=build.rs");
-    // Only the bare-metal build is linked with riscv-rt's script; a host
-    // build (`cargo test --workspace`) links as an ordinary program.
-    if env::var("CARGO_CFG_TARGET_OS").as_deref() != Ok("none") {
-        return;
-    }
-    let out = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR for build scripts"));
-    let memory_x = weft_regs::LinkerMemoryMap.to_string();
-    fs::write(out.join("memory.x"), memory_x).expect("OUT_DIR is writable");
-    println!("cargo:rustc-link-search={}", out.display());
-    println!("cargo:rustc-link-arg=-Tmemory.x");
-    println!("cargo:rustc-link-arg=-Tlink.x");
+    weft_regs::build_script::link_for_soft_core();
 }

@@ -16,9 +16,11 @@
 #![no_std]
 #![forbid(unsafe_code)]
 
-#[cfg(test)]
+#[cfg(any(test, feature = "build-script"))]
 extern crate std;
 
+#[cfg(feature = "build-script")]
+pub mod build_script;
 pub mod csr;
 pub mod driver;
 pub mod markdown;

@@ -16,7 +16,7 @@
 //! - [`nvme`]: an NVMe controller with SR-IOV virtual functions.
 //! - [`dump`]: a device built from an `lspci -xxxx` dump and BAR sizes.
 //! - [`conventional`]: a conventional PCIe switch with devices below it.
-//! - [`bench`]: a flat interconnect with host memory for tests.
+//! - [`bench`](mod@bench): a flat interconnect with host memory for tests.
 //! - Building blocks the models share: [`bars`], [`requester`],
 //!   [`interrupt`], [`memory`].
 //!

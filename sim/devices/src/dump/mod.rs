@@ -1,7 +1,7 @@
 //! Devices described by an `lspci -xxxx` dump plus their BAR sizes, so
 //! users can model the device they own.
 //!
-//! - [`parse`]: the dump's text format.
+//! - [`parse`](mod@parse): the dump's text format.
 //! - [`masks`]: write masks and reset values for the dumped registers.
 //! - [`DumpDevice`]: a [`Device`] answering configuration requests from the
 //!   dump with those semantics, and backing its memory BARs with RAM.

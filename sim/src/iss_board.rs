@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use weft_iss::data_plane::DataPlaneWindow;
 use weft_iss::elf::ElfError;
-use weft_iss::soc::{Geometry, Mac, NorFlash, Soc, SpiFlash, Timing, Uart};
+use weft_iss::soc::{Mac, NorFlash, Soc, SpiFlash, Uart};
 use weft_iss::{Hart, HarvardBus, MapError, RunStop};
 
 /// The clock the ISS board's firmware runs at: the reference soft core
@@ -63,11 +63,6 @@ pub enum Activity {
     Running,
 }
 
-/// The configuration flash of a new board: the reference part, erased.
-fn erased_flash() -> NorFlash {
-    NorFlash::erased(Geometry::W25Q32, Timing::TYPICAL)
-}
-
 /// The data plane of a board without a fabric: every link down.
 fn unlinked_data_plane() -> DataPlaneWindow {
     DataPlaneWindow::unlinked(weft_regs::capacity::PORTS)
@@ -86,7 +81,7 @@ impl IssBoard {
     /// instruction, its configuration flash erased and its data plane a
     /// switch of `weft_regs::capacity::PORTS` ports with every link down.
     pub fn new(elf: &[u8]) -> Result<IssBoard, BoardError> {
-        IssBoard::with_parts(elf, erased_flash(), unlinked_data_plane())
+        IssBoard::with_parts(elf, NorFlash::reference(), unlinked_data_plane())
     }
 
     /// A board at reset with `elf` loaded and `data_plane` as its CSR window.
@@ -94,7 +89,7 @@ impl IssBoard {
         elf: &[u8],
         data_plane: DataPlaneWindow,
     ) -> Result<IssBoard, BoardError> {
-        IssBoard::with_parts(elf, erased_flash(), data_plane)
+        IssBoard::with_parts(elf, NorFlash::reference(), data_plane)
     }
 
     /// A board at reset with `elf` loaded and `flash` on its flash

@@ -400,11 +400,11 @@ pub struct Soc {
 
 impl Soc {
     /// Maps a fresh UART, timer, GPIO, watchdog and MAC, and a flash
-    /// controller with an erased [`Geometry::W25Q32`] part of
-    /// [`Timing::TYPICAL`], into `bus` at their `weft_regs::soc` addresses
-    /// and returns handles to them.
+    /// controller with the erased reference part ([`NorFlash::reference`]),
+    /// into `bus` at their `weft_regs::soc` addresses and returns handles
+    /// to them.
     pub fn attach(bus: &mut HarvardBus) -> Result<Self, MapError> {
-        Self::attach_with_flash(bus, NorFlash::erased(Geometry::W25Q32, Timing::TYPICAL))
+        Self::attach_with_flash(bus, NorFlash::reference())
     }
 
     /// As [`Soc::attach`], with `part` on the flash controller's pins: the

@@ -108,6 +108,12 @@ impl NorFlash {
         Self::with_contents(geometry, timing, &[])
     }
 
+    /// The reference board's configuration flash, erased: a
+    /// [`Geometry::W25Q32`] part of [`Timing::TYPICAL`].
+    pub fn reference() -> Self {
+        Self::erased(Geometry::W25Q32, Timing::TYPICAL)
+    }
+
     /// A part holding `contents` from address 0, erased beyond it (a
     /// longer `contents` is cut to the capacity).
     pub fn with_contents(geometry: Geometry, timing: Timing, contents: &[u8]) -> Self {

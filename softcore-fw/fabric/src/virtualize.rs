@@ -192,13 +192,18 @@ fn write_shadow_bar(
 /// Whether `offset` lies in a register the fabric owns on a bound function
 /// (its SR-IOV capability, its ACS Control), so host writes are dropped.
 fn fabric_owned(function: &Function, offset: u16) -> bool {
-    let in_sriov = function
-        .sriov
-        .is_some_and(|s| offset >= s.offset && offset < s.offset + sriov::SIZE);
+    let in_sriov = in_sriov_capability(function, offset);
     let in_acs = function
         .acs
         .is_some_and(|acs| offset & !3 == (acs + ACS_CONTROL) & !3);
     in_sriov || in_acs
+}
+
+/// Whether `offset` lies in the function's SR-IOV capability.
+fn in_sriov_capability(function: &Function, offset: u16) -> bool {
+    function
+        .sriov
+        .is_some_and(|s| offset >= s.offset && offset < s.offset + sriov::SIZE)
 }
 
 /// Reads a bound function's register as its host sees it.
@@ -230,7 +235,7 @@ fn bound_read<C: FabricConfig + ?Sized>(
                 let header = config_read(config, path, function.id, dword)?;
                 Ok(header & NEXT_CAPABILITY_MASK)
             }
-            Some(sriov) if dword > sriov.offset && dword < sriov.offset + sriov::SIZE => Ok(0),
+            _ if in_sriov_capability(function, dword) => Ok(0),
             _ => config_read(config, path, function.id, dword),
         },
     }

@@ -28,7 +28,8 @@ use std::time::{Duration, Instant};
 use common::reference::{pcie_switch, reference, start, GPU_VENDOR, IDS, PORTS, S0};
 use common::FakeHost;
 use weft_fabric::hw::{
-    ConfigFault, DataPlane, Fabric, FabricConfig, HostConfigRequest, TableWriteError,
+    config_read, config_write, ConfigFault, ConfigPath, ConfigRequests, DataPlane, Fabric,
+    FabricConfig, HostConfigRequest, TableWriteError,
 };
 use weft_fabric::manager::FabricManager;
 use weft_fabric::pcie::tlp::{ConfigRequest, ConfigType, Direction, Tag};
@@ -54,103 +55,38 @@ impl<C: FabricConfig> Counting<'_, C> {
     }
 }
 
-impl<C: FabricConfig> FabricConfig for Counting<'_, C> {
-    fn read(&mut self, port: PortIndex, target: Bdf, offset: u16) -> Result<u32, ConfigFault> {
-        self.timed(|c| c.read(port, target, offset))
-    }
-
-    fn write(
+impl<C: FabricConfig> ConfigRequests for Counting<'_, C> {
+    fn config_request(
         &mut self,
-        port: PortIndex,
+        path: ConfigPath,
         target: Bdf,
         offset: u16,
-        value: u32,
-        byte_enables: u8,
-    ) -> Result<(), ConfigFault> {
-        self.timed(|c| c.write(port, target, offset, value, byte_enables))
-    }
-
-    fn read_below(
-        &mut self,
-        port: PortIndex,
-        target: Bdf,
-        offset: u16,
+        write: Option<(u32, u8)>,
     ) -> Result<u32, ConfigFault> {
-        self.timed(|c| c.read_below(port, target, offset))
-    }
-
-    fn write_below(
-        &mut self,
-        port: PortIndex,
-        target: Bdf,
-        offset: u16,
-        value: u32,
-        byte_enables: u8,
-    ) -> Result<(), ConfigFault> {
-        self.timed(|c| c.write_below(port, target, offset, value, byte_enables))
-    }
-
-    fn read_routed(
-        &mut self,
-        via: PortIndex,
-        target: Bdf,
-        offset: u16,
-    ) -> Result<u32, ConfigFault> {
-        self.timed(|c| c.read_routed(via, target, offset))
-    }
-
-    fn write_routed(
-        &mut self,
-        via: PortIndex,
-        target: Bdf,
-        offset: u16,
-        value: u32,
-        byte_enables: u8,
-    ) -> Result<(), ConfigFault> {
-        self.timed(|c| c.write_routed(via, target, offset, value, byte_enables))
+        self.timed(|c| match write {
+            None => config_read(c, path, target, offset),
+            Some((value, byte_enables)) => {
+                config_write(c, path, target, offset, value, byte_enables).map(|()| 0)
+            }
+        })
     }
 }
 
 /// Every forwarded access answered at once: reads return the GPU's IDs.
 struct Immediate;
 
-impl FabricConfig for Immediate {
-    fn read(&mut self, _: PortIndex, _: Bdf, _: u16) -> Result<u32, ConfigFault> {
-        Ok(0x1db4_0000 | u32::from(GPU_VENDOR))
-    }
-
-    fn write(&mut self, _: PortIndex, _: Bdf, _: u16, _: u32, _: u8) -> Result<(), ConfigFault> {
-        Ok(())
-    }
-
-    fn read_below(&mut self, _: PortIndex, _: Bdf, _: u16) -> Result<u32, ConfigFault> {
-        Ok(0x1db4_0000 | u32::from(GPU_VENDOR))
-    }
-
-    fn write_below(
+impl ConfigRequests for Immediate {
+    fn config_request(
         &mut self,
-        _: PortIndex,
+        _: ConfigPath,
         _: Bdf,
         _: u16,
-        _: u32,
-        _: u8,
-    ) -> Result<(), ConfigFault> {
-        Ok(())
-    }
-
-    fn read_routed(&mut self, _: PortIndex, _: Bdf, _: u16) -> Result<u32, ConfigFault> {
-        Ok(0x1db4_0000 | u32::from(GPU_VENDOR))
-    }
-
-    fn write_routed(
-        &mut self,
-        _: PortIndex,
-        _: Bdf,
-        _: u16,
-        _: u32,
-        _: u8,
-    ) -> Result<(), ConfigFault> {
-        Ok(())
+        write: Option<(u32, u8)>,
+    ) -> Result<u32, ConfigFault> {
+        Ok(match write {
+            None => 0x1db4_0000 | u32::from(GPU_VENDOR),
+            Some(_) => 0,
+        })
     }
 }
 

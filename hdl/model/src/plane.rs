@@ -129,6 +129,7 @@ impl DataPlane for Switch {
         if let Some(host) = owner {
             host.checked()?;
         }
+        let window = window.checked()?;
         *entry("window", &mut self.entries.windows[p], index)? = window;
         *entry("window", &mut self.entries.window_owners[p], index)? = owner;
         self.edit_port(port, |_| ())
@@ -189,7 +190,8 @@ impl DataPlane for Switch {
         index: usize,
         route: Option<AddressRoute>,
     ) -> Result<(), TableWriteError> {
-        *entry("address route", &mut self.entries.addresses, index)? = route;
+        let slot = entry("address route", &mut self.entries.addresses, index)?;
+        *slot = route.map(AddressRoute::checked).transpose()?;
         self.edit_routes(|_| ());
         Ok(())
     }

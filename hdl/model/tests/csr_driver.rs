@@ -79,6 +79,7 @@ fn address() -> impl Strategy<Value = u64> {
         Just(0x40_0000_0000),
         Just(0x8000_0000_0000_0000),
         Just(0x8010_0000_0000_1000),
+        any::<u64>().prop_map(|a| a & !3),
         any::<u64>(),
     ]
 }
@@ -89,7 +90,8 @@ fn size() -> impl Strategy<Value = u64> {
         Just(0x1000),
         Just(0x100_0000),
         Just(1 << 52),
-        any::<u64>()
+        any::<u64>().prop_map(|s| s & !3),
+        any::<u64>(),
     ]
 }
 
@@ -422,6 +424,97 @@ proptest! {
             assert_same_tables(&direct, window.switch());
         }
         prop_assert!(window.stray_accesses().is_empty(), "{:x?}", window.stray_accesses());
+    }
+}
+
+/// A range that is not whole DWs is refused by both, before anything is written:
+/// the registers hold address bits 63:2 only (PCIe Base 6.0 §2.2.4.1).
+#[test]
+fn ranges_that_are_not_whole_dws_are_refused() {
+    let aligned = Window {
+        base: 0x9000_0000,
+        size: 0x1000,
+        fabric_base: 0x40_0000_0000,
+        permissions: Permissions::READ_WRITE,
+    };
+    let route = AddressRoute {
+        base: 0x40_0000_0000,
+        size: 0x1000,
+        to: Destination::Port(PortIndex(1)),
+    };
+    let refused = [
+        (
+            Op::Window(
+                PortIndex(0),
+                0,
+                Window {
+                    base: 0x9000_0002,
+                    ..aligned
+                },
+            ),
+            "window base",
+            0x9000_0002,
+        ),
+        (
+            Op::Window(
+                PortIndex(0),
+                0,
+                Window {
+                    size: 0xfff,
+                    ..aligned
+                },
+            ),
+            "window size",
+            0xfff,
+        ),
+        (
+            Op::Window(
+                PortIndex(0),
+                0,
+                Window {
+                    fabric_base: 0x40_0000_0001,
+                    ..aligned
+                },
+            ),
+            "window fabric base",
+            0x40_0000_0001,
+        ),
+        (
+            Op::AddressRoute(
+                0,
+                Some(AddressRoute {
+                    base: 0x40_0000_0003,
+                    ..route
+                }),
+            ),
+            "address route base",
+            0x40_0000_0003,
+        ),
+        (
+            Op::AddressRoute(
+                0,
+                Some(AddressRoute {
+                    size: 0x1001,
+                    ..route
+                }),
+            ),
+            "address route size",
+            0x1001,
+        ),
+    ];
+    for (op, what, value) in refused {
+        let mut direct = Switch::new(PORTS);
+        let mut window = CsrWindow::new(Switch::new(PORTS));
+        let mut bus = Recording {
+            window: &mut window,
+            writes: Vec::new(),
+        };
+        let mut driver =
+            CsrDataPlane::new(&mut bus).expect("the window model is a weft data plane");
+        let expected = Err(TableWriteError::NotDwAligned { what, value });
+        assert_eq!(op.apply(&mut driver), expected, "{op:?}");
+        assert_eq!(op.apply(&mut direct), expected, "{op:?}");
+        assert!(bus.writes.is_empty(), "{op:?} touched the bus");
     }
 }
 

@@ -46,6 +46,10 @@ pub struct Range {
     word_base_high: Constant<Bits<WORD_BITS>>,
     word_size_low: Constant<Bits<WORD_BITS>>,
     word_size_high: Constant<Bits<WORD_BITS>>,
+    /// The bits of `BASE_LOW` the map defines (bits 1:0 are reserved).
+    defined_base_low: Constant<Bits<32>>,
+    /// The bits of `SIZE_LOW` the map defines (bits 1:0 are reserved).
+    defined_size_low: Constant<Bits<32>>,
     sum_low: Signal<Local, Bits<32>>,
     sum_high: Signal<Local, Bits<32>>,
     carry_low: Signal<Local, Bit>,
@@ -90,6 +94,8 @@ impl Range {
             word_base_high: word(&registers.base_high),
             word_size_low: word(&registers.size_low),
             word_size_high: word(&registers.size_high),
+            defined_base_low: Constant::new(registers.base_low.mask().to_bits()),
+            defined_size_low: Constant::new(registers.size_low.mask().to_bits()),
             sum_low: Default::default(),
             sum_high: Default::default(),
             carry_low: Default::default(),
@@ -115,7 +121,7 @@ impl Logic for Range {
         if self.word.val() == self.word_base_low.val() {
             self.read_value.next = self.base_low_reg.q.val();
             if self.write.val() {
-                self.base_low_reg.d.next = self.data.val();
+                self.base_low_reg.d.next = self.data.val() & self.defined_base_low.val();
             }
         }
         if self.word.val() == self.word_base_high.val() {
@@ -127,7 +133,7 @@ impl Logic for Range {
         if self.word.val() == self.word_size_low.val() {
             self.read_value.next = self.size_low_reg.q.val();
             if self.write.val() {
-                self.size_low_reg.d.next = self.data.val();
+                self.size_low_reg.d.next = self.data.val() & self.defined_size_low.val();
             }
         }
         if self.word.val() == self.word_size_high.val() {

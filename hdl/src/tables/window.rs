@@ -85,6 +85,8 @@ struct WindowEntry {
     overlaps_reg: DFF<Bit>,
     contained_reg: DFF<Bit>,
     word_fabric_low: Constant<Bits<WORD_BITS>>,
+    /// The bits of `FABRIC_BASE_LOW` the map defines (bits 1:0 are reserved).
+    defined_fabric_low: Constant<Bits<32>>,
     word_fabric_high: Constant<Bits<WORD_BITS>>,
     word_control: Constant<Bits<WORD_BITS>>,
     control_mask: Constant<Bits<32>>,
@@ -144,6 +146,7 @@ impl WindowEntry {
             overlaps_reg: Default::default(),
             contained_reg: Default::default(),
             word_fabric_low: word(&window::FABRIC_BASE_LOW),
+            defined_fabric_low: Constant::new(window::FABRIC_BASE_LOW.mask().to_bits()),
             word_fabric_high: word(&window::FABRIC_BASE_HIGH),
             word_control: word(&window::CONTROL),
             control_mask: Constant::new(window::CONTROL.mask().to_bits()),
@@ -188,7 +191,7 @@ impl Logic for WindowEntry {
         if self.word.val() == self.word_fabric_low.val() {
             self.read_value.next = self.fabric_low_reg.q.val();
             if self.write.val() {
-                self.fabric_low_reg.d.next = self.data.val();
+                self.fabric_low_reg.d.next = self.data.val() & self.defined_fabric_low.val();
             }
         }
         if self.word.val() == self.word_fabric_high.val() {

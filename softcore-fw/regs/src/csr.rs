@@ -56,6 +56,16 @@ pub const HOST_INDEX_BITS: u32 = crate::aperture::MAX_HOSTS.trailing_zeros();
 
 /// The low half of a 64-bit value.
 const LOW_HALF: &[Field] = &[Field::new("VALUE", 0, 32, "Bits 31:0 of the 64-bit value.")];
+/// The low half of a 64-bit address or size, in whole DWs: bits 1:0 are
+/// reserved and read as zero, so a range (and a window's translation) can
+/// never produce an address that is not DW-aligned (PCIe Base 6.0 §2.2.4.1:
+/// address bits 1:0 of a memory request are reserved).
+const DW_LOW_HALF: &[Field] = &[Field::new(
+    "VALUE",
+    2,
+    30,
+    "Bits 31:2 of the 64-bit value; bits 1:0 read as zero.",
+)];
 /// The high half of a 64-bit value.
 const HIGH_HALF: &[Field] = &[Field::new(
     "VALUE",
@@ -72,8 +82,8 @@ const fn range_registers(layout: Layout) -> [Register; 4] {
             "BASE_LOW",
             0x00,
             Access::ReadWrite,
-            "First address of the range, bits 31:0.",
-            LOW_HALF,
+            "First address of the range, bits 31:0 (whole DWs).",
+            DW_LOW_HALF,
         ),
         layout.register(
             "BASE_HIGH",
@@ -86,8 +96,8 @@ const fn range_registers(layout: Layout) -> [Register; 4] {
             "SIZE_LOW",
             0x08,
             Access::ReadWrite,
-            "Size of the range in bytes, bits 31:0; a range of size 0 matches nothing.",
-            LOW_HALF,
+            "Size of the range in bytes, bits 31:0 (whole DWs); a range of size 0 matches nothing.",
+            DW_LOW_HALF,
         ),
         layout.register(
             "SIZE_HIGH",
@@ -462,8 +472,8 @@ pub mod window {
         "FABRIC_BASE_LOW",
         0x10,
         Access::ReadWrite,
-        "The fabric address that BASE translates to, bits 31:0.",
-        LOW_HALF,
+        "The fabric address that BASE translates to, bits 31:0 (whole DWs).",
+        DW_LOW_HALF,
     );
     /// Fabric address of the first byte, bits 63:32.
     pub const FABRIC_BASE_HIGH: Register = LAYOUT.register(

@@ -279,6 +279,7 @@ impl<B: CsrBus> DataPlane for CsrDataPlane<B> {
         if let Some(host) = owner {
             host.checked()?;
         }
+        let window = window.checked()?;
         write(&mut self.bus, window::CONTROL, p, e, 0);
         if window.size == 0 {
             return Ok(());
@@ -412,6 +413,7 @@ impl<B: CsrBus> DataPlane for CsrDataPlane<B> {
         route: Option<AddressRoute>,
     ) -> Result<(), TableWriteError> {
         let e = entry_index("address route", index, capacity::ADDRESS_ROUTES)?;
+        let route = route.map(AddressRoute::checked).transpose()?;
         write(&mut self.bus, address_route::DESTINATION, 0, e, 0);
         let Some(route) = route else {
             return Ok(());

@@ -191,6 +191,16 @@ pub enum TableWriteError {
         /// The largest value the field holds.
         max: u32,
     },
+    /// An address or size of a range that is not a whole number of DWs:
+    /// the range registers hold bits 63:2 only (memory request addresses
+    /// are DW-aligned, PCIe Base 6.0 §2.2.4.1), so the hardware would
+    /// silently hold a different range.
+    NotDwAligned {
+        /// What the value is.
+        what: &'static str,
+        /// The value written.
+        value: u64,
+    },
 }
 
 /// The largest host index, as the hardware holds it: one aperture each (`crate::aperture::MAX_HOSTS`).
@@ -236,6 +246,34 @@ impl PortRole {
             } => owner.host.checked().map(|_| self),
             _ => Ok(self),
         }
+    }
+}
+
+/// `value`, checked to be a whole number of DWs.
+fn checked_dw_aligned(what: &'static str, value: u64) -> Result<u64, TableWriteError> {
+    if value % 4 == 0 {
+        Ok(value)
+    } else {
+        Err(TableWriteError::NotDwAligned { what, value })
+    }
+}
+
+impl Window {
+    /// Checks that the base, size and fabric base are whole DWs, as the window registers hold them.
+    pub fn checked(self) -> Result<Window, TableWriteError> {
+        checked_dw_aligned("window base", self.base)?;
+        checked_dw_aligned("window size", self.size)?;
+        checked_dw_aligned("window fabric base", self.fabric_base)?;
+        Ok(self)
+    }
+}
+
+impl AddressRoute {
+    /// Checks that the base and size are whole DWs, as the address route registers hold them.
+    pub fn checked(self) -> Result<AddressRoute, TableWriteError> {
+        checked_dw_aligned("address route base", self.base)?;
+        checked_dw_aligned("address route size", self.size)?;
+        Ok(self)
     }
 }
 

@@ -53,6 +53,12 @@ fn size() -> impl Strategy<Value = u64> {
     ]
 }
 
+/// A range's base or size as the range registers hold it: whole DWs
+/// (bits 1:0 reserved, as memory request addresses are, PCIe Base 6.0 §2.2.4.1).
+fn dw(value: u64) -> u64 {
+    value & !3
+}
+
 /// A request length in bytes: zero (read as 1), a few DWs, or a whole maximum payload.
 fn length() -> impl Strategy<Value = u64> {
     prop_oneof![3 => 0u64..64, 1 => 0u64..=4096, 1 => Just(4096u64)]
@@ -127,9 +133,9 @@ fn window_entry() -> impl Strategy<Value = WindowEntry> {
             |(valid, base, size, fabric_base, (read, write), junk)| WindowEntry {
                 valid,
                 window: Window {
-                    base,
-                    size,
-                    fabric_base,
+                    base: dw(base),
+                    size: dw(size),
+                    fabric_base: dw(fabric_base),
                     permissions: Permissions { read, write },
                 },
                 junk,
@@ -301,7 +307,7 @@ proptest! {
     #[test]
     fn address_route_table_routes_as_the_model(
         entries in prop::collection::vec(
-            (edge_value(), size(), destination()),
+            (edge_value().prop_map(dw), size().prop_map(dw), destination()),
             capacity::ADDRESS_ROUTES,
         ),
         probes in prop::collection::vec(probe(edge_value()), LOOKUPS),

@@ -27,7 +27,7 @@ pub fn edge_value() -> impl Strategy<Value = u64> {
     ]
 }
 
-/// A window and whether its entry is valid. The fabric base keeps the
+/// A window and whether its entry is valid, in whole DWs. The fabric base keeps the
 /// base's offset in its 4 KiB page, as page-granular BARs do, so a
 /// translated request crosses no page boundary (§2.2.7.1) and weft-pcie
 /// can encode the model's result.
@@ -40,9 +40,11 @@ pub fn window_entry() -> impl Strategy<Value = (bool, Window)> {
         any::<(bool, bool)>(),
     )
         .prop_map(|(valid, base, size, fabric, (read, write))| {
+            // Whole DWs, as the range registers hold them (§2.2.4.1).
+            let base = base & !3;
             let window = Window {
                 base,
-                size,
+                size: (size & !3).max(4),
                 fabric_base: (fabric & !0xfff) | (base & 0xfff),
                 permissions: Permissions { read, write },
             };

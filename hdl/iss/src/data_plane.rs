@@ -12,6 +12,10 @@
 //! ([`CsrWindow::answer_injected_config`]), and their completions wait in
 //! the mailbox by the firmware's next access.
 //!
+//! The window's interrupt line ([`DataPlaneWindow::interrupt_pending`]:
+//! the mailbox's and the injector's, level-sensitive) is for the embedder
+//! to OR into `mip.MEIP` with the MAC's (`Soc::drive_interrupts_with`).
+//!
 //! Accesses are whole words, as the window's registers are; any other
 //! width is [`DeviceFault::UnsupportedWidth`]. Offsets without a register
 //! read 0 and ignore writes, as the window model does (it records them,
@@ -73,6 +77,12 @@ impl DataPlaneWindow {
     /// Maps a clone of this window on `bus` at [`CSR_BASE`].
     pub fn attach(&self, bus: &mut HarvardBus) -> Result<(), MapError> {
         bus.map_mmio(CSR_BASE, CSR_SIZE, Box::new(self.clone()))
+    }
+
+    /// The data plane's interrupt line ([`CsrWindow::interrupt`]), which
+    /// joins the MAC's on `mip.MEIP` (`Soc::drive_interrupts_with`).
+    pub fn interrupt_pending(&self) -> bool {
+        self.state.borrow().window.interrupt()
     }
 
     /// The window, to offer its switch TLPs or read its tables.

@@ -55,7 +55,7 @@ fn lsb(field: &weft_regs::Field) -> Constant<Bits<32>> {
 /// and STATUS.LOST set, as weft-model's `CsrWindow::queue_for_cpu` does.
 /// The CPU reads STATUS and `mailbox_data` of the head and writes
 /// `POP.DONE`; the next TLP is readable from the second cycle after the write.
-/// `interrupt` is the register map's level interrupt: high while
+/// `irq` is the register map's level interrupt: high while
 /// `INT_ENABLE.PENDING` is set and a TLP waits, low from the cycle after
 /// the write that empties the queue or clears the enable.
 #[derive(LogicBlock)]
@@ -75,7 +75,7 @@ pub struct Mailbox {
     /// The port the TLP arrived on (sampled with `push_first`).
     pub push_port: Signal<In, Bits<PORT_BITS>>,
     /// The mailbox's interrupt (`INT_PENDING.RAISED`): enabled, and a TLP waits.
-    pub interrupt: Signal<Out, Bit>,
+    pub irq: Signal<Out, Bit>,
     status_decoder: CsrDecoder,
     data_decoder: CsrDecoder,
     store: RAM<Bits<32>, MAILBOX_ADDRESS_BITS>,
@@ -129,7 +129,7 @@ impl Default for Mailbox {
             push_last: Default::default(),
             push_dw: Default::default(),
             push_port: Default::default(),
-            interrupt: Default::default(),
+            irq: Default::default(),
             status_decoder: CsrDecoder::new(&mailbox::LAYOUT, 0),
             data_decoder: CsrDecoder::new(&mailbox_data::LAYOUT, 0),
             store: RAM::from(std::iter::repeat_n(
@@ -305,7 +305,7 @@ impl Logic for Mailbox {
                 .val()
                 .get_bit(self.on_pending_lsb.val().index());
         }
-        self.interrupt.next = self.int_enable.q.val() && self.count.q.val().any();
+        self.irq.next = self.int_enable.q.val() && self.count.q.val().any();
 
         // Reads: STATUS describes the head; `mailbox_data` entry N is its DW N, 0 past DWORDS.
         self.status_value.next = bit_cast::<32, 1>(self.lost.q.val().into()) << self.lost_lsb.val();
@@ -331,7 +331,7 @@ impl Logic for Mailbox {
         }
         if self.status_decoder.word.val() == self.word_int_pending.val() {
             self.status_answer.d.next =
-                bit_cast::<32, 1>(self.interrupt.val().into()) << self.raised_lsb.val();
+                bit_cast::<32, 1>(self.irq.val().into()) << self.raised_lsb.val();
         }
         self.store.read_address.next =
             (bit_cast::<MAILBOX_ADDRESS_BITS, SLOT_BITS>(self.head.q.val()) << self.dw_shift.val())
@@ -363,7 +363,7 @@ impl Logic for Mailbox {
 /// TLP type or is a prefix (Table 2-3); with STATUS.NO_SUCH_PORT for a
 /// port the data plane does not have; in the order weft-model's
 /// `CsrWindow` checks them. It leaves one DW per cycle on `valid`/`ready`.
-/// `interrupt` is the register map's level interrupt: high while
+/// `irq` is the register map's level interrupt: high while
 /// `INT_ENABLE.DROPPED` is set and so is STATUS.MALFORMED or
 /// STATUS.NO_SUCH_PORT, low from the cycle after the write that clears them
 /// or the enable.
@@ -384,7 +384,7 @@ pub struct Inject {
     /// It is the TLP's last DW.
     pub last: Signal<Out, Bit>,
     /// The injector's interrupt (`INT_PENDING.RAISED`): enabled, and a drop is flagged.
-    pub interrupt: Signal<Out, Bit>,
+    pub irq: Signal<Out, Bit>,
     status_decoder: CsrDecoder,
     data_decoder: CsrDecoder,
     decoder: HeaderDecoder,
@@ -429,7 +429,7 @@ impl Default for Inject {
             port: Default::default(),
             dw: Default::default(),
             last: Default::default(),
-            interrupt: Default::default(),
+            irq: Default::default(),
             status_decoder: CsrDecoder::new(&inject::LAYOUT, 0),
             data_decoder: CsrDecoder::new(&inject_data::LAYOUT, 0),
             decoder: Default::default(),
@@ -585,7 +585,7 @@ impl Logic for Inject {
                 .val()
                 .get_bit(self.on_dropped_lsb.val().index());
         }
-        self.interrupt.next =
+        self.irq.next =
             self.int_enable.q.val() && (self.malformed.q.val() || self.no_such_port.q.val());
 
         // The TLP leaving: DW `position` is on `dw`; the RAM reads the next one as it goes.
@@ -638,7 +638,7 @@ impl Logic for Inject {
             && (self.status_decoder.word.val() == self.word_int_pending.val())
         {
             self.read_answer.d.next =
-                bit_cast::<32, 1>(self.interrupt.val().into()) << self.raised_lsb.val();
+                bit_cast::<32, 1>(self.irq.val().into()) << self.raised_lsb.val();
         }
         self.csr.read_valid.next = self.read_valid.q.val();
         self.csr.read_data.next = bits::<32>(0);

@@ -249,7 +249,7 @@ fn both_write(rtl: &mut Rtl, model: &mut CsrWindow, address: u32, value: u32) {
 fn same_interrupt(rtl: &mut Rtl, model: &mut CsrWindow) -> Result<(), TestCaseError> {
     rtl.mailbox.settle().expect("settles");
     rtl.inject.settle().expect("settles");
-    let line = rtl.mailbox.block().interrupt.val() || rtl.inject.block().interrupt.val();
+    let line = rtl.mailbox.block().irq.val() || rtl.inject.block().irq.val();
     prop_assert_eq!(line, model.interrupt(), "the interrupt line");
     same_read(rtl, model, mailbox::INT_PENDING.address(0, 0))?;
     same_read(rtl, model, inject::INT_PENDING.address(0, 0))?;

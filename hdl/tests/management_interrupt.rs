@@ -33,7 +33,7 @@ fn line<B: Block>(driver: &mut CycleDriver<B>, interrupt: fn(&mut B) -> bool) ->
 }
 
 fn mailbox_line(driver: &mut CycleDriver<Mailbox>) -> bool {
-    line(driver, |b| b.interrupt.val())
+    line(driver, |b| b.irq.val())
 }
 
 fn read(driver: &mut CycleDriver<Mailbox>, address: u32) -> u32 {
@@ -82,7 +82,7 @@ fn the_mailbox_raises_its_line_only_while_enabled_and_a_tlp_waits() {
 fn the_injector_raises_its_line_while_enabled_and_a_drop_is_flagged() {
     let mut driver = CycleDriver::new(Inject::default(), |b| &mut b.clock).expect("well formed");
     driver.block().ready.next = true;
-    let inject_line = |d: &mut CycleDriver<Inject>| line(d, |b| b.interrupt.val());
+    let inject_line = |d: &mut CycleDriver<Inject>| line(d, |b| b.irq.val());
     let write = |d: &mut CycleDriver<Inject>, address, value| {
         csr::write(d, |b| &mut b.csr, address, value).expect("settles")
     };

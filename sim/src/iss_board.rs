@@ -2,7 +2,8 @@
 //! with the reference memory map, the SoC peripherals of `weft_iss::soc`
 //! and the data plane's CSR window over a model switch
 //! (`weft_iss::data_plane`), whose management MAC an embedder feeds and
-//! drains.
+//! drains. The data plane's interrupt line (its mailbox's and injector's)
+//! joins the MAC's on `mip.MEIP`, a level OR, as on the RTL SoC.
 //!
 //! Time is the machine timer's `mtime` (and the flash part's clock, so a
 //! program or erase takes its datasheet time), one tick per retired step at the

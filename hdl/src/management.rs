@@ -55,6 +55,9 @@ fn lsb(field: &weft_regs::Field) -> Constant<Bits<32>> {
 /// and STATUS.LOST set, as weft-model's `CsrWindow::queue_for_cpu` does.
 /// The CPU reads STATUS and `mailbox_data` of the head and writes
 /// `POP.DONE`; the next TLP is readable from the second cycle after the write.
+/// `irq` is the register map's level interrupt: high while
+/// `INT_ENABLE.PENDING` is set and a TLP waits, low from the cycle after
+/// the write that empties the queue or clears the enable.
 #[derive(LogicBlock)]
 pub struct Mailbox {
     /// The clock.
@@ -71,8 +74,8 @@ pub struct Mailbox {
     pub push_dw: Signal<In, Bits<32>>,
     /// The port the TLP arrived on (sampled with `push_first`).
     pub push_port: Signal<In, Bits<PORT_BITS>>,
-    /// A TLP waits for the CPU (STATUS.PENDING, an interrupt line).
-    pub waiting: Signal<Out, Bit>,
+    /// The mailbox's interrupt (`INT_PENDING.RAISED`): enabled, and a TLP waits.
+    pub irq: Signal<Out, Bit>,
     status_decoder: CsrDecoder,
     data_decoder: CsrDecoder,
     store: RAM<Bits<32>, MAILBOX_ADDRESS_BITS>,
@@ -86,6 +89,7 @@ pub struct Mailbox {
     fill_port: DFF<Bits<PORT_BITS>>,
     too_long: DFF<Bit>,
     lost: DFF<Bit>,
+    int_enable: DFF<Bit>,
     status_answer: DFF<Bits<32>>,
     status_valid: DFF<Bit>,
     data_valid: DFF<Bit>,
@@ -95,6 +99,10 @@ pub struct Mailbox {
     tlp_dwords: Constant<Bits<COUNT_BITS>>,
     word_status: Constant<Bits<WORD_BITS>>,
     word_pop: Constant<Bits<WORD_BITS>>,
+    word_int_enable: Constant<Bits<WORD_BITS>>,
+    word_int_pending: Constant<Bits<WORD_BITS>>,
+    on_pending_lsb: Constant<Bits<32>>,
+    raised_lsb: Constant<Bits<32>>,
     pending_lsb: Constant<Bits<32>>,
     lost_lsb: Constant<Bits<32>>,
     dwords_lsb: Constant<Bits<32>>,
@@ -121,7 +129,7 @@ impl Default for Mailbox {
             push_last: Default::default(),
             push_dw: Default::default(),
             push_port: Default::default(),
-            waiting: Default::default(),
+            irq: Default::default(),
             status_decoder: CsrDecoder::new(&mailbox::LAYOUT, 0),
             data_decoder: CsrDecoder::new(&mailbox_data::LAYOUT, 0),
             store: RAM::from(std::iter::repeat_n(
@@ -138,6 +146,7 @@ impl Default for Mailbox {
             fill_port: Default::default(),
             too_long: Default::default(),
             lost: Default::default(),
+            int_enable: Default::default(),
             status_answer: Default::default(),
             status_valid: Default::default(),
             data_valid: Default::default(),
@@ -147,6 +156,10 @@ impl Default for Mailbox {
             tlp_dwords: Constant::new(mailbox::TLP_DWORDS.to_bits()),
             word_status: word(&mailbox::STATUS),
             word_pop: word(&mailbox::POP),
+            word_int_enable: word(&mailbox::INT_ENABLE),
+            word_int_pending: word(&mailbox::INT_PENDING),
+            on_pending_lsb: lsb(&mailbox::ON_PENDING),
+            raised_lsb: lsb(&mailbox::RAISED),
             pending_lsb: lsb(&mailbox::PENDING),
             lost_lsb: lsb(&mailbox::LOST),
             dwords_lsb: lsb(&mailbox::DWORDS),
@@ -179,6 +192,7 @@ impl Logic for Mailbox {
             fill_port,
             too_long,
             lost,
+            int_enable,
             status_answer,
             status_valid,
             data_valid,
@@ -280,7 +294,18 @@ impl Logic for Mailbox {
         if self.popping.val() && !self.committing.val() {
             self.count.d.next = self.count.q.val() - 1;
         }
-        self.waiting.next = self.count.q.val().any();
+        // INT_ENABLE, and the level interrupt it gates.
+        if self.csr.write.val()
+            && self.status_decoder.selected.val()
+            && (self.status_decoder.word.val() == self.word_int_enable.val())
+        {
+            self.int_enable.d.next = self
+                .csr
+                .write_data
+                .val()
+                .get_bit(self.on_pending_lsb.val().index());
+        }
+        self.irq.next = self.int_enable.q.val() && self.count.q.val().any();
 
         // Reads: STATUS describes the head; `mailbox_data` entry N is its DW N, 0 past DWORDS.
         self.status_value.next = bit_cast::<32, 1>(self.lost.q.val().into()) << self.lost_lsb.val();
@@ -293,10 +318,20 @@ impl Logic for Mailbox {
         self.status_valid.d.next = self.csr.read.val()
             && self.status_decoder.selected.val()
             && ((self.status_decoder.word.val() == self.word_status.val())
-                || (self.status_decoder.word.val() == self.word_pop.val()));
+                || (self.status_decoder.word.val() == self.word_pop.val())
+                || (self.status_decoder.word.val() == self.word_int_enable.val())
+                || (self.status_decoder.word.val() == self.word_int_pending.val()));
         self.status_answer.d.next = bits::<32>(0);
         if self.status_decoder.word.val() == self.word_status.val() {
             self.status_answer.d.next = self.status_value.val();
+        }
+        if self.status_decoder.word.val() == self.word_int_enable.val() {
+            self.status_answer.d.next =
+                bit_cast::<32, 1>(self.int_enable.q.val().into()) << self.on_pending_lsb.val();
+        }
+        if self.status_decoder.word.val() == self.word_int_pending.val() {
+            self.status_answer.d.next =
+                bit_cast::<32, 1>(self.irq.val().into()) << self.raised_lsb.val();
         }
         self.store.read_address.next =
             (bit_cast::<MAILBOX_ADDRESS_BITS, SLOT_BITS>(self.head.q.val()) << self.dw_shift.val())
@@ -328,6 +363,10 @@ impl Logic for Mailbox {
 /// TLP type or is a prefix (Table 2-3); with STATUS.NO_SUCH_PORT for a
 /// port the data plane does not have; in the order weft-model's
 /// `CsrWindow` checks them. It leaves one DW per cycle on `valid`/`ready`.
+/// `irq` is the register map's level interrupt: high while
+/// `INT_ENABLE.DROPPED` is set and so is STATUS.MALFORMED or
+/// STATUS.NO_SUCH_PORT, low from the cycle after the write that clears them
+/// or the enable.
 #[derive(LogicBlock)]
 pub struct Inject {
     /// The clock.
@@ -344,6 +383,8 @@ pub struct Inject {
     pub dw: Signal<Out, Bits<32>>,
     /// It is the TLP's last DW.
     pub last: Signal<Out, Bit>,
+    /// The injector's interrupt (`INT_PENDING.RAISED`): enabled, and a drop is flagged.
+    pub irq: Signal<Out, Bit>,
     status_decoder: CsrDecoder,
     data_decoder: CsrDecoder,
     decoder: HeaderDecoder,
@@ -355,12 +396,17 @@ pub struct Inject {
     port_reg: DFF<Bits<PORT_BITS>>,
     malformed: DFF<Bit>,
     no_such_port: DFF<Bit>,
+    int_enable: DFF<Bit>,
     read_answer: DFF<Bits<32>>,
     read_valid: DFF<Bit>,
     ports: Constant<Bits<PORT_BITS>>,
     tlp_dwords: Constant<Bits<COUNT_BITS>>,
     word_status: Constant<Bits<WORD_BITS>>,
     word_send: Constant<Bits<WORD_BITS>>,
+    word_int_enable: Constant<Bits<WORD_BITS>>,
+    word_int_pending: Constant<Bits<WORD_BITS>>,
+    on_dropped_lsb: Constant<Bits<32>>,
+    raised_lsb: Constant<Bits<32>>,
     ready_lsb: Constant<Bits<32>>,
     malformed_lsb: Constant<Bits<32>>,
     no_such_port_lsb: Constant<Bits<32>>,
@@ -383,6 +429,7 @@ impl Default for Inject {
             port: Default::default(),
             dw: Default::default(),
             last: Default::default(),
+            irq: Default::default(),
             status_decoder: CsrDecoder::new(&inject::LAYOUT, 0),
             data_decoder: CsrDecoder::new(&inject_data::LAYOUT, 0),
             decoder: Default::default(),
@@ -394,12 +441,17 @@ impl Default for Inject {
             port_reg: Default::default(),
             malformed: Default::default(),
             no_such_port: Default::default(),
+            int_enable: Default::default(),
             read_answer: Default::default(),
             read_valid: Default::default(),
             ports: Constant::new(capacity::PORTS.to_bits()),
             tlp_dwords: Constant::new(inject::TLP_DWORDS.to_bits()),
             word_status: word(&inject::STATUS),
             word_send: word(&inject::SEND),
+            word_int_enable: word(&inject::INT_ENABLE),
+            word_int_pending: word(&inject::INT_PENDING),
+            on_dropped_lsb: lsb(&inject::ON_DROPPED),
+            raised_lsb: lsb(&inject::RAISED),
             ready_lsb: lsb(&inject::READY),
             malformed_lsb: lsb(&inject::MALFORMED),
             no_such_port_lsb: lsb(&inject::NO_SUCH_PORT),
@@ -427,6 +479,7 @@ impl Logic for Inject {
             port_reg,
             malformed,
             no_such_port,
+            int_enable,
             read_answer,
             read_valid
         );
@@ -521,6 +574,20 @@ impl Logic for Inject {
             }
         }
 
+        // INT_ENABLE, and the level interrupt it gates.
+        if self.csr.write.val()
+            && self.status_decoder.selected.val()
+            && (self.status_decoder.word.val() == self.word_int_enable.val())
+        {
+            self.int_enable.d.next = self
+                .csr
+                .write_data
+                .val()
+                .get_bit(self.on_dropped_lsb.val().index());
+        }
+        self.irq.next =
+            self.int_enable.q.val() && (self.malformed.q.val() || self.no_such_port.q.val());
+
         // The TLP leaving: DW `position` is on `dw`; the RAM reads the next one as it goes.
         self.valid.next = self.busy.q.val();
         self.port.next = self.port_reg.q.val();
@@ -548,7 +615,9 @@ impl Logic for Inject {
             && (self.data_decoder.selected.val()
                 || (self.status_decoder.selected.val()
                     && ((self.status_decoder.word.val() == self.word_status.val())
-                        || (self.status_decoder.word.val() == self.word_send.val()))));
+                        || (self.status_decoder.word.val() == self.word_send.val())
+                        || (self.status_decoder.word.val() == self.word_int_enable.val())
+                        || (self.status_decoder.word.val() == self.word_int_pending.val()))));
         self.read_answer.d.next = bits::<32>(0);
         if self.status_decoder.selected.val()
             && (self.status_decoder.word.val() == self.word_status.val())
@@ -558,6 +627,18 @@ impl Logic for Inject {
                 | (bit_cast::<32, 1>(self.malformed.q.val().into()) << self.malformed_lsb.val())
                 | (bit_cast::<32, 1>(self.no_such_port.q.val().into())
                     << self.no_such_port_lsb.val());
+        }
+        if self.status_decoder.selected.val()
+            && (self.status_decoder.word.val() == self.word_int_enable.val())
+        {
+            self.read_answer.d.next =
+                bit_cast::<32, 1>(self.int_enable.q.val().into()) << self.on_dropped_lsb.val();
+        }
+        if self.status_decoder.selected.val()
+            && (self.status_decoder.word.val() == self.word_int_pending.val())
+        {
+            self.read_answer.d.next =
+                bit_cast::<32, 1>(self.irq.val().into()) << self.raised_lsb.val();
         }
         self.csr.read_valid.next = self.read_valid.q.val();
         self.csr.read_data.next = bits::<32>(0);

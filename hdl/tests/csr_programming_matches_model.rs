@@ -9,9 +9,12 @@
 //! switch whose port 0 is that endpoint port: whole window entries with
 //! owner tags and function owner entries, single raw register writes with
 //! bits outside the fields, TLPs arriving for the CPU between mailbox pops
-//! and LOST clears, and TLPs injected. After every access the registers
-//! touched must read back alike, the mailbox's head and the injected TLPs
-//! must agree; at the end every window and function owner register reads
+//! and LOST clears, TLPs injected, the mailbox's and the injector's
+//! interrupt enables written and the injector's drop flags cleared. After
+//! every access the registers touched must read back alike, the mailbox's
+//! head and the injected TLPs must agree, and so must the data plane's
+//! interrupt line (the OR of the mailbox's and the injector's) and both
+//! blocks' `INT_PENDING`; at the end every window and function owner register reads
 //! back alike, and random TLPs from the endpoint get the same translation
 //! decision (header, destination, drop reason) from the RTL stage as from
 //! the model switch the CSR writes programmed.
@@ -113,6 +116,10 @@ enum Access {
     ClearLost,
     /// A TLP injected out of a port: a window entry's request, as a TLP.
     Inject(u32, u16),
+    /// A raw write to the mailbox's (`true`) or the injector's INT_ENABLE.
+    InterruptEnable(bool, u32),
+    /// A raw write to the injector's STATUS: its drop flags cleared, or not.
+    ClearDropped(u32),
 }
 
 fn entry_index(entries: usize) -> impl Strategy<Value = u32> {
@@ -133,6 +140,9 @@ fn access() -> impl Strategy<Value = Access> {
         2 => Just(Access::Pop),
         1 => Just(Access::ClearLost),
         1 => (0u32..capacity::PORTS as u32 + 2, 0u16..8).prop_map(|(p, n)| Access::Inject(p, n)),
+        2 => (any::<bool>(), prop_oneof![Just(0u32), Just(1), any::<u32>()])
+            .prop_map(|(m, v)| Access::InterruptEnable(m, v)),
+        1 => prop_oneof![Just(0u32), 0u32..8, any::<u32>()].prop_map(Access::ClearDropped),
     ]
 }
 
@@ -232,6 +242,18 @@ fn same_read(rtl: &mut Rtl, model: &mut CsrWindow, address: u32) -> Result<(), T
 fn both_write(rtl: &mut Rtl, model: &mut CsrWindow, address: u32, value: u32) {
     rtl.write32(address, value);
     model.write32(address, value);
+}
+
+/// The data plane's interrupt line (the OR of the mailbox's and the
+/// injector's) and both blocks' INT_PENDING, as both show them.
+fn same_interrupt(rtl: &mut Rtl, model: &mut CsrWindow) -> Result<(), TestCaseError> {
+    rtl.mailbox.settle().expect("settles");
+    rtl.inject.settle().expect("settles");
+    let line = rtl.mailbox.block().irq.val() || rtl.inject.block().irq.val();
+    prop_assert_eq!(line, model.interrupt(), "the interrupt line");
+    same_read(rtl, model, mailbox::INT_PENDING.address(0, 0))?;
+    same_read(rtl, model, inject::INT_PENDING.address(0, 0))?;
+    Ok(())
 }
 
 /// The mailbox's head as both show it: STATUS and every DW.
@@ -365,7 +387,17 @@ proptest! {
                         prop_assert_eq!(sent, expected);
                         same_read(&mut rtl, &mut model, inject::STATUS.address(0, 0))?;
                     }
+                    Access::InterruptEnable(for_mailbox, value) => {
+                        let register = if *for_mailbox { mailbox::INT_ENABLE } else { inject::INT_ENABLE };
+                        both_write(&mut rtl, &mut model, register.address(0, 0), *value);
+                        same_read(&mut rtl, &mut model, register.address(0, 0))?;
+                    }
+                    Access::ClearDropped(value) => {
+                        both_write(&mut rtl, &mut model, inject::STATUS.address(0, 0), *value);
+                        same_read(&mut rtl, &mut model, inject::STATUS.address(0, 0))?;
+                    }
                 }
+                same_interrupt(&mut rtl, &mut model)?;
             }
             // Every window and function owner register of the port.
             for register in window::BLOCK.registers {

@@ -5,15 +5,18 @@
 //! a model switch; every TLP the model delivers to the CPU goes, whole,
 //! into both the RTL mailbox (one DW per cycle, as ingress pushes it) and
 //! the model's `CsrWindow::queue_for_cpu`, between random CPU accesses:
-//! STATUS reads, `mailbox_data` reads (past the TLP's end too), POP and
-//! LOST clears. Every read must answer as the model does, so the queue's
-//! contents, order, LOST on a full queue or an over-long TLP all agree.
+//! STATUS reads, `mailbox_data` reads (past the TLP's end too), POP, LOST
+//! clears and INT_ENABLE writes. Every read must answer as the model does,
+//! so the queue's contents, order, LOST on a full queue or an over-long TLP
+//! all agree, and the mailbox's interrupt line must be the model's after
+//! every TLP and every access.
 //!
 //! Injection: the CPU writes random TLPs to `inject_data` (legal ones,
 //! DW0s of no TLP type, DWORDS off by one or past `inject::TLP_DWORDS`)
-//! and sends them to random ports, clearing STATUS at random; the RTL
-//! sends exactly what the model's injector sends, out of the same port,
-//! and its STATUS reads as the model's.
+//! and sends them to random ports, clearing STATUS and switching the
+//! interrupt on and off at random; the RTL sends exactly what the model's
+//! injector sends, out of the same port, and its STATUS, INT_PENDING and
+//! interrupt line are the model's.
 
 mod common;
 
@@ -166,6 +169,7 @@ enum MailboxAccess {
     Data(u32),
     Pop,
     ClearLost,
+    InterruptEnable(u32),
 }
 
 fn mailbox_access() -> impl Strategy<Value = MailboxAccess> {
@@ -174,6 +178,7 @@ fn mailbox_access() -> impl Strategy<Value = MailboxAccess> {
         3 => (0..mailbox::TLP_DWORDS).prop_map(MailboxAccess::Data),
         2 => Just(MailboxAccess::Pop),
         1 => Just(MailboxAccess::ClearLost),
+        1 => prop_oneof![Just(0u32), Just(1), any::<u32>()].prop_map(MailboxAccess::InterruptEnable),
     ]
 }
 
@@ -207,6 +212,7 @@ proptest! {
                         let bytes = delivery.packet.to_bytes().expect("legal");
                         model.queue_for_cpu(delivery.from, &bytes);
                         push(&mut driver, delivery.from, &bytes);
+                        prop_assert_eq!(driver.block().irq.val(), model.interrupt());
                     }
                 }
                 for access in accesses {
@@ -227,12 +233,20 @@ proptest! {
                                 .expect("settles");
                             mailbox::STATUS.address(0, 0)
                         }
+                        MailboxAccess::InterruptEnable(value) => {
+                            let enable = mailbox::INT_ENABLE.address(0, 0);
+                            model.write32(enable, *value);
+                            csr::write(&mut driver, mailbox_csr, enable, *value).expect("settles");
+                            mailbox::INT_PENDING.address(0, 0)
+                        }
                     };
                     prop_assert_eq!(
                         rtl_read(&mut driver, mailbox_csr, address),
                         model.read32(address),
                         "{:?}", access
                     );
+                    driver.settle().expect("settles");
+                    prop_assert_eq!(driver.block().irq.val(), model.interrupt(), "{:?}", access);
                 }
             }
             // Drain: every TLP the model still holds, DW by DW.
@@ -336,13 +350,18 @@ proptest! {
                 prop_oneof![6 => Just(0i32), 1 => Just(-1i32), 1 => Just(1i32), 1 => 64i32..200],
                 0u32..10,
                 any::<bool>(),
+                any::<bool>(),
             ),
             1..6,
         ),
     ) {
         let mut model = CsrWindow::new(Switch::new(capacity::PORTS));
         let mut driver = new_inject();
-        for (request, common, window, no_type, skew, port, clear) in &sends {
+        for (request, common, window, no_type, skew, port, clear, enable) in &sends {
+            let enable_address = inject::INT_ENABLE.address(0, 0);
+            let enable = inject::ON_DROPPED.encode(u32::from(*enable));
+            model.write32(enable_address, enable);
+            csr::write(&mut driver, inject_csr, enable_address, enable).expect("settles");
             let bytes = match no_type {
                 Some(i) => {
                     let mut bytes = vec![0u8; 16];
@@ -381,6 +400,10 @@ proptest! {
                 csr::write(&mut driver, inject_csr, status, bits).expect("settles");
                 prop_assert_eq!(rtl_read(&mut driver, inject_csr, status), model.read32(status));
             }
+            let pending = inject::INT_PENDING.address(0, 0);
+            prop_assert_eq!(rtl_read(&mut driver, inject_csr, pending), model.read32(pending));
+            driver.settle().expect("settles");
+            prop_assert_eq!(driver.block().irq.val(), model.interrupt());
         }
     }
 }

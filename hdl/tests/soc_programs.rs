@@ -1,8 +1,9 @@
 //! Small programs on the all-RTL SoC that reach its peripherals through
 //! the core: the timer's interrupt wakes the core from `wfi` in lock-step
-//! with the ISS, loads and stores cross the CSR master port to a Rust
-//! model (narrow ones fault) in lock-step too, and the watchdog resets the
-//! SoC, which the program then reads from the watchdog's status.
+//! with the ISS, the data plane's interrupt line (`mip.MEIP`) wakes it too;
+//! loads and stores cross the CSR master port to a Rust model (narrow ones
+//! fault) in lock-step too, and the watchdog resets the SoC, which the
+//! program then reads from the watchdog's status.
 
 use std::collections::HashMap;
 
@@ -61,6 +62,43 @@ fn the_timer_wakes_the_core_from_wfi_in_lockstep_with_the_iss() {
         "woken at cycle {}, before mtime reached {compare}",
         l.rtl().cycles()
     );
+}
+
+/// `mie.MEIE` (Privileged 20211203 §3.1.9): 0x800, one above an addi immediate.
+const MEIE_UPPER: u32 = 1;
+const MEIE_SHIFT: u8 = 1;
+
+#[test]
+fn the_data_plane_interrupt_wakes_the_core_from_wfi() {
+    let program = [
+        // x3 = mie.MEIE = (1 << 12) >> 1.
+        e::lui(3, MEIE_UPPER),
+        e::srli(3, 3, MEIE_SHIFT),
+        e::csrrs(0, MIE, 3),
+        e::wfi(),
+        // Woken (mstatus.MIE is clear, so no trap): mark it, rest.
+        e::addi(4, 0, 1),
+        e::csrrc(0, MIE, 3),
+        e::wfi(),
+    ];
+    let mut bench = soc(&program);
+    let raise_at = 300;
+    while bench.cycles() < raise_at {
+        bench.cycle().expect("the SoC runs");
+    }
+    assert_eq!(
+        bench.register(4),
+        0,
+        "asleep until the data plane interrupts"
+    );
+    bench.set_data_plane_interrupt(true);
+    while bench.register(4) == 0 {
+        bench.cycle().expect("the SoC runs");
+        assert!(
+            bench.cycles() < raise_at + 50,
+            "the data plane's interrupt never woke the core"
+        );
+    }
 }
 
 #[test]

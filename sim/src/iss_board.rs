@@ -2,7 +2,8 @@
 //! with the reference memory map, the SoC peripherals of `weft_iss::soc`
 //! and the data plane's CSR window over a model switch
 //! (`weft_iss::data_plane`), whose management MAC an embedder feeds and
-//! drains.
+//! drains. The data plane's interrupt line (its mailbox's and injector's)
+//! joins the MAC's on `mip.MEIP`, a level OR, as on the RTL SoC.
 //!
 //! Time is the machine timer's `mtime` (and the flash part's clock, so a
 //! program or erase takes its datasheet time), one tick per retired step at the
@@ -160,7 +161,7 @@ impl IssBoard {
     pub fn run(&mut self, max_steps: u64) -> Activity {
         let mut left = max_steps;
         loop {
-            self.soc.drive_interrupts(&mut self.hart);
+            self.drive_interrupts();
             let summary = self.hart.run(left.min(CHUNK_STEPS));
             self.soc.advance(summary.steps);
             self.steps += summary.steps;
@@ -168,7 +169,7 @@ impl IssBoard {
             if summary.stop == RunStop::Idle {
                 // Idle with the lines as they were: look again with the
                 // lines the peripherals drive now.
-                self.soc.drive_interrupts(&mut self.hart);
+                self.drive_interrupts();
                 if self.hart.step() == weft_iss::Step::Idle {
                     return Activity::Waiting;
                 }
@@ -179,6 +180,13 @@ impl IssBoard {
                 return Activity::Running;
             }
         }
+    }
+
+    /// The hart's interrupt lines as the peripherals and the data plane
+    /// drive them now: the data plane's line joins the MAC's on `mip.MEIP`.
+    fn drive_interrupts(&mut self) {
+        let data_plane = self.data_plane.interrupt_pending();
+        self.soc.drive_interrupts_with(&mut self.hart, data_plane);
     }
 
     /// Ticks from now until the firmware's timer alarm (`mtimecmp`), 0 if

@@ -12,6 +12,10 @@
 //! ([`CsrWindow::answer_injected_config`]), and their completions wait in
 //! the mailbox by the firmware's next access.
 //!
+//! The window's interrupt line ([`DataPlaneWindow::interrupt_pending`]:
+//! the mailbox's and the injector's, level-sensitive) is for the embedder
+//! to OR into `mip.MEIP` with the MAC's (`Soc::drive_interrupts_with`).
+//!
 //! Accesses are whole words, as the window's registers are; any other
 //! width is [`DeviceFault::UnsupportedWidth`]. Offsets without a register
 //! read 0 and ignore writes, as the window model does (it records them,
@@ -75,6 +79,12 @@ impl DataPlaneWindow {
         bus.map_mmio(CSR_BASE, CSR_SIZE, Box::new(self.clone()))
     }
 
+    /// The data plane's interrupt line ([`CsrWindow::interrupt`]), which
+    /// joins the MAC's on `mip.MEIP` (`Soc::drive_interrupts_with`).
+    pub fn interrupt_pending(&self) -> bool {
+        self.state.borrow().window.interrupt()
+    }
+
     /// The window, to offer its switch TLPs or read its tables.
     ///
     /// # Panics
@@ -106,7 +116,7 @@ impl Mmio for DataPlaneWindow {
 
 #[cfg(test)]
 mod tests {
-    use weft_regs::csr::global;
+    use weft_regs::csr::{global, mailbox};
 
     use super::*;
     use crate::{encode as e, Hart, Step};
@@ -134,5 +144,42 @@ mod tests {
         assert_eq!(hart.reg(2), global::ID_VALUE);
         assert_eq!(global::PORT_COUNT.decode(hart.reg(3)), 4);
         assert!(window.window().stray_accesses().is_empty());
+    }
+
+    #[test]
+    fn a_tlp_in_the_mailbox_wakes_the_hart_through_meip_once_enabled() {
+        let mut bus = HarvardBus::reference();
+        let soc = crate::soc::Soc::attach(&mut bus).expect("the SoC window is free");
+        let window = DataPlaneWindow::new(CsrWindow::new(Switch::new(4)), Box::new(|_, _| None));
+        window.attach(&mut bus).expect("the CSR window is free");
+        // x3 = mie.MEIE (bit 11, Privileged 20211203 §3.1.9) = 0x1000 >> 1;
+        // enable it, wait, then mark the wake in x4.
+        let program = [
+            e::lui(3, 1),
+            e::srli(3, 3, 1),
+            e::csrrs(0, 0x304, 3),
+            e::wfi(),
+            e::addi(4, 0, 1),
+        ];
+        let mut hart = Hart::new(bus);
+        hart.bus_mut()
+            .write_words(0, &program)
+            .expect("instruction RAM is at 0");
+        let step = |hart: &mut Hart<HarvardBus>| {
+            soc.drive_interrupts_with(hart, window.interrupt_pending());
+            hart.step()
+        };
+        for _ in 0..program.len() + 2 {
+            step(&mut hart);
+        }
+        window.window().queue_for_cpu(PortIndex(1), &[0; 12]);
+        assert_eq!(step(&mut hart), Step::Idle, "INT_ENABLE is 0 at reset");
+        window.window().write32(
+            mailbox::INT_ENABLE.address(0, 0),
+            mailbox::ON_PENDING.mask(),
+        );
+        assert!(window.interrupt_pending());
+        step(&mut hart);
+        assert_eq!(hart.reg(4), 1, "woken by the mailbox on mip.MEIP");
     }
 }

@@ -434,8 +434,22 @@ impl Soc {
     /// Drives `hart`'s interrupt lines from the peripherals: the timer's
     /// compare to `mip.MTIP`, the MAC's interrupt to `mip.MEIP`.
     pub fn drive_interrupts<B: Bus>(&self, hart: &mut Hart<B>) {
+        self.drive_interrupts_with(hart, false);
+    }
+
+    /// As [`Soc::drive_interrupts`], with `external` the level of the
+    /// external interrupt sources outside the SoC window (the data plane's
+    /// line, `DataPlaneWindow::interrupt_pending`): `mip.MEIP` is the level
+    /// OR of the MAC's interrupt and `external`, as the RTL SoC ORs its
+    /// sources. weft has no platform-level interrupt controller
+    /// (Privileged 20211203 §3.1.9 leaves MEIP to the platform), so the
+    /// firmware tells the sources apart by their own pending registers.
+    pub fn drive_interrupts_with<B: Bus>(&self, hart: &mut Hart<B>, external: bool) {
         hart.set_interrupt_pending(Interrupt::MachineTimer, self.timer.interrupt_pending());
-        hart.set_interrupt_pending(Interrupt::MachineExternal, self.mac.interrupt_pending());
+        hart.set_interrupt_pending(
+            Interrupt::MachineExternal,
+            self.mac.interrupt_pending() || external,
+        );
     }
 
     /// One step of `hart` with the timer wired to its machine timer

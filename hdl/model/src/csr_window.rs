@@ -16,6 +16,10 @@
 //! mailbox's head TLP and the injector's status. The mailbox holds the
 //! TLPs the switch routes to the CPU ([`CsrWindow::ingress`]); TLPs sent
 //! through the injector are collected for the test ([`CsrWindow::take_injected`]).
+//!
+//! The window's interrupt line ([`CsrWindow::interrupt`]) is the level OR
+//! of the mailbox's and the injector's, as their `INT_ENABLE` and
+//! `INT_PENDING` registers document it.
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -133,6 +137,22 @@ impl CsrWindow {
     /// has, in access order: a driver using the map's constants makes none.
     pub fn stray_accesses(&self) -> &[u32] {
         &self.stray
+    }
+
+    /// The data plane's interrupt line: the mailbox's or the injector's
+    /// `INT_PENDING.RAISED`, level-sensitive.
+    pub fn interrupt(&self) -> bool {
+        self.mailbox_raised() || self.inject_raised()
+    }
+
+    /// `mailbox` INT_PENDING.RAISED: enabled, and a TLP waits.
+    fn mailbox_raised(&self) -> bool {
+        self.field(mailbox::INT_ENABLE, mailbox::ON_PENDING, 0, 0) == 1 && !self.mailbox.is_empty()
+    }
+
+    /// `inject` INT_PENDING.RAISED: enabled, and STATUS says a TLP was dropped.
+    fn inject_raised(&self) -> bool {
+        self.field(inject::INT_ENABLE, inject::ON_DROPPED, 0, 0) == 1 && self.inject_errors != 0
     }
 
     /// TLPs sent through the injector since the last call, in order.
@@ -297,6 +317,10 @@ impl CsrWindow {
                 .and_then(|(_, words)| words.get(entry as usize))
                 .copied()
                 .unwrap_or(0),
+            r if r == mailbox::INT_PENDING => {
+                mailbox::RAISED.encode(u32::from(self.mailbox_raised()))
+            }
+            r if r == inject::INT_PENDING => inject::RAISED.encode(u32::from(self.inject_raised())),
             r if r == inject::STATUS => {
                 inject::READY.encode(u32::from(self.injected.len() < INJECT_DEPTH))
                     | self.inject_errors
@@ -394,6 +418,8 @@ impl CsrWindow {
                 let to = destination_of(self.stored(bus_route::DESTINATION, 0, entry));
                 self.switch.set_bus_route(entry as u8, to)
             }
+            // The interrupt enables act as they are read (`CsrWindow::interrupt`).
+            name if name == mailbox::BLOCK.name || name == inject::BLOCK.name => Ok(()),
             other => unreachable!("{other} has no RW table registers"),
         };
         done.expect("decoded entries exist and fields hold only values the tables take");
@@ -720,6 +746,108 @@ mod tests {
             1,
             "clearing LOST pops nothing"
         );
+    }
+
+    /// `INT_PENDING.RAISED` of the block whose `INT_PENDING` is `register`.
+    fn raised(csr: &mut CsrWindow, register: Register) -> bool {
+        csr.read32(register.address(0, 0)) & 1 == 1
+    }
+
+    #[test]
+    fn the_mailbox_interrupt_is_level_while_enabled_and_a_tlp_waits() {
+        let mut csr = window();
+        let tlp = write_tlp(0x1_0000_1000, [0; 4]);
+        assert!(!csr.interrupt(), "nothing at reset");
+        csr.queue_for_cpu(PortIndex(0), &tlp);
+        assert!(
+            !csr.interrupt(),
+            "a TLP waits, but INT_ENABLE is 0 at reset"
+        );
+        assert!(!raised(&mut csr, mailbox::INT_PENDING));
+        let enable = mailbox::INT_ENABLE.address(0, 0);
+        csr.write32(enable, mailbox::ON_PENDING.mask());
+        assert_eq!(csr.read32(enable), 1);
+        assert!(
+            csr.interrupt(),
+            "enabling raises it for the TLP already waiting"
+        );
+        assert!(raised(&mut csr, mailbox::INT_PENDING));
+        csr.queue_for_cpu(PortIndex(1), &tlp);
+        csr.write32(mailbox::POP.address(0, 0), 1);
+        assert!(csr.interrupt(), "one TLP still waits");
+        let status = csr.read32(mailbox::STATUS.address(0, 0));
+        csr.write32(mailbox::STATUS.address(0, 0), status);
+        assert!(csr.interrupt(), "writing STATUS acknowledges nothing");
+        csr.write32(mailbox::POP.address(0, 0), 1);
+        assert!(!csr.interrupt(), "popped until empty");
+        assert!(!raised(&mut csr, mailbox::INT_PENDING));
+        csr.queue_for_cpu(PortIndex(2), &tlp);
+        assert!(csr.interrupt(), "the next TLP raises it again");
+        csr.write32(enable, 0);
+        assert!(
+            !csr.interrupt(),
+            "disabling lowers it with the TLP still waiting"
+        );
+        assert_eq!(
+            mailbox::PENDING.decode(csr.read32(mailbox::STATUS.address(0, 0))),
+            1
+        );
+    }
+
+    #[test]
+    fn a_lost_tlp_alone_raises_no_mailbox_interrupt() {
+        let mut csr = window();
+        csr.write32(mailbox::INT_ENABLE.address(0, 0), u32::MAX);
+        assert_eq!(
+            csr.read32(mailbox::INT_ENABLE.address(0, 0)),
+            mailbox::ON_PENDING.mask(),
+            "reserved bits read 0"
+        );
+        let too_long = vec![0; 4 * (mailbox::TLP_DWORDS as usize + 1)];
+        csr.queue_for_cpu(PortIndex(0), &too_long);
+        assert_eq!(
+            mailbox::LOST.decode(csr.read32(mailbox::STATUS.address(0, 0))),
+            1
+        );
+        assert!(!csr.interrupt());
+    }
+
+    #[test]
+    fn the_inject_interrupt_is_level_while_enabled_and_a_drop_is_flagged() {
+        let mut csr = window();
+        let tlp = write_tlp(0x1_0000_1000, [0; 4]);
+        inject(&mut csr, 1, &tlp);
+        assert!(!csr.interrupt(), "a TLP sent is no event");
+        inject(&mut csr, 9, &tlp);
+        assert!(!csr.interrupt(), "dropped, but INT_ENABLE is 0 at reset");
+        csr.write32(inject::INT_ENABLE.address(0, 0), inject::ON_DROPPED.mask());
+        assert!(
+            csr.interrupt(),
+            "enabling raises it for the drop already flagged"
+        );
+        assert!(raised(&mut csr, inject::INT_PENDING));
+        assert!(!raised(&mut csr, mailbox::INT_PENDING));
+        // A malformed SEND as well: DWORDS 3 for a 5 DW TLP.
+        let send = inject::PORT.encode(1) | inject::DWORDS.encode(3);
+        csr.write32(inject::SEND.address(0, 0), send);
+        csr.write32(inject::STATUS.address(0, 0), inject::NO_SUCH_PORT.mask());
+        assert!(csr.interrupt(), "MALFORMED is still set");
+        csr.write32(inject::STATUS.address(0, 0), inject::MALFORMED.mask());
+        assert!(!csr.interrupt(), "acknowledged: both drop bits cleared");
+        assert!(!raised(&mut csr, inject::INT_PENDING));
+    }
+
+    #[test]
+    fn the_interrupt_line_is_the_or_of_both_blocks() {
+        let mut csr = window();
+        csr.write32(mailbox::INT_ENABLE.address(0, 0), 1);
+        csr.write32(inject::INT_ENABLE.address(0, 0), 1);
+        csr.queue_for_cpu(PortIndex(0), &write_tlp(0x1_0000_1000, [0; 4]));
+        inject(&mut csr, 9, &write_tlp(0x1_0000_1000, [0; 4]));
+        csr.write32(mailbox::POP.address(0, 0), 1);
+        assert!(csr.interrupt(), "the injector's drop is still flagged");
+        csr.write32(inject::STATUS.address(0, 0), u32::MAX);
+        assert!(!csr.interrupt());
     }
 
     /// Writes `tlp` to the injector and sends it out of `port`.

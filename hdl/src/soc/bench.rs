@@ -66,6 +66,11 @@ impl SocBench {
         &self.transmitted
     }
 
+    /// Drives the data plane's interrupt line.
+    pub fn set_data_plane_interrupt(&mut self, level: bool) {
+        self.driver.block().data_plane_irq.next = level;
+    }
+
     /// Drives the GPIO inputs.
     pub fn set_gpio_inputs(&mut self, levels: u32) {
         self.driver.block().gpio_inputs.next = bits(u64::from(levels));
@@ -113,11 +118,13 @@ impl SocBench {
         self.driver.settle()?;
         let soc = self.driver.block();
         let retired = read_trace(&soc.core.retire)?;
-        let mip = if soc.core.timer_irq.val() {
-            Interrupt::MachineTimer.mask()
-        } else {
-            0
-        };
+        let mip = [
+            (soc.core.timer_irq.val(), Interrupt::MachineTimer),
+            (soc.core.external_irq.val(), Interrupt::MachineExternal),
+        ]
+        .into_iter()
+        .filter(|(pending, _)| *pending)
+        .fold(0, |mip, (_, interrupt)| mip | interrupt.mask());
         if soc.tx_valid.val() {
             self.transmitted.push(soc.tx_data.val().to_u32() as u8);
         }

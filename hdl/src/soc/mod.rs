@@ -190,8 +190,10 @@ impl MemoryImage {
 /// fetches from instruction RAM and loads and stores through the
 /// [`DataDecoder`] to data RAM, the peripherals and the CSR master port;
 /// each answers a load in the next cycle, as the core's ports expect. The
-/// timer drives `mip.MTIP`; the software and external interrupt lines are
-/// tied low until a device needs them.
+/// timer drives `mip.MTIP`; `mip.MEIP` is the level OR of the external
+/// interrupt sources, today the data plane's line (`data_plane_irq`: its
+/// mailbox's and injector's, `weft_regs::csr`); the software interrupt
+/// line is tied low.
 ///
 /// The management Ethernet MAC of `weft_regs::soc::mac` has no RTL yet:
 /// its registers and frame buffer fault like a hole in the window, so
@@ -229,6 +231,8 @@ pub struct Soc {
     pub reset_request: Signal<Out, Bit>,
     /// The master port onto the data plane's CSR bus.
     pub csr: CsrBus,
+    /// The data plane's interrupt line (level-sensitive), an external interrupt source.
+    pub data_plane_irq: Signal<In, Bit>,
     /// The core (public so that test benches read its trace and registers).
     pub core: Core,
     instruction_ram: BlockRam,
@@ -267,6 +271,7 @@ impl Soc {
             gpio_inputs: Signal::default(),
             reset_request: Signal::default(),
             csr: CsrBus::default(),
+            data_plane_irq: Signal::default(),
             core: Core::default(),
             instruction_ram: BlockRam::new(image.instructions.clone()),
             data_ram: BlockRam::new(image.data.clone()),
@@ -401,7 +406,8 @@ impl Logic for Soc {
         // Interrupts and pins.
         self.core.timer_irq.next = self.timer.interrupt.val();
         self.core.software_irq.next = false;
-        self.core.external_irq.next = false;
+        // mip.MEIP: the level OR of the external sources (Privileged 20211203 §3.1.9).
+        self.core.external_irq.next = self.data_plane_irq.val();
         self.tx_data.next = self.uart.tx_data.val();
         self.tx_valid.next = self.uart.tx_valid.val();
         self.uart.tx_ready.next = self.tx_ready.val();

@@ -11,6 +11,14 @@
 //! first in a small queue, which [`HostInterface::receive`] empties before
 //! reading the mailbox again. [`SharedMailbox`] hands one mailbox to the
 //! manager as both traits at once.
+//!
+//! The data plane's interrupt ([`CsrMailbox::set_interrupts`]) lets the CPU
+//! sleep until a TLP waits in the mailbox or the injector drops one: both
+//! are level-sensitive, so reading the mailbox until it is empty
+//! ([`HostInterface::receive`] returning `None`) and clearing the
+//! injector's drop flags ([`CsrMailbox::acknowledge_drops`]) lowers the
+//! line. The requests held while the manager waited raise nothing: check
+//! [`CsrMailbox::holds_requests`] before sleeping.
 
 use core::cell::RefCell;
 
@@ -82,6 +90,43 @@ impl<B: CsrBus, T: Timer> CsrMailbox<B, T> {
     /// requests beyond [`HELD_REQUESTS`]: each was popped and counted here.
     pub fn discarded(&self) -> u32 {
         self.discarded
+    }
+
+    /// Makes the data plane raise its interrupt while a TLP waits in the
+    /// mailbox and while the injector flags a dropped TLP (`mailbox` and
+    /// `inject` INT_ENABLE), or stop it raising either.
+    pub fn set_interrupts(&mut self, on: bool) {
+        self.bus.write32(
+            mailbox::INT_ENABLE.address(0, 0),
+            mailbox::ON_PENDING.encode(u32::from(on)),
+        );
+        self.bus.write32(
+            inject::INT_ENABLE.address(0, 0),
+            inject::ON_DROPPED.encode(u32::from(on)),
+        );
+    }
+
+    /// Whether hosts' requests taken from the mailbox while the manager
+    /// waited for a completion are still to be received: they raise no
+    /// interrupt, being out of the mailbox already.
+    pub fn holds_requests(&self) -> bool {
+        !self.held.is_empty()
+    }
+
+    /// Clears the injector's drop flags (`inject` STATUS.MALFORMED and
+    /// NO_SUCH_PORT), which lowers its interrupt, and says which were set:
+    /// `None` if no TLP was dropped since the last call.
+    pub fn acknowledge_drops(&mut self) -> Option<InjectDrops> {
+        let flags = inject::MALFORMED.mask() | inject::NO_SUCH_PORT.mask();
+        let status = self.bus.read32(inject::STATUS.address(0, 0)) & flags;
+        if status == 0 {
+            return None;
+        }
+        self.bus.write32(inject::STATUS.address(0, 0), status);
+        Some(InjectDrops {
+            malformed: inject::MALFORMED.decode(status) == 1,
+            no_such_port: inject::NO_SUCH_PORT.decode(status) == 1,
+        })
     }
 
     /// The timer the mailbox waits on.
@@ -255,6 +300,16 @@ impl<B: CsrBus, T: Timer> CsrMailbox<B, T> {
             }
         }
     }
+}
+
+/// Why the injector dropped TLPs the CPU sent (`inject` STATUS), as
+/// [`CsrMailbox::acknowledge_drops`] found them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InjectDrops {
+    /// A SEND did not describe a well-formed TLP (STATUS.MALFORMED).
+    pub malformed: bool,
+    /// A SEND named a port the data plane does not have (STATUS.NO_SUCH_PORT).
+    pub no_such_port: bool,
 }
 
 /// What the mailbox delivered.

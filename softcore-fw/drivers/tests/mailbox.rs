@@ -15,7 +15,7 @@ use weft_devices::gpu::{Gpu, GpuConfig};
 use weft_devices::interrupt::msi_write;
 use weft_devices::packet::{completion_for, RequestInfo};
 use weft_devices::Device;
-use weft_drivers::mailbox::{CsrMailbox, SharedMailbox, COMPLETION_TIMEOUT_NS};
+use weft_drivers::mailbox::{CsrMailbox, InjectDrops, SharedMailbox, COMPLETION_TIMEOUT_NS};
 use weft_fabric::hw::{
     ConfigFault, FabricConfig, HostConfigRequest, HostInterface, HostSendError, Timer,
 };
@@ -118,6 +118,63 @@ fn a_host_configuration_read_arrives_whole_with_its_port() {
     );
     assert_eq!(host.receive(), None);
     assert!(window.stray_accesses().is_empty());
+}
+
+#[test]
+fn the_interrupt_stays_raised_until_every_request_is_received() {
+    let mut window = window();
+    mailbox(&mut window).set_interrupts(true);
+    assert!(!window.interrupt(), "the mailbox is empty");
+    for tag in [1, 2] {
+        window
+            .ingress(
+                HOST_PORT,
+                &wire(Body::Config(config(Direction::Read, tag)), &[]),
+            )
+            .expect("port exists");
+    }
+    assert!(window.interrupt());
+    let mut host = mailbox(&mut window);
+    assert!(host.receive().is_some());
+    drop(host);
+    assert!(window.interrupt(), "one request still waits");
+    let mut host = mailbox(&mut window);
+    assert!(host.receive().is_some());
+    assert_eq!(host.receive(), None);
+    drop(host);
+    assert!(!window.interrupt(), "received until empty");
+    window
+        .ingress(
+            HOST_PORT,
+            &wire(Body::Config(config(Direction::Read, 3)), &[]),
+        )
+        .expect("port exists");
+    assert!(window.interrupt());
+    mailbox(&mut window).set_interrupts(false);
+    assert!(!window.interrupt(), "disabled");
+}
+
+#[test]
+fn a_dropped_tlp_raises_the_interrupt_until_acknowledged() {
+    let mut window = window();
+    mailbox(&mut window).set_interrupts(true);
+    // A SEND naming a port the switch does not have, as no driver call makes.
+    window.write32(
+        inject::SEND.address(0, 0),
+        inject::PORT.encode(9) | inject::DWORDS.encode(3),
+    );
+    assert!(window.interrupt());
+    let mut driver = mailbox(&mut window);
+    assert_eq!(
+        driver.acknowledge_drops(),
+        Some(InjectDrops {
+            malformed: false,
+            no_such_port: true
+        })
+    );
+    assert_eq!(driver.acknowledge_drops(), None, "acknowledged once");
+    drop(driver);
+    assert!(!window.interrupt());
 }
 
 #[test]
@@ -407,8 +464,13 @@ fn host_requests_arriving_while_the_manager_waits_are_received_after_in_order() 
     ];
     let mut manager = mailbox(&mut linked);
     manager.read(GPU_PORT, GPU, 0).expect("the GPU answers");
+    assert!(
+        manager.holds_requests(),
+        "taken from the mailbox, not yet received"
+    );
     assert_eq!(manager.receive().map(|r| r.request), Some(first));
     assert_eq!(manager.receive().map(|r| r.request), Some(second));
+    assert!(!manager.holds_requests());
     assert_eq!(manager.receive(), None);
     assert_eq!(manager.discarded(), 0);
 }

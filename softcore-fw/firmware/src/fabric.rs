@@ -15,13 +15,20 @@
 //! network is polled, and the management server's requests are answered
 //! from the manager ([`Fabric::answer`]).
 //!
-//! The mailbox raises no interrupt, so while the fabric runs the main
-//! loop sleeps at most [`MAILBOX_PERIOD`] between looks at it.
+//! Once the fabric runs, the data plane raises the machine external
+//! interrupt while a TLP waits in the mailbox or the injector has dropped
+//! one (weft-drivers' `CsrMailbox::set_interrupts`), so the main loop
+//! sleeps in `wfi` until a host asks rather than looking at the mailbox
+//! every millisecond: [`Fabric::next_wake`] asks for no timer alarm while
+//! it runs. The line is level-sensitive and [`Fabric::serve_hosts`] lowers
+//! it, emptying the mailbox and acknowledging the injector's drops. Before
+//! the start (and after a failed one) the interrupt stays off: nothing
+//! would empty the mailbox, and its line would end every `wfi` at once.
 
 use core::cell::RefCell;
 
 use smoltcp::time::Duration;
-use weft_drivers::mailbox::{CsrMailbox, SharedMailbox};
+use weft_drivers::mailbox::{CsrMailbox, InjectDrops, SharedMailbox};
 use weft_drivers::timer::SocTimer;
 use weft_fabric::hw::Timer;
 use weft_fabric::inventory::PortKind;
@@ -45,14 +52,6 @@ pub const HOST_PORTS: [(PortIndex, HostIndex, u8); 1] = [(PortIndex(0), HostInde
 /// The vendor ID of the virtual switch ports (the simulator's default, so
 /// a host sees the same bridges on both).
 pub const VIRTUAL_SWITCH_VENDOR: u16 = 0x1d1d;
-
-/// The longest the main loop sleeps while the fabric runs, since the
-/// mailbox raises no interrupt: a tenth of the 10 ms a host's Completion
-/// Timeout is strongly recommended not to expire within (PCIe Base 6.0
-/// §2.8), so a host's configuration request waits at most this long plus
-/// one pass of the loop. (Its 50 µs minimum would have the loop never
-/// sleep: one pass takes longer.)
-pub const MAILBOX_PERIOD: Duration = Duration::from_millis(1);
 
 /// The manager's own fabric ID: bus 0, as weft-fabric's default.
 const MANAGER_ID: Bdf = Bdf::new(0, 0, 0);
@@ -146,7 +145,9 @@ impl Fabric {
     }
 
     /// How long the main loop may sleep before the fabric needs it: until
-    /// the start, or [`MAILBOX_PERIOD`] while it runs.
+    /// the start; while it runs, not at all if hosts' requests are held
+    /// outside the mailbox (they raise no interrupt), else until the data
+    /// plane interrupts (`None`: no alarm needed).
     pub fn next_wake(&mut self) -> Option<Duration> {
         match self.phase {
             Phase::Waiting => {
@@ -154,8 +155,8 @@ impl Fabric {
                 let left_ns = RESET_TO_FIRST_REQUEST_NS.saturating_sub(now);
                 Some(Duration::from_micros(left_ns.div_ceil(1_000)))
             }
-            Phase::Running => Some(MAILBOX_PERIOD),
-            Phase::Failed(_) => None,
+            Phase::Running if self.mailbox.borrow().holds_requests() => Some(Duration::ZERO),
+            Phase::Running | Phase::Failed(_) => None,
         }
     }
 
@@ -182,14 +183,21 @@ impl Fabric {
             Ok(()) => Phase::Running,
             Err(error) => Phase::Failed(error),
         };
+        // From now on the mailbox is served, so its interrupt may wake the loop.
+        self.mailbox
+            .borrow_mut()
+            .set_interrupts(self.phase == Phase::Running);
         Some(started)
     }
 
     /// Answers every host configuration request waiting in the mailbox
-    /// through the manager's configuration virtualization.
-    pub fn serve_hosts(&mut self) {
+    /// through the manager's configuration virtualization, and
+    /// acknowledges the injector's drops: the data plane's interrupt is
+    /// lowered, unless a TLP arrived meanwhile. Returns the drops, which
+    /// mean a TLP the firmware built was refused (a bug worth reporting).
+    pub fn serve_hosts(&mut self) -> Option<InjectDrops> {
         if self.phase != Phase::Running {
-            return;
+            return None;
         }
         let (mut config, mut hosts) = (SharedMailbox(&self.mailbox), SharedMailbox(&self.mailbox));
         // A request whose table writes failed was completed with Completer
@@ -197,6 +205,7 @@ impl Fabric {
         let _ = self
             .manager
             .service(&mut config, &mut self.plane, &mut hosts);
+        self.mailbox.borrow_mut().acknowledge_drops()
     }
 
     /// The answer to a management request, from the manager.

@@ -12,9 +12,10 @@
 //!
 //! Between two polls of WIP the core sleeps in `wfi` until a timer alarm
 //! [`POLL_PERIOD`] later, rather than spinning through the 45 ms of a
-//! typical Sector Erase. The MAC's interrupt is masked in `mie` meanwhile:
-//! a frame that arrived before the wait keeps it pending, which would end
-//! every `wfi` at once. The main loop enables the timer interrupt before
+//! typical Sector Erase. The external interrupt (the MAC's and the data
+//! plane's) is masked in `mie` meanwhile: a frame or a host's request that
+//! arrived before the wait keeps it pending, which would end every `wfi`
+//! at once. The main loop enables the timer interrupt before
 //! anything is programmed or erased, and sets its own alarm again before
 //! it next waits.
 //!
@@ -111,7 +112,7 @@ fn sleep(period: Duration) {
     timer::alarm_after(period);
     // SAFETY: clearing and setting MEIE in `mie` cannot trap while
     // `mstatus.MIE` is clear, which nothing in the firmware sets; MEIE is
-    // set again before the main loop next looks at the MAC.
+    // set again before the main loop next looks at the MAC and the mailbox.
     unsafe { riscv::register::mie::clear_mext() };
     riscv::asm::wfi();
     // SAFETY: as above.

@@ -47,12 +47,20 @@
 //! is due and answers the hosts' configuration requests waiting in the
 //! mailbox, lets smoltcp handle what arrived and send what is due, answers
 //! the management requests, then sets the timer for the next deadline
-//! (smoltcp's, the fabric's start, the next look at the mailbox —
-//! [`fabric::MAILBOX_PERIOD`] while the fabric runs — or the next look at
-//! the console, [`CONSOLE_PERIOD`]) and waits in `wfi` until the timer or
-//! the MAC raises its interrupt. The interrupts are enabled in `mie` but
-//! never globally (`mstatus.MIE` stays clear), so they wake `wfi` without a
-//! trap (Privileged 20211203 §3.3.3) and there is no interrupt handler.
+//! (smoltcp's, the fabric's start, or the next look at the console,
+//! [`CONSOLE_PERIOD`]) and waits in `wfi` until the timer or the machine
+//! external interrupt wakes it. The external interrupt is the level OR of
+//! the MAC's and the data plane's (a TLP in the mailbox, or one the
+//! injector dropped, once the fabric runs: [`fabric`]), so a host's
+//! configuration request is answered as soon as it arrives, not at the
+//! next alarm. The interrupts are enabled in `mie` but never globally
+//! (`mstatus.MIE` stays clear), so they wake `wfi` without a trap
+//! (Privileged 20211203 §3.3.3) and there is no interrupt handler: the
+//! pass of the loop after a wake is the handler, and it looks at every
+//! source, the mailbox and the injector ([`fabric::Fabric::serve_hosts`])
+//! and the MAC (acknowledged, then smoltcp polls it). Each source's line
+//! is level-sensitive and lowered by that work, so an event that arrives
+//! during the pass keeps its line high and the next `wfi` returns at once.
 //!
 //! # Memory
 //!
@@ -77,7 +85,7 @@
 //!
 //! Register accesses are the only `unsafe` code: the SoC window's volatile
 //! load and store ([`mmio`]), enabling the two interrupt sources in `mie`,
-//! and masking the MAC's while the flash driver sleeps between polls.
+//! and masking the external one while the flash driver sleeps between polls.
 #![cfg_attr(target_os = "none", no_std, no_main)]
 #![deny(unsafe_code)]
 
@@ -291,7 +299,7 @@ mod soft_core {
             }
         };
 
-        wake_on_timer_and_mac();
+        wake_on_interrupts();
         uart.write_bytes(b"ready\r\n");
 
         let mut console = Console::new();
@@ -309,7 +317,13 @@ mod soft_core {
                 if let Some(started) = fabric.start_when_due() {
                     report(&mut uart, &started);
                 }
-                fabric.serve_hosts();
+                if let Some(drops) = fabric.serve_hosts() {
+                    let _ = write!(
+                        uart,
+                        "fabric: the injector dropped a TLP sent (malformed: {}, no such port: {})\r\n",
+                        drops.malformed, drops.no_such_port
+                    );
+                }
             }
             mac.acknowledge_interrupt();
             iface.poll(timer::now(), mac, &mut server.sockets);
@@ -389,11 +403,12 @@ mod soft_core {
         });
     }
 
-    /// Lets the machine timer and external (MAC) interrupts end a `wfi`.
-    /// `mstatus.MIE` stays clear, so neither ever traps (Privileged
-    /// 20211203 §3.3.3: `wfi` resumes on any interrupt enabled in `mie`).
+    /// Lets the machine timer and external (MAC and data plane) interrupts
+    /// end a `wfi`. `mstatus.MIE` stays clear, so neither ever traps
+    /// (Privileged 20211203 §3.3.3: `wfi` resumes on any interrupt enabled
+    /// in `mie`).
     #[allow(unsafe_code)]
-    fn wake_on_timer_and_mac() {
+    fn wake_on_interrupts() {
         // SAFETY: setting MTIE and MEIE in `mie` cannot cause a trap while
         // `mstatus.MIE` is clear, which nothing in the firmware sets.
         unsafe {

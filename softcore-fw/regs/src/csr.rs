@@ -19,6 +19,13 @@
 //! Table registers take effect for lookups from the second clock cycle
 //! after the write (the RTL precomputes range ends from them); firmware that
 //! rewrites a live entry clears its valid bit first and sets it last.
+//!
+//! The data plane has one interrupt line to the soft core, the level OR of
+//! the mailbox's and the injector's (each enabled in its block's
+//! `INT_ENABLE`, shown in its `INT_PENDING`). It is the core's machine
+//! external interrupt (`mip.MEIP`, Privileged 20211203 §3.1.9) together
+//! with the management MAC's ([`crate::soc::mac`]): `mip.MEIP` is pending
+//! while either source is, so the firmware checks both when it wakes.
 
 use crate::capacity;
 use crate::markdown::RegisterMap;
@@ -980,15 +987,51 @@ pub mod mailbox {
         "Discards the head TLP once the CPU has read it.",
         &[DONE],
     );
+    /// Interrupt while a TLP waits.
+    pub const ON_PENDING: Field = Field::new(
+        "PENDING",
+        0,
+        1,
+        "Raise the data plane's interrupt while STATUS.PENDING is set.",
+    );
+    /// Which of the mailbox's conditions raise the data plane's interrupt.
+    pub const INT_ENABLE: Register = LAYOUT.register(
+        "INT_ENABLE",
+        0x08,
+        Access::ReadWrite,
+        "Which conditions raise the data plane's interrupt (0 at reset: none).",
+        &[ON_PENDING],
+    );
+    /// The mailbox raises the interrupt.
+    pub const RAISED: Field = Field::new(
+        "RAISED",
+        0,
+        1,
+        "The mailbox raises the data plane's interrupt now: INT_ENABLE.PENDING \
+         and STATUS.PENDING are both set.",
+    );
+    /// Whether the mailbox raises the data plane's interrupt.
+    pub const INT_PENDING: Register = LAYOUT.register(
+        "INT_PENDING",
+        0x0C,
+        Access::ReadOnly,
+        "The mailbox's share of the data plane's interrupt line, as it is now.",
+        &[RAISED],
+    );
     /// The block.
     pub const BLOCK: RegisterBlock = RegisterBlock {
         name: "mailbox",
         doc: "The queue of TLPs for the management CPU (configuration requests from hosts, \
               messages routed to the switch, completions of the CPU's own requests), read \
               one at a time: STATUS describes the head, `mailbox_data` holds its DWs, POP \
-              moves on.",
+              moves on. The interrupt is level-sensitive: with INT_ENABLE.PENDING \
+              set, the mailbox raises the data plane's interrupt line while a TLP waits \
+              (STATUS.PENDING) and lowers it when POP empties the queue, from the cycle \
+              after the write that does it. Nothing needs acknowledging: the CPU reads and \
+              pops until STATUS.PENDING is clear, and a TLP arriving before it sleeps \
+              again keeps the line high, so none waits unnoticed.",
         layout: LAYOUT,
-        registers: &[STATUS, POP],
+        registers: &[STATUS, POP, INT_ENABLE, INT_PENDING],
         entry_names: &[],
     };
 }
@@ -1088,14 +1131,49 @@ pub mod inject {
          the CPU speaks the port's own domain. Check READY first.",
         &[PORT, DWORDS],
     );
+    /// Interrupt while a TLP sent was dropped.
+    pub const ON_DROPPED: Field = Field::new(
+        "DROPPED",
+        0,
+        1,
+        "Raise the data plane's interrupt while STATUS.MALFORMED or STATUS.NO_SUCH_PORT is set.",
+    );
+    /// Which of the injector's conditions raise the data plane's interrupt.
+    pub const INT_ENABLE: Register = LAYOUT.register(
+        "INT_ENABLE",
+        0x08,
+        Access::ReadWrite,
+        "Which conditions raise the data plane's interrupt (0 at reset: none).",
+        &[ON_DROPPED],
+    );
+    /// The injector raises the interrupt.
+    pub const RAISED: Field = Field::new(
+        "RAISED",
+        0,
+        1,
+        "The injector raises the data plane's interrupt now: INT_ENABLE.DROPPED is \
+         set and so is STATUS.MALFORMED or STATUS.NO_SUCH_PORT.",
+    );
+    /// Whether the injector raises the data plane's interrupt.
+    pub const INT_PENDING: Register = LAYOUT.register(
+        "INT_PENDING",
+        0x0C,
+        Access::ReadOnly,
+        "The injector's share of the data plane's interrupt line, as it is now.",
+        &[RAISED],
+    );
     /// The block.
     pub const BLOCK: RegisterBlock = RegisterBlock {
         name: "inject",
         doc: "TLPs the management CPU sends out of any port's egress (its configuration \
               requests, completions to hosts, MSI writes): check READY, fill `inject_data`, \
-              write SEND.",
+              write SEND. The interrupt is level-sensitive: with INT_ENABLE.DROPPED \
+              set, the injector raises the data plane's interrupt line while STATUS says a \
+              TLP was dropped, so a TLP the CPU meant to send is not lost unnoticed; the CPU \
+              acknowledges it by writing 1s to STATUS.MALFORMED and STATUS.NO_SUCH_PORT, \
+              which lowers the line from the cycle after the write.",
         layout: LAYOUT,
-        registers: &[STATUS, SEND],
+        registers: &[STATUS, SEND, INT_ENABLE, INT_PENDING],
         entry_names: &[],
     };
 }
@@ -1139,7 +1217,10 @@ pub const MAP: RegisterMap = RegisterMap {
           over the CSR bus: 32-bit registers at 4-byte aligned byte addresses, accessed as \
           whole words. Reserved bits read 0 and are ignored on writes. Table registers take \
           effect for lookups from the second clock cycle after the write; firmware that \
-          rewrites a live table entry clears its VALID bit first and sets it last. Every \
+          rewrites a live table entry clears its VALID bit first and sets it last. The \
+          data plane's one interrupt line is the level OR of the mailbox's and the \
+          injector's (see their INT_ENABLE and INT_PENDING); it is the soft core's machine \
+          external interrupt (`mip.MEIP`) together with the management MAC's. Every \
           address here comes from the Rust definitions in `weft_regs::csr`, which the RTL \
           and the firmware use too.",
     base: CSR_BASE,

@@ -16,7 +16,8 @@
 //! - [`mac`]: the management Ethernet MAC: its registers, one descriptor
 //!   per receive and transmit slot, and the slots themselves, a frame
 //!   buffer in block RAM higher up the window; its interrupt is the core's
-//!   machine external interrupt (`mip.MEIP`);
+//!   machine external interrupt (`mip.MEIP`), shared with the data plane's
+//!   (`crate::csr`: the line is pending while either is);
 //! - [`spi_flash`]: the SPI NOR flash controller, which carries one
 //!   flash command per transaction to the configuration flash, with a
 //!   page-sized data buffer.
@@ -383,6 +384,8 @@ pub mod watchdog {
 /// The MAC's interrupt, the core's machine external interrupt
 /// (`mip.MEIP`, Privileged 20211203 §3.1.9), is pending while any bit is
 /// set in both [`INT_STATUS`](mac::INT_STATUS) and [`INT_ENABLE`](mac::INT_ENABLE).
+/// The data plane's interrupt ([`crate::csr`]) shares `mip.MEIP`: it is the
+/// level OR of the two.
 pub mod mac {
     use super::*;
 
@@ -546,7 +549,8 @@ pub mod mac {
               counters. Frames move through slots of the frame buffer (mac_rx_buffer, \
               mac_tx_buffer), each handed between software and the MAC by its descriptor \
               (mac_rx_descriptors, mac_tx_descriptors); both rings are walked round robin. \
-              The MAC's interrupt is the machine external interrupt (`mip.MEIP`).",
+              The MAC's interrupt is the machine external interrupt (`mip.MEIP`), ORed \
+              with the data plane's (`csr`).",
         layout: LAYOUT,
         registers: &[
             CONTROL,

@@ -21,8 +21,9 @@ use crate::translate::{EndpointIngress, HostEgress, HostIngress, VirtualWires};
 use crate::HeaderDecoder;
 
 /// Clock cycles per bit of the console's serial line in the emitted
-/// designs: 115 200 baud from the 250 MHz reference clock.
-pub const CONSOLE_CYCLES_PER_BIT: u32 = 250_000_000 / 115_200;
+/// designs: 115 200 baud from the reference soft core clock
+/// (`weft_regs::SOFT_CORE_CLOCK_HZ`), which the SoC and its UART run on.
+pub const CONSOLE_CYCLES_PER_BIT: u32 = weft_regs::SOFT_CORE_CLOCK_HZ / 115_200;
 
 /// Payload bits of the reference configuration: 512 bits at 250 MHz carry
 /// Gen3 x16 or Gen4 x8 at line rate (REFERENCE.md, "Datapath width").

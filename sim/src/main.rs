@@ -174,7 +174,7 @@ fn firmware(args: &[String]) -> ExitCode {
         eprintln!(
             "weft-sim firmware: {} on the ISS at {} MHz, management port {} on {line}; Ctrl-C stops",
             options.elf,
-            CPU_CLOCK_HZ / 1_000_000,
+            CPU_CLOCK_HZ as f64 / 1e6,
             options.address,
         );
     };

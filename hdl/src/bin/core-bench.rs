@@ -12,6 +12,11 @@
 //! wrong core fails here instead of reporting a figure. CPI counts every
 //! clock cycle from the end of reset to the cycle the final `wfi` retires,
 //! pipeline fill included.
+//!
+//! A last row runs the real firmware ELF (`cargo xtask firmware`) on the
+//! core from reset to its first `wfi`: the CPI of compiled Rust rather
+//! than of generated programs. The "all" rows total the generated
+//! programs only.
 #![forbid(unsafe_code)]
 
 use std::process::ExitCode;
@@ -19,10 +24,16 @@ use std::time::Instant;
 
 use weft_hdl::core::{CoreBench, CoreUnderTest};
 use weft_hdl::soc::{MemoryImage, Soc, SocBench};
+use weft_iss::data_plane::DataPlaneWindow;
+use weft_iss::elf;
 use weft_iss::encode::wfi;
 use weft_iss::programs::{self, Expected, Program};
+use weft_iss::soc::Soc as IssSoc;
 use weft_iss::HarvardBus;
 use weft_regs::INSTRUCTION_RAM_BASE;
+
+/// The firmware's row in the table.
+const FIRMWARE: &str = "firmware boot";
 
 /// Clock cycles after which a program counts as hung.
 const CYCLE_LIMIT: u64 = 50_000_000;
@@ -83,36 +94,29 @@ fn suite() -> Vec<Program> {
     ]
 }
 
-/// Instructions retired, cycles and seconds from reset to the program's final `wfi`.
-fn run_to_end(
+/// Instructions retired, cycles and seconds from reset to the `wfi` that
+/// ends the run: the one at `end` if given, else the first retired.
+fn run_to_wfi(
     bench: &mut impl CoreUnderTest,
-    program: &Program,
+    name: &str,
+    end: Option<u32>,
 ) -> Result<(u64, u64, f64), String> {
     let first = bench.cycles();
-    let end = INSTRUCTION_RAM_BASE + 4 * (program.code.len() as u32 - 1);
     let mut instructions = 0;
     let start = Instant::now();
     loop {
-        let retired = bench
-            .cycle()
-            .map_err(|e| format!("{}: {e}", program.name))?;
+        let retired = bench.cycle().map_err(|e| format!("{name}: {e}"))?;
         if let Some(r) = retired.map(|r| r.retirement) {
             if let Some(trap) = r.trap {
-                return Err(format!(
-                    "{}: unexpected trap {trap:?} at {:#x}",
-                    program.name, r.pc
-                ));
+                return Err(format!("{name}: unexpected trap {trap:?} at {:#x}", r.pc));
             }
             instructions += 1;
-            if r.pc == end && r.instruction == Some(wfi()) {
+            if r.instruction == Some(wfi()) && end.is_none_or(|end| r.pc == end) {
                 break;
             }
         }
         if bench.cycles() - first > CYCLE_LIMIT {
-            return Err(format!(
-                "{}: no final wfi within {CYCLE_LIMIT} cycles",
-                program.name
-            ));
+            return Err(format!("{name}: no final wfi within {CYCLE_LIMIT} cycles"));
         }
     }
     Ok((
@@ -120,6 +124,48 @@ fn run_to_end(
         bench.cycles() - first,
         start.elapsed().as_secs_f64(),
     ))
+}
+
+/// Instructions retired, cycles and seconds from reset to the program's final `wfi`.
+fn run_to_end(
+    bench: &mut impl CoreUnderTest,
+    program: &Program,
+) -> Result<(u64, u64, f64), String> {
+    let end = INSTRUCTION_RAM_BASE + 4 * (program.code.len() as u32 - 1);
+    run_to_wfi(bench, program.name, Some(end))
+}
+
+/// The firmware ELF (`cargo xtask firmware`) on the core, from reset to its
+/// first `wfi`: start-up, the banner, the network stack's and the fabric
+/// manager's initialisation, all compiled Rust. The SoC peripherals and
+/// the data plane's CSR window are the ISS's models (every link down), as
+/// in the firmware lock-step test; the run counts only if the console
+/// printed the boot to its end. `None` without an ELF.
+fn measure_firmware() -> Result<Option<Measurement>, String> {
+    let path = elf::firmware_path();
+    let Ok(image) = std::fs::read(&path) else {
+        return Ok(None);
+    };
+    let failed = |e: &dyn std::fmt::Display| format!("firmware {}: {e}", path.display());
+    let mut bus = HarvardBus::reference();
+    let soc = IssSoc::attach(&mut bus).map_err(|e| failed(&e))?;
+    DataPlaneWindow::unlinked(4)
+        .attach(&mut bus)
+        .map_err(|e| failed(&e))?;
+    elf::load(&mut bus, &image).map_err(|e| failed(&e))?;
+    let mut core = CoreBench::new(bus, INSTRUCTION_RAM_BASE).map_err(|e| failed(&e))?;
+    let (instructions, cycles, seconds) = run_to_wfi(&mut core, FIRMWARE, None)?;
+    let console = String::from_utf8_lossy(&soc.uart.transmitted()).into_owned();
+    if !console.ends_with("ready\r\n") {
+        return Err(failed(&format!("boot did not finish: {console:?}")));
+    }
+    Ok(Some(Measurement {
+        program: FIRMWARE,
+        platform: Platform::Core,
+        instructions,
+        cycles,
+        seconds,
+    }))
 }
 
 fn measure(program: &Program, platform: Platform) -> Result<Measurement, String> {
@@ -197,12 +243,26 @@ fn main() -> ExitCode {
             }
         }
     }
+    match measure_firmware() {
+        Ok(Some(m)) => results.push(m),
+        Ok(None) => eprintln!(
+            "core-bench: no firmware ELF at {} (`cargo xtask firmware` builds it): \
+             its row is left out",
+            elf::firmware_path().display()
+        ),
+        Err(msg) => {
+            eprintln!("core-bench: {msg}; the core is wrong, not slow");
+            return ExitCode::FAILURE;
+        }
+    }
     // Cycles and seconds over every program, per platform: the core's
     // figure first (the one this benchmark always reported), then the SoC's.
     let totals: Vec<(Platform, u64, f64)> = [Platform::Core, Platform::Soc]
         .into_iter()
         .map(|platform| {
-            let runs = results.iter().filter(|m| m.platform == platform);
+            let runs = results
+                .iter()
+                .filter(|m| m.platform == platform && m.program != FIRMWARE);
             let cycles = runs.clone().map(|m| m.cycles).sum();
             let seconds = runs.map(|m| m.seconds).sum();
             (platform, cycles, seconds)

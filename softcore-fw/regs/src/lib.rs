@@ -44,10 +44,32 @@ pub const DATA_RAM_BASE: u32 = 0x1000_0000;
 /// manager's state 21 KiB of it) and its stack about 33 KiB at its deepest,
 /// which 64 KiB does not hold.
 pub const DATA_RAM_SIZE: u32 = 128 * 1024;
-/// The soft core's clock in the reference configuration, in hertz: the
-/// rate of the machine timer's `mtime` ([`soc::timer`]), which counts one
-/// tick per core clock cycle, and so the firmware's unit of time.
-pub const SOFT_CORE_CLOCK_HZ: u32 = 100_000_000;
+/// The data plane's clock in the reference configuration, in hertz:
+/// 512-bit beats at 250 MHz carry Gen3 x16 or Gen4 x8 at line rate
+/// (DESIGN.md, "Data plane").
+pub const DATA_PLANE_CLOCK_HZ: u32 = 250_000_000;
+/// Data plane clock cycles per soft core clock cycle: the core runs on an
+/// integer division of the data plane's clock, so one clock source and a
+/// synchronous divider serve both.
+///
+/// The core's longest register-to-register path (`cargo xtask hardware`,
+/// `weft_core`: 27 cells after `synth_xilinx -family xcup`) runs from the
+/// data RAM's output through load alignment, operand forwarding and the
+/// branch compare to the next fetch address: about 9 LUTs, 4 wide-mux
+/// chains and 3 carry chains. At roughly 0.45 ns per LUT with its route,
+/// 0.15 ns per wide-mux stage and 0.3 ns per carry chain on UltraScale+,
+/// plus the block RAM's clock-to-out and address setup, that is about
+/// 9 ns: more than the 8 ns of a division by 2. A division by 3 would
+/// hold it but leaves `mtime` without a whole number of nanoseconds per
+/// tick; 4 (16 ns) holds it with margin. An estimate, not a timing run:
+/// the vendor's timing analysis on a board decides, and registering the
+/// branch redirect is the known way to reach a division by 2.
+pub const SOFT_CORE_CLOCK_DIVISOR: u32 = 4;
+/// The soft core's clock in the reference configuration, in hertz
+/// (62.5 MHz): the rate of the machine timer's `mtime` ([`soc::timer`]),
+/// which counts one tick per core clock cycle, and so the firmware's unit
+/// of time.
+pub const SOFT_CORE_CLOCK_HZ: u32 = DATA_PLANE_CLOCK_HZ / SOFT_CORE_CLOCK_DIVISOR;
 
 /// The soft core's memories as riscv-rt's `memory.x` linker script wants
 /// them, for the build scripts of the programs that run on it: code in the

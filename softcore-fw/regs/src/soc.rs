@@ -734,8 +734,8 @@ pub mod spi_flash {
         0,
         8,
         "The serial clock's half period in core clock cycles, less one: f_SCLK = f_core / \
-         (2 (DIVISOR + 1)). Resets to 0: 50 MHz from the reference 100 MHz core clock, the \
-         fastest Read Data (0x03) typical parts accept.",
+         (2 (DIVISOR + 1)). Resets to 0: 31.25 MHz from the reference 62.5 MHz core clock, \
+         under the 50 MHz that typical parts accept for Read Data (0x03).",
     );
     /// How the controller drives the pins.
     pub const CONTROL: Register = LAYOUT.register(

@@ -55,7 +55,7 @@ pub struct Timing {
 
 impl Timing {
     /// Typical W25Q32JV figures (tPP 0.4 ms, tSE 45 ms) in ticks of the
-    /// reference 100 MHz soft core clock (`weft_regs::SOFT_CORE_CLOCK_HZ`).
+    /// reference soft core clock (`weft_regs::SOFT_CORE_CLOCK_HZ`).
     pub const TYPICAL: Timing = Timing {
         page_program: weft_regs::SOFT_CORE_CLOCK_HZ as u64 * 4 / 10_000,
         sector_erase: weft_regs::SOFT_CORE_CLOCK_HZ as u64 * 45 / 1_000,

@@ -201,12 +201,13 @@ impl Fabric {
 
     /// The answer to a management request, from the manager.
     pub fn answer(&mut self, board: &BoardInfo, request: &Request, trailing: &[u8]) -> Response {
-        let mut hosts = SharedMailbox(&self.mailbox);
+        let (mut config, mut hosts) = (SharedMailbox(&self.mailbox), SharedMailbox(&self.mailbox));
         let mut links = FoundLinks {
             switch_id: self.manager.settings().switch_id,
             found: found_ports(self.manager),
         };
         let hardware = Hardware {
+            config: &mut config,
             fabric: &mut self.plane,
             hosts: &mut hosts,
             links: &mut links,

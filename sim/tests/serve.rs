@@ -169,7 +169,9 @@ fn weftctl_binds_and_unbinds_a_vf_on_the_simulated_board() {
     assert!(
         matches!(
             refused,
-            Err(ClientError::Refused(weft_proto::Error::Unsupported))
+            Err(ClientError::Refused(
+                weft_proto::Error::FabricOwnedRegister { offset: 0x04, .. }
+            ))
         ),
         "{refused:?}"
     );

@@ -21,10 +21,12 @@
 //! - port control, CSR access, saved configuration, firmware update and
 //!   reset: they belong to the board, not to the manager's state;
 //! - changing NumVFs at run time, managed (attention-button) unbind and
-//!   binds of several functions to one slot;
-//! - a configuration write to a register the fabric owns (Command, BARs,
-//!   Expansion ROM, SR-IOV, ACS Control; see [`crate::diagnostics`]): the
-//!   protocol has no refusal that names such a register.
+//!   binds of several functions to one slot.
+//!
+//! A configuration write to a register the fabric owns (Command, BARs,
+//! Expansion ROM, SR-IOV, ACS Control; see [`crate::diagnostics`]) is
+//! refused with [`Error::FabricOwnedRegister`], which a client of protocol
+//! version 1 receives as [`Error::Unsupported`] (`weft_proto::Responder`).
 
 use weft_pcie::config::BarKind as PcieBarKind;
 use weft_pcie::Bdf;
@@ -636,8 +638,10 @@ fn diagnostic_error(error: DiagnosticError, target: FabricId) -> Error {
                 Width::Dword => AccessWidth::Dword,
             },
         },
-        // The protocol has no refusal naming a protected register.
-        DiagnosticError::FabricOwned { .. } => Error::Unsupported,
+        DiagnosticError::FabricOwned { function, offset } => Error::FabricOwnedRegister {
+            fabric_id: FabricId::from(function),
+            offset,
+        },
         DiagnosticError::Config(fault) => Error::ConfigAccessFailed {
             fabric_id: target,
             status: match fault {

@@ -938,20 +938,30 @@ fn config_write_refuses_what_the_fabric_programmed() {
         .expect("SR-IOV")
         .0
         .offset;
-    for (target, offset, width) in [
+    // (function, offset, width, the first byte the fabric owns)
+    for (target, offset, width, owned) in [
         // Command: Memory Space and Bus Master (§7.5.1.1.3).
-        (GPU_ID, header::COMMAND, AccessWidth::Word),
-        (GPU_ID, header::COMMAND, AccessWidth::Dword),
+        (GPU_ID, header::COMMAND, AccessWidth::Word, 0x04),
+        (GPU_ID, header::COMMAND, AccessWidth::Dword, 0x04),
+        (GPU_ID, header::COMMAND + 1, AccessWidth::Byte, 0x05),
         // The BARs (§7.5.1.2.1) and the Expansion ROM BAR (§7.5.1.2.4).
-        (GPU_ID, type0::BAR0, AccessWidth::Dword),
-        (GPU_ID, type0::BAR0 + 4 * 5 + 3, AccessWidth::Byte),
-        (GPU_ID, type0::EXPANSION_ROM_BASE, AccessWidth::Dword),
+        (GPU_ID, type0::BAR0, AccessWidth::Dword, 0x10),
+        (GPU_ID, 0x27, AccessWidth::Byte, 0x27),
+        (GPU_ID, type0::EXPANSION_ROM_BASE, AccessWidth::Dword, 0x30),
         // NumVFs (§9.3.3.7).
-        (NVME_PF, sriov_at + sriov::NUM_VFS, AccessWidth::Word),
+        (
+            NVME_PF,
+            sriov_at + sriov::NUM_VFS,
+            AccessWidth::Word,
+            sriov_at + sriov::NUM_VFS,
+        ),
     ] {
         assert_eq!(
             refusal(&mut rig, config_write(target, offset, width, 0)),
-            Error::Unsupported,
+            Error::FabricOwnedRegister {
+                fabric_id: target,
+                offset: owned
+            },
             "a write of {width:?} at {offset:#x} of {target:?}"
         );
     }

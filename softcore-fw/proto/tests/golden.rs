@@ -112,6 +112,8 @@ const ERROR_BODIES: &[(&str, &str)] = &[
     ("FlashFailed", "2302"),
     ("NoSavedConfig", "24"),
     ("SavedConfigCorrupt", "25"),
+    // Protocol version 2.
+    ("FabricOwnedRegister", "26800610"),
 ];
 
 /// The key of the whole-datagram vectors: bytes 0, 1, ..., 31.
@@ -539,7 +541,7 @@ fn response_samples() -> [(&'static str, Response); 16] {
 }
 
 /// One sample of every error variant.
-fn error_samples() -> [(&'static str, Error); 38] {
+fn error_samples() -> [(&'static str, Error); 39] {
     [
         ("Unauthenticated", Error::Unauthenticated),
         ("Replayed", Error::Replayed),
@@ -691,6 +693,13 @@ fn error_samples() -> [(&'static str, Error); 38] {
         ),
         ("NoSavedConfig", Error::NoSavedConfig),
         ("SavedConfigCorrupt", Error::SavedConfigCorrupt),
+        (
+            "FabricOwnedRegister",
+            Error::FabricOwnedRegister {
+                fabric_id: FabricId(0x0300),
+                offset: 0x10,
+            },
+        ),
     ]
 }
 
@@ -791,6 +800,7 @@ fn error_name(error: &Error) -> &'static str {
         Error::FlashFailed { .. } => "FlashFailed",
         Error::NoSavedConfig => "NoSavedConfig",
         Error::SavedConfigCorrupt => "SavedConfigCorrupt",
+        Error::FabricOwnedRegister { .. } => "FabricOwnedRegister",
     }
 }
 
@@ -912,6 +922,15 @@ fn an_error_response_is_the_error_variant_then_the_error() {
     }
 }
 
+/// `header` at protocol version 1, the version the datagram vectors were
+/// frozen at.
+fn version_1(header: Header) -> Header {
+    Header {
+        version: 1,
+        ..header
+    }
+}
+
 fn bind_sample() -> Request {
     request_samples()[4].1.clone()
 }
@@ -953,11 +972,11 @@ fn request_datagrams_are_frozen() {
     let key = test_key();
     let mut out = [0u8; MAX_DATAGRAM];
 
-    let bind = Header::request(0x0102_0304, SWITCH, 1_700_000_000_000_000);
+    let bind = version_1(Header::request(0x0102_0304, SWITCH, 1_700_000_000_000_000));
     let n = encode_request(&bind, &bind_sample(), &[], &key, &mut out).expect("encodes");
     assert_eq!(&out[..n], &unhex(BIND_DATAGRAM)[..]);
 
-    let chunk = Header::request(0x0102_0305, SWITCH, 1_700_000_000_000_001);
+    let chunk = version_1(Header::request(0x0102_0305, SWITCH, 1_700_000_000_000_001));
     let trailing: [u8; 16] = core::array::from_fn(|i| 0xa0 + i as u8);
     let n = encode_request(
         &chunk,
@@ -969,7 +988,7 @@ fn request_datagrams_are_frozen() {
     .expect("encodes");
     assert_eq!(&out[..n], &unhex(CHUNK_DATAGRAM)[..]);
 
-    let ping = Header::request(1, SwitchId::ANY, 1);
+    let ping = version_1(Header::request(1, SwitchId::ANY, 1));
     let n = encode_request(
         &ping,
         &Request::Ping,
@@ -988,7 +1007,7 @@ fn frozen_request_datagrams_still_decode() {
     let received = decode_request(&bind, &mut verifier).expect("the bind vector is accepted");
     assert_eq!(
         received.header,
-        Header::request(0x0102_0304, SWITCH, 1_700_000_000_000_000)
+        version_1(Header::request(0x0102_0304, SWITCH, 1_700_000_000_000_000))
     );
     assert_eq!(received.request, bind_sample());
     assert!(received.trailing.is_empty());
@@ -1010,15 +1029,16 @@ fn frozen_request_datagrams_still_decode() {
 #[test]
 fn response_datagrams_are_frozen() {
     let key = test_key();
-    let sent = Header::request(0x0102_0304, SWITCH, 1_700_000_000_000_000);
+    let sent = version_1(Header::request(0x0102_0304, SWITCH, 1_700_000_000_000_000));
     let mut out = [0u8; MAX_DATAGRAM];
     let response = Response::InProgress {
         op: OperationId(42),
     };
-    let n = encode_response(&sent.reply(SWITCH), &response, &[], &key, &mut out).expect("encodes");
+    let reply_header = version_1(sent.reply(SWITCH));
+    let n = encode_response(&reply_header, &response, &[], &key, &mut out).expect("encodes");
     let frozen = unhex(RESPONSE_DATAGRAM);
     assert_eq!(&out[..n], &frozen[..]);
     let reply = decode_response(&frozen, &key, &sent).expect("the response vector is accepted");
-    assert_eq!(reply.header, sent.reply(SWITCH));
+    assert_eq!(reply.header, reply_header);
     assert_eq!(reply.response, response);
 }

@@ -5,7 +5,9 @@ use serde::{Deserialize, Serialize};
 use super::error::Error;
 use super::fabric::{Identity, TopologyPage, VirtualSwitchInfo};
 use super::ids::{FabricId, OperationId, Token};
-use super::ops::{EventPage, FirmwareStatus, OperationReport, PortCounters};
+use super::ops::{
+    EventPage, FirmwareStatus, OperationReport, OperationState, PortCounters, UpdateState,
+};
 
 /// A response, the body of a response datagram.
 ///
@@ -81,6 +83,35 @@ pub enum Response {
 }
 
 impl Response {
+    /// The protocol version that introduced what this response carries:
+    /// its own variant and any error inside it.
+    pub fn introduced_in(&self) -> u16 {
+        match self {
+            Response::Error(error)
+            | Response::Operation(OperationReport {
+                state: OperationState::Failed { reason: error },
+                ..
+            })
+            | Response::FirmwareStatus(FirmwareStatus {
+                state: UpdateState::Failed { reason: error },
+                ..
+            }) => error.introduced_in(),
+            _ => 1,
+        }
+    }
+
+    /// This response as a client speaking protocol `version` can decode
+    /// it: itself, or [`Error::Unsupported`] when it carries a variant
+    /// introduced after that version (the switch cannot say more to that
+    /// client).
+    pub fn for_version(self, version: u16) -> Response {
+        if self.introduced_in() > version {
+            Response::Error(Error::Unsupported)
+        } else {
+            self
+        }
+    }
+
     /// Whether bulk bytes may trail this response in its datagram. No
     /// response carries any yet; the parameter exists so that one can be
     /// added without changing the codec's shape.

@@ -498,6 +498,8 @@ pub fn error() -> impl Strategy<Value = Error> {
         flash.prop_map(|op| Error::FlashFailed { op }),
         Just(Error::NoSavedConfig),
         Just(Error::SavedConfigCorrupt),
+        (fabric_id(), any::<u16>())
+            .prop_map(|(fabric_id, offset)| Error::FabricOwnedRegister { fabric_id, offset }),
     ]
 }
 

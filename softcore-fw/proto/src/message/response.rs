@@ -100,15 +100,13 @@ impl Response {
         }
     }
 
-    /// This response as a client speaking protocol `version` can decode
-    /// it: itself, or [`Error::Unsupported`] when it carries a variant
-    /// introduced after that version (the switch cannot say more to that
-    /// client).
-    pub fn for_version(self, version: u16) -> Response {
+    /// Makes this response one a client speaking protocol `version` can
+    /// decode: unchanged, or [`Error::Unsupported`] when it carries a
+    /// variant introduced after that version (the switch cannot say more
+    /// to that client). In place, since a response may be a whole page.
+    pub fn downgrade_for(&mut self, version: u16) {
         if self.introduced_in() > version {
-            Response::Error(Error::Unsupported)
-        } else {
-            self
+            *self = Response::Error(Error::Unsupported);
         }
     }
 

@@ -10,18 +10,25 @@
 //! the BARs and the Expansion ROM BAR (the fabric addresses the data
 //! plane translates to; §7.5.1.2.1, §7.5.1.2.4), the SR-IOV capability
 //! (NumVFs, VF Enable, VF BARs; §9.3.3) and ACS Control (§7.7.11.3). Every
-//! other register may be written, among them the Status register's
+//! So are writes that would reset the function or stop it decoding
+//! ([`resetting_byte`]): Initiate Function Level Reset in Device Control
+//! (§7.5.3.4; an FLR clears the BARs, Command and VF Enable, §6.6.2) and a
+//! Power State other than D0 in the Power Management Control/Status
+//! register (§7.5.2.2; a function in D1-D3hot decodes no memory, and one
+//! without No_Soft_Reset comes back from D3hot reset). Every other
+//! register may be written, among them the Status register's
 //! write-1-to-clear error bits and AER's status registers, which are what
-//! diagnostics clears. A write that resets the function (Initiate Function
-//! Level Reset, §7.5.3.4, or a D3hot transition without No_Soft_Reset,
-//! §7.5.2.2) is not recognized and loses what the manager programmed, as a
-//! host resetting a bound function does.
+//! diagnostics clears.
 
+use weft_pcie::config::cap_id;
 use weft_pcie::config::header::{common, type0};
-use weft_pcie::config::space::CONFIG_SPACE_SIZE;
+use weft_pcie::config::pcie_cap::{device_control, DEVICE_CONTROL};
+use weft_pcie::config::pm::{pmcsr, PMCSR};
+use weft_pcie::config::space::{CONFIG_SPACE_SIZE, PCI_COMPATIBLE_SIZE};
+use weft_pcie::config::walk::{find_capability, WalkError};
 use weft_pcie::Bdf;
 
-use crate::hw::{config_read, config_write, ConfigFault, FabricConfig};
+use crate::hw::{config_read, config_write, ConfigFault, FabricConfig, FunctionAccess};
 use crate::inventory::Function;
 use crate::manager::FabricManager;
 use crate::virtualize::fabric_owned;
@@ -68,11 +75,12 @@ pub enum DiagnosticError {
         /// The width asked for.
         width: Width,
     },
-    /// The write touches a register the fabric manager owns.
+    /// The write touches a register the fabric manager owns, or would
+    /// reset the function or stop it decoding.
     FabricOwned {
         /// The function.
         function: Bdf,
-        /// The first byte written that the fabric owns.
+        /// The first byte of the write that is refused.
         offset: u16,
     },
     /// The configuration request did not complete successfully.
@@ -144,6 +152,48 @@ pub fn owned_by_fabric(function: &Function, access: DwAccess) -> Option<u16> {
     })
 }
 
+/// The first byte of a write of `data` (placed in its DW) by `access` to
+/// the function reached by `function` that would reset the function or
+/// stop it decoding: Initiate FLR set in Device Control (§7.5.3.4), or a
+/// Power State other than D0 in PMCSR (§7.5.2.2). Only a write into the
+/// PCI-compatible capabilities (40h-FFh) can; for one there, the
+/// function's capability list is walked to find those registers.
+pub fn resetting_byte<C: FabricConfig + ?Sized>(
+    function: &mut FunctionAccess<'_, C>,
+    access: DwAccess,
+    data: u32,
+) -> Result<Option<u16>, DiagnosticError> {
+    if !(common::HEADER_END..PCI_COMPATIBLE_SIZE).contains(&access.dword) {
+        return Ok(None);
+    }
+    // Capabilities start on a DW (§7.5: the pointer's low two bits are
+    // reserved), so each 16-bit register checked is the low half of its DW.
+    let mut register = |id| -> Result<Option<u16>, DiagnosticError> {
+        match find_capability(&mut *function, id) {
+            Ok(found) => Ok(found),
+            Err(WalkError::Access(fault)) => Err(DiagnosticError::Config(fault)),
+            // A list that cannot be walked has no register to find.
+            Err(_) => Ok(None),
+        }
+    };
+    let writes = |offset: u16, bits: u16| {
+        let lanes = if bits & 0xff != 0 { 0b01 } else { 0 } | if bits >> 8 != 0 { 0b10 } else { 0 };
+        access.dword == offset && access.byte_enables & lanes != 0 && data & u32::from(bits) != 0
+    };
+    if let Some(pcie) = register(cap_id::PCI_EXPRESS)? {
+        let control = pcie + DEVICE_CONTROL;
+        if writes(control, device_control::INITIATE_FLR) {
+            return Ok(Some(control + 1));
+        }
+    }
+    if let Some(pm) = register(cap_id::POWER_MANAGEMENT)? {
+        if writes(pm + PMCSR, pmcsr::POWER_STATE_MASK) {
+            return Ok(Some(pm + PMCSR));
+        }
+    }
+    Ok(None)
+}
+
 impl FabricManager {
     /// Reads `width` bytes at `offset` of the configuration space of
     /// function `id`, through `config`.
@@ -163,7 +213,7 @@ impl FabricManager {
 
     /// Writes the low `width` bytes of `value` at `offset` of the
     /// configuration space of function `id`, through `config`, unless the
-    /// fabric owns one of them.
+    /// fabric owns one of them or the write would reset the function.
     pub fn diagnostic_write<C: FabricConfig + ?Sized>(
         &self,
         id: Bdf,
@@ -183,6 +233,17 @@ impl FabricManager {
         let path = self.inventory.path_to(function);
         // Byte n of the request's data is byte n of the DW (§7.2).
         let data = value << access.shift;
+        let mut target = FunctionAccess {
+            config,
+            path,
+            target: id,
+        };
+        if let Some(offset) = resetting_byte(&mut target, access, data)? {
+            return Err(DiagnosticError::FabricOwned {
+                function: id,
+                offset,
+            });
+        }
         config_write(config, path, id, access.dword, data, access.byte_enables)
             .map_err(DiagnosticError::Config)
     }

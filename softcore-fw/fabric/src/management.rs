@@ -24,8 +24,9 @@
 //!   binds of several functions to one slot.
 //!
 //! A configuration write to a register the fabric owns (Command, BARs,
-//! Expansion ROM, SR-IOV, ACS Control; see [`crate::diagnostics`]) is
-//! refused with [`Error::FabricOwnedRegister`], which a client of protocol
+//! Expansion ROM, SR-IOV, ACS Control) or one that would reset the
+//! function (FLR, a power state other than D0; see [`crate::diagnostics`])
+//! is refused with [`Error::FabricOwnedRegister`], which a client of protocol
 //! version 1 receives as [`Error::Unsupported`] (`weft_proto::Responder`).
 
 use weft_pcie::config::BarKind as PcieBarKind;

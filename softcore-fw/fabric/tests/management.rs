@@ -9,7 +9,12 @@ use weft_fabric::events::{ErrorSeverity, EVENT_LOG_CAPACITY};
 use weft_fabric::management::{handle, BoardInfo, Hardware, PortLink, PortLinks};
 use weft_fabric::manager::FabricManager;
 use weft_fabric::pcie::config::header::{command, common as header, type0};
-use weft_fabric::pcie::config::{sriov, Bar};
+use weft_fabric::pcie::config::pcie_cap::{
+    device_capabilities, device_control, PcieCapability, PortType, DEVICE_CONTROL,
+};
+use weft_fabric::pcie::config::pm::{PowerManagement, PMCSR};
+use weft_fabric::pcie::config::walk::find_capability;
+use weft_fabric::pcie::config::{cap_id, sriov, Bar, CapabilityList};
 use weft_fabric::pcie::Bdf;
 use weft_fabric::settings::{FabricSettings, HostPort};
 use weft_proto::heapless::Vec as Bounded;
@@ -97,8 +102,10 @@ fn settings() -> FabricSettings {
 fn rig() -> Rig {
     let clock = Clock::default();
     let mut fabric = FakeFabric::new(PORTS, clock.clone());
-    // GPU: BAR0 32-bit 16 MiB, BAR1-2 64-bit prefetchable 256 MiB.
-    fabric.devices[usize::from(GPU)] = Some(FakeDevice::new(vec![plain_function(
+    // GPU: BAR0 32-bit 16 MiB, BAR1-2 64-bit prefetchable 256 MiB; Power
+    // Management and a PCI Express capability that offers Function Level
+    // Reset.
+    let mut gpu = plain_function(
         0,
         identity(0x10de, 0x2330, 0x03_02_00),
         [
@@ -110,7 +117,13 @@ fn rig() -> Rig {
             None,
         ],
         false,
-    )]));
+    );
+    let mut list = CapabilityList::new(&mut gpu.space).expect("fresh");
+    list.push(&PowerManagement::minimal()).expect("fits");
+    let mut express = PcieCapability::new(PortType::Endpoint);
+    express.device_capabilities |= device_capabilities::FLR_CAPABLE;
+    list.push(&express).expect("fits");
+    fabric.devices[usize::from(GPU)] = Some(FakeDevice::new(vec![gpu]));
     // NVMe PF: BAR0-1 64-bit 16 KiB, four VFs of which two are enabled.
     fabric.devices[usize::from(NVME)] = Some(FakeDevice::new(vec![sriov_pf(
         identity(0x144d, 0xa824, 0x01_08_02),
@@ -1000,5 +1013,73 @@ fn a_failed_config_access_carries_the_completion_status() {
             fabric_id: GPU_ID,
             status: CompletionStatus::UnsupportedRequest
         }
+    );
+}
+
+#[test]
+fn config_write_refuses_a_reset_of_the_function() {
+    let mut rig = started();
+    let space = rig.fabric.function(GPU, 0).clone();
+    let express = find_capability(&space, cap_id::PCI_EXPRESS)
+        .expect("a well-formed list")
+        .expect("a PCI Express capability");
+    let pm = find_capability(&space, cap_id::POWER_MANAGEMENT)
+        .expect("a well-formed list")
+        .expect("a Power Management capability");
+    let control = express + DEVICE_CONTROL;
+    // Initiate Function Level Reset, Device Control bit 15 (§7.5.3.4):
+    // as a word, and as the byte holding it.
+    let flr = u32::from(device_control::INITIATE_FLR);
+    for (offset, width, value) in [
+        (control, AccessWidth::Word, flr),
+        (control, AccessWidth::Dword, flr),
+        (control + 1, AccessWidth::Byte, flr >> 8),
+    ] {
+        assert_eq!(
+            refusal(&mut rig, config_write(GPU_ID, offset, width, value)),
+            Error::FabricOwnedRegister {
+                fabric_id: GPU_ID,
+                offset: control + 1
+            },
+            "{width:?} at {offset:#x}"
+        );
+    }
+    // D3hot, PowerState 11b (§7.5.2.2).
+    assert_eq!(
+        refusal(
+            &mut rig,
+            config_write(GPU_ID, pm + PMCSR, AccessWidth::Word, 0b11)
+        ),
+        Error::FabricOwnedRegister {
+            fabric_id: GPU_ID,
+            offset: pm + PMCSR
+        }
+    );
+    assert_eq!(rig.fabric.function(GPU, 0), &space, "nothing was written");
+    // The rest of Device Control is the operator's, and D0 stays allowed.
+    let relaxed_ordering = u32::from(device_control::RELAXED_ORDERING);
+    let before = config_read(&mut rig, GPU_ID, control, AccessWidth::Word);
+    assert_eq!(
+        ask(
+            &mut rig,
+            config_write(
+                GPU_ID,
+                control,
+                AccessWidth::Word,
+                before ^ relaxed_ordering
+            )
+        ),
+        Response::Done
+    );
+    assert_eq!(
+        config_read(&mut rig, GPU_ID, control, AccessWidth::Word),
+        before ^ relaxed_ordering
+    );
+    assert_eq!(
+        ask(
+            &mut rig,
+            config_write(GPU_ID, pm + PMCSR, AccessWidth::Word, 0)
+        ),
+        Response::Done
     );
 }

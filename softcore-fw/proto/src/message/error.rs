@@ -233,8 +233,9 @@ pub enum Error {
     SavedConfigCorrupt,
     /// A config write would change a register the fabric manager
     /// programmed and keeps (such as the Command register, a BAR or the
-    /// SR-IOV controls), so it was refused and nothing was written.
-    /// Protocol version 2.
+    /// SR-IOV controls) or would reset the function (Function Level Reset,
+    /// a power state other than D0), so it was refused and nothing was
+    /// written. Protocol version 2.
     FabricOwnedRegister {
         /// The function.
         fabric_id: FabricId,
@@ -396,9 +397,9 @@ impl core::fmt::Display for Error {
             }
             Error::FabricOwnedRegister { fabric_id, offset } => write!(
                 f,
-                "config offset {offset:#05x} of function {:#06x} is programmed by the fabric \
-                 manager (Command, BARs, Expansion ROM, SR-IOV or ACS Control); the write was \
-                 refused and nothing changed",
+                "the write to config offset {offset:#05x} of function {:#06x} was refused: it \
+                 would change what the fabric manager programmed (Command, BARs, Expansion ROM, \
+                 SR-IOV, ACS Control) or reset the function (FLR, power state); nothing changed",
                 fabric_id.0
             ),
         }

@@ -120,16 +120,24 @@ fn weftctl_binds_and_unbinds_a_vf_on_the_simulated_board() {
     assert_eq!(client.request(&bind).expect("bind"), Response::Done);
     let info = vswitch(&mut client, HOST2);
     assert_eq!(info.slots[0].state, SlotState::Bound { functions });
-    // The bind is in the event log after what was read before it.
+    // The bind is in the event log after what was read before it, and the
+    // hot-plug interrupt host 2's driver enabled (Presence Detect Changed).
     let after_bind = events_from(&mut client, enumerated.next);
     let bound: Vec<EventKind> = after_bind.events.iter().map(|e| e.kind).collect();
     assert_eq!(
         bound,
-        [EventKind::Bound {
-            host: HOST2,
-            slot: SlotIndex(0),
-            fabric_id: vf
-        }]
+        [
+            EventKind::Bound {
+                host: HOST2,
+                slot: SlotIndex(0),
+                fabric_id: vf
+            },
+            EventKind::HotPlugSignalled {
+                host: HOST2,
+                slot: SlotIndex(0),
+                present: true
+            }
+        ]
     );
 
     // Raw configuration reads see the function itself: a VF's own Vendor

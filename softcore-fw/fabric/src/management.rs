@@ -35,16 +35,17 @@ use weft_proto::heapless::{String, Vec};
 use weft_proto::{
     AccessWidth, AerSeverity, BarInfo, BarKind, BoardName, Capabilities, CompletionStatus,
     EndpointInfo, Error, Event as WireEvent, EventKind, EventPage, EventSeq, FabricId, FabricLink,
-    FirmwareVersion, Generation, Identity, LinkSpeed, LinkStatus, OperationId, Owner, PortInfo,
-    PortRef, PortRole, Request, Response, SlotIndex, SlotInfo, SlotState, SriovInfo, SwitchId,
-    SwitchInfo, TopologyCursor, TopologyItem, TopologyPage, UnbindMode as ProtoUnbindMode,
-    VirtualSwitchInfo, OLDEST_PROTOCOL_VERSION, PROTOCOL_VERSION, TOPOLOGY_PAGE_ITEMS,
+    FirmwareVersion, Generation, Identity, IsolationCheck, LinkSpeed, LinkStatus, OperationId,
+    Owner, PortInfo, PortRef, PortRole, Request, Response, RestoreFailure, SlotIndex, SlotInfo,
+    SlotState, SriovInfo, SwitchId, SwitchInfo, TopologyCursor, TopologyItem, TopologyPage,
+    UnbindMode as ProtoUnbindMode, VirtualSwitchInfo, OLDEST_PROTOCOL_VERSION, PROTOCOL_VERSION,
+    TOPOLOGY_PAGE_ITEMS,
 };
 use weft_regs::tables::{HostIndex, PortIndex};
 
 use crate::binding::{BindError, UnbindMode};
 use crate::diagnostics::{DiagnosticError, Width};
-use crate::events::{ErrorSeverity, Event as LogEvent};
+use crate::events::{ErrorSeverity, Event as LogEvent, IsolationCheck as LogCheck, NotRestored};
 use crate::hw::{ConfigFault, Fabric, FabricConfig, HostInterface, HostSendError};
 use crate::inventory::{Function, FunctionKind, PortKind, SwitchIndex};
 use crate::manager::FabricManager;
@@ -498,9 +499,9 @@ fn vf_device_id(manager: &FabricManager, pf: Bdf) -> u16 {
 /// A `from` older than the oldest entry held gets the entries from the
 /// oldest on, and `oldest` after `from` says that those in between were
 /// overwritten. A `from` past the next number to be recorded (asked of a
-/// restarted switch) gets no entries and that next number. Entries with no
-/// form on the wire ([`wire_event`]) are passed over: their numbers are
-/// missing from the page.
+/// restarted switch) gets no entries and that next number. A client of
+/// protocol version 1 gets the page without the kinds introduced in
+/// version 2 (`weft_proto::Response::downgrade_for`).
 fn event_page(manager: &FabricManager, from: EventSeq) -> EventPage {
     let log = manager.events();
     let mut page = EventPage {
@@ -513,74 +514,76 @@ fn event_page(manager: &FabricManager, from: EventSeq) -> EventPage {
         _ => return page,
     };
     for logged in log.since(start) {
-        let Some(kind) = wire_event(manager, &logged.event) else {
-            continue;
-        };
         let seq = EventSeq(u64::from(logged.sequence));
-        if page.events.is_full() {
+        let event = WireEvent {
+            seq,
+            // The manager's log keeps no time.
+            time_ms: 0,
+            kind: wire_event(manager, &logged.event),
+        };
+        if page.events.push(event).is_err() {
             page.next = seq;
             break;
         }
-        // Not full: checked just above.
-        let _ = page.events.push(WireEvent {
-            seq,
-            // The manager's log keeps no time of day.
-            time_ms: 0,
-            kind,
-        });
     }
     page
 }
 
-/// An entry of the manager's log as the protocol shows it. Port links come
-/// up and go down on host ports and on the manager's own fabric ports
-/// only; hot-plug interrupts, bindings not restored at boot and isolation
-/// drops have no form on the wire, nor do links of other ports.
-fn wire_event(manager: &FabricManager, event: &LogEvent) -> Option<EventKind> {
+/// An entry of the manager's log as the protocol shows it. A link of a
+/// host port is the host's, a link of the manager's own fabric port is a
+/// fabric link's, and any other port's link is named by switch and port.
+fn wire_event(manager: &FabricManager, event: &LogEvent) -> EventKind {
+    let port_ref = |switch: SwitchIndex, port: PortIndex| PortRef {
+        switch: switch_id(manager, switch),
+        port: weft_proto::PortIndex(port.0),
+    };
     let link = |switch: SwitchIndex, port: PortIndex, up: bool| match manager
         .inventory()
         .port_on(switch, port)
     {
-        PortKind::Host { host, .. } => {
-            let host = wire_host(host);
-            Some(if up {
-                EventKind::HostLinkUp { host }
-            } else {
-                EventKind::HostLinkDown { host }
-            })
-        }
+        PortKind::Host { host, .. } if up => EventKind::HostLinkUp {
+            host: wire_host(host),
+        },
+        PortKind::Host { host, .. } => EventKind::HostLinkDown {
+            host: wire_host(host),
+        },
         PortKind::Fabric { .. } if switch == SwitchIndex::LOCAL => {
             let port = weft_proto::PortIndex(port.0);
-            Some(if up {
+            if up {
                 EventKind::FabricLinkUp { port }
             } else {
                 EventKind::FabricLinkDown { port }
-            })
+            }
         }
-        _ => None,
+        _ if up => EventKind::PortLinkUp {
+            at: port_ref(switch, port),
+        },
+        _ => EventKind::PortLinkDown {
+            at: port_ref(switch, port),
+        },
     };
     match *event {
         LogEvent::LinkUp { switch, port } => link(switch, port, true),
         LogEvent::LinkDown { switch, port } => link(switch, port, false),
-        LogEvent::DeviceAdded { function, .. } => Some(EventKind::EndpointAdded {
+        LogEvent::DeviceAdded { function, .. } => EventKind::EndpointAdded {
             fabric_id: FabricId::from(function),
-        }),
-        LogEvent::DeviceRemoved { function, .. } => Some(EventKind::EndpointRemoved {
+        },
+        LogEvent::DeviceRemoved { function, .. } => EventKind::EndpointRemoved {
             fabric_id: FabricId::from(function),
-        }),
+        },
         LogEvent::Bound {
             function, binding, ..
-        } => Some(EventKind::Bound {
+        } => EventKind::Bound {
             host: wire_host(binding.host),
             slot: SlotIndex(binding.slot),
             fabric_id: FabricId::from(function),
-        }),
+        },
         LogEvent::Unbound {
             function,
             binding,
             mode,
             ..
-        } => Some(EventKind::Unbound {
+        } => EventKind::Unbound {
             host: wire_host(binding.host),
             slot: SlotIndex(binding.slot),
             fabric_id: FabricId::from(function),
@@ -588,12 +591,50 @@ fn wire_event(manager: &FabricManager, event: &LogEvent) -> Option<EventKind> {
                 UnbindMode::Graceful => ProtoUnbindMode::Graceful,
                 UnbindMode::Surprise => ProtoUnbindMode::Surprise,
             },
-        }),
+        },
+        LogEvent::BindingNotRestored {
+            function,
+            binding,
+            reason,
+        } => EventKind::BindingNotRestored {
+            host: wire_host(binding.host),
+            slot: SlotIndex(binding.slot),
+            fabric_id: FabricId::from(function),
+            reason: match reason {
+                NotRestored::FunctionGone => RestoreFailure::FunctionGone,
+                NotRestored::Refused => RestoreFailure::Refused,
+            },
+        },
+        LogEvent::HotPlugSent {
+            host,
+            slot,
+            present,
+        } => EventKind::HotPlugSignalled {
+            host: wire_host(host),
+            slot: SlotIndex(slot),
+            present,
+        },
+        LogEvent::IsolationDrops {
+            switch,
+            port,
+            check,
+            count,
+        } => EventKind::IsolationDrops {
+            at: port_ref(switch, port),
+            check: match check {
+                LogCheck::Unbound => IsolationCheck::Unbound,
+                LogCheck::SpoofedRequester => IsolationCheck::SpoofedRequester,
+                LogCheck::NoWindow => IsolationCheck::NoWindow,
+                LogCheck::Forbidden => IsolationCheck::Forbidden,
+                LogCheck::OutsideAperture => IsolationCheck::OutsideAperture,
+            },
+            count,
+        },
         LogEvent::ErrorMessage {
             requester,
             severity,
             ..
-        } => Some(EventKind::Aer {
+        } => EventKind::Aer {
             fabric_id: FabricId::from(requester),
             severity: match severity {
                 ErrorSeverity::Correctable => AerSeverity::Correctable,
@@ -603,10 +644,7 @@ fn wire_event(manager: &FabricManager, event: &LogEvent) -> Option<EventKind> {
             // The manager logs the message, not the function's AER
             // status registers: 0, not read.
             status: 0,
-        }),
-        LogEvent::BindingNotRestored { .. }
-        | LogEvent::HotPlugSent { .. }
-        | LogEvent::IsolationDrops { .. } => None,
+        },
     }
 }
 

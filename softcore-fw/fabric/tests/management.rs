@@ -5,7 +5,8 @@
 mod common;
 
 use common::*;
-use weft_fabric::events::{ErrorSeverity, EVENT_LOG_CAPACITY};
+use weft_fabric::events::{ErrorSeverity, IsolationCheck, EVENT_LOG_CAPACITY};
+use weft_fabric::inventory::SwitchIndex;
 use weft_fabric::management::{handle, BoardInfo, Hardware, PortLink, PortLinks};
 use weft_fabric::manager::FabricManager;
 use weft_fabric::pcie::config::header::{command, common as header, type0};
@@ -21,10 +22,10 @@ use weft_proto::heapless::Vec as Bounded;
 use weft_proto::{
     encode_response, AccessWidth, AerSeverity, BarKind, Capabilities, CompletionStatus,
     EndpointInfo, Error, EventKind, EventPage, EventSeq, FabricId, Generation, Header, HostIndex,
-    Key, LinkSpeed, LinkState, LinkStatus, OperationId, Owner, PortIndex as WirePort, PortRole,
-    Request, Response, SlotIndex, SlotState, SwitchId, TopologyCursor, TopologyItem, TopologyPage,
-    UnbindMode, VirtualSwitchInfo, EVENTS_PAGE_LEN, MAX_DATAGRAM, OLDEST_PROTOCOL_VERSION,
-    PROTOCOL_VERSION, TOPOLOGY_PAGE_ITEMS,
+    IsolationCheck as WireCheck, Key, LinkSpeed, LinkState, LinkStatus, OperationId, Owner,
+    PortIndex as WirePort, PortRef, PortRole, Request, Response, SlotIndex, SlotState, SwitchId,
+    TopologyCursor, TopologyItem, TopologyPage, UnbindMode, VirtualSwitchInfo, EVENTS_PAGE_LEN,
+    MAX_DATAGRAM, OLDEST_PROTOCOL_VERSION, PROTOCOL_VERSION, TOPOLOGY_PAGE_ITEMS,
 };
 use weft_regs::tables::{HostIndex as FabricHost, PortIndex};
 
@@ -1081,5 +1082,32 @@ fn config_write_refuses_a_reset_of_the_function() {
             config_write(GPU_ID, pm + PMCSR, AccessWidth::Word, 0)
         ),
         Response::Done
+    );
+}
+
+#[test]
+fn links_and_isolation_drops_are_logged_with_the_port_they_happened_at() {
+    let mut rig = started();
+    let from = events_from(&mut rig, 0).next;
+    let local = SwitchIndex::LOCAL;
+    rig.manager.record_link(local, PortIndex(HOST1), false);
+    rig.manager.record_link(local, PortIndex(GPU), true);
+    rig.manager
+        .record_isolation_drops(local, PortIndex(NVME), IsolationCheck::SpoofedRequester, 7);
+    let at = |port| PortRef {
+        switch: SwitchId(SWITCH_ID),
+        port: WirePort(port),
+    };
+    assert_eq!(
+        kinds(&events_from(&mut rig, from.0)),
+        [
+            EventKind::HostLinkDown { host: HostIndex(1) },
+            EventKind::PortLinkUp { at: at(GPU) },
+            EventKind::IsolationDrops {
+                at: at(NVME),
+                check: WireCheck::SpoofedRequester,
+                count: 7
+            },
+        ]
     );
 }

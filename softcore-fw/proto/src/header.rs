@@ -35,7 +35,10 @@ pub const MAGIC: [u8; 4] = *b"WEFT";
 /// an older client from a newer one.
 ///
 /// - 1: the first published schema.
-/// - 2: [`Error::FabricOwnedRegister`](crate::Error::FabricOwnedRegister).
+/// - 2: [`Error::FabricOwnedRegister`](crate::Error::FabricOwnedRegister);
+///   the event kinds `PortLinkUp`, `PortLinkDown`, `HotPlugSignalled`,
+///   `BindingNotRestored` and `IsolationDrops` of
+///   [`EventKind`](crate::EventKind).
 pub const PROTOCOL_VERSION: u16 = 2;
 
 /// The oldest protocol version this crate still accepts. Because variants

@@ -116,6 +116,16 @@ const ERROR_BODIES: &[(&str, &str)] = &[
     ("FabricOwnedRegister", "26800610"),
 ];
 
+/// The postcard bytes of the event kinds appended in protocol version 2,
+/// each alone (variants 15 to 19 of `EventKind`).
+const VERSION_2_EVENT_KINDS: &[(&str, &str)] = &[
+    ("PortLinkUp", "0f0201"),
+    ("PortLinkDown", "108180d0b2d4e81503"),
+    ("HotPlugSignalled", "11010201"),
+    ("BindingNotRestored", "120100800601"),
+    ("IsolationDrops", "13020402ac02"),
+];
+
 /// The key of the whole-datagram vectors: bytes 0, 1, ..., 31.
 fn test_key() -> Key {
     Key::from_bytes(core::array::from_fn(|i| i as u8))
@@ -1041,4 +1051,60 @@ fn response_datagrams_are_frozen() {
     let reply = decode_response(&frozen, &key, &sent).expect("the response vector is accepted");
     assert_eq!(reply.header, reply_header);
     assert_eq!(reply.response, response);
+}
+
+fn version_2_event_kind_samples() -> [EventKind; 5] {
+    [
+        EventKind::PortLinkUp {
+            at: PortRef {
+                switch: SwitchId(2),
+                port: PortIndex(1),
+            },
+        },
+        EventKind::PortLinkDown {
+            at: PortRef {
+                switch: SwitchId(0x5745_4654_0001),
+                port: PortIndex(3),
+            },
+        },
+        EventKind::HotPlugSignalled {
+            host: HostIndex(1),
+            slot: SlotIndex(2),
+            present: true,
+        },
+        EventKind::BindingNotRestored {
+            host: HostIndex(1),
+            slot: SlotIndex(0),
+            fabric_id: FabricId(0x0300),
+            reason: RestoreFailure::Refused,
+        },
+        EventKind::IsolationDrops {
+            at: PortRef {
+                switch: SwitchId(2),
+                port: PortIndex(4),
+            },
+            check: IsolationCheck::NoWindow,
+            count: 300,
+        },
+    ]
+}
+
+#[test]
+fn version_2_event_kinds_are_frozen() {
+    for ((name, vector), sample) in VERSION_2_EVENT_KINDS
+        .iter()
+        .zip(version_2_event_kind_samples())
+    {
+        let bytes = unhex(vector);
+        assert_eq!(encode_body(&sample), bytes, "{name}");
+        let (decoded, rest) =
+            postcard::take_from_bytes::<EventKind>(&bytes).expect("golden bytes decode");
+        assert!(rest.is_empty(), "{name} leaves bytes over");
+        assert_eq!(decoded, sample, "{name}");
+        assert_eq!(sample.introduced_in(), 2, "{name}");
+    }
+    // Nothing past them yet.
+    let mut next = vec![20u8];
+    next.extend([0u8; 32]);
+    assert!(postcard::take_from_bytes::<EventKind>(&next).is_err());
 }

@@ -62,3 +62,40 @@ fn what_version_1_knows_reaches_a_version_1_client_unchanged() {
     assert_eq!(answered_at(1, busy.clone()), busy);
     assert_eq!(answered_at(1, Response::Done), Response::Done);
 }
+
+#[test]
+fn a_version_1_client_reads_an_event_page_without_the_version_2_kinds() {
+    let bound = Event {
+        seq: EventSeq(7),
+        time_ms: 0,
+        kind: EventKind::Bound {
+            host: HostIndex(1),
+            slot: SlotIndex(0),
+            fabric_id: FabricId(0x0300),
+        },
+    };
+    let drops = Event {
+        seq: EventSeq(8),
+        time_ms: 0,
+        kind: EventKind::IsolationDrops {
+            at: PortRef {
+                switch: SWITCH,
+                port: PortIndex(2),
+            },
+            check: IsolationCheck::Unbound,
+            count: 3,
+        },
+    };
+    let page = |events: &[Event]| {
+        Response::Events(EventPage {
+            oldest: EventSeq(0),
+            events: events.iter().copied().collect(),
+            next: EventSeq(9),
+        })
+    };
+    assert_eq!(answered_at(1, page(&[bound, drops])), page(&[bound]));
+    assert_eq!(
+        answered_at(PROTOCOL_VERSION, page(&[bound, drops])),
+        page(&[bound, drops])
+    );
+}

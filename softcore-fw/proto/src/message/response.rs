@@ -101,10 +101,15 @@ impl Response {
     }
 
     /// Makes this response one a client speaking protocol `version` can
-    /// decode: unchanged, or [`Error::Unsupported`] when it carries a
-    /// variant introduced after that version (the switch cannot say more
-    /// to that client). In place, since a response may be a whole page.
+    /// decode: an event page without the entries of kinds introduced after
+    /// that version (their sequence numbers are missing from it), any
+    /// other response unchanged or, when it carries a variant introduced
+    /// after that version, [`Error::Unsupported`] (the switch cannot say
+    /// more to that client). In place, since a response may be a whole page.
     pub fn downgrade_for(&mut self, version: u16) {
+        if let Response::Events(page) = self {
+            page.events.retain(|e| e.kind.introduced_in() <= version);
+        }
         if self.introduced_in() > version {
             *self = Response::Error(Error::Unsupported);
         }

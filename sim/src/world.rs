@@ -289,6 +289,8 @@ impl World {
             ..
         } = self;
         let clock = Cell::new(*now);
+        // What the manager logs carries the simulated time.
+        manager.set_time(now.as_nanos() as u64);
         let requester = manager.settings().manager_id;
         let result = lend(switches, |shared| {
             let mut hardware = ManagerHardware {

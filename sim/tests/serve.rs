@@ -108,6 +108,9 @@ fn weftctl_binds_and_unbinds_a_vf_on_the_simulated_board() {
         .filter(|e| matches!(e.kind, EventKind::EndpointAdded { .. }))
         .count();
     assert_eq!(added, topology.endpoints.len());
+    // No function is asked anything for 100 ms after its link leaves reset
+    // (PCIe Base 6.0 §6.6.1), so enumeration logged them later than that.
+    assert!(enumerated.events.iter().all(|e| e.time_ms >= 100));
 
     let mut functions = heapless::Vec::new();
     functions.push(vf).expect("room for one");
@@ -139,6 +142,9 @@ fn weftctl_binds_and_unbinds_a_vf_on_the_simulated_board() {
             }
         ]
     );
+
+    let last_read = enumerated.events.last().expect("events").time_ms;
+    assert!(after_bind.events.iter().all(|e| e.time_ms >= last_read));
 
     // Raw configuration reads see the function itself: a VF's own Vendor
     // and Device ID read all ones (PCIe Base 6.0 §9.3.4.1.1-2); its PF's

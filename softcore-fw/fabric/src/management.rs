@@ -517,8 +517,8 @@ fn event_page(manager: &FabricManager, from: EventSeq) -> EventPage {
         let seq = EventSeq(u64::from(logged.sequence));
         let event = WireEvent {
             seq,
-            // The manager's log keeps no time.
-            time_ms: 0,
+            // The timer counts from the links' reset, when the firmware starts.
+            time_ms: logged.time_ns / 1_000_000,
             kind: wire_event(manager, &logged.event),
         };
         if page.events.push(event).is_err() {

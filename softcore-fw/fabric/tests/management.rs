@@ -685,8 +685,14 @@ fn the_event_log_shows_enumeration_then_a_bind_and_an_unbind() {
     let seqs: Vec<u64> = first.events.iter().map(|e| e.seq.0).collect();
     assert_eq!(seqs, [0, 1, 2, 3], "numbered in order from 0");
     assert_eq!(first.next, EventSeq(4));
+    // The links left reset at 0, and no function may be asked anything
+    // for 100 ms after (PCIe Base 6.0 §6.6.1): enumeration found them later.
+    assert!(first.events.iter().all(|e| e.time_ms >= 100), "{first:?}");
 
+    // The caller tells the manager the time before each call.
+    rig.manager.set_time(5_000_000_000);
     assert_eq!(ask(&mut rig, bind(1, 1, &[NVME_VF1])), Response::Done);
+    rig.manager.set_time(5_250_000_000);
     assert_eq!(
         ask(&mut rig, unbind(1, 1, UnbindMode::Surprise)),
         Response::Done
@@ -708,6 +714,8 @@ fn the_event_log_shows_enumeration_then_a_bind_and_an_unbind() {
             },
         ]
     );
+    let times: Vec<u64> = after.events.iter().map(|e| e.time_ms).collect();
+    assert_eq!(times, [5_000, 5_250]);
     assert!(after.events[0].seq >= first.next);
     assert!(after.events[1].seq > after.events[0].seq);
     assert!(after.next > after.events[1].seq);

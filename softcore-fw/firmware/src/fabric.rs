@@ -191,6 +191,7 @@ impl Fabric {
         if self.phase != Phase::Running {
             return;
         }
+        self.tell_time();
         let (mut config, mut hosts) = (SharedMailbox(&self.mailbox), SharedMailbox(&self.mailbox));
         // A request whose table writes failed was completed with Completer
         // Abort, which tells its host; the next pass serves the rest.
@@ -201,6 +202,7 @@ impl Fabric {
 
     /// The answer to a management request, from the manager.
     pub fn answer(&mut self, board: &BoardInfo, request: &Request, trailing: &[u8]) -> Response {
+        self.tell_time();
         let (mut config, mut hosts) = (SharedMailbox(&self.mailbox), SharedMailbox(&self.mailbox));
         let mut links = FoundLinks {
             switch_id: self.manager.settings().switch_id,
@@ -213,6 +215,12 @@ impl Fabric {
             links: &mut links,
         };
         handle(self.manager, board, request, trailing, hardware)
+    }
+
+    /// Gives the manager's event log the time, since the firmware started.
+    fn tell_time(&mut self) {
+        let now_ns = self.mailbox.borrow_mut().timer().now_ns();
+        self.manager.set_time(now_ns);
     }
 }
 

@@ -468,7 +468,7 @@ pub fn event_kind(kind: &EventKind) -> String {
             slot,
             present,
         } => format!(
-            "host {} slot {} told: device {}",
+            "hot-plug interrupt to host {} slot {}: device {}",
             host.0,
             slot.0,
             if *present { "present" } else { "gone" }

@@ -10,7 +10,8 @@
 //! caller's [`BoardInfo`] and [`PortLinks`].
 //!
 //! The event log is read page by page from a sequence number
-//! (`ReadEvents`); raw configuration reads and writes of the fabric's
+//! (`ReadEvents`), each entry with the time the caller last gave the
+//! manager ([`FabricManager::set_time`]); raw configuration reads and writes of the fabric's
 //! functions (`ConfigRead`, `ConfigWrite`) go through
 //! [`crate::diagnostics`], which refuses writes to what the fabric owns.
 //!

@@ -3,9 +3,12 @@
 //! function's 4 KiB configuration space (PCIe Base 6.0 §7.2.2), sent as one
 //! configuration request with the First DW Byte Enables of the bytes
 //! accessed (§2.2.7), at the function's fabric ID along its configuration path.
+//! The functions reached are those the inventory holds (the endpoints and
+//! VFs a topology read lists); the bridges of conventional switches below
+//! ports and the weft switches' own functions are not.
 //!
 //! Writes that would undo what the fabric manager programmed are refused
-//! before anything is sent ([`owned_by_fabric`]): the Command register
+//! before anything is written ([`owned_by_fabric`]): the Command register
 //! (Memory Space and Bus Master, which the manager keeps on; §7.5.1.1.3),
 //! the BARs and the Expansion ROM BAR (the fabric addresses the data
 //! plane translates to; §7.5.1.2.1, §7.5.1.2.4), the SR-IOV capability

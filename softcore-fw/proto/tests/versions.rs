@@ -93,6 +93,8 @@ fn a_version_1_client_reads_an_event_page_without_the_version_2_kinds() {
             next: EventSeq(9),
         })
     };
+    assert_eq!(page(&[bound, drops]).introduced_in(), 2);
+    assert_eq!(page(&[bound]).introduced_in(), 1);
     assert_eq!(answered_at(1, page(&[bound, drops])), page(&[bound]));
     assert_eq!(
         answered_at(PROTOCOL_VERSION, page(&[bound, drops])),

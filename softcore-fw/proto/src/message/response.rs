@@ -96,6 +96,12 @@ impl Response {
                 state: UpdateState::Failed { reason: error },
                 ..
             }) => error.introduced_in(),
+            Response::Events(page) => page
+                .events
+                .iter()
+                .map(|e| e.kind.introduced_in())
+                .max()
+                .unwrap_or(1),
             _ => 1,
         }
     }

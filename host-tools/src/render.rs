@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use weft_proto::{
     BarKind, Capabilities, ClassCode, CounterKind, Event, EventKind, FirmwareStatus, Identity,
-    LinkSpeed, LinkState, LinkStatus, OperationReport, OperationState, PortCounters, PortRef,
-    PortRole, SlotState, UpdateState, VirtualSwitchInfo,
+    IsolationCheck, LinkSpeed, LinkState, LinkStatus, OperationReport, OperationState,
+    PortCounters, PortRef, PortRole, RestoreFailure, SlotState, UpdateState, VirtualSwitchInfo,
 };
 
 use crate::parse::show_fabric_id;
@@ -461,6 +461,44 @@ pub fn event_kind(kind: &EventKind) -> String {
         EventKind::ConfigRestored => "configuration restored".to_owned(),
         EventKind::FirmwareStaged => "firmware image verified and staged".to_owned(),
         EventKind::FirmwareCommitted => "firmware image committed".to_owned(),
+        EventKind::PortLinkUp { at } => format!("port {} link up", port_ref(at)),
+        EventKind::PortLinkDown { at } => format!("port {} link down", port_ref(at)),
+        EventKind::HotPlugSignalled {
+            host,
+            slot,
+            present,
+        } => format!(
+            "hot-plug interrupt to host {} slot {}: device {}",
+            host.0,
+            slot.0,
+            if *present { "present" } else { "gone" }
+        ),
+        EventKind::BindingNotRestored {
+            host,
+            slot,
+            fabric_id,
+            reason,
+        } => format!(
+            "saved binding of {} to host {} slot {} not restored: {}",
+            show_fabric_id(*fabric_id),
+            host.0,
+            slot.0,
+            match reason {
+                RestoreFailure::FunctionGone => "the function is gone",
+                RestoreFailure::Refused => "the bind was refused",
+            }
+        ),
+        EventKind::IsolationDrops { at, check, count } => format!(
+            "{count} TLPs dropped at port {}: {}",
+            port_ref(at),
+            match check {
+                IsolationCheck::Unbound => "from a function bound to no host",
+                IsolationCheck::SpoofedRequester => "requester ID not below the port",
+                IsolationCheck::NoWindow => "address in none of the host's windows",
+                IsolationCheck::Forbidden => "window does not permit the request",
+                IsolationCheck::OutsideAperture => "DMA outside the owner's aperture",
+            }
+        ),
     }
 }
 

@@ -43,8 +43,117 @@ fn fake() -> FakeSwitch {
                 values,
             })
         }
+        Request::ReadEvents { from } => {
+            let mut events = HVec::new();
+            if from.0 <= 6 {
+                for event in fake_events() {
+                    events.push(event).expect("room");
+                }
+            }
+            Response::Events(EventPage {
+                oldest: EventSeq(5),
+                events,
+                next: EventSeq(7),
+            })
+        }
+        Request::ConfigRead { target, offset, .. } => Response::Config {
+            target: *target,
+            offset: *offset,
+            value: 0x2330_10de,
+        },
+        Request::ConfigWrite { target, offset, .. } => {
+            Response::Error(Error::FabricOwnedRegister {
+                fabric_id: *target,
+                offset: *offset,
+            })
+        }
         _ => Response::Error(Error::Unsupported),
     })
+}
+
+/// Events 5 and 6 of the fake switch's log; 0 to 4 were overwritten.
+fn fake_events() -> [Event; 2] {
+    [
+        Event {
+            seq: EventSeq(5),
+            time_ms: 1_250,
+            kind: EventKind::IsolationDrops {
+                at: PortRef {
+                    switch: SWITCH,
+                    port: PortIndex(3),
+                },
+                check: IsolationCheck::NoWindow,
+                count: 12,
+            },
+        },
+        Event {
+            seq: EventSeq(6),
+            time_ms: 61_000,
+            kind: EventKind::HotPlugSignalled {
+                host: HostIndex(1),
+                slot: SlotIndex(0),
+                present: true,
+            },
+        },
+    ]
+}
+
+#[test]
+fn events_print_a_table_warn_of_overwritten_entries_and_json_keeps_them() {
+    let fake = fake();
+    let switch = fake.addr().to_string();
+    let out = weftctl(&[
+        "--switch", &switch, "--key", KEY_HEX, "events", "--from", "3",
+    ]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        stdout.contains("5       1.250 s  12 TLPs dropped at port 0x574546540001/3"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("6      61.000 s  hot-plug interrupt to host 1 slot 0: device present"),
+        "{stdout}"
+    );
+    assert!(
+        text(&out.stderr).contains("events 3 to 4 were overwritten before they were read"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    let json = weftctl(&["--switch", &switch, "--key", KEY_HEX, "--json", "events"]);
+    let value: serde_json::Value = serde_json::from_slice(&json.stdout).expect("JSON");
+    assert_eq!(value["oldest"], 5);
+    assert_eq!(value["next"], 7);
+    assert_eq!(value["events"][0]["kind"]["IsolationDrops"]["count"], 12);
+    assert_eq!(value["events"][1]["time_ms"], 61_000);
+}
+
+#[test]
+fn cfg_reads_print_the_width_asked_for_and_a_refused_write_says_why() {
+    let fake = fake();
+    let switch = fake.addr().to_string();
+    let read = weftctl(&[
+        "--switch", &switch, "--key", KEY_HEX, "cfg", "read", "03:00.0", "0",
+    ]);
+    assert!(read.status.success(), "{}", text(&read.stderr));
+    assert_eq!(text(&read.stdout), "03:00.0 +0x000: 0x233010de\n");
+    let json = weftctl(&[
+        "--switch", &switch, "--key", KEY_HEX, "--json", "cfg", "read", "03:00.0", "0",
+    ]);
+    let value: serde_json::Value = serde_json::from_slice(&json.stdout).expect("JSON");
+    assert_eq!(value["Config"]["target"], 0x0300);
+    assert_eq!(value["Config"]["value"], 0x2330_10de_u32);
+
+    let write = weftctl(&[
+        "--switch", &switch, "--key", KEY_HEX, "cfg", "write", "03:00.0", "4", "0", "--width", "2",
+    ]);
+    assert_eq!(write.status.code(), Some(3), "the switch refused it");
+    let stderr = text(&write.stderr);
+    assert!(
+        stderr.contains("the write to config offset 0x004 of function 0x0300 was refused"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -306,8 +306,9 @@ fn execute(
     request: &Request,
     trailing: &[u8],
 ) -> Response {
-    let response = world.with_manager(|manager, planes, hosts| {
+    let response = world.with_manager(|manager, config, planes, hosts| {
         let hardware = Hardware {
+            config,
             fabric: planes,
             hosts,
             links,

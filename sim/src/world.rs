@@ -33,7 +33,7 @@ use std::collections::{BTreeMap, BinaryHeap, VecDeque};
 use std::time::Duration;
 
 use weft_devices::Device;
-use weft_fabric::hw::{HostConfigRequest, HostInterface, HostSendError, Timer};
+use weft_fabric::hw::{FabricConfig, HostConfigRequest, HostInterface, HostSendError, Timer};
 use weft_fabric::manager::FabricManager;
 use weft_model::{Destination, Packet, PortIndex, Switch};
 use weft_pcie::config::msi::MsiMessage;
@@ -289,6 +289,8 @@ impl World {
             ..
         } = self;
         let clock = Cell::new(*now);
+        // What the manager logs carries the simulated time.
+        manager.set_time(now.as_nanos() as u64);
         let requester = manager.settings().manager_id;
         let result = lend(switches, |shared| {
             let mut hardware = ManagerHardware {
@@ -319,20 +321,28 @@ impl World {
         started
     }
 
-    /// Runs `action` on the fabric manager with every switch's tables and
-    /// the host mailbox (bind, unbind), then sends what it produced.
+    /// Runs `action` on the fabric manager with its configuration access
+    /// (diagnostics), every switch's tables and the host mailbox (bind,
+    /// unbind), then sends what it produced.
     pub fn with_manager<R>(
         &mut self,
-        action: impl FnOnce(&mut FabricManager, &mut Planes<'_>, &mut dyn HostInterface) -> R,
+        action: impl FnOnce(
+            &mut FabricManager,
+            &mut dyn FabricConfig,
+            &mut Planes<'_>,
+            &mut dyn HostInterface,
+        ) -> R,
     ) -> R {
         let mut outbox = Outbox {
             queue: VecDeque::new(),
             out: Vec::new(),
         };
-        let (result, _) = self.with_hardware(|manager, hardware, _| {
-            action(manager, &mut hardware.planes, &mut outbox)
+        let (result, end) = self.with_hardware(|manager, hardware, _| {
+            let ManagerHardware { config, planes } = hardware;
+            action(manager, config, planes, &mut outbox)
         });
-        self.send_from_cpu(outbox.out, self.now);
+        // Configuration requests the manager sent took their time on the links.
+        self.send_from_cpu(outbox.out, end);
         self.flush_synthesized();
         result
     }

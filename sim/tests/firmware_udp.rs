@@ -14,8 +14,8 @@ use std::time::Duration;
 
 use firmware_support::{firmware_path, FIRMWARE_SWITCH, TEST_KEY_HEX};
 use weft_proto::{
-    decode_response, encode_request, Capabilities, Error, Header, Key, Request, Response, SwitchId,
-    TopologyCursor, TopologyItem, MAX_DATAGRAM,
+    decode_response, encode_request, AccessWidth, Capabilities, Error, EventKind, EventSeq,
+    FabricId, Header, Key, Request, Response, SwitchId, TopologyCursor, TopologyItem, MAX_DATAGRAM,
 };
 use weft_sim::bridge::{self, Connected, FirmwareOptions};
 use weftctl::client::{Client, ClientConfig};
@@ -115,6 +115,31 @@ fn weftctl_identifies_and_pings_the_firmware_through_the_gateway() {
         ),
         other => panic!("expected a topology page: {other:?}"),
     }
+    // The manager's event log and raw config access are served too: with
+    // no endpoint found, the log holds none and no function has an ID.
+    match client.request(&Request::ReadEvents { from: EventSeq(0) }) {
+        Ok(Response::Events(page)) => assert!(
+            page.events
+                .iter()
+                .all(|e| !matches!(e.kind, EventKind::EndpointAdded { .. })),
+            "{page:?}"
+        ),
+        other => panic!("expected an event page: {other:?}"),
+    }
+    let read = client.request(&Request::ConfigRead {
+        target: FabricId(0x0300),
+        offset: 0,
+        width: AccessWidth::Dword,
+    });
+    assert!(
+        matches!(
+            read,
+            Err(ClientError::Refused(
+                Error::NoSuchEndpoint { .. } | Error::Busy { .. }
+            ))
+        ),
+        "{read:?}"
+    );
 }
 
 /// The firmware refuses the request as unauthenticated, under its own key,

@@ -107,7 +107,7 @@ fn a_host_writes_a_remote_gpus_bar_and_the_gpu_dmas_back() {
     let mut world = two_switches();
     let gpu = world.manager().inventory().functions[0].id;
     world
-        .with_manager(|m, planes, host| m.bind(gpu, HostIndex(0), 0, planes, host))
+        .with_manager(|m, _, planes, host| m.bind(gpu, HostIndex(0), 0, planes, host))
         .expect("bind the GPU on switch 1");
     let bound = world
         .with_host(HOST_PORT, |host, link| host.boot(link))

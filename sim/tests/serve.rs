@@ -1,5 +1,6 @@
 //! `weft-sim serve` end to end: the reference fabric behind a localhost UDP
-//! port, driven by weftctl's client library as an operator drives it.
+//! port, driven by weftctl's client library as an operator drives it:
+//! topology, bind and unbind, the event log, raw configuration access.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
@@ -7,18 +8,33 @@ use std::thread;
 use std::time::Duration;
 
 use weft_proto::{
-    heapless, HostIndex, Key, Request, Response, SlotIndex, SlotState, UnbindMode,
-    VirtualSwitchInfo,
+    heapless, AccessWidth, EventKind, EventPage, EventSeq, FabricId, HostIndex, Key, Request,
+    Response, SlotIndex, SlotState, UnbindMode, VirtualSwitchInfo,
 };
 use weft_sim::serve::{ServeConfig, ServeError, Server};
 use weftctl::topology::read_topology;
-use weftctl::{Client, ClientConfig};
+use weftctl::{Client, ClientConfig, ClientError};
 
 /// Host 2 of the reference experiment (hosts are counted from 0 on the wire).
 const HOST2: HostIndex = HostIndex(1);
 
 /// The longest the fabric may take to come up before the test gives up.
 const START_DEADLINE: Duration = Duration::from_secs(120);
+
+fn events_from(client: &mut Client, from: EventSeq) -> EventPage {
+    match client.request(&Request::ReadEvents { from }) {
+        Ok(Response::Events(page)) => page,
+        other => panic!("expected an event page, got {other:?}"),
+    }
+}
+
+fn config_read(target: FabricId, offset: u16) -> Request {
+    Request::ConfigRead {
+        target,
+        offset,
+        width: AccessWidth::Dword,
+    }
+}
 
 fn vswitch(client: &mut Client, host: HostIndex) -> VirtualSwitchInfo {
     match client.request(&Request::VirtualSwitch { host }) {
@@ -84,6 +100,18 @@ fn weftctl_binds_and_unbinds_a_vf_on_the_simulated_board() {
         .expect("a free VF")
         .fabric_id;
 
+    // Enumeration logged every function it found.
+    let enumerated = events_from(&mut client, EventSeq(0));
+    let added = enumerated
+        .events
+        .iter()
+        .filter(|e| matches!(e.kind, EventKind::EndpointAdded { .. }))
+        .count();
+    assert_eq!(added, topology.endpoints.len());
+    // No function is asked anything for 100 ms after its link leaves reset
+    // (PCIe Base 6.0 §6.6.1), so enumeration logged them later than that.
+    assert!(enumerated.events.iter().all(|e| e.time_ms >= 100));
+
     let mut functions = heapless::Vec::new();
     functions.push(vf).expect("room for one");
     let bind = Request::Bind {
@@ -95,6 +123,72 @@ fn weftctl_binds_and_unbinds_a_vf_on_the_simulated_board() {
     assert_eq!(client.request(&bind).expect("bind"), Response::Done);
     let info = vswitch(&mut client, HOST2);
     assert_eq!(info.slots[0].state, SlotState::Bound { functions });
+    // The bind is in the event log after what was read before it, and the
+    // hot-plug interrupt host 2's driver enabled (Presence Detect Changed).
+    let after_bind = events_from(&mut client, enumerated.next);
+    let bound: Vec<EventKind> = after_bind.events.iter().map(|e| e.kind).collect();
+    assert_eq!(
+        bound,
+        [
+            EventKind::Bound {
+                host: HOST2,
+                slot: SlotIndex(0),
+                fabric_id: vf
+            },
+            EventKind::HotPlugSignalled {
+                host: HOST2,
+                slot: SlotIndex(0),
+                present: true
+            }
+        ]
+    );
+
+    let last_read = enumerated.events.last().expect("events").time_ms;
+    assert!(after_bind.events.iter().all(|e| e.time_ms >= last_read));
+
+    // Raw configuration reads see the function itself: a VF's own Vendor
+    // and Device ID read all ones (PCIe Base 6.0 §9.3.4.1.1-2); its PF's
+    // are what the topology lists.
+    let pf = topology
+        .endpoints
+        .iter()
+        .find(|e| e.sriov.is_some())
+        .expect("the NVMe PF");
+    assert_eq!(
+        client
+            .request(&config_read(pf.fabric_id, 0))
+            .expect("config read"),
+        Response::Config {
+            target: pf.fabric_id,
+            offset: 0,
+            value: u32::from(pf.device_id) << 16 | u32::from(pf.vendor_id),
+        }
+    );
+    assert_eq!(
+        client.request(&config_read(vf, 0)).expect("config read"),
+        Response::Config {
+            target: vf,
+            offset: 0,
+            value: 0xffff_ffff,
+        }
+    );
+    // The fabric keeps the PF's Command register (decode and mastering on).
+    let command = Request::ConfigWrite {
+        target: pf.fabric_id,
+        offset: 0x04,
+        width: AccessWidth::Word,
+        value: 0,
+    };
+    let refused = client.request(&command);
+    assert!(
+        matches!(
+            refused,
+            Err(ClientError::Refused(
+                weft_proto::Error::FabricOwnedRegister { offset: 0x04, .. }
+            ))
+        ),
+        "{refused:?}"
+    );
 
     let unbind = Request::Unbind {
         host: HOST2,

@@ -373,7 +373,7 @@ impl<'s> Engine<'s> {
                         hosts.insert(usize::from(binding.host.0));
                     }
                     self.world
-                        .with_manager(|m, s, h| m.unbind(id, *mode, s, h))
+                        .with_manager(|m, _, s, h| m.unbind(id, *mode, s, h))
                         .map_err(|e| failed(step, &what, format!("{e:?}")))?;
                 }
                 let events = self.let_hosts_see(step, &what, &hosts)?;
@@ -583,7 +583,7 @@ impl<'s> Engine<'s> {
             };
             used.insert(chosen);
             self.world
-                .with_manager(|m, s, h| m.bind(id, HostIndex(host as u16), chosen, s, h))
+                .with_manager(|m, _, s, h| m.bind(id, HostIndex(host as u16), chosen, s, h))
                 .map_err(|e| failed(step, &what, format!("{}: {e:?}", self.name(*target))))?;
         }
         let outcome = if self.booted[host] {

@@ -477,6 +477,7 @@ mod probe {
         };
         let request = black_box(Request::Ping);
         let hardware = Hardware {
+            config: gpu,
             fabric: &mut plane,
             hosts: &mut hosts,
             links: &mut links,

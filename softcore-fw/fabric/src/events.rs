@@ -182,11 +182,14 @@ pub enum Event {
     },
 }
 
-/// An event with its sequence number.
+/// An event with its sequence number and time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Logged {
     /// Its place in the order of all events ever recorded, from 0.
     pub sequence: u32,
+    /// The log's clock when it was recorded ([`EventLog::set_time`]), in
+    /// nanoseconds of the manager's timer (`hw::Timer::now_ns`).
+    pub time_ns: u64,
     /// What happened.
     pub event: Event,
 }
@@ -216,10 +219,15 @@ fn after(a: u32, b: u32) -> bool {
 }
 
 /// A bounded ring of the newest `N` events.
+///
+/// The log has no clock of its own: whoever drives the manager tells it
+/// the time ([`EventLog::set_time`]) before each call that may record
+/// something, and every event recorded meanwhile carries that time.
 #[derive(Clone, Debug)]
 pub struct EventLog<const N: usize = EVENT_LOG_CAPACITY> {
     entries: Deque<Logged, N>,
     next: u32,
+    now_ns: u64,
 }
 
 impl<const N: usize> Default for EventLog<N> {
@@ -234,7 +242,14 @@ impl<const N: usize> EventLog<N> {
         EventLog {
             entries: Deque::new(),
             next: 0,
+            now_ns: 0,
         }
+    }
+
+    /// Sets the time events recorded from now on carry, in nanoseconds of
+    /// the manager's timer. It never goes back: an earlier time is ignored.
+    pub fn set_time(&mut self, now_ns: u64) {
+        self.now_ns = self.now_ns.max(now_ns);
     }
 
     /// Appends `event`, overwriting the oldest if the ring is full, and
@@ -245,7 +260,11 @@ impl<const N: usize> EventLog<N> {
             self.entries.pop_front();
         }
         // There is room: the oldest was just taken if there was none.
-        let _ = self.entries.push_back(Logged { sequence, event });
+        let _ = self.entries.push_back(Logged {
+            sequence,
+            time_ns: self.now_ns,
+            event,
+        });
         self.next = sequence.wrapping_add(1);
         sequence
     }
@@ -293,6 +312,14 @@ impl<const N: usize> EventLog<N> {
 }
 
 impl FabricManager {
+    /// Tells the event log the time, in nanoseconds of the manager's timer
+    /// (`hw::Timer::now_ns`): events recorded from now on carry it. The
+    /// firmware and the simulator call it before each call into the
+    /// manager; [`FabricManager::start`] sets it from its own timer.
+    pub fn set_time(&mut self, now_ns: u64) {
+        self.events.set_time(now_ns);
+    }
+
     /// Logs that the link of `port` of `switch` came up (`up`) or went down.
     pub fn record_link(&mut self, switch: SwitchIndex, port: PortIndex, up: bool) -> u32 {
         self.events.record(if up {
@@ -377,6 +404,7 @@ mod tests {
         let mut log = EventLog::<2> {
             entries: Deque::new(),
             next: u32::MAX,
+            now_ns: 0,
         };
         log.record(link(0));
         log.record(link(1));
@@ -386,6 +414,23 @@ mod tests {
         assert_eq!(since.next().map(|e| e.sequence), Some(0));
         assert_eq!(since.next().map(|e| e.sequence), Some(1));
         assert!(since.next().is_none());
+    }
+
+    #[test]
+    fn an_event_carries_the_time_the_log_was_last_told() {
+        let mut log = EventLog::<4>::new();
+        log.record(link(0));
+        log.set_time(5_000);
+        log.record(link(1));
+        log.record(link(2));
+        log.set_time(3_000);
+        log.record(link(3));
+        let times: [u64; 4] = core::array::from_fn({
+            let mut it = log.since(0);
+            move |_| it.next().expect("four held").time_ns
+        });
+        // Before any time was set: 0; an earlier time does not go back.
+        assert_eq!(times, [0, 5_000, 5_000, 5_000]);
     }
 
     #[test]

@@ -23,7 +23,9 @@
 //!   unbind with hot-plug, each change advancing the [`generation`];
 //!   [`manager`]: the whole, [`manager::FabricManager`].
 //! - [`events`]: the event log; [`persist`]: the bindings stored in flash
-//!   and restored at boot.
+//!   and restored at boot; [`diagnostics`]: raw configuration-space access
+//!   to the fabric's functions, with what the fabric owns protected;
+//!   [`management`]: the management protocol's requests answered.
 //!
 //! A fabric may have several weft switches linked in any graph: discovery
 //! walks through fabric links, and every switch's tables are programmed,
@@ -38,6 +40,7 @@ pub use weft_pcie as pcie;
 pub mod address;
 pub mod binding;
 pub mod conventional;
+pub mod diagnostics;
 pub mod enumerate;
 pub mod events;
 pub mod generation;

@@ -25,7 +25,7 @@ pub const MAX_ARI_FUNCTIONS: usize = 256;
 /// fabric has four).
 pub const MAX_SWITCHES: usize = 4;
 
-/// Events the event log holds: the newest this many, about 16 bytes each
+/// Events the event log holds: the newest this many, 24 bytes each
 /// (enough for enumerating the reference fabric's functions and a burst
 /// of binds and errors between two reads by the management CPU).
 pub const EVENT_LOG_CAPACITY: usize = 64;

@@ -9,26 +9,45 @@
 //! link, which the LTSSM rather than the manager tracks — comes from the
 //! caller's [`BoardInfo`] and [`PortLinks`].
 //!
-//! Requests the manager cannot carry out yet (port control, counters,
-//! events, saved configuration, firmware update, reset, raw access,
-//! changing NumVFs at run time, managed unbind, multi-function binds) are
-//! answered with [`Error::Unsupported`], so a client tells "not here" from
-//! "failed".
+//! The event log is read page by page from a sequence number
+//! (`ReadEvents`), each entry with the time the caller last gave the
+//! manager ([`FabricManager::set_time`]); raw configuration reads and writes of the fabric's
+//! functions (`ConfigRead`, `ConfigWrite`) go through
+//! [`crate::diagnostics`], which refuses writes to what the fabric owns.
+//!
+//! Requests the manager cannot carry out are answered with
+//! [`Error::Unsupported`], so a client tells "not here" from "failed":
+//! - counters (`ReadCounters`, `ClearCounters`): the data plane's tables
+//!   ([`weft_regs::tables::DataPlane`]) offer no counters to read or clear;
+//! - port control, CSR access, saved configuration, firmware update and
+//!   reset: they belong to the board, not to the manager's state;
+//! - changing NumVFs at run time, managed (attention-button) unbind and
+//!   binds of several functions to one slot.
+//!
+//! A configuration write to a register the fabric owns (Command, BARs,
+//! Expansion ROM, SR-IOV, ACS Control) or one that would reset the
+//! function (FLR, a power state other than D0; see [`crate::diagnostics`])
+//! is refused with [`Error::FabricOwnedRegister`], which a client of protocol
+//! version 1 receives as [`Error::Unsupported`] (`weft_proto::Responder`).
 
 use weft_pcie::config::BarKind as PcieBarKind;
 use weft_pcie::Bdf;
 use weft_proto::heapless::{String, Vec};
 use weft_proto::{
-    BarInfo, BarKind, BoardName, Capabilities, EndpointInfo, Error, FabricId, FabricLink,
-    FirmwareVersion, Generation, Identity, LinkSpeed, LinkStatus, OperationId, Owner, PortInfo,
-    PortRef, PortRole, Request, Response, SlotIndex, SlotInfo, SlotState, SriovInfo, SwitchId,
-    SwitchInfo, TopologyCursor, TopologyItem, TopologyPage, UnbindMode as ProtoUnbindMode,
-    VirtualSwitchInfo, OLDEST_PROTOCOL_VERSION, PROTOCOL_VERSION, TOPOLOGY_PAGE_ITEMS,
+    AccessWidth, AerSeverity, BarInfo, BarKind, BoardName, Capabilities, CompletionStatus,
+    EndpointInfo, Error, Event as WireEvent, EventKind, EventPage, EventSeq, FabricId, FabricLink,
+    FirmwareVersion, Generation, Identity, IsolationCheck, LinkSpeed, LinkStatus, OperationId,
+    Owner, PortInfo, PortRef, PortRole, Request, Response, RestoreFailure, SlotIndex, SlotInfo,
+    SlotState, SriovInfo, SwitchId, SwitchInfo, TopologyCursor, TopologyItem, TopologyPage,
+    UnbindMode as ProtoUnbindMode, VirtualSwitchInfo, OLDEST_PROTOCOL_VERSION, PROTOCOL_VERSION,
+    TOPOLOGY_PAGE_ITEMS,
 };
 use weft_regs::tables::{HostIndex, PortIndex};
 
 use crate::binding::{BindError, UnbindMode};
-use crate::hw::{Fabric, HostInterface, HostSendError};
+use crate::diagnostics::{DiagnosticError, Width};
+use crate::events::{ErrorSeverity, Event as LogEvent, IsolationCheck as LogCheck, NotRestored};
+use crate::hw::{ConfigFault, Fabric, FabricConfig, HostInterface, HostSendError};
 use crate::inventory::{Function, FunctionKind, PortKind, SwitchIndex};
 use crate::manager::FabricManager;
 
@@ -77,9 +96,12 @@ pub trait PortLinks {
     fn link(&mut self, switch_id: u64, port: u8) -> PortLink;
 }
 
-/// What a request may drive: every switch's tables, the host-facing
-/// side (for hot-plug interrupts) and the ports' link state.
-pub struct Hardware<'a, F: ?Sized, H: ?Sized, L: ?Sized> {
+/// What a request may drive: configuration access to the fabric's
+/// functions, every switch's tables, the host-facing side (for hot-plug
+/// interrupts) and the ports' link state.
+pub struct Hardware<'a, C: ?Sized, F: ?Sized, H: ?Sized, L: ?Sized> {
+    /// Configuration requests to the fabric's functions.
+    pub config: &'a mut C,
     /// Every switch's data plane.
     pub fabric: &'a mut F,
     /// Completions and MSIs to hosts.
@@ -91,14 +113,15 @@ pub struct Hardware<'a, F: ?Sized, H: ?Sized, L: ?Sized> {
 /// Answers `request` (with the bulk bytes `trailing` after it in its
 /// datagram) from `manager`, driving `hardware` for requests that change
 /// the fabric. Every refusal or failure is a [`Response::Error`].
-pub fn handle<F, H, L>(
+pub fn handle<C, F, H, L>(
     manager: &mut FabricManager,
     board: &BoardInfo,
     request: &Request,
     trailing: &[u8],
-    hardware: Hardware<'_, F, H, L>,
+    hardware: Hardware<'_, C, F, H, L>,
 ) -> Response
 where
+    C: FabricConfig + ?Sized,
     F: Fabric + ?Sized,
     H: HostInterface + ?Sized,
     L: PortLinks + ?Sized,
@@ -132,11 +155,45 @@ where
         Request::OperationStatus { op } => Err(Error::NoSuchOperation {
             op: OperationId(op.0),
         }),
+        Request::ReadEvents { from } => Ok(Response::Events(event_page(manager, *from))),
+        Request::ConfigRead {
+            target,
+            offset,
+            width,
+        } => manager
+            .diagnostic_read(
+                Bdf::from(*target),
+                *offset,
+                width_of(*width),
+                hardware.config,
+            )
+            .map(|value| Response::Config {
+                target: *target,
+                offset: *offset,
+                value,
+            })
+            .map_err(|error| diagnostic_error(error, *target)),
+        Request::ConfigWrite {
+            target,
+            offset,
+            width,
+            value,
+        } => manager
+            .diagnostic_write(
+                Bdf::from(*target),
+                *offset,
+                width_of(*width),
+                *value,
+                hardware.config,
+            )
+            .map(|()| Response::Done)
+            .map_err(|error| diagnostic_error(error, *target)),
+        // The data plane's tables (weft_regs::tables::DataPlane) have no
+        // counters to read or clear.
         Request::SetNumVfs { .. }
         | Request::PortControl { .. }
         | Request::ReadCounters { .. }
         | Request::ClearCounters { .. }
-        | Request::ReadEvents { .. }
         | Request::SaveConfig
         | Request::RestoreConfig
         | Request::FirmwarePrepare { .. }
@@ -148,9 +205,7 @@ where
         | Request::ResetArm { .. }
         | Request::ResetTrigger { .. }
         | Request::CsrRead { .. }
-        | Request::CsrWrite { .. }
-        | Request::ConfigRead { .. }
-        | Request::ConfigWrite { .. } => Err(Error::Unsupported),
+        | Request::CsrWrite { .. } => Err(Error::Unsupported),
     };
     answer.unwrap_or_else(Response::Error)
 }
@@ -436,6 +491,211 @@ fn vf_device_id(manager: &FabricManager, pf: Bdf) -> u16 {
         .map_or(0, |vf| vf.device_id)
 }
 
+// ---------------------------------------------------------------- events
+
+/// One page of the event log from sequence number `from` on: the oldest
+/// entry held, up to [`weft_proto::EVENTS_PAGE_LEN`] entries (which fit one datagram
+/// whatever they are) and the number to ask for next.
+///
+/// A `from` older than the oldest entry held gets the entries from the
+/// oldest on, and `oldest` after `from` says that those in between were
+/// overwritten. A `from` past the next number to be recorded (asked of a
+/// restarted switch) gets no entries and that next number. A client of
+/// protocol version 1 gets the page without the kinds introduced in
+/// version 2 (`weft_proto::Response::downgrade_for`).
+fn event_page(manager: &FabricManager, from: EventSeq) -> EventPage {
+    let log = manager.events();
+    let mut page = EventPage {
+        oldest: EventSeq(u64::from(log.oldest_sequence())),
+        events: Vec::new(),
+        next: EventSeq(u64::from(log.next_sequence())),
+    };
+    let start = match u32::try_from(from.0) {
+        Ok(start) if start <= log.next_sequence() => start,
+        _ => return page,
+    };
+    for logged in log.since(start) {
+        let seq = EventSeq(u64::from(logged.sequence));
+        let event = WireEvent {
+            seq,
+            // The timer counts from the links' reset, when the firmware starts.
+            time_ms: logged.time_ns / 1_000_000,
+            kind: wire_event(manager, &logged.event),
+        };
+        if page.events.push(event).is_err() {
+            page.next = seq;
+            break;
+        }
+    }
+    page
+}
+
+/// An entry of the manager's log as the protocol shows it. A link of a
+/// host port is the host's, a link of the manager's own fabric port is a
+/// fabric link's, and any other port's link is named by switch and port.
+fn wire_event(manager: &FabricManager, event: &LogEvent) -> EventKind {
+    let port_ref = |switch: SwitchIndex, port: PortIndex| PortRef {
+        switch: switch_id(manager, switch),
+        port: weft_proto::PortIndex(port.0),
+    };
+    let link = |switch: SwitchIndex, port: PortIndex, up: bool| match manager
+        .inventory()
+        .port_on(switch, port)
+    {
+        PortKind::Host { host, .. } if up => EventKind::HostLinkUp {
+            host: wire_host(host),
+        },
+        PortKind::Host { host, .. } => EventKind::HostLinkDown {
+            host: wire_host(host),
+        },
+        PortKind::Fabric { .. } if switch == SwitchIndex::LOCAL => {
+            let port = weft_proto::PortIndex(port.0);
+            if up {
+                EventKind::FabricLinkUp { port }
+            } else {
+                EventKind::FabricLinkDown { port }
+            }
+        }
+        _ if up => EventKind::PortLinkUp {
+            at: port_ref(switch, port),
+        },
+        _ => EventKind::PortLinkDown {
+            at: port_ref(switch, port),
+        },
+    };
+    match *event {
+        LogEvent::LinkUp { switch, port } => link(switch, port, true),
+        LogEvent::LinkDown { switch, port } => link(switch, port, false),
+        LogEvent::DeviceAdded { function, .. } => EventKind::EndpointAdded {
+            fabric_id: FabricId::from(function),
+        },
+        LogEvent::DeviceRemoved { function, .. } => EventKind::EndpointRemoved {
+            fabric_id: FabricId::from(function),
+        },
+        LogEvent::Bound {
+            function, binding, ..
+        } => EventKind::Bound {
+            host: wire_host(binding.host),
+            slot: SlotIndex(binding.slot),
+            fabric_id: FabricId::from(function),
+        },
+        LogEvent::Unbound {
+            function,
+            binding,
+            mode,
+            ..
+        } => EventKind::Unbound {
+            host: wire_host(binding.host),
+            slot: SlotIndex(binding.slot),
+            fabric_id: FabricId::from(function),
+            mode: match mode {
+                UnbindMode::Graceful => ProtoUnbindMode::Graceful,
+                UnbindMode::Surprise => ProtoUnbindMode::Surprise,
+            },
+        },
+        LogEvent::BindingNotRestored {
+            function,
+            binding,
+            reason,
+        } => EventKind::BindingNotRestored {
+            host: wire_host(binding.host),
+            slot: SlotIndex(binding.slot),
+            fabric_id: FabricId::from(function),
+            reason: match reason {
+                NotRestored::FunctionGone => RestoreFailure::FunctionGone,
+                NotRestored::Refused => RestoreFailure::Refused,
+            },
+        },
+        LogEvent::HotPlugSent {
+            host,
+            slot,
+            present,
+        } => EventKind::HotPlugSignalled {
+            host: wire_host(host),
+            slot: SlotIndex(slot),
+            present,
+        },
+        LogEvent::IsolationDrops {
+            switch,
+            port,
+            check,
+            count,
+        } => EventKind::IsolationDrops {
+            at: port_ref(switch, port),
+            check: match check {
+                LogCheck::Unbound => IsolationCheck::Unbound,
+                LogCheck::SpoofedRequester => IsolationCheck::SpoofedRequester,
+                LogCheck::NoWindow => IsolationCheck::NoWindow,
+                LogCheck::Forbidden => IsolationCheck::Forbidden,
+                LogCheck::OutsideAperture => IsolationCheck::OutsideAperture,
+            },
+            count,
+        },
+        LogEvent::ErrorMessage {
+            requester,
+            severity,
+            ..
+        } => EventKind::Aer {
+            fabric_id: FabricId::from(requester),
+            severity: match severity {
+                ErrorSeverity::Correctable => AerSeverity::Correctable,
+                ErrorSeverity::NonFatal => AerSeverity::NonFatal,
+                ErrorSeverity::Fatal => AerSeverity::Fatal,
+            },
+            // The manager logs the message, not the function's AER
+            // status registers: 0, not read.
+            status: 0,
+        },
+    }
+}
+
+// ---------------------------------------------------------------- diagnostics
+
+/// The manager's access width for the protocol's.
+fn width_of(width: AccessWidth) -> Width {
+    match width {
+        AccessWidth::Byte => Width::Byte,
+        AccessWidth::Word => Width::Word,
+        AccessWidth::Dword => Width::Dword,
+    }
+}
+
+/// The protocol's error for a refused or failed diagnostic access to `target`.
+fn diagnostic_error(error: DiagnosticError, target: FabricId) -> Error {
+    match error {
+        DiagnosticError::NotReady => Error::Busy {
+            retry_after_ms: NOT_READY_RETRY_MS,
+        },
+        DiagnosticError::NoSuchFunction(id) => Error::NoSuchEndpoint {
+            fabric_id: FabricId::from(id),
+        },
+        DiagnosticError::OutOfRange { offset } => Error::ConfigOutOfRange { offset },
+        DiagnosticError::Misaligned { offset, width } => Error::Misaligned {
+            offset: u32::from(offset),
+            width: match width {
+                Width::Byte => AccessWidth::Byte,
+                Width::Word => AccessWidth::Word,
+                Width::Dword => AccessWidth::Dword,
+            },
+        },
+        DiagnosticError::FabricOwned { function, offset } => Error::FabricOwnedRegister {
+            fabric_id: FabricId::from(function),
+            offset,
+        },
+        DiagnosticError::Config(fault) => Error::ConfigAccessFailed {
+            fabric_id: target,
+            status: match fault {
+                ConfigFault::UnsupportedRequest | ConfigFault::NoSuchPort(_) => {
+                    CompletionStatus::UnsupportedRequest
+                }
+                ConfigFault::RequestRetry => CompletionStatus::RetryStatus,
+                ConfigFault::CompleterAbort => CompletionStatus::CompleterAbort,
+                ConfigFault::Timeout => CompletionStatus::Timeout,
+            },
+        },
+    }
+}
+
 // ---------------------------------------------------------------- virtual switches
 
 /// `host`'s virtual switch and what is bound to its slots.
@@ -474,15 +734,16 @@ fn virtual_switch<L: PortLinks + ?Sized>(
 
 /// Binds `functions` (one function: the manager binds one per slot) to
 /// `host`'s `slot`.
-fn bind<F, H, L>(
+fn bind<C, F, H, L>(
     manager: &mut FabricManager,
     host: weft_proto::HostIndex,
     slot: SlotIndex,
     functions: &[FabricId],
     if_generation: Option<Generation>,
-    hardware: Hardware<'_, F, H, L>,
+    hardware: Hardware<'_, C, F, H, L>,
 ) -> Result<Response, Error>
 where
+    C: FabricConfig + ?Sized,
     F: Fabric + ?Sized,
     H: HostInterface + ?Sized,
     L: PortLinks + ?Sized,
@@ -507,15 +768,16 @@ where
 }
 
 /// Unbinds whatever is bound to `host`'s `slot`.
-fn unbind<F, H, L>(
+fn unbind<C, F, H, L>(
     manager: &mut FabricManager,
     host: weft_proto::HostIndex,
     slot: SlotIndex,
     mode: ProtoUnbindMode,
     if_generation: Option<Generation>,
-    hardware: Hardware<'_, F, H, L>,
+    hardware: Hardware<'_, C, F, H, L>,
 ) -> Result<Response, Error>
 where
+    C: FabricConfig + ?Sized,
     F: Fabric + ?Sized,
     H: HostInterface + ?Sized,
     L: PortLinks + ?Sized,

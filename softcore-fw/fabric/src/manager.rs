@@ -173,6 +173,7 @@ impl FabricManager {
             }
         }
         program_fabric(&inventory, &self.settings, fabric).map_err(StartError::Routes)?;
+        self.set_time(timer.now_ns());
         self.log_inventory_changes(&inventory);
         self.inventory = inventory;
         self.ready = true;

@@ -191,7 +191,7 @@ fn write_shadow_bar(
 
 /// Whether `offset` lies in a register the fabric owns on a bound function
 /// (its SR-IOV capability, its ACS Control), so host writes are dropped.
-fn fabric_owned(function: &Function, offset: u16) -> bool {
+pub(crate) fn fabric_owned(function: &Function, offset: u16) -> bool {
     let in_sriov = in_sriov_capability(function, offset);
     let in_acs = function
         .acs

@@ -5,17 +5,27 @@
 mod common;
 
 use common::*;
+use weft_fabric::events::{ErrorSeverity, IsolationCheck, EVENT_LOG_CAPACITY};
+use weft_fabric::inventory::SwitchIndex;
 use weft_fabric::management::{handle, BoardInfo, Hardware, PortLink, PortLinks};
 use weft_fabric::manager::FabricManager;
-use weft_fabric::pcie::config::Bar;
+use weft_fabric::pcie::config::header::{command, common as header, type0};
+use weft_fabric::pcie::config::pcie_cap::{
+    device_capabilities, device_control, PcieCapability, PortType, DEVICE_CONTROL,
+};
+use weft_fabric::pcie::config::pm::{PowerManagement, PMCSR};
+use weft_fabric::pcie::config::walk::find_capability;
+use weft_fabric::pcie::config::{cap_id, sriov, Bar, CapabilityList};
 use weft_fabric::pcie::Bdf;
 use weft_fabric::settings::{FabricSettings, HostPort};
 use weft_proto::heapless::Vec as Bounded;
 use weft_proto::{
-    BarKind, Capabilities, EndpointInfo, Error, FabricId, Generation, HostIndex, LinkSpeed,
-    LinkState, LinkStatus, OperationId, Owner, PortIndex as WirePort, PortRole, Request, Response,
-    SlotIndex, SlotState, SwitchId, TopologyCursor, TopologyItem, TopologyPage, UnbindMode,
-    VirtualSwitchInfo, OLDEST_PROTOCOL_VERSION, PROTOCOL_VERSION, TOPOLOGY_PAGE_ITEMS,
+    encode_response, AccessWidth, AerSeverity, BarKind, Capabilities, CompletionStatus,
+    EndpointInfo, Error, EventKind, EventPage, EventSeq, FabricId, Generation, Header, HostIndex,
+    IsolationCheck as WireCheck, Key, LinkSpeed, LinkState, LinkStatus, OperationId, Owner,
+    PortIndex as WirePort, PortRef, PortRole, Request, Response, SlotIndex, SlotState, SwitchId,
+    TopologyCursor, TopologyItem, TopologyPage, UnbindMode, VirtualSwitchInfo, EVENTS_PAGE_LEN,
+    MAX_DATAGRAM, OLDEST_PROTOCOL_VERSION, PROTOCOL_VERSION, TOPOLOGY_PAGE_ITEMS,
 };
 use weft_regs::tables::{HostIndex as FabricHost, PortIndex};
 
@@ -93,8 +103,10 @@ fn settings() -> FabricSettings {
 fn rig() -> Rig {
     let clock = Clock::default();
     let mut fabric = FakeFabric::new(PORTS, clock.clone());
-    // GPU: BAR0 32-bit 16 MiB, BAR1-2 64-bit prefetchable 256 MiB.
-    fabric.devices[usize::from(GPU)] = Some(FakeDevice::new(vec![plain_function(
+    // GPU: BAR0 32-bit 16 MiB, BAR1-2 64-bit prefetchable 256 MiB; Power
+    // Management and a PCI Express capability that offers Function Level
+    // Reset.
+    let mut gpu = plain_function(
         0,
         identity(0x10de, 0x2330, 0x03_02_00),
         [
@@ -106,7 +118,13 @@ fn rig() -> Rig {
             None,
         ],
         false,
-    )]));
+    );
+    let mut list = CapabilityList::new(&mut gpu.space).expect("fresh");
+    list.push(&PowerManagement::minimal()).expect("fits");
+    let mut express = PcieCapability::new(PortType::Endpoint);
+    express.device_capabilities |= device_capabilities::FLR_CAPABLE;
+    list.push(&express).expect("fits");
+    fabric.devices[usize::from(GPU)] = Some(FakeDevice::new(vec![gpu]));
     // NVMe PF: BAR0-1 64-bit 16 KiB, four VFs of which two are enabled.
     fabric.devices[usize::from(NVME)] = Some(FakeDevice::new(vec![sriov_pf(
         identity(0x144d, 0xa824, 0x01_08_02),
@@ -140,6 +158,7 @@ fn started() -> Rig {
 
 fn ask(rig: &mut Rig, request: Request) -> Response {
     let hardware = Hardware {
+        config: &mut rig.fabric,
         fabric: &mut rig.plane.switch,
         hosts: &mut rig.host,
         links: &mut Links,
@@ -619,6 +638,10 @@ fn requests_not_served_get_typed_answers() {
         Request::RestoreConfig,
         Request::FirmwareStatus,
         Request::ReadCounters { port: WirePort(0) },
+        Request::ClearCounters {
+            port: None,
+            kind: None,
+        },
         Request::CsrRead { addr: 0 },
     ] {
         assert_eq!(refusal(&mut rig, request), Error::Unsupported);
@@ -626,5 +649,473 @@ fn requests_not_served_get_typed_answers() {
     assert_eq!(
         refusal(&mut rig, Request::OperationStatus { op: OperationId(9) }),
         Error::NoSuchOperation { op: OperationId(9) }
+    );
+}
+
+fn events_from(rig: &mut Rig, from: u64) -> EventPage {
+    match ask(
+        rig,
+        Request::ReadEvents {
+            from: EventSeq(from),
+        },
+    ) {
+        Response::Events(page) => page,
+        other => panic!("expected an event page, got {other:?}"),
+    }
+}
+
+fn kinds(page: &EventPage) -> Vec<EventKind> {
+    page.events.iter().map(|e| e.kind).collect()
+}
+
+#[test]
+fn the_event_log_shows_enumeration_then_a_bind_and_an_unbind() {
+    let mut rig = started();
+    let first = events_from(&mut rig, 0);
+    assert_eq!(first.oldest, EventSeq(0), "nothing was overwritten yet");
+    let mut added: Vec<_> = kinds(&first)
+        .into_iter()
+        .map(|kind| match kind {
+            EventKind::EndpointAdded { fabric_id } => fabric_id,
+            other => panic!("enumeration logs only added functions, got {other:?}"),
+        })
+        .collect();
+    added.sort();
+    assert_eq!(added, [GPU_ID, NVME_PF, NVME_VF1, NVME_VF2]);
+    let seqs: Vec<u64> = first.events.iter().map(|e| e.seq.0).collect();
+    assert_eq!(seqs, [0, 1, 2, 3], "numbered in order from 0");
+    assert_eq!(first.next, EventSeq(4));
+    // The links left reset at 0, and no function may be asked anything
+    // for 100 ms after (PCIe Base 6.0 §6.6.1): enumeration found them later.
+    assert!(first.events.iter().all(|e| e.time_ms >= 100), "{first:?}");
+
+    // The caller tells the manager the time before each call.
+    rig.manager.set_time(5_000_000_000);
+    assert_eq!(ask(&mut rig, bind(1, 1, &[NVME_VF1])), Response::Done);
+    rig.manager.set_time(5_250_000_000);
+    assert_eq!(
+        ask(&mut rig, unbind(1, 1, UnbindMode::Surprise)),
+        Response::Done
+    );
+    let after = events_from(&mut rig, first.next.0);
+    assert_eq!(
+        kinds(&after),
+        [
+            EventKind::Bound {
+                host: HostIndex(1),
+                slot: SlotIndex(1),
+                fabric_id: NVME_VF1
+            },
+            EventKind::Unbound {
+                host: HostIndex(1),
+                slot: SlotIndex(1),
+                fabric_id: NVME_VF1,
+                mode: UnbindMode::Surprise
+            },
+        ]
+    );
+    let times: Vec<u64> = after.events.iter().map(|e| e.time_ms).collect();
+    assert_eq!(times, [5_000, 5_250]);
+    assert!(after.events[0].seq >= first.next);
+    assert!(after.events[1].seq > after.events[0].seq);
+    assert!(after.next > after.events[1].seq);
+    // Read again from where it ended: nothing new.
+    let again = events_from(&mut rig, after.next.0);
+    assert!(again.events.is_empty());
+    assert_eq!(again.next, after.next);
+}
+
+#[test]
+fn an_event_log_read_says_what_was_overwritten_and_pages_the_rest() {
+    let mut rig = started();
+    // Four functions enumerated (0..=3), then error messages from the GPU
+    // (ERR_NONFATAL, message code 0x31, PCIe Base 6.0 §2.2.8.3) until the
+    // ring has wrapped.
+    let severity = ErrorSeverity::from_message_code(0x31).expect("ERR_NONFATAL");
+    let errors = 2 * EVENT_LOG_CAPACITY;
+    for _ in 0..errors {
+        rig.manager.record_error_message(Bdf(GPU_ID.0), severity);
+    }
+    let recorded = (4 + errors) as u64;
+    let oldest = recorded - EVENT_LOG_CAPACITY as u64;
+
+    let page = events_from(&mut rig, 0);
+    assert_eq!(
+        page.oldest,
+        EventSeq(oldest),
+        "0..{oldest} were overwritten"
+    );
+    assert_eq!(page.events.len(), EVENTS_PAGE_LEN);
+    let seqs: Vec<u64> = page.events.iter().map(|e| e.seq.0).collect();
+    let expected: Vec<u64> = (oldest..oldest + EVENTS_PAGE_LEN as u64).collect();
+    assert_eq!(seqs, expected);
+    assert_eq!(page.next, EventSeq(oldest + EVENTS_PAGE_LEN as u64));
+    assert!(page.events.iter().all(|e| e.kind
+        == EventKind::Aer {
+            fabric_id: GPU_ID,
+            severity: AerSeverity::NonFatal,
+            status: 0
+        }));
+    // A full page fits one datagram.
+    let mut out = [0u8; MAX_DATAGRAM];
+    let sent = Header::request(1, SwitchId(SWITCH_ID), 1);
+    encode_response(
+        &sent.reply(SwitchId(SWITCH_ID)),
+        &Response::Events(page.clone()),
+        &[],
+        &Key::insecure_public(),
+        &mut out,
+    )
+    .expect("a page fits a datagram");
+
+    // The rest follows page by page until the newest.
+    let mut seen = page.events.len() as u64;
+    let mut next = page.next;
+    while next.0 < recorded {
+        let page = events_from(&mut rig, next.0);
+        assert!(!page.events.is_empty());
+        assert_eq!(page.events[0].seq, next);
+        seen += page.events.len() as u64;
+        next = page.next;
+    }
+    assert_eq!(
+        seen, EVENT_LOG_CAPACITY as u64,
+        "every entry held is read once"
+    );
+    assert_eq!(next, EventSeq(recorded));
+    // A number past the newest (a switch that restarted) reads nothing and
+    // is told where the log is.
+    let ahead = events_from(&mut rig, recorded + 1000);
+    assert!(ahead.events.is_empty());
+    assert_eq!(ahead.next, EventSeq(recorded));
+}
+
+fn config_read(rig: &mut Rig, target: FabricId, offset: u16, width: AccessWidth) -> u32 {
+    match ask(
+        rig,
+        Request::ConfigRead {
+            target,
+            offset,
+            width,
+        },
+    ) {
+        Response::Config {
+            target: read,
+            offset: at,
+            value,
+        } => {
+            assert_eq!((read, at), (target, offset));
+            value
+        }
+        other => panic!("expected a config value, got {other:?}"),
+    }
+}
+
+fn config_write(target: FabricId, offset: u16, width: AccessWidth, value: u32) -> Request {
+    Request::ConfigWrite {
+        target,
+        offset,
+        width,
+        value,
+    }
+}
+
+#[test]
+fn config_read_returns_the_bytes_at_the_offset() {
+    let mut rig = started();
+    // PCIe Base 6.0 §7.5.1.1: Vendor ID at 00h, Device ID at 02h, Base
+    // Class at 0Bh.
+    assert_eq!(
+        config_read(&mut rig, GPU_ID, 0x00, AccessWidth::Dword),
+        0x2330_10de
+    );
+    assert_eq!(
+        config_read(&mut rig, GPU_ID, 0x02, AccessWidth::Word),
+        0x2330
+    );
+    assert_eq!(config_read(&mut rig, GPU_ID, 0x0b, AccessWidth::Byte), 0x03);
+    // The manager placed the GPU's BARs and enabled decoding and mastering.
+    let (_, items) = all_items(&mut rig);
+    let bar0 = endpoint(&items, GPU_ID).bars[0].fabric_address;
+    assert_eq!(
+        u64::from(config_read(&mut rig, GPU_ID, type0::BAR0, AccessWidth::Dword) & !0xf),
+        bar0
+    );
+    let command_bits = config_read(&mut rig, GPU_ID, header::COMMAND, AccessWidth::Word);
+    assert_eq!(
+        command_bits & u32::from(command::MEMORY_SPACE | command::BUS_MASTER),
+        u32::from(command::MEMORY_SPACE | command::BUS_MASTER)
+    );
+    // Raw access is not the host's view: a VF's own Vendor and Device ID
+    // read all ones (§9.3.4.1.1-2).
+    assert_eq!(
+        config_read(&mut rig, NVME_VF2, 0x00, AccessWidth::Dword),
+        0xffff_ffff
+    );
+}
+
+#[test]
+fn config_access_refusals_name_the_cause() {
+    let mut rig = rig();
+    // Not enumerated yet: no function has its fabric ID.
+    assert!(matches!(
+        refusal(&mut rig, config_write(GPU_ID, 0x3c, AccessWidth::Byte, 1)),
+        Error::Busy { retry_after_ms } if retry_after_ms > 0
+    ));
+    let mut rig = started();
+    assert_eq!(
+        refusal(
+            &mut rig,
+            Request::ConfigRead {
+                target: FabricId(0x0900),
+                offset: 0,
+                width: AccessWidth::Dword
+            }
+        ),
+        Error::NoSuchEndpoint {
+            fabric_id: FabricId(0x0900)
+        }
+    );
+    // §7.2.2: configuration space is 4 KiB.
+    assert_eq!(
+        refusal(
+            &mut rig,
+            Request::ConfigRead {
+                target: GPU_ID,
+                offset: 0x1000,
+                width: AccessWidth::Byte
+            }
+        ),
+        Error::ConfigOutOfRange { offset: 0x1000 }
+    );
+    // §2.2.7: one request carries one DW, so an access may not straddle two.
+    assert_eq!(
+        refusal(
+            &mut rig,
+            Request::ConfigRead {
+                target: GPU_ID,
+                offset: 0x102,
+                width: AccessWidth::Dword
+            }
+        ),
+        Error::Misaligned {
+            offset: 0x102,
+            width: AccessWidth::Dword
+        }
+    );
+    assert_eq!(
+        refusal(&mut rig, config_write(GPU_ID, 0x3d, AccessWidth::Word, 0)),
+        Error::Misaligned {
+            offset: 0x3d,
+            width: AccessWidth::Word
+        }
+    );
+}
+
+#[test]
+fn config_write_reaches_a_register_the_fabric_does_not_own() {
+    let mut rig = started();
+    // Interrupt Line (3Ch) is read-write scratch for software (§7.5.1.1.13).
+    assert_eq!(
+        ask(
+            &mut rig,
+            config_write(GPU_ID, header::INTERRUPT_LINE, AccessWidth::Byte, 0x5a)
+        ),
+        Response::Done
+    );
+    assert_eq!(
+        rig.fabric.function(GPU, 0).read_u8(header::INTERRUPT_LINE),
+        0x5a
+    );
+    assert_eq!(
+        config_read(&mut rig, GPU_ID, header::INTERRUPT_LINE, AccessWidth::Byte),
+        0x5a
+    );
+    // The neighbouring Interrupt Pin byte was not written.
+    assert_eq!(
+        config_read(&mut rig, GPU_ID, header::INTERRUPT_PIN, AccessWidth::Byte),
+        u32::from(rig.fabric.function(GPU, 0).read_u8(header::INTERRUPT_PIN))
+    );
+    // Status (06h) is beside Command in one DW; writing only its bytes is
+    // allowed (its error bits are write-1-to-clear, §7.5.1.1.4).
+    assert_eq!(
+        ask(
+            &mut rig,
+            config_write(GPU_ID, header::STATUS, AccessWidth::Word, 0)
+        ),
+        Response::Done
+    );
+}
+
+#[test]
+fn config_write_refuses_what_the_fabric_programmed() {
+    let mut rig = started();
+    let gpu_before = rig.fabric.function(GPU, 0).clone();
+    let sriov_at = rig.fabric.devices[usize::from(NVME)]
+        .as_ref()
+        .expect("the NVMe drive")
+        .functions[0]
+        .sriov
+        .as_ref()
+        .expect("SR-IOV")
+        .0
+        .offset;
+    // (function, offset, width, the first byte the fabric owns)
+    for (target, offset, width, owned) in [
+        // Command: Memory Space and Bus Master (§7.5.1.1.3).
+        (GPU_ID, header::COMMAND, AccessWidth::Word, 0x04),
+        (GPU_ID, header::COMMAND, AccessWidth::Dword, 0x04),
+        (GPU_ID, header::COMMAND + 1, AccessWidth::Byte, 0x05),
+        // The BARs (§7.5.1.2.1) and the Expansion ROM BAR (§7.5.1.2.4).
+        (GPU_ID, type0::BAR0, AccessWidth::Dword, 0x10),
+        (GPU_ID, 0x27, AccessWidth::Byte, 0x27),
+        (GPU_ID, type0::EXPANSION_ROM_BASE, AccessWidth::Dword, 0x30),
+        // NumVFs (§9.3.3.7).
+        (
+            NVME_PF,
+            sriov_at + sriov::NUM_VFS,
+            AccessWidth::Word,
+            sriov_at + sriov::NUM_VFS,
+        ),
+    ] {
+        assert_eq!(
+            refusal(&mut rig, config_write(target, offset, width, 0)),
+            Error::FabricOwnedRegister {
+                fabric_id: target,
+                offset: owned
+            },
+            "a write of {width:?} at {offset:#x} of {target:?}"
+        );
+    }
+    assert_eq!(
+        rig.fabric.function(GPU, 0),
+        &gpu_before,
+        "nothing was written"
+    );
+    assert_eq!(
+        config_read(
+            &mut rig,
+            NVME_PF,
+            sriov_at + sriov::NUM_VFS,
+            AccessWidth::Word
+        ),
+        2
+    );
+}
+
+#[test]
+fn a_failed_config_access_carries_the_completion_status() {
+    let mut rig = started();
+    // The device is taken away: its port's link answers nothing, which
+    // the fake fabric completes with Unsupported Request (§2.3.1).
+    rig.fabric.devices[usize::from(GPU)] = None;
+    assert_eq!(
+        refusal(
+            &mut rig,
+            Request::ConfigRead {
+                target: GPU_ID,
+                offset: 0,
+                width: AccessWidth::Dword
+            }
+        ),
+        Error::ConfigAccessFailed {
+            fabric_id: GPU_ID,
+            status: CompletionStatus::UnsupportedRequest
+        }
+    );
+}
+
+#[test]
+fn config_write_refuses_a_reset_of_the_function() {
+    let mut rig = started();
+    let space = rig.fabric.function(GPU, 0).clone();
+    let express = find_capability(&space, cap_id::PCI_EXPRESS)
+        .expect("a well-formed list")
+        .expect("a PCI Express capability");
+    let pm = find_capability(&space, cap_id::POWER_MANAGEMENT)
+        .expect("a well-formed list")
+        .expect("a Power Management capability");
+    let control = express + DEVICE_CONTROL;
+    // Initiate Function Level Reset, Device Control bit 15 (§7.5.3.4):
+    // as a word, and as the byte holding it.
+    let flr = u32::from(device_control::INITIATE_FLR);
+    for (offset, width, value) in [
+        (control, AccessWidth::Word, flr),
+        (control, AccessWidth::Dword, flr),
+        (control + 1, AccessWidth::Byte, flr >> 8),
+    ] {
+        assert_eq!(
+            refusal(&mut rig, config_write(GPU_ID, offset, width, value)),
+            Error::FabricOwnedRegister {
+                fabric_id: GPU_ID,
+                offset: control + 1
+            },
+            "{width:?} at {offset:#x}"
+        );
+    }
+    // D3hot, PowerState 11b (§7.5.2.2).
+    assert_eq!(
+        refusal(
+            &mut rig,
+            config_write(GPU_ID, pm + PMCSR, AccessWidth::Word, 0b11)
+        ),
+        Error::FabricOwnedRegister {
+            fabric_id: GPU_ID,
+            offset: pm + PMCSR
+        }
+    );
+    assert_eq!(rig.fabric.function(GPU, 0), &space, "nothing was written");
+    // The rest of Device Control is the operator's, and D0 stays allowed.
+    let relaxed_ordering = u32::from(device_control::RELAXED_ORDERING);
+    let before = config_read(&mut rig, GPU_ID, control, AccessWidth::Word);
+    assert_eq!(
+        ask(
+            &mut rig,
+            config_write(
+                GPU_ID,
+                control,
+                AccessWidth::Word,
+                before ^ relaxed_ordering
+            )
+        ),
+        Response::Done
+    );
+    assert_eq!(
+        config_read(&mut rig, GPU_ID, control, AccessWidth::Word),
+        before ^ relaxed_ordering
+    );
+    assert_eq!(
+        ask(
+            &mut rig,
+            config_write(GPU_ID, pm + PMCSR, AccessWidth::Word, 0)
+        ),
+        Response::Done
+    );
+}
+
+#[test]
+fn links_and_isolation_drops_are_logged_with_the_port_they_happened_at() {
+    let mut rig = started();
+    let from = events_from(&mut rig, 0).next;
+    let local = SwitchIndex::LOCAL;
+    rig.manager.record_link(local, PortIndex(HOST1), false);
+    rig.manager.record_link(local, PortIndex(GPU), true);
+    rig.manager
+        .record_isolation_drops(local, PortIndex(NVME), IsolationCheck::SpoofedRequester, 7);
+    let at = |port| PortRef {
+        switch: SwitchId(SWITCH_ID),
+        port: WirePort(port),
+    };
+    assert_eq!(
+        kinds(&events_from(&mut rig, from.0)),
+        [
+            EventKind::HostLinkDown { host: HostIndex(1) },
+            EventKind::PortLinkUp { at: at(GPU) },
+            EventKind::IsolationDrops {
+                at: at(NVME),
+                check: WireCheck::SpoofedRequester,
+                count: 7
+            },
+        ]
     );
 }

@@ -199,6 +199,7 @@ impl Fabric {
         if self.phase != Phase::Running {
             return None;
         }
+        self.tell_time();
         let (mut config, mut hosts) = (SharedMailbox(&self.mailbox), SharedMailbox(&self.mailbox));
         // A request whose table writes failed was completed with Completer
         // Abort, which tells its host; the next pass serves the rest.
@@ -210,17 +211,25 @@ impl Fabric {
 
     /// The answer to a management request, from the manager.
     pub fn answer(&mut self, board: &BoardInfo, request: &Request, trailing: &[u8]) -> Response {
-        let mut hosts = SharedMailbox(&self.mailbox);
+        self.tell_time();
+        let (mut config, mut hosts) = (SharedMailbox(&self.mailbox), SharedMailbox(&self.mailbox));
         let mut links = FoundLinks {
             switch_id: self.manager.settings().switch_id,
             found: found_ports(self.manager),
         };
         let hardware = Hardware {
+            config: &mut config,
             fabric: &mut self.plane,
             hosts: &mut hosts,
             links: &mut links,
         };
         handle(self.manager, board, request, trailing, hardware)
+    }
+
+    /// Gives the manager's event log the time, since the firmware started.
+    fn tell_time(&mut self) {
+        let now_ns = self.mailbox.borrow_mut().timer().now_ns();
+        self.manager.set_time(now_ns);
     }
 }
 

@@ -33,7 +33,13 @@ pub const MAGIC: [u8; 4] = *b"WEFT";
 /// The protocol version this crate speaks: the body schema in use. It goes
 /// up when a request or response variant is appended, so a switch can tell
 /// an older client from a newer one.
-pub const PROTOCOL_VERSION: u16 = 1;
+///
+/// - 1: the first published schema.
+/// - 2: [`Error::FabricOwnedRegister`](crate::Error::FabricOwnedRegister);
+///   the event kinds `PortLinkUp`, `PortLinkDown`, `HotPlugSignalled`,
+///   `BindingNotRestored` and `IsolationDrops` of
+///   [`EventKind`](crate::EventKind).
+pub const PROTOCOL_VERSION: u16 = 2;
 
 /// The oldest protocol version this crate still accepts. Because variants
 /// are only appended, every body an older client can send still decodes.

@@ -61,9 +61,10 @@ impl<const N: usize> Responder<N> {
     ///
     /// A new request that passes every check is run by `execute` (given
     /// the request and its trailing bulk bytes) and its encoded answer is
-    /// kept; a byte-identical repeat of a recent request gets the kept
-    /// bytes; a refused request gets [`Response::Error`] with the reason,
-    /// under the switch's key.
+    /// kept, in the form the request's protocol version decodes
+    /// ([`Response::downgrade_for`]); a byte-identical repeat of a recent
+    /// request gets the kept bytes; a refused request gets
+    /// [`Response::Error`] with the reason, under the switch's key.
     pub fn answer(
         &mut self,
         datagram: &[u8],
@@ -74,7 +75,9 @@ impl<const N: usize> Responder<N> {
         match receive_request(datagram, &mut self.verifier, &self.cache) {
             Ok(Incoming::Resend(bytes)) => copy(bytes, out),
             Ok(Incoming::Execute(received)) => {
-                let response = execute(&received.request, received.trailing);
+                let mut response = execute(&received.request, received.trailing);
+                // Only what the request's version knows (crate docs, versioning rules).
+                response.downgrade_for(received.header.version);
                 let header = received.header.reply(switch);
                 let Ok(n) = encode_response(&header, &response, &[], self.verifier.key(), out)
                 else {

@@ -112,6 +112,18 @@ const ERROR_BODIES: &[(&str, &str)] = &[
     ("FlashFailed", "2302"),
     ("NoSavedConfig", "24"),
     ("SavedConfigCorrupt", "25"),
+    // Protocol version 2.
+    ("FabricOwnedRegister", "26800610"),
+];
+
+/// The postcard bytes of the event kinds appended in protocol version 2,
+/// each alone (variants 15 to 19 of `EventKind`).
+const VERSION_2_EVENT_KINDS: &[(&str, &str)] = &[
+    ("PortLinkUp", "0f0201"),
+    ("PortLinkDown", "108180d0b2d4e81503"),
+    ("HotPlugSignalled", "11010201"),
+    ("BindingNotRestored", "120100800601"),
+    ("IsolationDrops", "13020402ac02"),
 ];
 
 /// The key of the whole-datagram vectors: bytes 0, 1, ..., 31.
@@ -539,7 +551,7 @@ fn response_samples() -> [(&'static str, Response); 16] {
 }
 
 /// One sample of every error variant.
-fn error_samples() -> [(&'static str, Error); 38] {
+fn error_samples() -> [(&'static str, Error); 39] {
     [
         ("Unauthenticated", Error::Unauthenticated),
         ("Replayed", Error::Replayed),
@@ -691,6 +703,13 @@ fn error_samples() -> [(&'static str, Error); 38] {
         ),
         ("NoSavedConfig", Error::NoSavedConfig),
         ("SavedConfigCorrupt", Error::SavedConfigCorrupt),
+        (
+            "FabricOwnedRegister",
+            Error::FabricOwnedRegister {
+                fabric_id: FabricId(0x0300),
+                offset: 0x10,
+            },
+        ),
     ]
 }
 
@@ -791,6 +810,7 @@ fn error_name(error: &Error) -> &'static str {
         Error::FlashFailed { .. } => "FlashFailed",
         Error::NoSavedConfig => "NoSavedConfig",
         Error::SavedConfigCorrupt => "SavedConfigCorrupt",
+        Error::FabricOwnedRegister { .. } => "FabricOwnedRegister",
     }
 }
 
@@ -912,6 +932,15 @@ fn an_error_response_is_the_error_variant_then_the_error() {
     }
 }
 
+/// `header` at protocol version 1, the version the datagram vectors were
+/// frozen at.
+fn version_1(header: Header) -> Header {
+    Header {
+        version: 1,
+        ..header
+    }
+}
+
 fn bind_sample() -> Request {
     request_samples()[4].1.clone()
 }
@@ -953,11 +982,11 @@ fn request_datagrams_are_frozen() {
     let key = test_key();
     let mut out = [0u8; MAX_DATAGRAM];
 
-    let bind = Header::request(0x0102_0304, SWITCH, 1_700_000_000_000_000);
+    let bind = version_1(Header::request(0x0102_0304, SWITCH, 1_700_000_000_000_000));
     let n = encode_request(&bind, &bind_sample(), &[], &key, &mut out).expect("encodes");
     assert_eq!(&out[..n], &unhex(BIND_DATAGRAM)[..]);
 
-    let chunk = Header::request(0x0102_0305, SWITCH, 1_700_000_000_000_001);
+    let chunk = version_1(Header::request(0x0102_0305, SWITCH, 1_700_000_000_000_001));
     let trailing: [u8; 16] = core::array::from_fn(|i| 0xa0 + i as u8);
     let n = encode_request(
         &chunk,
@@ -969,7 +998,7 @@ fn request_datagrams_are_frozen() {
     .expect("encodes");
     assert_eq!(&out[..n], &unhex(CHUNK_DATAGRAM)[..]);
 
-    let ping = Header::request(1, SwitchId::ANY, 1);
+    let ping = version_1(Header::request(1, SwitchId::ANY, 1));
     let n = encode_request(
         &ping,
         &Request::Ping,
@@ -988,7 +1017,7 @@ fn frozen_request_datagrams_still_decode() {
     let received = decode_request(&bind, &mut verifier).expect("the bind vector is accepted");
     assert_eq!(
         received.header,
-        Header::request(0x0102_0304, SWITCH, 1_700_000_000_000_000)
+        version_1(Header::request(0x0102_0304, SWITCH, 1_700_000_000_000_000))
     );
     assert_eq!(received.request, bind_sample());
     assert!(received.trailing.is_empty());
@@ -1010,15 +1039,72 @@ fn frozen_request_datagrams_still_decode() {
 #[test]
 fn response_datagrams_are_frozen() {
     let key = test_key();
-    let sent = Header::request(0x0102_0304, SWITCH, 1_700_000_000_000_000);
+    let sent = version_1(Header::request(0x0102_0304, SWITCH, 1_700_000_000_000_000));
     let mut out = [0u8; MAX_DATAGRAM];
     let response = Response::InProgress {
         op: OperationId(42),
     };
-    let n = encode_response(&sent.reply(SWITCH), &response, &[], &key, &mut out).expect("encodes");
+    let reply_header = version_1(sent.reply(SWITCH));
+    let n = encode_response(&reply_header, &response, &[], &key, &mut out).expect("encodes");
     let frozen = unhex(RESPONSE_DATAGRAM);
     assert_eq!(&out[..n], &frozen[..]);
     let reply = decode_response(&frozen, &key, &sent).expect("the response vector is accepted");
-    assert_eq!(reply.header, sent.reply(SWITCH));
+    assert_eq!(reply.header, reply_header);
     assert_eq!(reply.response, response);
+}
+
+fn version_2_event_kind_samples() -> [EventKind; 5] {
+    [
+        EventKind::PortLinkUp {
+            at: PortRef {
+                switch: SwitchId(2),
+                port: PortIndex(1),
+            },
+        },
+        EventKind::PortLinkDown {
+            at: PortRef {
+                switch: SwitchId(0x5745_4654_0001),
+                port: PortIndex(3),
+            },
+        },
+        EventKind::HotPlugSignalled {
+            host: HostIndex(1),
+            slot: SlotIndex(2),
+            present: true,
+        },
+        EventKind::BindingNotRestored {
+            host: HostIndex(1),
+            slot: SlotIndex(0),
+            fabric_id: FabricId(0x0300),
+            reason: RestoreFailure::Refused,
+        },
+        EventKind::IsolationDrops {
+            at: PortRef {
+                switch: SwitchId(2),
+                port: PortIndex(4),
+            },
+            check: IsolationCheck::NoWindow,
+            count: 300,
+        },
+    ]
+}
+
+#[test]
+fn version_2_event_kinds_are_frozen() {
+    for ((name, vector), sample) in VERSION_2_EVENT_KINDS
+        .iter()
+        .zip(version_2_event_kind_samples())
+    {
+        let bytes = unhex(vector);
+        assert_eq!(encode_body(&sample), bytes, "{name}");
+        let (decoded, rest) =
+            postcard::take_from_bytes::<EventKind>(&bytes).expect("golden bytes decode");
+        assert!(rest.is_empty(), "{name} leaves bytes over");
+        assert_eq!(decoded, sample, "{name}");
+        assert_eq!(sample.introduced_in(), 2, "{name}");
+    }
+    // Nothing past them yet.
+    let mut next = vec![20u8];
+    next.extend([0u8; 32]);
+    assert!(postcard::take_from_bytes::<EventKind>(&next).is_err());
 }

@@ -154,10 +154,14 @@ fn a_full_event_page_of_the_largest_events_fits() {
         .push(Event {
             seq: EventSeq(u64::MAX),
             time_ms: u64::MAX,
-            kind: EventKind::Aer {
-                fabric_id: FabricId(u16::MAX),
-                severity: AerSeverity::Fatal,
-                status: u32::MAX,
+            // The largest kind: a 64-bit switch ID and a 32-bit count.
+            kind: EventKind::IsolationDrops {
+                at: PortRef {
+                    switch: SwitchId(u64::MAX),
+                    port: PortIndex(u8::MAX),
+                },
+                check: IsolationCheck::OutsideAperture,
+                count: u32::MAX,
             },
         })
         .is_ok()

@@ -231,6 +231,28 @@ pub enum Error {
     NoSavedConfig,
     /// The saved configuration failed its integrity check.
     SavedConfigCorrupt,
+    /// A config write would change a register the fabric manager
+    /// programmed and keeps (such as the Command register, a BAR or the
+    /// SR-IOV controls) or would reset the function (Function Level Reset,
+    /// a power state other than D0), so it was refused and nothing was
+    /// written. Protocol version 2.
+    FabricOwnedRegister {
+        /// The function.
+        fabric_id: FabricId,
+        /// The first byte of the write that the fabric owns.
+        offset: u16,
+    },
+}
+
+impl Error {
+    /// The protocol version that introduced this variant: a switch tells
+    /// a client of an older version [`Error::Unsupported`] instead.
+    pub const fn introduced_in(&self) -> u16 {
+        match self {
+            Error::FabricOwnedRegister { .. } => 2,
+            _ => 1,
+        }
+    }
 }
 
 impl core::fmt::Display for Error {
@@ -373,6 +395,13 @@ impl core::fmt::Display for Error {
             Error::SavedConfigCorrupt => {
                 f.write_str("the saved configuration is corrupt; save the current one again")
             }
+            Error::FabricOwnedRegister { fabric_id, offset } => write!(
+                f,
+                "the write to config offset {offset:#05x} of function {:#06x} was refused: it \
+                 would change what the fabric manager programmed (Command, BARs, Expansion ROM, \
+                 SR-IOV, ACS Control) or reset the function (FLR, power state); nothing changed",
+                fabric_id.0
+            ),
         }
     }
 }

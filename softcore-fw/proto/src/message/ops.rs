@@ -5,7 +5,7 @@ use heapless::Vec;
 use serde::{Deserialize, Serialize};
 
 use super::error::Error;
-use super::fabric::UnbindMode;
+use super::fabric::{PortRef, UnbindMode};
 use super::ids::{EventSeq, FabricId, HostIndex, OperationId, PortIndex, SlotIndex};
 
 /// The most counters one port reports in one answer.
@@ -219,6 +219,91 @@ pub enum EventKind {
     FirmwareStaged,
     /// A firmware image was committed.
     FirmwareCommitted,
+    /// The link of a port that is neither a host's nor one of this
+    /// switch's fabric links came up (an endpoint port, or a port of
+    /// another switch of the fabric). Protocol version 2.
+    PortLinkUp {
+        /// The port.
+        at: PortRef,
+    },
+    /// The link of such a port went down. Protocol version 2.
+    PortLinkDown {
+        /// The port.
+        at: PortRef,
+    },
+    /// The switch sent a host the hot-plug interrupt for a change of one
+    /// of its slots (Presence Detect Changed, PCIe Base 6.0 §6.7.3).
+    /// Protocol version 2.
+    HotPlugSignalled {
+        /// The host.
+        host: HostIndex,
+        /// The slot.
+        slot: SlotIndex,
+        /// Whether the slot now shows a device present.
+        present: bool,
+    },
+    /// A binding saved in flash was not made again at start. Protocol
+    /// version 2.
+    BindingNotRestored {
+        /// The host it was bound to.
+        host: HostIndex,
+        /// The slot it was bound to.
+        slot: SlotIndex,
+        /// The function saved.
+        fabric_id: FabricId,
+        /// Why.
+        reason: RestoreFailure,
+    },
+    /// The data plane dropped TLPs that would have crossed an isolation
+    /// boundary. Protocol version 2.
+    IsolationDrops {
+        /// The ingress port.
+        at: PortRef,
+        /// The check that dropped them.
+        check: IsolationCheck,
+        /// How many since the last such entry for this port and check.
+        count: u32,
+    },
+}
+
+impl EventKind {
+    /// The protocol version that introduced this kind: a switch leaves it
+    /// out of the pages it sends a client of an older version.
+    pub const fn introduced_in(&self) -> u16 {
+        match self {
+            EventKind::PortLinkUp { .. }
+            | EventKind::PortLinkDown { .. }
+            | EventKind::HotPlugSignalled { .. }
+            | EventKind::BindingNotRestored { .. }
+            | EventKind::IsolationDrops { .. } => 2,
+            _ => 1,
+        }
+    }
+}
+
+/// Why a binding saved in flash was not made again at start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum RestoreFailure {
+    /// No function with the saved fabric ID, vendor and device ID was found.
+    FunctionGone,
+    /// The function is there, but the bind was refused or failed (the host
+    /// or slot no longer exists, or the slot or port is taken).
+    Refused,
+}
+
+/// The isolation check of the data plane that dropped a TLP.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum IsolationCheck {
+    /// A request from an endpoint bound to no host.
+    Unbound,
+    /// A requester ID that does not belong below the ingress port.
+    SpoofedRequester,
+    /// A host's memory request inside none of its windows.
+    NoWindow,
+    /// A window covers the request but does not permit it.
+    Forbidden,
+    /// An endpoint's DMA address outside its owner's aperture.
+    OutsideAperture,
 }
 
 /// One event-log entry.
@@ -226,7 +311,8 @@ pub enum EventKind {
 pub struct Event {
     /// Its sequence number.
     pub seq: EventSeq,
-    /// Milliseconds since the firmware started.
+    /// Milliseconds since the firmware started; 0 from a switch that does
+    /// not record when its events happened.
     pub time_ms: u64,
     /// What happened.
     pub kind: EventKind,

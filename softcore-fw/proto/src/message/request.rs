@@ -167,8 +167,11 @@ pub enum Request {
         /// How many bytes.
         width: AccessWidth,
     },
-    /// Write a function's config space (diagnostics; bypasses the fabric
-    /// manager).
+    /// Write a function's config space (diagnostics). A switch refuses a
+    /// write that would undo what its fabric manager programmed or reset
+    /// the function, with
+    /// [`Error::FabricOwnedRegister`](crate::Error::FabricOwnedRegister)
+    /// (protocol version 2).
     ConfigWrite {
         /// The function.
         target: FabricId,

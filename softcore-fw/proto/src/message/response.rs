@@ -5,7 +5,9 @@ use serde::{Deserialize, Serialize};
 use super::error::Error;
 use super::fabric::{Identity, TopologyPage, VirtualSwitchInfo};
 use super::ids::{FabricId, OperationId, Token};
-use super::ops::{EventPage, FirmwareStatus, OperationReport, PortCounters};
+use super::ops::{
+    EventPage, FirmwareStatus, OperationReport, OperationState, PortCounters, UpdateState,
+};
 
 /// A response, the body of a response datagram.
 ///
@@ -81,6 +83,44 @@ pub enum Response {
 }
 
 impl Response {
+    /// The protocol version that introduced what this response carries:
+    /// its own variant and any error inside it.
+    pub fn introduced_in(&self) -> u16 {
+        match self {
+            Response::Error(error)
+            | Response::Operation(OperationReport {
+                state: OperationState::Failed { reason: error },
+                ..
+            })
+            | Response::FirmwareStatus(FirmwareStatus {
+                state: UpdateState::Failed { reason: error },
+                ..
+            }) => error.introduced_in(),
+            Response::Events(page) => page
+                .events
+                .iter()
+                .map(|e| e.kind.introduced_in())
+                .max()
+                .unwrap_or(1),
+            _ => 1,
+        }
+    }
+
+    /// Makes this response one a client speaking protocol `version` can
+    /// decode: an event page without the entries of kinds introduced after
+    /// that version (their sequence numbers are missing from it), any
+    /// other response unchanged or, when it carries a variant introduced
+    /// after that version, [`Error::Unsupported`] (the switch cannot say
+    /// more to that client). In place, since a response may be a whole page.
+    pub fn downgrade_for(&mut self, version: u16) {
+        if let Response::Events(page) = self {
+            page.events.retain(|e| e.kind.introduced_in() <= version);
+        }
+        if self.introduced_in() > version {
+            *self = Response::Error(Error::Unsupported);
+        }
+    }
+
     /// Whether bulk bytes may trail this response in its datagram. No
     /// response carries any yet; the parameter exists so that one can be
     /// added without changing the codec's shape.

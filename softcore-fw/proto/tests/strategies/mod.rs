@@ -426,7 +426,45 @@ pub fn event_kind() -> impl Strategy<Value = EventKind> {
         Just(EventKind::ConfigRestored),
         Just(EventKind::FirmwareStaged),
         Just(EventKind::FirmwareCommitted),
+        port_ref().prop_map(|at| EventKind::PortLinkUp { at }),
+        port_ref().prop_map(|at| EventKind::PortLinkDown { at }),
+        (host(), slot(), any::<bool>()).prop_map(|(host, slot, present)| {
+            EventKind::HotPlugSignalled {
+                host,
+                slot,
+                present,
+            }
+        }),
+        (host(), slot(), fabric_id(), restore_failure()).prop_map(
+            |(host, slot, fabric_id, reason)| EventKind::BindingNotRestored {
+                host,
+                slot,
+                fabric_id,
+                reason,
+            }
+        ),
+        (port_ref(), isolation_check(), any::<u32>())
+            .prop_map(|(at, check, count)| { EventKind::IsolationDrops { at, check, count } }),
     ]
+}
+
+pub fn restore_failure() -> impl Strategy<Value = RestoreFailure> {
+    prop_oneof![
+        Just(RestoreFailure::FunctionGone),
+        Just(RestoreFailure::Refused)
+    ]
+}
+
+pub fn isolation_check() -> impl Strategy<Value = IsolationCheck> {
+    proptest::sample::select(
+        &[
+            IsolationCheck::Unbound,
+            IsolationCheck::SpoofedRequester,
+            IsolationCheck::NoWindow,
+            IsolationCheck::Forbidden,
+            IsolationCheck::OutsideAperture,
+        ][..],
+    )
 }
 
 pub fn event() -> impl Strategy<Value = Event> {
@@ -498,6 +536,8 @@ pub fn error() -> impl Strategy<Value = Error> {
         flash.prop_map(|op| Error::FlashFailed { op }),
         Just(Error::NoSavedConfig),
         Just(Error::SavedConfigCorrupt),
+        (fabric_id(), any::<u16>())
+            .prop_map(|(fabric_id, offset)| Error::FabricOwnedRegister { fabric_id, offset }),
     ]
 }
 

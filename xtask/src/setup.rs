@@ -16,13 +16,16 @@ pub const FIRMWARE_TARGET: &str = "riscv32im-unknown-none-elf";
 
 /// Debian packages that provide a program the tasks run, by that program.
 /// `ping` is Linux's own ICMP echo client, which the firmware's network
-/// test (sim/tests/firmware_tap.rs) points at the ISS board.
+/// test (sim/tests/firmware_tap.rs) points at the ISS board; the bare-metal
+/// RISC-V compiler assembles the core's assembly tests
+/// (hdl/tests/asm_programs.rs).
 const TOOL_PACKAGES: &[(&str, &str)] = &[
     ("verilator", "verilator"),
     ("yosys", "yosys"),
     ("iverilog", "iverilog"),
     ("openFPGALoader", "openfpgaloader"),
     ("ping", "iputils-ping"),
+    ("riscv64-unknown-elf-gcc", "gcc-riscv64-unknown-elf"),
 ];
 
 /// Debian's Rust toolchain that builds the firmware when rustup cannot.

@@ -12,7 +12,7 @@
 //! (Memory Space and Bus Master, which the manager keeps on; §7.5.1.1.3),
 //! the BARs and the Expansion ROM BAR (the fabric addresses the data
 //! plane translates to; §7.5.1.2.1, §7.5.1.2.4), the SR-IOV capability
-//! (NumVFs, VF Enable, VF BARs; §9.3.3) and ACS Control (§7.7.11.3). Every
+//! (NumVFs, VF Enable, VF BARs; §9.3.3) and ACS Control (§7.7.11.3).
 //! So are writes that would reset the function or stop it decoding
 //! ([`resetting_byte`]): Initiate Function Level Reset in Device Control
 //! (§7.5.3.4; an FLR clears the BARs, Command and VF Enable, §6.6.2) and a

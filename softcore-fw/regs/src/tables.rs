@@ -251,7 +251,7 @@ impl PortRole {
 
 /// `value`, checked to be a whole number of DWs.
 fn checked_dw_aligned(what: &'static str, value: u64) -> Result<u64, TableWriteError> {
-    if value % 4 == 0 {
+    if value.is_multiple_of(4) {
         Ok(value)
     } else {
         Err(TableWriteError::NotDwAligned { what, value })

@@ -24,6 +24,7 @@
 pub mod bench;
 pub mod decode;
 pub mod gpio;
+pub mod mac;
 pub mod ram;
 pub mod serial;
 pub mod timer;
@@ -39,6 +40,7 @@ use weft_regs::{DATA_RAM_BASE, DATA_RAM_SIZE, INSTRUCTION_RAM_BASE, INSTRUCTION_
 pub use bench::SocBench;
 pub use decode::DataDecoder;
 pub use gpio::Gpio;
+pub use mac::EthernetMac;
 pub use ram::BlockRam;
 pub use serial::{SerialReceiver, SerialTransmitter};
 pub use timer::Timer;

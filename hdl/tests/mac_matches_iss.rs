@@ -495,7 +495,7 @@ impl Pair {
             "RX_ERRORS after {after}"
         );
         assert_eq!(
-            self.rtl.driver.block().interrupt.val(),
+            self.rtl.driver.block().irq.val(),
             self.iss.mac.interrupt_pending(),
             "the interrupt line after {after}"
         );

@@ -113,11 +113,13 @@ impl SocBench {
         self.driver.settle()?;
         let soc = self.driver.block();
         let retired = read_trace(&soc.core.retire)?;
-        let mip = if soc.core.timer_irq.val() {
-            Interrupt::MachineTimer.mask()
-        } else {
-            0
-        };
+        let mut mip = 0;
+        if soc.core.timer_irq.val() {
+            mip |= Interrupt::MachineTimer.mask();
+        }
+        if soc.core.external_irq.val() {
+            mip |= Interrupt::MachineExternal.mask();
+        }
         if soc.tx_valid.val() {
             self.transmitted.push(soc.tx_data.val().to_u32() as u8);
         }

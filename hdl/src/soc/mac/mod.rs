@@ -142,7 +142,7 @@ pub struct EthernetMac {
     /// descriptors and frame buffer, whole words.
     pub bus: CsrTarget,
     /// The interrupt line (`mip.MEIP`): `INT_STATUS & INT_ENABLE != 0`.
-    pub interrupt: Signal<Out, Bit>,
+    pub irq: Signal<Out, Bit>,
     /// MII receive clock from the PHY.
     pub rx_clk: Signal<In, Bit>,
     /// MII receive data valid.
@@ -260,7 +260,7 @@ pub struct EthernetMac {
     tx_fcs: DFF<Bits<32>>,
     tx_enable_pin: DFF<Bit>,
     tx_data_pin: DFF<Bits<4>>,
-    tx_next_descriptor: Signal<Local, Bits<32>>,
+    tx_next_owned: Signal<Local, Bit>,
     tx_next_length: Signal<Local, Bits<12>>,
     tx_lane: Signal<Local, Bits<2>>,
     tx_slot_byte: Signal<Local, Bits<8>>,
@@ -295,7 +295,7 @@ impl EthernetMac {
             clock: Default::default(),
             reset: Default::default(),
             bus: Default::default(),
-            interrupt: Default::default(),
+            irq: Default::default(),
             rx_clk: Default::default(),
             rx_dv: Default::default(),
             rx_er: Default::default(),
@@ -399,7 +399,7 @@ impl EthernetMac {
             tx_fcs: Default::default(),
             tx_enable_pin: Default::default(),
             tx_data_pin: Default::default(),
-            tx_next_descriptor: Default::default(),
+            tx_next_owned: Default::default(),
             tx_next_length: Default::default(),
             tx_lane: Default::default(),
             tx_slot_byte: Default::default(),
@@ -792,19 +792,20 @@ impl Logic for EthernetMac {
         }
         self.tx_crc_step.crc.next = self.tx_crc.q.val();
         self.tx_crc_step.nibble.next = self.tx_nibble.val();
-        self.tx_next_descriptor.next = bits::<32>(0);
+        self.tx_next_owned.next = false;
+        self.tx_next_length.next = bits::<12>(0);
         for s in 0..4 {
             if self.tx_next.q.val().index() == s {
-                self.tx_next_descriptor.next = self.tx_descriptor[s].q.val();
+                self.tx_next_owned.next = self.tx_descriptor[s].q.val().get_bit(31);
+                self.tx_next_length.next = self.tx_descriptor[s].q.val().get_bits::<12>(0);
             }
         }
-        self.tx_next_length.next = self.tx_next_descriptor.val().get_bits::<12>(0);
 
         // A slot the MAC owns at TX_NEXT starts, in a cycle without a bus write.
         if self.tx_state.q.val() == self.tx_idle.val()
             && !self.bus.write.val()
             && self.control.q.val().get_bit(1)
-            && self.tx_next_descriptor.val().get_bit(31)
+            && self.tx_next_owned.val()
         {
             self.tx_frame_length.d.next = self.tx_next_length.val();
             self.tx_count.d.next = bits::<5>(0);
@@ -889,7 +890,7 @@ impl Logic for EthernetMac {
         self.int_status.d.next = (self.int_status.q.val() & !self.status_clear.val())
             | self.rx_raise.val()
             | self.tx_raise.val();
-        self.interrupt.next = (self.int_status.q.val() & self.int_enable.q.val()) != 0;
+        self.irq.next = (self.int_status.q.val() & self.int_enable.q.val()) != 0;
 
         if self.reset.val() {
             self.control.d.next = bits::<3>(0);

@@ -107,7 +107,8 @@ mod transmit {
 /// nibble first, and written into the slot at `RING.RX_NEXT` as they
 /// arrive, if the MAC owned that slot when the frame started, up to the
 /// slot's end; the frame check sequence is written after the frame
-/// (bytes of a slot past `LENGTH` are undefined). When `rx_dv` falls the
+/// (bytes of a slot past `LENGTH` are undefined), and a trailing half byte
+/// is dropped (§4.2.4.2.1). When `rx_dv` falls the
 /// frame is judged, as the register map says and `weft_iss::soc::Mac`
 /// does for a frame handed to it: while `RX_ENABLE` is clear it is
 /// ignored; with a wrong FCS, `rx_er` during it or fewer than 4 bytes it
@@ -159,6 +160,7 @@ pub struct EthernetMac {
     pub txd: Signal<Out, Bits<4>>,
     rx_ram: FrameRam,
     tx_ram: FrameRam,
+    rx_crc_low: Crc32Nibble,
     rx_crc_step: Crc32Nibble,
     tx_crc_step: Crc32Nibble,
     // Registers.
@@ -305,6 +307,7 @@ impl EthernetMac {
             txd: Default::default(),
             rx_ram: FrameRam::new((mac::RX_SLOTS * mac::SLOT_SIZE / 4) as usize),
             tx_ram: FrameRam::new((mac::TX_SLOTS * mac::SLOT_SIZE / 4) as usize),
+            rx_crc_low: Default::default(),
             rx_crc_step: Default::default(),
             tx_crc_step: Default::default(),
             control: Default::default(),
@@ -631,7 +634,11 @@ impl Logic for EthernetMac {
                 self.rx_next_owned.next = self.rx_descriptor[s].q.val().get_bit(31);
             }
         }
-        self.rx_crc_step.crc.next = self.rx_crc.q.val();
+        // The CRC takes whole bytes, so a frame ending in half a byte is
+        // checked without it (§4.2.4.2.1).
+        self.rx_crc_low.crc.next = self.rx_crc.q.val();
+        self.rx_crc_low.nibble.next = self.rx_low_nibble.q.val();
+        self.rx_crc_step.crc.next = self.rx_crc_low.updated.val();
         self.rx_crc_step.nibble.next = self.rx_nibble.val();
 
         // The byte this nibble completes, merged into its word of the slot.
@@ -691,10 +698,10 @@ impl Logic for EthernetMac {
                     self.rx_state.d.next = self.rx_end.val();
                 } else {
                     self.rx_errored.d.next = self.rx_errored.q.val() || self.rx_error.val();
-                    self.rx_crc.d.next = self.rx_crc_step.updated.val();
                     self.rx_high_nibble.d.next = !self.rx_high_nibble.q.val();
                     self.rx_low_nibble.d.next = self.rx_nibble.val();
                     if self.rx_high_nibble.q.val() {
+                        self.rx_crc.d.next = self.rx_crc_step.updated.val();
                         self.rx_word.d.next = self.rx_merged.val();
                         if self.rx_count.q.val() == 3 {
                             self.destination_low.d.next = self.rx_merged.val();

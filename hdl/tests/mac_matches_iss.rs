@@ -59,7 +59,7 @@ enum Damage {
     /// `rx_er` during one nibble.
     ReceiveError(usize),
     /// A half byte after the FCS: dribble bits, which the receiver
-    /// truncates to whole bytes before the check (§4.2.4.2.1).
+    /// truncates to whole bytes before the check (§4.2.4.2).
     Dribble(u8),
 }
 

@@ -546,7 +546,7 @@ pub mod mac {
         0x28,
         "Frames dropped, while RX_ENABLE was set, because their frame check sequence was \
          wrong or the PHY signalled a receive error (rx_er) during them (IEEE 802.3 \
-         §3.2.9, §22.2.2.5), whatever their address. Such a frame reaches neither the \
+         §3.2.9; RX_ER of clause 22), whatever their address. Such a frame reaches neither the \
          filter nor a slot.",
     );
 

@@ -94,9 +94,9 @@ mod transmit {
 /// one flop further), and the MAC acts on the rising edges it detects: it
 /// takes the receive pins as they were one SoC cycle before it saw
 /// `rx_clk` rise (data the PHY set up after the previous rising edge,
-/// §22.3.2.1), and drives `tx_en` and `txd` from flip-flops three SoC
+/// §22.3), and drives `tx_en` and `txd` from flip-flops three SoC
 /// cycles after `tx_clk` rose, for the PHY to sample at the next rising
-/// edge (§22.3.1). Each level of both clocks must last at least two SoC
+/// edge (§22.3). Each level of both clocks must last at least two SoC
 /// cycles and the outputs must settle before the next rising edge: the
 /// SoC clock must run at least **4 times** the MII clock (100 MHz for
 /// 100 Mb/s MII's 25 MHz; the 250 MHz reference clock gives 10, which
@@ -108,7 +108,7 @@ mod transmit {
 /// arrive, if the MAC owned that slot when the frame started, up to the
 /// slot's end; the frame check sequence is written after the frame
 /// (bytes of a slot past `LENGTH` are undefined), and a trailing half byte
-/// is dropped (§4.2.4.2.1). When `rx_dv` falls the
+/// is dropped (§4.2.4.2). When `rx_dv` falls the
 /// frame is judged, as the register map says and `weft_iss::soc::Mac`
 /// does for a frame handed to it: while `RX_ENABLE` is clear it is
 /// ignored; with a wrong FCS, `rx_er` during it or fewer than 4 bytes it
@@ -635,7 +635,7 @@ impl Logic for EthernetMac {
             }
         }
         // The CRC takes whole bytes, so a frame ending in half a byte is
-        // checked without it (§4.2.4.2.1).
+        // checked without it (§4.2.4.2).
         self.rx_crc_low.crc.next = self.rx_crc.q.val();
         self.rx_crc_low.nibble.next = self.rx_low_nibble.q.val();
         self.rx_crc_step.crc.next = self.rx_crc_low.updated.val();

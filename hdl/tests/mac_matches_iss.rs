@@ -21,9 +21,10 @@ use proptest::prelude::*;
 use rust_hdl::prelude::*;
 use weft_hdl::driver::CycleDriver;
 use weft_hdl::soc::mac::GAP_NIBBLES;
-use weft_hdl::soc::EthernetMac;
+use weft_hdl::soc::{EthernetMac, MemoryImage, Soc, SocBench};
+use weft_iss::encode as e;
 use weft_iss::soc::{Mac, Reception, MIN_FRAME};
-use weft_iss::{Bus, HarvardBus, Width};
+use weft_iss::{Bus, Hart, HarvardBus, Step, Width};
 use weft_regs::soc::mac;
 
 /// The Ethernet frame check sequence as the `crc` crate's catalogue
@@ -173,9 +174,19 @@ impl Port for Iss {
     }
 }
 
-/// The RTL MAC on the single-thread driver, a PHY on its pins.
-struct Rtl {
-    driver: CycleDriver<EthernetMac>,
+/// The levels a PHY drives on a MAC's MII inputs for one SoC cycle.
+struct PhyPins {
+    rx_clk: bool,
+    rx_dv: bool,
+    rx_er: bool,
+    rxd: u32,
+    tx_clk: bool,
+}
+
+/// A PHY on the MII pins, one SoC clock cycle at a time. It changes the
+/// receive pins as `rx_clk` rises (the MAC takes them at the next rise)
+/// and samples the transmit pins as `tx_clk` rises.
+struct Phy {
     /// SoC cycles each MII clock is high, then low.
     high: u32,
     low: u32,
@@ -183,57 +194,53 @@ struct Rtl {
     tx_lag: u32,
     phase: u32,
     rx_queue: VecDeque<RxNibble>,
+    rx_now: RxNibble,
     wire: TxWire,
 }
 
-impl Rtl {
+impl Phy {
     fn new(high: u32, low: u32, tx_lag: u32) -> Self {
-        let mut driver =
-            CycleDriver::new(EthernetMac::new(), |m| &mut m.clock).expect("the MAC connects");
-        driver.block().reset.next = true;
-        driver.tick().expect("settles");
-        driver.block().reset.next = false;
-        Rtl {
-            driver,
+        Phy {
             high,
             low,
             tx_lag,
             phase: 0,
             rx_queue: VecDeque::new(),
+            rx_now: IDLE,
             wire: TxWire::default(),
         }
     }
 
-    /// One SoC clock cycle of the MAC and the PHY. The PHY changes the
-    /// receive pins as `rx_clk` rises (the MAC takes them at the next rise)
-    /// and samples the transmit pins as `tx_clk` rises.
-    fn cycle(&mut self) {
-        let period = self.high + self.low;
+    /// SoC cycles per nibble.
+    fn period(&self) -> u32 {
+        self.high + self.low
+    }
+
+    /// The pins for the next SoC cycle, given the MAC's transmit pins as
+    /// they are before it.
+    fn cycle(&mut self, tx_en: bool, txd: u32) -> PhyPins {
+        let period = self.period();
         let tx_phase = (self.phase + period - self.tx_lag % period) % period;
-        let mac = self.driver.block();
         if self.phase == 0 {
-            let nibble = self.rx_queue.pop_front().unwrap_or(IDLE);
-            mac.rx_dv.next = nibble.dv;
-            mac.rx_er.next = nibble.er;
-            mac.rxd.next = u32::from(nibble.data).to_bits();
+            self.rx_now = self.rx_queue.pop_front().unwrap_or(IDLE);
         }
-        mac.rx_clk.next = self.phase < self.high;
         if tx_phase == 0 {
-            let (en, data) = (mac.tx_en.val(), mac.txd.val().to_u32() as u8);
-            self.wire.sample(en, data);
+            self.wire.sample(tx_en, txd as u8);
         }
-        mac.tx_clk.next = tx_phase < self.high;
-        self.driver.tick().expect("the MAC settles");
+        let pins = PhyPins {
+            rx_clk: self.phase < self.high,
+            rx_dv: self.rx_now.dv,
+            rx_er: self.rx_now.er,
+            rxd: u32::from(self.rx_now.data),
+            tx_clk: tx_phase < self.high,
+        };
         self.phase = (self.phase + 1) % period;
-        assert!(
-            self.driver.cycles() < MAX_CYCLES,
-            "the MAC never went quiet"
-        );
+        pins
     }
 
     /// Queues `frame` with its FCS on the receive pins after `preamble`
     /// 0x5 nibbles and the SFD, damaged as asked, then an interpacket gap.
-    fn send_to_mac(&mut self, frame: &[u8], preamble: usize, damage: Damage) {
+    fn send(&mut self, frame: &[u8], preamble: usize, damage: Damage) {
         let mut bytes = with_fcs(frame);
         if let Damage::FlippedBit(bit) = damage {
             let bit = bit % (8 * bytes.len());
@@ -261,19 +268,65 @@ impl Rtl {
             .extend(std::iter::repeat_n(IDLE, GAP_NIBBLES as usize));
     }
 
+    /// Frames taken off the transmit pins, checked and without FCS.
+    fn transmitted(&self) -> Vec<Vec<u8>> {
+        self.wire.frames.iter().map(|n| decode(n)).collect()
+    }
+}
+
+/// The RTL MAC on the single-thread driver, a PHY on its pins.
+struct Rtl {
+    driver: CycleDriver<EthernetMac>,
+    phy: Phy,
+}
+
+impl Rtl {
+    fn new(high: u32, low: u32, tx_lag: u32) -> Self {
+        let mut driver =
+            CycleDriver::new(EthernetMac::new(), |m| &mut m.clock).expect("the MAC connects");
+        driver.block().reset.next = true;
+        driver.tick().expect("settles");
+        driver.block().reset.next = false;
+        Rtl {
+            driver,
+            phy: Phy::new(high, low, tx_lag),
+        }
+    }
+
+    /// One SoC clock cycle of the MAC and the PHY.
+    fn cycle(&mut self) {
+        let mac = self.driver.block();
+        let pins = self.phy.cycle(mac.tx_en.val(), mac.txd.val().to_u32());
+        mac.rx_clk.next = pins.rx_clk;
+        mac.rx_dv.next = pins.rx_dv;
+        mac.rx_er.next = pins.rx_er;
+        mac.rxd.next = pins.rxd.to_bits();
+        mac.tx_clk.next = pins.tx_clk;
+        self.driver.tick().expect("the MAC settles");
+        assert!(
+            self.driver.cycles() < MAX_CYCLES,
+            "the MAC never went quiet"
+        );
+    }
+
+    /// Queues `frame` on the receive pins (see [`Phy::send`]).
+    fn send_to_mac(&mut self, frame: &[u8], preamble: usize, damage: Damage) {
+        self.phy.send(frame, preamble, damage);
+    }
+
     /// Runs until the receive queue is empty and the transmit line has
     /// been idle long enough that no frame is waiting to go.
     fn settle_line(&mut self) {
-        let period = u64::from(self.high + self.low);
-        while !self.rx_queue.is_empty() {
+        let period = u64::from(self.phy.period());
+        while !self.phy.rx_queue.is_empty() {
             self.cycle();
         }
-        let quiet_from = self.wire.frames.len();
+        let quiet_from = self.phy.wire.frames.len();
         let mut quiet = 0;
         while quiet < u64::from(QUIET_NIBBLES) * period {
             self.cycle();
             quiet += 1;
-            if self.wire.frames.len() != quiet_from || self.wire.current.is_some() {
+            if self.phy.wire.frames.len() != quiet_from || self.phy.wire.current.is_some() {
                 return self.settle_line();
             }
         }
@@ -296,7 +349,7 @@ impl Rtl {
 
     /// Frames the PHY took off the transmit pins, checked and without FCS.
     fn transmitted(&self) -> Vec<Vec<u8>> {
-        self.wire.frames.iter().map(|n| decode(n)).collect()
+        self.phy.transmitted()
     }
 }
 
@@ -527,9 +580,9 @@ impl Pair {
             "transmitted frames"
         );
         assert!(
-            self.rtl.wire.gaps.iter().all(|&g| g >= GAP_NIBBLES),
+            self.rtl.phy.wire.gaps.iter().all(|&g| g >= GAP_NIBBLES),
             "interpacket gaps {:?} (§4.4.2: 96 bit times)",
-            self.rtl.wire.gaps
+            self.rtl.phy.wire.gaps
         );
         for slot in 0..mac::RX_SLOTS {
             self.run(&Op::TakeRx(slot));
@@ -570,7 +623,7 @@ fn the_fcs_on_the_wire_is_the_ieee_crc_32() {
     send(&mut rtl, &sent, 64);
     rtl.settle_line();
     // The raw nibbles, decoded here without `decode`'s help.
-    let nibbles = &rtl.wire.frames[0];
+    let nibbles = &rtl.phy.wire.frames[0];
     assert_eq!(nibbles.len(), 16 + 2 * (64 + 4));
     let bytes: Vec<u8> = nibbles
         .chunks(2)
@@ -596,7 +649,7 @@ fn a_short_frame_is_padded_to_60_bytes_before_its_fcs() {
     send(&mut rtl, &short, 17);
     rtl.settle_line();
     assert_eq!(
-        rtl.wire.frames[0].len(),
+        rtl.phy.wire.frames[0].len(),
         16 + 2 * 64,
         "60 bytes and the FCS"
     );
@@ -620,7 +673,10 @@ fn back_to_back_frames_keep_exactly_the_interpacket_gap() {
     rtl.write(register(mac::CONTROL), mac::TX_ENABLE.mask());
     rtl.settle_line();
     assert_eq!(rtl.transmitted().len(), 3);
-    assert_eq!(rtl.wire.gaps, [GAP_NIBBLES; 2], "12 byte times, no more");
+    assert_eq!(
+        rtl.phy.wire.gaps, [GAP_NIBBLES; 2],
+        "12 byte times, no more"
+    );
 }
 
 #[test]
@@ -704,15 +760,124 @@ fn the_iss_model_s_own_scenarios_agree() {
             Op::IntEnable(0b111),
             Op::TakeRx(0),
             Op::ClearStatus(0b101),
-            receive(To::Station, 2049, 4),
-            receive(To::Station, 2048, 4),
             Op::Control(0b111),
-            Op::Send(frame([0xFF; 6], 1514, 9), 1514),
+            Op::Send(frame([0xFF; 6], 300, 9), 300),
             Op::Send(frame(STATION, 42, 1), 42),
             Op::Send(frame(STATION, 42, 1), 0),
             Op::Send(frame(STATION, 42, 1), 3000),
             Op::Send(frame(STATION, 60, 2), 60),
             receive(To::Other(other), 5, 5),
+        ],
+        fastest(),
+    );
+}
+
+/// The MAC on the SoC: a program hands a receive slot over, enables the
+/// receive interrupt and `mie.MEIE` and waits in `wfi`; a broadcast frame
+/// on the MII pins wakes it through `mip.MEIP`, and it reads the frame's
+/// descriptor, `RX_FRAMES` and first word, then sends that word back in a
+/// padded frame. The ISS runs the same program with its model attached,
+/// given the same frame while the hart waits: the same values read, the
+/// same frame sent.
+#[test]
+fn a_frame_on_the_soc_s_pins_wakes_the_core_as_on_the_iss() {
+    let base = mac::LAYOUT.base;
+    let word = |r: weft_regs::Register| (r.address(0, 0) - base) as i32;
+    let program = [
+        e::lui(1, base >> 12),
+        e::lui(2, mac::OWN.mask() >> 12),
+        e::sw(2, 1, (mac::RX_DESCRIPTOR.address(0, 0) - base) as i32),
+        e::addi(3, 0, mac::INT_RX.mask() as i32),
+        e::sw(3, 1, word(mac::INT_ENABLE)),
+        e::sw(3, 1, word(mac::CONTROL)),
+        // mie.MEIE, bit 11 (Privileged 20211203 §3.1.9).
+        e::lui(4, 1),
+        e::addi(4, 4, -0x800),
+        e::csrrs(0, 0x304, 4),
+        e::wfi(),
+        e::addi(5, 0, 1),
+        e::lw(6, 1, (mac::RX_DESCRIPTOR.address(0, 0) - base) as i32),
+        e::lw(7, 1, word(mac::RX_FRAMES)),
+        e::lui(8, mac::rx_slot(0) >> 12),
+        e::lw(9, 8, 0),
+        e::lui(10, mac::tx_slot(0) >> 12),
+        e::sw(9, 10, 0),
+        e::addi(11, 0, 4),
+        e::or_(11, 11, 2),
+        e::sw(11, 1, (mac::TX_DESCRIPTOR.address(0, 0) - base) as i32),
+        e::addi(
+            12,
+            0,
+            (mac::RX_ENABLE.mask() | mac::TX_ENABLE.mask()) as i32,
+        ),
+        e::sw(12, 1, word(mac::CONTROL)),
+        e::jal(0, 0),
+    ];
+    let sent = frame([0xFF; 6], 90, 3);
+
+    let mut bus = HarvardBus::reference();
+    let iss_soc = weft_iss::soc::Soc::attach(&mut bus).expect("the SoC window is free");
+    bus.write_words(0, &program)
+        .expect("instruction RAM is at 0");
+    let mut hart = Hart::new(bus);
+    let mut idle = 0;
+    while idle < 10 {
+        if iss_soc.step(&mut hart) == Step::Idle {
+            idle += 1;
+        }
+    }
+    assert_eq!(hart.reg(5), 0, "the ISS waits");
+    assert_eq!(iss_soc.mac.receive(&sent), Reception::Landed { slot: 0 });
+    for _ in 0..40 {
+        iss_soc.step(&mut hart);
+    }
+
+    let mut memory = MemoryImage::reference();
+    memory.instructions[..program.len()].copy_from_slice(&program);
+    let mut bench =
+        SocBench::new(Soc::new(&memory).expect("reference memories fit")).expect("the SoC builds");
+    let mut phy = Phy::new(2, 3, 1);
+    let cycle = |bench: &mut SocBench, phy: &mut Phy| {
+        let soc = bench.soc();
+        let pins = phy.cycle(soc.mii_tx_en.val(), soc.mii_txd.val().to_u32());
+        soc.mii_rx_clk.next = pins.rx_clk;
+        soc.mii_rx_dv.next = pins.rx_dv;
+        soc.mii_rx_er.next = pins.rx_er;
+        soc.mii_rxd.next = pins.rxd.to_bits();
+        soc.mii_tx_clk.next = pins.tx_clk;
+        bench.cycle().expect("the SoC runs");
+    };
+    for _ in 0..300 {
+        cycle(&mut bench, &mut phy);
+    }
+    assert_eq!(bench.register(5), 0, "the SoC waits");
+    phy.send(&sent, 15, Damage::Intact);
+    while phy.wire.frames.is_empty() {
+        cycle(&mut bench, &mut phy);
+        assert!(bench.cycles() < 20_000, "no frame from the SoC");
+    }
+    for r in [5u8, 6, 7, 9] {
+        assert_eq!(bench.register(r.into()), hart.reg(r), "x{r}");
+    }
+    assert_eq!(hart.reg(6), 90, "LENGTH, OWN clear");
+    assert_eq!(phy.transmitted(), iss_soc.mac.take_transmitted());
+}
+
+#[test]
+fn a_slot_s_worth_lands_and_one_byte_more_is_oversize() {
+    let receive = |len| Op::Receive {
+        to: To::Broadcast,
+        frame: frame([0; 6], len, 4),
+        preamble: 15,
+        damage: Damage::Intact,
+    };
+    check(
+        &[
+            Op::GiveRx(0, mac::OWN.mask()),
+            Op::Control(0b001),
+            receive(mac::SLOT_SIZE as usize + 1),
+            receive(mac::SLOT_SIZE as usize),
+            Op::TakeRx(0),
         ],
         fastest(),
     );

@@ -2,9 +2,10 @@
 //! register accesses, one per clock cycle, with the models' time advanced
 //! one tick per cycle, give the same reads, the same interrupt line, the
 //! same bytes out and the same reset requests. The data port decoder
-//! against `weft_iss::HarvardBus` with the same devices attached (the RTL
-//! SoC has no Ethernet MAC yet, so neither bus maps one): the same
-//! accesses fault.
+//! against `weft_iss::HarvardBus` with the same devices and the Ethernet
+//! MAC attached (the RTL SoC has no SPI flash controller yet, so neither
+//! bus maps one): the same accesses fault. The MAC itself is compared with
+//! its model in `mac_matches_iss`.
 
 use proptest::prelude::*;
 use rust_hdl::prelude::*;
@@ -14,7 +15,7 @@ use weft_hdl::soc::{DataDecoder, Gpio, Timer, Uart, Watchdog};
 use weft_iss::soc::Watchdog as WatchdogModel;
 use weft_iss::{Bus, DeviceFault, HarvardBus, Mmio, Width};
 use weft_regs::csr::{CSR_BASE, CSR_SIZE};
-use weft_regs::soc::{gpio, timer, uart, watchdog, BLOCK_SIZE, SOC_BASE};
+use weft_regs::soc::{gpio, mac, timer, uart, watchdog, BLOCK_SIZE, SOC_BASE};
 use weft_regs::{RegisterBlock, DATA_RAM_BASE, DATA_RAM_SIZE};
 
 /// One clock cycle's register access.
@@ -266,7 +267,13 @@ fn data_address() -> impl Strategy<Value = u32> {
         timer::LAYOUT.base,
         gpio::LAYOUT.base,
         watchdog::LAYOUT.base,
-        watchdog::LAYOUT.base + 0x1000,
+        mac::LAYOUT.base,
+        mac::RX_DESCRIPTOR_LAYOUT.base,
+        mac::TX_DESCRIPTOR_LAYOUT.base,
+        mac::BUFFER_BASE,
+        mac::TX_BUFFER_LAYOUT.base,
+        mac::BUFFER_BASE + mac::BUFFER_SIZE,
+        mac::LAYOUT.base + 0x1000,
         CSR_BASE,
         CSR_BASE + CSR_SIZE,
     ];
@@ -298,6 +305,7 @@ proptest! {
         for (base, device) in devices {
             bus.map_mmio(base, BLOCK_SIZE, device).expect("the SoC window is free");
         }
+        weft_iss::soc::Mac::new().attach(&mut bus).expect("the MAC's window is free");
         bus.map_mmio(CSR_BASE, CSR_SIZE, Box::new(WordsOnly)).expect("the CSR window is free");
         let iss_fault = if store {
             bus.store(address, width, 0).is_err()

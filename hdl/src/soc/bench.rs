@@ -81,6 +81,12 @@ impl SocBench {
         self.driver.block().gpio_outputs.val().to_u32()
     }
 
+    /// The SoC itself, to drive and read the pins the bench does not
+    /// model (the Ethernet MAC's MII) before a [`SocBench::cycle`].
+    pub fn soc(&mut self) -> &mut Soc {
+        self.driver.block()
+    }
+
     /// Resets the watchdog has requested so far.
     pub fn resets_requested(&self) -> u64 {
         self.resets_requested

@@ -3,7 +3,7 @@
 
 use rust_hdl::prelude::*;
 use weft_regs::csr::{CSR_BASE, CSR_SIZE};
-use weft_regs::soc::{gpio, timer, uart, watchdog, BLOCK_SIZE};
+use weft_regs::soc::{gpio, mac, timer, uart, watchdog, BLOCK_SIZE};
 use weft_regs::{RegisterBlock, DATA_RAM_BASE};
 
 /// Bytes of a SoC block's registers, which sit at offsets 0, 4, 8, … with
@@ -27,6 +27,13 @@ const UART_BYTES: u32 = register_bytes(&uart::BLOCK);
 const TIMER_BYTES: u32 = register_bytes(&timer::BLOCK);
 const GPIO_BYTES: u32 = register_bytes(&gpio::BLOCK);
 const WATCHDOG_BYTES: u32 = register_bytes(&watchdog::BLOCK);
+const MAC_BYTES: u32 = register_bytes(&mac::BLOCK);
+const MAC_RX_DESCRIPTOR_BYTES: u32 = mac::RX_DESCRIPTOR_LAYOUT.instance_span();
+const MAC_TX_DESCRIPTOR_BYTES: u32 = mac::TX_DESCRIPTOR_LAYOUT.instance_span();
+const _: () =
+    assert!(MAC_RX_DESCRIPTOR_BYTES <= BLOCK_SIZE && MAC_TX_DESCRIPTOR_BYTES <= BLOCK_SIZE);
+const _: () =
+    assert!(mac::TX_BUFFER_LAYOUT.base == mac::BUFFER_BASE + mac::RX_SLOTS * mac::SLOT_SIZE);
 const _: () = assert!(CSR_SIZE.is_power_of_two() && CSR_BASE.is_multiple_of(CSR_SIZE));
 const _: () = assert!(BLOCK_SIZE.is_power_of_two() && BLOCK_SIZE <= 0x100);
 
@@ -37,11 +44,14 @@ const _: () = assert!(BLOCK_SIZE.is_power_of_two() && BLOCK_SIZE <= 0x100);
 /// - A SoC peripheral's register (`weft_regs::soc`): whole words only.
 /// - The data plane's CSR window (`weft_regs::csr`): whole words only; the
 ///   CSR bus moves words.
+/// - The management Ethernet MAC (`weft_regs::soc::mac`): its registers,
+///   its receive and transmit descriptors and its frame buffer, whole
+///   words only.
 /// - Anything else faults, instruction RAM included: it is not on the
-///   data port; so does the management Ethernet MAC's part of the window
-///   (`weft_regs::soc::mac`), which has no RTL yet. This is the `weft_iss::HarvardBus` map with the
-///   `weft_iss::soc` models attached, whose devices fault on a hole
-///   (`NoRegister`) or a narrow access (`UnsupportedWidth`).
+///   data port; so does the SPI flash controller's part of the window,
+///   which the SoC does not carry yet. This is the `weft_iss::HarvardBus`
+///   map with the `weft_iss::soc` models attached, whose devices fault on
+///   a hole (`NoRegister`) or a narrow access (`UnsupportedWidth`).
 #[derive(LogicBlock)]
 pub struct DataDecoder {
     /// Byte address of the access.
@@ -64,6 +74,8 @@ pub struct DataDecoder {
     pub gpio: Signal<Out, Bit>,
     /// A whole-word access to a watchdog register.
     pub watchdog: Signal<Out, Bit>,
+    /// A whole-word access to the Ethernet MAC's registers, descriptors or frame buffer.
+    pub mac: Signal<Out, Bit>,
     /// A whole-word access to the CSR window.
     pub csr: Signal<Out, Bit>,
     whole_word: Signal<Local, Bit>,
@@ -81,6 +93,14 @@ pub struct DataDecoder {
     gpio_bytes: Constant<Bits<8>>,
     watchdog_base: Constant<Bits<32>>,
     watchdog_bytes: Constant<Bits<8>>,
+    mac_base: Constant<Bits<32>>,
+    mac_bytes: Constant<Bits<8>>,
+    mac_rx_descriptors_base: Constant<Bits<32>>,
+    mac_rx_descriptor_bytes: Constant<Bits<8>>,
+    mac_tx_descriptors_base: Constant<Bits<32>>,
+    mac_tx_descriptor_bytes: Constant<Bits<8>>,
+    mac_buffer_base: Constant<Bits<32>>,
+    mac_buffer_end: Constant<Bits<32>>,
     csr_base: Constant<Bits<32>>,
     csr_mask: Constant<Bits<32>>,
 }
@@ -108,6 +128,7 @@ impl DataDecoder {
             timer: Signal::default(),
             gpio: Signal::default(),
             watchdog: Signal::default(),
+            mac: Signal::default(),
             csr: Signal::default(),
             whole_word: Signal::default(),
             block: Signal::default(),
@@ -124,6 +145,14 @@ impl DataDecoder {
             gpio_bytes: Constant::new(bits(u64::from(GPIO_BYTES))),
             watchdog_base: word(watchdog::LAYOUT.base),
             watchdog_bytes: Constant::new(bits(u64::from(WATCHDOG_BYTES))),
+            mac_base: word(mac::LAYOUT.base),
+            mac_bytes: Constant::new(bits(u64::from(MAC_BYTES))),
+            mac_rx_descriptors_base: word(mac::RX_DESCRIPTOR_LAYOUT.base),
+            mac_rx_descriptor_bytes: Constant::new(bits(u64::from(MAC_RX_DESCRIPTOR_BYTES))),
+            mac_tx_descriptors_base: word(mac::TX_DESCRIPTOR_LAYOUT.base),
+            mac_tx_descriptor_bytes: Constant::new(bits(u64::from(MAC_TX_DESCRIPTOR_BYTES))),
+            mac_buffer_base: word(mac::BUFFER_BASE),
+            mac_buffer_end: word(mac::BUFFER_BASE + mac::BUFFER_SIZE),
             csr_base: word(CSR_BASE),
             csr_mask: word(!(CSR_SIZE - 1)),
         }
@@ -149,6 +178,15 @@ impl Logic for DataDecoder {
         self.watchdog.next = self.whole_word.val()
             && self.block.val() == self.watchdog_base.val()
             && self.offset.val() < self.watchdog_bytes.val();
+        self.mac.next = self.whole_word.val()
+            && ((self.block.val() == self.mac_base.val()
+                && self.offset.val() < self.mac_bytes.val())
+                || (self.block.val() == self.mac_rx_descriptors_base.val()
+                    && self.offset.val() < self.mac_rx_descriptor_bytes.val())
+                || (self.block.val() == self.mac_tx_descriptors_base.val()
+                    && self.offset.val() < self.mac_tx_descriptor_bytes.val())
+                || (self.address.val() >= self.mac_buffer_base.val()
+                    && self.address.val() < self.mac_buffer_end.val()));
         self.csr.next = self.whole_word.val()
             && (self.address.val() & self.csr_mask.val()) == self.csr_base.val();
         self.fault.next = (self.read.val() || self.write.val())
@@ -157,6 +195,7 @@ impl Logic for DataDecoder {
                 || self.timer.val()
                 || self.gpio.val()
                 || self.watchdog.val()
+                || self.mac.val()
                 || self.csr.val());
     }
 }

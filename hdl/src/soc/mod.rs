@@ -3,11 +3,11 @@
 //! master port onto the data plane's CSR bus, all in rust-hdl.
 //!
 //! - [`Soc`]: the top. Its outside is a clock, a power-on reset, the
-//!   UART's byte streams, the GPIO pins, the watchdog's reset request and
-//!   the [`CsrBus`](crate::csr::CsrBus) master port.
+//!   UART's byte streams, the GPIO pins, the watchdog's reset request, the
+//!   Ethernet MAC's MII pins and the [`CsrBus`](crate::csr::CsrBus) master port.
 //! - Its parts, one job each: [`BlockRam`] (instruction and data memory,
 //!   initialised from a firmware image), [`DataDecoder`], [`Uart`],
-//!   [`Timer`], [`Gpio`], [`Watchdog`].
+//!   [`Timer`], [`Gpio`], [`Watchdog`], [`EthernetMac`].
 //! - [`SerialTransmitter`] and [`SerialReceiver`] turn the UART's byte
 //!   streams into an 8N1 serial line for a board's pins.
 //! - [`SocBench`] runs it cycle by cycle with Rust models on its outside
@@ -24,6 +24,7 @@
 pub mod bench;
 pub mod decode;
 pub mod gpio;
+pub mod mac;
 pub mod ram;
 pub mod serial;
 pub mod timer;
@@ -39,6 +40,7 @@ use weft_regs::{DATA_RAM_BASE, DATA_RAM_SIZE, INSTRUCTION_RAM_BASE, INSTRUCTION_
 pub use bench::SocBench;
 pub use decode::DataDecoder;
 pub use gpio::Gpio;
+pub use mac::EthernetMac;
 pub use ram::BlockRam;
 pub use serial::{SerialReceiver, SerialTransmitter};
 pub use timer::Timer;
@@ -191,16 +193,15 @@ impl MemoryImage {
 /// [`DataDecoder`] to data RAM, the peripherals and the CSR master port;
 /// each answers a load in the next cycle, as the core's ports expect. The
 /// timer drives `mip.MTIP`; `mip.MEIP` is the level OR of the external
-/// interrupt sources, today the data plane's line (`data_plane_irq`: its
-/// mailbox's and injector's, `weft_regs::csr`); the software interrupt
-/// line is tied low.
-///
-/// The management Ethernet MAC of `weft_regs::soc::mac` has no RTL yet:
-/// its registers and frame buffer fault like a hole in the window, so
-/// firmware that starts the MAC traps on the SoC after its banner.
+/// interrupt sources, the Ethernet MAC's and the data plane's
+/// (`data_plane_irq`: its mailbox's and injector's, `weft_regs::csr`), as
+/// `weft_iss::soc::Soc` wires them; the software interrupt line is tied
+/// low. The MAC's MII pins (IEEE 802.3 clause 22) are the SoC's `mii_*`
+/// ports; its clocks must run at most a quarter of the SoC clock (see
+/// [`EthernetMac`]).
 ///
 /// `reset` (synchronous, at least one cycle) is the power-on reset. The
-/// watchdog's `reset_request` resets the core and the timer and GPIO as
+/// watchdog's `reset_request` resets the core and the timer, GPIO and MAC as
 /// well, leaving the memories and the watchdog's `LOAD` and `STATUS`
 /// alone, and leaves the SoC on `reset_request` for the rest of the board.
 /// The CSR master port moves whole words (the decoder faults narrower
@@ -229,6 +230,20 @@ pub struct Soc {
     pub gpio_inputs: Signal<In, Bits<32>>,
     /// The watchdog fired: high for one cycle, while the SoC resets itself.
     pub reset_request: Signal<Out, Bit>,
+    /// MII receive clock from the Ethernet PHY.
+    pub mii_rx_clk: Signal<In, Bit>,
+    /// MII receive data valid.
+    pub mii_rx_dv: Signal<In, Bit>,
+    /// MII receive error.
+    pub mii_rx_er: Signal<In, Bit>,
+    /// MII receive data.
+    pub mii_rxd: Signal<In, Bits<4>>,
+    /// MII transmit clock from the Ethernet PHY.
+    pub mii_tx_clk: Signal<In, Bit>,
+    /// MII transmit enable.
+    pub mii_tx_en: Signal<Out, Bit>,
+    /// MII transmit data.
+    pub mii_txd: Signal<Out, Bits<4>>,
     /// The master port onto the data plane's CSR bus.
     pub csr: CsrBus,
     /// The data plane's interrupt line (level-sensitive), an external interrupt source.
@@ -242,6 +257,7 @@ pub struct Soc {
     timer: Timer,
     gpio: Gpio,
     watchdog: Watchdog,
+    mac: EthernetMac,
     system_reset: Signal<Local, Bit>,
     data_ram_read: DFF<Bit>,
     csr_read: DFF<Bit>,
@@ -270,6 +286,13 @@ impl Soc {
             gpio_outputs: Signal::default(),
             gpio_inputs: Signal::default(),
             reset_request: Signal::default(),
+            mii_rx_clk: Signal::default(),
+            mii_rx_dv: Signal::default(),
+            mii_rx_er: Signal::default(),
+            mii_rxd: Signal::default(),
+            mii_tx_clk: Signal::default(),
+            mii_tx_en: Signal::default(),
+            mii_txd: Signal::default(),
             csr: CsrBus::default(),
             data_plane_irq: Signal::default(),
             core: Core::default(),
@@ -280,6 +303,7 @@ impl Soc {
             timer: Timer::new(),
             gpio: Gpio::new(),
             watchdog: Watchdog::new(),
+            mac: EthernetMac::new(),
             system_reset: Signal::default(),
             data_ram_read: DFF::default(),
             csr_read: DFF::default(),
@@ -331,7 +355,8 @@ impl Logic for Soc {
             uart,
             timer,
             gpio,
-            watchdog
+            watchdog,
+            mac
         );
         dff_setup!(self, clock, data_ram_read, csr_read);
         self.system_reset.next = self.reset.val() || self.watchdog.reset_request.val();
@@ -340,6 +365,7 @@ impl Logic for Soc {
         self.core.hart_id.next = 0.into();
         self.timer.reset.next = self.system_reset.val();
         self.gpio.reset.next = self.system_reset.val();
+        self.mac.reset.next = self.system_reset.val();
         self.watchdog.reset.next = self.reset.val();
         self.reset_request.next = self.watchdog.reset_request.val();
         // Instruction port: instruction RAM only.
@@ -378,6 +404,10 @@ impl Logic for Soc {
         self.watchdog.bus.write_data.next = self.core.data.write_data.val();
         self.watchdog.bus.read.next = self.core.data.read.val() && self.decoder.watchdog.val();
         self.watchdog.bus.write.next = self.core.data.write.val() && self.decoder.watchdog.val();
+        self.mac.bus.address.next = self.core.data.address.val();
+        self.mac.bus.write_data.next = self.core.data.write_data.val();
+        self.mac.bus.read.next = self.core.data.read.val() && self.decoder.mac.val();
+        self.mac.bus.write.next = self.core.data.write.val() && self.decoder.mac.val();
         self.csr.address.next = self.core.data.address.val();
         self.csr.write_data.next = self.core.data.write_data.val();
         self.csr.read.next = self.core.data.read.val() && self.decoder.csr.val();
@@ -403,11 +433,14 @@ impl Logic for Soc {
         if self.watchdog.bus.read_valid.val() {
             self.core.data.read_data.next = self.watchdog.bus.read_data.val();
         }
+        if self.mac.bus.read_valid.val() {
+            self.core.data.read_data.next = self.mac.bus.read_data.val();
+        }
         // Interrupts and pins.
         self.core.timer_irq.next = self.timer.interrupt.val();
         self.core.software_irq.next = false;
         // mip.MEIP: the level OR of the external sources (Privileged 20211203 §3.1.9).
-        self.core.external_irq.next = self.data_plane_irq.val();
+        self.core.external_irq.next = self.mac.irq.val() || self.data_plane_irq.val();
         self.tx_data.next = self.uart.tx_data.val();
         self.tx_valid.next = self.uart.tx_valid.val();
         self.uart.tx_ready.next = self.tx_ready.val();
@@ -416,6 +449,13 @@ impl Logic for Soc {
         self.rx_ready.next = self.uart.rx_ready.val();
         self.gpio_outputs.next = self.gpio.outputs.val();
         self.gpio.inputs.next = self.gpio_inputs.val();
+        self.mac.rx_clk.next = self.mii_rx_clk.val();
+        self.mac.rx_dv.next = self.mii_rx_dv.val();
+        self.mac.rx_er.next = self.mii_rx_er.val();
+        self.mac.rxd.next = self.mii_rxd.val();
+        self.mac.tx_clk.next = self.mii_tx_clk.val();
+        self.mii_tx_en.next = self.mac.tx_en.val();
+        self.mii_txd.next = self.mac.txd.val();
     }
 }
 

@@ -374,7 +374,9 @@ pub mod watchdog {
 ///   the MAC does not own that slot, the ring is full: the frame is dropped
 ///   and counted in [`RX_OVERRUNS`](mac::RX_OVERRUNS), `INT_STATUS.OVERRUN` is raised and
 ///   `RX_NEXT` stays. A frame longer than a slot is dropped and counted in
-///   [`RX_OVERSIZE`](mac::RX_OVERSIZE). All descriptors reset to 0, so nothing is received
+///   [`RX_OVERSIZE`](mac::RX_OVERSIZE); one with a wrong frame check sequence or a receive
+///   error from the PHY is dropped before the filter and counted in
+///   [`RX_ERRORS`](mac::RX_ERRORS). All descriptors reset to 0, so nothing is received
 ///   until software hands slots over.
 /// - Transmit: software writes a frame into the slot at `RING.TX_NEXT`,
 ///   then its descriptor with the length and `OWN` set. The MAC sends the
@@ -541,6 +543,15 @@ pub mod mac {
     );
     /// Frames sent.
     pub const TX_FRAMES: Register = counter("TX_FRAMES", 0x24, "Frames sent from a slot.");
+    /// Frames dropped for a line error.
+    pub const RX_ERRORS: Register = counter(
+        "RX_ERRORS",
+        0x28,
+        "Frames dropped, while RX_ENABLE was set, because their frame check sequence was \
+         wrong or the PHY signalled a receive error (rx_er) during them (IEEE 802.3 \
+         §3.2.9; RX_ER of clause 22), whatever their address. Such a frame reaches neither the \
+         filter nor a slot.",
+    );
 
     /// The registers' block.
     pub const BLOCK: RegisterBlock = RegisterBlock {
@@ -563,6 +574,7 @@ pub mod mac {
             RX_OVERRUNS,
             RX_OVERSIZE,
             TX_FRAMES,
+            RX_ERRORS,
         ],
         entry_names: &[],
     };
@@ -987,6 +999,7 @@ mod tests {
         assert_eq!(mac::INT_STATUS.address(0, 0), 0x2000_4008);
         assert_eq!(mac::ADDRESS_HIGH.address(0, 0), 0x2000_4010);
         assert_eq!(mac::TX_FRAMES.address(0, 0), 0x2000_4024);
+        assert_eq!(mac::RX_ERRORS.address(0, 0), 0x2000_4028);
         assert_eq!(mac::RX_DESCRIPTOR.address(0, 0), 0x2000_4100);
         assert_eq!(mac::RX_DESCRIPTOR.address(0, 7), 0x2000_411C);
         assert_eq!(mac::TX_DESCRIPTOR.address(0, 3), 0x2000_420C);

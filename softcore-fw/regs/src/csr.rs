@@ -308,10 +308,11 @@ pub mod port {
         1,
         "Endpoint ports facing a conventional switch whose downstream ports redirect peer \
                  traffic upstream (ACS P2P Request and Completion Redirect, PCIe Base 6.0 \
-                 §6.12.1.1, §7.7.11): a request or completion from below that routes back to \
-                 this port, after translation and isolation, is sent back out of it, as a root \
-                 port returns ACS-redirected peer traffic; while clear it is dropped \
-                 (DROP_ROUTES_TO_INGRESS).",
+                 §6.12.1.1, §7.7.11): a request from below that a peer window of its \
+                 requester's owner routes back to this port, or a completion between two \
+                 functions of one owner below it, is sent back out of it, as a root port \
+                 returns ACS-redirected peer traffic; while clear, and on host and fabric \
+                 ports, it is dropped (DROP_ROUTES_TO_INGRESS).",
     );
     /// [`CONTROL`]'s INTX_SWIZZLE field.
     pub const INTX_SWIZZLE: Field = Field::new(
@@ -917,7 +918,9 @@ pub mod counter {
         },
         EntryName {
             name: "DROP_ROUTES_TO_INGRESS",
-            doc: "Dropped: the route leads back out of the ingress port.",
+            doc: "Dropped: the route leads back out of the ingress port, and the port does not \
+                  return it (port CONTROL.RETURN_TO_INGRESS clear, not an endpoint port, or a \
+                  completion between functions of different owners).",
         },
         EntryName {
             name: "DROP_UNEXPECTED_COMPLETION",

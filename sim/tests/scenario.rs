@@ -387,6 +387,18 @@ fn gpus_below_one_conventional_switch_do_peer_to_peer_for_one_host() {
         "{}",
         outcome("host1 has gpu1 read gpu3, bound elsewhere")
     );
+    // The UR fails gpu1's copy at once, signalled by its MSI: no driver
+    // waits out its copy timeout.
+    let at = |what: &str| {
+        report
+            .steps
+            .iter()
+            .find(|s| s.what == what)
+            .map(|s| s.at)
+            .expect("the step")
+    };
+    let waited = at("host1 has gpu1 read gpu3, bound elsewhere") - at("host2 sees exactly gpu3");
+    assert!(waited < std::time::Duration::from_millis(1), "{waited:?}");
     assert!(outcome("host1 probes gpu3, bound elsewhere").ends_with("answered with UR"));
     assert_eq!(report.checks_passed, 6);
 }

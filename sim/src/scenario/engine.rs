@@ -871,15 +871,7 @@ impl<'s> Engine<'s> {
                 "{in_flight} TLPs are still in flight after {INTERRUPT_DELIVERY:?} of quiet"
             ));
         }
-        let mut dropped = 0;
-        for switch in self.world.switches() {
-            let model = switch.model();
-            for port in 0..model.ports() {
-                if let Some(counters) = model.counters(PortIndex(port as u8)) {
-                    dropped += counters.drops.values().sum::<u64>();
-                }
-            }
-        }
+        let dropped = switch_drops(&self.world);
         if dropped != self.probes {
             return Err(format!(
                 "the switches dropped {dropped} TLPs, but the isolation probes account for {}",
@@ -956,26 +948,14 @@ impl<'s> Engine<'s> {
             )
             .ok_or_else(|| format!("{} does not see {name}", self.host_name(host)))?;
         let port = self.scenario.hosts[host].port;
-        let drops = |world: &World| -> u64 {
-            world
-                .switches()
-                .iter()
-                .map(|switch| {
-                    let model = switch.model();
-                    (0..model.ports())
-                        .filter_map(|p| model.counters(PortIndex(p as u8)))
-                        .map(|c| c.drops.values().sum::<u64>())
-                        .sum::<u64>()
-                })
-                .sum()
-        };
         let rejected =
             |world: &mut World| world.with_host(port, |h, _| h.root().counters().rejected);
-        let (drops_before, rejected_before) = (drops(&self.world), rejected(&mut self.world));
+        let (drops_before, rejected_before) =
+            (switch_drops(&self.world), rejected(&mut self.world));
         let copy = self.world.with_host(port, |h, link| {
             h.gpu_copy(link, bdf, Location::Bus(address), Location::Local(0), 64)
         });
-        let by_switch = drops(&self.world) - drops_before;
+        let by_switch = switch_drops(&self.world) - drops_before;
         let by_host = rejected(&mut self.world) - rejected_before;
         self.probes += by_switch;
         self.probes_rejected_by_hosts[host] += by_host;
@@ -1191,6 +1171,21 @@ impl<'s> Engine<'s> {
         });
         Ok(())
     }
+}
+
+/// TLPs the switches of `world` dropped, every port and reason.
+fn switch_drops(world: &World) -> u64 {
+    world
+        .switches()
+        .iter()
+        .map(|switch| {
+            let model = switch.model();
+            (0..model.ports())
+                .filter_map(|port| model.counters(PortIndex(port as u8)))
+                .map(|counters| counters.drops.values().sum::<u64>())
+                .sum::<u64>()
+        })
+        .sum()
 }
 
 /// What a `p2p` step moves.

@@ -58,8 +58,9 @@
 //!   on ([`crate::inventory::Inventory::returns_peers_to`], the port block's
 //!   RETURN_TO_INGRESS): devices bound to one host do peer-to-peer through
 //!   its peer windows, each byte crossing the conventional switch's
-//!   upstream link twice, and a device bound to another host is not reached (its
-//!   address is not in the requester's owner's windows). Below a
+//!   upstream link twice, and a device bound to another host is not
+//!   reached (its address is not in the requester's owner's windows,
+//!   and a completion between two owners is dropped). Below a
 //!   downstream port without ACS the conventional switch decodes peer
 //!   addresses itself, in fabric terms, where the devices use their host's
 //!   addresses: such devices are refused to different hosts, their port

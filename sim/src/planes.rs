@@ -139,6 +139,14 @@ impl DataPlane for SwitchPlane<'_> {
         self.with(|plane| plane.set_p2p_request_redirect(port, redirect))
     }
 
+    fn set_return_to_ingress(
+        &mut self,
+        port: PortIndex,
+        enable: bool,
+    ) -> Result<(), TableWriteError> {
+        self.with(|plane| plane.set_return_to_ingress(port, enable))
+    }
+
     fn set_intx_swizzle(&mut self, port: PortIndex, swizzle: u8) -> Result<(), TableWriteError> {
         self.with(|plane| plane.set_intx_swizzle(port, swizzle))
     }

@@ -5,6 +5,7 @@ use std::path::Path;
 
 use weft_fabric::inventory::BridgeKind;
 use weft_pcie::config::acs::feature;
+use weft_regs::tables::PortIndex;
 use weft_sim::scenario::engine::{run, Engine, Report};
 use weft_sim::scenario::{Scenario, ScenarioError, REFERENCE};
 
@@ -286,9 +287,9 @@ fn gpus_below_a_conventional_switch_serve_two_hosts() {
     for index in 0..scenario.steps.len() {
         engine.run_step(index).expect("every step and check passes");
     }
-    // The manager found the switch's three ports, and isolates the
-    // downstream ones' devices from each other: peer requests and
-    // completions go up to the weft port (ACS, PCIe Base 6.0 §6.12).
+    // The manager found the switch's three ports, and has the downstream
+    // ones send peer requests and completions up to the weft port (ACS,
+    // PCIe Base 6.0 §6.12), whose tables translate and isolate them.
     let inventory = engine.world().manager().inventory();
     let kinds: Vec<BridgeKind> = inventory.bridges.iter().map(|b| b.kind).collect();
     assert_eq!(
@@ -348,4 +349,72 @@ fn a_host_bound_to_a_whole_sriov_drive_uses_it_with_its_standard_driver() {
         "1 driver bound"
     );
     assert_eq!(report.checks_passed, 2);
+}
+
+#[test]
+fn gpus_below_one_conventional_switch_do_peer_to_peer_for_one_host() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scenarios/conventional_p2p.toml");
+    let scenario = Scenario::load(&path).expect("valid");
+    let mut engine = Engine::new(&scenario).expect("built");
+    for index in 0..scenario.steps.len() {
+        engine.run_step(index).expect("every step and check passes");
+    }
+    // Both downstream ports redirect peer traffic up to s0.2 (ACS, PCIe
+    // Base 6.0 §6.12.1.1), so s0.2 sends it back down after translation.
+    let tables = engine
+        .world()
+        .switch()
+        .port_tables(PortIndex(2))
+        .expect("s0.2");
+    assert!(tables.return_to_ingress);
+    let report = engine.finish();
+    let outcome = |what: &str| outcome_of(&report, what);
+    // The GPU driver's peer test: both ways, the data reads back equal,
+    // and none of it crossed a host port: the copies turned at s0.2.
+    assert!(
+        outcome("host1: GPU A -> B copy of 64 KiB").ends_with(", read back equal"),
+        "{}",
+        outcome("host1: GPU A -> B copy of 64 KiB")
+    );
+    assert_eq!(report.p2p.len(), 1);
+    assert_eq!(report.p2p[0].bytes_through_hosts, 0);
+    assert!(report.p2p[0].peer_read > std::time::Duration::ZERO);
+    // Once gpu3 is host2's, gpu1 reading where it was is DMA into host1,
+    // refused there with UR; the weft port never returns it to gpu3.
+    assert!(
+        outcome("host1 has gpu1 read gpu3, bound elsewhere")
+            .ends_with("answered with UR by host1's root complex"),
+        "{}",
+        outcome("host1 has gpu1 read gpu3, bound elsewhere")
+    );
+    // The UR fails gpu1's copy at once, signalled by its MSI: no driver
+    // waits out its copy timeout.
+    let at = |what: &str| {
+        report
+            .steps
+            .iter()
+            .find(|s| s.what == what)
+            .map(|s| s.at)
+            .expect("the step")
+    };
+    let waited = at("host1 has gpu1 read gpu3, bound elsewhere") - at("host2 sees exactly gpu3");
+    assert!(waited < std::time::Duration::from_millis(1), "{waited:?}");
+    assert!(outcome("host1 probes gpu3, bound elsewhere").ends_with("answered with UR"));
+    assert_eq!(report.checks_passed, 6);
+}
+
+#[test]
+fn a_probe_is_made_by_a_gpu_only() {
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scenarios/conventional_p2p.toml"),
+    )
+    .expect("the scenario");
+    let text = text.replace("by = \"gpu1\"", "by = \"sw1\"");
+    let (line, _, message) = error_of(&text);
+    assert_eq!(message, "`by`: `sw1` is not a GPU");
+    assert_eq!(
+        line,
+        line_of(&text, "[[step]]", 8),
+        "the probe by gpu1 is the ninth step"
+    );
 }

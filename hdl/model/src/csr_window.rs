@@ -425,7 +425,7 @@ impl CsrWindow {
         done.expect("decoded entries exist and fields hold only values the tables take");
     }
 
-    /// Applies every port register: role, ACS redirect, INTx swizzle, completer ID.
+    /// Applies every port register: role, ACS redirect, return to ingress, INTx swizzle, completer ID.
     fn apply_port(&mut self, p: u32) -> Result<(), weft_regs::tables::TableWriteError> {
         let port = PortIndex(p as u8);
         let control = self.stored(port::CONTROL, p, 0);
@@ -456,6 +456,8 @@ impl CsrWindow {
         self.switch.set_port_role(port, role)?;
         self.switch
             .set_p2p_request_redirect(port, port::P2P_REQUEST_REDIRECT.decode(control) == 1)?;
+        self.switch
+            .set_return_to_ingress(port, port::RETURN_TO_INGRESS.decode(control) == 1)?;
         self.switch
             .set_intx_swizzle(port, port::INTX_SWIZZLE.decode(control) as u8)?;
         let completer = Bdf(self.field(port::COMPLETER_ID, csr::ID, p, 0) as u16);

@@ -27,7 +27,10 @@ pub enum DropReason {
     Unsupported,
     /// No routing table entry leads anywhere.
     NoRoute,
-    /// The route leads back out of the ingress port.
+    /// The route leads back out of the ingress port, and the port does not
+    /// return it: it is not an endpoint port with
+    /// [`crate::PortTables::return_to_ingress`], or the TLP is a completion
+    /// between functions of different owners.
     RoutesToIngress,
     /// A completion that answers no outstanding request (late after a timeout, or never asked).
     UnexpectedCompletion,

@@ -179,6 +179,14 @@ impl DataPlane for Switch {
         self.edit_port(port, |tables| tables.p2p_request_redirect = redirect)
     }
 
+    fn set_return_to_ingress(
+        &mut self,
+        port: PortIndex,
+        enable: bool,
+    ) -> Result<(), TableWriteError> {
+        self.edit_port(port, |tables| tables.return_to_ingress = enable)
+    }
+
     fn set_intx_swizzle(&mut self, port: PortIndex, swizzle: u8) -> Result<(), TableWriteError> {
         self.port_index(port)?;
         let swizzle = checked_intx_swizzle(swizzle)?;

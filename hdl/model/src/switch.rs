@@ -333,7 +333,7 @@ impl Switch {
             out.deliveries.push(Delivery { to, from, packet });
             return;
         };
-        if egress == from {
+        if egress == from && !self.returns_to_ingress(from, &packet) {
             self.forget_request(from, &packet);
             let tables = self.ports[usize::from(from.0)].clone();
             self.refuse(from, &tables, original, DropReason::RoutesToIngress, out);
@@ -358,6 +358,32 @@ impl Switch {
                 self.counters[usize::from(egress.0)].drop(reason);
                 out.dropped = Some(reason);
             }
+        }
+    }
+
+    /// Whether `port` sends `packet`, which came in on it and routes back
+    /// to it, out of it again rather than drop it.
+    ///
+    /// Only an endpoint port with [`PortTables::return_to_ingress`] does: it
+    /// faces a conventional switch whose downstream ports redirect peer
+    /// traffic upstream (ACS P2P Request and Completion Redirect, PCIe Base
+    /// 6.0 §6.12.1.1, §7.7.11), and returns that traffic downstream as a
+    /// root port would. A request got here through a peer window of its
+    /// requester's owner, so isolation is already checked. A completion
+    /// goes back only between two functions of one owner: any other could
+    /// answer no request the peer windows let through.
+    fn returns_to_ingress(&self, port: PortIndex, packet: &Packet) -> bool {
+        let tables = &self.ports[usize::from(port.0)];
+        if !matches!(tables.role, PortRole::Endpoint { .. }) || !tables.return_to_ingress {
+            return false;
+        }
+        match &packet.header.body {
+            Body::Completion(completion) => {
+                let owner = |id| tables.ownership(id).owner.map(|owner| owner.host);
+                let requester = owner(completion.requester);
+                requester.is_some() && requester == owner(completion.completer)
+            }
+            _ => true,
         }
     }
 

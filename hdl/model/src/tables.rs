@@ -31,6 +31,12 @@ pub struct PortTables {
     /// virtual downstream port (§7.7.11.3). Peer requests then go up to the
     /// host instead of across the fabric.
     pub p2p_request_redirect: bool,
+    /// Endpoint ports: a request or completion from below that routes back
+    /// to this port is sent back out of it, as a root port returns peer
+    /// traffic a conventional switch's downstream ports redirected up
+    /// (ACS P2P Request and Completion Redirect, §6.12.1.1, §7.7.11);
+    /// while clear it is dropped as [`crate::DropReason::RoutesToIngress`].
+    pub return_to_ingress: bool,
     /// Endpoint ports: the virtual device number of the slot, which swizzles
     /// INTx as a switch's downstream port does (§2.2.8.1, Table 2-21).
     pub intx_swizzle: u8,

@@ -27,6 +27,7 @@ enum Op {
     IdMapping(PortIndex, usize, Option<IdMapping>),
     CompleterId(PortIndex, Bdf),
     Redirect(PortIndex, bool),
+    ReturnToIngress(PortIndex, bool),
     Swizzle(PortIndex, u8),
     AddressRoute(usize, Option<AddressRoute>),
     BusRoute(u8, Option<Destination>),
@@ -45,6 +46,7 @@ impl Op {
             Op::IdMapping(port, index, mapping) => plane.set_id_mapping(port, index, mapping),
             Op::CompleterId(port, id) => plane.set_completer_id(port, id),
             Op::Redirect(port, redirect) => plane.set_p2p_request_redirect(port, redirect),
+            Op::ReturnToIngress(port, enable) => plane.set_return_to_ingress(port, enable),
             Op::Swizzle(port, swizzle) => plane.set_intx_swizzle(port, swizzle),
             Op::AddressRoute(index, route) => plane.set_address_route(index, route),
             Op::BusRoute(bus, to) => plane.set_bus_route(bus, to),
@@ -270,6 +272,7 @@ fn op() -> impl Strategy<Value = Op> {
             .prop_map(|(p, i, m)| Op::IdMapping(p, i, m)),
         (port(), bdf()).prop_map(|(p, id)| Op::CompleterId(p, id)),
         (port(), any::<bool>()).prop_map(|(p, r)| Op::Redirect(p, r)),
+        (port(), any::<bool>()).prop_map(|(p, r)| Op::ReturnToIngress(p, r)),
         (port(), 0u8..40).prop_map(|(p, s)| Op::Swizzle(p, s)),
         (
             index(capacity::ADDRESS_ROUTES),

@@ -875,6 +875,246 @@ fn a_route_back_out_of_the_ingress_port_is_refused() {
     refused_with_unsupported_request(&out, DropReason::RoutesToIngress, GPU_A);
 }
 
+/// [`fabric`] with GPU B moved below GPU A's port, behind one conventional
+/// switch whose downstream ports redirect peer traffic up to that port (ACS
+/// P2P Request and Completion Redirect, PCIe Base 6.0 §6.12.1.1). GPU A is
+/// bound to host 0, GPU B to `b_owner`; each host's windows of its GPUs are
+/// the port's peer windows, tagged with the host they serve, host 1 having
+/// put GPU B's BAR at the same address host 0 would have.
+fn conventional_switch(return_to_ingress: bool, b_owner: HostIndex) -> Switch {
+    let mut switch = fabric();
+    let owner = |host: HostIndex| Owner {
+        host,
+        proxy_id: [PROXY0, PROXY1][usize::from(host.0)],
+    };
+    let bound = |function, host| FunctionOwner {
+        function,
+        owner: owner(host),
+        p2p_request_redirect: false,
+        intx_swizzle: 0,
+    };
+    let [a_window, b_window] = [host0_windows()[0], host0_windows()[1]];
+    let (windows, window_owners) = if b_owner == HostIndex(0) {
+        (vec![a_window, b_window], vec![None, None])
+    } else {
+        (
+            vec![a_window, b_window],
+            vec![Some(HostIndex(0)), Some(b_owner)],
+        )
+    };
+    let port_owner = (b_owner == HostIndex(0)).then(|| owner(HostIndex(0)));
+    let function_owners = if port_owner.is_some() {
+        Vec::new()
+    } else {
+        vec![bound(A_FABRIC, HostIndex(0)), bound(B_FABRIC, b_owner)]
+    };
+    switch
+        .set_port(
+            GPU_A,
+            PortTables {
+                role: PortRole::Endpoint {
+                    owner: port_owner,
+                    buses: (2, 3),
+                },
+                windows,
+                window_owners,
+                function_owners,
+                completer_id: SWITCH_FABRIC,
+                return_to_ingress,
+                ..PortTables::default()
+            },
+        )
+        .expect("within capacity");
+    switch
+        .set_port(GPU_B, PortTables::default())
+        .expect("within capacity");
+    let mut routes = switch.routes().clone();
+    for route in &mut routes.addresses {
+        if route.to == Destination::Port(GPU_B) {
+            route.to = Destination::Port(GPU_A);
+        }
+    }
+    routes.buses[3] = Some(Destination::Port(GPU_A));
+    switch.set_routes(routes).expect("within capacity");
+    switch
+}
+
+#[test]
+fn a_peer_write_below_a_conventional_switch_goes_back_down_its_port() {
+    let mut switch = conventional_switch(true, HostIndex(0));
+    // GPU A writes into GPU B's BAR as host 0 assigned it; the conventional
+    // switch redirected it up, the port translates it and returns it.
+    let out = send(
+        &mut switch,
+        GPU_A,
+        memory(MemoryOp::Write, A_FABRIC, 0, B_BAR_HOST + 0x80, 1),
+        &[0; 4],
+    );
+    assert_eq!(out.dropped, None);
+    let m = as_memory(only(&out, Destination::Port(GPU_A)));
+    assert_eq!(
+        m.address,
+        B_BAR_FABRIC + 0x80,
+        "in fabric terms, as B decodes"
+    );
+    assert_eq!(m.requester, A_FABRIC);
+    let counters = switch.counters(GPU_A).expect("port");
+    // 3 DW header + 4 bytes in; 4 DW header + 4 bytes out, counted as egress.
+    assert_eq!((counters.ingress.posted, counters.ingress.bytes), (1, 16));
+    assert_eq!((counters.egress.posted, counters.egress.bytes), (1, 20));
+    assert_eq!(counters.drops_for(DropReason::RoutesToIngress), 0);
+}
+
+#[test]
+fn a_peer_read_and_its_completion_below_a_conventional_switch_go_back_down() {
+    let mut switch = conventional_switch(true, HostIndex(0));
+    let out = send(
+        &mut switch,
+        GPU_A,
+        memory(MemoryOp::Read, A_FABRIC, 7, B_BAR_HOST + 0x100, 2),
+        &[],
+    );
+    let read = as_memory(only(&out, Destination::Port(GPU_A)));
+    assert_eq!(read.address, B_BAR_FABRIC + 0x100);
+    assert_eq!(
+        (read.requester, read.tag),
+        (A_FABRIC, Tag::new(7).expect("fits"))
+    );
+    // GPU B answers; P2P Completion Redirect sends the completion up too.
+    let data = [0x5a; 8];
+    let out = send(
+        &mut switch,
+        GPU_A,
+        completion(B_FABRIC, A_FABRIC, read.tag, 8, Some(2)),
+        &data,
+    );
+    assert_eq!(out.dropped, None);
+    let packet = only(&out, Destination::Port(GPU_A));
+    let c = as_completion(packet);
+    assert_eq!(
+        (c.completer, c.requester, c.tag),
+        (B_FABRIC, A_FABRIC, read.tag)
+    );
+    assert_eq!(packet.payload, data);
+    let counters = switch.counters(GPU_A).expect("port");
+    assert_eq!(
+        (counters.egress.non_posted, counters.egress.completions),
+        (1, 1)
+    );
+    assert_eq!(switch.outstanding(HOST0), 0, "no host request is involved");
+}
+
+#[test]
+fn without_return_to_ingress_a_peer_request_below_one_port_is_refused() {
+    let mut switch = conventional_switch(false, HostIndex(0));
+    let out = send(
+        &mut switch,
+        GPU_A,
+        memory(MemoryOp::Read, A_FABRIC, 7, B_BAR_HOST + 0x100, 2),
+        &[],
+    );
+    refused_with_unsupported_request(&out, DropReason::RoutesToIngress, GPU_A);
+    let out = send(
+        &mut switch,
+        GPU_A,
+        completion(B_FABRIC, A_FABRIC, Tag::new(7).expect("fits"), 8, Some(2)),
+        &[0; 8],
+    );
+    assert_eq!(out.dropped, Some(DropReason::RoutesToIngress));
+    assert!(out.deliveries.is_empty(), "a completion is not answered");
+}
+
+#[test]
+fn return_to_ingress_keeps_functions_of_different_hosts_apart() {
+    let mut switch = conventional_switch(true, HostIndex(1));
+    // Host 0 knows no GPU B: A's request at the address host 1 gave B's
+    // BAR is DMA into host 0's memory, never a peer request.
+    let out = send(
+        &mut switch,
+        GPU_A,
+        memory(MemoryOp::Read, A_FABRIC, 7, B_BAR_HOST + 0x100, 2),
+        &[],
+    );
+    let read = as_memory(only(&out, Destination::Port(HOST0)));
+    assert_eq!(read.address, B_BAR_HOST + 0x100, "host 0's own address");
+    // A completion from B (host 1) to A (host 0) answers nothing A asked of
+    // B, so it is not sent back down.
+    let out = send(
+        &mut switch,
+        GPU_A,
+        completion(B_FABRIC, A_FABRIC, Tag::new(7).expect("fits"), 8, Some(2)),
+        &[0; 8],
+    );
+    assert_eq!(out.dropped, Some(DropReason::RoutesToIngress));
+    assert!(out.deliveries.is_empty());
+    // Each GPU still reaches its own BAR through its own host's window.
+    let out = send(
+        &mut switch,
+        GPU_A,
+        memory(MemoryOp::Write, A_FABRIC, 0, A_BAR_HOST, 1),
+        &[0; 4],
+    );
+    assert_eq!(
+        as_memory(only(&out, Destination::Port(GPU_A))).address,
+        A_BAR_FABRIC
+    );
+}
+
+#[test]
+fn host_and_fabric_ports_never_return_to_ingress() {
+    const FABRIC: PortIndex = PortIndex(4);
+    let mut switch = fabric_with_ports(5);
+    switch
+        .set_port(
+            FABRIC,
+            PortTables {
+                role: PortRole::Fabric,
+                return_to_ingress: true,
+                ..PortTables::default()
+            },
+        )
+        .expect("within capacity");
+    let mut host0 = switch.port_tables(HOST0).expect("port").clone();
+    host0.return_to_ingress = true;
+    // A host window leading into the host's own aperture.
+    host0.windows.push(Window {
+        base: 0xa000_0000,
+        size: 0x1000,
+        fabric_base: aperture_base(HostIndex(0)),
+        permissions: Permissions::READ_WRITE,
+    });
+    switch.set_port(HOST0, host0).expect("within capacity");
+    let out = send(
+        &mut switch,
+        HOST0,
+        memory(MemoryOp::Read, ROOT_PORT, 3, 0xa000_0000, 1),
+        &[],
+    );
+    refused_with_unsupported_request(&out, DropReason::RoutesToIngress, HOST0);
+    assert_eq!(
+        switch.outstanding(HOST0),
+        0,
+        "the refused read holds no tag"
+    );
+    let mut routes = switch.routes().clone();
+    routes.addresses.insert(
+        0,
+        AddressRoute {
+            base: 0x1_0000_0000,
+            size: 0x1000,
+            to: Destination::Port(FABRIC),
+        },
+    );
+    switch.set_routes(routes).expect("within capacity");
+    let out = send(
+        &mut switch,
+        FABRIC,
+        memory(MemoryOp::Read, PROXY1, 3, 0x1_0000_0000, 1),
+        &[],
+    );
+    assert_eq!(out.dropped, Some(DropReason::RoutesToIngress));
+}
+
 #[test]
 fn counters_count_what_passes() {
     let mut switch = fabric();

@@ -368,13 +368,14 @@ fn bus_to_bus_copy_reads_the_host_and_writes_the_peer() {
 fn a_read_that_completes_with_ur_fails_the_copy() {
     let mut bench = two_gpus();
     bench.set_host_memory_limit(1 << 40);
+    setup_msi(&mut bench, GPU0, 0xfee0_1000, 0x4021);
     copy(
         &mut bench,
         BAR0_0,
         1 << 41,
         0x40,
         4096,
-        regs::control::DST_LOCAL,
+        regs::control::DST_LOCAL | regs::control::INTERRUPT,
     );
     assert_eq!(
         bench.read_u32(BAR0_0 + regs::DMA_STATUS),
@@ -383,6 +384,15 @@ fn a_read_that_completes_with_ur_fails_the_copy() {
     assert_eq!(
         bench.read_u32(BAR0_0 + regs::DMA_ERROR),
         Ok(regs::error::COMPLETION_ERROR)
+    );
+    // The failure is signalled like a finish: the driver need not time out.
+    assert_eq!(
+        bench.interrupts(),
+        [Interrupt {
+            requester: GPU0,
+            address: 0xfee0_1000,
+            data: 0x4021
+        }]
     );
     // The engine is free again: the next copy runs.
     copy(

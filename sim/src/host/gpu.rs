@@ -286,8 +286,8 @@ impl GpuDriver {
     }
 
     /// Why a copy signalled no completion: the engine's error if it
-    /// reports one (a copy it refused at the doorbell, or one that failed
-    /// without an interrupt), else a timeout.
+    /// reports one (a copy it refused at the doorbell; one that fails once
+    /// started signals its MSI), else a timeout.
     pub fn failure(&self, cpu: &mut Cpu<'_>) -> GpuError {
         let r = self.registers;
         let timeout = GpuError::Timeout { bdf: self.bdf };

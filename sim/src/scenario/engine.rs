@@ -23,8 +23,10 @@ use super::build;
 use super::validate::{Action, EndpointModel, EndpointPlan, Step as PlannedStep, Target};
 use super::Scenario;
 use crate::host::access::MemoryAccessError;
+use crate::host::gpu::GpuError;
 use crate::host::{Host, Location};
 use crate::world::World;
+use weft_devices::gpu::regs as gpu_regs;
 
 /// Long enough for the firmware's MSI to cross the switch and its link.
 pub const INTERRUPT_DELIVERY: Duration = Duration::from_micros(50);
@@ -162,8 +164,12 @@ pub struct Engine<'s> {
     booted: Vec<bool>,
     /// The BAR address each host last had for each function it saw.
     addresses: BTreeMap<(usize, Target), u64>,
-    /// Requests the isolation probes made, each answered with UR at a switch.
+    /// Requests the isolation probes made that a switch answered with UR.
     probes: u64,
+    /// Per host, the isolation probes its root complex answered with UR:
+    /// a GPU's read that, outside its owner's peer windows, is DMA into
+    /// its own host where nothing is.
+    probes_rejected_by_hosts: Vec<u64>,
     report: Report,
 }
 
@@ -233,6 +239,7 @@ impl<'s> Engine<'s> {
             booted: vec![false; scenario.hosts.len()],
             addresses: BTreeMap::new(),
             probes: 0,
+            probes_rejected_by_hosts: vec![0; scenario.hosts.len()],
             report: Report {
                 scenario: scenario.name.clone(),
                 ..Report::default()
@@ -330,9 +337,23 @@ impl<'s> Engine<'s> {
             ),
             Action::CheckBindings => "every bound function visible to its host only".into(),
             Action::CheckTraffic => "no TLP lost, dropped or unexpected".into(),
-            Action::Probe { host, target } => format!(
+            Action::Probe {
+                host,
+                target,
+                by: None,
+            } => format!(
                 "{} probes {}, bound elsewhere",
                 self.host_name(*host),
+                self.name(*target)
+            ),
+            Action::Probe {
+                host,
+                target,
+                by: Some(gpu),
+            } => format!(
+                "{} has {} read {}, bound elsewhere",
+                self.host_name(*host),
+                self.scenario.endpoints[*gpu].name,
                 self.name(*target)
             ),
         }
@@ -385,7 +406,15 @@ impl<'s> Engine<'s> {
                 to,
                 copy_bytes,
                 latency_bytes,
-            } => self.p2p(step, *host, *from, *to, *copy_bytes, *latency_bytes)?,
+                verify,
+            } => {
+                let transfer = Transfer {
+                    len: *copy_bytes,
+                    small: *latency_bytes,
+                    verify: *verify,
+                };
+                self.p2p(step, *host, *from, *to, transfer)?
+            }
             Action::Nvme {
                 host,
                 target,
@@ -467,9 +496,9 @@ impl<'s> Engine<'s> {
                 self.report.checks_passed += 1;
                 self.note(what, outcome);
             }
-            Action::Probe { host, target } => {
+            Action::Probe { host, target, by } => {
                 let outcome = self
-                    .probe(*host, *target)
+                    .probe(*host, *target, *by)
                     .map_err(|why| failed(step, &what, why))?;
                 self.report.checks_passed += 1;
                 self.note(what, outcome);
@@ -842,15 +871,7 @@ impl<'s> Engine<'s> {
                 "{in_flight} TLPs are still in flight after {INTERRUPT_DELIVERY:?} of quiet"
             ));
         }
-        let mut dropped = 0;
-        for switch in self.world.switches() {
-            let model = switch.model();
-            for port in 0..model.ports() {
-                if let Some(counters) = model.counters(PortIndex(port as u8)) {
-                    dropped += counters.drops.values().sum::<u64>();
-                }
-            }
-        }
+        let dropped = switch_drops(&self.world);
         if dropped != self.probes {
             return Err(format!(
                 "the switches dropped {dropped} TLPs, but the isolation probes account for {}",
@@ -859,9 +880,11 @@ impl<'s> Engine<'s> {
         }
         for (index, plan) in self.scenario.hosts.iter().enumerate() {
             let counters = self.world.with_host(plan.port, |h, _| h.root().counters());
-            if counters.unexpected_completions > 0 || counters.rejected > 0 {
+            let probed = self.probes_rejected_by_hosts[index];
+            if counters.unexpected_completions > 0 || counters.rejected != probed {
                 return Err(format!(
-                    "{} received {} unexpected completions and rejected {} requests",
+                    "{} received {} unexpected completions and rejected {} requests, \
+                     {probed} of them isolation probes",
                     self.host_name(index),
                     counters.unexpected_completions,
                     counters.rejected
@@ -874,7 +897,7 @@ impl<'s> Engine<'s> {
         ))
     }
 
-    fn probe(&mut self, host: usize, target: Target) -> Result<String, String> {
+    fn probe(&mut self, host: usize, target: Target, by: Option<usize>) -> Result<String, String> {
         if self.visible(host)?.contains(&target) {
             return Err(format!(
                 "{} sees {}: a probe needs a function bound to another host",
@@ -890,6 +913,9 @@ impl<'s> Engine<'s> {
             )
         })?;
         let port = self.scenario.hosts[host].port;
+        if let Some(gpu) = by {
+            return self.probe_by_gpu(host, gpu, address);
+        }
         let read = self
             .world
             .with_host(port, |h, link| h.cpu(link).read_u32(address));
@@ -905,16 +931,63 @@ impl<'s> Engine<'s> {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// Has `gpu`, driven by `host`, read `address` peer to peer with its
+    /// DMA engine: the read must fail with a completion error, answered
+    /// with UR by a switch or by `host`'s root complex (the read, outside
+    /// the peer windows of the GPU's owner, is DMA into that host), and
+    /// never reach the function now at that address for another host.
+    fn probe_by_gpu(&mut self, host: usize, gpu: usize, address: u64) -> Result<String, String> {
+        let name = self.scenario.endpoints[gpu].name.clone();
+        let bdf = self
+            .host_function(
+                host,
+                Target {
+                    endpoint: gpu,
+                    vf: None,
+                },
+            )
+            .ok_or_else(|| format!("{} does not see {name}", self.host_name(host)))?;
+        let port = self.scenario.hosts[host].port;
+        let rejected =
+            |world: &mut World| world.with_host(port, |h, _| h.root().counters().rejected);
+        let (drops_before, rejected_before) =
+            (switch_drops(&self.world), rejected(&mut self.world));
+        let copy = self.world.with_host(port, |h, link| {
+            h.gpu_copy(link, bdf, Location::Bus(address), Location::Local(0), 64)
+        });
+        let by_switch = switch_drops(&self.world) - drops_before;
+        let by_host = rejected(&mut self.world) - rejected_before;
+        self.probes += by_switch;
+        self.probes_rejected_by_hosts[host] += by_host;
+        let answered = match (by_switch, by_host) {
+            (1, 0) => "a switch".to_string(),
+            (0, 1) => format!("{}'s root complex", self.host_name(host)),
+            _ => {
+                return Err(format!(
+                    "{name}'s read of {address:#x} was refused {by_switch} times by switches \
+                     and {by_host} times by hosts, expected once"
+                ))
+            }
+        };
+        match copy {
+            Err(GpuError::Engine { code, .. }) if code == gpu_regs::error::COMPLETION_ERROR => Ok(
+                format!("{name}'s read of {address:#x} answered with UR by {answered}"),
+            ),
+            other => Err(format!(
+                "{name}'s read of {address:#x} gave {other:?}, expected a completion error"
+            )),
+        }
+    }
+
     fn p2p(
         &mut self,
         step: &PlannedStep,
         host: usize,
         from: usize,
         to: usize,
-        len: u64,
-        small: u64,
+        transfer: Transfer,
     ) -> Result<(), RunError> {
+        let Transfer { len, small, verify } = transfer;
         let what = self.describe(step);
         let name = self.host_name(host).to_string();
         let fail = |why: String| failed(step, &what, why);
@@ -934,12 +1007,40 @@ impl<'s> Engine<'s> {
                 .sum()
         };
         let port = self.scenario.hosts[host].port;
-        let before = host_egress(&self.world);
-        let peer = |host: &Host, bdf: Bdf, offset: u64| {
+        let driver = |host: &Host, bdf: Bdf| {
             host.gpu(bdf)
-                .map(|gpu| gpu.peer_address(offset))
+                .copied()
                 .ok_or_else(|| format!("no GPU driver on {bdf}"))
         };
+        let peer = |host: &Host, bdf: Bdf, offset: u64| {
+            driver(host, bdf).map(|gpu| gpu.peer_address(offset))
+        };
+        // With `verify`, each GPU's source is a pattern the CPU puts there
+        // through its BAR first.
+        let pattern = |seed: u8| -> Vec<u8> {
+            (0..len)
+                .map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed))
+                .collect()
+        };
+        let sources = verify.then(|| [(a, pattern(0xa5)), (b, pattern(0x5a))]);
+        if let Some(sources) = &sources {
+            self.world
+                .with_host(port, |host, link| {
+                    for (bdf, data) in sources {
+                        let gpu = driver(host, *bdf)?;
+                        let mut cpu = host.cpu(link);
+                        gpu.upload(&mut cpu, 0, data)
+                            .map_err(|e| format!("{e:?}"))?;
+                        // A read does not pass the posted writes ahead of
+                        // it (PCIe Base 6.0 §2.4.1): once it completes, the
+                        // pattern is in place and off the links the copies use.
+                        gpu.download(&mut cpu, 0, 4).map_err(|e| format!("{e:?}"))?;
+                    }
+                    Ok::<_, String>(())
+                })
+                .map_err(fail)?;
+        }
+        let before = host_egress(&self.world);
         let mut figures = self
             .world
             .with_host(port, |host, link| {
@@ -979,6 +1080,26 @@ impl<'s> Engine<'s> {
         } else {
             0
         };
+        // The GPU driver's peer test: what each GPU copied reads back equal
+        // from its peer, at `len`, through the peer's BAR.
+        if let Some([(_, a_data), (_, b_data)]) = &sources {
+            self.world
+                .with_host(port, |host, link| {
+                    for (peer_gpu, sent, from) in [(b, a_data, "A"), (a, b_data, "B")] {
+                        let landed = driver(host, peer_gpu)?
+                            .download(&mut host.cpu(link), len, len)
+                            .map_err(|e| format!("{e:?}"))?;
+                        if landed != *sent {
+                            return Err(format!(
+                                "GPU {from}'s {} did not land intact in its peer",
+                                size(len)
+                            ));
+                        }
+                    }
+                    Ok(())
+                })
+                .map_err(fail)?;
+        }
         self.world
             .with_host(port, |host, link| {
                 let err = |e| format!("{e:?}");
@@ -1021,7 +1142,11 @@ impl<'s> Engine<'s> {
         let copy = size(len);
         self.note(
             format!("{name}: GPU A -> B copy of {copy}"),
-            format!("{:.2} GB/s", figures.unidirectional / 1e9),
+            format!(
+                "{:.2} GB/s{}",
+                figures.unidirectional / 1e9,
+                if verify { ", read back equal" } else { "" }
+            ),
         );
         self.note(
             format!("{name}: GPU A -> B and B -> A at once, {copy} each"),
@@ -1046,6 +1171,32 @@ impl<'s> Engine<'s> {
         });
         Ok(())
     }
+}
+
+/// TLPs the switches of `world` dropped, every port and reason.
+fn switch_drops(world: &World) -> u64 {
+    world
+        .switches()
+        .iter()
+        .map(|switch| {
+            let model = switch.model();
+            (0..model.ports())
+                .filter_map(|port| model.counters(PortIndex(port as u8)))
+                .map(|counters| counters.drops.values().sum::<u64>())
+                .sum::<u64>()
+        })
+        .sum()
+}
+
+/// What a `p2p` step moves.
+#[derive(Clone, Copy, Debug)]
+struct Transfer {
+    /// Bytes per copy and direction.
+    len: u64,
+    /// Bytes of the latency transfers.
+    small: u64,
+    /// Whether the copied data is read back and compared.
+    verify: bool,
 }
 
 /// Lets slot interrupts reach the hosts, as time passes between a

@@ -252,7 +252,7 @@ pub enum ActionSpec {
         mode: UnbindSpec,
     },
     /// GPU peer-to-peer between two GPUs a host drives: bandwidth one way
-    /// and both ways, and latency.
+    /// and both ways, and latency; with `verify`, the data checked too.
     P2p {
         /// The host running the test.
         host: String,
@@ -264,6 +264,11 @@ pub enum ActionSpec {
         copy_bytes: u64,
         /// Bytes of the latency transfers.
         latency_bytes: u64,
+        /// The GPU driver's peer test: each GPU's source is a pattern the
+        /// CPU puts there first, and what landed in its peer must read
+        /// back equal. Default: off, so the copies alone are timed.
+        #[serde(default)]
+        verify: bool,
     },
     /// A host writes a pattern to an NVMe function and reads it back.
     Nvme {
@@ -292,6 +297,9 @@ pub enum ActionSpec {
         host: String,
         /// The endpoint it must not reach.
         endpoint: String,
+        /// A GPU the host drives that makes the read, peer to peer with its
+        /// DMA engine, instead of the host's CPU. Default: the CPU.
+        by: Option<String>,
     },
 }
 

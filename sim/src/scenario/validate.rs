@@ -270,6 +270,8 @@ pub enum Action {
         copy_bytes: u64,
         /// Bytes of the latency transfers.
         latency_bytes: u64,
+        /// Whether the copied data is read back and compared.
+        verify: bool,
     },
     /// NVMe write and read back.
     Nvme {
@@ -297,6 +299,8 @@ pub enum Action {
         host: usize,
         /// What it must not reach.
         target: Target,
+        /// The GPU whose DMA engine reads, or `None` for the host's CPU.
+        by: Option<usize>,
     },
 }
 
@@ -839,12 +843,14 @@ pub fn resolve(file: ScenarioFile, text: &str, base: &Path) -> Result<Scenario, 
                 to,
                 copy_bytes,
                 latency_bytes,
+                verify,
             } => Action::P2p {
                 host: names.host(at, host)?,
                 from: gpu("from", from)?,
                 to: gpu("to", to)?,
                 copy_bytes: *copy_bytes,
                 latency_bytes: *latency_bytes,
+                verify: *verify,
             },
             ActionSpec::Nvme {
                 host,
@@ -873,9 +879,10 @@ pub fn resolve(file: ScenarioFile, text: &str, base: &Path) -> Result<Scenario, 
             },
             ActionSpec::CheckBindings {} => Action::CheckBindings,
             ActionSpec::CheckTraffic {} => Action::CheckTraffic,
-            ActionSpec::Probe { host, endpoint } => Action::Probe {
+            ActionSpec::Probe { host, endpoint, by } => Action::Probe {
                 host: names.host(at, host)?,
                 target: names.target(at, "endpoint", endpoint)?,
+                by: by.as_deref().map(|by| gpu("by", by)).transpose()?,
             },
         };
         for target in action_targets(&action) {

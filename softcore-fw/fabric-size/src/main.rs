@@ -141,6 +141,15 @@ mod probe {
             black_box(Ok(()))
         }
 
+        fn set_return_to_ingress(
+            &mut self,
+            port: PortIndex,
+            enable: bool,
+        ) -> Result<(), TableWriteError> {
+            black_box((port, enable));
+            black_box(Ok(()))
+        }
+
         fn set_intx_swizzle(
             &mut self,
             port: PortIndex,

@@ -201,6 +201,10 @@ impl DataPlane for Discard {
         self.write()
     }
 
+    fn set_return_to_ingress(&mut self, _: PortIndex, _: bool) -> Result<(), TableWriteError> {
+        self.write()
+    }
+
     fn set_intx_swizzle(&mut self, _: PortIndex, _: u8) -> Result<(), TableWriteError> {
         self.write()
     }

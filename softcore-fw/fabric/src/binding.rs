@@ -6,8 +6,8 @@
 //! fabric BAR address) and ID map (fabric ID → the ID the host enumerated
 //! it at, below the slot's secondary bus); and, on each endpoint port where
 //! it has a function, the owner, the peer windows (the host's windows of
-//! functions on other ports), ACS P2P Request Redirect and the INTx swizzle
-//! of the slot.
+//! functions on other ports, and on the same port where it returns peer
+//! traffic), ACS P2P Request Redirect and the INTx swizzle of the slot.
 //!
 //! An endpoint port whose every function is bound to one host has that
 //! host as its port owner, as a GPU has. Otherwise (SR-IOV virtual
@@ -25,11 +25,14 @@
 //! ([`crate::conventional`]) each endpoint function is bound on its own;
 //! devices below different downstream ports may go to different hosts
 //! when those ports redirect peer traffic up to the weft port (ACS), where
-//! the function owners and host-tagged peer windows isolate it. Peer
-//! requests between devices below one port that reach the weft port are
-//! not sent back out of it (the data plane drops a route back to the
-//! ingress port), so such devices are isolated from each other even when
-//! bound to one host.
+//! the function owners and host-tagged peer windows isolate it. Where
+//! every such downstream port redirects, the weft port sends peer traffic
+//! from below it back down after translation
+//! ([`crate::inventory::Inventory::returns_peers_to`]), so each host's
+//! peer windows on that port include its functions below the same port,
+//! and devices bound to one host do peer-to-peer there as anywhere; a
+//! device bound to another host stays out of reach, its windows being
+//! another owner's.
 //!
 //! Bind programs all of that before the slot shows presence; unbind takes
 //! it away before the slot shows absence. Each endpoint port is rewritten
@@ -718,10 +721,13 @@ impl FabricManager {
                 }
             }
         }
+        // Peers below the same port are reached through it only where it
+        // returns their traffic to them.
+        let returns = self.inventory.returns_peers_to(at, port);
         for &si in &hosts {
             let host = self.switches[si].host;
             for (s, p, window) in self.host_windows(si)? {
-                if (s, p) == (at, port) {
+                if (s, p) == (at, port) && !returns {
                     continue;
                 }
                 plan.windows

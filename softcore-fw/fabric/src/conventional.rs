@@ -49,14 +49,23 @@
 //! ([`crate::binding::SharingRefused::PeerRouteBelowPort`]).
 //!
 //! What it costs, measured against a transparent PCIe switch:
-//! - Peer traffic between two devices below one weft port reaches the
-//!   weft port (redirected) and is not sent back out of it (the data plane
-//!   drops a route to the ingress port), so those devices do no
-//!   peer-to-peer, even for one host; devices on other ports do. Below a
+//! - Peer traffic between two devices below one weft port goes up to the
+//!   weft port (redirected) and back down, translated and checked there,
+//!   instead of turning inside the conventional switch. Where every
+//!   downstream port with a device below redirects both requests and
+//!   completions, the weft port stands where a root port stands for that
+//!   traffic (§6.12.1.1, §7.7.11) and returns it out of the port it came in
+//!   on ([`crate::inventory::Inventory::returns_peers_to`], the port block's
+//!   RETURN_TO_INGRESS): devices bound to one host do peer-to-peer through
+//!   its peer windows, each byte crossing the conventional switch's
+//!   upstream link twice, and a device bound to another host is not
+//!   reached (its address is not in the requester's owner's windows,
+//!   and a completion between two owners is dropped). Below a
 //!   downstream port without ACS the conventional switch decodes peer
 //!   addresses itself, in fabric terms, where the devices use their host's
-//!   addresses: such devices are refused to different hosts, and for one
-//!   host their peer-to-peer is not translated.
+//!   addresses: such devices are refused to different hosts, their port
+//!   returns nothing, and for one host their peer-to-peer is not
+//!   translated.
 //! - Legacy INTx from below a conventional switch arrives collapsed into
 //!   its upstream port's virtual wires (§2.2.8.1), with no trace of the
 //!   device that raised it, so it cannot follow each device to its host:

@@ -385,6 +385,42 @@ impl Inventory {
         self.bridges.iter().find(|b| b.id == id)
     }
 
+    /// Whether endpoint port `port` of `switch` sends peer traffic from
+    /// below it back out of it (`DataPlane::set_return_to_ingress`): every
+    /// function below it sits below a conventional switch's downstream
+    /// port, and every such port between a function and the weft port
+    /// redirects peer requests and completions upstream
+    /// ([`Bridge::redirects_peers`]). The weft port then stands where a
+    /// root port stands for the traffic those ports redirect, and returns
+    /// it downstream after translation and isolation (PCIe Base 6.0
+    /// §6.12.1.1, §7.7.11). Below any other downstream port the
+    /// conventional switch decodes peer addresses itself, so nothing is
+    /// returned to it.
+    pub fn returns_peers_to(&self, switch: SwitchIndex, port: PortIndex) -> bool {
+        let mut below = self
+            .functions
+            .iter()
+            .filter(|f| f.switch == switch && f.port == port)
+            .peekable();
+        below.peek().is_some()
+            && below.all(|f| self.below_switch_port(f) && self.peer_route_below(f).is_none())
+    }
+
+    /// Whether a conventional switch's downstream port is among the bridges above `function`.
+    fn below_switch_port(&self, function: &Function) -> bool {
+        let mut at = function.bridge;
+        for _ in 0..MAX_BRIDGES {
+            let Some(bridge) = at.and_then(|id| self.bridge(id)) else {
+                return false;
+            };
+            if bridge.kind == BridgeKind::SwitchDownstream {
+                return true;
+            }
+            at = bridge.parent;
+        }
+        false
+    }
+
     /// The first conventional switch downstream port between `function`
     /// and its weft port that does not redirect peer traffic upstream
     /// ([`Bridge::redirects_peers`]); `None` when every one does, or there

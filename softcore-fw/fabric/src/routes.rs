@@ -1,5 +1,7 @@
 //! The switch-wide tables that follow from discovery alone, on every
-//! switch of the fabric: port roles, completer IDs, and the bus and
+//! switch of the fabric: port roles, completer IDs, whether an endpoint
+//! port returns peer traffic from below it
+//! ([`crate::inventory::Inventory::returns_peers_to`]), and the bus and
 //! address routing tables.
 //!
 //! Every destination sits behind one port of one switch: the manager's
@@ -67,8 +69,9 @@ fn route_to(
     }
 }
 
-/// Writes port roles (endpoints unowned), completer IDs and both routing
-/// tables of every switch in `inventory`, along `inventory.paths`.
+/// Writes port roles (endpoints unowned), completer IDs, return to
+/// ingress and both routing tables of every switch in `inventory`, along
+/// `inventory.paths`.
 pub fn program_fabric<F: Fabric + ?Sized>(
     inventory: &Inventory,
     settings: &FabricSettings,
@@ -165,6 +168,9 @@ fn program_switch(
             PortKind::Fabric { .. } => PortRole::Fabric,
         };
         tables.set_port_role(port, role)?;
+        let returns =
+            matches!(role, PortRole::Endpoint { .. }) && inventory.returns_peers_to(switch, port);
+        tables.set_return_to_ingress(port, returns)?;
     }
     for (bus, to) in buses.iter().enumerate() {
         tables.set_bus_route(bus as u8, *to)?;

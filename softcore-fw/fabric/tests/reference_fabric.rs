@@ -436,6 +436,216 @@ fn devices_below_a_port_without_acs_stay_with_one_host() {
     ));
 }
 
+#[test]
+fn a_port_returns_peer_traffic_only_below_a_switch_whose_ports_all_redirect_it() {
+    let returns = |mesh: &Mesh, switch, port| {
+        mesh.switch(switch)
+            .port_tables(PortIndex(port))
+            .expect("port")
+            .return_to_ingress
+    };
+    let (mesh, manager) = started(pcie_switch(true));
+    assert!(manager
+        .inventory()
+        .returns_peers_to(SwitchIndex(2), PortIndex(2)));
+    assert!(
+        returns(&mesh, S3, 2),
+        "both downstream ports redirect requests and completions up"
+    );
+    // A GPU or a drive on the port's own link has no peer below it.
+    for (switch, port) in [(S1, 2), (S1, 3), (S2, 2), (S2, 3)] {
+        assert!(!returns(&mesh, switch, port), "S{switch}.{port}");
+    }
+    // Host and fabric ports never do.
+    for (switch, port) in [(S0, 0), (S0, 1), (S0, 2), (S0, 3)] {
+        assert!(!returns(&mesh, switch, port), "S{switch}.{port}");
+    }
+    let (mesh, _manager) = started(pcie_switch(false));
+    assert!(
+        !returns(&mesh, S3, 2),
+        "DSP 1 lets the PCIe switch turn peer traffic itself"
+    );
+}
+
+/// Host `at` numbers its virtual switch (upstream port bus 1, slots on bus
+/// 2, slot n's secondary bus 3 + n) and puts BAR0 of the function in each
+/// of `slots` at its address, with Memory Space enabled.
+fn assign_bars(
+    mesh: &mut Mesh,
+    manager: &mut FabricManager,
+    host: &mut FakeHost,
+    at: (usize, u8),
+    slots: &[(u8, u32)],
+) {
+    let (t0, t1) = (ConfigType::Type0, ConfigType::Type1);
+    let mut config =
+        |t, target, offset, value| mesh.host_config(manager, host, at, t, target, offset, value);
+    config(t0, Bdf::new(1, 0, 0), 0x18, Some(0x0004_0201));
+    for &(slot, bar) in slots {
+        let bus = 3 + u32::from(slot);
+        let buses = bus << 16 | bus << 8 | 2;
+        config(t1, Bdf::new(2, slot, 0), 0x18, Some(buses));
+        let function = Bdf::new(bus as u8, 0, 0);
+        config(t1, function, 0x10, Some(bar));
+        config(t1, function, 0x04, Some(0b110));
+    }
+}
+
+/// A completion with `dw` DWs of data from `completer` to `requester`.
+fn peer_completion(completer: Bdf, requester: Bdf, tag: u16, dw: u16) -> Packet {
+    use weft_fabric::pcie::tlp::{
+        Attributes, Body, Completion, CompletionStatus, Header, Tag, TrafficClass,
+    };
+    let header = Header {
+        digest_present: false,
+        poisoned: false,
+        body: Body::Completion(Completion {
+            locked: false,
+            traffic_class: TrafficClass::default(),
+            attributes: Attributes::default(),
+            completer,
+            status: CompletionStatus::Successful,
+            byte_count_modified: false,
+            byte_count: dw * 4,
+            requester,
+            tag: Tag::new(tag).expect("fits"),
+            lower_address: 0,
+            data_dw: Some(dw),
+        }),
+    };
+    Packet::new(header, vec![0x5a; usize::from(dw) * 4])
+}
+
+#[test]
+fn devices_below_one_port_bound_to_one_host_do_peer_to_peer() {
+    let (mut mesh, mut manager) = started(pcie_switch(true));
+    let mut host = FakeHost::default();
+    manager
+        .bind(GPU_D, HostIndex(0), 0, &mut mesh.planes, &mut host)
+        .expect("D to host 0");
+    manager
+        .bind(NIC_F, HostIndex(0), 1, &mut mesh.planes, &mut host)
+        .expect("F to host 0");
+    assign_bars(
+        &mut mesh,
+        &mut manager,
+        &mut host,
+        (S0, 2),
+        &[(0, 0x9000_0000), (1, 0x9100_0000)],
+    );
+    // D writes into F's BAR0 as host 0 assigned it: the PCIe switch sends
+    // it up (P2P Request Redirect), S3.2 translates it through host 0's
+    // window of F and sends it back down, at F's fabric address (inside
+    // DSP 1's window, §7.5.1.3.8), so the PCIe switch delivers it to F.
+    mesh.net.send(
+        S3,
+        2,
+        Packet::new(
+            memory(MemoryOp::Write, GPU_D, 0, 0x9100_0010, 1),
+            vec![1, 2, 3, 4],
+        ),
+    );
+    let (switch, port, packet) = mesh.net.arrivals.pop().expect("returned");
+    assert_eq!((switch, port), (S3, 2));
+    let m = as_memory(&packet);
+    assert_eq!((m.address, m.requester), (0x8300_0010, GPU_D));
+    assert_eq!(packet.payload, [1, 2, 3, 4]);
+
+    // D reads F; F's completion comes up too (P2P Completion Redirect)
+    // and goes back down to D.
+    mesh.net.send(
+        S3,
+        2,
+        Packet::new(memory(MemoryOp::Read, GPU_D, 9, 0x9100_0020, 2), vec![]),
+    );
+    let (switch, port, packet) = mesh.net.arrivals.pop().expect("returned");
+    assert_eq!((switch, port), (S3, 2));
+    assert_eq!(as_memory(&packet).address, 0x8300_0020);
+    mesh.net.send(S3, 2, peer_completion(NIC_F, GPU_D, 9, 2));
+    assert_eq!(mesh.net.arrivals.len(), 1);
+    let (switch, port, packet) = mesh.net.arrivals.pop().expect("returned");
+    assert_eq!((switch, port), (S3, 2));
+    assert_eq!(packet.payload, [0x5a; 8]);
+    let counters = mesh
+        .switch(S3)
+        .counters(PortIndex(2))
+        .expect("port")
+        .clone();
+    assert_eq!(
+        counters.drops_for(weft_model::DropReason::RoutesToIngress),
+        0
+    );
+}
+
+#[test]
+fn a_device_below_one_port_does_not_reach_a_peer_bound_to_another_host() {
+    let (mut mesh, mut manager) = started(pcie_switch(true));
+    let mut host = FakeHost::default();
+    manager
+        .bind(GPU_D, HostIndex(0), 0, &mut mesh.planes, &mut host)
+        .expect("D to host 0");
+    manager
+        .bind(NIC_F, HostIndex(1), 0, &mut mesh.planes, &mut host)
+        .expect("F to host 1");
+    assign_bars(
+        &mut mesh,
+        &mut manager,
+        &mut host,
+        (S0, 2),
+        &[(0, 0x9000_0000)],
+    );
+    assign_bars(
+        &mut mesh,
+        &mut manager,
+        &mut host,
+        (S0, 3),
+        &[(0, 0xa000_0000)],
+    );
+    // Host 0 knows no F: D's write at F's host 1 address is DMA into host
+    // 0's memory, never a peer request.
+    mesh.net.send(
+        S3,
+        2,
+        Packet::new(
+            memory(MemoryOp::Write, GPU_D, 0, 0xa000_0010, 1),
+            vec![1, 2, 3, 4],
+        ),
+    );
+    assert_eq!(mesh.net.arrivals.len(), 1);
+    let (switch, port, packet) = mesh.net.arrivals.pop().expect("delivered");
+    assert_eq!((switch, port), (S0, 2));
+    assert_eq!(as_memory(&packet).address, 0xa000_0010);
+    // F cannot answer D either: a completion between two owners is not returned.
+    mesh.net.send(S3, 2, peer_completion(NIC_F, GPU_D, 9, 1));
+    assert!(mesh.net.arrivals.is_empty());
+    let counters = mesh
+        .switch(S3)
+        .counters(PortIndex(2))
+        .expect("port")
+        .clone();
+    assert_eq!(
+        counters.drops_for(weft_model::DropReason::RoutesToIngress),
+        1
+    );
+    // Each still reaches its own BAR through its own host's window.
+    for (requester, address, fabric) in [
+        (GPU_D, 0x9000_0010, 0x8200_0010),
+        (NIC_F, 0xa000_0010, 0x8300_0010),
+    ] {
+        mesh.net.send(
+            S3,
+            2,
+            Packet::new(
+                memory(MemoryOp::Write, requester, 0, address, 1),
+                vec![0; 4],
+            ),
+        );
+        let (switch, port, packet) = mesh.net.arrivals.pop().expect("returned");
+        assert_eq!((switch, port), (S3, 2), "{requester:?}");
+        assert_eq!(as_memory(&packet).address, fabric, "{requester:?}");
+    }
+}
+
 /// A PCIe switch on the manager's own switch, reached on the link and by
 /// Type 1 requests through it; its second downstream port forwards
 /// prefetchable memory below 4 GiB only, so the 64-bit prefetchable BAR

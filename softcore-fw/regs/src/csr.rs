@@ -301,6 +301,19 @@ pub mod port {
         "Endpoint ports: the owner host set ACS P2P Request Redirect on the virtual \
                  downstream port (PCIe Base 6.0 §7.7.11.3); peer requests go up to the host.",
     );
+    /// [`CONTROL`]'s RETURN_TO_INGRESS field.
+    pub const RETURN_TO_INGRESS: Field = Field::new(
+        "RETURN_TO_INGRESS",
+        9,
+        1,
+        "Endpoint ports facing a conventional switch whose downstream ports redirect peer \
+                 traffic upstream (ACS P2P Request and Completion Redirect, PCIe Base 6.0 \
+                 §6.12.1.1, §7.7.11): a request from below that a peer window of its \
+                 requester's owner routes back to this port, or a completion between two \
+                 functions of one owner below it, is sent back out of it, as a root port \
+                 returns ACS-redirected peer traffic; while clear, and on host and fabric \
+                 ports, it is dropped (DROP_ROUTES_TO_INGRESS).",
+    );
     /// [`CONTROL`]'s INTX_SWIZZLE field.
     pub const INTX_SWIZZLE: Field = Field::new(
         "INTX_SWIZZLE",
@@ -362,7 +375,13 @@ pub mod port {
         0x00,
         Access::ReadWrite,
         "The port's role and switches.",
-        &[ENABLE, ROLE, P2P_REQUEST_REDIRECT, INTX_SWIZZLE],
+        &[
+            ENABLE,
+            ROLE,
+            P2P_REQUEST_REDIRECT,
+            RETURN_TO_INGRESS,
+            INTX_SWIZZLE,
+        ],
     );
     /// A host port's host.
     pub const HOST: Register = LAYOUT.register(
@@ -899,7 +918,9 @@ pub mod counter {
         },
         EntryName {
             name: "DROP_ROUTES_TO_INGRESS",
-            doc: "Dropped: the route leads back out of the ingress port.",
+            doc: "Dropped: the route leads back out of the ingress port, and the port does not \
+                  return it (port CONTROL.RETURN_TO_INGRESS clear, not an endpoint port, or a \
+                  completion between functions of different owners).",
         },
         EntryName {
             name: "DROP_UNEXPECTED_COMPLETION",

@@ -399,6 +399,16 @@ impl<B: CsrBus> DataPlane for CsrDataPlane<B> {
         Ok(())
     }
 
+    fn set_return_to_ingress(
+        &mut self,
+        port: PortIndex,
+        enable: bool,
+    ) -> Result<(), TableWriteError> {
+        let p = self.instance(port)?;
+        self.update_port_control(p, port::RETURN_TO_INGRESS, u32::from(enable));
+        Ok(())
+    }
+
     fn set_intx_swizzle(&mut self, port: PortIndex, swizzle: u8) -> Result<(), TableWriteError> {
         let p = self.instance(port)?;
         let swizzle = checked_intx_swizzle(swizzle)?;

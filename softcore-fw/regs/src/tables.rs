@@ -358,6 +358,23 @@ pub trait DataPlane {
         redirect: bool,
     ) -> Result<(), TableWriteError>;
 
+    /// Sets whether an endpoint port sends a request or completion from
+    /// below it that routes back to it out of it again, instead of
+    /// dropping it as a route to the ingress port.
+    ///
+    /// A switch port never sends a TLP back out of its ingress port, but
+    /// an endpoint port facing a conventional switch whose downstream
+    /// ports redirect peer traffic upstream (ACS P2P Request and
+    /// Completion Redirect, PCIe Base 6.0 §6.12.1.1, §7.7.11) stands where
+    /// a root port stands for that traffic: it returns it downstream
+    /// after translation and isolation checks. Host and fabric ports
+    /// never return a TLP, whatever the setting.
+    fn set_return_to_ingress(
+        &mut self,
+        port: PortIndex,
+        enable: bool,
+    ) -> Result<(), TableWriteError>;
+
     /// Sets the device number an endpoint port's INTx messages are swizzled by (§2.2.8.1).
     fn set_intx_swizzle(&mut self, port: PortIndex, swizzle: u8) -> Result<(), TableWriteError>;
 

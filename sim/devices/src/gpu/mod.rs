@@ -246,6 +246,10 @@ impl Gpu {
         self.registers.error = code;
     }
 
+    /// Ends the running copy: DONE, or ERROR with the engine's code, and
+    /// either way the MSI if the copy asked for one, so a driver learns of
+    /// a failed copy (a read answered with UR, §2.3.2) as soon as of a
+    /// finished one.
     fn finish(&mut self, now: Duration, outcome: Result<(), u32>) {
         let elapsed = now.saturating_sub(self.copy_started).as_nanos();
         self.registers.elapsed_ns = u32::try_from(elapsed).unwrap_or(u32::MAX);
@@ -253,11 +257,11 @@ impl Gpu {
             Ok(()) => {
                 self.registers.status = regs::status::DONE;
                 self.registers.count = self.registers.count.wrapping_add(1);
-                if self.registers.control & regs::control::INTERRUPT != 0 {
-                    self.interrupt_pending = true;
-                }
             }
             Err(code) => self.fail(code),
+        }
+        if self.registers.control & regs::control::INTERRUPT != 0 {
+            self.interrupt_pending = true;
         }
     }
 

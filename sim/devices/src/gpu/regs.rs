@@ -42,7 +42,8 @@ pub mod control {
     pub const SRC_LOCAL: u32 = 1 << 0;
     /// The destination is an offset into the GPU's own memory.
     pub const DST_LOCAL: u32 = 1 << 1;
-    /// Send an MSI when the copy finishes (needs MSI and Bus Master enabled).
+    /// Send an MSI when the copy finishes, or fails once started (needs MSI
+    /// and Bus Master enabled); a copy refused at the doorbell sends none.
     pub const INTERRUPT: u32 = 1 << 2;
 }
 

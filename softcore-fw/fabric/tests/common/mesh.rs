@@ -481,6 +481,14 @@ impl DataPlane for SharedPlane {
         self.switches.borrow_mut()[self.index].set_p2p_request_redirect(port, redirect)
     }
 
+    fn set_return_to_ingress(
+        &mut self,
+        port: PortIndex,
+        enable: bool,
+    ) -> Result<(), TableWriteError> {
+        self.switches.borrow_mut()[self.index].set_return_to_ingress(port, enable)
+    }
+
     fn set_intx_swizzle(&mut self, port: PortIndex, swizzle: u8) -> Result<(), TableWriteError> {
         self.switches.borrow_mut()[self.index].set_intx_swizzle(port, swizzle)
     }

@@ -33,7 +33,17 @@ pub const MAGIC: [u8; 4] = *b"WEFT";
 /// The protocol version this crate speaks: the body schema in use. It goes
 /// up when a request or response variant is appended, so a switch can tell
 /// an older client from a newer one.
-pub const PROTOCOL_VERSION: u16 = 1;
+///
+/// | version | appended |
+/// |---|---|
+/// | 1 | (the first schema) |
+/// | 2 | [`Error::CounterTooOld`](crate::Error::CounterTooOld) |
+pub const PROTOCOL_VERSION: u16 = 2;
+
+/// The first protocol version whose clients read
+/// [`Error::CounterTooOld`](crate::Error::CounterTooOld); an older request
+/// whose counter is too old is refused as [`Error::Replayed`](crate::Error::Replayed).
+pub const COUNTER_TOO_OLD_SINCE: u16 = 2;
 
 /// The oldest protocol version this crate still accepts. Because variants
 /// are only appended, every body an older client can send still decodes.

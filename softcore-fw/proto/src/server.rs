@@ -63,7 +63,11 @@ impl<const N: usize> Responder<N> {
     /// the request and its trailing bulk bytes) and its encoded answer is
     /// kept; a byte-identical repeat of a recent request gets the kept
     /// bytes; a refused request gets [`Response::Error`] with the reason,
-    /// under the switch's key.
+    /// under the switch's key. A request whose MAC verified but whose
+    /// counter is too old learns the counter to exceed
+    /// ([`Error::CounterTooOld`](crate::Error::CounterTooOld)) unless it
+    /// may have run already ([`Error::Replayed`](crate::Error::Replayed));
+    /// [`crate::cache`] explains which.
     pub fn answer(
         &mut self,
         datagram: &[u8],
@@ -76,13 +80,18 @@ impl<const N: usize> Responder<N> {
             Ok(Incoming::Execute(received)) => {
                 let response = execute(&received.request, received.trailing);
                 let header = received.header.reply(switch);
-                let Ok(n) = encode_response(&header, &response, &[], self.verifier.key(), out)
-                else {
-                    return 0;
-                };
-                // An answer always fits a datagram, which the cache holds.
-                let _ = self.cache.insert(received.fingerprint, &out[..n]);
-                n
+                let stored = encode_response(&header, &response, &[], self.verifier.key(), out)
+                    .map_err(|_| ())
+                    .and_then(|n| {
+                        self.cache
+                            .insert(received.fingerprint, &out[..n])
+                            .map(|()| n)
+                            .map_err(|_| ())
+                    });
+                stored.unwrap_or_else(|()| {
+                    self.cache.forget(received.fingerprint);
+                    0
+                })
             }
             Err(refused) => match refused.refusal(switch) {
                 Some((header, error)) => encode_response(

@@ -112,6 +112,7 @@ const ERROR_BODIES: &[(&str, &str)] = &[
     ("FlashFailed", "2302"),
     ("NoSavedConfig", "24"),
     ("SavedConfigCorrupt", "25"),
+    ("CounterTooOld", "26808ec7ddc1c48203"),
 ];
 
 /// The key of the whole-datagram vectors: bytes 0, 1, ..., 31.
@@ -136,6 +137,14 @@ const CHUNK_DATAGRAM: &str = "57454654010001000503020101005446455700000300100001
 const RESPONSE_DATAGRAM: &str = "57454654010002000403020101005446455700000200000000401e18240a0600\
     193789c95ce01852570155fa2f3345e6f000e118032c0857303b79e36012237b\
     052a";
+
+/// `Error(CounterTooOld { accepted_above: 1_700_000_060_000_000 })` at
+/// protocol version 2, answering request 0x01020306 with counter
+/// 1_699_999_990_000_000.
+const COUNTER_TOO_OLD_DATAGRAM: &str =
+    "57454654020002000603020101005446455700000a00000080a98517240a0600\
+    22ed87053426fc7322a19eea9d483213d68a822a37e97a65bb2f3af1ef664a01\
+    0f26808ec7ddc1c48203";
 
 /// `Ping` to any switch, request 1, counter 1, under the insecure public key.
 const INSECURE_PING_DATAGRAM: &str =
@@ -539,7 +548,7 @@ fn response_samples() -> [(&'static str, Response); 16] {
 }
 
 /// One sample of every error variant.
-fn error_samples() -> [(&'static str, Error); 38] {
+fn error_samples() -> [(&'static str, Error); 39] {
     [
         ("Unauthenticated", Error::Unauthenticated),
         ("Replayed", Error::Replayed),
@@ -691,6 +700,12 @@ fn error_samples() -> [(&'static str, Error); 38] {
         ),
         ("NoSavedConfig", Error::NoSavedConfig),
         ("SavedConfigCorrupt", Error::SavedConfigCorrupt),
+        (
+            "CounterTooOld",
+            Error::CounterTooOld {
+                accepted_above: 1_700_000_060_000_000,
+            },
+        ),
     ]
 }
 
@@ -791,6 +806,7 @@ fn error_name(error: &Error) -> &'static str {
         Error::FlashFailed { .. } => "FlashFailed",
         Error::NoSavedConfig => "NoSavedConfig",
         Error::SavedConfigCorrupt => "SavedConfigCorrupt",
+        Error::CounterTooOld { .. } => "CounterTooOld",
     }
 }
 
@@ -912,6 +928,15 @@ fn an_error_response_is_the_error_variant_then_the_error() {
     }
 }
 
+/// `header` at protocol version 1, the version the first datagram vectors
+/// were frozen at.
+fn at_version_1(header: Header) -> Header {
+    Header {
+        version: 1,
+        ..header
+    }
+}
+
 fn bind_sample() -> Request {
     request_samples()[4].1.clone()
 }
@@ -953,11 +978,11 @@ fn request_datagrams_are_frozen() {
     let key = test_key();
     let mut out = [0u8; MAX_DATAGRAM];
 
-    let bind = Header::request(0x0102_0304, SWITCH, 1_700_000_000_000_000);
+    let bind = at_version_1(Header::request(0x0102_0304, SWITCH, 1_700_000_000_000_000));
     let n = encode_request(&bind, &bind_sample(), &[], &key, &mut out).expect("encodes");
     assert_eq!(&out[..n], &unhex(BIND_DATAGRAM)[..]);
 
-    let chunk = Header::request(0x0102_0305, SWITCH, 1_700_000_000_000_001);
+    let chunk = at_version_1(Header::request(0x0102_0305, SWITCH, 1_700_000_000_000_001));
     let trailing: [u8; 16] = core::array::from_fn(|i| 0xa0 + i as u8);
     let n = encode_request(
         &chunk,
@@ -969,7 +994,7 @@ fn request_datagrams_are_frozen() {
     .expect("encodes");
     assert_eq!(&out[..n], &unhex(CHUNK_DATAGRAM)[..]);
 
-    let ping = Header::request(1, SwitchId::ANY, 1);
+    let ping = at_version_1(Header::request(1, SwitchId::ANY, 1));
     let n = encode_request(
         &ping,
         &Request::Ping,
@@ -988,7 +1013,7 @@ fn frozen_request_datagrams_still_decode() {
     let received = decode_request(&bind, &mut verifier).expect("the bind vector is accepted");
     assert_eq!(
         received.header,
-        Header::request(0x0102_0304, SWITCH, 1_700_000_000_000_000)
+        at_version_1(Header::request(0x0102_0304, SWITCH, 1_700_000_000_000_000))
     );
     assert_eq!(received.request, bind_sample());
     assert!(received.trailing.is_empty());
@@ -1010,15 +1035,32 @@ fn frozen_request_datagrams_still_decode() {
 #[test]
 fn response_datagrams_are_frozen() {
     let key = test_key();
-    let sent = Header::request(0x0102_0304, SWITCH, 1_700_000_000_000_000);
+    let sent = at_version_1(Header::request(0x0102_0304, SWITCH, 1_700_000_000_000_000));
     let mut out = [0u8; MAX_DATAGRAM];
     let response = Response::InProgress {
         op: OperationId(42),
     };
-    let n = encode_response(&sent.reply(SWITCH), &response, &[], &key, &mut out).expect("encodes");
+    let answer = at_version_1(sent.reply(SWITCH));
+    let n = encode_response(&answer, &response, &[], &key, &mut out).expect("encodes");
     let frozen = unhex(RESPONSE_DATAGRAM);
     assert_eq!(&out[..n], &frozen[..]);
     let reply = decode_response(&frozen, &key, &sent).expect("the response vector is accepted");
-    assert_eq!(reply.header, sent.reply(SWITCH));
+    assert_eq!(reply.header, answer);
     assert_eq!(reply.response, response);
+}
+
+#[test]
+fn the_counter_too_old_datagram_is_frozen() {
+    let key = test_key();
+    let sent = Header::request(0x0102_0306, SWITCH, 1_699_999_990_000_000);
+    assert_eq!(sent.version, 2, "the vector is at version 2");
+    let refusal = Response::Error(Error::CounterTooOld {
+        accepted_above: 1_700_000_060_000_000,
+    });
+    let mut out = [0u8; MAX_DATAGRAM];
+    let n = encode_response(&sent.reply(SWITCH), &refusal, &[], &key, &mut out).expect("encodes");
+    let frozen = unhex(COUNTER_TOO_OLD_DATAGRAM);
+    assert_eq!(&out[..n], &frozen[..]);
+    let reply = decode_response(&frozen, &key, &sent).expect("the vector is accepted");
+    assert_eq!(reply.response, refusal);
 }

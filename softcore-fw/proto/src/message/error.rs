@@ -47,8 +47,14 @@ pub enum Error {
     /// The request's MAC did not verify under this switch's key. Nothing else
     /// is said to a sender that does not hold the key.
     Unauthenticated,
-    /// The request's counter is not newer than one already accepted, and the
-    /// request is not a byte-identical repeat of one recently answered.
+    /// The request's counter is not newer than one already accepted, it is
+    /// not a byte-identical repeat of a request whose answer the switch
+    /// still keeps, and the switch may have carried it out: its counter is
+    /// at or below that of an answer the switch has since dropped from its
+    /// reply cache, so this may be a retry whose answer is gone. A client
+    /// that sent the request more than once must not assume it did not run.
+    /// (A request at protocol version 1 also gets this refusal where a newer
+    /// one gets [`Error::CounterTooOld`].)
     Replayed,
     /// The request names another switch as its target.
     WrongSwitch {
@@ -231,6 +237,20 @@ pub enum Error {
     NoSavedConfig,
     /// The saved configuration failed its integrity check.
     SavedConfigCorrupt,
+    /// The request's MAC verified but its counter is not above
+    /// `accepted_above`, and the switch has not carried it out since it
+    /// started (it is neither a repeat of a kept answer nor at or below a
+    /// dropped one; compare [`Error::Replayed`]). A client holding the key
+    /// sends the request again as a new one with a counter above
+    /// `accepted_above`. A switch's counter floor is ahead of a client's
+    /// clock after a restart (the floor resumes from a mark kept above the
+    /// last accepted counter) or when the client's clock is behind another
+    /// client's. Since protocol version 2.
+    CounterTooOld {
+        /// The newest counter the switch has accepted (or resumed from):
+        /// only counters above it are accepted.
+        accepted_above: u64,
+    },
 }
 
 impl core::fmt::Display for Error {
@@ -373,6 +393,12 @@ impl core::fmt::Display for Error {
             Error::SavedConfigCorrupt => {
                 f.write_str("the saved configuration is corrupt; save the current one again")
             }
+            Error::CounterTooOld { accepted_above } => write!(
+                f,
+                "the switch refused the request: its counter is not above {accepted_above}, \
+                 the newest the switch accepted (it restarted recently, or this machine's clock \
+                 is behind); send it again as a new request"
+            ),
         }
     }
 }

@@ -498,6 +498,7 @@ pub fn error() -> impl Strategy<Value = Error> {
         flash.prop_map(|op| Error::FlashFailed { op }),
         Just(Error::NoSavedConfig),
         Just(Error::SavedConfigCorrupt),
+        any::<u64>().prop_map(|accepted_above| Error::CounterTooOld { accepted_above }),
     ]
 }
 

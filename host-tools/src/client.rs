@@ -18,10 +18,14 @@
 //!   from a mark kept ahead of the last counter it accepted, and another
 //!   client's clock may be ahead of ours: [`Error::CounterTooOld`] (as
 //!   authenticated as any answer) says the switch did not run the request
-//!   and which counter to exceed. The client moves its counter past it and
-//!   sends the request again at once as a new request, once; a second such
+//!   now, which counter to exceed, and whether an identical request may
+//!   have run before. If the request went out once, or the switch says it
+//!   did not run, the client moves its counter past the floor and sends
+//!   the request again at once as a new request, once; a second such
 //!   refusal in a row is reported ([`ClientError::CounterStillTooOld`])
-//!   rather than chased.
+//!   rather than chased. A request that went out more than once and may
+//!   have run is reported as [`ClientError::AnswerLost`]: sending it again
+//!   could run it twice.
 //! - **Background operations.** [`Response::InProgress`] is polled with
 //!   [`Request::OperationStatus`], at an interval that starts at
 //!   [`ClientConfig::poll_interval`] and doubles up to
@@ -294,13 +298,21 @@ impl Client {
                         .min(self.config.max_busy_wait);
                     thread::sleep(wait);
                 }
-                // The switch did not run it: send it again, as a new
-                // request above the switch's floor.
-                Error::CounterTooOld { accepted_above } if !counter_raised => {
+                // An earlier copy of these bytes may have run.
+                Error::CounterTooOld {
+                    may_have_run: true, ..
+                } if exchange.sends > 1 => {
+                    return Err(ClientError::AnswerLost {
+                        request: request_name(request),
+                    })
+                }
+                // It did not run: send it again, as a new request above
+                // the switch's floor.
+                Error::CounterTooOld { accepted_above, .. } if !counter_raised => {
                     self.counter.raise_above(accepted_above);
                     counter_raised = true;
                 }
-                Error::CounterTooOld { accepted_above } => {
+                Error::CounterTooOld { accepted_above, .. } => {
                     return Err(ClientError::CounterStillTooOld {
                         request: request_name(request),
                         sent: header.counter,
@@ -323,11 +335,6 @@ impl Client {
                         asked: target,
                         actual: ours,
                         switch: self.config.switch,
-                    })
-                }
-                Error::Replayed if exchange.sends > 1 => {
-                    return Err(ClientError::AnswerLost {
-                        request: request_name(request),
                     })
                 }
                 other => return Err(ClientError::Refused(other)),

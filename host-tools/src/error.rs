@@ -73,8 +73,9 @@ pub enum ClientError {
         /// The wait the last answer asked for.
         retry_after_ms: u32,
     },
-    /// A resent request was refused as a replay: the switch handled the first
-    /// copy, but its answer is gone from the switch's reply cache.
+    /// A request sent more than once was refused as one that may have run:
+    /// the switch may have handled an earlier copy, but its answer is gone
+    /// from the switch's reply cache.
     AnswerLost {
         /// The request, by name.
         request: &'static str,
@@ -244,7 +245,7 @@ impl fmt::Display for ClientError {
             ),
             ClientError::AnswerLost { request } => write!(
                 f,
-                "the switch handled the {request} request but its answer was lost; read the \
+                "the switch may have handled the {request} request but its answer was lost; read the \
                  state back (for example with `weftctl topology` or `weftctl op-status`) before \
                  repeating it"
             ),

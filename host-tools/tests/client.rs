@@ -215,6 +215,33 @@ fn a_restarted_switch_whose_floor_is_ahead_takes_the_request_at_once() {
 }
 
 #[test]
+fn a_new_client_behind_a_dropped_answer_gets_through_when_it_sent_once() {
+    // The first client's request after the restart runs above the floor
+    // and its answer is not kept; a second client, its clock still behind,
+    // is told an identical request may have run, but it sent its own once.
+    let floor = restart_mark();
+    let fake = FakeSwitch::with(
+        Options {
+            floor,
+            keep_answers: false,
+            ..Options::default()
+        },
+        |_, _| Response::Done,
+    );
+    for _ in 0..2 {
+        let mut client = client_for(&fake);
+        assert_eq!(
+            client.request(&Request::SaveConfig).expect("done"),
+            Response::Done
+        );
+    }
+    let log = fake.log();
+    let counters: Vec<u64> = log.executed.iter().map(|(h, _)| h.counter).collect();
+    assert_eq!(counters, vec![floor + 1, floor + 2]);
+    assert_eq!(log.datagrams.len(), 4, "each client was refused once");
+}
+
+#[test]
 fn a_second_counter_refusal_in_a_row_is_reported_rather_than_chased() {
     let floor = restart_mark();
     let fake = FakeSwitch::with(
@@ -244,6 +271,28 @@ fn a_second_counter_refusal_in_a_row_is_reported_rather_than_chased() {
     let log = fake.log();
     assert_eq!(log.datagrams.len(), 2, "the request was sent again once");
     assert!(log.executed.is_empty(), "nothing ran");
+}
+
+#[test]
+fn a_resent_request_that_may_have_run_is_reported_as_an_answer_lost_not_sent_again() {
+    let fake = FakeSwitch::with(
+        Options {
+            drop_answers: 1,
+            keep_answers: false,
+            ..Options::default()
+        },
+        |_, _| Response::Done,
+    );
+    let mut client = client_for(&fake);
+    let error = client.request(&bind_request()).expect_err("answer lost");
+    assert!(
+        matches!(error, ClientError::AnswerLost { request: "bind" }),
+        "{error:?}"
+    );
+    let log = fake.log();
+    assert_eq!(log.datagrams.len(), 2, "the lost answer's retry, no more");
+    assert_eq!(log.datagrams[0], log.datagrams[1]);
+    assert_eq!(log.executed.len(), 1, "the bind ran once");
 }
 
 #[test]

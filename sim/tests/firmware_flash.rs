@@ -79,12 +79,14 @@ fn a_restart_keeps_the_key_and_refuses_requests_from_before_it() {
     // Both captured datagrams, byte for byte, are refused, though the reply
     // cache that would have recognised them went with the restart: their
     // counters are below the stored mark (a minute above the late one),
-    // which the refusal names to the key holder.
+    // which the refusal names to the key holder, and the restarted switch
+    // has run nothing.
     for (header, bytes) in [(&early, &early_bytes), (&late, &late_bytes)] {
         assert_eq!(
             answer(&mut board, header, bytes),
             Response::Error(Error::CounterTooOld {
-                accepted_above: 3 * MARK_RESERVE
+                accepted_above: 3 * MARK_RESERVE,
+                may_have_run: false
             }),
             "counter {}",
             header.counter

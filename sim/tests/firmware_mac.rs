@@ -205,20 +205,27 @@ fn wrong_key_replayed_and_wrong_target_requests_get_typed_refusals() {
         assert_eq!(
             response(&answer, &too_old),
             Response::Error(Error::CounterTooOld {
-                accepted_above: 200
+                accepted_above: 200,
+                may_have_run: false
             }),
             "counter {counter}"
         );
     }
     // Once four newer requests push its answer out of the reply cache, the
-    // first ping's retry may be a request that ran: a replay.
+    // first ping's retry is refused as a request that may have run.
     for i in 0..4u32 {
         let newer = Header::request(10 + i, ours, 300 + u64::from(i));
         let answer = ask(&mut board, &newer, &Request::Ping, &test_key()).expect("answered");
         assert_eq!(response(&answer, &newer), Response::Pong);
     }
     let retry = send_datagram(&mut board, &datagram[..len]).expect("answered");
-    assert_eq!(response(&retry, &sent), Response::Error(Error::Replayed));
+    assert_eq!(
+        response(&retry, &sent),
+        Response::Error(Error::CounterTooOld {
+            accepted_above: 303,
+            may_have_run: true
+        })
+    );
 }
 
 #[test]

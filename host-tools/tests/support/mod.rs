@@ -101,6 +101,10 @@ pub struct Options {
     /// How far its floor moves after each counter-too-old refusal, as if
     /// another client's newer request were accepted in between (0: never).
     pub floor_moves_after_refusal: u64,
+    /// Whether answers go into its reply cache; without, a retry of a
+    /// request that ran is refused as one that may have run, as after its
+    /// answer left the cache.
+    pub keep_answers: bool,
 }
 
 impl Default for Options {
@@ -112,6 +116,7 @@ impl Default for Options {
             noise: false,
             floor: 0,
             floor_moves_after_refusal: 0,
+            keep_answers: true,
         }
     }
 }
@@ -154,6 +159,7 @@ impl FakeSwitch {
                     noise,
                     floor,
                     floor_moves_after_refusal,
+                    keep_answers,
                 } = options;
                 let mut verifier = Verifier::resume(switch, key, floor);
                 let mut cache = ReplyCache::<4>::new();
@@ -180,9 +186,13 @@ impl FakeSwitch {
                                 &mut answer,
                             )
                             .expect("the answer encodes");
-                            cache
-                                .insert(received.fingerprint, &answer[..n])
-                                .expect("a datagram fits");
+                            if keep_answers {
+                                cache
+                                    .insert(received.fingerprint, &answer[..n])
+                                    .expect("a datagram fits");
+                            } else {
+                                cache.forget(received.fingerprint);
+                            }
                             if drop_answers > 0 {
                                 drop_answers -= 1;
                                 continue;

@@ -13,8 +13,11 @@
 //! same key would be an HMAC forgery.
 //!
 //! The cache keeps only the newest `N` answers. A retry that arrives after `N`
-//! newer requests were answered is refused as [`Replayed`](crate::Error::Replayed),
-//! which a client sees as "the request was handled, but its answer is gone";
+//! newer requests were answered is refused as
+//! [`CounterTooOld`](crate::Error::CounterTooOld) that may have run
+//! ([`Replayed`](crate::Error::Replayed) at protocol version 1), which a
+//! client that sent it more than once sees as "the request may have been
+//! handled, but its answer is gone";
 //! four entries cover one client with one request in flight and a few
 //! others. Each entry holds up to [`MAX_DATAGRAM`] bytes, so `N` costs about
 //! 1.5 KiB of RAM.
@@ -26,17 +29,16 @@
 //! answer it dropped ([`ReplyCache::dropped_through`]: evicted, cleared, or
 //! [`forget`](ReplyCache::forget)-ten because it could not be stored). A
 //! request that verifies, is not in the cache and is not newer than the
-//! verifier's last counter was therefore
+//! verifier's last counter is refused as
+//! [`CounterTooOld`](crate::Error::CounterTooOld), which tells the key
+//! holder the counter to exceed, and whether the request
 //!
-//! - run since the cache was made, with its answer gone, only if its
-//!   counter is at or below `dropped_through`: refused as
-//!   [`Replayed`](crate::Error::Replayed);
-//! - otherwise never run since the cache was made: refused as
-//!   [`CounterTooOld`](crate::Error::CounterTooOld), which tells the key
-//!   holder the counter to exceed, so it can send it again as a new request.
+//! - may have run since the cache was made, with its answer gone: its
+//!   counter is at or below `dropped_through`;
+//! - or certainly did not: any other counter.
 //!
 //! A cache starts empty with a switch, so a request run before a restart and
-//! retried after it counts as never run: the restart lost its answer as
+//! retried after it counts as not run: the restart lost its answer as
 //! surely as a lost datagram would have.
 //!
 //! Only answers to requests that passed every check and were executed go in
@@ -177,8 +179,7 @@ impl<const N: usize> ReplyCache<N> {
 
     /// Records that the request with this fingerprint was run but its
     /// answer is not kept (it could not be encoded or stored), so that a
-    /// retry of it is refused as [`Replayed`](crate::Error::Replayed)
-    /// rather than as never run.
+    /// retry of it is refused as one that may have run.
     pub fn forget(&mut self, fingerprint: Fingerprint) {
         self.dropped_through = self.dropped_through.max(fingerprint.counter);
     }

@@ -16,11 +16,10 @@
 //! 6. the body, refused as [`Error::Malformed`];
 //! 7. the target switch, refused as [`Error::WrongSwitch`];
 //! 8. the counter, refused as [`Error::CounterTooOld`] with the counter to
-//!    exceed when the request was not run since the reply cache was made,
-//!    and as [`Error::Replayed`] when it may have been (its counter is at
-//!    or below one whose answer the cache dropped; [`crate::cache`] has
+//!    exceed and whether an identical request may have run (its counter is
+//!    at or below one whose answer the cache dropped; [`crate::cache`] has
 //!    the reasoning). A request at a protocol version before
-//!    [`COUNTER_TOO_OLD_SINCE`] gets [`Error::Replayed`] for both.
+//!    [`COUNTER_TOO_OLD_SINCE`] gets [`Error::Replayed`] instead.
 //!
 //! The counter is accepted last, so a request that is refused for any reason
 //! does not use up its counter, and its retry gets the same refusal again.
@@ -141,20 +140,17 @@ pub enum DecodeError {
         /// The header.
         header: Header,
     },
-    /// A request whose counter is not newer than the last accepted, and
-    /// which may have been run already: its counter is at or below one
-    /// whose answer is no longer kept (always so without a reply cache).
-    Replayed {
-        /// The header.
-        header: Header,
-    },
-    /// A request whose counter is not newer than the last accepted, and
-    /// which was not run since the reply cache was made.
+    /// A request whose counter is not newer than the last accepted (and,
+    /// with a reply cache, not a repeat of a kept answer).
     CounterTooOld {
         /// The header.
         header: Header,
         /// The last counter accepted: only counters above it are.
         accepted_above: u64,
+        /// Whether an identical datagram may have run: its counter is at
+        /// or below one whose answer is no longer kept (always so without
+        /// a reply cache).
+        may_have_run: bool,
     },
     /// A response, but not to the request that was sent (another request id
     /// or counter): a late answer to an earlier request.
@@ -186,14 +182,15 @@ impl DecodeError {
                 },
             ),
             DecodeError::WrongSwitch { header } => (header, Error::WrongSwitch { ours }),
-            DecodeError::Replayed { header } => (header, Error::Replayed),
             DecodeError::CounterTooOld {
                 header,
                 accepted_above,
+                may_have_run,
             } if header.version >= COUNTER_TOO_OLD_SINCE => (
                 header,
                 Error::CounterTooOld {
                     accepted_above: *accepted_above,
+                    may_have_run: *may_have_run,
                 },
             ),
             DecodeError::CounterTooOld { header, .. } => (header, Error::Replayed),
@@ -276,9 +273,10 @@ pub fn encode_response(
 }
 
 /// Checks and decodes a request datagram (steps 1–3 and 5–8 of the module
-/// docs): without a reply cache nothing tells what ran, so every counter
-/// not newer than the last accepted is refused as
-/// [`DecodeError::Replayed`]. A server uses [`receive_request`].
+/// docs): without a reply cache nothing tells what ran, so a counter not
+/// newer than the last accepted is refused as
+/// [`DecodeError::CounterTooOld`] that may have run. A server uses
+/// [`receive_request`].
 pub fn decode_request<'d>(
     datagram: &'d [u8],
     verifier: &mut Verifier,
@@ -429,12 +427,10 @@ fn accept_request<'d>(
         return Err(DecodeError::WrongSwitch { header });
     }
     if !verifier.accept_counter(header.counter) {
-        if header.counter <= dropped_through {
-            return Err(DecodeError::Replayed { header });
-        }
         return Err(DecodeError::CounterTooOld {
             header,
             accepted_above: verifier.last_accepted(),
+            may_have_run: header.counter <= dropped_through,
         });
     }
     Ok(Received {
@@ -536,21 +532,22 @@ impl core::fmt::Display for DecodeError {
             DecodeError::WrongSwitch { header } => {
                 write!(f, "the request is meant for switch {:#x}", header.switch.0)
             }
-            DecodeError::Replayed { header } => write!(
-                f,
-                "counter {} is not newer than the last accepted, and the request may have run \
-                 already with its answer gone",
-                header.counter
-            ),
             DecodeError::CounterTooOld {
                 header,
                 accepted_above,
-            } => write!(
-                f,
-                "counter {} is not above {accepted_above}, the last accepted; a client's clock \
-                 may be behind, or the switch restarted",
-                header.counter
-            ),
+                may_have_run,
+            } => {
+                write!(
+                    f,
+                    "counter {} is not above {accepted_above}, the last accepted; a client's \
+                     clock may be behind, or the switch restarted",
+                    header.counter
+                )?;
+                if *may_have_run {
+                    f.write_str(" (an identical request may have run, its answer gone)")?;
+                }
+                Ok(())
+            }
             DecodeError::Unrelated { header } => write!(
                 f,
                 "a response to another request (id {}, counter {}) arrived; it is ignored",

@@ -43,8 +43,8 @@
 //! request's id and counter under the same MAC, so a client can tell its
 //! answer from a replayed old one. A request whose MAC fails is answered
 //! only with [`Error::Unauthenticated`]. A request that verifies but whose
-//! counter is too old, and that the switch has not run, is answered with
-//! [`Error::CounterTooOld`] naming the counter to exceed, so that a client
+//! counter is too old is answered with [`Error::CounterTooOld`], naming the
+//! counter to exceed and whether the request may have run, so that a client
 //! whose clock is behind the switch's floor (after a restart, the floor
 //! resumes from a mark above the last accepted counter) sends it again as a
 //! new request instead of waiting for its clock to catch up. Insecure mode is the publicly known
@@ -62,7 +62,8 @@
 //! (new id and counter), since the busy answer is the stored answer to the
 //! old one. On [`Error::CounterTooOld`] a client raises its counter above
 //! the one named ([`ClientCounter::raise_above`]) and sends a new request
-//! once. Actions that must not run twice (firmware commit, reset) are
+//! once, unless it sent the request more than once and is told that it may
+//! have run. Actions that must not run twice (firmware commit, reset) are
 //! two-phase: an arm request returns a [`Token`] that the trigger presents.
 //! Long operations answer [`Response::InProgress`] and are polled with
 //! [`Request::OperationStatus`].

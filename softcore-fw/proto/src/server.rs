@@ -64,10 +64,10 @@ impl<const N: usize> Responder<N> {
     /// kept; a byte-identical repeat of a recent request gets the kept
     /// bytes; a refused request gets [`Response::Error`] with the reason,
     /// under the switch's key. A request whose MAC verified but whose
-    /// counter is too old learns the counter to exceed
-    /// ([`Error::CounterTooOld`](crate::Error::CounterTooOld)) unless it
-    /// may have run already ([`Error::Replayed`](crate::Error::Replayed));
-    /// [`crate::cache`] explains which.
+    /// counter is too old learns the counter to exceed and whether it may
+    /// have run already
+    /// ([`Error::CounterTooOld`](crate::Error::CounterTooOld);
+    /// [`crate::cache`] explains which).
     pub fn answer(
         &mut self,
         datagram: &[u8],

@@ -1,7 +1,7 @@
 //! The counter floor: a request that carries the switch's MAC but a counter
-//! the switch no longer accepts learns the counter to exceed
-//! ([`Error::CounterTooOld`]) when the switch has not run it, and is refused
-//! as [`Error::Replayed`] when it may have; a sender without the key learns
+//! the switch no longer accepts learns the counter to exceed and whether an
+//! identical request may have run ([`Error::CounterTooOld`]); a version-1
+//! client gets [`Error::Replayed`], and a sender without the key learns
 //! nothing but [`Error::Unauthenticated`].
 
 mod support;
@@ -52,19 +52,28 @@ fn signed_with(answer: &[u8], key: &[u8; KEY_LEN]) -> bool {
 /// Error variant (15) then Unauthenticated (0), as `tests/golden.rs` pins.
 const UNAUTHENTICATED_BODY: [u8; 2] = [0x0f, 0x00];
 
-/// Postcard's encoding of `Response::Error(Error::CounterTooOld { accepted_above })`:
-/// variant 15, variant 38, then the counter as an unsigned LEB128 varint.
-fn counter_too_old_body(mut accepted_above: u64) -> Vec<u8> {
+/// Postcard's encoding of `Response::Error(Error::CounterTooOld {
+/// accepted_above, may_have_run })`: variant 15, variant 38, the counter as
+/// an unsigned LEB128 varint, then the flag as one byte.
+fn counter_too_old_body(mut accepted_above: u64, may_have_run: bool) -> Vec<u8> {
     let mut body = vec![0x0f, 0x26];
     loop {
         let low = (accepted_above & 0x7f) as u8;
         accepted_above >>= 7;
         if accepted_above == 0 {
             body.push(low);
+            body.push(u8::from(may_have_run));
             return body;
         }
         body.push(low | 0x80);
     }
+}
+
+fn too_old(accepted_above: u64, may_have_run: bool) -> Response {
+    Response::Error(Error::CounterTooOld {
+        accepted_above,
+        may_have_run,
+    })
 }
 
 #[test]
@@ -76,14 +85,9 @@ fn after_a_restart_an_old_counter_learns_the_floor_and_a_new_one_runs() {
         .handle(&request_datagram(&sent, &bind(), &[]))
         .expect("answered");
     assert!(signed_with(&answer, &KEY_BYTES), "the refusal is authentic");
-    assert_eq!(&answer[64..], &counter_too_old_body(floor)[..]);
+    assert_eq!(&answer[64..], &counter_too_old_body(floor, false)[..]);
     let reply = decode_response(&answer, &key(), &sent).expect("authentic");
-    assert_eq!(
-        reply.response,
-        Response::Error(Error::CounterTooOld {
-            accepted_above: floor
-        })
-    );
+    assert_eq!(reply.response, too_old(floor, false));
     assert_eq!(switch.executed, 0, "the refused request did not run");
 
     // The same request, sent as a new one above the floor, runs.
@@ -114,7 +118,7 @@ fn a_version_1_request_is_refused_as_a_replay_since_it_cannot_read_the_floor() {
 }
 
 #[test]
-fn a_request_whose_answer_was_dropped_is_a_replay_but_one_never_run_learns_the_floor() {
+fn a_request_at_or_below_a_dropped_answer_may_have_run_and_one_above_did_not() {
     let mut switch = Restarted::new(100);
     let first = Header::request(1, SWITCH, 200);
     let first_datagram = request_datagram(&first, &bind(), &[]);
@@ -131,7 +135,7 @@ fn a_request_whose_answer_was_dropped_is_a_replay_but_one_never_run_learns_the_f
     let reply = decode_response(&retry, &key(), &first).expect("authentic");
     assert_eq!(
         reply.response,
-        Response::Error(Error::Replayed),
+        too_old(303, true),
         "it ran, and its answer is gone"
     );
     // Counter 250 is below the last accepted (303) but above every dropped
@@ -141,12 +145,7 @@ fn a_request_whose_answer_was_dropped_is_a_replay_but_one_never_run_learns_the_f
         .handle(&request_datagram(&between, &Request::Ping, &[]))
         .expect("answered");
     let reply = decode_response(&answer, &key(), &between).expect("authentic");
-    assert_eq!(
-        reply.response,
-        Response::Error(Error::CounterTooOld {
-            accepted_above: 303
-        })
-    );
+    assert_eq!(reply.response, too_old(303, false));
     // Below the dropped answer, a request that never ran cannot be told
     // from one that did.
     let below = Header::request(21, SWITCH, 150);
@@ -154,12 +153,12 @@ fn a_request_whose_answer_was_dropped_is_a_replay_but_one_never_run_learns_the_f
         .handle(&request_datagram(&below, &Request::Ping, &[]))
         .expect("answered");
     let reply = decode_response(&answer, &key(), &below).expect("authentic");
-    assert_eq!(reply.response, Response::Error(Error::Replayed));
+    assert_eq!(reply.response, too_old(303, true));
     assert_eq!(switch.executed, 5, "no refused request ran");
 }
 
 #[test]
-fn a_request_whose_answer_could_not_be_sent_is_a_replay_on_retry() {
+fn a_request_whose_answer_could_not_be_kept_may_have_run_on_retry() {
     let mut switch = Restarted::new(0);
     let sent = Header::request(1, SWITCH, 10);
     let datagram = request_datagram(&sent, &bind(), &[]);
@@ -173,7 +172,7 @@ fn a_request_whose_answer_could_not_be_sent_is_a_replay_on_retry() {
     assert_eq!(switch.executed, 1);
     let retry = switch.handle(&datagram).expect("answered");
     let reply = decode_response(&retry, &key(), &sent).expect("authentic");
-    assert_eq!(reply.response, Response::Error(Error::Replayed));
+    assert_eq!(reply.response, too_old(10, true));
     assert_eq!(switch.executed, 1, "the retry did not run it again");
 }
 
@@ -191,7 +190,7 @@ proptest! {
         let sent = Header::request(id, SWITCH, counter);
         let answer = switch.handle(&request_datagram(&sent, &Request::Ping, &[])).expect("answered");
         prop_assert!(signed_with(&answer, &KEY_BYTES));
-        prop_assert_eq!(&answer[64..], &counter_too_old_body(floor)[..]);
+        prop_assert_eq!(&answer[64..], &counter_too_old_body(floor, false)[..]);
         prop_assert_eq!(switch.executed, 0);
         prop_assert_eq!(switch.responder.verifier().last_accepted(), floor);
 

@@ -112,7 +112,7 @@ const ERROR_BODIES: &[(&str, &str)] = &[
     ("FlashFailed", "2302"),
     ("NoSavedConfig", "24"),
     ("SavedConfigCorrupt", "25"),
-    ("CounterTooOld", "26808ec7ddc1c48203"),
+    ("CounterTooOld", "26808ec7ddc1c4820301"),
 ];
 
 /// The key of the whole-datagram vectors: bytes 0, 1, ..., 31.
@@ -138,13 +138,13 @@ const RESPONSE_DATAGRAM: &str = "57454654010002000403020101005446455700000200000
     193789c95ce01852570155fa2f3345e6f000e118032c0857303b79e36012237b\
     052a";
 
-/// `Error(CounterTooOld { accepted_above: 1_700_000_060_000_000 })` at
-/// protocol version 2, answering request 0x01020306 with counter
-/// 1_699_999_990_000_000.
+/// `Error(CounterTooOld { accepted_above: 1_700_000_060_000_000,
+/// may_have_run: false })` at protocol version 2, answering request
+/// 0x01020306 with counter 1_699_999_990_000_000.
 const COUNTER_TOO_OLD_DATAGRAM: &str =
-    "57454654020002000603020101005446455700000a00000080a98517240a0600\
-    22ed87053426fc7322a19eea9d483213d68a822a37e97a65bb2f3af1ef664a01\
-    0f26808ec7ddc1c48203";
+    "57454654020002000603020101005446455700000b00000080a98517240a0600\
+    1d1ba95294a00c099a282c6d2786eae504b106eee6ea9d238ff8975a5ad4934b\
+    0f26808ec7ddc1c4820300";
 
 /// `Ping` to any switch, request 1, counter 1, under the insecure public key.
 const INSECURE_PING_DATAGRAM: &str =
@@ -704,6 +704,7 @@ fn error_samples() -> [(&'static str, Error); 39] {
             "CounterTooOld",
             Error::CounterTooOld {
                 accepted_above: 1_700_000_060_000_000,
+                may_have_run: true,
             },
         ),
     ]
@@ -1056,6 +1057,7 @@ fn the_counter_too_old_datagram_is_frozen() {
     assert_eq!(sent.version, 2, "the vector is at version 2");
     let refusal = Response::Error(Error::CounterTooOld {
         accepted_above: 1_700_000_060_000_000,
+        may_have_run: false,
     });
     let mut out = [0u8; MAX_DATAGRAM];
     let n = encode_response(&sent.reply(SWITCH), &refusal, &[], &key, &mut out).expect("encodes");

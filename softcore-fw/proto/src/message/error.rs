@@ -47,14 +47,11 @@ pub enum Error {
     /// The request's MAC did not verify under this switch's key. Nothing else
     /// is said to a sender that does not hold the key.
     Unauthenticated,
-    /// The request's counter is not newer than one already accepted, it is
-    /// not a byte-identical repeat of a request whose answer the switch
-    /// still keeps, and the switch may have carried it out: its counter is
-    /// at or below that of an answer the switch has since dropped from its
-    /// reply cache, so this may be a retry whose answer is gone. A client
-    /// that sent the request more than once must not assume it did not run.
-    /// (A request at protocol version 1 also gets this refusal where a newer
-    /// one gets [`Error::CounterTooOld`].)
+    /// The request's counter is not newer than one already accepted, and
+    /// the request is not a byte-identical repeat of one whose answer the
+    /// switch still keeps. The answer to a request at protocol version 1
+    /// only: a newer client gets [`Error::CounterTooOld`], which also says
+    /// which counters are accepted and whether the request may have run.
     Replayed,
     /// The request names another switch as its target.
     WrongSwitch {
@@ -237,19 +234,29 @@ pub enum Error {
     NoSavedConfig,
     /// The saved configuration failed its integrity check.
     SavedConfigCorrupt,
-    /// The request's MAC verified but its counter is not above
-    /// `accepted_above`, and the switch has not carried it out since it
-    /// started (it is neither a repeat of a kept answer nor at or below a
-    /// dropped one; compare [`Error::Replayed`]). A client holding the key
-    /// sends the request again as a new one with a counter above
-    /// `accepted_above`. A switch's counter floor is ahead of a client's
-    /// clock after a restart (the floor resumes from a mark kept above the
-    /// last accepted counter) or when the client's clock is behind another
-    /// client's. Since protocol version 2.
+    /// The request's MAC verified, but its counter is not above
+    /// `accepted_above` and the request is not a byte-identical repeat of
+    /// one whose answer the switch still keeps; it was not run now. Sent
+    /// only to a holder of the key (a request that fails its MAC learns
+    /// nothing but [`Error::Unauthenticated`]), to requests at protocol
+    /// version 2 or later; version 1 gets [`Error::Replayed`].
+    ///
+    /// A switch's floor is ahead of a client's clock after a restart (it
+    /// resumes from a mark kept above the last accepted counter) or when
+    /// another client's clock is ahead. A client that sent this request
+    /// once, or that is told `may_have_run: false`, sends it again as a new
+    /// request with a counter above `accepted_above`. A client that sent it
+    /// more than once and is told `may_have_run: true` must not: an earlier
+    /// copy may have run, and its answer is gone.
     CounterTooOld {
-        /// The newest counter the switch has accepted (or resumed from):
-        /// only counters above it are accepted.
+        /// The newest counter the switch has accepted (or resumed from
+        /// after a restart): only counters above it are accepted.
         accepted_above: u64,
+        /// Whether a datagram identical to this one may have run since
+        /// the switch started: its counter is at or below that of a
+        /// request whose answer the switch no longer keeps. `false` means
+        /// it did not run since the switch started.
+        may_have_run: bool,
     },
 }
 
@@ -393,7 +400,7 @@ impl core::fmt::Display for Error {
             Error::SavedConfigCorrupt => {
                 f.write_str("the saved configuration is corrupt; save the current one again")
             }
-            Error::CounterTooOld { accepted_above } => write!(
+            Error::CounterTooOld { accepted_above, .. } => write!(
                 f,
                 "the switch refused the request: its counter is not above {accepted_above}, \
                  the newest the switch accepted (it restarted recently, or this machine's clock \

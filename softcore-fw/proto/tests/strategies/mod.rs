@@ -498,7 +498,12 @@ pub fn error() -> impl Strategy<Value = Error> {
         flash.prop_map(|op| Error::FlashFailed { op }),
         Just(Error::NoSavedConfig),
         Just(Error::SavedConfigCorrupt),
-        any::<u64>().prop_map(|accepted_above| Error::CounterTooOld { accepted_above }),
+        (any::<u64>(), any::<bool>()).prop_map(|(accepted_above, may_have_run)| {
+            Error::CounterTooOld {
+                accepted_above,
+                may_have_run,
+            }
+        }),
     ]
 }
 

@@ -430,7 +430,8 @@ fn accept_request<'d>(
         return Err(DecodeError::CounterTooOld {
             header,
             accepted_above: verifier.last_accepted(),
-            may_have_run: header.counter <= dropped_through,
+            // Counter 0 is never accepted, so it never ran.
+            may_have_run: (1..=dropped_through).contains(&header.counter),
         });
     }
     Ok(Received {

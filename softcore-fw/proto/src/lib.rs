@@ -47,8 +47,9 @@
 //! counter to exceed and whether the request may have run, so that a client
 //! whose clock is behind the switch's floor (after a restart, the floor
 //! resumes from a mark above the last accepted counter) sends it again as a
-//! new request instead of waiting for its clock to catch up. Insecure mode is the publicly known
-//! [`Key::insecure_public`] and exists only when asked for by that name. The
+//! new request instead of waiting for its clock to catch up. Insecure mode
+//! is the publicly known [`Key::insecure_public`] and exists only when
+//! asked for by that name. The
 //! [`auth`] module documents the counter policy and how the key is
 //! provisioned.
 //!

@@ -258,3 +258,73 @@ proptest! {
         prop_assert_eq!(switch.executed, 0);
     }
 }
+
+/// One step of a client population: a request with a new, higher counter;
+/// a byte-identical retry of an earlier datagram; or a new request (new id)
+/// with a counter below the newest, as from a client whose clock is behind.
+#[derive(Clone, Debug)]
+enum Step {
+    Newer(u64),
+    Retry(prop::sample::Index),
+    Behind(u64),
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        (1u64..20).prop_map(Step::Newer),
+        any::<prop::sample::Index>().prop_map(Step::Retry),
+        (0u64..40).prop_map(Step::Behind),
+    ]
+}
+
+proptest! {
+    /// Against a model that remembers every datagram that ran: nothing runs
+    /// twice, a refusal names the newest counter accepted, and a refusal
+    /// that says `may_have_run: false` is only ever given to a datagram
+    /// that never ran.
+    #[test]
+    fn a_request_told_it_did_not_run_never_ran(steps in prop::collection::vec(step(), 1..80)) {
+        let mut switch = Restarted::new(0);
+        let mut sent: Vec<(Header, Vec<u8>)> = Vec::new();
+        let mut ran: Vec<Vec<u8>> = Vec::new();
+        let mut newest = 0u64;
+        let mut next_id = 0u32;
+        for step in steps {
+            let step = match step {
+                Step::Retry(_) if sent.is_empty() => Step::Newer(1),
+                step => step,
+            };
+            let (header, datagram) = match step {
+                Step::Retry(pick) => sent[pick.index(sent.len())].clone(),
+                Step::Newer(by) => new_ping(&mut next_id, newest + by),
+                Step::Behind(by) => new_ping(&mut next_id, newest.saturating_sub(by)),
+            };
+            let before = switch.executed;
+            let answer = switch.handle(&datagram).expect("answered");
+            let response = decode_response(&answer, &key(), &header).expect("authentic").response;
+            if switch.executed > before {
+                prop_assert!(!ran.contains(&datagram), "a datagram ran twice");
+                prop_assert!(header.counter > newest);
+                newest = header.counter;
+                ran.push(datagram.clone());
+            } else if let Response::Error(Error::CounterTooOld { accepted_above, may_have_run }) = response {
+                prop_assert_eq!(accepted_above, newest);
+                prop_assert!(header.counter <= newest);
+                if !may_have_run {
+                    prop_assert!(!ran.contains(&datagram), "told it did not run, but it ran");
+                }
+            } else {
+                // Not run, not refused: a retry answered from the cache.
+                prop_assert!(ran.contains(&datagram), "{:?}", response);
+            }
+            sent.push((header, datagram));
+        }
+    }
+}
+
+/// A ping with the next request id and this counter.
+fn new_ping(next_id: &mut u32, counter: u64) -> (Header, Vec<u8>) {
+    *next_id += 1;
+    let header = Header::request(*next_id, SWITCH, counter);
+    (header, request_datagram(&header, &Request::Ping, &[]))
+}

@@ -237,9 +237,11 @@ pub enum Error {
     /// The request's MAC verified, but its counter is not above
     /// `accepted_above` and the request is not a byte-identical repeat of
     /// one whose answer the switch still keeps; it was not run now. Sent
-    /// only to a holder of the key (a request that fails its MAC learns
-    /// nothing but [`Error::Unauthenticated`]), to requests at protocol
-    /// version 2 or later; version 1 gets [`Error::Replayed`].
+    /// only in answer to a request under the key (a request that fails its
+    /// MAC learns nothing but [`Error::Unauthenticated`]; a replayed
+    /// capture learns a counter, which every request shows in the clear
+    /// anyway), to requests at protocol version 2 or later; version 1 gets
+    /// [`Error::Replayed`].
     ///
     /// A switch's floor is ahead of a client's clock after a restart (it
     /// resumes from a mark kept above the last accepted counter) or when

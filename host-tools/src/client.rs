@@ -14,6 +14,18 @@
 //!   resending it would only fetch the same refusal: the client waits the
 //!   `retry_after_ms` it names and sends a *new* request (new id, new
 //!   counter), up to [`ClientConfig::busy_attempts`] requests in all.
+//! - **Counter too old.** A switch that restarted resumes its counter floor
+//!   from a mark kept ahead of the last counter it accepted, and another
+//!   client's clock may be ahead of ours: [`Error::CounterTooOld`] (as
+//!   authenticated as any answer) says the switch did not run the request
+//!   now, which counter to exceed, and whether an identical request may
+//!   have run before. If the request went out once, or the switch says it
+//!   did not run, the client moves its counter past the floor and sends
+//!   the request again at once as a new request, once; a second such
+//!   refusal in a row is reported ([`ClientError::CounterStillTooOld`])
+//!   rather than chased. A request that went out more than once and may
+//!   have run is reported as [`ClientError::AnswerLost`]: sending it again
+//!   could run it twice.
 //! - **Background operations.** [`Response::InProgress`] is polled with
 //!   [`Request::OperationStatus`], at an interval that starts at
 //!   [`ClientConfig::poll_interval`] and doubles up to
@@ -262,7 +274,9 @@ impl Client {
             }
         };
         let attempts = self.config.busy_attempts.max(1);
-        for attempt in 1..=attempts {
+        let mut busy_answers = 0;
+        let mut counter_raised = false;
+        loop {
             let header = Header::request(self.new_request_id(), target, self.new_counter());
             let exchange = self.send_until_answered(&header, request, trailing)?;
             let error = match exchange.response {
@@ -270,17 +284,39 @@ impl Client {
                 _ => return Ok(exchange),
             };
             match error {
-                Error::Busy { retry_after_ms } if attempt < attempts => {
+                Error::Busy { retry_after_ms } => {
+                    busy_answers += 1;
+                    if busy_answers >= attempts {
+                        return Err(ClientError::Busy {
+                            attempts,
+                            retry_after_ms,
+                        });
+                    }
                     let floor = Duration::from_millis(10);
                     let wait = Duration::from_millis(u64::from(retry_after_ms))
                         .max(floor)
                         .min(self.config.max_busy_wait);
                     thread::sleep(wait);
                 }
-                Error::Busy { retry_after_ms } => {
-                    return Err(ClientError::Busy {
-                        attempts,
-                        retry_after_ms,
+                // An earlier copy of these bytes may have run.
+                Error::CounterTooOld {
+                    may_have_run: true, ..
+                } if exchange.sends > 1 => {
+                    return Err(ClientError::AnswerLost {
+                        request: request_name(request),
+                    })
+                }
+                // It did not run: send it again, as a new request above
+                // the switch's floor.
+                Error::CounterTooOld { accepted_above, .. } if !counter_raised => {
+                    self.counter.raise_above(accepted_above);
+                    counter_raised = true;
+                }
+                Error::CounterTooOld { accepted_above, .. } => {
+                    return Err(ClientError::CounterStillTooOld {
+                        request: request_name(request),
+                        sent: header.counter,
+                        accepted_above,
                     })
                 }
                 Error::Unauthenticated => {
@@ -301,19 +337,9 @@ impl Client {
                         switch: self.config.switch,
                     })
                 }
-                Error::Replayed if exchange.sends > 1 => {
-                    return Err(ClientError::AnswerLost {
-                        request: request_name(request),
-                    })
-                }
                 other => return Err(ClientError::Refused(other)),
             }
         }
-        // The last attempt returns from inside the loop, whatever it got.
-        Err(ClientError::Busy {
-            attempts,
-            retry_after_ms: 0,
-        })
     }
 
     /// Encodes the request once and sends those bytes until an answer to

@@ -73,11 +73,24 @@ pub enum ClientError {
         /// The wait the last answer asked for.
         retry_after_ms: u32,
     },
-    /// A resent request was refused as a replay: the switch handled the first
-    /// copy, but its answer is gone from the switch's reply cache.
+    /// A request sent more than once was refused as one that may have run:
+    /// the switch may have handled an earlier copy, but its answer is gone
+    /// from the switch's reply cache.
     AnswerLost {
         /// The request, by name.
         request: &'static str,
+    },
+    /// The switch refused a request's counter as too old even after the
+    /// client moved its counter past the floor the switch named: the floor
+    /// moved on in between (another client sending with the same key), so
+    /// the client stopped rather than chase it.
+    CounterStillTooOld {
+        /// The request, by name.
+        request: &'static str,
+        /// The counter of the second refused request.
+        sent: u64,
+        /// The floor the second refusal named.
+        accepted_above: u64,
     },
     /// The switch refused or failed the request.
     Refused(Error),
@@ -232,9 +245,20 @@ impl fmt::Display for ClientError {
             ),
             ClientError::AnswerLost { request } => write!(
                 f,
-                "the switch handled the {request} request but its answer was lost; read the \
+                "the switch may have handled the {request} request but its answer was lost; read the \
                  state back (for example with `weftctl topology` or `weftctl op-status`) before \
                  repeating it"
+            ),
+            ClientError::CounterStillTooOld {
+                request,
+                sent,
+                accepted_above,
+            } => write!(
+                f,
+                "the switch refused the {request} request's counter twice in a row (it did not \
+                 run it): counter {sent} was sent above the floor it named first, but it now \
+                 accepts only counters above {accepted_above}; another client may be sending \
+                 requests with the same key, so try again"
             ),
             ClientError::Refused(error) => {
                 write!(f, "{error}")?;

@@ -6,7 +6,7 @@ mod support;
 use std::net::{SocketAddr, UdpSocket};
 use std::process::{Command, Output};
 
-use support::{identity, FakeSwitch, Options, KEY_HEX, SWITCH};
+use support::{identity, restart_mark, FakeSwitch, Options, KEY_HEX, SWITCH};
 use weft_proto::heapless::Vec as HVec;
 use weft_proto::*;
 
@@ -223,6 +223,30 @@ fn ping_prints_the_round_trip() {
         stdout.starts_with(&format!("answer from {switch}: time ")) && stdout.contains(" ms"),
         "{stdout}"
     );
+}
+
+#[test]
+fn identify_succeeds_at_once_on_a_switch_that_just_restarted() {
+    let floor = restart_mark();
+    let fake = FakeSwitch::with(
+        Options {
+            floor,
+            ..Options::default()
+        },
+        |_, _| Response::Identity(identity()),
+    );
+    let switch = fake.addr().to_string();
+    let out = weftctl(&["--switch", &switch, "--key", KEY_HEX, "identify"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("switch        0x574546540001"),
+        "{}",
+        text(&out.stdout)
+    );
+    let log = fake.log();
+    assert_eq!(log.datagrams.len(), 2, "refused once, then sent as new");
+    assert_eq!(log.executed.len(), 1);
+    assert_eq!(log.executed[0].0.counter, floor + 1);
 }
 
 #[test]

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use sha2::{Digest as _, Sha256};
-use support::{config, identity, key, FakeSwitch, Options, OTHER_KEY_HEX, SWITCH};
+use support::{config, identity, key, restart_mark, FakeSwitch, Options, OTHER_KEY_HEX, SWITCH};
 use weft_proto::heapless::{String as HString, Vec as HVec};
 use weft_proto::*;
 use weftctl::firmware::{self, Image, UpdateOptions, UpdateProgress};
@@ -159,6 +159,140 @@ fn a_switch_that_stays_busy_is_reported_after_the_configured_attempts() {
         "{error:?}"
     );
     assert_eq!(fake.log().executed.len(), 3);
+}
+
+/// The counter in a request datagram's header: bytes 24..32, little-endian
+/// (weft-proto's `header` module).
+fn counter_of(datagram: &[u8]) -> u64 {
+    u64::from_le_bytes(datagram[24..32].try_into().expect("a header"))
+}
+
+/// The request id in a request datagram's header: bytes 8..12.
+fn request_id_of(datagram: &[u8]) -> u32 {
+    u32::from_le_bytes(datagram[8..12].try_into().expect("a header"))
+}
+
+#[test]
+fn a_restarted_switch_whose_floor_is_ahead_takes_the_request_at_once() {
+    let floor = restart_mark();
+    let fake = FakeSwitch::with(
+        Options {
+            floor,
+            ..Options::default()
+        },
+        |_, _| Response::Done,
+    );
+    let mut client = client_for(&fake);
+    assert_eq!(
+        client.request(&bind_request()).expect("done"),
+        Response::Done
+    );
+    assert_eq!(
+        client.request(&Request::SaveConfig).expect("done"),
+        Response::Done
+    );
+
+    let log = fake.log();
+    assert_eq!(log.datagrams.len(), 3, "one refusal, then two requests run");
+    let (refused, resent) = (&log.datagrams[0], &log.datagrams[1]);
+    assert!(counter_of(refused) <= floor, "the clock is behind the mark");
+    assert_ne!(
+        request_id_of(refused),
+        request_id_of(resent),
+        "a new request"
+    );
+    assert_eq!(counter_of(resent), floor + 1, "just above the floor");
+    assert_eq!(log.resent, 0, "not a repeat of the refused bytes");
+    let executed: Vec<(u64, &Request)> = log.executed.iter().map(|(h, r)| (h.counter, r)).collect();
+    assert_eq!(
+        executed,
+        vec![
+            (floor + 1, &bind_request()),
+            (floor + 2, &Request::SaveConfig)
+        ],
+        "the bind ran once, and later requests stay above the floor"
+    );
+}
+
+#[test]
+fn a_new_client_behind_a_dropped_answer_gets_through_when_it_sent_once() {
+    // The first client's request after the restart runs above the floor
+    // and its answer is not kept; a second client, its clock still behind,
+    // is told an identical request may have run, but it sent its own once.
+    let floor = restart_mark();
+    let fake = FakeSwitch::with(
+        Options {
+            floor,
+            keep_answers: false,
+            ..Options::default()
+        },
+        |_, _| Response::Done,
+    );
+    for _ in 0..2 {
+        let mut client = client_for(&fake);
+        assert_eq!(
+            client.request(&Request::SaveConfig).expect("done"),
+            Response::Done
+        );
+    }
+    let log = fake.log();
+    let counters: Vec<u64> = log.executed.iter().map(|(h, _)| h.counter).collect();
+    assert_eq!(counters, vec![floor + 1, floor + 2]);
+    assert_eq!(log.datagrams.len(), 4, "each client was refused once");
+}
+
+#[test]
+fn a_second_counter_refusal_in_a_row_is_reported_rather_than_chased() {
+    let floor = restart_mark();
+    let fake = FakeSwitch::with(
+        Options {
+            floor,
+            floor_moves_after_refusal: 5_000_000,
+            ..Options::default()
+        },
+        |_, _| Response::Done,
+    );
+    let mut client = client_for(&fake);
+    let error = client.request(&bind_request()).expect_err("refused twice");
+    match &error {
+        ClientError::CounterStillTooOld {
+            request,
+            sent,
+            accepted_above,
+        } => {
+            assert_eq!(*request, "bind");
+            assert_eq!(*sent, floor + 1, "just above the first floor");
+            assert_eq!(*accepted_above, floor + 5_000_000, "the floor moved on");
+        }
+        other => panic!("expected CounterStillTooOld, got {other:?}"),
+    }
+    assert_eq!(error.exit_code(), weftctl::error::EXIT_REFUSED);
+    assert!(error.to_string().contains("twice in a row"), "{error}");
+    let log = fake.log();
+    assert_eq!(log.datagrams.len(), 2, "the request was sent again once");
+    assert!(log.executed.is_empty(), "nothing ran");
+}
+
+#[test]
+fn a_resent_request_that_may_have_run_is_reported_as_an_answer_lost_not_sent_again() {
+    let fake = FakeSwitch::with(
+        Options {
+            drop_answers: 1,
+            keep_answers: false,
+            ..Options::default()
+        },
+        |_, _| Response::Done,
+    );
+    let mut client = client_for(&fake);
+    let error = client.request(&bind_request()).expect_err("answer lost");
+    assert!(
+        matches!(error, ClientError::AnswerLost { request: "bind" }),
+        "{error:?}"
+    );
+    let log = fake.log();
+    assert_eq!(log.datagrams.len(), 2, "the lost answer's retry, no more");
+    assert_eq!(log.datagrams[0], log.datagrams[1]);
+    assert_eq!(log.executed.len(), 1, "the bind ran once");
 }
 
 #[test]

@@ -25,11 +25,15 @@ use weft_sim::iss_board::CPU_CLOCK_HZ;
 use weft_sim::scenario::{engine, Scenario};
 use weft_sim::serve::{ServeConfig, Server, DEFAULT_LISTEN};
 
-const SERVE_USAGE: &str = "usage: weft-sim serve [--listen 127.0.0.1:PORT] (--key HEX | --insecure)
+const SERVE_USAGE: &str =
+    "usage: weft-sim serve [--listen 127.0.0.1:PORT] (--key HEX | --insecure) [--counter-floor N]
 
 Runs the reference fabric as a virtual board: weftctl manages it over UDP
 on localhost (default 127.0.0.1:7330). --key takes the switch's key as 64
-hexadecimal digits; --insecure uses the publicly known key instead.";
+hexadecimal digits; --insecure uses the publicly known key instead.
+--counter-floor starts the replay counter at N (microseconds since the Unix
+epoch, as clients count), as a switch restarted from its flash does: only
+requests with counters above N are accepted, and weftctl is told so.";
 
 const FIRMWARE_USAGE: &str =
     "usage: weft-sim firmware --elf PATH --tap NAME [--key HEX | --insecure] [--ip A.B.C.D/PREFIX] [--flash FILE]
@@ -77,6 +81,7 @@ fn serve_config(args: &[String]) -> Result<ServeConfig, String> {
     let mut listen = DEFAULT_LISTEN;
     let mut key: Option<Key> = None;
     let mut insecure = false;
+    let mut counter_floor = 0;
     let mut args = args.iter();
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -91,6 +96,12 @@ fn serve_config(args: &[String]) -> Result<ServeConfig, String> {
                 key = Some(Key::parse_hex(value).map_err(|e| format!("--key: {e}"))?);
             }
             "--insecure" => insecure = true,
+            "--counter-floor" => {
+                let value = args.next().ok_or("--counter-floor needs a counter")?;
+                counter_floor = value.parse::<u64>().map_err(|e| {
+                    format!("--counter-floor {value}: {e} (expected microseconds since 1970)")
+                })?;
+            }
             other => return Err(format!("unknown option {other}")),
         }
     }
@@ -100,7 +111,11 @@ fn serve_config(args: &[String]) -> Result<ServeConfig, String> {
         (Some(_), true) => return Err("--key and --insecure exclude each other".into()),
         (None, false) => return Err("give the switch's key with --key HEX, or --insecure".into()),
     };
-    Ok(ServeConfig { listen, key })
+    Ok(ServeConfig {
+        listen,
+        key,
+        counter_floor,
+    })
 }
 
 /// `weft-sim serve`: the reference fabric managed over UDP until interrupted.

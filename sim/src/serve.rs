@@ -53,6 +53,12 @@ pub struct ServeConfig {
     pub listen: SocketAddr,
     /// The switch's key; [`Key::insecure_public`] for insecure mode.
     pub key: Key,
+    /// The replay counter the switch starts from: only counters above it
+    /// are accepted. 0 is a switch that never accepted a request; the
+    /// firmware resumes after a restart from the mark kept in flash, up to
+    /// a minute of client clock ahead of the last counter it accepted, and
+    /// a floor ahead of the clients' clocks imitates that.
+    pub counter_floor: u64,
 }
 
 /// Why the server could not start or stopped.
@@ -224,7 +230,7 @@ impl Server {
         Ok(Server {
             socket,
             world,
-            responder: Responder::new(Verifier::new(switch, config.key)),
+            responder: Responder::new(Verifier::resume(switch, config.key, config.counter_floor)),
             board,
             links,
             host_ports: scenario.hosts.iter().map(|h| h.port).collect(),

@@ -190,7 +190,8 @@ fn wrong_key_replayed_and_wrong_target_requests_get_typed_refusals() {
     );
 
     // A request runs; the same bytes again are a retry and get the same
-    // answer; a different request with a counter not above it is a replay.
+    // answer; a different request with a counter not above it did not run,
+    // and learns the counter to exceed.
     let sent = Header::request(3, ours, 200);
     let mut datagram = [0u8; MAX_DATAGRAM];
     let len = encode_request(&sent, &Request::Ping, &[], &test_key(), &mut datagram).expect("fits");
@@ -199,14 +200,32 @@ fn wrong_key_replayed_and_wrong_target_requests_get_typed_refusals() {
     assert_eq!(first, retry, "a retry gets the identical answer");
     assert_eq!(response(&first, &sent), Response::Pong);
     for (id, counter) in [(4, 200), (5, 150)] {
-        let replayed = Header::request(id, ours, counter);
-        let answer = ask(&mut board, &replayed, &Request::Identify, &test_key()).expect("answered");
+        let too_old = Header::request(id, ours, counter);
+        let answer = ask(&mut board, &too_old, &Request::Identify, &test_key()).expect("answered");
         assert_eq!(
-            response(&answer, &replayed),
-            Response::Error(Error::Replayed),
+            response(&answer, &too_old),
+            Response::Error(Error::CounterTooOld {
+                accepted_above: 200,
+                may_have_run: false
+            }),
             "counter {counter}"
         );
     }
+    // Once four newer requests push its answer out of the reply cache, the
+    // first ping's retry is refused as a request that may have run.
+    for i in 0..4u32 {
+        let newer = Header::request(10 + i, ours, 300 + u64::from(i));
+        let answer = ask(&mut board, &newer, &Request::Ping, &test_key()).expect("answered");
+        assert_eq!(response(&answer, &newer), Response::Pong);
+    }
+    let retry = send_datagram(&mut board, &datagram[..len]).expect("answered");
+    assert_eq!(
+        response(&retry, &sent),
+        Response::Error(Error::CounterTooOld {
+            accepted_above: 303,
+            may_have_run: true
+        })
+    );
 }
 
 #[test]

@@ -2,14 +2,16 @@
 //! port, driven by weftctl's client library as an operator drives it:
 //! topology, bind and unbind, the event log, raw configuration access.
 
+use std::net::UdpSocket;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::thread;
 use std::time::Duration;
 
 use weft_proto::{
-    heapless, AccessWidth, EventKind, EventPage, EventSeq, FabricId, HostIndex, Key, Request,
-    Response, SlotIndex, SlotState, UnbindMode, VirtualSwitchInfo,
+    decode_response, encode_request, heapless, AccessWidth, Error, EventKind, EventPage, EventSeq,
+    FabricId, Header, HostIndex, Key, Request, Response, SlotIndex, SlotState, SwitchId,
+    UnbindMode, VirtualSwitchInfo, MAX_DATAGRAM,
 };
 use weft_sim::serve::{ServeConfig, ServeError, Server};
 use weftctl::topology::read_topology;
@@ -43,8 +45,20 @@ fn vswitch(client: &mut Client, host: HostIndex) -> VirtualSwitchInfo {
     }
 }
 
+/// This machine's clock in microseconds since the Unix epoch, as weftctl
+/// counts requests.
+fn now_micros() -> u64 {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("after 1970");
+    u64::try_from(now.as_micros()).expect("fits")
+}
+
+/// The board starts as a switch that has just restarted: its counter floor
+/// a minute ahead of weftctl's clock, as the firmware resumes from its mark.
 #[test]
 fn weftctl_binds_and_unbinds_a_vf_on_the_simulated_board() {
+    let counter_floor = now_micros() + 60_000_000;
     let stop = Arc::new(AtomicBool::new(false));
     let (ready, addr) = mpsc::channel();
     let server = {
@@ -53,6 +67,7 @@ fn weftctl_binds_and_unbinds_a_vf_on_the_simulated_board() {
             let config = ServeConfig {
                 listen: "127.0.0.1:0".parse().expect("an address"),
                 key: Key::insecure_public(),
+                counter_floor,
             };
             let started = Server::start(config).and_then(|s| Ok((s.local_addr()?, s)));
             match started {
@@ -72,11 +87,40 @@ fn weftctl_binds_and_unbinds_a_vf_on_the_simulated_board() {
         .expect("the server starts in time")
         .expect("the reference fabric comes up");
 
+    // A request from a clock behind the floor learns the floor, under the
+    // switch's key, and nothing has run.
+    let sent = Header::request(1, SwitchId::ANY, 1);
+    let mut datagram = [0u8; MAX_DATAGRAM];
+    let len = encode_request(
+        &sent,
+        &Request::Ping,
+        &[],
+        &Key::insecure_public(),
+        &mut datagram,
+    )
+    .expect("fits");
+    let socket = UdpSocket::bind("127.0.0.1:0").expect("a UDP socket");
+    socket
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("a timeout");
+    socket.send_to(&datagram[..len], addr).expect("sent");
+    let mut answer = [0u8; MAX_DATAGRAM];
+    let (n, _) = socket.recv_from(&mut answer).expect("an answer");
+    let reply = decode_response(&answer[..n], &Key::insecure_public(), &sent).expect("authentic");
+    assert_eq!(
+        reply.response,
+        Response::Error(Error::CounterTooOld {
+            accepted_above: counter_floor,
+            may_have_run: false
+        })
+    );
+
     let mut config = ClientConfig::new(addr, Key::insecure_public());
     config.per_try = Duration::from_secs(2);
     config.retries = 2;
     let mut client = Client::connect(config).expect("a client socket");
 
+    // Refused below the floor, then sent again above it: answered at once.
     let identity = client.identify().expect("identify");
     assert_eq!(identity.board.as_str(), "weft-sim");
     assert_eq!(identity.ports, 8);

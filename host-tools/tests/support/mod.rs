@@ -43,6 +43,17 @@ pub fn config(addr: SocketAddr, key: Key) -> ClientConfig {
     config
 }
 
+/// A counter mark a minute ahead of this machine's clock, as a switch that
+/// restarted just after accepting a request resumes from (the firmware
+/// keeps its mark a minute above the last accepted counter).
+pub fn restart_mark() -> u64 {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("after 1970")
+        .as_micros();
+    u64::try_from(now).expect("fits") + 60_000_000
+}
+
 /// The identity the fake reports.
 pub fn identity() -> Identity {
     Identity {
@@ -84,6 +95,16 @@ pub struct Options {
     /// Whether it sends a non-weft datagram and an answer to another request
     /// before each real answer.
     pub noise: bool,
+    /// The counter it starts from, as a restarted switch resumes from the
+    /// mark kept in flash: only counters above it are accepted.
+    pub floor: u64,
+    /// How far its floor moves after each counter-too-old refusal, as if
+    /// another client's newer request were accepted in between (0: never).
+    pub floor_moves_after_refusal: u64,
+    /// Whether answers go into its reply cache; without, a retry of a
+    /// request that ran is refused as one that may have run, as after its
+    /// answer left the cache.
+    pub keep_answers: bool,
 }
 
 impl Default for Options {
@@ -93,6 +114,9 @@ impl Default for Options {
             switch: SWITCH,
             drop_answers: 0,
             noise: false,
+            floor: 0,
+            floor_moves_after_refusal: 0,
+            keep_answers: true,
         }
     }
 }
@@ -133,8 +157,11 @@ impl FakeSwitch {
                     switch,
                     mut drop_answers,
                     noise,
+                    floor,
+                    floor_moves_after_refusal,
+                    keep_answers,
                 } = options;
-                let mut verifier = Verifier::new(switch, key);
+                let mut verifier = Verifier::resume(switch, key, floor);
                 let mut cache = ReplyCache::<4>::new();
                 let mut buf = [0u8; MAX_DATAGRAM + 1];
                 let mut answer = [0u8; MAX_DATAGRAM];
@@ -159,9 +186,13 @@ impl FakeSwitch {
                                 &mut answer,
                             )
                             .expect("the answer encodes");
-                            cache
-                                .insert(received.fingerprint, &answer[..n])
-                                .expect("a datagram fits");
+                            if keep_answers {
+                                cache
+                                    .insert(received.fingerprint, &answer[..n])
+                                    .expect("a datagram fits");
+                            } else {
+                                cache.forget(received.fingerprint);
+                            }
                             if drop_answers > 0 {
                                 drop_answers -= 1;
                                 continue;
@@ -177,6 +208,7 @@ impl FakeSwitch {
                         }
                         Err(refused) => {
                             if let Some((header, error)) = refused.refusal(switch) {
+                                let too_old = matches!(error, Error::CounterTooOld { .. });
                                 let n = encode_response(
                                     &header,
                                     &Response::Error(error),
@@ -186,6 +218,13 @@ impl FakeSwitch {
                                 )
                                 .expect("the refusal encodes");
                                 let _ = socket.send_to(&answer[..n], peer);
+                                if too_old {
+                                    verifier = Verifier::resume(
+                                        switch,
+                                        verifier.key().clone(),
+                                        verifier.last_accepted() + floor_moves_after_refusal,
+                                    );
+                                }
                             }
                         }
                     }

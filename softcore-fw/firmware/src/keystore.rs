@@ -13,7 +13,13 @@
 //! guarantee per sector, two sectors that last about 138 days of
 //! uninterrupted traffic. The price: after a restart, requests whose
 //! counters are still below the mark — a client clock less than
-//! [`MARK_RESERVE`] past the last move — are refused as replays.
+//! [`MARK_RESERVE`] past the last move — are refused. The refusal is
+//! weft-proto's `CounterTooOld`, which names the mark to a client holding
+//! the key, and such a client sends the request again at once above it;
+//! the first request accepted above the mark moves the stored mark on
+//! (one flash write). Each restart can so put the counters up to
+//! [`MARK_RESERVE`] ahead of the clients' clocks, which costs each new
+//! client process one refused round trip until the clocks catch up.
 //!
 //! The mark is stored after a request is answered but before the answer
 //! is sent, so a power cut in between loses a mark for a request whose

@@ -57,7 +57,9 @@ impl Management {
 
     /// Continues with the key and mark kept in flash: only counters above
     /// the mark are accepted, so requests from before the restart are
-    /// refused as replays.
+    /// refused. The refusal names the mark to a client holding the key
+    /// (`Error::CounterTooOld`), so that it can send its request again
+    /// above it instead of waiting for its clock to pass it.
     pub fn resume(&mut self, stored: KeyRecord) {
         let verifier = Verifier::resume(self.switch, stored.key, stored.mark);
         self.responder = Some(Responder::new(verifier));

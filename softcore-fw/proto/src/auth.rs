@@ -21,7 +21,12 @@
 //!
 //! The last accepted counter lives in RAM. After a restart a switch would
 //! accept an old captured request again, so the firmware keeps a high-water
-//! mark in flash and starts with [`Verifier::resume`] from it.
+//! mark in flash and starts with [`Verifier::resume`] from it. That mark is
+//! ahead of the clients' clocks for a while, and a client's clock may lag
+//! another's: a request whose MAC verifies but whose counter is too old is
+//! refused with [`Error::CounterTooOld`](crate::Error::CounterTooOld), which
+//! names the last accepted counter, and the client moves its own past it
+//! with [`ClientCounter::raise_above`] before sending the request again.
 //!
 //! # Provisioning the key
 //!
@@ -284,6 +289,14 @@ impl ClientCounter {
         self.last = now_micros.max(self.last.saturating_add(1));
         self.last
     }
+
+    /// Makes every later counter greater than `accepted_above`, the
+    /// switch's last accepted counter from
+    /// [`Error::CounterTooOld`](crate::Error::CounterTooOld); counters
+    /// follow the clock again once it passes that.
+    pub fn raise_above(&mut self, accepted_above: u64) {
+        self.last = self.last.max(accepted_above);
+    }
 }
 
 #[cfg(test)]
@@ -406,5 +419,16 @@ mod tests {
         assert_eq!(c.next(1_000), 1_001);
         assert_eq!(c.next(500), 1_002);
         assert_eq!(c.next(5_000), 5_000);
+    }
+
+    #[test]
+    fn a_raised_client_counter_passes_the_switch_then_follows_the_clock() {
+        let mut c = ClientCounter::new();
+        assert_eq!(c.next(1_000), 1_000);
+        c.raise_above(60_000);
+        assert_eq!(c.next(2_000), 60_001);
+        c.raise_above(10);
+        assert_eq!(c.next(3_000), 60_002, "a lower floor changes nothing");
+        assert_eq!(c.next(70_000), 70_000);
     }
 }

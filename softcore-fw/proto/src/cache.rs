@@ -13,11 +13,33 @@
 //! same key would be an HMAC forgery.
 //!
 //! The cache keeps only the newest `N` answers. A retry that arrives after `N`
-//! newer requests were answered is refused as [`Replayed`](crate::Error::Replayed),
-//! which a client sees as "the request was handled, but its answer is gone";
+//! newer requests were answered is refused as
+//! [`CounterTooOld`](crate::Error::CounterTooOld) that may have run
+//! ([`Replayed`](crate::Error::Replayed) at protocol version 1), which a
+//! client that sent it more than once sees as "the request may have been
+//! handled, but its answer is gone";
 //! four entries cover one client with one request in flight and a few
 //! others. Each entry holds up to [`MAX_DATAGRAM`] bytes, so `N` costs about
 //! 1.5 KiB of RAM.
+//!
+//! # What the cache knows was not run
+//!
+//! Counters are accepted in increasing order and every request run has its
+//! answer stored, so the cache also remembers the newest counter whose
+//! answer it dropped ([`ReplyCache::dropped_through`]: evicted, cleared, or
+//! [`forget`](ReplyCache::forget)-ten because it could not be stored). A
+//! request that verifies, is not in the cache and is not newer than the
+//! verifier's last counter is refused as
+//! [`CounterTooOld`](crate::Error::CounterTooOld), which tells the key
+//! holder the counter to exceed, and whether the request
+//!
+//! - may have run since the cache was made, with its answer gone: its
+//!   counter is at or below `dropped_through`;
+//! - or certainly did not: any other counter.
+//!
+//! A cache starts empty with a switch, so a request run before a restart and
+//! retried after it counts as not run: the restart lost its answer as
+//! surely as a lost datagram would have.
 //!
 //! Only answers to requests that passed every check and were executed go in
 //! the cache; refusals are not cached because they are stateless and a
@@ -90,6 +112,7 @@ struct Entry {
 /// is at least 1.
 pub struct ReplyCache<const N: usize> {
     entries: Deque<Entry, N>,
+    dropped_through: u64,
 }
 
 impl<const N: usize> ReplyCache<N> {
@@ -97,6 +120,7 @@ impl<const N: usize> ReplyCache<N> {
     pub const fn new() -> Self {
         ReplyCache {
             entries: Deque::new(),
+            dropped_through: 0,
         }
     }
 
@@ -124,7 +148,9 @@ impl<const N: usize> ReplyCache<N> {
             return Ok(());
         }
         if self.entries.is_full() {
-            self.entries.pop_front();
+            if let Some(oldest) = self.entries.pop_front() {
+                self.forget(oldest.fingerprint);
+            }
         }
         // Not full: either it had room or the oldest entry was just removed.
         let _ = self.entries.push_back(Entry {
@@ -146,7 +172,23 @@ impl<const N: usize> ReplyCache<N> {
 
     /// Forgets every answer (for example when the key changes).
     pub fn clear(&mut self) {
-        self.entries.clear();
+        while let Some(entry) = self.entries.pop_front() {
+            self.forget(entry.fingerprint);
+        }
+    }
+
+    /// Records that the request with this fingerprint was run but its
+    /// answer is not kept (it could not be encoded or stored), so that a
+    /// retry of it is refused as one that may have run.
+    pub fn forget(&mut self, fingerprint: Fingerprint) {
+        self.dropped_through = self.dropped_through.max(fingerprint.counter);
+    }
+
+    /// The newest counter of a request whose answer this cache dropped, 0
+    /// if none: a request at or below it that is not in the cache may have
+    /// been run (see the module docs).
+    pub const fn dropped_through(&self) -> u64 {
+        self.dropped_through
     }
 }
 
@@ -197,6 +239,25 @@ mod tests {
         cache.insert(fp(1, 1, 1), b"second").expect("fits");
         assert_eq!(cache.len(), 1);
         assert_eq!(cache.lookup(&fp(1, 1, 1)), Some(&b"second"[..]));
+    }
+
+    #[test]
+    fn the_newest_dropped_counter_is_remembered() {
+        let mut cache = ReplyCache::<2>::new();
+        assert_eq!(cache.dropped_through(), 0);
+        cache.insert(fp(1, 10, 1), b"1").expect("fits");
+        cache.insert(fp(2, 20, 2), b"2").expect("fits");
+        cache.insert(fp(2, 20, 2), b"2 again").expect("fits");
+        assert_eq!(cache.dropped_through(), 0, "a replaced answer is kept");
+        cache.insert(fp(3, 30, 3), b"3").expect("fits");
+        assert_eq!(cache.dropped_through(), 10, "request 1 was evicted");
+        cache.forget(fp(4, 40, 4));
+        assert_eq!(cache.dropped_through(), 40);
+        cache.clear();
+        assert_eq!(cache.dropped_through(), 40, "clearing drops 20 and 30");
+        cache.insert(fp(5, 50, 5), b"5").expect("fits");
+        cache.clear();
+        assert_eq!(cache.dropped_through(), 50);
     }
 
     #[test]

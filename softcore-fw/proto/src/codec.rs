@@ -15,10 +15,15 @@
 //! 5. the protocol version, refused as [`Error::WrongVersion`];
 //! 6. the body, refused as [`Error::Malformed`];
 //! 7. the target switch, refused as [`Error::WrongSwitch`];
-//! 8. the counter, refused as [`Error::Replayed`].
+//! 8. the counter, refused as [`Error::CounterTooOld`] with the counter to
+//!    exceed and whether an identical request may have run (its counter is
+//!    at or below one whose answer the cache dropped; [`crate::cache`] has
+//!    the reasoning). A request at a protocol version before
+//!    [`COUNTER_TOO_OLD_SINCE`] gets [`Error::Replayed`] instead.
 //!
 //! The counter is accepted last, so a request that is refused for any reason
 //! does not use up its counter, and its retry gets the same refusal again.
+//! Only a request whose MAC verified learns the counter floor.
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -26,8 +31,8 @@ use serde::Serialize;
 use crate::auth::{Key, Verifier};
 use crate::cache::{Fingerprint, ReplyCache};
 use crate::header::{
-    Header, Kind, WireHeader, HEADER_LEN, MAX_DATAGRAM, OLDEST_PROTOCOL_VERSION, PROTOCOL_VERSION,
-    TAG_LEN, TAG_OFFSET,
+    Header, Kind, WireHeader, COUNTER_TOO_OLD_SINCE, HEADER_LEN, MAX_DATAGRAM,
+    OLDEST_PROTOCOL_VERSION, PROTOCOL_VERSION, TAG_LEN, TAG_OFFSET,
 };
 use crate::message::error::Error;
 use crate::message::ids::SwitchId;
@@ -135,10 +140,17 @@ pub enum DecodeError {
         /// The header.
         header: Header,
     },
-    /// A request whose counter is not newer than the last accepted.
-    Replayed {
+    /// A request whose counter is not newer than the last accepted (and,
+    /// with a reply cache, not a repeat of a kept answer).
+    CounterTooOld {
         /// The header.
         header: Header,
+        /// The last counter accepted: only counters above it are.
+        accepted_above: u64,
+        /// Whether an identical datagram may have run: its counter is at
+        /// or below one whose answer is no longer kept (always so without
+        /// a reply cache).
+        may_have_run: bool,
     },
     /// A response, but not to the request that was sent (another request id
     /// or counter): a late answer to an earlier request.
@@ -170,7 +182,18 @@ impl DecodeError {
                 },
             ),
             DecodeError::WrongSwitch { header } => (header, Error::WrongSwitch { ours }),
-            DecodeError::Replayed { header } => (header, Error::Replayed),
+            DecodeError::CounterTooOld {
+                header,
+                accepted_above,
+                may_have_run,
+            } if header.version >= COUNTER_TOO_OLD_SINCE => (
+                header,
+                Error::CounterTooOld {
+                    accepted_above: *accepted_above,
+                    may_have_run: *may_have_run,
+                },
+            ),
+            DecodeError::CounterTooOld { header, .. } => (header, Error::Replayed),
         };
         Some((header.reply(ours), error))
     }
@@ -193,7 +216,9 @@ pub struct Received<'d> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Incoming<'d, 'c> {
     /// A new request: execute it, encode the answer, store the answer in the
-    /// reply cache under the request's fingerprint, and send it.
+    /// reply cache under the request's fingerprint, and send it. An answer
+    /// that cannot be stored is [`ReplyCache::forget`]-ed instead, so a
+    /// retry is refused as possibly run.
     Execute(Received<'d>),
     /// A repeat of a request answered recently: send these bytes again.
     Resend(&'c [u8]),
@@ -248,14 +273,17 @@ pub fn encode_response(
 }
 
 /// Checks and decodes a request datagram (steps 1–3 and 5–8 of the module
-/// docs): without a reply cache, a repeat is refused as
-/// [`DecodeError::Replayed`]. A server uses [`receive_request`].
+/// docs): without a reply cache nothing tells what ran, so a counter not
+/// newer than the last accepted is refused as
+/// [`DecodeError::CounterTooOld`] that may have run. A server uses
+/// [`receive_request`].
 pub fn decode_request<'d>(
     datagram: &'d [u8],
     verifier: &mut Verifier,
 ) -> Result<Received<'d>, DecodeError> {
     let (wire, body, trailing) = open(datagram, Kind::Request, verifier.key())?;
-    accept_request(wire, body, trailing, verifier)
+    let dropped_through = verifier.last_accepted();
+    accept_request(wire, body, trailing, verifier, dropped_through)
 }
 
 /// Checks a request datagram and tells the server what to do with it: run a
@@ -270,7 +298,7 @@ pub fn receive_request<'d, 'c, const N: usize>(
     if let Some(stored) = cache.lookup(&Fingerprint::new(&wire.header, wire.tag)) {
         return Ok(Incoming::Resend(stored));
     }
-    accept_request(wire, body, trailing, verifier).map(Incoming::Execute)
+    accept_request(wire, body, trailing, verifier, cache.dropped_through()).map(Incoming::Execute)
 }
 
 /// Checks and decodes a response datagram to the request that was sent with
@@ -371,12 +399,14 @@ fn open<'d>(
     Ok((wire, body, trailing))
 }
 
-/// Steps 5–8 for a request whose MAC verified.
+/// Steps 5–8 for a request whose MAC verified; a request at or below
+/// `dropped_through` may have run with its answer gone.
 fn accept_request<'d>(
     wire: WireHeader,
     body: &[u8],
     trailing: &'d [u8],
     verifier: &mut Verifier,
+    dropped_through: u64,
 ) -> Result<Received<'d>, DecodeError> {
     let header = wire.header;
     if !(OLDEST_PROTOCOL_VERSION..=PROTOCOL_VERSION).contains(&header.version) {
@@ -397,7 +427,12 @@ fn accept_request<'d>(
         return Err(DecodeError::WrongSwitch { header });
     }
     if !verifier.accept_counter(header.counter) {
-        return Err(DecodeError::Replayed { header });
+        return Err(DecodeError::CounterTooOld {
+            header,
+            accepted_above: verifier.last_accepted(),
+            // Counter 0 is never accepted, so it never ran.
+            may_have_run: (1..=dropped_through).contains(&header.counter),
+        });
     }
     Ok(Received {
         header,
@@ -498,11 +533,22 @@ impl core::fmt::Display for DecodeError {
             DecodeError::WrongSwitch { header } => {
                 write!(f, "the request is meant for switch {:#x}", header.switch.0)
             }
-            DecodeError::Replayed { header } => write!(
-                f,
-                "counter {} is not newer than the last accepted; a client's clock may be behind",
-                header.counter
-            ),
+            DecodeError::CounterTooOld {
+                header,
+                accepted_above,
+                may_have_run,
+            } => {
+                write!(
+                    f,
+                    "counter {} is not above {accepted_above}, the last accepted; a client's \
+                     clock may be behind, or the switch restarted",
+                    header.counter
+                )?;
+                if *may_have_run {
+                    f.write_str(" (an identical request may have run, its answer gone)")?;
+                }
+                Ok(())
+            }
             DecodeError::Unrelated { header } => write!(
                 f,
                 "a response to another request (id {}, counter {}) arrived; it is ignored",

@@ -35,11 +35,17 @@ pub const MAGIC: [u8; 4] = *b"WEFT";
 /// an older client from a newer one.
 ///
 /// - 1: the first published schema.
-/// - 2: [`Error::FabricOwnedRegister`](crate::Error::FabricOwnedRegister);
-///   the event kinds `PortLinkUp`, `PortLinkDown`, `HotPlugSignalled`,
+/// - 2: [`Error::FabricOwnedRegister`](crate::Error::FabricOwnedRegister)
+///   and [`Error::CounterTooOld`](crate::Error::CounterTooOld); the event
+///   kinds `PortLinkUp`, `PortLinkDown`, `HotPlugSignalled`,
 ///   `BindingNotRestored` and `IsolationDrops` of
 ///   [`EventKind`](crate::EventKind).
 pub const PROTOCOL_VERSION: u16 = 2;
+
+/// The first protocol version whose clients read
+/// [`Error::CounterTooOld`](crate::Error::CounterTooOld); an older request
+/// whose counter is too old is refused as [`Error::Replayed`](crate::Error::Replayed).
+pub const COUNTER_TOO_OLD_SINCE: u16 = 2;
 
 /// The oldest protocol version this crate still accepts. Because variants
 /// are only appended, every body an older client can send still decodes.

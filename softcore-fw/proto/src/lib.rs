@@ -42,8 +42,14 @@
 //! last one the switch's [`Verifier`] accepted. A response echoes the
 //! request's id and counter under the same MAC, so a client can tell its
 //! answer from a replayed old one. A request whose MAC fails is answered
-//! only with [`Error::Unauthenticated`]. Insecure mode is the publicly known
-//! [`Key::insecure_public`] and exists only when asked for by that name. The
+//! only with [`Error::Unauthenticated`]. A request that verifies but whose
+//! counter is too old is answered with [`Error::CounterTooOld`], naming the
+//! counter to exceed and whether the request may have run, so that a client
+//! whose clock is behind the switch's floor (after a restart, the floor
+//! resumes from a mark above the last accepted counter) sends it again as a
+//! new request instead of waiting for its clock to catch up. Insecure mode
+//! is the publicly known [`Key::insecure_public`] and exists only when
+//! asked for by that name. The
 //! [`auth`] module documents the counter policy and how the key is
 //! provisioned.
 //!
@@ -55,7 +61,10 @@
 //! and without refusing it as a replay ([`cache`] has the details). On
 //! [`Error::Busy`] a client waits `retry_after_ms` and sends a *new* request
 //! (new id and counter), since the busy answer is the stored answer to the
-//! old one. Actions that must not run twice (firmware commit, reset) are
+//! old one. On [`Error::CounterTooOld`] a client raises its counter above
+//! the one named ([`ClientCounter::raise_above`]) and sends a new request
+//! once, unless it sent the request more than once and is told that it may
+//! have run. Actions that must not run twice (firmware commit, reset) are
 //! two-phase: an arm request returns a [`Token`] that the trigger presents.
 //! Long operations answer [`Response::InProgress`] and are polled with
 //! [`Request::OperationStatus`].
@@ -131,8 +140,8 @@ pub use codec::{
     EncodeError, Incoming, Malformation, Received, Reply,
 };
 pub use header::{
-    Header, Kind, HEADER_LEN, MAGIC, MAX_DATAGRAM, MAX_PAYLOAD, OLDEST_PROTOCOL_VERSION,
-    PROTOCOL_VERSION,
+    Header, Kind, COUNTER_TOO_OLD_SINCE, HEADER_LEN, MAGIC, MAX_DATAGRAM, MAX_PAYLOAD,
+    OLDEST_PROTOCOL_VERSION, PROTOCOL_VERSION,
 };
 pub use message::error::{CompletionStatus, Error, FlashOp};
 pub use message::fabric::*;

@@ -64,7 +64,11 @@ impl<const N: usize> Responder<N> {
     /// kept, in the form the request's protocol version decodes
     /// ([`Response::downgrade_for`]); a byte-identical repeat of a recent
     /// request gets the kept bytes; a refused request gets
-    /// [`Response::Error`] with the reason, under the switch's key.
+    /// [`Response::Error`] with the reason, under the switch's key. A
+    /// request whose MAC verified but whose counter is too old learns the
+    /// counter to exceed and whether it may have run already
+    /// ([`Error::CounterTooOld`](crate::Error::CounterTooOld);
+    /// [`crate::cache`] explains which).
     pub fn answer(
         &mut self,
         datagram: &[u8],
@@ -79,13 +83,18 @@ impl<const N: usize> Responder<N> {
                 // Only what the request's version knows (crate docs, versioning rules).
                 response.downgrade_for(received.header.version);
                 let header = received.header.reply(switch);
-                let Ok(n) = encode_response(&header, &response, &[], self.verifier.key(), out)
-                else {
-                    return 0;
-                };
-                // An answer always fits a datagram, which the cache holds.
-                let _ = self.cache.insert(received.fingerprint, &out[..n]);
-                n
+                let stored = encode_response(&header, &response, &[], self.verifier.key(), out)
+                    .map_err(|_| ())
+                    .and_then(|n| {
+                        self.cache
+                            .insert(received.fingerprint, &out[..n])
+                            .map(|()| n)
+                            .map_err(|_| ())
+                    });
+                stored.unwrap_or_else(|()| {
+                    self.cache.forget(received.fingerprint);
+                    0
+                })
             }
             Err(refused) => match refused.refusal(switch) {
                 Some((header, error)) => encode_response(

@@ -114,6 +114,7 @@ const ERROR_BODIES: &[(&str, &str)] = &[
     ("SavedConfigCorrupt", "25"),
     // Protocol version 2.
     ("FabricOwnedRegister", "26800610"),
+    ("CounterTooOld", "27808ec7ddc1c4820301"),
 ];
 
 /// The postcard bytes of the event kinds appended in protocol version 2,
@@ -148,6 +149,14 @@ const CHUNK_DATAGRAM: &str = "57454654010001000503020101005446455700000300100001
 const RESPONSE_DATAGRAM: &str = "57454654010002000403020101005446455700000200000000401e18240a0600\
     193789c95ce01852570155fa2f3345e6f000e118032c0857303b79e36012237b\
     052a";
+
+/// `Error(CounterTooOld { accepted_above: 1_700_000_060_000_000,
+/// may_have_run: false })` at protocol version 2, answering request
+/// 0x01020306 with counter 1_699_999_990_000_000.
+const COUNTER_TOO_OLD_DATAGRAM: &str =
+    "57454654020002000603020101005446455700000b00000080a98517240a0600\
+    37d4546cbb054b3bac239a21538d8173c75257941b08d80a7249f4cfecb9fa95\
+    0f27808ec7ddc1c4820300";
 
 /// `Ping` to any switch, request 1, counter 1, under the insecure public key.
 const INSECURE_PING_DATAGRAM: &str =
@@ -551,7 +560,7 @@ fn response_samples() -> [(&'static str, Response); 16] {
 }
 
 /// One sample of every error variant.
-fn error_samples() -> [(&'static str, Error); 39] {
+fn error_samples() -> [(&'static str, Error); 40] {
     [
         ("Unauthenticated", Error::Unauthenticated),
         ("Replayed", Error::Replayed),
@@ -710,6 +719,13 @@ fn error_samples() -> [(&'static str, Error); 39] {
                 offset: 0x10,
             },
         ),
+        (
+            "CounterTooOld",
+            Error::CounterTooOld {
+                accepted_above: 1_700_000_060_000_000,
+                may_have_run: true,
+            },
+        ),
     ]
 }
 
@@ -811,6 +827,7 @@ fn error_name(error: &Error) -> &'static str {
         Error::NoSavedConfig => "NoSavedConfig",
         Error::SavedConfigCorrupt => "SavedConfigCorrupt",
         Error::FabricOwnedRegister { .. } => "FabricOwnedRegister",
+        Error::CounterTooOld { .. } => "CounterTooOld",
     }
 }
 
@@ -1107,4 +1124,23 @@ fn version_2_event_kinds_are_frozen() {
     let mut next = vec![20u8];
     next.extend([0u8; 32]);
     assert!(postcard::take_from_bytes::<EventKind>(&next).is_err());
+}
+
+#[test]
+fn the_counter_too_old_datagram_is_frozen() {
+    let key = test_key();
+    let sent = Header {
+        version: 2,
+        ..Header::request(0x0102_0306, SWITCH, 1_699_999_990_000_000)
+    };
+    let refusal = Response::Error(Error::CounterTooOld {
+        accepted_above: 1_700_000_060_000_000,
+        may_have_run: false,
+    });
+    let mut out = [0u8; MAX_DATAGRAM];
+    let n = encode_response(&sent.reply(SWITCH), &refusal, &[], &key, &mut out).expect("encodes");
+    let frozen = unhex(COUNTER_TOO_OLD_DATAGRAM);
+    assert_eq!(&out[..n], &frozen[..]);
+    let reply = decode_response(&frozen, &key, &sent).expect("the vector is accepted");
+    assert_eq!(reply.response, refusal);
 }

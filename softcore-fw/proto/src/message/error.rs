@@ -47,8 +47,11 @@ pub enum Error {
     /// The request's MAC did not verify under this switch's key. Nothing else
     /// is said to a sender that does not hold the key.
     Unauthenticated,
-    /// The request's counter is not newer than one already accepted, and the
-    /// request is not a byte-identical repeat of one recently answered.
+    /// The request's counter is not newer than one already accepted, and
+    /// the request is not a byte-identical repeat of one whose answer the
+    /// switch still keeps. The answer to a request at protocol version 1
+    /// only: a newer client gets [`Error::CounterTooOld`], which also says
+    /// which counters are accepted and whether the request may have run.
     Replayed,
     /// The request names another switch as its target.
     WrongSwitch {
@@ -242,6 +245,32 @@ pub enum Error {
         /// The first byte of the write that the fabric owns.
         offset: u16,
     },
+    /// The request's MAC verified, but its counter is not above
+    /// `accepted_above` and the request is not a byte-identical repeat of
+    /// one whose answer the switch still keeps; it was not run now. Sent
+    /// only in answer to a request under the key (a request that fails its
+    /// MAC learns nothing but [`Error::Unauthenticated`]; a replayed
+    /// capture learns a counter, which every request shows in the clear
+    /// anyway), to requests at protocol version 2 or later; version 1 gets
+    /// [`Error::Replayed`].
+    ///
+    /// A switch's floor is ahead of a client's clock after a restart (it
+    /// resumes from a mark kept above the last accepted counter) or when
+    /// another client's clock is ahead. A client that sent this request
+    /// once, or that is told `may_have_run: false`, sends it again as a new
+    /// request with a counter above `accepted_above`. A client that sent it
+    /// more than once and is told `may_have_run: true` must not: an earlier
+    /// copy may have run, and its answer is gone.
+    CounterTooOld {
+        /// The newest counter the switch has accepted (or resumed from
+        /// after a restart): only counters above it are accepted.
+        accepted_above: u64,
+        /// Whether a datagram identical to this one may have run since
+        /// the switch started: its counter is at or below that of a
+        /// request whose answer the switch no longer keeps. `false` means
+        /// it did not run since the switch started.
+        may_have_run: bool,
+    },
 }
 
 impl Error {
@@ -250,6 +279,7 @@ impl Error {
     pub const fn introduced_in(&self) -> u16 {
         match self {
             Error::FabricOwnedRegister { .. } => 2,
+            Error::CounterTooOld { .. } => crate::COUNTER_TOO_OLD_SINCE,
             _ => 1,
         }
     }
@@ -401,6 +431,12 @@ impl core::fmt::Display for Error {
                  would change what the fabric manager programmed (Command, BARs, Expansion ROM, \
                  SR-IOV, ACS Control) or reset the function (FLR, power state); nothing changed",
                 fabric_id.0
+            ),
+            Error::CounterTooOld { accepted_above, .. } => write!(
+                f,
+                "the switch refused the request: its counter is not above {accepted_above}, \
+                 the newest the switch accepted (it restarted recently, or this machine's clock \
+                 is behind); send it again as a new request"
             ),
         }
     }

@@ -538,6 +538,12 @@ pub fn error() -> impl Strategy<Value = Error> {
         Just(Error::SavedConfigCorrupt),
         (fabric_id(), any::<u16>())
             .prop_map(|(fabric_id, offset)| Error::FabricOwnedRegister { fabric_id, offset }),
+        (any::<u64>(), any::<bool>()).prop_map(|(accepted_above, may_have_run)| {
+            Error::CounterTooOld {
+                accepted_above,
+                may_have_run,
+            }
+        }),
     ]
 }
 

@@ -242,6 +242,22 @@ pub enum Error {
         /// The first byte of the write that the fabric owns.
         offset: u16,
     },
+    /// The port is a host's link: disabling it would cut the host off
+    /// from every function bound to it, so it was refused. Protocol
+    /// version 3.
+    HostPort {
+        /// The port.
+        port: PortIndex,
+        /// The host on it.
+        host: HostIndex,
+    },
+    /// The port was disabled by a management request: nothing below it
+    /// (or, for a fabric link, beyond it) can be bound until it is enabled
+    /// again. Protocol version 3.
+    PortDisabled {
+        /// The port.
+        port: PortIndex,
+    },
 }
 
 impl Error {
@@ -250,6 +266,7 @@ impl Error {
     pub const fn introduced_in(&self) -> u16 {
         match self {
             Error::FabricOwnedRegister { .. } => 2,
+            Error::HostPort { .. } | Error::PortDisabled { .. } => 3,
             _ => 1,
         }
     }
@@ -401,6 +418,16 @@ impl core::fmt::Display for Error {
                  would change what the fabric manager programmed (Command, BARs, Expansion ROM, \
                  SR-IOV, ACS Control) or reset the function (FLR, power state); nothing changed",
                 fabric_id.0
+            ),
+            Error::HostPort { port, host } => write!(
+                f,
+                "port {} is host {}'s link; disabling it would cut the host off, so nothing changed",
+                port.0, host.0
+            ),
+            Error::PortDisabled { port } => write!(
+                f,
+                "port {} is disabled; enable it before binding what is below or beyond it",
+                port.0
             ),
         }
     }

@@ -119,6 +119,21 @@ pub fn counter_kind() -> impl Strategy<Value = CounterKind> {
             SynthesizedCompletions,
             CreditStallCycles,
             LinkDowns,
+            TxPosted,
+            TxNonPosted,
+            TxCompletions,
+            RxWireBytes,
+            TxWireBytes,
+            DroppedPortDisabled,
+            DroppedUnsupportedType,
+            DroppedRoutesToIngress,
+            DroppedUnexpectedCompletion,
+            DroppedUnknownFunction,
+            DroppedUnbound,
+            DroppedSpoofedRequester,
+            DroppedNoWindow,
+            DroppedForbidden,
+            DroppedOutsideAperture,
         ][..],
     )
 }
@@ -445,6 +460,8 @@ pub fn event_kind() -> impl Strategy<Value = EventKind> {
         ),
         (port_ref(), isolation_check(), any::<u32>())
             .prop_map(|(at, check, count)| { EventKind::IsolationDrops { at, check, count } }),
+        (port(), port_action())
+            .prop_map(|(port, action)| EventKind::PortControlled { port, action }),
     ]
 }
 
@@ -538,6 +555,8 @@ pub fn error() -> impl Strategy<Value = Error> {
         Just(Error::SavedConfigCorrupt),
         (fabric_id(), any::<u16>())
             .prop_map(|(fabric_id, offset)| Error::FabricOwnedRegister { fabric_id, offset }),
+        (port(), host()).prop_map(|(port, host)| Error::HostPort { port, host }),
+        port().prop_map(|port| Error::PortDisabled { port }),
     ]
 }
 

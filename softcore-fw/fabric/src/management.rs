@@ -1099,3 +1099,32 @@ fn port_control<F: Fabric + ?Sized>(
         PortControlError::Table(_) => Error::Unsupported,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_counter_of_the_register_map_reaches_the_wire_once_by_its_own_kind() {
+        for (entry, name) in counter::NAMES.iter().enumerate() {
+            let alone = COUNTED
+                .iter()
+                .filter(|(_, names)| names == &[name.name])
+                .count();
+            assert_eq!(
+                alone, 1,
+                "counter {entry} ({}) has one kind of its own",
+                name.name
+            );
+        }
+        for (kind, names) in COUNTED {
+            for name in *names {
+                assert!(
+                    counter::NAMES.iter().any(|n| n.name == *name),
+                    "{kind:?} sums {name}, which the register map lacks"
+                );
+            }
+        }
+        assert!(COUNTED.len() <= weft_proto::MAX_COUNTERS);
+    }
+}

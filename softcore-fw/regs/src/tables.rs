@@ -1,5 +1,6 @@
 //! The data plane's tables: the entries the fabric manager writes and the
-//! switch reads, and the interface that writes them.
+//! switch reads, and the interface that writes them (and reads and clears
+//! the per-port counters the switch keeps beside them).
 //!
 //! One definition serves every side: the fabric manager (`weft-fabric`)
 //! writes entries through [`DataPlane`]; the firmware implements it with
@@ -286,7 +287,8 @@ impl FunctionOwner {
     }
 }
 
-/// The data plane's tables, one method per kind of entry.
+/// The data plane's tables, one method per kind of entry, and its per-port
+/// counters ([`DataPlane::read_counter`], [`DataPlane::clear_counters`]).
 ///
 /// Each call writes one entry, as the firmware writes one CSR group; the
 /// caller keeps indices below the capacities of `weft_regs::capacity`.

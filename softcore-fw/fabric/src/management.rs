@@ -18,7 +18,7 @@
 //! `ReadCounters` reads every counter of one port of the manager's own
 //! switch through [`DataPlane::read_counter`] and answers the kinds the
 //! data plane counts, each the sum of register-map counters given by
-//! [`COUNTED`]: TLPs in and out in all and by class, bytes in and out as
+//! `COUNTED`: TLPs in and out in all and by class, bytes in and out as
 //! on the wire (`RxWireBytes`, `TxWireBytes`), credit stall cycles, and
 //! drops by reason (each isolation check alone and `DroppedIsolation` as
 //! their sum). The kinds the data plane does not count are left out of the

@@ -6,12 +6,18 @@ use serde::Serialize;
 use weft_proto::{CounterKind, PortCounters, PortIndex};
 
 /// The kinds whose sum is a port's drop count: every reason the switch
-/// discards a TLP.
-const DROPS: [CounterKind; 4] = [
+/// discards a TLP, each once (the isolation checks' own kinds are parts of
+/// `DroppedIsolation`).
+const DROPS: [CounterKind; 9] = [
     CounterKind::DroppedNoRoute,
     CounterKind::DroppedIsolation,
     CounterKind::DroppedMalformed,
     CounterKind::DroppedPoisoned,
+    CounterKind::DroppedPortDisabled,
+    CounterKind::DroppedUnsupportedType,
+    CounterKind::DroppedRoutesToIngress,
+    CounterKind::DroppedUnexpectedCompletion,
+    CounterKind::DroppedUnknownFunction,
 ];
 
 /// A port's traffic per second between two readings.
@@ -27,6 +33,10 @@ pub struct PortRates {
     pub rx_bytes: f64,
     /// Payload bytes sent per second.
     pub tx_bytes: f64,
+    /// Bytes received per second as on the wire (headers and all).
+    pub rx_wire_bytes: f64,
+    /// Bytes sent per second as on the wire.
+    pub tx_wire_bytes: f64,
     /// TLPs dropped per second, for any reason.
     pub dropped: f64,
 }
@@ -47,6 +57,8 @@ pub fn rates(before: &PortCounters, after: &PortCounters, elapsed: Duration) -> 
         tx_tlps: delta(CounterKind::TxTlps),
         rx_bytes: delta(CounterKind::RxPayloadBytes),
         tx_bytes: delta(CounterKind::TxPayloadBytes),
+        rx_wire_bytes: delta(CounterKind::RxWireBytes),
+        tx_wire_bytes: delta(CounterKind::TxWireBytes),
         dropped: DROPS.iter().map(|k| delta(*k)).sum(),
     }
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use weft_proto::{
     BarKind, Capabilities, ClassCode, CounterKind, Event, EventKind, FirmwareStatus, Identity,
-    IsolationCheck, LinkSpeed, LinkState, LinkStatus, OperationReport, OperationState,
+    IsolationCheck, LinkSpeed, LinkState, LinkStatus, OperationReport, OperationState, PortAction,
     PortCounters, PortRef, PortRole, RestoreFailure, SlotState, UpdateState, VirtualSwitchInfo,
 };
 
@@ -367,6 +367,21 @@ pub fn counter_name(kind: CounterKind) -> &'static str {
         CounterKind::SynthesizedCompletions => "synthesized completions",
         CounterKind::CreditStallCycles => "credit stall cycles",
         CounterKind::LinkDowns => "link downs",
+        CounterKind::TxPosted => "tx posted requests",
+        CounterKind::TxNonPosted => "tx non-posted requests",
+        CounterKind::TxCompletions => "tx completions",
+        CounterKind::RxWireBytes => "rx bytes (wire)",
+        CounterKind::TxWireBytes => "tx bytes (wire)",
+        CounterKind::DroppedPortDisabled => "dropped: port disabled",
+        CounterKind::DroppedUnsupportedType => "dropped: unsupported type",
+        CounterKind::DroppedRoutesToIngress => "dropped: routes back to ingress",
+        CounterKind::DroppedUnexpectedCompletion => "dropped: unexpected completion",
+        CounterKind::DroppedUnknownFunction => "dropped: unknown function",
+        CounterKind::DroppedUnbound => "dropped: isolation, unbound",
+        CounterKind::DroppedSpoofedRequester => "dropped: isolation, spoofed requester",
+        CounterKind::DroppedNoWindow => "dropped: isolation, no window",
+        CounterKind::DroppedForbidden => "dropped: isolation, forbidden",
+        CounterKind::DroppedOutsideAperture => "dropped: isolation, outside aperture",
     }
 }
 
@@ -375,7 +390,10 @@ pub fn counters(counters: &PortCounters) -> String {
     let mut table = Table::new(&["COUNTER", "VALUE", ""]).right(1);
     for c in &counters.values {
         let unit = match c.kind {
-            CounterKind::RxPayloadBytes | CounterKind::TxPayloadBytes => bytes(c.value),
+            CounterKind::RxPayloadBytes
+            | CounterKind::TxPayloadBytes
+            | CounterKind::RxWireBytes
+            | CounterKind::TxWireBytes => bytes(c.value),
             _ => String::new(),
         };
         table.row(vec![
@@ -387,15 +405,14 @@ pub fn counters(counters: &PortCounters) -> String {
     format!("port {}\n{}", counters.port.0, table.render())
 }
 
-/// Per-port throughput as a table: TLPs and payload per second, and drops.
+/// Per-port throughput as a table: TLPs, payload and wire bytes per second, and drops.
 pub fn rates(rates: &[PortRates]) -> String {
-    let mut table = Table::new(&["PORT", "RX TLP/s", "TX TLP/s", "RX", "TX", "DROPS/s"])
-        .right(0)
-        .right(1)
-        .right(2)
-        .right(3)
-        .right(4)
-        .right(5);
+    let mut table = Table::new(&[
+        "PORT", "RX TLP/s", "TX TLP/s", "RX", "TX", "RX WIRE", "TX WIRE", "DROPS/s",
+    ]);
+    for column in 0..8 {
+        table = table.right(column);
+    }
     for r in rates {
         table.row(vec![
             r.port.0.to_string(),
@@ -403,6 +420,8 @@ pub fn rates(rates: &[PortRates]) -> String {
             format!("{:.0}", r.tx_tlps),
             format!("{}/s", bytes(r.rx_bytes as u64)),
             format!("{}/s", bytes(r.tx_bytes as u64)),
+            format!("{}/s", bytes(r.rx_wire_bytes as u64)),
+            format!("{}/s", bytes(r.tx_wire_bytes as u64)),
             format!("{:.0}", r.dropped),
         ]);
     }
@@ -497,6 +516,16 @@ pub fn event_kind(kind: &EventKind) -> String {
                 IsolationCheck::NoWindow => "address in none of the host's windows",
                 IsolationCheck::Forbidden => "window does not permit the request",
                 IsolationCheck::OutsideAperture => "DMA outside the owner's aperture",
+            }
+        ),
+        EventKind::PortControlled { port, action } => format!(
+            "port {}: {}",
+            port.0,
+            match action {
+                PortAction::Enable => "enabled",
+                PortAction::Disable => "disabled",
+                PortAction::HotReset => "hot reset sent",
+                PortAction::Retrain => "link retrained",
             }
         ),
     }

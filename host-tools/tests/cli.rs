@@ -369,3 +369,66 @@ fn watch_prints_one_json_line_per_interval() {
         assert_eq!(line["ports"][0]["rx_bytes"], 0.0);
     }
 }
+
+/// A switch that disables port 3, refuses to disable host port 0, and
+/// counts with the kinds of protocol version 3.
+fn port_fake() -> FakeSwitch {
+    FakeSwitch::start(|request, _| match request {
+        Request::Ping => Response::Pong,
+        Request::Identify => Response::Identity(identity()),
+        Request::PortControl {
+            port: PortIndex(3),
+            action: PortAction::Disable,
+        } => Response::Done,
+        Request::PortControl {
+            port: PortIndex(0), ..
+        } => Response::Error(Error::HostPort {
+            port: PortIndex(0),
+            host: HostIndex(0),
+        }),
+        Request::ReadCounters { port } => {
+            let mut values = HVec::new();
+            for (kind, value) in [
+                (CounterKind::TxWireBytes, 2 << 10),
+                (CounterKind::DroppedPortDisabled, 4),
+            ] {
+                values.push(CounterValue { kind, value }).expect("room");
+            }
+            Response::Counters(PortCounters {
+                port: *port,
+                values,
+            })
+        }
+        _ => Response::Error(Error::Unsupported),
+    })
+}
+
+#[test]
+fn port_control_says_what_was_done_and_why_a_port_was_kept() {
+    let fake = port_fake();
+    let switch = fake.addr().to_string();
+    let run = |args: &[&str]| {
+        let mut all = vec!["--switch", &switch, "--key", KEY_HEX];
+        all.extend_from_slice(args);
+        weftctl(&all)
+    };
+    let disabled = run(&["port", "3", "disable"]);
+    assert!(disabled.status.success(), "{}", text(&disabled.stderr));
+    assert_eq!(text(&disabled.stdout), "port 3: disabled\n");
+
+    let kept = run(&["port", "0", "disable"]);
+    assert!(!kept.status.success());
+    let stderr = text(&kept.stderr);
+    assert!(stderr.contains("port 0 is host 0's link"), "{stderr}");
+
+    let counters = run(&["counters", "3"]);
+    let stdout = text(&counters.stdout);
+    assert!(counters.status.success(), "{}", text(&counters.stderr));
+    assert!(stdout.contains("tx bytes (wire)"), "{stdout}");
+    assert!(stdout.contains("2 KiB"), "{stdout}");
+    assert!(stdout.contains("dropped: port disabled"), "{stdout}");
+    let json = run(&["--json", "counters", "3"]);
+    let value: serde_json::Value = serde_json::from_slice(&json.stdout).expect("JSON");
+    assert_eq!(value["Counters"]["values"][0]["kind"], "TxWireBytes");
+    assert_eq!(value["Counters"]["values"][1]["value"], 4);
+}

@@ -174,4 +174,12 @@ impl DataPlane for SwitchPlane<'_> {
     ) -> Result<(), TableWriteError> {
         self.with(|plane| plane.abandon_host_requests_to(host_port, port))
     }
+
+    fn read_counter(&mut self, port: PortIndex, entry: u32) -> Result<u64, TableWriteError> {
+        self.with(|plane| plane.read_counter(port, entry))
+    }
+
+    fn clear_counters(&mut self, port: PortIndex) -> Result<(), TableWriteError> {
+        self.with(|plane| plane.clear_counters(port))
+    }
 }

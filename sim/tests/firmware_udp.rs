@@ -14,8 +14,9 @@ use std::time::Duration;
 
 use firmware_support::{firmware_path, FIRMWARE_SWITCH, TEST_KEY_HEX};
 use weft_proto::{
-    decode_response, encode_request, AccessWidth, Capabilities, Error, EventKind, EventSeq,
-    FabricId, Header, Key, Request, Response, SwitchId, TopologyCursor, TopologyItem, MAX_DATAGRAM,
+    decode_response, encode_request, AccessWidth, Capabilities, CounterKind, Error, EventKind,
+    EventSeq, FabricId, Header, Key, PortIndex, Request, Response, SwitchId, TopologyCursor,
+    TopologyItem, MAX_DATAGRAM,
 };
 use weft_sim::bridge::{self, Connected, FirmwareOptions};
 use weftctl::client::{Client, ClientConfig};
@@ -138,6 +139,30 @@ fn weftctl_identifies_and_pings_the_firmware_through_the_gateway() {
                 Error::NoSuchEndpoint { .. } | Error::Busy { .. }
             ))
         ),
+        "{read:?}"
+    );
+    // Counters are read from the data plane's CSRs through the firmware's
+    // driver (no link is up, so nothing is counted), and cleared there.
+    match client.request(&Request::ReadCounters { port: PortIndex(0) }) {
+        Ok(Response::Counters(counters)) => {
+            assert_eq!(counters.port, PortIndex(0));
+            let wire_bytes = counters
+                .values
+                .iter()
+                .find(|c| c.kind == CounterKind::RxWireBytes);
+            assert_eq!(wire_bytes.map(|c| c.value), Some(0), "{counters:?}");
+        }
+        other => panic!("expected port 0's counters: {other:?}"),
+    }
+    let clear = Request::ClearCounters {
+        port: None,
+        kind: None,
+    };
+    assert_eq!(client.request(&clear).expect("cleared"), Response::Done);
+    let beyond = PortIndex(identity.ports);
+    let read = client.request(&Request::ReadCounters { port: beyond });
+    assert!(
+        matches!(read, Err(ClientError::Refused(Error::NoSuchPort { port })) if port == beyond),
         "{read:?}"
     );
 }

@@ -9,9 +9,10 @@ use std::thread;
 use std::time::Duration;
 
 use weft_proto::{
-    decode_response, encode_request, heapless, AccessWidth, Error, EventKind, EventPage, EventSeq,
-    FabricId, Header, HostIndex, Key, Request, Response, SlotIndex, SlotState, SwitchId,
-    UnbindMode, VirtualSwitchInfo, MAX_DATAGRAM,
+    decode_response, encode_request, heapless, AccessWidth, CounterKind, Error, EventKind,
+    EventPage, EventSeq, FabricId, Header, HostIndex, Key, PortAction, PortCounters, PortIndex,
+    PortRole, Request, Response, SlotIndex, SlotState, SwitchId, UnbindMode, VirtualSwitchInfo,
+    MAX_DATAGRAM,
 };
 use weft_sim::serve::{ServeConfig, ServeError, Server};
 use weftctl::topology::read_topology;
@@ -36,6 +37,28 @@ fn config_read(target: FabricId, offset: u16) -> Request {
         offset,
         width: AccessWidth::Dword,
     }
+}
+
+fn counters(client: &mut Client, port: PortIndex) -> PortCounters {
+    match client.request(&Request::ReadCounters { port }) {
+        Ok(Response::Counters(counters)) => counters,
+        other => panic!("expected port {}'s counters, got {other:?}", port.0),
+    }
+}
+
+/// The sum of `kind` over the counters of every port of the manager's switch.
+fn total(client: &mut Client, ports: u8, kind: CounterKind) -> u64 {
+    (0..ports)
+        .map(|port| {
+            let counters = counters(client, PortIndex(port));
+            counters
+                .values
+                .iter()
+                .find(|c| c.kind == kind)
+                .unwrap_or_else(|| panic!("port {port} counts {kind:?}"))
+                .value
+        })
+        .sum()
 }
 
 fn vswitch(client: &mut Client, host: HostIndex) -> VirtualSwitchInfo {
@@ -190,6 +213,10 @@ fn weftctl_binds_and_unbinds_a_vf_on_the_simulated_board() {
     let last_read = enumerated.events.last().expect("events").time_ms;
     assert!(after_bind.events.iter().all(|e| e.time_ms >= last_read));
 
+    // The configuration reads below go out of the manager's switch and
+    // their completions come back in: its counters see them.
+    let completions_before = total(&mut client, identity.ports, CounterKind::RxCompletions);
+
     // Raw configuration reads see the function itself: a VF's own Vendor
     // and Device ID read all ones (PCIe Base 6.0 §9.3.4.1.1-2); its PF's
     // are what the topology lists.
@@ -242,6 +269,104 @@ fn weftctl_binds_and_unbinds_a_vf_on_the_simulated_board() {
     };
     assert_eq!(client.request(&unbind).expect("unbind"), Response::Done);
     assert_eq!(vswitch(&mut client, HOST2).slots[0].state, SlotState::Empty);
+
+    // Counters: the data plane's, as weftctl shows them; cleared by request.
+    let completions = total(&mut client, identity.ports, CounterKind::RxCompletions);
+    assert!(
+        completions >= completions_before + 2,
+        "two configuration reads completed: {completions_before} then {completions}"
+    );
+    let table = weftctl::render::counters(&counters(&mut client, PortIndex(0)));
+    assert!(table.contains("rx completions"), "{table}");
+    let clear = Request::ClearCounters {
+        port: None,
+        kind: None,
+    };
+    assert_eq!(client.request(&clear).expect("clear"), Response::Done);
+    let cleared = total(&mut client, identity.ports, CounterKind::RxCompletions);
+    assert!(
+        cleared < completions,
+        "{completions} then {cleared} after a clear"
+    );
+
+    // Port control: a port with nothing behind it is disabled and enabled
+    // again; a fabric link that bindings run over and a host's port are
+    // refused.
+    let manager = topology
+        .switches
+        .iter()
+        .find(|s| s.manager)
+        .expect("the manager's switch")
+        .id;
+    let topology = read_topology(&mut client).expect("topology");
+    let local_ports = || topology.ports.iter().filter(|p| p.at.switch == manager);
+    let free = local_ports()
+        .find(|p| p.role == PortRole::Unused)
+        .expect("an unused port")
+        .at
+        .port;
+    let link = local_ports()
+        .find(|p| p.role == PortRole::Fabric)
+        .expect("a fabric link")
+        .at
+        .port;
+    let host_port = local_ports()
+        .find(|p| matches!(p.role, PortRole::Host { .. }))
+        .expect("a host port")
+        .at
+        .port;
+    let control = |port, action| Request::PortControl { port, action };
+    let logged = events_from(&mut client, EventSeq(0)).next;
+    for action in [PortAction::Disable, PortAction::Enable] {
+        assert_eq!(
+            client
+                .request(&control(free, action))
+                .expect("port control"),
+            Response::Done
+        );
+    }
+    let controlled: Vec<EventKind> = events_from(&mut client, logged)
+        .events
+        .iter()
+        .map(|e| e.kind)
+        .collect();
+    assert_eq!(
+        controlled,
+        [
+            EventKind::PortControlled {
+                port: free,
+                action: PortAction::Disable
+            },
+            EventKind::PortControlled {
+                port: free,
+                action: PortAction::Enable
+            },
+        ]
+    );
+    // The GPUs bound to host 1 are on other switches.
+    let refused = client.request(&control(link, PortAction::Disable));
+    let Err(ClientError::Refused(weft_proto::Error::EndpointBusy { fabric_id, owner })) = refused
+    else {
+        panic!(
+            "disabling fabric port {} was not refused: {refused:?}",
+            link.0
+        );
+    };
+    let named = topology
+        .endpoints
+        .iter()
+        .find(|e| e.fabric_id == fabric_id)
+        .expect("the bound function named");
+    assert_ne!(named.at.switch, manager);
+    assert_eq!(named.owner, Some(owner));
+    let refused = client.request(&control(host_port, PortAction::Disable));
+    assert!(
+        matches!(
+            refused,
+            Err(ClientError::Refused(weft_proto::Error::HostPort { port, .. })) if port == host_port
+        ),
+        "{refused:?}"
+    );
 
     stop.store(true, Ordering::Relaxed);
     server

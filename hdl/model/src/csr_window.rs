@@ -37,7 +37,6 @@ use weft_regs::tables::{
 };
 use weft_regs::{Access, Field, Register, RegisterBlock};
 
-use crate::isolation::DropReason;
 use crate::packet::Packet;
 use crate::switch::{Delivery, Forwarding, IngressError, InjectError, Switch};
 
@@ -288,7 +287,10 @@ impl CsrWindow {
                 global::FUNCTION_OWNERS.encode(function_owner::LAYOUT.entries)
             }
             r if r == counter::VALUE_LOW => {
-                let value = self.counter(instance, entry);
+                let value = self
+                    .switch
+                    .read_counter(PortIndex(instance as u8), entry)
+                    .expect("decoded counters exist");
                 self.captured_high.insert(
                     counter::VALUE_HIGH.address(instance, entry),
                     (value >> 32) as u32,
@@ -326,29 +328,6 @@ impl CsrWindow {
                     | self.inject_errors
             }
             r => unreachable!("{}.{} is not a status register", block.name, r.name),
-        }
-    }
-
-    /// Counter `entry` of `port` (`weft_regs::csr::counter` order).
-    fn counter(&self, port: u32, entry: u32) -> u64 {
-        let port = PortIndex(port as u8);
-        let counters = self
-            .switch
-            .counters(port)
-            .expect("decoded ports exist")
-            .clone();
-        match entry {
-            counter::TLPS_IN_POSTED => counters.ingress.posted,
-            counter::TLPS_IN_NON_POSTED => counters.ingress.non_posted,
-            counter::TLPS_IN_COMPLETION => counters.ingress.completions,
-            counter::BYTES_IN => counters.ingress.bytes,
-            counter::TLPS_OUT_POSTED => counters.egress.posted,
-            counter::TLPS_OUT_NON_POSTED => counters.egress.non_posted,
-            counter::TLPS_OUT_COMPLETION => counters.egress.completions,
-            counter::BYTES_OUT => counters.egress.bytes,
-            // The transaction-level switch never waits for a link partner.
-            counter::STALL_CYCLES => 0,
-            drop => counters.drops_for(DropReason::ALL[(drop - counter::FIRST_DROP) as usize]),
         }
     }
 
@@ -524,7 +503,8 @@ impl CsrWindow {
                 let ports = counter_control::CLEAR_PORTS.decode(value);
                 for p in 0..self.switch.ports() {
                     if ports >> p & 1 == 1 {
-                        self.switch.clear_counters(PortIndex(p as u8));
+                        DataPlane::clear_counters(&mut self.switch, PortIndex(p as u8))
+                            .expect("the port exists");
                     }
                 }
             }
@@ -614,6 +594,7 @@ mod tests {
     };
 
     use super::*;
+    use crate::isolation::DropReason;
     use crate::packet::Packet;
 
     /// A one-DW memory write of `data` to `address`: 4 header DWs and 1 data DW.

@@ -7,11 +7,13 @@
 
 use weft_pcie::Bdf;
 use weft_regs::capacity;
+use weft_regs::csr::counter;
 use weft_regs::tables::{
-    checked_intx_swizzle, AddressRoute, DataPlane, Destination, FunctionOwner, HostIndex,
-    IdMapping, PortIndex, PortRole, TableWriteError, Window,
+    checked_counter_entry, checked_intx_swizzle, AddressRoute, DataPlane, Destination,
+    FunctionOwner, HostIndex, IdMapping, PortIndex, PortRole, TableWriteError, Window,
 };
 
+use crate::isolation::DropReason;
 use crate::switch::Switch;
 use crate::tables::RouteTables;
 
@@ -225,6 +227,33 @@ impl DataPlane for Switch {
         self.port_index(port)?;
         let completions = Switch::abandon_host_requests_to(self, host_port, port);
         self.synthesized.extend(completions);
+        Ok(())
+    }
+
+    /// The count of [`Switch::counters`] that `entry` names; the
+    /// transaction-level switch never waits for a link partner, so its
+    /// `STALL_CYCLES` reads 0.
+    fn read_counter(&mut self, port: PortIndex, entry: u32) -> Result<u64, TableWriteError> {
+        self.port_index(port)?;
+        let entry = checked_counter_entry(entry)?;
+        let counters = self.counters(port).expect("the port exists");
+        Ok(match entry {
+            counter::TLPS_IN_POSTED => counters.ingress.posted,
+            counter::TLPS_IN_NON_POSTED => counters.ingress.non_posted,
+            counter::TLPS_IN_COMPLETION => counters.ingress.completions,
+            counter::BYTES_IN => counters.ingress.bytes,
+            counter::TLPS_OUT_POSTED => counters.egress.posted,
+            counter::TLPS_OUT_NON_POSTED => counters.egress.non_posted,
+            counter::TLPS_OUT_COMPLETION => counters.egress.completions,
+            counter::BYTES_OUT => counters.egress.bytes,
+            counter::STALL_CYCLES => 0,
+            drop => counters.drops_for(DropReason::ALL[(drop - counter::FIRST_DROP) as usize]),
+        })
+    }
+
+    fn clear_counters(&mut self, port: PortIndex) -> Result<(), TableWriteError> {
+        self.port_index(port)?;
+        Switch::clear_counters(self, port);
         Ok(())
     }
 }

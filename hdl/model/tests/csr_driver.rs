@@ -33,12 +33,17 @@ enum Op {
     BusRoute(u8, Option<Destination>),
     Abandon(PortIndex),
     AbandonHost(PortIndex, PortIndex),
+    ReadCounter(PortIndex, u32),
+    ClearCounters(PortIndex),
     Tlp(PortIndex, Vec<u8>),
 }
 
 impl Op {
-    fn apply(&self, plane: &mut dyn DataPlane) -> Result<(), TableWriteError> {
+    /// Applies the call; a counter read gives its value.
+    fn apply(&self, plane: &mut dyn DataPlane) -> Result<Option<u64>, TableWriteError> {
         match self.clone() {
+            Op::ReadCounter(port, entry) => return plane.read_counter(port, entry).map(Some),
+            Op::ClearCounters(port) => plane.clear_counters(port),
             Op::Role(port, role) => plane.set_port_role(port, role),
             Op::Window(port, index, w) => plane.set_window(port, index, w),
             Op::PeerWindow(port, index, w, owner) => plane.set_peer_window(port, index, w, owner),
@@ -54,6 +59,7 @@ impl Op {
             Op::AbandonHost(host, port) => plane.abandon_host_requests_to(host, port),
             Op::Tlp(..) => Ok(()),
         }
+        .map(|()| None)
     }
 }
 
@@ -288,6 +294,12 @@ fn op() -> impl Strategy<Value = Op> {
         (0u8..6, proptest::option::of(destination())).prop_map(|(b, d)| Op::BusRoute(b, d)),
         port().prop_map(Op::Abandon),
         (port(), port()).prop_map(|(h, p)| Op::AbandonHost(h, p)),
+        // Every counter and one past them, read as the TLPs go by.
+        (port(), 0..csr::counter::NAMES.len() as u32 + 1)
+            .prop_map(|(p, entry)| Op::ReadCounter(p, entry)),
+        (port(), 0..csr::counter::NAMES.len() as u32 + 1)
+            .prop_map(|(p, entry)| Op::ReadCounter(p, entry)),
+        port().prop_map(Op::ClearCounters),
         // The baseline host's reads, and their abandonment.
         (0u16..8, 0u64..4).prop_map(|(tag, offset)| Op::Tlp(
             PortIndex(0),
@@ -717,5 +729,115 @@ fn a_port_changes_role_only_through_disabled() {
         Op::Role(port, endpoint(1, 2)),
         Op::Role(port, endpoint(2, 3)),
         Op::Role(port, PortRole::Disabled),
+    );
+}
+
+/// `PortDisabled` as `PORT_DISABLED`: a drop reason's name in the register map.
+fn screaming(reason: DropReason) -> String {
+    let mut name = String::new();
+    for (i, c) in format!("{reason:?}").chars().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 {
+            name.push('_');
+        }
+        name.push(c.to_ascii_uppercase());
+    }
+    name
+}
+
+/// The count the register map's counter `name` stands for, from the
+/// model's own counters (by name, not by entry number).
+fn count_named(counters: &PortCounters, name: &str) -> u64 {
+    match name {
+        "TLPS_IN_POSTED" => counters.ingress.posted,
+        "TLPS_IN_NON_POSTED" => counters.ingress.non_posted,
+        "TLPS_IN_COMPLETION" => counters.ingress.completions,
+        "BYTES_IN" => counters.ingress.bytes,
+        "TLPS_OUT_POSTED" => counters.egress.posted,
+        "TLPS_OUT_NON_POSTED" => counters.egress.non_posted,
+        "TLPS_OUT_COMPLETION" => counters.egress.completions,
+        "BYTES_OUT" => counters.egress.bytes,
+        // The transaction-level switch never waits for a link partner.
+        "STALL_CYCLES" => 0,
+        drop => {
+            let reason = DropReason::ALL
+                .into_iter()
+                .find(|r| format!("DROP_{}", screaming(*r)) == drop)
+                .unwrap_or_else(|| panic!("{drop} names no drop reason"));
+            counters.drops_for(reason)
+        }
+    }
+}
+
+/// The driver reads each counter the register map names, as the model
+/// counts it: after a host read crosses the switch (non-posted in at the
+/// host port and out at the endpoint's, with its bytes) and TLPs are
+/// dropped at a disabled port, and as zero after the port is cleared,
+/// while the other port keeps its counts.
+#[test]
+fn counters_read_through_the_window_are_the_ones_the_map_names() {
+    let mut window = CsrWindow::new(Switch::new(PORTS));
+    for op in baseline() {
+        drive(&mut window, &op);
+    }
+    let read = host_read(1, 0x9000_0000);
+    window
+        .switch_mut()
+        .ingress(PortIndex(0), &read)
+        .expect("the baseline forwards the host's read");
+    for _ in 0..3 {
+        // Port 2 is disabled: the read is dropped and counted there.
+        let _ = window.switch_mut().ingress(PortIndex(2), &read);
+    }
+    let read_all = |window: &mut CsrWindow, port: u8| -> Vec<u64> {
+        let mut driver = CsrDataPlane::new(&mut *window).expect("a weft data plane");
+        (0..csr::counter::NAMES.len() as u32)
+            .map(|entry| {
+                driver
+                    .read_counter(PortIndex(port), entry)
+                    .expect("a counter")
+            })
+            .collect()
+    };
+    for port in [0u8, 1, 2] {
+        let counters = window
+            .switch()
+            .counters(PortIndex(port))
+            .expect("the port exists")
+            .clone();
+        let expected: Vec<u64> = csr::counter::NAMES
+            .iter()
+            .map(|entry| count_named(&counters, entry.name))
+            .collect();
+        assert_eq!(read_all(&mut window, port), expected, "port {port}");
+    }
+    let named = |values: &[u64], name: &str| {
+        let entry = csr::counter::NAMES.iter().position(|e| e.name == name);
+        values[entry.expect("a counter of the map")]
+    };
+    let host = read_all(&mut window, 0);
+    assert_eq!(named(&host, "TLPS_IN_NON_POSTED"), 1);
+    assert_eq!(named(&host, "BYTES_IN"), read.len() as u64);
+    let endpoint = read_all(&mut window, 1);
+    assert_eq!(named(&endpoint, "TLPS_OUT_NON_POSTED"), 1);
+    assert_eq!(named(&read_all(&mut window, 2), "DROP_PORT_DISABLED"), 3);
+
+    CsrDataPlane::new(&mut window)
+        .expect("a weft data plane")
+        .clear_counters(PortIndex(0))
+        .expect("port 0 exists");
+    assert!(read_all(&mut window, 0).iter().all(|v| *v == 0));
+    assert_eq!(
+        read_all(&mut window, 1),
+        endpoint,
+        "clearing port 0 kept port 1's"
+    );
+    assert_eq!(
+        CsrDataPlane::new(&mut window)
+            .expect("a weft data plane")
+            .read_counter(PortIndex(0), csr::counter::NAMES.len() as u32),
+        Err(TableWriteError::NoSuchEntry {
+            table: "counter",
+            index: csr::counter::NAMES.len(),
+        })
     );
 }

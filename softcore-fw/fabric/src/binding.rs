@@ -147,6 +147,10 @@ pub enum BindError {
         /// Its switch ID.
         switch_id: u64,
     },
+    /// A port of the manager's switch that the function's traffic would
+    /// cross is disabled ([`crate::port_control`]): its own port, or a
+    /// fabric port for a function of another switch.
+    PortDisabled(PortIndex),
 }
 
 /// Why functions of one endpoint port cannot be bound to different hosts.
@@ -327,6 +331,8 @@ impl FabricManager {
         if let Some(owner) = function.binding {
             return Err(BindError::EndpointBusy { owner });
         }
+        self.check_port_enabled(function.switch, function.port)
+            .map_err(BindError::PortDisabled)?;
         self.check_sharing(function, host)?;
         let (switch, port) = (function.switch, function.port);
         let mut shadow_bars = [0u32; 6];

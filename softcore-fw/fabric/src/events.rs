@@ -170,6 +170,14 @@ pub enum Event {
         /// How many, since the last time they were recorded.
         count: u32,
     },
+    /// A management request enabled or disabled a port of the manager's
+    /// own switch ([`crate::port_control`]).
+    PortControlled {
+        /// The port.
+        port: PortIndex,
+        /// Whether it is enabled now.
+        enabled: bool,
+    },
     /// A function sent an error message (ERR_COR, ERR_NONFATAL, ERR_FATAL)
     /// that the switch forwarded to the management CPU.
     ErrorMessage {

@@ -51,6 +51,7 @@ pub mod management;
 pub mod manager;
 pub mod paths;
 pub mod persist;
+pub mod port_control;
 pub mod port_space;
 pub mod readiness;
 pub mod routes;

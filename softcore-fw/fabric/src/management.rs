@@ -15,12 +15,38 @@
 //! functions (`ConfigRead`, `ConfigWrite`) go through
 //! [`crate::diagnostics`], which refuses writes to what the fabric owns.
 //!
+//! `ReadCounters` reads every counter of one port of the manager's own
+//! switch through [`DataPlane::read_counter`] and answers the kinds the
+//! data plane counts, each the sum of register-map counters given by
+//! `COUNTED`: TLPs in and out in all and by class, bytes in and out as
+//! on the wire (`RxWireBytes`, `TxWireBytes`), credit stall cycles, and
+//! drops by reason (each isolation check alone and `DroppedIsolation` as
+//! their sum). The kinds the data plane does not count are left out of the
+//! answer rather than sent as 0: payload bytes (`RxPayloadBytes`,
+//! `TxPayloadBytes`: the data plane counts whole TLPs), poisoned TLPs
+//! (forwarded, not dropped), Unsupported Request and timeout completions
+//! and other completions the switch synthesizes, and link downs (the
+//! LTSSM's, see [`PortLinks`]). `ClearCounters` clears one port's counters
+//! or every port's ([`DataPlane::clear_counters`]); the hardware clears a
+//! port's counters together, so a request naming one kind is
+//! [`Error::Unsupported`]. A client of protocol version 2 or older gets
+//! the kinds its version knows.
+//!
+//! `PortControl` enables and disables a port of the manager's own switch
+//! through the data plane's port ENABLE ([`crate::port_control`] has the
+//! rules and logs each change): disabling a host port is refused with
+//! [`Error::HostPort`], disabling a port that a binding depends on with
+//! [`Error::EndpointBusy`] naming the bound function (the request carries
+//! no override: unbind first), and a bind across a disabled port with
+//! [`Error::PortDisabled`].
+//!
 //! Requests the manager cannot carry out are answered with
 //! [`Error::Unsupported`], so a client tells "not here" from "failed":
-//! - counters (`ReadCounters`, `ClearCounters`): the data plane's tables
-//!   ([`weft_regs::tables::DataPlane`]) offer no counters to read or clear;
-//! - port control, CSR access, saved configuration, firmware update and
-//!   reset: they belong to the board, not to the manager's state;
+//! - hot reset and retraining (`PortControl` with `HotReset`, `Retrain`):
+//!   they need the link control of the board's LTSSM, which the manager's
+//!   traits do not reach;
+//! - CSR access, saved configuration, firmware update and reset: they
+//!   belong to the board, not to the manager's state;
 //! - changing NumVFs at run time, managed (attention-button) unbind and
 //!   binds of several functions to one slot.
 //!
@@ -35,14 +61,16 @@ use weft_pcie::Bdf;
 use weft_proto::heapless::{String, Vec};
 use weft_proto::{
     AccessWidth, AerSeverity, BarInfo, BarKind, BoardName, Capabilities, CompletionStatus,
-    EndpointInfo, Error, Event as WireEvent, EventKind, EventPage, EventSeq, FabricId, FabricLink,
-    FirmwareVersion, Generation, Identity, IsolationCheck, LinkSpeed, LinkStatus, OperationId,
-    Owner, PortInfo, PortRef, PortRole, Request, Response, RestoreFailure, SlotIndex, SlotInfo,
-    SlotState, SriovInfo, SwitchId, SwitchInfo, TopologyCursor, TopologyItem, TopologyPage,
+    CounterKind, CounterValue, EndpointInfo, Error, Event as WireEvent, EventKind, EventPage,
+    EventSeq, FabricId, FabricLink, FirmwareVersion, Generation, Identity, IsolationCheck,
+    LinkSpeed, LinkStatus, OperationId, Owner, PortAction, PortCounters as WirePortCounters,
+    PortInfo, PortRef, PortRole, Request, Response, RestoreFailure, SlotIndex, SlotInfo, SlotState,
+    SriovInfo, SwitchId, SwitchInfo, TopologyCursor, TopologyItem, TopologyPage,
     UnbindMode as ProtoUnbindMode, VirtualSwitchInfo, OLDEST_PROTOCOL_VERSION, PROTOCOL_VERSION,
     TOPOLOGY_PAGE_ITEMS,
 };
-use weft_regs::tables::{HostIndex, PortIndex};
+use weft_regs::csr::counter;
+use weft_regs::tables::{DataPlane, HostIndex, PortIndex, TableWriteError};
 
 use crate::binding::{BindError, UnbindMode};
 use crate::diagnostics::{DiagnosticError, Width};
@@ -50,6 +78,7 @@ use crate::events::{ErrorSeverity, Event as LogEvent, IsolationCheck as LogCheck
 use crate::hw::{ConfigFault, Fabric, FabricConfig, HostInterface, HostSendError};
 use crate::inventory::{Function, FunctionKind, PortKind, SwitchIndex};
 use crate::manager::FabricManager;
+use crate::port_control::PortControlError;
 
 /// How long a client waits before asking again while the fabric is still
 /// being enumerated: enumeration of the reference fabric takes tens of
@@ -188,12 +217,16 @@ where
             )
             .map(|()| Response::Done)
             .map_err(|error| diagnostic_error(error, *target)),
-        // The data plane's tables (weft_regs::tables::DataPlane) have no
-        // counters to read or clear.
+        Request::PortControl { port, action } => {
+            port_control(manager, *port, *action, hardware.fabric).map(|()| Response::Done)
+        }
+        Request::ReadCounters { port } => {
+            read_counters(hardware.fabric.local(), *port).map(Response::Counters)
+        }
+        Request::ClearCounters { port, kind } => {
+            clear_counters(hardware.fabric.local(), *port, *kind).map(|()| Response::Done)
+        }
         Request::SetNumVfs { .. }
-        | Request::PortControl { .. }
-        | Request::ReadCounters { .. }
-        | Request::ClearCounters { .. }
         | Request::SaveConfig
         | Request::RestoreConfig
         | Request::FirmwarePrepare { .. }
@@ -631,6 +664,14 @@ fn wire_event(manager: &FabricManager, event: &LogEvent) -> EventKind {
             },
             count,
         },
+        LogEvent::PortControlled { port, enabled } => EventKind::PortControlled {
+            port: weft_proto::PortIndex(port.0),
+            action: if enabled {
+                PortAction::Enable
+            } else {
+                PortAction::Disable
+            },
+        },
         LogEvent::ErrorMessage {
             requester,
             severity,
@@ -889,5 +930,201 @@ fn bind_error(
         BindError::TableFull { .. } | BindError::Table(_) | BindError::UnreachableSwitch { .. } => {
             Error::Unsupported
         }
+        BindError::PortDisabled(port) => Error::PortDisabled {
+            port: weft_proto::PortIndex(port.0),
+        },
+    }
+}
+
+// ---------------------------------------------------------------- counters
+
+/// Each counter kind the data plane counts, with the counters of the
+/// register map (`weft_regs::csr::counter`, by name) whose sum it is.
+/// Every counter of the map is in at least one; the kinds not here are
+/// not counted by the data plane (see the module's documentation).
+const COUNTED: &[(CounterKind, &[&str])] = &[
+    (
+        CounterKind::RxTlps,
+        &["TLPS_IN_POSTED", "TLPS_IN_NON_POSTED", "TLPS_IN_COMPLETION"],
+    ),
+    (
+        CounterKind::TxTlps,
+        &[
+            "TLPS_OUT_POSTED",
+            "TLPS_OUT_NON_POSTED",
+            "TLPS_OUT_COMPLETION",
+        ],
+    ),
+    (CounterKind::RxPosted, &["TLPS_IN_POSTED"]),
+    (CounterKind::RxNonPosted, &["TLPS_IN_NON_POSTED"]),
+    (CounterKind::RxCompletions, &["TLPS_IN_COMPLETION"]),
+    (CounterKind::TxPosted, &["TLPS_OUT_POSTED"]),
+    (CounterKind::TxNonPosted, &["TLPS_OUT_NON_POSTED"]),
+    (CounterKind::TxCompletions, &["TLPS_OUT_COMPLETION"]),
+    (CounterKind::RxWireBytes, &["BYTES_IN"]),
+    (CounterKind::TxWireBytes, &["BYTES_OUT"]),
+    (CounterKind::CreditStallCycles, &["STALL_CYCLES"]),
+    (CounterKind::DroppedMalformed, &["DROP_MALFORMED"]),
+    (CounterKind::DroppedPortDisabled, &["DROP_PORT_DISABLED"]),
+    (
+        CounterKind::DroppedIsolation,
+        &[
+            "DROP_UNBOUND",
+            "DROP_SPOOFED_REQUESTER",
+            "DROP_NO_WINDOW",
+            "DROP_FORBIDDEN",
+            "DROP_OUTSIDE_APERTURE",
+        ],
+    ),
+    (CounterKind::DroppedUnbound, &["DROP_UNBOUND"]),
+    (
+        CounterKind::DroppedSpoofedRequester,
+        &["DROP_SPOOFED_REQUESTER"],
+    ),
+    (CounterKind::DroppedNoWindow, &["DROP_NO_WINDOW"]),
+    (CounterKind::DroppedForbidden, &["DROP_FORBIDDEN"]),
+    (
+        CounterKind::DroppedOutsideAperture,
+        &["DROP_OUTSIDE_APERTURE"],
+    ),
+    (CounterKind::DroppedUnsupportedType, &["DROP_UNSUPPORTED"]),
+    (CounterKind::DroppedNoRoute, &["DROP_NO_ROUTE"]),
+    (
+        CounterKind::DroppedRoutesToIngress,
+        &["DROP_ROUTES_TO_INGRESS"],
+    ),
+    (
+        CounterKind::DroppedUnexpectedCompletion,
+        &["DROP_UNEXPECTED_COMPLETION"],
+    ),
+    (
+        CounterKind::DroppedUnknownFunction,
+        &["DROP_UNKNOWN_FUNCTION"],
+    ),
+];
+
+/// The protocol's error for a data plane that refused a counter access to `port`.
+fn counter_error(error: TableWriteError, port: weft_proto::PortIndex) -> Error {
+    match error {
+        TableWriteError::NoSuchPort(_) => Error::NoSuchPort { port },
+        // Entries come from the register map itself: no other refusal is
+        // possible, and the protocol has no closer cause.
+        _ => Error::Unsupported,
+    }
+}
+
+/// `port`'s counters: every counter of the register map read once, then
+/// summed into the kinds of [`COUNTED`], in its order.
+fn read_counters(
+    plane: &mut dyn DataPlane,
+    port: weft_proto::PortIndex,
+) -> Result<WirePortCounters, Error> {
+    let mut raw = [0u64; counter::NAMES.len()];
+    for (entry, value) in raw.iter_mut().enumerate() {
+        *value = plane
+            .read_counter(PortIndex(port.0), entry as u32)
+            .map_err(|error| counter_error(error, port))?;
+    }
+    let mut values = Vec::new();
+    for (kind, names) in COUNTED {
+        let value = names
+            .iter()
+            .filter_map(|name| counter::NAMES.iter().position(|n| n.name == *name))
+            .fold(0u64, |sum, entry| sum.wrapping_add(raw[entry]));
+        // COUNTED has fewer kinds than a message holds (MAX_COUNTERS).
+        let _ = values.push(CounterValue { kind: *kind, value });
+    }
+    Ok(WirePortCounters { port, values })
+}
+
+/// Clears the counters of `port`, or of every port. The data plane clears
+/// a port's counters together (`weft_regs::csr::counter_control`), so a
+/// request for one kind alone is refused with [`Error::Unsupported`]
+/// before anything is cleared.
+fn clear_counters(
+    plane: &mut dyn DataPlane,
+    port: Option<weft_proto::PortIndex>,
+    kind: Option<CounterKind>,
+) -> Result<(), Error> {
+    if kind.is_some() {
+        return Err(Error::Unsupported);
+    }
+    match port {
+        Some(port) => plane
+            .clear_counters(PortIndex(port.0))
+            .map_err(|error| counter_error(error, port)),
+        None => (0..plane.ports()).try_for_each(|p| {
+            let port = weft_proto::PortIndex(p as u8);
+            plane
+                .clear_counters(PortIndex(port.0))
+                .map_err(|error| counter_error(error, port))
+        }),
+    }
+}
+
+// ---------------------------------------------------------------- port control
+
+/// Enables or disables `port` of the manager's own switch
+/// ([`crate::port_control`]); hot reset and retraining need link control
+/// that the manager's traits do not give it, and are [`Error::Unsupported`].
+fn port_control<F: Fabric + ?Sized>(
+    manager: &mut FabricManager,
+    port: weft_proto::PortIndex,
+    action: PortAction,
+    fabric: &mut F,
+) -> Result<(), Error> {
+    let local = PortIndex(port.0);
+    let done = match action {
+        PortAction::Enable => manager.enable_port(local, fabric),
+        PortAction::Disable => manager.disable_port(local, fabric),
+        PortAction::HotReset | PortAction::Retrain => return Err(Error::Unsupported),
+    };
+    done.map_err(|error| match error {
+        PortControlError::NotReady => Error::Busy {
+            retry_after_ms: NOT_READY_RETRY_MS,
+        },
+        PortControlError::NoSuchPort(_) => Error::NoSuchPort { port },
+        PortControlError::HostPort { host, .. } => Error::HostPort {
+            port,
+            host: wire_host(host),
+        },
+        PortControlError::Bound { function, binding } => Error::EndpointBusy {
+            fabric_id: FabricId::from(function),
+            owner: Owner {
+                host: wire_host(binding.host),
+                slot: SlotIndex(binding.slot),
+            },
+        },
+        // The data plane refused its own port's role: nothing closer to say.
+        PortControlError::Table(_) => Error::Unsupported,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_counter_of_the_register_map_reaches_the_wire_once_by_its_own_kind() {
+        for (entry, name) in counter::NAMES.iter().enumerate() {
+            let alone = COUNTED
+                .iter()
+                .filter(|(_, names)| names == &[name.name])
+                .count();
+            assert_eq!(
+                alone, 1,
+                "counter {entry} ({}) has one kind of its own",
+                name.name
+            );
+        }
+        for (kind, names) in COUNTED {
+            for name in *names {
+                assert!(
+                    counter::NAMES.iter().any(|n| n.name == *name),
+                    "{kind:?} sums {name}, which the register map lacks"
+                );
+            }
+        }
+        assert!(COUNTED.len() <= weft_proto::MAX_COUNTERS);
     }
 }

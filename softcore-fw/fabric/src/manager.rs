@@ -42,7 +42,15 @@ pub struct FabricManager {
     pub(crate) ready: bool,
     pub(crate) generation: Generation,
     pub(crate) events: EventLog,
+    /// The ports of the manager's own switch disabled by management
+    /// request, one bit per port ([`crate::port_control`]).
+    pub(crate) disabled_ports: u32,
 }
+
+const _: () = assert!(
+    weft_regs::capacity::PORTS <= 32,
+    "one bit per port in a u32"
+);
 
 /// The manager at its full capacities must leave most of the soft core's
 /// data RAM (`weft_regs::DATA_RAM_SIZE`, 128 KiB) to the stack and the
@@ -63,6 +71,7 @@ impl FabricManager {
         ready: false,
         generation: Generation(0),
         events: EventLog::new(),
+        disabled_ports: 0,
     };
 
     /// A manager with one virtual switch per configured host port, not yet started.
@@ -173,6 +182,8 @@ impl FabricManager {
             }
         }
         program_fabric(&inventory, &self.settings, fabric).map_err(StartError::Routes)?;
+        // Every port is in its role again.
+        self.disabled_ports = 0;
         self.set_time(timer.now_ns());
         self.log_inventory_changes(&inventory);
         self.inventory = inventory;

@@ -21,11 +21,12 @@ use weft_fabric::settings::{FabricSettings, HostPort};
 use weft_proto::heapless::Vec as Bounded;
 use weft_proto::{
     encode_response, AccessWidth, AerSeverity, BarKind, Capabilities, CompletionStatus,
-    EndpointInfo, Error, EventKind, EventPage, EventSeq, FabricId, Generation, Header, HostIndex,
-    IsolationCheck as WireCheck, Key, LinkSpeed, LinkState, LinkStatus, OperationId, Owner,
-    PortIndex as WirePort, PortRef, PortRole, Request, Response, SlotIndex, SlotState, SwitchId,
-    TopologyCursor, TopologyItem, TopologyPage, UnbindMode, VirtualSwitchInfo, EVENTS_PAGE_LEN,
-    MAX_DATAGRAM, OLDEST_PROTOCOL_VERSION, PROTOCOL_VERSION, TOPOLOGY_PAGE_ITEMS,
+    CounterKind, EndpointInfo, Error, EventKind, EventPage, EventSeq, FabricId, Generation, Header,
+    HostIndex, IsolationCheck as WireCheck, Key, LinkSpeed, LinkState, LinkStatus, OperationId,
+    Owner, PortAction, PortCounters as WireCounters, PortIndex as WirePort, PortRef, PortRole,
+    Request, Response, SlotIndex, SlotState, SwitchId, TopologyCursor, TopologyItem, TopologyPage,
+    UnbindMode, VirtualSwitchInfo, EVENTS_PAGE_LEN, MAX_DATAGRAM, OLDEST_PROTOCOL_VERSION,
+    PROTOCOL_VERSION, TOPOLOGY_PAGE_ITEMS,
 };
 use weft_regs::tables::{HostIndex as FabricHost, PortIndex};
 
@@ -637,10 +638,19 @@ fn requests_not_served_get_typed_answers() {
         Request::SaveConfig,
         Request::RestoreConfig,
         Request::FirmwareStatus,
-        Request::ReadCounters { port: WirePort(0) },
+        // The data plane clears a port's counters together only.
         Request::ClearCounters {
             port: None,
-            kind: None,
+            kind: Some(CounterKind::RxTlps),
+        },
+        // Link control belongs to the LTSSM, which the manager does not drive.
+        Request::PortControl {
+            port: WirePort(GPU),
+            action: PortAction::HotReset,
+        },
+        Request::PortControl {
+            port: WirePort(GPU),
+            action: PortAction::Retrain,
         },
         Request::CsrRead { addr: 0 },
     ] {
@@ -1118,4 +1128,193 @@ fn links_and_isolation_drops_are_logged_with_the_port_they_happened_at() {
             },
         ]
     );
+}
+
+// ---------------------------------------------------------------- counters and port control
+
+fn counters(rig: &mut Rig, port: u8) -> WireCounters {
+    match ask(
+        rig,
+        Request::ReadCounters {
+            port: WirePort(port),
+        },
+    ) {
+        Response::Counters(counters) => counters,
+        other => panic!("expected counters, got {other:?}"),
+    }
+}
+
+fn value(counters: &WireCounters, kind: CounterKind) -> Option<u64> {
+    counters
+        .values
+        .iter()
+        .find(|c| c.kind == kind)
+        .map(|c| c.value)
+}
+
+/// A one-DW memory write from the GPU's function into host 0's aperture.
+fn gpu_write(rig: &mut Rig) {
+    let header = memory(
+        weft_fabric::pcie::tlp::MemoryOp::Write,
+        Bdf::from(GPU_ID),
+        0,
+        weft_regs::aperture::HOST_APERTURE_BASE,
+        1,
+    );
+    rig.plane.send(GPU, header, &[1, 2, 3, 4]);
+}
+
+#[test]
+fn counters_are_the_data_planes_and_clear_per_port() {
+    let mut rig = started();
+    // The GPU is bound to no host: its DMA is dropped by isolation.
+    for _ in 0..3 {
+        gpu_write(&mut rig);
+    }
+    // Not a TLP at all.
+    let _ = rig.plane.switch.ingress(PortIndex(NVME), &[0xff; 3]);
+    let model = rig
+        .plane
+        .switch
+        .counters(PortIndex(GPU))
+        .expect("the port exists")
+        .clone();
+    let gpu = counters(&mut rig, GPU);
+    assert_eq!(gpu.port, WirePort(GPU));
+    assert_eq!(value(&gpu, CounterKind::RxTlps), Some(model.ingress.tlps()));
+    assert_eq!(value(&gpu, CounterKind::RxPosted), Some(3));
+    assert_eq!(
+        value(&gpu, CounterKind::RxWireBytes),
+        Some(model.ingress.bytes)
+    );
+    assert!(model.ingress.bytes >= 3 * 16, "three headers and payloads");
+    assert_eq!(value(&gpu, CounterKind::DroppedUnbound), Some(3));
+    assert_eq!(value(&gpu, CounterKind::DroppedIsolation), Some(3));
+    assert_eq!(value(&gpu, CounterKind::DroppedNoRoute), Some(0));
+    assert_eq!(value(&gpu, CounterKind::TxTlps), Some(model.egress.tlps()));
+    // What the data plane does not count is left out, not sent as 0.
+    for kind in [
+        CounterKind::RxPayloadBytes,
+        CounterKind::DroppedPoisoned,
+        CounterKind::LinkDowns,
+    ] {
+        assert_eq!(value(&gpu, kind), None, "{kind:?}");
+    }
+    let nvme = counters(&mut rig, NVME);
+    assert_eq!(value(&nvme, CounterKind::DroppedMalformed), Some(1));
+    assert_eq!(value(&nvme, CounterKind::RxTlps), Some(0));
+
+    let clear = |port: Option<u8>| Request::ClearCounters {
+        port: port.map(WirePort),
+        kind: None,
+    };
+    assert_eq!(ask(&mut rig, clear(Some(GPU))), Response::Done);
+    let gpu = counters(&mut rig, GPU);
+    assert!(gpu.values.iter().all(|c| c.value == 0), "{gpu:?}");
+    let nvme = counters(&mut rig, NVME);
+    assert_eq!(
+        value(&nvme, CounterKind::DroppedMalformed),
+        Some(1),
+        "other ports keep theirs"
+    );
+    assert_eq!(ask(&mut rig, clear(None)), Response::Done);
+    let nvme = counters(&mut rig, NVME);
+    assert_eq!(value(&nvme, CounterKind::DroppedMalformed), Some(0));
+
+    for request in [Request::ReadCounters { port: WirePort(9) }, clear(Some(9))] {
+        assert_eq!(
+            refusal(&mut rig, request),
+            Error::NoSuchPort { port: WirePort(9) }
+        );
+    }
+}
+
+fn port(port: u8, action: PortAction) -> Request {
+    Request::PortControl {
+        port: WirePort(port),
+        action,
+    }
+}
+
+#[test]
+fn a_port_is_disabled_and_enabled_only_when_nothing_depends_on_it() {
+    let mut rig = started();
+    let before = events_from(&mut rig, 0).next;
+    assert_eq!(
+        ask(&mut rig, port(GPU, PortAction::Disable)),
+        Response::Done
+    );
+    assert_eq!(rig.plane.role(GPU), weft_regs::tables::PortRole::Disabled);
+    gpu_write(&mut rig);
+    let gpu = counters(&mut rig, GPU);
+    assert_eq!(value(&gpu, CounterKind::DroppedPortDisabled), Some(1));
+    assert_eq!(value(&gpu, CounterKind::DroppedUnbound), Some(0));
+    // Nothing below a disabled port is bound.
+    assert_eq!(
+        refusal(&mut rig, bind(HOST0, 0, &[GPU_ID])),
+        Error::PortDisabled {
+            port: WirePort(GPU)
+        }
+    );
+
+    assert_eq!(ask(&mut rig, port(GPU, PortAction::Enable)), Response::Done);
+    assert!(matches!(
+        rig.plane.role(GPU),
+        weft_regs::tables::PortRole::Endpoint { owner: None, .. }
+    ));
+    assert_eq!(
+        kinds(&events_from(&mut rig, before.0)),
+        vec![
+            EventKind::PortControlled {
+                port: WirePort(GPU),
+                action: PortAction::Disable
+            },
+            EventKind::PortControlled {
+                port: WirePort(GPU),
+                action: PortAction::Enable
+            },
+        ]
+    );
+    // Enabling an enabled port changes and logs nothing.
+    let logged = events_from(&mut rig, 0).next;
+    assert_eq!(ask(&mut rig, port(GPU, PortAction::Enable)), Response::Done);
+    assert_eq!(events_from(&mut rig, 0).next, logged);
+
+    // A bound function keeps its port enabled.
+    assert_eq!(ask(&mut rig, bind(HOST0, 0, &[GPU_ID])), Response::Done);
+    assert_eq!(
+        refusal(&mut rig, port(GPU, PortAction::Disable)),
+        Error::EndpointBusy {
+            fabric_id: GPU_ID,
+            owner: Owner {
+                host: HostIndex(HOST0),
+                slot: SlotIndex(0),
+            },
+        }
+    );
+    // A host's link is never disabled.
+    assert_eq!(
+        refusal(&mut rig, port(HOST1, PortAction::Disable)),
+        Error::HostPort {
+            port: WirePort(HOST1),
+            host: HostIndex(1),
+        }
+    );
+    assert!(matches!(
+        rig.plane.role(HOST1),
+        weft_regs::tables::PortRole::Host { .. }
+    ));
+    assert_eq!(
+        refusal(&mut rig, port(9, PortAction::Disable)),
+        Error::NoSuchPort { port: WirePort(9) }
+    );
+}
+
+#[test]
+fn port_control_before_enumeration_is_told_to_retry() {
+    let mut rig = rig();
+    assert!(matches!(
+        refusal(&mut rig, port(GPU, PortAction::Disable)),
+        Error::Busy { retry_after_ms } if retry_after_ms > 0
+    ));
 }

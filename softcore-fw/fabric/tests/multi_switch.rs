@@ -8,12 +8,14 @@ mod common;
 
 use common::mesh::Mesh;
 use common::*;
+use weft_fabric::binding::BindError;
 use weft_fabric::hw::ConfigPath;
-use weft_fabric::inventory::{PortKind, SwitchIndex};
+use weft_fabric::inventory::{Binding, PortKind, SwitchIndex};
 use weft_fabric::manager::FabricManager;
 use weft_fabric::pcie::config::Bar;
 use weft_fabric::pcie::tlp::{ConfigType, MemoryOp};
 use weft_fabric::pcie::Bdf;
+use weft_fabric::port_control::PortControlError;
 use weft_fabric::settings::{FabricSettings, HostPort};
 use weft_model::{Destination, Packet};
 use weft_regs::tables::{HostIndex, PortIndex};
@@ -528,4 +530,61 @@ fn a_host_on_a_remote_switch_uses_a_gpu_on_a_third_switch() {
     let m = as_memory(&packet);
     assert_eq!((m.address, m.requester), (0x1000, Bdf::new(3, 0, 0)));
     assert!(mesh.net.arrivals.is_empty());
+}
+
+/// The role of `port` of the manager's switch, A.
+fn role(mesh: &Mesh, port: PortIndex) -> weft_regs::tables::PortRole {
+    mesh.switch(MODEL_A)
+        .port_tables(port)
+        .expect("the port exists")
+        .role
+}
+
+/// A fabric link of the manager's switch is taken out of service only while
+/// no function of another switch is bound, and nothing of another switch is
+/// bound while one is out of service.
+#[test]
+fn a_fabric_link_is_disabled_only_while_no_binding_crosses_the_fabric() {
+    let (mut mesh, mut manager) = ring();
+    let mut host = FakeHost::default();
+    let link = PortIndex(1);
+    assert!(matches!(
+        manager.inventory().port_on(A, link),
+        PortKind::Fabric { .. }
+    ));
+    manager
+        .disable_port(link, &mut mesh.planes)
+        .expect("nothing is bound");
+    assert!(manager.is_port_disabled(link));
+    assert_eq!(role(&mesh, link), weft_regs::tables::PortRole::Disabled);
+    assert_eq!(
+        manager.bind(GPU0, HostIndex(0), 0, &mut mesh.planes, &mut host),
+        Err(BindError::PortDisabled(link))
+    );
+    assert_eq!(manager.binding_of(GPU0), None);
+
+    manager
+        .enable_port(link, &mut mesh.planes)
+        .expect("enabled again");
+    assert_eq!(role(&mesh, link), weft_regs::tables::PortRole::Fabric);
+    manager
+        .bind(GPU0, HostIndex(0), 0, &mut mesh.planes, &mut host)
+        .expect("bind the GPU on C");
+    assert_eq!(
+        manager.disable_port(PortIndex(2), &mut mesh.planes),
+        Err(PortControlError::Bound {
+            function: GPU0,
+            binding: Binding {
+                host: HostIndex(0),
+                slot: 0
+            },
+        })
+    );
+    assert_eq!(
+        manager.disable_port(PortIndex(HOST_PORT), &mut mesh.planes),
+        Err(PortControlError::HostPort {
+            port: PortIndex(HOST_PORT),
+            host: HostIndex(0),
+        })
+    );
 }

@@ -40,7 +40,11 @@ pub const MAGIC: [u8; 4] = *b"WEFT";
 ///   kinds `PortLinkUp`, `PortLinkDown`, `HotPlugSignalled`,
 ///   `BindingNotRestored` and `IsolationDrops` of
 ///   [`EventKind`](crate::EventKind).
-pub const PROTOCOL_VERSION: u16 = 2;
+/// - 3: the data plane's own counters as [`CounterKind`](crate::CounterKind)s
+///   (`TxPosted` to `DroppedOutsideAperture`), the event kind `PortControlled`,
+///   and the errors [`Error::HostPort`](crate::Error::HostPort) and
+///   [`Error::PortDisabled`](crate::Error::PortDisabled).
+pub const PROTOCOL_VERSION: u16 = 3;
 
 /// The first protocol version whose clients read
 /// [`Error::CounterTooOld`](crate::Error::CounterTooOld); an older request

@@ -115,6 +115,9 @@ const ERROR_BODIES: &[(&str, &str)] = &[
     // Protocol version 2.
     ("FabricOwnedRegister", "26800610"),
     ("CounterTooOld", "27808ec7ddc1c4820301"),
+    // Protocol version 3.
+    ("HostPort", "280501"),
+    ("PortDisabled", "2905"),
 ];
 
 /// The postcard bytes of the event kinds appended in protocol version 2,
@@ -125,6 +128,30 @@ const VERSION_2_EVENT_KINDS: &[(&str, &str)] = &[
     ("HotPlugSignalled", "11010201"),
     ("BindingNotRestored", "120100800601"),
     ("IsolationDrops", "13020402ac02"),
+];
+
+/// The postcard bytes of the event kind appended in protocol version 3
+/// (variant 20 of `EventKind`).
+const VERSION_3_EVENT_KINDS: &[(&str, &str)] = &[("PortControlled", "140301")];
+
+/// The postcard bytes of the counter kinds appended in protocol version 3,
+/// each alone (variants 16 to 30 of `CounterKind`).
+const VERSION_3_COUNTER_KINDS: &[(CounterKind, &str)] = &[
+    (CounterKind::TxPosted, "10"),
+    (CounterKind::TxNonPosted, "11"),
+    (CounterKind::TxCompletions, "12"),
+    (CounterKind::RxWireBytes, "13"),
+    (CounterKind::TxWireBytes, "14"),
+    (CounterKind::DroppedPortDisabled, "15"),
+    (CounterKind::DroppedUnsupportedType, "16"),
+    (CounterKind::DroppedRoutesToIngress, "17"),
+    (CounterKind::DroppedUnexpectedCompletion, "18"),
+    (CounterKind::DroppedUnknownFunction, "19"),
+    (CounterKind::DroppedUnbound, "1a"),
+    (CounterKind::DroppedSpoofedRequester, "1b"),
+    (CounterKind::DroppedNoWindow, "1c"),
+    (CounterKind::DroppedForbidden, "1d"),
+    (CounterKind::DroppedOutsideAperture, "1e"),
 ];
 
 /// The key of the whole-datagram vectors: bytes 0, 1, ..., 31.
@@ -560,7 +587,7 @@ fn response_samples() -> [(&'static str, Response); 16] {
 }
 
 /// One sample of every error variant.
-fn error_samples() -> [(&'static str, Error); 40] {
+fn error_samples() -> [(&'static str, Error); 42] {
     [
         ("Unauthenticated", Error::Unauthenticated),
         ("Replayed", Error::Replayed),
@@ -726,6 +753,14 @@ fn error_samples() -> [(&'static str, Error); 40] {
                 may_have_run: true,
             },
         ),
+        (
+            "HostPort",
+            Error::HostPort {
+                port: PortIndex(5),
+                host: HostIndex(1),
+            },
+        ),
+        ("PortDisabled", Error::PortDisabled { port: PortIndex(5) }),
     ]
 }
 
@@ -828,6 +863,8 @@ fn error_name(error: &Error) -> &'static str {
         Error::SavedConfigCorrupt => "SavedConfigCorrupt",
         Error::FabricOwnedRegister { .. } => "FabricOwnedRegister",
         Error::CounterTooOld { .. } => "CounterTooOld",
+        Error::HostPort { .. } => "HostPort",
+        Error::PortDisabled { .. } => "PortDisabled",
     }
 }
 
@@ -1120,10 +1157,38 @@ fn version_2_event_kinds_are_frozen() {
         assert_eq!(decoded, sample, "{name}");
         assert_eq!(sample.introduced_in(), 2, "{name}");
     }
+}
+
+#[test]
+fn version_3_event_and_counter_kinds_are_frozen() {
+    let sample = EventKind::PortControlled {
+        port: PortIndex(3),
+        action: PortAction::Disable,
+    };
+    let (name, vector) = VERSION_3_EVENT_KINDS[0];
+    let bytes = unhex(vector);
+    assert_eq!(encode_body(&sample), bytes, "{name}");
+    assert_eq!(
+        postcard::from_bytes::<EventKind>(&bytes).expect("golden bytes decode"),
+        sample
+    );
+    assert_eq!(sample.introduced_in(), 3);
     // Nothing past them yet.
-    let mut next = vec![20u8];
+    let mut next = vec![21u8];
     next.extend([0u8; 32]);
     assert!(postcard::take_from_bytes::<EventKind>(&next).is_err());
+
+    for (kind, vector) in VERSION_3_COUNTER_KINDS {
+        let bytes = unhex(vector);
+        assert_eq!(encode_body(kind), bytes, "{kind:?}");
+        assert_eq!(
+            postcard::from_bytes::<CounterKind>(&bytes).expect("golden bytes decode"),
+            *kind
+        );
+        assert_eq!(kind.introduced_in(), 3, "{kind:?}");
+    }
+    assert_eq!(CounterKind::LinkDowns.introduced_in(), 1);
+    assert!(postcard::from_bytes::<CounterKind>(&[31]).is_err());
 }
 
 #[test]
@@ -1138,7 +1203,12 @@ fn the_counter_too_old_datagram_is_frozen() {
         may_have_run: false,
     });
     let mut out = [0u8; MAX_DATAGRAM];
-    let n = encode_response(&sent.reply(SWITCH), &refusal, &[], &key, &mut out).expect("encodes");
+    // The answer as a version 2 switch sent it.
+    let answer = Header {
+        version: 2,
+        ..sent.reply(SWITCH)
+    };
+    let n = encode_response(&answer, &refusal, &[], &key, &mut out).expect("encodes");
     let frozen = unhex(COUNTER_TOO_OLD_DATAGRAM);
     assert_eq!(&out[..n], &frozen[..]);
     let reply = decode_response(&frozen, &key, &sent).expect("the vector is accepted");

@@ -101,3 +101,46 @@ fn a_version_1_client_reads_an_event_page_without_the_version_2_kinds() {
         page(&[bound, drops])
     );
 }
+
+#[test]
+fn a_version_2_client_reads_counters_without_the_version_3_kinds() {
+    let counters = |kinds: &[CounterKind]| {
+        Response::Counters(PortCounters {
+            port: PortIndex(1),
+            values: kinds
+                .iter()
+                .map(|&kind| CounterValue { kind, value: 5 })
+                .collect(),
+        })
+    };
+    let all = [
+        CounterKind::RxTlps,
+        CounterKind::TxWireBytes,
+        CounterKind::DroppedMalformed,
+        CounterKind::DroppedPortDisabled,
+    ];
+    let known = [CounterKind::RxTlps, CounterKind::DroppedMalformed];
+    assert_eq!(counters(&all).introduced_in(), 3);
+    assert_eq!(counters(&known).introduced_in(), 1);
+    assert_eq!(answered_at(2, counters(&all)), counters(&known));
+    assert_eq!(
+        answered_at(PROTOCOL_VERSION, counters(&all)),
+        counters(&all)
+    );
+}
+
+#[test]
+fn a_version_2_client_gets_unsupported_instead_of_a_version_3_refusal() {
+    let refusal = Error::HostPort {
+        port: PortIndex(0),
+        host: HostIndex(0),
+    };
+    assert_eq!(
+        answered_at(2, Response::Error(refusal.clone())),
+        Response::Error(Error::Unsupported)
+    );
+    assert_eq!(
+        answered_at(PROTOCOL_VERSION, Response::Error(refusal.clone())),
+        Response::Error(refusal)
+    );
+}

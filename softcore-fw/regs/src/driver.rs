@@ -11,12 +11,13 @@ use weft_pcie::Bdf;
 
 use crate::capacity;
 use crate::csr::{
-    address_route, bus_route, destination, function_owner, global, id_map, port, window,
+    address_route, bus_route, counter, counter_control, destination, function_owner, global,
+    id_map, port, window,
 };
 use crate::register::{Field, Register};
 use crate::tables::{
-    checked_intx_swizzle, AddressRoute, DataPlane, Destination, FunctionOwner, HostIndex,
-    IdMapping, Owner, PortIndex, PortRole, TableWriteError, Window,
+    checked_counter_entry, checked_intx_swizzle, AddressRoute, DataPlane, Destination,
+    FunctionOwner, HostIndex, IdMapping, Owner, PortIndex, PortRole, TableWriteError, Window,
 };
 
 /// Whole-word accesses to the data plane's CSR window ([`crate::csr`]).
@@ -487,6 +488,23 @@ impl<B: CsrBus> DataPlane for CsrDataPlane<B> {
         let p = self.instance(port)?;
         let bits = port::ABANDON_HOST_PORTS.encode(1 << host);
         write(&mut self.bus, port::ABANDON, p, 0, bits);
+        Ok(())
+    }
+
+    /// Reads `VALUE_LOW`, which captures the high half, then `VALUE_HIGH`:
+    /// one consistent 64-bit value even while the port counts.
+    fn read_counter(&mut self, port: PortIndex, entry: u32) -> Result<u64, TableWriteError> {
+        let p = self.instance(port)?;
+        let e = checked_counter_entry(entry)?;
+        let low = self.bus.read32(counter::VALUE_LOW.address(p, e));
+        let high = self.bus.read32(counter::VALUE_HIGH.address(p, e));
+        Ok(u64::from(high) << 32 | u64::from(low))
+    }
+
+    fn clear_counters(&mut self, port: PortIndex) -> Result<(), TableWriteError> {
+        let p = self.instance(port)?;
+        let bits = counter_control::CLEAR_PORTS.encode(1 << p);
+        write(&mut self.bus, counter_control::CLEAR, 0, 0, bits);
         Ok(())
     }
 }

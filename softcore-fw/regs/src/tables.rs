@@ -1,5 +1,6 @@
 //! The data plane's tables: the entries the fabric manager writes and the
-//! switch reads, and the interface that writes them.
+//! switch reads, and the interface that writes them (and reads and clears
+//! the per-port counters the switch keeps beside them).
 //!
 //! One definition serves every side: the fabric manager (`weft-fabric`)
 //! writes entries through [`DataPlane`]; the firmware implements it with
@@ -286,7 +287,8 @@ impl FunctionOwner {
     }
 }
 
-/// The data plane's tables, one method per kind of entry.
+/// The data plane's tables, one method per kind of entry, and its per-port
+/// counters ([`DataPlane::read_counter`], [`DataPlane::clear_counters`]).
 ///
 /// Each call writes one entry, as the firmware writes one CSR group; the
 /// caller keeps indices below the capacities of `weft_regs::capacity`.
@@ -400,4 +402,29 @@ pub trait DataPlane {
         host_port: PortIndex,
         port: PortIndex,
     ) -> Result<(), TableWriteError>;
+
+    /// Reads counter `entry` of `port`, in the entry order of
+    /// [`crate::csr::counter`] (traffic by class and direction, bytes,
+    /// stall cycles, then one drop counter per reason): a 64-bit count
+    /// since reset or the port's last [`DataPlane::clear_counters`],
+    /// wrapping. An entry beyond [`crate::csr::counter::NAMES`] is
+    /// [`TableWriteError::NoSuchEntry`].
+    fn read_counter(&mut self, port: PortIndex, entry: u32) -> Result<u64, TableWriteError>;
+
+    /// Sets every counter of `port` to zero at once
+    /// ([`crate::csr::counter_control`]): the hardware clears a port's
+    /// counters together, never one counter alone.
+    fn clear_counters(&mut self, port: PortIndex) -> Result<(), TableWriteError>;
+}
+
+/// `entry` as an entry of the [`crate::csr::counter`] block, if there is one.
+pub fn checked_counter_entry(entry: u32) -> Result<u32, TableWriteError> {
+    if (entry as usize) < crate::csr::counter::NAMES.len() {
+        Ok(entry)
+    } else {
+        Err(TableWriteError::NoSuchEntry {
+            table: "counter",
+            index: entry as usize,
+        })
+    }
 }

@@ -520,4 +520,12 @@ impl DataPlane for SharedPlane {
             port,
         )
     }
+
+    fn read_counter(&mut self, port: PortIndex, entry: u32) -> Result<u64, TableWriteError> {
+        self.switches.borrow_mut()[self.index].read_counter(port, entry)
+    }
+
+    fn clear_counters(&mut self, port: PortIndex) -> Result<(), TableWriteError> {
+        DataPlane::clear_counters(&mut self.switches.borrow_mut()[self.index], port)
+    }
 }

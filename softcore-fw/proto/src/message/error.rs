@@ -271,6 +271,22 @@ pub enum Error {
         /// it did not run since the switch started.
         may_have_run: bool,
     },
+    /// The port is a host's link: disabling it would cut the host off
+    /// from every function bound to it, so it was refused. Protocol
+    /// version 3.
+    HostPort {
+        /// The port.
+        port: PortIndex,
+        /// The host on it.
+        host: HostIndex,
+    },
+    /// The port was disabled by a management request: nothing below it
+    /// (or, for a fabric link, beyond it) can be bound until it is enabled
+    /// again. Protocol version 3.
+    PortDisabled {
+        /// The port.
+        port: PortIndex,
+    },
 }
 
 impl Error {
@@ -280,6 +296,7 @@ impl Error {
         match self {
             Error::FabricOwnedRegister { .. } => 2,
             Error::CounterTooOld { .. } => crate::COUNTER_TOO_OLD_SINCE,
+            Error::HostPort { .. } | Error::PortDisabled { .. } => 3,
             _ => 1,
         }
     }
@@ -437,6 +454,16 @@ impl core::fmt::Display for Error {
                 "the switch refused the request: its counter is not above {accepted_above}, \
                  the newest the switch accepted (it restarted recently, or this machine's clock \
                  is behind); send it again as a new request"
+            ),
+            Error::HostPort { port, host } => write!(
+                f,
+                "port {} is host {}'s link; disabling it would cut the host off, so nothing changed",
+                port.0, host.0
+            ),
+            Error::PortDisabled { port } => write!(
+                f,
+                "port {} is disabled; enable it before binding what is below or beyond it",
+                port.0
             ),
         }
     }

@@ -90,6 +90,67 @@ pub enum CounterKind {
     CreditStallCycles,
     /// Times the link went down.
     LinkDowns,
+    /// Posted requests sent. Protocol version 3, as are the kinds after it.
+    TxPosted,
+    /// Non-posted requests sent.
+    TxNonPosted,
+    /// Completions sent.
+    TxCompletions,
+    /// Bytes of the TLPs received, as on the wire (prefixes, header,
+    /// payload, digest), where [`CounterKind::RxPayloadBytes`] counts
+    /// payload only.
+    RxWireBytes,
+    /// Bytes of the TLPs sent, as on the wire.
+    TxWireBytes,
+    /// Dropped: the port is disabled.
+    DroppedPortDisabled,
+    /// Dropped: a request type the fabric does not carry (I/O,
+    /// configuration from an endpoint).
+    DroppedUnsupportedType,
+    /// Dropped: the route leads back out of the port it came in on.
+    DroppedRoutesToIngress,
+    /// Dropped: a completion that answers no outstanding request.
+    DroppedUnexpectedCompletion,
+    /// Dropped: a TLP for a host whose ID map does not know its requester
+    /// or completer.
+    DroppedUnknownFunction,
+    /// Dropped by isolation: a request from an endpoint bound to no host
+    /// (one part of [`CounterKind::DroppedIsolation`], as are the four after it).
+    DroppedUnbound,
+    /// Dropped by isolation: a requester ID not below the port (ACS Source
+    /// Validation, PCIe Base 6.0 §6.12.1.1).
+    DroppedSpoofedRequester,
+    /// Dropped by isolation: a host memory request inside none of the host's windows.
+    DroppedNoWindow,
+    /// Dropped by isolation: a window covers the request but does not permit it.
+    DroppedForbidden,
+    /// Dropped by isolation: an endpoint's DMA address outside its owner's aperture.
+    DroppedOutsideAperture,
+}
+
+impl CounterKind {
+    /// The protocol version that introduced this kind: a switch leaves it
+    /// out of the counters it sends a client of an older version.
+    pub const fn introduced_in(&self) -> u16 {
+        match self {
+            CounterKind::TxPosted
+            | CounterKind::TxNonPosted
+            | CounterKind::TxCompletions
+            | CounterKind::RxWireBytes
+            | CounterKind::TxWireBytes
+            | CounterKind::DroppedPortDisabled
+            | CounterKind::DroppedUnsupportedType
+            | CounterKind::DroppedRoutesToIngress
+            | CounterKind::DroppedUnexpectedCompletion
+            | CounterKind::DroppedUnknownFunction
+            | CounterKind::DroppedUnbound
+            | CounterKind::DroppedSpoofedRequester
+            | CounterKind::DroppedNoWindow
+            | CounterKind::DroppedForbidden
+            | CounterKind::DroppedOutsideAperture => 3,
+            _ => 1,
+        }
+    }
 }
 
 /// One counter's value.
@@ -264,6 +325,15 @@ pub enum EventKind {
         /// How many since the last such entry for this port and check.
         count: u32,
     },
+    /// A management request acted on one of the switch's own ports
+    /// ([`Request::PortControl`](crate::Request::PortControl)). Protocol
+    /// version 3.
+    PortControlled {
+        /// The port.
+        port: PortIndex,
+        /// What was done.
+        action: PortAction,
+    },
 }
 
 impl EventKind {
@@ -276,6 +346,7 @@ impl EventKind {
             | EventKind::HotPlugSignalled { .. }
             | EventKind::BindingNotRestored { .. }
             | EventKind::IsolationDrops { .. } => 2,
+            EventKind::PortControlled { .. } => 3,
             _ => 1,
         }
     }

@@ -102,19 +102,30 @@ impl Response {
                 .map(|e| e.kind.introduced_in())
                 .max()
                 .unwrap_or(1),
+            Response::Counters(counters) => counters
+                .values
+                .iter()
+                .map(|c| c.kind.introduced_in())
+                .max()
+                .unwrap_or(1),
             _ => 1,
         }
     }
 
     /// Makes this response one a client speaking protocol `version` can
     /// decode: an event page without the entries of kinds introduced after
-    /// that version (their sequence numbers are missing from it), any
+    /// that version (their sequence numbers are missing from it), a port's
+    /// counters without the kinds introduced after that version, any
     /// other response unchanged or, when it carries a variant introduced
     /// after that version, [`Error::Unsupported`] (the switch cannot say
     /// more to that client). In place, since a response may be a whole page.
     pub fn downgrade_for(&mut self, version: u16) {
-        if let Response::Events(page) = self {
-            page.events.retain(|e| e.kind.introduced_in() <= version);
+        match self {
+            Response::Events(page) => page.events.retain(|e| e.kind.introduced_in() <= version),
+            Response::Counters(counters) => counters
+                .values
+                .retain(|c| c.kind.introduced_in() <= version),
+            _ => {}
         }
         if self.introduced_in() > version {
             *self = Response::Error(Error::Unsupported);

@@ -119,6 +119,21 @@ pub fn counter_kind() -> impl Strategy<Value = CounterKind> {
             SynthesizedCompletions,
             CreditStallCycles,
             LinkDowns,
+            TxPosted,
+            TxNonPosted,
+            TxCompletions,
+            RxWireBytes,
+            TxWireBytes,
+            DroppedPortDisabled,
+            DroppedUnsupportedType,
+            DroppedRoutesToIngress,
+            DroppedUnexpectedCompletion,
+            DroppedUnknownFunction,
+            DroppedUnbound,
+            DroppedSpoofedRequester,
+            DroppedNoWindow,
+            DroppedForbidden,
+            DroppedOutsideAperture,
         ][..],
     )
 }
@@ -445,6 +460,8 @@ pub fn event_kind() -> impl Strategy<Value = EventKind> {
         ),
         (port_ref(), isolation_check(), any::<u32>())
             .prop_map(|(at, check, count)| { EventKind::IsolationDrops { at, check, count } }),
+        (port(), port_action())
+            .prop_map(|(port, action)| EventKind::PortControlled { port, action }),
     ]
 }
 
@@ -544,6 +561,8 @@ pub fn error() -> impl Strategy<Value = Error> {
                 may_have_run,
             }
         }),
+        (port(), host()).prop_map(|(port, host)| Error::HostPort { port, host }),
+        port().prop_map(|port| Error::PortDisabled { port }),
     ]
 }
 

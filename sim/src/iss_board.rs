@@ -203,6 +203,11 @@ impl IssBoard {
         self.soc.advance(self.ticks_to_alarm());
     }
 
+    /// Moves time on by `ticks` of `mtime`.
+    pub fn advance_ticks(&mut self, ticks: u64) {
+        self.soc.advance(ticks);
+    }
+
     /// Moves time on by `elapsed` at [`CPU_CLOCK_HZ`].
     pub fn advance(&mut self, elapsed: Duration) {
         let ticks = elapsed.as_nanos() * u128::from(CPU_CLOCK_HZ) / 1_000_000_000;

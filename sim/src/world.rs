@@ -111,6 +111,9 @@ pub struct World {
     delivered: u64,
     /// TLPs sent where nothing is wired, or to a port with no node.
     lost: u64,
+    /// What switch 0 delivered to its CPU, when that CPU is not the native
+    /// manager but an embedder's ([`World::hand_cpu_to_embedder`]).
+    embedder_cpu: Option<Vec<(PortIndex, Packet)>>,
 }
 
 /// The manager's configuration access, its tables and its clock, for one
@@ -143,7 +146,74 @@ impl World {
             messages: Vec::new(),
             delivered: 0,
             lost: 0,
+            embedder_cpu: None,
         }
+    }
+
+    /// Hands switch 0's CPU to an embedder (the firmware on the ISS,
+    /// [`crate::iss_manager`]): from now on what switch 0 delivers to its
+    /// CPU waits for [`World::take_for_cpu`] instead of reaching the native
+    /// manager, which then has no part in the world.
+    pub(crate) fn hand_cpu_to_embedder(&mut self) {
+        self.embedder_cpu.get_or_insert_with(Vec::new);
+    }
+
+    /// What switch 0 delivered to the embedder's CPU since the last call,
+    /// each with the port it arrived on, in order.
+    pub(crate) fn take_for_cpu(&mut self) -> Vec<(PortIndex, Packet)> {
+        self.embedder_cpu
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
+    /// Exchanges switch 0's data plane with `model`: an embedder whose CPU
+    /// window holds the switch while its CPU runs lends it to the world
+    /// while the world moves.
+    pub(crate) fn swap_manager_switch(&mut self, model: &mut Switch) {
+        std::mem::swap(self.switches[0].model_mut(), model);
+    }
+
+    /// Carries the configuration request `packet` the embedder's CPU sent
+    /// out of switch 0's `port` at `at` to its function, and the completion
+    /// back (the native manager's path, [`ManagerConfig`]); returns the
+    /// completion and when it is back at the CPU, or `None` if none comes.
+    pub(crate) fn carry_cpu_request(
+        &mut self,
+        port: PortIndex,
+        packet: Packet,
+        at: Duration,
+    ) -> Option<(Packet, Duration)> {
+        let World {
+            switches,
+            manager,
+            wiring,
+            config_tag,
+            ..
+        } = self;
+        let clock = Cell::new(at);
+        let requester = manager.settings().manager_id;
+        lend(switches, |shared| {
+            ManagerConfig {
+                switches: shared,
+                wiring,
+                now: &clock,
+                requester,
+                next_tag: config_tag,
+            }
+            .carry(port, packet)
+        })
+    }
+
+    /// Sends `packet`, which the embedder's CPU sent out of switch 0's
+    /// `port`, onto that port's link at `at`.
+    pub(crate) fn send_from_port(&mut self, port: PortIndex, packet: Packet, at: Duration) {
+        self.transmit(Place::new(0, port.0), Way::Down, packet, at);
+    }
+
+    /// When the next event happens, if one is scheduled.
+    pub(crate) fn next_event_at(&self) -> Option<Duration> {
+        self.next_event_time()
     }
 
     /// Adds a switch with ID `id` (unique in the fabric) and `ports` ports;
@@ -497,6 +567,10 @@ impl World {
     }
 
     fn deliver_to_cpu(&mut self, switch: usize, from: PortIndex, packet: Packet) {
+        if let (0, Some(cpu)) = (switch, self.embedder_cpu.as_mut()) {
+            cpu.push((from, packet));
+            return;
+        }
         match packet.header.body {
             // Host configuration requests reach the manager's mailbox.
             Body::Config(request) if switch == 0 => {

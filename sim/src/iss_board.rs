@@ -182,6 +182,13 @@ impl IssBoard {
         }
     }
 
+    /// Whether an external interrupt line is high: the MAC's or the data
+    /// plane's (`mip.MEIP`). A firmware waiting in `wfi` with the line
+    /// enabled wakes on it at its next [`IssBoard::run`].
+    pub fn external_interrupt(&self) -> bool {
+        self.soc.mac.interrupt_pending() || self.data_plane.interrupt_pending()
+    }
+
     /// The hart's interrupt lines as the peripherals and the data plane
     /// drive them now: the data plane's line joins the MAC's on `mip.MEIP`.
     fn drive_interrupts(&mut self) {

@@ -1,14 +1,18 @@
 //! The firmware on the instruction-set simulator as the management CPU of
 //! a simulated fabric: an [`IssBoard`] whose CSR window
 //! (`weft_iss::data_plane`) is switch 0 of a [`World`], in place of the
-//! native fabric manager.
+//! native fabric manager ([`World::hand_manager_to_firmware`]).
 //!
-//! The board and the world take turns in slices of simulated time, the
-//! board's `mtime` at the reference soft core clock
-//! ([`CPU_CLOCK_HZ`](crate::iss_board::CPU_CLOCK_HZ)) being the world's
-//! clock. Switch 0's data plane belongs to the world between slices and is
-//! lent to the board's CSR window while the firmware runs, so the tables
-//! the firmware writes are the world's.
+//! The world runs the board in its event loop, as one more thing that
+//! happens in simulated time: the board's `mtime` at the reference soft
+//! core clock ([`CPU_CLOCK_HZ`](crate::iss_board::CPU_CLOCK_HZ)) is the
+//! world's clock. While the firmware runs, it gets slices of at most
+//! [`SLICE_STEPS`] steps that end by the world's next event, so it sees
+//! what the world sends it when it happens (to within a slice); while it
+//! sleeps in `wfi`, nothing runs it until its timer alarm, a completion
+//! due back, or a TLP in its mailbox. Switch 0's data plane belongs to the
+//! world between slices and is lent to the board's CSR window while the
+//! firmware runs, so the tables the firmware writes are the world's.
 //!
 //! What the firmware sends through the injector leaves switch 0 as the
 //! native manager's requests and completions do:
@@ -18,17 +22,12 @@
 //!   by bus through the fabric links, each hop through the switch and link
 //!   models; its completion reaches switch 0's mailbox when the links say
 //!   it is back, so the firmware waits for it as it would on a board;
-//! - anything else (a host's completion, an MSI) goes onto the port's link
-//!   in the world's event queue.
+//! - anything else (a completion for a host, an MSI) goes onto the port's
+//!   link in the world's event queue.
 //!
 //! What switch 0 routes to its CPU (a host's configuration request, an
-//! error message) waits in its mailbox for the firmware, and wakes it
+//! error message) goes into its mailbox at once, and wakes the firmware
 //! through the data plane's interrupt.
-//!
-//! A slice is at most [`SLICE_STEPS`] steps, which bounds how late the
-//! world sees a TLP the firmware sent; while the firmware sleeps in `wfi`,
-//! time jumps to the earliest of its timer alarm, the world's next event
-//! and the next completion due back.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -38,7 +37,7 @@ use weft_iss::data_plane::{DataPlaneWindow, Links};
 use weft_model::csr_window::CsrWindow;
 use weft_model::{Destination, Packet, PortIndex, Switch};
 
-use crate::iss_board::{Activity, BoardError, IssBoard};
+use crate::iss_board::{Activity, BoardError, IssBoard, CPU_CLOCK_HZ};
 use crate::world::World;
 
 /// Steps the firmware runs before the world looks at what it sent: 1 µs
@@ -55,10 +54,16 @@ struct Returning {
     bytes: Vec<u8>,
 }
 
-/// A [`World`] whose switch 0 is managed by the firmware on an [`IssBoard`].
-pub struct IssManagedWorld {
-    world: World,
+/// The firmware on its board, as switch 0's management CPU.
+pub(crate) struct FirmwareCpu {
     board: IssBoard,
+    /// World time at the board's reset (`mtime` 0).
+    reset_at: Duration,
+    /// How the last slice ended.
+    activity: Activity,
+    /// Whether the external interrupt line was already high when the
+    /// firmware went to sleep (so it does not wake it: masked in `mie`).
+    slept_through_line: bool,
     /// The configuration requests the firmware sent in the current slice,
     /// each with the port it left by.
     sent: Rc<RefCell<Vec<(PortIndex, Packet)>>>,
@@ -66,12 +71,10 @@ pub struct IssManagedWorld {
     returning: Vec<Returning>,
 }
 
-impl IssManagedWorld {
-    /// `world` with the firmware `elf` at reset as switch 0's management
-    /// CPU; the world's native manager has no part in it from now on.
-    /// Switch 0's ID must be the firmware's own (its identity VSEC, which
-    /// the firmware reads back through a fabric loop, carries it).
-    pub fn new(mut world: World, elf: &[u8]) -> Result<Self, BoardError> {
+impl FirmwareCpu {
+    /// The firmware `elf` at reset at `now`, with a CSR window for a
+    /// switch of `ports` ports (the world lends it switch 0 to run).
+    pub(crate) fn new(elf: &[u8], ports: usize, now: Duration) -> Result<Self, BoardError> {
         let sent = Rc::new(RefCell::new(Vec::new()));
         let collect = Rc::clone(&sent);
         // The world carries them after the slice: see `exchange`.
@@ -79,83 +82,70 @@ impl IssManagedWorld {
             collect.borrow_mut().push((port, packet.clone()));
             None
         });
-        let window =
-            DataPlaneWindow::new(CsrWindow::new(Switch::new(world.switch().ports())), links);
-        world.hand_cpu_to_embedder();
-        let board = IssBoard::with_data_plane(elf, window)?;
-        Ok(IssManagedWorld {
-            world,
-            board,
+        let window = DataPlaneWindow::new(CsrWindow::new(Switch::new(ports)), links);
+        Ok(FirmwareCpu {
+            board: IssBoard::with_data_plane(elf, window)?,
+            reset_at: now,
+            activity: Activity::Running,
+            slept_through_line: false,
             sent,
             returning: Vec::new(),
         })
     }
 
-    /// The world, its switch 0 with the tables the firmware wrote.
-    pub fn world(&self) -> &World {
-        &self.world
-    }
-
-    /// The board: its console, its management MAC, its counters.
-    pub fn board(&self) -> &IssBoard {
+    /// The board.
+    pub(crate) fn board(&self) -> &IssBoard {
         &self.board
     }
 
-    /// Simulated time since reset: the board's `mtime` at its clock.
-    pub fn now(&self) -> Duration {
-        IssBoard::duration_of(self.board.mtime())
+    /// The board's time in the world.
+    fn now(&self) -> Duration {
+        self.reset_at + IssBoard::duration_of(self.board.mtime())
     }
 
-    /// Runs the firmware and the world until `deadline`.
-    pub fn run_until(&mut self, deadline: Duration) {
-        while self.now() < deadline {
-            let until = self.next_return().map_or(deadline, |at| at.min(deadline));
-            let steps = self.ticks_until(until).clamp(1, SLICE_STEPS);
-            if self.slice(steps) == Activity::Waiting {
-                // Asleep: nothing happens on the board before its alarm,
-                // the world's next event or a completion's return.
-                let alarm = self.now() + IssBoard::duration_of(self.board.ticks_to_alarm());
-                let wake = [Some(alarm), self.world.next_event_at(), Some(until)]
-                    .into_iter()
-                    .flatten()
-                    .min()
-                    .unwrap_or(deadline);
-                self.board.advance_ticks(self.ticks_until(wake));
-                self.exchange();
-            }
-        }
-    }
-
-    /// `mtime` ticks from now until `at`, rounded up (0 if it is past).
-    fn ticks_until(&self, at: Duration) -> u64 {
-        let tick_ns = 1_000_000_000 / crate::iss_board::CPU_CLOCK_HZ;
-        let left = at.saturating_sub(self.now()).as_nanos() as u64;
-        left.div_ceil(tick_ns)
-    }
-
-    /// When the next completion is back at the CPU.
-    fn next_return(&self) -> Option<Duration> {
-        self.returning.iter().map(|r| r.at).min()
-    }
-
-    /// Runs the firmware for at most `steps` steps with switch 0's data
-    /// plane lent to its CSR window, then lets the world catch up.
-    fn slice(&mut self, steps: u64) -> Activity {
-        let window = self.board.data_plane().clone();
-        self.world.swap_manager_switch(window.window().switch_mut());
-        let activity = self.board.run(steps);
-        self.world.swap_manager_switch(window.window().switch_mut());
-        self.exchange();
-        activity
-    }
-
-    /// Sends into the world what the firmware sent, moves the world to
-    /// the board's time, and puts into the mailbox what reached the CPU.
-    fn exchange(&mut self) {
+    /// When the firmware next has something to do: now while it runs or
+    /// an external interrupt (a TLP in its mailbox, a frame on its MAC)
+    /// has been raised since it went to sleep, else at its timer alarm or
+    /// when a completion is back, whichever is first.
+    pub(crate) fn wakes_at(&self) -> Duration {
         let now = self.now();
+        let raised = self.board.external_interrupt() && !self.slept_through_line;
+        if self.activity == Activity::Running || raised {
+            return now;
+        }
+        let alarm = now + IssBoard::duration_of(self.board.ticks_to_alarm());
+        self.returning
+            .iter()
+            .map(|r| r.at)
+            .fold(alarm, Duration::min)
+    }
+
+    /// Puts `packet`, which switch 0 routed to its CPU from `port`, into the mailbox.
+    pub(crate) fn deliver(&mut self, port: PortIndex, packet: &Packet) {
+        let bytes = packet
+            .to_bytes()
+            .expect("the switch delivers well-formed TLPs");
+        self.board.data_plane().window().queue_for_cpu(port, &bytes);
+    }
+
+    /// Runs the firmware from the world's time for at most a slice, ending
+    /// by `next_event` (the world's next event), with switch 0's data
+    /// plane lent to its CSR window; then sends what it sent into `world`.
+    pub(crate) fn run_slice(&mut self, world: &mut World, next_event: Option<Duration>) {
+        // Asleep until now: its clock catches up with the world's.
+        let behind = world.now().saturating_sub(self.now());
+        self.board.advance_ticks(ticks_in(behind));
+        self.release_returned();
+        let until = next_event.map_or(u64::MAX, |at| ticks_in(at.saturating_sub(self.now())));
         let window = self.board.data_plane().clone();
+        world.swap_manager_switch(window.window().switch_mut());
+        self.activity = self.board.run(until.clamp(1, SLICE_STEPS));
+        self.slept_through_line =
+            self.activity == Activity::Waiting && self.board.external_interrupt();
+        world.swap_manager_switch(window.window().switch_mut());
+        let now = self.now();
         for (port, packet) in std::mem::take(&mut *self.sent.borrow_mut()) {
-            if let Some((reply, at)) = self.world.carry_cpu_request(port, packet, now) {
+            if let Some((reply, at)) = world.carry_cpu_request(port, packet, now) {
                 let bytes = reply
                     .to_bytes()
                     .expect("a function's completion is a well-formed TLP");
@@ -164,25 +154,30 @@ impl IssManagedWorld {
         }
         for delivery in window.window().take_injected() {
             if let Destination::Port(port) = delivery.to {
-                self.world.send_from_port(port, delivery.packet, now);
+                world.send_from_port(port, delivery.packet, now);
             }
         }
-        self.world.run_until(now);
-        let mut window = window.window();
-        for (port, packet) in self.world.take_for_cpu() {
-            let bytes = packet
-                .to_bytes()
-                .expect("the switch delivers well-formed TLPs");
-            window.queue_for_cpu(port, &bytes);
-        }
-        let (back, on_the_way) = std::mem::take(&mut self.returning)
+        self.release_returned();
+    }
+
+    /// Puts the completions that are back by now into the mailbox, in the
+    /// order they came back.
+    fn release_returned(&mut self) {
+        let now = self.now();
+        let (mut back, on_the_way): (Vec<_>, Vec<_>) = std::mem::take(&mut self.returning)
             .into_iter()
-            .partition::<Vec<_>, _>(|r| r.at <= now);
+            .partition(|r| r.at <= now);
         self.returning = on_the_way;
-        let mut back = back;
         back.sort_by_key(|r| r.at);
+        let mut window = self.board.data_plane().window();
         for returned in back {
             window.queue_for_cpu(returned.port, &returned.bytes);
         }
     }
+}
+
+/// `mtime` ticks in `time`, rounded up.
+fn ticks_in(time: Duration) -> u64 {
+    let ticks = (time.as_nanos() * u128::from(CPU_CLOCK_HZ)).div_ceil(1_000_000_000);
+    u64::try_from(ticks).unwrap_or(u64::MAX)
 }

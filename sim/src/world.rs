@@ -42,6 +42,8 @@ use weft_pcie::tlp::{Body, Completion, FlowControlClass, Header};
 use weft_pcie::Bdf;
 
 use crate::host::{Fabric, Host};
+use crate::iss_board::{BoardError, IssBoard};
+use crate::iss_manager::FirmwareCpu;
 use crate::link::LinkConfig;
 use crate::link::{CreditCost, Credits, DATA_CREDIT_BYTES};
 use crate::manager_config::ManagerConfig;
@@ -111,9 +113,9 @@ pub struct World {
     delivered: u64,
     /// TLPs sent where nothing is wired, or to a port with no node.
     lost: u64,
-    /// What switch 0 delivered to its CPU, when that CPU is not the native
-    /// manager but an embedder's ([`World::hand_cpu_to_embedder`]).
-    embedder_cpu: Option<Vec<(PortIndex, Packet)>>,
+    /// The firmware on the ISS, when it is switch 0's management CPU in
+    /// place of the native manager ([`World::hand_manager_to_firmware`]).
+    firmware: Option<Box<FirmwareCpu>>,
 }
 
 /// The manager's configuration access, its tables and its clock, for one
@@ -146,25 +148,26 @@ impl World {
             messages: Vec::new(),
             delivered: 0,
             lost: 0,
-            embedder_cpu: None,
+            firmware: None,
         }
     }
 
-    /// Hands switch 0's CPU to an embedder (the firmware on the ISS,
-    /// [`crate::iss_manager`]): from now on what switch 0 delivers to its
-    /// CPU waits for [`World::take_for_cpu`] instead of reaching the native
-    /// manager, which then has no part in the world.
-    pub(crate) fn hand_cpu_to_embedder(&mut self) {
-        self.embedder_cpu.get_or_insert_with(Vec::new);
+    /// Makes the firmware `elf`, on the ISS board with switch 0 as its
+    /// data plane ([`crate::iss_manager`]), switch 0's management CPU from
+    /// now on, at reset: it starts the fabric 100 ms later. The native
+    /// manager then has no part in the world. Switch 0's ID must be the
+    /// firmware's own, which its identity VSEC shows the neighbours (a
+    /// fabric loop leads back to it).
+    pub fn hand_manager_to_firmware(&mut self, elf: &[u8]) -> Result<(), BoardError> {
+        let ports = self.switch().ports();
+        self.firmware = Some(Box::new(FirmwareCpu::new(elf, ports, self.now)?));
+        Ok(())
     }
 
-    /// What switch 0 delivered to the embedder's CPU since the last call,
-    /// each with the port it arrived on, in order.
-    pub(crate) fn take_for_cpu(&mut self) -> Vec<(PortIndex, Packet)> {
-        self.embedder_cpu
-            .as_mut()
-            .map(std::mem::take)
-            .unwrap_or_default()
+    /// The firmware's board, when the firmware is the management CPU: its
+    /// console, its management MAC, its counters.
+    pub fn firmware(&self) -> Option<&IssBoard> {
+        self.firmware.as_ref().map(|cpu| cpu.board())
     }
 
     /// Exchanges switch 0's data plane with `model`: an embedder whose CPU
@@ -209,11 +212,6 @@ impl World {
     /// `port`, onto that port's link at `at`.
     pub(crate) fn send_from_port(&mut self, port: PortIndex, packet: Packet, at: Duration) {
         self.transmit(Place::new(0, port.0), Way::Down, packet, at);
-    }
-
-    /// When the next event happens, if one is scheduled.
-    pub(crate) fn next_event_at(&self) -> Option<Duration> {
-        self.next_event_time()
     }
 
     /// Adds a switch with ID `id` (unique in the fabric) and `ports` ports;
@@ -448,6 +446,14 @@ impl World {
     }
 
     fn next_event_time(&self) -> Option<Duration> {
+        let queued = self.next_queued();
+        match self.firmware.as_ref().map(|cpu| cpu.wakes_at()) {
+            Some(wakes) => Some(queued.map_or(wakes, |at| at.min(wakes))),
+            None => queued,
+        }
+    }
+
+    fn next_queued(&self) -> Option<Duration> {
         self.queue.peek().map(|Reverse((at, _))| *at)
     }
 
@@ -501,6 +507,17 @@ impl World {
     /// Handles the next event. A TLP arriving at `waiting_host` is returned
     /// instead of handled: that host's software is waiting for it.
     fn step(&mut self, waiting_host: Option<Place>) -> Option<Packet> {
+        let queued = self.next_queued();
+        if let Some(mut cpu) = self.firmware.take() {
+            let wakes = cpu.wakes_at();
+            if queued.is_none_or(|at| wakes <= at) {
+                self.now = self.now.max(wakes);
+                cpu.run_slice(self, queued);
+                self.firmware = Some(cpu);
+                return None;
+            }
+            self.firmware = Some(cpu);
+        }
         let Reverse((at, sequence)) = self.queue.pop()?;
         let event = self.pending.remove(&sequence)?;
         self.now = self.now.max(at);
@@ -567,8 +584,8 @@ impl World {
     }
 
     fn deliver_to_cpu(&mut self, switch: usize, from: PortIndex, packet: Packet) {
-        if let (0, Some(cpu)) = (switch, self.embedder_cpu.as_mut()) {
-            cpu.push((from, packet));
+        if let (0, Some(cpu)) = (switch, self.firmware.as_mut()) {
+            cpu.deliver(from, &packet);
             return;
         }
         match packet.header.body {

@@ -1,11 +1,17 @@
 //! The firmware ELF on the ISS as the fabric manager of a simulated
-//! fabric (`weft_sim::iss_manager`): it enumerates the world it manages as
-//! the native fabric manager (weft-fabric on the host) enumerates an
-//! identical world — the same functions at the same fabric IDs, the same
-//! switches and fabric links — and a Topology request over its management
-//! MAC lists them. Each test prints what the enumeration took on the soft
-//! core: instructions, `mtime` ticks and the simulated time at the
-//! reference soft core clock (`weft_regs::SOFT_CORE_CLOCK_HZ`).
+//! fabric (`World::hand_manager_to_firmware`, `weft_sim::iss_manager`):
+//! it enumerates the world it manages as the native fabric manager
+//! (weft-fabric on the host) enumerates an identical world — the same
+//! switches, fabric links and functions, at the same fabric IDs and BAR
+//! addresses, as a Topology request over its management MAC lists them
+//! and as the native manager's answer to the same request does — and
+//! writes the same port roles into switch 0's tables. Then each manager
+//! binds a GPU to host 0, and the host boots: through the firmware's
+//! mailbox and virtual switch it sees the same device tree and binds the
+//! same driver as through the native manager's. Each test prints what the
+//! enumeration took on the soft core — instructions, `mtime` ticks and
+//! the simulated time at the reference soft core clock
+//! (`weft_regs::SOFT_CORE_CLOCK_HZ`) — and the host's boot time.
 //!
 //! The worlds come from scenarios, with switch 0's ID the firmware's own
 //! (its identity VSEC must carry it, or a fabric loop leads back to a
@@ -27,11 +33,11 @@ use std::time::Duration;
 use firmware_support::*;
 use weft_fabric::management::{handle, BoardInfo, Hardware, PortLink, PortLinks};
 use weft_proto::{
-    decode_response, encode_request, EndpointInfo, Header, Key, LinkSpeed, LinkState, LinkStatus,
-    Request, Response, SwitchId, TopologyCursor, TopologyItem, MANAGEMENT_UDP_PORT, MAX_DATAGRAM,
+    decode_response, encode_request, BoundFunctions, EndpointInfo, Header, HostIndex, Key,
+    LinkSpeed, LinkState, LinkStatus, Request, Response, SlotIndex, SwitchId, TopologyCursor,
+    TopologyItem, MANAGEMENT_UDP_PORT, MAX_DATAGRAM,
 };
 use weft_sim::iss_board::{IssBoard, CPU_CLOCK_HZ};
-use weft_sim::iss_manager::IssManagedWorld;
 use weft_sim::scenario::{build, Scenario};
 use weft_sim::world::World;
 
@@ -128,24 +134,7 @@ impl PortLinks for LinksUnknown {
 
 /// Every item of the native manager's topology, page by page.
 fn native_topology(world: &mut World) -> Vec<TopologyItem> {
-    let board = BoardInfo {
-        board: "weft-sim",
-        version: (0, 1, 0),
-        build: "",
-        ports: u8::try_from(world.switch().ports()).expect("ports fit"),
-        authenticated: true,
-    };
-    pages(|request| {
-        world.with_manager(|manager, config, planes, hosts| {
-            let hardware = Hardware {
-                config,
-                fabric: planes,
-                hosts,
-                links: &mut LinksUnknown,
-            };
-            handle(manager, &board, request, &[], hardware)
-        })
-    })
+    pages(|request| native_ask(world, request))
 }
 
 /// Every item of a topology, asking for page after page with `ask`.
@@ -191,28 +180,29 @@ fn found(items: &[TopologyItem]) -> Found {
     (switches, links, endpoints)
 }
 
-/// The firmware managing `scenario`'s world, started: the key typed on its
-/// console, run until it says how its fabric start went; returns it and
-/// that line.
-fn firmware_started(image: &[u8], scenario: &Scenario) -> (IssManagedWorld, String) {
-    let world = build::world(scenario).expect("the scenario builds");
-    let mut fabric = IssManagedWorld::new(world, image).expect("the firmware ELF loads");
-    fabric
-        .board()
+/// `scenario`'s world with the firmware as its manager, started: the key
+/// typed on its console, run until it says how its fabric start went;
+/// returns it and that line.
+fn firmware_started(image: &[u8], scenario: &Scenario) -> (World, String) {
+    let mut world = build::world(scenario).expect("the scenario builds");
+    world
+        .hand_manager_to_firmware(image)
+        .expect("the firmware ELF loads");
+    board(&world)
         .console()
         .receive(format!("key {TEST_KEY_HEX}\r").as_bytes());
     let mut printed = String::new();
-    while fabric.now() < START_DEADLINE {
-        let next = fabric.now() + Duration::from_millis(1);
-        fabric.run_until(next);
+    while world.now() < START_DEADLINE {
+        let next = world.now() + Duration::from_millis(1);
+        world.run_until(next);
         printed.push_str(&String::from_utf8_lossy(
-            &fabric.board().console().take_transmitted(),
+            &board(&world).console().take_transmitted(),
         ));
         if let Some(line) = printed
             .lines()
             .find(|line| line.starts_with("fabric: ") && line.contains("enumerated"))
         {
-            return (fabric, line.to_owned());
+            return (world, line.to_owned());
         }
         assert!(
             !printed.contains("start failed"),
@@ -220,6 +210,11 @@ fn firmware_started(image: &[u8], scenario: &Scenario) -> (IssManagedWorld, Stri
         );
     }
     panic!("no fabric start within {START_DEADLINE:?}: {printed}");
+}
+
+/// The firmware's board in `world`.
+fn board(world: &World) -> &IssBoard {
+    world.firmware().expect("the firmware manages the world")
 }
 
 /// The number after `word` in `line` ("... 1234 instructions ...").
@@ -234,37 +229,42 @@ fn figure_before(line: &str, word: &str) -> u64 {
 
 /// Hands `frame` to the firmware's MAC and returns what it sent within
 /// [`ANSWER_TIME`].
-fn exchange(fabric: &mut IssManagedWorld, frame: &[u8]) -> Vec<Vec<u8>> {
-    let reception = fabric.board().mac().receive(frame);
+fn exchange(world: &mut World, frame: &[u8]) -> Vec<Vec<u8>> {
+    let reception = board(world).mac().receive(frame);
     assert!(
         matches!(reception, weft_iss::soc::Reception::Landed { .. }),
         "the MAC took the frame: {reception:?}"
     );
-    let until = fabric.now() + ANSWER_TIME;
-    fabric.run_until(until);
-    fabric.board().mac().take_transmitted()
+    let until = world.now() + ANSWER_TIME;
+    world.run_until(until);
+    board(world).mac().take_transmitted()
 }
 
-/// Every item of the firmware's topology, page by page over its MAC.
-fn firmware_topology(fabric: &mut IssManagedWorld) -> Vec<TopologyItem> {
-    let answers = exchange(fabric, &arp_request(FIRMWARE_IP));
-    assert_eq!(answers.len(), 1, "one ARP reply");
+/// Sends `request` over the firmware's MAC, the `id`th under the test key,
+/// and decodes the one answer.
+fn ask_firmware(world: &mut World, id: u32, request: &Request) -> Response {
     let key = Key::parse_hex(TEST_KEY_HEX).expect("a valid key");
-    let mut id = 0;
+    let header = Header::request(id, SwitchId(FIRMWARE_SWITCH), 10 + u64::from(id));
+    let mut datagram = [0u8; MAX_DATAGRAM];
+    let len = encode_request(&header, request, &[], &key, &mut datagram).expect("fits");
+    let sent = exchange(
+        world,
+        &udp(CLIENT_PORT, MANAGEMENT_UDP_PORT, &datagram[..len]),
+    );
+    assert_eq!(sent.len(), 1, "one answer");
+    let (_, _, _, data) = parse_udp(&sent[0]);
+    decode_response(&data, &key, &header)
+        .expect("an answer authenticated under the test key")
+        .response
+}
+
+/// Every item of the firmware's topology, page by page over its MAC,
+/// asking from request `first_id` on.
+fn firmware_topology(world: &mut World, first_id: u32) -> Vec<TopologyItem> {
+    let mut id = first_id;
     pages(|request| {
         id += 1;
-        let header = Header::request(id, SwitchId(FIRMWARE_SWITCH), 10 + u64::from(id));
-        let mut datagram = [0u8; MAX_DATAGRAM];
-        let len = encode_request(&header, request, &[], &key, &mut datagram).expect("fits");
-        let sent = exchange(
-            fabric,
-            &udp(CLIENT_PORT, MANAGEMENT_UDP_PORT, &datagram[..len]),
-        );
-        assert_eq!(sent.len(), 1, "one answer");
-        let (_, _, _, data) = parse_udp(&sent[0]);
-        decode_response(&data, &key, &header)
-            .expect("an answer authenticated under the test key")
-            .response
+        ask_firmware(world, id, request)
     })
 }
 
@@ -274,7 +274,7 @@ fn firmware_topology(fabric: &mut IssManagedWorld) -> Vec<TopologyItem> {
 fn enumerates_as_the_native_manager(image: &[u8], scenario: &Scenario) {
     let mut native = native_world(scenario);
     let expected = found(&native_topology(&mut native));
-    let (mut fabric, started) = firmware_started(image, scenario);
+    let (mut firmware, started) = firmware_started(image, scenario);
     let instructions = figure_before(&started, "instructions");
     let ticks = figure_before(&started, "cycles");
     let (switches, links, endpoints) = &expected;
@@ -295,7 +295,9 @@ fn enumerates_as_the_native_manager(image: &[u8], scenario: &Scenario) {
     );
     // Topology over the management MAC: the native manager's switches,
     // links and functions, at the same fabric IDs and BAR addresses.
-    assert_eq!(found(&firmware_topology(&mut fabric)), expected);
+    let answers = exchange(&mut firmware, &arp_request(FIRMWARE_IP));
+    assert_eq!(answers.len(), 1, "one ARP reply");
+    assert_eq!(found(&firmware_topology(&mut firmware, 0)), expected);
     // The tables the firmware wrote are the world's: every port of its
     // switch has the role the native manager gave it.
     for port in 0..native.switch().ports() {
@@ -305,7 +307,76 @@ fn enumerates_as_the_native_manager(image: &[u8], scenario: &Scenario) {
                 .port_tables(weft_model::PortIndex(port as u8))
                 .map(|tables| tables.role)
         };
-        assert_eq!(role(fabric.world()), role(&native), "port {port}");
+        assert_eq!(role(&firmware), role(&native), "port {port}");
+    }
+
+    // The first GPU bound to host 0's first slot by each manager: the
+    // host, booting through the firmware's virtual switch (its mailbox,
+    // configuration requests forwarded to the GPU through the world),
+    // sees what it sees through the native manager's.
+    let gpu = endpoints
+        .iter()
+        .find(|e| e.class_code.0 >> 16 == 0x03)
+        .expect("a GPU (display controller) in the fabric");
+    let mut functions = BoundFunctions::new();
+    functions.push(gpu.fabric_id).expect("room for one");
+    let bind = Request::Bind {
+        host: HostIndex(0),
+        slot: SlotIndex(0),
+        functions,
+        if_generation: None,
+    };
+    assert_eq!(ask_firmware(&mut firmware, 100, &bind), Response::Done);
+    assert_eq!(native_ask(&mut native, &bind), Response::Done);
+    let host_port = scenario.hosts[0].port;
+    let boot = |world: &mut World| {
+        let from = world.now();
+        let drivers = world
+            .with_host(host_port, |host, link| {
+                host.boot(link)
+                    .map(|drivers| (drivers, host.tree().clone()))
+            })
+            .expect("the host boots");
+        (drivers, world.now() - from)
+    };
+    let ((native_drivers, native_tree), native_took) = boot(&mut native);
+    let instructions = board(&firmware).instructions();
+    let ((drivers, tree), took) = boot(&mut firmware);
+    eprintln!(
+        "{}: host 0 booted through the firmware in {:.3} ms simulated ({} instructions of \
+         the firmware), through the native manager in {:.3} ms",
+        scenario.name,
+        took.as_secs_f64() * 1e3,
+        board(&firmware).instructions() - instructions,
+        native_took.as_secs_f64() * 1e3,
+    );
+    assert_eq!(drivers.len(), 1, "the GPU's driver bound: {drivers:?}");
+    assert_eq!(drivers, native_drivers);
+    assert_eq!(tree, native_tree);
+}
+
+/// `request` answered by the native manager of `world`.
+fn native_ask(world: &mut World, request: &Request) -> Response {
+    let board = board_info(world);
+    world.with_manager(|manager, config, planes, hosts| {
+        let hardware = Hardware {
+            config,
+            fabric: planes,
+            hosts,
+            links: &mut LinksUnknown,
+        };
+        handle(manager, &board, request, &[], hardware)
+    })
+}
+
+/// What the native manager says of its board.
+fn board_info(world: &World) -> BoardInfo {
+    BoardInfo {
+        board: "weft-sim",
+        version: (0, 1, 0),
+        build: "",
+        ports: u8::try_from(world.switch().ports()).expect("ports fit"),
+        authenticated: true,
     }
 }
 

@@ -5,8 +5,8 @@
 //!
 //! The world runs the board in its event loop, as one more thing that
 //! happens in simulated time: the board's `mtime` at the reference soft
-//! core clock ([`CPU_CLOCK_HZ`](crate::iss_board::CPU_CLOCK_HZ)) is the
-//! world's clock. While the firmware runs, it gets slices of at most
+//! core clock ([`CPU_CLOCK_HZ`]) is the world's clock. While the
+//! firmware runs, it gets slices of at most
 //! [`SLICE_STEPS`] steps that end by the world's next event, so it sees
 //! what the world sends it when it happens (to within a slice); while it
 //! sleeps in `wfi`, nothing runs it until its timer alarm, a completion
@@ -39,6 +39,15 @@ use weft_model::{Destination, Packet, PortIndex, Switch};
 
 use crate::iss_board::{Activity, BoardError, IssBoard, CPU_CLOCK_HZ};
 use crate::world::World;
+
+/// The host port of the firmware's built-in manager settings (its
+/// `fabric::HOST_PORTS`): host 0's root port on port 0 of its switch ...
+pub const FIRMWARE_HOST_PORT: u8 = 0;
+/// ... with four slots.
+pub const FIRMWARE_HOST_SLOTS: u8 = 4;
+/// The vendor ID and the upstream and downstream device IDs of the
+/// firmware's virtual switch ports (its `fabric::settings`).
+pub const FIRMWARE_BRIDGE_IDS: (u16, u16, u16) = (0x1d1d, 0x0001, 0x0002);
 
 /// Steps the firmware runs before the world looks at what it sent: 1 µs
 /// at the reference soft core clock, about a link's round trip.
@@ -180,4 +189,67 @@ impl FirmwareCpu {
 fn ticks_in(time: Duration) -> u64 {
     let ticks = (time.as_nanos() * u128::from(CPU_CLOCK_HZ)).div_ceil(1_000_000_000);
     u64::try_from(ticks).unwrap_or(u64::MAX)
+}
+
+/// Simulated time the firmware gets to start the fabric: its start is
+/// due 100 ms after reset (PCIe Base 6.0 §6.6.1).
+pub const START_DEADLINE: Duration = Duration::from_secs(2);
+
+/// What the firmware said on its console of its fabric start.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FabricStart {
+    /// Functions it enumerated.
+    pub functions: u64,
+    /// Instructions the start retired (`minstret`).
+    pub instructions: u64,
+    /// `mtime` ticks (soft core cycles) the start took.
+    pub cycles: u64,
+    /// Everything it printed up to and including that line.
+    pub console: String,
+}
+
+/// Runs `world`, whose manager is the firmware, until the firmware says
+/// on its console how its fabric start went (within [`START_DEADLINE`] of
+/// its reset); `Err` with what it printed if the start failed or never
+/// came.
+pub fn run_to_fabric_start(world: &mut World) -> Result<FabricStart, String> {
+    let mut console = String::new();
+    let deadline = world.now() + START_DEADLINE;
+    while world.now() < deadline {
+        let next = world.now() + Duration::from_millis(1);
+        world.run_until(next);
+        let board = world
+            .firmware()
+            .ok_or("the world's manager is not the firmware")?;
+        console.push_str(&String::from_utf8_lossy(
+            &board.console().take_transmitted(),
+        ));
+        if let Some(line) = console
+            .lines()
+            .find(|line| line.starts_with("fabric: ") && line.contains(" enumerated in "))
+        {
+            // "fabric: N functions enumerated in I instructions, C cycles"
+            let numbers: Vec<u64> = line
+                .split(|c: char| !c.is_ascii_digit())
+                .filter_map(|word| word.parse().ok())
+                .collect();
+            let &[functions, instructions, cycles] = numbers.as_slice() else {
+                return Err(format!(
+                    "the firmware's start line is not understood: {line}"
+                ));
+            };
+            return Ok(FabricStart {
+                functions,
+                instructions,
+                cycles,
+                console,
+            });
+        }
+        if console.contains("start failed") {
+            return Err(format!("the firmware's fabric start failed: {console}"));
+        }
+    }
+    Err(format!(
+        "the firmware did not start the fabric within {START_DEADLINE:?}: {console}"
+    ))
 }

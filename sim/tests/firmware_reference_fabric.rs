@@ -13,6 +13,11 @@
 //! the simulated time at the reference soft core clock
 //! (`weft_regs::SOFT_CORE_CLOCK_HZ`) — and the host's boot time.
 //!
+//! A scenario file selects the firmware with `[fabric] manager =
+//! "firmware-iss"` and `firmware = "path"`: it enumerates and boots its
+//! host as the native manager's run of the same file does, and a missing
+//! ELF or a step the firmware cannot run is an error at its line.
+//!
 //! The worlds come from scenarios, with switch 0's ID the firmware's own
 //! (its identity VSEC must carry it, or a fabric loop leads back to a
 //! stranger) and the firmware's built-in manager settings: one host port
@@ -38,13 +43,15 @@ use weft_proto::{
     TopologyItem, MANAGEMENT_UDP_PORT, MAX_DATAGRAM,
 };
 use weft_sim::iss_board::{IssBoard, CPU_CLOCK_HZ};
-use weft_sim::scenario::{build, Scenario};
+use weft_sim::iss_manager::{
+    run_to_fabric_start, FabricStart, FIRMWARE_HOST_PORT, FIRMWARE_HOST_SLOTS,
+};
+use weft_sim::scenario::engine::{self, Report};
+use weft_sim::scenario::validate::ManagerPlan;
+use weft_sim::scenario::{build, Scenario, ScenarioError};
 use weft_sim::world::World;
 
 const CLIENT_PORT: u16 = 40_002;
-/// Simulated time the firmware gets to reach its fabric start (100 ms
-/// after reset) and finish it.
-const START_DEADLINE: Duration = Duration::from_secs(2);
 /// How long the firmware gets to answer one frame.
 const ANSWER_TIME: Duration = Duration::from_millis(5);
 
@@ -97,19 +104,32 @@ ends = ["nvme", "s0.3"]
 do = "enumerate"
 "#;
 
-/// `scenario` with the firmware's own switch ID and built-in settings.
-fn for_firmware(mut scenario: Scenario) -> Scenario {
+/// `scenario` with the firmware `image` as its manager, its own switch
+/// ID and its built-in settings.
+fn for_firmware(mut scenario: Scenario, image: &[u8]) -> Scenario {
     scenario.switches[0].id = FIRMWARE_SWITCH;
     scenario.fabric.num_vfs = 0;
     scenario.hosts.truncate(1);
-    scenario.hosts[0].port = 0;
-    scenario.hosts[0].slots = 4;
+    scenario.hosts[0].port = FIRMWARE_HOST_PORT;
+    scenario.hosts[0].slots = FIRMWARE_HOST_SLOTS;
+    scenario.manager = ManagerPlan::Firmware {
+        path: firmware_path(),
+        elf: image.to_vec(),
+    };
     scenario
+}
+
+/// `scenario` with the native manager.
+fn natively(scenario: &Scenario) -> Scenario {
+    Scenario {
+        manager: ManagerPlan::Native,
+        ..scenario.clone()
+    }
 }
 
 /// A world of `scenario` enumerated by the native manager.
 fn native_world(scenario: &Scenario) -> World {
-    let mut world = build::world(scenario).expect("the scenario builds");
+    let mut world = build::world(&natively(scenario)).expect("the scenario builds");
     world.start_manager().expect("the native manager starts");
     world
 }
@@ -181,50 +201,21 @@ fn found(items: &[TopologyItem]) -> Found {
 }
 
 /// `scenario`'s world with the firmware as its manager, started: the key
-/// typed on its console, run until it says how its fabric start went;
-/// returns it and that line.
-fn firmware_started(image: &[u8], scenario: &Scenario) -> (World, String) {
+/// typed on its console, run until it says how its fabric start went.
+fn firmware_started(scenario: &Scenario) -> (World, FabricStart) {
     let mut world = build::world(scenario).expect("the scenario builds");
-    world
-        .hand_manager_to_firmware(image)
-        .expect("the firmware ELF loads");
     board(&world)
         .console()
         .receive(format!("key {TEST_KEY_HEX}\r").as_bytes());
-    let mut printed = String::new();
-    while world.now() < START_DEADLINE {
-        let next = world.now() + Duration::from_millis(1);
-        world.run_until(next);
-        printed.push_str(&String::from_utf8_lossy(
-            &board(&world).console().take_transmitted(),
-        ));
-        if let Some(line) = printed
-            .lines()
-            .find(|line| line.starts_with("fabric: ") && line.contains("enumerated"))
-        {
-            return (world, line.to_owned());
-        }
-        assert!(
-            !printed.contains("start failed"),
-            "the firmware's fabric start failed: {printed}"
-        );
+    match run_to_fabric_start(&mut world) {
+        Ok(started) => (world, started),
+        Err(why) => panic!("{why}"),
     }
-    panic!("no fabric start within {START_DEADLINE:?}: {printed}");
 }
 
 /// The firmware's board in `world`.
 fn board(world: &World) -> &IssBoard {
     world.firmware().expect("the firmware manages the world")
-}
-
-/// The number after `word` in `line` ("... 1234 instructions ...").
-fn figure_before(line: &str, word: &str) -> u64 {
-    let words: Vec<_> = line.split_whitespace().collect();
-    let at = words
-        .iter()
-        .position(|w| w.trim_end_matches(',') == word)
-        .unwrap_or_else(|| panic!("no `{word}` in {line:?}"));
-    words[at - 1].parse().expect("a number")
 }
 
 /// Hands `frame` to the firmware's MAC and returns what it sent within
@@ -271,12 +262,15 @@ fn firmware_topology(world: &mut World, first_id: u32) -> Vec<TopologyItem> {
 /// Runs the firmware as the manager of `scenario`'s world and checks its
 /// topology against the native manager's on an identical world; prints
 /// the figures.
-fn enumerates_as_the_native_manager(image: &[u8], scenario: &Scenario) {
+fn enumerates_as_the_native_manager(scenario: &Scenario) {
     let mut native = native_world(scenario);
     let expected = found(&native_topology(&mut native));
-    let (mut firmware, started) = firmware_started(image, scenario);
-    let instructions = figure_before(&started, "instructions");
-    let ticks = figure_before(&started, "cycles");
+    let (mut firmware, started) = firmware_started(scenario);
+    let FabricStart {
+        instructions,
+        cycles: ticks,
+        ..
+    } = started;
     let (switches, links, endpoints) = &expected;
     eprintln!(
         "{}: the firmware on the ISS enumerated {} switches, {} fabric links and {} functions \
@@ -288,11 +282,7 @@ fn enumerates_as_the_native_manager(image: &[u8], scenario: &Scenario) {
         IssBoard::duration_of(ticks).as_secs_f64() * 1e3,
         CPU_CLOCK_HZ as f64 / 1e6,
     );
-    assert_eq!(
-        figure_before(&started, "functions"),
-        endpoints.len() as u64,
-        "{started}"
-    );
+    assert_eq!(started.functions, endpoints.len() as u64, "{started:?}");
     // Topology over the management MAC: the native manager's switches,
     // links and functions, at the same fabric IDs and BAR addresses.
     let answers = exchange(&mut firmware, &arp_request(FIRMWARE_IP));
@@ -387,7 +377,7 @@ fn the_firmware_enumerates_a_one_switch_fabric_as_the_native_manager_does() {
     };
     let scenario = Scenario::parse(ONE_SWITCH, "firmware_reference_fabric.rs", ".".as_ref())
         .expect("the scenario parses");
-    enumerates_as_the_native_manager(&image, &for_firmware(scenario));
+    enumerates_as_the_native_manager(&for_firmware(scenario, &image));
 }
 
 #[test]
@@ -397,5 +387,111 @@ fn the_firmware_enumerates_the_reference_fabric_as_the_native_manager_does() {
     let Some(image) = firmware_image() else {
         return;
     };
-    enumerates_as_the_native_manager(&image, &for_firmware(Scenario::reference()));
+    enumerates_as_the_native_manager(&for_firmware(Scenario::reference(), &image));
+}
+
+/// The one-switch scenario with `manager` (and `firmware`) lines in its
+/// `[fabric]` table, and a host boot after the enumeration.
+fn one_switch_file(fabric_lines: &str) -> String {
+    let text = ONE_SWITCH.replace("num_vfs = 0\n", &format!("num_vfs = 0\n{fabric_lines}"));
+    format!("{text}\n[[step]]\ndo = \"boot\"\nhosts = [\"host1\"]\n")
+}
+
+/// The line and message of `text`'s error as a scenario.
+fn error_of(text: &str) -> (usize, String) {
+    match Scenario::parse(text, "test", ".".as_ref()) {
+        Err(ScenarioError::Invalid { line, message, .. }) => (line, message),
+        other => panic!("expected an error, got {other:?}"),
+    }
+}
+
+/// Line (from 1) of the first line of `text` that starts with `start`.
+fn line_of(text: &str, start: &str) -> usize {
+    1 + text
+        .lines()
+        .position(|line| line.starts_with(start))
+        .unwrap_or_else(|| panic!("no line starting {start:?}"))
+}
+
+/// A report's outcome of the step that says `what`.
+fn outcome_of(report: &Report, what: &str) -> String {
+    report
+        .steps
+        .iter()
+        .find(|note| note.what.contains(what))
+        .map(|note| note.outcome.clone())
+        .unwrap_or_else(|| panic!("no step {what:?} in {:#?}", report.steps))
+}
+
+#[test]
+fn a_scenario_file_runs_with_the_firmware_as_its_manager() {
+    let Some(_) = firmware_image() else {
+        return;
+    };
+    let path = firmware_path();
+    let firmware = one_switch_file(&format!(
+        "manager = \"firmware-iss\"\nfirmware = {:?}\n",
+        path.display().to_string()
+    ));
+    let native = one_switch_file("");
+    let run = |text: &str| {
+        let scenario = Scenario::parse(text, "test", ".".as_ref()).expect("the scenario parses");
+        engine::run(&scenario, &mut |_| {}).expect("the scenario runs")
+    };
+    let (firmware, native) = (run(&firmware), run(&native));
+    let enumerated = outcome_of(&firmware, "enumerate");
+    eprintln!("firmware-iss scenario: {enumerated}");
+    assert!(
+        enumerated.starts_with("3 functions by the firmware on the ISS"),
+        "{enumerated}"
+    );
+    // The host booted through the firmware sees what it sees through the
+    // native manager: the virtual switch, its slots empty.
+    assert_eq!(firmware.trees, native.trees);
+    assert!(native.trees[0].1.contains("1d1d"), "{:?}", native.trees);
+}
+
+#[test]
+fn a_firmware_elf_that_is_not_there_is_an_error_at_its_line() {
+    let text =
+        one_switch_file("manager = \"firmware-iss\"\nfirmware = \"no/such/weft-firmware.elf\"\n");
+    let (line, message) = error_of(&text);
+    assert_eq!(line, line_of(&text, "firmware = "));
+    assert!(
+        message.contains("no/such/weft-firmware.elf") && message.contains("cargo xtask firmware"),
+        "{message}"
+    );
+}
+
+/// A file that is there, by its absolute path.
+const ANY_FILE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml");
+
+#[test]
+fn with_the_firmware_as_manager_a_step_that_needs_the_native_one_is_an_error() {
+    // Any readable file passes for the ELF here: the steps are checked
+    // before the image is loaded.
+    let text = one_switch_file(&format!(
+        "manager = \"firmware-iss\"\nfirmware = {ANY_FILE:?}\n"
+    ))
+    .replace(
+        "[[step]]\ndo = \"boot\"",
+        "[[step]]\ndo = \"bind\"\nendpoints = [\"gpu1\"]\nhost = \"host1\"\n\n[[step]]\ndo = \"boot\"",
+    );
+    let (line, message) = error_of(&text);
+    let bind = line_of(&text, "do = \"bind\"");
+    assert!(line == bind || line == bind - 1, "line {line}: {message}");
+    assert!(message.contains("native fabric manager"), "{message}");
+
+    // A second host does not fit the firmware's built-in settings: the
+    // error is at the `manager` line.
+    let text = one_switch_file(&format!(
+        "manager = \"firmware-iss\"\nfirmware = {ANY_FILE:?}\n"
+    ))
+    .replace(
+        "[[link]]\nends = [\"host1\", \"s0.0\"]",
+        "[[link]]\nends = [\"host1\", \"s0.1\"]",
+    );
+    let (line, message) = error_of(&text);
+    assert_eq!(line, line_of(&text, "manager = "), "{message}");
+    assert!(message.contains("`host1` on port 1"), "{message}");
 }

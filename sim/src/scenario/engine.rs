@@ -24,6 +24,7 @@ use super::validate::{Action, EndpointModel, EndpointPlan, Step as PlannedStep, 
 use super::Scenario;
 use crate::host::access::MemoryAccessError;
 use crate::host::{Host, Location};
+use crate::iss_board::{IssBoard, CPU_CLOCK_HZ};
 use crate::world::World;
 
 /// Long enough for the firmware's MSI to cross the switch and its link.
@@ -480,6 +481,21 @@ impl<'s> Engine<'s> {
     }
 
     fn enumerate(&mut self, step: &PlannedStep, what: String) -> Result<(), RunError> {
+        if self.world.firmware().is_some() {
+            let started = crate::iss_manager::run_to_fabric_start(&mut self.world)
+                .map_err(|why| failed(step, &what, why))?;
+            let outcome = format!(
+                "{} functions by the firmware on the ISS, in {} instructions and {} cycles \
+                 ({:.3} ms at {:.1} MHz)",
+                started.functions,
+                started.instructions,
+                started.cycles,
+                IssBoard::duration_of(started.cycles).as_secs_f64() * 1e3,
+                CPU_CLOCK_HZ as f64 / 1e6,
+            );
+            self.note(what, outcome);
+            return Ok(());
+        }
         self.world
             .start_manager()
             .map_err(|e| failed(step, &what, format!("{e:?}")))?;

@@ -23,6 +23,14 @@
 //! and every switch's tables through [`Planes`]: directly on the models,
 //! where the hardware writes remote tables in band ([`crate::planes`]).
 //!
+//! Or the firmware ELF on the instruction-set simulator is switch 0's
+//! management CPU ([`World::hand_manager_to_firmware`],
+//! [`crate::iss_manager`]): it runs in the world's event loop, its
+//! configuration requests go the native manager's way, and host
+//! configuration requests reach its own mailbox. The native manager then
+//! has no part in the world, and [`World::manager`],
+//! [`World::start_manager`] and [`World::with_manager`] are not for it.
+//!
 //! A host's software runs synchronously: while one host's CPU waits for an
 //! answer, [`World`] advances every other node event by event
 //! ([`HostLink`] is the host's view of everything past its root port).

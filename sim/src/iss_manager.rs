@@ -166,6 +166,8 @@ impl FirmwareCpu {
                 world.send_from_port(port, delivery.packet, now);
             }
         }
+        // An unbind's table writes abandon requests: their completions leave.
+        world.flush_synthesized();
         self.release_returned();
     }
 

@@ -178,14 +178,14 @@ impl World {
         self.firmware.as_ref().map(|cpu| cpu.board())
     }
 
-    /// Exchanges switch 0's data plane with `model`: an embedder whose CPU
-    /// window holds the switch while its CPU runs lends it to the world
-    /// while the world moves.
+    /// Exchanges switch 0's data plane with `model`: the world lends it to
+    /// the firmware's CSR window while the firmware runs, and takes it back
+    /// after.
     pub(crate) fn swap_manager_switch(&mut self, model: &mut Switch) {
         std::mem::swap(self.switches[0].model_mut(), model);
     }
 
-    /// Carries the configuration request `packet` the embedder's CPU sent
+    /// Carries the configuration request `packet` the firmware sent
     /// out of switch 0's `port` at `at` to its function, and the completion
     /// back (the native manager's path, [`ManagerConfig`]); returns the
     /// completion and when it is back at the CPU, or `None` if none comes.
@@ -216,7 +216,7 @@ impl World {
         })
     }
 
-    /// Sends `packet`, which the embedder's CPU sent out of switch 0's
+    /// Sends `packet`, which the firmware sent out of switch 0's
     /// `port`, onto that port's link at `at`.
     pub(crate) fn send_from_port(&mut self, port: PortIndex, packet: Packet, at: Duration) {
         self.transmit(Place::new(0, port.0), Way::Down, packet, at);
@@ -642,7 +642,7 @@ impl World {
     }
 
     /// Completions the switches synthesized for abandoned requests go out of their ports.
-    fn flush_synthesized(&mut self) {
+    pub(crate) fn flush_synthesized(&mut self) {
         let leave = self.now + SWITCH_LATENCY;
         let mut out = Vec::new();
         for (index, switch) in self.switches.iter_mut().enumerate() {

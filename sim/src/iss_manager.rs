@@ -197,6 +197,10 @@ fn ticks_in(time: Duration) -> u64 {
 /// due 100 ms after reset (PCIe Base 6.0 §6.6.1).
 pub const START_DEADLINE: Duration = Duration::from_secs(2);
 
+/// How often [`run_to_fabric_start`] reads the console: the resolution
+/// of the world's time when it returns.
+const CONSOLE_LOOK: Duration = Duration::from_micros(100);
+
 /// What the firmware said on its console of its fabric start.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FabricStart {
@@ -218,7 +222,7 @@ pub fn run_to_fabric_start(world: &mut World) -> Result<FabricStart, String> {
     let mut console = String::new();
     let deadline = world.now() + START_DEADLINE;
     while world.now() < deadline {
-        let next = world.now() + Duration::from_millis(1);
+        let next = world.now() + CONSOLE_LOOK;
         world.run_until(next);
         let board = world
             .firmware()

@@ -8,7 +8,8 @@
 //! writes the same port roles into switch 0's tables. Then each manager
 //! binds a GPU to host 0, and the host boots: through the firmware's
 //! mailbox and virtual switch it sees the same device tree and binds the
-//! same driver as through the native manager's. Each test prints what the
+//! same driver as through the native manager's; a second GPU bound while
+//! the host runs reaches it by the firmware's hot-plug MSI. Each test prints what the
 //! enumeration took on the soft core — instructions, `mtime` ticks and
 //! the simulated time at the reference soft core clock
 //! (`weft_regs::SOFT_CORE_CLOCK_HZ`) — and the host's boot time.
@@ -376,6 +377,41 @@ fn enumerates_as_the_native_manager(scenario: &Scenario) {
     assert_eq!(drivers.len(), 1, "the GPU's driver bound: {drivers:?}");
     assert_eq!(drivers, native_drivers);
     assert_eq!(tree, native_tree);
+
+    // A second GPU bound to slot 1 of the running host: the firmware sets
+    // the slot's presence and sends the MSI the host programmed, out of
+    // the host port through the world, and the host's hot-plug driver
+    // scans the slot and loads the GPU's driver, as with the native manager.
+    let second = endpoints
+        .iter()
+        .filter(|e| e.class_code.0 >> 16 == 0x03)
+        .nth(1)
+        .expect("a second GPU in the fabric");
+    let mut functions = BoundFunctions::new();
+    functions.push(second.fabric_id).expect("room for one");
+    let bind = Request::Bind {
+        host: HostIndex(0),
+        slot: SlotIndex(1),
+        functions,
+        if_generation: None,
+    };
+    assert_eq!(ask_firmware(&mut firmware, 101, &bind), Response::Done);
+    assert_eq!(native_ask(&mut native, &bind), Response::Done);
+    let hot_plug = |world: &mut World| {
+        engine::let_interrupts_arrive(world);
+        world
+            .with_host(host_port, |host, link| {
+                host.service_interrupts(link).map(|events| {
+                    let drivers: Vec<_> = host.drivers().keys().copied().collect();
+                    (events, host.tree().clone(), drivers)
+                })
+            })
+            .expect("the host handles the hot-plug interrupt")
+    };
+    let (events, tree, drivers) = hot_plug(&mut firmware);
+    assert_eq!(events.len(), 1, "the firmware's MSI reached the host");
+    assert_eq!(drivers.len(), 2, "both GPUs' drivers: {drivers:?}");
+    assert_eq!((events, tree, drivers), hot_plug(&mut native));
 }
 
 /// `request` answered by the native manager of `world`.

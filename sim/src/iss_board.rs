@@ -182,6 +182,13 @@ impl IssBoard {
         }
     }
 
+    /// Whether an external interrupt line is high: the MAC's or the data
+    /// plane's (`mip.MEIP`). A firmware waiting in `wfi` with the line
+    /// enabled wakes on it at its next [`IssBoard::run`].
+    pub fn external_interrupt(&self) -> bool {
+        self.soc.mac.interrupt_pending() || self.data_plane.interrupt_pending()
+    }
+
     /// The hart's interrupt lines as the peripherals and the data plane
     /// drive them now: the data plane's line joins the MAC's on `mip.MEIP`.
     fn drive_interrupts(&mut self) {
@@ -201,6 +208,11 @@ impl IssBoard {
     /// Moves time straight to the firmware's timer alarm.
     pub fn skip_to_alarm(&mut self) {
         self.soc.advance(self.ticks_to_alarm());
+    }
+
+    /// Moves time on by `ticks` of `mtime`.
+    pub fn advance_ticks(&mut self, ticks: u64) {
+        self.soc.advance(ticks);
     }
 
     /// Moves time on by `elapsed` at [`CPU_CLOCK_HZ`].

@@ -13,7 +13,8 @@
 //! [`iss_board`] runs the soft core's firmware ELF on the instruction-set
 //! simulator with its SoC peripherals, and [`bridge`] connects that
 //! board's management MAC to a Linux [`tap`] interface or a localhost
-//! [`udp_gateway`] (`weft-sim firmware`).
+//! [`udp_gateway`] (`weft-sim firmware`); [`iss_manager`] makes that
+//! board the management CPU of a whole simulated fabric.
 //!
 //! The crate's one `unsafe` call is the `TUNSETIFF` ioctl in [`tap`].
 #![deny(unsafe_code)]
@@ -21,6 +22,7 @@
 pub mod bridge;
 pub mod host;
 pub mod iss_board;
+pub mod iss_manager;
 pub mod link;
 pub mod manager_config;
 pub mod planes;

@@ -162,8 +162,13 @@ impl ManagerConfig<'_> {
 
     /// Carries a Type 1 request out of `via` and through the fabric until
     /// its completion reaches the manager's CPU; returns it and the time.
-    fn route(&mut self, via: u8, packet: Packet, tag: Tag) -> Option<(Packet, Duration)> {
-        let requester = self.requester;
+    fn route(
+        &mut self,
+        via: u8,
+        packet: Packet,
+        requester: Bdf,
+        tag: Tag,
+    ) -> Option<(Packet, Duration)> {
         let time = self.now.get();
         let mut walk = Walk { config: self, time };
         let replies = fabric::carry(&mut walk, Hop::Out((0, via), packet), MAX_HOPS);
@@ -172,6 +177,28 @@ impl ManagerConfig<'_> {
             .into_iter()
             .find(|reply| is_completion_of(reply, requester, tag))
             .map(|reply| (reply, time))
+    }
+
+    /// Carries the configuration request `packet`, sent by the management
+    /// CPU out of `port` of its switch now, to its function and its
+    /// completion back to the CPU; returns the completion and when it is
+    /// back, or `None` if none comes back. A Type 0 request, and a Type 1
+    /// request out of a port that is not a fabric port, is for the link's
+    /// function or what is below it ([`ConfigPath::Link`],
+    /// [`ConfigPath::Below`]): the port hands its completion to the CPU. A
+    /// Type 1 request out of a fabric port is routed ([`ConfigPath::Routed`]).
+    pub(crate) fn carry(&mut self, port: PortIndex, packet: Packet) -> Option<(Packet, Duration)> {
+        let Body::Config(request) = packet.header.body else {
+            return None;
+        };
+        let place = Place::new(0, port.0);
+        let routed =
+            request.config_type == ConfigType::Type1 && self.role(place) == Some(PortRole::Fabric);
+        if routed {
+            self.route(port.0, packet, request.requester, request.tag)
+        } else {
+            Some(self.answer(place, &packet, self.now.get()))
+        }
     }
 
     fn request(
@@ -221,14 +248,7 @@ impl ManagerConfig<'_> {
             .model_mut()
             .inject(port, &bytes)
             .map_err(|_| ConfigFault::NoSuchPort(port))?;
-        let reply = match path {
-            // The port hands the completion of its own link's function to the CPU.
-            ConfigPath::Link(_) | ConfigPath::Below(_) => {
-                Some(self.answer(Place::new(0, port.0), &packet, self.now.get()))
-            }
-            ConfigPath::Routed(_) => self.route(port.0, packet, tag),
-        };
-        let (reply, time) = reply.ok_or(ConfigFault::Timeout)?;
+        let (reply, time) = self.carry(port, packet).ok_or(ConfigFault::Timeout)?;
         self.now.set(self.now.get().max(time));
         let Body::Completion(completion) = reply.header.body else {
             return Err(ConfigFault::Timeout);

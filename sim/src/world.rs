@@ -23,6 +23,14 @@
 //! and every switch's tables through [`Planes`]: directly on the models,
 //! where the hardware writes remote tables in band ([`crate::planes`]).
 //!
+//! Or the firmware ELF on the instruction-set simulator is switch 0's
+//! management CPU ([`World::hand_manager_to_firmware`],
+//! [`crate::iss_manager`]): it runs in the world's event loop, its
+//! configuration requests go the native manager's way, and host
+//! configuration requests reach its own mailbox. The native manager then
+//! has no part in the world, and [`World::manager`],
+//! [`World::start_manager`] and [`World::with_manager`] are not for it.
+//!
 //! A host's software runs synchronously: while one host's CPU waits for an
 //! answer, [`World`] advances every other node event by event
 //! ([`HostLink`] is the host's view of everything past its root port).
@@ -42,6 +50,8 @@ use weft_pcie::tlp::{Body, Completion, FlowControlClass, Header};
 use weft_pcie::Bdf;
 
 use crate::host::{Fabric, Host};
+use crate::iss_board::{BoardError, IssBoard};
+use crate::iss_manager::FirmwareCpu;
 use crate::link::LinkConfig;
 use crate::link::{CreditCost, Credits, DATA_CREDIT_BYTES};
 use crate::manager_config::ManagerConfig;
@@ -111,6 +121,9 @@ pub struct World {
     delivered: u64,
     /// TLPs sent where nothing is wired, or to a port with no node.
     lost: u64,
+    /// The firmware on the ISS, when it is switch 0's management CPU in
+    /// place of the native manager ([`World::hand_manager_to_firmware`]).
+    firmware: Option<Box<FirmwareCpu>>,
 }
 
 /// The manager's configuration access, its tables and its clock, for one
@@ -143,7 +156,70 @@ impl World {
             messages: Vec::new(),
             delivered: 0,
             lost: 0,
+            firmware: None,
         }
+    }
+
+    /// Makes the firmware `elf`, on the ISS board with switch 0 as its
+    /// data plane ([`crate::iss_manager`]), switch 0's management CPU from
+    /// now on, at reset: it starts the fabric 100 ms later. The native
+    /// manager then has no part in the world. Switch 0's ID must be the
+    /// firmware's own, which its identity VSEC shows the neighbours (a
+    /// fabric loop leads back to it).
+    pub fn hand_manager_to_firmware(&mut self, elf: &[u8]) -> Result<(), BoardError> {
+        let ports = self.switch().ports();
+        self.firmware = Some(Box::new(FirmwareCpu::new(elf, ports, self.now)?));
+        Ok(())
+    }
+
+    /// The firmware's board, when the firmware is the management CPU: its
+    /// console, its management MAC, its counters.
+    pub fn firmware(&self) -> Option<&IssBoard> {
+        self.firmware.as_ref().map(|cpu| cpu.board())
+    }
+
+    /// Exchanges switch 0's data plane with `model`: the world lends it to
+    /// the firmware's CSR window while the firmware runs, and takes it back
+    /// after.
+    pub(crate) fn swap_manager_switch(&mut self, model: &mut Switch) {
+        std::mem::swap(self.switches[0].model_mut(), model);
+    }
+
+    /// Carries the configuration request `packet` the firmware sent
+    /// out of switch 0's `port` at `at` to its function, and the completion
+    /// back (the native manager's path, [`ManagerConfig`]); returns the
+    /// completion and when it is back at the CPU, or `None` if none comes.
+    pub(crate) fn carry_cpu_request(
+        &mut self,
+        port: PortIndex,
+        packet: Packet,
+        at: Duration,
+    ) -> Option<(Packet, Duration)> {
+        let World {
+            switches,
+            manager,
+            wiring,
+            config_tag,
+            ..
+        } = self;
+        let clock = Cell::new(at);
+        let requester = manager.settings().manager_id;
+        lend(switches, |shared| {
+            ManagerConfig {
+                switches: shared,
+                wiring,
+                now: &clock,
+                requester,
+                next_tag: config_tag,
+            }
+            .carry(port, packet)
+        })
+    }
+
+    /// Sends `packet`, which the firmware sent out of switch 0's
+    /// `port`, onto that port's link at `at`.
+    pub(crate) fn send_from_port(&mut self, port: PortIndex, packet: Packet, at: Duration) {
+        self.transmit(Place::new(0, port.0), Way::Down, packet, at);
     }
 
     /// Adds a switch with ID `id` (unique in the fabric) and `ports` ports;
@@ -378,6 +454,14 @@ impl World {
     }
 
     fn next_event_time(&self) -> Option<Duration> {
+        let queued = self.next_queued();
+        match self.firmware.as_ref().map(|cpu| cpu.wakes_at()) {
+            Some(wakes) => Some(queued.map_or(wakes, |at| at.min(wakes))),
+            None => queued,
+        }
+    }
+
+    fn next_queued(&self) -> Option<Duration> {
         self.queue.peek().map(|Reverse((at, _))| *at)
     }
 
@@ -431,6 +515,17 @@ impl World {
     /// Handles the next event. A TLP arriving at `waiting_host` is returned
     /// instead of handled: that host's software is waiting for it.
     fn step(&mut self, waiting_host: Option<Place>) -> Option<Packet> {
+        let queued = self.next_queued();
+        if let Some(mut cpu) = self.firmware.take() {
+            let wakes = cpu.wakes_at();
+            if queued.is_none_or(|at| wakes <= at) {
+                self.now = self.now.max(wakes);
+                cpu.run_slice(self, queued);
+                self.firmware = Some(cpu);
+                return None;
+            }
+            self.firmware = Some(cpu);
+        }
         let Reverse((at, sequence)) = self.queue.pop()?;
         let event = self.pending.remove(&sequence)?;
         self.now = self.now.max(at);
@@ -497,6 +592,10 @@ impl World {
     }
 
     fn deliver_to_cpu(&mut self, switch: usize, from: PortIndex, packet: Packet) {
+        if let (0, Some(cpu)) = (switch, self.firmware.as_mut()) {
+            cpu.deliver(from, &packet);
+            return;
+        }
         match packet.header.body {
             // Host configuration requests reach the manager's mailbox.
             Body::Config(request) if switch == 0 => {
@@ -543,7 +642,7 @@ impl World {
     }
 
     /// Completions the switches synthesized for abandoned requests go out of their ports.
-    fn flush_synthesized(&mut self) {
+    pub(crate) fn flush_synthesized(&mut self) {
         let leave = self.now + SWITCH_LATENCY;
         let mut out = Vec::new();
         for (index, switch) in self.switches.iter_mut().enumerate() {

@@ -8,7 +8,7 @@ use weft_fabric::settings::{FabricSettings, HostPort};
 use weft_pcie::config::FunctionIdentity;
 use weft_regs::tables::{HostIndex, PortIndex};
 
-use super::validate::EndpointModel;
+use super::validate::{EndpointModel, ManagerPlan};
 use super::Scenario;
 use crate::host::{Host, HostConfig};
 use crate::world::World;
@@ -23,6 +23,8 @@ pub enum BuildError {
     },
     /// The fabric manager refused its settings.
     Settings(String),
+    /// The firmware could not be made the fabric manager.
+    Firmware(String),
     /// An endpoint model could not be built.
     Endpoint {
         /// The endpoint.
@@ -44,6 +46,7 @@ impl std::fmt::Display for BuildError {
                 write!(f, "the fabric manager refused its settings: {why}")
             }
             BuildError::Endpoint { name, why } => write!(f, "endpoint `{name}`: {why}"),
+            BuildError::Firmware(why) => write!(f, "the firmware as fabric manager: {why}"),
         }
     }
 }
@@ -106,6 +109,11 @@ pub fn world(scenario: &Scenario) -> Result<World, BuildError> {
             let device = device(scenario, index)?;
             world.attach_device_at(endpoint.place, device, endpoint.link);
         }
+    }
+    if let ManagerPlan::Firmware { elf, .. } = &scenario.manager {
+        world
+            .hand_manager_to_firmware(elf)
+            .map_err(|err| BuildError::Firmware(err.to_string()))?;
     }
     Ok(world)
 }

@@ -25,6 +25,7 @@ use super::Scenario;
 use crate::host::access::MemoryAccessError;
 use crate::host::gpu::GpuError;
 use crate::host::{Host, Location};
+use crate::iss_board::{IssBoard, CPU_CLOCK_HZ};
 use crate::world::World;
 use weft_devices::gpu::regs as gpu_regs;
 
@@ -509,6 +510,21 @@ impl<'s> Engine<'s> {
     }
 
     fn enumerate(&mut self, step: &PlannedStep, what: String) -> Result<(), RunError> {
+        if self.world.firmware().is_some() {
+            let started = crate::iss_manager::run_to_fabric_start(&mut self.world)
+                .map_err(|why| failed(step, &what, why))?;
+            let outcome = format!(
+                "{} functions by the firmware on the ISS, in {} instructions and {} cycles \
+                 ({:.3} ms at {:.1} MHz)",
+                started.functions,
+                started.instructions,
+                started.cycles,
+                IssBoard::duration_of(started.cycles).as_secs_f64() * 1e3,
+                CPU_CLOCK_HZ as f64 / 1e6,
+            );
+            self.note(what, outcome);
+            return Ok(());
+        }
         self.world
             .start_manager()
             .map_err(|e| failed(step, &what, format!("{e:?}")))?;

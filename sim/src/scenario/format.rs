@@ -88,6 +88,26 @@ pub struct FabricSection {
     /// VFs the manager enables on every SR-IOV physical function.
     #[serde(default)]
     pub num_vfs: u16,
+    /// Which fabric manager runs on switch 0 (`"native"` if absent).
+    #[serde(default)]
+    pub manager: Option<Spanned<ManagerKind>>,
+    /// The firmware ELF for `manager = "firmware-iss"`, relative to the
+    /// scenario file; the workspace's build (`cargo xtask firmware`, or
+    /// the `WEFT_FIRMWARE` variable) if absent.
+    #[serde(default)]
+    pub firmware: Option<Spanned<String>>,
+}
+
+/// The fabric manager a scenario runs on switch 0.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum ManagerKind {
+    /// weft-fabric, run natively by the simulator.
+    #[default]
+    Native,
+    /// The firmware ELF on the instruction-set simulator
+    /// (`World::hand_manager_to_firmware`).
+    FirmwareIss,
 }
 
 fn default_vendor() -> u16 {
@@ -109,6 +129,8 @@ impl Default for FabricSection {
             upstream_device_id: default_upstream(),
             downstream_device_id: default_downstream(),
             num_vfs: 0,
+            manager: None,
+            firmware: None,
         }
     }
 }

@@ -10,6 +10,15 @@
 //! - [`build`]: the [`World`](crate::world::World) a scenario describes.
 //! - [`engine`]: runs the timeline and reports what each step showed.
 //!
+//! `[fabric] manager` picks the fabric manager on switch 0: `"native"`
+//! (the default, weft-fabric run by the simulator) or `"firmware-iss"`,
+//! the firmware ELF on the instruction-set simulator
+//! ([`crate::iss_manager`]), read from `firmware = "path"` (relative to the
+//! file) or the workspace's build. The firmware runs with its built-in
+//! settings, which the fabric must fit (one host on switch 0's port 0 with
+//! four slots, no VFs), and a scenario then enumerates (the step reports
+//! the firmware's instructions and cycles) and boots hosts only.
+//!
 //! The reference experiment of shared/REFERENCE.md is the built-in
 //! scenario [`REFERENCE`], shipped as `sim/scenarios/reference.toml`.
 //!

@@ -3,7 +3,7 @@
 //! byte offset of the table or value it is about.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use toml::Spanned;
 
@@ -19,9 +19,11 @@ use weft_pcie::link::{Link, LinkSpeed, LinkWidth};
 use weft_regs::capacity::PORTS;
 
 use super::format::{
-    ActionSpec, EndpointKind, EndpointSpec, LinkShape, Role, ScenarioFile, StepSpec, UnbindSpec,
+    ActionSpec, EndpointKind, EndpointSpec, LinkShape, ManagerKind, Role, ScenarioFile, StepSpec,
+    UnbindSpec,
 };
 use super::line_column;
+use crate::iss_manager::{FIRMWARE_BRIDGE_IDS, FIRMWARE_HOST_PORT, FIRMWARE_HOST_SLOTS};
 use crate::link::LinkConfig;
 use crate::wiring::Place;
 
@@ -60,6 +62,8 @@ pub struct Scenario {
     pub description: Vec<String>,
     /// The fabric manager's settings.
     pub fabric: FabricPlan,
+    /// The fabric manager that runs on switch 0.
+    pub manager: ManagerPlan,
     /// The switches; index 0 runs the fabric manager.
     pub switches: Vec<SwitchPlan>,
     /// The hosts, in host index order.
@@ -70,6 +74,21 @@ pub struct Scenario {
     pub cables: Vec<CablePlan>,
     /// The timeline.
     pub steps: Vec<Step>,
+}
+
+/// The fabric manager that runs on switch 0 (`[fabric] manager`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ManagerPlan {
+    /// weft-fabric, run natively by the simulator.
+    Native,
+    /// The firmware on the instruction-set simulator, with its built-in
+    /// settings ([`crate::iss_manager::FIRMWARE_HOST_PORT`]).
+    Firmware {
+        /// Where its ELF was read from.
+        path: PathBuf,
+        /// The ELF image.
+        elf: Vec<u8>,
+    },
 }
 
 /// The fabric manager's settings.
@@ -545,6 +564,87 @@ fn endpoint_model(spec: &EndpointSpec, at: usize, base: &Path) -> Result<Endpoin
     Ok(model)
 }
 
+/// The manager `[fabric] manager` names. The firmware's ELF is read here
+/// (relative to `base`), and the fabric must fit the firmware's built-in
+/// settings: one host, on switch 0's [`FIRMWARE_HOST_PORT`] with
+/// [`FIRMWARE_HOST_SLOTS`] slots, virtual switch ports of
+/// [`FIRMWARE_BRIDGE_IDS`], and no VFs enabled.
+fn manager_plan(
+    file: &ScenarioFile,
+    hosts: &[HostPlan],
+    base: &Path,
+) -> Result<ManagerPlan, Invalid> {
+    let fabric = &file.fabric;
+    let Some(manager) = &fabric.manager else {
+        return Ok(ManagerPlan::Native);
+    };
+    let at = manager.span().start;
+    if *manager.get_ref() == ManagerKind::Native {
+        if let Some(firmware) = &fabric.firmware {
+            return invalid(
+                firmware.span().start,
+                "`firmware` is for `manager = \"firmware-iss\"`",
+            );
+        }
+        return Ok(ManagerPlan::Native);
+    }
+    let (path, at_path) = match &fabric.firmware {
+        Some(firmware) => (base.join(firmware.get_ref()), firmware.span().start),
+        None => (weft_iss::elf::firmware_path(), at),
+    };
+    let elf = std::fs::read(&path).map_err(|e| Invalid {
+        offset: at_path,
+        message: format!(
+            "the firmware ELF {}: {e} (build it with `cargo xtask firmware`, or name one with \
+             `firmware`)",
+            path.display()
+        ),
+    })?;
+    let fits = hosts
+        .iter()
+        .all(|h| h.port == FIRMWARE_HOST_PORT && h.slots == FIRMWARE_HOST_SLOTS);
+    if hosts.len() > 1 || !fits {
+        return invalid(
+            at,
+            format!(
+                "the firmware's built-in settings have one host port, port {FIRMWARE_HOST_PORT} \
+                 of the first switch with {FIRMWARE_HOST_SLOTS} slots; this fabric has {}",
+                hosts
+                    .iter()
+                    .map(|h| format!("`{}` on port {} with {} slots", h.name, h.port, h.slots))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        );
+    }
+    let identities = (
+        fabric.vendor_id,
+        fabric.upstream_device_id,
+        fabric.downstream_device_id,
+    );
+    if identities != FIRMWARE_BRIDGE_IDS {
+        return invalid(
+            at,
+            format!(
+                "the firmware's virtual switch ports are {:04x}:{:04x} (upstream) and \
+                 {:04x}:{:04x} (downstream): `vendor_id`, `upstream_device_id` and \
+                 `downstream_device_id` must be those",
+                FIRMWARE_BRIDGE_IDS.0,
+                FIRMWARE_BRIDGE_IDS.1,
+                FIRMWARE_BRIDGE_IDS.0,
+                FIRMWARE_BRIDGE_IDS.2
+            ),
+        );
+    }
+    if fabric.num_vfs != 0 {
+        return invalid(
+            at,
+            "the firmware's built-in settings enable no VFs: `num_vfs` must be 0",
+        );
+    }
+    Ok(ManagerPlan::Firmware { path, elf })
+}
+
 /// Checks `file` (parsed from `text`) and resolves its names; files it
 /// names are read relative to `base`.
 pub fn resolve(file: ScenarioFile, text: &str, base: &Path) -> Result<Scenario, Invalid> {
@@ -709,6 +809,7 @@ pub fn resolve(file: ScenarioFile, text: &str, base: &Path) -> Result<Scenario, 
             link: *link,
         });
     }
+    let manager = manager_plan(&file, &hosts, base)?;
     let mut models = Vec::new();
     for endpoint in &file.endpoints {
         models.push(endpoint_model(
@@ -788,6 +889,14 @@ pub fn resolve(file: ScenarioFile, text: &str, base: &Path) -> Result<Scenario, 
     for step in &file.steps {
         let at = step.span().start;
         let StepSpec { label, action } = step.get_ref();
+        let firmware = matches!(manager, ManagerPlan::Firmware { .. });
+        if firmware && !matches!(action, ActionSpec::Enumerate {} | ActionSpec::Boot { .. }) {
+            return invalid(
+                at,
+                "with `manager = \"firmware-iss\"` a scenario enumerates and boots hosts \
+                 only: the other steps need the native fabric manager's state",
+            );
+        }
         let targets = |field: &str, list: &[String]| -> Result<Vec<Target>, Invalid> {
             list.iter()
                 .map(|name| names.target(at, field, name))
@@ -925,6 +1034,7 @@ pub fn resolve(file: ScenarioFile, text: &str, base: &Path) -> Result<Scenario, 
             downstream_device_id: file.fabric.downstream_device_id,
             num_vfs: file.fabric.num_vfs,
         },
+        manager,
         switches: file
             .switches
             .iter()

@@ -1,0 +1,566 @@
+//! The firmware ELF on the ISS as the fabric manager of a simulated
+//! fabric (`World::hand_manager_to_firmware`, `weft_sim::iss_manager`):
+//! it enumerates the world it manages as the native fabric manager
+//! (weft-fabric on the host) enumerates an identical world — the same
+//! switches, fabric links and functions, at the same fabric IDs and BAR
+//! addresses, as a Topology request over its management MAC lists them
+//! and as the native manager's answer to the same request does — and
+//! writes the same port roles into switch 0's tables. Then each manager
+//! binds a GPU to host 0, and the host boots: through the firmware's
+//! mailbox and virtual switch it sees the same device tree and binds the
+//! same driver as through the native manager's; a second GPU bound while
+//! the host runs reaches it by the firmware's hot-plug MSI. Each test prints what the
+//! enumeration took on the soft core — instructions, `mtime` ticks and
+//! the simulated time at the reference soft core clock
+//! (`weft_regs::SOFT_CORE_CLOCK_HZ`) — and the host's boot time.
+//!
+//! A scenario file selects the firmware with `[fabric] manager =
+//! "firmware-iss"` and `firmware = "path"`: it enumerates and boots its
+//! host as the native manager's run of the same file does, and a missing
+//! ELF or a step the firmware cannot run is an error at its line.
+//!
+//! The worlds come from scenarios, with switch 0's ID the firmware's own
+//! (its identity VSEC must carry it, or a fabric loop leads back to a
+//! stranger) and the firmware's built-in manager settings: one host port
+//! (port 0, four slots), SR-IOV left off (`num_vfs` 0).
+//!
+//! The reference experiment's fabric (`sim/scenarios/reference.toml`) is
+//! four switches: the firmware finds its neighbours on the fabric links,
+//! but has no in-band path to another switch's tables yet (its data plane
+//! is a fabric of one switch to weft-fabric, `hw::Fabric::remote` is
+//! `None`), so its start fails at the first remote switch and that test is
+//! ignored until it has one: `cargo test -p weft-sim --test
+//! firmware_reference_fabric -- --ignored` shows where it stands.
+
+mod firmware_support;
+
+use std::time::Duration;
+
+use firmware_support::*;
+use weft_fabric::management::{handle, BoardInfo, Hardware, PortLink, PortLinks};
+use weft_fabric::readiness::RESET_TO_FIRST_REQUEST_NS;
+use weft_proto::{
+    decode_response, encode_request, BoundFunctions, EndpointInfo, Header, HostIndex, Key,
+    LinkSpeed, LinkState, LinkStatus, Request, Response, SlotIndex, SwitchId, TopologyCursor,
+    TopologyItem, MANAGEMENT_UDP_PORT, MAX_DATAGRAM,
+};
+use weft_sim::iss_board::{IssBoard, CPU_CLOCK_HZ};
+use weft_sim::iss_manager::{
+    run_to_fabric_start, FabricStart, FIRMWARE_HOST_PORT, FIRMWARE_HOST_SLOTS,
+};
+use weft_sim::scenario::engine::{self, Report};
+use weft_sim::scenario::validate::ManagerPlan;
+use weft_sim::scenario::{build, Scenario, ScenarioError};
+use weft_sim::world::World;
+
+const CLIENT_PORT: u16 = 40_002;
+/// How long the firmware gets to answer one frame.
+const ANSWER_TIME: Duration = Duration::from_millis(5);
+
+/// The reference experiment's endpoints on the firmware's one switch:
+/// its host port, four GPUs and an NVMe drive with SR-IOV (its VFs stay
+/// off: the firmware's built-in `num_vfs` is 0).
+const ONE_SWITCH: &str = r#"
+[scenario]
+name = "firmware-one-switch"
+title = "the firmware's switch with a host, four GPUs and an NVMe drive"
+
+[fabric]
+vendor_id = 0x1d1d
+upstream_device_id = 0x0001
+downstream_device_id = 0x0002
+num_vfs = 0
+
+[[switch]]
+name = "s0"
+id = 0x0257_4546_5401
+ports = 8
+roles = { "0" = "host" }
+
+[[host]]
+name = "host1"
+slots = 4
+
+[[endpoint]]
+name = "gpu1"
+kind = "gpu"
+
+[[endpoint]]
+name = "gpu2"
+kind = "gpu"
+
+[[endpoint]]
+name = "gpu3"
+kind = "gpu"
+
+[[endpoint]]
+name = "gpu4"
+kind = "gpu"
+
+[[endpoint]]
+name = "nvme"
+kind = "nvme"
+vfs = 4
+
+[[link]]
+ends = ["host1", "s0.0"]
+[[link]]
+ends = ["gpu1", "s0.2"]
+[[link]]
+ends = ["gpu2", "s0.3"]
+[[link]]
+ends = ["gpu3", "s0.4"]
+[[link]]
+ends = ["gpu4", "s0.5"]
+[[link]]
+ends = ["nvme", "s0.6"]
+
+[[step]]
+do = "enumerate"
+"#;
+
+/// `scenario` with the firmware `image` as its manager, its own switch
+/// ID and its built-in settings.
+fn for_firmware(mut scenario: Scenario, image: &[u8]) -> Scenario {
+    scenario.switches[0].id = FIRMWARE_SWITCH;
+    scenario.fabric.num_vfs = 0;
+    scenario.hosts.truncate(1);
+    scenario.hosts[0].port = FIRMWARE_HOST_PORT;
+    scenario.hosts[0].slots = FIRMWARE_HOST_SLOTS;
+    scenario.manager = ManagerPlan::Firmware {
+        path: firmware_path(),
+        elf: image.to_vec(),
+    };
+    scenario
+}
+
+/// `scenario` with the native manager.
+fn natively(scenario: &Scenario) -> Scenario {
+    Scenario {
+        manager: ManagerPlan::Native,
+        ..scenario.clone()
+    }
+}
+
+/// A world of `scenario` enumerated by the native manager, and the
+/// simulated time its enumeration took after the 100 ms its start waits
+/// for the links to be out of reset (its requests' time on the links; the
+/// native manager's own computing takes none).
+fn native_world(scenario: &Scenario) -> (World, Duration) {
+    let mut world = build::world(&natively(scenario)).expect("the scenario builds");
+    let before = world.now();
+    world.start_manager().expect("the native manager starts");
+    let waited = Duration::from_nanos(RESET_TO_FIRST_REQUEST_NS);
+    let took = (world.now() - before).saturating_sub(waited);
+    (world, took)
+}
+
+/// Every port's link down: the topology items compared here (switches,
+/// link ends, functions) do not depend on link status.
+struct LinksUnknown;
+
+impl PortLinks for LinksUnknown {
+    fn link(&mut self, _switch_id: u64, _port: u8) -> PortLink {
+        PortLink {
+            status: LinkStatus {
+                state: LinkState::Down,
+                speed: None,
+                width: 0,
+            },
+            max_speed: LinkSpeed::Gen3,
+            max_width: 16,
+        }
+    }
+}
+
+/// Every item of the native manager's topology, page by page.
+fn native_topology(world: &mut World) -> Vec<TopologyItem> {
+    pages(|request| native_ask(world, request))
+}
+
+/// Every item of a topology, asking for page after page with `ask`.
+fn pages(mut ask: impl FnMut(&Request) -> Response) -> Vec<TopologyItem> {
+    let mut items = Vec::new();
+    let mut cursor = TopologyCursor(0);
+    loop {
+        let request = Request::Topology {
+            cursor,
+            generation: None,
+        };
+        let Response::Topology(page) = ask(&request) else {
+            panic!("expected a topology page");
+        };
+        items.extend(page.items);
+        match page.next {
+            Some(next) => cursor = next,
+            None => return items,
+        }
+    }
+}
+
+/// What a topology says enumeration found: its switches (ID, ports,
+/// whether the manager's), its fabric links (both ends) and its
+/// functions (everything the manager knows of each), each sorted.
+type Found = (Vec<(u64, u8, bool)>, Vec<String>, Vec<EndpointInfo>);
+
+fn found(items: &[TopologyItem]) -> Found {
+    let mut switches = Vec::new();
+    let mut links = Vec::new();
+    let mut endpoints = Vec::new();
+    for item in items {
+        match item {
+            TopologyItem::Switch(s) => switches.push((s.id.0, s.ports, s.manager)),
+            TopologyItem::Link(link) => links.push(format!("{:?} - {:?}", link.a, link.b)),
+            TopologyItem::Endpoint(endpoint) => endpoints.push(endpoint.clone()),
+            TopologyItem::Port(_) => {}
+        }
+    }
+    switches.sort_unstable();
+    links.sort_unstable();
+    endpoints.sort_by_key(|e| e.fabric_id.0);
+    (switches, links, endpoints)
+}
+
+/// `scenario`'s world with the firmware as its manager, started: the key
+/// typed on its console, run until it says how its fabric start went.
+fn firmware_started(scenario: &Scenario) -> (World, FabricStart) {
+    let mut world = build::world(scenario).expect("the scenario builds");
+    board(&world)
+        .console()
+        .receive(format!("key {TEST_KEY_HEX}\r").as_bytes());
+    match run_to_fabric_start(&mut world) {
+        Ok(started) => (world, started),
+        Err(why) => panic!("{why}"),
+    }
+}
+
+/// The firmware's board in `world`.
+fn board(world: &World) -> &IssBoard {
+    world.firmware().expect("the firmware manages the world")
+}
+
+/// Hands `frame` to the firmware's MAC and returns what it sent within
+/// [`ANSWER_TIME`].
+fn exchange(world: &mut World, frame: &[u8]) -> Vec<Vec<u8>> {
+    let reception = board(world).mac().receive(frame);
+    assert!(
+        matches!(reception, weft_iss::soc::Reception::Landed { .. }),
+        "the MAC took the frame: {reception:?}"
+    );
+    let until = world.now() + ANSWER_TIME;
+    world.run_until(until);
+    board(world).mac().take_transmitted()
+}
+
+/// Sends `request` over the firmware's MAC, the `id`th under the test key,
+/// and decodes the one answer.
+fn ask_firmware(world: &mut World, id: u32, request: &Request) -> Response {
+    let key = Key::parse_hex(TEST_KEY_HEX).expect("a valid key");
+    let header = Header::request(id, SwitchId(FIRMWARE_SWITCH), 10 + u64::from(id));
+    let mut datagram = [0u8; MAX_DATAGRAM];
+    let len = encode_request(&header, request, &[], &key, &mut datagram).expect("fits");
+    let sent = exchange(
+        world,
+        &udp(CLIENT_PORT, MANAGEMENT_UDP_PORT, &datagram[..len]),
+    );
+    assert_eq!(sent.len(), 1, "one answer");
+    let (_, _, _, data) = parse_udp(&sent[0]);
+    decode_response(&data, &key, &header)
+        .expect("an answer authenticated under the test key")
+        .response
+}
+
+/// Every item of the firmware's topology, page by page over its MAC,
+/// asking from request `first_id` on.
+fn firmware_topology(world: &mut World, first_id: u32) -> Vec<TopologyItem> {
+    let mut id = first_id;
+    pages(|request| {
+        id += 1;
+        ask_firmware(world, id, request)
+    })
+}
+
+/// Runs the firmware as the manager of `scenario`'s world and checks its
+/// topology against the native manager's on an identical world; prints
+/// the figures.
+fn enumerates_as_the_native_manager(scenario: &Scenario) {
+    let (mut native, native_took) = native_world(scenario);
+    let expected = found(&native_topology(&mut native));
+    let (mut firmware, started) = firmware_started(scenario);
+    let FabricStart {
+        instructions,
+        cycles: ticks,
+        ..
+    } = started;
+    let (switches, links, endpoints) = &expected;
+    eprintln!(
+        "{}: the firmware on the ISS enumerated {} switches, {} fabric links and {} functions \
+         in {instructions} instructions and {ticks} mtime ticks, {:.3} ms at {:.1} MHz \
+         (the native manager's: {:.3} ms of link time)",
+        scenario.name,
+        switches.len(),
+        links.len(),
+        endpoints.len(),
+        IssBoard::duration_of(ticks).as_secs_f64() * 1e3,
+        CPU_CLOCK_HZ as f64 / 1e6,
+        native_took.as_secs_f64() * 1e3,
+    );
+    assert_eq!(started.functions, endpoints.len() as u64, "{started:?}");
+    // Topology over the management MAC: the native manager's switches,
+    // links and functions, at the same fabric IDs and BAR addresses.
+    let answers = exchange(&mut firmware, &arp_request(FIRMWARE_IP));
+    assert_eq!(answers.len(), 1, "one ARP reply");
+    assert_eq!(found(&firmware_topology(&mut firmware, 0)), expected);
+    // The tables the firmware wrote are the world's: every port of its
+    // switch has the role the native manager gave it.
+    for port in 0..native.switch().ports() {
+        let role = |world: &World| {
+            world
+                .switch()
+                .port_tables(weft_model::PortIndex(port as u8))
+                .map(|tables| tables.role)
+        };
+        assert_eq!(role(&firmware), role(&native), "port {port}");
+    }
+
+    // The first GPU bound to host 0's first slot by each manager: the
+    // host, booting through the firmware's virtual switch (its mailbox,
+    // configuration requests forwarded to the GPU through the world),
+    // sees what it sees through the native manager's.
+    let gpu = endpoints
+        .iter()
+        .find(|e| e.class_code.0 >> 16 == 0x03)
+        .expect("a GPU (display controller) in the fabric");
+    let mut functions = BoundFunctions::new();
+    functions.push(gpu.fabric_id).expect("room for one");
+    let bind = Request::Bind {
+        host: HostIndex(0),
+        slot: SlotIndex(0),
+        functions,
+        if_generation: None,
+    };
+    assert_eq!(ask_firmware(&mut firmware, 100, &bind), Response::Done);
+    assert_eq!(native_ask(&mut native, &bind), Response::Done);
+    let host_port = scenario.hosts[0].port;
+    let boot = |world: &mut World| {
+        let from = world.now();
+        let drivers = world
+            .with_host(host_port, |host, link| {
+                host.boot(link)
+                    .map(|drivers| (drivers, host.tree().clone()))
+            })
+            .expect("the host boots");
+        (drivers, world.now() - from)
+    };
+    let ((native_drivers, native_tree), native_took) = boot(&mut native);
+    let host_requests = |world: &World| {
+        let port = weft_model::PortIndex(host_port);
+        world
+            .switch()
+            .counters(port)
+            .map_or(0, |c| c.ingress.non_posted)
+    };
+    let (instructions, requests) = (board(&firmware).instructions(), host_requests(&firmware));
+    let ((drivers, tree), took) = boot(&mut firmware);
+    let instructions = board(&firmware).instructions() - instructions;
+    let requests = host_requests(&firmware) - requests;
+    eprintln!(
+        "{}: host 0 booted through the firmware in {:.3} ms simulated ({requests} non-posted \
+         requests from the host, {instructions} instructions of the firmware, {} a request), \
+         through the native manager (its {} us a request) in {:.3} ms",
+        scenario.name,
+        took.as_secs_f64() * 1e3,
+        instructions / requests.max(1),
+        weft_sim::world::FIRMWARE_LATENCY.as_micros(),
+        native_took.as_secs_f64() * 1e3,
+    );
+    assert_eq!(drivers.len(), 1, "the GPU's driver bound: {drivers:?}");
+    assert_eq!(drivers, native_drivers);
+    assert_eq!(tree, native_tree);
+
+    // A second GPU bound to slot 1 of the running host: the firmware sets
+    // the slot's presence and sends the MSI the host programmed, out of
+    // the host port through the world, and the host's hot-plug driver
+    // scans the slot and loads the GPU's driver, as with the native manager.
+    let second = endpoints
+        .iter()
+        .filter(|e| e.class_code.0 >> 16 == 0x03)
+        .nth(1)
+        .expect("a second GPU in the fabric");
+    let mut functions = BoundFunctions::new();
+    functions.push(second.fabric_id).expect("room for one");
+    let bind = Request::Bind {
+        host: HostIndex(0),
+        slot: SlotIndex(1),
+        functions,
+        if_generation: None,
+    };
+    assert_eq!(ask_firmware(&mut firmware, 101, &bind), Response::Done);
+    assert_eq!(native_ask(&mut native, &bind), Response::Done);
+    let hot_plug = |world: &mut World| {
+        engine::let_interrupts_arrive(world);
+        world
+            .with_host(host_port, |host, link| {
+                host.service_interrupts(link).map(|events| {
+                    let drivers: Vec<_> = host.drivers().keys().copied().collect();
+                    (events, host.tree().clone(), drivers)
+                })
+            })
+            .expect("the host handles the hot-plug interrupt")
+    };
+    let (events, tree, drivers) = hot_plug(&mut firmware);
+    assert_eq!(events.len(), 1, "the firmware's MSI reached the host");
+    assert_eq!(drivers.len(), 2, "both GPUs' drivers: {drivers:?}");
+    assert_eq!((events, tree, drivers), hot_plug(&mut native));
+}
+
+/// `request` answered by the native manager of `world`.
+fn native_ask(world: &mut World, request: &Request) -> Response {
+    let board = board_info(world);
+    world.with_manager(|manager, config, planes, hosts| {
+        let hardware = Hardware {
+            config,
+            fabric: planes,
+            hosts,
+            links: &mut LinksUnknown,
+        };
+        handle(manager, &board, request, &[], hardware)
+    })
+}
+
+/// What the native manager says of its board.
+fn board_info(world: &World) -> BoardInfo {
+    BoardInfo {
+        board: "weft-sim",
+        version: (0, 1, 0),
+        build: "",
+        ports: u8::try_from(world.switch().ports()).expect("ports fit"),
+        authenticated: true,
+    }
+}
+
+#[test]
+fn the_firmware_enumerates_a_one_switch_fabric_as_the_native_manager_does() {
+    let Some(image) = firmware_image() else {
+        return;
+    };
+    let scenario = Scenario::parse(ONE_SWITCH, "firmware_reference_fabric.rs", ".".as_ref())
+        .expect("the scenario parses");
+    enumerates_as_the_native_manager(&for_firmware(scenario, &image));
+}
+
+#[test]
+#[ignore = "the firmware has no in-band path to another switch's tables yet: its start fails \
+            at the first remote switch"]
+fn the_firmware_enumerates_the_reference_fabric_as_the_native_manager_does() {
+    let Some(image) = firmware_image() else {
+        return;
+    };
+    enumerates_as_the_native_manager(&for_firmware(Scenario::reference(), &image));
+}
+
+/// The one-switch scenario with `manager` (and `firmware`) lines in its
+/// `[fabric]` table, and a host boot after the enumeration.
+fn one_switch_file(fabric_lines: &str) -> String {
+    let text = ONE_SWITCH.replace("num_vfs = 0\n", &format!("num_vfs = 0\n{fabric_lines}"));
+    format!("{text}\n[[step]]\ndo = \"boot\"\nhosts = [\"host1\"]\n")
+}
+
+/// The line and message of `text`'s error as a scenario.
+fn error_of(text: &str) -> (usize, String) {
+    match Scenario::parse(text, "test", ".".as_ref()) {
+        Err(ScenarioError::Invalid { line, message, .. }) => (line, message),
+        other => panic!("expected an error, got {other:?}"),
+    }
+}
+
+/// Line (from 1) of the first line of `text` that starts with `start`.
+fn line_of(text: &str, start: &str) -> usize {
+    1 + text
+        .lines()
+        .position(|line| line.starts_with(start))
+        .unwrap_or_else(|| panic!("no line starting {start:?}"))
+}
+
+/// A report's outcome of the step that says `what`.
+fn outcome_of(report: &Report, what: &str) -> String {
+    report
+        .steps
+        .iter()
+        .find(|note| note.what.contains(what))
+        .map(|note| note.outcome.clone())
+        .unwrap_or_else(|| panic!("no step {what:?} in {:#?}", report.steps))
+}
+
+#[test]
+fn a_scenario_file_runs_with_the_firmware_as_its_manager() {
+    let Some(_) = firmware_image() else {
+        return;
+    };
+    let path = firmware_path();
+    let firmware = one_switch_file(&format!(
+        "manager = \"firmware-iss\"\nfirmware = {:?}\n",
+        path.display().to_string()
+    ));
+    let native = one_switch_file("");
+    let run = |text: &str| {
+        let scenario = Scenario::parse(text, "test", ".".as_ref()).expect("the scenario parses");
+        engine::run(&scenario, &mut |_| {}).expect("the scenario runs")
+    };
+    let (firmware, native) = (run(&firmware), run(&native));
+    let enumerated = outcome_of(&firmware, "enumerate");
+    eprintln!("firmware-iss scenario: {enumerated}");
+    assert!(
+        enumerated.starts_with("5 functions by the firmware on the ISS"),
+        "{enumerated}"
+    );
+    // The host booted through the firmware sees what it sees through the
+    // native manager: the virtual switch, its slots empty.
+    assert_eq!(firmware.trees, native.trees);
+    assert!(native.trees[0].1.contains("1d1d"), "{:?}", native.trees);
+}
+
+#[test]
+fn a_firmware_elf_that_is_not_there_is_an_error_at_its_line() {
+    let text =
+        one_switch_file("manager = \"firmware-iss\"\nfirmware = \"no/such/weft-firmware.elf\"\n");
+    let (line, message) = error_of(&text);
+    assert_eq!(line, line_of(&text, "firmware = "));
+    assert!(
+        message.contains("no/such/weft-firmware.elf") && message.contains("cargo xtask firmware"),
+        "{message}"
+    );
+}
+
+/// A file that is there, by its absolute path.
+const ANY_FILE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml");
+
+#[test]
+fn with_the_firmware_as_manager_a_step_that_needs_the_native_one_is_an_error() {
+    // Any readable file passes for the ELF here: the steps are checked
+    // before the image is loaded.
+    let text = one_switch_file(&format!(
+        "manager = \"firmware-iss\"\nfirmware = {ANY_FILE:?}\n"
+    ))
+    .replace(
+        "[[step]]\ndo = \"boot\"",
+        "[[step]]\ndo = \"bind\"\nendpoints = [\"gpu1\"]\nhost = \"host1\"\n\n[[step]]\ndo = \"boot\"",
+    );
+    let (line, message) = error_of(&text);
+    let bind = line_of(&text, "do = \"bind\"");
+    assert!(line == bind || line == bind - 1, "line {line}: {message}");
+    assert!(message.contains("native fabric manager"), "{message}");
+
+    // A second host does not fit the firmware's built-in settings: the
+    // error is at the `manager` line.
+    let text = one_switch_file(&format!(
+        "manager = \"firmware-iss\"\nfirmware = {ANY_FILE:?}\n"
+    ))
+    .replace(
+        "[[link]]\nends = [\"host1\", \"s0.0\"]",
+        "[[link]]\nends = [\"host1\", \"s0.1\"]",
+    );
+    let (line, message) = error_of(&text);
+    assert_eq!(line, line_of(&text, "manager = "), "{message}");
+    assert!(message.contains("`host1` on port 1"), "{message}");
+}

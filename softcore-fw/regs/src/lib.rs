@@ -53,7 +53,7 @@ pub const DATA_PLANE_CLOCK_HZ: u32 = 250_000_000;
 /// synchronous divider serve both.
 ///
 /// The core's longest register-to-register path (`cargo xtask hardware`,
-/// `weft_core`: 27 cells after `synth_xilinx -family xcup`) runs from the
+/// `weft_core`: 26 cells after `synth_xilinx -family xcup`) runs from the
 /// data RAM's output through load alignment, operand forwarding and the
 /// jump target's adder into the register that redirects fetch in the next
 /// cycle: 4 wide multiplexers (a LUT and its MUXF7-F9 stages each), 3 more

@@ -49,10 +49,10 @@ const GPU_PORT: PortIndex = PortIndex(2);
 /// Ports of the modelled switch.
 const PORTS: usize = 4;
 /// Steps the firmware gets to reach its fabric start (100 ms after reset,
-/// 6.25 M steps at 62.5 MHz) and enumerate.
+/// 12.5 M steps at 125 MHz) and enumerate.
 const START_STEPS: u64 = 200_000_000;
 /// Steps the board runs between looks for a completion the firmware sent:
-/// the resolution of the measured answer time (1.6 us at 62.5 MHz).
+/// the resolution of the measured answer time (0.8 us at 125 MHz).
 const ANSWER_CHUNK_STEPS: u64 = 100;
 /// Milliseconds the firmware is left idle with the fabric running.
 const IDLE_MS: u64 = 100;

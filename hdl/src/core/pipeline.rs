@@ -7,7 +7,8 @@
 //! - **D** decodes, reads the register file (bypassing the write-back
 //!   stage's write) and detects the load-use hazard.
 //! - **X** forwards from M and W, runs the ALU, resolves branches and
-//!   jumps (a misprediction redirects fetch: two bubbles) and runs the
+//!   jumps (a misprediction redirects fetch, through a register: three
+//!   bubbles) and runs the
 //!   multiply/divide unit (stalling F–X while it works).
 //! - **M** is the commit point. It takes a pending interrupt instead of
 //!   its instruction, raises the instruction's exception, or commits it:
@@ -77,6 +78,10 @@ pub struct Core {
     f_pc: DFF<Bits<32>>,
     f_valid: DFF<Bit>,
     f_fault: DFF<Bit>,
+    /// X redirected fetch in the last cycle: fetch goes to `redirect_target` now.
+    redirect_pending: DFF<Bit>,
+    /// Where a redirect from X sends fetch.
+    redirect_target: DFF<Bits<32>>,
     // D
     d_valid: DFF<Bit>,
     d_pc: DFF<Bits<32>>,
@@ -198,6 +203,8 @@ impl Logic for Core {
             f_pc,
             f_valid,
             f_fault,
+            redirect_pending,
+            redirect_target,
             d_valid,
             d_pc,
             d_insn,
@@ -495,6 +502,14 @@ impl Logic for Core {
                 && !self.target.val().get_bit(1)
                 && (self.x_jalr.q.val() || !self.x_predicted.q.val()))
                 || (self.x_predicted.q.val() && !self.taken.val()));
+        // The redirect reaches fetch through a register, so the path from
+        // the operands (a load's value among them) through the branch
+        // compare ends here rather than at the instruction RAM's address.
+        self.redirect_pending.d.next = self.x_redirect.val() && !self.m_redirect.val();
+        self.redirect_target.d.next = self.x_pc.q.val() + 4;
+        if self.taken.val() {
+            self.redirect_target.d.next = self.target.val();
+        }
         // X → M.
         if !self.m_hold.val() {
             self.m_valid.d.next =
@@ -641,23 +656,22 @@ impl Logic for Core {
         if self.hold_d.val() || !self.f_valid.q.val() {
             self.fetch.address.next = self.f_pc.q.val();
         }
-        if self.x_redirect.val() {
-            self.fetch.address.next = self.x_pc.q.val() + 4;
-            if self.taken.val() {
-                self.fetch.address.next = self.target.val();
-            }
+        if self.redirect_pending.q.val() {
+            self.fetch.address.next = self.redirect_target.q.val();
         }
         if self.m_redirect.val() {
             self.fetch.address.next = self.m_target.val();
         }
         self.f_pc.d.next = self.fetch.address.val();
-        self.f_valid.d.next = true;
+        // The word fetched while X redirects is off the path.
+        self.f_valid.d.next = !self.x_redirect.val();
         self.f_fault.d.next = self.fetch.fault.val();
 
         if self.reset.val() {
             self.waiting.d.next = false;
             self.f_pc.d.next = self.reset_vector.val();
             self.f_valid.d.next = false;
+            self.redirect_pending.d.next = false;
             self.d_valid.d.next = false;
             self.x_valid.d.next = false;
             self.m_valid.d.next = false;

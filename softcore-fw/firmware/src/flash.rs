@@ -66,6 +66,19 @@ impl Command {
     }
 }
 
+/// Sets the serial clock to the fastest Read Data (0x03) that typical
+/// parts accept at the soft core's clock; once at boot, before the first
+/// command (the controller resets to half the core clock).
+pub fn configure() {
+    write(
+        spi_flash::CONTROL.address(0, 0),
+        spi_flash::DIVISOR.encode(spi_flash::divisor_for(
+            SOFT_CORE_CLOCK_HZ,
+            spi_flash::READ_DATA_MAX_HZ,
+        )),
+    );
+}
+
 /// Runs `command` and waits for the controller to finish it; false if
 /// the controller did not finish within the timeout.
 fn transact(command: Command) -> bool {

@@ -127,7 +127,7 @@ mod soft_core {
 
     use crate::console::{Command, CommandError, Console, HELP};
     use crate::fabric::{Fabric, Started};
-    use crate::flash::{describe, Region, KEY_REGION};
+    use crate::flash::{self, describe, Region, KEY_REGION};
     use crate::keystore;
     use crate::mac::Mac;
     use crate::management::{Management, MANAGEMENT_UDP_PORT, MAX_DATAGRAM};
@@ -261,6 +261,7 @@ mod soft_core {
             datagram: DATAGRAM.take(),
             answer: ANSWER.take(),
         };
+        flash::configure();
         let mut key_flash = KEY_REGION;
         let _ = match keystore::load(&mut key_flash) {
             Ok(Some(stored)) => {

@@ -53,20 +53,21 @@ pub const DATA_PLANE_CLOCK_HZ: u32 = 250_000_000;
 /// synchronous divider serve both.
 ///
 /// The core's longest register-to-register path (`cargo xtask hardware`,
-/// `weft_core`: 27 cells after `synth_xilinx -family xcup`) runs from the
+/// `weft_core`: 26 cells after `synth_xilinx -family xcup`) runs from the
 /// data RAM's output through load alignment, operand forwarding and the
-/// branch compare to the next fetch address: about 9 LUTs, 4 wide-mux
-/// chains and 3 carry chains. At roughly 0.45 ns per LUT with its route,
-/// 0.15 ns per wide-mux stage and 0.3 ns per carry chain on UltraScale+,
-/// plus the block RAM's clock-to-out and address setup, that is about
-/// 9 ns: more than the 8 ns of a division by 2. A division by 3 would
-/// hold it but leaves `mtime` without a whole number of nanoseconds per
-/// tick; 4 (16 ns) holds it with margin. An estimate, not a timing run:
-/// the vendor's timing analysis on a board decides, and registering the
-/// branch redirect is the known way to reach a division by 2.
-pub const SOFT_CORE_CLOCK_DIVISOR: u32 = 4;
+/// jump target's adder into the register that redirects fetch in the next
+/// cycle: 4 wide multiplexers (a LUT and its MUXF7-F9 stages each), 3 more
+/// LUTs and 2 carry chains. At roughly 0.8 ns per wide multiplexer with
+/// its route, 0.5 ns per LUT, 0.5 ns per carry chain and 1.3 ns for the
+/// block RAM's clock-to-out on UltraScale+, that is about 7 ns, inside
+/// the 8 ns of a division by 2 (before the redirect was registered the
+/// path went on to the instruction RAM's address, about 9 ns). An
+/// estimate, not a timing run: the vendor's timing analysis on a board
+/// decides, and a division by 4 is the fallback that needs no change to
+/// the firmware's sources.
+pub const SOFT_CORE_CLOCK_DIVISOR: u32 = 2;
 /// The soft core's clock in the reference configuration, in hertz
-/// (62.5 MHz): the rate of the machine timer's `mtime` ([`soc::timer`]),
+/// (125 MHz): the rate of the machine timer's `mtime` ([`soc::timer`]),
 /// which counts one tick per core clock cycle, and so the firmware's unit
 /// of time.
 pub const SOFT_CORE_CLOCK_HZ: u32 = DATA_PLANE_CLOCK_HZ / SOFT_CORE_CLOCK_DIVISOR;

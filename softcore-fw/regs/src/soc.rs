@@ -740,14 +740,25 @@ pub mod spi_flash {
     pub const SECTOR_SIZE: u32 = 4096;
     const _: () = assert!(BUFFER_SIZE == PAGE_SIZE);
 
+    /// The fastest serial clock typical parts accept for Read Data (0x03):
+    /// fR = 50 MHz on the W25Q32JV.
+    pub const READ_DATA_MAX_HZ: u32 = 50_000_000;
+
+    /// The smallest [`DIVISOR`] whose serial clock, f_core / (2 (DIVISOR + 1)),
+    /// is at most `max_hz` with the core at `core_hz`.
+    pub const fn divisor_for(core_hz: u32, max_hz: u32) -> u32 {
+        core_hz.div_ceil(2 * max_hz).saturating_sub(1)
+    }
+
     /// The serial clock's half period, in soft core clock cycles, less one.
     pub const DIVISOR: Field = Field::new(
         "DIVISOR",
         0,
         8,
         "The serial clock's half period in core clock cycles, less one: f_SCLK = f_core / \
-         (2 (DIVISOR + 1)). Resets to 0: 31.25 MHz from the reference 62.5 MHz core clock, \
-         under the 50 MHz that typical parts accept for Read Data (0x03).",
+         (2 (DIVISOR + 1)). Resets to 0 (f_core / 2); the firmware sets it from \
+         divisor_for(SOFT_CORE_CLOCK_HZ, READ_DATA_MAX_HZ): 1, 31.25 MHz, at the reference \
+         125 MHz core clock.",
     );
     /// How the controller drives the pins.
     pub const CONTROL: Register = LAYOUT.register(

@@ -99,8 +99,9 @@ mod transmit {
 /// edge (§22.3). Each level of both clocks must last at least two SoC
 /// cycles and the outputs must settle before the next rising edge: the
 /// SoC clock must run at least **4 times** the MII clock (100 MHz for
-/// 100 Mb/s MII's 25 MHz; the 250 MHz reference clock gives 10, which
-/// also leaves the PHY's 10 ns setup time).
+/// 100 Mb/s MII's 25 MHz; the reference 125 MHz soft core clock,
+/// `weft_regs::SOFT_CORE_CLOCK_HZ`, gives 5, which also leaves the PHY's
+/// 10 ns setup time).
 ///
 /// **Receive.** After the preamble (any number of 0x5 nibbles) and the
 /// start frame delimiter (0xD), nibbles are assembled into bytes, low

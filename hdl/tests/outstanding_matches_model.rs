@@ -575,47 +575,49 @@ fn status(header: &[u8]) -> u8 {
 }
 
 #[test]
-fn a_full_table_pushes_back_until_a_tag_is_freed() {
+fn a_full_table_pushes_back_until_a_tag_is_freed() -> Result<(), TestCaseError> {
     let (mut switch, mut driver) = (model(), rtl());
     for expected in 0..OUTSTANDING_PER_HOST as u16 {
-        let tag = offer_request(&mut switch, &mut driver, 0, &read(1, 0)).unwrap();
+        let tag = offer_request(&mut switch, &mut driver, 0, &read(1, 0))?;
         assert_eq!(tag, Some(expected), "tags are handed out in order");
     }
     assert_eq!(
-        offer_request(&mut switch, &mut driver, 0, &read(1, 0)).unwrap(),
+        offer_request(&mut switch, &mut driver, 0, &read(1, 0))?,
         None,
         "every tag is in use: the request is pushed back"
     );
-    offer_completion(&mut switch, &mut driver, 0, &completion(700, 1, 0)).unwrap();
+    offer_completion(&mut switch, &mut driver, 0, &completion(700, 1, 0))?;
     assert_eq!(
-        offer_request(&mut switch, &mut driver, 0, &read(1, 0)).unwrap(),
+        offer_request(&mut switch, &mut driver, 0, &read(1, 0))?,
         Some(700),
         "the only free tag"
     );
+    Ok(())
 }
 
 #[test]
-fn a_completion_for_a_free_tag_is_unexpected() {
+fn a_completion_for_a_free_tag_is_unexpected() -> Result<(), TestCaseError> {
     let (mut switch, mut driver) = (model(), rtl());
     let dropped = switch
         .clone()
         .ingress(GPUS[0], &completion(3, 1, 0))
         .expect("the port exists");
     assert_eq!(dropped.dropped, Some(DropReason::UnexpectedCompletion));
-    offer_completion(&mut switch, &mut driver, 0, &completion(3, 1, 0)).unwrap();
+    offer_completion(&mut switch, &mut driver, 0, &completion(3, 1, 0))?;
     assert!(!driver.block().matched.val());
+    Ok(())
 }
 
 #[test]
-fn only_the_last_completion_frees_the_entry() {
+fn only_the_last_completion_frees_the_entry() -> Result<(), TestCaseError> {
     let (mut switch, mut driver) = (model(), rtl());
     let host_tag = 0x2a5;
     assert_eq!(
-        offer_request(&mut switch, &mut driver, 0, &read(16, host_tag)).unwrap(),
+        offer_request(&mut switch, &mut driver, 0, &read(16, host_tag))?,
         Some(0)
     );
     // §2.3.1.1: 64 bytes remain, this completion carries 32 of them.
-    offer_completion(&mut switch, &mut driver, 0, &completion(0, 8, 32)).unwrap();
+    offer_completion(&mut switch, &mut driver, 0, &completion(0, 8, 32))?;
     assert!(driver.block().matched.val());
     assert_eq!(driver.block().host_tag.val().to_u32(), u32::from(host_tag));
     assert_eq!(
@@ -624,17 +626,18 @@ fn only_the_last_completion_frees_the_entry() {
         "still in flight"
     );
     // The last 32 bytes.
-    offer_completion(&mut switch, &mut driver, 0, &completion(0, 8, 0)).unwrap();
+    offer_completion(&mut switch, &mut driver, 0, &completion(0, 8, 0))?;
     assert!(driver.block().matched.val());
     assert_eq!(driver.block().in_flight.val().to_u32(), 0, "retired");
-    offer_completion(&mut switch, &mut driver, 0, &completion(0, 8, 0)).unwrap();
+    offer_completion(&mut switch, &mut driver, 0, &completion(0, 8, 0))?;
     assert!(!driver.block().matched.val(), "a duplicate finds no entry");
+    Ok(())
 }
 
 #[test]
-fn a_request_times_out_when_its_age_reaches_the_timeout() {
+fn a_request_times_out_when_its_age_reaches_the_timeout() -> Result<(), TestCaseError> {
     let (mut switch, mut driver) = (model(), rtl());
-    offer_request(&mut switch, &mut driver, 0, &read(1, 9)).unwrap();
+    offer_request(&mut switch, &mut driver, 0, &read(1, 9))?;
     driver.block().now.next = (TIMEOUT_NS as u32 - 1).to_bits();
     assert!(rtl_errors(&mut driver, SWEEP_CYCLES, u64::MAX).is_empty());
     assert!(switch.advance_to(TIMEOUT_NS - 1).is_empty());
@@ -643,10 +646,11 @@ fn a_request_times_out_when_its_age_reaches_the_timeout() {
     assert_eq!(got, model_errors(&switch.advance_to(TIMEOUT_NS)));
     assert_eq!(got.len(), 1);
     assert_eq!(status(&got[0]), CompletionStatus::CompleterAbort.bits());
+    Ok(())
 }
 
 #[test]
-fn abandoned_requests_wait_for_the_error_completions_to_be_taken() {
+fn abandoned_requests_wait_for_the_error_completions_to_be_taken() -> Result<(), TestCaseError> {
     let (mut switch, mut driver) = (model(), rtl());
     for gpu in [0, 1, 0, 0, 1] {
         let bytes = HostRequest {
@@ -667,11 +671,11 @@ fn abandoned_requests_wait_for_the_error_completions_to_be_taken() {
         }
         .bytes()
         .expect("a legal locked read");
-        offer_request(&mut switch, &mut driver, gpu, &bytes).unwrap();
+        offer_request(&mut switch, &mut driver, gpu, &bytes)?;
     }
     driver.block().abandon.next = true;
     driver.block().abandon_port.next = u32::from(GPUS[0].0).to_bits();
-    driver.tick().unwrap();
+    driver.tick().expect("the table settles");
     driver.block().abandon.next = false;
     // Taken one cycle in eight: each one the sweep holds costs it up to eight cycles.
     let got = rtl_errors(&mut driver, SWEEP_CYCLES + 3 * 8, 0x0101_0101_0101_0101);
@@ -681,4 +685,5 @@ fn abandoned_requests_wait_for_the_error_completions_to_be_taken() {
         .iter()
         .all(|h| status(h) == CompletionStatus::UnsupportedRequest.bits()));
     assert_eq!(driver.block().in_flight.val().to_u32(), 2);
+    Ok(())
 }

@@ -287,7 +287,7 @@ fn gpu_completion() -> impl Strategy<Value = GpuCompletion> {
         prop_oneof![6 => any::<prop::sample::Index>().prop_map(Ok), 1 => (0u16..=Tag::MAX).prop_map(Err)],
         prop_oneof![6 => Just(0u8), 1 => 1u8..8],
         prop_oneof![1 => Just(None), 4 => (1u16..=32).prop_map(Some), 1 => (1u16..=1024).prop_map(Some)],
-        prop_oneof![2 => Just(0i16), 2 => 1i16..=256, 1 => -3i16..0],
+        prop_oneof![2 => Just(0i16), 2 => 1i16..=4, 1 => 5i16..=256, 1 => -3i16..0],
         0u8..0x80,
     )
         .prop_map(

@@ -224,6 +224,10 @@ pub struct OutstandingTable {
     scan_next: Signal<Local, Bits<TAG_BITS>>,
     start_abandon: Signal<Local, Bit>,
     address_byte: Signal<Local, Bits<8>>,
+    own_select: Signal<Local, Bits<32>>,
+    chosen_select: Signal<Local, Bits<32>>,
+    completion_select: Signal<Local, Bits<32>>,
+    scan_select: Signal<Local, Bits<32>>,
     flags: [Signal<Local, Bits<32>>; FLAG_WORDS],
 }
 
@@ -323,6 +327,10 @@ impl Default for OutstandingTable {
             scan_next: Default::default(),
             start_abandon: Default::default(),
             address_byte: Default::default(),
+            own_select: Default::default(),
+            chosen_select: Default::default(),
+            completion_select: Default::default(),
+            scan_select: Default::default(),
             flags: std::array::from_fn(|_| Default::default()),
         }
     }
@@ -352,6 +360,9 @@ impl Logic for OutstandingTable {
             self.used[w].clock.next = self.clock.val();
         }
 
+        // A word of flags is picked by OR-ing the words a one-hot select
+        // enables: comparing the index in a chain of `if`s would
+        // synthesize as a 32-deep priority mux.
         // Allocation: the first free entry at or after `next`, round-robin
         // (weft-model's `OutstandingTable::allocate`). Its own word's free
         // entries at or after `next`, else the first later word with a free
@@ -360,13 +371,14 @@ impl Logic for OutstandingTable {
         self.word_free.next = 0.into();
         self.start_word.next = self.next.q.val().get_bits::<FLAG_WORD_BITS>(5);
         self.own_word.next = 0.into();
+        self.own_select.next = bits::<32>(1) << self.start_word.val();
         for w in 0..FLAG_WORDS {
             self.word_free.next = self
                 .word_free
                 .val()
                 .replace_bit(w, self.used[w].q.val() != self.all_used.val());
-            if self.start_word.val().index() == w {
-                self.own_word.next = self.used[w].q.val();
+            if self.own_select.val().get_bit(w) {
+                self.own_word.next = self.own_word.val() | self.used[w].q.val();
             }
         }
         self.own_free.bits.next = !self.own_word.val()
@@ -380,9 +392,10 @@ impl Logic for OutstandingTable {
             self.chosen_word.next = self.later_word.index.val();
         }
         self.chosen_used.next = 0.into();
+        self.chosen_select.next = bits::<32>(1) << self.chosen_word.val();
         for w in 0..FLAG_WORDS {
-            if self.chosen_word.val().index() == w {
-                self.chosen_used.next = self.used[w].q.val();
+            if self.chosen_select.val().get_bit(w) {
+                self.chosen_used.next = self.chosen_used.val() | self.used[w].q.val();
             }
         }
         self.chosen_free.bits.next = !self.chosen_used.val();
@@ -440,15 +453,11 @@ impl Logic for OutstandingTable {
                 | (bit_cast::<TAG_BITS, 1>(self.completion_dw0.val().get_bit(19).into()) << 8)
                 | bit_cast::<TAG_BITS, 8>(self.completion_dw2.val().get_bits::<8>(8));
         self.completion_used.next = 0.into();
+        self.completion_select.next =
+            bits::<32>(1) << self.completion_tag.val().get_bits::<FLAG_WORD_BITS>(5);
         for w in 0..FLAG_WORDS {
-            if self
-                .completion_tag
-                .val()
-                .get_bits::<FLAG_WORD_BITS>(5)
-                .index()
-                == w
-            {
-                self.completion_used.next = self.used[w].q.val();
+            if self.completion_select.val().get_bit(w) {
+                self.completion_used.next = self.completion_used.val() | self.used[w].q.val();
             }
         }
         self.completion_hit.next = self.completion.val()
@@ -490,9 +499,10 @@ impl Logic for OutstandingTable {
         // read), when a completion looks the entry up now, and when its
         // error completion cannot be presented.
         self.scan_used.next = 0.into();
+        self.scan_select.next = bits::<32>(1) << self.scan.q.val().get_bits::<FLAG_WORD_BITS>(5);
         for w in 0..FLAG_WORDS {
-            if self.scan.q.val().get_bits::<FLAG_WORD_BITS>(5).index() == w {
-                self.scan_used.next = self.used[w].q.val();
+            if self.scan_select.val().get_bit(w) {
+                self.scan_used.next = self.scan_used.val() | self.used[w].q.val();
             }
         }
         self.scan_in_flight.next = self

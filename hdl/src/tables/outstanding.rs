@@ -228,6 +228,9 @@ pub struct OutstandingTable {
     chosen_select: Signal<Local, Bits<32>>,
     completion_select: Signal<Local, Bits<32>>,
     scan_select: Signal<Local, Bits<32>>,
+    set_bit: Signal<Local, Bits<32>>,
+    completion_bit: Signal<Local, Bits<32>>,
+    sweep_bit: Signal<Local, Bits<32>>,
     flags: [Signal<Local, Bits<32>>; FLAG_WORDS],
 }
 
@@ -331,6 +334,9 @@ impl Default for OutstandingTable {
             chosen_select: Default::default(),
             completion_select: Default::default(),
             scan_select: Default::default(),
+            set_bit: Default::default(),
+            completion_bit: Default::default(),
+            sweep_bit: Default::default(),
             flags: std::array::from_fn(|_| Default::default()),
         }
     }
@@ -580,16 +586,18 @@ impl Logic for OutstandingTable {
 
         // The in-flight flags and their count: the three entries set and
         // cleared in one cycle are distinct (only a free entry is taken,
-        // and the sweep waits while a completion looks its entry up).
+        // and the sweep waits while a completion looks its entry up). Each
+        // bit within a word is decoded once and shared by the 32 words.
+        self.set_bit.next = bits::<32>(1) << self.candidate.val().get_bits::<FLAG_WORD_BITS>(0);
+        self.completion_bit.next =
+            bits::<32>(1) << self.completion_tag.val().get_bits::<FLAG_WORD_BITS>(0);
+        self.sweep_bit.next = bits::<32>(1) << self.scan.q.val().get_bits::<FLAG_WORD_BITS>(0);
         for w in 0..FLAG_WORDS {
             self.flags[w].next = self.used[w].q.val();
             if self.allocate.val()
                 && (self.candidate.val().get_bits::<FLAG_WORD_BITS>(5).index() == w)
             {
-                self.flags[w].next = self.flags[w].val().replace_bit(
-                    self.candidate.val().get_bits::<FLAG_WORD_BITS>(0).index(),
-                    true,
-                );
+                self.flags[w].next = self.flags[w].val() | self.set_bit.val();
             }
             if self.completion_release.val()
                 && (self
@@ -599,21 +607,12 @@ impl Logic for OutstandingTable {
                     .index()
                     == w)
             {
-                self.flags[w].next = self.flags[w].val().replace_bit(
-                    self.completion_tag
-                        .val()
-                        .get_bits::<FLAG_WORD_BITS>(0)
-                        .index(),
-                    false,
-                );
+                self.flags[w].next = self.flags[w].val() & !self.completion_bit.val();
             }
             if self.sweep_release.val()
                 && (self.scan.q.val().get_bits::<FLAG_WORD_BITS>(5).index() == w)
             {
-                self.flags[w].next = self.flags[w].val().replace_bit(
-                    self.scan.q.val().get_bits::<FLAG_WORD_BITS>(0).index(),
-                    false,
-                );
+                self.flags[w].next = self.flags[w].val() & !self.sweep_bit.val();
             }
             self.used[w].d.next = self.flags[w].val();
         }

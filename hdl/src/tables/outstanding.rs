@@ -229,6 +229,10 @@ pub struct OutstandingTable {
     completion_select: Signal<Local, Bits<32>>,
     scan_select: Signal<Local, Bits<32>>,
     set_bit: Signal<Local, Bits<32>>,
+    own_picks: [Signal<Local, Bits<32>>; FLAG_WORDS],
+    chosen_picks: [Signal<Local, Bits<32>>; FLAG_WORDS],
+    completion_picks: [Signal<Local, Bits<32>>; FLAG_WORDS],
+    scan_picks: [Signal<Local, Bits<32>>; FLAG_WORDS],
     completion_bit: Signal<Local, Bits<32>>,
     sweep_bit: Signal<Local, Bits<32>>,
     flags: [Signal<Local, Bits<32>>; FLAG_WORDS],
@@ -335,6 +339,10 @@ impl Default for OutstandingTable {
             completion_select: Default::default(),
             scan_select: Default::default(),
             set_bit: Default::default(),
+            own_picks: std::array::from_fn(|_| Default::default()),
+            chosen_picks: std::array::from_fn(|_| Default::default()),
+            completion_picks: std::array::from_fn(|_| Default::default()),
+            scan_picks: std::array::from_fn(|_| Default::default()),
             completion_bit: Default::default(),
             sweep_bit: Default::default(),
             flags: std::array::from_fn(|_| Default::default()),
@@ -367,8 +375,8 @@ impl Logic for OutstandingTable {
         }
 
         // A word of flags is picked by OR-ing the words a one-hot select
-        // enables: comparing the index in a chain of `if`s would
-        // synthesize as a 32-deep priority mux.
+        // lets through, each masked on its own: a chain of `if`s on the
+        // index synthesizes as a 32-deep priority mux.
         // Allocation: the first free entry at or after `next`, round-robin
         // (weft-model's `OutstandingTable::allocate`). Its own word's free
         // entries at or after `next`, else the first later word with a free
@@ -383,9 +391,11 @@ impl Logic for OutstandingTable {
                 .word_free
                 .val()
                 .replace_bit(w, self.used[w].q.val() != self.all_used.val());
+            self.own_picks[w].next = 0.into();
             if self.own_select.val().get_bit(w) {
-                self.own_word.next = self.own_word.val() | self.used[w].q.val();
+                self.own_picks[w].next = self.used[w].q.val();
             }
+            self.own_word.next = self.own_word.val() | self.own_picks[w].val();
         }
         self.own_free.bits.next = !self.own_word.val()
             & (self.all_used.val() << self.next.q.val().get_bits::<FLAG_WORD_BITS>(0));
@@ -400,9 +410,11 @@ impl Logic for OutstandingTable {
         self.chosen_used.next = 0.into();
         self.chosen_select.next = bits::<32>(1) << self.chosen_word.val();
         for w in 0..FLAG_WORDS {
+            self.chosen_picks[w].next = 0.into();
             if self.chosen_select.val().get_bit(w) {
-                self.chosen_used.next = self.chosen_used.val() | self.used[w].q.val();
+                self.chosen_picks[w].next = self.used[w].q.val();
             }
+            self.chosen_used.next = self.chosen_used.val() | self.chosen_picks[w].val();
         }
         self.chosen_free.bits.next = !self.chosen_used.val();
         self.candidate.next = (bit_cast::<TAG_BITS, FLAG_WORD_BITS>(self.chosen_word.val()) << 5)
@@ -462,9 +474,11 @@ impl Logic for OutstandingTable {
         self.completion_select.next =
             bits::<32>(1) << self.completion_tag.val().get_bits::<FLAG_WORD_BITS>(5);
         for w in 0..FLAG_WORDS {
+            self.completion_picks[w].next = 0.into();
             if self.completion_select.val().get_bit(w) {
-                self.completion_used.next = self.completion_used.val() | self.used[w].q.val();
+                self.completion_picks[w].next = self.used[w].q.val();
             }
+            self.completion_used.next = self.completion_used.val() | self.completion_picks[w].val();
         }
         self.completion_hit.next = self.completion.val()
             && (self.completion_dw2.val().get_bits::<ID_BITS>(16) == self.proxy_id.val())
@@ -507,9 +521,11 @@ impl Logic for OutstandingTable {
         self.scan_used.next = 0.into();
         self.scan_select.next = bits::<32>(1) << self.scan.q.val().get_bits::<FLAG_WORD_BITS>(5);
         for w in 0..FLAG_WORDS {
+            self.scan_picks[w].next = 0.into();
             if self.scan_select.val().get_bit(w) {
-                self.scan_used.next = self.scan_used.val() | self.used[w].q.val();
+                self.scan_picks[w].next = self.used[w].q.val();
             }
+            self.scan_used.next = self.scan_used.val() | self.scan_picks[w].val();
         }
         self.scan_in_flight.next = self
             .scan_used

@@ -81,12 +81,30 @@ const FLAG_WORDS: usize = 1 << (TAG_BITS - FLAG_WORD_BITS);
 const _: () = assert!(FLAG_WORD_BITS == 5);
 
 /// The lowest set bit of a 32-bit word.
-#[derive(LogicBlock, Default)]
+#[derive(LogicBlock)]
 struct LowestSetBit {
     bits: Signal<In, Bits<32>>,
     any: Signal<Out, Bit>,
     index: Signal<Out, Bits<FLAG_WORD_BITS>>,
     lowest: Signal<Local, Bits<32>>,
+    /// Bit k of each position's index, k = 0..4: the index of a one-hot
+    /// word is an OR per index bit, not a 32-deep priority chain.
+    index_bits: [Constant<Bits<32>>; FLAG_WORD_BITS],
+}
+
+impl Default for LowestSetBit {
+    fn default() -> Self {
+        LowestSetBit {
+            bits: Default::default(),
+            any: Default::default(),
+            index: Default::default(),
+            lowest: Default::default(),
+            index_bits: std::array::from_fn(|k| {
+                let positions = (0..32u32).filter(|p| p >> k & 1 != 0);
+                Constant::new(positions.fold(0u32, |mask, p| mask | 1 << p).to_bits())
+            }),
+        }
+    }
 }
 
 impl Logic for LowestSetBit {
@@ -96,10 +114,11 @@ impl Logic for LowestSetBit {
         self.lowest.next = self.bits.val() & (!self.bits.val() + 1);
         self.any.next = self.bits.val().any();
         self.index.next = 0.into();
-        for b in 0..32 {
-            if self.lowest.val().get_bit(b) {
-                self.index.next = b.to_bits();
-            }
+        for k in 0..FLAG_WORD_BITS {
+            self.index.next = self
+                .index
+                .val()
+                .replace_bit(k, (self.lowest.val() & self.index_bits[k].val()).any());
         }
     }
 }

@@ -687,3 +687,29 @@ fn abandoned_requests_wait_for_the_error_completions_to_be_taken() -> Result<(),
     assert_eq!(driver.block().in_flight.val().to_u32(), 2);
     Ok(())
 }
+
+#[test]
+fn a_request_to_the_cpu_is_not_abandoned_with_a_port() -> Result<(), TestCaseError> {
+    // The model abandons entries whose target is `Destination::Port(port)`
+    // only; one routed to the management CPU stays, whatever its port field.
+    let mut driver = rtl();
+    let dws = header_dws(&read(1, 3), 0);
+    let table = driver.block();
+    table.request.next = true;
+    table.request_dw0.next = dws[0].to_bits();
+    table.request_dw1.next = dws[1].to_bits();
+    table.request_dw2.next = dws[2].to_bits();
+    table.request_cpu.next = true;
+    table.request_port.next = u32::from(GPUS[0].0).to_bits();
+    driver.tick().expect("the table settles");
+    let table = driver.block();
+    table.request.next = false;
+    table.abandon.next = true;
+    table.abandon_port.next = u32::from(GPUS[0].0).to_bits();
+    driver.tick().expect("the table settles");
+    driver.block().abandon.next = false;
+    prop_assert!(rtl_errors(&mut driver, SWEEP_CYCLES, u64::MAX).is_empty());
+    driver.settle().expect("the table settles");
+    prop_assert_eq!(driver.block().in_flight.val().to_u32(), 1);
+    Ok(())
+}

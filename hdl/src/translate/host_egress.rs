@@ -44,8 +44,8 @@ use crate::tables::IdMap;
 use crate::translate::endpoint_ingress::HOST_BITS;
 use crate::translate::host_ingress::{drop_reason_code, DROP_REASON_BITS};
 
-/// Bits of a tag (§2.2.6.2: 10-bit tags).
-pub const TAG_BITS: usize = 10;
+/// Bits of a tag (§2.2.6.2: 10-bit tags), the outstanding-request table's index.
+pub use crate::tables::outstanding::TAG_BITS;
 
 // The aperture is recognised as address[63:52] = {1, host}.
 const _: () = assert!(HOST_APERTURE_SHIFT == 52 && HOST_BITS == 11);

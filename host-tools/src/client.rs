@@ -26,6 +26,13 @@
 //!   rather than chased. A request that went out more than once and may
 //!   have run is reported as [`ClientError::AnswerLost`]: sending it again
 //!   could run it twice.
+//! - **An older switch.** A switch whose newest protocol version is below
+//!   ours refuses the request with [`Error::WrongVersion`] before running
+//!   it. If its version is one we still speak, the client sends the request
+//!   again as a new request at that version, and stays at it for the rest
+//!   of its life; every variant an older version has still encodes the
+//!   same (variants are only appended). A request the older switch does
+//!   not know is then refused by it as such.
 //! - **Background operations.** [`Response::InProgress`] is polled with
 //!   [`Request::OperationStatus`], at an interval that starts at
 //!   [`ClientConfig::poll_interval`] and doubles up to
@@ -43,6 +50,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use weft_proto::{
     decode_response, encode_request, ClientCounter, DecodeError, Error, Header, Identity, Key,
     OperationId, OperationReport, OperationState, Request, Response, SwitchId, MAX_DATAGRAM,
+    OLDEST_PROTOCOL_VERSION, PROTOCOL_VERSION,
 };
 
 use crate::error::ClientError;
@@ -114,6 +122,9 @@ pub struct Client {
     counter: ClientCounter,
     next_id: u32,
     target: Option<SwitchId>,
+    /// The protocol version requests are sent at: ours, or an older
+    /// switch's once it said so.
+    version: u16,
     datagram: Vec<u8>,
     answer: Vec<u8>,
 }
@@ -143,6 +154,7 @@ impl Client {
             target: config.target,
             next_id: (now as u32) ^ std::process::id().rotate_left(16),
             counter: ClientCounter::new(),
+            version: PROTOCOL_VERSION,
             socket,
             config,
             datagram: vec![0; MAX_DATAGRAM],
@@ -277,7 +289,10 @@ impl Client {
         let mut busy_answers = 0;
         let mut counter_raised = false;
         loop {
-            let header = Header::request(self.new_request_id(), target, self.new_counter());
+            let header = Header {
+                version: self.version,
+                ..Header::request(self.new_request_id(), target, self.new_counter())
+            };
             let exchange = self.send_until_answered(&header, request, trailing)?;
             let error = match exchange.response {
                 Response::Error(error) => error,
@@ -323,6 +338,13 @@ impl Client {
                     return Err(ClientError::BadMac {
                         switch: self.config.switch,
                     })
+                }
+                Error::WrongVersion { ours, oldest }
+                    if ours < self.version && ours >= OLDEST_PROTOCOL_VERSION && oldest <= ours =>
+                {
+                    // Refused before it ran: the same request, at the
+                    // switch's version, as a new request.
+                    self.version = ours;
                 }
                 Error::WrongVersion { ours, oldest } => {
                     return Err(ClientError::WrongVersion {

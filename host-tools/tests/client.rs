@@ -668,3 +668,69 @@ fn a_refusal_is_typed_and_says_what_to_do() {
         .to_string()
         .contains("unbind it or choose another slot"));
 }
+
+#[test]
+fn an_older_switch_is_spoken_to_at_its_own_version() {
+    let fake = FakeSwitch::with(
+        Options {
+            newest_version: OLDEST_PROTOCOL_VERSION,
+            ..Options::default()
+        },
+        |_, _| Response::Done,
+    );
+    let mut client = client_for(&fake);
+    assert_eq!(
+        client.request(&bind_request()).expect("done"),
+        Response::Done
+    );
+    assert_eq!(
+        client.request(&Request::SaveConfig).expect("done"),
+        Response::Done
+    );
+    let log = fake.log();
+    let versions: Vec<u16> = log
+        .datagrams
+        .iter()
+        .map(|d| u16::from_le_bytes([d[4], d[5]]))
+        .collect();
+    assert_eq!(
+        versions,
+        vec![
+            PROTOCOL_VERSION,
+            OLDEST_PROTOCOL_VERSION,
+            OLDEST_PROTOCOL_VERSION
+        ],
+        "refused once at ours, then the switch's version from then on"
+    );
+    let executed: Vec<&Request> = log.executed.iter().map(|(_, r)| r).collect();
+    assert_eq!(
+        executed,
+        vec![&bind_request(), &Request::SaveConfig],
+        "each ran once"
+    );
+}
+
+#[test]
+fn a_switch_that_speaks_no_version_we_do_is_reported() {
+    // A switch that speaks nothing we still speak: version 0.
+    let fake = FakeSwitch::with(
+        Options {
+            newest_version: OLDEST_PROTOCOL_VERSION - 1,
+            ..Options::default()
+        },
+        |_, _| Response::Done,
+    );
+    let mut client = client_for(&fake);
+    let error = client.request(&bind_request()).expect_err("refused");
+    assert!(
+        matches!(
+            error,
+            ClientError::WrongVersion {
+                switch_newest: 0,
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+    assert!(fake.log().executed.is_empty(), "nothing ran");
+}

@@ -105,6 +105,9 @@ pub struct Options {
     /// request that ran is refused as one that may have run, as after its
     /// answer left the cache.
     pub keep_answers: bool,
+    /// The newest protocol version it speaks, as an older firmware would:
+    /// a request at a newer one is refused with `WrongVersion` and not run.
+    pub newest_version: u16,
 }
 
 impl Default for Options {
@@ -117,6 +120,7 @@ impl Default for Options {
             floor: 0,
             floor_moves_after_refusal: 0,
             keep_answers: true,
+            newest_version: PROTOCOL_VERSION,
         }
     }
 }
@@ -160,6 +164,7 @@ impl FakeSwitch {
                     floor,
                     floor_moves_after_refusal,
                     keep_answers,
+                    newest_version,
                 } = options;
                 let mut verifier = Verifier::resume(switch, key, floor);
                 let mut cache = ReplyCache::<4>::new();
@@ -173,6 +178,28 @@ impl FakeSwitch {
                     let datagram = &buf[..len];
                     lock(&log).datagrams.push(datagram.to_vec());
                     match receive_request(datagram, &mut verifier, &cache) {
+                        Ok(Incoming::Execute(received))
+                            if received.header.version > newest_version =>
+                        {
+                            // What an older switch answers, under its own version.
+                            let header = Header {
+                                version: newest_version,
+                                ..received.header.reply(switch)
+                            };
+                            let refusal = Response::Error(Error::WrongVersion {
+                                ours: newest_version,
+                                oldest: OLDEST_PROTOCOL_VERSION,
+                            });
+                            let n = encode_response(
+                                &header,
+                                &refusal,
+                                &[],
+                                verifier.key(),
+                                &mut answer,
+                            )
+                            .expect("the refusal encodes");
+                            let _ = socket.send_to(&answer[..n], peer);
+                        }
                         Ok(Incoming::Execute(received)) => {
                             let response = handler(&received.request, received.trailing);
                             lock(&log)

@@ -19,12 +19,20 @@ use crate::{
 /// The Cargo profile the firmware is built with (size-optimised, LTO, abort on panic).
 const PROFILE: &str = "firmware";
 
-/// Builds the firmware ELF, prints its size table and returns its path.
+/// The Rust benchmark program core-bench runs on the RTL core (see
+/// softcore-fw/bench), built with the firmware.
+const BENCHMARK: &str = "weft-bench";
+
+/// Builds the firmware ELF and the Rust benchmark's, prints their size
+/// tables and returns the firmware's path.
 pub fn build(root: &Path, toolchain: &FirmwareToolchain) -> Result<PathBuf> {
     let elf_path = build_soft_core_binary(root, toolchain, "weft-firmware")?;
     let sizes = ImageSize::of_elf(&elf_path)?;
     println!("firmware: {}", elf_path.display());
     println!("{sizes}");
+    let bench_path = build_soft_core_binary(root, toolchain, BENCHMARK)?;
+    println!("benchmark: {}", bench_path.display());
+    println!("{}", ImageSize::of_elf(&bench_path)?);
     Ok(elf_path)
 }
 

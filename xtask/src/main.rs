@@ -1,7 +1,7 @@
 //! `cargo xtask`: weft's one entry point for everything beyond `cargo build`.
 //!
 //! - `setup` installs the tools the other commands need (idempotent);
-//! - `firmware` builds the soft core's firmware ELF and prints its size;
+//! - `firmware` builds the soft core's firmware ELF and the Rust benchmark's and prints their sizes;
 //! - `fabric-size` prints the fabric manager's code and RAM on the soft core;
 //! - `verilog` emits the top-level designs as Verilog and lints them;
 //! - `regs` writes the register map's documentation, docs/registers.md;
@@ -36,7 +36,7 @@ struct Cli {
 enum Task {
     /// Install missing tools: Verilog linters, synthesis, the RISC-V target.
     Setup,
-    /// Build the soft core's firmware ELF and print its text/data/bss sizes.
+    /// Build the soft core's firmware ELF and the Rust benchmark's, and print their text/data/bss sizes.
     Firmware,
     /// Print the fabric manager's code size and static RAM on the soft core.
     FabricSize {

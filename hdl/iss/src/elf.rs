@@ -13,10 +13,18 @@ use core::fmt;
 /// firmware` puts it in this workspace. Tests and tools that run the real
 /// firmware look here, and skip with the reason when it is not built.
 pub fn firmware_path() -> std::path::PathBuf {
-    std::env::var_os("WEFT_FIRMWARE").map_or_else(
+    soft_core_binary_path("WEFT_FIRMWARE", "weft-firmware")
+}
+
+/// Where a soft-core program built by `cargo xtask firmware` is: the path
+/// in `$variable`, or package `package`'s binary under the workspace's
+/// target directory (firmware profile).
+pub(crate) fn soft_core_binary_path(variable: &str, package: &str) -> std::path::PathBuf {
+    std::env::var_os(variable).map_or_else(
         || {
             std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-                .join("../../target/riscv32im-unknown-none-elf/firmware/weft-firmware")
+                .join("../../target/riscv32im-unknown-none-elf/firmware")
+                .join(package)
         },
         std::path::PathBuf::from,
     )

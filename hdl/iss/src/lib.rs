@@ -42,6 +42,7 @@ pub mod elf;
 pub mod encode;
 pub mod hart;
 pub mod programs;
+pub mod rust_bench;
 pub mod soc;
 pub mod trap;
 

@@ -13,12 +13,15 @@
 //! clock cycle from the end of reset to the cycle the final `wfi` retires,
 //! pipeline fill included.
 //!
-//! A last row runs the real firmware ELF (`cargo xtask firmware`) on the
-//! core from reset to its first `wfi`: the CPI of compiled Rust rather
-//! than of generated programs. The "all" rows total the generated
-//! programs only.
+//! The last rows run compiled Rust rather than generated programs, ELFs
+//! that `cargo xtask firmware` builds, on the core from reset to their
+//! first `wfi`: the real firmware's boot, and the Rust benchmark
+//! (`softcore-fw/bench`: CRC-32, a sorted linked list, a matrix product,
+//! a tokenizer), whose kernels must all match the host's results. The
+//! "all" rows total the generated programs only.
 #![forbid(unsafe_code)]
 
+use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -28,12 +31,16 @@ use weft_iss::data_plane::DataPlaneWindow;
 use weft_iss::elf;
 use weft_iss::encode::wfi;
 use weft_iss::programs::{self, Expected, Program};
+use weft_iss::rust_bench;
 use weft_iss::soc::Soc as IssSoc;
 use weft_iss::HarvardBus;
 use weft_regs::INSTRUCTION_RAM_BASE;
 
 /// The firmware's row in the table.
 const FIRMWARE: &str = "firmware boot";
+
+/// The Rust benchmark's row in the table.
+const RUST_BENCH: &str = "rust bench";
 
 /// Clock cycles after which a program counts as hung.
 const CYCLE_LIMIT: u64 = 50_000_000;
@@ -135,18 +142,20 @@ fn run_to_end(
     run_to_wfi(bench, program.name, Some(end))
 }
 
-/// The firmware ELF (`cargo xtask firmware`) on the core, from reset to its
-/// first `wfi`: start-up, the banner, the network stack's and the fabric
-/// manager's initialisation, all compiled Rust. The SoC peripherals and
-/// the data plane's CSR window are the ISS's models (every link down), as
-/// in the firmware lock-step test; the run counts only if the console
-/// printed the boot to its end. `None` without an ELF.
-fn measure_firmware() -> Result<Option<Measurement>, String> {
-    let path = elf::firmware_path();
-    let Ok(image) = std::fs::read(&path) else {
+/// A soft-core ELF built by `cargo xtask firmware`, run on the core from
+/// reset to its first `wfi` over the firmware's machine: the SoC
+/// peripherals and the data plane's CSR window are the ISS's models (every
+/// link down), as in the firmware lock-step test. Returns the measurement,
+/// the core as the program left it and the peripherals; `None` without an
+/// ELF at `path`.
+fn run_elf(
+    program: &'static str,
+    path: &Path,
+) -> Result<Option<(Measurement, CoreBench<HarvardBus>, IssSoc)>, String> {
+    let Ok(image) = std::fs::read(path) else {
         return Ok(None);
     };
-    let failed = |e: &dyn std::fmt::Display| format!("firmware {}: {e}", path.display());
+    let failed = |e: &dyn std::fmt::Display| format!("{program} {}: {e}", path.display());
     let mut bus = HarvardBus::reference();
     let soc = IssSoc::attach(&mut bus).map_err(|e| failed(&e))?;
     DataPlaneWindow::unlinked(4)
@@ -154,18 +163,49 @@ fn measure_firmware() -> Result<Option<Measurement>, String> {
         .map_err(|e| failed(&e))?;
     elf::load(&mut bus, &image).map_err(|e| failed(&e))?;
     let mut core = CoreBench::new(bus, INSTRUCTION_RAM_BASE).map_err(|e| failed(&e))?;
-    let (instructions, cycles, seconds) = run_to_wfi(&mut core, FIRMWARE, None)?;
-    let console = String::from_utf8_lossy(&soc.uart.transmitted()).into_owned();
-    if !console.ends_with("ready\r\n") {
-        return Err(failed(&format!("boot did not finish: {console:?}")));
-    }
-    Ok(Some(Measurement {
-        program: FIRMWARE,
+    let (instructions, cycles, seconds) = run_to_wfi(&mut core, program, None)?;
+    let measurement = Measurement {
+        program,
         platform: Platform::Core,
         instructions,
         cycles,
         seconds,
-    }))
+    };
+    Ok(Some((measurement, core, soc)))
+}
+
+/// The firmware ELF (`cargo xtask firmware`) on the core, from reset to its
+/// first `wfi`: start-up, the banner, the network stack's and the fabric
+/// manager's initialisation, all compiled Rust. The run counts only if the
+/// console printed the boot to its end. `None` without an ELF.
+fn measure_firmware() -> Result<Option<Measurement>, String> {
+    let path = elf::firmware_path();
+    let Some((measurement, _, soc)) = run_elf(FIRMWARE, &path)? else {
+        return Ok(None);
+    };
+    let console = String::from_utf8_lossy(&soc.uart.transmitted()).into_owned();
+    if !console.ends_with("ready\r\n") {
+        return Err(format!(
+            "{FIRMWARE} {}: boot did not finish: {console:?}",
+            path.display()
+        ));
+    }
+    Ok(Some(measurement))
+}
+
+/// The Rust benchmark (`softcore-fw/bench`, built by `cargo xtask
+/// firmware`) on the core, from reset to its `wfi`: four kernels of
+/// compiled Rust, CRC-32, a sorted linked list, a matrix product and a
+/// tokenizer. The run counts only if every kernel's result matched the
+/// host's. `None` without an ELF.
+fn measure_rust_bench() -> Result<Option<Measurement>, String> {
+    let path = rust_bench::elf_path();
+    let Some((measurement, mut core, _)) = run_elf(RUST_BENCH, &path)? else {
+        return Ok(None);
+    };
+    rust_bench::verdict(core.register(usize::from(rust_bench::PASSED_REGISTER)))
+        .map_err(|wrong| format!("{RUST_BENCH} {}: {wrong}", path.display()))?;
+    Ok(Some(measurement))
 }
 
 fn measure(program: &Program, platform: Platform) -> Result<Measurement, String> {
@@ -243,16 +283,21 @@ fn main() -> ExitCode {
             }
         }
     }
-    match measure_firmware() {
-        Ok(Some(m)) => results.push(m),
-        Ok(None) => eprintln!(
-            "core-bench: no firmware ELF at {} (`cargo xtask firmware` builds it): \
-             its row is left out",
-            elf::firmware_path().display()
-        ),
-        Err(msg) => {
-            eprintln!("core-bench: {msg}; the core is wrong, not slow");
-            return ExitCode::FAILURE;
+    for (measured, what, path) in [
+        (measure_firmware(), "firmware", elf::firmware_path()),
+        (measure_rust_bench(), "benchmark", rust_bench::elf_path()),
+    ] {
+        match measured {
+            Ok(Some(m)) => results.push(m),
+            Ok(None) => eprintln!(
+                "core-bench: no {what} ELF at {} (`cargo xtask firmware` builds it): \
+                 its row is left out",
+                path.display()
+            ),
+            Err(msg) => {
+                eprintln!("core-bench: {msg}; the core is wrong, not slow");
+                return ExitCode::FAILURE;
+            }
         }
     }
     // Cycles and seconds over every program, per platform: the core's
@@ -262,7 +307,7 @@ fn main() -> ExitCode {
         .map(|platform| {
             let runs = results
                 .iter()
-                .filter(|m| m.platform == platform && m.program != FIRMWARE);
+                .filter(|m| m.platform == platform && ![FIRMWARE, RUST_BENCH].contains(&m.program));
             let cycles = runs.clone().map(|m| m.cycles).sum();
             let seconds = runs.map(|m| m.seconds).sum();
             (platform, cycles, seconds)

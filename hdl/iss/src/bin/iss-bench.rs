@@ -8,6 +8,10 @@
 //! records) and `step` (one retirement record per instruction, as the
 //! lock-step comparison with the RTL core consumes them). Every run's
 //! result is checked against the program's host reference.
+//!
+//! A last row runs the Rust benchmark's ELF (`softcore-fw/bench`, built by
+//! `cargo xtask firmware`) the same way, every kernel's result checked
+//! against the host's; it is left out, with a note, when the ELF is absent.
 #![forbid(unsafe_code)]
 
 use std::hint::black_box;
@@ -15,7 +19,50 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use weft_iss::programs::{self, Program};
+use weft_iss::rust_bench;
 use weft_iss::{Hart, HarvardBus, RunStop, Step};
+
+/// The Rust benchmark's row in the table.
+const RUST_BENCH: &str = "rust bench";
+
+/// What runs: a generated program, or a compiled one.
+enum Workload {
+    /// One of `weft_iss::programs`.
+    Generated(Program),
+    /// The Rust benchmark's ELF image.
+    RustBench(Vec<u8>),
+}
+
+impl Workload {
+    fn name(&self) -> &'static str {
+        match self {
+            Workload::Generated(program) => program.name,
+            Workload::RustBench(_) => RUST_BENCH,
+        }
+    }
+
+    /// Loads the workload and resets the hart to its entry point.
+    fn load(&self, hart: &mut Hart<HarvardBus>) -> Result<(), String> {
+        match self {
+            Workload::Generated(program) => program.load(hart).map_err(|f| f.to_string()),
+            Workload::RustBench(image) => {
+                let loaded = hart.load_elf(image).map_err(|e| e.to_string())?;
+                hart.reset(loaded.entry);
+                Ok(())
+            }
+        }
+    }
+
+    /// Why the halted hart's result is wrong, if it is.
+    fn check(&self, hart: &Hart<HarvardBus>) -> Result<(), String> {
+        match self {
+            Workload::Generated(program) if program.succeeded(hart) => Ok(()),
+            Workload::Generated(_) => Err("result differs from the host reference".into()),
+            Workload::RustBench(_) => rust_bench::verdict(hart.reg(rust_bench::PASSED_REGISTER))
+                .map_err(|wrong| wrong.to_string()),
+        }
+    }
+}
 
 /// Upper bound on the steps of one program run; the programs halt long
 /// before it.
@@ -54,44 +101,40 @@ impl Measurement {
 /// why the run is wrong.
 fn run_once(
     hart: &mut Hart<HarvardBus>,
-    program: &Program,
+    program: &Workload,
     mode: Mode,
 ) -> Result<(u64, Duration), String> {
+    let name = program.name();
     program
         .load(hart)
-        .map_err(|f| format!("{}: cannot load: {f}", program.name))?;
+        .map_err(|f| format!("{name}: cannot load: {f}"))?;
     let start = Instant::now();
     match mode {
         Mode::Run => {
             let summary = hart.run(STEP_LIMIT);
             if summary.stop != RunStop::Idle {
-                return Err(format!("{}: did not halt", program.name));
+                return Err(format!("{name}: did not halt"));
             }
         }
         Mode::Step => loop {
             match black_box(hart.step()) {
                 Step::Idle => break,
                 Step::Retired(r) if r.trap.is_some() => {
-                    return Err(format!("{}: unexpected trap {:?}", program.name, r.trap));
+                    return Err(format!("{name}: unexpected trap {:?}", r.trap));
                 }
                 Step::Retired(_) => {}
             }
         },
     }
     let elapsed = start.elapsed();
-    if !program.succeeded(hart) {
-        return Err(format!(
-            "{}: result differs from the host reference",
-            program.name
-        ));
-    }
+    program.check(hart).map_err(|e| format!("{name}: {e}"))?;
     Ok((hart.csrs().minstret(), elapsed))
 }
 
-fn measure(program: &Program, mode: Mode, budget: Duration) -> Result<Measurement, String> {
+fn measure(program: &Workload, mode: Mode, budget: Duration) -> Result<Measurement, String> {
     let mut hart = Hart::new(HarvardBus::reference());
     let mut m = Measurement {
-        program: program.name,
+        program: program.name(),
         mode,
         runs: 0,
         instructions: 0,
@@ -106,7 +149,8 @@ fn measure(program: &Program, mode: Mode, budget: Duration) -> Result<Measuremen
     Ok(m)
 }
 
-fn suite() -> Vec<Program> {
+/// The generated programs, then the Rust benchmark if its ELF is built.
+fn suite() -> Vec<Workload> {
     // Pseudo-random inputs from a fixed xorshift so every run is identical.
     let mut s = 0x2545_F491_u32;
     let mut next = move || {
@@ -117,11 +161,24 @@ fn suite() -> Vec<Program> {
     };
     let crc_input: Vec<u8> = (0..48 * 1024).map(|_| next() as u8).collect();
     let sort_input: Vec<i32> = (0..1024).map(|_| next() as i32).collect();
-    vec![
+    let mut suite: Vec<Workload> = [
         programs::crc32(crc_input),
         programs::insertion_sort(&sort_input),
         programs::lcg_mix(0x1234_5678, 200_000),
     ]
+    .into_iter()
+    .map(Workload::Generated)
+    .collect();
+    let path = rust_bench::elf_path();
+    match std::fs::read(&path) {
+        Ok(image) => suite.push(Workload::RustBench(image)),
+        Err(_) => eprintln!(
+            "iss-bench: no benchmark ELF at {} (`cargo xtask firmware` builds it): \
+             its row is left out",
+            path.display()
+        ),
+    }
+    suite
 }
 
 struct Options {

@@ -187,7 +187,7 @@ pub fn designs() -> Result<Vec<Design>, SocError> {
         // CI only elaborates it. `synth_xilinx -family xcup -nolutram` maps
         // them to 43 RAMB36E2 beside 5.0 k LUTs, 2.8 k flip-flops and 4
         // DSP48E2 for the core and peripherals (measured with the 652-byte
-        // banner firmware; yosys's UltraScale LUT-RAM mapping rejects one
+        // banner firmware, before the SPI flash controller joined; yosys's UltraScale LUT-RAM mapping rejects one
         // of the small memories, hence -nolutram).
         Design {
             check: Check::Structure,

@@ -203,7 +203,9 @@ pub fn designs() -> Result<Vec<Design>, SocError> {
         ),
         // The core's retirement trace is for simulation, so the SoC leaves
         // it unconnected; the UART uses its FIFOs' empty and full flags
-        // only, the MAC its receive RAM's port B for writes only. Each peripheral decodes the word offset of its register
+        // only, the MAC its receive RAM's port B for writes only, and the
+        // SoC's decoder faults whatever the flash controller would, so its
+        // fault output goes unread. Each peripheral decodes the word offset of its register
         // port's address (the SoC's decoder has checked the rest), and the
         // UART takes a byte of the write data. The RAMs' images are
         // `$readmemh` files beside the Verilog. Its 128 KiB + 64 KiB of
@@ -211,7 +213,7 @@ pub fn designs() -> Result<Vec<Design>, SocError> {
         // CI only elaborates it. `synth_xilinx -family xcup -nolutram` maps
         // them to 43 RAMB36E2 beside 5.0 k LUTs, 2.8 k flip-flops and 4
         // DSP48E2 for the core and peripherals (measured with the 652-byte
-        // banner firmware; yosys's UltraScale LUT-RAM mapping rejects one
+        // banner firmware, before the SPI flash controller joined; yosys's UltraScale LUT-RAM mapping rejects one
         // of the small memories, hence -nolutram).
         Design {
             check: Check::Structure,
@@ -226,6 +228,7 @@ pub fn designs() -> Result<Vec<Design>, SocError> {
                         "read_logic",
                         "write_logic",
                         "rx_ram",
+                        "spi_flash",
                     ],
                 ),
                 &["bus$address", "bus$write_data"],

@@ -58,6 +58,9 @@ mod phase {
 pub struct SpiFlashController {
     /// The soft core's clock.
     pub clock: Signal<In, Clock>,
+    /// Synchronous reset: every register 0 and no transaction (`cs_n`
+    /// high next cycle); the page buffer keeps its bytes, as block RAM does.
+    pub reset: Signal<In, Bit>,
     /// The soft core's data port, for the controller's 512 bytes
     /// (registers, then buffer); an access elsewhere faults.
     pub bus: DataBus,
@@ -122,6 +125,7 @@ impl Default for SpiFlashController {
         let word = |register: weft_regs::Register| Constant::new(register.word().to_bits());
         SpiFlashController {
             clock: Default::default(),
+            reset: Default::default(),
             bus: Default::default(),
             sclk: Default::default(),
             cs_n: Default::default(),
@@ -377,6 +381,23 @@ impl Logic for SpiFlashController {
                 self.out_shift.d.next = bit_cast::<32, 8>(self.lane_byte.val()) << 24;
             }
             self.state.d.next = self.shift.val();
+        }
+        if self.reset.val() {
+            self.divisor.d.next = bits::<8>(0);
+            self.address.d.next = bits::<24>(0);
+            self.length.d.next = bits::<9>(0);
+            self.state.d.next = self.idle.val();
+            self.writing.d.next = false;
+            self.header_left.d.next = bits::<3>(0);
+            self.data_left.d.next = bits::<9>(0);
+            self.data_index.d.next = bits::<9>(0);
+            self.tick.d.next = bits::<8>(0);
+            self.serial_clock.d.next = false;
+            self.bit_count.d.next = bits::<3>(0);
+            self.out_shift.d.next = bits::<32>(0);
+            self.in_byte.d.next = bits::<8>(0);
+            self.word.d.next = bits::<32>(0);
+            self.read_buffer.d.next = false;
         }
     }
 }

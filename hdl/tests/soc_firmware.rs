@@ -10,6 +10,11 @@
 //! byte: the banner, once. The run stops there, before the firmware
 //! reads the free-running `mtime`, which counts clock cycles on the RTL
 //! and steps on the ISS.
+//!
+//! Past the banner the firmware reads its key record from the SPI flash,
+//! the RTL SoC's through the flash controller to a serial NOR part on its
+//! pins: each model runs free to the line the firmware prints about the
+//! record, and the lines must be the same.
 
 use weft_hdl::core::Lockstep;
 use weft_hdl::soc::{MemoryImage, Soc, SocBench};
@@ -65,5 +70,72 @@ fn the_firmware_boots_on_the_rtl_soc_and_prints_the_iss_banner() {
     eprintln!(
         "soc firmware: banner after {compared} agreeing retirements, {} SoC cycles",
         l.rtl().cycles()
+    );
+}
+
+/// SoC cycles to run at most to the firmware's management line, past the
+/// banner, the MAC's start and the read of its key record from the flash.
+const KEY_CYCLES: u64 = 120_000;
+
+/// The line `output` holds that starts with `prefix`, once complete.
+fn line<'a>(output: &'a str, prefix: &str) -> Option<&'a str> {
+    let start = output.find(prefix)?;
+    let end = output[start..].find("\r\n")?;
+    Some(&output[start..start + end])
+}
+
+#[test]
+fn the_firmware_reads_its_key_record_from_the_flash_on_the_rtl_soc_as_on_the_iss() {
+    // Past the banner the firmware reads mtime and polls the flash
+    // controller's BUSY, which take different numbers of steps on the two
+    // models, so each runs free and the line the firmware prints about
+    // the key record it read is compared.
+    let path = firmware_path();
+    let Ok(image) = std::fs::read(&path) else {
+        eprintln!(
+            "skipped: no firmware ELF at {} (build it with `cargo xtask firmware`, \
+             or point WEFT_FIRMWARE at one)",
+            path.display()
+        );
+        return;
+    };
+    let prefix = "management: ";
+    let mut iss_bus = HarvardBus::reference();
+    let iss_soc = weft_iss::soc::Soc::attach(&mut iss_bus).expect("the SoC window is free");
+    let mut iss = Hart::new(iss_bus);
+    iss.load_elf(&image).expect("the firmware ELF loads");
+    let mut steps = 0;
+    let iss_line = loop {
+        let output = String::from_utf8_lossy(&iss_soc.uart.transmitted()).into_owned();
+        if let Some(found) = line(&output, prefix) {
+            break found.to_owned();
+        }
+        iss_soc.step(&mut iss);
+        steps += 1;
+        assert!(steps < KEY_CYCLES, "no key record line from the ISS");
+    };
+
+    let memory = MemoryImage::reference_from_elf(&image).expect("the firmware ELF loads");
+    let mut rtl = SocBench::new(Soc::new(&memory).expect("the reference memories fit"))
+        .expect("the SoC builds");
+    let rtl_line = loop {
+        let output = String::from_utf8_lossy(rtl.transmitted()).into_owned();
+        if let Some(found) = line(&output, prefix) {
+            break found.to_owned();
+        }
+        rtl.cycle().expect("the SoC runs");
+        assert!(
+            rtl.cycles() < KEY_CYCLES,
+            "no key record line from the RTL SoC in {KEY_CYCLES} cycles: {output:?}"
+        );
+    };
+    assert_eq!(rtl_line, iss_line, "the firmware's word on its key record");
+    assert!(
+        rtl_line.contains("no key yet"),
+        "an erased part holds no key record: {rtl_line:?}"
+    );
+    eprintln!(
+        "soc firmware: key record line after {} SoC cycles",
+        rtl.cycles()
     );
 }

@@ -2,9 +2,8 @@
 //! register accesses, one per clock cycle, with the models' time advanced
 //! one tick per cycle, give the same reads, the same interrupt line, the
 //! same bytes out and the same reset requests. The data port decoder
-//! against `weft_iss::HarvardBus` with the same devices and the Ethernet
-//! MAC attached (the RTL SoC has no SPI flash controller yet, so neither
-//! bus maps one): the same accesses fault. The MAC itself is compared with
+//! against `weft_iss::HarvardBus` with the same devices, the Ethernet
+//! MAC and the SPI flash controller attached: the same accesses fault. The MAC itself is compared with
 //! its model in `mac_matches_iss`.
 
 use proptest::prelude::*;
@@ -12,10 +11,10 @@ use rust_hdl::prelude::*;
 use weft_hdl::csr::CsrTarget;
 use weft_hdl::driver::{settle, CycleDriver};
 use weft_hdl::soc::{DataDecoder, Gpio, Timer, Uart, Watchdog};
-use weft_iss::soc::Watchdog as WatchdogModel;
+use weft_iss::soc::{NorFlash, SpiFlash, Watchdog as WatchdogModel};
 use weft_iss::{Bus, DeviceFault, HarvardBus, Mmio, Width};
 use weft_regs::csr::{CSR_BASE, CSR_SIZE};
-use weft_regs::soc::{gpio, mac, timer, uart, watchdog, BLOCK_SIZE, SOC_BASE};
+use weft_regs::soc::{gpio, mac, spi_flash, timer, uart, watchdog, BLOCK_SIZE, SOC_BASE};
 use weft_regs::{RegisterBlock, DATA_RAM_BASE, DATA_RAM_SIZE};
 
 /// One clock cycle's register access.
@@ -274,6 +273,9 @@ fn data_address() -> impl Strategy<Value = u32> {
         mac::TX_BUFFER_LAYOUT.base,
         mac::BUFFER_BASE + mac::BUFFER_SIZE,
         mac::LAYOUT.base + 0x1000,
+        spi_flash::LAYOUT.base,
+        spi_flash::BUFFER_LAYOUT.base,
+        spi_flash::BUFFER_LAYOUT.base + BLOCK_SIZE,
         CSR_BASE,
         CSR_BASE + CSR_SIZE,
     ];
@@ -306,6 +308,7 @@ proptest! {
             bus.map_mmio(base, BLOCK_SIZE, device).expect("the SoC window is free");
         }
         weft_iss::soc::Mac::new().attach(&mut bus).expect("the MAC's window is free");
+        SpiFlash::new(NorFlash::reference()).attach(&mut bus).expect("the flash's window is free");
         bus.map_mmio(CSR_BASE, CSR_SIZE, Box::new(WordsOnly)).expect("the CSR window is free");
         let iss_fault = if store {
             bus.store(address, width, 0).is_err()

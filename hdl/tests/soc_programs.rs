@@ -3,15 +3,19 @@
 //! with the ISS, the data plane's interrupt line (`mip.MEIP`) wakes it too;
 //! loads and stores cross the CSR master port to a Rust model (narrow ones
 //! fault) in lock-step too, and the watchdog resets the SoC, which the
-//! program then reads from the watchdog's status.
+//! program then reads from the watchdog's status. A program drives the
+//! SPI flash controller to a serial NOR part on the SoC's pins in
+//! lock-step with the ISS's controller model and its part.
 
 use std::collections::HashMap;
 
 use weft_hdl::core::Lockstep;
 use weft_hdl::soc::{MemoryImage, Soc, SocBench};
 use weft_iss::encode as e;
+use weft_iss::soc::Timing;
 use weft_iss::{DeviceFault, Hart, HarvardBus, Mmio, Width};
 use weft_regs::csr::{CSR_BASE, CSR_SIZE};
+use weft_regs::soc::spi_flash::{self, opcode};
 use weft_regs::soc::{gpio, timer, watchdog};
 
 /// The reference memories with `program` at the reset vector.
@@ -205,5 +209,177 @@ fn loads_and_stores_cross_the_csr_port_and_narrow_ones_fault_as_on_the_iss() {
         l.rtl().register(6),
         7,
         "store access fault (Privileged §3.1.15)"
+    );
+}
+
+/// Registers of the flash program below.
+const FLASH: u8 = 1;
+const SCRATCH: u8 = 3;
+const STATUS: u8 = 4;
+const COUNT: u8 = 5;
+
+/// Instructions that run one flash command: `ADDRESS`, `LENGTH` and
+/// `COMMAND`, then a fixed wait of at least `wait_cycles` (a loop of two
+/// instructions, each retiring in a cycle or more), then a load of
+/// `STATUS`. The wait is fixed rather than a poll of `BUSY` so that the
+/// program retires the same instructions on the core, whose controller
+/// clocks the bytes out, and on the ISS, whose model finishes at once:
+/// the lock-step compares the `STATUS` load, so a controller still busy
+/// after the wait fails the test.
+fn flash_command(
+    op: u8,
+    address: Option<u32>,
+    length: u32,
+    write: bool,
+    wait_cycles: u32,
+) -> Vec<u32> {
+    let command = spi_flash::OPCODE.encode(u32::from(op))
+        | spi_flash::WITH_ADDRESS.encode(u32::from(address.is_some()))
+        | spi_flash::WRITE.encode(u32::from(write));
+    let offset = |r: weft_regs::Register| (r.address(0, 0) - spi_flash::LAYOUT.base) as i32;
+    let mut code = Vec::new();
+    code.extend(e::li(SCRATCH, address.unwrap_or(0)));
+    code.push(e::sw(SCRATCH, FLASH, offset(spi_flash::ADDRESS)));
+    code.extend(e::li(SCRATCH, length));
+    code.push(e::sw(SCRATCH, FLASH, offset(spi_flash::LENGTH)));
+    code.extend(e::li(SCRATCH, command));
+    code.push(e::sw(SCRATCH, FLASH, offset(spi_flash::COMMAND)));
+    code.extend(e::li(COUNT, wait_cycles.div_ceil(2)));
+    code.push(e::addi(COUNT, COUNT, -1));
+    code.push(e::bne(COUNT, 0, -4));
+    code.push(e::lw(STATUS, FLASH, offset(spi_flash::STATUS)));
+    code
+}
+
+/// Clock cycles a transaction of `bytes` (opcode and address included)
+/// takes at most at `CONTROL.DIVISOR` 0: 16 per byte, and a margin for
+/// the controller's steps between bytes.
+fn transaction_cycles(bytes: u32) -> u32 {
+    24 * bytes + 16
+}
+
+/// `rd` = the page buffer's word at byte `at`.
+fn load_buffer(rd: u8, at: u32) -> u32 {
+    e::lw(
+        rd,
+        FLASH,
+        (spi_flash::buffer_word(at) - spi_flash::LAYOUT.base) as i32,
+    )
+}
+
+#[test]
+fn a_program_reads_the_id_and_programs_a_page_of_the_flash_on_the_soc_pins_as_on_the_iss() {
+    // Eight words programmed at a flash address inside a page, read back
+    // with a word of erased flash either side.
+    let at = 0x1004;
+    let words: Vec<u32> = (1..=8).map(|i| 0x1357_9BDF_u32.wrapping_mul(i)).collect();
+    let length = 4 * words.len() as u32;
+    let page_program = u32::try_from(Timing::TYPICAL.page_program).expect("a short time");
+
+    let mut program = e::li(FLASH, spi_flash::LAYOUT.base).to_vec();
+    // x10 = the JEDEC ID.
+    program.extend(flash_command(
+        opcode::READ_JEDEC_ID,
+        None,
+        3,
+        false,
+        transaction_cycles(4),
+    ));
+    program.push(load_buffer(10, 0));
+    // x11 = the status after Write Enable.
+    program.extend(flash_command(
+        opcode::WRITE_ENABLE,
+        None,
+        0,
+        false,
+        transaction_cycles(1),
+    ));
+    program.extend(flash_command(
+        opcode::READ_STATUS,
+        None,
+        1,
+        false,
+        transaction_cycles(2),
+    ));
+    program.push(load_buffer(11, 0));
+    // Page Program from the buffer, then wait out tPP; x12 = the status after it.
+    for (i, word) in words.iter().enumerate() {
+        program.extend(e::li(SCRATCH, *word));
+        program.push(e::sw(
+            SCRATCH,
+            FLASH,
+            (spi_flash::buffer_word(4 * i as u32) - spi_flash::LAYOUT.base) as i32,
+        ));
+    }
+    program.extend(flash_command(
+        opcode::PAGE_PROGRAM,
+        Some(at),
+        length,
+        true,
+        transaction_cycles(4 + length) + page_program,
+    ));
+    program.extend(flash_command(
+        opcode::READ_STATUS,
+        None,
+        1,
+        false,
+        transaction_cycles(2),
+    ));
+    program.push(load_buffer(12, 0));
+    // x13.. = the page read back, from a word below to a word above.
+    program.extend(flash_command(
+        opcode::READ_DATA,
+        Some(at - 4),
+        length + 8,
+        false,
+        transaction_cycles(4 + length + 8),
+    ));
+    let first_read = 13;
+    for i in 0..words.len() as u8 + 2 {
+        program.push(load_buffer(first_read + i, 4 * u32::from(i)));
+    }
+    program.push(e::wfi());
+
+    let mut bus = HarvardBus::reference();
+    let iss_soc = weft_iss::soc::Soc::attach(&mut bus).expect("the SoC window is free");
+    bus.write_words(0, &program)
+        .expect("instruction RAM is at 0");
+    let mut l = Lockstep::pair(soc(&program), Hart::new(bus));
+    let max_cycles = 4 * page_program as u64;
+    while !l.iss().is_waiting() {
+        l.cycle().unwrap_or_else(|d| panic!("{d}"));
+        // The ISS's part counts the SoC's clock cycles, as the one on the pins does.
+        iss_soc.advance(1);
+        assert!(l.rtl().cycles() < max_cycles, "the program did not finish");
+    }
+    // The values the lock-step compared, against the datasheet and the program.
+    let reg = |l: &mut Lockstep<SocBench>, r: u8| l.rtl().register(usize::from(r));
+    assert_eq!(reg(&mut l, 10), 0x0016_40EF, "W25Q32JV: EF 40 16");
+    // Read Status fills the buffer's byte 0; the bytes above keep the ID's.
+    assert_eq!(
+        reg(&mut l, 11) & 0xFF,
+        u32::from(opcode::STATUS_WEL),
+        "Write Enable sets WEL"
+    );
+    assert_eq!(
+        reg(&mut l, 12) & 0xFF,
+        0,
+        "the program ended: WIP and WEL clear"
+    );
+    let read: Vec<u32> = (0..words.len() as u8 + 2)
+        .map(|i| reg(&mut l, first_read + i))
+        .collect();
+    let mut expected = vec![u32::MAX];
+    expected.extend(&words);
+    expected.push(u32::MAX);
+    assert_eq!(read, expected, "the page reads back between erased words");
+    assert!(
+        l.rtl().flash().contents() == iss_soc.spi_flash.contents().as_slice(),
+        "the flash contents differ from the ISS's"
+    );
+    let programmed: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    assert_eq!(
+        l.rtl().flash().contents()[at as usize..(at + length) as usize],
+        programmed
     );
 }

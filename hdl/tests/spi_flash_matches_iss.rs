@@ -339,6 +339,38 @@ fn narrow_accesses_and_holes_fault() {
     assert!(!rtl.access(spi_flash::buffer_word(252), None, 0xF));
 }
 
+#[test]
+fn a_reset_ends_the_transaction_and_clears_the_registers() {
+    // The state the ISS model starts in (`SpiFlash::new`: every register 0),
+    // wherever the reset comes in a transaction.
+    let mut rtl = Rtl::new(part());
+    let mut iss = Iss(SpiFlash::new(part()));
+    let registers = [spi_flash::CONTROL, spi_flash::ADDRESS, spi_flash::LENGTH];
+    let at_reset: Vec<u32> = registers.iter().map(|r| iss.read(register(*r))).collect();
+    rtl.write(register(spi_flash::CONTROL), 2);
+    rtl.write(register(spi_flash::ADDRESS), 0x1234);
+    rtl.write(register(spi_flash::LENGTH), 200);
+    rtl.write(
+        register(spi_flash::COMMAND),
+        spi_flash::OPCODE.encode(u32::from(opcode::READ_DATA)) | spi_flash::WITH_ADDRESS.encode(1),
+    );
+    // Mid-byte: the part on the pins would refuse to see cs_n rise, so
+    // the controller runs alone from here, `miso` held high.
+    for _ in 0..50 {
+        rtl.driver.tick().expect("the controller settles");
+    }
+    assert!(!rtl.driver.block().cs_n.val(), "the transaction runs");
+    rtl.driver.block().reset.next = true;
+    rtl.driver.tick().expect("the controller settles");
+    rtl.driver.block().reset.next = false;
+    rtl.driver.settle().expect("settles");
+    assert!(rtl.driver.block().cs_n.val(), "cs_n rises with the reset");
+    assert!(!rtl.driver.block().sclk.val(), "sclk idles low");
+    let after: Vec<u32> = registers.iter().map(|r| rtl.read(register(*r))).collect();
+    assert_eq!(after, at_reset);
+    assert_eq!(rtl.read(register(spi_flash::STATUS)), 0, "not busy");
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
 

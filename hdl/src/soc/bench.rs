@@ -1,10 +1,11 @@
 //! A test bench for the whole SoC: Rust models on its outside (a UART
-//! line, GPIO pins, a CSR target) and the core's retirement trace read
+//! line, GPIO pins, a serial NOR flash part, a CSR target) and the core's retirement trace read
 //! back, driven cycle by cycle on the calling thread.
 
 use std::collections::VecDeque;
 
 use rust_hdl::prelude::*;
+use weft_iss::soc::NorFlash;
 use weft_iss::{Interrupt, Mmio, Width};
 use weft_regs::csr::CSR_BASE;
 
@@ -12,18 +13,23 @@ use super::Soc;
 use crate::core::testbench::read_trace;
 use crate::core::{BenchError, CoreUnderTest, Retired};
 use crate::driver::CycleDriver;
+use crate::spi_flash::FlashOnPins;
 
 /// The SoC with its outside modelled in Rust.
 ///
 /// The UART's transmitter is always drained (one byte per cycle at most),
 /// bytes handed to [`SocBench::receive`] are offered to its receiver one
-/// per cycle, and a `weft_iss::Mmio` device mapped with
+/// per cycle, a serial NOR part sits on the flash pins (the erased
+/// reference part, `NorFlash::reference()`, as `weft_iss::soc::Soc::attach`
+/// has it, unless [`SocBench::attach_flash`] puts another there), and a
+/// `weft_iss::Mmio` device mapped with
 /// [`SocBench::map_csr`] answers the CSR master port at offsets from
 /// `CSR_BASE` (unmapped, the port answers nothing and loads read 0).
 pub struct SocBench {
     driver: CycleDriver<Soc>,
     transmitted: Vec<u8>,
     to_receive: VecDeque<u8>,
+    flash: FlashOnPins,
     csr: Option<Box<dyn Mmio>>,
     /// The CSR target's answer to the previous cycle's read.
     csr_answer: Option<u32>,
@@ -44,6 +50,7 @@ impl SocBench {
             driver,
             transmitted: Vec::new(),
             to_receive: VecDeque::new(),
+            flash: FlashOnPins::new(NorFlash::reference()),
             csr: None,
             csr_answer: None,
             decided_mip: 0,
@@ -54,6 +61,17 @@ impl SocBench {
     /// Answers the CSR master port with `device`.
     pub fn map_csr(&mut self, device: Box<dyn Mmio>) {
         self.csr = Some(device);
+    }
+
+    /// Puts `part` on the flash pins in place of the one there: a flash
+    /// that kept its contents from an earlier run, or one of other timing.
+    pub fn attach_flash(&mut self, part: NorFlash) {
+        self.flash = FlashOnPins::new(part);
+    }
+
+    /// The flash part on the pins, its array and status as they are now.
+    pub fn flash(&self) -> &NorFlash {
+        self.flash.part()
     }
 
     /// Queues `bytes` for the UART's receiver.
@@ -140,6 +158,13 @@ impl SocBench {
         if soc.reset_request.val() {
             self.resets_requested += 1;
         }
+        // The part sees the pins as they are before the edge, as the
+        // controller samples `miso` driven in the cycle before.
+        soc.flash_miso.next = self.flash.cycle(
+            soc.flash_cs_n.val(),
+            soc.flash_sclk.val(),
+            soc.flash_mosi.val(),
+        );
         let (read, write) = (soc.csr.read.val(), soc.csr.write.val());
         let offset = soc.csr.address.val().to_u32().wrapping_sub(CSR_BASE);
         let value = soc.csr.write_data.val().to_u32();

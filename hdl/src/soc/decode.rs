@@ -3,7 +3,7 @@
 
 use rust_hdl::prelude::*;
 use weft_regs::csr::{CSR_BASE, CSR_SIZE};
-use weft_regs::soc::{gpio, mac, timer, uart, watchdog, BLOCK_SIZE};
+use weft_regs::soc::{gpio, mac, spi_flash, timer, uart, watchdog, BLOCK_SIZE};
 use weft_regs::{RegisterBlock, DATA_RAM_BASE};
 
 /// Bytes of a SoC block's registers, which sit at offsets 0, 4, 8, … with
@@ -28,12 +28,15 @@ const TIMER_BYTES: u32 = register_bytes(&timer::BLOCK);
 const GPIO_BYTES: u32 = register_bytes(&gpio::BLOCK);
 const WATCHDOG_BYTES: u32 = register_bytes(&watchdog::BLOCK);
 const MAC_BYTES: u32 = register_bytes(&mac::BLOCK);
+const SPI_FLASH_BYTES: u32 = register_bytes(&spi_flash::BLOCK);
+const SPI_FLASH_BUFFER_BYTES: u32 = spi_flash::BUFFER_LAYOUT.instance_span();
 const MAC_RX_DESCRIPTOR_BYTES: u32 = mac::RX_DESCRIPTOR_LAYOUT.instance_span();
 const MAC_TX_DESCRIPTOR_BYTES: u32 = mac::TX_DESCRIPTOR_LAYOUT.instance_span();
 const _: () =
     assert!(MAC_RX_DESCRIPTOR_BYTES <= BLOCK_SIZE && MAC_TX_DESCRIPTOR_BYTES <= BLOCK_SIZE);
 const _: () =
     assert!(mac::TX_BUFFER_LAYOUT.base == mac::BUFFER_BASE + mac::RX_SLOTS * mac::SLOT_SIZE);
+const _: () = assert!(SPI_FLASH_BUFFER_BYTES == BLOCK_SIZE);
 const _: () = assert!(CSR_SIZE.is_power_of_two() && CSR_BASE.is_multiple_of(CSR_SIZE));
 const _: () = assert!(BLOCK_SIZE.is_power_of_two() && BLOCK_SIZE <= 0x100);
 
@@ -47,9 +50,10 @@ const _: () = assert!(BLOCK_SIZE.is_power_of_two() && BLOCK_SIZE <= 0x100);
 /// - The management Ethernet MAC (`weft_regs::soc::mac`): its registers,
 ///   its receive and transmit descriptors and its frame buffer, whole
 ///   words only.
+/// - The SPI flash controller (`weft_regs::soc::spi_flash`): its registers
+///   and its page buffer, whole words only.
 /// - Anything else faults, instruction RAM included: it is not on the
-///   data port; so does the SPI flash controller's part of the window,
-///   which the SoC does not carry yet. This is the `weft_iss::HarvardBus`
+///   data port. This is the `weft_iss::HarvardBus`
 ///   map with the `weft_iss::soc` models attached, whose devices fault on
 ///   a hole (`NoRegister`) or a narrow access (`UnsupportedWidth`).
 #[derive(LogicBlock)]
@@ -76,6 +80,8 @@ pub struct DataDecoder {
     pub watchdog: Signal<Out, Bit>,
     /// A whole-word access to the Ethernet MAC's registers, descriptors or frame buffer.
     pub mac: Signal<Out, Bit>,
+    /// A whole-word access to the SPI flash controller's registers or page buffer.
+    pub spi_flash: Signal<Out, Bit>,
     /// A whole-word access to the CSR window.
     pub csr: Signal<Out, Bit>,
     whole_word: Signal<Local, Bit>,
@@ -101,6 +107,9 @@ pub struct DataDecoder {
     mac_tx_descriptor_bytes: Constant<Bits<8>>,
     mac_buffer_base: Constant<Bits<32>>,
     mac_buffer_end: Constant<Bits<32>>,
+    spi_flash_base: Constant<Bits<32>>,
+    spi_flash_bytes: Constant<Bits<8>>,
+    spi_flash_buffer_base: Constant<Bits<32>>,
     csr_base: Constant<Bits<32>>,
     csr_mask: Constant<Bits<32>>,
 }
@@ -129,6 +138,7 @@ impl DataDecoder {
             gpio: Signal::default(),
             watchdog: Signal::default(),
             mac: Signal::default(),
+            spi_flash: Signal::default(),
             csr: Signal::default(),
             whole_word: Signal::default(),
             block: Signal::default(),
@@ -153,6 +163,9 @@ impl DataDecoder {
             mac_tx_descriptor_bytes: Constant::new(bits(u64::from(MAC_TX_DESCRIPTOR_BYTES))),
             mac_buffer_base: word(mac::BUFFER_BASE),
             mac_buffer_end: word(mac::BUFFER_BASE + mac::BUFFER_SIZE),
+            spi_flash_base: word(spi_flash::LAYOUT.base),
+            spi_flash_bytes: Constant::new(bits(u64::from(SPI_FLASH_BYTES))),
+            spi_flash_buffer_base: word(spi_flash::BUFFER_LAYOUT.base),
             csr_base: word(CSR_BASE),
             csr_mask: word(!(CSR_SIZE - 1)),
         }
@@ -187,6 +200,11 @@ impl Logic for DataDecoder {
                     && self.offset.val() < self.mac_tx_descriptor_bytes.val())
                 || (self.address.val() >= self.mac_buffer_base.val()
                     && self.address.val() < self.mac_buffer_end.val()));
+        // The page buffer fills its block, so any offset in it decodes.
+        self.spi_flash.next = self.whole_word.val()
+            && ((self.block.val() == self.spi_flash_base.val()
+                && self.offset.val() < self.spi_flash_bytes.val())
+                || self.block.val() == self.spi_flash_buffer_base.val());
         self.csr.next = self.whole_word.val()
             && (self.address.val() & self.csr_mask.val()) == self.csr_base.val();
         self.fault.next = (self.read.val() || self.write.val())
@@ -196,6 +214,7 @@ impl Logic for DataDecoder {
                 || self.gpio.val()
                 || self.watchdog.val()
                 || self.mac.val()
+                || self.spi_flash.val()
                 || self.csr.val());
     }
 }

@@ -4,10 +4,12 @@
 //!
 //! - [`Soc`]: the top. Its outside is a clock, a power-on reset, the
 //!   UART's byte streams, the GPIO pins, the watchdog's reset request, the
-//!   Ethernet MAC's MII pins and the [`CsrBus`](crate::csr::CsrBus) master port.
+//!   Ethernet MAC's MII pins, the SPI flash's pins and the
+//!   [`CsrBus`](crate::csr::CsrBus) master port.
 //! - Its parts, one job each: [`BlockRam`] (instruction and data memory,
 //!   initialised from a firmware image), [`DataDecoder`], [`Uart`],
-//!   [`Timer`], [`Gpio`], [`Watchdog`], [`EthernetMac`].
+//!   [`Timer`], [`Gpio`], [`Watchdog`], [`EthernetMac`],
+//!   [`SpiFlashController`](crate::spi_flash::SpiFlashController).
 //! - [`SerialTransmitter`] and [`SerialReceiver`] turn the UART's byte
 //!   streams into an 8N1 serial line for a board's pins.
 //! - [`SocBench`] runs it cycle by cycle with Rust models on its outside
@@ -49,6 +51,7 @@ pub use watchdog::Watchdog;
 
 use crate::core::Core;
 use crate::csr::CsrBus;
+use crate::spi_flash::SpiFlashController;
 
 /// Why a SoC could not be built.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -198,12 +201,13 @@ impl MemoryImage {
 /// `weft_iss::soc::Soc` wires them; the software interrupt line is tied
 /// low. The MAC's MII pins (IEEE 802.3 clause 22) are the SoC's `mii_*`
 /// ports; its clocks must run at most a quarter of the SoC clock (see
-/// [`EthernetMac`]).
+/// [`EthernetMac`]). The SPI flash controller's pins (SPI mode 0, see
+/// [`SpiFlashController`]) are the SoC's `flash_*` ports.
 ///
 /// `reset` (synchronous, at least one cycle) is the power-on reset. The
-/// watchdog's `reset_request` resets the core and the timer, GPIO and MAC as
-/// well, leaving the memories and the watchdog's `LOAD` and `STATUS`
-/// alone, and leaves the SoC on `reset_request` for the rest of the board.
+/// watchdog's `reset_request` resets the core and the timer, GPIO, MAC and
+/// flash controller as well, leaving the memories (the flash controller's
+/// page buffer among them) and the watchdog's `LOAD` and `STATUS` alone, and leaves the SoC on `reset_request` for the rest of the board.
 /// The CSR master port moves whole words (the decoder faults narrower
 /// accesses); a load that no CSR target answers reads 0.
 #[derive(LogicBlock)]
@@ -244,6 +248,14 @@ pub struct Soc {
     pub mii_tx_en: Signal<Out, Bit>,
     /// MII transmit data.
     pub mii_txd: Signal<Out, Bits<4>>,
+    /// SPI flash serial clock.
+    pub flash_sclk: Signal<Out, Bit>,
+    /// SPI flash chip select, active low.
+    pub flash_cs_n: Signal<Out, Bit>,
+    /// SPI flash data to the part.
+    pub flash_mosi: Signal<Out, Bit>,
+    /// SPI flash data from the part.
+    pub flash_miso: Signal<In, Bit>,
     /// The master port onto the data plane's CSR bus.
     pub csr: CsrBus,
     /// The data plane's interrupt line (level-sensitive), an external interrupt source.
@@ -258,9 +270,11 @@ pub struct Soc {
     gpio: Gpio,
     watchdog: Watchdog,
     mac: EthernetMac,
+    spi_flash: SpiFlashController,
     system_reset: Signal<Local, Bit>,
     data_ram_read: DFF<Bit>,
     csr_read: DFF<Bit>,
+    spi_flash_read: DFF<Bit>,
     instruction_base: Constant<Bits<32>>,
     instruction_mask: Constant<Bits<32>>,
     no_lanes: Constant<Bits<4>>,
@@ -293,6 +307,10 @@ impl Soc {
             mii_tx_clk: Signal::default(),
             mii_tx_en: Signal::default(),
             mii_txd: Signal::default(),
+            flash_sclk: Signal::default(),
+            flash_cs_n: Signal::default(),
+            flash_mosi: Signal::default(),
+            flash_miso: Signal::default(),
             csr: CsrBus::default(),
             data_plane_irq: Signal::default(),
             core: Core::default(),
@@ -304,9 +322,11 @@ impl Soc {
             gpio: Gpio::new(),
             watchdog: Watchdog::new(),
             mac: EthernetMac::new(),
+            spi_flash: SpiFlashController::default(),
             system_reset: Signal::default(),
             data_ram_read: DFF::default(),
             csr_read: DFF::default(),
+            spi_flash_read: DFF::default(),
             instruction_base: Constant::new(bits(u64::from(INSTRUCTION_RAM_BASE))),
             instruction_mask: Constant::new(bits(u64::from(!(instruction_bytes - 1)))),
             no_lanes: Constant::new(bits(0)),
@@ -356,9 +376,10 @@ impl Logic for Soc {
             timer,
             gpio,
             watchdog,
-            mac
+            mac,
+            spi_flash
         );
-        dff_setup!(self, clock, data_ram_read, csr_read);
+        dff_setup!(self, clock, data_ram_read, csr_read, spi_flash_read);
         self.system_reset.next = self.reset.val() || self.watchdog.reset_request.val();
         self.core.reset.next = self.system_reset.val();
         self.core.reset_vector.next = self.instruction_base.val();
@@ -366,6 +387,7 @@ impl Logic for Soc {
         self.timer.reset.next = self.system_reset.val();
         self.gpio.reset.next = self.system_reset.val();
         self.mac.reset.next = self.system_reset.val();
+        self.spi_flash.reset.next = self.system_reset.val();
         self.watchdog.reset.next = self.reset.val();
         self.reset_request.next = self.watchdog.reset_request.val();
         // Instruction port: instruction RAM only.
@@ -408,6 +430,12 @@ impl Logic for Soc {
         self.mac.bus.write_data.next = self.core.data.write_data.val();
         self.mac.bus.read.next = self.core.data.read.val() && self.decoder.mac.val();
         self.mac.bus.write.next = self.core.data.write.val() && self.decoder.mac.val();
+        self.spi_flash.bus.address.next = self.core.data.address.val();
+        self.spi_flash.bus.write_data.next = self.core.data.write_data.val();
+        self.spi_flash.bus.byte_enable.next = self.core.data.byte_enable.val();
+        self.spi_flash.bus.read.next = self.core.data.read.val() && self.decoder.spi_flash.val();
+        self.spi_flash.bus.write.next = self.core.data.write.val() && self.decoder.spi_flash.val();
+        self.spi_flash_read.d.next = self.core.data.read.val() && self.decoder.spi_flash.val();
         self.csr.address.next = self.core.data.address.val();
         self.csr.write_data.next = self.core.data.write_data.val();
         self.csr.read.next = self.core.data.read.val() && self.decoder.csr.val();
@@ -436,6 +464,9 @@ impl Logic for Soc {
         if self.mac.bus.read_valid.val() {
             self.core.data.read_data.next = self.mac.bus.read_data.val();
         }
+        if self.spi_flash_read.q.val() {
+            self.core.data.read_data.next = self.spi_flash.bus.read_data.val();
+        }
         // Interrupts and pins.
         self.core.timer_irq.next = self.timer.interrupt.val();
         self.core.software_irq.next = false;
@@ -456,6 +487,10 @@ impl Logic for Soc {
         self.mac.tx_clk.next = self.mii_tx_clk.val();
         self.mii_tx_en.next = self.mac.tx_en.val();
         self.mii_txd.next = self.mac.txd.val();
+        self.flash_sclk.next = self.spi_flash.sclk.val();
+        self.flash_cs_n.next = self.spi_flash.cs_n.val();
+        self.flash_mosi.next = self.spi_flash.mosi.val();
+        self.spi_flash.miso.next = self.flash_miso.val();
     }
 }
 

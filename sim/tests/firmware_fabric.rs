@@ -13,7 +13,8 @@
 //! per step at the reference soft core clock) its enumeration took on the console; the test
 //! prints them, and the simulated time and instructions from a host
 //! configuration request's arrival to its completion, and the timer wakes
-//! and instructions of 100 ms idle with the fabric running. Measured at 100 MHz: 30 us
+//! and instructions of 100 ms idle with the fabric running. Measured at the
+//! earlier 100 MHz clock: 30 us
 //! and 3000 instructions to the completion, 5 wakes and 5014 instructions
 //! idle; with the 1 ms mailbox alarm the firmware used before the mailbox
 //! had an interrupt, 1024 us (the same 3000 instructions, after sleeping

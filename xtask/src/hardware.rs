@@ -64,9 +64,15 @@ pub fn write_table(root: &Path, all: bool) -> Result<()> {
             continue;
         }
         eprintln!("xtask: mapping {} onto xcup", design.module);
-        let figures = synthesize(design)?;
+        let (figures, note) = match synthesize(design, true) {
+            Err(e) if format!("{e:#}").contains(LUTRAM_REJECTION) => (
+                synthesize(design, false)?,
+                "LUT-RAM mapping off (`-nolutram`): yosys rejects one of its memories",
+            ),
+            other => (other?, ""),
+        };
         rows.push(format!(
-            "| `{}` | {} | {} | {} | {} | {} | {} | |",
+            "| `{}` | {} | {} | {} | {} | {} | {} | {note} |",
             design.module,
             figures.luts,
             figures.lutram,
@@ -109,29 +115,38 @@ fn published_core_rows() -> impl Iterator<Item = String> {
         .map(|(name, luts, note)| format!("| {name} | {luts} | | | | | | {note} |"))
 }
 
-/// Maps one design with `synth_xilinx -family xcup` and reads its figures.
-fn synthesize(design: &Emitted) -> Result<Figures> {
+/// What yosys 0.23 says when its UltraScale LUT-RAM mapping rejects a
+/// memory shape (the SoC has one); the design is then mapped without LUT-RAM.
+const LUTRAM_REJECTION: &str = "invalid OPTION_ABITS/WIDTH combination";
+
+/// Maps one design with `synth_xilinx -family xcup` (with LUT-RAM mapping
+/// when `lutram`) and reads its figures. yosys runs in the design's
+/// directory, where its `$readmemh` files are.
+fn synthesize(design: &Emitted, lutram: bool) -> Result<Figures> {
     let scratch = std::env::temp_dir().join(format!("weft-hardware-{}", design.module));
     fs::create_dir_all(&scratch).with_context(|| format!("creating {}", scratch.display()))?;
     let stat = scratch.join("stat.txt");
     let ltp = scratch.join("ltp.txt");
     let script = format!(
-        "read_verilog {file}; synth_xilinx -family xcup -flatten -noiopad -top {module}; \
+        "read_verilog {file}; synth_xilinx -family xcup -flatten -noiopad {nolutram}-top {module}; \
          tee -q -o {stat} stat; tee -q -o {ltp} ltp t:FD* t:RAMB* %u %n",
         file = design.file.display(),
         module = design.module,
+        nolutram = if lutram { "" } else { "-nolutram " },
         stat = stat.display(),
         ltp = ltp.display(),
     );
     let out = Command::new("yosys")
+        .current_dir(design.file.parent().unwrap_or(Path::new(".")))
         .args(["-q", "-p", &script])
         .output()
         .context("could not run yosys")?;
     if !out.status.success() {
         bail!(
-            "yosys failed on {} ({}):\n{}",
+            "yosys failed on {} ({}):\n{}{}",
             design.module,
             out.status,
+            String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         );
     }

@@ -25,12 +25,7 @@ const CYCLES: u64 = 400_000;
 #[test]
 fn the_rtl_core_and_the_iss_print_the_same_banner() {
     let path = firmware_path();
-    let Ok(image) = std::fs::read(&path) else {
-        eprintln!(
-            "skipped: no firmware ELF at {} (build it with `cargo xtask firmware`, \
-             or point WEFT_FIRMWARE at one)",
-            path.display()
-        );
+    let Some(image) = elf::firmware_image() else {
         return;
     };
     let mut iss_bus = HarvardBus::reference();

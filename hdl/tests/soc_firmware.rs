@@ -18,7 +18,7 @@
 
 use weft_hdl::core::Lockstep;
 use weft_hdl::soc::{MemoryImage, Soc, SocBench};
-use weft_iss::elf::firmware_path;
+use weft_iss::elf::{self, firmware_path};
 use weft_iss::{Hart, HarvardBus};
 
 /// SoC cycles to run at most: start-up and the banner. Start-up copies the
@@ -29,12 +29,7 @@ const CYCLES: u64 = 80_000;
 #[test]
 fn the_firmware_boots_on_the_rtl_soc_and_prints_the_iss_banner() {
     let path = firmware_path();
-    let Ok(image) = std::fs::read(&path) else {
-        eprintln!(
-            "skipped: no firmware ELF at {} (build it with `cargo xtask firmware`, \
-             or point WEFT_FIRMWARE at one)",
-            path.display()
-        );
+    let Some(image) = elf::firmware_image() else {
         return;
     };
     let mut iss_bus = HarvardBus::reference();
@@ -90,13 +85,7 @@ fn the_firmware_reads_its_key_record_from_the_flash_on_the_rtl_soc_as_on_the_iss
     // controller's BUSY, which take different numbers of steps on the two
     // models, so each runs free and the line the firmware prints about
     // the key record it read is compared.
-    let path = firmware_path();
-    let Ok(image) = std::fs::read(&path) else {
-        eprintln!(
-            "skipped: no firmware ELF at {} (build it with `cargo xtask firmware`, \
-             or point WEFT_FIRMWARE at one)",
-            path.display()
-        );
+    let Some(image) = elf::firmware_image() else {
         return;
     };
     let prefix = "management: ";

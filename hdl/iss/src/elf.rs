@@ -16,6 +16,26 @@ pub fn firmware_path() -> std::path::PathBuf {
     soft_core_binary_path("WEFT_FIRMWARE", "weft-firmware")
 }
 
+/// The firmware ELF at [`firmware_path`], or `None` with the reason
+/// printed, for a test that then skips.
+pub fn firmware_image() -> Option<Vec<u8>> {
+    built_image(&firmware_path(), "firmware", "WEFT_FIRMWARE")
+}
+
+/// The `what` ELF built by `cargo xtask firmware` at `path`, or `None` with
+/// the reason printed (build it, or point `$variable` at one).
+pub(crate) fn built_image(path: &std::path::Path, what: &str, variable: &str) -> Option<Vec<u8>> {
+    let image = std::fs::read(path).ok();
+    if image.is_none() {
+        eprintln!(
+            "skipped: no {what} ELF at {} (build it with `cargo xtask firmware`, \
+             or point {variable} at one)",
+            path.display()
+        );
+    }
+    image
+}
+
 /// Where a soft-core program built by `cargo xtask firmware` is: the path
 /// in `$variable`, or package `package`'s binary under the workspace's
 /// target directory (firmware profile).

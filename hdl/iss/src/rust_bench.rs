@@ -25,6 +25,12 @@ pub fn elf_path() -> std::path::PathBuf {
     crate::elf::soft_core_binary_path("WEFT_BENCH", "weft-bench")
 }
 
+/// The benchmark's ELF at [`elf_path`], or `None` with the reason printed,
+/// for a test that then skips.
+pub fn elf_image() -> Option<Vec<u8>> {
+    crate::elf::built_image(&elf_path(), "benchmark", "WEFT_BENCH")
+}
+
 /// The kernels whose result differed from the host's, by name.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WrongKernels(pub Vec<&'static str>);

@@ -5,7 +5,7 @@
 //! interrupts.
 
 use weft_iss::data_plane::DataPlaneWindow;
-use weft_iss::elf::firmware_path;
+use weft_iss::elf;
 use weft_iss::soc::Soc;
 use weft_iss::{Hart, HarvardBus, Step};
 
@@ -15,13 +15,7 @@ use weft_iss::{Hart, HarvardBus, Step};
 const STEPS: u64 = 400_000;
 #[test]
 fn the_firmware_prints_its_banner_and_waits() {
-    let path = firmware_path();
-    let Ok(image) = std::fs::read(&path) else {
-        eprintln!(
-            "skipped: no firmware ELF at {} (build it with `cargo xtask firmware`, \
-             or point WEFT_FIRMWARE at one)",
-            path.display()
-        );
+    let Some(image) = elf::firmware_image() else {
         return;
     };
     let mut bus = HarvardBus::reference();

@@ -12,12 +12,7 @@ const STEP_LIMIT: u64 = 5_000_000;
 #[test]
 fn every_kernel_of_the_rust_benchmark_matches_the_host() {
     let path = rust_bench::elf_path();
-    let Ok(image) = std::fs::read(&path) else {
-        eprintln!(
-            "skipped: no benchmark ELF at {} (build it with `cargo xtask firmware`, \
-             or point WEFT_BENCH at one)",
-            path.display()
-        );
+    let Some(image) = rust_bench::elf_image() else {
         return;
     };
     let mut hart = Hart::new(HarvardBus::reference());

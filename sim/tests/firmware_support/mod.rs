@@ -1,7 +1,7 @@
 //! The firmware ELF on the ISS board, and a host on its management
 //! Ethernet that builds and reads frames with smoltcp's wire module
 //! (wire formats only: no smoltcp interface runs on this side).
-#![allow(dead_code)]
+#![allow(dead_code, unused_imports)]
 
 use smoltcp::phy::ChecksumCapabilities;
 use smoltcp::wire::{
@@ -9,7 +9,7 @@ use smoltcp::wire::{
     EthernetRepr, Icmpv4Packet, Icmpv4Repr, IpAddress, IpProtocol, Ipv4Address, Ipv4Packet,
     Ipv4Repr, UdpPacket, UdpRepr,
 };
-pub use weft_iss::elf::firmware_path;
+pub use weft_iss::elf::{firmware_image, firmware_path};
 use weft_sim::iss_board::{Activity, IssBoard};
 
 /// The firmware's station address and default IPv4 address (its crate docs).
@@ -29,21 +29,6 @@ pub const HOST_IP: Ipv4Address = Ipv4Address::new(192, 168, 70, 1);
 pub const TEST_KEY_HEX: &str = "8f14e45fceea167a5a36dedd4bea2543c4ca4238a0b923820dcc509a6f75849b";
 /// Steps the firmware gets to answer one frame before the test gives up.
 pub const ANSWER_STEPS: u64 = 50_000_000;
-/// The firmware ELF, or `None` with the reason printed (the test then skips).
-pub fn firmware_image() -> Option<Vec<u8>> {
-    let path = firmware_path();
-    match std::fs::read(&path) {
-        Ok(image) => Some(image),
-        Err(_) => {
-            eprintln!(
-                "skipped: no firmware ELF at {} (build it with `cargo xtask firmware`, \
-                 or point WEFT_FIRMWARE at one)",
-                path.display()
-            );
-            None
-        }
-    }
-}
 
 /// A board that has booted with `console` typed on its UART, waiting for
 /// frames; what it printed so far.

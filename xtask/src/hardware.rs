@@ -52,15 +52,32 @@ struct Figures {
 
 /// Synthesizes every design (the ones `weft-verilog` marks as only to be
 /// elaborated too when `all`), and rewrites the table in README.md.
+///
+/// A design left unmapped (without `all`) keeps the row an earlier `--all`
+/// run wrote for it, so a quick run does not erase slow figures.
 pub fn write_table(root: &Path, all: bool) -> Result<()> {
     let designs = verilog::emit(root)?;
+    let readme = root.join("README.md");
+    let text =
+        fs::read_to_string(&readme).with_context(|| format!("reading {}", readme.display()))?;
+    let (Some(start), Some(end)) = (text.find(BEGIN), text.find(END)) else {
+        bail!(
+            "{} has no hardware table markers ({BEGIN} ... {END})",
+            readme.display()
+        );
+    };
+    let previous = &text[start..end];
     let mut rows = Vec::new();
     for design in &designs {
         if design.check != "synthesize" && !all {
-            rows.push(format!(
-                "| `{}` | | | | | | | not mapped: block RAM-heavy, about 10 CPU-minutes; `cargo xtask hardware --all` |",
-                design.module
-            ));
+            rows.push(
+                mapped_row(previous, &design.module).unwrap_or_else(|| {
+                    format!(
+                        "| `{}` | | | | | | | not mapped: block RAM-heavy, about 10 CPU-minutes; `cargo xtask hardware --all` |",
+                        design.module
+                    )
+                }),
+            );
             continue;
         }
         eprintln!("xtask: mapping {} onto xcup", design.module);
@@ -89,15 +106,6 @@ pub fn write_table(root: &Path, all: bool) -> Result<()> {
         "{BEGIN}\n| design | LUT | LUTRAM | FF | BRAM (36 Kb) | DSP | logic depth | |\n|---|---:|---:|---:|---:|---:|---:|---|\n{}\n{END}",
         rows.join("\n")
     );
-    let readme = root.join("README.md");
-    let text =
-        fs::read_to_string(&readme).with_context(|| format!("reading {}", readme.display()))?;
-    let (Some(start), Some(end)) = (text.find(BEGIN), text.find(END)) else {
-        bail!(
-            "{} has no hardware table markers ({BEGIN} ... {END})",
-            readme.display()
-        );
-    };
     let updated = format!("{}{table}{}", &text[..start], &text[end + END.len()..]);
     fs::write(&readme, updated).with_context(|| format!("writing {}", readme.display()))?;
     println!(
@@ -106,6 +114,22 @@ pub fn write_table(root: &Path, all: bool) -> Result<()> {
         readme.display()
     );
     Ok(())
+}
+
+/// The row of `module` in `table` if it holds mapped figures (its LUT
+/// column is filled).
+fn mapped_row(table: &str, module: &str) -> Option<String> {
+    let first_cell = format!("| `{module}` |");
+    table
+        .lines()
+        .find(|line| line.starts_with(&first_cell))
+        .filter(|line| {
+            line[first_cell.len()..]
+                .split('|')
+                .next()
+                .is_some_and(|luts| !luts.trim().is_empty())
+        })
+        .map(str::to_owned)
 }
 
 /// The table's rows for [`PUBLISHED_CORES`].
@@ -212,6 +236,17 @@ mod tests {
                 depth: 0
             }
         );
+    }
+
+    #[test]
+    fn an_unmapped_design_keeps_its_mapped_row() {
+        let table = "| `weft_soc` | 7138 | 0 | 3917 | 93 | 4 | 30 | |\n| `weft_switch_core` | | | | | | | not mapped |";
+        assert_eq!(
+            mapped_row(table, "weft_soc").as_deref(),
+            Some("| `weft_soc` | 7138 | 0 | 3917 | 93 | 4 | 30 | |")
+        );
+        assert_eq!(mapped_row(table, "weft_switch_core"), None);
+        assert_eq!(mapped_row(table, "weft_mac"), None);
     }
 
     #[test]

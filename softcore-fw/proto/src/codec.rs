@@ -18,8 +18,9 @@
 //! 8. the counter, refused as [`Error::CounterTooOld`] with the counter to
 //!    exceed and whether an identical request may have run (its counter is
 //!    at or below one whose answer the cache dropped; [`crate::cache`] has
-//!    the reasoning). A request at a protocol version before
-//!    [`COUNTER_TOO_OLD_SINCE`] gets [`Error::Replayed`] instead.
+//!    the reasoning). A request at a protocol version before the one that
+//!    introduced `CounterTooOld` ([`Error::introduced_in`]) gets
+//!    [`Error::Replayed`] instead.
 //!
 //! The counter is accepted last, so a request that is refused for any reason
 //! does not use up its counter, and its retry gets the same refusal again.
@@ -31,8 +32,8 @@ use serde::Serialize;
 use crate::auth::{Key, Verifier};
 use crate::cache::{Fingerprint, ReplyCache};
 use crate::header::{
-    Header, Kind, WireHeader, COUNTER_TOO_OLD_SINCE, HEADER_LEN, MAX_DATAGRAM,
-    OLDEST_PROTOCOL_VERSION, PROTOCOL_VERSION, TAG_LEN, TAG_OFFSET,
+    Header, Kind, WireHeader, HEADER_LEN, MAX_DATAGRAM, OLDEST_PROTOCOL_VERSION, PROTOCOL_VERSION,
+    TAG_LEN, TAG_OFFSET,
 };
 use crate::message::error::Error;
 use crate::message::ids::SwitchId;
@@ -186,14 +187,17 @@ impl DecodeError {
                 header,
                 accepted_above,
                 may_have_run,
-            } if header.version >= COUNTER_TOO_OLD_SINCE => (
-                header,
-                Error::CounterTooOld {
+            } => {
+                let error = Error::CounterTooOld {
                     accepted_above: *accepted_above,
                     may_have_run: *may_have_run,
-                },
-            ),
-            DecodeError::CounterTooOld { header, .. } => (header, Error::Replayed),
+                };
+                if header.version >= error.introduced_in() {
+                    (header, error)
+                } else {
+                    (header, Error::Replayed)
+                }
+            }
         };
         Some((header.reply(ours), error))
     }

@@ -46,11 +46,6 @@ pub const MAGIC: [u8; 4] = *b"WEFT";
 ///   [`Error::PortDisabled`](crate::Error::PortDisabled).
 pub const PROTOCOL_VERSION: u16 = 3;
 
-/// The first protocol version whose clients read
-/// [`Error::CounterTooOld`](crate::Error::CounterTooOld); an older request
-/// whose counter is too old is refused as [`Error::Replayed`](crate::Error::Replayed).
-pub const COUNTER_TOO_OLD_SINCE: u16 = 2;
-
 /// The oldest protocol version this crate still accepts. Because variants
 /// are only appended, every body an older client can send still decodes.
 pub const OLDEST_PROTOCOL_VERSION: u16 = 1;

@@ -140,8 +140,8 @@ pub use codec::{
     EncodeError, Incoming, Malformation, Received, Reply,
 };
 pub use header::{
-    Header, Kind, COUNTER_TOO_OLD_SINCE, HEADER_LEN, MAGIC, MAX_DATAGRAM, MAX_PAYLOAD,
-    OLDEST_PROTOCOL_VERSION, PROTOCOL_VERSION,
+    Header, Kind, HEADER_LEN, MAGIC, MAX_DATAGRAM, MAX_PAYLOAD, OLDEST_PROTOCOL_VERSION,
+    PROTOCOL_VERSION,
 };
 pub use message::error::{CompletionStatus, Error, FlashOp};
 pub use message::fabric::*;

@@ -294,8 +294,7 @@ impl Error {
     /// a client of an older version [`Error::Unsupported`] instead.
     pub const fn introduced_in(&self) -> u16 {
         match self {
-            Error::FabricOwnedRegister { .. } => 2,
-            Error::CounterTooOld { .. } => crate::COUNTER_TOO_OLD_SINCE,
+            Error::FabricOwnedRegister { .. } | Error::CounterTooOld { .. } => 2,
             Error::HostPort { .. } | Error::PortDisabled { .. } => 3,
             _ => 1,
         }

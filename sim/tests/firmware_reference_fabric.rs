@@ -374,6 +374,14 @@ fn enumerates_as_the_native_manager(scenario: &Scenario) {
         weft_sim::world::FIRMWARE_LATENCY.as_micros(),
         native_took.as_secs_f64() * 1e3,
     );
+    // The native manager's per-request latency stands for the firmware's:
+    // the same boot must take about as long through either.
+    let ratio = took.as_secs_f64() / native_took.as_secs_f64();
+    assert!(
+        (0.5..=2.0).contains(&ratio),
+        "the host's boot took {ratio:.2}x as long through the firmware as through the native \
+         manager: FIRMWARE_LATENCY no longer stands for the firmware"
+    );
     assert_eq!(drivers.len(), 1, "the GPU's driver bound: {drivers:?}");
     assert_eq!(drivers, native_drivers);
     assert_eq!(tree, native_tree);

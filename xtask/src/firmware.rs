@@ -59,9 +59,10 @@ const PROBE_REQUESTS: [&str; 8] = [
 /// Steps the probe may take on the ISS before it must be waiting in `wfi`.
 const PROBE_STEP_LIMIT: u64 = 50_000_000;
 
-/// The soft core clock the requests-per-second column is stated at, with
-/// one instruction per cycle (the ISS's count; the RTL core's CPI is higher).
-const STATED_CLOCK_HZ: f64 = 100e6;
+/// The soft core clock the requests-per-second column is stated at
+/// (`weft_regs::SOFT_CORE_CLOCK_HZ`), with one instruction per cycle (the
+/// ISS's count; the RTL core's CPI is higher).
+const STATED_CLOCK_HZ: f64 = weft_regs::SOFT_CORE_CLOCK_HZ as f64;
 
 /// What the probe recorded on the ISS.
 struct ProbeRun {

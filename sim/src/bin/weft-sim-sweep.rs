@@ -9,7 +9,8 @@
 //! The fabric manager's fixed capacities bound the sweep: at most
 //! `weft_fabric::limits::MAX_SWITCHES` switches of
 //! `weft_regs::capacity::PORTS` ports each, `MAX_HOST_PORTS` hosts with
-//! `MAX_SLOTS_PER_HOST` slots each. Generated fabrics stay inside them.
+//! `MAX_SLOTS_PER_HOST` slots each, `MAX_FUNCTIONS` functions. Generated
+//! fabrics stay inside them.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -18,7 +19,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use weft_fabric::limits::{MAX_SLOTS_PER_HOST, MAX_SWITCHES};
+use weft_fabric::limits::{MAX_FUNCTIONS, MAX_SLOTS_PER_HOST, MAX_SWITCHES};
 use weft_regs::capacity::PORTS;
 use weft_sim::scenario::engine::run;
 use weft_sim::scenario::validate::Action;
@@ -90,21 +91,46 @@ fn endpoint_ports(switch: usize, switches: usize) -> Vec<usize> {
         .collect()
 }
 
-/// The most endpoints a generated fabric of `switches` switches holds.
-fn capacity(switches: usize) -> usize {
+/// Endpoint ports of a generated fabric of `switches` switches.
+fn endpoint_port_count(switches: usize) -> usize {
     (0..switches)
         .map(|s| endpoint_ports(s, switches).len())
         .sum()
 }
 
+/// Virtual functions each NVMe drive of a generated fabric enables: a drive
+/// on one port is `1 + NVME_VFS` endpoints.
+const NVME_VFS: usize = 7;
+
+/// The most endpoints a generated fabric of `switches` switches holds: a
+/// drive with its VFs on every endpoint port, within the manager's
+/// function capacity.
+fn capacity(switches: usize) -> usize {
+    (endpoint_port_count(switches) * (1 + NVME_VFS)).min(MAX_FUNCTIONS)
+}
+
+/// How many of `endpoints` endpoints on `ports` endpoint ports are NVMe
+/// drives with [`NVME_VFS`] VFs each: none while every endpoint has a port
+/// of its own, else the fewest that fit the rest onto the ports as GPUs.
+fn nvme_drives(endpoints: usize, ports: usize) -> usize {
+    endpoints.saturating_sub(ports).div_ceil(NVME_VFS)
+}
+
 /// A scenario of `switches` switches in a ring (a single link for two),
-/// two hosts on switch 0 and `endpoints` GPUs spread over the switches,
-/// the first on switch 1; as many GPUs as the hosts have slots are bound
-/// (host 1 first), both hosts boot, host 1 copies between its first two
-/// GPUs, and the bindings and traffic are checked.
+/// two hosts on switch 0 and `endpoints` endpoints spread over the
+/// switches, the first on switch 1: GPUs, and where there are more
+/// endpoints than ports, NVMe drives whose VFs make up the rest (placed
+/// after the GPUs). As many GPUs as the hosts have slots are bound (host 1
+/// first), both hosts boot, host 1 copies between its first two GPUs, and
+/// the bindings and traffic are checked.
 fn generated(switches: usize, endpoints: usize) -> (String, usize) {
+    let drives = nvme_drives(endpoints, endpoint_port_count(switches));
+    let gpus = endpoints - drives * (1 + NVME_VFS);
     let mut text =
         format!("[scenario]\nname = \"sweep-{switches}x{endpoints}\"\ntitle = \"generated\"\n\n");
+    if drives > 0 {
+        text += &format!("[fabric]\nnum_vfs = {NVME_VFS}\n\n");
+    }
     for s in 0..switches {
         text += &format!(
             "[[switch]]\nname = \"s{s}\"\nid = {}\nports = {PORTS}\n",
@@ -129,18 +155,26 @@ fn generated(switches: usize, endpoints: usize) -> (String, usize) {
         );
     }
     let mut free: Vec<Vec<usize>> = (0..switches).map(|s| endpoint_ports(s, switches)).collect();
-    for e in 0..endpoints {
+    for e in 0..gpus + drives {
         // Round-robin from switch 1, so the copy crosses the fabric.
         let mut switch = (e + 1) % switches;
         while free[switch].is_empty() {
             switch = (switch + 1) % switches;
         }
         let port = free[switch].remove(0);
-        text += &format!("[[endpoint]]\nname = \"gpu{e}\"\nkind = \"gpu\"\n");
-        text += &format!("[[link]]\nends = [\"gpu{e}\", \"s{switch}.{port}\"]\n");
+        let name = if e < gpus {
+            text += &format!("[[endpoint]]\nname = \"gpu{e}\"\nkind = \"gpu\"\n");
+            format!("gpu{e}")
+        } else {
+            let d = e - gpus;
+            text +=
+                &format!("[[endpoint]]\nname = \"nvme{d}\"\nkind = \"nvme\"\nvfs = {NVME_VFS}\n");
+            format!("nvme{d}")
+        };
+        text += &format!("[[link]]\nends = [\"{name}\", \"s{switch}.{port}\"]\n");
     }
     text += "[[step]]\ndo = \"enumerate\"\n";
-    let bound = endpoints.min(HOSTS * MAX_SLOTS_PER_HOST);
+    let bound = gpus.min(HOSTS * MAX_SLOTS_PER_HOST);
     for h in 0..HOSTS {
         let mine: Vec<String> = (h * MAX_SLOTS_PER_HOST..bound.min((h + 1) * MAX_SLOTS_PER_HOST))
             .map(|e| format!("\"gpu{e}\""))
@@ -251,7 +285,8 @@ fn main() -> ExitCode {
                 copy_bytes: COPY_BYTES,
                 max_switches: MAX_SWITCHES,
                 ports_per_switch: PORTS,
-                generated: "ring of switches, hosts on s0, GPUs round-robin from s1; \
+                generated: "ring of switches, hosts on s0, GPUs round-robin from s1, then \
+                            NVMe drives with 7 VFs where endpoints outnumber ports; \
                             bind, boot, one copy, check bindings and traffic",
             },
             runs: rows,

@@ -5,8 +5,10 @@
 //! error, never a panic. The data plane's own table sizes are
 //! `weft_regs::capacity`.
 
-/// Functions (physical and virtual) the fabric inventory holds.
-pub const MAX_FUNCTIONS: usize = 64;
+/// Functions (physical and virtual) the fabric inventory holds. With these
+/// limits the manager's state is 39 KiB on the soft core (`cargo xtask
+/// fabric-size`).
+pub const MAX_FUNCTIONS: usize = 128;
 
 /// Host ports, each with its own virtual switch.
 pub const MAX_HOST_PORTS: usize = 4;
@@ -22,8 +24,8 @@ pub const MAX_BRIDGES: usize = 8;
 pub const MAX_ARI_FUNCTIONS: usize = 256;
 
 /// Weft switches in the fabric, the manager's own included (the reference
-/// fabric has four).
-pub const MAX_SWITCHES: usize = 4;
+/// fabric has four; the simulator's sweep goes to sixteen).
+pub const MAX_SWITCHES: usize = 16;
 
 /// Events the event log holds: the newest this many, 24 bytes each
 /// (enough for enumerating the reference fabric's functions and a burst

@@ -55,7 +55,7 @@ const _: () = assert!(
 /// The manager at its full capacities must leave most of the soft core's
 /// data RAM (`weft_regs::DATA_RAM_SIZE`, 128 KiB) to the stack and the
 /// network buffers; checked for every target it is built for.
-const _: () = assert!(core::mem::size_of::<FabricManager>() <= 24 * 1024);
+const _: () = assert!(core::mem::size_of::<FabricManager>() <= 48 * 1024);
 
 impl FabricManager {
     /// A manager with no host ports, not configured or started: a

@@ -10,8 +10,9 @@
 //! since a port's BARs are placed contiguously in each pool) at that port.
 //! Each switch routes a destination of its own out of the port it is
 //! behind, and one of another switch out of the first hop of the shortest
-//! path there ([`crate::paths`]). Every other bus has no route (a TLP for
-//! it is dropped and, if non-posted, answered UR).
+//! path there ([`crate::paths`]); neighbouring address ranges that leave
+//! by the same way share one route ([`coalesce`]). Every other bus has no
+//! route (a TLP for it is dropped and, if non-posted, answered UR).
 //!
 //! What depends on bindings (owners, windows, ID maps) is [`crate::binding`]'s.
 
@@ -20,7 +21,7 @@ use weft_regs::capacity;
 
 use crate::hw::{DataPlane, Fabric, TableWriteError};
 use crate::inventory::{Inventory, PortKind, SwitchIndex};
-use crate::limits::MAX_HOST_PORTS;
+use crate::limits::{MAX_HOST_PORTS, MAX_SWITCHES};
 use crate::paths::NextHops;
 use crate::settings::FabricSettings;
 use weft_regs::tables::{AddressRoute, Destination, HostIndex, PortIndex, PortRole};
@@ -69,6 +70,40 @@ fn route_to(
     }
 }
 
+/// Address routes a switch may need before [`coalesce`]: both pools of
+/// every port of every switch, and every host's aperture.
+const RAW_ADDRESS_ROUTES: usize = MAX_SWITCHES * capacity::PORTS * 2 + MAX_HOST_PORTS;
+
+/// Sorts `routes` by base and merges each run of neighbours that leave by
+/// the same way into one route spanning them, as a PCIe switch's bridge
+/// windows aggregate what lies below a port; returns the merged routes at
+/// the front of `routes`.
+///
+/// Routes never overlap (every BAR and aperture has its own space), so
+/// after sorting no other route lies between two neighbours: a merged
+/// route takes in only unassigned fabric addresses besides its parts, and
+/// a TLP for those is dropped (and answered UR) by the switch it reaches,
+/// as it would have been here. A remote switch's ports all leave by the
+/// first hop toward it, so a fabric of sixteen switches needs about one
+/// route per pool per direction beside the local ports'.
+fn coalesce(routes: &mut [AddressRoute]) -> &[AddressRoute] {
+    routes.sort_unstable_by_key(|route| route.base);
+    let mut merged: usize = 0;
+    for index in 0..routes.len() {
+        let route = routes[index];
+        match merged.checked_sub(1).map(|last| &mut routes[last]) {
+            Some(last) if last.to == route.to => {
+                last.size = route.base + route.size - last.base;
+            }
+            _ => {
+                routes[merged] = route;
+                merged += 1;
+            }
+        }
+    }
+    &routes[..merged]
+}
+
 /// Writes port roles (endpoints unowned), completer IDs, return to
 /// ingress and both routing tables of every switch in `inventory`, along
 /// `inventory.paths`.
@@ -98,8 +133,7 @@ fn program_switch(
     let mut buses: [Option<Destination>; capacity::BUS_ROUTES] = [None; capacity::BUS_ROUTES];
     buses[usize::from(settings.manager_id.bus())] =
         route_to(paths, switch, SwitchIndex::LOCAL, Destination::Cpu);
-    let mut routes: heapless::Vec<AddressRoute, { capacity::ADDRESS_ROUTES }> =
-        heapless::Vec::new();
+    let mut routes: heapless::Vec<AddressRoute, RAW_ADDRESS_ROUTES> = heapless::Vec::new();
     let full = RouteError::TooManyAddressRoutes {
         capacity: capacity::ADDRESS_ROUTES,
     };
@@ -148,6 +182,10 @@ fn program_switch(
     for aperture in apertures {
         routes.push(aperture).map_err(|_| full)?;
     }
+    let routes = coalesce(&mut routes);
+    if routes.len() > capacity::ADDRESS_ROUTES {
+        return Err(full);
+    }
     let own = &inventory.switches[usize::from(switch.0)];
     let ports = tables
         .ports()
@@ -179,4 +217,57 @@ fn program_switch(
         tables.set_address_route(index, routes.get(index).copied())?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn route(base: u64, size: u64, port: u8) -> AddressRoute {
+        AddressRoute {
+            base,
+            size,
+            to: Destination::Port(PortIndex(port)),
+        }
+    }
+
+    #[test]
+    fn neighbours_leaving_the_same_way_merge_across_unassigned_space() {
+        let mut routes = [
+            route(0x3000, 0x1000, 1),
+            route(0x1000, 0x1000, 1),
+            route(0x8000, 0x1000, 1),
+        ];
+        assert_eq!(coalesce(&mut routes), [route(0x1000, 0x8000, 1)]);
+    }
+
+    #[test]
+    fn a_route_leaving_another_way_keeps_its_neighbours_apart() {
+        let mut routes = [
+            route(0x1000, 0x1000, 1),
+            route(0x4000, 0x1000, 1),
+            route(0x2000, 0x1000, 2),
+            route(0x9000, 0x1000, 1),
+            route(0xa000, 0x1000, 1),
+        ];
+        assert_eq!(
+            coalesce(&mut routes),
+            [
+                route(0x1000, 0x1000, 1),
+                route(0x2000, 0x1000, 2),
+                route(0x4000, 0x7000, 1),
+            ]
+        );
+    }
+
+    #[test]
+    fn the_cpu_and_a_port_are_different_ways() {
+        let cpu = AddressRoute {
+            base: 0x2000,
+            size: 0x1000,
+            to: Destination::Cpu,
+        };
+        let mut routes = [route(0x1000, 0x1000, 0), cpu];
+        assert_eq!(coalesce(&mut routes), [route(0x1000, 0x1000, 0), cpu]);
+    }
 }

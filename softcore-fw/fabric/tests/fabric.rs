@@ -835,14 +835,14 @@ fn graceful_unbind_lets_requests_in_flight_complete() {
 
 /// The manager lives in the soft core's 128 KiB of data RAM
 /// (`weft_regs::DATA_RAM_SIZE`) beside the stack and the network buffers:
-/// at its full capacities (4 hosts × 1 + 8 virtual ports, 64 functions) it
-/// must stay well under half of it. Measured on the build host, whose
-/// `usize` is at least as wide as the soft core's.
+/// at its full capacities (4 hosts × 1 + 8 virtual ports, 128 functions,
+/// 16 switches) it must stay well under half of it. Measured on the build
+/// host, whose `usize` is at least as wide as the soft core's.
 #[test]
 fn the_manager_fits_the_soft_cores_data_ram() {
     let size = core::mem::size_of::<FabricManager>();
     println!("FabricManager: {size} bytes");
-    assert!(size < 24 * 1024, "{size} bytes");
+    assert!(size < 48 * 1024, "{size} bytes");
     assert!(size < weft_regs::DATA_RAM_SIZE as usize / 2);
 }
 

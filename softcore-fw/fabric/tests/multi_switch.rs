@@ -290,6 +290,87 @@ fn every_switch_routes_every_bus_and_range_along_its_path() {
     }
 }
 
+/// A ring of the manager's full sixteen switches (port 6 out to the next,
+/// port 7 in from the one before), the host on switch 0, and a GPU on every
+/// other port: 77 GPUs, each two BARs, far more ranges than an address
+/// routing table holds (`weft_regs::capacity::ADDRESS_ROUTES`). Neighbouring
+/// ranges that leave a switch the same way share a route, so every switch's
+/// table fits, and still every BAR, the host's aperture and every bus is
+/// routed out of the port its path takes.
+#[test]
+fn a_ring_of_sixteen_switches_routes_every_bar_within_the_table() {
+    let switches = weft_fabric::limits::MAX_SWITCHES;
+    let ids: Vec<u64> = (0..switches as u64).map(|s| 0x100 + s).collect();
+    let mut mesh = Mesh::new(&ids, PORTS, Clock::default());
+    mesh.attach_host((0, HOST_PORT));
+    for s in 0..switches {
+        mesh.link((s, 6), ((s + 1) % switches, 7));
+        for port in 0..6 {
+            if (s, port) != (0, HOST_PORT) {
+                mesh.attach((s, port), gpu());
+            }
+        }
+    }
+    let mut manager = FabricManager::new(settings(0x100)).expect("valid");
+    start(&mut mesh, &mut manager);
+    let inventory = manager.inventory();
+    assert_eq!(inventory.switches.len(), switches);
+    assert_eq!(inventory.functions.len(), switches * 6 - 1);
+    // Discovery numbers the switches breadth first, both ways round the
+    // ring; the mesh numbers them by ID.
+    let index_of = |model: usize| {
+        let id = ids[model];
+        SwitchIndex(
+            inventory
+                .switches
+                .iter()
+                .position(|s| s.id == id)
+                .expect("every switch discovered") as u8,
+        )
+    };
+    let way = |from: usize, at: SwitchIndex, port: PortIndex| {
+        let from = index_of(from);
+        if from == at {
+            Some(Destination::Port(port))
+        } else {
+            inventory.paths.next_hop(from, at).map(Destination::Port)
+        }
+    };
+    for function in &inventory.functions {
+        let at = function.switch;
+        for from in 0..switches {
+            let switch = mesh.switch(from);
+            let routes = switch.routes();
+            let want = way(from, at, function.port);
+            assert!(want.is_some(), "a path from {from} to {at:?}");
+            assert_eq!(
+                routes.by_id(function.id),
+                want,
+                "{} from switch {from}",
+                function.id
+            );
+            for bar in &function.bars {
+                let base = bar.fabric_address().expect("memory BARs");
+                for address in [base, base + bar.size() - 4] {
+                    assert_eq!(
+                        routes.by_address(address),
+                        want,
+                        "{address:#x} ({}) from switch {from}",
+                        function.id
+                    );
+                }
+            }
+        }
+    }
+    for from in 0..switches {
+        assert_eq!(
+            mesh.switch(from).routes().by_address(1 << 63),
+            way(from, index_of(0), PortIndex(HOST_PORT)),
+            "the host's aperture from switch {from}"
+        );
+    }
+}
+
 /// Host 0, on host port `at` (switch, port), enumerates its virtual switch
 /// (upstream port bus 1, downstream ports on bus 2, their secondary buses
 /// 3 and 4), and assigns the BARs of what is bound behind slot `slot` at

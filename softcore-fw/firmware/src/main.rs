@@ -71,7 +71,9 @@
 //! before the flash driver joined): 136 KiB of code in the 256 KiB
 //! instruction memory; in the 128 KiB data memory 15.8 KiB of rodata,
 //! 21.5 KiB of data (the fabric manager's state, initialised where it
-//! lies: rodata and data share the data memory) and 17.6 KiB of bss — the
+//! lies: rodata and data share the data memory; 38.7 KiB since the
+//! manager's capacities grew to 16 switches and 128 functions, leaving
+//! 49 KiB for stack and heap) and 17.6 KiB of bss — the
 //! management server's reply cache 6.0 KiB, the UDP socket's buffers
 //! 5.8 KiB (two datagrams each way), the MAC's receive and transmit frames
 //! 3.0 KiB, a request and its answer 2.9 KiB. The stack went 33 KiB deep

@@ -40,9 +40,10 @@ pub const INSTRUCTION_RAM_SIZE: u32 = 256 * 1024;
 /// Start of the soft core's data memory.
 pub const DATA_RAM_BASE: u32 = 0x1000_0000;
 /// Size of the data memory in the reference configuration (128 KiB): the
-/// firmware's statics with the fabric manager take about 55 KiB (the
-/// manager's state 21 KiB of it) and its stack about 33 KiB at its deepest,
-/// which 64 KiB does not hold.
+/// firmware's rodata and statics take about 78 KiB (the fabric manager's
+/// state 39 KiB of it, at 16 switches and 128 functions) and the
+/// manager's stack about 34 KiB at its deepest (`cargo xtask
+/// fabric-size`), which 64 KiB does not hold.
 pub const DATA_RAM_SIZE: u32 = 128 * 1024;
 /// The data plane's clock in the reference configuration, in hertz:
 /// 512-bit beats at 250 MHz carry Gen3 x16 or Gen4 x8 at line rate

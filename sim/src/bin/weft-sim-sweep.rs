@@ -39,7 +39,8 @@ struct Row {
     scenario: String,
     /// Switches in the fabric.
     switches: usize,
-    /// Endpoints in the fabric.
+    /// Endpoints in the fabric: functions a host can be given, each VF
+    /// the fabric enables counted as one.
     endpoints: usize,
     /// Endpoints bound to hosts (the rest are only enumerated).
     bound: usize,
@@ -223,7 +224,11 @@ fn measure(scenario: &Scenario, switches: usize, bound: usize) -> Result<Row, St
     Ok(Row {
         scenario: scenario.name.clone(),
         switches,
-        endpoints: scenario.endpoints.len(),
+        endpoints: scenario
+            .endpoints
+            .iter()
+            .map(|e| 1 + usize::from(e.model.total_vfs().min(scenario.fabric.num_vfs)))
+            .sum(),
         bound,
         wall_s: wall,
         cpu_s: cpu,

@@ -241,47 +241,20 @@ pub fn wrapper_block(board: &Board, reset: &str) -> String {
     if !unused.is_empty() {
         let _ = writeln!(v, "    /* verilator lint_off UNUSEDSIGNAL */");
         for p in &unused {
-            let _ = writeln!(
-                v,
-                "    wire {}weft_pll_unused_{};",
-                range(p.bits),
-                p.name.to_lowercase()
-            );
+            let _ = writeln!(v, "    wire {}{};", range(p.bits), unused_net(p));
         }
         let _ = writeln!(v, "    /* verilator lint_on UNUSEDSIGNAL */");
     }
-    let params = match kind {
-        PllKind::Iopll => String::new(),
-        PllKind::Mmcme4Adv => {
-            let list: Vec<String> = mmcm_parameters(&plan)
-                .into_iter()
-                .map(|(name, value)| format!(".{name}({value})"))
-                .collect();
-            format!("#({}) ", list.join(", "))
-        }
-    };
-    let conns: Vec<String> = ports(kind)
-        .iter()
-        .map(|p| {
-            let to = match p.role {
-                PllRole::Refclk => refclk_net.clone(),
-                PllRole::Reset => "board_rst".to_owned(),
-                PllRole::DataPlane => data_net.to_owned(),
-                PllRole::SoftCore => core_net.to_owned(),
-                PllRole::Locked => "weft_pll_locked".to_owned(),
-                PllRole::FeedbackOut | PllRole::FeedbackIn => "weft_pll_feedback".to_owned(),
-                PllRole::Tied(value) => format!("{}'d{value}", p.bits),
-                PllRole::Unused => format!("weft_pll_unused_{}", p.name.to_lowercase()),
-            };
-            format!("        .{}({to})", p.name)
-        })
-        .collect();
-    let _ = writeln!(
-        v,
-        "    {} {params}{PLL_INSTANCE} (\n{}\n    );",
-        module(kind),
-        conns.join(",\n")
-    );
+    v += &instance(board, |p| match p.role {
+        PllRole::Refclk => refclk_net.clone(),
+        PllRole::Reset => "board_rst".to_owned(),
+        PllRole::DataPlane => data_net.to_owned(),
+        PllRole::SoftCore => core_net.to_owned(),
+        PllRole::Locked => "weft_pll_locked".to_owned(),
+        PllRole::FeedbackOut | PllRole::FeedbackIn => "weft_pll_feedback".to_owned(),
+        PllRole::Tied(value) => format!("{}'d{value}", p.bits),
+        PllRole::Unused => unused_net(p),
+    });
     if buffered {
         let _ = writeln!(
             v,
@@ -297,6 +270,36 @@ pub fn wrapper_block(board: &Board, reset: &str) -> String {
          weft_board_reset_sync weft_core_rst_sync (.clk(weft_core_clk), .rst_in(board_rst || !weft_pll_locked), .rst_out(weft_core_rst));\n"
     );
     v
+}
+
+/// The wire an unused PLL output drives.
+pub fn unused_net(port: &PllPort) -> String {
+    format!("weft_pll_unused_{}", port.name.to_lowercase())
+}
+
+/// The board's PLL instance (`weft_clk_pll`), set as the board's plan
+/// sets it, each port connected to what `connect` says.
+pub fn instance(board: &Board, connect: impl Fn(&PllPort) -> String) -> String {
+    let (kind, plan) = board_pll(board);
+    let params = match kind {
+        PllKind::Iopll => String::new(),
+        PllKind::Mmcme4Adv => {
+            let list: Vec<String> = mmcm_parameters(&plan)
+                .into_iter()
+                .map(|(name, value)| format!(".{name}({value})"))
+                .collect();
+            format!("#({}) ", list.join(", "))
+        }
+    };
+    let conns: Vec<String> = ports(kind)
+        .iter()
+        .map(|p| format!("        .{}({})", p.name, connect(p)))
+        .collect();
+    format!(
+        "    {} {params}{PLL_INSTANCE} (\n{}\n    );\n",
+        module(kind),
+        conns.join(",\n")
+    )
 }
 
 /// `[hi:0] ` for a multi-bit signal, nothing for one bit.

@@ -3,12 +3,14 @@
 // Xilinx's MMCME4_ADV, whose generated wrappers around it carry the vendor
 // port names. Not synthesizable.
 //
-// The model measures the reference clock's period and, once LOCK_CYCLES
-// periods in a row agree, runs a VCO at refclk x MULTIPLY / PRE_DIVIDE,
+// The model measures the reference clock's period and, once LOCK_CYCLES / 2
+// periods in a row agree, runs a VCO at refclk x MULTIPLY / PRE_DIVIDE and
 // divides it by OUT0_DIVIDE and OUT1_DIVIDE from one count start (so both
-// outputs rise together, as one VCO's outputs do) and raises locked. While
-// rst is high, or the reference clock changes, both outputs stay low and
-// locked falls: the vendors' rst drives every output clock to 0.
+// outputs rise together, as one VCO's outputs do); locked rises only after
+// LOCK_CYCLES, so logic that trusts the outputs before locked is caught
+// (neither vendor promises clean outputs before lock). While rst is high,
+// or the reference clock changes, both outputs stay low and locked falls:
+// the vendors' rst drives every output clock to 0.
 `timescale 1ps/1ps
 `default_nettype none
 
@@ -29,6 +31,7 @@ module weft_board_pll_model #(
     realtime ref_period = 0.0;
     integer stable = 0;
     reg running = 1'b0;
+    reg locked_now = 1'b0;
     reg vco = 1'b0;
     integer count0 = 0;
     integer count1 = 0;
@@ -40,6 +43,7 @@ module weft_board_pll_model #(
             stable = 0;
             last_edge = 0.0;
             running <= 1'b0;
+            locked_now <= 1'b0;
         end else begin
             if (last_edge > 0.0) begin
                 if (ref_period > 0.0 && ($realtime - last_edge) > ref_period * 0.99
@@ -48,11 +52,13 @@ module weft_board_pll_model #(
                 else begin
                     stable = 0;
                     running <= 1'b0;
+                    locked_now <= 1'b0;
                 end
                 ref_period = $realtime - last_edge;
             end
             last_edge = $realtime;
-            if (stable >= LOCK_CYCLES) running <= 1'b1;
+            if (stable >= LOCK_CYCLES / 2) running <= 1'b1;
+            if (stable >= LOCK_CYCLES) locked_now <= 1'b1;
         end
     end
 
@@ -85,7 +91,7 @@ module weft_board_pll_model #(
 
     assign out0 = running && (OUT0_DIVIDE == 1 ? vco : div0);
     assign out1 = running && (OUT1_DIVIDE == 1 ? vco : div1);
-    assign locked = running;
+    assign locked = locked_now;
 endmodule
 
 `default_nettype wire

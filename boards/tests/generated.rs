@@ -270,6 +270,23 @@ fn the_generated_wrapper_lints_with_verilator() {
 }
 
 #[test]
+fn the_generated_wrapper_elaborates_with_yosys() {
+    if !lint::yosys_available() {
+        eprintln!("skipped: yosys is not installed");
+        return;
+    }
+    for board in boards() {
+        let dir = scratch(&format!("yosys-{}", board.board.name));
+        let design = dir.join("no-design");
+        generate::write(&board, &dir).expect("generation writes");
+        if let Err(err) = lint::elaborate(&dir, &design) {
+            panic!("{}: {err}", board.board.name);
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+#[test]
 fn a_bifurcated_tile_is_one_instance_with_a_core_per_port() {
     // 683501: in 2x8 the x16 core's ports are p0_ and the x8 core's p1_,
     // and the tile's 16 lanes are split between them.

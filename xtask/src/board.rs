@@ -14,7 +14,7 @@ use crate::command::{on_path, run};
 pub enum Step {
     /// Write the wrapper, constraints and vendor scripts into target/boards/<name>/.
     Generate,
-    /// Validate the board file, generate, and lint the wrapper with Verilator.
+    /// Validate the board file, generate, lint the wrapper with Verilator and elaborate it with yosys.
     Check,
     /// Generate, then build the bitstream with the vendor tool.
     Build,
@@ -110,6 +110,8 @@ fn check(board: &weft_boards::Board, design: &Path, dir: &Path) -> Result<()> {
         "xtask: verilator --lint-only -Wall passes on {}",
         dir.join(generate::WRAPPER).display()
     );
+    lint::elaborate(dir, design).context("elaborating the generated wrapper")?;
+    eprintln!("xtask: yosys elaborates it (hierarchy -check, check -assert)");
     Ok(())
 }
 

@@ -412,3 +412,32 @@ fn the_stratix10_io_pll_runs_its_vco_as_fast_as_its_range_allows() {
     assert_eq!((plan.pre_divide, plan.multiply), (1, 15));
     assert_eq!((plan.data_plane_divide, plan.soft_core_divide), (6, 12));
 }
+
+#[test]
+fn the_agilex7_board_has_the_r_tiles_its_documents_give() {
+    // 683288 Table 1: DK-DEV-AGI027-RA carries AGIB027R29A1E1VB, 2x R-Tile
+    // and 1x F-Tile. 683311's support matrix for Agilex 7: Gen5 x16 with a
+    // 1024-bit bus and Gen5 x8/x8 with 512 bits per port, TLP Bypass as
+    // upstream or downstream port, 500 MHz in the -1 speed grade.
+    let board = load::by_name("agilex7-i-series-devkit").expect("Agilex board loads");
+    assert_eq!(board.board.kit, "DK-DEV-AGI027-RA");
+    assert_eq!(board.board.device, "AGIB027R29A1E1VB");
+    assert!(board
+        .hard_ips
+        .iter()
+        .all(|ip| ip.kind == HardIpKind::RTile && ip.gen == 5 && ip.clock_mhz == 500));
+    let tiles: std::collections::BTreeSet<&str> =
+        board.hard_ips.iter().map(|ip| ip.tile.as_str()).collect();
+    assert_eq!(tiles.len(), 2, "two R-tiles");
+    let host = &board.hard_ips[0];
+    assert_eq!(
+        (host.role, host.lanes, host.data_bits),
+        (Role::SwitchUpstream, 16, 1024)
+    );
+    for down in &board.hard_ips[1..] {
+        assert_eq!(
+            (down.role, down.lanes, down.data_bits),
+            (Role::SwitchDownstream, 8, 512)
+        );
+    }
+}

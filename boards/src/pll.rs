@@ -5,7 +5,9 @@
 //! PLL makes both from one VCO, so their edges stay aligned and the crossing
 //! between them inside `weft_switch_top` is synchronous. An integer-N PLL
 //! (Intel's I/O PLL, Xilinx's MMCM used with integer counters) runs its VCO at
-//! `f_ref × M / N` and divides it by one post-scale counter per output; this
+//! `f_ref × M / N` and divides it by one post-scale counter per output
+//! (`M/(N × C)`: Stratix 10 Clocking and PLL User Guide 683195 §2.2.6; UG572
+//! "MMCM" for the MMCM's M, D and O counters); this
 //! module finds `N`, `M` and the two counters for a reference clock, keeping
 //! every frequency inside the device's published ranges, or says why none
 //! exist.

@@ -311,8 +311,9 @@ fn testbench(board: &Board) -> String {
             let _ = writeln!(
                 v,
                 "    initial begin\n        \
-                 if (!$value$plusargs(\"weft_half_ps=%d\", weft_half_ps)) weft_half_ps = 2000;\n        \
-                 if (!$value$plusargs(\"weft_ref_half_ps=%d\", ref_half_ps)) ref_half_ps = 5000;\n        \
+                 if (!$value$plusargs(\"weft_half_ps=%d\", weft_half_ps)\n                \
+                 || !$value$plusargs(\"weft_ref_half_ps=%d\", ref_half_ps)) begin\n            \
+                 $display(\"ERROR: run with +weft_half_ps= and +weft_ref_half_ps=\");\n            $finish;\n        end\n        \
                  forever #(ref_half_ps) {0} = ~{0};\n    end",
                 c.name
             );

@@ -6,6 +6,7 @@
 
 use std::fmt::Write as _;
 
+use crate::clocking::{self, PllRole};
 use crate::model::{Board, Pin, Vendor};
 use crate::verilog;
 
@@ -69,6 +70,21 @@ fn placed(board: &Board) -> Vec<Placed> {
             });
         }
     }
+    if let Some(f) = &board.flash {
+        for (port, pin) in [
+            ("flash_sclk", &f.sclk),
+            ("flash_cs_n", &f.cs_n),
+            ("flash_mosi", &f.mosi),
+            ("flash_miso", &f.miso),
+        ] {
+            all.push(Placed {
+                port: port.to_owned(),
+                pin: pin.clone(),
+                io_standard: f.io_standard.clone().unwrap_or_default(),
+                field: format!("flash.{}", &port["flash_".len()..]),
+            });
+        }
+    }
     all
 }
 
@@ -88,8 +104,62 @@ fn async_ports(board: &Board) -> Vec<String> {
         ports.push("uart_tx".to_owned());
         ports.push("uart_rx".to_owned());
     }
+    if board.flash.is_some() {
+        ports.push("flash_*".to_owned());
+    }
     ports
 }
+
+/// weft's two PLL output clocks as `create_generated_clock` arguments:
+/// name, the PLL output pin, multiply and divide from the reference clock
+/// (reduced), from the board's plan.
+fn pll_clocks(board: &Board) -> [(&'static str, String, u64, u64); 2] {
+    let (kind, plan) = clocking::board_pll(board);
+    let pin = |role| {
+        clocking::ports(kind)
+            .iter()
+            .find(|p| p.role == role)
+            .map(|p| p.name)
+            .expect("every PLL has both outputs")
+    };
+    let ratio = |divide: u64| {
+        let (m, d) = (plan.multiply, plan.pre_divide * divide);
+        let g = gcd(m, d);
+        (m / g, d / g)
+    };
+    let (dm, dd) = ratio(plan.data_plane_divide);
+    let (cm, cd) = ratio(plan.soft_core_divide);
+    [
+        (
+            "weft_clk",
+            format!("{}/{}", clocking::PLL_INSTANCE, pin(PllRole::DataPlane)),
+            dm,
+            dd,
+        ),
+        (
+            "weft_core_clk",
+            format!("{}/{}", clocking::PLL_INSTANCE, pin(PllRole::SoftCore)),
+            cm,
+            cd,
+        ),
+    ]
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+/// The comment both constraint formats put above the clock groups.
+const CLOCK_GROUPS_NOTE: &str = "\
+# Clock domains. weft_clk (data plane) and weft_core_clk (soft core) come
+# from one PLL VCO with aligned edges: one group, their crossing inside
+# weft_switch_top is timed as synchronous. Each hard IP's application clock
+# is asynchronous to them (and to the other hard IPs): the dual-clock FIFOs
+# cross between them, so those paths are cut.";
 
 /// The Ethernet pins, listed for the record until the management MAC is on
 /// `weft_switch_top`.
@@ -152,13 +222,23 @@ pub fn quartus_sdc(board: &Board) -> String {
             1000.0 / c.mhz
         );
     }
+    let refclk = &board.pll.refclk;
+    for (name, pin, multiply, divide) in pll_clocks(board) {
+        let _ = writeln!(
+            v,
+            "create_generated_clock -name {name} -source [get_ports {{{refclk}}}] \
+             -multiply_by {multiply} -divide_by {divide} [get_pins -compatibility_mode {{{}}}]",
+            pin.replace('/', "|*|")
+        );
+    }
     let _ = writeln!(v, "derive_clock_uncertainty");
     let _ = writeln!(
         v,
-        "# Each hard IP's application clock (created by the IP's own SDC) is\n\
-         # asynchronous to weft's: the dual-clock FIFOs cross between them."
+        "{CLOCK_GROUPS_NOTE}\n# The hard IPs' clocks are created by the IPs' own SDC."
     );
-    let mut groups = String::from("set_clock_groups -asynchronous -group [get_clocks {sys_clk}]");
+    let mut groups = format!(
+        "set_clock_groups -asynchronous -group [get_clocks {{{refclk} weft_clk weft_core_clk}}]"
+    );
     for instance in verilog::instances(board) {
         let _ = write!(
             groups,
@@ -224,8 +304,14 @@ pub fn xdc(board: &Board) -> String {
             xilinx_port(&c.name)
         );
     }
-    let mut groups = String::from(
-        "set_clock_groups -asynchronous -group [get_clocks -include_generated_clocks sys_clk]",
+    for (name, pin, _, _) in pll_clocks(board) {
+        // Vivado derives the MMCM's output clocks itself; this names them.
+        let _ = writeln!(v, "create_generated_clock -name {name} [get_pins {pin}]");
+    }
+    let _ = writeln!(v, "{CLOCK_GROUPS_NOTE}");
+    let mut groups = format!(
+        "set_clock_groups -asynchronous -group [get_clocks -include_generated_clocks {}]",
+        board.pll.refclk
     );
     for ip in &board.hard_ips {
         let _ = write!(

@@ -15,11 +15,13 @@
 #![forbid(unsafe_code)]
 
 pub mod catalog;
+pub mod clocking;
 pub mod constraints;
 pub mod generate;
 pub mod lint;
 pub mod load;
 pub mod model;
+pub mod pll;
 pub mod program;
 pub mod project;
 pub mod sim;

@@ -1,4 +1,5 @@
-//! Linting a generated wrapper with Verilator against the black-box stubs.
+//! Linting a generated wrapper with Verilator against the black-box stubs,
+//! and elaborating it with yosys.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -15,8 +16,20 @@ pub const FLAGS: &[&str] = &["--lint-only", "-Wall"];
 pub enum LintError {
     /// Verilator is not installed.
     NoVerilator,
-    /// Verilator could not be started.
-    Start(std::io::Error),
+    /// A tool could not be started.
+    Start {
+        /// The tool.
+        tool: &'static str,
+        /// Why not.
+        error: std::io::Error,
+    },
+    /// yosys is not installed.
+    NoYosys,
+    /// yosys could not elaborate the wrapper or found a problem in it.
+    Elaboration {
+        /// yosys's report.
+        report: String,
+    },
     /// Verilator found problems.
     Failed {
         /// The files linted.
@@ -33,7 +46,13 @@ impl fmt::Display for LintError {
                 f,
                 "verilator is not installed; `cargo xtask setup` installs it"
             ),
-            LintError::Start(error) => write!(f, "could not run verilator: {error}"),
+            LintError::NoYosys => {
+                write!(f, "yosys is not installed; `cargo xtask setup` installs it")
+            }
+            LintError::Elaboration { report } => {
+                write!(f, "yosys could not elaborate the wrapper:\n{report}")
+            }
+            LintError::Start { tool, error } => write!(f, "could not run {tool}: {error}"),
             LintError::Failed { files, report } => {
                 let names: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
                 write!(
@@ -89,13 +108,62 @@ pub fn run(board_dir: &Path, design_dir: &Path) -> Result<(), LintError> {
         .args(["--top-module", verilog::TOP])
         .args(&files)
         .output()
-        .map_err(LintError::Start)?;
+        .map_err(|error| LintError::Start {
+            tool: "verilator",
+            error,
+        })?;
     if out.status.success() {
         Ok(())
     } else {
         Err(LintError::Failed {
             files,
             report: String::from_utf8_lossy(&out.stderr).into_owned(),
+        })
+    }
+}
+
+/// Whether `yosys` can be run.
+pub fn yosys_available() -> bool {
+    Command::new("yosys")
+        .arg("-V")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}
+
+/// Elaborates the generated wrapper in `board_dir` with yosys against the
+/// vendor stubs (PLL and hard IPs as black boxes): every module and port
+/// resolves, and `check -assert` finds no undriven or multiply driven net.
+pub fn elaborate(board_dir: &Path, design_dir: &Path) -> Result<(), LintError> {
+    if !yosys_available() {
+        return Err(LintError::NoYosys);
+    }
+    let files: Vec<String> = files(board_dir, design_dir)
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    let script = format!(
+        "read_verilog -D{} {}; hierarchy -check -top {}; proc; check -assert",
+        verilog::STUB_DEFINE,
+        files.join(" "),
+        verilog::TOP
+    );
+    let out = Command::new("yosys")
+        .args(["-q", "-p", &script])
+        .output()
+        .map_err(|error| LintError::Start {
+            tool: "yosys",
+            error,
+        })?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(LintError::Elaboration {
+            report: format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ),
         })
     }
 }

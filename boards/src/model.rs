@@ -21,6 +21,8 @@ pub struct Board {
     /// Clock inputs.
     #[serde(rename = "clock", default)]
     pub clocks: Vec<Clock>,
+    /// The PLL that makes weft's clocks from one of the clock inputs.
+    pub pll: PllInput,
     /// Reset inputs.
     #[serde(rename = "reset", default)]
     pub resets: Vec<Reset>,
@@ -179,6 +181,13 @@ impl From<String> for Pin {
     }
 }
 
+impl Default for Pin {
+    /// A pin the board file leaves out is not known.
+    fn default() -> Self {
+        Pin::Todo
+    }
+}
+
 impl Pin {
     /// The pin name, if known.
     pub fn known(&self) -> Option<&str> {
@@ -208,6 +217,19 @@ pub struct Clock {
     /// Not yet checked against the source.
     #[serde(default)]
     pub verify: bool,
+}
+
+/// Which clock input feeds the PLL that makes weft's data plane and soft
+/// core clocks (their frequencies come from `weft_regs`, the PLL's ranges
+/// from [`crate::pll`]).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PllInput {
+    /// The clock (by name) that is the PLL's reference.
+    pub refclk: String,
+    /// Source of the choice: the document that places that clock on a
+    /// pin the PLL can take.
+    pub source: String,
 }
 
 /// A reset input.
@@ -271,7 +293,9 @@ pub struct NamedPin {
     pub io_standard: String,
 }
 
-/// The configuration flash.
+/// The SPI flash that holds weft's persistent configuration (the soft
+/// core's `SpiFlashController` in single-bit SPI mode), as the FPGA's user
+/// logic reaches it.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Flash {
@@ -279,6 +303,20 @@ pub struct Flash {
     pub kind: String,
     /// The flash part.
     pub part: String,
+    /// The FPGA pin driving the flash's serial clock.
+    #[serde(default)]
+    pub sclk: Pin,
+    /// The FPGA pin driving the flash's chip select (active low).
+    #[serde(default)]
+    pub cs_n: Pin,
+    /// The FPGA pin driving the flash's serial data input (DQ0).
+    #[serde(default)]
+    pub mosi: Pin,
+    /// The FPGA pin reading the flash's serial data output (DQ1).
+    #[serde(default)]
+    pub miso: Pin,
+    /// I/O standard of the four pins, where known.
+    pub io_standard: Option<String>,
     /// Source of these facts.
     pub source: String,
     /// Not yet checked against the source.

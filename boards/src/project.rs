@@ -8,6 +8,7 @@
 
 use std::fmt::Write as _;
 
+use crate::clocking;
 use crate::model::{Board, HardIp, HardIpKind, Role, Vendor};
 use crate::verilog;
 
@@ -83,8 +84,9 @@ pub fn quartus_tcl(board: &Board, design_files: &[String]) -> String {
         v,
         "# One PCIe IP variant per tile. ip-deploy writes the variant with the\n\
          # component's defaults; set each as its comment says in the parameter\n\
-         # editor (qsys-edit ip/<name>.ip) before the first compile. A tile\n\
-         # split among several ports is one variant, its cores in port order."
+         # editor (qsys-edit ip/<name>.ip) before the first compile, the PLL\n\
+         # below too. A tile split among several ports is one variant, its\n\
+         # cores in port order."
     );
     for instance in verilog::instances(board) {
         let module = &instance.module;
@@ -108,6 +110,18 @@ pub fn quartus_tcl(board: &Board, design_files: &[String]) -> String {
             intel_component(ip.kind),
         );
     }
+    let (_, plan) = clocking::board_pll(board);
+    let _ = writeln!(
+        v,
+        "# {pll}: IOPLL for weft's clocks (component altera_iopll): {}\n\
+         if {{![file exists ip/{pll}.ip]}} {{\n    \
+         exec ip-deploy --family=\"{}\" --part={} --component-name=altera_iopll --output-name={pll} --output-directory=ip\n}}\n\
+         set_global_assignment -name IP_FILE ip/{pll}.ip",
+        clocking::iopll_settings(&plan),
+        board.board.family,
+        board.board.device,
+        pll = clocking::IOPLL_MODULE,
+    );
     let _ = writeln!(v, "source pins.tcl\nexport_assignments\nproject_close");
     v
 }

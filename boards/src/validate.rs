@@ -8,6 +8,7 @@ use std::fmt;
 
 use crate::catalog::{self, Bifurcation};
 use crate::model::{Board, EthernetInterface, HardIpKind, Pin, Role, Vendor};
+use crate::pll::{self, Unreachable};
 
 /// Ports the emitted switch design has (`weft_regs::capacity::PORTS`).
 pub const SWITCH_PORTS: usize = weft_regs::capacity::PORTS;
@@ -121,6 +122,20 @@ pub enum Invalid {
     },
     /// No port faces a host.
     NoHostPort,
+    /// The board's device family has no PLL weft knows.
+    NoPll {
+        /// The vendor.
+        vendor: Vendor,
+        /// The family.
+        family: String,
+    },
+    /// The PLL cannot make weft's clocks from the clock that feeds it.
+    PllUnreachable {
+        /// The clock feeding the PLL.
+        clock: String,
+        /// Why not.
+        reason: Unreachable,
+    },
     /// The board's name differs from its file's stem.
     NameMismatch {
         /// The name in the file.
@@ -200,6 +215,16 @@ impl fmt::Display for Invalid {
                 f,
                 "no hard_ip faces a host: give one role \"switch-upstream\" or \"endpoint\""
             ),
+            Invalid::NoPll { vendor, family } => write!(
+                f,
+                "board.family: weft has no PLL for the {vendor:?} family {family:?}; \
+                 add its PLL and ranges to boards/src/pll.rs"
+            ),
+            Invalid::PllUnreachable { clock, reason } => write!(
+                f,
+                "pll.refclk: the PLL cannot make weft's clocks from {clock:?}: {reason}; \
+                 feed it another clock"
+            ),
             Invalid::NameMismatch { name, stem } => {
                 write!(
                     f,
@@ -218,6 +243,7 @@ pub fn check(board: &Board) -> Vec<Invalid> {
     check_hard_ips(board, &mut problems);
     check_tiles(board, &mut problems);
     check_pins(board, &mut problems);
+    check_pll(board, &mut problems);
     if board.hard_ips.len() > SWITCH_PORTS {
         problems.push(Invalid::TooManyPorts {
             ports: board.hard_ips.len(),
@@ -265,6 +291,10 @@ fn check_sources(board: &Board, problems: &mut Vec<Invalid>) {
                 .enumerate()
                 .map(|(i, l)| (format!("led[{i}].source"), &l.source)),
         )
+        .chain(std::iter::once((
+            "pll.source".to_owned(),
+            &board.pll.source,
+        )))
         .chain(
             board
                 .ethernet
@@ -395,6 +425,29 @@ fn check_hard_ips(board: &Board, problems: &mut Vec<Invalid>) {
     }
 }
 
+fn check_pll(board: &Board, problems: &mut Vec<Invalid>) {
+    let Some(device) = pll::for_board(board) else {
+        problems.push(Invalid::NoPll {
+            vendor: board.board.vendor,
+            family: board.board.family.clone(),
+        });
+        return;
+    };
+    let Some(clock) = board.clocks.iter().find(|c| c.name == board.pll.refclk) else {
+        problems.push(Invalid::UnknownSignal {
+            field: "pll.refclk".to_owned(),
+            name: board.pll.refclk.clone(),
+        });
+        return;
+    };
+    if let Err(reason) = pll::plan(pll::hz(clock.mhz), device.limits.as_ref()) {
+        problems.push(Invalid::PllUnreachable {
+            clock: clock.name.clone(),
+            reason,
+        });
+    }
+}
+
 fn check_tiles(board: &Board, problems: &mut Vec<Invalid>) {
     let mut tiles: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
     for (i, ip) in board.hard_ips.iter().enumerate() {
@@ -446,12 +499,79 @@ pub fn pins(board: &Board) -> Vec<(String, &Pin)> {
         all.push(("uart.tx".to_owned(), &uart.tx));
         all.push(("uart.rx".to_owned(), &uart.rx));
     }
+    if let Some(flash) = &board.flash {
+        all.extend(flash_pins(flash));
+    }
     if let Some(eth) = &board.ethernet {
         for (i, p) in eth.pins.iter().enumerate() {
             all.push((format!("ethernet.pin[{i}] ({}).pin", p.name), &p.pin));
         }
     }
     all
+}
+
+/// The flash's four pins, with their fields.
+fn flash_pins(flash: &crate::model::Flash) -> [(String, &Pin); 4] {
+    [
+        ("flash.sclk".to_owned(), &flash.sclk),
+        ("flash.cs_n".to_owned(), &flash.cs_n),
+        ("flash.mosi".to_owned(), &flash.mosi),
+        ("flash.miso".to_owned(), &flash.miso),
+    ]
+}
+
+/// Every fact a build needs that the board file does not confirm: pins of
+/// the clocks weft uses, of the resets, the console UART and the
+/// configuration flash, and the PLL's ranges. The generator writes no build
+/// script while any is open ([`crate::generate::build_files`]).
+pub fn unconfirmed_required(board: &Board) -> Vec<String> {
+    let mut open = Vec::new();
+    let used = |name: &str| {
+        board.pll.refclk == name
+            || board
+                .hard_ips
+                .iter()
+                .any(|ip| ip.refclk == name || ip.refclk1.as_deref() == Some(name))
+    };
+    for (i, c) in board.clocks.iter().enumerate() {
+        if used(&c.name) && c.pin == Pin::Todo {
+            open.push(format!("clock[{i}] ({}).pin", c.name));
+        }
+    }
+    for (i, r) in board.resets.iter().enumerate() {
+        if r.pin == Pin::Todo {
+            open.push(format!("reset[{i}] ({}).pin", r.name));
+        }
+    }
+    match &board.uart {
+        Some(uart) => {
+            for (field, pin) in [("uart.tx", &uart.tx), ("uart.rx", &uart.rx)] {
+                if *pin == Pin::Todo {
+                    open.push(field.to_owned());
+                }
+            }
+        }
+        None => open.push("[uart]: the console UART".to_owned()),
+    }
+    match &board.flash {
+        Some(flash) => {
+            for (field, pin) in flash_pins(flash) {
+                if *pin == Pin::Todo {
+                    open.push(field);
+                }
+            }
+            if flash.io_standard.is_none() {
+                open.push("flash.io_standard".to_owned());
+            }
+        }
+        None => open.push("[flash]: the configuration flash".to_owned()),
+    }
+    if let Some(device) = pll::for_board(board) {
+        if device.limits.is_none() {
+            open.push(format!("PLL ranges: {}", device.source));
+        }
+    }
+    open
 }
 
 fn check_pins(board: &Board, problems: &mut Vec<Invalid>) {
@@ -490,6 +610,11 @@ pub fn todos(board: &Board) -> Vec<String> {
     if let Some(flash) = &board.flash {
         if flash.part == "TODO" {
             open.push("flash.part".to_owned());
+        }
+    }
+    if let Some(device) = pll::for_board(board) {
+        if device.limits.is_none() {
+            open.push(format!("PLL ranges: {}", device.source));
         }
     }
     open

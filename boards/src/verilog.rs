@@ -9,12 +9,16 @@
 //!
 //! # The switch top this wrapper expects
 //!
-//! `weft_switch_top` (emitted into `target/verilog/`) has `clock`, `reset`
-//! (active high, synchronous to `clock`), for each of the
+//! `weft_switch_top` (emitted into `target/verilog/`) has `clock` (the data
+//! plane's, [`weft_regs::DATA_PLANE_CLOCK_HZ`]) and `reset` (active high,
+//! synchronous to `clock`), `core_clock` (the soft core's,
+//! [`weft_regs::SOFT_CORE_CLOCK_HZ`], made by the same PLL and edge-aligned
+//! with `clock`, see [`clocking`]) and `core_reset`, for each of the
 //! [`SWITCH_PORTS`] ports `p` an `ingress$p$…` TLP sink and an `egress$p$…`
 //! TLP source with weft's stream signals (`valid`, `ready`, `sop`, `eop`,
 //! `empty[4:0]`, `dw0`…`dw3[31:0]`, `payload[W-1:0]`; see `hdl/src/stream.rs`),
-//! and `uart_rx`, `uart_tx`, `led[7:0]`. Until that design is emitted,
+//! and `uart_rx`, `uart_tx`, `led[7:0]` and the soft core's SPI flash
+//! (`flash_sclk`, `flash_cs_n`, `flash_mosi`, `flash_miso`). Until that design is emitted,
 //! [`planned_switch_top`] writes a stub of that interface to lint against.
 //!
 //! # Adaptation, now and planned
@@ -36,7 +40,8 @@
 use std::fmt::Write as _;
 
 use crate::catalog;
-use crate::model::{Board, Clock, HardIp, HardIpKind, Role, Vendor};
+use crate::clocking;
+use crate::model::{Board, HardIp, HardIpKind, Role, Vendor};
 use crate::tile::{self, Sig};
 use crate::validate::SWITCH_PORTS;
 
@@ -272,6 +277,8 @@ pub(crate) fn switch_ports() -> Vec<Port> {
     let mut ports = vec![
         Port::new("input", 1, "clock"),
         Port::new("input", 1, "reset"),
+        Port::new("input", 1, "core_clock"),
+        Port::new("input", 1, "core_reset"),
     ];
     for p in 0..SWITCH_PORTS {
         for (side, inp, out) in [
@@ -292,8 +299,21 @@ pub(crate) fn switch_ports() -> Vec<Port> {
     ports.push(Port::new("input", 1, "uart_rx"));
     ports.push(Port::new("output", 1, "uart_tx"));
     ports.push(Port::new("output", SWITCH_LEDS as u32, "led"));
+    for (port, out) in FLASH_PORTS {
+        ports.push(Port::new(if *out { "output" } else { "input" }, 1, *port));
+    }
     ports
 }
+
+/// The soft core's SPI flash ports on `weft_switch_top` and on the board
+/// top (the SoC's `flash_*` signals, `hdl/src/soc/mod.rs`): name, and
+/// whether it leaves the FPGA.
+pub(crate) const FLASH_PORTS: &[(&str, bool)] = &[
+    ("flash_sclk", true),
+    ("flash_cs_n", true),
+    ("flash_mosi", true),
+    ("flash_miso", false),
+];
 
 /// A stub of `weft_switch_top`'s planned interface, to lint the wrapper
 /// against until the design itself is emitted.
@@ -363,16 +383,12 @@ pub(crate) fn top_ports(board: &Board) -> Vec<Port> {
         ports.push(Port::new("output", 1, "uart_tx"));
         ports.push(Port::new("input", 1, "uart_rx"));
     }
+    if board.flash.is_some() {
+        for (port, out) in FLASH_PORTS {
+            ports.push(Port::new(if *out { "output" } else { "input" }, 1, *port));
+        }
+    }
     ports
-}
-
-/// The clock weft's datapath runs on: `sys_clk`, else the board's first clock.
-pub(crate) fn weft_clock(board: &Board) -> Option<&Clock> {
-    board
-        .clocks
-        .iter()
-        .find(|c| c.name == "sys_clk")
-        .or(board.clocks.first())
 }
 
 /// The wrapper's Verilog for `board`.
@@ -404,46 +420,19 @@ pub fn wrapper(board: &Board) -> String {
         .collect();
     let _ = writeln!(v, "{}\n);\n", list.join(",\n"));
 
-    // weft's clock and reset.
-    let sys = weft_clock(board);
+    // weft's clocks and resets.
     let user_reset = board.resets.iter().find(|r| {
         !board
             .hard_ips
             .iter()
             .any(|ip| ip.perst.as_ref() == Some(&r.name))
     });
-    let _ = writeln!(v, "    // weft's clock domain.");
-    let _ = writeln!(v, "    wire weft_clk;");
-    match sys {
-        Some(c) if xilinx && c.pin_n.is_some() => {
-            let _ = writeln!(v, "    wire weft_clk_ibuf;");
-            let _ = writeln!(
-                v,
-                "    IBUFDS weft_clk_ibufds (.I({0}_p), .IB({0}_n), .O(weft_clk_ibuf));",
-                c.name
-            );
-            let _ = writeln!(
-                v,
-                "    BUFG weft_clk_bufg (.I(weft_clk_ibuf), .O(weft_clk));"
-            );
-        }
-        Some(c) => {
-            let _ = writeln!(v, "    assign weft_clk = {};", c.name);
-        }
-        None => {
-            let _ = writeln!(v, "    assign weft_clk = 1'b0;");
-        }
-    }
     let reset_expr = match user_reset {
         Some(r) if r.active_low => format!("!{}", r.name),
         Some(r) => r.name.clone(),
         None => "1'b0".to_owned(),
     };
-    let _ = writeln!(v, "    wire weft_rst;");
-    let _ = writeln!(
-        v,
-        "    weft_board_reset_sync weft_rst_sync (.clk(weft_clk), .rst_in({reset_expr}), .rst_out(weft_rst));\n"
-    );
+    v += &clocking::wrapper_block(board, &reset_expr);
 
     // Clock buffers for Xilinx GT reference clocks.
     if xilinx {
@@ -549,6 +538,8 @@ pub fn wrapper(board: &Board) -> String {
     let mut conns = vec![
         "        .clock(weft_clk)".to_owned(),
         "        .reset(weft_rst)".to_owned(),
+        "        .core_clock(weft_core_clk)".to_owned(),
+        "        .core_reset(weft_core_rst)".to_owned(),
     ];
     for p in 0..SWITCH_PORTS {
         let word = if p < board.hard_ips.len() {
@@ -601,7 +592,23 @@ pub fn wrapper(board: &Board) -> String {
     ));
     conns.push("        .uart_tx(switch_uart_tx)".to_owned());
     conns.push("        .led(switch_led)".to_owned());
+    let flash = board.flash.is_some();
+    for (port, out) in FLASH_PORTS {
+        let to = match (flash, out) {
+            (true, _) => (*port).to_owned(),
+            (false, true) => format!("switch_{port}"),
+            (false, false) => "1'b1".to_owned(),
+        };
+        conns.push(format!("        .{port}({to})"));
+    }
     let _ = writeln!(v, "{}\n    );", conns.join(",\n"));
+    if !flash {
+        let _ = writeln!(v, "    // No flash on this board: its outputs go nowhere, MISO idles high.\n    /* verilator lint_off UNUSEDSIGNAL */");
+        for (port, _) in FLASH_PORTS.iter().filter(|(_, out)| *out) {
+            let _ = writeln!(v, "    wire switch_{port};");
+        }
+        let _ = writeln!(v, "    /* verilator lint_on UNUSEDSIGNAL */");
+    }
     if board.uart.is_some() {
         let _ = writeln!(v, "    assign uart_tx = switch_uart_tx;");
     } else {
@@ -640,6 +647,7 @@ pub fn wrapper(board: &Board) -> String {
             ),
         );
     }
+    v += &clocking::stub(board);
     if xilinx {
         v += &xilinx_primitive_stubs();
     }

@@ -3,8 +3,10 @@
 
 use std::path::Path;
 
+use weft_boards::clocking;
 use weft_boards::load::{self, LoadError};
 use weft_boards::model::{HardIpKind, Role};
+use weft_boards::pll::{self, Unreachable};
 use weft_boards::validate::{self, Invalid};
 
 /// A small sound Intel board: one P-tile as the switch's upstream port.
@@ -49,6 +51,10 @@ name = "sys_clk"
 mhz = 100.0
 pin = "A1"
 io_standard = "LVDS"
+source = "doc"
+
+[pll]
+refclk = "sys_clk"
 source = "doc"
 
 [[led]]
@@ -272,7 +278,7 @@ fn an_uncited_source_is_refused() {
     let found =
         problems(&SOUND.replace("source = \"doc\"\n\n[[led]]", "source = \"x\"\n\n[[led]]"));
     assert!(found.contains(&Invalid::UnknownSource {
-        field: "clock[1].source".to_owned(),
+        field: "pll.source".to_owned(),
         id: "x".to_owned(),
     }));
 }
@@ -307,4 +313,131 @@ fn an_unknown_board_name_lists_the_boards() {
     let err = load::by_name("no-such-board").expect_err("no such board");
     let message = err.to_string();
     assert!(message.contains("stratix10-dx-devkit"), "{message}");
+}
+
+#[test]
+fn a_pll_reference_below_the_io_plls_input_range_is_refused() {
+    // 683181 "I/O PLL Specifications": fIN is at least 10 MHz.
+    let text = SOUND.replace("mhz = 100.0\npin = \"A1\"", "mhz = 5.0\npin = \"A1\"");
+    let found = problems(&text);
+    assert!(
+        found.iter().any(|p| matches!(
+            p,
+            Invalid::PllUnreachable { clock, reason: Unreachable::Input { refclk_hz: 5_000_000, .. } }
+                if clock == "sys_clk"
+        )),
+        "{found:?}"
+    );
+    assert!(found.iter().any(|p| p
+        .to_string()
+        .starts_with("pll.refclk: the PLL cannot make weft's clocks")));
+}
+
+#[test]
+fn a_pll_reference_with_no_integer_ratio_to_weft_clocks_is_refused() {
+    // 33.333 MHz: 250 MHz is 7.5000075 times it, which no integer M/(N x C)
+    // with N <= 16 gives exactly.
+    let text = SOUND.replace("mhz = 100.0\npin = \"A1\"", "mhz = 33.333\npin = \"A1\"");
+    let found = problems(&text);
+    assert!(
+        found.iter().any(|p| matches!(
+            p,
+            Invalid::PllUnreachable {
+                reason: Unreachable::NoRatio { .. },
+                ..
+            }
+        )),
+        "{found:?}"
+    );
+}
+
+#[test]
+fn a_pll_fed_by_an_undeclared_clock_is_refused() {
+    let text = SOUND.replace("refclk = \"sys_clk\"", "refclk = \"osc\"");
+    assert!(problems(&text).contains(&Invalid::UnknownSignal {
+        field: "pll.refclk".to_owned(),
+        name: "osc".to_owned(),
+    }));
+}
+
+#[test]
+fn a_family_without_a_known_pll_is_refused() {
+    let text = SOUND.replace("family = \"Stratix 10\"", "family = \"Cyclone V\"");
+    assert!(problems(&text).contains(&Invalid::NoPll {
+        vendor: weft_boards::model::Vendor::Intel,
+        family: "Cyclone V".to_owned(),
+    }));
+}
+
+#[test]
+fn every_shipped_boards_pll_makes_weft_clocks_inside_its_ranges() {
+    for name in load::names(&load::data_dir()) {
+        let board = load::by_name(&name).expect("loads");
+        let device = pll::for_board(&board).expect("a PLL for every shipped family");
+        let (_, plan) = clocking::board_pll(&board);
+        // The outputs are exactly weft's clocks, from weft-regs.
+        assert_eq!(
+            plan.data_plane_hz(),
+            u64::from(weft_regs::DATA_PLANE_CLOCK_HZ)
+        );
+        assert_eq!(
+            plan.soft_core_hz(),
+            u64::from(weft_regs::SOFT_CORE_CLOCK_HZ)
+        );
+        assert_eq!(
+            plan.refclk_hz * plan.multiply,
+            plan.vco_hz() * plan.pre_divide,
+            "{name}: the VCO is an integer multiple of the PFD"
+        );
+        if let Some(limits) = device.limits {
+            assert!(
+                (limits.vco.min..=limits.vco.max).contains(&plan.vco_hz()),
+                "{name}"
+            );
+            let pfd = plan.refclk_hz / plan.pre_divide;
+            if let Some(range) = limits.pfd {
+                assert!((range.min..=range.max).contains(&pfd), "{name}");
+            }
+        }
+    }
+}
+
+#[test]
+fn the_stratix10_io_pll_runs_its_vco_as_fast_as_its_range_allows() {
+    // 100 MHz in, VCO at most 1600 MHz (683181): 1500 MHz would need 250 MHz
+    // x 6 and 125 MHz x 12, and 1500 = 100 x 15. The fastest VCO that
+    // divides to both outputs is 1500 MHz.
+    let (_, plan) = clocking::board_pll(&load::by_name("stratix10-dx-devkit").expect("loads"));
+    assert_eq!(plan.vco_hz(), 1_500_000_000);
+    assert_eq!((plan.pre_divide, plan.multiply), (1, 15));
+    assert_eq!((plan.data_plane_divide, plan.soft_core_divide), (6, 12));
+}
+
+#[test]
+fn the_agilex7_board_has_the_r_tiles_its_documents_give() {
+    // 683288 Table 1: DK-DEV-AGI027-RA carries AGIB027R29A1E1VB, 2x R-Tile
+    // and 1x F-Tile. 683311's support matrix for Agilex 7: Gen5 x16 with a
+    // 1024-bit bus and Gen5 x8/x8 with 512 bits per port, TLP Bypass as
+    // upstream or downstream port, 500 MHz in the -1 speed grade.
+    let board = load::by_name("agilex7-i-series-devkit").expect("Agilex board loads");
+    assert_eq!(board.board.kit, "DK-DEV-AGI027-RA");
+    assert_eq!(board.board.device, "AGIB027R29A1E1VB");
+    assert!(board
+        .hard_ips
+        .iter()
+        .all(|ip| ip.kind == HardIpKind::RTile && ip.gen == 5 && ip.clock_mhz == 500));
+    let tiles: std::collections::BTreeSet<&str> =
+        board.hard_ips.iter().map(|ip| ip.tile.as_str()).collect();
+    assert_eq!(tiles.len(), 2, "two R-tiles");
+    let host = &board.hard_ips[0];
+    assert_eq!(
+        (host.role, host.lanes, host.data_bits),
+        (Role::SwitchUpstream, 16, 1024)
+    );
+    for down in &board.hard_ips[1..] {
+        assert_eq!(
+            (down.role, down.lanes, down.data_bits),
+            (Role::SwitchDownstream, 8, 512)
+        );
+    }
 }

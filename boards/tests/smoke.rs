@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
+use weft_boards::clocking;
 use weft_boards::sim::{self, RunConfig, SimError, SimTlp};
 use weft_boards::{load, Board};
 use weft_pcie::tlp::{
@@ -254,5 +255,64 @@ fn agilex7_r_tile_x8_tlps_cross_both_ways() {
     host.segments = 2;
     if let Some(got) = run(&board, &scratch("agilex-x8"), HIP_FASTER) {
         assert_round_trip(&board, &got);
+    }
+}
+
+#[test]
+fn the_clock_checks_catch_a_wrong_divider_and_a_reset_released_before_lock() {
+    let board = load::by_name("stratix10-dx-devkit").expect("reference board loads");
+    let (_, plan) = clocking::board_pll(&board);
+    let divider = format!(".OUT0_DIVIDE({})", plan.data_plane_divide);
+    let wrong = format!(".OUT0_DIVIDE({})", plan.data_plane_divide + 1);
+    for (name, from, to, broken) in [
+        (
+            "divider",
+            divider.as_str(),
+            wrong.as_str(),
+            "a data plane clock off its rate",
+        ),
+        (
+            "early-reset",
+            ".rst_in(board_rst || !weft_pll_locked), .rst_out(weft_rst)",
+            ".rst_in(board_rst), .rst_out(weft_rst)",
+            "a data plane out of reset before the PLL locked",
+        ),
+    ] {
+        let passed = run_changed(&board, name, from, to, WEFT_FASTER);
+        assert_ne!(passed, Some(true), "{broken} went unnoticed");
+    }
+}
+
+#[test]
+fn every_boards_pll_model_makes_weft_clocks_from_the_board_reference() {
+    for name in load::names(&load::data_dir()) {
+        let board = load::by_name(&name).expect("loads");
+        match sim::run_pll(&scratch(&format!("pll-{name}")), &sim::pll_files(&board)) {
+            Ok(()) => {}
+            Err(SimError::NoSimulator) => {
+                eprintln!("skipped: iverilog is not installed (`cargo xtask setup` installs it)");
+                return;
+            }
+            Err(err) => panic!("{name}: {err}"),
+        }
+    }
+}
+
+#[test]
+fn the_pll_check_catches_a_wrong_mmcm_multiplier() {
+    let board = load::by_name("vcu118").expect("vcu118 loads");
+    let (_, plan) = clocking::board_pll(&board);
+    let right = format!(".CLKFBOUT_MULT_F({}.000)", plan.multiply);
+    let wrong = format!(".CLKFBOUT_MULT_F({}.000)", plan.multiply + 1);
+    let mut files = sim::pll_files(&board);
+    let tb = files
+        .iter_mut()
+        .find(|f| f.text.contains(&right))
+        .expect("the testbench sets the MMCM's multiplier");
+    tb.text = tb.text.replace(&right, &wrong);
+    match sim::run_pll(&scratch("pll-wrong-mult"), &files) {
+        Err(SimError::Failed { report }) => assert!(report.contains("period"), "{report}"),
+        Err(SimError::NoSimulator) => eprintln!("skipped: iverilog is not installed"),
+        other => panic!("a wrong multiplier went unnoticed: {other:?}"),
     }
 }

@@ -14,7 +14,7 @@ use crate::command::{on_path, run};
 pub enum Step {
     /// Write the wrapper, constraints and vendor scripts into target/boards/<name>/.
     Generate,
-    /// Validate the board file, generate, and lint the wrapper with Verilator.
+    /// Validate the board file, generate, lint the wrapper with Verilator and elaborate it with yosys.
     Check,
     /// Generate, then build the bitstream with the vendor tool.
     Build,
@@ -28,10 +28,15 @@ pub fn run_step(root: &Path, name: &str, step: Step) -> Result<()> {
     let design = root.join("target").join("verilog");
     let dir = root.join("target").join("boards").join(name);
     match step {
-        Step::Generate => generate_into(&board, &design, &dir).map(|_| ()),
+        Step::Generate => {
+            generate_into(&board, &dir)?;
+            report_build_files(&board, &design, &dir);
+            Ok(())
+        }
         Step::Check => check(&board, &design, &dir),
         Step::Build => {
-            generate_into(&board, &design, &dir)?;
+            generate_into(&board, &dir)?;
+            generate::write_build(&board, &design, &dir)?;
             let tool = project::build_tool(&board);
             if !on_path(tool) {
                 bail!(
@@ -68,8 +73,8 @@ pub fn run_step(root: &Path, name: &str, step: Step) -> Result<()> {
     }
 }
 
-fn generate_into(board: &weft_boards::Board, design: &Path, dir: &Path) -> Result<Vec<PathBuf>> {
-    let written = generate::write(board, design, dir)?;
+fn generate_into(board: &weft_boards::Board, dir: &Path) -> Result<Vec<PathBuf>> {
+    let written = generate::write(board, dir)?;
     eprintln!(
         "xtask: wrote {} files for {} into {}",
         written.len(),
@@ -98,11 +103,27 @@ fn check(board: &weft_boards::Board, design: &Path, dir: &Path) -> Result<()> {
             eprintln!("  - {item}");
         }
     }
-    generate_into(board, design, dir)?;
+    generate_into(board, dir)?;
+    report_build_files(board, design, dir);
     lint::run(dir, design).context("linting the generated wrapper")?;
     eprintln!(
         "xtask: verilator --lint-only -Wall passes on {}",
         dir.join(generate::WRAPPER).display()
     );
+    lint::elaborate(dir, design).context("elaborating the generated wrapper")?;
+    eprintln!("xtask: yosys elaborates it (hierarchy -check, check -assert)");
     Ok(())
+}
+
+/// Writes the build scripts, or says why the board gets none (the wrapper
+/// and constraints are written either way, for lint and review).
+fn report_build_files(board: &weft_boards::Board, design: &Path, dir: &Path) {
+    match generate::write_build(board, design, dir) {
+        Ok(written) => eprintln!(
+            "xtask: wrote {} build files for {}",
+            written.len(),
+            board.board.name
+        ),
+        Err(refused) => eprintln!("xtask: {refused}"),
+    }
 }

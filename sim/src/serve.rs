@@ -318,6 +318,7 @@ fn execute(
             fabric: planes,
             hosts,
             links,
+            firmware: None,
         };
         handle(manager, board, request, trailing, hardware)
     });

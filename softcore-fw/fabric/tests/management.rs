@@ -163,6 +163,7 @@ fn ask(rig: &mut Rig, request: Request) -> Response {
         fabric: &mut rig.plane.switch,
         hosts: &mut rig.host,
         links: &mut Links,
+        firmware: None,
     };
     handle(&mut rig.manager, &BOARD, &request, &[], hardware)
 }

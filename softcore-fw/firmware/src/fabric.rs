@@ -222,6 +222,7 @@ impl Fabric {
             fabric: &mut self.plane,
             hosts: &mut hosts,
             links: &mut links,
+            firmware: None,
         };
         handle(self.manager, board, request, trailing, hardware)
     }

@@ -123,11 +123,15 @@ mod soft_core {
     use static_cell::{ConstStaticCell, StaticCell};
     use weft_proto::{SwitchId, DEFAULT_IPV4_ADDRESS, DEFAULT_IPV4_PREFIX_LEN};
 
+    use weft_fabric::firmware_update::{self, BootChoice, BootKind, FirmwareUpdate};
     use weft_fabric::manager::FabricManager;
+    use weft_proto::ImageSlot;
 
     use crate::console::{Command, CommandError, Console, HELP};
-    use crate::fabric::{Fabric, Started};
-    use crate::flash::{self, describe, Region, KEY_REGION};
+    use crate::fabric::{Fabric, Phase, Started};
+    use crate::flash::{
+        self, describe, Region, BOOT_RECORD_REGION, IMAGE_A_REGION, IMAGE_B_REGION, KEY_REGION,
+    };
     use crate::keystore;
     use crate::mac::Mac;
     use crate::management::{Management, MANAGEMENT_UDP_PORT, MAX_DATAGRAM};
@@ -300,10 +304,28 @@ mod soft_core {
             }
         };
 
+        // The flash driver sleeps between polls until the timer wakes it:
+        // interrupts first, then the boot record.
         wake_on_interrupts();
+        match start_firmware_update() {
+            Ok((start, update)) => {
+                say_boot(&mut uart, &start);
+                server.management.serve_firmware(update);
+            }
+            Err(error) => {
+                let _ = write!(
+                    uart,
+                    "firmware: the boot record could not be read ({}); no firmware update \
+                     until a restart\r\n",
+                    describe(error)
+                );
+            }
+        }
+
         uart.write_bytes(b"ready\r\n");
 
         let mut console = Console::new();
+        let mut checked_in = false;
         loop {
             while let Some(command) = console.poll(&mut uart) {
                 run(
@@ -330,6 +352,11 @@ mod soft_core {
             iface.poll(timer::now(), mac, &mut server.sockets);
             while server.serve_one(&mut uart, &mut key_flash, fabric.as_mut()) {
                 iface.poll(timer::now(), mac, &mut server.sockets);
+            }
+            // Up: every part of the loop ran and the fabric's start is over.
+            if !checked_in && fabric.as_ref().is_none_or(|f| f.phase() != Phase::Waiting) {
+                check_in(&mut uart, server.management);
+                checked_in = true;
             }
             let fabric_wake = fabric.as_mut().and_then(Fabric::next_wake);
             let delay = iface
@@ -380,6 +407,61 @@ mod soft_core {
             ),
             Err(CommandError::TooLong) => uart.write_str("line too long; nothing done\r\n"),
         };
+    }
+
+    /// Reads the boot record, picks the image slot this start runs
+    /// (`weft_fabric::firmware_update::boot`) and sets up the update of the
+    /// other.
+    fn start_firmware_update(
+    ) -> Result<(BootChoice, FirmwareUpdate<Region>), weft_fabric::persist::PersistError> {
+        let mut boot_flash = BOOT_RECORD_REGION;
+        let start = firmware_update::boot(&mut boot_flash)?;
+        let images = [IMAGE_A_REGION, IMAGE_B_REGION];
+        let update = FirmwareUpdate::new(images, BOOT_RECORD_REGION, start.slot)?;
+        Ok((start, update))
+    }
+
+    /// Marks the running image good, if it runs on trial, and says so: a
+    /// trial that never gets here is not started again.
+    fn check_in(uart: &mut Uart, management: &mut Management) {
+        let Some(update) = management.firmware() else {
+            return;
+        };
+        let _ = match update.check_in() {
+            Ok(true) => write!(
+                uart,
+                "firmware: slot {} checked in; it starts from now on\r\n",
+                slot_name(update.running())
+            ),
+            Ok(false) => Ok(()),
+            Err(error) => write!(
+                uart,
+                "firmware: the check-in was not stored ({}); the next start boots \
+                 back to the previous image\r\n",
+                describe(error)
+            ),
+        };
+    }
+
+    /// Says on the console which image slot this start runs, and why.
+    fn say_boot(uart: &mut Uart, start: &BootChoice) {
+        let slot = slot_name(start.slot);
+        let _ = match start.kind {
+            BootKind::Active => write!(uart, "firmware: slot {slot}\r\n"),
+            BootKind::Trial => write!(uart, "firmware: slot {slot} on trial\r\n"),
+            BootKind::Rollback => write!(
+                uart,
+                "firmware: slot {slot} again: the trial never checked in\r\n"
+            ),
+        };
+    }
+
+    /// The slot's letter.
+    fn slot_name(slot: ImageSlot) -> &'static str {
+        match slot {
+            ImageSlot::A => "A",
+            ImageSlot::B => "B",
+        }
     }
 
     /// Says on the console how the fabric's start went.

@@ -10,6 +10,14 @@
 //! bind or unbind, simulated time moves on until the hot-plug interrupt
 //! has reached the host, and the host's hot-plug driver handles it, so
 //! the host sees the device come or go before the next request.
+//!
+//! The board has a configuration flash in memory, erased at each start,
+//! with the firmware's image slots and boot record
+//! (`weft_fabric::firmware_update`), so `weftctl firmware update` runs
+//! against it as against a switch: the image goes to the slot not
+//! running, is verified and committed for a trial at the next start. The
+//! board starts as the firmware does: the boot record picks the slot,
+//! and once the management port is open the running image checks in.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -18,12 +26,16 @@ use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use weft_fabric::firmware_update::{boot, FirmwareService, FirmwareUpdate};
 use weft_fabric::management::{handle, BoardInfo, Hardware, PortLink, PortLinks};
+use weft_fabric::memory_flash::MemoryFlash;
+use weft_fabric::persist::PersistError;
 use weft_pcie::link::{LinkSpeed as PcieSpeed, LinkWidth};
 use weft_proto::{
     Key, LinkSpeed, LinkState, LinkStatus, Request, Responder, Response, SwitchId, Verifier,
     MANAGEMENT_UDP_PORT, MAX_DATAGRAM,
 };
+use weft_regs::soc::spi_flash::{IMAGE_SLOT_SIZE, SECTOR_SIZE};
 
 use crate::scenario::engine::{let_interrupts_arrive, Engine, RunError};
 use crate::scenario::validate::Action;
@@ -78,6 +90,8 @@ pub enum ServeError {
     Socket(io::Error),
     /// The reference fabric could not be brought up.
     Board(RunError),
+    /// The board's flash did not hold what its boot record needs.
+    Flash(PersistError),
 }
 
 impl fmt::Display for ServeError {
@@ -97,6 +111,10 @@ impl fmt::Display for ServeError {
             ServeError::Board(error) => {
                 write!(f, "the reference fabric did not come up at {error}")
             }
+            ServeError::Flash(error) => write!(
+                f,
+                "the board's flash failed at start ({error:?}); this is a bug in weft-sim"
+            ),
         }
     }
 }
@@ -183,6 +201,22 @@ pub struct Server {
     links: WiredLinks,
     /// Each host's port on the manager's switch.
     host_ports: Vec<u8>,
+    /// The firmware update of the board's flash.
+    firmware: FirmwareUpdate<MemoryFlash<Vec<u8>>>,
+}
+
+/// An erased region of `size` bytes of the board's flash.
+fn erased(size: u32) -> MemoryFlash<Vec<u8>> {
+    MemoryFlash::new(vec![0xFF; size as usize], SECTOR_SIZE)
+}
+
+/// The board's firmware update on an erased flash, started as the
+/// firmware starts: the boot record picks the slot that runs.
+fn firmware_update() -> Result<FirmwareUpdate<MemoryFlash<Vec<u8>>>, PersistError> {
+    let mut boot_flash = erased(2 * SECTOR_SIZE);
+    let start = boot(&mut boot_flash)?;
+    let images = [erased(IMAGE_SLOT_SIZE), erased(IMAGE_SLOT_SIZE)];
+    FirmwareUpdate::new(images, boot_flash, start.slot)
 }
 
 /// The reference fabric after its first steps, ready to be managed: the
@@ -227,6 +261,9 @@ impl Server {
             authenticated: !config.key.is_insecure(),
         };
         let links = WiredLinks::of(&world);
+        let mut firmware = firmware_update().map_err(ServeError::Flash)?;
+        // The management port is open: the running image is up.
+        firmware.check_in().map_err(ServeError::Flash)?;
         Ok(Server {
             socket,
             world,
@@ -234,6 +271,7 @@ impl Server {
             board,
             links,
             host_ports: scenario.hosts.iter().map(|h| h.port).collect(),
+            firmware,
         })
     }
 
@@ -255,6 +293,11 @@ impl Server {
     /// The simulated fabric.
     pub fn world(&self) -> &World {
         &self.world
+    }
+
+    /// The firmware update and the flash it writes.
+    pub fn firmware(&self) -> &FirmwareUpdate<MemoryFlash<Vec<u8>>> {
+        &self.firmware
     }
 
     /// Answers datagrams until `stop` is set (checked at least every
@@ -295,10 +338,11 @@ impl Server {
             board,
             links,
             host_ports,
+            firmware,
             ..
         } = self;
         responder.answer(datagram, out, |request, trailing| {
-            execute(world, board, links, host_ports, request, trailing)
+            execute(world, board, links, host_ports, firmware, request, trailing)
         })
     }
 }
@@ -309,6 +353,7 @@ fn execute(
     board: &BoardInfo,
     links: &mut WiredLinks,
     host_ports: &[u8],
+    firmware: &mut dyn FirmwareService,
     request: &Request,
     trailing: &[u8],
 ) -> Response {
@@ -318,6 +363,7 @@ fn execute(
             fabric: planes,
             hosts,
             links,
+            firmware: Some(firmware),
         };
         handle(manager, board, request, trailing, hardware)
     });

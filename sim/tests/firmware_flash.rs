@@ -3,14 +3,19 @@
 //! same flash contents authenticates with the key typed before the
 //! restart, and refuses a request captured before it as a replay
 //! (weft-proto's `auth` module: a verifier resumes from a mark in flash).
+//! A firmware image sent to it lands in the image slot it does not run
+//! from, and a commit makes the next start run it on trial and check it in.
 
 mod firmware_support;
 
 use firmware_support::*;
+use std::time::Duration;
+
+use sha2::{Digest as _, Sha256};
 use weft_iss::soc::{NorFlash, Timing};
 use weft_proto::{
-    decode_response, encode_request, Error, Header, Key, Request, Response, SwitchId,
-    MANAGEMENT_UDP_PORT, MAX_DATAGRAM,
+    decode_response, encode_request, Digest, Error, FirmwareStatus, Header, ImageSlot, Key,
+    Request, Response, SwitchId, UpdateState, MANAGEMENT_UDP_PORT, MAX_CHUNK, MAX_DATAGRAM,
 };
 use weft_sim::iss_board::IssBoard;
 
@@ -25,9 +30,14 @@ fn test_key() -> Key {
 }
 
 fn datagram(id: u32, counter: u64, request: &Request) -> (Header, Vec<u8>) {
+    datagram_with(id, counter, request, &[])
+}
+
+/// A request with `trailing` bulk bytes after it (a firmware chunk's).
+fn datagram_with(id: u32, counter: u64, request: &Request, trailing: &[u8]) -> (Header, Vec<u8>) {
     let header = Header::request(id, SwitchId(FIRMWARE_SWITCH), counter);
     let mut bytes = [0u8; MAX_DATAGRAM];
-    let len = encode_request(&header, request, &[], &test_key(), &mut bytes).expect("fits");
+    let len = encode_request(&header, request, trailing, &test_key(), &mut bytes).expect("fits");
     (header, bytes[..len].to_vec())
 }
 
@@ -106,4 +116,115 @@ fn the_insecure_key_is_not_kept_across_a_restart() {
     assert!(printed.contains("until the next restart"), "{printed}");
     let (_, printed) = booted_with_flash(&image, power_cycled(&board), &[]);
     assert!(printed.contains("no key yet"), "{printed}");
+}
+
+/// A client of one board, counting its requests.
+struct Client {
+    board: IssBoard,
+    counter: u64,
+}
+
+impl Client {
+    fn ask(&mut self, request: &Request, trailing: &[u8]) -> Response {
+        self.counter += 1;
+        let (header, bytes) = datagram_with(self.counter as u32, self.counter, request, trailing);
+        answer(&mut self.board, &header, &bytes)
+    }
+}
+
+fn status(client: &mut Client) -> FirmwareStatus {
+    match client.ask(&Request::FirmwareStatus, &[]) {
+        Response::FirmwareStatus(status) => status,
+        other => panic!("expected a status, got {other:?}"),
+    }
+}
+
+/// Where the firmware's flash layout (its `flash` module) puts image slot B
+/// and the boot record.
+const IMAGE_B_START: usize = 0x20_0000;
+const BOOT_RECORD_START: usize = 0x0F_E000;
+
+#[test]
+fn an_image_lands_in_the_slot_not_running_and_boots_on_trial_once_committed_or_back_if_it_never_checks_in(
+) {
+    let Some(firmware) = firmware_image() else {
+        return;
+    };
+    let (mut board, printed) = booted(&firmware, &[&format!("key {TEST_KEY_HEX}")]);
+    assert!(printed.contains("firmware: slot A\r\n"), "{printed}");
+    exchange(&mut board, &arp_request(FIRMWARE_IP));
+    let mut client = Client { board, counter: 0 };
+
+    let image: Vec<u8> = (0..2 * MAX_CHUNK + 100).map(|i| (i % 251) as u8).collect();
+    let prepare = Request::FirmwarePrepare {
+        size: image.len() as u32,
+        digest: Digest(Sha256::digest(&image).into()),
+    };
+    assert_eq!(client.ask(&prepare, &[]), Response::Done);
+    // A chunk ahead of the transfer is refused, naming where it stands.
+    assert_eq!(
+        client.ask(
+            &Request::FirmwareChunk {
+                offset: MAX_CHUNK as u32
+            },
+            &image[MAX_CHUNK..2 * MAX_CHUNK]
+        ),
+        Response::Error(Error::BadChunk { resume_at: 0 })
+    );
+    for start in (0..image.len()).step_by(MAX_CHUNK) {
+        let end = (start + MAX_CHUNK).min(image.len());
+        let chunk = Request::FirmwareChunk {
+            offset: start as u32,
+        };
+        assert_eq!(
+            client.ask(&chunk, &image[start..end]),
+            Response::ChunkAccepted {
+                next_offset: end as u32
+            }
+        );
+    }
+    assert_eq!(
+        status(&mut client),
+        FirmwareStatus {
+            state: UpdateState::Verified,
+            size: image.len() as u32,
+            received: image.len() as u32,
+            running: ImageSlot::A,
+            next_boot: ImageSlot::A,
+        }
+    );
+    let Response::CommitPrepared { token } = client.ask(&Request::FirmwarePrepareCommit, &[])
+    else {
+        panic!("expected a token");
+    };
+    assert_eq!(
+        client.ask(&Request::FirmwareCommit { token }, &[]),
+        Response::Done
+    );
+    assert_eq!(status(&mut client).next_boot, ImageSlot::B);
+    let board = client.board;
+    let flash = board.flash().contents();
+    assert_eq!(
+        &flash[IMAGE_B_START..IMAGE_B_START + image.len()],
+        &image[..]
+    );
+    assert_eq!(&flash[BOOT_RECORD_START..BOOT_RECORD_START + 4], b"WFTF");
+
+    // The next start runs slot B on trial, and it checks in once it is
+    // up: its fabric's start (100 ms after reset) is over.
+    let (mut board, printed) = booted_with_flash(&firmware, power_cycled(&board), &[]);
+    assert!(printed.contains("firmware: slot B on trial"), "{printed}");
+    assert!(!printed.contains("checked in"), "{printed}");
+    // Restarted before it checked in (hung, the watchdog fired): slot A again.
+    let (_, printed) = booted_with_flash(&firmware, power_cycled(&board), &[]);
+    assert!(
+        printed.contains("firmware: slot A again: the trial never checked in"),
+        "{printed}"
+    );
+    board.advance(Duration::from_millis(150));
+    exchange(&mut board, &arp_request(FIRMWARE_IP));
+    let printed = String::from_utf8_lossy(&board.console().take_transmitted()).into_owned();
+    assert!(printed.contains("firmware: slot B checked in"), "{printed}");
+    let (_, printed) = booted_with_flash(&firmware, power_cycled(&board), &[]);
+    assert!(printed.contains("firmware: slot B\r\n"), "{printed}");
 }

@@ -431,6 +431,7 @@ fn native_ask(world: &mut World, request: &Request) -> Response {
             fabric: planes,
             hosts,
             links: &mut LinksUnknown,
+            firmware: None,
         };
         handle(manager, &board, request, &[], hardware)
     })

@@ -2,7 +2,7 @@
 //! port, driven by weftctl's client library as an operator drives it:
 //! topology, bind and unbind, the event log, raw configuration access.
 
-use std::net::UdpSocket;
+use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::thread;
@@ -10,11 +10,12 @@ use std::time::Duration;
 
 use weft_proto::{
     decode_response, encode_request, heapless, AccessWidth, CounterKind, Error, EventKind,
-    EventPage, EventSeq, FabricId, Header, HostIndex, Key, PortAction, PortCounters, PortIndex,
-    PortRole, Request, Response, SlotIndex, SlotState, SwitchId, UnbindMode, VirtualSwitchInfo,
-    MAX_DATAGRAM,
+    EventPage, EventSeq, FabricId, Header, HostIndex, ImageSlot, Key, PortAction, PortCounters,
+    PortIndex, PortRole, Request, Response, SlotIndex, SlotState, SwitchId, UnbindMode,
+    UpdateState, VirtualSwitchInfo, MAX_CHUNK, MAX_DATAGRAM,
 };
 use weft_sim::serve::{ServeConfig, ServeError, Server};
+use weftctl::firmware::{self, Image, UpdateOptions, UpdateProgress};
 use weftctl::topology::read_topology;
 use weftctl::{Client, ClientConfig, ClientError};
 
@@ -77,38 +78,76 @@ fn now_micros() -> u64 {
     u64::try_from(now.as_micros()).expect("fits")
 }
 
-/// The board starts as a switch that has just restarted: its counter floor
-/// a minute ahead of weftctl's clock, as the firmware resumes from its mark.
-#[test]
-fn weftctl_binds_and_unbinds_a_vf_on_the_simulated_board() {
-    let counter_floor = now_micros() + 60_000_000;
+/// A `weft-sim serve` board on a port of its own, answering in a thread.
+struct Running<T> {
+    addr: SocketAddr,
+    stop: Arc<AtomicBool>,
+    server: thread::JoinHandle<Result<T, ServeError>>,
+}
+
+impl<T> Running<T> {
+    /// Stops the board; what the inspection given to [`serve`] found then.
+    fn stop(self) -> T {
+        self.stop.store(true, Ordering::Relaxed);
+        self.server
+            .join()
+            .expect("the server thread ends")
+            .expect("the server ends cleanly")
+    }
+}
+
+/// Starts the board with the insecure key, accepting counters above
+/// `counter_floor`, and waits until it listens; `inspect` looks at the
+/// board once it stops (the board stays in its thread).
+fn serve<T: Send + 'static>(
+    counter_floor: u64,
+    inspect: impl FnOnce(&Server) -> T + Send + 'static,
+) -> Running<T> {
     let stop = Arc::new(AtomicBool::new(false));
     let (ready, addr) = mpsc::channel();
     let server = {
         let stop = Arc::clone(&stop);
-        thread::spawn(move || -> Result<(), ServeError> {
+        thread::spawn(move || -> Result<T, ServeError> {
             let config = ServeConfig {
                 listen: "127.0.0.1:0".parse().expect("an address"),
                 key: Key::insecure_public(),
                 counter_floor,
             };
-            let started = Server::start(config).and_then(|s| Ok((s.local_addr()?, s)));
-            match started {
-                Ok((addr, mut server)) => {
+            let mut server = match Server::start(config).and_then(|s| Ok((s.local_addr()?, s))) {
+                Ok((addr, server)) => {
                     let _ = ready.send(Ok(addr));
-                    server.run(&stop)
+                    server
                 }
                 Err(error) => {
                     let _ = ready.send(Err(error.to_string()));
-                    Ok(())
+                    return Err(error);
                 }
-            }
+            };
+            server.run(&stop)?;
+            Ok(inspect(&server))
         })
     };
     let addr = addr
         .recv_timeout(START_DEADLINE)
         .expect("the server starts in time")
         .expect("the reference fabric comes up");
+    Running { addr, stop, server }
+}
+
+fn client(addr: SocketAddr) -> Client {
+    let mut config = ClientConfig::new(addr, Key::insecure_public());
+    config.per_try = Duration::from_secs(2);
+    config.retries = 2;
+    Client::connect(config).expect("a client socket")
+}
+
+/// The board starts as a switch that has just restarted: its counter floor
+/// a minute ahead of weftctl's clock, as the firmware resumes from its mark.
+#[test]
+fn weftctl_binds_and_unbinds_a_vf_on_the_simulated_board() {
+    let counter_floor = now_micros() + 60_000_000;
+    let running = serve(counter_floor, |_| ());
+    let addr = running.addr;
 
     // A request from a clock behind the floor learns the floor, under the
     // switch's key, and nothing has run.
@@ -138,10 +177,7 @@ fn weftctl_binds_and_unbinds_a_vf_on_the_simulated_board() {
         })
     );
 
-    let mut config = ClientConfig::new(addr, Key::insecure_public());
-    config.per_try = Duration::from_secs(2);
-    config.retries = 2;
-    let mut client = Client::connect(config).expect("a client socket");
+    let mut client = client(addr);
 
     // Refused below the floor, then sent again above it: answered at once.
     let identity = client.identify().expect("identify");
@@ -368,9 +404,92 @@ fn weftctl_binds_and_unbinds_a_vf_on_the_simulated_board() {
         "{refused:?}"
     );
 
-    stop.store(true, Ordering::Relaxed);
-    server
-        .join()
-        .expect("the server thread ends")
-        .expect("the server ends cleanly");
+    running.stop();
+}
+
+/// `weftctl firmware update` against the board: a transfer cut short and
+/// started again resumes where the board says, the image lands in slot B
+/// (the board runs slot A, which is never written) verified, and the
+/// commit makes B the next start's trial until an abort takes it back.
+#[test]
+fn weftctl_updates_the_firmware_of_the_simulated_board() {
+    // The image slots as the board's flash holds them when it stops.
+    let running = serve(0, |board| {
+        let firmware = board.firmware();
+        [ImageSlot::A, ImageSlot::B].map(|slot| firmware.image_flash(slot).contents().to_vec())
+    });
+    let mut client = client(running.addr);
+    let before = firmware::status(&mut client).expect("a status");
+    assert_eq!(before.state, UpdateState::Idle);
+    assert_eq!(
+        (before.running, before.next_boot),
+        (ImageSlot::A, ImageSlot::A)
+    );
+
+    let bytes: Vec<u8> = (0..3 * MAX_CHUNK + 17)
+        .map(|i| (i * 7 + i / 251) as u8)
+        .collect();
+    let image = Image::new(bytes.clone()).expect("an image");
+    // A first transfer stops after two chunks.
+    let prepare = Request::FirmwarePrepare {
+        size: image.size(),
+        digest: image.digest(),
+    };
+    assert_eq!(client.request(&prepare).expect("prepared"), Response::Done);
+    for offset in [0, MAX_CHUNK] {
+        let chunk = Request::FirmwareChunk {
+            offset: offset as u32,
+        };
+        let exchange = client
+            .exchange(&chunk, &bytes[offset..offset + MAX_CHUNK])
+            .expect("a chunk");
+        assert_eq!(
+            exchange.response,
+            Response::ChunkAccepted {
+                next_offset: (offset + MAX_CHUNK) as u32
+            }
+        );
+    }
+    // Started again from the top: the board names where to resume.
+    let options = UpdateOptions {
+        resume: false,
+        no_commit: true,
+    };
+    let mut resumed_at = Vec::new();
+    let report = firmware::update(&mut client, &image, options, &mut |step| {
+        if let UpdateProgress::Resumed { at } = step {
+            resumed_at.push(at);
+        }
+    })
+    .expect("the update goes through");
+    assert_eq!(resumed_at, [2 * MAX_CHUNK as u32]);
+    assert_eq!(report.status.state, UpdateState::Verified);
+    assert_eq!(report.status.received, image.size());
+    assert!(!report.committed);
+
+    assert_eq!(
+        firmware::commit(&mut client).expect("committed"),
+        Response::Done
+    );
+    let committed = firmware::status(&mut client).expect("a status");
+    assert_eq!(
+        (committed.running, committed.next_boot),
+        (ImageSlot::A, ImageSlot::B)
+    );
+    // Committed: another image waits for an abort, which keeps slot A.
+    let refused = client.request(&prepare);
+    assert!(
+        matches!(refused, Err(ClientError::Refused(Error::UpdateInProgress))),
+        "{refused:?}"
+    );
+    assert_eq!(
+        client.request(&Request::FirmwareAbort).expect("aborted"),
+        Response::Done
+    );
+    let aborted = firmware::status(&mut client).expect("a status");
+    assert_eq!(aborted.next_boot, ImageSlot::A);
+
+    let [slot_a, slot_b] = running.stop();
+    assert_eq!(&slot_b[..bytes.len()], &bytes[..]);
+    assert!(slot_a.iter().all(|&b| b == 0xFF), "slot A was written");
 }

@@ -500,6 +500,7 @@ mod probe {
             fabric: &mut plane,
             hosts: &mut hosts,
             links: &mut links,
+            firmware: None,
         };
         let _ = black_box(handle(manager, &board, &request, &[], hardware));
         let _ = black_box(manager.save_config(&mut flash));

@@ -25,7 +25,10 @@
 //! - [`events`]: the event log; [`persist`]: the bindings stored in flash
 //!   and restored at boot; [`diagnostics`]: raw configuration-space access
 //!   to the fabric's functions, with what the fabric owns protected;
-//!   [`management`]: the management protocol's requests answered.
+//!   [`management`]: the management protocol's requests answered;
+//!   [`firmware_update`]: a new firmware image into the slot not running,
+//!   committed for a trial boot, and the boot record's choice of slot;
+//!   [`memory_flash`]: a flash region in memory for the simulator and tests.
 //!
 //! A fabric may have several weft switches linked in any graph: discovery
 //! walks through fabric links, and every switch's tables are programmed,
@@ -43,12 +46,14 @@ pub mod conventional;
 pub mod diagnostics;
 pub mod enumerate;
 pub mod events;
+pub mod firmware_update;
 pub mod generation;
 pub mod hw;
 pub mod inventory;
 pub mod limits;
 pub mod management;
 pub mod manager;
+pub mod memory_flash;
 pub mod paths;
 pub mod persist;
 pub mod port_control;

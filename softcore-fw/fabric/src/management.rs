@@ -45,8 +45,11 @@
 //! - hot reset and retraining (`PortControl` with `HotReset`, `Retrain`):
 //!   they need the link control of the board's LTSSM, which the manager's
 //!   traits do not reach;
-//! - CSR access, saved configuration, firmware update and reset: they
-//!   belong to the board, not to the manager's state;
+//! - CSR access, saved configuration and reset: they belong to the
+//!   board, not to the manager's state;
+//! - firmware update on a board that gives no [`FirmwareService`]
+//!   ([`Hardware::firmware`]); one that does answers the update requests
+//!   ([`crate::firmware_update`]);
 //! - changing NumVFs at run time, managed (attention-button) unbind and
 //!   binds of several functions to one slot.
 //!
@@ -75,6 +78,7 @@ use weft_regs::tables::{DataPlane, HostIndex, PortIndex, TableWriteError};
 use crate::binding::{BindError, UnbindMode};
 use crate::diagnostics::{DiagnosticError, Width};
 use crate::events::{ErrorSeverity, Event as LogEvent, IsolationCheck as LogCheck, NotRestored};
+use crate::firmware_update::FirmwareService;
 use crate::hw::{ConfigFault, Fabric, FabricConfig, HostInterface, HostSendError};
 use crate::inventory::{Function, FunctionKind, PortKind, SwitchIndex};
 use crate::manager::FabricManager;
@@ -137,6 +141,9 @@ pub struct Hardware<'a, C: ?Sized, F: ?Sized, H: ?Sized, L: ?Sized> {
     pub hosts: &'a mut H,
     /// The ports' links.
     pub links: &'a mut L,
+    /// The firmware update's flash, on a board that has one; without it
+    /// the update requests are [`Error::Unsupported`].
+    pub firmware: Option<&'a mut dyn FirmwareService>,
 }
 
 /// Answers `request` (with the bulk bytes `trailing` after it in its
@@ -155,9 +162,6 @@ where
     H: HostInterface + ?Sized,
     L: PortLinks + ?Sized,
 {
-    // Only a firmware chunk carries bulk bytes, and firmware update is not
-    // served here; the codec has refused them on every other request.
-    let _ = trailing;
     let answer = match request {
         Request::Ping => Ok(Response::Pong),
         Request::Identify => Ok(Response::Identity(identity(manager, board))),
@@ -226,15 +230,20 @@ where
         Request::ClearCounters { port, kind } => {
             clear_counters(hardware.fabric.local(), *port, *kind).map(|()| Response::Done)
         }
-        Request::SetNumVfs { .. }
-        | Request::SaveConfig
-        | Request::RestoreConfig
-        | Request::FirmwarePrepare { .. }
+        // Only a firmware chunk carries bulk bytes: the codec has refused
+        // them on every other request.
+        Request::FirmwarePrepare { .. }
         | Request::FirmwareChunk { .. }
         | Request::FirmwareStatus
         | Request::FirmwarePrepareCommit
         | Request::FirmwareCommit { .. }
-        | Request::FirmwareAbort
+        | Request::FirmwareAbort => match hardware.firmware {
+            Some(firmware) => firmware.serve(request, trailing),
+            None => Err(Error::Unsupported),
+        },
+        Request::SetNumVfs { .. }
+        | Request::SaveConfig
+        | Request::RestoreConfig
         | Request::ResetArm { .. }
         | Request::ResetTrigger { .. }
         | Request::CsrRead { .. }

@@ -5,10 +5,13 @@
 mod common;
 
 use common::*;
+use sha2::{Digest as _, Sha256};
 use weft_fabric::events::{ErrorSeverity, IsolationCheck, EVENT_LOG_CAPACITY};
+use weft_fabric::firmware_update::FirmwareUpdate;
 use weft_fabric::inventory::SwitchIndex;
 use weft_fabric::management::{handle, BoardInfo, Hardware, PortLink, PortLinks};
 use weft_fabric::manager::FabricManager;
+use weft_fabric::memory_flash::MemoryFlash;
 use weft_fabric::pcie::config::header::{command, common as header, type0};
 use weft_fabric::pcie::config::pcie_cap::{
     device_capabilities, device_control, PcieCapability, PortType, DEVICE_CONTROL,
@@ -21,13 +24,14 @@ use weft_fabric::settings::{FabricSettings, HostPort};
 use weft_proto::heapless::Vec as Bounded;
 use weft_proto::{
     encode_response, AccessWidth, AerSeverity, BarKind, Capabilities, CompletionStatus,
-    CounterKind, EndpointInfo, Error, EventKind, EventPage, EventSeq, FabricId, Generation, Header,
-    HostIndex, IsolationCheck as WireCheck, Key, LinkSpeed, LinkState, LinkStatus, OperationId,
-    Owner, PortAction, PortCounters as WireCounters, PortIndex as WirePort, PortRef, PortRole,
-    Request, Response, SlotIndex, SlotState, SwitchId, TopologyCursor, TopologyItem, TopologyPage,
-    UnbindMode, VirtualSwitchInfo, EVENTS_PAGE_LEN, MAX_DATAGRAM, OLDEST_PROTOCOL_VERSION,
-    PROTOCOL_VERSION, TOPOLOGY_PAGE_ITEMS,
+    CounterKind, Digest, EndpointInfo, Error, EventKind, EventPage, EventSeq, FabricId, Generation,
+    Header, HostIndex, ImageSlot, IsolationCheck as WireCheck, Key, LinkSpeed, LinkState,
+    LinkStatus, OperationId, Owner, PortAction, PortCounters as WireCounters,
+    PortIndex as WirePort, PortRef, PortRole, Request, Response, SlotIndex, SlotState, SwitchId,
+    TopologyCursor, TopologyItem, TopologyPage, UnbindMode, UpdateState, VirtualSwitchInfo,
+    EVENTS_PAGE_LEN, MAX_DATAGRAM, OLDEST_PROTOCOL_VERSION, PROTOCOL_VERSION, TOPOLOGY_PAGE_ITEMS,
 };
+use weft_regs::soc::spi_flash::SECTOR_SIZE;
 use weft_regs::tables::{HostIndex as FabricHost, PortIndex};
 
 const PORTS: usize = 8;
@@ -163,6 +167,7 @@ fn ask(rig: &mut Rig, request: Request) -> Response {
         fabric: &mut rig.plane.switch,
         hosts: &mut rig.host,
         links: &mut Links,
+        firmware: None,
     };
     handle(&mut rig.manager, &BOARD, &request, &[], hardware)
 }
@@ -629,6 +634,49 @@ fn a_bind_before_enumeration_is_told_to_retry() {
         refusal(&mut rig, bind(0, 0, &[GPU_ID])),
         Error::Busy { retry_after_ms } if retry_after_ms > 0
     ));
+}
+
+#[test]
+fn firmware_update_requests_go_to_the_boards_service() {
+    let mut rig = started();
+    let erased = |size: u32| MemoryFlash::new(vec![0xFF; size as usize], SECTOR_SIZE);
+    let images = [erased(4 * SECTOR_SIZE), erased(4 * SECTOR_SIZE)];
+    let mut update =
+        FirmwareUpdate::new(images, erased(2 * SECTOR_SIZE), ImageSlot::B).expect("erased");
+    let image = [0xA5; 100];
+    let requests = [
+        (
+            Request::FirmwarePrepare {
+                size: 100,
+                digest: Digest(Sha256::digest(image).into()),
+            },
+            &[][..],
+        ),
+        (Request::FirmwareChunk { offset: 0 }, &image[..]),
+        (Request::FirmwareStatus, &[][..]),
+    ];
+    let answers: Vec<Response> = requests
+        .iter()
+        .map(|(request, trailing)| {
+            let hardware = Hardware {
+                config: &mut rig.fabric,
+                fabric: &mut rig.plane.switch,
+                hosts: &mut rig.host,
+                links: &mut Links,
+                firmware: Some(&mut update),
+            };
+            handle(&mut rig.manager, &BOARD, request, trailing, hardware)
+        })
+        .collect();
+    assert_eq!(answers[0], Response::Done);
+    assert_eq!(answers[1], Response::ChunkAccepted { next_offset: 100 });
+    let Response::FirmwareStatus(status) = &answers[2] else {
+        panic!("expected a status, got {:?}", answers[2]);
+    };
+    assert_eq!(status.state, UpdateState::Verified);
+    // Running from B, the image went to A.
+    assert_eq!(status.running, ImageSlot::B);
+    assert_eq!(update.image_flash(ImageSlot::A).contents()[..100], image);
 }
 
 #[test]

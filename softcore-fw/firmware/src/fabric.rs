@@ -30,6 +30,7 @@ use core::cell::RefCell;
 use smoltcp::time::Duration;
 use weft_drivers::mailbox::{CsrMailbox, InjectDrops, SharedMailbox};
 use weft_drivers::timer::SocTimer;
+use weft_fabric::firmware_update::FirmwareService;
 use weft_fabric::hw::Timer;
 use weft_fabric::inventory::PortKind;
 use weft_fabric::management::{handle, BoardInfo, Hardware, PortLink, PortLinks};
@@ -209,8 +210,15 @@ impl Fabric {
         self.mailbox.borrow_mut().acknowledge_drops()
     }
 
-    /// The answer to a management request, from the manager.
-    pub fn answer(&mut self, board: &BoardInfo, request: &Request, trailing: &[u8]) -> Response {
+    /// The answer to a management request, from the manager, with the
+    /// firmware update requests served by `firmware`.
+    pub fn answer(
+        &mut self,
+        board: &BoardInfo,
+        request: &Request,
+        trailing: &[u8],
+        firmware: Option<&mut dyn FirmwareService>,
+    ) -> Response {
         self.tell_time();
         let (mut config, mut hosts) = (SharedMailbox(&self.mailbox), SharedMailbox(&self.mailbox));
         let mut links = FoundLinks {
@@ -222,6 +230,11 @@ impl Fabric {
             fabric: &mut self.plane,
             hosts: &mut hosts,
             links: &mut links,
+            // Re-borrowed for as long as the request's other hardware.
+            firmware: match firmware {
+                Some(firmware) => Some(firmware),
+                None => None,
+            },
         };
         handle(self.manager, board, request, trailing, hardware)
     }

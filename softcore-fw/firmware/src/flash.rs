@@ -19,12 +19,27 @@
 //! anything is programmed or erased, and sets its own alarm again before
 //! it next waits.
 //!
+//! The part (4 MiB, a W25Q32JV or alike) is laid out in regions, each a
+//! whole number of sectors, records from the bottom up and the firmware
+//! image slots above them:
+//!
 //! | region | flash bytes | holds |
 //! |---|---|---|
-//! | [`KEY_REGION`] | 0x0000..0x2000 | the management key and replay high-water mark ([`crate::keystore`]) |
+//! | [`KEY_REGION`] | 0x000000..0x002000 | the management key and replay high-water mark ([`crate::keystore`]) |
+//! | | 0x002000..0x0FE000 | free, for more records |
+//! | [`BOOT_RECORD_REGION`] | 0x0FE000..0x100000 | the boot record: the good image slot and a trial (`weft_fabric::firmware_update`) |
+//! | [`IMAGE_A_REGION`] | 0x100000..0x200000 | firmware image slot A |
+//! | [`IMAGE_B_REGION`] | 0x200000..0x300000 | firmware image slot B |
+//! | | 0x300000..0x400000 | free |
+//!
+//! An update writes the slot the running image is not from; the boot
+//! record is a two-slot record like the key's, so a power cut while it is
+//! written leaves the previous one.
 
 use weft_fabric::persist::{Flash, FlashError, PersistError};
-use weft_regs::soc::spi_flash::{self, opcode, BUFFER_SIZE, PAGE_SIZE, SECTOR_SIZE};
+use weft_regs::soc::spi_flash::{
+    self, opcode, BUFFER_SIZE, IMAGE_SLOT_SIZE, PAGE_SIZE, SECTOR_SIZE,
+};
 use weft_regs::SOFT_CORE_CLOCK_HZ;
 
 use smoltcp::time::Duration;
@@ -44,6 +59,24 @@ const BUSY_TIMEOUT_TICKS: u64 = SOFT_CORE_CLOCK_HZ as u64;
 pub const KEY_REGION: Region = Region {
     start: 0,
     size: 2 * SECTOR_SIZE,
+};
+
+/// The two sectors holding the boot record, just below the image slots.
+pub const BOOT_RECORD_REGION: Region = Region {
+    start: IMAGE_A_REGION.start - 2 * SECTOR_SIZE,
+    size: 2 * SECTOR_SIZE,
+};
+
+/// Firmware image slot A, from the part's second MiB.
+pub const IMAGE_A_REGION: Region = Region {
+    start: 0x10_0000,
+    size: IMAGE_SLOT_SIZE,
+};
+
+/// Firmware image slot B, above slot A.
+pub const IMAGE_B_REGION: Region = Region {
+    start: IMAGE_A_REGION.start + IMAGE_SLOT_SIZE,
+    size: IMAGE_SLOT_SIZE,
 };
 
 /// One transaction, as `COMMAND` describes it.
@@ -184,6 +217,16 @@ impl Region {
 
 const _: () = assert!(
     KEY_REGION.start.is_multiple_of(SECTOR_SIZE) && KEY_REGION.size.is_multiple_of(2 * SECTOR_SIZE)
+);
+const _: () = assert!(
+    BOOT_RECORD_REGION.start.is_multiple_of(SECTOR_SIZE)
+        && BOOT_RECORD_REGION.size.is_multiple_of(2 * SECTOR_SIZE)
+        && KEY_REGION.start + KEY_REGION.size <= BOOT_RECORD_REGION.start
+);
+// The slots start on sectors, and slot B ends inside the 4 MiB part.
+const _: () = assert!(
+    IMAGE_A_REGION.start.is_multiple_of(SECTOR_SIZE)
+        && IMAGE_B_REGION.start + IMAGE_B_REGION.size <= 0x40_0000
 );
 
 impl Flash for Region {

@@ -15,7 +15,13 @@
 //! stored in flash with the replay counter's high-water mark
 //! ([`crate::keystore`]); the insecure key never is, so it lasts until the
 //! next restart.
+//!
+//! Firmware update requests are served by weft-fabric's
+//! `firmware_update` over the flash's image slots and boot record
+//! ([`crate::flash`]), with or without a data plane: a board whose data
+//! plane does not answer can still be given a new image.
 
+use weft_fabric::firmware_update::{FirmwareService, FirmwareUpdate};
 use weft_fabric::management::BoardInfo;
 use weft_fabric::persist::{Flash, PersistError};
 use weft_proto::heapless::String;
@@ -27,6 +33,7 @@ pub use weft_proto::{MANAGEMENT_UDP_PORT, MAX_DATAGRAM};
 use weft_regs::capacity::PORTS;
 
 use crate::fabric::Fabric;
+use crate::flash::Region;
 use crate::keystore::{self, KeyRecord};
 
 /// Answers kept for retried requests: one client with a request in
@@ -43,6 +50,8 @@ pub struct Management {
     /// The high-water mark stored in flash with the key in use; `None`
     /// while that key is not the stored one (the insecure key).
     stored_mark: Option<u64>,
+    /// The firmware update, once the boot record was read.
+    firmware: Option<FirmwareUpdate<Region>>,
 }
 
 impl Management {
@@ -52,7 +61,18 @@ impl Management {
             switch,
             responder: None,
             stored_mark: None,
+            firmware: None,
         }
+    }
+
+    /// Serves firmware update requests with `update` from now on.
+    pub fn serve_firmware(&mut self, update: FirmwareUpdate<Region>) {
+        self.firmware = Some(update);
+    }
+
+    /// The firmware update served, if the boot record could be read.
+    pub fn firmware(&mut self) -> Option<&mut FirmwareUpdate<Region>> {
+        self.firmware.as_mut()
     }
 
     /// Continues with the key and mark kept in flash: only counters above
@@ -130,23 +150,36 @@ impl Management {
         let Some(responder) = &mut self.responder else {
             return 0;
         };
+        let firmware = &mut self.firmware;
         let authenticated = !responder.verifier().key().is_insecure();
-        responder.answer(datagram, out, |request, trailing| match fabric {
-            Some(fabric) => {
-                let board = board_info(fabric.ports(), authenticated);
-                fabric.answer(&board, request, trailing)
+        responder.answer(datagram, out, |request, trailing| {
+            let firmware = firmware.as_mut().map(|f| f as &mut dyn FirmwareService);
+            match fabric {
+                Some(fabric) => {
+                    let board = board_info(fabric.ports(), authenticated);
+                    fabric.answer(&board, request, trailing, firmware)
+                }
+                None => execute(request, trailing, switch, authenticated, firmware),
             }
-            None => execute(request, switch, authenticated),
         })
     }
 }
 
-/// What the firmware answers on its own, without a fabric.
-fn execute(request: &Request, switch: SwitchId, authenticated: bool) -> Response {
+/// What the firmware answers on its own, without a fabric: Ping, Identify
+/// and the firmware update.
+fn execute(
+    request: &Request,
+    trailing: &[u8],
+    switch: SwitchId,
+    authenticated: bool,
+    firmware: Option<&mut dyn FirmwareService>,
+) -> Response {
     match request {
         Request::Ping => Response::Pong,
         Request::Identify => Response::Identity(identity(switch, authenticated)),
-        _ => Response::Error(Error::Unsupported),
+        _ => firmware
+            .map_or(Err(Error::Unsupported), |f| f.serve(request, trailing))
+            .unwrap_or_else(Response::Error),
     }
 }
 

@@ -740,6 +740,13 @@ pub mod spi_flash {
     pub const SECTOR_SIZE: u32 = 4096;
     const _: () = assert!(BUFFER_SIZE == PAGE_SIZE);
 
+    /// Bytes of each of the two firmware image slots the configuration
+    /// flash keeps (A/B partitions; `weft_fabric::firmware_update`): 1 MiB,
+    /// room for the soft core's whole instruction and data memories and
+    /// for the firmware's ELF (296 KiB measured) with margin.
+    pub const IMAGE_SLOT_SIZE: u32 = 1024 * 1024;
+    const _: () = assert!(IMAGE_SLOT_SIZE.is_multiple_of(SECTOR_SIZE));
+
     /// The fastest serial clock typical parts accept for Read Data (0x03):
     /// fR = 50 MHz on the W25Q32JV.
     pub const READ_DATA_MAX_HZ: u32 = 50_000_000;

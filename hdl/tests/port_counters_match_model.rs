@@ -241,12 +241,12 @@ fn drive_bus(csr: &mut weft_hdl::csr::CsrTarget, bus: BusCycle) {
 }
 
 /// Every port's counters and the clear register, on one bus.
-struct Switch {
+struct Rtl {
     control: CycleDriver<CounterControl>,
     ports: Vec<CycleDriver<PortCounters>>,
 }
 
-impl Switch {
+impl Rtl {
     fn new(start: &[[u64; COUNTERS]]) -> Self {
         let control =
             CycleDriver::new(CounterControl::new(), |b| &mut b.clock).expect("well formed");
@@ -261,7 +261,7 @@ impl Switch {
                 driver
             })
             .collect();
-        Switch { control, ports }
+        Rtl { control, ports }
     }
 
     /// Runs one cycle and returns the answer to its read, if a block answered.
@@ -379,7 +379,7 @@ fn run(
     start: Vec<[u64; COUNTERS]>,
     cycles: Vec<(Vec<Events>, Access)>,
 ) -> Result<(), TestCaseError> {
-    let mut rtl = Switch::new(&start);
+    let mut rtl = Rtl::new(&start);
     let mut model = Model {
         ports: start
             .iter()

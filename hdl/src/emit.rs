@@ -8,6 +8,7 @@ use rust_hdl::prelude::*;
 use weft_regs::capacity;
 
 use crate::core::Core;
+use crate::counters::{CounterControl, PortCounters};
 use crate::isolation::ErrorCompletion;
 use crate::management::{Inject, Mailbox};
 use weft_iss::elf::firmware_path;
@@ -166,6 +167,20 @@ pub fn designs() -> Result<Vec<Design>, SocError> {
         waive_unused_outputs(
             emit("weft_inject", Inject::default()),
             &["status_decoder", "data_decoder", "decoder"],
+        ),
+        // The counters are read-only: the bus's write strobe and data go unread.
+        waive_unused_inputs(
+            emit("weft_port_counters", PortCounters::new(0)),
+            &["csr$write", "csr$write_data"],
+        ),
+        // One register of one entry, holding only the ports' bits: the
+        // decoder's entry index and the write data above them go unread.
+        waive_unused_inputs(
+            waive_unused_outputs(
+                emit("weft_counter_control", CounterControl::new()),
+                &["decoder"],
+            ),
+            &["csr$write_data"],
         ),
         emit("weft_core", Core::default()),
         emit("weft_spi_flash", SpiFlashController::default()),

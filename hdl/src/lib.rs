@@ -8,6 +8,7 @@
 #![forbid(unsafe_code)]
 
 pub mod core;
+pub mod counters;
 pub mod csr;
 pub mod driver;
 pub mod emit;

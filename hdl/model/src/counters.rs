@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 
 use weft_pcie::tlp::FlowControlClass;
+use weft_regs::csr::counter;
 
 use crate::isolation::DropReason;
 
@@ -45,6 +46,10 @@ pub struct PortCounters {
     pub egress: Traffic,
     /// TLPs dropped at this port's ingress or egress, by reason.
     pub drops: BTreeMap<DropReason, u64>,
+    /// Cycles the egress had a beat to send and the link partner could not
+    /// take it. The transaction-level switch never waits for a link
+    /// partner, so it leaves this 0; a cycle-level switch counts it.
+    pub stall_cycles: u64,
 }
 
 impl PortCounters {
@@ -56,5 +61,47 @@ impl PortCounters {
     /// Drops counted for one reason.
     pub fn drops_for(&self, reason: DropReason) -> u64 {
         self.drops.get(&reason).copied().unwrap_or(0)
+    }
+
+    /// The count of entry `entry` of `weft_regs::csr::counter`, in its
+    /// entry order: traffic by direction and class, bytes, stall cycles,
+    /// then one drop counter per reason in [`DropReason::ALL`] order.
+    /// `None` beyond the last entry.
+    pub fn entry(&self, entry: u32) -> Option<u64> {
+        Some(match entry {
+            counter::TLPS_IN_POSTED => self.ingress.posted,
+            counter::TLPS_IN_NON_POSTED => self.ingress.non_posted,
+            counter::TLPS_IN_COMPLETION => self.ingress.completions,
+            counter::BYTES_IN => self.ingress.bytes,
+            counter::TLPS_OUT_POSTED => self.egress.posted,
+            counter::TLPS_OUT_NON_POSTED => self.egress.non_posted,
+            counter::TLPS_OUT_COMPLETION => self.egress.completions,
+            counter::BYTES_OUT => self.egress.bytes,
+            counter::STALL_CYCLES => self.stall_cycles,
+            drop => self
+                .drops_for(*DropReason::ALL.get(drop.checked_sub(counter::FIRST_DROP)? as usize)?),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_follow_the_register_map_and_end_with_it() {
+        let mut counters = PortCounters {
+            stall_cycles: 7,
+            ..PortCounters::default()
+        };
+        counters.drop(DropReason::UnknownFunction);
+        counters.egress.count(FlowControlClass::NonPosted, 24);
+        assert_eq!(counters.entry(counter::STALL_CYCLES), Some(7));
+        assert_eq!(counters.entry(counter::TLPS_OUT_NON_POSTED), Some(1));
+        assert_eq!(counters.entry(counter::BYTES_OUT), Some(24));
+        let last = counter::NAMES.len() as u32 - 1;
+        assert_eq!(counter::NAMES[last as usize].name, "DROP_UNKNOWN_FUNCTION");
+        assert_eq!(counters.entry(last), Some(1));
+        assert_eq!(counters.entry(last + 1), None);
     }
 }

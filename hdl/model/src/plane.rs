@@ -7,13 +7,11 @@
 
 use weft_pcie::Bdf;
 use weft_regs::capacity;
-use weft_regs::csr::counter;
 use weft_regs::tables::{
     checked_counter_entry, checked_intx_swizzle, AddressRoute, DataPlane, Destination,
     FunctionOwner, HostIndex, IdMapping, PortIndex, PortRole, TableWriteError, Window,
 };
 
-use crate::isolation::DropReason;
 use crate::switch::Switch;
 use crate::tables::RouteTables;
 
@@ -237,18 +235,9 @@ impl DataPlane for Switch {
         self.port_index(port)?;
         let entry = checked_counter_entry(entry)?;
         let counters = self.counters(port).expect("the port exists");
-        Ok(match entry {
-            counter::TLPS_IN_POSTED => counters.ingress.posted,
-            counter::TLPS_IN_NON_POSTED => counters.ingress.non_posted,
-            counter::TLPS_IN_COMPLETION => counters.ingress.completions,
-            counter::BYTES_IN => counters.ingress.bytes,
-            counter::TLPS_OUT_POSTED => counters.egress.posted,
-            counter::TLPS_OUT_NON_POSTED => counters.egress.non_posted,
-            counter::TLPS_OUT_COMPLETION => counters.egress.completions,
-            counter::BYTES_OUT => counters.egress.bytes,
-            counter::STALL_CYCLES => 0,
-            drop => counters.drops_for(DropReason::ALL[(drop - counter::FIRST_DROP) as usize]),
-        })
+        Ok(counters
+            .entry(entry)
+            .expect("checked_counter_entry admits only the register map's entries"))
     }
 
     fn clear_counters(&mut self, port: PortIndex) -> Result<(), TableWriteError> {

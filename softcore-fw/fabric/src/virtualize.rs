@@ -33,6 +33,7 @@
 use weft_pcie::config::acs::CONTROL as ACS_CONTROL;
 use weft_pcie::config::function::BusNumbers;
 use weft_pcie::config::header::{bar as bar_bits, command, common, type0, type1};
+use weft_pcie::config::pcie_cap;
 use weft_pcie::config::space::byte_enable_mask;
 use weft_pcie::config::sriov;
 use weft_pcie::config::BarKind;
@@ -395,6 +396,8 @@ impl FabricManager {
                         Some(data),
                     ));
                 }
+                let slot_control = vdsp.caps.pcie.offset + pcie_cap::SLOT_CONTROL;
+                let before = vdsp.caps.pcie.slot_control(&vdsp.space);
                 vdsp.space
                     .write(&self.layouts.downstream, offset, value, be);
                 let affects_tables = offset & !3 == type1::PRIMARY_BUS
@@ -402,12 +405,23 @@ impl FabricManager {
                         .caps
                         .acs
                         .is_some_and(|acs| offset & !3 == (acs.offset + ACS_CONTROL) & !3);
-                let msi = vdsp.check_interrupt();
+                // Slot Control is the low half of its DW (§7.5.3.10): a
+                // write to either of its bytes is a hot-plug command.
+                let command = offset & !3 == slot_control & !3 && be & 0b0011 != 0;
+                let (msi, powered_off) = if command {
+                    let done = vdsp.slot_command(before);
+                    (done.msi, done.powered_off)
+                } else {
+                    (vdsp.check_interrupt(), false)
+                };
                 if let Some(message) = msi {
                     host_if.send_msi(switch_id, port, completer, message)?;
                 }
                 if affects_tables {
                     self.program_host(si, fabric)?;
+                }
+                if powered_off {
+                    self.slot_powered_off(si, slot, fabric, host_if)?;
                 }
                 Ok(reply(&req, completer, CompletionStatus::Successful, None))
             }

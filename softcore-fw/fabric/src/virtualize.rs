@@ -12,6 +12,11 @@
 //! reads as all ones (§2.3.2, §7.5.1.1.1). Until the fabric is enumerated,
 //! every request completes with Request Retry Status (§2.3.1).
 //!
+//! A write to a virtual downstream port's Slot Control is a hot-plug
+//! command ([`crate::vswitch::VirtualDownstreamPort::slot_command`]); one
+//! that powers a slot off completes a graceful or managed unbind waiting
+//! for it ([`crate::binding`]).
+//!
 //! A bound function is reached at its fabric ID; its host-domain ID and
 //! bus numbers never reach it. Trapped registers:
 //! - **BARs** (§7.5.1.2.1): the host's values are shadow state, sized like

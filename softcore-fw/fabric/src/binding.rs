@@ -478,19 +478,23 @@ impl FabricManager {
                 .unbind_now(endpoint, mode, fabric, host_if)
                 .map(Unbinding::Unbound);
         }
-        let op = self.operations.start();
-        vdsp.unbinding = Some(PendingUnbind { op, mode });
-        let msi = if mode == UnbindMode::Managed {
-            vdsp.press_attention_button()
-        } else {
-            None
-        };
-        self.generation = self.generation.next();
-        if let Some(message) = msi {
-            let switch = &self.switches[si];
-            let requester = switch.downstream_id(binding.slot);
-            host_if.send_msi(switch.switch_id, switch.port, requester, message)?;
+        if mode == UnbindMode::Managed {
+            if let Some(message) = vdsp.press_attention_button() {
+                let switch = &self.switches[si];
+                let requester = switch.downstream_id(binding.slot);
+                let sent = host_if.send_msi(switch.switch_id, switch.port, requester, message);
+                if let Err(error) = sent {
+                    // Nothing changed: the host never heard the button.
+                    self.switches[si].downstream[usize::from(binding.slot)]
+                        .withdraw_attention_button();
+                    return Err(error.into());
+                }
+            }
         }
+        let op = self.operations.start();
+        self.switches[si].downstream[usize::from(binding.slot)].unbinding =
+            Some(PendingUnbind { op, mode });
+        self.generation = self.generation.next();
         Ok(Unbinding::Waiting(op))
     }
 

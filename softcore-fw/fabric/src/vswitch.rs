@@ -34,7 +34,9 @@ use weft_pcie::config::pcie_cap::{
     PcieCapability, PortType, Slot,
 };
 use weft_pcie::config::pm::PowerManagement;
-use weft_pcie::config::{CapabilityList, ConfigSpace, FunctionIdentity, Type1Function};
+use weft_pcie::config::{
+    CapabilityList, ConfigRegisters, ConfigSpace, FunctionIdentity, Type1Function,
+};
 use weft_pcie::Bdf;
 
 use crate::binding::UnbindMode;
@@ -367,6 +369,17 @@ impl VirtualDownstreamPort {
             .pcie
             .raise_slot_events(&mut self.space, slot_status::ATTENTION_BUTTON_PRESSED);
         self.check_interrupt()
+    }
+
+    /// Takes back a press whose interrupt could not be sent: Attention
+    /// Button Pressed clears, and the interrupt condition is evaluated
+    /// again without a message, so the slot is as before the press.
+    pub fn withdraw_attention_button(&mut self) {
+        let status = self.caps.pcie.offset + weft_pcie::config::pcie_cap::SLOT_STATUS;
+        let value =
+            ConfigRegisters::read_u16(&self.space, status) & !slot_status::ATTENTION_BUTTON_PRESSED;
+        ConfigRegisters::set_u16(&mut self.space, status, value);
+        self.interrupt_pending = self.caps.pcie.hot_plug_interrupt_pending(&self.space);
     }
 
     /// Carries out the command of a software write to Slot Control that

@@ -893,6 +893,32 @@ fn a_surprise_unbind_overrides_one_the_host_never_answers() {
     );
 }
 
+/// The button's interrupt cannot be queued to the host: the unbind is
+/// refused with Busy and nothing changed (the slot bound, Attention Button
+/// Pressed clear, the generation kept), so that trying again presses it.
+#[test]
+fn a_managed_unbind_whose_interrupt_cannot_be_sent_changes_nothing() {
+    use weft_fabric::pcie::config::pcie_cap::slot_status;
+    let mut rig = started();
+    let downstream = host_arms_slot(&mut rig, HOST0, 0);
+    assert_eq!(ask(&mut rig, bind(0, 0, &[GPU_ID])), Response::Done);
+    let (_, status) = rig.slot_registers(HOST0, downstream);
+    clear_slot_events(&mut rig, HOST0, downstream, status);
+    let before = vswitch(&mut rig, 0);
+    rig.host.queue_full = true;
+    assert!(matches!(
+        refusal(&mut rig, unbind(0, 0, UnbindMode::Managed)),
+        Error::Busy { .. }
+    ));
+    assert_eq!(vswitch(&mut rig, 0), before);
+    let (_, status) = rig.slot_registers(HOST0, downstream);
+    assert_eq!(status & slot_status::ATTENTION_BUTTON_PRESSED, 0);
+    rig.host.queue_full = false;
+    let msis = rig.host.msis.len();
+    in_progress(ask(&mut rig, unbind(0, 0, UnbindMode::Managed)));
+    assert_eq!(rig.host.msis.len(), msis + 1, "pressed again, and heard");
+}
+
 #[test]
 fn unbind_refusals_name_the_cause() {
     let mut rig = started();

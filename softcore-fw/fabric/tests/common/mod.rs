@@ -351,6 +351,8 @@ pub struct FakeHost {
     pub inbox: VecDeque<HostConfigRequest>,
     pub completions: Vec<((u64, PortIndex), Completion, Option<u32>)>,
     pub msis: Vec<((u64, PortIndex), Bdf, MsiMessage)>,
+    /// Whether the egress queue to the hosts is full, refusing MSIs.
+    pub queue_full: bool,
 }
 
 impl HostInterface for FakeHost {
@@ -376,6 +378,9 @@ impl HostInterface for FakeHost {
         requester: Bdf,
         message: MsiMessage,
     ) -> Result<(), HostSendError> {
+        if self.queue_full {
+            return Err(HostSendError::QueueFull(port));
+        }
         self.msis.push(((switch, port), requester, message));
         Ok(())
     }

@@ -56,7 +56,11 @@
 //! [`SlotState::Unbinding`], and `OperationStatus` reports it running, then
 //! succeeded (or failed, with the error the unbind's table writes met).
 //! Another graceful or managed unbind of the slot meanwhile is refused with
-//! [`Error::UnbindInProgress`]; a surprise one overrides it.
+//! [`Error::UnbindInProgress`]; a surprise one overrides it, and the
+//! operation then ends succeeded (the function is unbound), the event
+//! log's `Unbound` entry saying it was by surprise. A managed unbind whose
+//! button interrupt cannot be queued is refused with [`Error::Busy`] and
+//! changes nothing.
 //!
 //! A configuration write to a register the fabric owns (Command, BARs,
 //! Expansion ROM, SR-IOV, ACS Control) or one that would reset the

@@ -432,3 +432,64 @@ fn port_control_says_what_was_done_and_why_a_port_was_kept() {
     assert_eq!(value["Counters"]["values"][0]["kind"], "TxWireBytes");
     assert_eq!(value["Counters"]["values"][1]["value"], 4);
 }
+
+/// A switch that answers a managed unbind of host 0 slot 1 in progress
+/// (operation 7, finished when polled) and refuses a graceful one of slot
+/// 2, whose unbind already waits for its host.
+fn unbind_fake() -> FakeSwitch {
+    FakeSwitch::start(|request, _| match request {
+        Request::Ping => Response::Pong,
+        Request::Identify => Response::Identity(identity()),
+        Request::Unbind {
+            host: HostIndex(0),
+            slot: SlotIndex(1),
+            mode: UnbindMode::Managed,
+            ..
+        } => Response::InProgress { op: OperationId(7) },
+        Request::Unbind {
+            host: HostIndex(0),
+            slot: SlotIndex(2),
+            mode: UnbindMode::Graceful,
+            ..
+        } => Response::Error(Error::UnbindInProgress {
+            host: HostIndex(0),
+            slot: SlotIndex(2),
+            op: OperationId(3),
+        }),
+        Request::OperationStatus { op } => Response::Operation(OperationReport {
+            op: *op,
+            state: OperationState::Succeeded,
+        }),
+        _ => Response::Error(Error::Unsupported),
+    })
+}
+
+#[test]
+fn unbind_sends_the_mode_asked_for_and_follows_the_operation() {
+    let fake = unbind_fake();
+    let switch = fake.addr().to_string();
+    let run = |args: &[&str]| {
+        let mut all = vec!["--switch", &switch, "--key", KEY_HEX];
+        all.extend_from_slice(args);
+        weftctl(&all)
+    };
+    let managed = run(&["unbind", "0", "1", "--mode", "managed"]);
+    assert!(managed.status.success(), "{}", text(&managed.stderr));
+    assert_eq!(
+        text(&managed.stdout),
+        "unbound host 0 slot 1 (operation 7)\n"
+    );
+
+    let refused = run(&["unbind", "0", "2"]);
+    assert!(!refused.status.success());
+    let stderr = text(&refused.stderr);
+    assert!(
+        stderr.contains("already being unbound (operation 3)"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("mode surprise"), "{stderr}");
+
+    let unknown = run(&["unbind", "0", "1", "--mode", "eventually"]);
+    assert!(!unknown.status.success());
+    assert!(text(&unknown.stderr).contains("graceful"));
+}

@@ -367,8 +367,11 @@ fn execute(
         };
         handle(manager, board, request, trailing, hardware)
     });
+    // A managed unbind answered in progress pressed the slot's Attention
+    // Button: the host's hot-plug driver answers it now.
     let changes_slots = matches!(request, Request::Bind { .. } | Request::Unbind { .. });
-    if changes_slots && response == Response::Done {
+    let acted = matches!(response, Response::Done | Response::InProgress { .. });
+    if changes_slots && acted {
         let_hosts_see_hot_plug(world, host_ports);
     }
     response

@@ -41,7 +41,7 @@ fn reference_experiment_runs_end_to_end() {
     // Hot-remove and hot-add, seen by the hosts' hot-plug drivers.
     assert_eq!(
         outcome(&report, "unbind gpu3, gpu4"),
-        "host1 handled 2 slot events"
+        "host1 released and powered off 2 slots"
     );
     assert_eq!(
         outcome(&report, "bind gpu3, gpu4 to host2"),

@@ -418,3 +418,65 @@ fn a_probe_is_made_by_a_gpu_only() {
         "the probe by gpu1 is the ninth step"
     );
 }
+
+/// Managed hot-remove (PCIe Base 6.0 §6.7.1.5) as Linux's pciehp answers
+/// it: the switch presses the slot's Attention Button, host1's driver
+/// blinks through the 5 s abort window, quiesces the GPU's driver, removes
+/// it and powers the slot off, waiting 1 s after; only then is the GPU
+/// unbound, and host2 gets it. A graceful unbind then waits for host2's
+/// operator, who powers the slot off without the window; host1 powers its
+/// slot, which it left off, on again when the GPU comes back.
+#[test]
+fn a_gpu_its_host_released_binds_elsewhere() {
+    use weft_fabric::binding::UnbindMode;
+    use weft_fabric::events::Event;
+    use weft_sim::host::hotplug::{ABORT_WINDOW, POWER_OFF_WAIT};
+
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scenarios/managed_unbind.toml");
+    let scenario = Scenario::load(&path).expect("valid");
+    let mut engine = Engine::new(&scenario).expect("built");
+    for index in 0..scenario.steps.len() {
+        engine.run_step(index).expect("every step and check passes");
+    }
+    let modes: Vec<UnbindMode> = engine
+        .world()
+        .manager()
+        .events()
+        .since(0)
+        .filter_map(|e| match e.event {
+            Event::Unbound { mode, .. } => Some(mode),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(modes, [UnbindMode::Managed, UnbindMode::Graceful]);
+    let report = engine.finish();
+    let notes = &report.steps;
+    let unbinds: Vec<usize> = (0..notes.len())
+        .filter(|&i| notes[i].what == "unbind gpu1")
+        .collect();
+    assert_eq!(unbinds.len(), 2, "{notes:#?}");
+    let (managed, graceful) = (&notes[unbinds[0]], &notes[unbinds[1]]);
+    assert_eq!(managed.outcome, "host1 released and powered off 1 slot");
+    assert_eq!(graceful.outcome, "host2 released and powered off 1 slot");
+    let took = |i: usize| notes[i].at - notes[i - 1].at;
+    assert!(
+        took(unbinds[0]) >= ABORT_WINDOW + POWER_OFF_WAIT,
+        "the managed unbind took {:?}",
+        took(unbinds[0])
+    );
+    assert!(
+        took(unbinds[1]) >= POWER_OFF_WAIT && took(unbinds[1]) < ABORT_WINDOW,
+        "the graceful unbind took {:?}",
+        took(unbinds[1])
+    );
+    let rebound = notes
+        .iter()
+        .rfind(|n| n.what == "bind gpu1 to host1")
+        .expect("the bind back");
+    assert!(
+        rebound.outcome.ends_with("1 of 1 present with drivers"),
+        "{}",
+        rebound.outcome
+    );
+    assert_eq!(report.checks_passed, 6);
+}

@@ -297,13 +297,22 @@ fn weftctl_binds_and_unbinds_a_vf_on_the_simulated_board() {
         "{refused:?}"
     );
 
+    // A managed unbind: the switch presses the slot's Attention Button,
+    // host 2's hot-plug driver releases the VF and powers the slot off,
+    // and the operation weftctl polls then ends.
     let unbind = Request::Unbind {
         host: HOST2,
         slot: SlotIndex(0),
-        mode: UnbindMode::Graceful,
+        mode: UnbindMode::Managed,
         if_generation: Some(info.generation),
     };
-    assert_eq!(client.request(&unbind).expect("unbind"), Response::Done);
+    let Response::InProgress { op } = client.request(&unbind).expect("unbind") else {
+        panic!("a managed unbind waits for the host");
+    };
+    let report = client
+        .wait_for(op, &mut |_, _| {})
+        .expect("the host released it");
+    assert_eq!(report.state, weft_proto::OperationState::Succeeded);
     assert_eq!(vswitch(&mut client, HOST2).slots[0].state, SlotState::Empty);
 
     // Counters: the data plane's, as weftctl shows them; cleared by request.

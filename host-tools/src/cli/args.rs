@@ -107,7 +107,7 @@ pub enum Command {
         precondition: Precondition,
     },
     /// Unbind whatever is bound to a host's slot; by default wait until the
-    /// host powers the slot off.
+    /// host powers the slot off, polling the switch's operation.
     Unbind {
         /// The host.
         #[arg(value_parser = parse::bounded::<u8>)]
@@ -115,12 +115,9 @@ pub enum Command {
         /// The slot.
         #[arg(value_parser = parse::bounded::<u8>)]
         slot: u8,
-        /// Take it away now (surprise hot-remove).
-        #[arg(long, conflicts_with = "managed")]
-        surprise: bool,
-        /// Ask the host to release it first (managed hot-remove).
-        #[arg(long)]
-        managed: bool,
+        /// How the host gives the device up.
+        #[arg(long, value_enum, default_value_t = UnbindModeArg::Graceful)]
+        mode: UnbindModeArg,
         #[command(flatten)]
         precondition: Precondition,
     },
@@ -234,6 +231,20 @@ pub enum TopologyFormat {
     Table,
     /// A Graphviz graph (`dot -Tsvg`).
     Dot,
+}
+
+/// How `unbind` takes a device from its host (PCIe Base 6.0 §6.7).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum UnbindModeArg {
+    /// Wait until an operator on the host powers the slot off, then unbind.
+    Graceful,
+    /// Press the slot's attention button: the host's hot-plug driver
+    /// releases the device and powers the slot off (after its 5 s abort
+    /// window), then unbind.
+    Managed,
+    /// Unbind now (surprise hot-remove); also ends a graceful or managed
+    /// unbind the host does not answer.
+    Surprise,
 }
 
 /// What `port` does.

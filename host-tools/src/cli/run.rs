@@ -24,7 +24,7 @@ use weftctl::{render, Client, ClientConfig, ClientError};
 
 use super::args::{
     CfgAction, Cli, Command, ConfigAction, CsrAction, FirmwareAction, PortActionArg, Precondition,
-    ResetScopeArg, TopologyFormat, WidthArg,
+    ResetScopeArg, TopologyFormat, UnbindModeArg, WidthArg,
 };
 use super::output::{write_stdout, Output};
 
@@ -96,14 +96,13 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Unbind {
             host,
             slot,
-            surprise,
-            managed,
+            mode,
             precondition,
         } => {
-            let mode = match (surprise, managed) {
-                (true, _) => UnbindMode::Surprise,
-                (false, true) => UnbindMode::Managed,
-                (false, false) => UnbindMode::Graceful,
+            let mode = match mode {
+                UnbindModeArg::Graceful => UnbindMode::Graceful,
+                UnbindModeArg::Managed => UnbindMode::Managed,
+                UnbindModeArg::Surprise => UnbindMode::Surprise,
             };
             let request = Request::Unbind {
                 host: HostIndex(host),

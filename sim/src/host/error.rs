@@ -96,6 +96,17 @@ pub enum HostError {
     },
     /// Waiting for a device timed out.
     Timeout(WaitTimeout),
+    /// A hot-plug command (a Slot Control write) did not complete within
+    /// [`super::hotplug::COMMAND_TIMEOUT`] (§6.7.3.2).
+    HotPlugCommandTimeout {
+        /// The downstream port.
+        port: Bdf,
+    },
+    /// The port has no hot-plug slot with a power controller to turn off.
+    NoPowerController {
+        /// The port.
+        port: Bdf,
+    },
 }
 
 impl From<ConfigAccessError> for HostError {

@@ -162,6 +162,19 @@ pub enum HostEvent {
         /// Why, for the log.
         reason: String,
     },
+    /// The hot-plug driver released what was below a slot and powered the
+    /// slot off (after an Attention Button press, or at an operator's
+    /// request).
+    PoweredOff {
+        /// The port.
+        port: Bdf,
+    },
+    /// An Attention Button press was cancelled by a second press within
+    /// the abort window.
+    ReleaseCancelled {
+        /// The port.
+        port: Bdf,
+    },
     /// A hot-plug slot interrupt was handled.
     Slot {
         /// The port.
@@ -400,9 +413,67 @@ impl Host {
             if !event.added.is_empty() {
                 self.bind_drivers(fabric);
             }
+            if event.release_requested {
+                self.release_slot(fabric, port, true)?;
+            }
             handled.push(event);
         }
         Ok(handled)
+    }
+
+    /// An operator powers the slot below `port` off, as writing 0 to
+    /// Linux's `/sys/bus/pci/slots/N/power` does: the drivers below it are
+    /// quiesced, the devices removed and the slot powered off
+    /// ([`hotplug::release`]), with no Attention Button and no abort window.
+    pub fn power_off_slot(&mut self, fabric: &mut dyn Fabric, port: Bdf) -> Result<(), HostError> {
+        self.release_slot(fabric, port, false).map(|_| ())
+    }
+
+    /// Releases what is below `port`'s slot and powers it off; after an
+    /// Attention Button press (`button`), first the abort window. Returns
+    /// whether it did (false: a second press cancelled).
+    fn release_slot(
+        &mut self,
+        fabric: &mut dyn Fabric,
+        port: Bdf,
+        button: bool,
+    ) -> Result<bool, HostError> {
+        let vector = match self.tree.get(port).map(|f| &f.interrupts) {
+            Some(InterruptSetup::Msi { vector }) => Some(*vector),
+            _ => None,
+        };
+        let Host {
+            rc,
+            tree,
+            drivers,
+            events,
+            ..
+        } = self;
+        let mut cpu = Cpu::new(rc, fabric);
+        if button && !hotplug::await_abort_window(&mut cpu, tree, port)? {
+            events.push(HostEvent::ReleaseCancelled { port });
+            return Ok(false);
+        }
+        // Safe removal: each driver stops its device while it is still
+        // there (an NVMe controller is disabled, CC.EN = 0), then lets go.
+        for bdf in tree.descendants(port) {
+            let Some(driver) = drivers.remove(&bdf) else {
+                continue;
+            };
+            if let Driver::Nvme(nvme) = &driver {
+                // A controller that does not answer is removed all the same.
+                let _ = nvme.shutdown(&mut cpu);
+            }
+            events.push(HostEvent::Unbound {
+                bdf,
+                driver: driver.name(),
+            });
+        }
+        for gone in hotplug::release(&mut cpu, tree, port, vector)? {
+            events.push(HostEvent::Removed { bdf: gone.bdf });
+        }
+        events.push(HostEvent::PoweredOff { port });
+        Ok(true)
     }
 
     /// Sets the number of VFs of `pf`, as writing `sriov_numvfs` does, and

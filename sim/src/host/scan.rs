@@ -307,6 +307,8 @@ impl<'c, 'a> Scan<'c, 'a> {
             physical: ((slot & slot_capabilities::PHYSICAL_SLOT_MASK)
                 >> slot_capabilities::PHYSICAL_SLOT_SHIFT) as u16,
             hot_plug: slot & slot_capabilities::HOT_PLUG_CAPABLE != 0,
+            capabilities: slot,
+            powered_off: false,
         }))
     }
 

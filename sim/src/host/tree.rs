@@ -41,6 +41,19 @@ pub struct SlotInfo {
     pub physical: u16,
     /// Slot Capabilities: Hot-Plug Capable.
     pub hot_plug: bool,
+    /// Slot Capabilities as read (see `weft_pcie`'s `slot_capabilities`).
+    pub capabilities: u32,
+    /// Whether the hot-plug driver turned the slot's power off (Power
+    /// Controller Control), which it remembers as pciehp does in its slot
+    /// state rather than reading Slot Control again.
+    pub powered_off: bool,
+}
+
+impl SlotInfo {
+    /// Whether Slot Capabilities has `bit`.
+    pub const fn has(&self, bit: u32) -> bool {
+        self.capabilities & bit != 0
+    }
 }
 
 /// What a Type 1 function forwards.

@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use serde::{Serialize, Serializer};
 
+use weft_fabric::binding::{UnbindMode, Unbinding};
 use weft_fabric::inventory::{Bridge, BridgeKind, FunctionKind};
 use weft_pcie::tlp::CompletionStatus;
 use weft_pcie::Bdf;
@@ -381,26 +382,7 @@ impl<'s> Engine<'s> {
                 host,
                 slot,
             } => self.bind(step, targets, *host, *slot, what)?,
-            Action::Unbind { targets, mode } => {
-                let mut hosts = BTreeSet::new();
-                for target in targets {
-                    let id = self.fabric_id(*target).ok_or_else(|| {
-                        failed(
-                            step,
-                            &what,
-                            format!("{} is not in the fabric", self.name(*target)),
-                        )
-                    })?;
-                    if let Some(binding) = self.world.manager().binding_of(id) {
-                        hosts.insert(usize::from(binding.host.0));
-                    }
-                    self.world
-                        .with_manager(|m, _, s, h| m.unbind(id, *mode, s, h))
-                        .map_err(|e| failed(step, &what, format!("{e:?}")))?;
-                }
-                let events = self.let_hosts_see(step, &what, &hosts)?;
-                self.note(what, events);
-            }
+            Action::Unbind { targets, mode } => self.unbind(step, targets, *mode, what)?,
             Action::P2p {
                 host,
                 from,
@@ -648,6 +630,110 @@ impl<'s> Engine<'s> {
 
     /// Lets slot interrupts reach `hosts` and their hot-plug drivers run;
     /// says how many slot events each handled.
+    /// Unbinds `targets` in `mode`. A graceful unbind waits for the host:
+    /// an operator on it powers the slot off (its hot-plug driver releases
+    /// the device first); a managed one has the host's driver answer the
+    /// slot's Attention Button. Either must have taken effect when the
+    /// hosts are done, or the step fails.
+    fn unbind(
+        &mut self,
+        step: &PlannedStep,
+        targets: &[Target],
+        mode: UnbindMode,
+        what: String,
+    ) -> Result<(), RunError> {
+        let mut hosts = BTreeSet::new();
+        let mut ids = Vec::new();
+        for target in targets {
+            let id = self.fabric_id(*target).ok_or_else(|| {
+                failed(
+                    step,
+                    &what,
+                    format!("{} is not in the fabric", self.name(*target)),
+                )
+            })?;
+            let binding = self.world.manager().binding_of(id);
+            if let Some(binding) = binding {
+                hosts.insert(usize::from(binding.host.0));
+            }
+            // The port the host sees the function below, for its operator.
+            let port = match binding {
+                Some(binding) if mode == UnbindMode::Graceful => {
+                    let host = usize::from(binding.host.0);
+                    Some((host, self.slot_port(host, *target)))
+                }
+                _ => None,
+            };
+            let unbinding = self
+                .world
+                .with_manager(|m, _, s, h| m.unbind(id, mode, s, h))
+                .map_err(|e| failed(step, &what, format!("{e:?}")))?;
+            if let (Unbinding::Waiting(_), Some((host, port))) = (unbinding, port) {
+                let port = port.ok_or_else(|| {
+                    failed(
+                        step,
+                        &what,
+                        format!(
+                            "{} does not see {}, so it cannot give it up (unbind it by surprise)",
+                            self.host_name(host),
+                            self.name(*target)
+                        ),
+                    )
+                })?;
+                let host_port = self.scenario.hosts[host].port;
+                self.world
+                    .with_host(host_port, |h, link| h.power_off_slot(link, port))
+                    .map_err(|e| {
+                        failed(
+                            step,
+                            &what,
+                            format!("{}'s hot-plug driver: {e:?}", self.host_name(host)),
+                        )
+                    })?;
+            }
+            ids.push((*target, id, binding.map(|b| usize::from(b.host.0))));
+        }
+        let events = self.let_hosts_see(step, &what, &hosts)?;
+        for &(target, id, _) in &ids {
+            if let Some(binding) = self.world.manager().binding_of(id) {
+                return Err(failed(
+                    step,
+                    &what,
+                    format!(
+                        "{} never released {}: its slot is still powered (unbind it by surprise)",
+                        self.host_name(usize::from(binding.host.0)),
+                        self.name(target)
+                    ),
+                ));
+            }
+        }
+        let outcome = match mode {
+            UnbindMode::Surprise => events,
+            UnbindMode::Graceful | UnbindMode::Managed => hosts
+                .iter()
+                .map(|host| {
+                    let released = ids.iter().filter(|(_, _, h)| *h == Some(*host)).count();
+                    format!(
+                        "{} released and powered off {}",
+                        self.host_name(*host),
+                        count(released, "slot")
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("; "),
+        };
+        self.note(what, outcome);
+        Ok(())
+    }
+
+    /// The downstream port `host` sees `target` below, if it sees it.
+    fn slot_port(&mut self, host: usize, target: Target) -> Option<Bdf> {
+        let bdf = self.host_function(host, target)?;
+        let port = self.scenario.hosts[host].port;
+        self.world
+            .with_host(port, |h, _| h.tree().get(bdf).and_then(|f| f.parent))
+    }
+
     fn let_hosts_see(
         &mut self,
         step: &PlannedStep,

@@ -269,7 +269,7 @@ pub enum ActionSpec {
     Unbind {
         /// What to unbind.
         endpoints: Vec<String>,
-        /// `graceful` (default) or `surprise`.
+        /// `graceful` (default), `managed` or `surprise`.
         #[serde(default)]
         mode: UnbindSpec,
     },
@@ -325,13 +325,19 @@ pub enum ActionSpec {
     },
 }
 
-/// How an unbind takes the endpoint away.
+/// How an unbind takes the endpoint away (PCIe Base 6.0 §6.7).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum UnbindSpec {
-    /// The host is told first; requests in flight complete.
+    /// The host gives the device up first: an operator on the host powers
+    /// its slot off, and the unbind then takes effect; requests in flight
+    /// complete.
     #[default]
     Graceful,
+    /// The switch presses the slot's Attention Button, the host's hot-plug
+    /// driver releases the device and powers the slot off after its 5 s
+    /// abort window, and the unbind then takes effect.
+    Managed,
     /// The endpoint is gone at once; requests in flight complete with an error.
     Surprise,
 }

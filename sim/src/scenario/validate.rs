@@ -943,6 +943,7 @@ pub fn resolve(file: ScenarioFile, text: &str, base: &Path) -> Result<Scenario, 
                 targets: targets("endpoints", endpoints)?,
                 mode: match mode {
                     UnbindSpec::Graceful => UnbindMode::Graceful,
+                    UnbindSpec::Managed => UnbindMode::Managed,
                     UnbindSpec::Surprise => UnbindMode::Surprise,
                 },
             },

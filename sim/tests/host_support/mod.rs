@@ -24,8 +24,8 @@ use weft_model::Packet;
 use weft_pcie::config::function::{memory_window, prefetchable_window, BusNumbers};
 use weft_pcie::config::msi::{Msi, MsiCap};
 use weft_pcie::config::pcie_cap::{
-    link_capabilities, link_speed, slot_status, Link, LinkState, PcieCap, PcieCapability, PortType,
-    Slot,
+    link_capabilities, link_speed, slot_capabilities, slot_control, slot_status, Link, LinkState,
+    PcieCap, PcieCapability, PortType, Slot, SLOT_CONTROL,
 };
 use weft_pcie::config::{CapabilityList, ConfigSpace, FunctionIdentity, Type1Function};
 use weft_pcie::tlp::{Body, CompletionStatus, ConfigType, Direction, FlowControlClass};
@@ -110,6 +110,8 @@ pub struct Wire {
     pub delivered: u64,
     /// Peer-to-peer TLPs turned around in the switch.
     pub peer_to_peer: u64,
+    /// Attention Button presses to make: (when, port), earliest first.
+    presses: VecDeque<(Duration, usize)>,
 }
 
 const IDENTITY_UP: FunctionIdentity = FunctionIdentity {
@@ -128,7 +130,7 @@ const IDENTITY_DOWN: FunctionIdentity = FunctionIdentity {
 fn port_space(
     identity: FunctionIdentity,
     port_type: PortType,
-    slot: Option<u16>,
+    slot: Option<Slot>,
 ) -> (ConfigSpace, PcieCap, MsiCap) {
     let mut space = Type1Function::switch_port(identity)
         .build()
@@ -140,7 +142,7 @@ fn port_space(
         capabilities: link_capabilities::DLL_LINK_ACTIVE_REPORTING,
         ..Link::trained(link_speed::GT_8, 16, 0)
     });
-    pcie.slot = slot.map(Slot::hot_plug);
+    pcie.slot = slot;
     let mut list = CapabilityList::new(&mut space).expect("fresh header");
     let pcie_offset = list.push(&pcie).expect("fits");
     let msi_offset = list
@@ -157,13 +159,24 @@ impl Wire {
     /// A switch with `ports` empty hot-plug downstream ports (physical
     /// slots 1..).
     pub fn new(ports: usize) -> Self {
+        Self::with_slots(ports, Slot::hot_plug)
+    }
+
+    /// A switch whose `ports` empty downstream ports have slots of the
+    /// standard usage model ([`Slot::attention_button`]): Attention
+    /// Button, Power Controller, indicators, Command Completed.
+    pub fn with_attention_buttons(ports: usize) -> Self {
+        Self::with_slots(ports, Slot::attention_button)
+    }
+
+    fn with_slots(ports: usize, slot: fn(u16) -> Slot) -> Self {
         let (upstream, _, _) = port_space(IDENTITY_UP, PortType::SwitchUpstream, None);
         let ports = (0..ports)
             .map(|index| {
                 let (space, pcie, msi) = port_space(
                     IDENTITY_DOWN,
                     PortType::SwitchDownstream,
-                    Some(index as u16 + 1),
+                    Some(slot(index as u16 + 1)),
                 );
                 Port {
                     space,
@@ -182,6 +195,7 @@ impl Wire {
             to_host: Vec::new(),
             delivered: 0,
             peer_to_peer: 0,
+            presses: VecDeque::new(),
         }
     }
 
@@ -191,6 +205,13 @@ impl Wire {
     pub fn plug(&mut self, index: usize, model: Model) {
         self.ports[index].model = Some(model);
         self.set_presence(index, true);
+    }
+
+    /// Presses slot `index`'s Attention Button (§6.7.1.5) when simulated
+    /// time reaches `at`: Attention Button Pressed latches.
+    pub fn press_attention_button_at(&mut self, index: usize, at: Duration) {
+        self.presses.push_back((at, index));
+        self.presses.make_contiguous().sort();
     }
 
     /// Surprise-removes what is in slot `index`.
@@ -208,20 +229,46 @@ impl Wire {
             0
         };
         port.pcie.set_slot_state(&mut port.space, state);
+        port.pcie
+            .raise_slot_events(&mut port.space, slot_status::PRESENCE_DETECT_CHANGED);
+        self.update_link(index);
+        self.check_interrupt(index);
+    }
+
+    /// The link is up while an adapter is present and the slot powered
+    /// (Power Controller Control 0, §7.5.3.10); DLL State Changed latches
+    /// when it changes.
+    fn update_link(&mut self, index: usize) {
+        let port = &mut self.ports[index];
+        let powered = port.pcie.slot_control(&port.space) & slot_control::POWER_CONTROLLER_OFF == 0;
+        let up = port.model.is_some() && powered;
+        if port.pcie.link_state(&port.space).dll_link_active == up {
+            return;
+        }
         port.pcie.set_link_state(
             &mut port.space,
             LinkState {
                 speed: link_speed::GT_8,
-                width: if present { 16 } else { 0 },
-                dll_link_active: present,
+                width: if up { 16 } else { 0 },
+                dll_link_active: up,
                 training: false,
             },
         );
-        port.pcie.raise_slot_events(
-            &mut port.space,
-            slot_status::PRESENCE_DETECT_CHANGED | slot_status::DLL_STATE_CHANGED,
-        );
-        self.check_interrupt(index);
+        port.pcie
+            .raise_slot_events(&mut port.space, slot_status::DLL_STATE_CHANGED);
+    }
+
+    /// A Slot Control write is a command (§6.7.3.2): power follows Power
+    /// Controller Control, and Command Completed latches unless the slot
+    /// has No Command Completed Support.
+    fn slot_command(&mut self, index: usize) {
+        self.update_link(index);
+        let port = &mut self.ports[index];
+        let caps = port.pcie.slot_capabilities(&port.space);
+        if caps & slot_capabilities::NO_COMMAND_COMPLETED == 0 {
+            port.pcie
+                .raise_slot_events(&mut port.space, slot_status::COMMAND_COMPLETED);
+        }
     }
 
     /// Sends the port's MSI when its hot-plug interrupt condition rises
@@ -345,7 +392,14 @@ impl Wire {
                         return;
                     }
                     let write = request.direction == Direction::Write;
+                    let slot_control = self.ports[index].pcie.offset + SLOT_CONTROL;
+                    let command = write
+                        && request.byte_offset() & !3 == slot_control & !3
+                        && request.first_be & 0b0011 != 0;
                     let response = config_on(&mut self.ports[index].space, &packet);
+                    if command {
+                        self.slot_command(index);
+                    }
                     if write {
                         self.check_interrupt(index);
                     }
@@ -481,6 +535,19 @@ impl Fabric for Wire {
                 }
             }
             if !any {
+                if let Some(&(at, index)) = self.presses.front() {
+                    if at <= deadline {
+                        self.presses.pop_front();
+                        self.ps = self.ps.max(at.as_nanos() * 1000);
+                        let port = &mut self.ports[index];
+                        port.pcie.raise_slot_events(
+                            &mut port.space,
+                            slot_status::ATTENTION_BUTTON_PRESSED,
+                        );
+                        self.check_interrupt(index);
+                        continue;
+                    }
+                }
                 let deadline_ps = deadline.as_nanos() * 1000;
                 self.ps = self.ps.max(deadline_ps);
                 return Vec::new();

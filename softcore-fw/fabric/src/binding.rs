@@ -58,22 +58,42 @@ use crate::hw::{DataPlane, Fabric, HostInterface, HostSendError, TableWriteError
 use crate::inventory::{Binding, Function, FunctionKind, PortKind, SwitchIndex};
 use crate::limits::MAX_HOST_PORTS;
 use crate::manager::FabricManager;
+use crate::operations::{OperationId, OperationState};
 use crate::virtualize::host_bar_address;
-use crate::vswitch::BoundFunction;
+use crate::vswitch::{BoundFunction, PendingUnbind};
 use weft_regs::tables::{
     FunctionOwner, HostIndex, IdMapping, Owner, Permissions, PortIndex, PortRole, Window,
 };
 
-/// How an endpoint leaves its host.
+/// How an endpoint leaves its host: the three hot-remove models of PCIe
+/// Base 6.0 §6.7 (and the three modes of CXL's Unbind vPPB).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum UnbindMode {
-    /// The endpoint stays where it is, so requests already in flight to it
-    /// complete normally (completions route by ID); the host only loses
-    /// access and sees the slot empty.
+    /// The host gives the device up first: the unbind waits until the
+    /// host's hot-plug driver powers the slot off on its own (an operator
+    /// on the host asked it to, Power Controller Control = Off, §6.7.1.8),
+    /// then takes effect. Requests already in flight complete normally.
     Graceful,
-    /// The endpoint is gone: every host request still in flight to its
-    /// port is completed with an error by the data plane, never left hanging.
+    /// Managed hot-remove: the manager presses the slot's Attention Button
+    /// (§6.7.1.5), the host's driver releases the device and powers the
+    /// slot off, and the unbind then takes effect as a graceful one does.
+    Managed,
+    /// Surprise hot-remove: the unbind takes effect now, the host sees the
+    /// slot empty, and every host request still in flight to the
+    /// function's port is completed with an error by the data plane, never
+    /// left hanging. It also overrides a graceful or managed unbind still
+    /// waiting for its host.
     Surprise,
+}
+
+/// Where an unbind stands when [`FabricManager::unbind`] returns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unbinding {
+    /// The function is unbound; the binding state is at this generation.
+    Unbound(Generation),
+    /// The unbind waits for the host to power the slot off; poll it with
+    /// [`FabricManager::operation`].
+    Waiting(OperationId),
 }
 
 /// Why a bind or unbind was refused or failed.
@@ -131,6 +151,16 @@ pub enum BindError {
     },
     /// The endpoint is not bound.
     NotBound(Bdf),
+    /// A graceful or managed unbind of the slot already waits for its
+    /// host; only a surprise unbind overrides it.
+    UnbindInProgress {
+        /// The host.
+        host: HostIndex,
+        /// The slot.
+        slot: u8,
+        /// The unbind under way.
+        op: OperationId,
+    },
     /// More entries than a data plane table holds.
     TableFull {
         /// Which table.
@@ -356,13 +386,26 @@ impl FabricManager {
         self.program_host(si, fabric)
     }
 
-    /// Unbinds the function with fabric ID `endpoint` from its slot.
+    /// Unbinds the function with fabric ID `endpoint` from its slot, in `mode`.
     ///
-    /// The host's windows and ID map lose it first; its port is rewritten
-    /// without it (back to the free pool if nothing else is bound there);
-    /// in [`UnbindMode::Surprise`] the data plane completes what this host
-    /// has in flight to the port, and nothing of the other hosts sharing
-    /// it; then the slot shows absence and the host gets its hot-plug MSI.
+    /// A graceful or managed unbind of a slot the host has powered on waits
+    /// for the host: the slot shows [`Unbinding::Waiting`] with an
+    /// operation, a managed one after pressing the slot's Attention Button
+    /// and sending the host the MSI it programmed for it; the unbind takes
+    /// effect when the host writes Power Controller Control = Off
+    /// ([`FabricManager::handle_config`]). One of a slot the host powered
+    /// off already, and a surprise unbind, take effect now. A host that
+    /// never answers leaves the operation running, for a surprise unbind to
+    /// override ([`BindError::UnbindInProgress`] refuses another graceful
+    /// or managed one); the overridden operation then ends successfully,
+    /// the event log recording the surprise unbind.
+    ///
+    /// When the unbind takes effect, the host's windows and ID map lose the
+    /// function first; its port is rewritten without it (back to the free
+    /// pool if nothing else is bound there); in [`UnbindMode::Surprise`]
+    /// the data plane completes what this host has in flight to the port,
+    /// and nothing of the other hosts sharing it; then the slot shows
+    /// absence and the host gets its hot-plug MSI.
     ///
     /// The data plane tracks a host's requests by the port they left its
     /// switch by, not by the function they address: a surprise unbind also
@@ -373,14 +416,15 @@ impl FabricManager {
     /// data plane's completion timeout, which still completes each of them
     /// (DESIGN.md, "Outstanding requests").
     ///
-    /// Returns the new generation, as [`FabricManager::bind`] does.
+    /// Every change of the binding state advances the generation: the
+    /// start of a waiting unbind (the slot shows it) and the unbind.
     pub fn unbind<F, H>(
         &mut self,
         endpoint: Bdf,
         mode: UnbindMode,
         fabric: &mut F,
         host_if: &mut H,
-    ) -> Result<Generation, BindError>
+    ) -> Result<Unbinding, BindError>
     where
         F: Fabric + ?Sized,
         H: HostInterface + ?Sized,
@@ -398,13 +442,99 @@ impl FabricManager {
         if_generation: Option<Generation>,
         fabric: &mut F,
         host_if: &mut H,
-    ) -> Result<Generation, BindError>
+    ) -> Result<Unbinding, BindError>
     where
         F: Fabric + ?Sized,
         H: HostInterface + ?Sized,
     {
         generation::check(if_generation, self.generation)?;
+        let binding = self
+            .inventory
+            .function(endpoint)
+            .ok_or(BindError::NoSuchEndpoint(endpoint))?
+            .binding
+            .ok_or(BindError::NotBound(endpoint))?;
+        let si = self
+            .switch_index(binding.host)
+            .ok_or(BindError::NoSuchHost(binding.host))?;
+        let vdsp = self.switches[si]
+            .downstream
+            .get_mut(usize::from(binding.slot))
+            .ok_or(BindError::NoSuchSlot {
+                host: binding.host,
+                slot: binding.slot,
+            })?;
+        if let Some(pending) = vdsp.unbinding {
+            if mode != UnbindMode::Surprise {
+                return Err(BindError::UnbindInProgress {
+                    host: binding.host,
+                    slot: binding.slot,
+                    op: pending.op,
+                });
+            }
+        }
+        if mode == UnbindMode::Surprise || !vdsp.powered() {
+            return self
+                .unbind_now(endpoint, mode, fabric, host_if)
+                .map(Unbinding::Unbound);
+        }
+        if mode == UnbindMode::Managed {
+            if let Some(message) = vdsp.press_attention_button() {
+                let switch = &self.switches[si];
+                let requester = switch.downstream_id(binding.slot);
+                let sent = host_if.send_msi(switch.switch_id, switch.port, requester, message);
+                if let Err(error) = sent {
+                    // Nothing changed: the host never heard the button.
+                    self.switches[si].downstream[usize::from(binding.slot)]
+                        .withdraw_attention_button();
+                    return Err(error.into());
+                }
+            }
+        }
+        let op = self.operations.start();
+        self.switches[si].downstream[usize::from(binding.slot)].unbinding =
+            Some(PendingUnbind { op, mode });
+        self.generation = self.generation.next();
+        Ok(Unbinding::Waiting(op))
+    }
+
+    /// Where background operation `op` stands: running while its slot
+    /// waits for the host, then how it ended, as long as the manager
+    /// remembers ([`crate::limits::FINISHED_OPERATIONS`]); `None` for an
+    /// operation it never started or has forgotten.
+    pub fn operation(&self, op: OperationId) -> Option<OperationState> {
+        let running = self
+            .switches
+            .iter()
+            .flat_map(|switch| switch.downstream.iter())
+            .any(|vdsp| vdsp.unbinding.is_some_and(|pending| pending.op == op));
+        if running {
+            return Some(OperationState::Running);
+        }
+        self.operations.outcome(op).map(OperationState::Finished)
+    }
+
+    /// Unbinds now, with generation, log and absence; a waiting unbind of
+    /// the slot ends with it.
+    fn unbind_now<F, H>(
+        &mut self,
+        endpoint: Bdf,
+        mode: UnbindMode,
+        fabric: &mut F,
+        host_if: &mut H,
+    ) -> Result<Generation, BindError>
+    where
+        F: Fabric + ?Sized,
+        H: HostInterface + ?Sized,
+    {
         let before = self.binding_of(endpoint);
+        let pending = before.and_then(|binding| {
+            let si = self.switch_index(binding.host)?;
+            let vdsp = self.switches[si]
+                .downstream
+                .get_mut(usize::from(binding.slot))?;
+            vdsp.unbinding.take()
+        });
         let result = self.unbind_function(endpoint, mode, fabric);
         if let (Some(binding), None) = (before, self.binding_of(endpoint)) {
             self.generation = self.generation.next();
@@ -415,9 +545,34 @@ impl FabricManager {
                 generation: self.generation,
             });
         }
-        let binding = result?;
-        self.announce_binding(binding, false, host_if)?;
-        Ok(self.generation)
+        let result = result.and_then(|binding| self.announce_binding(binding, false, host_if));
+        if let Some(pending) = pending {
+            self.operations.finish(pending.op, result);
+        }
+        result.map(|()| self.generation)
+    }
+
+    /// The host of virtual switch `si` powered slot `slot` off: a graceful
+    /// or managed unbind waiting for that takes effect now.
+    pub(crate) fn slot_powered_off<F, H>(
+        &mut self,
+        si: usize,
+        slot: u8,
+        fabric: &mut F,
+        host_if: &mut H,
+    ) -> Result<(), BindError>
+    where
+        F: Fabric + ?Sized,
+        H: HostInterface + ?Sized,
+    {
+        let Some(vdsp) = self.switches[si].downstream.get(usize::from(slot)) else {
+            return Ok(());
+        };
+        let (Some(pending), Some(bound)) = (vdsp.unbinding, vdsp.bound) else {
+            return Ok(());
+        };
+        self.unbind_now(bound.function, pending.mode, fabric, host_if)
+            .map(|_| ())
     }
 
     /// Unbinds without precondition, generation, log or absence: the state

@@ -21,7 +21,8 @@
 //!   kept by [`port_space`]; [`virtualize`]: host
 //!   configuration requests answered or forwarded; [`binding`]: bind and
 //!   unbind with hot-plug, each change advancing the [`generation`];
-//!   [`manager`]: the whole, [`manager::FabricManager`].
+//!   [`manager`]: the whole, [`manager::FabricManager`]; [`operations`]:
+//!   the IDs and outcomes of unbinds that wait for their host.
 //! - [`events`]: the event log; [`persist`]: the bindings stored in flash
 //!   and restored at boot; [`diagnostics`]: raw configuration-space access
 //!   to the fabric's functions, with what the fabric owns protected;
@@ -54,6 +55,7 @@ pub mod limits;
 pub mod management;
 pub mod manager;
 pub mod memory_flash;
+pub mod operations;
 pub mod paths;
 pub mod persist;
 pub mod port_control;

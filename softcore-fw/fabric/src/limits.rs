@@ -31,3 +31,7 @@ pub const MAX_SWITCHES: usize = 16;
 /// (enough for enumerating the reference fabric's functions and a burst
 /// of binds and errors between two reads by the management CPU).
 pub const EVENT_LOG_CAPACITY: usize = 64;
+
+/// Finished background operations whose outcome the manager remembers for
+/// polling (two hosts' worth of slots unbound at once).
+pub const FINISHED_OPERATIONS: usize = 16;

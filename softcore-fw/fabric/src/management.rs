@@ -50,8 +50,20 @@
 //! - firmware update on a board that gives no [`FirmwareService`]
 //!   ([`Hardware::firmware`]); one that does answers the update requests
 //!   ([`crate::firmware_update`]);
-//! - changing NumVFs at run time, managed (attention-button) unbind and
-//!   binds of several functions to one slot.
+//! - changing NumVFs at run time and binds of several functions to one
+//!   slot.
+//!
+//! `Unbind` in mode `Graceful` or `Managed` of a slot its host has powered
+//! on is answered [`Response::InProgress`]: the unbind waits for the host
+//! to power the slot off ([`crate::binding`]), the slot shows
+//! [`SlotState::Unbinding`], and `OperationStatus` reports it running, then
+//! succeeded (or failed, with the error the unbind's table writes met).
+//! Another graceful or managed unbind of the slot meanwhile is refused with
+//! [`Error::UnbindInProgress`]; a surprise one overrides it, and the
+//! operation then ends succeeded (the function is unbound), the event
+//! log's `Unbound` entry saying it was by surprise. A managed unbind whose
+//! button interrupt cannot be queued is refused with [`Error::Busy`] and
+//! changes nothing.
 //!
 //! A configuration write to a register the fabric owns (Command, BARs,
 //! Expansion ROM, SR-IOV, ACS Control) or one that would reset the
@@ -66,22 +78,23 @@ use weft_proto::{
     AccessWidth, AerSeverity, BarInfo, BarKind, BoardName, Capabilities, CompletionStatus,
     CounterKind, CounterValue, EndpointInfo, Error, Event as WireEvent, EventKind, EventPage,
     EventSeq, FabricId, FabricLink, FirmwareVersion, Generation, Identity, IsolationCheck,
-    LinkSpeed, LinkStatus, OperationId, Owner, PortAction, PortCounters as WirePortCounters,
-    PortInfo, PortRef, PortRole, Request, Response, RestoreFailure, SlotIndex, SlotInfo, SlotState,
-    SriovInfo, SwitchId, SwitchInfo, TopologyCursor, TopologyItem, TopologyPage,
-    UnbindMode as ProtoUnbindMode, VirtualSwitchInfo, OLDEST_PROTOCOL_VERSION, PROTOCOL_VERSION,
-    TOPOLOGY_PAGE_ITEMS,
+    LinkSpeed, LinkStatus, OperationId, OperationReport, OperationState as WireOperationState,
+    Owner, PortAction, PortCounters as WirePortCounters, PortInfo, PortRef, PortRole, Request,
+    Response, RestoreFailure, SlotIndex, SlotInfo, SlotState, SriovInfo, SwitchId, SwitchInfo,
+    TopologyCursor, TopologyItem, TopologyPage, UnbindMode as ProtoUnbindMode, VirtualSwitchInfo,
+    OLDEST_PROTOCOL_VERSION, PROTOCOL_VERSION, TOPOLOGY_PAGE_ITEMS,
 };
 use weft_regs::csr::counter;
 use weft_regs::tables::{DataPlane, HostIndex, PortIndex, TableWriteError};
 
-use crate::binding::{BindError, UnbindMode};
+use crate::binding::{BindError, UnbindMode, Unbinding};
 use crate::diagnostics::{DiagnosticError, Width};
 use crate::events::{ErrorSeverity, Event as LogEvent, IsolationCheck as LogCheck, NotRestored};
 use crate::firmware_update::FirmwareService;
 use crate::hw::{ConfigFault, Fabric, FabricConfig, HostInterface, HostSendError};
 use crate::inventory::{Function, FunctionKind, PortKind, SwitchIndex};
 use crate::manager::FabricManager;
+use crate::operations::{OperationId as ManagerOperationId, OperationState};
 use crate::port_control::PortControlError;
 
 /// How long a client waits before asking again while the fabric is still
@@ -183,11 +196,7 @@ where
             mode,
             if_generation,
         } => unbind(manager, *host, *slot, *mode, *if_generation, hardware),
-        // Nothing is ever answered in progress: bind and unbind finish
-        // before their answer is sent.
-        Request::OperationStatus { op } => Err(Error::NoSuchOperation {
-            op: OperationId(op.0),
-        }),
+        Request::OperationStatus { op } => operation_status(manager, *op),
         Request::ReadEvents { from } => Ok(Response::Events(event_page(manager, *from))),
         Request::ConfigRead {
             target,
@@ -630,10 +639,7 @@ fn wire_event(manager: &FabricManager, event: &LogEvent) -> EventKind {
             host: wire_host(binding.host),
             slot: SlotIndex(binding.slot),
             fabric_id: FabricId::from(function),
-            mode: match mode {
-                UnbindMode::Graceful => ProtoUnbindMode::Graceful,
-                UnbindMode::Surprise => ProtoUnbindMode::Surprise,
-            },
+            mode: wire_mode(mode),
         },
         LogEvent::BindingNotRestored {
             function,
@@ -759,14 +765,20 @@ fn virtual_switch<L: PortLinks + ?Sized>(
         .ok_or(Error::NoSuchHost { host })?;
     let mut slots = Vec::new();
     for (slot, vdsp) in switch.downstream.iter().enumerate() {
-        let state = match vdsp.bound {
-            Some(bound) => {
+        let state = match (vdsp.bound, vdsp.unbinding) {
+            (Some(bound), unbinding) => {
                 let mut functions = Vec::new();
                 // One function per slot fits a list of eight.
                 let _ = functions.push(FabricId::from(bound.function));
-                SlotState::Bound { functions }
+                match unbinding {
+                    Some(pending) => SlotState::Unbinding {
+                        functions,
+                        mode: wire_mode(pending.mode),
+                    },
+                    None => SlotState::Bound { functions },
+                }
             }
-            None => SlotState::Empty,
+            (None, _) => SlotState::Empty,
         };
         // The manager's slots (MAX_SLOTS_PER_HOST) fit the message's (MAX_SLOTS).
         let _ = slots.push(SlotInfo {
@@ -848,11 +860,10 @@ where
     let bound = vdsp.bound.ok_or(Error::SlotEmpty { host, slot })?;
     let mode = match mode {
         ProtoUnbindMode::Graceful => UnbindMode::Graceful,
+        ProtoUnbindMode::Managed => UnbindMode::Managed,
         ProtoUnbindMode::Surprise => UnbindMode::Surprise,
-        // Attention-button hot-remove is not modelled by the manager.
-        ProtoUnbindMode::Managed => return Err(Error::Unsupported),
     };
-    manager
+    let unbinding = manager
         .unbind_if(
             bound.function,
             mode,
@@ -861,7 +872,48 @@ where
             hardware.hosts,
         )
         .map_err(|error| bind_error(manager, error, bound.function, host))?;
-    Ok(Response::Done)
+    Ok(match unbinding {
+        Unbinding::Unbound(_) => Response::Done,
+        Unbinding::Waiting(op) => Response::InProgress {
+            op: OperationId(op.0),
+        },
+    })
+}
+
+/// The protocol's name for an unbind mode.
+fn wire_mode(mode: UnbindMode) -> ProtoUnbindMode {
+    match mode {
+        UnbindMode::Graceful => ProtoUnbindMode::Graceful,
+        UnbindMode::Managed => ProtoUnbindMode::Managed,
+        UnbindMode::Surprise => ProtoUnbindMode::Surprise,
+    }
+}
+
+/// Where background operation `op` stands (an unbind waiting for its host).
+fn operation_status(manager: &FabricManager, op: OperationId) -> Result<Response, Error> {
+    let state = match manager.operation(ManagerOperationId(op.0)) {
+        None => return Err(Error::NoSuchOperation { op }),
+        Some(OperationState::Running) => WireOperationState::Running { percent: 0 },
+        Some(OperationState::Finished(Ok(()))) => WireOperationState::Succeeded,
+        Some(OperationState::Finished(Err(error))) => WireOperationState::Failed {
+            reason: operation_error(error),
+        },
+    };
+    Ok(Response::Operation(OperationReport { op, state }))
+}
+
+/// The protocol's error for an unbind that failed after it was answered
+/// in progress: its table writes or its hot-plug MSI.
+fn operation_error(error: BindError) -> Error {
+    match error {
+        BindError::Host(HostSendError::QueueFull(_)) => Error::Busy {
+            retry_after_ms: QUEUE_FULL_RETRY_MS,
+        },
+        BindError::PortDisabled(port) => Error::PortDisabled {
+            port: weft_proto::PortIndex(port.0),
+        },
+        _ => Error::Unsupported,
+    }
 }
 
 /// The protocol's error for a refused or failed bind or unbind of
@@ -941,6 +993,11 @@ fn bind_error(
         }
         BindError::PortDisabled(port) => Error::PortDisabled {
             port: weft_proto::PortIndex(port.0),
+        },
+        BindError::UnbindInProgress { host, slot, op } => Error::UnbindInProgress {
+            host: wire_host(host),
+            slot: SlotIndex(slot),
+            op: OperationId(op.0),
         },
     }
 }

@@ -12,6 +12,11 @@
 //! reads as all ones (§2.3.2, §7.5.1.1.1). Until the fabric is enumerated,
 //! every request completes with Request Retry Status (§2.3.1).
 //!
+//! A write to a virtual downstream port's Slot Control is a hot-plug
+//! command ([`crate::vswitch::VirtualDownstreamPort::slot_command`]); one
+//! that powers a slot off completes a graceful or managed unbind waiting
+//! for it ([`crate::binding`]).
+//!
 //! A bound function is reached at its fabric ID; its host-domain ID and
 //! bus numbers never reach it. Trapped registers:
 //! - **BARs** (§7.5.1.2.1): the host's values are shadow state, sized like
@@ -33,6 +38,7 @@
 use weft_pcie::config::acs::CONTROL as ACS_CONTROL;
 use weft_pcie::config::function::BusNumbers;
 use weft_pcie::config::header::{bar as bar_bits, command, common, type0, type1};
+use weft_pcie::config::pcie_cap;
 use weft_pcie::config::space::byte_enable_mask;
 use weft_pcie::config::sriov;
 use weft_pcie::config::BarKind;
@@ -395,6 +401,8 @@ impl FabricManager {
                         Some(data),
                     ));
                 }
+                let slot_control = vdsp.caps.pcie.offset + pcie_cap::SLOT_CONTROL;
+                let before = vdsp.caps.pcie.slot_control(&vdsp.space);
                 vdsp.space
                     .write(&self.layouts.downstream, offset, value, be);
                 let affects_tables = offset & !3 == type1::PRIMARY_BUS
@@ -402,12 +410,23 @@ impl FabricManager {
                         .caps
                         .acs
                         .is_some_and(|acs| offset & !3 == (acs.offset + ACS_CONTROL) & !3);
-                let msi = vdsp.check_interrupt();
+                // Slot Control is the low half of its DW (§7.5.3.10): a
+                // write to either of its bytes is a hot-plug command.
+                let command = offset & !3 == slot_control & !3 && be & 0b0011 != 0;
+                let (msi, powered_off) = if command {
+                    let done = vdsp.slot_command(before);
+                    (done.msi, done.powered_off)
+                } else {
+                    (vdsp.check_interrupt(), false)
+                };
                 if let Some(message) = msi {
                     host_if.send_msi(switch_id, port, completer, message)?;
                 }
                 if affects_tables {
                     self.program_host(si, fabric)?;
+                }
+                if powered_off {
+                    self.slot_powered_off(si, slot, fabric, host_if)?;
                 }
                 Ok(reply(&req, completer, CompletionStatus::Successful, None))
             }

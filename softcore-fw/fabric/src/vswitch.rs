@@ -10,6 +10,17 @@
 //! switch downstream port must offer, whose P2P Request Redirect the data
 //! plane honours.
 //!
+//! The slot is one of the standard usage model (§6.7.1,
+//! [`Slot::attention_button`]): the manager presses its Attention Button to
+//! ask the host to release what is bound (managed hot-remove, §6.7.1.5),
+//! and the host's driver powers the slot off with Power Controller Control
+//! once it has (§6.7.1.8), which is when a graceful or managed unbind takes
+//! effect ([`crate::binding`]). Every Slot Control write is a command that
+//! completes at once: Command Completed latches (§6.7.3.2). The link of a
+//! slot is up while a function is bound and the host keeps the slot's power
+//! on; Power Controller Control resets to 0, on, so a host that never
+//! touches it sees a bound function at once.
+//!
 //! Hot-plug interrupts follow §6.7.3.4: the port sends its MSI when the
 //! hot-plug interrupt condition (Hot-Plug Interrupt Enable and an enabled,
 //! latched event) goes from false to true.
@@ -19,14 +30,18 @@ use weft_pcie::config::acs::{feature, Acs, AcsCap};
 use weft_pcie::config::function::BusNumbers;
 use weft_pcie::config::msi::{Msi, MsiCap, MsiMessage};
 use weft_pcie::config::pcie_cap::{
-    link_capabilities, link_speed, slot_status, Link, LinkState, PcieCap, PcieCapability, PortType,
-    Slot,
+    link_capabilities, link_speed, slot_control, slot_status, Link, LinkState, PcieCap,
+    PcieCapability, PortType, Slot,
 };
 use weft_pcie::config::pm::PowerManagement;
-use weft_pcie::config::{CapabilityList, ConfigSpace, FunctionIdentity, Type1Function};
+use weft_pcie::config::{
+    CapabilityList, ConfigRegisters, ConfigSpace, FunctionIdentity, Type1Function,
+};
 use weft_pcie::Bdf;
 
+use crate::binding::UnbindMode;
 use crate::limits::MAX_SLOTS_PER_HOST;
+use crate::operations::OperationId;
 use crate::port_space::{compact, OutsideKeptRegisters, PortLayout, PortSpace};
 use weft_regs::tables::{HostIndex, PortIndex};
 
@@ -59,6 +74,25 @@ pub struct BoundFunction {
     pub shadow_command: u16,
 }
 
+/// An unbind that waits for the host to power the slot off.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PendingUnbind {
+    /// The operation a client polls.
+    pub op: OperationId,
+    /// Graceful or managed: whether the manager pressed the slot's
+    /// Attention Button.
+    pub mode: UnbindMode,
+}
+
+/// What a Slot Control write (a hot-plug command, §6.7.3.2) changed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SlotCommand {
+    /// The host turned the slot's power off (Power Controller Control 0 → 1).
+    pub powered_off: bool,
+    /// The MSI to send, if the hot-plug interrupt condition became true.
+    pub msi: Option<MsiMessage>,
+}
+
 /// A virtual downstream port: a slot a function can be bound to.
 #[derive(Clone, Debug)]
 pub struct VirtualDownstreamPort {
@@ -69,6 +103,8 @@ pub struct VirtualDownstreamPort {
     pub caps: PortCapabilities,
     /// What is bound behind it.
     pub bound: Option<BoundFunction>,
+    /// The unbind of what is bound, while it waits for the host.
+    pub unbinding: Option<PendingUnbind>,
     /// Whether the hot-plug interrupt condition held at the last check (§6.7.3.4).
     pub(crate) interrupt_pending: bool,
 }
@@ -140,7 +176,7 @@ impl PortLayouts {
         let (_, downstream, _) = build_port(
             downstream_identity,
             PortType::SwitchDownstream,
-            Some(Slot::hot_plug(1)),
+            Some(Slot::attention_button(1)),
             1,
         )?;
         Ok(PortLayouts {
@@ -236,7 +272,7 @@ impl VirtualSwitch {
             let (mut space, layout, caps) = build_port(
                 downstream_identity,
                 PortType::SwitchDownstream,
-                Some(Slot::hot_plug(physical)),
+                Some(Slot::attention_button(physical)),
                 slot + 1,
             )?;
             if layout != layouts.downstream {
@@ -247,6 +283,7 @@ impl VirtualSwitch {
                 space,
                 caps,
                 bound: None,
+                unbinding: None,
                 interrupt_pending: false,
             });
         }
@@ -295,10 +332,12 @@ const fn link_up() -> LinkState {
 }
 
 impl VirtualDownstreamPort {
-    /// Presence and link come up or go down: Presence Detect State and
-    /// Data Link Layer Link Active follow `present`, and Presence Detect
-    /// Changed and Data Link Layer State Changed latch (§6.7.3.3, §7.5.3.11).
-    /// Returns the MSI to send if the hot-plug interrupt condition became true.
+    /// An adapter appears in or leaves the slot: Presence Detect State
+    /// follows `present` and Presence Detect Changed latches (§6.7.3.3);
+    /// the link is up while the adapter is present and the slot powered,
+    /// and Data Link Layer State Changed latches when that changes
+    /// (§7.5.3.11). Returns the MSI to send if the hot-plug interrupt
+    /// condition became true.
     pub fn set_presence(&mut self, present: bool) -> Option<MsiMessage> {
         let pcie = self.caps.pcie;
         let state = if present {
@@ -307,15 +346,70 @@ impl VirtualDownstreamPort {
             0
         };
         pcie.set_slot_state(&mut self.space, state);
-        pcie.set_link_state(
-            &mut self.space,
-            if present { link_up() } else { link_down() },
-        );
-        pcie.raise_slot_events(
-            &mut self.space,
-            slot_status::PRESENCE_DETECT_CHANGED | slot_status::DLL_STATE_CHANGED,
-        );
+        pcie.raise_slot_events(&mut self.space, slot_status::PRESENCE_DETECT_CHANGED);
+        self.update_link();
         self.check_interrupt()
+    }
+
+    /// Whether the slot is powered: Power Controller Control is 0 (§7.5.3.10).
+    pub fn powered(&self) -> bool {
+        self.caps.pcie.slot_control(&self.space) & slot_control::POWER_CONTROLLER_OFF == 0
+    }
+
+    /// Whether an adapter is present: Presence Detect State (§7.5.3.11).
+    pub fn present(&self) -> bool {
+        self.caps.pcie.slot_status(&self.space) & slot_status::PRESENCE_DETECT_STATE != 0
+    }
+
+    /// The manager presses the slot's Attention Button (§6.7.1.5):
+    /// Attention Button Pressed latches. Returns the MSI to send if the
+    /// hot-plug interrupt condition became true.
+    pub fn press_attention_button(&mut self) -> Option<MsiMessage> {
+        self.caps
+            .pcie
+            .raise_slot_events(&mut self.space, slot_status::ATTENTION_BUTTON_PRESSED);
+        self.check_interrupt()
+    }
+
+    /// Takes back a press whose interrupt could not be sent: Attention
+    /// Button Pressed clears, and the interrupt condition is evaluated
+    /// again without a message, so the slot is as before the press.
+    pub fn withdraw_attention_button(&mut self) {
+        let status = self.caps.pcie.offset + weft_pcie::config::pcie_cap::SLOT_STATUS;
+        let value =
+            ConfigRegisters::read_u16(&self.space, status) & !slot_status::ATTENTION_BUTTON_PRESSED;
+        ConfigRegisters::set_u16(&mut self.space, status, value);
+        self.interrupt_pending = self.caps.pcie.hot_plug_interrupt_pending(&self.space);
+    }
+
+    /// Carries out the command of a software write to Slot Control that
+    /// found it at `before` (§6.7.3.2): the slot's power follows Power
+    /// Controller Control, the link with it, and Command Completed latches
+    /// once it is done, at once here; indicators are what software wrote.
+    pub fn slot_command(&mut self, before: u16) -> SlotCommand {
+        let off = slot_control::POWER_CONTROLLER_OFF;
+        let after = self.caps.pcie.slot_control(&self.space);
+        let powered_off = before & off == 0 && after & off != 0;
+        self.update_link();
+        self.caps
+            .pcie
+            .raise_slot_events(&mut self.space, slot_status::COMMAND_COMPLETED);
+        SlotCommand {
+            powered_off,
+            msi: self.check_interrupt(),
+        }
+    }
+
+    /// Brings the link up or down as presence and power say, latching Data
+    /// Link Layer State Changed when Data Link Layer Link Active changes.
+    fn update_link(&mut self) {
+        let pcie = self.caps.pcie;
+        let up = self.present() && self.powered();
+        if pcie.link_state(&self.space).dll_link_active == up {
+            return;
+        }
+        pcie.set_link_state(&mut self.space, if up { link_up() } else { link_down() });
+        pcie.raise_slot_events(&mut self.space, slot_status::DLL_STATE_CHANGED);
     }
 
     /// Re-evaluates the hot-plug interrupt condition after the slot's

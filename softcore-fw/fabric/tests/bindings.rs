@@ -10,7 +10,7 @@ mod common;
 
 use common::*;
 use proptest::prelude::*;
-use weft_fabric::binding::{BindError, UnbindMode};
+use weft_fabric::binding::{BindError, UnbindMode, Unbinding};
 use weft_fabric::events::{ErrorSeverity, Event, NotRestored};
 use weft_fabric::generation::Generation;
 use weft_fabric::inventory::Binding;
@@ -271,6 +271,12 @@ enum Op {
         function: usize,
         surprise: bool,
     },
+    /// The host's hot-plug driver powers a slot off (Power Controller
+    /// Control, PCIe Base 6.0 §7.5.3.10).
+    PowerOff {
+        host: u16,
+        slot: u8,
+    },
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -282,18 +288,49 @@ fn op() -> impl Strategy<Value = Op> {
         }),
         (0..6usize, any::<bool>())
             .prop_map(|(function, surprise)| Op::Unbind { function, surprise }),
+        (0..2u16, 0..SLOTS).prop_map(|(host, slot)| Op::PowerOff { host, slot }),
     ]
 }
 
 /// Applies `ops`, keeping the expected bindings from what each call
 /// returned, and checks the generation moves exactly with the changes.
+///
+/// A graceful unbind of a powered slot waits: the function stays bound,
+/// the slot shows the unbind (a new generation), and the unbind takes
+/// effect when the host powers the slot off (another), or when a surprise
+/// unbind overrides it; one of a slot already powered off is at once.
 fn apply(rig: &mut Rig, ops: &[Op]) -> Vec<(Bdf, Binding)> {
     let ids = functions(rig);
     assert_eq!(ids.len(), 6, "GPU, NVMe PF and two VFs, two NIC functions");
+    hosts_enumerate(rig);
     let mut expected: Vec<(Bdf, Binding)> = Vec::new();
+    // Unbinds waiting for their host, and the slots powered off.
+    let mut waiting: Vec<Bdf> = Vec::new();
+    let mut powered_off: Vec<(u16, u8)> = Vec::new();
     for op in ops {
         let before = rig.manager.generation();
         let result = match *op {
+            Op::PowerOff { host, slot } => {
+                let port = HOST_PORTS[usize::from(host)];
+                rig.power_off_slot(port, Bdf::new(2, slot, 0));
+                if !powered_off.contains(&(host, slot)) {
+                    powered_off.push((host, slot));
+                }
+                let released = expected.iter().position(|(f, b)| {
+                    (b.host, b.slot) == (HostIndex(host), slot) && waiting.contains(f)
+                });
+                match released {
+                    Some(index) => {
+                        let (function, _) = expected.remove(index);
+                        waiting.retain(|f| *f != function);
+                        Ok(before.next())
+                    }
+                    None => {
+                        assert_eq!(rig.manager.generation(), before, "nothing to unbind");
+                        continue;
+                    }
+                }
+            }
             Op::Bind {
                 function,
                 host,
@@ -324,6 +361,10 @@ fn apply(rig: &mut Rig, ops: &[Op]) -> Vec<(Bdf, Binding)> {
                 } else {
                     UnbindMode::Graceful
                 };
+                let slot_off = expected
+                    .iter()
+                    .find(|(f, _)| *f == id)
+                    .is_some_and(|(_, b)| powered_off.contains(&(b.host.0, b.slot)));
                 let result = rig.manager.unbind_if(
                     id,
                     mode,
@@ -331,10 +372,31 @@ fn apply(rig: &mut Rig, ops: &[Op]) -> Vec<(Bdf, Binding)> {
                     &mut rig.plane.switch,
                     &mut rig.host,
                 );
-                if result.is_ok() {
-                    expected.retain(|(f, _)| *f != id);
+                match result {
+                    Ok(Unbinding::Unbound(generation)) => {
+                        assert!(surprise || slot_off, "a powered slot's unbind waits");
+                        expected.retain(|(f, _)| *f != id);
+                        waiting.retain(|f| *f != id);
+                        Ok(generation)
+                    }
+                    Ok(Unbinding::Waiting(_)) => {
+                        assert!(
+                            !surprise && !slot_off,
+                            "only a powered slot's graceful unbind waits"
+                        );
+                        waiting.push(id);
+                        Ok(rig.manager.generation())
+                    }
+                    Err(error) => {
+                        if waiting.contains(&id) {
+                            assert!(
+                                matches!(error, BindError::UnbindInProgress { .. }),
+                                "{error:?}"
+                            );
+                        }
+                        Err(error)
+                    }
                 }
-                result
             }
         };
         match result {
@@ -628,12 +690,12 @@ fn a_change_on_a_stale_generation_is_refused_with_nothing_changed() {
         .manager
         .unbind(
             ids[0],
-            UnbindMode::Graceful,
+            UnbindMode::Surprise,
             &mut rig.plane.switch,
             &mut rig.host,
         )
         .expect("no precondition");
-    assert_eq!(g2, g1.next());
+    assert_eq!(g2, Unbinding::Unbound(g1.next()));
 }
 
 #[test]

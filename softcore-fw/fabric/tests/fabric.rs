@@ -6,7 +6,7 @@
 mod common;
 
 use common::*;
-use weft_fabric::binding::{BindError, SharingRefused, UnbindMode};
+use weft_fabric::binding::{BindError, SharingRefused, UnbindMode, Unbinding};
 use weft_fabric::enumerate::EnumerationError;
 use weft_fabric::hw::{ConfigPath, FabricConfig};
 use weft_fabric::inventory::{Binding, FunctionKind, PortKind, SwitchIndex};
@@ -576,7 +576,8 @@ fn surprise_unbind_clears_presence_and_abandons_outstanding_requests() {
         )
         .expect("bind");
     host0_assigns_gpu_bars(&mut rig);
-    // The driver acknowledges the insertion (RW1C).
+    // The driver acknowledges the insertion and the completion of its
+    // Slot Control write (§6.7.3.2) (RW1C).
     let sw = rig.manager.virtual_switch(HostIndex(0)).expect("host 0");
     let pcie = sw.downstream[0].caps.pcie.offset;
     rig.write16(
@@ -584,7 +585,9 @@ fn surprise_unbind_clears_presence_and_abandons_outstanding_requests() {
         ConfigType::Type1,
         Bdf::new(2, 0, 0),
         pcie + 0x1a,
-        slot_status::PRESENCE_DETECT_CHANGED | slot_status::DLL_STATE_CHANGED,
+        slot_status::PRESENCE_DETECT_CHANGED
+            | slot_status::DLL_STATE_CHANGED
+            | slot_status::COMMAND_COMPLETED,
     );
     assert_eq!(
         slot_status_of(&mut rig, 0),
@@ -793,7 +796,8 @@ fn graceful_unbind_lets_requests_in_flight_complete() {
         &[],
     );
     let fabric_tag = as_memory(&out.deliveries[0].packet).tag;
-    rig.manager
+    let waiting = rig
+        .manager
         .unbind(
             GPU_ID,
             UnbindMode::Graceful,
@@ -801,6 +805,10 @@ fn graceful_unbind_lets_requests_in_flight_complete() {
             &mut rig.host,
         )
         .expect("unbind");
+    assert!(matches!(waiting, Unbinding::Waiting(_)), "{waiting:?}");
+    // The host gives the GPU up: its driver powers the slot off.
+    rig.power_off_slot(HOST0, Bdf::new(2, 0, 0));
+    assert_eq!(rig.manager.binding_of(GPU_ID), None);
     assert!(rig.plane.switch.take_synthesized().is_empty());
     // The GPU still answers; the completion reaches the host with its tag.
     let completion = weft_fabric::pcie::tlp::Header {

@@ -26,7 +26,7 @@ use weft_proto::{
     encode_response, AccessWidth, AerSeverity, BarKind, Capabilities, CompletionStatus,
     CounterKind, Digest, EndpointInfo, Error, EventKind, EventPage, EventSeq, FabricId, Generation,
     Header, HostIndex, ImageSlot, IsolationCheck as WireCheck, Key, LinkSpeed, LinkState,
-    LinkStatus, OperationId, Owner, PortAction, PortCounters as WireCounters,
+    LinkStatus, OperationId, OperationState, Owner, PortAction, PortCounters as WireCounters,
     PortIndex as WirePort, PortRef, PortRole, Request, Response, SlotIndex, SlotState, SwitchId,
     TopologyCursor, TopologyItem, TopologyPage, UnbindMode, UpdateState, VirtualSwitchInfo,
     EVENTS_PAGE_LEN, MAX_DATAGRAM, OLDEST_PROTOCOL_VERSION, PROTOCOL_VERSION, TOPOLOGY_PAGE_ITEMS,
@@ -566,32 +566,362 @@ fn bind_and_unbind_honour_the_generation_precondition() {
     );
 }
 
+/// The host's hot-plug driver takes slot `slot` of the host on `port` into
+/// use as Linux's pciehp does: bus numbers (upstream port: bus 1 → 2..=4,
+/// slot `s` → bus 3 + s), the port's MSI (address 0xFEE0_0000, data
+/// 0x40 plus the slot, enabled), then Hot-Plug Interrupt Enable with the events of a
+/// slot that has an Attention Button: Attention Button Pressed, Data Link
+/// Layer State Changed (§7.5.3.10); and Presence Detect Changed.
+fn host_arms_slot(rig: &mut Rig, port: u8, slot: u8) -> Bdf {
+    use weft_fabric::pcie::config::msi::{
+        message_control as msi_control, MESSAGE_ADDRESS, MESSAGE_CONTROL,
+    };
+    use weft_fabric::pcie::config::pcie_cap::slot_control;
+    use weft_fabric::pcie::tlp::ConfigType;
+    rig.write(
+        port,
+        ConfigType::Type0,
+        Bdf::new(1, 0, 0),
+        0x18,
+        0x0004_0201,
+    );
+    let downstream = Bdf::new(2, slot, 0);
+    let bus = 3 + u32::from(slot);
+    rig.write(
+        port,
+        ConfigType::Type1,
+        downstream,
+        0x18,
+        bus << 16 | bus << 8 | 2,
+    );
+    let msi = rig
+        .manager
+        .virtual_switch_on(SWITCH_ID, PortIndex(port))
+        .expect("a host port")
+        .downstream[usize::from(slot)]
+    .caps
+    .msi
+    .offset;
+    rig.write(
+        port,
+        ConfigType::Type1,
+        downstream,
+        msi + MESSAGE_ADDRESS,
+        0xfee0_0000,
+    );
+    rig.write(
+        port,
+        ConfigType::Type1,
+        downstream,
+        msi + 0x0c,
+        0x40 + u32::from(slot),
+    );
+    rig.write16(
+        port,
+        ConfigType::Type1,
+        downstream,
+        msi + MESSAGE_CONTROL,
+        msi_control::ENABLE,
+    );
+    rig.write_slot_control(
+        port,
+        downstream,
+        slot_control::HOT_PLUG_INTERRUPT_ENABLE
+            | slot_control::ATTENTION_BUTTON_PRESSED_ENABLE
+            | slot_control::PRESENCE_DETECT_CHANGED_ENABLE
+            | slot_control::DLL_STATE_CHANGED_ENABLE,
+    );
+    // The command completed (§6.7.3.2); the driver clears it (RW1C).
+    let (_, status) = rig.slot_registers(port, downstream);
+    clear_slot_events(rig, port, downstream, status);
+    downstream
+}
+
+/// The host writes `events` back to Slot Status: RW1C (§7.5.3.11).
+fn clear_slot_events(rig: &mut Rig, port: u8, downstream: Bdf, events: u16) {
+    use weft_fabric::pcie::config::pcie_cap::{slot_status, SLOT_STATUS};
+    use weft_fabric::pcie::tlp::ConfigType;
+    let pcie = rig.slot_pcie(port, downstream);
+    rig.write16(
+        port,
+        ConfigType::Type1,
+        downstream,
+        pcie + SLOT_STATUS,
+        events & slot_status::EVENTS,
+    );
+}
+
+fn operation(rig: &mut Rig, op: OperationId) -> OperationState {
+    match ask(rig, Request::OperationStatus { op }) {
+        Response::Operation(report) => {
+            assert_eq!(report.op, op);
+            report.state
+        }
+        other => panic!("expected an operation report, got {other:?}"),
+    }
+}
+
+fn in_progress(response: Response) -> OperationId {
+    match response {
+        Response::InProgress { op } => op,
+        other => panic!("expected an operation in progress, got {other:?}"),
+    }
+}
+
+/// §7.5.3.9: what the managed and graceful modes need — an Attention
+/// Button, a Power Controller, and the indicators pciehp blinks — with
+/// Command Completed reported (No Command Completed Support clear).
 #[test]
-fn unbind_empties_the_slot_gracefully_or_by_surprise() {
+fn virtual_slots_have_an_attention_button_a_power_controller_and_indicators() {
+    use weft_fabric::pcie::config::pcie_cap::{slot_capabilities as cap, SLOT_CAPABILITIES};
+    use weft_fabric::pcie::tlp::ConfigType;
     let mut rig = started();
-    assert_eq!(ask(&mut rig, bind(0, 0, &[GPU_ID])), Response::Done);
-    assert_eq!(ask(&mut rig, bind(0, 1, &[NVME_VF2])), Response::Done);
+    let downstream = host_arms_slot(&mut rig, HOST0, 1);
+    let pcie = rig.slot_pcie(HOST0, downstream);
+    let caps = rig.read(
+        HOST0,
+        ConfigType::Type1,
+        downstream,
+        pcie + SLOT_CAPABILITIES,
+    );
+    for (bit, name) in [
+        (cap::ATTENTION_BUTTON, "Attention Button Present"),
+        (cap::POWER_CONTROLLER, "Power Controller Present"),
+        (cap::ATTENTION_INDICATOR, "Attention Indicator Present"),
+        (cap::POWER_INDICATOR, "Power Indicator Present"),
+        (cap::HOT_PLUG_CAPABLE, "Hot-Plug Capable"),
+    ] {
+        assert_ne!(caps & bit, 0, "{name}");
+    }
+    assert_eq!(caps & cap::NO_COMMAND_COMPLETED, 0);
+}
+
+/// §6.7.3.2: a write to Slot Control is a command; the port sets Command
+/// Completed when it is done, which software clears by writing 1 (RW1C,
+/// §7.5.3.11) and not by writing 0; with Command Completed Interrupt
+/// Enable the completion raises the port's MSI (§6.7.3.4).
+#[test]
+fn a_slot_control_write_completes_as_a_command() {
+    use weft_fabric::pcie::config::pcie_cap::{slot_control, slot_status, Indicator};
+    let mut rig = started();
+    let downstream = host_arms_slot(&mut rig, HOST0, 0);
+    let (control, status) = rig.slot_registers(HOST0, downstream);
+    assert_eq!(status & slot_status::COMMAND_COMPLETED, 0, "{status:#x}");
+    rig.write_slot_control(HOST0, downstream, Indicator::Blink.set_power(control));
+    let (control, status) = rig.slot_registers(HOST0, downstream);
+    assert_eq!(Indicator::power(control), Indicator::Blink);
+    assert_ne!(status & slot_status::COMMAND_COMPLETED, 0, "{status:#x}");
+    clear_slot_events(&mut rig, HOST0, downstream, 0);
+    let (_, kept) = rig.slot_registers(HOST0, downstream);
+    assert_ne!(
+        kept & slot_status::COMMAND_COMPLETED,
+        0,
+        "writing 0 keeps it"
+    );
+    clear_slot_events(&mut rig, HOST0, downstream, slot_status::COMMAND_COMPLETED);
+    let (_, cleared) = rig.slot_registers(HOST0, downstream);
+    assert_eq!(cleared & slot_status::COMMAND_COMPLETED, 0);
+    let before = rig.host.msis.len();
+    rig.write_slot_control(
+        HOST0,
+        downstream,
+        Indicator::On.set_power(control) | slot_control::COMMAND_COMPLETED_INTERRUPT_ENABLE,
+    );
+    assert_eq!(rig.host.msis.len(), before + 1, "the completion interrupts");
+    assert_eq!(rig.host.msis[before].2.data, 0x40);
+}
+
+/// A managed unbind (§6.7.1.5): the switch presses the slot's Attention
+/// Button and sends the MSI the host programmed; the unbind runs until the
+/// host's driver powers the slot off, and is then done: the slot empty,
+/// the function free for another host, the log saying how.
+#[test]
+fn a_managed_unbind_waits_for_the_host_to_power_the_slot_off() {
+    use weft_fabric::pcie::config::pcie_cap::{slot_status, Indicator};
+    let mut rig = started();
+    let downstream = host_arms_slot(&mut rig, HOST0, 1);
+    assert_eq!(ask(&mut rig, bind(0, 1, &[GPU_ID])), Response::Done);
+    let (_, status) = rig.slot_registers(HOST0, downstream);
+    clear_slot_events(&mut rig, HOST0, downstream, status);
+    let msis = rig.host.msis.len();
+    let from = rig.manager.events().next_sequence();
+    let op = in_progress(ask(&mut rig, unbind(0, 1, UnbindMode::Managed)));
+
+    let (control, status) = rig.slot_registers(HOST0, downstream);
+    assert_ne!(
+        status & slot_status::ATTENTION_BUTTON_PRESSED,
+        0,
+        "{status:#x}"
+    );
+    assert_ne!(
+        status & slot_status::PRESENCE_DETECT_STATE,
+        0,
+        "still there"
+    );
+    assert_eq!(rig.host.msis.len(), msis + 1, "the button's interrupt");
+    assert_eq!(rig.host.msis[msis].2.data, 0x41);
     assert_eq!(
-        ask(&mut rig, unbind(0, 0, UnbindMode::Graceful)),
-        Response::Done
+        operation(&mut rig, op),
+        OperationState::Running { percent: 0 }
     );
     assert_eq!(
-        ask(&mut rig, unbind(0, 1, UnbindMode::Surprise)),
+        vswitch(&mut rig, 0).slots[1].state,
+        SlotState::Unbinding {
+            functions: functions(&[GPU_ID]),
+            mode: UnbindMode::Managed
+        }
+    );
+    // Another request that would wait is refused, naming the one under way.
+    for mode in [UnbindMode::Managed, UnbindMode::Graceful] {
+        assert_eq!(
+            refusal(&mut rig, unbind(0, 1, mode)),
+            Error::UnbindInProgress {
+                host: HostIndex(0),
+                slot: SlotIndex(1),
+                op
+            }
+        );
+    }
+
+    // The host's driver: clear the event, blink, release the device (the
+    // slot keeps it meanwhile), power off.
+    clear_slot_events(
+        &mut rig,
+        HOST0,
+        downstream,
+        slot_status::ATTENTION_BUTTON_PRESSED,
+    );
+    rig.write_slot_control(HOST0, downstream, Indicator::Blink.set_power(control));
+    assert_eq!(
+        operation(&mut rig, op),
+        OperationState::Running { percent: 0 }
+    );
+    assert_eq!(rig.manager.bound_at(FabricHost(0), 1), Some(Bdf(GPU_ID.0)));
+    rig.power_off_slot(HOST0, downstream);
+
+    assert_eq!(operation(&mut rig, op), OperationState::Succeeded);
+    assert_eq!(vswitch(&mut rig, 0).slots[1].state, SlotState::Empty);
+    let (_, status) = rig.slot_registers(HOST0, downstream);
+    assert_eq!(
+        status & slot_status::PRESENCE_DETECT_STATE,
+        0,
+        "{status:#x}"
+    );
+    assert!(rig.plane.id_map(HOST0).is_empty());
+    let log = events_from(&mut rig, u64::from(from));
+    assert!(kinds(&log).contains(&EventKind::Unbound {
+        host: HostIndex(0),
+        slot: SlotIndex(1),
+        fabric_id: GPU_ID,
+        mode: UnbindMode::Managed
+    }));
+    assert_eq!(ask(&mut rig, bind(1, 0, &[GPU_ID])), Response::Done);
+}
+
+/// A graceful unbind presses nothing: it waits until the host powers the
+/// slot off on its own; a slot already powered off is unbound at once.
+#[test]
+fn a_graceful_unbind_waits_for_the_host_and_not_for_a_powered_off_slot() {
+    use weft_fabric::pcie::config::pcie_cap::slot_status;
+    let mut rig = started();
+    let slot0 = host_arms_slot(&mut rig, HOST0, 0);
+    let slot1 = host_arms_slot(&mut rig, HOST0, 1);
+    assert_eq!(ask(&mut rig, bind(0, 0, &[GPU_ID])), Response::Done);
+    assert_eq!(ask(&mut rig, bind(0, 1, &[NVME_VF2])), Response::Done);
+    let msis = rig.host.msis.len();
+    let op = in_progress(ask(&mut rig, unbind(0, 0, UnbindMode::Graceful)));
+    let (_, status) = rig.slot_registers(HOST0, slot0);
+    assert_eq!(status & slot_status::ATTENTION_BUTTON_PRESSED, 0);
+    assert_eq!(rig.host.msis.len(), msis, "no interrupt");
+    assert_eq!(
+        operation(&mut rig, op),
+        OperationState::Running { percent: 0 }
+    );
+    rig.power_off_slot(HOST0, slot0);
+    assert_eq!(operation(&mut rig, op), OperationState::Succeeded);
+
+    // Slot 1: the host powers it off first (the function stays bound, its
+    // link down), then the unbind is done at once.
+    rig.power_off_slot(HOST0, slot1);
+    assert!(matches!(
+        vswitch(&mut rig, 0).slots[1].state,
+        SlotState::Bound { .. }
+    ));
+    assert_eq!(
+        ask(&mut rig, unbind(0, 1, UnbindMode::Graceful)),
         Response::Done
     );
     let info = vswitch(&mut rig, 0);
     assert!(info.slots.iter().all(|s| s.state == SlotState::Empty));
     assert!(rig.plane.id_map(HOST0).is_empty());
-    assert_eq!(
-        rig.manager
-            .inventory()
-            .function(Bdf(GPU_ID.0))
-            .expect("enumerated")
-            .binding,
-        None
-    );
-    // The GPU is free again, for the other host.
     assert_eq!(ask(&mut rig, bind(1, 0, &[GPU_ID])), Response::Done);
+}
+
+/// A host that never answers the button leaves the operation running, to
+/// poll; a surprise unbind takes the function away and ends it.
+#[test]
+fn a_surprise_unbind_overrides_one_the_host_never_answers() {
+    let mut rig = started();
+    host_arms_slot(&mut rig, HOST0, 0);
+    assert_eq!(ask(&mut rig, bind(0, 0, &[GPU_ID])), Response::Done);
+    let from = rig.manager.events().next_sequence();
+    let op = in_progress(ask(&mut rig, unbind(0, 0, UnbindMode::Managed)));
+    for _ in 0..3 {
+        assert_eq!(
+            operation(&mut rig, op),
+            OperationState::Running { percent: 0 }
+        );
+    }
+    assert_eq!(
+        ask(&mut rig, unbind(0, 0, UnbindMode::Surprise)),
+        Response::Done
+    );
+    assert_eq!(operation(&mut rig, op), OperationState::Succeeded);
+    assert_eq!(vswitch(&mut rig, 0).slots[0].state, SlotState::Empty);
+    let log = events_from(&mut rig, u64::from(from));
+    assert!(kinds(&log).contains(&EventKind::Unbound {
+        host: HostIndex(0),
+        slot: SlotIndex(0),
+        fabric_id: GPU_ID,
+        mode: UnbindMode::Surprise
+    }));
+    assert_eq!(
+        refusal(
+            &mut rig,
+            Request::OperationStatus {
+                op: OperationId(op.0 + 1)
+            }
+        ),
+        Error::NoSuchOperation {
+            op: OperationId(op.0 + 1)
+        }
+    );
+}
+
+/// The button's interrupt cannot be queued to the host: the unbind is
+/// refused with Busy and nothing changed (the slot bound, Attention Button
+/// Pressed clear, the generation kept), so that trying again presses it.
+#[test]
+fn a_managed_unbind_whose_interrupt_cannot_be_sent_changes_nothing() {
+    use weft_fabric::pcie::config::pcie_cap::slot_status;
+    let mut rig = started();
+    let downstream = host_arms_slot(&mut rig, HOST0, 0);
+    assert_eq!(ask(&mut rig, bind(0, 0, &[GPU_ID])), Response::Done);
+    let (_, status) = rig.slot_registers(HOST0, downstream);
+    clear_slot_events(&mut rig, HOST0, downstream, status);
+    let before = vswitch(&mut rig, 0);
+    rig.host.queue_full = true;
+    assert!(matches!(
+        refusal(&mut rig, unbind(0, 0, UnbindMode::Managed)),
+        Error::Busy { .. }
+    ));
+    assert_eq!(vswitch(&mut rig, 0), before);
+    let (_, status) = rig.slot_registers(HOST0, downstream);
+    assert_eq!(status & slot_status::ATTENTION_BUTTON_PRESSED, 0);
+    rig.host.queue_full = false;
+    let msis = rig.host.msis.len();
+    in_progress(ask(&mut rig, unbind(0, 0, UnbindMode::Managed)));
+    assert_eq!(rig.host.msis.len(), msis + 1, "pressed again, and heard");
 }
 
 #[test]
@@ -612,19 +942,9 @@ fn unbind_refusals_name_the_cause() {
         }
     );
     assert_eq!(
-        refusal(&mut rig, unbind(2, 0, UnbindMode::Graceful)),
+        refusal(&mut rig, unbind(2, 0, UnbindMode::Managed)),
         Error::NoSuchHost { host: HostIndex(2) }
     );
-    assert_eq!(ask(&mut rig, bind(0, 0, &[GPU_ID])), Response::Done);
-    // Attention-button removal is not modelled; nothing changes.
-    assert_eq!(
-        refusal(&mut rig, unbind(0, 0, UnbindMode::Managed)),
-        Error::Unsupported
-    );
-    assert!(matches!(
-        vswitch(&mut rig, 0).slots[0].state,
-        SlotState::Bound { .. }
-    ));
 }
 
 #[test]

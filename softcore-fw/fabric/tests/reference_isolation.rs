@@ -14,7 +14,7 @@ use common::mesh::Mesh;
 use common::reference::*;
 use common::*;
 use proptest::prelude::*;
-use weft_fabric::binding::UnbindMode;
+use weft_fabric::binding::{UnbindMode, Unbinding};
 use weft_fabric::inventory::{Binding, Function};
 use weft_fabric::manager::FabricManager;
 use weft_fabric::pcie::config::BarKind;
@@ -88,9 +88,11 @@ fn apply(mesh: &mut Mesh, manager: &mut FabricManager, ops: &[Op]) -> Vec<(Bdf, 
                 } else {
                     UnbindMode::Graceful
                 };
-                if manager
-                    .unbind(ids[function], mode, &mut mesh.planes, &mut host)
-                    .is_ok()
+                // A graceful unbind waits for a host that never powers
+                // the slot off: the function stays bound until a surprise
+                // unbind overrides it.
+                if let Ok(Unbinding::Unbound(_)) =
+                    manager.unbind(ids[function], mode, &mut mesh.planes, &mut host)
                 {
                     expected.retain(|(id, _)| *id != ids[function]);
                 }

@@ -44,7 +44,9 @@ pub const MAGIC: [u8; 4] = *b"WEFT";
 ///   (`TxPosted` to `DroppedOutsideAperture`), the event kind `PortControlled`,
 ///   and the errors [`Error::HostPort`](crate::Error::HostPort) and
 ///   [`Error::PortDisabled`](crate::Error::PortDisabled).
-pub const PROTOCOL_VERSION: u16 = 3;
+/// - 4: [`Error::UnbindInProgress`](crate::Error::UnbindInProgress), the
+///   refusal of an unbind of a slot whose unbind waits for its host.
+pub const PROTOCOL_VERSION: u16 = 4;
 
 /// The oldest protocol version this crate still accepts. Because variants
 /// are only appended, every body an older client can send still decodes.

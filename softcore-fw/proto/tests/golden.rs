@@ -118,6 +118,8 @@ const ERROR_BODIES: &[(&str, &str)] = &[
     // Protocol version 3.
     ("HostPort", "280501"),
     ("PortDisabled", "2905"),
+    // Protocol version 4: variant 42, host 1, slot 3, operation 7.
+    ("UnbindInProgress", "2a010307"),
 ];
 
 /// The postcard bytes of the event kinds appended in protocol version 2,
@@ -587,7 +589,7 @@ fn response_samples() -> [(&'static str, Response); 16] {
 }
 
 /// One sample of every error variant.
-fn error_samples() -> [(&'static str, Error); 42] {
+fn error_samples() -> [(&'static str, Error); 43] {
     [
         ("Unauthenticated", Error::Unauthenticated),
         ("Replayed", Error::Replayed),
@@ -761,6 +763,14 @@ fn error_samples() -> [(&'static str, Error); 42] {
             },
         ),
         ("PortDisabled", Error::PortDisabled { port: PortIndex(5) }),
+        (
+            "UnbindInProgress",
+            Error::UnbindInProgress {
+                host: HostIndex(1),
+                slot: SlotIndex(3),
+                op: OperationId(7),
+            },
+        ),
     ]
 }
 
@@ -865,6 +875,7 @@ fn error_name(error: &Error) -> &'static str {
         Error::CounterTooOld { .. } => "CounterTooOld",
         Error::HostPort { .. } => "HostPort",
         Error::PortDisabled { .. } => "PortDisabled",
+        Error::UnbindInProgress { .. } => "UnbindInProgress",
     }
 }
 

@@ -351,6 +351,8 @@ pub struct FakeHost {
     pub inbox: VecDeque<HostConfigRequest>,
     pub completions: Vec<((u64, PortIndex), Completion, Option<u32>)>,
     pub msis: Vec<((u64, PortIndex), Bdf, MsiMessage)>,
+    /// Whether the egress queue to the hosts is full, refusing MSIs.
+    pub queue_full: bool,
 }
 
 impl HostInterface for FakeHost {
@@ -376,6 +378,9 @@ impl HostInterface for FakeHost {
         requester: Bdf,
         message: MsiMessage,
     ) -> Result<(), HostSendError> {
+        if self.queue_full {
+            return Err(HostSendError::QueueFull(port));
+        }
         self.msis.push(((switch, port), requester, message));
         Ok(())
     }
@@ -490,6 +495,56 @@ impl Rig {
             offset & !3,
             Some((u32::from(value) << shift, be)),
         );
+    }
+}
+
+impl Rig {
+    /// Where virtual downstream port `downstream` (device = slot, on the
+    /// upstream port's secondary bus) of the host on `port` has its PCI
+    /// Express capability.
+    pub fn slot_pcie(&self, port: u8, downstream: Bdf) -> u16 {
+        let switch = self.manager.settings().switch_id;
+        self.manager
+            .virtual_switch_on(switch, PortIndex(port))
+            .expect("a host port")
+            .downstream[usize::from(downstream.device())]
+        .caps
+        .pcie
+        .offset
+    }
+
+    /// The host reads Slot Control and Slot Status (§7.5.3.10-11) of
+    /// `downstream`: (control, status).
+    pub fn slot_registers(&mut self, port: u8, downstream: Bdf) -> (u16, u16) {
+        let pcie = self.slot_pcie(port, downstream);
+        let dword = self.read(
+            port,
+            ConfigType::Type1,
+            downstream,
+            pcie + weft_fabric::pcie::config::pcie_cap::SLOT_CONTROL,
+        );
+        (dword as u16, (dword >> 16) as u16)
+    }
+
+    /// The host's hot-plug driver writes Slot Control of `downstream`
+    /// (a hot-plug command, §6.7.3.2), leaving Slot Status alone.
+    pub fn write_slot_control(&mut self, port: u8, downstream: Bdf, control: u16) {
+        let pcie = self.slot_pcie(port, downstream);
+        self.write16(
+            port,
+            ConfigType::Type1,
+            downstream,
+            pcie + weft_fabric::pcie::config::pcie_cap::SLOT_CONTROL,
+            control,
+        );
+    }
+
+    /// The host's hot-plug driver powers `downstream`'s slot off: Power
+    /// Controller Control = Off, the rest of Slot Control as it reads it.
+    pub fn power_off_slot(&mut self, port: u8, downstream: Bdf) {
+        let (control, _) = self.slot_registers(port, downstream);
+        let off = weft_fabric::pcie::config::pcie_cap::slot_control::POWER_CONTROLLER_OFF;
+        self.write_slot_control(port, downstream, control | off);
     }
 }
 

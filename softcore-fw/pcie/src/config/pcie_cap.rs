@@ -365,6 +365,64 @@ pub mod slot_control {
     pub const DLL_STATE_CHANGED_ENABLE: u16 = 1 << 12;
     /// Bit 13: Auto Slot Power Limit Disable.
     pub const AUTO_SLOT_POWER_LIMIT_DISABLE: u16 = 1 << 13;
+    /// Shift of Attention Indicator Control.
+    pub const ATTENTION_INDICATOR_SHIFT: u16 = 6;
+    /// Shift of Power Indicator Control.
+    pub const POWER_INDICATOR_SHIFT: u16 = 8;
+    /// The fields whose write is a command the hot-plug controller carries
+    /// out (§6.7.3.2): indicators, power and the interlock.
+    pub const COMMANDS: u16 = ATTENTION_INDICATOR_MASK
+        | POWER_INDICATOR_MASK
+        | POWER_CONTROLLER_OFF
+        | ELECTROMECHANICAL_INTERLOCK_CONTROL;
+}
+
+/// A Power or Attention Indicator state, as Slot Control encodes it
+/// (§7.5.3.10, §6.7.1.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Indicator {
+    /// 00b: reserved.
+    Reserved = 0b00,
+    /// 01b: on.
+    On = 0b01,
+    /// 10b: blinking.
+    Blink = 0b10,
+    /// 11b: off.
+    Off = 0b11,
+}
+
+impl Indicator {
+    /// The state a 2-bit field holds.
+    pub const fn from_bits(bits: u16) -> Self {
+        match bits & 0b11 {
+            0b01 => Indicator::On,
+            0b10 => Indicator::Blink,
+            0b11 => Indicator::Off,
+            _ => Indicator::Reserved,
+        }
+    }
+
+    /// The Power Indicator Control in Slot Control `control`.
+    pub const fn power(control: u16) -> Self {
+        Self::from_bits(control >> slot_control::POWER_INDICATOR_SHIFT)
+    }
+
+    /// The Attention Indicator Control in Slot Control `control`.
+    pub const fn attention(control: u16) -> Self {
+        Self::from_bits(control >> slot_control::ATTENTION_INDICATOR_SHIFT)
+    }
+
+    /// Slot Control `control` with its Power Indicator Control set to this.
+    pub const fn set_power(self, control: u16) -> u16 {
+        control & !slot_control::POWER_INDICATOR_MASK
+            | (self as u16) << slot_control::POWER_INDICATOR_SHIFT
+    }
+
+    /// Slot Control `control` with its Attention Indicator Control set to this.
+    pub const fn set_attention(self, control: u16) -> u16 {
+        control & !slot_control::ATTENTION_INDICATOR_MASK
+            | (self as u16) << slot_control::ATTENTION_INDICATOR_SHIFT
+    }
 }
 
 /// Slot Status fields (§7.5.3.11).
@@ -488,6 +546,25 @@ impl Slot {
             capabilities: slot_capabilities::HOT_PLUG_CAPABLE
                 | slot_capabilities::HOT_PLUG_SURPRISE
                 | slot_capabilities::NO_COMMAND_COMPLETED,
+            physical_slot_number,
+        }
+    }
+
+    /// A hot-plug slot of the standard usage model (§6.7.1): an Attention
+    /// Button (§6.7.1.5) with which the system asks the host to release the
+    /// adapter, a Power Controller (§6.7.1.8) with which the host's driver
+    /// powers the slot off once it has, Power and Attention Indicators
+    /// (§6.7.1.1) it blinks while it does, and Command Completed reported
+    /// for every Slot Control write (§6.7.3.2). Surprise removal stays
+    /// allowed.
+    pub const fn attention_button(physical_slot_number: u16) -> Self {
+        Slot {
+            capabilities: slot_capabilities::HOT_PLUG_CAPABLE
+                | slot_capabilities::HOT_PLUG_SURPRISE
+                | slot_capabilities::ATTENTION_BUTTON
+                | slot_capabilities::POWER_CONTROLLER
+                | slot_capabilities::ATTENTION_INDICATOR
+                | slot_capabilities::POWER_INDICATOR,
             physical_slot_number,
         }
     }
@@ -1104,5 +1181,39 @@ mod tests {
                 port_type: PortType::SwitchUpstream
             })
         );
+    }
+
+    /// §7.5.3.10: a field of Slot Control is writable only where Slot
+    /// Capabilities has what it controls; Command Completed Interrupt
+    /// Enable only where commands complete (No Command Completed Support
+    /// clear).
+    #[test]
+    fn an_attention_button_slot_lets_software_drive_button_power_and_indicators() {
+        let mut space = ConfigSpace::new();
+        let mut capability = PcieCapability::new(PortType::SwitchDownstream);
+        capability.slot = Some(Slot::attention_button(9));
+        capability.install(&mut space, 0x40);
+        let pcie = PcieCap::at(0x40);
+        let caps = pcie.slot_capabilities(&space);
+        assert_eq!(caps & slot_capabilities::NO_COMMAND_COMPLETED, 0);
+        assert_eq!(pcie.physical_slot_number(&space), 9);
+        space.write(0x40 + SLOT_CONTROL, 0xffff, 0b0011);
+        assert_eq!(
+            pcie.slot_control(&space),
+            slot_control::ATTENTION_BUTTON_PRESSED_ENABLE
+                | slot_control::POWER_FAULT_DETECTED_ENABLE
+                | slot_control::PRESENCE_DETECT_CHANGED_ENABLE
+                | slot_control::COMMAND_COMPLETED_INTERRUPT_ENABLE
+                | slot_control::HOT_PLUG_INTERRUPT_ENABLE
+                | slot_control::ATTENTION_INDICATOR_MASK
+                | slot_control::POWER_INDICATOR_MASK
+                | slot_control::POWER_CONTROLLER_OFF
+                | slot_control::DLL_STATE_CHANGED_ENABLE
+        );
+        // 11b is off for both indicators; 10b blinks.
+        assert_eq!(Indicator::power(0x0300), Indicator::Off);
+        assert_eq!(Indicator::attention(0x00c0), Indicator::Off);
+        assert_eq!(Indicator::Blink.set_power(0x0300), 0x0200);
+        assert_eq!(Indicator::On.set_attention(0x00c0), 0x0040);
     }
 }

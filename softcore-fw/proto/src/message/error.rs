@@ -287,6 +287,18 @@ pub enum Error {
         /// The port.
         port: PortIndex,
     },
+    /// An unbind of the slot is already under way, waiting for the host to
+    /// power the slot off (graceful or managed hot-remove); poll it, or
+    /// take the function away now with a surprise unbind. Protocol
+    /// version 4.
+    UnbindInProgress {
+        /// The host.
+        host: HostIndex,
+        /// The slot.
+        slot: SlotIndex,
+        /// The unbind under way.
+        op: OperationId,
+    },
 }
 
 impl Error {
@@ -296,6 +308,7 @@ impl Error {
         match self {
             Error::FabricOwnedRegister { .. } | Error::CounterTooOld { .. } => 2,
             Error::HostPort { .. } | Error::PortDisabled { .. } => 3,
+            Error::UnbindInProgress { .. } => 4,
             _ => 1,
         }
     }
@@ -463,6 +476,13 @@ impl core::fmt::Display for Error {
                 f,
                 "port {} is disabled; enable it before binding what is below or beyond it",
                 port.0
+            ),
+            Error::UnbindInProgress { host, slot, op } => write!(
+                f,
+                "host {} slot {} is already being unbound (operation {}), waiting for the host \
+                 to power the slot off; poll the operation, or unbind with mode surprise to \
+                 take the function away now",
+                host.0, slot.0, op.0
             ),
         }
     }

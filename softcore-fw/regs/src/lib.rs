@@ -123,11 +123,12 @@ pub mod capacity {
     pub const OUTSTANDING_PER_HOST: usize = 1024;
     /// TLPs each ingress port of the switching core buffers, shared by its
     /// virtual output queues (the link layer's receive credits come from it).
-    /// 32 slots of 16 beats fill the 512 x 72-bit block RAMs a 512-bit
-    /// buffer takes anyway (16 used half of them), and give the matcher
-    /// more queues to choose from: 256-byte writes to uniformly random
-    /// egresses moved 0.946 beats per cycle per port, against 0.921 with
-    /// 16 (`switching-bench`).
+    /// 32 slots of 16 beats make a 512-entry buffer, which takes no more
+    /// block RAM than 256 entries of the same 512-bit width (a RAMB36 is
+    /// 512 entries of 72 bits), and give the matcher fuller queues to
+    /// choose from: 256-byte writes to uniformly random egresses moved
+    /// 0.946 beats per cycle per port, against 0.921 with 16
+    /// (`switching-bench`; the simulation ran 6% slower).
     pub const INGRESS_TLP_SLOTS: usize = 32;
     /// Payload beats one buffered TLP may take: the longest TLP the switching
     /// core forwards (1 KiB of payload on the reference 512-bit bus), which

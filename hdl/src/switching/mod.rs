@@ -38,7 +38,7 @@ pub const PORT_BITS: usize = 4;
 pub const SLOTS: usize = capacity::INGRESS_TLP_SLOTS;
 
 /// Bits of a slot index.
-pub const SLOT_BITS: usize = 4;
+pub const SLOT_BITS: usize = 5;
 
 /// Beats one slot holds: the longest TLP an ingress accepts.
 pub const SLOT_BEATS: usize = capacity::TLP_SLOT_BEATS;

@@ -123,7 +123,13 @@ pub mod capacity {
     pub const OUTSTANDING_PER_HOST: usize = 1024;
     /// TLPs each ingress port of the switching core buffers, shared by its
     /// virtual output queues (the link layer's receive credits come from it).
-    pub const INGRESS_TLP_SLOTS: usize = 16;
+    /// 32 slots of 16 beats make a 512-entry buffer, which takes no more
+    /// block RAM than 256 entries of the same 512-bit width (a RAMB36 is
+    /// 512 entries of 72 bits), and give the matcher fuller queues to
+    /// choose from: 256-byte writes to uniformly random egresses moved
+    /// 0.946 beats per cycle per port, against 0.921 with 16
+    /// (`switching-bench`; the simulation ran 6% slower).
+    pub const INGRESS_TLP_SLOTS: usize = 32;
     /// Payload beats one buffered TLP may take: the longest TLP the switching
     /// core forwards (1 KiB of payload on the reference 512-bit bus), which
     /// bounds the Max_Payload_Size the firmware may program.

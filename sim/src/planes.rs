@@ -15,7 +15,7 @@
 
 use std::cell::RefCell;
 
-use weft_fabric::hw::{DataPlane, Fabric, TableWriteError};
+use weft_fabric::hw::{DataPlane, Fabric, RemoteSwitch, TableWriteError};
 use weft_pcie::Bdf;
 use weft_regs::tables::{
     AddressRoute, Destination, FunctionOwner, HostIndex, IdMapping, PortIndex, PortRole, Window,
@@ -67,8 +67,8 @@ impl Fabric for Planes<'_> {
         &mut self.planes[0]
     }
 
-    fn remote(&mut self, switch_id: u64) -> Option<&mut dyn DataPlane> {
-        let index = self.ids.iter().position(|id| *id == switch_id)?;
+    fn remote(&mut self, switch: RemoteSwitch) -> Option<&mut dyn DataPlane> {
+        let index = self.ids.iter().position(|id| *id == switch.id)?;
         self.planes
             .get_mut(index)
             .map(|plane| plane as &mut dyn DataPlane)

@@ -29,7 +29,7 @@
 //!
 //! A fabric may have several weft switches linked in any graph: discovery
 //! walks through fabric links, and every switch's tables are programmed,
-//! remote switches' through [`hw::Fabric`]. Host ports and endpoints may
+//! remote switches' through [`hw::Fabric`], in-band ([`inband`]). Host ports and endpoints may
 //! be on any switch; remote hosts' mailboxes are served through
 //! [`hw::HostInterface`] like the local ones.
 #![no_std]
@@ -45,6 +45,7 @@ pub mod enumerate;
 pub mod events;
 pub mod generation;
 pub mod hw;
+pub mod inband;
 pub mod inventory;
 pub mod limits;
 pub mod management;

@@ -290,6 +290,61 @@ fn every_switch_routes_every_bus_and_range_along_its_path() {
     }
 }
 
+#[test]
+fn remote_tables_are_written_through_each_switchs_management_bar() {
+    let (mesh, manager) = ring();
+    // Discovery gives each switch it finds a 1 MiB management BAR (the CSR
+    // window, weft_regs::csr::CSR_SIZE), from the top of the 32-bit pool
+    // down, in discovery order: B, D, C.
+    let bars = [
+        (B, MODEL_B, 0xfff0_0000u64),
+        (D, MODEL_D, 0xffe0_0000),
+        (C, MODEL_C, 0xffd0_0000),
+    ];
+    let inv = manager.inventory();
+    assert_eq!(inv.switches[usize::from(A.0)].management_bar, None);
+    for (index, model, bar) in bars {
+        assert_eq!(inv.switches[usize::from(index.0)].management_bar, Some(bar));
+        // Its management function decodes it: the switch's own register.
+        assert_eq!(
+            mesh.net.switches.borrow()[model].management_bar(),
+            Some(bar)
+        );
+    }
+    // Every other switch routes a BAR towards its switch, as it routes the
+    // buses behind it (GPU 1's bus 2 for B, GPU 0's bus 3 for C, and D by
+    // the paths above); its own switch takes it at ingress, unrouted.
+    let routes = [
+        (0xfff0_0000u64, [to(1), None, to(1), to(1)]),
+        (0xffe0_0000, [to(2), to(1), None, to(2)]),
+        (0xffd0_0000, [to(2), to(2), to(2), None]),
+    ];
+    for (bar, per_switch) in routes {
+        for (switch, want) in [MODEL_A, MODEL_B, MODEL_D, MODEL_C]
+            .into_iter()
+            .zip(per_switch)
+        {
+            assert_eq!(
+                mesh.switch(switch).routes().by_address(bar),
+                want,
+                "{bar:#x} on switch {switch}"
+            );
+        }
+    }
+    // The remote switches' tables arrived as posted memory writes on the
+    // fabric port discovery found each by: the manager sends no other
+    // posted TLP while it starts the fabric.
+    for (model, port) in [(MODEL_B, 1), (MODEL_D, 1), (MODEL_C, 1)] {
+        let posted = mesh
+            .switch(model)
+            .counters(PortIndex(port))
+            .expect("the port exists")
+            .ingress
+            .posted;
+        assert!(posted > 0, "switch {model} port {port}: {posted}");
+    }
+}
+
 /// Host 0, on host port `at` (switch, port), enumerates its virtual switch
 /// (upstream port bus 1, downstream ports on bus 2, their secondary buses
 /// 3 and 4), and assigns the BARs of what is bound behind slot `slot` at

@@ -58,8 +58,7 @@ impl Cabling for Walk<'_, '_> {
             .switches
             .get(place.0)?
             .borrow_mut()
-            .model_mut()
-            .ingress(PortIndex(place.1), &bytes)
+            .forward(PortIndex(place.1), &bytes)
             .ok()?;
         self.time += SWITCH_LATENCY;
         Some(forwarding)

@@ -563,7 +563,7 @@ impl World {
             self.lost += 1;
             return;
         };
-        let forwarding = match switch.model_mut().ingress(PortIndex(place.port), &bytes) {
+        let forwarding = match switch.forward(PortIndex(place.port), &bytes) {
             Ok(forwarding) => forwarding,
             Err(_) => {
                 // Backpressure: the link partner offers it again shortly.

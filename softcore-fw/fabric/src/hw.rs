@@ -305,8 +305,8 @@ pub struct RemoteSwitch {
 /// memory request to that switch's management BAR, which travels the
 /// fabric to it and is executed against its CSR window there; the manager
 /// asks for a switch only after discovery assigned its BAR and routed it.
-/// The simulator may instead hand each switch model over as its own
-/// [`DataPlane`].
+/// A benchmark or test that is not about the path may hand each switch
+/// model over as its own [`DataPlane`] instead.
 ///
 /// Every [`DataPlane`] is a fabric of one switch, so a single-switch
 /// deployment passes its data plane as it is.

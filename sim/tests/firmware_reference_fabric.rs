@@ -30,7 +30,7 @@
 //! switches' tables in-band (weft-fabric's `inband`): memory requests out
 //! of its switch's injector that each switch executes against its CSR
 //! window, its reads' completions back in its mailbox. Measured in a
-//! debug build: about 4.2 million instructions and 34 ms simulated at
+//! debug build: about 3.9 million instructions and 31 ms simulated at
 //! 125 MHz for the enumeration, the whole test about 5 s.
 
 mod firmware_support;

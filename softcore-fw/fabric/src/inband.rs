@@ -28,6 +28,7 @@ use weft_regs::tables::{
 };
 
 use crate::hw::{Fabric, FabricMemory, RemoteSwitch};
+use crate::limits::MAX_SWITCHES;
 
 /// A remote switch's CSR window as a [`CsrBus`], through its management BAR.
 pub struct InbandCsr<M> {
@@ -216,12 +217,11 @@ impl<M: FabricMemory> DataPlane for InbandPlane<M> {
     }
 }
 
-/// Every remote switch's tables, in-band over `M`: the plane of the switch
-/// asked for last is kept, so a run of writes to one switch checks its
-/// identity once.
+/// Every remote switch's tables, in-band over `M`. The plane of each
+/// switch asked for is kept, so its identity is checked once.
 pub struct InbandPlanes<M> {
     memory: M,
-    current: Option<(RemoteSwitch, InbandPlane<M>)>,
+    planes: heapless::Vec<(RemoteSwitch, InbandPlane<M>), MAX_SWITCHES>,
 }
 
 impl<M: FabricMemory + Clone> InbandPlanes<M> {
@@ -229,7 +229,7 @@ impl<M: FabricMemory + Clone> InbandPlanes<M> {
     pub fn new(memory: M) -> Self {
         InbandPlanes {
             memory,
-            current: None,
+            planes: heapless::Vec::new(),
         }
     }
 
@@ -237,12 +237,25 @@ impl<M: FabricMemory + Clone> InbandPlanes<M> {
     /// weft data plane of this register map answers there.
     pub fn plane(&mut self, switch: RemoteSwitch) -> Option<&mut InbandPlane<M>> {
         let bar = switch.management_bar?;
-        if !matches!(&self.current, Some((known, _)) if *known == switch) {
-            self.current = None;
-            let csr = InbandCsr::new(self.memory.clone(), switch.via, bar);
-            self.current = Some((switch, InbandPlane::new(csr)?));
-        }
-        self.current.as_mut().map(|(_, plane)| plane)
+        let known = self.planes.iter().position(|(at, _)| at.id == switch.id);
+        let index = match known {
+            Some(index) if self.planes[index].0 == switch => index,
+            _ => {
+                // A switch whose way or BAR changed (a new discovery) is checked again.
+                if let Some(index) = known {
+                    self.planes.swap_remove(index);
+                }
+                let csr = InbandCsr::new(self.memory.clone(), switch.via, bar);
+                let plane = InbandPlane::new(csr)?;
+                if self.planes.is_full() {
+                    self.planes.swap_remove(0);
+                }
+                // There is room: one was just made if there was none.
+                let _ = self.planes.push((switch, plane));
+                self.planes.len() - 1
+            }
+        };
+        self.planes.get_mut(index).map(|(_, plane)| plane)
     }
 }
 

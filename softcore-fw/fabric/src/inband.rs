@@ -440,6 +440,47 @@ mod tests {
         assert!(planes.plane(switch).is_none());
     }
 
+    /// [`OneLinkAway`], counting the reads that cross the link.
+    #[derive(Clone)]
+    struct CountingReads(OneLinkAway, Rc<core::cell::Cell<usize>>);
+
+    impl FabricMemory for CountingReads {
+        fn read_memory(&mut self, via: PortIndex, address: u64) -> Result<u32, ConfigFault> {
+            self.1.set(self.1.get() + 1);
+            self.0.read_memory(via, address)
+        }
+
+        fn write_memory(&mut self, via: PortIndex, at: u64, value: u32) -> Result<(), ConfigFault> {
+            self.0.write_memory(via, at, value)
+        }
+    }
+
+    #[test]
+    fn each_switchs_identity_is_read_once_until_its_way_changes() {
+        let reads = Rc::new(core::cell::Cell::new(0));
+        let mut planes = InbandPlanes::new(CountingReads(OneLinkAway::new(), reads.clone()));
+        let switch = RemoteSwitch {
+            id: 0x20,
+            via: PortIndex(3),
+            management_bar: Some(BAR),
+        };
+        planes.plane(switch).expect("reached");
+        let identity = reads.get();
+        assert!(identity > 0, "the identity registers are read");
+        // Another switch in between (the same model behind the same BAR will do).
+        let other = RemoteSwitch { id: 0x30, ..switch };
+        planes.plane(other).expect("reached");
+        planes.plane(switch).expect("reached");
+        assert_eq!(reads.get(), 2 * identity, "read once for each switch");
+        planes
+            .plane(RemoteSwitch {
+                via: PortIndex(2),
+                ..switch
+            })
+            .expect("reached");
+        assert_eq!(reads.get(), 3 * identity, "a new way is checked again");
+    }
+
     /// Memory whose reads succeed, one link away, and whose writes cannot be sent.
     #[derive(Clone)]
     struct WritesRefused(OneLinkAway);

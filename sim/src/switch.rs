@@ -121,7 +121,9 @@ impl WeftSwitch {
                 let offset = request.byte_offset() & !3;
                 match request.direction {
                     Direction::Read => {
-                        let value = self.window.management_config(space, offset, None);
+                        let value =
+                            self.window
+                                .management_config(PortIndex(port), space, offset, None);
                         (
                             CompletionStatus::Successful,
                             Some(value.to_le_bytes().to_vec()),
@@ -132,7 +134,8 @@ impl WeftSwitch {
                         let n = packet.payload.len().min(4);
                         lanes[..n].copy_from_slice(&packet.payload[..n]);
                         let write = Some((u32::from_le_bytes(lanes), request.first_be));
-                        self.window.management_config(space, offset, write);
+                        self.window
+                            .management_config(PortIndex(port), space, offset, write);
                         (CompletionStatus::Successful, None)
                     }
                 }

@@ -225,14 +225,27 @@ impl CsrWindow {
         self.switch.ingress(port, bytes)
     }
 
-    /// The fabric address of the switch's management BAR, while its
-    /// management function decodes it (`global::MANAGEMENT_BAR_LOW`.ENABLE).
+    /// The fabric address of the switch's management BAR, while the
+    /// management function of some port decodes it
+    /// (`global::MANAGEMENT_BAR_LOW`.ENABLE).
     pub fn management_bar(&self) -> Option<u64> {
         let low = self.stored(global::MANAGEMENT_BAR_LOW, 0, 0);
-        (global::MANAGEMENT_ENABLE.decode(low) == 1).then(|| {
-            u64::from(self.stored(global::MANAGEMENT_BAR_HIGH, 0, 0)) << 32
-                | u64::from(low & global::MANAGEMENT_BASE.mask())
-        })
+        (global::MANAGEMENT_ENABLE.decode(low) != 0).then(|| self.management_base())
+    }
+
+    /// The fabric address of the management BAR, while `port`'s management
+    /// function decodes it (ENABLE bit `port`).
+    fn management_bar_on(&self, port: PortIndex) -> Option<u64> {
+        let enables =
+            global::MANAGEMENT_ENABLE.decode(self.stored(global::MANAGEMENT_BAR_LOW, 0, 0));
+        (enables >> port.0 & 1 == 1).then(|| self.management_base())
+    }
+
+    /// The management BAR's address, as BAR0 and BAR1 hold it.
+    fn management_base(&self) -> u64 {
+        let low = self.stored(global::MANAGEMENT_BAR_LOW, 0, 0);
+        u64::from(self.stored(global::MANAGEMENT_BAR_HIGH, 0, 0)) << 32
+            | u64::from(low & global::MANAGEMENT_BASE.mask())
     }
 
     /// Posted writes to the management BAR that were not executed (a
@@ -244,14 +257,17 @@ impl CsrWindow {
     }
 
     /// Executes `bytes` against this window if it is a memory request
-    /// arriving on a fabric or disabled port for the management BAR;
-    /// `None` for anything else, which the switch routes.
+    /// arriving on a fabric or disabled port whose management function
+    /// decodes the management BAR, for that BAR; `None` for anything else,
+    /// which the switch routes.
     ///
-    /// Only fabric and disabled ports reach the window: the fabric
-    /// manager's requests arrive on fabric links, or on a link it is still
-    /// discovering, whose far port it has not opened yet; hosts and
-    /// endpoints never reach a switch's tables (DESIGN.md, "Isolation is
-    /// enforced in hardware"). The window is a register file of 32-bit
+    /// Only fabric and disabled ports reach the window, and only those
+    /// whose management function the fabric manager enabled: its requests
+    /// arrive on fabric links, or on the link it is still discovering,
+    /// whose far port it has not opened yet; hosts and endpoints never
+    /// reach a switch's tables (DESIGN.md, "Isolation is enforced in
+    /// hardware"), nor does whatever is on a link the manager did not
+    /// discover the switch by. The window is a register file of 32-bit
     /// registers accessed as whole words, so:
     ///
     /// - a Memory Read of one DW with all byte enables set, at an offset
@@ -280,7 +296,7 @@ impl CsrWindow {
         if !matches!(role, PortRole::Fabric | PortRole::Disabled) {
             return None;
         }
-        let base = self.management_bar()?;
+        let base = self.management_bar_on(port)?;
         let packet = Packet::parse(bytes).ok()?;
         let Body::Memory(request) = packet.header.body else {
             return None;
@@ -348,14 +364,16 @@ impl CsrWindow {
     /// (returning 0).
     ///
     /// The management BAR and its decode are the data plane's
-    /// `global::MANAGEMENT_BAR_LOW`/`HIGH`, one per switch, whichever
+    /// `global::MANAGEMENT_BAR_LOW`/`HIGH`, one BAR per switch, whichever
     /// port's function is written: BAR0 is the low half of a 64-bit
     /// non-prefetchable memory BAR of `csr::CSR_SIZE` bytes (address bits
     /// below its size read 0, so sizing by writing all ones reads the size
-    /// back, §7.5.1.2.1), BAR1 the high half, and Command's Memory Space
-    /// Enable (§7.5.1.1.3) is ENABLE. Every other register is `space`'s.
+    /// back, §7.5.1.2.1), BAR1 the high half; Command's Memory Space
+    /// Enable (§7.5.1.1.3) is ENABLE bit `port`. Every other register is
+    /// `space`'s.
     pub fn management_config(
         &mut self,
+        port: PortIndex,
         space: &mut ConfigSpace,
         offset: u16,
         write: Option<(u32, u8)>,
@@ -367,7 +385,7 @@ impl CsrWindow {
             MANAGEMENT_BAR_HIGH_REGISTER => self.stored(global::MANAGEMENT_BAR_HIGH, 0, 0),
             common::COMMAND => {
                 let decode = u32::from(command::MEMORY_SPACE);
-                let enabled = global::MANAGEMENT_ENABLE.decode(bar_low) == 1;
+                let enabled = self.management_bar_on(port).is_some();
                 space.read(offset) & !decode | if enabled { decode } else { 0 }
             }
             _ => space.read(offset),
@@ -383,19 +401,27 @@ impl CsrWindow {
             global::MANAGEMENT_BASE.encode(global::MANAGEMENT_BASE.decode(base))
                 | global::MANAGEMENT_ENABLE.encode(enable)
         };
-        let enable = global::MANAGEMENT_ENABLE.decode(bar_low);
+        let enables = global::MANAGEMENT_ENABLE.decode(bar_low);
         match offset {
             type0::BAR0 => self.write32(
                 global::MANAGEMENT_BAR_LOW.address(0, 0),
-                low(merged, enable),
+                low(merged, enables),
             ),
             MANAGEMENT_BAR_HIGH_REGISTER => {
                 self.write32(global::MANAGEMENT_BAR_HIGH.address(0, 0), merged)
             }
             common::COMMAND => {
                 space.write(offset, value, byte_enables);
-                let on = u32::from(merged & u32::from(command::MEMORY_SPACE) != 0);
-                self.write32(global::MANAGEMENT_BAR_LOW.address(0, 0), low(bar_low, on));
+                let bit = 1 << port.0;
+                let enables = if merged & u32::from(command::MEMORY_SPACE) != 0 {
+                    enables | bit
+                } else {
+                    enables & !bit
+                };
+                self.write32(
+                    global::MANAGEMENT_BAR_LOW.address(0, 0),
+                    low(bar_low, enables),
+                );
             }
             _ => space.write(offset, value, byte_enables),
         }
@@ -1148,6 +1174,7 @@ mod tests {
     /// configuration requests reach it.
     struct ManagementFunction<'a> {
         csr: &'a mut CsrWindow,
+        port: PortIndex,
         space: ConfigSpace,
     }
 
@@ -1155,7 +1182,9 @@ mod tests {
         type Error = core::convert::Infallible;
 
         fn read_dword(&mut self, offset: u16) -> Result<u32, Self::Error> {
-            Ok(self.csr.management_config(&mut self.space, offset, None))
+            Ok(self
+                .csr
+                .management_config(self.port, &mut self.space, offset, None))
         }
     }
 
@@ -1166,22 +1195,25 @@ mod tests {
             value: u32,
             byte_enables: u8,
         ) -> Result<(), Self::Error> {
+            let write = Some((value, byte_enables));
             self.csr
-                .management_config(&mut self.space, offset, Some((value, byte_enables)));
+                .management_config(self.port, &mut self.space, offset, write);
             Ok(())
         }
     }
 
-    fn management_function(csr: &mut CsrWindow) -> ManagementFunction<'_> {
+    /// The management function of port `port` of `csr`'s switch.
+    fn management_function(csr: &mut CsrWindow, port: u8) -> ManagementFunction<'_> {
         use weft_pcie::config::vsec::{self, PortRole as VsecRole, WeftIdentity};
         let identity = WeftIdentity {
             switch_id: 0x5eed,
             port_count: 4,
-            port_index: 1,
+            port_index: port,
             port_role: VsecRole::Fabric,
         };
         ManagementFunction {
             csr,
+            port: PortIndex(port),
             space: vsec::management_function(0x1d1d, &identity).expect("fits"),
         }
     }
@@ -1190,8 +1222,9 @@ mod tests {
     const BAR: u64 = 0x2_0030_0000;
 
     /// A switch whose port 1 is a fabric port, port 2 an endpoint port and
-    /// port 3 a host port, with its management BAR assigned at [`BAR`] and
-    /// decoding, through its management function as the fabric manager does.
+    /// port 3 a host port, with its management BAR assigned at [`BAR`]
+    /// through port 1's management function, as the fabric manager does,
+    /// and decoding on port 1.
     fn managed_window() -> CsrWindow {
         use weft_pcie::config::bar::{assign_bar, size_header_bars};
         use weft_pcie::config::ConfigWrite;
@@ -1209,7 +1242,7 @@ mod tests {
             port::ENABLE.encode(1) | port::ROLE.encode(port::ROLE_HOST),
         );
         csr.write32(port::COMPLETER_ID.address(1, 0), 0x0400);
-        let mut function = management_function(&mut csr);
+        let mut function = management_function(&mut csr, 1);
         let bars = size_header_bars(&mut function).expect("sized");
         let bar0 = bars[0].expect("BAR0 is the management BAR");
         assert_eq!(bar0.bar.size, u64::from(csr::CSR_SIZE));
@@ -1283,14 +1316,19 @@ mod tests {
         assert_eq!(csr.management_bar(), Some(BAR));
         // The register the data plane decodes is the one the CPU sees.
         let low = csr.read32(global::MANAGEMENT_BAR_LOW.address(0, 0));
-        assert_eq!(low, BAR as u32 | 1);
+        assert_eq!(low, BAR as u32 | 1 << 1, "port 1's Memory Space Enable");
         assert_eq!(
             csr.read32(global::MANAGEMENT_BAR_HIGH.address(0, 0)),
             (BAR >> 32) as u32
         );
-        // Memory Space Enable off: the BAR stays, but nothing decodes (§7.5.1.1.3).
-        let mut function = management_function(&mut csr);
         use weft_pcie::config::{ConfigRead, ConfigWrite};
+        // Another port's function shows the switch's one BAR, not decoding.
+        let mut other = management_function(&mut csr, 0);
+        let bar0 = other.read_dword(type0::BAR0).expect("read");
+        assert_eq!(bar0, BAR as u32 | 0b100);
+        assert_eq!(other.read_dword(common::COMMAND).expect("read") & 2, 0);
+        // Memory Space Enable off: the BAR stays, but nothing decodes (§7.5.1.1.3).
+        let mut function = management_function(&mut csr, 1);
         function
             .write_dword(common::COMMAND, 0, 0b0011)
             .expect("written");
@@ -1366,15 +1404,22 @@ mod tests {
         let forwarding = csr.ingress(PortIndex(1), &write).expect("port exists");
         assert_eq!(forwarding, Forwarding::default(), "posted: nothing answers");
         assert_eq!(csr.read32(buses), 0x0908);
-        // A disabled port (a link being discovered) reaches it too.
-        csr.write32(port::CONTROL.address(0, 0), 0);
-        let write = memory_tlp(
-            MemoryOp::Write,
-            in_bar(buses),
-            1,
-            0xf,
-            &0x0a0au32.to_le_bytes(),
+        // A disabled port (a link being discovered) reaches it too, once the
+        // manager enabled that port's management function.
+        let value = 0x0a0au32.to_le_bytes();
+        let write = memory_tlp(MemoryOp::Write, in_bar(buses), 1, 0xf, &value);
+        let forwarding = csr.ingress(PortIndex(0), &write).expect("port exists");
+        assert_eq!(
+            forwarding.dropped,
+            Some(DropReason::PortDisabled),
+            "not taken"
         );
+        assert_eq!(csr.read32(buses), 0x0908);
+        use weft_pcie::config::ConfigWrite;
+        let decode = u32::from(command::MEMORY_SPACE);
+        management_function(&mut csr, 0)
+            .write_dword(common::COMMAND, decode, 0b0011)
+            .expect("written");
         csr.ingress(PortIndex(0), &write).expect("port exists");
         assert_eq!(csr.read32(buses), 0x0a0a);
     }
@@ -1382,6 +1427,12 @@ mod tests {
     #[test]
     fn hosts_and_endpoints_never_reach_the_management_bar() {
         let mut csr = managed_window();
+        // Even with their ports' management functions decoding it.
+        let every_port = global::MANAGEMENT_ENABLE.mask();
+        csr.write32(
+            global::MANAGEMENT_BAR_LOW.address(0, 0),
+            BAR as u32 | every_port,
+        );
         let buses = port::BUSES.address(2, 0);
         for port in [2, 3] {
             let write = memory_tlp(MemoryOp::Write, in_bar(buses), 1, 0xf, &[1, 1, 0, 0]);
@@ -1412,7 +1463,11 @@ mod tests {
             let forwarding = csr.ingress(PortIndex(1), &read).expect("port exists");
             assert_eq!(forwarding.dropped, Some(DropReason::NoRoute));
         }
-        csr.write32(global::MANAGEMENT_BAR_LOW.address(0, 0), BAR as u32);
+        // Port 2's function decodes it, port 1's no more.
+        csr.write32(
+            global::MANAGEMENT_BAR_LOW.address(0, 0),
+            BAR as u32 | 1 << 2,
+        );
         let read = memory_tlp(MemoryOp::Read, in_bar(id), 1, 0xf, &[]);
         let forwarding = csr.ingress(PortIndex(1), &read).expect("port exists");
         assert_eq!(forwarding.dropped, Some(DropReason::NoRoute));

@@ -24,7 +24,11 @@ fn switch() -> CsrWindow {
     let mut csr = CsrWindow::new(Switch::new(PORTS as usize));
     let fabric = port::ENABLE.encode(1) | port::ROLE.encode(port::ROLE_FABRIC);
     csr.write32(port::CONTROL.address(u32::from(FABRIC_PORT.0), 0), fabric);
-    csr.write32(global::MANAGEMENT_BAR_LOW.address(0, 0), BAR as u32 | 1);
+    let enable = global::MANAGEMENT_ENABLE.encode(1 << FABRIC_PORT.0);
+    csr.write32(
+        global::MANAGEMENT_BAR_LOW.address(0, 0),
+        BAR as u32 | enable,
+    );
     csr.write32(
         global::MANAGEMENT_BAR_HIGH.address(0, 0),
         (BAR >> 32) as u32,

@@ -590,7 +590,8 @@ impl TwoSwitches {
         fabric(&mut remote, FAR_PORT);
         // As the port's configuration logic holds it once the BAR is assigned and enabled.
         let low = weft_regs::csr::global::MANAGEMENT_BAR_LOW.address(0, 0);
-        remote.write32(low, REMOTE_BAR as u32 | 1);
+        let enable = weft_regs::csr::global::MANAGEMENT_ENABLE.encode(1 << FAR_PORT.0);
+        remote.write32(low, REMOTE_BAR as u32 | enable);
         TwoSwitches { local, remote }
     }
 }

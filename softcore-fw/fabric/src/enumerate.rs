@@ -14,6 +14,15 @@
 //! switch already known and ends there; a port already recorded as the far
 //! end of a link is not probed again.
 //!
+//! A switch found for the first time gets its management BAR (a BAR of
+//! the management function it was found by, over its CSR window), routed
+//! to it along the discovery tree before anything else is written there:
+//! its tables are written in-band through it ([`crate::inband`]). Every
+//! link probed to a weft switch enables the management function at its
+//! far end, so the switch takes its BAR's requests on the links they come
+//! in by: the last hop of a shortest path from the manager's switch
+//! leaves a switch nearer it, which is walked first and probes the link.
+//!
 //! Functions below the manager's own switch are reached on their link; the
 //! others by requests routed through the fabric by bus number
 //! ([`ConfigPath::Routed`]). Before a port of a remote switch is probed,
@@ -438,6 +447,14 @@ where
         let here_id = self.inventory.switches[usize::from(at.switch.0)].id;
         let other = match self.inventory.switch_index(far.switch_id) {
             Some(known) => {
+                // Requests to the switch's BAR may come in by this link
+                // too, as the fabric's routes go: its function decodes it.
+                if self.inventory.switches[usize::from(known.0)]
+                    .management_bar
+                    .is_some()
+                {
+                    self.enable_memory_space(path, function)?;
+                }
                 self.plane(at.switch)?
                     .set_port_role(at.port, PortRole::Fabric)?;
                 known
@@ -494,10 +511,10 @@ where
     /// Sizes and places the BAR of a newly found switch's management
     /// function `id` (reached at `path`) like any BAR, at the top of its
     /// pool (endpoints fill it from the bottom), and sets its Memory
-    /// Space Enable, so the switch executes memory requests in it against
-    /// its CSR window: the BAR's address and size, or `None` if the
-    /// function has no memory BAR (a switch whose tables the fabric must
-    /// reach otherwise).
+    /// Space Enable, so the switch executes memory requests in it that
+    /// arrive on this link against its CSR window: the BAR's address and
+    /// size, or `None` if the function has no memory BAR (a switch whose
+    /// tables the fabric must reach otherwise).
     fn place_management_bar(
         &mut self,
         path: ConfigPath,
@@ -524,6 +541,20 @@ where
             .map_err(|error| EnumerationError::Address { id, error })?;
         assign_bar(&mut access, bar, base)
             .map_err(|error| EnumerationError::BarAssignment { id, error })?;
+        self.enable_memory_space(path, id)?;
+        Ok(Some((base, size)))
+    }
+
+    /// Sets Memory Space Enable in the Command register of function `id`
+    /// (reached at `path`), keeping its other bits (§7.5.1.1.3): a weft
+    /// switch's management function then executes memory requests in the
+    /// switch's management BAR that arrive on its link.
+    fn enable_memory_space(&mut self, path: ConfigPath, id: Bdf) -> Result<(), EnumerationError> {
+        let mut access = FunctionAccess {
+            config: &mut *self.config,
+            path,
+            target: id,
+        };
         let current = read(&mut access, common::COMMAND)? as u16;
         // Only the Command bytes: Status is RW1C (§7.5.1.1.4).
         access
@@ -532,8 +563,7 @@ where
                 u32::from(current | command::MEMORY_SPACE),
                 0b0011,
             )
-            .map_err(|fault| EnumerationError::Config { id, fault })?;
-        Ok(Some((base, size)))
+            .map_err(|fault| EnumerationError::Config { id, fault })
     }
 
     /// Routes the management BAR `(base, size)` of the newly found switch

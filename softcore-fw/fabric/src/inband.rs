@@ -322,7 +322,11 @@ mod tests {
             let fabric = port::ENABLE.encode(1) | port::ROLE.encode(port::ROLE_FABRIC);
             csr.write32(port::CONTROL.address(u32::from(FABRIC_PORT.0), 0), fabric);
             // What the port's configuration logic holds once discovery assigned the BAR.
-            csr.write32(global::MANAGEMENT_BAR_LOW.address(0, 0), BAR as u32 | 1);
+            let enable = global::MANAGEMENT_ENABLE.encode(1 << FABRIC_PORT.0);
+            csr.write32(
+                global::MANAGEMENT_BAR_LOW.address(0, 0),
+                BAR as u32 | enable,
+            );
             OneLinkAway(Rc::new(RefCell::new(csr)))
         }
 

@@ -18,6 +18,8 @@ use weft_fabric::pcie::Bdf;
 use weft_fabric::port_control::PortControlError;
 use weft_fabric::settings::{FabricSettings, HostPort};
 use weft_model::{Destination, Packet};
+use weft_regs::csr::global;
+use weft_regs::driver::CsrBus;
 use weft_regs::tables::{HostIndex, PortIndex};
 
 const PORTS: usize = 8;
@@ -310,6 +312,16 @@ fn remote_tables_are_written_through_each_switchs_management_bar() {
             mesh.net.switches.borrow()[model].management_bar(),
             Some(bar)
         );
+    }
+    // Each decodes it on the links discovery probed it by, the way the
+    // manager's requests come in (each link is probed from the switch
+    // walked first, nearer the manager), on no other port: B.1 (from A.1),
+    // D.1 and D.3 (from A.2, A.3), C.1 and C.2 (from B.2, D.2).
+    for (model, ports) in [(MODEL_B, 0b0010), (MODEL_D, 0b1010), (MODEL_C, 0b0110)] {
+        let low = global::MANAGEMENT_BAR_LOW.address(0, 0);
+        let enables =
+            global::MANAGEMENT_ENABLE.decode(mesh.net.switches.borrow_mut()[model].read32(low));
+        assert_eq!(enables, ports, "switch {model}");
     }
     // Every other switch routes a BAR towards its switch, as it routes the
     // buses behind it (GPU 1's bus 2 for B, GPU 0's bus 3 for C, and D by

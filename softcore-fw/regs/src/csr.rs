@@ -249,13 +249,14 @@ pub mod global {
         "Capacities of the endpoint ports' ownership tables.",
         &[FUNCTION_OWNERS],
     );
-    /// [`MANAGEMENT_BAR_LOW`]'s Memory Space Enable.
+    /// [`MANAGEMENT_BAR_LOW`]'s Memory Space Enables, one per port.
     pub const MANAGEMENT_ENABLE: Field = Field::new(
         "ENABLE",
         0,
-        1,
-        "The management function's Memory Space Enable (Command bit 1, PCIe Base 6.0 \
-         §7.5.1.1.3): while 0, no memory request is executed against this window.",
+        super::PORTS,
+        "Bit n: the Memory Space Enable (Command bit 1, PCIe Base 6.0 §7.5.1.1.3) of \
+         port n's management function; memory requests arriving on port n are executed \
+         against this window only while it is set.",
     );
     /// [`MANAGEMENT_BAR_LOW`]'s base address bits: the BAR is as large as
     /// the CSR window and aligned to its size (§7.5.1.2.1).
@@ -273,18 +274,21 @@ pub mod global {
     /// carrying weft's identity VSEC, `weft_pcie::config::vsec`) has one
     /// 64-bit memory BAR (BAR0 and BAR1) of [`CSR_SIZE`] bytes, which the
     /// fabric manager assigns in discovery like any BAR. The ports'
-    /// configuration logic keeps it here: a Type 0 write to BAR0 writes
-    /// BASE, to BAR1 [`MANAGEMENT_BAR_HIGH`], to Command bit 1 ENABLE. A
-    /// memory request arriving on a fabric or disabled port whose address
-    /// falls in the BAR while ENABLE is set is not routed on: it is a
-    /// register access at the same offset of this window, a read answered
-    /// out of the port it came in on.
+    /// configuration logic keeps it here, one BAR for the switch's one
+    /// window whichever port's function is written: a Type 0 write to BAR0
+    /// writes BASE, to BAR1 [`MANAGEMENT_BAR_HIGH`]; Command bit 1 of port
+    /// n's function is ENABLE bit n, so only the link the manager enabled
+    /// reaches the window. A memory request arriving on a fabric or
+    /// disabled port n whose address falls in the BAR while ENABLE bit n is
+    /// set is not routed on: it is a register access at the same offset of
+    /// this window, a read answered out of port n.
     pub const MANAGEMENT_BAR_LOW: Register = LAYOUT.register(
         "MANAGEMENT_BAR_LOW",
         0x18,
         Access::ReadWrite,
-        "The management BAR's address bits 31:20 and its Memory Space Enable: memory \
-         requests hitting it on a fabric or disabled port are accesses to this window.",
+        "The management BAR's address bits 31:20 and each port's Memory Space Enable: \
+         memory requests hitting it on an enabled fabric or disabled port are accesses \
+         to this window.",
         &[MANAGEMENT_ENABLE, MANAGEMENT_BASE],
     );
     /// Where the switch's management BAR sits, high half.

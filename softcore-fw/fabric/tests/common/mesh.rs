@@ -308,7 +308,8 @@ impl Network {
                 // The header and identity are read-only but for Command and
                 // the BAR, which the switch's register holds.
                 let mut space = management_function(0x1d1d, &identity).expect("fits");
-                let value = window.management_config(&mut space, offset, write);
+                let value =
+                    window.management_config(PortIndex(*far_port), &mut space, offset, write);
                 Ok((request.direction == Direction::Read).then_some(value))
             }
             _ => Err(ConfigFault::UnsupportedRequest),

@@ -22,8 +22,10 @@
 //!   by bus through the fabric links, each hop through the switch and link
 //!   models; its completion reaches switch 0's mailbox when the links say
 //!   it is back, so the firmware waits for it as it would on a board;
-//! - anything else (a completion for a host, an MSI) goes onto the port's
-//!   link in the world's event queue.
+//! - anything else (a completion for a host, an MSI, a memory request to
+//!   another switch's management BAR, which writes or reads its tables)
+//!   goes onto the port's link in the world's event queue; a read's
+//!   completion comes back to switch 0's mailbox through the switches.
 //!
 //! What switch 0 routes to its CPU (a host's configuration request, an
 //! error message) goes into its mailbox at once, and wakes the firmware

@@ -21,6 +21,15 @@
 //!   port's ingress and is routed by the manager's bus back to the
 //!   manager's switch's CPU.
 //!
+//! - **Memory** ([`FabricMemory`]): a one-DW memory request to another
+//!   switch's management BAR leaves the port the manager's switch reaches
+//!   that switch by and is routed by address like any TLP; the switch
+//!   whose BAR it hits executes it against its CSR window
+//!   ([`WeftSwitch::forward`]), and a read's completion comes back as a
+//!   configuration request's does. That is how the manager writes every
+//!   other switch's tables ([`crate::planes`]). Posted writes do not hold
+//!   the manager up; a read waits for its completion.
+//!
 //! Every hop goes through the switch models (routes, counters) and takes
 //! its time on the link models, but a request and its completion are
 //! carried through at once while the manager waits, rather than as events
@@ -31,10 +40,13 @@ use std::cell::{Cell, RefCell};
 use std::time::Duration;
 
 use weft_devices::packet::{completion_for, RequestInfo};
-use weft_fabric::hw::{ConfigFault, ConfigPath, ConfigRequests};
+use weft_fabric::hw::{ConfigFault, ConfigPath, ConfigRequests, FabricMemory};
 use weft_model::fabric::{self, Cabling, Hop};
 use weft_model::{Forwarding, Packet, PortIndex, PortRole};
-use weft_pcie::tlp::{Body, CompletionStatus, ConfigRequest, ConfigType, Direction, Header, Tag};
+use weft_pcie::tlp::{
+    AddressType, Attributes, Body, CompletionStatus, ConfigRequest, ConfigType, Direction, Header,
+    MemoryOp, MemoryRequest, Tag, TrafficClass,
+};
 use weft_pcie::Bdf;
 
 use crate::switch::{WeftSwitch, SWITCH_LATENCY};
@@ -58,8 +70,7 @@ impl Cabling for Walk<'_, '_> {
             .switches
             .get(place.0)?
             .borrow_mut()
-            .model_mut()
-            .ingress(PortIndex(place.1), &bytes)
+            .forward(PortIndex(place.1), &bytes)
             .ok()?;
         self.time += SWITCH_LATENCY;
         Some(forwarding)
@@ -250,16 +261,124 @@ impl ManagerConfig<'_> {
             .map_err(|_| ConfigFault::NoSuchPort(port))?;
         let (reply, time) = self.carry(port, packet).ok_or(ConfigFault::Timeout)?;
         self.now.set(self.now.get().max(time));
-        let Body::Completion(completion) = reply.header.body else {
-            return Err(ConfigFault::Timeout);
+        data_of(&reply)
+    }
+}
+
+impl ManagerConfig<'_> {
+    /// Sends a one-DW memory request at `address` out of `via` of the
+    /// manager's switch, a read or with `write` a write, and carries it
+    /// through the fabric: the data DW of a read's completion (0 for a write).
+    fn memory(
+        &mut self,
+        via: PortIndex,
+        address: u64,
+        write: Option<u32>,
+    ) -> Result<u32, ConfigFault> {
+        *self.next_tag = self.next_tag.wrapping_add(1);
+        let tag = Tag::from_8bit(*self.next_tag);
+        let request = MemoryRequest {
+            op: if write.is_some() {
+                MemoryOp::Write
+            } else {
+                MemoryOp::Read
+            },
+            traffic_class: TrafficClass::default(),
+            attributes: Attributes::default(),
+            address_type: AddressType::default(),
+            requester: self.requester,
+            tag,
+            address: address & !3,
+            length_dw: 1,
+            first_be: 0xf,
+            last_be: 0,
+            processing_hint: None,
         };
-        if completion.status != CompletionStatus::Successful {
-            return Err(fault(completion.status));
+        let header = Header {
+            digest_present: false,
+            poisoned: false,
+            body: Body::Memory(request),
+        };
+        let payload = write.map_or(Vec::new(), |value| value.to_le_bytes().to_vec());
+        let packet = Packet::new(header, payload);
+        let bytes = packet.to_bytes().map_err(|_| ConfigFault::CompleterAbort)?;
+        let Some(local) = self.switches.first() else {
+            return Err(ConfigFault::NoSuchPort(via));
+        };
+        local
+            .borrow_mut()
+            .model_mut()
+            .inject(via, &bytes)
+            .map_err(|_| ConfigFault::NoSuchPort(via))?;
+        let (requester, time) = (self.requester, self.now.get());
+        let mut walk = Walk { config: self, time };
+        let replies = fabric::carry(&mut walk, Hop::Out((0, via.0), packet), MAX_HOPS);
+        let time = walk.time;
+        if write.is_some() {
+            return Ok(0);
         }
-        let mut lanes = [0u8; 4];
-        let n = reply.payload.len().min(4);
-        lanes[..n].copy_from_slice(&reply.payload[..n]);
-        Ok(u32::from_le_bytes(lanes))
+        let reply = replies
+            .into_iter()
+            .find(|reply| is_completion_of(reply, requester, tag))
+            .ok_or(ConfigFault::Timeout)?;
+        self.now.set(self.now.get().max(time));
+        data_of(&reply)
+    }
+}
+
+/// The data DW of a successful completion, or the fault its status means.
+fn data_of(reply: &Packet) -> Result<u32, ConfigFault> {
+    let Body::Completion(completion) = reply.header.body else {
+        return Err(ConfigFault::Timeout);
+    };
+    if completion.status != CompletionStatus::Successful {
+        return Err(fault(completion.status));
+    }
+    let mut lanes = [0u8; 4];
+    let n = reply.payload.len().min(4);
+    lanes[..n].copy_from_slice(&reply.payload[..n]);
+    Ok(u32::from_le_bytes(lanes))
+}
+
+/// One [`ManagerConfig`] as the manager's configuration access and its
+/// memory requests at once: the fabric manager takes the first, its
+/// in-band fabric ([`crate::planes::Planes`]) the second, and every call
+/// borrows it for its own length.
+pub(crate) struct SharedConfig<'c, 'a>(pub(crate) &'c RefCell<ManagerConfig<'a>>);
+
+impl Clone for SharedConfig<'_, '_> {
+    fn clone(&self) -> Self {
+        SharedConfig(self.0)
+    }
+}
+
+impl ConfigRequests for SharedConfig<'_, '_> {
+    fn config_request(
+        &mut self,
+        path: ConfigPath,
+        target: Bdf,
+        offset: u16,
+        write: Option<(u32, u8)>,
+    ) -> Result<u32, ConfigFault> {
+        self.0.borrow_mut().request(path, target, offset, write)
+    }
+}
+
+impl FabricMemory for SharedConfig<'_, '_> {
+    fn read_memory(&mut self, via: PortIndex, address: u64) -> Result<u32, ConfigFault> {
+        self.0.borrow_mut().memory(via, address, None)
+    }
+
+    fn write_memory(
+        &mut self,
+        via: PortIndex,
+        address: u64,
+        value: u32,
+    ) -> Result<(), ConfigFault> {
+        self.0
+            .borrow_mut()
+            .memory(via, address, Some(value))
+            .map(|_| ())
     }
 }
 
@@ -282,16 +401,4 @@ fn unsupported(packet: &Packet) -> Packet {
         0,
         None,
     )
-}
-
-impl ConfigRequests for ManagerConfig<'_> {
-    fn config_request(
-        &mut self,
-        path: ConfigPath,
-        target: Bdf,
-        offset: u16,
-        write: Option<(u32, u8)>,
-    ) -> Result<u32, ConfigFault> {
-        self.request(path, target, offset, write)
-    }
 }

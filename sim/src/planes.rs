@@ -1,26 +1,27 @@
 //! The fabric manager's handle on every switch's tables
 //! (`weft_fabric::hw::Fabric`).
 //!
-//! On hardware, the manager writes its own switch's tables through the
-//! soft core's CSR bus, and a remote switch's tables in band: each entry
-//! write becomes writes to that switch's CSR window, carried through the
-//! fabric like routed configuration requests. The simulator takes a
-//! shortcut there: a table write on a remote switch reaches its data-plane
-//! model directly and at once, costing no time and no link bandwidth.
+//! The manager writes its own switch's tables through the soft core's CSR
+//! bus, here directly on the switch's model, and every other switch's
+//! in-band, as the firmware does (`weft_fabric::inband`): each register
+//! access is a memory request to the switch's management BAR, carried
+//! through the switch and link models by the manager's configuration
+//! access ([`crate::manager_config`]) and executed against the switch's
+//! CSR window where it arrives.
 //!
-//! The manager's configuration access ([`crate::manager_config`]) forwards
-//! TLPs through the same switch models while it holds this handle, so both
-//! share the switches through [`RefCell`]s, lent for the length of one
-//! call into the manager (`lend`).
+//! Both share the switches through [`RefCell`]s, lent for the length of
+//! one call into the manager (`lend`).
 
 use std::cell::RefCell;
 
-use weft_fabric::hw::{DataPlane, Fabric, TableWriteError};
+use weft_fabric::hw::{DataPlane, Fabric, RemoteSwitch, TableWriteError};
+use weft_fabric::inband::InbandPlanes;
 use weft_pcie::Bdf;
 use weft_regs::tables::{
     AddressRoute, Destination, FunctionOwner, HostIndex, IdMapping, PortIndex, PortRole, Window,
 };
 
+use crate::manager_config::SharedConfig;
 use crate::switch::WeftSwitch;
 
 /// Runs `action` with `switches` shared, and puts them back after.
@@ -37,40 +38,39 @@ pub(crate) fn lend<R>(
     result
 }
 
-/// One switch's tables as a [`DataPlane`].
+/// One switch's tables as a [`DataPlane`], written on its model.
 pub struct SwitchPlane<'a> {
     switch: &'a RefCell<WeftSwitch>,
 }
 
-/// Every switch's data plane, by switch ID; the first is the manager's own.
-pub struct Planes<'a> {
-    ids: Vec<u64>,
-    planes: Vec<SwitchPlane<'a>>,
+/// The manager's own switch's data plane, and every other switch's in-band.
+pub struct Planes<'c, 'a> {
+    local: SwitchPlane<'a>,
+    remotes: InbandPlanes<SharedConfig<'c, 'a>>,
 }
 
-impl<'a> Planes<'a> {
-    /// The data planes of `switches`, whose first is the manager's.
-    pub(crate) fn new(switches: &'a [RefCell<WeftSwitch>]) -> Self {
+impl<'c, 'a> Planes<'c, 'a> {
+    /// The data planes of `switches`, whose first is the manager's; the
+    /// others reached by memory requests sent through `config`.
+    pub(crate) fn new(switches: &'a [RefCell<WeftSwitch>], config: SharedConfig<'c, 'a>) -> Self {
         Planes {
-            ids: switches.iter().map(|s| s.borrow().id()).collect(),
-            planes: switches
-                .iter()
-                .map(|switch| SwitchPlane { switch })
-                .collect(),
+            // A world always has its manager's switch.
+            local: SwitchPlane {
+                switch: &switches[0],
+            },
+            remotes: InbandPlanes::new(config),
         }
     }
 }
 
-impl Fabric for Planes<'_> {
+impl Fabric for Planes<'_, '_> {
     fn local(&mut self) -> &mut dyn DataPlane {
-        // A world always has its manager's switch.
-        &mut self.planes[0]
+        &mut self.local
     }
 
-    fn remote(&mut self, switch_id: u64) -> Option<&mut dyn DataPlane> {
-        let index = self.ids.iter().position(|id| *id == switch_id)?;
-        self.planes
-            .get_mut(index)
+    fn remote(&mut self, switch: RemoteSwitch) -> Option<&mut dyn DataPlane> {
+        self.remotes
+            .plane(switch)
             .map(|plane| plane as &mut dyn DataPlane)
     }
 }

@@ -1,19 +1,25 @@
-//! One weft switch as the simulator wires it: weft-model's data plane plus
-//! the management function every port presents on its link.
+//! One weft switch as the simulator wires it: weft-model's data plane
+//! behind its CSR window, plus the management function every port
+//! presents on its link.
 //!
 //! The data plane ([`Switch`]) forwards TLPs by the tables the fabric
 //! manager writes. Beside it, each port of a weft switch answers Type 0
 //! configuration requests that arrive on its link with a small management
-//! function (header Type 0, no BARs) carrying weft's identity VSEC
-//! (`weft_pcie::config::vsec`): the switch ID, its port count, the port's
-//! index and role. That is how the fabric manager, probing a link, tells a
-//! neighbouring weft switch from an endpoint. The data plane model knows
-//! nothing of it; the port's configuration logic does, here.
+//! function carrying weft's identity VSEC (`weft_pcie::config::vsec`): the
+//! switch ID, its port count, the port's index and role. That is how the
+//! fabric manager, probing a link, tells a neighbouring weft switch from
+//! an endpoint. The function's one BAR, over the switch's CSR window, is
+//! the data plane's management BAR register
+//! ([`CsrWindow::management_config`]); memory requests hitting it arrive
+//! through [`WeftSwitch::forward`] and are executed against the window,
+//! which is how a fabric manager on another switch writes this one's
+//! tables in-band.
 
 use std::time::Duration;
 
 use weft_devices::packet::{completion_for, RequestInfo};
-use weft_model::{Packet, Switch};
+use weft_model::csr_window::CsrWindow;
+use weft_model::{Forwarding, IngressError, Packet, PortIndex, Switch};
 use weft_pcie::config::vsec::{management_function, PortRole as VsecRole, WeftIdentity};
 use weft_pcie::config::ConfigSpace;
 use weft_pcie::tlp::{Body, CompletionStatus, ConfigType, Direction};
@@ -26,7 +32,7 @@ pub const SWITCH_LATENCY: Duration = Duration::from_nanos(110);
 /// A weft switch: its ID, its data plane and its ports' management functions.
 pub struct WeftSwitch {
     id: u64,
-    model: Switch,
+    window: CsrWindow,
     vendor_id: u16,
     /// Per port, its management function's configuration space; `None` if
     /// it could not be laid out (the port then answers Unsupported Request).
@@ -40,7 +46,7 @@ impl WeftSwitch {
     pub fn new(id: u64, ports: usize, vendor_id: u16) -> Self {
         let mut switch = WeftSwitch {
             id,
-            model: Switch::new(ports),
+            window: CsrWindow::new(Switch::new(ports)),
             vendor_id,
             functions: Vec::new(),
         };
@@ -53,7 +59,7 @@ impl WeftSwitch {
     fn function_for(&self, port: u8, role: VsecRole) -> Option<ConfigSpace> {
         let identity = WeftIdentity {
             switch_id: self.id,
-            port_count: u8::try_from(self.model.ports()).unwrap_or(u8::MAX),
+            port_count: u8::try_from(self.window.switch().ports()).unwrap_or(u8::MAX),
             port_index: port,
             port_role: role,
         };
@@ -67,12 +73,20 @@ impl WeftSwitch {
 
     /// The data plane.
     pub fn model(&self) -> &Switch {
-        &self.model
+        self.window.switch()
     }
 
-    /// The data plane, to forward TLPs or write tables.
+    /// The data plane, to write tables.
     pub fn model_mut(&mut self) -> &mut Switch {
-        &mut self.model
+        self.window.switch_mut()
+    }
+
+    /// Offers a TLP at `port`'s ingress: a memory request for the
+    /// switch's management BAR is executed against its CSR window,
+    /// anything else forwarded by the data plane (what is for the CPU is
+    /// among the deliveries returned).
+    pub fn forward(&mut self, port: PortIndex, bytes: &[u8]) -> Result<Forwarding, IngressError> {
+        self.window.forward(port, bytes)
     }
 
     /// Sets the role `port`'s identity VSEC reports: how the board wires it.
@@ -106,15 +120,22 @@ impl WeftSwitch {
             Some(space) if request.config_type == ConfigType::Type0 => {
                 let offset = request.byte_offset() & !3;
                 match request.direction {
-                    Direction::Read => (
-                        CompletionStatus::Successful,
-                        Some(space.read(offset).to_le_bytes().to_vec()),
-                    ),
+                    Direction::Read => {
+                        let value =
+                            self.window
+                                .management_config(PortIndex(port), space, offset, None);
+                        (
+                            CompletionStatus::Successful,
+                            Some(value.to_le_bytes().to_vec()),
+                        )
+                    }
                     Direction::Write => {
                         let mut lanes = [0u8; 4];
                         let n = packet.payload.len().min(4);
                         lanes[..n].copy_from_slice(&packet.payload[..n]);
-                        space.write(offset, u32::from_le_bytes(lanes), request.first_be);
+                        let write = Some((u32::from_le_bytes(lanes), request.first_be));
+                        self.window
+                            .management_config(PortIndex(port), space, offset, write);
                         (CompletionStatus::Successful, None)
                     }
                 }

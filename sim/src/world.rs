@@ -20,8 +20,8 @@
 //! own switch's ports); endpoints attach anywhere. The manager reaches
 //! endpoint configuration space with configuration TLPs carried through
 //! the switch and link models ([`manager_config`](crate::manager_config)),
-//! and every switch's tables through [`Planes`]: directly on the models,
-//! where the hardware writes remote tables in band ([`crate::planes`]).
+//! and every switch's tables through [`Planes`]: its own directly, the
+//! others' in-band through their management BARs ([`crate::planes`]).
 //!
 //! Or the firmware ELF on the instruction-set simulator is switch 0's
 //! management CPU ([`World::hand_manager_to_firmware`],
@@ -35,7 +35,7 @@
 //! answer, [`World`] advances every other node event by event
 //! ([`HostLink`] is the host's view of everything past its root port).
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, VecDeque};
 use std::time::Duration;
@@ -54,7 +54,7 @@ use crate::iss_board::{BoardError, IssBoard};
 use crate::iss_manager::FirmwareCpu;
 use crate::link::LinkConfig;
 use crate::link::{CreditCost, Credits, DATA_CREDIT_BYTES};
-use crate::manager_config::ManagerConfig;
+use crate::manager_config::{ManagerConfig, SharedConfig};
 use crate::planes::{lend, Planes};
 use crate::switch::WeftSwitch;
 use crate::wiring::{ChannelId, End, Node, Place, Way, Wiring};
@@ -133,9 +133,9 @@ pub struct World {
 
 /// The manager's configuration access, its tables and its clock, for one
 /// call into it.
-struct ManagerHardware<'a> {
-    config: ManagerConfig<'a>,
-    planes: Planes<'a>,
+struct ManagerHardware<'c, 'a> {
+    config: SharedConfig<'c, 'a>,
+    planes: Planes<'c, 'a>,
 }
 
 impl World {
@@ -359,7 +359,7 @@ impl World {
     /// and the clock's time at the end.
     fn with_hardware<R>(
         &mut self,
-        action: impl FnOnce(&mut FabricManager, &mut ManagerHardware<'_>, &Cell<Duration>) -> R,
+        action: impl FnOnce(&mut FabricManager, &mut ManagerHardware<'_, '_>, &Cell<Duration>) -> R,
     ) -> (R, Duration) {
         let World {
             now,
@@ -374,15 +374,16 @@ impl World {
         manager.set_time(now.as_nanos() as u64);
         let requester = manager.settings().manager_id;
         let result = lend(switches, |shared| {
+            let config = RefCell::new(ManagerConfig {
+                switches: shared,
+                wiring,
+                now: &clock,
+                requester,
+                next_tag: config_tag,
+            });
             let mut hardware = ManagerHardware {
-                config: ManagerConfig {
-                    switches: shared,
-                    wiring,
-                    now: &clock,
-                    requester,
-                    next_tag: config_tag,
-                },
-                planes: Planes::new(shared),
+                config: SharedConfig(&config),
+                planes: Planes::new(shared, SharedConfig(&config)),
             };
             action(manager, &mut hardware, &clock)
         });
@@ -410,7 +411,7 @@ impl World {
         action: impl FnOnce(
             &mut FabricManager,
             &mut dyn FabricConfig,
-            &mut Planes<'_>,
+            &mut Planes<'_, '_>,
             &mut dyn HostInterface,
         ) -> R,
     ) -> R {
@@ -568,7 +569,7 @@ impl World {
             self.lost += 1;
             return;
         };
-        let forwarding = match switch.model_mut().ingress(PortIndex(place.port), &bytes) {
+        let forwarding = match switch.forward(PortIndex(place.port), &bytes) {
             Ok(forwarding) => forwarding,
             Err(_) => {
                 // Backpressure: the link partner offers it again shortly.

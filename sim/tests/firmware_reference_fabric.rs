@@ -26,11 +26,12 @@
 //!
 //! The reference experiment's fabric (`sim/scenarios/reference.toml`) is
 //! four switches: the firmware finds its neighbours on the fabric links,
-//! but has no in-band path to another switch's tables yet (its data plane
-//! is a fabric of one switch to weft-fabric, `hw::Fabric::remote` is
-//! `None`), so its start fails at the first remote switch and that test is
-//! ignored until it has one: `cargo test -p weft-sim --test
-//! firmware_reference_fabric -- --ignored` shows where it stands.
+//! gives each one's management function its BAR and writes the other
+//! switches' tables in-band (weft-fabric's `inband`): memory requests out
+//! of its switch's injector that each switch executes against its CSR
+//! window, its reads' completions back in its mailbox. Measured in a
+//! debug build: about 3.9 million instructions and 31 ms simulated at
+//! 125 MHz for the enumeration, the whole test about 5 s.
 
 mod firmware_support;
 
@@ -459,8 +460,6 @@ fn the_firmware_enumerates_a_one_switch_fabric_as_the_native_manager_does() {
 }
 
 #[test]
-#[ignore = "the firmware has no in-band path to another switch's tables yet: its start fails \
-            at the first remote switch"]
 fn the_firmware_enumerates_the_reference_fabric_as_the_native_manager_does() {
     let Some(image) = firmware_image() else {
         return;

@@ -23,7 +23,9 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use weft_pcie::tlp::Body;
+use weft_pcie::config::header::{bar, command, common, type0};
+use weft_pcie::config::ConfigSpace;
+use weft_pcie::tlp::{Body, CompletionStatus, Header, MemoryOp};
 use weft_pcie::Bdf;
 use weft_regs::capacity;
 use weft_regs::csr::{
@@ -37,6 +39,7 @@ use weft_regs::tables::{
 };
 use weft_regs::{Access, Field, Register, RegisterBlock};
 
+use crate::isolation::error_completion;
 use crate::packet::Packet;
 use crate::switch::{Delivery, Forwarding, IngressError, InjectError, Switch};
 
@@ -44,6 +47,8 @@ use crate::switch::{Delivery, Forwarding, IngressError, InjectError, Switch};
 pub const MAILBOX_DEPTH: usize = capacity::MAILBOX_TLPS;
 /// TLPs the injector holds for their egress before READY clears.
 pub const INJECT_DEPTH: usize = 4;
+/// The management function's BAR1: the high half of its 64-bit BAR0 (§7.5.1.2.1).
+const MANAGEMENT_BAR_HIGH_REGISTER: u16 = type0::BAR0 + 4;
 
 /// One decoded access: which register of which instance and entry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -95,6 +100,7 @@ pub struct CsrWindow {
     inject_errors: u32,
     injected: Vec<Delivery>,
     stray: Vec<u32>,
+    refused_writes: Vec<Header>,
 }
 
 impl CsrWindow {
@@ -119,6 +125,7 @@ impl CsrWindow {
             inject_errors: 0,
             injected: Vec::new(),
             stray: Vec::new(),
+            refused_writes: Vec::new(),
         }
     }
 
@@ -189,7 +196,7 @@ impl CsrWindow {
     /// Offers a TLP at `port`'s ingress; what the switch routes to the
     /// CPU is queued in the mailbox, everything else is returned.
     pub fn ingress(&mut self, port: PortIndex, bytes: &[u8]) -> Result<Forwarding, IngressError> {
-        let mut forwarding = self.switch.ingress(port, bytes)?;
+        let mut forwarding = self.forward(port, bytes)?;
         let (to_cpu, others): (Vec<_>, Vec<_>) = forwarding
             .deliveries
             .into_iter()
@@ -203,6 +210,222 @@ impl CsrWindow {
             self.queue_for_cpu(delivery.from, &bytes);
         }
         Ok(forwarding)
+    }
+
+    /// Offers a TLP at `port`'s ingress as its link delivers it: a memory
+    /// request for the switch's management BAR is executed against this
+    /// window ([`CsrWindow::management_bar`]), anything else goes through
+    /// the switch. What is for the CPU is returned with the rest, not
+    /// queued: a caller that carries the CPU's TLPs itself (a fabric of
+    /// several switches) takes them from here.
+    pub fn forward(&mut self, port: PortIndex, bytes: &[u8]) -> Result<Forwarding, IngressError> {
+        if let Some(forwarding) = self.management_request(port, bytes) {
+            return Ok(forwarding);
+        }
+        self.switch.ingress(port, bytes)
+    }
+
+    /// The fabric address of the switch's management BAR, while the
+    /// management function of some port decodes it
+    /// (`global::MANAGEMENT_BAR_LOW`.ENABLE).
+    pub fn management_bar(&self) -> Option<u64> {
+        let low = self.stored(global::MANAGEMENT_BAR_LOW, 0, 0);
+        (global::MANAGEMENT_ENABLE.decode(low) != 0).then(|| self.management_base())
+    }
+
+    /// The fabric address of the management BAR, while `port`'s management
+    /// function decodes it (ENABLE bit `port`).
+    fn management_bar_on(&self, port: PortIndex) -> Option<u64> {
+        let enables =
+            global::MANAGEMENT_ENABLE.decode(self.stored(global::MANAGEMENT_BAR_LOW, 0, 0));
+        (enables >> port.0 & 1 == 1).then(|| self.management_base())
+    }
+
+    /// The management BAR's address, as BAR0 and BAR1 hold it.
+    fn management_base(&self) -> u64 {
+        let low = self.stored(global::MANAGEMENT_BAR_LOW, 0, 0);
+        u64::from(self.stored(global::MANAGEMENT_BAR_HIGH, 0, 0)) << 32
+            | u64::from(low & global::MANAGEMENT_BASE.mask())
+    }
+
+    /// Posted writes to the management BAR that were not executed (a
+    /// partial or multi-DW write, poisoned data), in arrival order: a
+    /// posted request has no completion to refuse it with (PCIe Base 6.0
+    /// §2.3.1), so they are kept here rather than lost unseen.
+    pub fn refused_management_writes(&self) -> &[Header] {
+        &self.refused_writes
+    }
+
+    /// Executes `bytes` against this window if it is a memory request
+    /// arriving on a fabric or disabled port whose management function
+    /// decodes the management BAR, for that BAR; `None` for anything else,
+    /// which the switch routes.
+    ///
+    /// Only fabric and disabled ports reach the window, and only those
+    /// whose management function the fabric manager enabled: its requests
+    /// arrive on fabric links, or on the link it is still discovering,
+    /// whose far port it has not opened yet; hosts and endpoints never
+    /// reach a switch's tables (DESIGN.md, "Isolation is enforced in
+    /// hardware"), nor does whatever is on a link the manager did not
+    /// discover the switch by. The window is a register file of 32-bit
+    /// registers accessed as whole words, so:
+    ///
+    /// - a Memory Read of one DW with all byte enables set, at an offset
+    ///   holding a register, is a register read, answered out of `port`
+    ///   with a Successful Completion carrying the register's value
+    ///   (§2.2.9, §2.3.1.1); a zero-length read (one DW, no byte enables,
+    ///   §2.2.5) is answered with one DW of zeros and reads nothing;
+    /// - any other read (more or less than one whole DW, or at an offset
+    ///   of no register) violates the completer's programming model and is
+    ///   answered with Completer Abort (§2.3.1);
+    /// - a Memory Read Lock or an AtomicOp is a request type the window
+    ///   does not support: Unsupported Request (§2.3.1, §6.5.7, §6.15.2);
+    /// - a Memory Write of one whole DW is a register write, at an offset
+    ///   of no register a stray access; any other write, and one with
+    ///   poisoned data (§2.7.2.2), writes nothing and is kept in
+    ///   [`CsrWindow::refused_management_writes`].
+    ///
+    /// Completions carry the port's completer ID (`port::COMPLETER_ID`),
+    /// as those the switch synthesizes at the port do. They leave by the
+    /// port the request came in on, not by the routing tables: the
+    /// management function answers on its own link, as it does
+    /// configuration requests, so the manager reaches a switch whose
+    /// routes it has not written yet.
+    fn management_request(&mut self, port: PortIndex, bytes: &[u8]) -> Option<Forwarding> {
+        let role = self.switch.port_tables(port)?.role;
+        if !matches!(role, PortRole::Fabric | PortRole::Disabled) {
+            return None;
+        }
+        let base = self.management_bar_on(port)?;
+        let packet = Packet::parse(bytes).ok()?;
+        let Body::Memory(request) = packet.header.body else {
+            return None;
+        };
+        let offset = request.address.checked_sub(base)?;
+        if offset >= u64::from(csr::CSR_SIZE) {
+            return None;
+        }
+        let address = csr::CSR_BASE + offset as u32;
+        let whole_dw = request.length_dw == 1 && request.first_be == 0xf && request.last_be == 0;
+        let status = match request.op {
+            MemoryOp::Write => {
+                if whole_dw && !packet.header.poisoned && packet.payload.len() >= 4 {
+                    let value =
+                        u32::from_le_bytes(packet.payload[..4].try_into().expect("four bytes"));
+                    self.write32(address, value);
+                } else {
+                    self.refused_writes.push(packet.header);
+                }
+                None
+            }
+            MemoryOp::Read if request.length_dw == 1 && request.first_be == 0 => {
+                Some((CompletionStatus::Successful, 0))
+            }
+            MemoryOp::Read => match self.register_at(address) {
+                Some(at) if whole_dw => {
+                    Some((CompletionStatus::Successful, self.read_register(at)))
+                }
+                _ => Some((CompletionStatus::CompleterAbort, 0)),
+            },
+            MemoryOp::ReadLocked
+            | MemoryOp::FetchAdd
+            | MemoryOp::Swap
+            | MemoryOp::CompareAndSwap => Some((CompletionStatus::UnsupportedRequest, 0)),
+        };
+        let completer = self.switch.port_tables(port)?.completer_id;
+        let reply = status.and_then(|(status, value)| {
+            let mut reply = error_completion(&packet.header, completer, status)?;
+            if status == CompletionStatus::Successful {
+                if let Body::Completion(completion) = &mut reply.header.body {
+                    completion.data_dw = Some(1);
+                }
+                reply.payload = value.to_le_bytes().to_vec();
+            }
+            Some(reply)
+        });
+        self.switch.count_executed(port, &packet, reply.as_ref());
+        Some(Forwarding {
+            deliveries: reply
+                .into_iter()
+                .map(|packet| Delivery {
+                    to: Destination::Port(port),
+                    from: port,
+                    packet,
+                })
+                .collect(),
+            dropped: None,
+        })
+    }
+
+    /// Answers a configuration request for the management function on
+    /// `port`'s link, whose configuration space (header and identity VSEC,
+    /// `weft_pcie::config::vsec::management_function`) is `space`: the DW
+    /// at `offset` read, or written with `write` = `(value, byte enables)`
+    /// (returning 0).
+    ///
+    /// The management BAR and its decode are the data plane's
+    /// `global::MANAGEMENT_BAR_LOW`/`HIGH`, one BAR per switch, whichever
+    /// port's function is written: BAR0 is the low half of a 64-bit
+    /// non-prefetchable memory BAR of `csr::CSR_SIZE` bytes (address bits
+    /// below its size read 0, so sizing by writing all ones reads the size
+    /// back, §7.5.1.2.1), BAR1 the high half; Command's Memory Space
+    /// Enable (§7.5.1.1.3) is ENABLE bit `port`. Every other register is
+    /// `space`'s.
+    pub fn management_config(
+        &mut self,
+        port: PortIndex,
+        space: &mut ConfigSpace,
+        offset: u16,
+        write: Option<(u32, u8)>,
+    ) -> u32 {
+        let offset = offset & !3;
+        let bar_low = self.stored(global::MANAGEMENT_BAR_LOW, 0, 0);
+        let current = match offset {
+            type0::BAR0 => (bar_low & global::MANAGEMENT_BASE.mask()) | bar::MEMORY_TYPE_64,
+            MANAGEMENT_BAR_HIGH_REGISTER => self.stored(global::MANAGEMENT_BAR_HIGH, 0, 0),
+            common::COMMAND => {
+                let decode = u32::from(command::MEMORY_SPACE);
+                let enabled = self.management_bar_on(port).is_some();
+                space.read(offset) & !decode | if enabled { decode } else { 0 }
+            }
+            _ => space.read(offset),
+        };
+        let Some((value, byte_enables)) = write else {
+            return current;
+        };
+        let lanes = (0..4)
+            .filter(|lane| byte_enables >> lane & 1 == 1)
+            .fold(0u32, |mask, lane| mask | 0xff << (8 * lane));
+        let merged = current & !lanes | value & lanes;
+        let low = |base: u32, enable: u32| {
+            global::MANAGEMENT_BASE.encode(global::MANAGEMENT_BASE.decode(base))
+                | global::MANAGEMENT_ENABLE.encode(enable)
+        };
+        let enables = global::MANAGEMENT_ENABLE.decode(bar_low);
+        match offset {
+            type0::BAR0 => self.write32(
+                global::MANAGEMENT_BAR_LOW.address(0, 0),
+                low(merged, enables),
+            ),
+            MANAGEMENT_BAR_HIGH_REGISTER => {
+                self.write32(global::MANAGEMENT_BAR_HIGH.address(0, 0), merged)
+            }
+            common::COMMAND => {
+                space.write(offset, value, byte_enables);
+                let bit = 1 << port.0;
+                let enables = if merged & u32::from(command::MEMORY_SPACE) != 0 {
+                    enables | bit
+                } else {
+                    enables & !bit
+                };
+                self.write32(
+                    global::MANAGEMENT_BAR_LOW.address(0, 0),
+                    low(bar_low, enables),
+                );
+            }
+            _ => space.write(offset, value, byte_enables),
+        }
+        0
     }
 
     /// Queues `bytes` in the mailbox as arriving on `from`; a TLP that does
@@ -399,6 +622,9 @@ impl CsrWindow {
             }
             // The interrupt enables act as they are read (`CsrWindow::interrupt`).
             name if name == mailbox::BLOCK.name || name == inject::BLOCK.name => Ok(()),
+            // The management BAR is decoded from the stored registers as
+            // requests arrive (`CsrWindow::management_bar`).
+            name if name == global::BLOCK.name => Ok(()),
             other => unreachable!("{other} has no RW table registers"),
         };
         done.expect("decoded entries exist and fields hold only values the tables take");
@@ -942,5 +1168,383 @@ mod tests {
         csr.write32(inject::SEND.address(0, 0), send(1, 5));
         let sent = csr.take_injected();
         assert_eq!(sent[0].packet.to_bytes().expect("well-formed"), tlp);
+    }
+
+    /// The management function of a switch port, as the fabric manager's
+    /// configuration requests reach it.
+    struct ManagementFunction<'a> {
+        csr: &'a mut CsrWindow,
+        port: PortIndex,
+        space: ConfigSpace,
+    }
+
+    impl weft_pcie::config::ConfigRead for ManagementFunction<'_> {
+        type Error = core::convert::Infallible;
+
+        fn read_dword(&mut self, offset: u16) -> Result<u32, Self::Error> {
+            Ok(self
+                .csr
+                .management_config(self.port, &mut self.space, offset, None))
+        }
+    }
+
+    impl weft_pcie::config::ConfigWrite for ManagementFunction<'_> {
+        fn write_dword(
+            &mut self,
+            offset: u16,
+            value: u32,
+            byte_enables: u8,
+        ) -> Result<(), Self::Error> {
+            let write = Some((value, byte_enables));
+            self.csr
+                .management_config(self.port, &mut self.space, offset, write);
+            Ok(())
+        }
+    }
+
+    /// The management function of port `port` of `csr`'s switch.
+    fn management_function(csr: &mut CsrWindow, port: u8) -> ManagementFunction<'_> {
+        use weft_pcie::config::vsec::{self, PortRole as VsecRole, WeftIdentity};
+        let identity = WeftIdentity {
+            switch_id: 0x5eed,
+            port_count: 4,
+            port_index: port,
+            port_role: VsecRole::Fabric,
+        };
+        ManagementFunction {
+            csr,
+            port: PortIndex(port),
+            space: vsec::management_function(0x1d1d, &identity).expect("fits"),
+        }
+    }
+
+    /// Where the tests place the management BAR: a 1 MiB-aligned fabric address above 4 GiB.
+    const BAR: u64 = 0x2_0030_0000;
+
+    /// A switch whose port 1 is a fabric port, port 2 an endpoint port and
+    /// port 3 a host port, with its management BAR assigned at [`BAR`]
+    /// through port 1's management function, as the fabric manager does,
+    /// and decoding on port 1.
+    fn managed_window() -> CsrWindow {
+        use weft_pcie::config::bar::{assign_bar, size_header_bars};
+        use weft_pcie::config::ConfigWrite;
+        let mut csr = window();
+        csr.write32(
+            port::CONTROL.address(1, 0),
+            port::ENABLE.encode(1) | port::ROLE.encode(port::ROLE_FABRIC),
+        );
+        csr.write32(
+            port::CONTROL.address(2, 0),
+            port::ENABLE.encode(1) | port::ROLE.encode(port::ROLE_ENDPOINT),
+        );
+        csr.write32(
+            port::CONTROL.address(3, 0),
+            port::ENABLE.encode(1) | port::ROLE.encode(port::ROLE_HOST),
+        );
+        csr.write32(port::COMPLETER_ID.address(1, 0), 0x0400);
+        let mut function = management_function(&mut csr, 1);
+        let bars = size_header_bars(&mut function).expect("sized");
+        let bar0 = bars[0].expect("BAR0 is the management BAR");
+        assert_eq!(bar0.bar.size, u64::from(csr::CSR_SIZE));
+        assert_eq!(
+            bar0.bar.kind,
+            weft_pcie::config::BarKind::Memory64 {
+                prefetchable: false
+            }
+        );
+        assert!(bars[1..].iter().all(Option::is_none), "one 64-bit BAR");
+        assign_bar(&mut function, &bar0, BAR).expect("assigned");
+        function
+            .write_dword(common::COMMAND, u32::from(command::MEMORY_SPACE), 0b0011)
+            .expect("written");
+        csr
+    }
+
+    /// A memory request of `op` from the manager (bus 0) with tag 9.
+    fn memory_tlp(
+        op: MemoryOp,
+        address: u64,
+        length_dw: u16,
+        first_be: u8,
+        payload: &[u8],
+    ) -> Vec<u8> {
+        let header = Header {
+            digest_present: false,
+            poisoned: false,
+            body: Body::Memory(MemoryRequest {
+                op,
+                traffic_class: TrafficClass::default(),
+                attributes: Attributes::default(),
+                address_type: AddressType::default(),
+                requester: Bdf::new(0, 0, 0),
+                tag: Tag::new(9).expect("tag fits"),
+                address,
+                length_dw,
+                first_be,
+                last_be: if length_dw > 1 { 0xf } else { 0 },
+                processing_hint: None,
+            }),
+        };
+        Packet::new(header, payload.to_vec())
+            .to_bytes()
+            .expect("well-formed")
+    }
+
+    /// The one completion `forwarding` sends, which must leave by `port`: its status and data.
+    fn completion_out_of(
+        forwarding: &Forwarding,
+        port: u8,
+    ) -> (weft_pcie::tlp::Completion, Vec<u8>) {
+        assert_eq!(forwarding.deliveries.len(), 1, "{forwarding:?}");
+        let delivery = &forwarding.deliveries[0];
+        assert_eq!(delivery.to, Destination::Port(PortIndex(port)));
+        match delivery.packet.header.body {
+            Body::Completion(completion) => (completion, delivery.packet.payload.clone()),
+            ref other => panic!("not a completion: {other:?}"),
+        }
+    }
+
+    /// The management BAR's address of CSR register address `address`.
+    fn in_bar(address: u32) -> u64 {
+        BAR + u64::from(address - csr::CSR_BASE)
+    }
+
+    #[test]
+    fn the_management_function_sizes_as_one_64_bit_bar_of_the_window_and_decodes_when_enabled() {
+        assert_eq!(window().management_bar(), None, "not decoding at reset");
+        let mut csr = managed_window();
+        assert_eq!(csr.management_bar(), Some(BAR));
+        // The register the data plane decodes is the one the CPU sees.
+        let low = csr.read32(global::MANAGEMENT_BAR_LOW.address(0, 0));
+        assert_eq!(low, BAR as u32 | 1 << 1, "port 1's Memory Space Enable");
+        assert_eq!(
+            csr.read32(global::MANAGEMENT_BAR_HIGH.address(0, 0)),
+            (BAR >> 32) as u32
+        );
+        use weft_pcie::config::{ConfigRead, ConfigWrite};
+        // Another port's function shows the switch's one BAR, not decoding.
+        let mut other = management_function(&mut csr, 0);
+        let bar0 = other.read_dword(type0::BAR0).expect("read");
+        assert_eq!(bar0, BAR as u32 | 0b100);
+        assert_eq!(other.read_dword(common::COMMAND).expect("read") & 2, 0);
+        // Memory Space Enable off: the BAR stays, but nothing decodes (§7.5.1.1.3).
+        let mut function = management_function(&mut csr, 1);
+        function
+            .write_dword(common::COMMAND, 0, 0b0011)
+            .expect("written");
+        assert_eq!(function.read_dword(common::COMMAND).expect("read") & 2, 0);
+        assert_eq!(
+            function.read_dword(type0::BAR0).expect("read"),
+            BAR as u32 | 0b100
+        );
+        assert_eq!(csr.management_bar(), None);
+    }
+
+    #[test]
+    fn a_whole_dw_read_in_the_management_bar_on_a_fabric_port_reads_the_register() {
+        let mut csr = managed_window();
+        let read = memory_tlp(
+            MemoryOp::Read,
+            in_bar(global::ID.address(0, 0)),
+            1,
+            0xf,
+            &[],
+        );
+        let forwarding = csr.ingress(PortIndex(1), &read).expect("port exists");
+        let (completion, data) = completion_out_of(&forwarding, 1);
+        assert_eq!(
+            completion.status,
+            weft_pcie::tlp::CompletionStatus::Successful
+        );
+        assert_eq!(
+            (completion.requester, completion.tag),
+            (Bdf::new(0, 0, 0), Tag::new(9).expect("fits"))
+        );
+        assert_eq!(completion.completer, Bdf(0x0400), "the port's completer ID");
+        assert_eq!(
+            (
+                completion.byte_count,
+                completion.lower_address,
+                completion.data_dw
+            ),
+            (4, 0, Some(1))
+        );
+        // Memory is little-endian: byte 0 of the payload is bits 7:0 of "WEFT".
+        assert_eq!(data, 0x5745_4654u32.to_le_bytes());
+        assert!(csr.mailbox.is_empty(), "nothing for the CPU");
+        assert_eq!(
+            csr.switch()
+                .counters(PortIndex(1))
+                .expect("port")
+                .ingress
+                .non_posted,
+            1
+        );
+        assert_eq!(
+            csr.switch()
+                .counters(PortIndex(1))
+                .expect("port")
+                .egress
+                .completions,
+            1
+        );
+    }
+
+    #[test]
+    fn a_whole_dw_write_in_the_management_bar_writes_the_table_register() {
+        let mut csr = managed_window();
+        let buses = port::BUSES.address(2, 0);
+        let write = memory_tlp(
+            MemoryOp::Write,
+            in_bar(buses),
+            1,
+            0xf,
+            &0x0908u32.to_le_bytes(),
+        );
+        let forwarding = csr.ingress(PortIndex(1), &write).expect("port exists");
+        assert_eq!(forwarding, Forwarding::default(), "posted: nothing answers");
+        assert_eq!(csr.read32(buses), 0x0908);
+        // A disabled port (a link being discovered) reaches it too, once the
+        // manager enabled that port's management function.
+        let value = 0x0a0au32.to_le_bytes();
+        let write = memory_tlp(MemoryOp::Write, in_bar(buses), 1, 0xf, &value);
+        let forwarding = csr.ingress(PortIndex(0), &write).expect("port exists");
+        assert_eq!(
+            forwarding.dropped,
+            Some(DropReason::PortDisabled),
+            "not taken"
+        );
+        assert_eq!(csr.read32(buses), 0x0908);
+        use weft_pcie::config::ConfigWrite;
+        let decode = u32::from(command::MEMORY_SPACE);
+        management_function(&mut csr, 0)
+            .write_dword(common::COMMAND, decode, 0b0011)
+            .expect("written");
+        csr.ingress(PortIndex(0), &write).expect("port exists");
+        assert_eq!(csr.read32(buses), 0x0a0a);
+    }
+
+    #[test]
+    fn hosts_and_endpoints_never_reach_the_management_bar() {
+        let mut csr = managed_window();
+        // Even with their ports' management functions decoding it.
+        let every_port = global::MANAGEMENT_ENABLE.mask();
+        csr.write32(
+            global::MANAGEMENT_BAR_LOW.address(0, 0),
+            BAR as u32 | every_port,
+        );
+        let buses = port::BUSES.address(2, 0);
+        for port in [2, 3] {
+            let write = memory_tlp(MemoryOp::Write, in_bar(buses), 1, 0xf, &[1, 1, 0, 0]);
+            let forwarding = csr.ingress(PortIndex(port), &write).expect("port exists");
+            assert!(
+                forwarding.dropped.is_some(),
+                "routed like any request, and refused: {forwarding:?}"
+            );
+            let read = memory_tlp(
+                MemoryOp::Read,
+                in_bar(global::ID.address(0, 0)),
+                1,
+                0xf,
+                &[],
+            );
+            let forwarding = csr.ingress(PortIndex(port), &read).expect("port exists");
+            assert!(forwarding.dropped.is_some());
+        }
+        assert_eq!(csr.read32(buses), 0);
+    }
+
+    #[test]
+    fn requests_outside_the_bar_or_while_it_is_off_are_routed() {
+        let mut csr = managed_window();
+        let id = global::ID.address(0, 0);
+        for address in [BAR - 4, BAR + u64::from(csr::CSR_SIZE)] {
+            let read = memory_tlp(MemoryOp::Read, address, 1, 0xf, &[]);
+            let forwarding = csr.ingress(PortIndex(1), &read).expect("port exists");
+            assert_eq!(forwarding.dropped, Some(DropReason::NoRoute));
+        }
+        // Port 2's function decodes it, port 1's no more.
+        csr.write32(
+            global::MANAGEMENT_BAR_LOW.address(0, 0),
+            BAR as u32 | 1 << 2,
+        );
+        let read = memory_tlp(MemoryOp::Read, in_bar(id), 1, 0xf, &[]);
+        let forwarding = csr.ingress(PortIndex(1), &read).expect("port exists");
+        assert_eq!(forwarding.dropped, Some(DropReason::NoRoute));
+    }
+
+    #[test]
+    fn reads_the_window_cannot_complete_get_completer_abort_and_unsupported_types_ur() {
+        use weft_pcie::tlp::CompletionStatus::{CompleterAbort, Successful, UnsupportedRequest};
+        let mut csr = managed_window();
+        let id = in_bar(global::ID.address(0, 0));
+        // No register at the offset: past the last block, and a port the switch lacks.
+        let hole = in_bar(csr::CSR_BASE + csr::CSR_SIZE - 4);
+        let missing_port = in_bar(port::CONTROL.address(7, 0));
+        let cases = [
+            (MemoryOp::Read, id, 1, 0x3, CompleterAbort),
+            (MemoryOp::Read, id, 2, 0xf, CompleterAbort),
+            (MemoryOp::Read, hole, 1, 0xf, CompleterAbort),
+            (MemoryOp::Read, missing_port, 1, 0xf, CompleterAbort),
+            (MemoryOp::ReadLocked, id, 1, 0xf, UnsupportedRequest),
+            // An AtomicOp's byte enables are 0 (§2.2.7.1).
+            (MemoryOp::FetchAdd, id, 1, 0, UnsupportedRequest),
+        ];
+        for (op, address, length, first_be, status) in cases {
+            let payload = if op == MemoryOp::FetchAdd {
+                vec![0; 4]
+            } else {
+                Vec::new()
+            };
+            let tlp = memory_tlp(op, address, length, first_be, &payload);
+            let forwarding = csr.ingress(PortIndex(1), &tlp).expect("port exists");
+            let (completion, data) = completion_out_of(&forwarding, 1);
+            assert_eq!(completion.status, status, "{op:?} at {address:#x}");
+            assert_eq!(completion.data_dw, None);
+            assert!(data.is_empty());
+        }
+        // A zero-length read (§2.2.5) completes with one DW and reads nothing.
+        let flush = memory_tlp(
+            MemoryOp::Read,
+            in_bar(mailbox::STATUS.address(0, 0)),
+            1,
+            0,
+            &[],
+        );
+        let (completion, data) =
+            completion_out_of(&csr.ingress(PortIndex(1), &flush).expect("port"), 1);
+        assert_eq!((completion.status, data), (Successful, vec![0; 4]));
+    }
+
+    #[test]
+    fn partial_and_poisoned_writes_write_nothing_and_are_kept() {
+        let mut csr = managed_window();
+        let buses = port::BUSES.address(2, 0);
+        let partial = memory_tlp(MemoryOp::Write, in_bar(buses), 1, 0x1, &[5, 0, 0, 0]);
+        let long = memory_tlp(MemoryOp::Write, in_bar(buses), 2, 0xf, &[5; 8]);
+        let mut poisoned = Packet::parse(&memory_tlp(
+            MemoryOp::Write,
+            in_bar(buses),
+            1,
+            0xf,
+            &[5, 0, 0, 0],
+        ))
+        .expect("parses");
+        poisoned.header.poisoned = true;
+        let poisoned = poisoned.to_bytes().expect("well-formed");
+        for tlp in [&partial, &long, &poisoned] {
+            let forwarding = csr.ingress(PortIndex(1), tlp).expect("port exists");
+            assert!(forwarding.deliveries.is_empty());
+        }
+        assert_eq!(csr.read32(buses), 0);
+        assert_eq!(csr.refused_management_writes().len(), 3);
+        // A whole-DW write at no register is a stray access, as on the CSR bus.
+        let hole = csr::CSR_BASE + csr::CSR_SIZE - 4;
+        csr.ingress(
+            PortIndex(1),
+            &memory_tlp(MemoryOp::Write, in_bar(hole), 1, 0xf, &[1; 4]),
+        )
+        .expect("port");
+        assert_eq!(csr.stray_accesses(), [hole]);
     }
 }

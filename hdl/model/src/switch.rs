@@ -251,6 +251,26 @@ impl Switch {
         })
     }
 
+    /// Counts a TLP the port's management function took at `port`'s
+    /// ingress (`crate::csr_window::CsrWindow::forward`) and the
+    /// completion it sent back out of the port, if any.
+    pub(crate) fn count_executed(
+        &mut self,
+        port: PortIndex,
+        request: &Packet,
+        reply: Option<&Packet>,
+    ) {
+        let counters = &mut self.counters[usize::from(port.0)];
+        counters
+            .ingress
+            .count(request.header.flow_control_class(), request.wire_len());
+        if let Some(reply) = reply {
+            counters
+                .egress
+                .count(reply.header.flow_control_class(), reply.wire_len());
+        }
+    }
+
     /// Offers one TLP, in wire order, at `port`'s ingress.
     pub fn ingress(&mut self, port: PortIndex, bytes: &[u8]) -> Result<Forwarding, IngressError> {
         let index = usize::from(port.0);

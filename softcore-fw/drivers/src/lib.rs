@@ -3,9 +3,11 @@
 //!
 //! - [`timer::SocTimer`]: [`weft_fabric::hw::Timer`] over the machine timer
 //!   (`weft_regs::soc::timer`);
-//! - [`mailbox::CsrMailbox`]: [`weft_fabric::hw::FabricConfig`] and
-//!   [`weft_fabric::hw::HostInterface`] over the data plane's mailbox and
-//!   injector (`weft_regs::csr::mailbox`, `inject`), which both share.
+//! - [`mailbox::CsrMailbox`]: the manager's configuration and memory
+//!   requests ([`weft_fabric::hw::FabricConfig`],
+//!   [`weft_fabric::hw::FabricMemory`]) and the hosts'
+//!   ([`weft_fabric::hw::HostInterface`]) over the data plane's mailbox and
+//!   injector (`weft_regs::csr::mailbox`, `inject`), which all share.
 //!
 //! The data plane's tables are written by `weft_regs::driver::CsrDataPlane`,
 //! which lives beside the register map because the fabric manager's crate

@@ -1,7 +1,8 @@
 //! The CPU's side of the data plane's mailbox and injector
-//! (`weft_regs::csr::mailbox`, `inject`), which the fabric manager's two
-//! TLP paths share: [`FabricConfig`] (its own configuration requests out,
-//! their completions in) and [`HostInterface`] (hosts' configuration
+//! (`weft_regs::csr::mailbox`, `inject`), which the fabric manager's TLP
+//! paths share: [`FabricConfig`] (its own configuration requests out,
+//! their completions in), [`FabricMemory`] (its memory requests to other
+//! switches' CSR windows, the same way) and [`HostInterface`] (hosts' configuration
 //! requests in, completions and MSI writes out), each a whole TLP as
 //! weft-pcie emits it.
 //!
@@ -24,7 +25,8 @@ use core::cell::RefCell;
 
 use heapless::Deque;
 use weft_fabric::hw::{
-    ConfigFault, ConfigPath, ConfigRequests, HostConfigRequest, HostInterface, HostSendError, Timer,
+    ConfigFault, ConfigPath, ConfigRequests, FabricMemory, HostConfigRequest, HostInterface,
+    HostSendError, Timer,
 };
 use weft_pcie::config::msi::MsiMessage;
 use weft_pcie::tlp::{
@@ -247,11 +249,7 @@ impl<B: CsrBus, T: Timer> CsrMailbox<B, T> {
         offset: u16,
         write: Option<(u32, u8)>,
     ) -> Result<u32, ConfigFault> {
-        if u32::from(port.0) >= self.port_count() {
-            return Err(ConfigFault::NoSuchPort(port));
-        }
-        self.next_tag = self.next_tag.wrapping_add(1);
-        let tag = Tag::from_8bit(self.next_tag);
+        let tag = self.next_tag();
         let request = ConfigRequest {
             direction: if write.is_some() {
                 Direction::Write
@@ -269,12 +267,37 @@ impl<B: CsrBus, T: Timer> CsrMailbox<B, T> {
         .with_byte_offset(offset & !3);
         let payload = write.map(|(value, _)| value.to_le_bytes());
         let payload: &[u8] = payload.as_ref().map_or(&[], |dw| dw);
+        self.exchange(port, &tlp(Body::Config(request), payload), Some(tag))
+    }
+
+    /// A tag for the manager's next non-posted request.
+    fn next_tag(&mut self) -> Tag {
+        self.next_tag = self.next_tag.wrapping_add(1);
+        Tag::from_8bit(self.next_tag)
+    }
+
+    /// Sends the manager's request `request` out of `port` once the
+    /// injector takes it; for a non-posted one (with its `tag`), waits
+    /// for its completion, holding the hosts' requests that arrive first:
+    /// the data DW it carries (0 without data).
+    fn exchange(
+        &mut self,
+        port: PortIndex,
+        request: &Tlp<'_>,
+        tag: Option<Tag>,
+    ) -> Result<u32, ConfigFault> {
+        if u32::from(port.0) >= self.port_count() {
+            return Err(ConfigFault::NoSuchPort(port));
+        }
         let deadline = self.timer.now_ns().saturating_add(COMPLETION_TIMEOUT_NS);
-        while !self.send(port, &tlp(Body::Config(request), payload)) {
+        while !self.send(port, request) {
             if self.timer.now_ns() >= deadline {
                 return Err(ConfigFault::Timeout);
             }
         }
+        let Some(tag) = tag else {
+            return Ok(0);
+        };
         loop {
             match self.take() {
                 Some(Arrival::Completion(completion, data))
@@ -320,6 +343,24 @@ enum Arrival {
     Completion(Completion, u32),
 }
 
+/// A memory request `op` of one whole DW (all byte enables) at the DW
+/// holding `address`, from `requester` with `tag`.
+fn one_dw_memory_request(op: MemoryOp, requester: Bdf, tag: Tag, address: u64) -> MemoryRequest {
+    MemoryRequest {
+        op,
+        traffic_class: TrafficClass::default(),
+        attributes: Attributes::default(),
+        address_type: AddressType::default(),
+        requester,
+        tag,
+        address: address & !3,
+        length_dw: 1,
+        first_be: 0b1111,
+        last_be: 0,
+        processing_hint: None,
+    }
+}
+
 /// A TLP of `body` and `payload`, without prefixes or digest.
 fn tlp(body: Body, payload: &[u8]) -> Tlp<'_> {
     Tlp {
@@ -350,6 +391,30 @@ impl<B: CsrBus, T: Timer> ConfigRequests for CsrMailbox<B, T> {
             ConfigPath::Below(port) | ConfigPath::Routed(port) => (ConfigType::Type1, port),
         };
         self.request(config_type, port, target, offset, write)
+    }
+}
+
+/// One-DW memory requests out of a port of the manager's own switch, as
+/// its configuration requests go: a read waits for its completion, which
+/// the switches route back by the manager's bus; data is little-endian,
+/// payload byte n the DW's byte n (memory, like configuration space).
+impl<B: CsrBus, T: Timer> FabricMemory for CsrMailbox<B, T> {
+    fn read_memory(&mut self, via: PortIndex, address: u64) -> Result<u32, ConfigFault> {
+        let tag = self.next_tag();
+        let request = one_dw_memory_request(MemoryOp::Read, self.manager, tag, address);
+        self.exchange(via, &tlp(Body::Memory(request), &[]), Some(tag))
+    }
+
+    fn write_memory(
+        &mut self,
+        via: PortIndex,
+        address: u64,
+        value: u32,
+    ) -> Result<(), ConfigFault> {
+        let request = one_dw_memory_request(MemoryOp::Write, self.manager, Tag::default(), address);
+        let data = value.to_le_bytes();
+        self.exchange(via, &tlp(Body::Memory(request), &data), None)
+            .map(|_| ())
     }
 }
 
@@ -390,19 +455,8 @@ impl<B: CsrBus, T: Timer> HostInterface for CsrMailbox<B, T> {
         requester: Bdf,
         message: MsiMessage,
     ) -> Result<(), HostSendError> {
-        let write = MemoryRequest {
-            op: MemoryOp::Write,
-            traffic_class: TrafficClass::default(),
-            attributes: Attributes::default(),
-            address_type: AddressType::default(),
-            requester,
-            tag: Tag::default(),
-            address: message.address & !3,
-            length_dw: 1,
-            first_be: 0b1111,
-            last_be: 0,
-            processing_hint: None,
-        };
+        let write =
+            one_dw_memory_request(MemoryOp::Write, requester, Tag::default(), message.address);
         let data = u32::from(message.data).to_le_bytes();
         self.send_to_host(switch, port, &tlp(Body::Memory(write), &data))
     }
@@ -434,6 +488,21 @@ impl<B: CsrBus, T: Timer> ConfigRequests for SharedMailbox<'_, B, T> {
         self.0
             .borrow_mut()
             .config_request(path, target, offset, write)
+    }
+}
+
+impl<B: CsrBus, T: Timer> FabricMemory for SharedMailbox<'_, B, T> {
+    fn read_memory(&mut self, via: PortIndex, address: u64) -> Result<u32, ConfigFault> {
+        self.0.borrow_mut().read_memory(via, address)
+    }
+
+    fn write_memory(
+        &mut self,
+        via: PortIndex,
+        address: u64,
+        value: u32,
+    ) -> Result<(), ConfigFault> {
+        self.0.borrow_mut().write_memory(via, address, value)
     }
 }
 

@@ -5,7 +5,10 @@
 //! say they are. As the manager's configuration access: its requests reach
 //! an endpoint model on a port's link, the endpoint's completions come back
 //! through the mailbox with their status, and hosts' requests that arrive
-//! meanwhile wait for the host interface.
+//! meanwhile wait for the host interface. As the manager's memory access:
+//! its reads and writes cross a fabric link into another switch's CSR
+//! window through that switch's management BAR, and the firmware's
+//! in-band fabric writes that switch's tables with them.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -551,4 +554,143 @@ fn the_fabric_manager_enumerates_and_serves_hosts_through_the_mailbox() {
         (completion.requester, completion.tag, completion.status),
         (ROOT_PORT, request.tag, CompletionStatus::Successful)
     );
+}
+
+/// The manager's switch's port whose link leads to [`TwoSwitches::remote`].
+const FABRIC_PORT: PortIndex = PortIndex(1);
+/// The remote switch's port at the other end of that link.
+const FAR_PORT: PortIndex = PortIndex(3);
+/// The remote switch's management BAR.
+const REMOTE_BAR: u64 = 0xfff0_0000;
+
+/// The manager's switch ([`window`]) linked by a fabric port to another
+/// switch whose management BAR is [`REMOTE_BAR`]: what the injector sends
+/// out of [`FABRIC_PORT`] enters the remote switch at [`FAR_PORT`], and
+/// what leaves that port comes back in at [`FABRIC_PORT`].
+struct TwoSwitches {
+    local: CsrWindow,
+    remote: CsrWindow,
+}
+
+impl TwoSwitches {
+    fn new() -> Self {
+        let fabric = |window: &mut CsrWindow, port| {
+            CsrDataPlane::new(window)
+                .expect("a weft data plane")
+                .set_port_role(port, PortRole::Fabric)
+                .expect("port exists");
+        };
+        let mut local = window();
+        fabric(&mut local, FABRIC_PORT);
+        CsrDataPlane::new(&mut local)
+            .expect("a weft data plane")
+            .set_bus_route(MANAGER.bus(), Some(Destination::Cpu))
+            .expect("written");
+        let mut remote = CsrWindow::new(Switch::new(4));
+        fabric(&mut remote, FAR_PORT);
+        // As the port's configuration logic holds it once the BAR is assigned and enabled.
+        let low = weft_regs::csr::global::MANAGEMENT_BAR_LOW.address(0, 0);
+        let enable = weft_regs::csr::global::MANAGEMENT_ENABLE.encode(1 << FAR_PORT.0);
+        remote.write32(low, REMOTE_BAR as u32 | enable);
+        TwoSwitches { local, remote }
+    }
+}
+
+impl CsrBus for TwoSwitches {
+    fn read32(&mut self, address: u32) -> u32 {
+        self.local.read32(address)
+    }
+
+    fn write32(&mut self, address: u32, value: u32) {
+        self.local.write32(address, value);
+        for sent in self.local.take_injected() {
+            assert_eq!(sent.to, Destination::Port(FABRIC_PORT));
+            let bytes = sent.packet.to_bytes().expect("well-formed");
+            let back = self.remote.forward(FAR_PORT, &bytes).expect("port exists");
+            for reply in back.deliveries {
+                assert_eq!(
+                    reply.to,
+                    Destination::Port(FAR_PORT),
+                    "answered on its link"
+                );
+                let bytes = reply.packet.to_bytes().expect("well-formed");
+                self.local
+                    .ingress(FABRIC_PORT, &bytes)
+                    .expect("port exists");
+            }
+        }
+    }
+}
+
+#[test]
+fn the_managers_memory_requests_read_and_write_a_remote_switchs_csr_window() {
+    use weft_fabric::hw::FabricMemory;
+    use weft_regs::csr::{global, port, CSR_BASE, CSR_SIZE};
+    let mut link = TwoSwitches::new();
+    let at = |address: u32| REMOTE_BAR + u64::from(address - CSR_BASE);
+    let mut manager = mailbox(&mut link);
+    let id = manager.read_memory(FABRIC_PORT, at(global::ID.address(0, 0)));
+    assert_eq!(id, Ok(global::ID_VALUE));
+    let buses = port::BUSES.address(2, 0);
+    manager
+        .write_memory(FABRIC_PORT, at(buses), 0x0504)
+        .expect("sent");
+    assert_eq!(manager.read_memory(FABRIC_PORT, at(buses)), Ok(0x0504));
+    // No register there: the window answers Completer Abort (§2.3.1).
+    let hole = at(CSR_BASE + CSR_SIZE - 4);
+    assert_eq!(
+        manager.read_memory(FABRIC_PORT, hole),
+        Err(ConfigFault::CompleterAbort)
+    );
+    assert_eq!(
+        manager.read_memory(PortIndex(4), at(buses)),
+        Err(ConfigFault::NoSuchPort(PortIndex(4)))
+    );
+    drop(manager);
+    assert_eq!(link.remote.read32(buses), 0x0504);
+    assert!(link.local.stray_accesses().is_empty());
+}
+
+#[test]
+fn the_firmwares_fabric_writes_a_remote_switchs_tables_in_band() {
+    use weft_fabric::hw::{Fabric, RemoteSwitch};
+    use weft_fabric::inband::InbandFabric;
+    let link = RefCell::new(TwoSwitches::new());
+    let mailbox = RefCell::new(mailbox(LinkBus(&link)));
+    let mut plane = CsrDataPlane::new(LinkBus(&link)).expect("a weft data plane");
+    let mut fabric = InbandFabric::new(&mut plane, SharedMailbox(&mailbox));
+    let remote = RemoteSwitch {
+        id: 0x20,
+        via: FABRIC_PORT,
+        management_bar: Some(REMOTE_BAR),
+    };
+    let tables = fabric
+        .remote(remote)
+        .expect("a weft data plane answers there");
+    assert_eq!(tables.ports(), 4);
+    tables
+        .set_bus_route(7, Some(Destination::Port(PortIndex(2))))
+        .expect("written in-band");
+    fabric
+        .local()
+        .set_bus_route(7, Some(Destination::Port(FABRIC_PORT)))
+        .expect("written");
+    let link = link.borrow();
+    let buses = |window: &CsrWindow| window.switch().routes().buses[7];
+    assert_eq!(buses(&link.remote), Some(Destination::Port(PortIndex(2))));
+    assert_eq!(buses(&link.local), Some(Destination::Port(FABRIC_PORT)));
+}
+
+/// [`TwoSwitches`] shared by the firmware's table driver and its mailbox,
+/// as both reach the one CSR window.
+struct LinkBus<'a>(&'a RefCell<TwoSwitches>);
+
+impl CsrBus for LinkBus<'_> {
+    fn read32(&mut self, address: u32) -> u32 {
+        self.0.borrow_mut().read32(address)
+    }
+
+    fn write32(&mut self, address: u32, value: u32) {
+        self.0.borrow_mut().write32(address, value)
+    }
 }

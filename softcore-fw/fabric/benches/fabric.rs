@@ -29,7 +29,7 @@ use common::reference::{pcie_switch, reference, start, GPU_VENDOR, IDS, PORTS, S
 use common::FakeHost;
 use weft_fabric::hw::{
     config_read, config_write, ConfigFault, ConfigPath, ConfigRequests, DataPlane, Fabric,
-    FabricConfig, HostConfigRequest, TableWriteError,
+    FabricConfig, HostConfigRequest, RemoteSwitch, TableWriteError,
 };
 use weft_fabric::manager::FabricManager;
 use weft_fabric::pcie::tlp::{ConfigRequest, ConfigType, Direction, Tag};
@@ -251,7 +251,7 @@ impl Fabric for Everywhere {
         &mut self.0
     }
 
-    fn remote(&mut self, _: u64) -> Option<&mut dyn DataPlane> {
+    fn remote(&mut self, _: RemoteSwitch) -> Option<&mut dyn DataPlane> {
         Some(&mut self.0)
     }
 }

@@ -96,12 +96,18 @@ pub enum AddressError {
     },
 }
 
-/// A bump allocator over the two pools.
+/// A bump allocator over the two pools: BARs upwards from each pool's
+/// base ([`AddressAllocator::allocate`]), and the weft switches' own
+/// management BARs downwards from its end
+/// ([`AddressAllocator::allocate_from_top`]), so endpoints are placed
+/// alike however many switches the fabric has.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AddressAllocator {
     plan: AddressPlan,
     next_32: u64,
     next_64: u64,
+    top_32: u64,
+    top_64: u64,
 }
 
 impl AddressAllocator {
@@ -123,6 +129,8 @@ impl AddressAllocator {
             plan,
             next_32: plan.below_4gib.0,
             next_64: plan.prefetchable_64.0,
+            top_32: plan.below_4gib.1,
+            top_64: plan.prefetchable_64.1,
         })
     }
 
@@ -141,8 +149,8 @@ impl AddressAllocator {
             return Err(AddressError::SizeNotPowerOfTwo { size: align });
         }
         let (next, limit) = match pool {
-            Pool::Below4GiB => (&mut self.next_32, self.plan.below_4gib.1),
-            Pool::Prefetchable64 => (&mut self.next_64, self.plan.prefetchable_64.1),
+            Pool::Below4GiB => (&mut self.next_32, self.top_32),
+            Pool::Prefetchable64 => (&mut self.next_64, self.top_64),
         };
         let exhausted = AddressError::Exhausted { pool, size };
         let base = next
@@ -154,6 +162,25 @@ impl AddressAllocator {
             return Err(exhausted);
         }
         *next = end;
+        Ok(base)
+    }
+
+    /// Places a region of `size` bytes (a power of two), aligned to its
+    /// size, at the highest free address of `pool`, returning its address.
+    pub fn allocate_from_top(&mut self, pool: Pool, size: u64) -> Result<u64, AddressError> {
+        if !size.is_power_of_two() {
+            return Err(AddressError::SizeNotPowerOfTwo { size });
+        }
+        let (next, top) = match pool {
+            Pool::Below4GiB => (self.next_32, &mut self.top_32),
+            Pool::Prefetchable64 => (self.next_64, &mut self.top_64),
+        };
+        let base = top
+            .checked_sub(size)
+            .map(|base| base & !(size - 1))
+            .filter(|base| *base >= next)
+            .ok_or(AddressError::Exhausted { pool, size })?;
+        *top = base;
         Ok(base)
     }
 }
@@ -174,6 +201,44 @@ mod tests {
         assert_eq!(
             a.allocate(Pool::Prefetchable64, 1 << 30, 1 << 30),
             Ok(0x40_0000_0000)
+        );
+    }
+
+    #[test]
+    fn regions_from_the_top_go_down_aligned_and_never_meet_the_bottom() {
+        let mut a = AddressAllocator::new(AddressPlan {
+            below_4gib: (0xffc0_0000, FOUR_GIB),
+            prefetchable_64: (DEFAULT_POOL64_BASE, HOST_APERTURE_BASE),
+        })
+        .expect("valid");
+        assert_eq!(
+            a.allocate_from_top(Pool::Below4GiB, 0x10_0000),
+            Ok(0xfff0_0000)
+        );
+        assert_eq!(
+            a.allocate_from_top(Pool::Below4GiB, 0x10_0000),
+            Ok(0xffe0_0000)
+        );
+        // 2 MiB aligned: below 0xffe0_0000 the next such start is 0xffc0_0000.
+        assert_eq!(a.allocate(Pool::Below4GiB, 0x1000, 0x1000), Ok(0xffc0_0000));
+        assert_eq!(
+            a.allocate_from_top(Pool::Below4GiB, 0x20_0000),
+            Err(AddressError::Exhausted {
+                pool: Pool::Below4GiB,
+                size: 0x20_0000
+            })
+        );
+        // The bottom stops at what the top took.
+        assert_eq!(
+            a.allocate(Pool::Below4GiB, 0x20_0000, 0x20_0000),
+            Err(AddressError::Exhausted {
+                pool: Pool::Below4GiB,
+                size: 0x20_0000
+            })
+        );
+        assert_eq!(
+            a.allocate(Pool::Below4GiB, 0x10_0000, 0x10_0000),
+            Ok(0xffd0_0000)
         );
     }
 

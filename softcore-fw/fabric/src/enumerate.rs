@@ -14,6 +14,15 @@
 //! switch already known and ends there; a port already recorded as the far
 //! end of a link is not probed again.
 //!
+//! A switch found for the first time gets its management BAR (a BAR of
+//! the management function it was found by, over its CSR window), routed
+//! to it along the discovery tree before anything else is written there:
+//! its tables are written in-band through it ([`crate::inband`]). Every
+//! link probed to a weft switch enables the management function at its
+//! far end, so the switch takes its BAR's requests on the links they come
+//! in by: the last hop of a shortest path from the manager's switch
+//! leaves a switch nearer it, which is walked first and probes the link.
+//!
 //! Functions below the manager's own switch are reached on their link; the
 //! others by requests routed through the fabric by bus number
 //! ([`ConfigPath::Routed`]). Before a port of a remote switch is probed,
@@ -56,7 +65,7 @@ use crate::readiness::{
     read_when_ready, ReadinessError, READINESS_TIMEOUT_NS, RESET_TO_FIRST_REQUEST_NS,
 };
 use crate::settings::{FabricSettings, HostPort};
-use weft_regs::tables::{Destination, PortIndex, PortRole, TableWriteError};
+use weft_regs::tables::{AddressRoute, Destination, PortIndex, PortRole, TableWriteError};
 
 /// Why enumeration stopped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -417,8 +426,17 @@ where
     }
 
     /// Records the link from `at` to the weft switch port `far` found
-    /// there; a switch not seen before joins the inventory, to be walked.
-    fn link(&mut self, at: At, far: WeftIdentity) -> Result<(), EnumerationError> {
+    /// there, whose management function `function` answered at `path`; a
+    /// switch not seen before joins the inventory, to be walked, with its
+    /// management BAR placed, so its tables are reached in-band
+    /// ([`crate::inband`]) from the first write on.
+    fn link(
+        &mut self,
+        at: At,
+        far: WeftIdentity,
+        path: ConfigPath,
+        function: Bdf,
+    ) -> Result<(), EnumerationError> {
         let far_port = PortIndex(far.port_index);
         if usize::from(far.port_index) >= capacity::PORTS {
             return Err(EnumerationError::TooManyPorts {
@@ -428,7 +446,19 @@ where
         }
         let here_id = self.inventory.switches[usize::from(at.switch.0)].id;
         let other = match self.inventory.switch_index(far.switch_id) {
-            Some(known) => known,
+            Some(known) => {
+                // Requests to the switch's BAR may come in by this link
+                // too, as the fabric's routes go: its function decodes it.
+                if self.inventory.switches[usize::from(known.0)]
+                    .management_bar
+                    .is_some()
+                {
+                    self.enable_memory_space(path, function)?;
+                }
+                self.plane(at.switch)?
+                    .set_port_role(at.port, PortRole::Fabric)?;
+                known
+            }
             None => {
                 let index = SwitchIndex(self.inventory.switches.len() as u8);
                 let mut switch = FabricSwitch::new(far.switch_id, far.port_count);
@@ -445,6 +475,16 @@ where
                     }
                 })?;
                 self.parents[usize::from(index.0)] = Some(at);
+                // The BAR is placed while the near port still delivers
+                // configuration requests to the function on its link; then
+                // the port carries the fabric's TLPs, in-band ones first.
+                let bar = self.place_management_bar(path, function)?;
+                self.plane(at.switch)?
+                    .set_port_role(at.port, PortRole::Fabric)?;
+                if let Some(bar) = bar {
+                    self.route_management_bar(index, bar)?;
+                    self.inventory.switches[usize::from(index.0)].management_bar = Some(bar.0);
+                }
                 // Completions to the manager go back the way the switch was found.
                 let manager_bus = self.settings.manager_id.bus();
                 self.plane(index)?
@@ -463,10 +503,90 @@ where
                 switch_id: here_id,
                 port: at.port,
             };
-        self.plane(at.switch)?
-            .set_port_role(at.port, PortRole::Fabric)?;
         self.plane(other)?
             .set_port_role(far_port, PortRole::Fabric)?;
+        Ok(())
+    }
+
+    /// Sizes and places the BAR of a newly found switch's management
+    /// function `id` (reached at `path`) like any BAR, at the top of its
+    /// pool (endpoints fill it from the bottom), and sets its Memory
+    /// Space Enable, so the switch executes memory requests in it that
+    /// arrive on this link against its CSR window: the BAR's address and
+    /// size, or `None` if the function has no memory BAR (a switch whose
+    /// tables the fabric must reach otherwise).
+    fn place_management_bar(
+        &mut self,
+        path: ConfigPath,
+        id: Bdf,
+    ) -> Result<Option<(u64, u64)>, EnumerationError> {
+        let mut access = FunctionAccess {
+            config: &mut *self.config,
+            path,
+            target: id,
+        };
+        let decoded = size_header_bars(&mut access)
+            .map_err(|error| EnumerationError::BarSizing { id, error })?;
+        let Some((bar, pool)) = decoded
+            .iter()
+            .flatten()
+            .find_map(|bar| Some((bar, Pool::for_kind(bar.bar.kind)?)))
+        else {
+            return Ok(None);
+        };
+        let size = bar.bar.size;
+        let base = self
+            .allocator
+            .allocate_from_top(pool, size)
+            .map_err(|error| EnumerationError::Address { id, error })?;
+        assign_bar(&mut access, bar, base)
+            .map_err(|error| EnumerationError::BarAssignment { id, error })?;
+        self.enable_memory_space(path, id)?;
+        Ok(Some((base, size)))
+    }
+
+    /// Sets Memory Space Enable in the Command register of function `id`
+    /// (reached at `path`), keeping its other bits (§7.5.1.1.3): a weft
+    /// switch's management function then executes memory requests in the
+    /// switch's management BAR that arrive on its link.
+    fn enable_memory_space(&mut self, path: ConfigPath, id: Bdf) -> Result<(), EnumerationError> {
+        let mut access = FunctionAccess {
+            config: &mut *self.config,
+            path,
+            target: id,
+        };
+        let current = read(&mut access, common::COMMAND)? as u16;
+        // Only the Command bytes: Status is RW1C (§7.5.1.1.4).
+        access
+            .write_dword(
+                common::COMMAND,
+                u32::from(current | command::MEMORY_SPACE),
+                0b0011,
+            )
+            .map_err(|fault| EnumerationError::Config { id, fault })
+    }
+
+    /// Routes the management BAR `(base, size)` of the newly found switch
+    /// `index` to it on every switch from the manager's along the
+    /// discovery tree, in address route entry `index` (unused until
+    /// [`crate::routes`] writes the fabric's routes, which route every
+    /// management BAR too).
+    fn route_management_bar(
+        &mut self,
+        index: SwitchIndex,
+        (base, size): (u64, u64),
+    ) -> Result<(), EnumerationError> {
+        let mut hop = self.parents[usize::from(index.0)];
+        while let Some(at) = hop {
+            let route = AddressRoute {
+                base,
+                size,
+                to: Destination::Port(at.port),
+            };
+            self.plane(at.switch)?
+                .set_address_route(usize::from(index.0), Some(route))?;
+            hop = self.parents[usize::from(at.switch.0)];
+        }
         Ok(())
     }
 
@@ -540,7 +660,7 @@ where
             self.inventory.switches[usize::from(at.switch.0)].ports[usize::from(at.port.0)] =
                 PortKind::Empty;
             if let Some(identity) = identity {
-                self.link(at, identity)?;
+                self.link(at, identity, path, first)?;
             }
             return Ok(None);
         }

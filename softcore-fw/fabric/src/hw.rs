@@ -13,7 +13,8 @@ use weft_pcie::Bdf;
 use weft_regs::tables::PortIndex;
 pub use weft_regs::tables::{DataPlane, TableWriteError};
 
-/// Why a configuration request to a fabric function did not complete successfully.
+/// Why a configuration request to a fabric function, or a memory read of
+/// the management CPU ([`FabricMemory`]), did not complete successfully.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ConfigFault {
     /// Unsupported Request: no function answers at that ID (PCIe Base 6.0 §2.3.1).
@@ -280,17 +281,32 @@ impl<C: FabricConfig + ?Sized> ConfigWrite for FunctionAccess<'_, C> {
     }
 }
 
+/// A weft switch other than the manager's own, as discovery found it:
+/// what a [`Fabric`] needs to reach its data plane.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RemoteSwitch {
+    /// Its switch ID (the one its identity VSEC carries).
+    pub id: u64,
+    /// The port of the manager's own switch that requests to it leave by.
+    pub via: PortIndex,
+    /// The fabric address of its management BAR (over its CSR window,
+    /// `weft_regs::csr::global::MANAGEMENT_BAR_LOW`), once discovery
+    /// assigned it and routed it there.
+    pub management_bar: Option<u64>,
+}
+
 /// The data planes of every weft switch in the fabric, each reached by its
 /// switch ID (the one its identity VSEC carries,
 /// `weft_pcie::config::vsec`).
 ///
 /// The manager's own switch is [`Fabric::local`]: the firmware writes its
-/// CSRs directly. Another switch's tables are written in-band: the firmware
-/// turns each entry write into writes to that switch's CSR window, which
-/// travel the fabric like the configuration requests of
-/// [`ConfigPath::Routed`]; the manager asks for a switch only after its
-/// discovery programmed the bus routes leading there. In tests and in the
-/// simulator, each switch model is its own [`DataPlane`].
+/// CSRs directly. Another switch's tables are written in-band
+/// ([`crate::inband::InbandFabric`]): each register access becomes a
+/// memory request to that switch's management BAR, which travels the
+/// fabric to it and is executed against its CSR window there; the manager
+/// asks for a switch only after discovery assigned its BAR and routed it.
+/// A benchmark or test that is not about the path may hand each switch
+/// model over as its own [`DataPlane`] instead.
 ///
 /// Every [`DataPlane`] is a fabric of one switch, so a single-switch
 /// deployment passes its data plane as it is.
@@ -298,8 +314,8 @@ pub trait Fabric {
     /// The data plane of the switch the manager runs on.
     fn local(&mut self) -> &mut dyn DataPlane;
 
-    /// The data plane of switch `switch_id`, if it can be reached.
-    fn remote(&mut self, switch_id: u64) -> Option<&mut dyn DataPlane>;
+    /// The data plane of the remote switch `switch`, if it can be reached.
+    fn remote(&mut self, switch: RemoteSwitch) -> Option<&mut dyn DataPlane>;
 }
 
 impl<D: DataPlane> Fabric for D {
@@ -307,9 +323,25 @@ impl<D: DataPlane> Fabric for D {
         self
     }
 
-    fn remote(&mut self, _switch_id: u64) -> Option<&mut dyn DataPlane> {
+    fn remote(&mut self, _switch: RemoteSwitch) -> Option<&mut dyn DataPlane> {
         None
     }
+}
+
+/// Memory requests of the management CPU into the fabric: one DW read or
+/// written at a fabric address, out of a port of the manager's own switch,
+/// with the manager's fabric ID as requester. That is how it reaches the
+/// CSR windows of the other switches ([`crate::inband`]); a read's
+/// completion comes back routed by the manager's bus, as those of its
+/// configuration requests do ([`FabricConfig`]).
+pub trait FabricMemory {
+    /// Reads the DW at fabric address `address` (DW-aligned) through `via`.
+    fn read_memory(&mut self, via: PortIndex, address: u64) -> Result<u32, ConfigFault>;
+
+    /// Writes `value` to the DW at fabric address `address` (DW-aligned)
+    /// through `via`: a posted write, done once it is sent.
+    fn write_memory(&mut self, via: PortIndex, address: u64, value: u32)
+        -> Result<(), ConfigFault>;
 }
 
 /// A monotonic clock the manager waits on (device readiness, §6.6.1).

@@ -8,7 +8,7 @@ use weft_pcie::config::{Bar, BarKind};
 use weft_pcie::Bdf;
 use weft_regs::capacity;
 
-use crate::hw::{ConfigPath, DataPlane, Fabric};
+use crate::hw::{ConfigPath, DataPlane, Fabric, RemoteSwitch};
 use crate::limits::{MAX_BRIDGES, MAX_FUNCTIONS, MAX_SWITCHES};
 use crate::paths::NextHops;
 use weft_regs::tables::{HostIndex, PortIndex};
@@ -258,6 +258,10 @@ pub struct FabricSwitch {
     /// it leave by ([`crate::hw::ConfigPath::Routed`]); `None` for the
     /// manager's own switch.
     pub via: Option<PortIndex>,
+    /// The fabric address of its management BAR (its CSR window, reached
+    /// in-band: [`crate::inband`]); `None` for the manager's own switch,
+    /// whose CSRs the CPU reaches directly.
+    pub management_bar: Option<u64>,
 }
 
 impl FabricSwitch {
@@ -269,6 +273,7 @@ impl FabricSwitch {
             ports: [PortKind::Empty; capacity::PORTS],
             port_ranges: [[None; 2]; capacity::PORTS],
             via: None,
+            management_bar: None,
         }
     }
 
@@ -353,11 +358,18 @@ impl Inventory {
         if switch == SwitchIndex::LOCAL {
             return Ok(fabric.local());
         }
-        let id = self
-            .switches
-            .get(usize::from(switch.0))
-            .map_or(u64::MAX, |s| s.id);
-        fabric.remote(id).ok_or(id)
+        let Some(found) = self.switches.get(usize::from(switch.0)) else {
+            return Err(u64::MAX);
+        };
+        let Some(via) = found.via else {
+            return Err(found.id);
+        };
+        let remote = RemoteSwitch {
+            id: found.id,
+            via,
+            management_bar: found.management_bar,
+        };
+        fabric.remote(remote).ok_or(found.id)
     }
 
     /// How the manager's configuration requests reach functions on bus

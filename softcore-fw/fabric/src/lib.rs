@@ -33,7 +33,7 @@
 //!
 //! A fabric may have several weft switches linked in any graph: discovery
 //! walks through fabric links, and every switch's tables are programmed,
-//! remote switches' through [`hw::Fabric`]. Host ports and endpoints may
+//! remote switches' through [`hw::Fabric`], in-band ([`inband`]). Host ports and endpoints may
 //! be on any switch; remote hosts' mailboxes are served through
 //! [`hw::HostInterface`] like the local ones.
 #![no_std]
@@ -50,6 +50,7 @@ pub mod events;
 pub mod firmware_update;
 pub mod generation;
 pub mod hw;
+pub mod inband;
 pub mod inventory;
 pub mod limits;
 pub mod management;

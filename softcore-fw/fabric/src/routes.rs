@@ -7,7 +7,8 @@
 //! Every destination sits behind one port of one switch: the manager's
 //! bus at the manager's CPU, each host's proxy bus and aperture at its
 //! host port, each endpoint port's bus range and BAR ranges (one per pool,
-//! since a port's BARs are placed contiguously in each pool) at that port.
+//! since a port's BARs are placed contiguously in each pool) at that port,
+//! each remote switch's management BAR at that switch.
 //! Each switch routes a destination of its own out of the port it is
 //! behind, and one of another switch out of the first hop of the shortest
 //! path there ([`crate::paths`]); neighbouring address ranges that leave
@@ -17,7 +18,7 @@
 //! What depends on bindings (owners, windows, ID maps) is [`crate::binding`]'s.
 
 use weft_regs::aperture::{HOST_ADDRESS_LIMIT, HOST_APERTURE_BASE, HOST_APERTURE_SHIFT, MAX_HOSTS};
-use weft_regs::capacity;
+use weft_regs::{capacity, csr};
 
 use crate::hw::{DataPlane, Fabric, TableWriteError};
 use crate::inventory::{Inventory, PortKind, SwitchIndex};
@@ -178,6 +179,25 @@ fn program_switch(
                 }
             }
         }
+    }
+    // Every other switch's management BAR, towards it: its tables are
+    // written in-band through it ([`crate::inband`]). A switch's own is
+    // taken at its ingress, before any route.
+    for (at_index, at_switch) in inventory.switches.iter().enumerate() {
+        let at = SwitchIndex(at_index as u8);
+        let (Some(base), Some(to)) = (
+            at_switch.management_bar,
+            paths.next_hop(switch, at).map(Destination::Port),
+        ) else {
+            continue;
+        };
+        routes
+            .push(AddressRoute {
+                base,
+                size: u64::from(csr::CSR_SIZE),
+                to,
+            })
+            .map_err(|_| full)?;
     }
     for aperture in apertures {
         routes.push(aperture).map_err(|_| full)?;

@@ -18,6 +18,8 @@ use weft_fabric::pcie::Bdf;
 use weft_fabric::port_control::PortControlError;
 use weft_fabric::settings::{FabricSettings, HostPort};
 use weft_model::{Destination, Packet};
+use weft_regs::csr::global;
+use weft_regs::driver::CsrBus;
 use weft_regs::tables::{HostIndex, PortIndex};
 
 const PORTS: usize = 8;
@@ -368,6 +370,71 @@ fn a_ring_of_sixteen_switches_routes_every_bar_within_the_table() {
             way(from, index_of(0), PortIndex(HOST_PORT)),
             "the host's aperture from switch {from}"
         );
+    }
+}
+
+#[test]
+fn remote_tables_are_written_through_each_switchs_management_bar() {
+    let (mesh, manager) = ring();
+    // Discovery gives each switch it finds a 1 MiB management BAR (the CSR
+    // window, weft_regs::csr::CSR_SIZE), from the top of the 32-bit pool
+    // down, in discovery order: B, D, C.
+    let bars = [
+        (B, MODEL_B, 0xfff0_0000u64),
+        (D, MODEL_D, 0xffe0_0000),
+        (C, MODEL_C, 0xffd0_0000),
+    ];
+    let inv = manager.inventory();
+    assert_eq!(inv.switches[usize::from(A.0)].management_bar, None);
+    for (index, model, bar) in bars {
+        assert_eq!(inv.switches[usize::from(index.0)].management_bar, Some(bar));
+        // Its management function decodes it: the switch's own register.
+        assert_eq!(
+            mesh.net.switches.borrow()[model].management_bar(),
+            Some(bar)
+        );
+    }
+    // Each decodes it on the links discovery probed it by, the way the
+    // manager's requests come in (each link is probed from the switch
+    // walked first, nearer the manager), on no other port: B.1 (from A.1),
+    // D.1 and D.3 (from A.2, A.3), C.1 and C.2 (from B.2, D.2).
+    for (model, ports) in [(MODEL_B, 0b0010), (MODEL_D, 0b1010), (MODEL_C, 0b0110)] {
+        let low = global::MANAGEMENT_BAR_LOW.address(0, 0);
+        let enables =
+            global::MANAGEMENT_ENABLE.decode(mesh.net.switches.borrow_mut()[model].read32(low));
+        assert_eq!(enables, ports, "switch {model}");
+    }
+    // Every other switch routes a BAR towards its switch, as it routes the
+    // buses behind it (GPU 1's bus 2 for B, GPU 0's bus 3 for C, and D by
+    // the paths above); its own switch takes it at ingress, unrouted.
+    let routes = [
+        (0xfff0_0000u64, [to(1), None, to(1), to(1)]),
+        (0xffe0_0000, [to(2), to(1), None, to(2)]),
+        (0xffd0_0000, [to(2), to(2), to(2), None]),
+    ];
+    for (bar, per_switch) in routes {
+        for (switch, want) in [MODEL_A, MODEL_B, MODEL_D, MODEL_C]
+            .into_iter()
+            .zip(per_switch)
+        {
+            assert_eq!(
+                mesh.switch(switch).routes().by_address(bar),
+                want,
+                "{bar:#x} on switch {switch}"
+            );
+        }
+    }
+    // The remote switches' tables arrived as posted memory writes on the
+    // fabric port discovery found each by: the manager sends no other
+    // posted TLP while it starts the fabric.
+    for (model, port) in [(MODEL_B, 1), (MODEL_D, 1), (MODEL_C, 1)] {
+        let posted = mesh
+            .switch(model)
+            .counters(PortIndex(port))
+            .expect("the port exists")
+            .ingress
+            .posted;
+        assert!(posted > 0, "switch {model} port {port}: {posted}");
     }
 }
 

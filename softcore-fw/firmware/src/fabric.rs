@@ -1,7 +1,10 @@
 //! The fabric manager (`weft-fabric`) on the soft core, against the data
 //! plane's CSR window: its tables through weft-regs' `CsrDataPlane`, its
 //! configuration requests and the hosts' through one mailbox
-//! (weft-drivers' `CsrMailbox`), its clock the machine timer.
+//! (weft-drivers' `CsrMailbox`), its clock the machine timer. Other weft
+//! switches' tables are written in-band (weft-fabric's `InbandFabric`):
+//! memory requests to each switch's management BAR, sent through the same
+//! injector, read completions awaited in the same mailbox.
 //!
 //! The manager is configured from the built-in settings ([`settings`]: this
 //! switch, the fabric manager at bus 0, the host ports of [`HOST_PORTS`])
@@ -32,6 +35,7 @@ use weft_drivers::mailbox::{CsrMailbox, InjectDrops, SharedMailbox};
 use weft_drivers::timer::SocTimer;
 use weft_fabric::firmware_update::FirmwareService;
 use weft_fabric::hw::Timer;
+use weft_fabric::inband::InbandFabric;
 use weft_fabric::inventory::PortKind;
 use weft_fabric::management::{handle, BoardInfo, Hardware, PortLink, PortLinks};
 use weft_fabric::manager::{FabricManager, StartError};
@@ -171,9 +175,8 @@ impl Fabric {
         let (instructions, ticks) = (minstret(), crate::timer::ticks());
         let mut config = SharedMailbox(&self.mailbox);
         let mut timer = SocTimer::new(Mmio);
-        let result = self
-            .manager
-            .start(&mut config, &mut timer, &mut self.plane, 0);
+        let mut fabric = InbandFabric::new(&mut self.plane, config);
+        let result = self.manager.start(&mut config, &mut timer, &mut fabric, 0);
         let started = Started {
             result,
             functions: self.manager.inventory().functions.len(),
@@ -204,9 +207,8 @@ impl Fabric {
         let (mut config, mut hosts) = (SharedMailbox(&self.mailbox), SharedMailbox(&self.mailbox));
         // A request whose table writes failed was completed with Completer
         // Abort, which tells its host; the next pass serves the rest.
-        let _ = self
-            .manager
-            .service(&mut config, &mut self.plane, &mut hosts);
+        let mut fabric = InbandFabric::new(&mut self.plane, config);
+        let _ = self.manager.service(&mut config, &mut fabric, &mut hosts);
         self.mailbox.borrow_mut().acknowledge_drops()
     }
 
@@ -225,9 +227,10 @@ impl Fabric {
             switch_id: self.manager.settings().switch_id,
             found: found_ports(self.manager),
         };
+        let mut fabric = InbandFabric::new(&mut self.plane, config);
         let hardware = Hardware {
             config: &mut config,
-            fabric: &mut self.plane,
+            fabric: &mut fabric,
             hosts: &mut hosts,
             links: &mut links,
             // Re-borrowed for as long as the request's other hardware.

@@ -151,7 +151,8 @@ pub mod destination {
     pub const FIELDS: &[Field] = &[VALID, CPU, PORT];
 }
 
-/// What this data plane is: read-only facts for the firmware to check against its own build.
+/// What this data plane is (read-only facts for the firmware to check
+/// against its own build), and where its management BAR sits in the fabric.
 pub mod global {
     use super::*;
 
@@ -168,7 +169,8 @@ pub mod global {
     /// Major version of this register map: changes when a register moves or changes meaning.
     pub const VERSION_MAJOR: u32 = 1;
     /// Minor version of this register map: changes when registers are added.
-    pub const VERSION_MINOR: u32 = 1;
+    /// 2 added [`MANAGEMENT_BAR_LOW`] and [`MANAGEMENT_BAR_HIGH`].
+    pub const VERSION_MINOR: u32 = 2;
 
     /// [`ID`]'s value.
     pub const MAGIC: Field = Field::new("MAGIC", 0, 32, "0x5745_4654.");
@@ -247,13 +249,76 @@ pub mod global {
         "Capacities of the endpoint ports' ownership tables.",
         &[FUNCTION_OWNERS],
     );
+    /// [`MANAGEMENT_BAR_LOW`]'s Memory Space Enables, one per port.
+    pub const MANAGEMENT_ENABLE: Field = Field::new(
+        "ENABLE",
+        0,
+        super::PORTS,
+        "Bit n: the Memory Space Enable (Command bit 1, PCIe Base 6.0 §7.5.1.1.3) of \
+         port n's management function; memory requests arriving on port n are executed \
+         against this window only while it is set.",
+    );
+    /// [`MANAGEMENT_BAR_LOW`]'s base address bits: the BAR is as large as
+    /// the CSR window and aligned to its size (§7.5.1.2.1).
+    pub const MANAGEMENT_BASE: Field = Field::new(
+        "BASE",
+        CSR_SIZE.trailing_zeros(),
+        32 - CSR_SIZE.trailing_zeros(),
+        "Bits 31:20 of the management BAR's fabric address; the BAR spans the \
+         CSR window's 1 MiB, aligned to it.",
+    );
+
+    /// Where the switch's management BAR sits, low half, and whether it decodes.
+    ///
+    /// The management function every port presents on its link (the one
+    /// carrying weft's identity VSEC, `weft_pcie::config::vsec`) has one
+    /// 64-bit memory BAR (BAR0 and BAR1) of [`CSR_SIZE`] bytes, which the
+    /// fabric manager assigns in discovery like any BAR. The ports'
+    /// configuration logic keeps it here, one BAR for the switch's one
+    /// window whichever port's function is written: a Type 0 write to BAR0
+    /// writes BASE, to BAR1 [`MANAGEMENT_BAR_HIGH`]; Command bit 1 of port
+    /// n's function is ENABLE bit n, so only the link the manager enabled
+    /// reaches the window. A memory request arriving on a fabric or
+    /// disabled port n whose address falls in the BAR while ENABLE bit n is
+    /// set is not routed on: it is a register access at the same offset of
+    /// this window, a read answered out of port n.
+    pub const MANAGEMENT_BAR_LOW: Register = LAYOUT.register(
+        "MANAGEMENT_BAR_LOW",
+        0x18,
+        Access::ReadWrite,
+        "The management BAR's address bits 31:20 and each port's Memory Space Enable: \
+         memory requests hitting it on an enabled fabric or disabled port are accesses \
+         to this window.",
+        &[MANAGEMENT_ENABLE, MANAGEMENT_BASE],
+    );
+    /// Where the switch's management BAR sits, high half.
+    pub const MANAGEMENT_BAR_HIGH: Register = LAYOUT.register(
+        "MANAGEMENT_BAR_HIGH",
+        0x1C,
+        Access::ReadWrite,
+        "The management BAR's address bits 63:32 (BAR1 of the management function).",
+        HIGH_HALF,
+    );
+
     /// The block.
     pub const BLOCK: RegisterBlock = RegisterBlock {
         name: "global",
-        doc: "What this data plane is. Every register is read-only; the firmware \
-              checks them against the capacities it was built with before it writes a table.",
+        doc: "What this data plane is, and where its management BAR is. The identity and \
+              capacity registers are read-only; the firmware checks them against the \
+              capacities it was built with before it writes a table. The management BAR \
+              registers are written by the ports' configuration logic when the fabric \
+              manager assigns the BAR of the switch's management function.",
         layout: LAYOUT,
-        registers: &[ID, VERSION, PORTS, PORT_TABLES, ROUTE_TABLES, OWNER_TABLES],
+        registers: &[
+            ID,
+            VERSION,
+            PORTS,
+            PORT_TABLES,
+            ROUTE_TABLES,
+            OWNER_TABLES,
+            MANAGEMENT_BAR_LOW,
+            MANAGEMENT_BAR_HIGH,
+        ],
         entry_names: &[],
     };
 }

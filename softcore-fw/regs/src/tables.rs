@@ -202,6 +202,14 @@ pub enum TableWriteError {
         /// The value written.
         value: u64,
     },
+    /// The data plane is another switch's, reached in-band, and an access
+    /// to its CSR window did not complete (a read answered with an error
+    /// status or not at all, a write that could not be sent): the entry
+    /// may not hold what was written.
+    InBand {
+        /// The CSR address of the access that failed.
+        address: u32,
+    },
 }
 
 /// The largest host index, as the hardware holds it: one aperture each (`crate::aperture::MAX_HOSTS`).

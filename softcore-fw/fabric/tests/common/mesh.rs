@@ -13,30 +13,43 @@
 //! Those rules are weft-model's (`weft_model::fabric::carry`), which the
 //! simulator walks too; this module keeps only the fake links: which port
 //! is cabled to which, and the fake devices and hosts on the others.
+//!
+//! Each switch is weft-model's CSR window over its data plane, so its
+//! management function's BAR (which discovery assigns through the
+//! function's configuration space) decodes as the register map says. The
+//! manager writes its own switch's tables directly and every other
+//! switch's in-band ([`weft_fabric::inband`]): memory requests to the
+//! switch's management BAR, carried from the manager's switch through the
+//! fabric like any TLP ([`MeshMemory`]).
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use weft_fabric::hw::{
-    ConfigFault, ConfigPath, ConfigRequests, DataPlane, Fabric, HostConfigRequest, TableWriteError,
+    ConfigFault, ConfigPath, ConfigRequests, DataPlane, Fabric, FabricMemory, HostConfigRequest,
+    RemoteSwitch, TableWriteError,
 };
+use weft_fabric::inband::InbandPlanes;
 use weft_fabric::manager::FabricManager;
 use weft_fabric::pcie::config::vsec::{management_function, PortRole as VsecRole, WeftIdentity};
 use weft_fabric::pcie::tlp::{
-    Attributes, Body, Completion, CompletionStatus, ConfigRequest, ConfigType, Direction, Header,
-    Tag, TrafficClass,
+    AddressType, Attributes, Body, Completion, CompletionStatus, ConfigRequest, ConfigType,
+    Direction, Header, MemoryOp, MemoryRequest, Tag, TrafficClass,
 };
 use weft_fabric::pcie::Bdf;
 use weft_model::fabric::{self, Cabling, Hop};
-use weft_model::{Destination, Forwarding, Packet, PortIndex, PortRole, Switch};
+use weft_model::{CsrWindow, Destination, Forwarding, Packet, PortIndex, PortRole, Switch};
 use weft_regs::tables::{AddressRoute, FunctionOwner, HostIndex, IdMapping, Window};
 
 use super::conventional::ConventionalSwitch;
 use super::{Clock, FakeDevice, FakeHost, ROOT_PORT};
 
 /// The switches, shared by the configuration path and the table handles.
-pub type Switches = Rc<RefCell<Vec<Switch>>>;
+pub type Switches = Rc<RefCell<Vec<CsrWindow>>>;
+
+/// The links between switches, both ways: `(switch, port)` to `(switch, port)`.
+type Links = Rc<RefCell<BTreeMap<(usize, u8), (usize, u8)>>>;
 
 /// What is on the far side of a switch port's link.
 pub enum Partner {
@@ -69,16 +82,26 @@ pub struct SharedPlane {
     index: usize,
 }
 
-/// Every switch's data plane, by switch ID; the first is the manager's own.
+/// The manager's own switch's data plane, and every other switch's in-band.
 pub struct Planes {
-    pub ids: Vec<u64>,
-    planes: Vec<SharedPlane>,
+    local: SharedPlane,
+    remotes: InbandPlanes<MeshMemory>,
+}
+
+/// The management CPU's memory requests, carried through the switches
+/// from the manager's switch (switch 0) as the injector sends them.
+#[derive(Clone)]
+pub struct MeshMemory {
+    switches: Switches,
+    links: Links,
+    next_tag: Rc<Cell<u8>>,
 }
 
 /// Network and planes, lent out separately to the manager.
 pub struct Mesh {
     pub net: Network,
     pub planes: Planes,
+    links: Links,
 }
 
 /// The most hops one TLP and what follows from it may take (a routing loop).
@@ -91,17 +114,19 @@ impl Mesh {
     /// `ports` ports on every switch, with these IDs; switch 0 runs the manager.
     pub fn new(ids: &[u64], ports: usize, clock: Clock) -> Self {
         let switches: Switches = Rc::new(RefCell::new(
-            ids.iter().map(|_| Switch::new(ports)).collect(),
+            ids.iter()
+                .map(|_| CsrWindow::new(Switch::new(ports)))
+                .collect(),
         ));
-        let planes = (0..ids.len())
-            .map(|index| SharedPlane {
-                switches: switches.clone(),
-                index,
-            })
-            .collect();
+        let links = Links::default();
+        let memory = MeshMemory {
+            switches: switches.clone(),
+            links: links.clone(),
+            next_tag: Rc::new(Cell::new(0)),
+        };
         Mesh {
             net: Network {
-                switches,
+                switches: switches.clone(),
                 ids: ids.to_vec(),
                 partners: BTreeMap::new(),
                 arrivals: Vec::new(),
@@ -110,9 +135,10 @@ impl Mesh {
                 next_tag: 0,
             },
             planes: Planes {
-                ids: ids.to_vec(),
-                planes,
+                local: SharedPlane { switches, index: 0 },
+                remotes: InbandPlanes::new(memory),
             },
+            links,
         }
     }
 
@@ -120,6 +146,8 @@ impl Mesh {
     pub fn link(&mut self, a: (usize, u8), b: (usize, u8)) {
         self.net.partners.insert(a, Partner::Switch(b.0, b.1));
         self.net.partners.insert(b, Partner::Switch(a.0, a.1));
+        self.links.borrow_mut().insert(a, b);
+        self.links.borrow_mut().insert(b, a);
     }
 
     pub fn attach(&mut self, at: (usize, u8), device: FakeDevice) {
@@ -203,7 +231,7 @@ impl Mesh {
 
     /// A switch's model, to look at.
     pub fn switch(&self, index: usize) -> std::cell::Ref<'_, Switch> {
-        std::cell::Ref::map(self.net.switches.borrow(), |s| &s[index])
+        std::cell::Ref::map(self.net.switches.borrow(), |s| s[index].switch())
     }
 }
 
@@ -244,6 +272,7 @@ fn status_of(result: &Result<Option<u32>, ConfigFault>) -> CompletionStatus {
 impl Network {
     fn role(&self, switch: usize, port: u8) -> PortRole {
         self.switches.borrow()[switch]
+            .switch()
             .port_tables(PortIndex(port))
             .expect("the port exists")
             .role
@@ -268,18 +297,20 @@ impl Network {
                     .map(|_| None),
             },
             Some(Partner::Switch(far, far_port)) => {
-                let ports = self.switches.borrow()[*far].ports() as u8;
+                let mut switches = self.switches.borrow_mut();
+                let window = &mut switches[*far];
                 let identity = WeftIdentity {
                     switch_id: self.ids[*far],
-                    port_count: ports,
+                    port_count: window.switch().ports() as u8,
                     port_index: *far_port,
                     port_role: VsecRole::Fabric,
                 };
-                let space = management_function(0x1d1d, &identity).expect("fits");
-                Ok(match request.direction {
-                    Direction::Read => Some(space.read(offset)),
-                    Direction::Write => None,
-                })
+                // The header and identity are read-only but for Command and
+                // the BAR, which the switch's register holds.
+                let mut space = management_function(0x1d1d, &identity).expect("fits");
+                let value =
+                    window.management_config(PortIndex(*far_port), &mut space, offset, write);
+                Ok((request.direction == Direction::Read).then_some(value))
             }
             _ => Err(ConfigFault::UnsupportedRequest),
         };
@@ -360,7 +391,7 @@ impl Cabling for Network {
     fn ingress(&mut self, (switch, port): (usize, u8), packet: &Packet) -> Option<Forwarding> {
         let bytes = packet.to_bytes().expect("well-formed");
         let out = self.switches.borrow_mut()[switch]
-            .ingress(PortIndex(port), &bytes)
+            .forward(PortIndex(port), &bytes)
             .expect("the port takes it");
         Some(out)
     }
@@ -410,18 +441,126 @@ impl ConfigRequests for Network {
 
 impl Fabric for Planes {
     fn local(&mut self) -> &mut dyn DataPlane {
-        &mut self.planes[0]
+        &mut self.local
     }
 
-    fn remote(&mut self, switch_id: u64) -> Option<&mut dyn DataPlane> {
-        let index = self.ids.iter().position(|id| *id == switch_id)?;
-        Some(&mut self.planes[index] as &mut dyn DataPlane)
+    fn remote(&mut self, switch: RemoteSwitch) -> Option<&mut dyn DataPlane> {
+        self.remotes
+            .plane(switch)
+            .map(|plane| plane as &mut dyn DataPlane)
     }
+}
+
+impl MeshMemory {
+    /// Sends `request` out of `via` of the manager's switch and carries it
+    /// and what follows from it: the completion that came back to the CPU
+    /// with its data DW, if one did.
+    fn send(&mut self, via: PortIndex, request: Packet) -> Option<(Completion, u32)> {
+        let tag = request.header.tag();
+        let back = fabric::carry(self, Hop::Out((0, via.0), request), MAX_HOPS);
+        back.into_iter()
+            .find_map(|packet| match packet.header.body {
+                Body::Completion(completion)
+                    if completion.tag == tag && completion.requester == MANAGER =>
+                {
+                    let data = packet
+                        .payload
+                        .get(..4)
+                        .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+                    Some((completion, data))
+                }
+                _ => None,
+            })
+    }
+
+    /// A one-DW memory request of the manager's at `address`.
+    fn request(&self, op: MemoryOp, address: u64, write: Option<u32>) -> Packet {
+        let tag = self.next_tag.get().wrapping_add(1);
+        self.next_tag.set(tag);
+        let header = Header {
+            digest_present: false,
+            poisoned: false,
+            body: Body::Memory(MemoryRequest {
+                op,
+                traffic_class: TrafficClass::default(),
+                attributes: Attributes::default(),
+                address_type: AddressType::default(),
+                requester: MANAGER,
+                tag: Tag::from_8bit(tag),
+                address,
+                length_dw: 1,
+                first_be: 0xf,
+                last_be: 0,
+                processing_hint: None,
+            }),
+        };
+        let payload = write
+            .map(|value| value.to_le_bytes().to_vec())
+            .unwrap_or_default();
+        Packet::new(header, payload)
+    }
+}
+
+impl FabricMemory for MeshMemory {
+    fn read_memory(&mut self, via: PortIndex, address: u64) -> Result<u32, ConfigFault> {
+        let request = self.request(MemoryOp::Read, address, None);
+        let (completion, data) = self.send(via, request).ok_or(ConfigFault::Timeout)?;
+        match completion.status {
+            CompletionStatus::Successful => Ok(data),
+            CompletionStatus::RequestRetry => Err(ConfigFault::RequestRetry),
+            CompletionStatus::CompleterAbort => Err(ConfigFault::CompleterAbort),
+            CompletionStatus::UnsupportedRequest => Err(ConfigFault::UnsupportedRequest),
+        }
+    }
+
+    fn write_memory(
+        &mut self,
+        via: PortIndex,
+        address: u64,
+        value: u32,
+    ) -> Result<(), ConfigFault> {
+        let request = self.request(MemoryOp::Write, address, Some(value));
+        self.send(via, request);
+        Ok(())
+    }
+}
+
+/// Only the links between switches: a memory request for a switch's
+/// management BAR crosses those alone, and one that leaves the fabric
+/// elsewhere is lost (its read times out).
+impl Cabling for MeshMemory {
+    fn ingress(&mut self, (switch, port): (usize, u8), packet: &Packet) -> Option<Forwarding> {
+        let bytes = packet.to_bytes().expect("well-formed");
+        self.switches.borrow_mut()[switch]
+            .forward(PortIndex(port), &bytes)
+            .ok()
+    }
+
+    fn role(&self, (switch, port): (usize, u8)) -> Option<PortRole> {
+        Some(
+            self.switches.borrow()[switch]
+                .switch()
+                .port_tables(PortIndex(port))?
+                .role,
+        )
+    }
+
+    fn cross(&mut self, place: (usize, u8), _packet: &Packet) -> Option<(usize, u8)> {
+        self.links.borrow().get(&place).copied()
+    }
+
+    fn answer(&mut self, _place: (usize, u8), _packet: &Packet) -> Packet {
+        unreachable!("the manager's memory requests cause no configuration request");
+    }
+
+    fn leave(&mut self, _place: (usize, u8), _packet: Packet) {}
+
+    fn to_cpu(&mut self, _switch: usize, _packet: Packet) {}
 }
 
 impl DataPlane for SharedPlane {
     fn ports(&self) -> usize {
-        self.switches.borrow()[self.index].ports()
+        self.switches.borrow()[self.index].switch().ports()
     }
 
     fn set_port_role(
@@ -429,7 +568,9 @@ impl DataPlane for SharedPlane {
         port: PortIndex,
         role: weft_regs::tables::PortRole,
     ) -> Result<(), TableWriteError> {
-        self.switches.borrow_mut()[self.index].set_port_role(port, role)
+        self.switches.borrow_mut()[self.index]
+            .switch_mut()
+            .set_port_role(port, role)
     }
 
     fn set_window(
@@ -438,7 +579,9 @@ impl DataPlane for SharedPlane {
         index: usize,
         window: Window,
     ) -> Result<(), TableWriteError> {
-        self.switches.borrow_mut()[self.index].set_window(port, index, window)
+        self.switches.borrow_mut()[self.index]
+            .switch_mut()
+            .set_window(port, index, window)
     }
 
     fn set_peer_window(
@@ -448,7 +591,9 @@ impl DataPlane for SharedPlane {
         window: Window,
         owner: Option<HostIndex>,
     ) -> Result<(), TableWriteError> {
-        self.switches.borrow_mut()[self.index].set_peer_window(port, index, window, owner)
+        self.switches.borrow_mut()[self.index]
+            .switch_mut()
+            .set_peer_window(port, index, window, owner)
     }
 
     fn set_function_owner(
@@ -457,7 +602,9 @@ impl DataPlane for SharedPlane {
         index: usize,
         entry: Option<FunctionOwner>,
     ) -> Result<(), TableWriteError> {
-        self.switches.borrow_mut()[self.index].set_function_owner(port, index, entry)
+        self.switches.borrow_mut()[self.index]
+            .switch_mut()
+            .set_function_owner(port, index, entry)
     }
 
     fn set_id_mapping(
@@ -466,11 +613,15 @@ impl DataPlane for SharedPlane {
         index: usize,
         mapping: Option<IdMapping>,
     ) -> Result<(), TableWriteError> {
-        self.switches.borrow_mut()[self.index].set_id_mapping(port, index, mapping)
+        self.switches.borrow_mut()[self.index]
+            .switch_mut()
+            .set_id_mapping(port, index, mapping)
     }
 
     fn set_completer_id(&mut self, port: PortIndex, id: Bdf) -> Result<(), TableWriteError> {
-        self.switches.borrow_mut()[self.index].set_completer_id(port, id)
+        self.switches.borrow_mut()[self.index]
+            .switch_mut()
+            .set_completer_id(port, id)
     }
 
     fn set_p2p_request_redirect(
@@ -478,7 +629,9 @@ impl DataPlane for SharedPlane {
         port: PortIndex,
         redirect: bool,
     ) -> Result<(), TableWriteError> {
-        self.switches.borrow_mut()[self.index].set_p2p_request_redirect(port, redirect)
+        self.switches.borrow_mut()[self.index]
+            .switch_mut()
+            .set_p2p_request_redirect(port, redirect)
     }
 
     fn set_return_to_ingress(
@@ -486,11 +639,15 @@ impl DataPlane for SharedPlane {
         port: PortIndex,
         enable: bool,
     ) -> Result<(), TableWriteError> {
-        self.switches.borrow_mut()[self.index].set_return_to_ingress(port, enable)
+        self.switches.borrow_mut()[self.index]
+            .switch_mut()
+            .set_return_to_ingress(port, enable)
     }
 
     fn set_intx_swizzle(&mut self, port: PortIndex, swizzle: u8) -> Result<(), TableWriteError> {
-        self.switches.borrow_mut()[self.index].set_intx_swizzle(port, swizzle)
+        self.switches.borrow_mut()[self.index]
+            .switch_mut()
+            .set_intx_swizzle(port, swizzle)
     }
 
     fn set_address_route(
@@ -498,15 +655,19 @@ impl DataPlane for SharedPlane {
         index: usize,
         route: Option<AddressRoute>,
     ) -> Result<(), TableWriteError> {
-        self.switches.borrow_mut()[self.index].set_address_route(index, route)
+        self.switches.borrow_mut()[self.index]
+            .switch_mut()
+            .set_address_route(index, route)
     }
 
     fn set_bus_route(&mut self, bus: u8, to: Option<Destination>) -> Result<(), TableWriteError> {
-        self.switches.borrow_mut()[self.index].set_bus_route(bus, to)
+        self.switches.borrow_mut()[self.index]
+            .switch_mut()
+            .set_bus_route(bus, to)
     }
 
     fn abandon_requests_to(&mut self, port: PortIndex) -> Result<(), TableWriteError> {
-        DataPlane::abandon_requests_to(&mut self.switches.borrow_mut()[self.index], port)
+        DataPlane::abandon_requests_to(self.switches.borrow_mut()[self.index].switch_mut(), port)
     }
 
     fn abandon_host_requests_to(
@@ -515,17 +676,19 @@ impl DataPlane for SharedPlane {
         port: PortIndex,
     ) -> Result<(), TableWriteError> {
         DataPlane::abandon_host_requests_to(
-            &mut self.switches.borrow_mut()[self.index],
+            self.switches.borrow_mut()[self.index].switch_mut(),
             host_port,
             port,
         )
     }
 
     fn read_counter(&mut self, port: PortIndex, entry: u32) -> Result<u64, TableWriteError> {
-        self.switches.borrow_mut()[self.index].read_counter(port, entry)
+        self.switches.borrow_mut()[self.index]
+            .switch_mut()
+            .read_counter(port, entry)
     }
 
     fn clear_counters(&mut self, port: PortIndex) -> Result<(), TableWriteError> {
-        DataPlane::clear_counters(&mut self.switches.borrow_mut()[self.index], port)
+        DataPlane::clear_counters(self.switches.borrow_mut()[self.index].switch_mut(), port)
     }
 }

@@ -45,8 +45,12 @@ pub const MANAGEMENT_CLASS: u32 = 0x08_80_00;
 
 /// The function a weft switch port presents on its link, which the
 /// fabric manager probes with Type 0 requests: a header Type 0 function of
-/// `vendor_id` ([`MANAGEMENT_DEVICE_ID`], [`MANAGEMENT_CLASS`]) with no
-/// BARs, carrying `identity`.
+/// `vendor_id` ([`MANAGEMENT_DEVICE_ID`], [`MANAGEMENT_CLASS`]) carrying
+/// `identity`. Its BAR0/BAR1 (the switch's management BAR, a 64-bit memory
+/// BAR over the switch's CSR window) and Command's Memory Space Enable are
+/// not kept in this space: the port's configuration logic backs them with
+/// the data plane's register (`weft_regs::csr::global::MANAGEMENT_BAR_LOW`),
+/// one per switch, so the space built here holds no BARs.
 pub fn management_function(
     vendor_id: u16,
     identity: &WeftIdentity,

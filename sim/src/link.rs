@@ -234,6 +234,12 @@ impl LinkDirection {
         credits.header.is_none_or(|h| h >= 1) && credits.data.is_none_or(|d| d >= cost.data)
     }
 
+    /// Keeps the wire idle until `until`: the link is retraining or being
+    /// reset, and sends nothing before it is back. Credits carry on.
+    pub fn hold_until(&mut self, until: Picoseconds) {
+        self.wire_free_at = self.wire_free_at.max(until);
+    }
+
     /// Puts `packet` on the wire at `now` (or when the wire frees) and
     /// returns when it is delivered. The caller carries the packet to its
     /// destination; the link only paces the wire and keeps the credits.

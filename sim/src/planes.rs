@@ -18,7 +18,8 @@ use std::cell::RefCell;
 use weft_fabric::hw::{DataPlane, Fabric, TableWriteError};
 use weft_pcie::Bdf;
 use weft_regs::tables::{
-    AddressRoute, Destination, FunctionOwner, HostIndex, IdMapping, PortIndex, PortRole, Window,
+    AddressRoute, Destination, FunctionOwner, HostIndex, IdMapping, LinkRequest, PortIndex,
+    PortRole, Window,
 };
 
 use crate::switch::WeftSwitch;
@@ -173,6 +174,14 @@ impl DataPlane for SwitchPlane<'_> {
         port: PortIndex,
     ) -> Result<(), TableWriteError> {
         self.with(|plane| plane.abandon_host_requests_to(host_port, port))
+    }
+
+    fn request_link(
+        &mut self,
+        port: PortIndex,
+        request: LinkRequest,
+    ) -> Result<(), TableWriteError> {
+        self.with(|plane| plane.request_link(port, request))
     }
 
     fn read_counter(&mut self, port: PortIndex, entry: u32) -> Result<u64, TableWriteError> {

@@ -54,6 +54,7 @@ use crate::iss_board::{BoardError, IssBoard};
 use crate::iss_manager::FirmwareCpu;
 use crate::link::LinkConfig;
 use crate::link::{CreditCost, Credits, DATA_CREDIT_BYTES};
+use crate::link_control::carry_link_requests;
 use crate::manager_config::ManagerConfig;
 use crate::planes::{lend, Planes};
 use crate::switch::WeftSwitch;
@@ -384,7 +385,11 @@ impl World {
                 },
                 planes: Planes::new(shared),
             };
-            action(manager, &mut hardware, &clock)
+            let result = action(manager, &mut hardware, &clock);
+            // What the manager asked of the links last (a retrain) is carried out too.
+            let ManagerHardware { config, .. } = hardware;
+            carry_link_requests(config.switches, config.wiring, clock.get());
+            result
         });
         (result, clock.get())
     }
@@ -394,7 +399,10 @@ impl World {
     pub fn start_manager(&mut self) -> Result<(), weft_fabric::manager::StartError> {
         let reset_at_ns = self.now.as_nanos() as u64;
         let (started, end) = self.with_hardware(|manager, hardware, clock| {
-            let mut timer = WorldTimer { now: clock };
+            let mut timer = WorldTimer {
+                now: clock,
+                waited: false,
+            };
             let ManagerHardware { config, planes } = hardware;
             manager.start(config, &mut timer, planes, reset_at_ns)
         });
@@ -414,14 +422,41 @@ impl World {
             &mut dyn HostInterface,
         ) -> R,
     ) -> R {
+        self.with_manager_and_timer(|manager, config, planes, hosts, _| {
+            action(manager, config, planes, hosts)
+        })
+    }
+
+    /// [`World::with_manager`] with the manager's clock too, for a request
+    /// that waits (a hot reset, `weft_fabric::link_control`): the world's
+    /// time moves on to where the manager's ended.
+    pub fn with_manager_and_timer<R>(
+        &mut self,
+        action: impl FnOnce(
+            &mut FabricManager,
+            &mut dyn FabricConfig,
+            &mut Planes<'_>,
+            &mut dyn HostInterface,
+            &mut dyn Timer,
+        ) -> R,
+    ) -> R {
         let mut outbox = Outbox {
             queue: VecDeque::new(),
             out: Vec::new(),
         };
-        let (result, end) = self.with_hardware(|manager, hardware, _| {
+        let ((result, waited), end) = self.with_hardware(|manager, hardware, clock| {
+            let mut timer = WorldTimer {
+                now: clock,
+                waited: false,
+            };
             let ManagerHardware { config, planes } = hardware;
-            action(manager, config, planes, &mut outbox)
+            let result = action(manager, config, planes, &mut outbox, &mut timer);
+            (result, timer.waited)
         });
+        // The manager waited, and the world with it.
+        if waited {
+            self.now = self.now.max(end);
+        }
         // Configuration requests the manager sent took their time on the links.
         self.send_from_cpu(outbox.out, end);
         self.flush_synthesized();
@@ -737,6 +772,8 @@ impl Fabric for HostLink<'_> {
 /// meanwhile, as nothing does while the fabric manager enumerates).
 struct WorldTimer<'a> {
     now: &'a Cell<Duration>,
+    /// Whether the manager waited on it.
+    waited: bool,
 }
 
 impl Timer for WorldTimer<'_> {
@@ -745,6 +782,7 @@ impl Timer for WorldTimer<'_> {
     }
 
     fn wait_until_ns(&mut self, deadline_ns: u64) {
+        self.waited = true;
         self.now
             .set(self.now.get().max(Duration::from_nanos(deadline_ns)));
     }

@@ -432,6 +432,7 @@ fn native_ask(world: &mut World, request: &Request) -> Response {
             hosts,
             links: &mut LinksUnknown,
             firmware: None,
+            timer: None,
         };
         handle(manager, &board, request, &[], hardware)
     })

@@ -225,11 +225,14 @@ impl Fabric {
             switch_id: self.manager.settings().switch_id,
             found: found_ports(self.manager),
         };
+        let mut timer = SocTimer::new(Mmio);
         let hardware = Hardware {
             config: &mut config,
             fabric: &mut self.plane,
             hosts: &mut hosts,
             links: &mut links,
+            // A hot reset waits its 100 ms here (weft_fabric::link_control).
+            timer: Some(&mut timer),
             // Re-borrowed for as long as the request's other hardware.
             firmware: match firmware {
                 Some(firmware) => Some(firmware),

@@ -222,6 +222,15 @@ impl World {
         })
     }
 
+    /// Carries out, at `at`, the hot resets and retrainings the firmware
+    /// asked of switch 0's links through its CSR window ([`crate::link_control`]).
+    pub(crate) fn carry_link_requests(&mut self, at: Duration) {
+        let World {
+            switches, wiring, ..
+        } = self;
+        lend(switches, |shared| carry_link_requests(shared, wiring, at));
+    }
+
     /// Sends `packet`, which the firmware sent out of switch 0's
     /// `port`, onto that port's link at `at`.
     pub(crate) fn send_from_port(&mut self, port: PortIndex, packet: Packet, at: Duration) {

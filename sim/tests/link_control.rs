@@ -1,19 +1,25 @@
-//! A GPU's link hot reset and retrained by management request, answered
-//! as `weft-sim serve` answers it (`weft_fabric::management::handle` with
-//! the world's clock): the GPU takes a Conventional Reset (PCIe Base 6.0
-//! §6.6.1), the manager programs its BARs and Command again, and the host
-//! it stays bound to reaches it through the same BAR addresses, its DMA
-//! landing in host memory; a retrain changes nothing the host sees.
+//! A GPU's and an NVMe drive's links hot reset and retrained by
+//! management request, answered as `weft-sim serve` answers it
+//! (`weft_fabric::management::handle` with the world's clock): the device
+//! takes a Conventional Reset (PCIe Base 6.0 §6.6.1), the manager programs
+//! its BARs and Command again (and the drive's VFs, §9.3.3), the host it
+//! stays bound to sees its slot's link go down and up and adds the device
+//! again, and its driver works as before: BAR reads and writes, the GPU's
+//! DMA, the VF's reads and writes. A retrain changes nothing the host sees.
 
 use std::time::Duration;
 
 use weft_devices::gpu::{Gpu, GpuConfig};
+use weft_devices::nvme::{Nvme, NvmeConfig};
+use weft_fabric::inventory::FunctionKind;
 use weft_fabric::management::{handle, BoardInfo, Hardware, PortLink, PortLinks};
 use weft_fabric::manager::FabricManager;
 use weft_fabric::settings::{FabricSettings, HostPort};
 use weft_pcie::config::header::{command, common, type0};
+use weft_pcie::config::sriov;
 use weft_pcie::config::FunctionIdentity;
 use weft_pcie::link::{Link, LinkSpeed, LinkWidth};
+use weft_pcie::Bdf;
 use weft_proto::{
     AccessWidth, Error, LinkState, LinkStatus, PortAction, PortIndex as WirePort, Request, Response,
 };
@@ -26,6 +32,7 @@ use weft_sim::world::World;
 const SWITCH_ID: u64 = 0xa0;
 const HOST_PORT: u8 = 0;
 const GPU_PORT: u8 = 2;
+const NVME_PORT: u8 = 3;
 /// §6.6.1: the manager waits 100 ms after the reset before asking the GPU.
 const RESET_TO_FIRST_REQUEST: Duration = Duration::from_millis(100);
 
@@ -70,13 +77,15 @@ fn identity(device_id: u16) -> FunctionIdentity {
     }
 }
 
-/// One switch, a host on port 0 and a GPU on port 2 bound to it; the host
-/// has booted and its GPU driver is bound.
+/// One switch, a host on port 0, a GPU on port 2 and an NVMe drive with
+/// two VFs on port 3; the GPU and VF 1 are bound to the host, which has
+/// booted with both drivers bound.
 fn booted() -> World {
     let mut settings = FabricSettings {
         switch_id: SWITCH_ID,
         upstream_identity: identity(0x0001),
         downstream_identity: identity(0x0002),
+        num_vfs: 2,
         ..FabricSettings::default()
     };
     settings
@@ -93,16 +102,42 @@ fn booted() -> World {
     world.attach_host(HOST_PORT, Host::new(HostConfig::default()), link());
     let gpu = Gpu::new(GpuConfig::default()).expect("a GPU");
     world.attach_device(GPU_PORT, Box::new(gpu), link());
+    let nvme = Nvme::new(NvmeConfig::default()).expect("an NVMe drive");
+    world.attach_device(NVME_PORT, Box::new(nvme), link());
     world.start_manager().expect("the fabric enumerates");
-    let gpu = world.manager().inventory().functions[0].id;
-    world
-        .with_manager(|m, _, planes, host| m.bind(gpu, HostIndex(0), 0, planes, host))
-        .expect("the GPU binds");
+    let [gpu, vf] = [gpu_id(&world), vf_id(&world)];
+    for (slot, function) in [gpu, vf].into_iter().enumerate() {
+        world
+            .with_manager(|m, _, planes, host| {
+                m.bind(function, HostIndex(0), slot as u8, planes, host)
+            })
+            .expect("binds");
+    }
     let bound = world
         .with_host(HOST_PORT, |host, link| host.boot(link))
         .expect("the host boots");
-    assert_eq!(bound.len(), 1, "the GPU driver binds");
+    assert_eq!(bound.len(), 2, "the GPU and NVMe drivers bind");
     world
+}
+
+fn gpu_id(world: &World) -> Bdf {
+    let functions = &world.manager().inventory().functions;
+    functions
+        .iter()
+        .find(|f| f.port == PortIndex(GPU_PORT))
+        .expect("the GPU")
+        .id
+}
+
+fn vf_id(world: &World) -> Bdf {
+    world
+        .manager()
+        .inventory()
+        .functions
+        .iter()
+        .find(|f| matches!(f.kind, FunctionKind::Virtual { vf: 1, .. }))
+        .expect("VF 1")
+        .id
 }
 
 /// Answers `request` as `weft-sim serve` does, and lets the host's
@@ -130,13 +165,37 @@ fn ask(world: &mut World, request: Request) -> Response {
 /// Enable; the rest is the host's, §7.5.1.1.3) and its BARs, read by the
 /// manager from the GPU itself.
 fn gpu_registers(world: &mut World) -> Vec<u32> {
-    let gpu = world.manager().inventory().functions[0].id;
+    let gpu = gpu_id(world);
+    owned(world, gpu, (0..6).map(|n| type0::BAR0 + 4 * n).collect())
+}
+
+/// What the fabric owns of the NVMe PF's SR-IOV capability (Control,
+/// NumVFs, the VF BARs, §9.3.3) and of VF 1's Command.
+fn sriov_registers(world: &mut World) -> Vec<u32> {
+    let inventory = world.manager().inventory();
+    let pf = inventory
+        .functions
+        .iter()
+        .find(|f| f.sriov.is_some())
+        .expect("the PF");
+    let (pf_id, cap) = (pf.id, pf.sriov.expect("SR-IOV").offset);
+    let vf = vf_id(world);
+    let mut offsets = vec![cap + sriov::CONTROL, cap + sriov::NUM_VFS];
+    offsets.extend((0..6).map(|n| cap + sriov::VF_BAR0 + 4 * n));
+    let mut values = owned(world, pf_id, offsets);
+    values.extend(owned(world, vf, vec![]));
+    values
+}
+
+/// Command's Memory Space and Bus Master Enable of `function`, then the
+/// DWs at `offsets`.
+fn owned(world: &mut World, function: Bdf, offsets: Vec<u16>) -> Vec<u32> {
     [common::COMMAND]
         .into_iter()
-        .chain((0..6).map(|n| type0::BAR0 + 4 * n))
+        .chain(offsets)
         .map(|offset| {
             let request = Request::ConfigRead {
-                target: gpu.into(),
+                target: function.into(),
                 offset,
                 width: AccessWidth::Dword,
             };
@@ -217,6 +276,46 @@ fn a_hot_reset_gpu_comes_back_with_its_bars_and_its_host_still_drives_it() {
     assert!(gone < back, "{events:?}");
     let after = pattern(16 << 10, 2);
     assert_eq!(round_trip(&mut world, &after), (after.clone(), after));
+}
+
+#[test]
+fn a_hot_reset_drive_comes_back_with_its_vfs_and_its_host_still_reads_and_writes() {
+    let mut world = booted();
+    let vf = world.with_host(HOST_PORT, |host, _| {
+        *host
+            .drivers()
+            .keys()
+            .find(|bdf| host.nvme(**bdf).is_some())
+            .expect("the NVMe driver")
+    });
+    let data = pattern(4096, 4);
+    world
+        .with_host(HOST_PORT, |host, link| host.nvme_write(link, vf, 8, &data))
+        .expect("written before");
+    let programmed = sriov_registers(&mut world);
+    let request = Request::PortControl {
+        port: WirePort(NVME_PORT),
+        action: PortAction::HotReset,
+    };
+    assert_eq!(ask(&mut world, request), Response::Done);
+    assert_eq!(sriov_registers(&mut world), programmed);
+    let vf = world.with_host(HOST_PORT, |host, _| {
+        *host
+            .drivers()
+            .keys()
+            .find(|bdf| host.nvme(**bdf).is_some())
+            .expect("the NVMe driver is bound again")
+    });
+    let again = pattern(4096, 5);
+    world
+        .with_host(HOST_PORT, |host, link| {
+            host.nvme_write(link, vf, 16, &again)
+        })
+        .expect("written after");
+    let read = world
+        .with_host(HOST_PORT, |host, link| host.nvme_read(link, vf, 16, 4096))
+        .expect("read after");
+    assert_eq!(read, again);
 }
 
 #[test]

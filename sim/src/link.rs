@@ -380,6 +380,28 @@ mod tests {
     }
 
     #[test]
+    fn a_held_link_sends_from_when_it_is_back_with_its_credits_kept() {
+        let credits = Credits {
+            posted: ClassCredits {
+                header: Some(1),
+                data: None,
+            },
+            ..Credits::INFINITE
+        };
+        let mut link = LinkDirection::new(gen3_x16(100_000), credits);
+        let packet = write(64);
+        let on_wire = link.serialization_ps(&packet);
+        // Retraining until 2 µs: a TLP offered at 1 µs leaves when it is back.
+        link.hold_until(2_000_000);
+        assert_eq!(
+            link.send(1_000_000, &packet).expect("one header credit"),
+            2_000_000 + on_wire + 100_000
+        );
+        // The credit it took is still taken: Recovery keeps the FC state (§3.4).
+        assert!(!link.can_send(3_000_000, &packet));
+    }
+
+    #[test]
     fn credits_hold_back_a_class_until_returned() {
         let credits = Credits {
             posted: ClassCredits {

@@ -115,21 +115,21 @@ impl From<EnumerationError> for LinkControlError {
     }
 }
 
-impl From<PortControlError> for LinkControlError {
-    /// The errors [`FabricManager::local_port`] gives.
-    fn from(error: PortControlError) -> Self {
-        match error {
-            PortControlError::NoSuchPort(port) => LinkControlError::NoSuchPort(port),
-            PortControlError::HostPort { port, host } => LinkControlError::HostPort { port, host },
-            PortControlError::Table(error) => LinkControlError::Table(error),
-            PortControlError::NotReady | PortControlError::Bound { .. } => {
-                LinkControlError::NotReady
-            }
-        }
-    }
-}
-
 impl FabricManager {
+    /// What sits behind `port` of the manager's own switch, once the
+    /// fabric is enumerated.
+    fn link_port<F: Fabric + ?Sized>(
+        &self,
+        port: PortIndex,
+        fabric: &mut F,
+    ) -> Result<PortKind, LinkControlError> {
+        self.local_port(port, fabric).map_err(|error| match error {
+            PortControlError::NoSuchPort(port) => LinkControlError::NoSuchPort(port),
+            // The only other refusal of local_port.
+            _ => LinkControlError::NotReady,
+        })
+    }
+
     /// Retrains the link of `port` of the manager's own switch (§7.5.3.7)
     /// and logs it; refused on a host port.
     pub fn retrain_port<F: Fabric + ?Sized>(
@@ -137,7 +137,7 @@ impl FabricManager {
         port: PortIndex,
         fabric: &mut F,
     ) -> Result<(), LinkControlError> {
-        if let PortKind::Host { host, .. } = self.local_port(port, fabric)? {
+        if let PortKind::Host { host, .. } = self.link_port(port, fabric)? {
             return Err(LinkControlError::HostPort { port, host });
         }
         fabric.local().request_link(port, LinkRequest::Retrain)?;
@@ -166,7 +166,7 @@ impl FabricManager {
         F: Fabric + ?Sized,
         H: HostInterface + ?Sized,
     {
-        match self.local_port(port, fabric)? {
+        match self.link_port(port, fabric)? {
             PortKind::Host { host, .. } => return Err(LinkControlError::HostPort { port, host }),
             PortKind::Fabric { .. } => return Err(LinkControlError::FabricPort(port)),
             PortKind::Endpoint { .. } | PortKind::Empty => {}

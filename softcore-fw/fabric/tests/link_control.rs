@@ -3,10 +3,12 @@
 //! reset leaves every register the fabric owns as enumeration programmed
 //! it, after the waits of PCIe Base 6.0 §6.6.1 and §9.3.3.3.1, with the
 //! bindings and tables untouched; a retrain changes nothing a function
-//! or a host sees; host and fabric ports are refused with nothing sent.
+//! or a host sees; host and fabric ports, and a port with a conventional
+//! switch below, are refused with nothing sent.
 
 mod common;
 
+use common::conventional::ConventionalSwitch;
 use common::mesh::{Mesh, Partner, BOOT_AFTER_RESET_NS};
 use common::*;
 use weft_fabric::link_control::LinkControlError;
@@ -233,6 +235,34 @@ fn host_and_fabric_ports_are_refused_with_nothing_sent() {
     assert_eq!(
         hot_reset(&mut mesh, &mut manager, PORTS as u8),
         Err(LinkControlError::NoSuchPort(PortIndex(PORTS as u8)))
+    );
+    assert!(mesh.switch(0).clone().take_link_requests().is_empty());
+}
+
+/// The bus numbers and windows of a conventional switch below the port
+/// would be lost too, and are not written back: refused before the link
+/// is touched.
+#[test]
+fn a_port_with_a_conventional_switch_below_is_not_hot_reset() {
+    let mut mesh = Mesh::new(&[SWITCH], PORTS, Clock::default());
+    mesh.attach_host((0, HOST_PORT));
+    let below = ConventionalSwitch::new(
+        identity(0x10b5, 0x8724, 0x06_04_00),
+        vec![(true, Some(gpu()))],
+    );
+    mesh.attach_conventional((0, GPU_PORT), below);
+    let mut manager = FabricManager::new(settings()).expect("valid");
+    let mut clock = mesh.net.clock.clone();
+    manager
+        .start(&mut mesh.net, &mut clock, &mut mesh.planes, 0)
+        .expect("the fabric enumerates");
+    let upstream = manager.inventory().bridges[0].id;
+    assert_eq!(
+        hot_reset(&mut mesh, &mut manager, GPU_PORT),
+        Err(LinkControlError::BridgeBelow {
+            port: PortIndex(GPU_PORT),
+            bridge: upstream
+        })
     );
     assert!(mesh.switch(0).clone().take_link_requests().is_empty());
 }

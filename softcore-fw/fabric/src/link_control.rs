@@ -1,6 +1,6 @@
 //! Hot reset and retraining of the manager's own switch's ports, on a
 //! management request, through the data plane's link control
-//! ([`DataPlane::request_link`], the port block's LINK register).
+//! ([`weft_regs::tables::DataPlane::request_link`], the port block's LINK register).
 //!
 //! **Retrain** (Retrain Link, PCIe Base 6.0 §7.5.3.7): the link goes
 //! through Recovery (§4.2.6.4) with its Data Link Layer up; nothing below

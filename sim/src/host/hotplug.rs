@@ -325,6 +325,14 @@ pub fn handle(
         power_indicator(cpu, tree, port, Indicator::On)?;
     }
     cpu.sleep(LINK_UP_DELAY);
+    // The link and presence changes up to here are this one's, the slot's
+    // power-on's among them: pciehp ignores them (`pciehp_check_link_status`),
+    // or a link coming up would later read as the link bouncing.
+    let seen = slot_status::DLL_STATE_CHANGED | slot_status::PRESENCE_DETECT_CHANGED;
+    let status = cpu.config_read_u16(port, pcie + pcie_cap::SLOT_STATUS)?;
+    if status & seen != 0 {
+        cpu.config_write_u16(port, pcie + pcie_cap::SLOT_STATUS, status & seen)?;
+    }
     Scan::new(cpu, tree, config).scan_bus(secondary, Some(port), subordinate)?;
     assign_below(cpu, tree, config, port)?;
     let added = tree.descendants(port);

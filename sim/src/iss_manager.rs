@@ -155,6 +155,9 @@ impl FirmwareCpu {
             self.activity == Activity::Waiting && self.board.external_interrupt();
         world.swap_manager_switch(window.window().switch_mut());
         let now = self.now();
+        // A hot reset written in the slice reaches the device before the
+        // firmware's next request does (it waits 100 ms first).
+        world.carry_link_requests(now);
         for (port, packet) in std::mem::take(&mut *self.sent.borrow_mut()) {
             if let Some((reply, at)) = world.carry_cpu_request(port, packet, now) {
                 let bytes = reply

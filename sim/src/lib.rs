@@ -24,6 +24,7 @@ pub mod host;
 pub mod iss_board;
 pub mod iss_manager;
 pub mod link;
+pub mod link_control;
 pub mod manager_config;
 pub mod planes;
 pub mod reference;

@@ -234,6 +234,12 @@ impl LinkDirection {
         credits.header.is_none_or(|h| h >= 1) && credits.data.is_none_or(|d| d >= cost.data)
     }
 
+    /// Keeps the wire idle until `until`: the link is retraining or being
+    /// reset, and sends nothing before it is back. Credits carry on.
+    pub fn hold_until(&mut self, until: Picoseconds) {
+        self.wire_free_at = self.wire_free_at.max(until);
+    }
+
     /// Puts `packet` on the wire at `now` (or when the wire frees) and
     /// returns when it is delivered. The caller carries the packet to its
     /// destination; the link only paces the wire and keeps the credits.
@@ -371,6 +377,28 @@ mod tests {
             link.send(5_000, &packet).expect("infinite credits"),
             5_000 + 2 * on_wire + 100_000
         );
+    }
+
+    #[test]
+    fn a_held_link_sends_from_when_it_is_back_with_its_credits_kept() {
+        let credits = Credits {
+            posted: ClassCredits {
+                header: Some(1),
+                data: None,
+            },
+            ..Credits::INFINITE
+        };
+        let mut link = LinkDirection::new(gen3_x16(100_000), credits);
+        let packet = write(64);
+        let on_wire = link.serialization_ps(&packet);
+        // Retraining until 2 µs: a TLP offered at 1 µs leaves when it is back.
+        link.hold_until(2_000_000);
+        assert_eq!(
+            link.send(1_000_000, &packet).expect("one header credit"),
+            2_000_000 + on_wire + 100_000
+        );
+        // The credit it took is still taken: Recovery keeps the FC state (§3.4).
+        assert!(!link.can_send(3_000_000, &packet));
     }
 
     #[test]

@@ -49,6 +49,7 @@ use weft_pcie::tlp::{
 };
 use weft_pcie::Bdf;
 
+use crate::link_control::carry_link_requests;
 use crate::switch::{WeftSwitch, SWITCH_LATENCY};
 use crate::wiring::{End, Node, Place, Way, Wiring};
 
@@ -219,6 +220,8 @@ impl ManagerConfig<'_> {
         offset: u16,
         write: Option<(u32, u8)>,
     ) -> Result<u32, ConfigFault> {
+        // A hot reset the manager just asked for reaches the device first.
+        carry_link_requests(self.switches, self.wiring, self.now.get());
         *self.next_tag = self.next_tag.wrapping_add(1);
         let (config_type, port) = match path {
             ConfigPath::Link(port) => (ConfigType::Type0, port),

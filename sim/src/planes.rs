@@ -18,7 +18,8 @@ use weft_fabric::hw::{DataPlane, Fabric, RemoteSwitch, TableWriteError};
 use weft_fabric::inband::InbandPlanes;
 use weft_pcie::Bdf;
 use weft_regs::tables::{
-    AddressRoute, Destination, FunctionOwner, HostIndex, IdMapping, PortIndex, PortRole, Window,
+    AddressRoute, Destination, FunctionOwner, HostIndex, IdMapping, LinkRequest, PortIndex,
+    PortRole, Window,
 };
 
 use crate::manager_config::SharedConfig;
@@ -173,6 +174,14 @@ impl DataPlane for SwitchPlane<'_> {
         port: PortIndex,
     ) -> Result<(), TableWriteError> {
         self.with(|plane| plane.abandon_host_requests_to(host_port, port))
+    }
+
+    fn request_link(
+        &mut self,
+        port: PortIndex,
+        request: LinkRequest,
+    ) -> Result<(), TableWriteError> {
+        self.with(|plane| plane.request_link(port, request))
     }
 
     fn read_counter(&mut self, port: PortIndex, entry: u32) -> Result<u64, TableWriteError> {

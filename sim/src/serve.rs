@@ -32,8 +32,8 @@ use weft_fabric::memory_flash::MemoryFlash;
 use weft_fabric::persist::PersistError;
 use weft_pcie::link::{LinkSpeed as PcieSpeed, LinkWidth};
 use weft_proto::{
-    Key, LinkSpeed, LinkState, LinkStatus, Request, Responder, Response, SwitchId, Verifier,
-    MANAGEMENT_UDP_PORT, MAX_DATAGRAM,
+    Key, LinkSpeed, LinkState, LinkStatus, PortAction, Request, Responder, Response, SwitchId,
+    Verifier, MANAGEMENT_UDP_PORT, MAX_DATAGRAM,
 };
 use weft_regs::soc::spi_flash::{IMAGE_SLOT_SIZE, SECTOR_SIZE};
 
@@ -357,19 +357,28 @@ fn execute(
     request: &Request,
     trailing: &[u8],
 ) -> Response {
-    let response = world.with_manager(|manager, config, planes, hosts| {
+    let response = world.with_manager_and_timer(|manager, config, planes, hosts, timer| {
         let hardware = Hardware {
             config,
             fabric: planes,
             hosts,
             links,
             firmware: Some(firmware),
+            timer: Some(timer),
         };
         handle(manager, board, request, trailing, hardware)
     });
     // A managed unbind answered in progress pressed the slot's Attention
     // Button: the host's hot-plug driver answers it now.
-    let changes_slots = matches!(request, Request::Bind { .. } | Request::Unbind { .. });
+    let changes_slots = matches!(
+        request,
+        Request::Bind { .. }
+            | Request::Unbind { .. }
+            | Request::PortControl {
+                action: PortAction::HotReset,
+                ..
+            }
+    );
     let acted = matches!(response, Response::Done | Response::InProgress { .. });
     if changes_slots && acted {
         let_hosts_see_hot_plug(world, host_ports);

@@ -148,6 +148,21 @@ impl Wiring {
         true
     }
 
+    /// Keeps both directions of the link at `place` idle until `until`
+    /// (a retrain or a hot reset, [`crate::link_control`]).
+    pub(crate) fn hold_link(&mut self, place: Place, until: Duration) {
+        for way in [Way::Up, Way::Down] {
+            if let Some(channel) = self.channels.get_mut(&(place, way)) {
+                channel.link.hold_until(to_ps(until));
+            }
+        }
+        if let Some(far) = self.cabled_to(place) {
+            if let Some(channel) = self.channels.get_mut(&(far, Way::Down)) {
+                channel.link.hold_until(to_ps(until));
+            }
+        }
+    }
+
     /// The shape of the link out of `place`, if anything is wired there.
     pub(crate) fn link_config(&self, place: Place) -> Option<LinkConfig> {
         self.channels

@@ -54,6 +54,7 @@ use crate::iss_board::{BoardError, IssBoard};
 use crate::iss_manager::FirmwareCpu;
 use crate::link::LinkConfig;
 use crate::link::{CreditCost, Credits, DATA_CREDIT_BYTES};
+use crate::link_control::carry_link_requests;
 use crate::manager_config::{ManagerConfig, SharedConfig};
 use crate::planes::{lend, Planes};
 use crate::switch::WeftSwitch;
@@ -221,6 +222,15 @@ impl World {
         })
     }
 
+    /// Carries out, at `at`, the hot resets and retrainings the firmware
+    /// asked of switch 0's links through its CSR window ([`crate::link_control`]).
+    pub(crate) fn carry_link_requests(&mut self, at: Duration) {
+        let World {
+            switches, wiring, ..
+        } = self;
+        lend(switches, |shared| carry_link_requests(shared, wiring, at));
+    }
+
     /// Sends `packet`, which the firmware sent out of switch 0's
     /// `port`, onto that port's link at `at`.
     pub(crate) fn send_from_port(&mut self, port: PortIndex, packet: Packet, at: Duration) {
@@ -385,7 +395,12 @@ impl World {
                 config: SharedConfig(&config),
                 planes: Planes::new(shared, SharedConfig(&config)),
             };
-            action(manager, &mut hardware, &clock)
+            let result = action(manager, &mut hardware, &clock);
+            drop(hardware);
+            // What the manager asked of the links last (a retrain) is carried out too.
+            let config = config.into_inner();
+            carry_link_requests(config.switches, config.wiring, clock.get());
+            result
         });
         (result, clock.get())
     }
@@ -395,7 +410,10 @@ impl World {
     pub fn start_manager(&mut self) -> Result<(), weft_fabric::manager::StartError> {
         let reset_at_ns = self.now.as_nanos() as u64;
         let (started, end) = self.with_hardware(|manager, hardware, clock| {
-            let mut timer = WorldTimer { now: clock };
+            let mut timer = WorldTimer {
+                now: clock,
+                waited: false,
+            };
             let ManagerHardware { config, planes } = hardware;
             manager.start(config, &mut timer, planes, reset_at_ns)
         });
@@ -415,14 +433,41 @@ impl World {
             &mut dyn HostInterface,
         ) -> R,
     ) -> R {
+        self.with_manager_and_timer(|manager, config, planes, hosts, _| {
+            action(manager, config, planes, hosts)
+        })
+    }
+
+    /// [`World::with_manager`] with the manager's clock too, for a request
+    /// that waits (a hot reset, `weft_fabric::link_control`): the world's
+    /// time moves on to where the manager's ended.
+    pub fn with_manager_and_timer<R>(
+        &mut self,
+        action: impl FnOnce(
+            &mut FabricManager,
+            &mut dyn FabricConfig,
+            &mut Planes<'_, '_>,
+            &mut dyn HostInterface,
+            &mut dyn Timer,
+        ) -> R,
+    ) -> R {
         let mut outbox = Outbox {
             queue: VecDeque::new(),
             out: Vec::new(),
         };
-        let (result, end) = self.with_hardware(|manager, hardware, _| {
+        let ((result, waited), end) = self.with_hardware(|manager, hardware, clock| {
+            let mut timer = WorldTimer {
+                now: clock,
+                waited: false,
+            };
             let ManagerHardware { config, planes } = hardware;
-            action(manager, config, planes, &mut outbox)
+            let result = action(manager, config, planes, &mut outbox, &mut timer);
+            (result, timer.waited)
         });
+        // The manager waited, and the world with it.
+        if waited {
+            self.now = self.now.max(end);
+        }
         // Configuration requests the manager sent took their time on the links.
         self.send_from_cpu(outbox.out, end);
         self.flush_synthesized();
@@ -738,6 +783,8 @@ impl Fabric for HostLink<'_> {
 /// meanwhile, as nothing does while the fabric manager enumerates).
 struct WorldTimer<'a> {
     now: &'a Cell<Duration>,
+    /// Whether the manager waited on it.
+    waited: bool,
 }
 
 impl Timer for WorldTimer<'_> {
@@ -746,6 +793,7 @@ impl Timer for WorldTimer<'_> {
     }
 
     fn wait_until_ns(&mut self, deadline_ns: u64) {
+        self.waited = true;
         self.now
             .set(self.now.get().max(Duration::from_nanos(deadline_ns)));
     }

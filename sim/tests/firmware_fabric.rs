@@ -30,14 +30,14 @@ use weft_devices::Device;
 use weft_iss::data_plane::{DataPlaneWindow, Links};
 use weft_model::csr_window::CsrWindow;
 use weft_model::isolation::error_completion;
-use weft_model::{Packet, PortIndex, PortRole, Switch};
+use weft_model::{LinkRequest, Packet, PortIndex, PortRole, Switch};
 use weft_pcie::tlp::{
     Body, CompletionStatus, ConfigRequest, ConfigType, Direction, Header as TlpHeader, Tag,
 };
 use weft_pcie::Bdf;
 use weft_proto::{
-    decode_response, encode_request, BoundFunctions, Header, Key, Request, Response, SlotIndex,
-    SwitchId, TopologyCursor, TopologyItem, MANAGEMENT_UDP_PORT, MAX_DATAGRAM,
+    decode_response, encode_request, BoundFunctions, Header, Key, PortAction, Request, Response,
+    SlotIndex, SwitchId, TopologyCursor, TopologyItem, MANAGEMENT_UDP_PORT, MAX_DATAGRAM,
 };
 use weft_regs::tables::HostIndex;
 use weft_sim::iss_board::{Activity, IssBoard};
@@ -309,5 +309,21 @@ fn the_firmware_enumerates_lists_and_binds_an_endpoint_of_the_model_switch() {
     assert!(
         wakes < IDLE_MS / 2,
         "{wakes} wakes in {IDLE_MS} ms: the firmware polls"
+    );
+
+    // Retraining the GPU's link is a write of the port's LINK register,
+    // which the switch takes as a request of its link (§7.5.3.7).
+    let retrain = Request::PortControl {
+        port: weft_proto::PortIndex(GPU_PORT.0),
+        action: PortAction::Retrain,
+    };
+    assert_eq!(ask(&mut board, 200, &retrain), Response::Done);
+    assert_eq!(
+        board
+            .data_plane()
+            .window()
+            .switch_mut()
+            .take_link_requests(),
+        [(GPU_PORT, LinkRequest::Retrain)]
     );
 }

@@ -433,6 +433,7 @@ fn native_ask(world: &mut World, request: &Request) -> Response {
             hosts,
             links: &mut LinksUnknown,
             firmware: None,
+            timer: None,
         };
         handle(manager, &board, request, &[], hardware)
     })

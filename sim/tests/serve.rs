@@ -502,3 +502,67 @@ fn weftctl_updates_the_firmware_of_the_simulated_board() {
     assert_eq!(&slot_b[..bytes.len()], &bytes[..]);
     assert!(slot_a.iter().all(|&b| b == 0xFF), "slot A was written");
 }
+
+/// Link control on the reference board, whose manager's switch has the
+/// hosts on ports 0 and 1, fabric links on 6 and 7 and nothing on 2 to 5:
+/// a fabric link retrains (its Data Link Layer stays up, PCIe Base 6.0
+/// §7.5.3.7) but is not hot reset, a host's link is neither (it is the
+/// switch's upstream side of it), an empty port takes a hot reset with
+/// nothing to bring back; each done is logged.
+#[test]
+fn weftctl_retrains_and_hot_resets_links_where_that_makes_sense() {
+    let running = serve(0, |_| ());
+    let mut client = client(running.addr);
+    let logged = events_from(&mut client, EventSeq(0)).next;
+    let port = |port: u8, action: PortAction| Request::PortControl {
+        port: PortIndex(port),
+        action,
+    };
+    let answers = [
+        port(6, PortAction::Retrain),
+        port(6, PortAction::HotReset),
+        port(0, PortAction::Retrain),
+        port(1, PortAction::HotReset),
+        port(3, PortAction::HotReset),
+    ]
+    .map(|request| match client.request(&request) {
+        Ok(response) => response,
+        Err(ClientError::Refused(error)) => Response::Error(error),
+        Err(error) => panic!("no answer to {request:?}: {error}"),
+    });
+    assert_eq!(
+        answers,
+        [
+            Response::Done,
+            Response::Error(Error::Unsupported),
+            Response::Error(Error::HostPort {
+                port: PortIndex(0),
+                host: HostIndex(0)
+            }),
+            Response::Error(Error::HostPort {
+                port: PortIndex(1),
+                host: HOST2
+            }),
+            Response::Done,
+        ]
+    );
+    let kinds: Vec<EventKind> = events_from(&mut client, logged)
+        .events
+        .iter()
+        .map(|e| e.kind)
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            EventKind::PortControlled {
+                port: PortIndex(6),
+                action: PortAction::Retrain
+            },
+            EventKind::PortControlled {
+                port: PortIndex(3),
+                action: PortAction::HotReset
+            },
+        ]
+    );
+    running.stop();
+}

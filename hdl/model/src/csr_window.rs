@@ -15,7 +15,9 @@
 //! counters (capturing the high half on a read of the low one), the
 //! mailbox's head TLP and the injector's status. The mailbox holds the
 //! TLPs the switch routes to the CPU ([`CsrWindow::ingress`]); TLPs sent
-//! through the injector are collected for the test ([`CsrWindow::take_injected`]).
+//! through the injector are collected for the test ([`CsrWindow::take_injected`]);
+//! the hot resets and retrainings asked through each port's LINK register
+//! wait in the switch for the links ([`Switch::take_link_requests`]).
 //!
 //! The window's interrupt line ([`CsrWindow::interrupt`]) is the level OR
 //! of the mailbox's and the injector's, as their `INT_ENABLE` and
@@ -34,8 +36,8 @@ use weft_regs::csr::{
 };
 use weft_regs::driver::CsrBus;
 use weft_regs::tables::{
-    AddressRoute, DataPlane, Destination, FunctionOwner, HostIndex, IdMapping, Owner, Permissions,
-    PortIndex, PortRole, Window,
+    AddressRoute, DataPlane, Destination, FunctionOwner, HostIndex, IdMapping, LinkRequest, Owner,
+    Permissions, PortIndex, PortRole, Window,
 };
 use weft_regs::{Access, Field, Register, RegisterBlock};
 
@@ -747,6 +749,22 @@ impl CsrWindow {
                     }
                 }
             }
+            r if r == port::LINK => {
+                let port = PortIndex(instance as u8);
+                // A hot reset and a retrain written together: the hot
+                // reset trains the link again anyway, so it is the one.
+                let request = if port::LINK_HOT_RESET.decode(value) == 1 {
+                    Some(LinkRequest::HotReset)
+                } else if port::LINK_RETRAIN.decode(value) == 1 {
+                    Some(LinkRequest::Retrain)
+                } else {
+                    None
+                };
+                if let Some(request) = request {
+                    DataPlane::request_link(&mut self.switch, port, request)
+                        .expect("the port exists");
+                }
+            }
             r if r == mailbox::POP => {
                 if mailbox::DONE.decode(value) == 1 {
                     self.mailbox.pop_front();
@@ -884,6 +902,33 @@ mod tests {
         assert_eq!(csr.read32(port::ABANDON.address(1, 0)), 0);
         csr.write32(inject_data::DATA.address(0, 0), 0x1234_5678);
         assert_eq!(csr.read32(inject_data::DATA.address(0, 0)), 0);
+    }
+
+    #[test]
+    fn link_writes_ask_the_port_for_one_hot_reset_or_retrain_each() {
+        let mut csr = window();
+        let link = |p| port::LINK.address(p, 0);
+        csr.write32(link(1), port::LINK_RETRAIN.mask());
+        csr.write32(link(2), port::LINK_HOT_RESET.mask());
+        // Both at once: the hot reset retrains the link anyway (§4.2.5.11).
+        csr.write32(
+            link(3),
+            port::LINK_HOT_RESET.mask() | port::LINK_RETRAIN.mask(),
+        );
+        csr.write32(link(1), 0);
+        assert_eq!(
+            csr.switch_mut().take_link_requests(),
+            [
+                (PortIndex(1), LinkRequest::Retrain),
+                (PortIndex(2), LinkRequest::HotReset),
+                (PortIndex(3), LinkRequest::HotReset),
+            ]
+        );
+        assert!(
+            csr.switch_mut().take_link_requests().is_empty(),
+            "each acts once"
+        );
+        assert_eq!(csr.read32(link(2)), 0, "self-clearing");
     }
 
     #[test]

@@ -57,3 +57,4 @@ pub use tables::{
     AddressRoute, Destination, FunctionOwner, HostIndex, IdMapping, Owner, Ownership, Permissions,
     PortIndex, PortRole, PortTables, RouteTables, Window,
 };
+pub use weft_regs::tables::LinkRequest;

@@ -9,7 +9,7 @@ use weft_pcie::Bdf;
 use weft_regs::capacity;
 use weft_regs::tables::{
     checked_counter_entry, checked_intx_swizzle, AddressRoute, DataPlane, Destination,
-    FunctionOwner, HostIndex, IdMapping, PortIndex, PortRole, TableWriteError, Window,
+    FunctionOwner, HostIndex, IdMapping, LinkRequest, PortIndex, PortRole, TableWriteError, Window,
 };
 
 use crate::switch::Switch;
@@ -225,6 +225,17 @@ impl DataPlane for Switch {
         self.port_index(port)?;
         let completions = Switch::abandon_host_requests_to(self, host_port, port);
         self.synthesized.extend(completions);
+        Ok(())
+    }
+
+    /// Queues the request for [`Switch::take_link_requests`].
+    fn request_link(
+        &mut self,
+        port: PortIndex,
+        request: LinkRequest,
+    ) -> Result<(), TableWriteError> {
+        self.port_index(port)?;
+        self.link_requests.push((port, request));
         Ok(())
     }
 

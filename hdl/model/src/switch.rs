@@ -14,6 +14,7 @@ use weft_pcie::tlp::{
 use weft_pcie::Bdf;
 use weft_regs::aperture::{HOST_ADDRESS_LIMIT, HOST_APERTURE_BASE, HOST_APERTURE_SHIFT};
 use weft_regs::capacity;
+use weft_regs::tables::LinkRequest;
 
 use crate::counters::PortCounters;
 use crate::isolation::{error_completion, DropReason};
@@ -98,6 +99,9 @@ pub struct Switch {
     /// Completions the switch synthesized outside any ingress (abandoned requests),
     /// waiting for [`Switch::take_synthesized`].
     pub(crate) synthesized: Vec<Delivery>,
+    /// Link requests written through [`weft_regs::tables::DataPlane::request_link`],
+    /// in order, waiting for [`Switch::take_link_requests`].
+    pub(crate) link_requests: Vec<(PortIndex, LinkRequest)>,
 }
 
 impl Switch {
@@ -113,7 +117,16 @@ impl Switch {
             completion_timeout_ns: DEFAULT_COMPLETION_TIMEOUT_NS,
             entries: Entries::new(ports),
             synthesized: Vec::new(),
+            link_requests: Vec::new(),
         }
+    }
+
+    /// The hot resets and retrainings asked of the ports' links since the
+    /// last call, in order: the switch forwards no TLP differently for
+    /// them, the links (the simulator's link models, the board's LTSSMs)
+    /// carry them out.
+    pub fn take_link_requests(&mut self) -> Vec<(PortIndex, LinkRequest)> {
+        std::mem::take(&mut self.link_requests)
     }
 
     /// Completions synthesized since the last call for requests abandoned

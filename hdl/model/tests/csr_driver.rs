@@ -35,6 +35,7 @@ enum Op {
     AbandonHost(PortIndex, PortIndex),
     ReadCounter(PortIndex, u32),
     ClearCounters(PortIndex),
+    Link(PortIndex, LinkRequest),
     Tlp(PortIndex, Vec<u8>),
 }
 
@@ -57,6 +58,7 @@ impl Op {
             Op::BusRoute(bus, to) => plane.set_bus_route(bus, to),
             Op::Abandon(port) => plane.abandon_requests_to(port),
             Op::AbandonHost(host, port) => plane.abandon_host_requests_to(host, port),
+            Op::Link(port, request) => plane.request_link(port, request),
             Op::Tlp(..) => Ok(()),
         }
         .map(|()| None)
@@ -300,6 +302,11 @@ fn op() -> impl Strategy<Value = Op> {
         (port(), 0..csr::counter::NAMES.len() as u32 + 1)
             .prop_map(|(p, entry)| Op::ReadCounter(p, entry)),
         port().prop_map(Op::ClearCounters),
+        (
+            port(),
+            prop_oneof![Just(LinkRequest::HotReset), Just(LinkRequest::Retrain)]
+        )
+            .prop_map(|(p, r)| Op::Link(p, r)),
         // The baseline host's reads, and their abandonment.
         (0u16..8, 0u64..4).prop_map(|(tag, offset)| Op::Tlp(
             PortIndex(0),
@@ -436,6 +443,7 @@ proptest! {
                 prop_assert_eq!(a, b, "{:?}", op);
             }
             prop_assert_eq!(direct.take_synthesized(), window.switch_mut().take_synthesized());
+            prop_assert_eq!(direct.take_link_requests(), window.switch_mut().take_link_requests());
             assert_same_tables(&direct, window.switch());
         }
         prop_assert!(window.stray_accesses().is_empty(), "{:x?}", window.stray_accesses());
@@ -552,7 +560,7 @@ fn every_register_address_decodes_to_its_register() {
         }
     }
     // The gap after the port block's last register of port 0, and past the window.
-    assert_eq!(decode(csr::port::ABANDON.address(0, 0) + 4), None);
+    assert_eq!(decode(csr::port::LINK.address(0, 0) + 4), None);
     assert_eq!(decode(csr::CSR_BASE + csr::CSR_SIZE), None);
 }
 

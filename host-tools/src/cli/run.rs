@@ -130,7 +130,10 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             let (action, done) = match action {
                 PortActionArg::Enable => (PortAction::Enable, "enabled"),
                 PortActionArg::Disable => (PortAction::Disable, "disabled"),
-                PortActionArg::HotReset => (PortAction::HotReset, "hot reset sent"),
+                PortActionArg::HotReset => (
+                    PortAction::HotReset,
+                    "hot reset, functions below programmed again",
+                ),
                 PortActionArg::Retrain => (PortAction::Retrain, "link retrained"),
             };
             let request = Request::PortControl {

@@ -7,7 +7,9 @@
 //! got at enumeration (see [`super::resources`] for the reservation), after
 //! the 100 ms a device may take to answer once its link is up (§6.6.1).
 //! A device disappearing is removed from the tree with its vectors; its
-//! drivers are told by the host.
+//! drivers are told by the host. A link that went down and up under a
+//! present device (Data Link Layer State Changed, its link partner hot
+//! reset) takes the device away and adds it again, as pciehp does.
 //!
 //! A slot with an Attention Button (§6.7.1.5) is armed for Attention
 //! Button Pressed too. A press on an occupied, powered slot asks the host
@@ -293,31 +295,48 @@ pub fn handle(
         removed: Vec::new(),
         release_requested: false,
     };
+    // The link went down and up under a present device (its Data Link
+    // Layer State Changed while the slot stayed powered): pciehp takes the
+    // device away and adds it again, as after a hot reset it did not see
+    // coming (Linux `pciehp_handle_presence_or_link_change`).
+    let link_bounced =
+        events & slot_status::DLL_STATE_CHANGED != 0 && present && populated && !powered_off;
     if events & slot_status::ATTENTION_BUTTON_PRESSED != 0 && present && populated && !powered_off {
         event.release_requested = true;
-    } else if !present && populated {
+    } else if (!present || link_bounced) && populated {
         for child in tree.children(Some(port)) {
             event.removed.extend(tree.remove_subtree(child));
         }
         for gone in &event.removed {
             release_interrupts(cpu, &gone.interrupts);
         }
-    } else if present && !populated && secondary != 0 {
-        if powered_off {
-            // The slot was powered off when its device was released; a
-            // new one is powered on first (pciehp's `board_added`).
-            command(cpu, tree, port, |control| {
-                control & !slot_control::POWER_CONTROLLER_OFF
-            })?;
-            set_powered_off(tree, port, false);
-            power_indicator(cpu, tree, port, Indicator::On)?;
-        }
-        cpu.sleep(LINK_UP_DELAY);
-        Scan::new(cpu, tree, config).scan_bus(secondary, Some(port), subordinate)?;
-        assign_below(cpu, tree, config, port)?;
-        let added = tree.descendants(port);
-        configure(cpu, tree, config, &added)?;
-        event.added = added;
     }
+    let populated = !tree.children(Some(port)).is_empty();
+    if event.release_requested || !present || populated || secondary == 0 {
+        return Ok(event);
+    }
+    if powered_off {
+        // The slot was powered off when its device was released; a
+        // new one is powered on first (pciehp's `board_added`).
+        command(cpu, tree, port, |control| {
+            control & !slot_control::POWER_CONTROLLER_OFF
+        })?;
+        set_powered_off(tree, port, false);
+        power_indicator(cpu, tree, port, Indicator::On)?;
+    }
+    cpu.sleep(LINK_UP_DELAY);
+    // The link and presence changes up to here are this one's, the slot's
+    // power-on's among them: pciehp ignores them (`pciehp_check_link_status`),
+    // or a link coming up would later read as the link bouncing.
+    let seen = slot_status::DLL_STATE_CHANGED | slot_status::PRESENCE_DETECT_CHANGED;
+    let status = cpu.config_read_u16(port, pcie + pcie_cap::SLOT_STATUS)?;
+    if status & seen != 0 {
+        cpu.config_write_u16(port, pcie + pcie_cap::SLOT_STATUS, status & seen)?;
+    }
+    Scan::new(cpu, tree, config).scan_bus(secondary, Some(port), subordinate)?;
+    assign_below(cpu, tree, config, port)?;
+    let added = tree.descendants(port);
+    configure(cpu, tree, config, &added)?;
+    event.added = added;
     Ok(event)
 }

@@ -47,7 +47,8 @@ mod probe {
     use weft_fabric::settings::{FabricSettings, HostPort};
     use weft_proto::{LinkSpeed, LinkState, LinkStatus, Request};
     use weft_regs::tables::{
-        AddressRoute, Destination, FunctionOwner, HostIndex, IdMapping, PortIndex, PortRole, Window,
+        AddressRoute, Destination, FunctionOwner, HostIndex, IdMapping, LinkRequest, PortIndex,
+        PortRole, Window,
     };
 
     /// The size of the manager's state on the soft core, read from the
@@ -188,6 +189,15 @@ mod probe {
             port: PortIndex,
         ) -> Result<(), TableWriteError> {
             black_box((host_port, port));
+            black_box(Ok(()))
+        }
+
+        fn request_link(
+            &mut self,
+            port: PortIndex,
+            request: LinkRequest,
+        ) -> Result<(), TableWriteError> {
+            black_box((port, request));
             black_box(Ok(()))
         }
 
@@ -483,7 +493,8 @@ mod probe {
     /// loop, unbind, the management handler, the flash record.
     #[inline(never)]
     fn the_rest(manager: &mut FabricManager, gpu: &mut OneGpu, gpu_id: Bdf) {
-        let (mut plane, mut hosts, mut links, mut flash) = (Opaque, Opaque, Opaque, Opaque);
+        let (mut plane, mut hosts, mut links, mut flash, mut timer) =
+            (Opaque, Opaque, Opaque, Opaque, Opaque);
         let _ = black_box(manager.service(gpu, &mut plane, &mut hosts));
         let mode = black_box(UnbindMode::Graceful);
         let _ = black_box(manager.unbind(gpu_id, mode, &mut plane, &mut hosts));
@@ -501,6 +512,7 @@ mod probe {
             hosts: &mut hosts,
             links: &mut links,
             firmware: None,
+            timer: Some(&mut timer),
         };
         let _ = black_box(handle(manager, &board, &request, &[], hardware));
         let _ = black_box(manager.save_config(&mut flash));

@@ -35,7 +35,8 @@ use weft_fabric::manager::FabricManager;
 use weft_fabric::pcie::tlp::{ConfigRequest, ConfigType, Direction, Tag};
 use weft_fabric::pcie::Bdf;
 use weft_regs::tables::{
-    AddressRoute, Destination, FunctionOwner, HostIndex, IdMapping, PortIndex, PortRole, Window,
+    AddressRoute, Destination, FunctionOwner, HostIndex, IdMapping, LinkRequest, PortIndex,
+    PortRole, Window,
 };
 
 /// Configuration access that counts requests and the time spent answering them.
@@ -230,6 +231,10 @@ impl DataPlane for Discard {
         _: PortIndex,
         _: PortIndex,
     ) -> Result<(), TableWriteError> {
+        self.write()
+    }
+
+    fn request_link(&mut self, _: PortIndex, _: LinkRequest) -> Result<(), TableWriteError> {
         self.write()
     }
 

@@ -865,14 +865,25 @@ where
             path: self.inventory.config_path(at.switch, at.port, id.bus()),
             target: id,
         };
-        let current = read(&mut access, common::COMMAND)? as u16;
-        let memory = bars.iter().any(|b| b.fabric_address().is_some());
-        let enable = command::BUS_MASTER | if memory { command::MEMORY_SPACE } else { 0 };
-        // Only the Command bytes: Status is RW1C (§7.5.1.1.4).
-        access
-            .write_dword(common::COMMAND, u32::from(current | enable), 0b0011)
-            .map_err(|fault| EnumerationError::Config { id, fault })
+        enable_decode(&mut access, bars)
     }
+}
+
+/// Sets Memory Space Enable (when the function has a placed memory BAR
+/// among `bars`) and Bus Master Enable in the Command register of the
+/// function `access` reaches (§7.5.1.1.3), keeping its other bits.
+pub(crate) fn enable_decode<C: FabricConfig + ?Sized>(
+    access: &mut FunctionAccess<'_, C>,
+    bars: &[PlacedBar],
+) -> Result<(), EnumerationError> {
+    let id = access.target;
+    let current = read(access, common::COMMAND)? as u16;
+    let memory = bars.iter().any(|b| b.fabric_address().is_some());
+    let enable = command::BUS_MASTER | if memory { command::MEMORY_SPACE } else { 0 };
+    // Only the Command bytes: Status is RW1C (§7.5.1.1.4).
+    access
+        .write_dword(common::COMMAND, u32::from(current | enable), 0b0011)
+        .map_err(|fault| EnumerationError::Config { id, fault })
 }
 
 /// The Next Function Number of an ARI function (§7.8.7.2).

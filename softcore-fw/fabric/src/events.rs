@@ -178,6 +178,14 @@ pub enum Event {
         /// Whether it is enabled now.
         enabled: bool,
     },
+    /// A management request hot reset or retrained the link of a port of
+    /// the manager's own switch ([`crate::link_control`]).
+    LinkControlled {
+        /// The port.
+        port: PortIndex,
+        /// What the link was asked to do.
+        request: weft_regs::tables::LinkRequest,
+    },
     /// A function sent an error message (ERR_COR, ERR_NONFATAL, ERR_FATAL)
     /// that the switch forwarded to the management CPU.
     ErrorMessage {

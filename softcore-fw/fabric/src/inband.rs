@@ -23,8 +23,8 @@ use weft_pcie::Bdf;
 use weft_regs::csr;
 use weft_regs::driver::{CsrBus, CsrDataPlane};
 use weft_regs::tables::{
-    AddressRoute, DataPlane, Destination, FunctionOwner, HostIndex, IdMapping, PortIndex, PortRole,
-    TableWriteError, Window,
+    AddressRoute, DataPlane, Destination, FunctionOwner, HostIndex, IdMapping, LinkRequest,
+    PortIndex, PortRole, TableWriteError, Window,
 };
 
 use crate::hw::{Fabric, FabricMemory, RemoteSwitch};
@@ -194,6 +194,14 @@ impl<M: FabricMemory> DataPlane for InbandPlane<M> {
 
     fn set_bus_route(&mut self, bus: u8, to: Option<Destination>) -> Result<(), TableWriteError> {
         self.checked(|plane| plane.set_bus_route(bus, to))
+    }
+
+    fn request_link(
+        &mut self,
+        port: PortIndex,
+        request: LinkRequest,
+    ) -> Result<(), TableWriteError> {
+        self.checked(|plane| plane.request_link(port, request))
     }
 
     fn abandon_requests_to(&mut self, port: PortIndex) -> Result<(), TableWriteError> {

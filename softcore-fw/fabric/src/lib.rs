@@ -23,6 +23,9 @@
 //!   unbind with hot-plug, each change advancing the [`generation`];
 //!   [`manager`]: the whole, [`manager::FabricManager`]; [`operations`]:
 //!   the IDs and outcomes of unbinds that wait for their host.
+//! - [`port_control`]: ports taken out of service and back;
+//!   [`link_control`]: their links retrained or hot reset, and what a hot
+//!   reset cleared programmed again.
 //! - [`events`]: the event log; [`persist`]: the bindings stored in flash
 //!   and restored at boot; [`diagnostics`]: raw configuration-space access
 //!   to the fabric's functions, with what the fabric owns protected;
@@ -53,6 +56,7 @@ pub mod hw;
 pub mod inband;
 pub mod inventory;
 pub mod limits;
+pub mod link_control;
 pub mod management;
 pub mod manager;
 pub mod memory_flash;

@@ -42,9 +42,10 @@
 //!
 //! Requests the manager cannot carry out are answered with
 //! [`Error::Unsupported`], so a client tells "not here" from "failed":
-//! - hot reset and retraining (`PortControl` with `HotReset`, `Retrain`):
-//!   they need the link control of the board's LTSSM, which the manager's
-//!   traits do not reach;
+//! - a hot reset (`PortControl` with `HotReset`) on a board that gives no
+//!   [`Timer`] ([`Hardware::timer`]), or of a fabric port or a port with a
+//!   conventional switch below ([`crate::link_control`] has the rules;
+//!   `Retrain` and `HotReset` of a host port are [`Error::HostPort`]);
 //! - CSR access, saved configuration and reset: they belong to the
 //!   board, not to the manager's state;
 //! - firmware update on a board that gives no [`FirmwareService`]
@@ -91,7 +92,7 @@ use crate::binding::{BindError, UnbindMode, Unbinding};
 use crate::diagnostics::{DiagnosticError, Width};
 use crate::events::{ErrorSeverity, Event as LogEvent, IsolationCheck as LogCheck, NotRestored};
 use crate::firmware_update::FirmwareService;
-use crate::hw::{ConfigFault, Fabric, FabricConfig, HostInterface, HostSendError};
+use crate::hw::{ConfigFault, Fabric, FabricConfig, HostInterface, HostSendError, Timer};
 use crate::inventory::{Function, FunctionKind, PortKind, SwitchIndex};
 use crate::manager::FabricManager;
 use crate::operations::{OperationId as ManagerOperationId, OperationState};
@@ -157,6 +158,9 @@ pub struct Hardware<'a, C: ?Sized, F: ?Sized, H: ?Sized, L: ?Sized> {
     /// The firmware update's flash, on a board that has one; without it
     /// the update requests are [`Error::Unsupported`].
     pub firmware: Option<&'a mut dyn FirmwareService>,
+    /// The clock a hot reset waits on ([`crate::link_control`]); without
+    /// it `PortControl` with `HotReset` is [`Error::Unsupported`].
+    pub timer: Option<&'a mut dyn Timer>,
 }
 
 /// Answers `request` (with the bulk bytes `trailing` after it in its
@@ -230,6 +234,12 @@ where
             )
             .map(|()| Response::Done)
             .map_err(|error| diagnostic_error(error, *target)),
+        Request::PortControl {
+            port,
+            action: action @ (PortAction::HotReset | PortAction::Retrain),
+        } => {
+            crate::link_control::answer(manager, *port, *action, hardware).map(|()| Response::Done)
+        }
         Request::PortControl { port, action } => {
             port_control(manager, *port, *action, hardware.fabric).map(|()| Response::Done)
         }
@@ -687,6 +697,10 @@ fn wire_event(manager: &FabricManager, event: &LogEvent) -> EventKind {
                 PortAction::Disable
             },
         },
+        LogEvent::LinkControlled { port, request } => EventKind::PortControlled {
+            port: weft_proto::PortIndex(port.0),
+            action: crate::link_control::wire_action(request),
+        },
         LogEvent::ErrorMessage {
             requester,
             severity,
@@ -1131,8 +1145,8 @@ fn clear_counters(
 // ---------------------------------------------------------------- port control
 
 /// Enables or disables `port` of the manager's own switch
-/// ([`crate::port_control`]); hot reset and retraining need link control
-/// that the manager's traits do not give it, and are [`Error::Unsupported`].
+/// ([`crate::port_control`]); hot reset and retraining are answered by
+/// [`crate::link_control::answer`].
 fn port_control<F: Fabric + ?Sized>(
     manager: &mut FabricManager,
     port: weft_proto::PortIndex,
@@ -1143,7 +1157,9 @@ fn port_control<F: Fabric + ?Sized>(
     let done = match action {
         PortAction::Enable => manager.enable_port(local, fabric),
         PortAction::Disable => manager.disable_port(local, fabric),
-        PortAction::HotReset | PortAction::Retrain => return Err(Error::Unsupported),
+        PortAction::HotReset | PortAction::Retrain => {
+            unreachable!("handle answers link actions through link_control")
+        }
     };
     done.map_err(|error| match error {
         PortControlError::NotReady => Error::Busy {

@@ -6,9 +6,9 @@
 //! with ENABLE clear), so every TLP arriving on it is dropped and counted
 //! as `DROP_PORT_DISABLED`. Enabling it writes back the role its kind in
 //! the inventory gives it, as [`crate::routes::program_fabric`] does. The
-//! link itself stays up: the manager has no link control (Link Disable,
-//! hot reset and retraining belong to the board's LTSSM, which its traits
-//! do not reach).
+//! link itself stays up: Link Disable belongs to the board's LTSSM, which
+//! the manager's traits do not reach (hot reset and retraining do go to
+//! it, through the data plane's LINK register: [`crate::link_control`]).
 //!
 //! Only what leaves the fabric intact is done:
 //! - a host port is never disabled ([`PortControlError::HostPort`]): its
@@ -154,7 +154,7 @@ impl FabricManager {
 
     /// The kind of `port` of the manager's own switch, if the fabric is
     /// enumerated and the switch has the port.
-    fn local_port<F: Fabric + ?Sized>(
+    pub(crate) fn local_port<F: Fabric + ?Sized>(
         &self,
         port: PortIndex,
         fabric: &mut F,

@@ -351,6 +351,19 @@ impl VirtualDownstreamPort {
         self.check_interrupt()
     }
 
+    /// The link below the slot went down and came up again (its device was
+    /// hot reset, [`crate::link_control`]): Data Link Layer State Changed
+    /// latches while Data Link Layer Link Active reads set again
+    /// (§7.5.3.11), as a downstream port whose link partner was reset
+    /// shows it. Returns the MSI to send if the hot-plug interrupt
+    /// condition became true.
+    pub fn link_bounced(&mut self) -> Option<MsiMessage> {
+        self.caps
+            .pcie
+            .raise_slot_events(&mut self.space, slot_status::DLL_STATE_CHANGED);
+        self.check_interrupt()
+    }
+
     /// Whether the slot is powered: Power Controller Control is 0 (§7.5.3.10).
     pub fn powered(&self) -> bool {
         self.caps.pcie.slot_control(&self.space) & slot_control::POWER_CONTROLLER_OFF == 0

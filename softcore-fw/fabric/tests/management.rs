@@ -162,12 +162,14 @@ fn started() -> Rig {
 }
 
 fn ask(rig: &mut Rig, request: Request) -> Response {
+    let mut clock = rig.clock.clone();
     let hardware = Hardware {
         config: &mut rig.fabric,
         fabric: &mut rig.plane.switch,
         hosts: &mut rig.host,
         links: &mut Links,
         firmware: None,
+        timer: Some(&mut clock),
     };
     handle(&mut rig.manager, &BOARD, &request, &[], hardware)
 }
@@ -984,6 +986,7 @@ fn firmware_update_requests_go_to_the_boards_service() {
                 hosts: &mut rig.host,
                 links: &mut Links,
                 firmware: Some(&mut update),
+                timer: None,
             };
             handle(&mut rig.manager, &BOARD, request, trailing, hardware)
         })
@@ -1010,15 +1013,6 @@ fn requests_not_served_get_typed_answers() {
         Request::ClearCounters {
             port: None,
             kind: Some(CounterKind::RxTlps),
-        },
-        // Link control belongs to the LTSSM, which the manager does not drive.
-        Request::PortControl {
-            port: WirePort(GPU),
-            action: PortAction::HotReset,
-        },
-        Request::PortControl {
-            port: WirePort(GPU),
-            action: PortAction::Retrain,
         },
         Request::CsrRead { addr: 0 },
     ] {
@@ -1602,6 +1596,109 @@ fn port(port: u8, action: PortAction) -> Request {
         port: WirePort(port),
         action,
     }
+}
+
+#[test]
+fn links_are_retrained_and_hot_reset_on_endpoint_ports_only() {
+    let mut rig = started();
+    let before = events_from(&mut rig, 0).next;
+    let reset_at = rig.clock.0.get();
+    assert_eq!(
+        ask(&mut rig, port(GPU, PortAction::Retrain)),
+        Response::Done
+    );
+    assert_eq!(rig.clock.0.get(), reset_at, "a retrain waits for nothing");
+    assert_eq!(
+        ask(&mut rig, port(GPU, PortAction::HotReset)),
+        Response::Done
+    );
+    // §6.6.1: the manager waited before asking the GPU again.
+    assert!(rig.clock.0.get() >= reset_at + 100_000_000);
+    assert_eq!(
+        rig.plane.switch.take_link_requests(),
+        [
+            (PortIndex(GPU), weft_regs::tables::LinkRequest::Retrain),
+            (PortIndex(GPU), weft_regs::tables::LinkRequest::HotReset),
+        ]
+    );
+    assert_eq!(
+        kinds(&events_from(&mut rig, before.0)),
+        vec![
+            EventKind::PortControlled {
+                port: WirePort(GPU),
+                action: PortAction::Retrain
+            },
+            EventKind::PortControlled {
+                port: WirePort(GPU),
+                action: PortAction::HotReset
+            },
+        ]
+    );
+    // A host port is the switch's upstream side of its link (§7.5.3.7).
+    for action in [PortAction::Retrain, PortAction::HotReset] {
+        assert_eq!(
+            refusal(&mut rig, port(HOST1, action)),
+            Error::HostPort {
+                port: WirePort(HOST1),
+                host: HostIndex(1)
+            }
+        );
+    }
+    assert_eq!(
+        refusal(&mut rig, port(PORTS as u8, PortAction::Retrain)),
+        Error::NoSuchPort {
+            port: WirePort(PORTS as u8)
+        }
+    );
+    // A board without a timer cannot wait out the reset.
+    let hardware = Hardware {
+        config: &mut rig.fabric,
+        fabric: &mut rig.plane.switch,
+        hosts: &mut rig.host,
+        links: &mut Links,
+        firmware: None,
+        timer: None,
+    };
+    let request = port(GPU, PortAction::HotReset);
+    assert_eq!(
+        handle(&mut rig.manager, &BOARD, &request, &[], hardware),
+        Response::Error(Error::Unsupported)
+    );
+    assert!(rig.plane.switch.take_link_requests().is_empty());
+}
+
+/// §6.6.1, §7.5.3.11: a hot reset below a switch downstream port takes
+/// its link down; the bound host's virtual downstream port shows it as
+/// Data Link Layer State Changed with Link Active set again, and raises
+/// the hot-plug MSI the host armed, once.
+#[test]
+fn a_hot_reset_shows_the_bound_hosts_slot_its_link_went_down_and_up() {
+    use weft_fabric::pcie::config::pcie_cap::slot_status;
+    let mut rig = started();
+    let downstream = host_arms_slot(&mut rig, HOST0, 0);
+    assert_eq!(ask(&mut rig, bind(HOST0, 0, &[GPU_ID])), Response::Done);
+    let (_, status) = rig.slot_registers(HOST0, downstream);
+    clear_slot_events(&mut rig, HOST0, downstream, status & slot_status::EVENTS);
+    let msis = rig.host.msis.len();
+
+    assert_eq!(
+        ask(&mut rig, port(GPU, PortAction::HotReset)),
+        Response::Done
+    );
+
+    let (_, status) = rig.slot_registers(HOST0, downstream);
+    assert_ne!(status & slot_status::DLL_STATE_CHANGED, 0, "{status:#x}");
+    assert_eq!(rig.host.msis.len(), msis + 1, "one hot-plug interrupt");
+    assert_eq!(rig.host.msis[msis].2.data, 0x40);
+    // A retrain keeps the link's Data Link Layer up: nothing to tell.
+    clear_slot_events(&mut rig, HOST0, downstream, slot_status::EVENTS);
+    assert_eq!(
+        ask(&mut rig, port(GPU, PortAction::Retrain)),
+        Response::Done
+    );
+    let (_, status) = rig.slot_registers(HOST0, downstream);
+    assert_eq!(status & slot_status::DLL_STATE_CHANGED, 0, "{status:#x}");
+    assert_eq!(rig.host.msis.len(), msis + 1);
 }
 
 #[test]

@@ -228,11 +228,14 @@ impl Fabric {
             found: found_ports(self.manager),
         };
         let mut fabric = InbandFabric::new(&mut self.plane, config);
+        let mut timer = SocTimer::new(Mmio);
         let hardware = Hardware {
             config: &mut config,
             fabric: &mut fabric,
             hosts: &mut hosts,
             links: &mut links,
+            // A hot reset waits its 100 ms here (weft_fabric::link_control).
+            timer: Some(&mut timer),
             // Re-borrowed for as long as the request's other hardware.
             firmware: match firmware {
                 Some(firmware) => Some(firmware),

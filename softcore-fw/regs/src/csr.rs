@@ -169,8 +169,9 @@ pub mod global {
     /// Major version of this register map: changes when a register moves or changes meaning.
     pub const VERSION_MAJOR: u32 = 1;
     /// Minor version of this register map: changes when registers are added.
-    /// 2 added [`MANAGEMENT_BAR_LOW`] and [`MANAGEMENT_BAR_HIGH`].
-    pub const VERSION_MINOR: u32 = 2;
+    /// 2 added [`MANAGEMENT_BAR_LOW`] and [`MANAGEMENT_BAR_HIGH`]; 3 added
+    /// each port's `LINK` register.
+    pub const VERSION_MINOR: u32 = 3;
 
     /// [`ID`]'s value.
     pub const MAGIC: Field = Field::new("MAGIC", 0, 32, "0x5745_4654.");
@@ -492,13 +493,43 @@ pub mod port {
          is gone and will never answer (no host waits forever).",
         &[ABANDON_HOST_PORTS],
     );
+    /// [`LINK`]'s HOT_RESET field.
+    pub const LINK_HOT_RESET: Field = Field::new(
+        "HOT_RESET",
+        0,
+        1,
+        "Writing 1 sends a hot reset to the link partner: the port's LTSSM goes to Hot Reset \
+         (PCIe Base 6.0 §4.2.5.11, §4.2.7) and stays there for its 2 ms timeout, then trains \
+         again from Detect. Every function below the port takes a Conventional Reset (§6.6.1): \
+         configuration space back to its defaults. A pulse: the hard IP adapter holds its \
+         hot reset request for the LTSSM's timeout itself.",
+    );
+    /// [`LINK`]'s RETRAIN field.
+    pub const LINK_RETRAIN: Field = Field::new(
+        "RETRAIN",
+        1,
+        1,
+        "Writing 1 retrains the link (Retrain Link, PCIe Base 6.0 §7.5.3.7): the LTSSM goes \
+         through Recovery (§4.2.6.4) while the Data Link Layer stays up, so flow control \
+         credits carry on (§3.4) and no configuration is lost. A pulse, like Retrain Link.",
+    );
+
+    /// Asks the port's link for a hot reset or retraining.
+    pub const LINK: Register = LAYOUT.register(
+        "LINK",
+        0x18,
+        Access::WriteOnly,
+        "Link control of the port's LTSSM, which the board's hard IP adapter carries out \
+         (its hot reset and retrain inputs). Each bit set acts once; reads return 0.",
+        &[LINK_HOT_RESET, LINK_RETRAIN],
+    );
     /// The block.
     pub const BLOCK: RegisterBlock = RegisterBlock {
         name: "port",
         doc: "Each port's role and the identities its translation uses. Program the \
               port's tables first, then set ENABLE.",
         layout: LAYOUT,
-        registers: &[CONTROL, HOST, OWNER, BUSES, COMPLETER_ID, ABANDON],
+        registers: &[CONTROL, HOST, OWNER, BUSES, COMPLETER_ID, ABANDON, LINK],
         entry_names: &[],
     };
 }

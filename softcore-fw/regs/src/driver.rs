@@ -17,7 +17,8 @@ use crate::csr::{
 use crate::register::{Field, Register};
 use crate::tables::{
     checked_counter_entry, checked_intx_swizzle, AddressRoute, DataPlane, Destination,
-    FunctionOwner, HostIndex, IdMapping, Owner, PortIndex, PortRole, TableWriteError, Window,
+    FunctionOwner, HostIndex, IdMapping, LinkRequest, Owner, PortIndex, PortRole, TableWriteError,
+    Window,
 };
 
 /// Whole-word accesses to the data plane's CSR window ([`crate::csr`]).
@@ -488,6 +489,20 @@ impl<B: CsrBus> DataPlane for CsrDataPlane<B> {
         let p = self.instance(port)?;
         let bits = port::ABANDON_HOST_PORTS.encode(1 << host);
         write(&mut self.bus, port::ABANDON, p, 0, bits);
+        Ok(())
+    }
+
+    fn request_link(
+        &mut self,
+        port: PortIndex,
+        request: LinkRequest,
+    ) -> Result<(), TableWriteError> {
+        let p = self.instance(port)?;
+        let bits = match request {
+            LinkRequest::HotReset => port::LINK_HOT_RESET.encode(1),
+            LinkRequest::Retrain => port::LINK_RETRAIN.encode(1),
+        };
+        write(&mut self.bus, port::LINK, p, 0, bits);
         Ok(())
     }
 

@@ -295,6 +295,20 @@ impl FunctionOwner {
     }
 }
 
+/// What a port's link is asked to do ([`DataPlane::request_link`], the port
+/// block's LINK register).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LinkRequest {
+    /// Send a hot reset to the link partner (PCIe Base 6.0 §4.2.5.11,
+    /// §4.2.7): every function below the port takes a Conventional Reset
+    /// (§6.6.1) and its configuration space returns to its defaults.
+    HotReset,
+    /// Retrain the link (Retrain Link, §7.5.3.7): the link goes through
+    /// Recovery (§4.2.6.4) with its Data Link Layer up, so its flow
+    /// control credits carry on (§3.4); no configuration is lost.
+    Retrain,
+}
+
 /// The data plane's tables, one method per kind of entry, and its per-port
 /// counters ([`DataPlane::read_counter`], [`DataPlane::clear_counters`]).
 ///
@@ -409,6 +423,15 @@ pub trait DataPlane {
         &mut self,
         host_port: PortIndex,
         port: PortIndex,
+    ) -> Result<(), TableWriteError>;
+
+    /// Asks the link of `port` for `request`; the port's LTSSM carries it
+    /// out on its own time (a hot reset takes the LTSSM's 2 ms in Hot
+    /// Reset, then training; a retrain, Recovery), so the call returns at once.
+    fn request_link(
+        &mut self,
+        port: PortIndex,
+        request: LinkRequest,
     ) -> Result<(), TableWriteError>;
 
     /// Reads counter `entry` of `port`, in the entry order of

@@ -40,7 +40,7 @@ use weft_fabric::pcie::tlp::{
 use weft_fabric::pcie::Bdf;
 use weft_model::fabric::{self, Cabling, Hop};
 use weft_model::{CsrWindow, Destination, Forwarding, Packet, PortIndex, PortRole, Switch};
-use weft_regs::tables::{AddressRoute, FunctionOwner, HostIndex, IdMapping, Window};
+use weft_regs::tables::{AddressRoute, FunctionOwner, HostIndex, IdMapping, LinkRequest, Window};
 
 use super::conventional::ConventionalSwitch;
 use super::{Clock, FakeDevice, FakeHost, ROOT_PORT};
@@ -74,7 +74,26 @@ pub struct Network {
     pub to_cpu: Vec<(usize, Packet)>,
     pub clock: Clock,
     next_tag: u16,
+    /// How each resettable device is built at reset ([`Mesh::attach_resettable`]).
+    pub rebuild: BTreeMap<(usize, u8), fn() -> FakeDevice>,
+    /// The hot resets and retrainings the switches' links carried out.
+    pub link_events: Vec<LinkEvent>,
 }
+
+/// A hot reset or retrain a switch's link carried out, seen by the link partner.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LinkEvent {
+    /// The switch and port.
+    pub at: (usize, u8),
+    pub request: LinkRequest,
+    /// When the first configuration request reached the link partner
+    /// after it, in clock nanoseconds.
+    pub first_config_ns: Option<u64>,
+}
+
+/// How long a reset device keeps answering Request Retry Status after the
+/// manager's first request reaches it: it is still booting (§6.6.1).
+pub const BOOT_AFTER_RESET_NS: u64 = 30_000_000;
 
 /// One switch's tables as a `DataPlane`.
 pub struct SharedPlane {
@@ -133,6 +152,8 @@ impl Mesh {
                 to_cpu: Vec::new(),
                 clock,
                 next_tag: 0,
+                rebuild: BTreeMap::new(),
+                link_events: Vec::new(),
             },
             planes: Planes {
                 local: SharedPlane { switches, index: 0 },
@@ -152,6 +173,13 @@ impl Mesh {
 
     pub fn attach(&mut self, at: (usize, u8), device: FakeDevice) {
         self.net.partners.insert(at, Partner::Device(device));
+    }
+
+    /// Attaches the device `build` makes, and makes it again (its
+    /// configuration space at its defaults) when the port's link is hot reset.
+    pub fn attach_resettable(&mut self, at: (usize, u8), build: fn() -> FakeDevice) {
+        self.attach(at, build());
+        self.net.rebuild.insert(at, build);
     }
 
     pub fn attach_conventional(&mut self, at: (usize, u8), switch: ConventionalSwitch) {
@@ -278,9 +306,47 @@ impl Network {
             .role
     }
 
+    /// Carries out the link requests the switches' data planes took: a
+    /// hot reset rebuilds a resettable device, still booting; a retrain
+    /// changes nothing a configuration request sees.
+    fn carry_link_requests(&mut self) {
+        let now = self.clock.0.get();
+        let taken: Vec<_> = (0..self.ids.len())
+            .flat_map(|s| {
+                let requests = self.switches.borrow_mut()[s].switch_mut().take_link_requests();
+                requests
+                    .into_iter()
+                    .map(move |(port, request)| (s, port.0, request))
+            })
+            .collect();
+        for (switch, port, request) in taken {
+            if request == LinkRequest::HotReset {
+                if let Some(build) = self.rebuild.get(&(switch, port)) {
+                    let mut device = build();
+                    device.ready_at_ns = now + BOOT_AFTER_RESET_NS;
+                    self.partners
+                        .insert((switch, port), Partner::Device(device));
+                }
+            }
+            self.link_events.push(LinkEvent {
+                at: (switch, port),
+                request,
+                first_config_ns: None,
+            });
+        }
+    }
+
     /// The answer of the function on the link of `(switch, port)` to a configuration request.
     fn answer(&mut self, switch: usize, port: u8, request: &ConfigRequest, data: u32) -> Packet {
+        self.carry_link_requests();
         let now = self.clock.0.get();
+        for event in self
+            .link_events
+            .iter_mut()
+            .filter(|e| e.at == (switch, port))
+        {
+            event.first_config_ns.get_or_insert(now);
+        }
         let offset = request.byte_offset();
         let write = (request.direction == Direction::Write).then_some((data, request.first_be));
         let result = match self.partners.get_mut(&(switch, port)) {
@@ -679,6 +745,18 @@ impl DataPlane for SharedPlane {
             self.switches.borrow_mut()[self.index].switch_mut(),
             host_port,
             port,
+        )
+    }
+
+    fn request_link(
+        &mut self,
+        port: PortIndex,
+        request: LinkRequest,
+    ) -> Result<(), TableWriteError> {
+        DataPlane::request_link(
+            self.switches.borrow_mut()[self.index].switch_mut(),
+            port,
+            request,
         )
     }
 

@@ -11,6 +11,15 @@
 //! `mtime` counts its steps, so a busy board's clock runs at the ISS's
 //! speed, which may be below the stated clock.
 //!
+//! With `--fabric SCENARIO` the firmware is the fabric manager of a
+//! simulated fabric instead of a lone board ([`FabricStation`]): the
+//! scenario (whose manager is `firmware-iss`) runs its steps, the
+//! enumeration by the firmware among them, and the fabric then runs on in
+//! slices of [`FABRIC_SLICE`] of simulated time while the line is
+//! watched; its hosts' hot-plug drivers handle what the firmware signals
+//! them, and each event is printed, so a bind sent over the line shows up
+//! as the device the host found.
+//!
 //! With `--flash FILE` the board's configuration flash lives in FILE: read
 //! at start (erased where the file ends, or all erased without one), and
 //! written back whenever the firmware has programmed or erased it, so the
@@ -30,8 +39,12 @@ use weft_iss::soc::{Geometry, NorFlash, Timing};
 use weft_proto::{Key, DEFAULT_IPV4_ADDRESS, DEFAULT_IPV4_PREFIX_LEN};
 
 use crate::iss_board::{Activity, BoardError, IssBoard, CPU_CLOCK_HZ};
+use crate::scenario::engine::Engine;
+use crate::scenario::validate::ManagerPlan;
+use crate::scenario::Scenario;
 use crate::tap::{Tap, TapError};
 use crate::udp_gateway::{GatewayError, UdpGateway};
+use crate::world::World;
 
 /// Steps the firmware runs before the bridge looks at the line again:
 /// 1 ms of core time at [`CPU_CLOCK_HZ`].
@@ -63,12 +76,15 @@ pub struct FirmwareOptions {
     pub console: Vec<String>,
     /// The file the board's configuration flash is kept in, if any.
     pub flash: Option<PathBuf>,
+    /// The scenario whose fabric the firmware manages, if any.
+    pub fabric: Option<PathBuf>,
 }
 
 impl FirmwareOptions {
     /// Reads `weft-sim firmware`'s arguments; the message says what is wrong.
     pub fn parse(args: &[String]) -> Result<FirmwareOptions, String> {
         let (mut elf, mut line, mut key, mut ip, mut flash) = (None, None, None, None, None);
+        let mut fabric = None;
         let mut insecure = false;
         let mut args = args.iter();
         while let Some(arg) = args.next() {
@@ -90,6 +106,7 @@ impl FirmwareOptions {
                 }
                 "--insecure" => insecure = true,
                 "--flash" => flash = Some(PathBuf::from(value("a file for the flash's contents")?)),
+                "--fabric" => fabric = Some(PathBuf::from(value("a scenario file")?)),
                 "--ip" => {
                     let text = value("an address such as 192.168.70.2/24")?;
                     let cidr = text.parse::<Ipv4Cidr>().map_err(|()| {
@@ -103,6 +120,11 @@ impl FirmwareOptions {
             }
         }
         let elf = elf.ok_or("give the firmware ELF with --elf PATH")?;
+        if fabric.is_some() && flash.is_some() {
+            return Err(
+                "--flash is for a lone board; a --fabric run keeps its flash in memory".into(),
+            );
+        }
         let line = line.ok_or("connect the MAC with --tap NAME or --udp 127.0.0.1:PORT")?;
         let mut console = Vec::new();
         if let Some(ip) = ip {
@@ -121,6 +143,7 @@ impl FirmwareOptions {
             address,
             console,
             flash,
+            fabric,
         })
     }
 }
@@ -155,6 +178,9 @@ pub enum BridgeError {
     Send(io::Error),
     /// Writing the firmware's console output failed.
     Console(io::Error),
+    /// The `--fabric` scenario could not be read, is not managed by the
+    /// firmware, or one of its steps failed.
+    Fabric(String),
     /// The flash file could not be read or written, or is too long.
     Flash {
         /// Its path.
@@ -177,6 +203,7 @@ impl fmt::Display for BridgeError {
             BridgeError::Receive(e) => write!(f, "waiting for the line: {e}"),
             BridgeError::Send(e) => write!(f, "sending a frame to the line: {e}"),
             BridgeError::Console(e) => write!(f, "writing the firmware's console: {e}"),
+            BridgeError::Fabric(why) => write!(f, "the fabric: {why}"),
             BridgeError::Flash { path, source } => write!(
                 f,
                 "the flash file {}: {source} (give another --flash file, or none for an erased flash)",
@@ -251,9 +278,145 @@ impl fmt::Display for Connected {
     }
 }
 
-/// Builds the board for `options`, types its console lines, connects its
-/// line and runs it until `stop` is set; `started` hears where the line is
-/// once it is open (`weft-sim firmware` prints it).
+/// What the bridge runs between looks at the line: a lone board, or a
+/// fabric whose manager is the firmware ([`FabricStation`]).
+pub trait Station {
+    /// The firmware's board (its MAC, console and flash).
+    fn board(&self) -> &IssBoard;
+
+    /// Runs the firmware on; `None` while it is busy, or how long the
+    /// bridge may wait for the line before the next slice.
+    fn run_slice(&mut self) -> Option<Duration>;
+
+    /// `elapsed` of wall-clock time passed while the bridge waited.
+    fn advance(&mut self, elapsed: Duration);
+
+    /// What else the slice did, printed on `console`.
+    fn report(&mut self, console: &mut dyn Write) -> io::Result<()>;
+}
+
+impl Station for IssBoard {
+    fn board(&self) -> &IssBoard {
+        self
+    }
+
+    fn run_slice(&mut self) -> Option<Duration> {
+        match self.run(RUN_SLICE_STEPS) {
+            Activity::Running => None,
+            Activity::Waiting => Some(IssBoard::duration_of(self.ticks_to_alarm())),
+        }
+    }
+
+    fn advance(&mut self, elapsed: Duration) {
+        IssBoard::advance(self, elapsed);
+    }
+
+    fn report(&mut self, _console: &mut dyn Write) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Simulated time a fabric runs between two looks at the line.
+pub const FABRIC_SLICE: Duration = Duration::from_millis(1);
+
+/// A simulated fabric managed by the firmware on the ISS, after its
+/// scenario's steps (enumeration by the firmware, hosts booted).
+pub struct FabricStation {
+    world: World,
+    /// Each host's name and the port of switch 0 it hangs off.
+    hosts: Vec<(String, u8)>,
+}
+
+impl FabricStation {
+    /// Runs the scenario at `path` with the firmware `image` as its
+    /// manager, `console` typed on the firmware's console first.
+    pub fn start(path: &Path, image: &[u8], console: &[String]) -> Result<Self, BridgeError> {
+        let mut scenario = Scenario::load(path).map_err(|e| BridgeError::Fabric(e.to_string()))?;
+        let ManagerPlan::Firmware { elf, .. } = &mut scenario.manager else {
+            return Err(BridgeError::Fabric(format!(
+                "{}: its fabric manager is not the firmware; give it `manager = \"firmware-iss\"`",
+                path.display()
+            )));
+        };
+        *elf = image.to_vec();
+        let mut engine = Engine::new(&scenario).map_err(|e| BridgeError::Fabric(e.to_string()))?;
+        let board = engine
+            .world()
+            .firmware()
+            .ok_or_else(|| BridgeError::Fabric("the firmware did not take the fabric".into()))?;
+        for line in console {
+            board.console().receive(format!("{line}\r").as_bytes());
+        }
+        for step in 0..scenario.steps.len() {
+            engine
+                .run_step(step)
+                .map_err(|e| BridgeError::Fabric(e.to_string()))?;
+        }
+        Ok(FabricStation {
+            world: engine.into_world(),
+            hosts: scenario
+                .hosts
+                .iter()
+                .map(|host| (host.name.clone(), host.port))
+                .collect(),
+        })
+    }
+}
+
+impl Station for FabricStation {
+    fn board(&self) -> &IssBoard {
+        self.world
+            .firmware()
+            .expect("a fabric station's manager is the firmware")
+    }
+
+    fn run_slice(&mut self) -> Option<Duration> {
+        self.world.run_until(self.world.now() + FABRIC_SLICE);
+        Some(FABRIC_SLICE)
+    }
+
+    fn advance(&mut self, _elapsed: Duration) {}
+
+    fn report(&mut self, console: &mut dyn Write) -> io::Result<()> {
+        for (name, port) in &self.hosts {
+            let handled = self.world.with_host(*port, |host, link| {
+                host.service_interrupts(link)
+                    .map(|events| (events, host.drivers().keys().copied().collect::<Vec<_>>()))
+            });
+            match handled {
+                Ok((events, drivers)) => {
+                    for event in events {
+                        for added in &event.added {
+                            let driver = if drivers.contains(added) {
+                                "driver bound"
+                            } else {
+                                "no driver"
+                            };
+                            writeln!(
+                                console,
+                                "weft-sim: {name}: hot-plug at {}: {added} added, {driver}",
+                                event.port
+                            )?;
+                        }
+                        for removed in &event.removed {
+                            writeln!(
+                                console,
+                                "weft-sim: {name}: hot-plug at {}: {} removed",
+                                event.port, removed.bdf
+                            )?;
+                        }
+                    }
+                }
+                Err(error) => writeln!(console, "weft-sim: {name}: hot-plug failed: {error:?}")?,
+            }
+        }
+        console.flush()
+    }
+}
+
+/// Builds the board (or the fabric) for `options`, types its console
+/// lines, connects its line and runs it until `stop` is set; `started`
+/// hears where the line is once it is open (`weft-sim firmware` prints it).
 pub fn run(
     options: &FirmwareOptions,
     console: &mut impl Write,
@@ -264,6 +427,10 @@ pub fn run(
         path: options.elf.clone(),
         source,
     })?;
+    if let Some(scenario) = &options.fabric {
+        let mut fabric = FabricStation::start(scenario, &image, &options.console)?;
+        return connect(options, &mut fabric, console, stop, None, started);
+    }
     let mut board = match &options.flash {
         Some(path) => IssBoard::with_flash(&image, stored_flash(path)?),
         None => IssBoard::new(&image),
@@ -276,20 +443,25 @@ pub fn run(
     for line in &options.console {
         board.console().receive(format!("{line}\r").as_bytes());
     }
+    connect(options, &mut board, console, stop, flash.as_mut(), started)
+}
+
+/// Opens `options`' line and bridges `station` to it.
+fn connect<S: Station>(
+    options: &FirmwareOptions,
+    station: &mut S,
+    console: &mut impl Write,
+    stop: &AtomicBool,
+    flash: Option<&mut FlashFile<'_>>,
+    started: impl FnOnce(&Connected),
+) -> Result<(), BridgeError> {
     match &options.line {
         LineChoice::Tap(name) => {
             let mut tap = Tap::open(name).map_err(BridgeError::Tap)?;
             let mut reader = tap.reader().map_err(BridgeError::Receive)?;
             started(&Connected::Tap(tap.name().into()));
             let incoming = listen(move || reader.next_frame());
-            bridge(
-                &mut board,
-                &mut tap,
-                &incoming,
-                console,
-                stop,
-                flash.as_mut(),
-            )
+            bridge(station, &mut tap, &incoming, console, stop, flash)
         }
         LineChoice::Udp(listen_on) => {
             let mut gateway =
@@ -301,14 +473,7 @@ pub fn run(
                 host: gateway.host(),
             });
             let incoming = listen(move || UdpGateway::next_datagram(&listener));
-            bridge(
-                &mut board,
-                &mut gateway,
-                &incoming,
-                console,
-                stop,
-                flash.as_mut(),
-            )
+            bridge(station, &mut gateway, &incoming, console, stop, flash)
         }
     }
 }
@@ -385,10 +550,11 @@ impl FlashFile<'_> {
     }
 }
 
-/// Runs `board` with its MAC on `line` until `stop` is set, copying the
-/// firmware's console output to `console` and keeping its flash in `flash`.
-pub fn bridge<L: Line>(
-    board: &mut IssBoard,
+/// Runs `station` with its MAC on `line` until `stop` is set, copying the
+/// firmware's console output (and what else the station reports) to
+/// `console` and keeping its flash in `flash`.
+pub fn bridge<L: Line, S: Station>(
+    station: &mut S,
     line: &mut L,
     incoming: &Receiver<io::Result<L::Arrival>>,
     console: &mut impl Write,
@@ -396,22 +562,26 @@ pub fn bridge<L: Line>(
     mut flash: Option<&mut FlashFile<'_>>,
 ) -> Result<(), BridgeError> {
     while !stop.load(Ordering::Relaxed) {
-        let activity = board.run(RUN_SLICE_STEPS);
-        forward(board, line, console)?;
+        let wait = station.run_slice();
+        forward(station.board(), line, console)?;
+        station.report(console).map_err(BridgeError::Console)?;
         if let Some(flash) = flash.as_deref_mut() {
-            flash.save(board)?;
+            flash.save(station.board())?;
         }
-        match activity {
-            Activity::Running => deliver_waiting(board, line, incoming)?,
-            Activity::Waiting => {
-                let alarm = IssBoard::duration_of(board.ticks_to_alarm());
+        match wait {
+            None => deliver_waiting(station.board(), line, incoming)?,
+            Some(wait) => {
                 let started = Instant::now();
-                let next = incoming.recv_timeout(alarm.min(MAX_WAIT));
-                board.advance(started.elapsed());
+                let next = incoming.recv_timeout(wait.min(MAX_WAIT));
+                station.advance(started.elapsed());
                 match next {
                     Ok(arrival) => {
-                        deliver(board, line, arrival.map_err(BridgeError::Receive)?);
-                        deliver_waiting(board, line, incoming)?;
+                        deliver(
+                            station.board(),
+                            line,
+                            arrival.map_err(BridgeError::Receive)?,
+                        );
+                        deliver_waiting(station.board(), line, incoming)?;
                     }
                     Err(RecvTimeoutError::Timeout) => {}
                     Err(RecvTimeoutError::Disconnected) => {

@@ -36,7 +36,7 @@ epoch, as clients count), as a switch restarted from its flash does: only
 requests with counters above N are accepted, and weftctl is told so.";
 
 const FIRMWARE_USAGE: &str =
-    "usage: weft-sim firmware --elf PATH --tap NAME [--key HEX | --insecure] [--ip A.B.C.D/PREFIX] [--flash FILE]
+    "usage: weft-sim firmware --elf PATH --tap NAME [--key HEX | --insecure] [--ip A.B.C.D/PREFIX] [--flash FILE | --fabric SCENARIO]
 
 Runs the soft core's firmware ELF (cargo xtask firmware) on the instruction-set
 simulator at the reference soft core clock, with its management MAC bridged to
@@ -44,7 +44,10 @@ the TAP interface NAME (created if missing; needs root or CAP_NET_ADMIN). The
 firmware's console is printed here. --key, --insecure and --ip are typed on the
 firmware's console at start, as its `key`, `insecure` and `ip` commands.
 --flash keeps the board's configuration flash (the key, among others) in FILE
-across runs.";
+across runs. --fabric makes the firmware the fabric manager of the scenario
+SCENARIO (`manager = \"firmware-iss\"`, such as sim/scenarios/firmware.toml):
+its steps run, then the fabric runs on, and its hosts' hot-plug events are
+printed here.";
 
 const USAGE: &str = "usage: weft-sim [--json]
        weft-sim run FILE [--json]

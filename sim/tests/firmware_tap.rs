@@ -1,6 +1,8 @@
 //! `weft-sim firmware` bridges the firmware on the ISS to a real Linux TAP
 //! interface: Linux's own `ping` reaches the firmware's ICMP echo, and the
-//! weftctl client gets its identity over the kernel's UDP stack.
+//! weftctl client gets its identity over the kernel's UDP stack; with
+//! `--fabric`, weftctl binds a GPU through the firmware's network stack and
+//! the simulated host's hot-plug driver finds it.
 //!
 //! Needs root (or CAP_NET_ADMIN and CAP_SYS_ADMIN), `/dev/net/tun`, `ip`
 //! and `ping` (`cargo xtask setup` installs iputils-ping); without them the
@@ -18,13 +20,19 @@ use std::time::{Duration, Instant};
 
 use firmware_support::{firmware_path, FIRMWARE_IP, FIRMWARE_SWITCH, TEST_KEY_HEX};
 use nix::sched::{setns, CloneFlags};
-use weft_proto::{Capabilities, Key, SwitchId, MANAGEMENT_UDP_PORT};
+use weft_proto::{
+    BoundFunctions, Capabilities, HostIndex, Key, Request, Response, SlotIndex, SwitchId,
+    MANAGEMENT_UDP_PORT,
+};
 use weftctl::client::{Client, ClientConfig};
+use weftctl::topology::read_topology;
 
 /// The TAP interface the runner creates inside the namespace.
 const TAP: &str = "weft0";
 /// The host's address on the TAP, on the firmware's default subnet.
 const HOST_CIDR: &str = "192.168.70.1/24";
+/// How long the runner may take to open its TAP.
+const TAP_DEADLINE: Duration = Duration::from_secs(120);
 
 /// Why the test cannot run here, if it cannot.
 fn missing_prerequisite() -> Option<String> {
@@ -66,8 +74,9 @@ struct Lab {
 }
 
 impl Lab {
-    fn create() -> Result<Lab, String> {
-        let name = format!("weft-test-{}", std::process::id());
+    /// A namespace of its own for the test called `test`.
+    fn create(test: &str) -> Result<Lab, String> {
+        let name = format!("weft-{test}-{}", std::process::id());
         // A namespace left by an earlier, killed run of this process id.
         let _ = run("ip", &["netns", "delete", &name]);
         run("ip", &["netns", "add", &name])?;
@@ -81,31 +90,38 @@ impl Lab {
         args
     }
 
-    fn start_runner(&mut self) -> Result<(), String> {
+    /// Starts `weft-sim firmware` on the TAP with `extra` arguments.
+    fn start_runner(&mut self, extra: &[&str]) -> Result<(), String> {
         let elf = firmware_path();
         let elf = elf.to_str().ok_or("the firmware path is not UTF-8")?;
         let log = File::create(self.log_path()).map_err(|e| e.to_string())?;
+        let mut command = vec![
+            env!("CARGO_BIN_EXE_weft-sim"),
+            "firmware",
+            "--elf",
+            elf,
+            "--tap",
+            TAP,
+            "--key",
+            TEST_KEY_HEX,
+        ];
+        command.extend_from_slice(extra);
         let runner = Command::new("ip")
-            .args(self.exec(&[
-                env!("CARGO_BIN_EXE_weft-sim"),
-                "firmware",
-                "--elf",
-                elf,
-                "--tap",
-                TAP,
-                "--key",
-                TEST_KEY_HEX,
-            ]))
+            .args(self.exec(&command))
             .stdout(log.try_clone().map_err(|e| e.to_string())?)
             .stderr(log)
             .spawn()
             .map_err(|e| format!("cannot start weft-sim firmware: {e}"))?;
         self.runner = Some(runner);
-        // The TAP exists once the runner has opened it.
-        let deadline = Instant::now() + Duration::from_secs(20);
+        // The TAP exists once the runner has opened it (after a fabric's
+        // enumeration and boot, with --fabric).
+        let deadline = Instant::now() + TAP_DEADLINE;
         while run("ip", &self.exec(&["ip", "link", "show", TAP])).is_err() {
             if Instant::now() > deadline {
-                return Err(format!("no {TAP} after 20 s; runner log:\n{}", self.log()));
+                return Err(format!(
+                    "no {TAP} after {TAP_DEADLINE:?}; runner log:\n{}",
+                    self.log()
+                ));
             }
             thread::sleep(Duration::from_millis(50));
         }
@@ -172,8 +188,8 @@ fn linux_ping_and_weftctl_reach_the_firmware_through_a_tap() {
         eprintln!("skipped: {why}");
         return;
     }
-    let mut lab = Lab::create().expect("a network namespace");
-    lab.start_runner().expect("the runner and its TAP");
+    let mut lab = Lab::create("ping").expect("a network namespace");
+    lab.start_runner(&[]).expect("the runner and its TAP");
 
     let target = FIRMWARE_IP.to_string();
     let ping = run("ip", &lab.exec(&["ping", "-c", "3", "-W", "5", &target]));
@@ -193,4 +209,60 @@ fn linux_ping_and_weftctl_reach_the_firmware_through_a_tap() {
 
     let log = lab.log();
     assert!(log.contains("key: set"), "{log}");
+}
+
+#[test]
+fn weftctl_binds_a_gpu_through_a_tap_and_the_simulated_host_finds_it() {
+    if let Some(why) = missing_prerequisite() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let scenario = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/firmware.toml");
+    let mut lab = Lab::create("bind").expect("a network namespace");
+    lab.start_runner(&["--fabric", scenario])
+        .expect("the runner, its fabric and its TAP");
+
+    let target = FIRMWARE_IP.to_string();
+    let ping = run("ip", &lab.exec(&["ping", "-c", "1", "-W", "5", &target]));
+    ping.unwrap_or_else(|e| panic!("ping failed: {e}\nrunner log:\n{}", lab.log()));
+
+    let bound = lab.inside(|| -> Result<u16, String> {
+        let switch = SocketAddr::new(IpAddr::V4(FIRMWARE_IP), MANAGEMENT_UDP_PORT);
+        let key = Key::parse_hex(TEST_KEY_HEX).expect("a valid key");
+        let mut client =
+            Client::connect(ClientConfig::new(switch, key)).map_err(|e| e.to_string())?;
+        let topology = read_topology(&mut client).map_err(|e| format!("topology: {e}"))?;
+        let gpu = topology
+            .endpoints
+            .iter()
+            .find(|e| e.class_code.0 >> 16 == 0x03)
+            .ok_or("the firmware enumerated no GPU")?;
+        let mut functions = BoundFunctions::new();
+        functions.push(gpu.fabric_id).expect("room for one");
+        let bind = Request::Bind {
+            host: HostIndex(0),
+            slot: SlotIndex(1),
+            functions,
+            if_generation: None,
+        };
+        match client.request(&bind).map_err(|e| format!("bind: {e}"))? {
+            Response::Done => Ok(gpu.vendor_id),
+            other => Err(format!("bind answered {other:?}")),
+        }
+    });
+    let vendor = bound.unwrap_or_else(|e| panic!("{e}\nrunner log:\n{}", lab.log()));
+    assert_eq!(vendor, 0x10de, "the scenario's GPUs");
+
+    // The host's hot-plug driver scans slot 1 (02:01.0, secondary bus 4)
+    // once the firmware's MSI reaches it, and loads the GPU's driver.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let wanted = "host1: hot-plug at 02:01.0: 04:00.0 added, driver bound";
+    while !lab.log().contains(wanted) {
+        assert!(
+            Instant::now() < deadline,
+            "the host did not report the GPU within 30 s; runner log:\n{}",
+            lab.log()
+        );
+        thread::sleep(Duration::from_millis(100));
+    }
 }

@@ -5,7 +5,11 @@
 //!   (`weft_regs::soc::timer`);
 //! - [`mailbox::CsrMailbox`]: [`weft_fabric::hw::FabricConfig`] and
 //!   [`weft_fabric::hw::HostInterface`] over the data plane's mailbox and
-//!   injector (`weft_regs::csr::mailbox`, `inject`), which both share.
+//!   injector (`weft_regs::csr::mailbox`, `inject`), which both share;
+//! - [`spi_flash::Region`]: [`weft_fabric::persist::Flash`] over the SPI
+//!   NOR flash controller (`weft_regs::soc::spi_flash`), and the flash
+//!   part's layout, for the firmware and the boot loader;
+//! - [`uart::send`]: the console UART's transmitter.
 //!
 //! The data plane's tables are written by `weft_regs::driver::CsrDataPlane`,
 //! which lives beside the register map because the fabric manager's crate
@@ -16,6 +20,8 @@
 #![forbid(unsafe_code)]
 
 pub mod mailbox;
+pub mod spi_flash;
 pub mod timer;
+pub mod uart;
 
 pub use weft_regs::driver::CsrBus;

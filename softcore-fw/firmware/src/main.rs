@@ -159,7 +159,8 @@ mod soft_core {
     use static_cell::{ConstStaticCell, StaticCell};
     use weft_proto::{SwitchId, DEFAULT_IPV4_ADDRESS, DEFAULT_IPV4_PREFIX_LEN};
 
-    use weft_fabric::firmware_update::{self, BootChoice, BootKind, FirmwareUpdate};
+    use weft_fabric::boot_image::Handoff;
+    use weft_fabric::firmware_update::{self, BootKind, FirmwareUpdate};
     use weft_fabric::manager::FabricManager;
     use weft_proto::ImageSlot;
 
@@ -272,8 +273,11 @@ mod soft_core {
     }
 
     /// The firmware's main loop (see the crate docs).
+    ///
+    /// `handoff` is `a1` at the entry: the boot loader's [`Handoff`], or
+    /// anything else when the image was started directly.
     #[riscv_rt::entry]
-    fn main() -> ! {
+    fn main(_hart_id: usize, handoff: usize, _a2: usize) -> ! {
         let mut uart = Uart::console();
         uart.write_bytes(BANNER.as_bytes());
 
@@ -343,7 +347,7 @@ mod soft_core {
         // The flash driver sleeps between polls until the timer wakes it:
         // interrupts first, then the boot record.
         wake_on_interrupts();
-        match start_firmware_update() {
+        match start_firmware_update(Handoff::decode(handoff as u32)) {
             Ok((start, update)) => {
                 say_boot(&mut uart, &start);
                 server.management.serve_firmware(update);
@@ -445,15 +449,28 @@ mod soft_core {
         };
     }
 
-    /// Reads the boot record, picks the image slot this start runs
-    /// (`weft_fabric::firmware_update::boot`) and sets up the update of the
-    /// other.
+    /// The image slot this start runs, as the boot loader's `handoff`
+    /// says, or, for an image started directly (no handoff), as the boot
+    /// record picks it (`weft_fabric::firmware_update::boot`, which the
+    /// loader runs otherwise); and the update of the other slot.
     fn start_firmware_update(
-    ) -> Result<(BootChoice, FirmwareUpdate<Region>), weft_fabric::persist::PersistError> {
-        let mut boot_flash = BOOT_RECORD_REGION;
-        let start = firmware_update::boot(&mut boot_flash)?;
+        handoff: Option<Handoff>,
+    ) -> Result<(Handoff, FirmwareUpdate<Region>), weft_fabric::persist::PersistError> {
+        let start = match handoff {
+            Some(handoff) => handoff,
+            None => {
+                let mut boot_flash = BOOT_RECORD_REGION;
+                let choice = firmware_update::boot(&mut boot_flash)?;
+                Handoff {
+                    chosen: choice.slot,
+                    kind: choice.kind,
+                    running: Some(choice.slot),
+                }
+            }
+        };
         let images = [IMAGE_A_REGION, IMAGE_B_REGION];
-        let update = FirmwareUpdate::new(images, BOOT_RECORD_REGION, start.slot)?;
+        let running = start.running.unwrap_or(start.chosen);
+        let update = FirmwareUpdate::new(images, BOOT_RECORD_REGION, running)?;
         Ok((start, update))
     }
 
@@ -480,12 +497,19 @@ mod soft_core {
     }
 
     /// Says on the console which image slot this start runs, and why.
-    fn say_boot(uart: &mut Uart, start: &BootChoice) {
-        let slot = slot_name(start.slot);
-        let _ = match start.kind {
-            BootKind::Active => write!(uart, "firmware: slot {slot}\r\n"),
-            BootKind::Trial => write!(uart, "firmware: slot {slot} on trial\r\n"),
-            BootKind::Rollback => write!(
+    fn say_boot(uart: &mut Uart, start: &Handoff) {
+        let slot = slot_name(start.chosen);
+        let _ = match (start.running, start.kind) {
+            (None, _) => uart
+                .write_str("firmware: the bitstream's image: neither slot holds a valid one\r\n"),
+            (Some(running), _) if running != start.chosen => write!(
+                uart,
+                "firmware: slot {}: slot {slot} does not hold a valid image\r\n",
+                slot_name(running)
+            ),
+            (Some(_), BootKind::Active) => write!(uart, "firmware: slot {slot}\r\n"),
+            (Some(_), BootKind::Trial) => write!(uart, "firmware: slot {slot} on trial\r\n"),
+            (Some(_), BootKind::Rollback) => write!(
                 uart,
                 "firmware: slot {slot} again: the trial never checked in\r\n"
             ),

@@ -14,55 +14,16 @@ mod firmware_support;
 use firmware_support::*;
 
 use sha2::{Digest as _, Sha256};
-use weft_fabric::boot_image;
 use weft_fabric::firmware_update::{BootRecord, ImageId, Trial};
 use weft_fabric::memory_flash::MemoryFlash;
 use weft_fabric::persist::{load_record, save_record};
-use weft_iss::encode as e;
 use weft_iss::soc::{NorFlash, Timing};
 use weft_proto::{Digest, ImageSlot};
 use weft_regs::soc::spi_flash::SECTOR_SIZE;
-use weft_regs::soc::uart;
-use weft_regs::{DATA_RAM_BASE, INSTRUCTION_RAM_BASE};
 
 const BOOT_RECORD: usize = 0x0F_E000;
 const SLOT_A: usize = 0x10_0000;
 const SLOT_B: usize = 0x20_0000;
-
-/// A test image: prints "image <name> in slot <the handoff's running
-/// slot>", its name loaded from data RAM (so both RAMs were copied),
-/// then waits.
-fn test_image(name: u8) -> Vec<u8> {
-    let tx = uart::TX_DATA.address(0, 0);
-    let mut code = vec![e::lui(5, tx >> 12)];
-    let print = |code: &mut Vec<u32>, text: &[u8]| {
-        for &byte in text {
-            code.push(e::addi(6, 0, i32::from(byte)));
-            code.push(e::sw(6, 5, (tx & 0xFFF) as i32));
-        }
-    };
-    print(&mut code, b"image ");
-    code.extend([
-        e::lui(7, DATA_RAM_BASE >> 12),
-        e::lw(6, 7, 0),
-        e::sw(6, 5, 0),
-    ]);
-    print(&mut code, b" in slot ");
-    // a1 bits 3:0: the running slot, 0 for A.
-    code.extend([
-        e::andi(6, 11, 0xF),
-        e::addi(6, 6, i32::from(b'A')),
-        e::sw(6, 5, 0),
-    ]);
-    print(&mut code, b"\r\n");
-    code.extend([e::wfi(), e::jal(0, -4)]);
-    let code: Vec<u8> = code.iter().flat_map(|w| w.to_le_bytes()).collect();
-    let data = [name, 0, 0, 0];
-    let segments: [(u32, &[u8]); 2] = [(INSTRUCTION_RAM_BASE, &code), (DATA_RAM_BASE, &data)];
-    let mut image = vec![0; boot_image::image_len(&segments)];
-    boot_image::write(INSTRUCTION_RAM_BASE, &segments, &mut image);
-    image
-}
 
 fn image_id(image: &[u8]) -> ImageId {
     ImageId {
@@ -182,4 +143,43 @@ fn a_corrupt_trial_falls_back_to_the_good_slot_and_no_valid_slot_to_the_bitstrea
         printed.contains("firmware: the bitstream's image: neither slot holds a valid one"),
         "{printed}"
     );
+}
+
+#[test]
+fn the_firmware_runs_from_slot_b_on_trial_checks_in_and_starts_from_there() {
+    let (Some(boot), Some(firmware)) = (boot_loader_image(), firmware_image()) else {
+        return;
+    };
+    let image = weft_iss::elf::boot_image(&firmware).expect("the firmware's ELF makes an image");
+    let flash = flash_with(&committed_trial_of(&image), &[], &image);
+    let (board, printed) = booted_by_loader(&boot, &firmware, flash, &[]);
+    assert!(
+        printed.starts_with("boot: slot B\r\nweft firmware"),
+        "{printed}"
+    );
+    // The firmware checks in once its fabric's start (100 ms after reset)
+    // is over, which the loader's 0.3 s of checking and copying the
+    // image already passed.
+    let trial = printed
+        .find("firmware: slot B on trial\r\n")
+        .expect("the firmware says it runs on trial");
+    assert!(
+        printed[trial..].contains("firmware: slot B checked in"),
+        "{printed}"
+    );
+    let part = board.flash().part();
+    assert_eq!(
+        record_in(&part),
+        BootRecord {
+            active: ImageSlot::B,
+            trial: None
+        }
+    );
+
+    let (_, printed) = booted_by_loader(&boot, &firmware, power_cycled(&part), &[]);
+    assert!(
+        printed.starts_with("boot: slot B\r\nweft firmware"),
+        "{printed}"
+    );
+    assert!(printed.contains("firmware: slot B\r\n"), "{printed}");
 }

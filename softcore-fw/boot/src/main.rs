@@ -20,7 +20,7 @@
 //!    RAMs because nothing was copied;
 //! 3. copies the image's segments into instruction RAM (through the data
 //!    port's write path into it) and data RAM, and jumps to its entry with
-//!    the [`Handoff`] in `a1`, so the firmware knows the slot it runs and
+//!    `weft_fabric::boot_image::Handoff` in `a1`, so the firmware knows the slot it runs and
 //!    does not pick again.
 //!
 //! It says each step on the console in one line (`boot: ...`). Its

@@ -44,15 +44,19 @@
 //! # Firmware update
 //!
 //! An image sent with `weftctl firmware update` goes to the image slot of
-//! the configuration flash that the running image is not from ([`flash`]
-//! has the layout), is hashed whole as the flash holds it and committed in
-//! two phases; weft-fabric's `firmware_update` has the rules. At start,
-//! with the timer's wake-up enabled, the firmware reads the boot record
-//! and picks its slot as a boot loader would: the good slot, or once a
-//! committed trial, or the good slot again when a trial started before
-//! and never checked in (it hung, or the watchdog reset it). The running
-//! image checks in on the first pass of the main loop after its fabric's
-//! start, which makes a trial the good image.
+//! the configuration flash that the running image is not from
+//! (`weft_drivers::spi_flash` has the layout), is hashed whole as the flash holds it and committed in
+//! two phases; weft-fabric's `firmware_update` has the rules, and its
+//! `boot_image` the image format (`cargo xtask firmware` writes
+//! `weft-firmware.img`). After each reset the boot loader in the boot ROM
+//! (`softcore-fw/boot`) picks the slot from the boot record, checks and
+//! copies its image and starts it with a handoff in `a1` that names the
+//! slot the firmware runs from (or the bitstream's image when no slot
+//! holds a valid one), so the firmware does not pick again. Started
+//! without a handoff (an ELF loaded directly, as the simulator's boards
+//! do), it picks the slot from the boot record itself, as the loader
+//! would. The running image checks in on the first pass of the main loop
+//! after its fabric's start, which makes a trial the good image.
 //!
 //! Measured on the ISS board (one instruction per 125 MHz cycle; the core
 //! runs the firmware at CPI 1.12) with the firmware's own 307 KiB ELF as
@@ -64,14 +68,10 @@
 //! try: its resends of the same datagram wait in the socket and are
 //! answered from the reply cache.
 //!
-//! The soft core cannot yet run the image it picked: it executes from the
-//! instruction RAM the bitstream initialises, which is not on its data
-//! port (`weft_hdl::soc`: the instruction RAM's write enable is tied low),
-//! and there is no boot loader that copies a slot into it. Until the SoC
-//! gives the core a write port to instruction RAM (or runs code from the
-//! flash), the slot the boot record names is the slot the firmware
-//! accounts as running, and a committed image runs only once it is built
-//! into the bitstream.
+//! The boot ROM and the data port's write path into instruction RAM
+//! exist in the instruction-set simulator's SoC (`weft_iss::HarvardBus`);
+//! the RTL SoC (`weft_hdl::soc`) does not have them yet, and starts the
+//! bitstream's image directly.
 //!
 //! # The main loop
 //!

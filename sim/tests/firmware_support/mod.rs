@@ -10,6 +10,7 @@ use smoltcp::wire::{
     Ipv4Repr, UdpPacket, UdpRepr,
 };
 pub use weft_iss::elf::{boot_loader_image, firmware_image, firmware_path};
+pub use weft_iss::programs::banner_image as test_image;
 use weft_sim::iss_board::{Activity, IssBoard};
 
 /// The firmware's station address and default IPv4 address (its crate docs).
@@ -243,45 +244,4 @@ pub fn parse_udp(frame: &[u8]) -> (EthernetRepr, Ipv4Repr, UdpRepr, Vec<u8>) {
     )
     .expect("a valid UDP header and checksum");
     (ethernet, ip, repr, packet.payload().to_vec())
-}
-
-/// A firmware image for a flash slot (`weft_fabric::boot_image`) that
-/// prints "image <name> in slot <the handoff's running
-/// slot>", its name loaded from data RAM (so both RAMs were copied),
-/// then waits.
-pub fn test_image(name: u8) -> Vec<u8> {
-    use weft_iss::encode as e;
-
-    let tx = weft_regs::soc::uart::TX_DATA.address(0, 0);
-    let mut code = vec![e::lui(5, tx >> 12)];
-    let print = |code: &mut Vec<u32>, text: &[u8]| {
-        for &byte in text {
-            code.push(e::addi(6, 0, i32::from(byte)));
-            code.push(e::sw(6, 5, (tx & 0xFFF) as i32));
-        }
-    };
-    print(&mut code, b"image ");
-    code.extend([
-        e::lui(7, weft_regs::DATA_RAM_BASE >> 12),
-        e::lw(6, 7, 0),
-        e::sw(6, 5, 0),
-    ]);
-    print(&mut code, b" in slot ");
-    // a1 bits 3:0: the running slot, 0 for A.
-    code.extend([
-        e::andi(6, 11, 0xF),
-        e::addi(6, 6, i32::from(b'A')),
-        e::sw(6, 5, 0),
-    ]);
-    print(&mut code, b"\r\n");
-    code.extend([e::wfi(), e::jal(0, -4)]);
-    let code: Vec<u8> = code.iter().flat_map(|w| w.to_le_bytes()).collect();
-    let data = [name, 0, 0, 0];
-    let segments: [(u32, &[u8]); 2] = [
-        (weft_regs::INSTRUCTION_RAM_BASE, &code),
-        (weft_regs::DATA_RAM_BASE, &data),
-    ];
-    let mut image = vec![0; weft_fabric::boot_image::image_len(&segments)];
-    weft_fabric::boot_image::write(weft_regs::INSTRUCTION_RAM_BASE, &segments, &mut image);
-    image
 }

@@ -68,11 +68,6 @@
 //! try: its resends of the same datagram wait in the socket and are
 //! answered from the reply cache.
 //!
-//! The boot ROM and the data port's write path into instruction RAM
-//! exist in the instruction-set simulator's SoC (`weft_iss::HarvardBus`);
-//! the RTL SoC (`weft_hdl::soc`) does not have them yet, and starts the
-//! bitstream's image directly.
-//!
 //! # The main loop
 //!
 //! The loop never spins: it reads the console, starts the fabric when it

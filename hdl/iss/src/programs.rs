@@ -222,9 +222,10 @@ pub fn lcg_mix(seed: u32, rounds: u32) -> Program {
 }
 
 /// A firmware image for a flash slot (`weft_fabric::boot_image`) that
-/// prints "image <name> in slot <the handoff's running
-/// slot>", its name loaded from data RAM (so both RAMs were copied),
-/// then waits: what tests of the boot loader put in a slot.
+/// prints `image N in slot S`, with N the byte `name` loaded from data RAM
+/// (so both RAMs were copied) and S the running slot of the boot loader's
+/// handoff in `a1`, then waits: what tests of the boot loader put in a
+/// slot.
 pub fn banner_image(name: u8) -> Vec<u8> {
     let tx = weft_regs::soc::uart::TX_DATA.address(0, 0);
     let mut code = vec![e::lui(5, tx >> 12)];

@@ -263,7 +263,7 @@ pub fn copy<F: Flash + ?Sized, M: ImageMemory + ?Sized>(
 }
 
 /// The bytes of an image of `segments` (address and bytes each): its
-/// length, to size the buffer [`write`] fills.
+/// length, to size the buffer [`write()`] fills.
 pub fn image_len(segments: &[(u32, &[u8])]) -> usize {
     HEADER_LEN as usize
         + segments

@@ -67,11 +67,17 @@ pub struct Design {
 }
 
 /// The SoC's memories at power-on: the firmware ELF at [`firmware_path`]
-/// in the reference sizes when there is one, zeros when there is none.
+/// in the reference sizes when there is one, zeros when there is none;
+/// and the boot loader at `weft_iss::elf::boot_loader_path` in the boot
+/// ROM when there is one, which the SoC then starts in.
 pub fn soc_memory() -> Result<MemoryImage, SocError> {
-    match std::fs::read(firmware_path()) {
-        Ok(elf) => MemoryImage::reference_from_elf(&elf),
-        Err(_) => Ok(MemoryImage::reference()),
+    let memory = match std::fs::read(firmware_path()) {
+        Ok(elf) => MemoryImage::reference_from_elf(&elf)?,
+        Err(_) => MemoryImage::reference(),
+    };
+    match std::fs::read(weft_iss::elf::boot_loader_path()) {
+        Ok(boot) => memory.with_boot_loader(&boot),
+        Err(_) => Ok(memory),
     }
 }
 

@@ -259,6 +259,9 @@ impl Mmio for WordsOnly {
 fn data_address() -> impl Strategy<Value = u32> {
     let anchors = vec![
         0,
+        weft_regs::INSTRUCTION_RAM_SIZE,
+        weft_regs::BOOT_ROM_BASE,
+        weft_regs::BOOT_ROM_BASE + weft_regs::BOOT_ROM_SIZE,
         DATA_RAM_BASE,
         DATA_RAM_BASE + DATA_RAM_SIZE,
         SOC_BASE,
@@ -315,7 +318,7 @@ proptest! {
         } else {
             bus.load(address, width).is_err()
         };
-        let mut decoder = DataDecoder::new(DATA_RAM_SIZE);
+        let mut decoder = DataDecoder::new(DATA_RAM_SIZE, weft_regs::INSTRUCTION_RAM_SIZE);
         decoder.connect_all();
         let lanes = ((1u64 << width.bytes()) - 1) << (address & 3);
         decoder.address.next = bits(u64::from(address));

@@ -136,6 +136,12 @@ pub enum ClientError {
         /// How many chunks in a row were refused or not advanced.
         refusals: u32,
     },
+    /// The file is not a firmware image for a flash slot
+    /// (`weft_fabric::boot_image`): the boot loader would never start it.
+    NotFirmwareImage {
+        /// Its first bytes (up to four).
+        start: Vec<u8>,
+    },
     /// The firmware image cannot be sent: empty, or larger than the protocol's
     /// 32-bit size.
     FirmwareImageSize {
@@ -321,6 +327,12 @@ impl fmt::Display for ClientError {
                 "the firmware transfer made no progress at offset {offset} after {refusals} \
                  chunks; check `weftctl firmware status`, then run `weftctl firmware abort` \
                  and start the update again"
+            ),
+            ClientError::NotFirmwareImage { start } => write!(
+                f,
+                "the file starts with {start:02x?}, not a weft firmware image (\"WFTI\"): the \
+                 boot loader would not start it. Send the image `cargo xtask firmware` writes \
+                 next to the firmware's ELF (weft-firmware.img), not the ELF itself"
             ),
             ClientError::FirmwareImageSize { size } => write!(
                 f,

@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use sha2::{Digest as _, Sha256};
+use weft_fabric::boot_image::IMAGE_MAGIC;
 use weft_proto::{Digest, Error, FirmwareStatus, Request, Response, UpdateState, MAX_CHUNK};
 
 use crate::client::{unexpected, Client};
@@ -68,6 +69,22 @@ impl Image {
         let start = offset as usize;
         let end = (start + MAX_CHUNK).min(self.bytes.len());
         self.bytes.get(start..end).unwrap_or(&[])
+    }
+}
+
+/// Checks that `bytes` start as a firmware image for a flash slot does
+/// (`weft_fabric::boot_image`, magic "WFTI"), so that a file the boot
+/// loader would never start (the firmware's ELF, say) is refused before
+/// anything is sent. The switch checks the whole image; this only catches
+/// the wrong file.
+pub fn check_format(bytes: &[u8]) -> Result<(), ClientError> {
+    let start = &bytes[..bytes.len().min(4)];
+    if start == IMAGE_MAGIC.to_le_bytes() {
+        Ok(())
+    } else {
+        Err(ClientError::NotFirmwareImage {
+            start: start.to_vec(),
+        })
     }
 }
 
@@ -281,6 +298,19 @@ mod tests {
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
         );
         assert_eq!(image.size(), 3);
+    }
+
+    #[test]
+    fn only_a_file_that_starts_as_a_slot_image_is_sent() {
+        assert!(check_format(b"WFTI\x01\x00").is_ok());
+        assert!(matches!(
+            check_format(b"\x7fELF\x01\x01"),
+            Err(ClientError::NotFirmwareImage { start }) if start == b"\x7fELF"
+        ));
+        assert!(matches!(
+            check_format(b"WF"),
+            Err(ClientError::NotFirmwareImage { start }) if start == b"WF"
+        ));
     }
 
     #[test]

@@ -120,6 +120,20 @@ impl IssBoard {
         })
     }
 
+    /// A board at reset whose boot ROM holds the boot loader's ELF `boot`
+    /// and whose RAMs hold the ELF `bitstream` (the image the bitstream
+    /// carries), with `flash` on its flash controller: it starts in the
+    /// loader, which runs the image the boot record picks from the flash.
+    pub fn with_boot_loader(
+        boot: &[u8],
+        bitstream: &[u8],
+        flash: NorFlash,
+    ) -> Result<IssBoard, BoardError> {
+        let mut board = IssBoard::with_parts(bitstream, flash, unlinked_data_plane())?;
+        board.hart.load_elf(boot).map_err(BoardError::Elf)?;
+        Ok(board)
+    }
+
     /// The data plane's CSR window, to reach its switch.
     pub fn data_plane(&self) -> &DataPlaneWindow {
         &self.data_plane

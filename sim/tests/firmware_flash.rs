@@ -228,3 +228,68 @@ fn an_image_lands_in_the_slot_not_running_and_boots_on_trial_once_committed_or_b
     let (_, printed) = booted_with_flash(&firmware, power_cycled(&board), &[]);
     assert!(printed.contains("firmware: slot B\r\n"), "{printed}");
 }
+
+/// `weftctl firmware update`'s requests on a board that starts in its
+/// boot loader: a new board runs the image its bitstream carries (no
+/// slot holds one), the image sent lands in slot B, and after the commit
+/// and a restart the loader runs it; it never checks in, so the restart
+/// after that goes back.
+#[test]
+fn an_image_sent_and_committed_runs_after_a_restart_through_the_boot_loader() {
+    let (Some(boot), Some(firmware)) = (boot_loader_image(), firmware_image()) else {
+        return;
+    };
+    let key = format!("key {TEST_KEY_HEX}");
+    let (mut board, printed) = booted_by_loader(&boot, &firmware, NorFlash::reference(), &[&key]);
+    assert!(
+        printed.starts_with(
+            "boot: slot A: no image\r\nboot: slot B: no image\r\nboot: the bitstream's image\r\n"
+        ),
+        "{printed}"
+    );
+    assert!(
+        printed.contains("firmware: the bitstream's image: neither slot holds a valid one"),
+        "{printed}"
+    );
+    exchange(&mut board, &arp_request(FIRMWARE_IP));
+    let mut client = Client { board, counter: 0 };
+
+    let image = test_image(b'N');
+    let prepare = Request::FirmwarePrepare {
+        size: image.len() as u32,
+        digest: Digest(Sha256::digest(&image).into()),
+    };
+    assert_eq!(client.ask(&prepare, &[]), Response::Done);
+    for start in (0..image.len()).step_by(MAX_CHUNK) {
+        let end = (start + MAX_CHUNK).min(image.len());
+        let chunk = Request::FirmwareChunk {
+            offset: start as u32,
+        };
+        assert_eq!(
+            client.ask(&chunk, &image[start..end]),
+            Response::ChunkAccepted {
+                next_offset: end as u32
+            }
+        );
+    }
+    let Response::CommitPrepared { token } = client.ask(&Request::FirmwarePrepareCommit, &[])
+    else {
+        panic!("expected a token");
+    };
+    assert_eq!(
+        client.ask(&Request::FirmwareCommit { token }, &[]),
+        Response::Done
+    );
+    assert_eq!(
+        (status(&mut client).running, status(&mut client).next_boot),
+        (ImageSlot::A, ImageSlot::B)
+    );
+
+    let (board, printed) = booted_by_loader(&boot, &firmware, power_cycled(&client.board), &[]);
+    assert_eq!(printed, "boot: slot B\r\nimage N in slot B\r\n");
+    let (_, printed) = booted_by_loader(&boot, &firmware, power_cycled(&board), &[]);
+    assert!(
+        printed.starts_with("boot: slot A: no image\r\nboot: the bitstream's image\r\n"),
+        "{printed}"
+    );
+}

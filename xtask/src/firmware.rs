@@ -23,13 +23,38 @@ const PROFILE: &str = "firmware";
 /// softcore-fw/bench), built with the firmware.
 const BENCHMARK: &str = "weft-bench";
 
-/// Builds the firmware ELF and the Rust benchmark's, prints their size
-/// tables and returns the firmware's path.
+/// The boot loader, which the boot ROM holds (see softcore-fw/boot).
+const BOOT_LOADER: &str = "weft-boot";
+
+/// Builds the firmware ELF, its image for a flash slot (`<elf>.img`, the
+/// file `weftctl firmware update` sends; `weft_fabric::boot_image`), the
+/// boot loader's ELF and the Rust benchmark's, prints their size tables
+/// and returns the firmware's path.
 pub fn build(root: &Path, toolchain: &FirmwareToolchain) -> Result<PathBuf> {
     let elf_path = build_soft_core_binary(root, toolchain, "weft-firmware")?;
     let sizes = ImageSize::of_elf(&elf_path)?;
     println!("firmware: {}", elf_path.display());
     println!("{sizes}");
+    let image_path = elf_path.with_extension("img");
+    let elf = fs::read(&elf_path).with_context(|| format!("reading {}", elf_path.display()))?;
+    let image = weft_iss::elf::boot_image(&elf)
+        .map_err(|e| anyhow::anyhow!("{}: no slot image: {e}", elf_path.display()))?;
+    fs::write(&image_path, &image).with_context(|| format!("writing {}", image_path.display()))?;
+    println!(
+        "firmware image for a flash slot (weftctl firmware update): {} ({} bytes)",
+        image_path.display(),
+        image.len()
+    );
+    let boot_path = build_soft_core_binary(root, toolchain, BOOT_LOADER)?;
+    let boot_sizes = ImageSize::of_elf(&boot_path)?;
+    println!("boot loader: {}", boot_path.display());
+    println!("{boot_sizes}");
+    let rom = u64::from(weft_regs::BOOT_ROM_SIZE);
+    anyhow::ensure!(
+        boot_sizes.text + boot_sizes.data <= rom,
+        "the boot loader's {} bytes do not fit the {rom}-byte boot ROM",
+        boot_sizes.text + boot_sizes.data
+    );
     let bench_path = build_soft_core_binary(root, toolchain, BENCHMARK)?;
     println!("benchmark: {}", bench_path.display());
     println!("{}", ImageSize::of_elf(&bench_path)?);

@@ -32,13 +32,15 @@ pub fn run_all(root: &Path) -> Result<()> {
         "warnings",
     ]))?;
     if matches!(toolchain, FirmwareToolchain::Rustup) {
-        // The bare-metal halves of the firmware, of the fabric manager's
-        // size probe and of the Rust benchmark are only compiled for their
-        // target.
+        // The bare-metal halves of the firmware, of the boot loader, of the
+        // fabric manager's size probe and of the Rust benchmark are only
+        // compiled for their target.
         run(cargo().args([
             "clippy",
             "--package",
             "weft-firmware",
+            "--package",
+            "weft-boot",
             "--package",
             "weft-fabric-size",
             "--package",

@@ -7,7 +7,10 @@
 
 use core::fmt;
 
-use weft_regs::{DATA_RAM_BASE, DATA_RAM_SIZE, INSTRUCTION_RAM_BASE, INSTRUCTION_RAM_SIZE};
+use weft_regs::{
+    BOOT_ROM_BASE, BOOT_ROM_SIZE, DATA_RAM_BASE, DATA_RAM_SIZE, INSTRUCTION_RAM_BASE,
+    INSTRUCTION_RAM_SIZE,
+};
 
 /// Width of a data access.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -66,7 +69,8 @@ pub enum BusFault {
         access: Access,
     },
     /// The address decodes, but the region does not allow this access —
-    /// e.g. a data load from instruction RAM, or a fetch from data RAM.
+    /// e.g. a data load from instruction RAM, a store to the boot ROM, or
+    /// a fetch from data RAM.
     Denied {
         /// The accessed address.
         addr: u32,
@@ -104,7 +108,8 @@ impl fmt::Display for BusFault {
             Self::Denied { addr, access } => write!(
                 f,
                 "{access:?} at {addr:#010x}: the region there does not allow this access \
-                 (instruction RAM is fetch-only, data RAM is data-only)"
+                 (instruction RAM is fetched and stored to but not loaded from, the boot ROM \
+                 is fetched and loaded from but not stored to, data RAM is data-only)"
             ),
             Self::Device {
                 addr,
@@ -138,7 +143,7 @@ pub trait Bus {
 
     /// Writes `bytes` at `addr` through the back door that initialises
     /// memories (ELF loading, test programs), including memories the core
-    /// cannot store to, such as instruction RAM.
+    /// cannot store to, such as the boot ROM.
     fn write_image(&mut self, addr: u32, bytes: &[u8]) -> Result<(), BusFault>;
 }
 
@@ -271,20 +276,28 @@ struct MmioRegion {
 /// The reference memory map of weft's soft core: Harvard block RAMs plus
 /// memory-mapped peripherals.
 ///
-/// - **Instruction RAM** is on the instruction port only: fetches succeed,
-///   data loads and stores fault ([`BusFault::Denied`], raised as a
-///   load/store access fault). The core's instruction memory has no data
-///   port, which is why the firmware links read-only data into data RAM.
+/// - **Instruction RAM** is fetched from, and written by data-port stores
+///   (the boot loader copies an image into it) but not read by loads
+///   ([`BusFault::Denied`], raised as a load access fault): its second
+///   block RAM port is write-only, so no data-port read path joins the
+///   data port's load multiplexer, and the firmware links read-only data
+///   into data RAM. Nothing needs to read code back: the loader checks an
+///   image's digest in the flash, before it copies.
+/// - **The boot ROM** (`weft_regs::BOOT_ROM_BASE`), where the core starts
+///   after reset, is fetched from and read by loads (the loader's
+///   read-only data is there); stores fault, so no program can break the
+///   boot path.
 /// - **Data RAM** is on the data port only: loads and stores succeed,
 ///   fetches fault (instruction access fault).
 /// - **MMIO regions** ([`HarvardBus::map_mmio`]) are data-port only.
 /// - Anything else is [`BusFault::Unmapped`].
 ///
-/// [`Bus::write_image`] may write both RAMs, as the FPGA's block RAM
-/// initialisation does.
+/// [`Bus::write_image`] may write all three memories, as the FPGA's block
+/// RAM initialisation does.
 pub struct HarvardBus {
     iram: Ram,
     dram: Ram,
+    boot: Ram,
     mmio: Vec<MmioRegion>,
 }
 
@@ -294,6 +307,7 @@ impl fmt::Debug for HarvardBus {
         f.debug_struct("HarvardBus")
             .field("iram", &(self.iram.base, self.iram.bytes.len()))
             .field("dram", &(self.dram.base, self.dram.bytes.len()))
+            .field("boot", &(self.boot.base, self.boot.bytes.len()))
             .field("mmio", &mmio)
             .finish()
     }
@@ -324,7 +338,7 @@ fn overlaps(a_base: u32, a_size: u32, b_base: u32, b_size: u32) -> bool {
 impl HarvardBus {
     /// The reference configuration from `weft-regs`: 256 KiB instruction
     /// RAM at `INSTRUCTION_RAM_BASE`, 128 KiB data RAM at `DATA_RAM_BASE`,
-    /// no peripherals.
+    /// the boot ROM at `BOOT_ROM_BASE`, no peripherals.
     pub fn reference() -> Self {
         Self::new(
             INSTRUCTION_RAM_BASE,
@@ -335,8 +349,9 @@ impl HarvardBus {
         .expect("the weft-regs memory map has two disjoint, aligned RAMs")
     }
 
-    /// A bus with instruction RAM of `iram_size` bytes at `iram_base` and
-    /// data RAM of `dram_size` bytes at `dram_base`, both zero-filled.
+    /// A bus with instruction RAM of `iram_size` bytes at `iram_base`,
+    /// data RAM of `dram_size` bytes at `dram_base` and the boot ROM of
+    /// `weft_regs`, all zero-filled.
     pub fn new(
         iram_base: u32,
         iram_size: u32,
@@ -352,9 +367,19 @@ impl HarvardBus {
                 existing: iram_base,
             });
         }
+        for (base, size) in [(iram_base, iram_size), (dram_base, dram_size)] {
+            if overlaps(base, size, BOOT_ROM_BASE, BOOT_ROM_SIZE) {
+                return Err(MapError::Overlap {
+                    base,
+                    size,
+                    existing: BOOT_ROM_BASE,
+                });
+            }
+        }
         Ok(Self {
             iram: Ram::new(iram_base, iram_size),
             dram: Ram::new(dram_base, dram_size),
+            boot: Ram::new(BOOT_ROM_BASE, BOOT_ROM_SIZE),
             mmio: Vec::new(),
         })
     }
@@ -370,6 +395,7 @@ impl HarvardBus {
         let existing = [
             (self.iram.base, self.iram.bytes.len() as u32),
             (self.dram.base, self.dram.bytes.len() as u32),
+            (self.boot.base, self.boot.bytes.len() as u32),
         ]
         .into_iter()
         .chain(self.mmio.iter().map(|r| (r.base, r.size)));
@@ -389,6 +415,11 @@ impl HarvardBus {
     /// Instruction RAM contents.
     pub fn instruction_ram(&self) -> &[u8] {
         &self.iram.bytes
+    }
+
+    /// Boot ROM contents.
+    pub fn boot_rom(&self) -> &[u8] {
+        &self.boot.bytes
     }
 
     /// Data RAM contents.
@@ -415,6 +446,9 @@ impl HarvardBus {
 
     #[cold]
     fn data_miss_load(&mut self, addr: u32, width: Width) -> Result<u32, BusFault> {
+        if let Some(value) = self.boot.read(addr, width) {
+            return Ok(value);
+        }
         if self.iram.contains(addr) {
             return Err(BusFault::Denied {
                 addr,
@@ -439,7 +473,10 @@ impl HarvardBus {
 
     #[cold]
     fn data_miss_store(&mut self, addr: u32, width: Width, value: u32) -> Result<(), BusFault> {
-        if self.iram.contains(addr) {
+        if self.iram.write(addr, width, value).is_some() {
+            return Ok(());
+        }
+        if self.boot.contains(addr) {
             return Err(BusFault::Denied {
                 addr,
                 access: Access::Store,
@@ -465,7 +502,11 @@ impl HarvardBus {
 impl Bus for HarvardBus {
     #[inline(always)]
     fn fetch(&mut self, addr: u32) -> Result<u32, BusFault> {
-        match self.iram.read(addr, Width::Word) {
+        match self
+            .iram
+            .read(addr, Width::Word)
+            .or_else(|| self.boot.read(addr, Width::Word))
+        {
             Some(w) => Ok(w),
             None if self.dram.contains(addr) || self.mmio_at(addr).is_some() => {
                 Err(BusFault::Denied {
@@ -501,7 +542,7 @@ impl Bus for HarvardBus {
             addr,
             access: Access::Image,
         })?;
-        for ram in [&mut self.iram, &mut self.dram] {
+        for ram in [&mut self.iram, &mut self.dram, &mut self.boot] {
             if let Some(off) = ram.offset(addr, len) {
                 ram.bytes[off..off + bytes.len()].copy_from_slice(bytes);
                 return Ok(());
@@ -510,25 +551,26 @@ impl Bus for HarvardBus {
         // Report the first byte that no single RAM holds.
         let first_bad = (0..len)
             .map(|i| addr.wrapping_add(i))
-            .find(|&a| !self.iram.contains(a) && !self.dram.contains(a))
+            .find(|&a| !self.iram.contains(a) && !self.dram.contains(a) && !self.boot.contains(a))
             .unwrap_or(addr);
-        let fault = if self.iram.contains(addr) || self.dram.contains(addr) {
-            // Starts in a RAM but runs off its end.
-            BusFault::Unmapped {
-                addr: first_bad,
-                access: Access::Image,
-            }
-        } else if self.mmio_at(addr).is_some() {
-            BusFault::Denied {
-                addr,
-                access: Access::Image,
-            }
-        } else {
-            BusFault::Unmapped {
-                addr,
-                access: Access::Image,
-            }
-        };
+        let fault =
+            if self.iram.contains(addr) || self.dram.contains(addr) || self.boot.contains(addr) {
+                // Starts in a RAM but runs off its end.
+                BusFault::Unmapped {
+                    addr: first_bad,
+                    access: Access::Image,
+                }
+            } else if self.mmio_at(addr).is_some() {
+                BusFault::Denied {
+                    addr,
+                    access: Access::Image,
+                }
+            } else {
+                BusFault::Unmapped {
+                    addr,
+                    access: Access::Image,
+                }
+            };
         Err(fault)
     }
 }
@@ -581,7 +623,7 @@ mod tests {
     }
 
     #[test]
-    fn instruction_ram_is_fetch_only() {
+    fn instruction_ram_is_fetched_and_stored_to_but_not_loaded() {
         let mut bus = HarvardBus::reference();
         bus.write_words(IRAM + 8, &[0xDEAD_BEEF]).unwrap();
         assert_eq!(bus.fetch(IRAM + 8), Ok(0xDEAD_BEEF));
@@ -592,13 +634,33 @@ mod tests {
                 access: Access::Load
             })
         );
+        // A store takes its bytes only, little-endian, and the fetch sees it.
+        bus.store(IRAM + 9, Width::Byte, 0x11).unwrap();
+        assert_eq!(bus.fetch(IRAM + 8), Ok(0xDEAD_11EF));
+        bus.store(IRAM + 8, Width::Word, 0x0000_0013).unwrap();
+        assert_eq!(bus.fetch(IRAM + 8), Ok(0x13));
+    }
+
+    #[test]
+    fn the_boot_rom_is_fetched_and_loaded_but_not_stored_to() {
+        let mut bus = HarvardBus::reference();
+        assert_eq!(bus.boot_rom().len(), BOOT_ROM_SIZE as usize);
+        bus.write_words(BOOT_ROM_BASE + 4, &[0x1234_5678]).unwrap();
+        assert_eq!(bus.fetch(BOOT_ROM_BASE + 4), Ok(0x1234_5678));
+        assert_eq!(bus.load(BOOT_ROM_BASE + 6, Width::Half), Ok(0x1234));
         assert_eq!(
-            bus.store(IRAM + 8, Width::Byte, 0),
+            bus.store(BOOT_ROM_BASE + 4, Width::Word, 0),
             Err(BusFault::Denied {
-                addr: IRAM + 8,
+                addr: BOOT_ROM_BASE + 4,
                 access: Access::Store
             })
         );
+        let past = BOOT_ROM_BASE + BOOT_ROM_SIZE;
+        assert!(matches!(bus.fetch(past), Err(BusFault::Unmapped { .. })));
+        assert!(matches!(
+            bus.load(past, Width::Word),
+            Err(BusFault::Unmapped { .. })
+        ));
     }
 
     #[test]

@@ -22,6 +22,18 @@ pub fn firmware_image() -> Option<Vec<u8>> {
     built_image(&firmware_path(), "firmware", "WEFT_FIRMWARE")
 }
 
+/// Where the boot loader's ELF is: `$WEFT_BOOT`, or where `cargo xtask
+/// firmware` puts it in this workspace.
+pub fn boot_loader_path() -> std::path::PathBuf {
+    soft_core_binary_path("WEFT_BOOT", "weft-boot")
+}
+
+/// The boot loader's ELF at [`boot_loader_path`], or `None` with the
+/// reason printed, for a test that then skips.
+pub fn boot_loader_image() -> Option<Vec<u8>> {
+    built_image(&boot_loader_path(), "boot loader", "WEFT_BOOT")
+}
+
 /// The `what` ELF built by `cargo xtask firmware` at `path`, or `None` with
 /// the reason printed (build it, or point `$variable` at one).
 pub(crate) fn built_image(path: &std::path::Path, what: &str, variable: &str) -> Option<Vec<u8>> {
@@ -203,6 +215,74 @@ const ZERO_CHUNK: usize = 4096;
 /// little-endian), `e_machine` = RISC-V, `e_type` = executable, no RVC
 /// flag, then each segment's sizes and placement.
 pub fn load<B: Bus>(bus: &mut B, image: &[u8]) -> Result<LoadedImage, ElfError> {
+    let (entry, segments) = parse(image)?;
+    let mut loaded = LoadedImage {
+        entry,
+        segments: 0,
+        bytes: 0,
+    };
+    for segment in segments {
+        let (addr, mem_size) = (segment.addr, segment.mem_size);
+        let outside = |fault| ElfError::SegmentOutsideMemory {
+            addr,
+            size: mem_size,
+            fault,
+        };
+        bus.write_image(addr, segment.data).map_err(outside)?;
+        let zeros = [0u8; ZERO_CHUNK];
+        let mut at = addr + segment.data.len() as u32;
+        let end = u64::from(addr) + u64::from(mem_size);
+        while u64::from(at) < end {
+            let n = (end - u64::from(at)).min(ZERO_CHUNK as u64) as usize;
+            bus.write_image(at, &zeros[..n]).map_err(outside)?;
+            // n <= ZERO_CHUNK, and at + n <= end <= 2^32 was checked above.
+            at = at.wrapping_add(n as u32);
+            if at == 0 {
+                break;
+            }
+        }
+        loaded.segments += 1;
+        loaded.bytes += u64::from(mem_size);
+    }
+    Ok(loaded)
+}
+
+/// The firmware image a slot holds (`weft_fabric::boot_image`), made from
+/// the ELF `image`: its entry point and each `PT_LOAD` segment's file
+/// bytes at its load address (`p_paddr`), as [`load`] places them. The
+/// zero fill past a segment's file bytes is left out: it is `.bss`, which
+/// the program's start-up code clears.
+pub fn boot_image(image: &[u8]) -> Result<Vec<u8>, ElfError> {
+    let (entry, segments) = parse(image)?;
+    let segments: Vec<(u32, &[u8])> = segments
+        .iter()
+        .filter(|s| !s.data.is_empty())
+        .map(|s| (s.addr, s.data))
+        .collect();
+    if segments.len() > weft_fabric::boot_image::MAX_SEGMENTS {
+        return Err(ElfError::Malformed {
+            reason: format!(
+                "{} segments with file bytes, more than a boot image holds ({})",
+                segments.len(),
+                weft_fabric::boot_image::MAX_SEGMENTS
+            ),
+        });
+    }
+    let mut out = vec![0; weft_fabric::boot_image::image_len(&segments)];
+    weft_fabric::boot_image::write(entry, &segments, &mut out);
+    Ok(out)
+}
+
+/// A `PT_LOAD` segment of an ELF: its load address, file bytes and memory size.
+struct Segment<'a> {
+    addr: u32,
+    data: &'a [u8],
+    mem_size: u32,
+}
+
+/// The entry point and `PT_LOAD` segments (those with a memory size) of
+/// `image`, checked as [`load`] documents.
+fn parse(image: &[u8]) -> Result<(u32, Vec<Segment<'_>>), ElfError> {
     const EI_CLASS: usize = 4;
     const EI_DATA: usize = 5;
     if image.len() < 16 {
@@ -244,11 +324,7 @@ pub fn load<B: Bus>(bus: &mut B, image: &[u8]) -> Result<LoadedImage, ElfError> 
         return Err(ElfError::EntryMisaligned { entry });
     }
 
-    let mut loaded = LoadedImage {
-        entry,
-        segments: 0,
-        bytes: 0,
-    };
+    let mut segments = Vec::new();
     let headers = header.program_headers(endian, image).map_err(malformed)?;
     for ph in headers.iter().filter(|ph| ph.p_type(endian) == PT_LOAD) {
         let addr = ph.p_paddr(endian);
@@ -280,26 +356,16 @@ pub fn load<B: Bus>(bus: &mut B, image: &[u8]) -> Result<LoadedImage, ElfError> 
                 ph.p_offset(endian)
             ),
         })?;
-        bus.write_image(addr, data).map_err(outside)?;
-        let zeros = [0u8; ZERO_CHUNK];
-        let mut at = addr + file_size;
-        let end = u64::from(addr) + u64::from(mem_size);
-        while u64::from(at) < end {
-            let n = (end - u64::from(at)).min(ZERO_CHUNK as u64) as usize;
-            bus.write_image(at, &zeros[..n]).map_err(outside)?;
-            // n <= ZERO_CHUNK, and at + n <= end <= 2^32 was checked above.
-            at = at.wrapping_add(n as u32);
-            if at == 0 {
-                break;
-            }
-        }
-        loaded.segments += 1;
-        loaded.bytes += u64::from(mem_size);
+        segments.push(Segment {
+            addr,
+            data,
+            mem_size,
+        });
     }
-    if loaded.segments == 0 {
+    if segments.is_empty() {
         return Err(ElfError::NoLoadableSegments);
     }
-    Ok(loaded)
+    Ok((entry, segments))
 }
 
 #[cfg(test)]

@@ -221,6 +221,43 @@ pub fn lcg_mix(seed: u32, rounds: u32) -> Program {
     }
 }
 
+/// A firmware image for a flash slot (`weft_fabric::boot_image`) that
+/// prints `image N in slot S`, with N the byte `name` loaded from data RAM
+/// (so both RAMs were copied) and S the running slot of the boot loader's
+/// handoff in `a1`, then waits: what tests of the boot loader put in a
+/// slot.
+pub fn banner_image(name: u8) -> Vec<u8> {
+    let tx = weft_regs::soc::uart::TX_DATA.address(0, 0);
+    let mut code = vec![e::lui(5, tx >> 12)];
+    let print = |code: &mut Vec<u32>, text: &[u8]| {
+        for &byte in text {
+            code.push(e::addi(6, 0, i32::from(byte)));
+            code.push(e::sw(6, 5, (tx & 0xFFF) as i32));
+        }
+    };
+    print(&mut code, b"image ");
+    code.extend([
+        e::lui(7, DATA_RAM_BASE >> 12),
+        e::lw(6, 7, 0),
+        e::sw(6, 5, 0),
+    ]);
+    print(&mut code, b" in slot ");
+    // a1 bits 3:0: the running slot, 0 for A.
+    code.extend([
+        e::andi(6, 11, 0xF),
+        e::addi(6, 6, i32::from(b'A')),
+        e::sw(6, 5, 0),
+    ]);
+    print(&mut code, b"\r\n");
+    code.extend([e::wfi(), e::jal(0, -4)]);
+    let code: Vec<u8> = code.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let data = [name, 0, 0, 0];
+    let segments: [(u32, &[u8]); 2] = [(INSTRUCTION_RAM_BASE, &code), (DATA_RAM_BASE, &data)];
+    let mut image = vec![0; weft_fabric::boot_image::image_len(&segments)];
+    weft_fabric::boot_image::write(INSTRUCTION_RAM_BASE, &segments, &mut image);
+    image
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

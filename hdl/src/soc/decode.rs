@@ -4,7 +4,7 @@
 use rust_hdl::prelude::*;
 use weft_regs::csr::{CSR_BASE, CSR_SIZE};
 use weft_regs::soc::{gpio, mac, spi_flash, timer, uart, watchdog, BLOCK_SIZE};
-use weft_regs::{RegisterBlock, DATA_RAM_BASE};
+use weft_regs::{RegisterBlock, BOOT_ROM_BASE, BOOT_ROM_SIZE, DATA_RAM_BASE, INSTRUCTION_RAM_BASE};
 
 /// Bytes of a SoC block's registers, which sit at offsets 0, 4, 8, … with
 /// no gap: the decoder accepts the offsets below this and no other.
@@ -44,6 +44,11 @@ const _: () = assert!(BLOCK_SIZE.is_power_of_two() && BLOCK_SIZE <= 0x100);
 /// in the cycle of the request (the core's port contract).
 ///
 /// - Data RAM: any access (the core has checked alignment).
+/// - Instruction RAM: stores of any width (the boot loader copies an
+///   image in); loads fault, as no read path from it joins the load
+///   multiplexer and nothing needs one.
+/// - The boot ROM (`weft_regs::BOOT_ROM_BASE`): loads of any width (the
+///   loader's read-only data); stores fault.
 /// - A SoC peripheral's register (`weft_regs::soc`): whole words only.
 /// - The data plane's CSR window (`weft_regs::csr`): whole words only; the
 ///   CSR bus moves words.
@@ -52,8 +57,7 @@ const _: () = assert!(BLOCK_SIZE.is_power_of_two() && BLOCK_SIZE <= 0x100);
 ///   words only.
 /// - The SPI flash controller (`weft_regs::soc::spi_flash`): its registers
 ///   and its page buffer, whole words only.
-/// - Anything else faults, instruction RAM included: it is not on the
-///   data port. This is the `weft_iss::HarvardBus`
+/// - Anything else faults. This is the `weft_iss::HarvardBus`
 ///   map with the `weft_iss::soc` models attached, whose devices fault on
 ///   a hole (`NoRegister`) or a narrow access (`UnsupportedWidth`).
 #[derive(LogicBlock)]
@@ -70,6 +74,10 @@ pub struct DataDecoder {
     pub fault: Signal<Out, Bit>,
     /// The address is in data RAM.
     pub dram: Signal<Out, Bit>,
+    /// The address is in instruction RAM (a store there is decoded).
+    pub iram: Signal<Out, Bit>,
+    /// The address is in the boot ROM (a load there is decoded).
+    pub boot: Signal<Out, Bit>,
     /// A whole-word access to a UART register.
     pub uart: Signal<Out, Bit>,
     /// A whole-word access to a timer register.
@@ -90,6 +98,10 @@ pub struct DataDecoder {
     all_lanes: Constant<Bits<4>>,
     dram_base: Constant<Bits<32>>,
     dram_mask: Constant<Bits<32>>,
+    iram_base: Constant<Bits<32>>,
+    iram_mask: Constant<Bits<32>>,
+    boot_base: Constant<Bits<32>>,
+    boot_mask: Constant<Bits<32>>,
     block_mask: Constant<Bits<32>>,
     uart_base: Constant<Bits<32>>,
     uart_bytes: Constant<Bits<8>>,
@@ -120,12 +132,15 @@ fn word(value: u32) -> Constant<Bits<32>> {
 }
 
 impl DataDecoder {
-    /// A decoder for data RAM of `dram_bytes` (a power of two) at `DATA_RAM_BASE`.
+    /// A decoder for data RAM of `dram_bytes` at `DATA_RAM_BASE` and
+    /// instruction RAM of `iram_bytes` at `INSTRUCTION_RAM_BASE` (powers of
+    /// two), and the boot ROM of `weft_regs`.
     ///
     /// # Panics
-    /// If `dram_bytes` is not a power of two dividing `DATA_RAM_BASE`; the SoC checks first.
-    pub fn new(dram_bytes: u32) -> Self {
+    /// If a size is not a power of two dividing its base; the SoC checks first.
+    pub fn new(dram_bytes: u32, iram_bytes: u32) -> Self {
         assert!(dram_bytes.is_power_of_two() && DATA_RAM_BASE.is_multiple_of(dram_bytes));
+        assert!(iram_bytes.is_power_of_two() && INSTRUCTION_RAM_BASE.is_multiple_of(iram_bytes));
         Self {
             address: Signal::default(),
             read: Signal::default(),
@@ -133,6 +148,8 @@ impl DataDecoder {
             byte_enable: Signal::default(),
             fault: Signal::default(),
             dram: Signal::default(),
+            iram: Signal::default(),
+            boot: Signal::default(),
             uart: Signal::default(),
             timer: Signal::default(),
             gpio: Signal::default(),
@@ -146,6 +163,10 @@ impl DataDecoder {
             all_lanes: Constant::new(bits(0xF)),
             dram_base: word(DATA_RAM_BASE),
             dram_mask: word(!(dram_bytes - 1)),
+            iram_base: word(INSTRUCTION_RAM_BASE),
+            iram_mask: word(!(iram_bytes - 1)),
+            boot_base: word(BOOT_ROM_BASE),
+            boot_mask: word(!(BOOT_ROM_SIZE - 1)),
             block_mask: word(!(BLOCK_SIZE - 1)),
             uart_base: word(uart::LAYOUT.base),
             uart_bytes: Constant::new(bits(u64::from(UART_BYTES))),
@@ -179,6 +200,8 @@ impl Logic for DataDecoder {
         self.block.next = self.address.val() & self.block_mask.val();
         self.offset.next = self.address.val().get_bits::<8>(0);
         self.dram.next = (self.address.val() & self.dram_mask.val()) == self.dram_base.val();
+        self.iram.next = (self.address.val() & self.iram_mask.val()) == self.iram_base.val();
+        self.boot.next = (self.address.val() & self.boot_mask.val()) == self.boot_base.val();
         self.uart.next = self.whole_word.val()
             && self.block.val() == self.uart_base.val()
             && self.offset.val() < self.uart_bytes.val();
@@ -209,6 +232,8 @@ impl Logic for DataDecoder {
             && (self.address.val() & self.csr_mask.val()) == self.csr_base.val();
         self.fault.next = (self.read.val() || self.write.val())
             && !(self.dram.val()
+                || (self.write.val() && self.iram.val())
+                || (self.read.val() && self.boot.val())
                 || self.uart.val()
                 || self.timer.val()
                 || self.gpio.val()

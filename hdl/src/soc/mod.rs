@@ -6,8 +6,10 @@
 //!   UART's byte streams, the GPIO pins, the watchdog's reset request, the
 //!   Ethernet MAC's MII pins, the SPI flash's pins and the
 //!   [`CsrBus`](crate::csr::CsrBus) master port.
-//! - Its parts, one job each: [`BlockRam`] (instruction and data memory,
-//!   initialised from a firmware image), [`DataDecoder`], [`Uart`],
+//! - Its parts, one job each: [`BlockRam`] (data memory) and
+//!   [`DualPortRam`] (instruction memory), [`DualPortRom`] (boot ROM),
+//!   initialised from a
+//!   firmware image and a boot loader, [`DataDecoder`], [`Uart`],
 //!   [`Timer`], [`Gpio`], [`Watchdog`], [`EthernetMac`],
 //!   [`SpiFlashController`](crate::spi_flash::SpiFlashController).
 //! - [`SerialTransmitter`] and [`SerialReceiver`] turn the UART's byte
@@ -18,10 +20,12 @@
 //!   instruction-set simulator.
 //!
 //! The memory map is `weft_iss::HarvardBus`'s with the `weft_iss::soc`
-//! models attached: instruction RAM at `INSTRUCTION_RAM_BASE` on the fetch
-//! port only, data RAM at `DATA_RAM_BASE` on the data port only, the SoC
-//! window and the CSR window (`weft_regs::csr`) on the data port, whole
-//! words only; everything else faults.
+//! models attached: instruction RAM at `INSTRUCTION_RAM_BASE` fetched and
+//! written by data-port stores (not loaded from), the boot ROM at
+//! `BOOT_ROM_BASE` fetched and loaded from (never written), data RAM at
+//! `DATA_RAM_BASE` on the data port only, the SoC window and the CSR
+//! window (`weft_regs::csr`) on the data port, whole words only;
+//! everything else faults.
 
 pub mod bench;
 pub mod decode;
@@ -37,13 +41,16 @@ use std::fmt;
 
 use rust_hdl::prelude::*;
 use weft_iss::{elf, ElfError, HarvardBus};
-use weft_regs::{DATA_RAM_BASE, DATA_RAM_SIZE, INSTRUCTION_RAM_BASE, INSTRUCTION_RAM_SIZE};
+use weft_regs::{
+    BOOT_ROM_BASE, BOOT_ROM_SIZE, DATA_RAM_BASE, DATA_RAM_SIZE, INSTRUCTION_RAM_BASE,
+    INSTRUCTION_RAM_SIZE,
+};
 
 pub use bench::SocBench;
 pub use decode::DataDecoder;
 pub use gpio::Gpio;
 pub use mac::EthernetMac;
-pub use ram::BlockRam;
+pub use ram::{BlockRam, DualPortRam, DualPortRom};
 pub use serial::{SerialReceiver, SerialTransmitter};
 pub use timer::Timer;
 pub use uart::Uart;
@@ -71,6 +78,16 @@ pub enum SocError {
         /// The ELF's entry point.
         entry: u32,
     },
+    /// The boot ROM image is not the boot ROM's size.
+    BootRomSize {
+        /// Its size in bytes.
+        bytes: u32,
+    },
+    /// The boot loader's entry point is not the boot ROM's base.
+    BootEntry {
+        /// The ELF's entry point.
+        entry: u32,
+    },
 }
 
 impl fmt::Display for SocError {
@@ -87,6 +104,16 @@ impl fmt::Display for SocError {
                 "the firmware's entry point {entry:#010x} is not the reset vector \
                  {INSTRUCTION_RAM_BASE:#010x}; link it to start there"
             ),
+            Self::BootRomSize { bytes } => write!(
+                f,
+                "a boot ROM image of {bytes} bytes: the boot ROM holds {BOOT_ROM_SIZE} \
+                 (weft_regs::BOOT_ROM_SIZE)"
+            ),
+            Self::BootEntry { entry } => write!(
+                f,
+                "the boot loader's entry point {entry:#010x} is not the boot ROM's base \
+                 {BOOT_ROM_BASE:#010x}; link it with weft_regs::build_script::link_boot_loader"
+            ),
         }
     }
 }
@@ -99,7 +126,7 @@ impl From<ElfError> for SocError {
     }
 }
 
-/// The contents of the SoC's two memories at power-on: what the FPGA's
+/// The contents of the SoC's memories at power-on: what the FPGA's
 /// block RAM initialisation holds.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MemoryImage {
@@ -107,6 +134,9 @@ pub struct MemoryImage {
     pub instructions: Vec<u32>,
     /// Data RAM words, from `DATA_RAM_BASE`.
     pub data: Vec<u32>,
+    /// Boot ROM words, from `BOOT_ROM_BASE`: the boot loader, or all zero
+    /// for a SoC built without one, which starts in instruction RAM.
+    pub boot: Vec<u32>,
 }
 
 /// Little-endian words of `bytes`.
@@ -133,6 +163,7 @@ impl MemoryImage {
         Ok(Self {
             instructions: vec![0; instruction_bytes as usize / 4],
             data: vec![0; data_bytes as usize / 4],
+            boot: vec![0; BOOT_ROM_SIZE as usize / 4],
         })
     }
 
@@ -150,6 +181,7 @@ impl MemoryImage {
         let image = Self {
             instructions: words(bus.instruction_ram()),
             data: words(bus.data_ram()),
+            boot: words(bus.boot_rom()),
         };
         check_size(
             "instruction RAM",
@@ -188,12 +220,40 @@ impl MemoryImage {
     pub fn reference_from_elf(image: &[u8]) -> Result<Self, SocError> {
         Self::from_elf(image, INSTRUCTION_RAM_SIZE, DATA_RAM_SIZE)
     }
+
+    /// These memories with the boot ROM holding the boot loader's ELF
+    /// `boot` (its segments in the boot ROM; what it loads elsewhere, its
+    /// stack's zero fill, is not kept): the SoC then starts in the loader.
+    pub fn with_boot_loader(mut self, boot: &[u8]) -> Result<Self, SocError> {
+        let mut bus = HarvardBus::reference();
+        let loaded = elf::load(&mut bus, boot)?;
+        if loaded.entry != BOOT_ROM_BASE {
+            return Err(SocError::BootEntry {
+                entry: loaded.entry,
+            });
+        }
+        self.boot = words(bus.boot_rom());
+        Ok(self)
+    }
+
+    /// Where the core starts: the boot ROM if it holds a loader, else
+    /// instruction RAM.
+    fn reset_vector(&self) -> u32 {
+        if self.boot.iter().any(|&w| w != 0) {
+            BOOT_ROM_BASE
+        } else {
+            INSTRUCTION_RAM_BASE
+        }
+    }
 }
 /// The soft core's SoC.
 ///
-/// The core starts at the base of instruction RAM (`INSTRUCTION_RAM_BASE`),
-/// fetches from instruction RAM and loads and stores through the
-/// [`DataDecoder`] to data RAM, the peripherals and the CSR master port;
+/// The core starts in the boot ROM (`BOOT_ROM_BASE`) when it holds a boot
+/// loader, else at the base of instruction RAM (`INSTRUCTION_RAM_BASE`).
+/// It fetches from instruction RAM and the boot ROM (two-port block RAMs:
+/// [`DualPortRam`], [`DualPortRom`]) and loads and stores through the [`DataDecoder`] to
+/// data RAM, instruction RAM (stores), the boot ROM (loads), the
+/// peripherals and the CSR master port;
 /// each answers a load in the next cycle, as the core's ports expect. The
 /// timer drives `mip.MTIP`; `mip.MEIP` is the level OR of the external
 /// interrupt sources, the Ethernet MAC's and the data plane's
@@ -262,7 +322,8 @@ pub struct Soc {
     pub data_plane_irq: Signal<In, Bit>,
     /// The core (public so that test benches read its trace and registers).
     pub core: Core,
-    instruction_ram: BlockRam,
+    instruction_ram: DualPortRam,
+    boot_rom: DualPortRom,
     data_ram: BlockRam,
     decoder: DataDecoder,
     uart: Uart,
@@ -273,10 +334,15 @@ pub struct Soc {
     spi_flash: SpiFlashController,
     system_reset: Signal<Local, Bit>,
     data_ram_read: DFF<Bit>,
+    boot_rom_read: DFF<Bit>,
+    fetch_from_boot_rom: DFF<Bit>,
     csr_read: DFF<Bit>,
     spi_flash_read: DFF<Bit>,
     instruction_base: Constant<Bits<32>>,
     instruction_mask: Constant<Bits<32>>,
+    boot_base: Constant<Bits<32>>,
+    boot_mask: Constant<Bits<32>>,
+    reset_vector: Constant<Bits<32>>,
     no_lanes: Constant<Bits<4>>,
 }
 
@@ -288,6 +354,11 @@ impl Soc {
         let data_bytes = bytes(&image.data);
         check_size("instruction RAM", INSTRUCTION_RAM_BASE, instruction_bytes)?;
         check_size("data RAM", DATA_RAM_BASE, data_bytes)?;
+        if bytes(&image.boot) != BOOT_ROM_SIZE {
+            return Err(SocError::BootRomSize {
+                bytes: bytes(&image.boot),
+            });
+        }
         Ok(Self {
             clock: Signal::default(),
             reset: Signal::default(),
@@ -314,9 +385,10 @@ impl Soc {
             csr: CsrBus::default(),
             data_plane_irq: Signal::default(),
             core: Core::default(),
-            instruction_ram: BlockRam::new(image.instructions.clone()),
+            instruction_ram: DualPortRam::new(image.instructions.clone()),
+            boot_rom: DualPortRom::new(image.boot.clone()),
             data_ram: BlockRam::new(image.data.clone()),
-            decoder: DataDecoder::new(data_bytes),
+            decoder: DataDecoder::new(data_bytes, instruction_bytes),
             uart: Uart::new(),
             timer: Timer::new(),
             gpio: Gpio::new(),
@@ -325,32 +397,42 @@ impl Soc {
             spi_flash: SpiFlashController::default(),
             system_reset: Signal::default(),
             data_ram_read: DFF::default(),
+            boot_rom_read: DFF::default(),
+            fetch_from_boot_rom: DFF::default(),
             csr_read: DFF::default(),
             spi_flash_read: DFF::default(),
             instruction_base: Constant::new(bits(u64::from(INSTRUCTION_RAM_BASE))),
             instruction_mask: Constant::new(bits(u64::from(!(instruction_bytes - 1)))),
+            boot_base: Constant::new(bits(u64::from(BOOT_ROM_BASE))),
+            boot_mask: Constant::new(bits(u64::from(!(BOOT_ROM_SIZE - 1)))),
+            reset_vector: Constant::new(bits(u64::from(image.reset_vector()))),
             no_lanes: Constant::new(bits(0)),
         })
     }
 
-    /// Makes the emitted Verilog read both RAMs' initial contents from
-    /// files `<stem>_instruction_ram.hex` and `<stem>_data_ram.hex` beside
-    /// it ([`Soc::memory_files`] gives their text): `$readmemh` keeps
+    /// Makes the emitted Verilog read the memories' initial contents from
+    /// files `<stem>_instruction_ram.hex`, `<stem>_data_ram.hex` and
+    /// `<stem>_boot_rom.hex` beside it ([`Soc::memory_files`] gives their text): `$readmemh` keeps
     /// synthesis tools fast on a large image (see [`BlockRam`]).
     pub fn with_memory_files(mut self, stem: &str) -> Self {
         self.instruction_ram = self
             .instruction_ram
             .init_file(&format!("{stem}_instruction_ram.hex"));
         self.data_ram = self.data_ram.init_file(&format!("{stem}_data_ram.hex"));
+        self.boot_rom = self.boot_rom.init_file(&format!("{stem}_boot_rom.hex"));
         self
     }
 
     /// The memory files [`Soc::with_memory_files`] named: file name and text.
     pub fn memory_files(&self) -> Vec<(String, String)> {
-        [&self.instruction_ram, &self.data_ram]
-            .into_iter()
-            .filter_map(BlockRam::hex_image)
-            .collect()
+        [
+            self.instruction_ram.hex_image(),
+            self.data_ram.hex_image(),
+            self.boot_rom.hex_image(),
+        ]
+        .into_iter()
+        .flatten()
+        .collect()
     }
 
     /// Data RAM as it is now, as bytes from `DATA_RAM_BASE`.
@@ -371,6 +453,7 @@ impl Logic for Soc {
             clock,
             core,
             instruction_ram,
+            boot_rom,
             data_ram,
             uart,
             timer,
@@ -379,10 +462,18 @@ impl Logic for Soc {
             mac,
             spi_flash
         );
-        dff_setup!(self, clock, data_ram_read, csr_read, spi_flash_read);
+        dff_setup!(
+            self,
+            clock,
+            data_ram_read,
+            boot_rom_read,
+            fetch_from_boot_rom,
+            csr_read,
+            spi_flash_read
+        );
         self.system_reset.next = self.reset.val() || self.watchdog.reset_request.val();
         self.core.reset.next = self.system_reset.val();
-        self.core.reset_vector.next = self.instruction_base.val();
+        self.core.reset_vector.next = self.reset_vector.val();
         self.core.hart_id.next = 0.into();
         self.timer.reset.next = self.system_reset.val();
         self.gpio.reset.next = self.system_reset.val();
@@ -390,13 +481,28 @@ impl Logic for Soc {
         self.spi_flash.reset.next = self.system_reset.val();
         self.watchdog.reset.next = self.reset.val();
         self.reset_request.next = self.watchdog.reset_request.val();
-        // Instruction port: instruction RAM only.
-        self.instruction_ram.address.next = self.core.fetch.address.val();
-        self.instruction_ram.write_enable.next = self.no_lanes.val();
-        self.instruction_ram.write_data.next = 0.into();
-        self.core.fetch.data.next = self.instruction_ram.read_data.val();
+        // Instruction port: instruction RAM or the boot ROM, each on its port A.
+        self.instruction_ram.address_a.next = self.core.fetch.address.val();
+        self.boot_rom.address_a.next = self.core.fetch.address.val();
+        self.fetch_from_boot_rom.d.next =
+            (self.core.fetch.address.val() & self.boot_mask.val()) == self.boot_base.val();
+        self.core.fetch.data.next = self.instruction_ram.read_data_a.val();
+        if self.fetch_from_boot_rom.q.val() {
+            self.core.fetch.data.next = self.boot_rom.read_data_a.val();
+        }
         self.core.fetch.fault.next = (self.core.fetch.address.val() & self.instruction_mask.val())
-            != self.instruction_base.val();
+            != self.instruction_base.val()
+            && (self.core.fetch.address.val() & self.boot_mask.val()) != self.boot_base.val();
+        // Their ports B on the data port: stores into instruction RAM,
+        // loads from the boot ROM.
+        self.instruction_ram.address_b.next = self.core.data.address.val();
+        self.instruction_ram.write_data_b.next = self.core.data.write_data.val();
+        self.instruction_ram.write_enable_b.next = self.no_lanes.val();
+        if self.core.data.write.val() && self.decoder.iram.val() {
+            self.instruction_ram.write_enable_b.next = self.core.data.byte_enable.val();
+        }
+        self.boot_rom.address_b.next = self.core.data.address.val();
+        self.boot_rom_read.d.next = self.core.data.read.val() && self.decoder.boot.val();
         // Data port: decode, then one target per access.
         self.decoder.address.next = self.core.data.address.val();
         self.decoder.read.next = self.core.data.read.val();
@@ -445,6 +551,9 @@ impl Logic for Soc {
         self.core.data.read_data.next = 0.into();
         if self.data_ram_read.q.val() {
             self.core.data.read_data.next = self.data_ram.read_data.val();
+        }
+        if self.boot_rom_read.q.val() {
+            self.core.data.read_data.next = self.boot_rom.read_data_b.val();
         }
         if self.csr_read.q.val() && self.csr.read_valid.val() {
             self.core.data.read_data.next = self.csr.read_data.val();
@@ -557,6 +666,7 @@ mod tests {
                     "@3 00000013\n".to_owned()
                 ),
                 ("top_data_ram.hex".to_owned(), "@5 deadbeef\n".to_owned()),
+                ("top_boot_rom.hex".to_owned(), String::new()),
             ]
         );
     }

@@ -298,7 +298,8 @@ pub enum FirmwareAction {
     /// Send an image, verify it and commit it (the switch boots it on trial
     /// and falls back to the running image if it does not check in).
     Update {
-        /// The image file.
+        /// The image file: weft-firmware.img, which `cargo xtask firmware` writes
+        /// next to the firmware's ELF.
         image: PathBuf,
         /// Continue an interrupted transfer of the same image.
         #[arg(long)]

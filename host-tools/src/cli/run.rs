@@ -545,6 +545,7 @@ fn firmware_update(
             path.display()
         )
     })?;
+    firmware::check_format(&bytes)?;
     let image = Image::new(bytes)?;
     let bar = if out.json {
         ProgressBar::hidden()

@@ -9,7 +9,8 @@ use smoltcp::wire::{
     EthernetRepr, Icmpv4Packet, Icmpv4Repr, IpAddress, IpProtocol, Ipv4Address, Ipv4Packet,
     Ipv4Repr, UdpPacket, UdpRepr,
 };
-pub use weft_iss::elf::{firmware_image, firmware_path};
+pub use weft_iss::elf::{boot_loader_image, firmware_image, firmware_path};
+pub use weft_iss::programs::banner_image as test_image;
 use weft_sim::iss_board::{Activity, IssBoard};
 
 /// The firmware's station address and default IPv4 address (its crate docs).
@@ -48,6 +49,20 @@ pub fn booted_with_flash(
 ) -> (IssBoard, String) {
     let board = IssBoard::with_flash(image, flash).expect("the firmware ELF loads");
     boot(board, console)
+}
+
+/// As [`booted_with_flash`], on a board that starts in its boot ROM,
+/// which holds the boot loader `boot`, with the ELF `bitstream` as the
+/// image the bitstream carries.
+pub fn booted_by_loader(
+    boot: &[u8],
+    bitstream: &[u8],
+    flash: weft_iss::soc::NorFlash,
+    console: &[&str],
+) -> (IssBoard, String) {
+    let board = IssBoard::with_boot_loader(boot, bitstream, flash)
+        .expect("the boot and firmware ELFs load");
+    self::boot(board, console)
 }
 
 fn boot(mut board: IssBoard, console: &[&str]) -> (IssBoard, String) {

@@ -7,7 +7,11 @@
 //!   requests ([`weft_fabric::hw::FabricConfig`],
 //!   [`weft_fabric::hw::FabricMemory`]) and the hosts'
 //!   ([`weft_fabric::hw::HostInterface`]) over the data plane's mailbox and
-//!   injector (`weft_regs::csr::mailbox`, `inject`), which all share.
+//!   injector (`weft_regs::csr::mailbox`, `inject`), which all share;
+//! - [`spi_flash::Region`]: [`weft_fabric::persist::Flash`] over the SPI
+//!   NOR flash controller (`weft_regs::soc::spi_flash`), and the flash
+//!   part's layout, for the firmware and the boot loader;
+//! - [`uart::send`]: the console UART's transmitter.
 //!
 //! The data plane's tables are written by `weft_regs::driver::CsrDataPlane`,
 //! which lives beside the register map because the fabric manager's crate
@@ -18,6 +22,8 @@
 #![forbid(unsafe_code)]
 
 pub mod mailbox;
+pub mod spi_flash;
 pub mod timer;
+pub mod uart;
 
 pub use weft_regs::driver::CsrBus;

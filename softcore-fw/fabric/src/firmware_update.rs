@@ -64,8 +64,11 @@
 //! | 16     | 4    | the trial image's size (0 without a trial)              |
 //! | 20     | 32   | the trial image's SHA-256 (0 without a trial)           |
 //!
-//! The trial image's size and digest let a boot loader check the slot
-//! before it starts it.
+//! The boot loader (`softcore-fw/boot`) runs [`boot`] after every reset
+//! and starts the slot it picks only if the slot's image checks against
+//! its own header's SHA-256 ([`crate::boot_image`]; the good slot's
+//! digest is not in the record), reading no more of a trial's slot than
+//! the trial's size recorded here.
 
 use sha2::{Digest as _, Sha256};
 use weft_proto::{

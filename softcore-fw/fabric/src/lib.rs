@@ -32,6 +32,8 @@
 //!   [`management`]: the management protocol's requests answered;
 //!   [`firmware_update`]: a new firmware image into the slot not running,
 //!   committed for a trial boot, and the boot record's choice of slot;
+//!   [`boot_image`]: the image format a slot holds, checked and copied
+//!   into the soft core's RAMs by the boot loader, and its handoff;
 //!   [`memory_flash`]: a flash region in memory for the simulator and tests.
 //!
 //! A fabric may have several weft switches linked in any graph: discovery
@@ -46,6 +48,7 @@ pub use weft_pcie as pcie;
 
 pub mod address;
 pub mod binding;
+pub mod boot_image;
 pub mod conventional;
 pub mod diagnostics;
 pub mod enumerate;

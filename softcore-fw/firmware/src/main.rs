@@ -44,15 +44,19 @@
 //! # Firmware update
 //!
 //! An image sent with `weftctl firmware update` goes to the image slot of
-//! the configuration flash that the running image is not from ([`flash`]
-//! has the layout), is hashed whole as the flash holds it and committed in
-//! two phases; weft-fabric's `firmware_update` has the rules. At start,
-//! with the timer's wake-up enabled, the firmware reads the boot record
-//! and picks its slot as a boot loader would: the good slot, or once a
-//! committed trial, or the good slot again when a trial started before
-//! and never checked in (it hung, or the watchdog reset it). The running
-//! image checks in on the first pass of the main loop after its fabric's
-//! start, which makes a trial the good image.
+//! the configuration flash that the running image is not from
+//! (`weft_drivers::spi_flash` has the layout), is hashed whole as the flash holds it and committed in
+//! two phases; weft-fabric's `firmware_update` has the rules, and its
+//! `boot_image` the image format (`cargo xtask firmware` writes
+//! `weft-firmware.img`). After each reset the boot loader in the boot ROM
+//! (`softcore-fw/boot`) picks the slot from the boot record, checks and
+//! copies its image and starts it with a handoff in `a1` that names the
+//! slot the firmware runs from (or the bitstream's image when no slot
+//! holds a valid one), so the firmware does not pick again. Started
+//! without a handoff (an ELF loaded directly, as the simulator's boards
+//! do), it picks the slot from the boot record itself, as the loader
+//! would. The running image checks in on the first pass of the main loop
+//! after its fabric's start, which makes a trial the good image.
 //!
 //! Measured on the ISS board (one instruction per 125 MHz cycle; the core
 //! runs the firmware at CPI 1.12) with the firmware's own 307 KiB ELF as
@@ -63,15 +67,6 @@
 //! slot would hold the last answer about 0.9 s, past weftctl's 500 ms per
 //! try: its resends of the same datagram wait in the socket and are
 //! answered from the reply cache.
-//!
-//! The soft core cannot yet run the image it picked: it executes from the
-//! instruction RAM the bitstream initialises, which is not on its data
-//! port (`weft_hdl::soc`: the instruction RAM's write enable is tied low),
-//! and there is no boot loader that copies a slot into it. Until the SoC
-//! gives the core a write port to instruction RAM (or runs code from the
-//! flash), the slot the boot record names is the slot the firmware
-//! accounts as running, and a committed image runs only once it is built
-//! into the bitstream.
 //!
 //! # The main loop
 //!
@@ -159,7 +154,8 @@ mod soft_core {
     use static_cell::{ConstStaticCell, StaticCell};
     use weft_proto::{SwitchId, DEFAULT_IPV4_ADDRESS, DEFAULT_IPV4_PREFIX_LEN};
 
-    use weft_fabric::firmware_update::{self, BootChoice, BootKind, FirmwareUpdate};
+    use weft_fabric::boot_image::Handoff;
+    use weft_fabric::firmware_update::{self, BootKind, FirmwareUpdate};
     use weft_fabric::manager::FabricManager;
     use weft_proto::ImageSlot;
 
@@ -272,8 +268,11 @@ mod soft_core {
     }
 
     /// The firmware's main loop (see the crate docs).
+    ///
+    /// `handoff` is `a1` at the entry: the boot loader's [`Handoff`], or
+    /// anything else when the image was started directly.
     #[riscv_rt::entry]
-    fn main() -> ! {
+    fn main(_hart_id: usize, handoff: usize, _a2: usize) -> ! {
         let mut uart = Uart::console();
         uart.write_bytes(BANNER.as_bytes());
 
@@ -343,7 +342,7 @@ mod soft_core {
         // The flash driver sleeps between polls until the timer wakes it:
         // interrupts first, then the boot record.
         wake_on_interrupts();
-        match start_firmware_update() {
+        match start_firmware_update(Handoff::decode(handoff as u32)) {
             Ok((start, update)) => {
                 say_boot(&mut uart, &start);
                 server.management.serve_firmware(update);
@@ -445,15 +444,28 @@ mod soft_core {
         };
     }
 
-    /// Reads the boot record, picks the image slot this start runs
-    /// (`weft_fabric::firmware_update::boot`) and sets up the update of the
-    /// other.
+    /// The image slot this start runs, as the boot loader's `handoff`
+    /// says, or, for an image started directly (no handoff), as the boot
+    /// record picks it (`weft_fabric::firmware_update::boot`, which the
+    /// loader runs otherwise); and the update of the other slot.
     fn start_firmware_update(
-    ) -> Result<(BootChoice, FirmwareUpdate<Region>), weft_fabric::persist::PersistError> {
-        let mut boot_flash = BOOT_RECORD_REGION;
-        let start = firmware_update::boot(&mut boot_flash)?;
+        handoff: Option<Handoff>,
+    ) -> Result<(Handoff, FirmwareUpdate<Region>), weft_fabric::persist::PersistError> {
+        let start = match handoff {
+            Some(handoff) => handoff,
+            None => {
+                let mut boot_flash = BOOT_RECORD_REGION;
+                let choice = firmware_update::boot(&mut boot_flash)?;
+                Handoff {
+                    chosen: choice.slot,
+                    kind: choice.kind,
+                    running: Some(choice.slot),
+                }
+            }
+        };
         let images = [IMAGE_A_REGION, IMAGE_B_REGION];
-        let update = FirmwareUpdate::new(images, BOOT_RECORD_REGION, start.slot)?;
+        let running = start.running.unwrap_or(start.chosen);
+        let update = FirmwareUpdate::new(images, BOOT_RECORD_REGION, running)?;
         Ok((start, update))
     }
 
@@ -480,12 +492,19 @@ mod soft_core {
     }
 
     /// Says on the console which image slot this start runs, and why.
-    fn say_boot(uart: &mut Uart, start: &BootChoice) {
-        let slot = slot_name(start.slot);
-        let _ = match start.kind {
-            BootKind::Active => write!(uart, "firmware: slot {slot}\r\n"),
-            BootKind::Trial => write!(uart, "firmware: slot {slot} on trial\r\n"),
-            BootKind::Rollback => write!(
+    fn say_boot(uart: &mut Uart, start: &Handoff) {
+        let slot = slot_name(start.chosen);
+        let _ = match (start.running, start.kind) {
+            (None, _) => uart
+                .write_str("firmware: the bitstream's image: neither slot holds a valid one\r\n"),
+            (Some(running), _) if running != start.chosen => write!(
+                uart,
+                "firmware: slot {}: slot {slot} does not hold a valid image\r\n",
+                slot_name(running)
+            ),
+            (Some(_), BootKind::Active) => write!(uart, "firmware: slot {slot}\r\n"),
+            (Some(_), BootKind::Trial) => write!(uart, "firmware: slot {slot} on trial\r\n"),
+            (Some(_), BootKind::Rollback) => write!(
                 uart,
                 "firmware: slot {slot} again: the trial never checked in\r\n"
             ),

@@ -5,10 +5,8 @@ use core::fmt;
 
 use weft_regs::soc::uart;
 
-use crate::mmio::{read, write};
+use crate::mmio::{read, Mmio};
 
-/// `TX_DATA` of the one console UART.
-const TX_DATA: u32 = uart::TX_DATA.address(0, 0);
 /// `STATUS` of the one console UART.
 const STATUS: u32 = uart::STATUS.address(0, 0);
 /// `RX_DATA` of the one console UART.
@@ -30,12 +28,7 @@ impl Uart {
 
     /// Sends `bytes` in order, waiting for `STATUS.TX_READY` before each.
     pub fn write_bytes(&mut self, bytes: &[u8]) {
-        for &byte in bytes {
-            while uart::TX_READY.decode(read(STATUS)) == 0 {
-                core::hint::spin_loop();
-            }
-            write(TX_DATA, uart::TX_BYTE.encode(u32::from(byte)));
-        }
+        weft_drivers::uart::send(&mut Mmio, bytes);
     }
 
     /// The oldest received byte, if `STATUS.RX_VALID` says there is one.

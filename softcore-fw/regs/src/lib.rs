@@ -45,6 +45,30 @@ pub const DATA_RAM_BASE: u32 = 0x1000_0000;
 /// manager's stack about 34 KiB at its deepest (`cargo xtask
 /// fabric-size`), which 64 KiB does not hold.
 pub const DATA_RAM_SIZE: u32 = 128 * 1024;
+/// Start of the boot ROM, where the core starts after every reset (the
+/// reset vector): the boot loader, which copies the firmware image the
+/// boot record picks from the configuration flash into the two RAMs and
+/// jumps to it (`weft_fabric::boot_image`). It is a block RAM the
+/// bitstream initialises, on the fetch port and readable by data loads
+/// (the loader's read-only data lives there), and no store reaches it, so
+/// no firmware can break the boot path.
+pub const BOOT_ROM_BASE: u32 = 0x0800_0000;
+/// Size of the boot ROM (32 KiB): the loader (SPI flash driver, boot
+/// record, SHA-256, image copy, console lines) takes 15.8 KiB of it,
+/// 12.6 KiB of code and 3.2 KiB of read-only data (`cargo xtask firmware`).
+pub const BOOT_ROM_SIZE: u32 = 32 * 1024;
+/// Bytes at the top of data memory that the boot loader uses for its
+/// stack and statics while it runs: an image may not load anything there
+/// (`weft_fabric::boot_image` refuses it), which costs nothing, since a
+/// program's stack starts at the top of data memory and is never loaded.
+pub const BOOT_LOADER_RAM_SIZE: u32 = 4 * 1024;
+/// Start of the boot loader's part of data memory.
+pub const BOOT_LOADER_RAM_BASE: u32 = DATA_RAM_BASE + DATA_RAM_SIZE - BOOT_LOADER_RAM_SIZE;
+const _: () = assert!(
+    BOOT_ROM_BASE.is_multiple_of(BOOT_ROM_SIZE)
+        && BOOT_ROM_BASE >= INSTRUCTION_RAM_BASE + INSTRUCTION_RAM_SIZE
+        && BOOT_ROM_BASE + BOOT_ROM_SIZE <= DATA_RAM_BASE
+);
 /// The data plane's clock in the reference configuration, in hertz:
 /// 512-bit beats at 250 MHz carry Gen3 x16 or Gen4 x8 at line rate
 /// (DESIGN.md, "Data plane").
@@ -97,6 +121,32 @@ impl core::fmt::Display for LinkerMemoryMap {
              REGION_ALIAS(\"REGION_STACK\", DRAM);\n\
              /* Unwinding tables: the soft core aborts on panic and never unwinds,\n   \
                 so they would only take data memory. */\n\
+             SECTIONS\n{{\n  /DISCARD/ : {{ *(.eh_frame) *(.eh_frame_hdr) }}\n}}\n"
+        )
+    }
+}
+
+/// The boot loader's memories as riscv-rt's `memory.x` wants them: code
+/// and read-only data in the boot ROM, statics (initialised from the ROM
+/// by riscv-rt's start-up code) and the stack in the top
+/// [`BOOT_LOADER_RAM_SIZE`] bytes of data memory.
+pub struct BootLoaderMemoryMap;
+
+impl core::fmt::Display for BootLoaderMemoryMap {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(
+            f,
+            "/* Generated from weft-regs by the build script: do not edit. */\n\
+             MEMORY\n{{\n  \
+               BOOTROM : ORIGIN = {BOOT_ROM_BASE:#010x}, LENGTH = {BOOT_ROM_SIZE:#x}\n  \
+               BOOTRAM : ORIGIN = {BOOT_LOADER_RAM_BASE:#010x}, LENGTH = {BOOT_LOADER_RAM_SIZE:#x}\n\
+             }}\n\
+             REGION_ALIAS(\"REGION_TEXT\", BOOTROM);\n\
+             REGION_ALIAS(\"REGION_RODATA\", BOOTROM);\n\
+             REGION_ALIAS(\"REGION_DATA\", BOOTRAM);\n\
+             REGION_ALIAS(\"REGION_BSS\", BOOTRAM);\n\
+             REGION_ALIAS(\"REGION_HEAP\", BOOTRAM);\n\
+             REGION_ALIAS(\"REGION_STACK\", BOOTRAM);\n\
              SECTIONS\n{{\n  /DISCARD/ : {{ *(.eh_frame) *(.eh_frame_hdr) }}\n}}\n"
         )
     }

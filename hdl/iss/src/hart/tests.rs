@@ -672,9 +672,13 @@ fn access_faults() {
     let cases = [
         (e::lw(2, 1, 0), unmapped, Exception::LoadAccessFault),
         (e::sw(2, 1, 0), unmapped, Exception::StoreAccessFault),
-        // Instruction RAM is fetch-only.
+        // Instruction RAM is not loaded from; the boot ROM is not stored to.
         (e::lw(2, 1, 0), 0x40, Exception::LoadAccessFault),
-        (e::sb(2, 1, 0), 0x40, Exception::StoreAccessFault),
+        (
+            e::sb(2, 1, 0),
+            weft_regs::BOOT_ROM_BASE + 0x40,
+            Exception::StoreAccessFault,
+        ),
         // Just past the end of data RAM.
         (
             e::lbu(2, 1, 0),

@@ -10,6 +10,18 @@
 //! bind or unbind, simulated time moves on until the hot-plug interrupt
 //! has reached the host, and the host's hot-plug driver handles it, so
 //! the host sees the device come or go before the next request.
+//!
+//! The virtual board ([`SimBoard`]) keeps its configuration flash in
+//! memory for as long as the server runs, so `SaveConfig` and
+//! `RestoreConfig` work across requests. A reset is recorded
+//! ([`Server::resets`]) and said on stderr once its answer is sent, as
+//! the firmware's watchdog would fire then; the simulated fabric runs on
+//! as it was. CSR access is answered `Unsupported`: the simulated
+//! switches are weft-model's, driven through their tables, without the
+//! register window of the RTL. A NumVFs change that waits for its VFs
+//! moves simulated time on by the 100 ms the VFs need (PCIe Base 6.0
+//! §9.3.3.3.1) when its operation is polled, so a client's poll finds
+//! it done.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -18,11 +30,14 @@ use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use weft_fabric::board::{Board, BoardFault};
 use weft_fabric::management::{handle, BoardInfo, Hardware, PortLink, PortLinks};
+use weft_fabric::persist::{ArrayFlash, Flash};
+use weft_fabric::readiness::RESET_TO_FIRST_REQUEST_NS;
 use weft_pcie::link::{LinkSpeed as PcieSpeed, LinkWidth};
 use weft_proto::{
-    Key, LinkSpeed, LinkState, LinkStatus, Request, Responder, Response, SwitchId, Verifier,
-    MANAGEMENT_UDP_PORT, MAX_DATAGRAM,
+    Key, LinkSpeed, LinkState, LinkStatus, Request, ResetScope, Responder, Response, SwitchId,
+    Verifier, MANAGEMENT_UDP_PORT, MAX_DATAGRAM,
 };
 
 use crate::scenario::engine::{let_interrupts_arrive, Engine, RunError};
@@ -174,6 +189,53 @@ impl PortLinks for WiredLinks {
     }
 }
 
+/// Bytes of the virtual board's configuration flash: two 4 KiB sectors,
+/// as the firmware's configuration region.
+pub const CONFIG_FLASH_BYTES: usize = 8192;
+
+/// The virtual board's side of the management requests: configuration
+/// flash in memory, resets recorded, no CSR window.
+#[derive(Clone, Debug, Default)]
+pub struct SimBoard {
+    flash: ArrayFlash<CONFIG_FLASH_BYTES>,
+    /// Resets triggered and not yet carried out.
+    pending: Vec<ResetScope>,
+}
+
+impl SimBoard {
+    /// A board with its flash erased.
+    pub fn new() -> Self {
+        SimBoard::default()
+    }
+
+    /// The resets triggered since the last call, oldest first.
+    pub fn take_resets(&mut self) -> Vec<ResetScope> {
+        std::mem::take(&mut self.pending)
+    }
+}
+
+impl Board for SimBoard {
+    fn read_csr(&mut self, _address: u32) -> Result<u32, BoardFault> {
+        Err(BoardFault::Unsupported)
+    }
+
+    fn write_csr(&mut self, _address: u32, _value: u32) -> Result<(), BoardFault> {
+        Err(BoardFault::Unsupported)
+    }
+
+    fn config_flash(&mut self) -> Option<&mut dyn Flash> {
+        Some(&mut self.flash)
+    }
+
+    fn resets(&self, _scope: ResetScope) -> bool {
+        true
+    }
+
+    fn schedule_reset(&mut self, scope: ResetScope) {
+        self.pending.push(scope);
+    }
+}
+
 /// The virtual board: the simulated fabric behind a management socket.
 pub struct Server {
     socket: UdpSocket,
@@ -183,6 +245,9 @@ pub struct Server {
     links: WiredLinks,
     /// Each host's port on the manager's switch.
     host_ports: Vec<u8>,
+    sim_board: SimBoard,
+    /// Every reset carried out, oldest first.
+    resets: Vec<ResetScope>,
 }
 
 /// The reference fabric after its first steps, ready to be managed: the
@@ -234,6 +299,8 @@ impl Server {
             board,
             links,
             host_ports: scenario.hosts.iter().map(|h| h.port).collect(),
+            sim_board: SimBoard::new(),
+            resets: Vec::new(),
         })
     }
 
@@ -255,6 +322,11 @@ impl Server {
     /// The simulated fabric.
     pub fn world(&self) -> &World {
         &self.world
+    }
+
+    /// The resets triggered so far, oldest first.
+    pub fn resets(&self) -> &[ResetScope] {
+        &self.resets
     }
 
     /// Answers datagrams until `stop` is set (checked at least every
@@ -295,11 +367,22 @@ impl Server {
             board,
             links,
             host_ports,
+            sim_board,
+            resets,
             ..
         } = self;
-        responder.answer(datagram, out, |request, trailing| {
-            execute(world, board, links, host_ports, request, trailing)
-        })
+        let n = responder.answer(datagram, out, |request, trailing| {
+            execute(
+                world, board, links, sim_board, host_ports, request, trailing,
+            )
+        });
+        // The caller sends the answer next; the firmware's watchdog would
+        // fire just after.
+        for scope in sim_board.take_resets() {
+            eprintln!("weft-sim serve: {scope:?} reset triggered; the simulated fabric runs on");
+            resets.push(scope);
+        }
+        n
     }
 }
 
@@ -308,16 +391,21 @@ fn execute(
     world: &mut World,
     board: &BoardInfo,
     links: &mut WiredLinks,
+    sim_board: &mut SimBoard,
     host_ports: &[u8],
     request: &Request,
     trailing: &[u8],
 ) -> Response {
+    if let Request::OperationStatus { .. } = request {
+        let_vfs_become_ready(world);
+    }
     let response = world.with_manager(|manager, config, planes, hosts| {
         let hardware = Hardware {
             config,
             fabric: planes,
             hosts,
             links,
+            board: sim_board,
         };
         handle(manager, board, request, trailing, hardware)
     });
@@ -326,6 +414,17 @@ fn execute(
         let_hosts_see_hot_plug(world, host_ports);
     }
     response
+}
+
+/// Moves simulated time on, while a NumVFs change waits for its VFs, by
+/// the 100 ms after VF Enable before they may be accessed (PCIe Base 6.0
+/// §9.3.3.3.1); a client polling the operation waits that long in wall
+/// time at most once, not for simulated time that never passes.
+fn let_vfs_become_ready(world: &mut World) {
+    if world.manager().operations().running().is_some() {
+        let wait = Duration::from_nanos(RESET_TO_FIRST_REQUEST_NS);
+        world.run_until(world.now() + wait);
+    }
 }
 
 /// Moves simulated time on until hot-plug interrupts have arrived, and

@@ -423,6 +423,7 @@ fn native_ask(world: &mut World, request: &Request) -> Response {
             fabric: planes,
             hosts,
             links: &mut LinksUnknown,
+            board: &mut weft_sim::serve::SimBoard::new(),
         };
         handle(manager, &board, request, &[], hardware)
     })

@@ -11,8 +11,8 @@ use std::time::Duration;
 use weft_proto::{
     decode_response, encode_request, heapless, AccessWidth, CounterKind, Error, EventKind,
     EventPage, EventSeq, FabricId, Header, HostIndex, Key, PortAction, PortCounters, PortIndex,
-    PortRole, Request, Response, SlotIndex, SlotState, SwitchId, UnbindMode, VirtualSwitchInfo,
-    MAX_DATAGRAM,
+    PortRole, Request, ResetScope, Response, SlotIndex, SlotState, SwitchId, UnbindMode,
+    VirtualSwitchInfo, MAX_DATAGRAM,
 };
 use weft_sim::serve::{ServeConfig, ServeError, Server};
 use weftctl::topology::read_topology;
@@ -373,4 +373,145 @@ fn weftctl_binds_and_unbinds_a_vf_on_the_simulated_board() {
         .join()
         .expect("the server thread ends")
         .expect("the server ends cleanly");
+}
+
+/// The serving thread, which hands back the resets the server carried
+/// out when stopped.
+type Serving = thread::JoinHandle<Result<Vec<ResetScope>, ServeError>>;
+
+/// Starts `weft-sim serve` on a free localhost port in a thread; returns a
+/// client for it, the stop flag and the thread.
+fn serve() -> (Client, Arc<AtomicBool>, Serving) {
+    let stop = Arc::new(AtomicBool::new(false));
+    let (ready, addr) = mpsc::channel();
+    let server = {
+        let stop = Arc::clone(&stop);
+        thread::spawn(move || -> Result<Vec<ResetScope>, ServeError> {
+            let config = ServeConfig {
+                listen: "127.0.0.1:0".parse().expect("an address"),
+                key: Key::insecure_public(),
+                counter_floor: 0,
+            };
+            let mut server = Server::start(config)?;
+            let _ = ready.send(server.local_addr());
+            server.run(&stop)?;
+            Ok(server.resets().to_vec())
+        })
+    };
+    let addr = addr
+        .recv_timeout(START_DEADLINE)
+        .expect("the server starts in time")
+        .expect("the server has an address");
+    let mut config = ClientConfig::new(addr, Key::insecure_public());
+    config.per_try = Duration::from_secs(2);
+    config.retries = 2;
+    (
+        Client::connect(config).expect("a client socket"),
+        stop,
+        server,
+    )
+}
+
+/// The NVMe drive's VFs as the topology lists them.
+fn nvme_vfs(client: &mut Client) -> Vec<FabricId> {
+    let topology = read_topology(client).expect("topology");
+    topology
+        .endpoints
+        .iter()
+        .filter(|e| e.physical_function.is_some())
+        .map(|e| e.fabric_id)
+        .collect()
+}
+
+#[test]
+fn weftctl_changes_num_vfs_saves_restores_and_resets_the_simulated_board() {
+    let (mut client, stop, server) = serve();
+
+    // The reference drive's four VFs go to two and come back: the change
+    // waits 100 ms for its VFs (§9.3.3.3.1) and weftctl polls it.
+    let vfs = nvme_vfs(&mut client);
+    assert_eq!(vfs.len(), 4);
+    let topology = read_topology(&mut client).expect("topology");
+    let pf = topology
+        .endpoints
+        .iter()
+        .find(|e| e.sriov.is_some())
+        .expect("the NVMe PF")
+        .fabric_id;
+    for (num_vfs, listed) in [(2, &vfs[..2]), (4, &vfs[..])] {
+        let done = client
+            .request_to_completion(&Request::SetNumVfs {
+                endpoint: pf,
+                num_vfs,
+            })
+            .expect("NumVFs changed");
+        assert!(matches!(done, Response::Operation(_)), "{done:?}");
+        assert_eq!(nvme_vfs(&mut client), listed);
+    }
+
+    // Bind a VF, save, unbind, restore: the binding is back.
+    let mut functions = heapless::Vec::new();
+    functions.push(vfs[0]).expect("room for one");
+    let bind = Request::Bind {
+        host: HOST2,
+        slot: SlotIndex(0),
+        functions: functions.clone(),
+        if_generation: None,
+    };
+    assert_eq!(client.request(&bind).expect("bind"), Response::Done);
+    assert!(matches!(
+        client.request(&Request::SetNumVfs {
+            endpoint: pf,
+            num_vfs: 1
+        }),
+        Err(ClientError::Refused(Error::VfBound { .. }))
+    ));
+    assert_eq!(
+        client.request(&Request::SaveConfig).expect("save"),
+        Response::Done
+    );
+    let unbind = Request::Unbind {
+        host: HOST2,
+        slot: SlotIndex(0),
+        mode: UnbindMode::Graceful,
+        if_generation: None,
+    };
+    assert_eq!(client.request(&unbind).expect("unbind"), Response::Done);
+    assert_eq!(
+        client.request(&Request::RestoreConfig).expect("restore"),
+        Response::Done
+    );
+    assert_eq!(
+        vswitch(&mut client, HOST2).slots[0].state,
+        SlotState::Bound { functions }
+    );
+
+    // The simulated switches have no CSR window to read.
+    assert!(matches!(
+        client.request(&Request::CsrRead { addr: 0x4000_0000 }),
+        Err(ClientError::Refused(Error::Unsupported))
+    ));
+
+    // A reset: armed, then triggered with the token.
+    let token = match client
+        .request(&Request::ResetArm {
+            scope: ResetScope::Firmware,
+        })
+        .expect("armed")
+    {
+        Response::ResetArmed { token, .. } => token,
+        other => panic!("expected a token, got {other:?}"),
+    };
+    assert_eq!(
+        client
+            .request(&Request::ResetTrigger { token })
+            .expect("triggered"),
+        Response::Done
+    );
+    stop.store(true, Ordering::Relaxed);
+    let resets = server
+        .join()
+        .expect("the server thread")
+        .expect("the server ran");
+    assert_eq!(resets, [ResetScope::Firmware]);
 }

@@ -11,7 +11,7 @@
 //! error.
 //!
 //! - [`hw`]: the hardware traits (the data plane's tables and their entries are `weft_regs::tables`).
-//! - [`enumerate`], [`readiness`], `sriov`, [`conventional`], [`address`]:
+//! - [`enumerate`], [`readiness`], [`sriov`], [`conventional`], [`address`]:
 //!   the fabric domain — walking the ports, fabric IDs, BAR placement, VFs,
 //!   conventional PCIe switches below ports; the result is an
 //!   [`inventory::Inventory`].
@@ -23,8 +23,12 @@
 //!   unbind with hot-plug, each change advancing the [`generation`];
 //!   [`manager`]: the whole, [`manager::FabricManager`].
 //! - [`events`]: the event log; [`persist`]: the bindings stored in flash
-//!   and restored at boot; [`diagnostics`]: raw configuration-space access
-//!   to the fabric's functions, with what the fabric owns protected;
+//!   and restored at boot or on request; [`diagnostics`]: raw
+//!   configuration-space access to the fabric's functions, with what the
+//!   fabric owns protected; [`csr_diagnostics`]: the same for the data
+//!   plane's CSR window; [`operations`]: the reset's two phases and the
+//!   background NumVFs change ([`sriov`]); [`board`]: what the board
+//!   provides (CSR window, configuration flash, reset);
 //!   [`management`]: the management protocol's requests answered.
 //!
 //! A fabric may have several weft switches linked in any graph: discovery
@@ -39,7 +43,9 @@ pub use weft_pcie as pcie;
 
 pub mod address;
 pub mod binding;
+pub mod board;
 pub mod conventional;
+pub mod csr_diagnostics;
 pub mod diagnostics;
 pub mod enumerate;
 pub mod events;
@@ -49,6 +55,7 @@ pub mod inventory;
 pub mod limits;
 pub mod management;
 pub mod manager;
+pub mod operations;
 pub mod paths;
 pub mod persist;
 pub mod port_control;
@@ -56,6 +63,6 @@ pub mod port_space;
 pub mod readiness;
 pub mod routes;
 pub mod settings;
-mod sriov;
+pub mod sriov;
 pub mod virtualize;
 pub mod vswitch;

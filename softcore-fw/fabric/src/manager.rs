@@ -11,6 +11,7 @@ use crate::generation::Generation;
 use crate::hw::{DataPlane, Fabric, FabricConfig, Timer};
 use crate::inventory::{Function, Inventory, PortKind, SwitchIndex};
 use crate::limits::{MAX_HOST_PORTS, MAX_SLOTS_PER_HOST};
+use crate::operations::Operations;
 use crate::paths::shortest_paths;
 use crate::routes::{program_fabric, RouteError};
 use crate::settings::FabricSettings;
@@ -45,6 +46,8 @@ pub struct FabricManager {
     /// The ports of the manager's own switch disabled by management
     /// request, one bit per port ([`crate::port_control`]).
     pub(crate) disabled_ports: u32,
+    /// The armed reset and the background NumVFs change.
+    pub(crate) operations: Operations,
 }
 
 const _: () = assert!(
@@ -72,6 +75,7 @@ impl FabricManager {
         generation: Generation(0),
         events: EventLog::new(),
         disabled_ports: 0,
+        operations: Operations::NEW,
     };
 
     /// A manager with one virtual switch per configured host port, not yet started.
@@ -235,6 +239,11 @@ impl FabricManager {
     /// The event log.
     pub fn events(&self) -> &EventLog {
         &self.events
+    }
+
+    /// The armed reset and the background NumVFs change.
+    pub fn operations(&self) -> &Operations {
+        &self.operations
     }
 
     /// Logs the functions `new` has that the current inventory has not,

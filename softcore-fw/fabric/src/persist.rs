@@ -109,6 +109,74 @@ pub trait Flash {
     fn write(&mut self, offset: u32, data: &[u8]) -> Result<(), FlashError>;
 }
 
+/// A [`Flash`] in memory: `N` bytes, erased to 0xFF, erasing any range
+/// and programming only erased bytes (a program clears bits, never sets
+/// them, as NOR flash does). For the simulator's board and for tests.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ArrayFlash<const N: usize> {
+    bytes: [u8; N],
+}
+
+impl<const N: usize> ArrayFlash<N> {
+    /// Every byte erased.
+    pub const fn erased() -> Self {
+        ArrayFlash { bytes: [0xff; N] }
+    }
+
+    /// The bytes as stored.
+    pub fn bytes(&self) -> &[u8; N] {
+        &self.bytes
+    }
+
+    /// The bytes as stored, to damage them in a test.
+    pub fn bytes_mut(&mut self) -> &mut [u8; N] {
+        &mut self.bytes
+    }
+
+    fn range(&self, offset: u32, len: usize) -> Result<core::ops::Range<usize>, FlashError> {
+        let start = offset as usize;
+        match start.checked_add(len) {
+            Some(end) if end <= N => Ok(start..end),
+            _ => Err(FlashError::OutOfRange {
+                offset,
+                len: len as u32,
+            }),
+        }
+    }
+}
+
+impl<const N: usize> Default for ArrayFlash<N> {
+    fn default() -> Self {
+        Self::erased()
+    }
+}
+
+impl<const N: usize> Flash for ArrayFlash<N> {
+    fn size(&self) -> u32 {
+        N as u32
+    }
+
+    fn read(&mut self, offset: u32, buf: &mut [u8]) -> Result<(), FlashError> {
+        let range = self.range(offset, buf.len())?;
+        buf.copy_from_slice(&self.bytes[range]);
+        Ok(())
+    }
+
+    fn erase(&mut self, offset: u32, len: u32) -> Result<(), FlashError> {
+        let range = self.range(offset, len as usize)?;
+        self.bytes[range].fill(0xff);
+        Ok(())
+    }
+
+    fn write(&mut self, offset: u32, data: &[u8]) -> Result<(), FlashError> {
+        let range = self.range(offset, data.len())?;
+        for (stored, new) in self.bytes[range].iter_mut().zip(data) {
+            *stored &= new;
+        }
+        Ok(())
+    }
+}
+
 /// Why the configuration could not be stored or loaded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PersistError {
@@ -360,6 +428,42 @@ fn newest<R>(slots: &[Option<(u32, R)>; 2]) -> Option<(u8, u32)> {
     }
 }
 
+/// What a region of two-slot records holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Saved<R> {
+    /// The newest valid record.
+    Record(R),
+    /// Neither slot was ever written with a record of this kind (both
+    /// erased, or holding something else).
+    Empty,
+    /// Neither slot holds a valid record, but one starts with the
+    /// record's magic: a record was written and is damaged (a torn
+    /// write, flash wear, another version of the layout).
+    Corrupt,
+}
+
+/// The newest valid record in `flash`, or whether there was never one or
+/// only a damaged one ([`Saved`]).
+pub fn load_saved<R: Record, F: Flash + ?Sized>(flash: &mut F) -> Result<Saved<R>, PersistError> {
+    let mut damaged = false;
+    let mut slots = [None, None];
+    for (slot, found) in slots.iter_mut().enumerate() {
+        let mut bytes = R::bytes();
+        let bytes = bytes.as_mut();
+        let offset = slot_offset(flash, slot as u8, bytes.len())?;
+        flash.read(offset, bytes)?;
+        *found = decode_record::<R>(bytes);
+        damaged |= found.is_none() && bytes[..4] == R::MAGIC.to_le_bytes();
+    }
+    Ok(match newest(&slots) {
+        Some((slot, _)) => slots[usize::from(slot)]
+            .take()
+            .map_or(Saved::Empty, |(_, record)| Saved::Record(record)),
+        None if damaged => Saved::Corrupt,
+        None => Saved::Empty,
+    })
+}
+
 /// The newest valid record in `flash`; `None` when neither slot holds a
 /// valid one (a new board, or flash never written).
 pub fn load_record<R: Record, F: Flash + ?Sized>(flash: &mut F) -> Result<Option<R>, PersistError> {
@@ -519,6 +623,47 @@ impl FabricManager {
                 self.announce_binding(stored.binding, true, host_if)?;
             }
         }
+        Ok(restored)
+    }
+}
+
+impl FabricManager {
+    /// Applies `config` now, to a running fabric: binds every stored
+    /// binding that is not in place already, as [`FabricManager::restore`]
+    /// does at start (a function gone or a slot taken is logged and
+    /// skipped); bindings made since and not stored are kept. NumVFs of
+    /// the record becomes the setting the next enumeration uses. The
+    /// generation moves on if anything was bound, never back to the
+    /// stored one: clients' preconditions read before must fail.
+    pub fn apply_saved<F, H>(
+        &mut self,
+        config: &StoredConfig,
+        fabric: &mut F,
+        host_if: &mut H,
+    ) -> Result<Restored, BindError>
+    where
+        F: Fabric + ?Sized,
+        H: HostInterface + ?Sized,
+    {
+        let before = self.generation;
+        let mut missing = StoredConfig {
+            generation: before.next(),
+            num_vfs: config.num_vfs,
+            bindings: Vec::new(),
+        };
+        for stored in &config.bindings {
+            if self.binding_of(stored.function) != Some(stored.binding) {
+                // At most as many as the record holds.
+                let _ = missing.bindings.push(*stored);
+            }
+        }
+        let restored = self.restore(&missing, fabric, host_if)?;
+        self.generation = if restored == Restored::default() {
+            before
+        } else {
+            before.next()
+        };
+        config.apply_to(&mut self.settings);
         Ok(restored)
     }
 }

@@ -32,7 +32,9 @@ use weft_drivers::mailbox::{CsrMailbox, InjectDrops, SharedMailbox};
 use weft_drivers::timer::SocTimer;
 use weft_fabric::hw::Timer;
 use weft_fabric::inventory::PortKind;
-use weft_fabric::management::{handle, BoardInfo, Hardware, PortLink, PortLinks};
+use weft_fabric::management::{
+    advance_operations, handle, BoardInfo, Hardware, PortLink, PortLinks,
+};
 use weft_fabric::manager::{FabricManager, StartError};
 use weft_fabric::pcie::config::function::CLASS_PCI_BRIDGE;
 use weft_fabric::pcie::config::FunctionIdentity;
@@ -43,6 +45,7 @@ use weft_proto::{LinkSpeed, LinkState, LinkStatus, Request, Response};
 use weft_regs::driver::{CsrDataPlane, IdentityError};
 use weft_regs::tables::{DataPlane, HostIndex, PortIndex};
 
+use crate::board::SocBoard;
 use crate::mmio::Mmio;
 
 /// The host ports the manager presents virtual switches on: host 0's
@@ -110,11 +113,16 @@ pub struct Started {
 /// The mailbox both the manager's configuration requests and the hosts' use.
 type Mailbox = CsrMailbox<Mmio, SocTimer<Mmio>>;
 
+/// How often the main loop looks at a NumVFs change that waits for its
+/// VFs: their readiness raises no interrupt.
+const OPERATION_POLL: Duration = Duration::from_millis(10);
+
 /// The fabric manager and its hardware.
 pub struct Fabric {
     manager: &'static mut FabricManager,
     plane: CsrDataPlane<Mmio>,
     mailbox: RefCell<Mailbox>,
+    board: SocBoard,
     phase: Phase,
 }
 
@@ -130,6 +138,7 @@ impl Fabric {
             manager: home,
             plane,
             mailbox: RefCell::new(mailbox),
+            board: SocBoard::new(),
             phase: Phase::Waiting,
         })
     }
@@ -156,6 +165,7 @@ impl Fabric {
                 Some(Duration::from_micros(left_ns.div_ceil(1_000)))
             }
             Phase::Running if self.mailbox.borrow().holds_requests() => Some(Duration::ZERO),
+            Phase::Running if self.manager.operations().running().is_some() => Some(OPERATION_POLL),
             Phase::Running | Phase::Failed(_) => None,
         }
     }
@@ -206,6 +216,9 @@ impl Fabric {
         let _ = self
             .manager
             .service(&mut config, &mut self.plane, &mut hosts);
+        // A NumVFs change's VFs join the inventory once they answer,
+        // whether or not a client polls the operation.
+        let _ = advance_operations(self.manager, &mut config);
         self.mailbox.borrow_mut().acknowledge_drops()
     }
 
@@ -222,6 +235,7 @@ impl Fabric {
             fabric: &mut self.plane,
             hosts: &mut hosts,
             links: &mut links,
+            board: &mut self.board,
         };
         handle(self.manager, board, request, trailing, hardware)
     }

@@ -22,6 +22,7 @@
 //! | region | flash bytes | holds |
 //! |---|---|---|
 //! | [`KEY_REGION`] | 0x0000..0x2000 | the management key and replay high-water mark ([`crate::keystore`]) |
+//! | [`CONFIG_REGION`] | 0x2000..0x4000 | the saved configuration: bindings and NumVFs (`SaveConfig`, weft-fabric's `persist`) |
 
 use weft_fabric::persist::{Flash, FlashError, PersistError};
 use weft_regs::soc::spi_flash::{self, opcode, BUFFER_SIZE, PAGE_SIZE, SECTOR_SIZE};
@@ -43,6 +44,12 @@ const BUSY_TIMEOUT_TICKS: u64 = SOFT_CORE_CLOCK_HZ as u64;
 /// The two sectors holding the management key record.
 pub const KEY_REGION: Region = Region {
     start: 0,
+    size: 2 * SECTOR_SIZE,
+};
+
+/// The two sectors holding the saved configuration, after the key's.
+pub const CONFIG_REGION: Region = Region {
+    start: 2 * SECTOR_SIZE,
     size: 2 * SECTOR_SIZE,
 };
 
@@ -184,6 +191,11 @@ impl Region {
 
 const _: () = assert!(
     KEY_REGION.start.is_multiple_of(SECTOR_SIZE) && KEY_REGION.size.is_multiple_of(2 * SECTOR_SIZE)
+);
+const _: () = assert!(
+    CONFIG_REGION.start.is_multiple_of(SECTOR_SIZE)
+        && CONFIG_REGION.size.is_multiple_of(2 * SECTOR_SIZE)
+        && CONFIG_REGION.start >= KEY_REGION.start + KEY_REGION.size
 );
 
 impl Flash for Region {

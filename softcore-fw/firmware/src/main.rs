@@ -90,6 +90,8 @@
 #![deny(unsafe_code)]
 
 #[cfg(target_os = "none")]
+pub mod board;
+#[cfg(target_os = "none")]
 pub mod console;
 #[cfg(target_os = "none")]
 pub mod fabric;

@@ -44,7 +44,8 @@ pub const MAGIC: [u8; 4] = *b"WEFT";
 ///   (`TxPosted` to `DroppedOutsideAperture`), the event kind `PortControlled`,
 ///   and the errors [`Error::HostPort`](crate::Error::HostPort) and
 ///   [`Error::PortDisabled`](crate::Error::PortDisabled).
-pub const PROTOCOL_VERSION: u16 = 3;
+/// - 4: the error [`Error::FabricOwnedCsr`](crate::Error::FabricOwnedCsr).
+pub const PROTOCOL_VERSION: u16 = 4;
 
 /// The first protocol version whose clients read
 /// [`Error::CounterTooOld`](crate::Error::CounterTooOld); an older request

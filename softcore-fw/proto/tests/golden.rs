@@ -118,6 +118,8 @@ const ERROR_BODIES: &[(&str, &str)] = &[
     // Protocol version 3.
     ("HostPort", "280501"),
     ("PortDisabled", "2905"),
+    // Protocol version 4.
+    ("FabricOwnedCsr", "2a8080848004"),
 ];
 
 /// The postcard bytes of the event kinds appended in protocol version 2,
@@ -587,7 +589,7 @@ fn response_samples() -> [(&'static str, Response); 16] {
 }
 
 /// One sample of every error variant.
-fn error_samples() -> [(&'static str, Error); 42] {
+fn error_samples() -> [(&'static str, Error); 43] {
     [
         ("Unauthenticated", Error::Unauthenticated),
         ("Replayed", Error::Replayed),
@@ -761,6 +763,10 @@ fn error_samples() -> [(&'static str, Error); 42] {
             },
         ),
         ("PortDisabled", Error::PortDisabled { port: PortIndex(5) }),
+        (
+            "FabricOwnedCsr",
+            Error::FabricOwnedCsr { addr: 0x4001_0000 },
+        ),
     ]
 }
 
@@ -865,6 +871,7 @@ fn error_name(error: &Error) -> &'static str {
         Error::CounterTooOld { .. } => "CounterTooOld",
         Error::HostPort { .. } => "HostPort",
         Error::PortDisabled { .. } => "PortDisabled",
+        Error::FabricOwnedCsr { .. } => "FabricOwnedCsr",
     }
 }
 

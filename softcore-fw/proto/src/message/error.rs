@@ -287,6 +287,14 @@ pub enum Error {
         /// The port.
         port: PortIndex,
     },
+    /// A CSR write would change a register the fabric manager or the
+    /// firmware programs and keeps (a table entry, a port's role, the
+    /// mailbox or the injector), so it was refused and nothing was
+    /// written. Protocol version 4.
+    FabricOwnedCsr {
+        /// The address given.
+        addr: u32,
+    },
 }
 
 impl Error {
@@ -297,6 +305,7 @@ impl Error {
             Error::FabricOwnedRegister { .. } => 2,
             Error::CounterTooOld { .. } => crate::COUNTER_TOO_OLD_SINCE,
             Error::HostPort { .. } | Error::PortDisabled { .. } => 3,
+            Error::FabricOwnedCsr { .. } => 4,
             _ => 1,
         }
     }
@@ -464,6 +473,11 @@ impl core::fmt::Display for Error {
                 f,
                 "port {} is disabled; enable it before binding what is below or beyond it",
                 port.0
+            ),
+            Error::FabricOwnedCsr { addr } => write!(
+                f,
+                "the write to CSR {addr:#010x} was refused: the fabric manager programs that \
+                 register (tables, port roles, mailbox, injector); nothing changed"
             ),
         }
     }

@@ -40,15 +40,35 @@
 //! no override: unbind first), and a bind across a disabled port with
 //! [`Error::PortDisabled`].
 //!
+//! `SetNumVfs` changes a PF's VFs at run time ([`crate::sriov`]): `Done`
+//! when nothing needs waiting for (NumVFs 0, or unchanged), otherwise in
+//! progress under an operation ID that `OperationStatus` polls (and
+//! [`advance_operations`] moves on) until the VFs answer, 100 ms after VF
+//! Enable at the earliest. It is refused while a VF of the PF is bound
+//! ([`Error::VfBound`]), while another change waits ([`Error::Busy`]), and
+//! above TotalVFs or above the VFs whose BAR regions enumeration placed
+//! (both [`Error::TooManyVfs`], naming the limit).
+//!
+//! The board's requests go to its [`Board`]: `CsrRead` and `CsrWrite`
+//! through [`crate::csr_diagnostics`], which refuses a write to what the
+//! manager or the firmware programs with [`Error::FabricOwnedCsr`] (a
+//! client of protocol version 3 or older receives [`Error::Unsupported`]);
+//! `SaveConfig` and `RestoreConfig` through the board's configuration
+//! flash ([`crate::persist`]: no record is [`Error::NoSavedConfig`], a
+//! damaged one [`Error::SavedConfigCorrupt`], a failing flash
+//! [`Error::FlashFailed`] naming the operation); `ResetArm` and
+//! `ResetTrigger` through [`crate::operations`]' token and the board's
+//! reset, after the answer is sent. A board without a facility answers
+//! [`Error::Unsupported`].
+//!
 //! Requests the manager cannot carry out are answered with
 //! [`Error::Unsupported`], so a client tells "not here" from "failed":
 //! - hot reset and retraining (`PortControl` with `HotReset`, `Retrain`):
 //!   they need the link control of the board's LTSSM, which the manager's
 //!   traits do not reach;
-//! - CSR access, saved configuration, firmware update and reset: they
-//!   belong to the board, not to the manager's state;
-//! - changing NumVFs at run time, managed (attention-button) unbind and
-//!   binds of several functions to one slot.
+//! - firmware update: it belongs to the board's image store;
+//! - managed (attention-button) unbind and binds of several functions to
+//!   one slot.
 //!
 //! A configuration write to a register the fabric owns (Command, BARs,
 //! Expansion ROM, SR-IOV, ACS Control) or one that would reset the

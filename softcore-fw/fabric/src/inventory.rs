@@ -106,9 +106,6 @@ pub struct SriovSetup {
     pub first_vf_offset: u16,
     /// VF Stride read after NumVFs was set (§9.3.3.10).
     pub vf_stride: u16,
-    /// VFs the VF BAR regions were placed for at enumeration: NumVFs may
-    /// change at run time up to this many (`FabricManager::begin_num_vfs`).
-    pub placed_vfs: u16,
 }
 
 /// Which virtual switch slot a function is bound to.

@@ -46,8 +46,7 @@
 //! [`advance_operations`] moves on) until the VFs answer, 100 ms after VF
 //! Enable at the earliest. It is refused while a VF of the PF is bound
 //! ([`Error::VfBound`]), while another change waits ([`Error::Busy`]), and
-//! above TotalVFs or above the VFs whose BAR regions enumeration placed
-//! (both [`Error::TooManyVfs`], naming the limit).
+//! above TotalVFs ([`Error::TooManyVfs`]).
 //!
 //! The board's requests go to its [`Board`]: `CsrRead` and `CsrWrite`
 //! through [`crate::csr_diagnostics`], which refuses a write to what the
@@ -1248,12 +1247,6 @@ fn num_vfs_error(error: NumVfsError) -> Error {
         NumVfsError::AboveTotal { pf, total_vfs } => Error::TooManyVfs {
             fabric_id: FabricId::from(pf),
             total_vfs,
-        },
-        // The most VFs this fabric can give the PF: its VF BAR regions
-        // were placed for that many.
-        NumVfsError::AbovePlaced { pf, placed_vfs } => Error::TooManyVfs {
-            fabric_id: FabricId::from(pf),
-            total_vfs: placed_vfs,
         },
         NumVfsError::VfBound { pf, vf } => Error::VfBound {
             fabric_id: FabricId::from(pf),

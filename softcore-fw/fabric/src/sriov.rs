@@ -4,8 +4,9 @@
 //! device only) and NumVFs are written while VF Enable is clear, since First
 //! VF Offset and VF Stride may depend on both (§9.3.3.3.5, §9.3.3.9,
 //! §9.3.3.10) and are read only afterwards; the VF BARs are sized and placed,
-//! one region of NumVFs × the per-VF size each, aligned to the per-VF size
-//! (§9.3.3.14); then VF Enable and VF MSE are set, and the VFs are accessed
+//! one region of TotalVFs × the per-VF size each, aligned to the per-VF size
+//! (§9.3.3.14), and the buses up to TotalVFs' last VF are claimed, so that
+//! NumVFs can change later without moving anything; then VF Enable and VF MSE are set, and the VFs are accessed
 //! after the 100 ms wait of §9.3.3.3.1, with Request Retry Status retried.
 //! Each VF becomes its own entry in the inventory, with its routing ID and
 //! BAR addresses, so it can be bound on its own.
@@ -64,9 +65,8 @@ where
             num_vfs,
             first_vf_offset: 0,
             vf_stride: 0,
-            placed_vfs: num_vfs,
         };
-        if num_vfs == 0 {
+        if total_vfs == 0 {
             self.inventory.functions[pf_index].sriov = Some(setup);
             return Ok(());
         }
@@ -82,6 +82,21 @@ where
             control_bits |= control::ARI_CAPABLE_HIERARCHY;
         }
         write16(&mut access, offset + sriov::CONTROL, control_bits)?;
+        // Room for every VF the PF can have, as an operating system
+        // reserves it, so NumVFs may change at run time without moving
+        // anything: the buses up to TotalVFs' last VF (its routing ID with
+        // NumVFs at TotalVFs), and VF BAR regions of TotalVFs × the per-VF
+        // size below.
+        write16(&mut access, offset + sriov::NUM_VFS, total_vfs)?;
+        let routing = read(&mut access, offset + sriov::FIRST_VF_OFFSET)?;
+        if let Ok(last) = vf_routing_id(pf, routing as u16, (routing >> 16) as u16, total_vfs) {
+            self.claim_bus(at, last.bus())?;
+        }
+        let mut access = FunctionAccess {
+            config: &mut *self.config,
+            path,
+            target: pf,
+        };
         write16(&mut access, offset + sriov::NUM_VFS, num_vfs)?;
         let routing = read(&mut access, offset + sriov::FIRST_VF_OFFSET)?;
         setup.first_vf_offset = routing as u16;
@@ -98,9 +113,13 @@ where
         let mut vf_bars: heapless::Vec<PlacedBar, MAX_BARS> = heapless::Vec::new();
         for bar in decoded.iter().flatten() {
             let host_register = type0::BAR0 + (bar.register - vf_bar0);
-            let placed = self.place_bar(at, pf, bar, host_register, bar.bar.size, num_vfs)?;
+            let placed = self.place_bar(at, pf, bar, host_register, bar.bar.size, total_vfs)?;
             // At most six VF BARs were decoded.
             let _ = vf_bars.push(placed);
+        }
+        if num_vfs == 0 {
+            self.inventory.functions[pf_index].sriov = Some(setup);
+            return Ok(());
         }
         let mut access = FunctionAccess {
             config: &mut *self.config,
@@ -235,14 +254,6 @@ pub enum NumVfsError {
         /// Its TotalVFs.
         total_vfs: u16,
     },
-    /// More VFs than enumeration placed VF BAR regions for: their fabric
-    /// addresses and the port's routes were laid out for that many.
-    AbovePlaced {
-        /// The PF.
-        pf: Bdf,
-        /// VFs placed for.
-        placed_vfs: u16,
-    },
     /// A VF of the PF is bound to a host: its VFs may not go away.
     VfBound {
         /// The PF.
@@ -253,7 +264,8 @@ pub enum NumVfsError {
     /// Another NumVFs change is still waiting for its VFs.
     Busy,
     /// A VF's routing ID lies outside the bus numbers of its port, which
-    /// enumeration claimed and routed for the VFs placed then.
+    /// enumeration claimed for TotalVFs' VFs: First VF Offset and VF
+    /// Stride at this NumVFs put it elsewhere.
     OutsidePortBuses {
         /// The VF's routing ID.
         vf: Bdf,
@@ -309,11 +321,11 @@ impl FabricManager {
     /// (they may depend on NumVFs, §9.3.3.9-10); VF Enable and VF MSE are
     /// set again for a NumVFs above 0.
     ///
-    /// The VF BAR regions stay where enumeration placed them: the VF BAR
-    /// registers keep their base, and VF `n`'s BARs follow at the base +
-    /// (n − 1) × the per-VF size (§9.3.3.14), inside the port's routed
-    /// range. So NumVFs may grow back up to the VFs placed for at
-    /// enumeration ([`SriovSetup::placed_vfs`]), no further.
+    /// The VF BAR regions stay where enumeration placed them, room for
+    /// TotalVFs each: the VF BAR registers keep their base, and VF `n`'s
+    /// BARs follow at the base + (n − 1) × the per-VF size (§9.3.3.14),
+    /// inside the port's routed range; the VFs' buses are the port's,
+    /// claimed for TotalVFs' VFs. So no table changes.
     ///
     /// Refused with nothing changed while a VF of `pf` is bound (unbind it
     /// first) or another change waits for its VFs. The new VFs are
@@ -346,12 +358,6 @@ impl FabricManager {
                 total_vfs: setup.total_vfs,
             });
         }
-        if num_vfs > setup.placed_vfs {
-            return Err(NumVfsError::AbovePlaced {
-                pf,
-                placed_vfs: setup.placed_vfs,
-            });
-        }
         if let Some(vf) = self
             .vfs_of(pf)
             .find(|vf| vf.binding.is_some())
@@ -379,7 +385,15 @@ impl FabricManager {
         let mut control_bits = read(&mut access, offset + sriov::CONTROL)? as u16;
         control_bits &= !(control::VF_ENABLE | control::VF_MEMORY_SPACE_ENABLE);
         write16(&mut access, offset + sriov::CONTROL, control_bits)?;
+        // From here the PF has no VFs, whatever fails later.
         self.forget_vfs(pf);
+        self.set_sriov(
+            pf,
+            SriovSetup {
+                num_vfs: 0,
+                ..setup
+            },
+        );
         self.generation = self.generation.next();
         // NumVFs may change only with VF Enable clear (§9.3.3.7).
         write16(&mut access, offset + sriov::NUM_VFS, num_vfs)?;

@@ -1713,7 +1713,7 @@ fn vfs_listed(rig: &mut Rig) -> Vec<EndpointInfo> {
 }
 
 #[test]
-fn num_vfs_changes_at_run_time_inside_the_placed_regions() {
+fn num_vfs_changes_at_run_time_inside_the_reserved_regions() {
     let mut rig = started();
     let before = vfs_listed(&mut rig);
     let ids: Vec<FabricId> = before.iter().map(|vf| vf.fabric_id).collect();
@@ -1749,6 +1749,17 @@ fn num_vfs_changes_at_run_time_inside_the_placed_regions() {
     );
     // The same NumVFs again is already done.
     assert_eq!(ask(&mut rig, set_vfs(NVME_PF, 2)), Response::Done);
+
+    // Up to TotalVFs (4): VF 3 and 4 are on the bus after the PF's
+    // (0x0400 + 0x80 + 2 × 0x40 = 0x0500), which enumeration reserved.
+    change_vfs(&mut rig, 4);
+    let four = vfs_listed(&mut rig);
+    let ids: Vec<FabricId> = four.iter().map(|vf| vf.fabric_id).collect();
+    assert_eq!(
+        ids,
+        [NVME_VF1, NVME_VF2, FabricId(0x0500), FabricId(0x0540)]
+    );
+    assert_eq!(four[3].bars[0].fabric_address, vf1_bar + 3 * (16 << 10));
 }
 
 #[test]
@@ -1777,14 +1788,6 @@ fn num_vfs_refusals_name_the_cause() {
             Error::TooManyVfs {
                 fabric_id: NVME_PF,
                 total_vfs: 4,
-            },
-        ),
-        // Enumeration placed VF BAR regions for the two VFs it enabled.
-        (
-            set_vfs(NVME_PF, 3),
-            Error::TooManyVfs {
-                fabric_id: NVME_PF,
-                total_vfs: 2,
             },
         ),
     ] {

@@ -5,11 +5,14 @@
 //!
 //! The manager is configured from the built-in settings ([`settings`]: this
 //! switch, the fabric manager at bus 0, the host ports of [`HOST_PORTS`])
-//! when the firmware starts, and started — enumeration, routes, tables —
+//! when the firmware starts, with the NumVFs of the configuration saved in
+//! flash ([`crate::flash::CONFIG_REGION`], `SaveConfig`) if there is one,
+//! and started — enumeration, routes, tables —
 //! by the main loop once the links have been out of reset for the 100 ms
 //! the spec asks before the first configuration request (PCIe Base 6.0
 //! §6.6.1; the links leave reset with the soft core, at `mtime` 0), so the
-//! boot does not wait and the management port answers meanwhile. From
+//! boot does not wait and the management port answers meanwhile; the
+//! saved bindings are made again right after. From
 //! then on every pass of the main loop answers the hosts' configuration
 //! requests waiting in the mailbox ([`Fabric::serve_hosts`]) before the
 //! network is polled, and the management server's requests are answered
@@ -30,6 +33,8 @@ use core::cell::RefCell;
 use smoltcp::time::Duration;
 use weft_drivers::mailbox::{CsrMailbox, InjectDrops, SharedMailbox};
 use weft_drivers::timer::SocTimer;
+use weft_fabric::binding::BindError;
+use weft_fabric::board::Board;
 use weft_fabric::hw::Timer;
 use weft_fabric::inventory::PortKind;
 use weft_fabric::management::{
@@ -39,6 +44,7 @@ use weft_fabric::manager::{FabricManager, StartError};
 use weft_fabric::pcie::config::function::CLASS_PCI_BRIDGE;
 use weft_fabric::pcie::config::FunctionIdentity;
 use weft_fabric::pcie::Bdf;
+use weft_fabric::persist::{self, Restored};
 use weft_fabric::readiness::RESET_TO_FIRST_REQUEST_NS;
 use weft_fabric::settings::{FabricSettings, HostPort};
 use weft_proto::{LinkSpeed, LinkState, LinkStatus, Request, Response};
@@ -104,6 +110,8 @@ pub struct Started {
     pub result: Result<(), StartError>,
     /// Functions enumerated.
     pub functions: usize,
+    /// What restoring the bindings saved in flash did, if a configuration was saved.
+    pub restored: Option<Result<Restored, BindError>>,
     /// Instructions the start retired (`minstret`).
     pub instructions: u32,
     /// `mtime` ticks (soft core cycles) it took.
@@ -178,14 +186,31 @@ impl Fabric {
             return None;
         }
         let (instructions, ticks) = (minstret(), crate::timer::ticks());
-        let mut config = SharedMailbox(&self.mailbox);
+        // The configuration saved by `SaveConfig` is applied at start: its
+        // NumVFs before enumeration, its bindings after.
+        let saved = self
+            .board
+            .config_flash()
+            .and_then(|flash| persist::load(flash).ok().flatten());
+        if let Some(saved) = &saved {
+            let mut settings = settings(self.manager.settings().switch_id);
+            saved.apply_to(&mut settings);
+            // The built-in settings have fewer slots than a virtual switch holds.
+            let _ = self.manager.configure(settings);
+        }
+        let (mut config, mut hosts) = (SharedMailbox(&self.mailbox), SharedMailbox(&self.mailbox));
         let mut timer = SocTimer::new(Mmio);
         let result = self
             .manager
             .start(&mut config, &mut timer, &mut self.plane, 0);
+        let restored = match (&result, &saved) {
+            (Ok(()), Some(saved)) => Some(self.manager.restore(saved, &mut self.plane, &mut hosts)),
+            _ => None,
+        };
         let started = Started {
             result,
             functions: self.manager.inventory().functions.len(),
+            restored,
             instructions: minstret().wrapping_sub(instructions),
             cycles: crate::timer::ticks().wrapping_sub(ticks) as u32,
         };

@@ -29,3 +29,7 @@ pub const MAX_SWITCHES: usize = 4;
 /// (enough for enumerating the reference fabric's functions and a burst
 /// of binds and errors between two reads by the management CPU).
 pub const EVENT_LOG_CAPACITY: usize = 64;
+
+/// SR-IOV PFs whose NumVFs changed at run time that the settings (and so
+/// a saved configuration) keep apart from the fabric-wide NumVFs.
+pub const MAX_SRIOV_PFS: usize = 8;

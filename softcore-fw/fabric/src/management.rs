@@ -1259,8 +1259,11 @@ fn num_vfs_error(error: NumVfsError) -> Error {
             }
         }
         // VFs beyond the port's bus numbers, a malformed SR-IOV
-        // capability, a full inventory: the protocol has no closer cause.
-        NumVfsError::OutsidePortBuses { .. } | NumVfsError::Hardware(_) => Error::Unsupported,
+        // capability, a full inventory or settings: the protocol has no
+        // closer cause.
+        NumVfsError::OutsidePortBuses { .. }
+        | NumVfsError::TooManyPfs
+        | NumVfsError::Hardware(_) => Error::Unsupported,
     }
 }
 

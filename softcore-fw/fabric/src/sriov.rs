@@ -30,6 +30,7 @@ use crate::inventory::{Function, FunctionKind, Inventory, PlacedBar, PortKind, S
 use crate::limits::MAX_FUNCTIONS;
 use crate::manager::FabricManager;
 use crate::readiness::{read_when_ready, READINESS_TIMEOUT_NS, RESET_TO_FIRST_REQUEST_NS};
+use crate::settings::PfVfs;
 
 /// Byte enables of the low 16-bit register of a DW (the high one may be RW1C or another register).
 const LOW_HALF: u8 = 0b0011;
@@ -58,7 +59,11 @@ where
             target: pf,
         };
         let total_vfs = read(&mut access, offset + sriov::TOTAL_VFS)? as u16;
-        let num_vfs = self.settings.num_vfs.min(total_vfs);
+        let function = &self.inventory.functions[pf_index];
+        let num_vfs = self
+            .settings
+            .num_vfs_for(pf, function.vendor_id, function.device_id)
+            .min(total_vfs);
         let mut setup = SriovSetup {
             offset,
             total_vfs,
@@ -263,6 +268,9 @@ pub enum NumVfsError {
     },
     /// Another NumVFs change is still waiting for its VFs.
     Busy,
+    /// The settings keep the NumVFs of
+    /// [`MAX_SRIOV_PFS`](crate::limits::MAX_SRIOV_PFS) other PFs already.
+    TooManyPfs,
     /// A VF's routing ID lies outside the bus numbers of its port, which
     /// enumeration claimed for TotalVFs' VFs: First VF Offset and VF
     /// Stride at this NumVFs put it elsewhere.
@@ -371,6 +379,17 @@ impl FabricManager {
         if num_vfs == setup.num_vfs {
             return Ok(NumVfsStarted::Done);
         }
+        let (vendor_id, device_id) = (function.vendor_id, function.device_id);
+        // Kept first, so that a refusal changes nothing; a saved
+        // configuration and the next enumeration take it from there.
+        self.settings
+            .keep_pf_vfs(PfVfs {
+                function: pf,
+                vendor_id,
+                device_id,
+                num_vfs,
+            })
+            .map_err(|_| NumVfsError::TooManyPfs)?;
         let mut access = FunctionAccess {
             config: &mut *config,
             path: self.inventory.config_path(at.switch, at.port, pf.bus()),

@@ -1486,9 +1486,9 @@ fn a_saved_configuration_is_restored_on_request() {
         ask_on(&mut rig, &mut board, Request::SaveConfig),
         Response::Done
     );
-    // The record's layout (weft_fabric::persist): magic "WFTB", version 1.
+    // The record's layout (weft_fabric::persist): magic "WFTB", version 2.
     let flash = board.flash.as_ref().expect("flash");
-    assert_eq!(flash.bytes()[..6], *b"WFTB\x01\x00");
+    assert_eq!(flash.bytes()[..6], *b"WFTB\x02\x00");
 
     assert_eq!(
         ask(&mut rig, unbind(HOST0, 0, UnbindMode::Graceful)),
@@ -1814,4 +1814,34 @@ fn num_vfs_refusals_name_the_cause() {
         refusal(&mut rig, set_vfs(NVME_PF, 2)),
         Error::Busy { retry_after_ms } if retry_after_ms > 0
     ));
+}
+
+#[test]
+fn a_saved_num_vfs_comes_back_at_the_next_start() {
+    let mut running = started();
+    let mut board = TestBoard::full();
+    change_vfs(&mut running, 3);
+    assert_eq!(
+        ask_on(&mut running, &mut board, Request::SaveConfig),
+        Response::Done
+    );
+    // The next start: a manager built from the saved settings enumerates
+    // the same fabric (its devices as they power up, three VFs of four).
+    let saved = weft_fabric::persist::load(board.flash.as_mut().expect("flash"))
+        .expect("readable")
+        .expect("a record");
+    let mut next = rig();
+    let mut settings = settings();
+    saved.apply_to(&mut settings);
+    next.manager = FabricManager::new(settings).expect("valid settings");
+    let mut clock = next.clock.clone();
+    next.manager
+        .start(&mut next.fabric, &mut clock, &mut next.plane.switch, 0)
+        .expect("the fabric enumerates");
+    let ids: Vec<FabricId> = vfs_listed(&mut next)
+        .iter()
+        .map(|vf| vf.fabric_id)
+        .collect();
+    assert_eq!(ids, [NVME_VF1, NVME_VF2, FabricId(0x0500)]);
+    assert_eq!(device_vfs(&next), (3, true));
 }

@@ -52,7 +52,9 @@
 //! through [`crate::csr_diagnostics`], which refuses a write to what the
 //! manager or the firmware programs with [`Error::FabricOwnedCsr`] (a
 //! client of protocol version 3 or older receives [`Error::Unsupported`]);
-//! `SaveConfig` and `RestoreConfig` through the board's configuration
+//! `SaveConfig` (the bindings and NumVFs, applied at the next start) and
+//! `RestoreConfig` (the saved bindings made again now,
+//! [`FabricManager::apply_saved`]) through the board's configuration
 //! flash ([`crate::persist`]: no record is [`Error::NoSavedConfig`], a
 //! damaged one [`Error::SavedConfigCorrupt`], a failing flash
 //! [`Error::FlashFailed`] naming the operation); `ResetArm` and

@@ -671,10 +671,13 @@ impl FabricManager {
     /// Applies `config` now, to a running fabric: binds every stored
     /// binding that is not in place already, as [`FabricManager::restore`]
     /// does at start (a function gone or a slot taken is logged and
-    /// skipped); bindings made since and not stored are kept. NumVFs of
-    /// the record becomes the setting the next enumeration uses. The
-    /// generation moves on if anything was bound, never back to the
-    /// stored one: clients' preconditions read before must fail.
+    /// skipped); bindings made since and not stored are kept. The record's
+    /// NumVFs are not applied: VFs change at run time by
+    /// [`FabricManager::begin_num_vfs`] alone, one PF at a time, and the
+    /// settings keep saying what the PFs have, so that the next save
+    /// stores it. A binding of a VF that does not exist now is logged as
+    /// gone. The generation moves on if anything was bound, never back to
+    /// the stored one: clients' preconditions read before must fail.
     pub fn apply_saved<F, H>(
         &mut self,
         config: &StoredConfig,
@@ -703,7 +706,6 @@ impl FabricManager {
         } else {
             before.next()
         };
-        config.apply_to(&mut self.settings);
         Ok(restored)
     }
 }

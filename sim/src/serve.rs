@@ -16,13 +16,13 @@
 //! `RestoreConfig` work across requests. A reset is recorded
 //! ([`Server::resets`]) and said on stderr once its answer is sent, as
 //! the firmware's watchdog would fire then; the simulated fabric runs on
-//! as it was. CSR access is answered `Unsupported`: the simulated
-//! switches are weft-model's, driven through their tables, without the
-//! register window of the RTL. A NumVFs change that waits for its VFs
+//! as it was. CSR access reaches the manager's switch's CSR window
+//! (weft-model's, through which the manager writes its tables). A NumVFs change that waits for its VFs
 //! moves simulated time on by the 100 ms the VFs need (PCIe Base 6.0
 //! §9.3.3.3.1) when its operation is polled, so a client's poll finds
 //! it done.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::io;
@@ -39,10 +39,13 @@ use weft_proto::{
     Key, LinkSpeed, LinkState, LinkStatus, Request, ResetScope, Responder, Response, SwitchId,
     Verifier, MANAGEMENT_UDP_PORT, MAX_DATAGRAM,
 };
+use weft_regs::driver::CsrBus;
 
+use crate::planes::Planes;
 use crate::scenario::engine::{let_interrupts_arrive, Engine, RunError};
 use crate::scenario::validate::Action;
 use crate::scenario::Scenario;
+use crate::switch::WeftSwitch;
 use crate::wiring::Place;
 use crate::world::World;
 
@@ -193,8 +196,9 @@ impl PortLinks for WiredLinks {
 /// as the firmware's configuration region.
 pub const CONFIG_FLASH_BYTES: usize = 8192;
 
-/// The virtual board's side of the management requests: configuration
-/// flash in memory, resets recorded, no CSR window.
+/// The virtual board's configuration flash, in memory, and the resets
+/// triggered; [`SimBoard::on`] gives it the manager's switch's CSR window
+/// for one request.
 #[derive(Clone, Debug, Default)]
 pub struct SimBoard {
     flash: ArrayFlash<CONFIG_FLASH_BYTES>,
@@ -212,19 +216,38 @@ impl SimBoard {
     pub fn take_resets(&mut self) -> Vec<ResetScope> {
         std::mem::take(&mut self.pending)
     }
+
+    /// The board with the CSR window of the manager's switch among `planes`.
+    pub fn on<'b, 'a>(&'b mut self, planes: &Planes<'a>) -> BoardOn<'b, 'a> {
+        BoardOn {
+            board: self,
+            switch: planes.manager_switch(),
+        }
+    }
 }
 
-impl Board for SimBoard {
-    fn read_csr(&mut self, _address: u32) -> Result<u32, BoardFault> {
-        Err(BoardFault::Unsupported)
+/// The virtual board for one request: its flash and resets, and the
+/// manager's switch's CSR window.
+pub struct BoardOn<'b, 'a> {
+    board: &'b mut SimBoard,
+    switch: &'a RefCell<WeftSwitch>,
+}
+
+impl Board for BoardOn<'_, '_> {
+    fn read_csr(&mut self, address: u32) -> Result<u32, BoardFault> {
+        Ok(self.switch.borrow_mut().csr_window().read32(address))
     }
 
-    fn write_csr(&mut self, _address: u32, _value: u32) -> Result<(), BoardFault> {
-        Err(BoardFault::Unsupported)
+    fn write_csr(&mut self, address: u32, value: u32) -> Result<(), BoardFault> {
+        self.switch
+            .borrow_mut()
+            .csr_window()
+            .write32(address, value);
+        Ok(())
     }
 
     fn config_flash(&mut self) -> Option<&mut dyn Flash> {
-        Some(&mut self.flash)
+        Some(&mut self.board.flash)
     }
 
     fn resets(&self, _scope: ResetScope) -> bool {
@@ -232,7 +255,7 @@ impl Board for SimBoard {
     }
 
     fn schedule_reset(&mut self, scope: ResetScope) {
-        self.pending.push(scope);
+        self.board.pending.push(scope);
     }
 }
 
@@ -400,12 +423,13 @@ fn execute(
         let_vfs_become_ready(world);
     }
     let response = world.with_manager(|manager, config, planes, hosts| {
+        let mut board_on = sim_board.on(planes);
         let hardware = Hardware {
             config,
             fabric: planes,
             hosts,
             links,
-            board: sim_board,
+            board: &mut board_on,
         };
         handle(manager, board, request, trailing, hardware)
     });

@@ -14,6 +14,7 @@ use weft_proto::{
     PortRole, Request, ResetScope, Response, SlotIndex, SlotState, SwitchId, UnbindMode,
     VirtualSwitchInfo, MAX_DATAGRAM,
 };
+use weft_regs::csr::{counter_control, global, port as port_csr};
 use weft_sim::serve::{ServeConfig, ServeError, Server};
 use weftctl::topology::read_topology;
 use weftctl::{Client, ClientConfig, ClientError};
@@ -486,11 +487,40 @@ fn weftctl_changes_num_vfs_saves_restores_and_resets_the_simulated_board() {
         SlotState::Bound { functions }
     );
 
-    // The simulated switches have no CSR window to read.
+    // The manager's switch's CSR window: its identity register reads
+    // "WEFT", a port's role is the fabric manager's, and a port's
+    // counters may be cleared.
+    let id = global::ID.address(0, 0);
+    assert_eq!(
+        client
+            .request(&Request::CsrRead { addr: id })
+            .expect("read"),
+        Response::Csr {
+            addr: id,
+            value: u32::from_be_bytes(*b"WEFT")
+        }
+    );
+    let control = port_csr::CONTROL.address(0, 0);
     assert!(matches!(
-        client.request(&Request::CsrRead { addr: 0x4000_0000 }),
-        Err(ClientError::Refused(Error::Unsupported))
+        client.request(&Request::CsrWrite { addr: control, value: 0 }),
+        Err(ClientError::Refused(Error::FabricOwnedCsr { addr })) if addr == control
     ));
+    assert_eq!(
+        client
+            .request(&Request::CsrWrite {
+                addr: counter_control::CLEAR.address(0, 0),
+                value: 1,
+            })
+            .expect("clear"),
+        Response::Done
+    );
+    let port0 = counters(&mut client, PortIndex(0));
+    let rx = port0
+        .values
+        .iter()
+        .find(|c| c.kind == CounterKind::RxTlps)
+        .expect("port 0 counts TLPs");
+    assert_eq!(rx.value, 0, "cleared through the CSR");
 
     // A reset: armed, then triggered with the token.
     let token = match client

@@ -191,7 +191,7 @@ where
     let _ = trailing;
     let answer = match request {
         Request::Ping => Ok(Response::Pong),
-        Request::Identify => Ok(Response::Identity(identity(manager, board))),
+        Request::Identify => Ok(Response::Identity(identity(manager, board, hardware.board))),
         Request::Topology { cursor, generation } => {
             topology(manager, board, *cursor, *generation, hardware.links).map(Response::Topology)
         }
@@ -300,11 +300,20 @@ fn precondition(expected: Option<Generation>) -> Option<crate::generation::Gener
     expected.map(|g| crate::generation::Generation(g.0))
 }
 
-/// Who the switch is.
-fn identity(manager: &FabricManager, board: &BoardInfo) -> Identity {
+/// Who the switch is, and what it can do: configuration-space
+/// diagnostics always, saved configuration when the board has flash for it.
+fn identity<B: Board + ?Sized>(
+    manager: &FabricManager,
+    board: &BoardInfo,
+    hardware: &mut B,
+) -> Identity {
     let mut capabilities = Capabilities::BIND
         .union(Capabilities::SRIOV)
-        .union(Capabilities::PEER_TO_PEER);
+        .union(Capabilities::PEER_TO_PEER)
+        .union(Capabilities::DIAGNOSTICS);
+    if hardware.config_flash().is_some() {
+        capabilities = capabilities.union(Capabilities::PERSISTENT_CONFIG);
+    }
     if manager.inventory().switches.len() > 1 {
         capabilities = capabilities.union(Capabilities::MULTI_SWITCH);
     }

@@ -354,6 +354,16 @@ fn identify_reports_the_switch_board_versions_and_capabilities() {
     assert!(caps.contains(Capabilities::AUTHENTICATED));
     // One switch: no fabric of several.
     assert!(!caps.contains(Capabilities::MULTI_SWITCH));
+    assert!(caps.contains(Capabilities::DIAGNOSTICS));
+    // A board without configuration flash saves nothing; one with it does.
+    assert!(!caps.contains(Capabilities::PERSISTENT_CONFIG));
+    let Response::Identity(identity) = ask_on(&mut rig, &mut TestBoard::full(), Request::Identify)
+    else {
+        panic!("expected an identity");
+    };
+    assert!(identity
+        .capabilities
+        .contains(Capabilities::PERSISTENT_CONFIG));
 }
 
 #[test]

@@ -8,6 +8,10 @@
 //! shortcut there: a table write on a remote switch reaches its data-plane
 //! model directly and at once, costing no time and no link bandwidth.
 //!
+//! The tables are written as the firmware writes them: register by
+//! register through each switch's CSR window (weft-regs' `CsrDataPlane`
+//! over weft-model's `CsrWindow`), which applies each entry to the switch.
+//!
 //! The manager's configuration access ([`crate::manager_config`]) forwards
 //! TLPs through the same switch models while it holds this handle, so both
 //! share the switches through [`RefCell`]s, lent for the length of one
@@ -17,6 +21,7 @@ use std::cell::RefCell;
 
 use weft_fabric::hw::{DataPlane, Fabric, TableWriteError};
 use weft_pcie::Bdf;
+use weft_regs::driver::CsrDataPlane;
 use weft_regs::tables::{
     AddressRoute, Destination, FunctionOwner, HostIndex, IdMapping, PortIndex, PortRole, Window,
 };
@@ -61,6 +66,14 @@ impl<'a> Planes<'a> {
     }
 }
 
+impl<'a> Planes<'a> {
+    /// The manager's own switch, for the board's diagnostic CSR access.
+    pub fn manager_switch(&self) -> &'a RefCell<WeftSwitch> {
+        // A world always has its manager's switch.
+        self.planes[0].switch
+    }
+}
+
 impl Fabric for Planes<'_> {
     fn local(&mut self) -> &mut dyn DataPlane {
         // A world always has its manager's switch.
@@ -77,7 +90,10 @@ impl Fabric for Planes<'_> {
 
 impl SwitchPlane<'_> {
     fn with<R>(&self, write: impl FnOnce(&mut dyn DataPlane) -> R) -> R {
-        write(self.switch.borrow_mut().model_mut())
+        let mut switch = self.switch.borrow_mut();
+        let mut plane = CsrDataPlane::new(switch.csr_window())
+            .expect("weft-model's CSR window is a weft data plane of this register map");
+        write(&mut plane)
     }
 }
 

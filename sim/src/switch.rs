@@ -2,7 +2,9 @@
 //! the management function every port presents on its link.
 //!
 //! The data plane ([`Switch`]) forwards TLPs by the tables the fabric
-//! manager writes. Beside it, each port of a weft switch answers Type 0
+//! manager writes, through its CSR window as the soft core writes them
+//! (weft-model's [`CsrWindow`], [`WeftSwitch::csr_window`]): the same
+//! registers a diagnostic CSR access reads. Beside it, each port of a weft switch answers Type 0
 //! configuration requests that arrive on its link with a small management
 //! function (header Type 0, no BARs) carrying weft's identity VSEC
 //! (`weft_pcie::config::vsec`): the switch ID, its port count, the port's
@@ -13,6 +15,7 @@
 use std::time::Duration;
 
 use weft_devices::packet::{completion_for, RequestInfo};
+use weft_model::csr_window::CsrWindow;
 use weft_model::{Packet, Switch};
 use weft_pcie::config::vsec::{management_function, PortRole as VsecRole, WeftIdentity};
 use weft_pcie::config::ConfigSpace;
@@ -26,7 +29,8 @@ pub const SWITCH_LATENCY: Duration = Duration::from_nanos(110);
 /// A weft switch: its ID, its data plane and its ports' management functions.
 pub struct WeftSwitch {
     id: u64,
-    model: Switch,
+    /// The data plane behind its CSR window.
+    window: CsrWindow,
     vendor_id: u16,
     /// Per port, its management function's configuration space; `None` if
     /// it could not be laid out (the port then answers Unsupported Request).
@@ -40,7 +44,7 @@ impl WeftSwitch {
     pub fn new(id: u64, ports: usize, vendor_id: u16) -> Self {
         let mut switch = WeftSwitch {
             id,
-            model: Switch::new(ports),
+            window: CsrWindow::new(Switch::new(ports)),
             vendor_id,
             functions: Vec::new(),
         };
@@ -53,7 +57,7 @@ impl WeftSwitch {
     fn function_for(&self, port: u8, role: VsecRole) -> Option<ConfigSpace> {
         let identity = WeftIdentity {
             switch_id: self.id,
-            port_count: u8::try_from(self.model.ports()).unwrap_or(u8::MAX),
+            port_count: u8::try_from(self.window.switch().ports()).unwrap_or(u8::MAX),
             port_index: port,
             port_role: role,
         };
@@ -67,12 +71,18 @@ impl WeftSwitch {
 
     /// The data plane.
     pub fn model(&self) -> &Switch {
-        &self.model
+        self.window.switch()
     }
 
-    /// The data plane, to forward TLPs or write tables.
+    /// The data plane, to forward TLPs.
     pub fn model_mut(&mut self) -> &mut Switch {
-        &mut self.model
+        self.window.switch_mut()
+    }
+
+    /// The data plane's CSR window, through which its tables are written
+    /// and its registers read.
+    pub fn csr_window(&mut self) -> &mut CsrWindow {
+        &mut self.window
     }
 
     /// Sets the role `port`'s identity VSEC reports: how the board wires it.

@@ -32,6 +32,7 @@ mod probe {
     use core::sync::atomic::{AtomicU32, Ordering};
 
     use weft_fabric::binding::UnbindMode;
+    use weft_fabric::board::{Board, BoardFault};
     use weft_fabric::hw::{
         ConfigFault, DataPlane, FabricConfig, HostConfigRequest, HostInterface, HostSendError,
         TableWriteError, Timer,
@@ -45,7 +46,7 @@ mod probe {
     use weft_fabric::pcie::Bdf;
     use weft_fabric::persist::{load, Flash, FlashError};
     use weft_fabric::settings::{FabricSettings, HostPort};
-    use weft_proto::{LinkSpeed, LinkState, LinkStatus, Request};
+    use weft_proto::{LinkSpeed, LinkState, LinkStatus, Request, ResetScope};
     use weft_regs::tables::{
         AddressRoute, Destination, FunctionOwner, HostIndex, IdMapping, PortIndex, PortRole, Window,
     };
@@ -263,6 +264,29 @@ mod probe {
         fn write(&mut self, offset: u32, data: &[u8]) -> Result<(), FlashError> {
             black_box((offset, data));
             black_box(Ok(()))
+        }
+    }
+
+    impl Board for Opaque {
+        fn read_csr(&mut self, address: u32) -> Result<u32, BoardFault> {
+            black_box(Ok(black_box(address)))
+        }
+
+        fn write_csr(&mut self, address: u32, value: u32) -> Result<(), BoardFault> {
+            black_box((address, value));
+            black_box(Ok(()))
+        }
+
+        fn config_flash(&mut self) -> Option<&mut dyn Flash> {
+            Some(self)
+        }
+
+        fn resets(&self, scope: ResetScope) -> bool {
+            black_box(black_box(scope) == ResetScope::Firmware)
+        }
+
+        fn schedule_reset(&mut self, scope: ResetScope) {
+            black_box(scope);
         }
     }
 
@@ -484,10 +508,11 @@ mod probe {
     #[inline(never)]
     fn the_rest(manager: &mut FabricManager, gpu: &mut OneGpu, gpu_id: Bdf) {
         let (mut plane, mut hosts, mut links, mut flash) = (Opaque, Opaque, Opaque, Opaque);
+        let mut board = Opaque;
         let _ = black_box(manager.service(gpu, &mut plane, &mut hosts));
         let mode = black_box(UnbindMode::Graceful);
         let _ = black_box(manager.unbind(gpu_id, mode, &mut plane, &mut hosts));
-        let board = BoardInfo {
+        let info = BoardInfo {
             board: "probe",
             version: (0, 1, 0),
             build: "",
@@ -501,8 +526,9 @@ mod probe {
             hosts: &mut hosts,
             links: &mut links,
             firmware: None,
+            board: &mut board,
         };
-        let _ = black_box(handle(manager, &board, &request, &[], hardware));
+        let _ = black_box(handle(manager, &info, &request, &[], hardware));
         let _ = black_box(manager.save_config(&mut flash));
         if let Ok(Some(stored)) = load(&mut flash) {
             let _ = black_box(manager.restore(&stored, &mut plane, &mut hosts));

@@ -26,7 +26,8 @@
 //! | region | flash bytes | holds |
 //! |---|---|---|
 //! | [`KEY_REGION`] | 0x000000..0x002000 | the management key and replay high-water mark ([`crate::keystore`]) |
-//! | | 0x002000..0x0FE000 | free, for more records |
+//! | [`CONFIG_REGION`] | 0x002000..0x004000 | the saved configuration: bindings and NumVFs (`SaveConfig`, weft-fabric's `persist`) |
+//! | | 0x004000..0x0FE000 | free, for more records |
 //! | [`BOOT_RECORD_REGION`] | 0x0FE000..0x100000 | the boot record: the good image slot and a trial (`weft_fabric::firmware_update`) |
 //! | [`IMAGE_A_REGION`] | 0x100000..0x200000 | firmware image slot A |
 //! | [`IMAGE_B_REGION`] | 0x200000..0x300000 | firmware image slot B |
@@ -58,6 +59,12 @@ const BUSY_TIMEOUT_TICKS: u64 = SOFT_CORE_CLOCK_HZ as u64;
 /// The two sectors holding the management key record.
 pub const KEY_REGION: Region = Region {
     start: 0,
+    size: 2 * SECTOR_SIZE,
+};
+
+/// The two sectors holding the saved configuration, after the key's.
+pub const CONFIG_REGION: Region = Region {
+    start: 2 * SECTOR_SIZE,
     size: 2 * SECTOR_SIZE,
 };
 
@@ -219,9 +226,14 @@ const _: () = assert!(
     KEY_REGION.start.is_multiple_of(SECTOR_SIZE) && KEY_REGION.size.is_multiple_of(2 * SECTOR_SIZE)
 );
 const _: () = assert!(
+    CONFIG_REGION.start.is_multiple_of(SECTOR_SIZE)
+        && CONFIG_REGION.size.is_multiple_of(2 * SECTOR_SIZE)
+        && CONFIG_REGION.start >= KEY_REGION.start + KEY_REGION.size
+);
+const _: () = assert!(
     BOOT_RECORD_REGION.start.is_multiple_of(SECTOR_SIZE)
         && BOOT_RECORD_REGION.size.is_multiple_of(2 * SECTOR_SIZE)
-        && KEY_REGION.start + KEY_REGION.size <= BOOT_RECORD_REGION.start
+        && CONFIG_REGION.start + CONFIG_REGION.size <= BOOT_RECORD_REGION.start
 );
 // The slots start on sectors, and slot B ends inside the 4 MiB part.
 const _: () = assert!(

@@ -55,6 +55,44 @@ pub const BLOCKS: &[RegisterBlock] = &[
     inject_data::BLOCK,
 ];
 
+/// One decoded access: which register of which instance and entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Decoded {
+    /// The register's block.
+    pub block: &'static RegisterBlock,
+    /// The register.
+    pub register: Register,
+    /// Its instance (port).
+    pub instance: u32,
+    /// Its entry.
+    pub entry: u32,
+}
+
+/// The register at `address` in this map, if there is one: what a
+/// decoder of the window (the RTL's, the model's, a diagnostic access)
+/// finds there.
+pub fn decode(address: u32) -> Option<Decoded> {
+    let block = BLOCKS
+        .iter()
+        .find(|block| (block.layout.base..block.end()).contains(&address))?;
+    let layout = block.layout;
+    let offset = address - layout.base;
+    let instance = offset / layout.stride;
+    let in_instance = offset % layout.stride;
+    if in_instance >= layout.instance_span() {
+        return None;
+    }
+    let entry = in_instance / layout.entry_stride;
+    let in_entry = in_instance % layout.entry_stride;
+    let register = *block.registers.iter().find(|r| r.offset == in_entry)?;
+    Some(Decoded {
+        block,
+        register,
+        instance,
+        entry,
+    })
+}
+
 /// Ports as a register field count: one instance or one bit per port.
 const PORTS: u32 = capacity::PORTS as u32;
 

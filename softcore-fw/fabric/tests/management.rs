@@ -1870,7 +1870,7 @@ fn a_saved_configuration_is_restored_on_request() {
     assert_eq!(flash.bytes()[..6], *b"WFTB\x02\x00");
 
     assert_eq!(
-        ask(&mut rig, unbind(HOST0, 0, UnbindMode::Graceful)),
+        ask(&mut rig, unbind(HOST0, 0, UnbindMode::Surprise)),
         Response::Done
     );
     let unbound = vswitch(&mut rig, HOST0).generation;
@@ -2071,6 +2071,49 @@ fn change_vfs(rig: &mut Rig, num_vfs: u16) {
     );
 }
 
+/// Unbinds and NumVFs changes draw their operation IDs from one space:
+/// each gets its own, and `OperationStatus` answers for either while it
+/// runs and after it ends, the one that ended first still known once the
+/// other has.
+#[test]
+fn unbinds_and_num_vfs_changes_share_one_operation_id_space() {
+    let mut rig = started();
+    let slot = host_arms_slot(&mut rig, HOST0, 0);
+    assert_eq!(ask(&mut rig, bind(HOST0, 0, &[GPU_ID])), Response::Done);
+    let unbinding = in_progress(ask(&mut rig, unbind(HOST0, 0, UnbindMode::Graceful)));
+    let changing = in_progress(ask(&mut rig, set_vfs(NVME_PF, 3)));
+    assert_ne!(unbinding, changing);
+    assert_eq!(
+        operation(&mut rig, unbinding),
+        OperationState::Running { percent: 0 }
+    );
+    assert!(matches!(
+        operation(&mut rig, changing),
+        OperationState::Running { percent } if percent < 100
+    ));
+
+    // The host powers the slot off: the unbind ends, the change runs on.
+    rig.power_off_slot(HOST0, slot);
+    assert_eq!(operation(&mut rig, unbinding), OperationState::Succeeded);
+    assert!(matches!(
+        operation(&mut rig, changing),
+        OperationState::Running { .. }
+    ));
+    // §9.3.3.3.1: the VFs answer 100 ms after VF Enable.
+    rig.clock.0.set(rig.clock.0.get() + 100_000_000);
+    assert_eq!(operation(&mut rig, changing), OperationState::Succeeded);
+    assert_eq!(
+        operation(&mut rig, unbinding),
+        OperationState::Succeeded,
+        "the earlier outcome is kept"
+    );
+    let unknown = OperationId(unbinding.0.max(changing.0) + 1);
+    assert_eq!(
+        refusal(&mut rig, Request::OperationStatus { op: unknown }),
+        Error::NoSuchOperation { op: unknown }
+    );
+}
+
 fn vfs_listed(rig: &mut Rig) -> Vec<EndpointInfo> {
     all_items(rig)
         .1
@@ -2173,7 +2216,7 @@ fn num_vfs_refusals_name_the_cause() {
     );
     assert_eq!(device_vfs(&rig), (2, true), "nothing changed");
     assert_eq!(
-        ask(&mut rig, unbind(HOST1, 1, UnbindMode::Graceful)),
+        ask(&mut rig, unbind(HOST1, 1, UnbindMode::Surprise)),
         Response::Done
     );
     assert!(matches!(

@@ -566,7 +566,7 @@ fn weftctl_changes_num_vfs_saves_restores_and_resets_the_simulated_board() {
     let unbind = Request::Unbind {
         host: HOST2,
         slot: SlotIndex(0),
-        mode: UnbindMode::Graceful,
+        mode: UnbindMode::Surprise,
         if_generation: None,
     };
     assert_eq!(client.request(&unbind).expect("unbind"), Response::Done);

@@ -3,7 +3,8 @@
 //! the window takes them.
 //!
 //! An address must decode to a register of the register map, on a port
-//! the switch has ([`weft_regs::csr::decode`]); any other address of the
+//! the switch has ([`weft_regs::csr::locate`], which takes none of the
+//! map's text into the firmware's data RAM); any other address of the
 //! window or outside it is refused rather than read as 0, so a typo does
 //! not pass for a register that reads 0. Reads have no side effects in
 //! the map (the mailbox's POP and the injector's SEND are write-only), so
@@ -19,7 +20,7 @@
 //! are read-only. Writes to any of them are refused before anything is
 //! written.
 
-use weft_regs::csr::{self, counter_control, Decoded};
+use weft_regs::csr::{self, counter_control, Located};
 
 use crate::board::{Board, BoardFault};
 
@@ -49,22 +50,22 @@ pub enum CsrError {
 
 /// The register at `address`, checked to be aligned, in the map and on
 /// one of the switch's `ports`.
-pub fn register_at(address: u32, ports: usize) -> Result<Decoded, CsrError> {
+pub fn register_at(address: u32, ports: usize) -> Result<Located, CsrError> {
     if !address.is_multiple_of(4) {
         return Err(CsrError::Misaligned { address });
     }
-    let decoded = csr::decode(address).ok_or(CsrError::NoSuchRegister { address })?;
-    let per_port = decoded.block.layout.instances > 1;
-    if per_port && decoded.instance as usize >= ports {
+    let located = csr::locate(address).ok_or(CsrError::NoSuchRegister { address })?;
+    let per_port = located.layout.instances > 1;
+    if per_port && located.instance as usize >= ports {
         return Err(CsrError::NoSuchRegister { address });
     }
-    Ok(decoded)
+    Ok(located)
 }
 
 /// Whether a diagnostic write may reach `register`: only the counters'
 /// clear, which changes nothing the fabric manager keeps.
-pub fn writable(register: &Decoded) -> bool {
-    register.block.name == counter_control::BLOCK.name
+pub fn writable(register: &Located) -> bool {
+    register.layout == counter_control::BLOCK.layout
 }
 
 /// Reads the CSR at `address` of a switch with `ports` ports.

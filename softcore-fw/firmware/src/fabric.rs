@@ -45,7 +45,7 @@ use weft_fabric::manager::{FabricManager, StartError};
 use weft_fabric::pcie::config::function::CLASS_PCI_BRIDGE;
 use weft_fabric::pcie::config::FunctionIdentity;
 use weft_fabric::pcie::Bdf;
-use weft_fabric::persist::{self, Restored};
+use weft_fabric::persist::{self, Restored, StoredConfig};
 use weft_fabric::readiness::RESET_TO_FIRST_REQUEST_NS;
 use weft_fabric::settings::{FabricSettings, HostPort};
 use weft_proto::{LinkSpeed, LinkState, LinkStatus, Request, Response};
@@ -189,23 +189,13 @@ impl Fabric {
         let (instructions, ticks) = (minstret(), crate::timer::ticks());
         // The configuration saved by `SaveConfig` is applied at start: its
         // NumVFs before enumeration, its bindings after.
-        let saved = self
-            .board
-            .config_flash()
-            .and_then(|flash| persist::load(flash).ok().flatten());
-        if let Some(saved) = &saved {
-            let mut settings = settings(self.manager.settings().switch_id);
-            saved.apply_to(&mut settings);
-            // The built-in settings have fewer slots than a virtual switch holds.
-            let _ = self.manager.configure(settings);
-        }
-        let (mut config, mut hosts) = (SharedMailbox(&self.mailbox), SharedMailbox(&self.mailbox));
-        let mut timer = SocTimer::new(Mmio);
-        let result = self
-            .manager
-            .start(&mut config, &mut timer, &mut self.plane, 0);
+        let saved = self.configure_saved();
+        let result = self.enumerate();
         let restored = match (&result, &saved) {
-            (Ok(()), Some(saved)) => Some(self.manager.restore(saved, &mut self.plane, &mut hosts)),
+            (Ok(()), Some(saved)) => {
+                let mut hosts = SharedMailbox(&self.mailbox);
+                Some(self.manager.restore(saved, &mut self.plane, &mut hosts))
+            }
             _ => None,
         };
         let started = Started {
@@ -224,6 +214,32 @@ impl Fabric {
             .borrow_mut()
             .set_interrupts(self.phase == Phase::Running);
         Some(started)
+    }
+
+    /// The configuration saved in flash, if there is one, with its NumVFs
+    /// put in the manager's settings.
+    ///
+    /// Kept out of line, as is [`Fabric::enumerate`]: each needs a deep
+    /// stack (the virtual switches built here, the inventory there), and
+    /// inlined they would take both at once from the soft core's data RAM
+    /// for the whole of the main loop.
+    #[inline(never)]
+    fn configure_saved(&mut self) -> Option<StoredConfig> {
+        let saved = persist::load(self.board.config_flash()?).ok().flatten()?;
+        let mut settings = settings(self.manager.settings().switch_id);
+        saved.apply_to(&mut settings);
+        // The built-in settings have fewer slots than a virtual switch holds.
+        let _ = self.manager.configure(settings);
+        Some(saved)
+    }
+
+    /// Enumerates the fabric and programs its tables.
+    #[inline(never)]
+    fn enumerate(&mut self) -> Result<(), StartError> {
+        let mut config = SharedMailbox(&self.mailbox);
+        let mut timer = SocTimer::new(Mmio);
+        self.manager
+            .start(&mut config, &mut timer, &mut self.plane, 0)
     }
 
     /// Answers every host configuration request waiting in the mailbox

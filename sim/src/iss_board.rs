@@ -196,6 +196,12 @@ impl IssBoard {
         }
     }
 
+    /// Whether the SoC's watchdog fired since the last call: the reset it
+    /// requests, which the board reports rather than carries out.
+    pub fn take_watchdog_reset(&self) -> bool {
+        self.soc.watchdog.take_reset_request()
+    }
+
     /// Whether an external interrupt line is high: the MAC's or the data
     /// plane's (`mip.MEIP`). A firmware waiting in `wfi` with the line
     /// enabled wakes on it at its next [`IssBoard::run`].

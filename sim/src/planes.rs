@@ -2,12 +2,17 @@
 //! (`weft_fabric::hw::Fabric`).
 //!
 //! The manager writes its own switch's tables through the soft core's CSR
-//! bus, here directly on the switch's model, and every other switch's
+//! bus, here on the switch's CSR window, and every other switch's
 //! in-band, as the firmware does (`weft_fabric::inband`): each register
 //! access is a memory request to the switch's management BAR, carried
 //! through the switch and link models by the manager's configuration
 //! access ([`crate::manager_config`]) and executed against the switch's
 //! CSR window where it arrives.
+//!
+//! The manager's own switch's tables are written as the firmware writes
+//! them: register by register through the switch's CSR window (weft-regs'
+//! `CsrDataPlane` over weft-model's `CsrWindow`), which applies each entry
+//! to the switch.
 //!
 //! Both share the switches through [`RefCell`]s, lent for the length of
 //! one call into the manager (`lend`).
@@ -17,6 +22,7 @@ use std::cell::RefCell;
 use weft_fabric::hw::{DataPlane, Fabric, RemoteSwitch, TableWriteError};
 use weft_fabric::inband::InbandPlanes;
 use weft_pcie::Bdf;
+use weft_regs::driver::CsrDataPlane;
 use weft_regs::tables::{
     AddressRoute, Destination, FunctionOwner, HostIndex, IdMapping, LinkRequest, PortIndex,
     PortRole, Window,
@@ -62,6 +68,11 @@ impl<'c, 'a> Planes<'c, 'a> {
             remotes: InbandPlanes::new(config),
         }
     }
+
+    /// The manager's own switch, for the board's diagnostic CSR access.
+    pub fn manager_switch(&self) -> &'a RefCell<WeftSwitch> {
+        self.local.switch
+    }
 }
 
 impl Fabric for Planes<'_, '_> {
@@ -78,7 +89,10 @@ impl Fabric for Planes<'_, '_> {
 
 impl SwitchPlane<'_> {
     fn with<R>(&self, write: impl FnOnce(&mut dyn DataPlane) -> R) -> R {
-        write(self.switch.borrow_mut().model_mut())
+        let mut switch = self.switch.borrow_mut();
+        let mut plane = CsrDataPlane::new(switch.csr_window())
+            .expect("weft-model's CSR window is a weft data plane of this register map");
+        write(&mut plane)
     }
 }
 

@@ -11,14 +11,26 @@
 //! has reached the host, and the host's hot-plug driver handles it, so
 //! the host sees the device come or go before the next request.
 //!
-//! The board has a configuration flash in memory, erased at each start,
-//! with the firmware's image slots and boot record
-//! (`weft_fabric::firmware_update`), so `weftctl firmware update` runs
-//! against it as against a switch: the image goes to the slot not
-//! running, is verified and committed for a trial at the next start. The
-//! board starts as the firmware does: the boot record picks the slot,
-//! and once the management port is open the running image checks in.
+//! The virtual board ([`SimBoard`]) keeps its configuration flash in
+//! memory for as long as the server runs, so `SaveConfig` and
+//! `RestoreConfig` work across requests. A reset is recorded
+//! ([`Server::resets`]) and said on stderr once its answer is sent, as
+//! the firmware's watchdog would fire then; the simulated fabric runs on
+//! as it was. CSR access reaches the manager's switch's CSR window
+//! (weft-model's, through which the manager writes its tables). A NumVFs
+//! change that waits for its VFs moves simulated time on by the 100 ms the
+//! VFs need (PCIe Base 6.0 §9.3.3.3.1) when its operation is polled, so a
+//! client's poll finds it done.
+//!
+//! The board's flash also has the firmware's image slots and boot record
+//! (`weft_fabric::firmware_update`) in memory, erased at each start, so
+//! `weftctl firmware update` runs against it as against a switch: the
+//! image goes to the slot not running, is verified and committed for a
+//! trial at the next start. The board starts as the firmware does: the
+//! boot record picks the slot, and once the management port is open the
+//! running image checks in.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::io;
@@ -26,20 +38,25 @@ use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use weft_fabric::board::{Board, BoardFault};
 use weft_fabric::firmware_update::{boot, FirmwareService, FirmwareUpdate};
 use weft_fabric::management::{handle, BoardInfo, Hardware, PortLink, PortLinks};
 use weft_fabric::memory_flash::MemoryFlash;
-use weft_fabric::persist::PersistError;
+use weft_fabric::persist::{ArrayFlash, Flash, PersistError};
+use weft_fabric::readiness::RESET_TO_FIRST_REQUEST_NS;
 use weft_pcie::link::{LinkSpeed as PcieSpeed, LinkWidth};
 use weft_proto::{
-    Key, LinkSpeed, LinkState, LinkStatus, PortAction, Request, Responder, Response, SwitchId,
-    Verifier, MANAGEMENT_UDP_PORT, MAX_DATAGRAM,
+    Key, LinkSpeed, LinkState, LinkStatus, PortAction, Request, ResetScope, Responder, Response,
+    SwitchId, Verifier, MANAGEMENT_UDP_PORT, MAX_DATAGRAM,
 };
+use weft_regs::driver::CsrBus;
 use weft_regs::soc::spi_flash::{IMAGE_SLOT_SIZE, SECTOR_SIZE};
 
+use crate::planes::Planes;
 use crate::scenario::engine::{let_interrupts_arrive, Engine, RunError};
 use crate::scenario::validate::Action;
 use crate::scenario::Scenario;
+use crate::switch::WeftSwitch;
 use crate::wiring::Place;
 use crate::world::World;
 
@@ -192,6 +209,73 @@ impl PortLinks for WiredLinks {
     }
 }
 
+/// Bytes of the virtual board's configuration flash: two 4 KiB sectors,
+/// as the firmware's configuration region.
+pub const CONFIG_FLASH_BYTES: usize = 8192;
+
+/// The virtual board's configuration flash, in memory, and the resets
+/// triggered; [`SimBoard::on`] gives it the manager's switch's CSR window
+/// for one request.
+#[derive(Clone, Debug, Default)]
+pub struct SimBoard {
+    flash: ArrayFlash<CONFIG_FLASH_BYTES>,
+    /// Resets triggered and not yet carried out.
+    pending: Vec<ResetScope>,
+}
+
+impl SimBoard {
+    /// A board with its flash erased.
+    pub fn new() -> Self {
+        SimBoard::default()
+    }
+
+    /// The resets triggered since the last call, oldest first.
+    pub fn take_resets(&mut self) -> Vec<ResetScope> {
+        std::mem::take(&mut self.pending)
+    }
+
+    /// The board with the CSR window of the manager's switch among `planes`.
+    pub fn on<'b, 'a>(&'b mut self, planes: &Planes<'_, 'a>) -> BoardOn<'b, 'a> {
+        BoardOn {
+            board: self,
+            switch: planes.manager_switch(),
+        }
+    }
+}
+
+/// The virtual board for one request: its flash and resets, and the
+/// manager's switch's CSR window.
+pub struct BoardOn<'b, 'a> {
+    board: &'b mut SimBoard,
+    switch: &'a RefCell<WeftSwitch>,
+}
+
+impl Board for BoardOn<'_, '_> {
+    fn read_csr(&mut self, address: u32) -> Result<u32, BoardFault> {
+        Ok(self.switch.borrow_mut().csr_window().read32(address))
+    }
+
+    fn write_csr(&mut self, address: u32, value: u32) -> Result<(), BoardFault> {
+        self.switch
+            .borrow_mut()
+            .csr_window()
+            .write32(address, value);
+        Ok(())
+    }
+
+    fn config_flash(&mut self) -> Option<&mut dyn Flash> {
+        Some(&mut self.board.flash)
+    }
+
+    fn resets(&self, _scope: ResetScope) -> bool {
+        true
+    }
+
+    fn schedule_reset(&mut self, scope: ResetScope) {
+        self.board.pending.push(scope);
+    }
+}
+
 /// The virtual board: the simulated fabric behind a management socket.
 pub struct Server {
     socket: UdpSocket,
@@ -201,6 +285,9 @@ pub struct Server {
     links: WiredLinks,
     /// Each host's port on the manager's switch.
     host_ports: Vec<u8>,
+    sim_board: SimBoard,
+    /// Every reset carried out, oldest first.
+    resets: Vec<ResetScope>,
     /// The firmware update of the board's flash.
     firmware: FirmwareUpdate<MemoryFlash<Vec<u8>>>,
 }
@@ -271,6 +358,8 @@ impl Server {
             board,
             links,
             host_ports: scenario.hosts.iter().map(|h| h.port).collect(),
+            sim_board: SimBoard::new(),
+            resets: Vec::new(),
             firmware,
         })
     }
@@ -298,6 +387,11 @@ impl Server {
     /// The firmware update and the flash it writes.
     pub fn firmware(&self) -> &FirmwareUpdate<MemoryFlash<Vec<u8>>> {
         &self.firmware
+    }
+
+    /// The resets triggered so far, oldest first.
+    pub fn resets(&self) -> &[ResetScope] {
+        &self.resets
     }
 
     /// Answers datagrams until `stop` is set (checked at least every
@@ -338,26 +432,44 @@ impl Server {
             board,
             links,
             host_ports,
+            sim_board,
+            resets,
             firmware,
             ..
         } = self;
-        responder.answer(datagram, out, |request, trailing| {
-            execute(world, board, links, host_ports, firmware, request, trailing)
-        })
+        let n = responder.answer(datagram, out, |request, trailing| {
+            execute(
+                world, board, links, sim_board, host_ports, firmware, request, trailing,
+            )
+        });
+        // The caller sends the answer next; the firmware's watchdog would
+        // fire just after.
+        for scope in sim_board.take_resets() {
+            eprintln!("weft-sim serve: {scope:?} reset triggered; the simulated fabric runs on");
+            resets.push(scope);
+        }
+        n
     }
 }
 
 /// Runs `request` on the fabric manager and lets the hosts see what it did.
+// The server's parts, borrowed apart from its responder.
+#[allow(clippy::too_many_arguments)]
 fn execute(
     world: &mut World,
     board: &BoardInfo,
     links: &mut WiredLinks,
+    sim_board: &mut SimBoard,
     host_ports: &[u8],
     firmware: &mut dyn FirmwareService,
     request: &Request,
     trailing: &[u8],
 ) -> Response {
+    if let Request::OperationStatus { .. } = request {
+        let_vfs_become_ready(world);
+    }
     let response = world.with_manager_and_timer(|manager, config, planes, hosts, timer| {
+        let mut board_on = sim_board.on(planes);
         let hardware = Hardware {
             config,
             fabric: planes,
@@ -365,6 +477,7 @@ fn execute(
             links,
             firmware: Some(firmware),
             timer: Some(timer),
+            board: &mut board_on,
         };
         handle(manager, board, request, trailing, hardware)
     });
@@ -384,6 +497,17 @@ fn execute(
         let_hosts_see_hot_plug(world, host_ports);
     }
     response
+}
+
+/// Moves simulated time on, while a NumVFs change waits for its VFs, by
+/// the 100 ms after VF Enable before they may be accessed (PCIe Base 6.0
+/// §9.3.3.3.1); a client polling the operation waits that long in wall
+/// time at most once, not for simulated time that never passes.
+fn let_vfs_become_ready(world: &mut World) {
+    if world.manager().num_vfs_operation().is_some() {
+        let wait = Duration::from_nanos(RESET_TO_FIRST_REQUEST_NS);
+        world.run_until(world.now() + wait);
+    }
 }
 
 /// Moves simulated time on until hot-plug interrupts have arrived, and

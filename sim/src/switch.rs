@@ -3,7 +3,9 @@
 //! presents on its link.
 //!
 //! The data plane ([`Switch`]) forwards TLPs by the tables the fabric
-//! manager writes. Beside it, each port of a weft switch answers Type 0
+//! manager writes, through its CSR window as the soft core writes them
+//! (weft-model's [`CsrWindow`], [`WeftSwitch::csr_window`]): the same
+//! registers a diagnostic CSR access reads. Beside it, each port of a weft switch answers Type 0
 //! configuration requests that arrive on its link with a small management
 //! function carrying weft's identity VSEC (`weft_pcie::config::vsec`): the
 //! switch ID, its port count, the port's index and role. That is how the
@@ -32,6 +34,7 @@ pub const SWITCH_LATENCY: Duration = Duration::from_nanos(110);
 /// A weft switch: its ID, its data plane and its ports' management functions.
 pub struct WeftSwitch {
     id: u64,
+    /// The data plane behind its CSR window.
     window: CsrWindow,
     vendor_id: u16,
     /// Per port, its management function's configuration space; `None` if
@@ -76,7 +79,7 @@ impl WeftSwitch {
         self.window.switch()
     }
 
-    /// The data plane, to write tables.
+    /// The data plane's model.
     pub fn model_mut(&mut self) -> &mut Switch {
         self.window.switch_mut()
     }
@@ -87,6 +90,12 @@ impl WeftSwitch {
     /// among the deliveries returned).
     pub fn forward(&mut self, port: PortIndex, bytes: &[u8]) -> Result<Forwarding, IngressError> {
         self.window.forward(port, bytes)
+    }
+
+    /// The data plane's CSR window, through which its tables are written
+    /// and its registers read.
+    pub fn csr_window(&mut self) -> &mut CsrWindow {
+        &mut self.window
     }
 
     /// Sets the role `port`'s identity VSEC reports: how the board wires it.

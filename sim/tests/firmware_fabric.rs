@@ -9,6 +9,11 @@
 //! interrupt (`mip.MEIP`) and is answered out of the host port, with no
 //! timer alarm on the way and none due within a millisecond.
 //!
+//! The firmware also serves the board's requests: a CSR read through its
+//! window, a write to what the fabric manager owns refused and a counter
+//! clear let through, the configuration saved to its flash region and
+//! restored, and a two-phase reset that its watchdog carries out.
+//!
 //! The firmware reports the instructions and cycles (`mtime` ticks, one
 //! per step at the reference soft core clock) its enumeration took on the console; the test
 //! prints them, and the simulated time and instructions from a host
@@ -36,9 +41,11 @@ use weft_pcie::tlp::{
 };
 use weft_pcie::Bdf;
 use weft_proto::{
-    decode_response, encode_request, BoundFunctions, Header, Key, PortAction, Request, Response,
-    SlotIndex, SwitchId, TopologyCursor, TopologyItem, MANAGEMENT_UDP_PORT, MAX_DATAGRAM,
+    decode_response, encode_request, BoundFunctions, Error, Header, Key, PortAction, Request,
+    ResetScope, Response, SlotIndex, SwitchId, TopologyCursor, TopologyItem, MANAGEMENT_UDP_PORT,
+    MAX_DATAGRAM,
 };
+use weft_regs::csr::{counter_control, global, port as port_csr};
 use weft_regs::tables::HostIndex;
 use weft_sim::iss_board::{Activity, IssBoard};
 
@@ -326,4 +333,109 @@ fn the_firmware_enumerates_lists_and_binds_an_endpoint_of_the_model_switch() {
             .take_link_requests(),
         [(GPU_PORT, LinkRequest::Retrain)]
     );
+}
+
+/// Where the firmware keeps the saved configuration in the flash part:
+/// the two sectors after the key's (its `flash::CONFIG_REGION`).
+const CONFIG_AT: usize = 0x2000;
+
+#[test]
+fn the_firmware_serves_csr_diagnostics_a_saved_configuration_and_a_reset() {
+    let Some(image) = firmware_image() else {
+        return;
+    };
+    let mut board = board_with_gpu(&image);
+    board
+        .console()
+        .receive(format!("key {TEST_KEY_HEX}\r").as_bytes());
+    run_to_fabric_start(&mut board);
+    let answers = exchange(&mut board, &arp_request(FIRMWARE_IP));
+    assert_eq!(answers.len(), 1, "one ARP reply");
+
+    // The data plane's identity register, read through the CSR window.
+    let id = global::ID.address(0, 0);
+    assert_eq!(
+        ask(&mut board, 1, &Request::CsrRead { addr: id }),
+        Response::Csr {
+            addr: id,
+            value: u32::from_be_bytes(*b"WEFT")
+        }
+    );
+    // The GPU port's role is the fabric manager's: refused, unchanged.
+    let role = |board: &IssBoard| {
+        board
+            .data_plane()
+            .window()
+            .switch()
+            .port_tables(GPU_PORT)
+            .map(|t| t.role)
+    };
+    let before = role(&board);
+    let control = port_csr::CONTROL.address(u32::from(GPU_PORT.0), 0);
+    assert_eq!(
+        ask(
+            &mut board,
+            2,
+            &Request::CsrWrite {
+                addr: control,
+                value: 0
+            }
+        ),
+        Response::Error(Error::FabricOwnedCsr { addr: control })
+    );
+    assert_eq!(role(&board), before);
+    assert_eq!(
+        ask(
+            &mut board,
+            3,
+            &Request::CsrWrite {
+                addr: counter_control::CLEAR.address(0, 0),
+                value: 1 << GPU_PORT.0
+            }
+        ),
+        Response::Done
+    );
+
+    // Nothing saved yet; then a record in the configuration region.
+    assert_eq!(
+        ask(&mut board, 4, &Request::RestoreConfig),
+        Response::Error(Error::NoSavedConfig)
+    );
+    assert_eq!(ask(&mut board, 5, &Request::SaveConfig), Response::Done);
+    assert_eq!(board.flash().contents()[CONFIG_AT..CONFIG_AT + 4], *b"WFTB");
+    assert_eq!(ask(&mut board, 6, &Request::RestoreConfig), Response::Done);
+
+    // The switch scope needs a data plane reset the board does not have.
+    assert_eq!(
+        ask(
+            &mut board,
+            7,
+            &Request::ResetArm {
+                scope: ResetScope::Switch
+            }
+        ),
+        Response::Error(Error::Unsupported)
+    );
+    let Response::ResetArmed { token, .. } = ask(
+        &mut board,
+        8,
+        &Request::ResetArm {
+            scope: ResetScope::Firmware,
+        },
+    ) else {
+        panic!("expected an armed reset");
+    };
+    assert!(!board.take_watchdog_reset());
+    assert_eq!(
+        ask(&mut board, 9, &Request::ResetTrigger { token }),
+        Response::Done
+    );
+    // The answer went out first; the watchdog fires within its 10 ms.
+    let from = board.mtime();
+    while board.mtime() - from < 20 * ONE_MS_TICKS {
+        if board.run(ONE_MS_TICKS) == Activity::Waiting {
+            board.skip_to_alarm();
+        }
+    }
+    assert!(board.take_watchdog_reset(), "the watchdog reset the SoC");
 }

@@ -9,8 +9,8 @@ mod firmware_support;
 use firmware_support::*;
 use smoltcp::wire::{ArpOperation, ArpRepr};
 use weft_proto::{
-    decode_response, encode_request, Capabilities, Error, Header, Key, Request, Response, SwitchId,
-    TopologyCursor, MANAGEMENT_UDP_PORT, MAX_DATAGRAM,
+    decode_response, encode_request, Capabilities, Error, Header, Key, PortAction, PortIndex,
+    Request, Response, SwitchId, TopologyCursor, MANAGEMENT_UDP_PORT, MAX_DATAGRAM,
 };
 use weft_sim::iss_board::IssBoard;
 
@@ -145,14 +145,27 @@ fn requests_the_fabric_manager_does_not_carry_out_are_refused_as_unsupported() {
         return;
     };
     let mut board = keyed_board(&image);
+    // Link control is the LTSSM's, which the manager does not drive.
     let sent = Header::request(1, SwitchId(FIRMWARE_SWITCH), 5);
-    let answer = ask(&mut board, &sent, &Request::SaveConfig, &test_key()).expect("answered");
+    let hot_reset = Request::PortControl {
+        port: PortIndex(2),
+        action: PortAction::HotReset,
+    };
+    let answer = ask(&mut board, &sent, &hot_reset, &test_key()).expect("answered");
     assert_eq!(
         response(&answer, &sent),
         Response::Error(Error::Unsupported)
     );
-    // Before the fabric is enumerated its listing is empty.
+    // Saving before the fabric is enumerated would save no bindings: the
+    // client is told to try again.
     let sent = Header::request(2, SwitchId(FIRMWARE_SWITCH), 6);
+    let answer = ask(&mut board, &sent, &Request::SaveConfig, &test_key()).expect("answered");
+    assert!(matches!(
+        response(&answer, &sent),
+        Response::Error(Error::Busy { retry_after_ms }) if retry_after_ms > 0
+    ));
+    // Before the fabric is enumerated its listing is empty.
+    let sent = Header::request(3, SwitchId(FIRMWARE_SWITCH), 7);
     let topology = Request::Topology {
         cursor: TopologyCursor(0),
         generation: None,

@@ -427,6 +427,8 @@ fn enumerates_as_the_native_manager(scenario: &Scenario) {
 fn native_ask(world: &mut World, request: &Request) -> Response {
     let board = board_info(world);
     world.with_manager(|manager, config, planes, hosts| {
+        let mut sim_board = weft_sim::serve::SimBoard::new();
+        let mut board_on = sim_board.on(planes);
         let hardware = Hardware {
             config,
             fabric: planes,
@@ -434,6 +436,7 @@ fn native_ask(world: &mut World, request: &Request) -> Response {
             links: &mut LinksUnknown,
             firmware: None,
             timer: None,
+            board: &mut board_on,
         };
         handle(manager, &board, request, &[], hardware)
     })

@@ -144,6 +144,8 @@ fn vf_id(world: &World) -> Bdf {
 /// hot-plug driver see what it showed the host's slots.
 fn ask(world: &mut World, request: Request) -> Response {
     let response = world.with_manager_and_timer(|manager, config, planes, hosts, timer| {
+        let mut sim_board = weft_sim::serve::SimBoard::new();
+        let mut board_on = sim_board.on(planes);
         let hardware = Hardware {
             config,
             fabric: planes,
@@ -151,6 +153,7 @@ fn ask(world: &mut World, request: Request) -> Response {
             links: &mut Up,
             firmware: None,
             timer: Some(timer),
+            board: &mut board_on,
         };
         handle(manager, &BOARD, &request, &[], hardware)
     });

@@ -11,9 +11,10 @@ use std::time::Duration;
 use weft_proto::{
     decode_response, encode_request, heapless, AccessWidth, CounterKind, Error, EventKind,
     EventPage, EventSeq, FabricId, Header, HostIndex, ImageSlot, Key, PortAction, PortCounters,
-    PortIndex, PortRole, Request, Response, SlotIndex, SlotState, SwitchId, UnbindMode,
+    PortIndex, PortRole, Request, ResetScope, Response, SlotIndex, SlotState, SwitchId, UnbindMode,
     UpdateState, VirtualSwitchInfo, MAX_CHUNK, MAX_DATAGRAM,
 };
+use weft_regs::csr::{counter_control, global, port as port_csr};
 use weft_sim::serve::{ServeConfig, ServeError, Server};
 use weftctl::firmware::{self, Image, UpdateOptions, UpdateProgress};
 use weftctl::topology::read_topology;
@@ -565,4 +566,133 @@ fn weftctl_retrains_and_hot_resets_links_where_that_makes_sense() {
         ]
     );
     running.stop();
+}
+
+/// The NVMe drive's VFs as the topology lists them.
+fn nvme_vfs(client: &mut Client) -> Vec<FabricId> {
+    let topology = read_topology(client).expect("topology");
+    topology
+        .endpoints
+        .iter()
+        .filter(|e| e.physical_function.is_some())
+        .map(|e| e.fabric_id)
+        .collect()
+}
+
+#[test]
+fn weftctl_changes_num_vfs_saves_restores_and_resets_the_simulated_board() {
+    let running = serve(0, |board| board.resets().to_vec());
+    let mut client = client(running.addr);
+
+    // The reference drive's four VFs go to two and come back: the change
+    // waits 100 ms for its VFs (§9.3.3.3.1) and weftctl polls it.
+    let vfs = nvme_vfs(&mut client);
+    assert_eq!(vfs.len(), 4);
+    let topology = read_topology(&mut client).expect("topology");
+    let pf = topology
+        .endpoints
+        .iter()
+        .find(|e| e.sriov.is_some())
+        .expect("the NVMe PF")
+        .fabric_id;
+    for (num_vfs, listed) in [(2, &vfs[..2]), (4, &vfs[..])] {
+        let done = client
+            .request_to_completion(&Request::SetNumVfs {
+                endpoint: pf,
+                num_vfs,
+            })
+            .expect("NumVFs changed");
+        assert!(matches!(done, Response::Operation(_)), "{done:?}");
+        assert_eq!(nvme_vfs(&mut client), listed);
+    }
+
+    // Bind a VF, save, unbind, restore: the binding is back.
+    let mut functions = heapless::Vec::new();
+    functions.push(vfs[0]).expect("room for one");
+    let bind = Request::Bind {
+        host: HOST2,
+        slot: SlotIndex(0),
+        functions: functions.clone(),
+        if_generation: None,
+    };
+    assert_eq!(client.request(&bind).expect("bind"), Response::Done);
+    assert!(matches!(
+        client.request(&Request::SetNumVfs {
+            endpoint: pf,
+            num_vfs: 1
+        }),
+        Err(ClientError::Refused(Error::VfBound { .. }))
+    ));
+    assert_eq!(
+        client.request(&Request::SaveConfig).expect("save"),
+        Response::Done
+    );
+    let unbind = Request::Unbind {
+        host: HOST2,
+        slot: SlotIndex(0),
+        mode: UnbindMode::Surprise,
+        if_generation: None,
+    };
+    assert_eq!(client.request(&unbind).expect("unbind"), Response::Done);
+    assert_eq!(
+        client.request(&Request::RestoreConfig).expect("restore"),
+        Response::Done
+    );
+    assert_eq!(
+        vswitch(&mut client, HOST2).slots[0].state,
+        SlotState::Bound { functions }
+    );
+
+    // The manager's switch's CSR window: its identity register reads
+    // "WEFT", a port's role is the fabric manager's, and a port's
+    // counters may be cleared.
+    let id = global::ID.address(0, 0);
+    assert_eq!(
+        client
+            .request(&Request::CsrRead { addr: id })
+            .expect("read"),
+        Response::Csr {
+            addr: id,
+            value: u32::from_be_bytes(*b"WEFT")
+        }
+    );
+    let control = port_csr::CONTROL.address(0, 0);
+    assert!(matches!(
+        client.request(&Request::CsrWrite { addr: control, value: 0 }),
+        Err(ClientError::Refused(Error::FabricOwnedCsr { addr })) if addr == control
+    ));
+    assert_eq!(
+        client
+            .request(&Request::CsrWrite {
+                addr: counter_control::CLEAR.address(0, 0),
+                value: 1,
+            })
+            .expect("clear"),
+        Response::Done
+    );
+    let port0 = counters(&mut client, PortIndex(0));
+    let rx = port0
+        .values
+        .iter()
+        .find(|c| c.kind == CounterKind::RxTlps)
+        .expect("port 0 counts TLPs");
+    assert_eq!(rx.value, 0, "cleared through the CSR");
+
+    // A reset: armed, then triggered with the token.
+    let token = match client
+        .request(&Request::ResetArm {
+            scope: ResetScope::Firmware,
+        })
+        .expect("armed")
+    {
+        Response::ResetArmed { token, .. } => token,
+        other => panic!("expected a token, got {other:?}"),
+    };
+    assert_eq!(
+        client
+            .request(&Request::ResetTrigger { token })
+            .expect("triggered"),
+        Response::Done
+    );
+    assert_eq!(running.stop(), [ResetScope::Firmware]);
 }

@@ -52,41 +52,7 @@ pub const INJECT_DEPTH: usize = 4;
 /// The management function's BAR1: the high half of its 64-bit BAR0 (§7.5.1.2.1).
 const MANAGEMENT_BAR_HIGH_REGISTER: u16 = type0::BAR0 + 4;
 
-/// One decoded access: which register of which instance and entry.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Decoded {
-    /// The register's block.
-    pub block: &'static RegisterBlock,
-    /// The register.
-    pub register: Register,
-    /// Its instance (port).
-    pub instance: u32,
-    /// Its entry.
-    pub entry: u32,
-}
-
-/// The register at `address` in `weft_regs::csr`, if there is one.
-pub fn decode(address: u32) -> Option<Decoded> {
-    let block = csr::BLOCKS
-        .iter()
-        .find(|block| (block.layout.base..block.end()).contains(&address))?;
-    let layout = block.layout;
-    let offset = address - layout.base;
-    let instance = offset / layout.stride;
-    let in_instance = offset % layout.stride;
-    if in_instance >= layout.instance_span() {
-        return None;
-    }
-    let entry = in_instance / layout.entry_stride;
-    let in_entry = in_instance % layout.entry_stride;
-    let register = *block.registers.iter().find(|r| r.offset == in_entry)?;
-    Some(Decoded {
-        block,
-        register,
-        instance,
-        entry,
-    })
-}
+pub use weft_regs::csr::{decode, Decoded};
 
 /// The data plane's CSR window over a model switch.
 #[derive(Clone, Debug)]

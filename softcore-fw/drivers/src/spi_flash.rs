@@ -19,7 +19,8 @@
 //! | span | flash bytes | holds |
 //! |---|---|---|
 //! | [`KEY`] | 0x000000..0x002000 | the management key and replay high-water mark |
-//! | | 0x002000..0x0FE000 | free, for more records |
+//! | [`CONFIG`] | 0x002000..0x004000 | the saved configuration: bindings and NumVFs (`SaveConfig`, `weft_fabric::persist`) |
+//! | | 0x004000..0x0FE000 | free, for more records |
 //! | [`BOOT_RECORD`] | 0x0FE000..0x100000 | the boot record: the good image slot and a trial (`weft_fabric::firmware_update`) |
 //! | [`IMAGE_A`] | 0x100000..0x200000 | firmware image slot A (`weft_fabric::boot_image`) |
 //! | [`IMAGE_B`] | 0x200000..0x300000 | firmware image slot B |
@@ -58,6 +59,12 @@ pub const KEY: Span = Span {
     size: 2 * SECTOR_SIZE,
 };
 
+/// The two sectors holding the saved configuration, after the key's.
+pub const CONFIG: Span = Span {
+    start: KEY.start + KEY.size,
+    size: 2 * SECTOR_SIZE,
+};
+
 /// The two sectors holding the boot record, just below the image slots.
 pub const BOOT_RECORD: Span = Span {
     start: IMAGE_A.start - 2 * SECTOR_SIZE,
@@ -79,9 +86,14 @@ pub const IMAGE_B: Span = Span {
 const _: () =
     assert!(KEY.start.is_multiple_of(SECTOR_SIZE) && KEY.size.is_multiple_of(2 * SECTOR_SIZE));
 const _: () = assert!(
+    CONFIG.start.is_multiple_of(SECTOR_SIZE)
+        && CONFIG.size.is_multiple_of(2 * SECTOR_SIZE)
+        && KEY.start + KEY.size <= CONFIG.start
+);
+const _: () = assert!(
     BOOT_RECORD.start.is_multiple_of(SECTOR_SIZE)
         && BOOT_RECORD.size.is_multiple_of(2 * SECTOR_SIZE)
-        && KEY.start + KEY.size <= BOOT_RECORD.start
+        && CONFIG.start + CONFIG.size <= BOOT_RECORD.start
 );
 // The slots start on sectors, and slot B ends inside the 4 MiB part.
 const _: () =

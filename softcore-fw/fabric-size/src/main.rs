@@ -32,6 +32,7 @@ mod probe {
     use core::sync::atomic::{AtomicU32, Ordering};
 
     use weft_fabric::binding::UnbindMode;
+    use weft_fabric::board::{Board, BoardFault};
     use weft_fabric::hw::{
         ConfigFault, DataPlane, FabricConfig, HostConfigRequest, HostInterface, HostSendError,
         TableWriteError, Timer,
@@ -45,7 +46,7 @@ mod probe {
     use weft_fabric::pcie::Bdf;
     use weft_fabric::persist::{load, Flash, FlashError};
     use weft_fabric::settings::{FabricSettings, HostPort};
-    use weft_proto::{LinkSpeed, LinkState, LinkStatus, Request};
+    use weft_proto::{LinkSpeed, LinkState, LinkStatus, Request, ResetScope};
     use weft_regs::tables::{
         AddressRoute, Destination, FunctionOwner, HostIndex, IdMapping, LinkRequest, PortIndex,
         PortRole, Window,
@@ -276,6 +277,29 @@ mod probe {
         }
     }
 
+    impl Board for Opaque {
+        fn read_csr(&mut self, address: u32) -> Result<u32, BoardFault> {
+            black_box(Ok(black_box(address)))
+        }
+
+        fn write_csr(&mut self, address: u32, value: u32) -> Result<(), BoardFault> {
+            black_box((address, value));
+            black_box(Ok(()))
+        }
+
+        fn config_flash(&mut self) -> Option<&mut dyn Flash> {
+            Some(self)
+        }
+
+        fn resets(&self, scope: ResetScope) -> bool {
+            black_box(black_box(scope) == ResetScope::Firmware)
+        }
+
+        fn schedule_reset(&mut self, scope: ResetScope) {
+            black_box(scope);
+        }
+    }
+
     /// What the probe measured, in instructions retired, by index: the
     /// enumeration, then one request of each kind of [`REQUESTS`]; the
     /// last entry is 1 once everything ran.
@@ -495,10 +519,11 @@ mod probe {
     fn the_rest(manager: &mut FabricManager, gpu: &mut OneGpu, gpu_id: Bdf) {
         let (mut plane, mut hosts, mut links, mut flash, mut timer) =
             (Opaque, Opaque, Opaque, Opaque, Opaque);
+        let mut board = Opaque;
         let _ = black_box(manager.service(gpu, &mut plane, &mut hosts));
         let mode = black_box(UnbindMode::Graceful);
         let _ = black_box(manager.unbind(gpu_id, mode, &mut plane, &mut hosts));
-        let board = BoardInfo {
+        let info = BoardInfo {
             board: "probe",
             version: (0, 1, 0),
             build: "",
@@ -513,8 +538,9 @@ mod probe {
             links: &mut links,
             firmware: None,
             timer: Some(&mut timer),
+            board: &mut board,
         };
-        let _ = black_box(handle(manager, &board, &request, &[], hardware));
+        let _ = black_box(handle(manager, &info, &request, &[], hardware));
         let _ = black_box(manager.save_config(&mut flash));
         if let Ok(Some(stored)) = load(&mut flash) {
             let _ = black_box(manager.restore(&stored, &mut plane, &mut hosts));

@@ -58,7 +58,7 @@ use crate::hw::{DataPlane, Fabric, HostInterface, HostSendError, TableWriteError
 use crate::inventory::{Binding, Function, FunctionKind, PortKind, SwitchIndex};
 use crate::limits::MAX_HOST_PORTS;
 use crate::manager::FabricManager;
-use crate::operations::{OperationId, OperationState};
+use crate::operations::{OperationError, OperationId};
 use crate::virtualize::host_bar_address;
 use crate::vswitch::{BoundFunction, PendingUnbind};
 use weft_regs::tables::{
@@ -498,22 +498,6 @@ impl FabricManager {
         Ok(Unbinding::Waiting(op))
     }
 
-    /// Where background operation `op` stands: running while its slot
-    /// waits for the host, then how it ended, as long as the manager
-    /// remembers ([`crate::limits::FINISHED_OPERATIONS`]); `None` for an
-    /// operation it never started or has forgotten.
-    pub fn operation(&self, op: OperationId) -> Option<OperationState> {
-        let running = self
-            .switches
-            .iter()
-            .flat_map(|switch| switch.downstream.iter())
-            .any(|vdsp| vdsp.unbinding.is_some_and(|pending| pending.op == op));
-        if running {
-            return Some(OperationState::Running);
-        }
-        self.operations.outcome(op).map(OperationState::Finished)
-    }
-
     /// Unbinds now, with generation, log and absence; a waiting unbind of
     /// the slot ends with it.
     fn unbind_now<F, H>(
@@ -547,7 +531,8 @@ impl FabricManager {
         }
         let result = result.and_then(|binding| self.announce_binding(binding, false, host_if));
         if let Some(pending) = pending {
-            self.operations.finish(pending.op, result);
+            self.operations
+                .finish(pending.op, result.map_err(OperationError::Unbind));
         }
         result.map(|()| self.generation)
     }

@@ -196,6 +196,17 @@ pub enum Event {
         /// Where that function was bound when it was received.
         binding: Option<Binding>,
     },
+    /// A PF's NumVFs changed at run time (`crate::sriov`).
+    NumVfsChanged {
+        /// The PF.
+        pf: Bdf,
+        /// Its NumVFs now.
+        num_vfs: u16,
+    },
+    /// The configuration was saved to flash ([`crate::persist`]).
+    ConfigSaved,
+    /// The configuration saved in flash was applied on request.
+    ConfigRestored,
 }
 
 /// An event with its sequence number and time.
@@ -266,6 +277,12 @@ impl<const N: usize> EventLog<N> {
     /// the manager's timer. It never goes back: an earlier time is ignored.
     pub fn set_time(&mut self, now_ns: u64) {
         self.now_ns = self.now_ns.max(now_ns);
+    }
+
+    /// The time last set ([`EventLog::set_time`]), in nanoseconds of the
+    /// manager's timer.
+    pub fn now_ns(&self) -> u64 {
+        self.now_ns
     }
 
     /// Appends `event`, overwriting the oldest if the ring is full, and

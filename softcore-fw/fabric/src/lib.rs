@@ -11,7 +11,7 @@
 //! error.
 //!
 //! - [`hw`]: the hardware traits (the data plane's tables and their entries are `weft_regs::tables`).
-//! - [`enumerate`], [`readiness`], `sriov`, [`conventional`], [`address`]:
+//! - [`enumerate`], [`readiness`], [`sriov`], [`conventional`], [`address`]:
 //!   the fabric domain — walking the ports, fabric IDs, BAR placement, VFs,
 //!   conventional PCIe switches below ports; the result is an
 //!   [`inventory::Inventory`].
@@ -22,13 +22,17 @@
 //!   configuration requests answered or forwarded; [`binding`]: bind and
 //!   unbind with hot-plug, each change advancing the [`generation`];
 //!   [`manager`]: the whole, [`manager::FabricManager`]; [`operations`]:
-//!   the IDs and outcomes of unbinds that wait for their host.
+//!   the IDs and outcomes of background operations, unbinds that wait
+//!   for their host and NumVFs changes ([`sriov`]) that wait for their VFs.
 //! - [`port_control`]: ports taken out of service and back;
 //!   [`link_control`]: their links retrained or hot reset, and what a hot
 //!   reset cleared programmed again.
 //! - [`events`]: the event log; [`persist`]: the bindings stored in flash
-//!   and restored at boot; [`diagnostics`]: raw configuration-space access
-//!   to the fabric's functions, with what the fabric owns protected;
+//!   and restored at boot or on request; [`diagnostics`]: raw
+//!   configuration-space access to the fabric's functions, with what the
+//!   fabric owns protected; [`csr_diagnostics`]: the same for the data
+//!   plane's CSR window; [`reset`]: the reset's two phases; [`board`]:
+//!   what the board provides (CSR window, configuration flash, reset);
 //!   [`management`]: the management protocol's requests answered;
 //!   [`firmware_update`]: a new firmware image into the slot not running,
 //!   committed for a trial boot, and the boot record's choice of slot;
@@ -48,8 +52,10 @@ pub use weft_pcie as pcie;
 
 pub mod address;
 pub mod binding;
+pub mod board;
 pub mod boot_image;
 pub mod conventional;
+pub mod csr_diagnostics;
 pub mod diagnostics;
 pub mod enumerate;
 pub mod events;
@@ -69,8 +75,9 @@ pub mod persist;
 pub mod port_control;
 pub mod port_space;
 pub mod readiness;
+pub mod reset;
 pub mod routes;
 pub mod settings;
-mod sriov;
+pub mod sriov;
 pub mod virtualize;
 pub mod vswitch;

@@ -33,5 +33,10 @@ pub const MAX_SWITCHES: usize = 16;
 pub const EVENT_LOG_CAPACITY: usize = 64;
 
 /// Finished background operations whose outcome the manager remembers for
-/// polling (two hosts' worth of slots unbound at once).
+/// polling, unbinds and NumVFs changes alike (two hosts' worth of slots
+/// unbound at once).
 pub const FINISHED_OPERATIONS: usize = 16;
+
+/// SR-IOV PFs whose NumVFs changed at run time that the settings (and so
+/// a saved configuration) keep apart from the fabric-wide NumVFs.
+pub const MAX_SRIOV_PFS: usize = 8;

@@ -448,17 +448,18 @@ fn restore_error(error: EnumerationError) -> weft_proto::Error {
 /// [`weft_proto::Error::Unsupported`] for a hot reset on a board that
 /// gives no timer ([`Hardware::timer`]) and for an action that is not a
 /// link's.
-pub fn answer<C, F, H, L>(
+pub fn answer<C, F, H, L, B>(
     manager: &mut FabricManager,
     port: weft_proto::PortIndex,
     action: weft_proto::PortAction,
-    hardware: Hardware<'_, C, F, H, L>,
+    hardware: Hardware<'_, C, F, H, L, B>,
 ) -> Result<(), weft_proto::Error>
 where
     C: FabricConfig + ?Sized,
     F: Fabric + ?Sized,
     H: HostInterface + ?Sized,
     L: ?Sized,
+    B: ?Sized,
 {
     use weft_proto::PortAction;
     let local = PortIndex(port.0);

@@ -40,19 +40,38 @@
 //! no override: unbind first), and a bind across a disabled port with
 //! [`Error::PortDisabled`].
 //!
+//! `SetNumVfs` changes a PF's VFs at run time ([`crate::sriov`]): `Done`
+//! when nothing needs waiting for (NumVFs 0, or unchanged), otherwise in
+//! progress under an operation ID that `OperationStatus` polls (and
+//! [`advance_operations`] moves on) until the VFs answer, 100 ms after VF
+//! Enable at the earliest. It is refused while a VF of the PF is bound
+//! ([`Error::VfBound`]), while another change waits ([`Error::Busy`]), and
+//! above TotalVFs ([`Error::TooManyVfs`]).
+//!
+//! The board's requests go to its [`Board`]: `CsrRead` and `CsrWrite`
+//! through [`crate::csr_diagnostics`], which refuses a write to what the
+//! manager or the firmware programs with [`Error::FabricOwnedCsr`] (a
+//! client of protocol version 3 or older receives [`Error::Unsupported`]);
+//! `SaveConfig` (the bindings and NumVFs, applied at the next start) and
+//! `RestoreConfig` (the saved bindings made again now,
+//! [`FabricManager::apply_saved`]) through the board's configuration
+//! flash ([`crate::persist`]: no record is [`Error::NoSavedConfig`], a
+//! damaged one [`Error::SavedConfigCorrupt`], a failing flash
+//! [`Error::FlashFailed`] naming the operation); `ResetArm` and
+//! `ResetTrigger` through [`crate::reset`]'s token and the board's
+//! reset, after the answer is sent. A board without a facility answers
+//! [`Error::Unsupported`].
+//!
 //! Requests the manager cannot carry out are answered with
 //! [`Error::Unsupported`], so a client tells "not here" from "failed":
 //! - a hot reset (`PortControl` with `HotReset`) on a board that gives no
 //!   [`Timer`] ([`Hardware::timer`]), or of a fabric port or a port with a
 //!   conventional switch below ([`crate::link_control`] has the rules;
 //!   `Retrain` and `HotReset` of a host port are [`Error::HostPort`]);
-//! - CSR access, saved configuration and reset: they belong to the
-//!   board, not to the manager's state;
 //! - firmware update on a board that gives no [`FirmwareService`]
 //!   ([`Hardware::firmware`]); one that does answers the update requests
 //!   ([`crate::firmware_update`]);
-//! - changing NumVFs at run time and binds of several functions to one
-//!   slot.
+//! - binds of several functions to one slot.
 //!
 //! `Unbind` in mode `Graceful` or `Managed` of a slot its host has powered
 //! on is answered [`Response::InProgress`]: the unbind waits for the host
@@ -64,7 +83,9 @@
 //! operation then ends succeeded (the function is unbound), the event
 //! log's `Unbound` entry saying it was by surprise. A managed unbind whose
 //! button interrupt cannot be queued is refused with [`Error::Busy`] and
-//! changes nothing.
+//! changes nothing. Unbinds and NumVFs changes draw their operation IDs
+//! from one space ([`crate::operations`]), so `OperationStatus` answers
+//! for either.
 //!
 //! A configuration write to a register the fabric owns (Command, BARs,
 //! Expansion ROM, SR-IOV, ACS Control) or one that would reset the
@@ -78,25 +99,31 @@ use weft_proto::heapless::{String, Vec};
 use weft_proto::{
     AccessWidth, AerSeverity, BarInfo, BarKind, BoardName, Capabilities, CompletionStatus,
     CounterKind, CounterValue, EndpointInfo, Error, Event as WireEvent, EventKind, EventPage,
-    EventSeq, FabricId, FabricLink, FirmwareVersion, Generation, Identity, IsolationCheck,
+    EventSeq, FabricId, FabricLink, FirmwareVersion, FlashOp, Generation, Identity, IsolationCheck,
     LinkSpeed, LinkStatus, OperationId, OperationReport, OperationState as WireOperationState,
     Owner, PortAction, PortCounters as WirePortCounters, PortInfo, PortRef, PortRole, Request,
-    Response, RestoreFailure, SlotIndex, SlotInfo, SlotState, SriovInfo, SwitchId, SwitchInfo,
-    TopologyCursor, TopologyItem, TopologyPage, UnbindMode as ProtoUnbindMode, VirtualSwitchInfo,
-    OLDEST_PROTOCOL_VERSION, PROTOCOL_VERSION, TOPOLOGY_PAGE_ITEMS,
+    ResetScope, Response, RestoreFailure, SlotIndex, SlotInfo, SlotState, SriovInfo, SwitchId,
+    SwitchInfo, Token, TopologyCursor, TopologyItem, TopologyPage, UnbindMode as ProtoUnbindMode,
+    VirtualSwitchInfo, OLDEST_PROTOCOL_VERSION, PROTOCOL_VERSION, TOPOLOGY_PAGE_ITEMS,
 };
 use weft_regs::csr::counter;
 use weft_regs::tables::{DataPlane, HostIndex, PortIndex, TableWriteError};
 
 use crate::binding::{BindError, UnbindMode, Unbinding};
+use crate::board::{Board, BoardFault};
+use crate::csr_diagnostics::{self, CsrError};
 use crate::diagnostics::{DiagnosticError, Width};
+use crate::enumerate::EnumerationError;
 use crate::events::{ErrorSeverity, Event as LogEvent, IsolationCheck as LogCheck, NotRestored};
 use crate::firmware_update::FirmwareService;
 use crate::hw::{ConfigFault, Fabric, FabricConfig, HostInterface, HostSendError, Timer};
 use crate::inventory::{Function, FunctionKind, PortKind, SwitchIndex};
 use crate::manager::FabricManager;
-use crate::operations::{OperationId as ManagerOperationId, OperationState};
+use crate::operations::{OperationError, OperationId as ManagerOperationId, OperationState};
+use crate::persist::{self, Flash, FlashError, PersistError, Saved, StoredConfig};
 use crate::port_control::PortControlError;
+use crate::reset::{TriggerError, RESET_TOKEN_LIFETIME_MS};
+use crate::sriov::{NumVfsError, NumVfsProgress, NumVfsStarted};
 
 /// How long a client waits before asking again while the fabric is still
 /// being enumerated: enumeration of the reference fabric takes tens of
@@ -145,8 +172,9 @@ pub trait PortLinks {
 
 /// What a request may drive: configuration access to the fabric's
 /// functions, every switch's tables, the host-facing side (for hot-plug
-/// interrupts) and the ports' link state.
-pub struct Hardware<'a, C: ?Sized, F: ?Sized, H: ?Sized, L: ?Sized> {
+/// interrupts), the ports' link state and the board (CSR window,
+/// configuration flash, reset).
+pub struct Hardware<'a, C: ?Sized, F: ?Sized, H: ?Sized, L: ?Sized, B: ?Sized> {
     /// Configuration requests to the fabric's functions.
     pub config: &'a mut C,
     /// Every switch's data plane.
@@ -161,27 +189,30 @@ pub struct Hardware<'a, C: ?Sized, F: ?Sized, H: ?Sized, L: ?Sized> {
     /// The clock a hot reset waits on ([`crate::link_control`]); without
     /// it `PortControl` with `HotReset` is [`Error::Unsupported`].
     pub timer: Option<&'a mut dyn Timer>,
+    /// The board's CSR window, configuration flash and reset.
+    pub board: &'a mut B,
 }
 
 /// Answers `request` (with the bulk bytes `trailing` after it in its
 /// datagram) from `manager`, driving `hardware` for requests that change
 /// the fabric. Every refusal or failure is a [`Response::Error`].
-pub fn handle<C, F, H, L>(
+pub fn handle<C, F, H, L, B>(
     manager: &mut FabricManager,
     board: &BoardInfo,
     request: &Request,
     trailing: &[u8],
-    hardware: Hardware<'_, C, F, H, L>,
+    hardware: Hardware<'_, C, F, H, L, B>,
 ) -> Response
 where
     C: FabricConfig + ?Sized,
     F: Fabric + ?Sized,
     H: HostInterface + ?Sized,
     L: PortLinks + ?Sized,
+    B: Board + ?Sized,
 {
     let answer = match request {
         Request::Ping => Ok(Response::Pong),
-        Request::Identify => Ok(Response::Identity(identity(manager, board))),
+        Request::Identify => Ok(Response::Identity(identity(manager, board, hardware.board))),
         Request::Topology { cursor, generation } => {
             topology(manager, board, *cursor, *generation, hardware.links).map(Response::Topology)
         }
@@ -200,7 +231,11 @@ where
             mode,
             if_generation,
         } => unbind(manager, *host, *slot, *mode, *if_generation, hardware),
-        Request::OperationStatus { op } => operation_status(manager, *op),
+        // Bind finishes before its answer is sent; an unbind may wait for
+        // its host, and a NumVFs change for its VFs, in the background.
+        Request::OperationStatus { op } => {
+            operation_status(manager, *op, hardware.config).map(Response::Operation)
+        }
         Request::ReadEvents { from } => Ok(Response::Events(event_page(manager, *from))),
         Request::ConfigRead {
             target,
@@ -249,6 +284,28 @@ where
         Request::ClearCounters { port, kind } => {
             clear_counters(hardware.fabric.local(), *port, *kind).map(|()| Response::Done)
         }
+        Request::SetNumVfs { endpoint, num_vfs } => {
+            set_num_vfs(manager, *endpoint, *num_vfs, hardware.config)
+        }
+        Request::SaveConfig => save_config(manager, hardware.board).map(|()| Response::Done),
+        Request::RestoreConfig => {
+            restore_config(manager, hardware.fabric, hardware.hosts, hardware.board)
+                .map(|()| Response::Done)
+        }
+        Request::ResetArm { scope } => arm_reset(manager, *scope, hardware.board),
+        Request::ResetTrigger { token } => {
+            trigger_reset(manager, *token, hardware.board).map(|()| Response::Done)
+        }
+        Request::CsrRead { addr } => {
+            csr_diagnostics::read(hardware.board, usize::from(board.ports), *addr)
+                .map(|value| Response::Csr { addr: *addr, value })
+                .map_err(csr_error)
+        }
+        Request::CsrWrite { addr, value } => {
+            csr_diagnostics::write(hardware.board, usize::from(board.ports), *addr, *value)
+                .map(|()| Response::Done)
+                .map_err(csr_error)
+        }
         // Only a firmware chunk carries bulk bytes: the codec has refused
         // them on every other request.
         Request::FirmwarePrepare { .. }
@@ -260,13 +317,6 @@ where
             Some(firmware) => firmware.serve(request, trailing),
             None => Err(Error::Unsupported),
         },
-        Request::SetNumVfs { .. }
-        | Request::SaveConfig
-        | Request::RestoreConfig
-        | Request::ResetArm { .. }
-        | Request::ResetTrigger { .. }
-        | Request::CsrRead { .. }
-        | Request::CsrWrite { .. } => Err(Error::Unsupported),
     };
     answer.unwrap_or_else(Response::Error)
 }
@@ -282,11 +332,20 @@ fn precondition(expected: Option<Generation>) -> Option<crate::generation::Gener
     expected.map(|g| crate::generation::Generation(g.0))
 }
 
-/// Who the switch is.
-fn identity(manager: &FabricManager, board: &BoardInfo) -> Identity {
+/// Who the switch is, and what it can do: configuration-space
+/// diagnostics always, saved configuration when the board has flash for it.
+fn identity<B: Board + ?Sized>(
+    manager: &FabricManager,
+    board: &BoardInfo,
+    hardware: &mut B,
+) -> Identity {
     let mut capabilities = Capabilities::BIND
         .union(Capabilities::SRIOV)
-        .union(Capabilities::PEER_TO_PEER);
+        .union(Capabilities::PEER_TO_PEER)
+        .union(Capabilities::DIAGNOSTICS);
+    if hardware.config_flash().is_some() {
+        capabilities = capabilities.union(Capabilities::PERSISTENT_CONFIG);
+    }
     if manager.inventory().switches.len() > 1 {
         capabilities = capabilities.union(Capabilities::MULTI_SWITCH);
     }
@@ -716,6 +775,12 @@ fn wire_event(manager: &FabricManager, event: &LogEvent) -> EventKind {
             // status registers: 0, not read.
             status: 0,
         },
+        LogEvent::NumVfsChanged { pf, num_vfs } => EventKind::NumVfsChanged {
+            fabric_id: FabricId::from(pf),
+            num_vfs,
+        },
+        LogEvent::ConfigSaved => EventKind::ConfigSaved,
+        LogEvent::ConfigRestored => EventKind::ConfigRestored,
     }
 }
 
@@ -754,15 +819,20 @@ fn diagnostic_error(error: DiagnosticError, target: FabricId) -> Error {
         },
         DiagnosticError::Config(fault) => Error::ConfigAccessFailed {
             fabric_id: target,
-            status: match fault {
-                ConfigFault::UnsupportedRequest | ConfigFault::NoSuchPort(_) => {
-                    CompletionStatus::UnsupportedRequest
-                }
-                ConfigFault::RequestRetry => CompletionStatus::RetryStatus,
-                ConfigFault::CompleterAbort => CompletionStatus::CompleterAbort,
-                ConfigFault::Timeout => CompletionStatus::Timeout,
-            },
+            status: completion_status(fault),
         },
+    }
+}
+
+/// How a failed configuration request completed, as the protocol says it.
+fn completion_status(fault: ConfigFault) -> CompletionStatus {
+    match fault {
+        ConfigFault::UnsupportedRequest | ConfigFault::NoSuchPort(_) => {
+            CompletionStatus::UnsupportedRequest
+        }
+        ConfigFault::RequestRetry => CompletionStatus::RetryStatus,
+        ConfigFault::CompleterAbort => CompletionStatus::CompleterAbort,
+        ConfigFault::Timeout => CompletionStatus::Timeout,
     }
 }
 
@@ -810,19 +880,20 @@ fn virtual_switch<L: PortLinks + ?Sized>(
 
 /// Binds `functions` (one function: the manager binds one per slot) to
 /// `host`'s `slot`.
-fn bind<C, F, H, L>(
+fn bind<C, F, H, L, B>(
     manager: &mut FabricManager,
     host: weft_proto::HostIndex,
     slot: SlotIndex,
     functions: &[FabricId],
     if_generation: Option<Generation>,
-    hardware: Hardware<'_, C, F, H, L>,
+    hardware: Hardware<'_, C, F, H, L, B>,
 ) -> Result<Response, Error>
 where
     C: FabricConfig + ?Sized,
     F: Fabric + ?Sized,
     H: HostInterface + ?Sized,
     L: PortLinks + ?Sized,
+    B: ?Sized,
 {
     let endpoint = match functions {
         [] => return Err(Error::NoFunctions),
@@ -844,19 +915,20 @@ where
 }
 
 /// Unbinds whatever is bound to `host`'s `slot`.
-fn unbind<C, F, H, L>(
+fn unbind<C, F, H, L, B>(
     manager: &mut FabricManager,
     host: weft_proto::HostIndex,
     slot: SlotIndex,
     mode: ProtoUnbindMode,
     if_generation: Option<Generation>,
-    hardware: Hardware<'_, C, F, H, L>,
+    hardware: Hardware<'_, C, F, H, L, B>,
 ) -> Result<Response, Error>
 where
     C: FabricConfig + ?Sized,
     F: Fabric + ?Sized,
     H: HostInterface + ?Sized,
     L: PortLinks + ?Sized,
+    B: ?Sized,
 {
     if let Some(expected) = if_generation {
         let current = generation(manager);
@@ -903,8 +975,19 @@ fn wire_mode(mode: UnbindMode) -> ProtoUnbindMode {
     }
 }
 
-/// Where background operation `op` stands (an unbind waiting for its host).
-fn operation_status(manager: &FabricManager, op: OperationId) -> Result<Response, Error> {
+/// Where background operation `op` stands: an unbind waiting for its
+/// host, or a NumVFs change waiting for its VFs (moved on first, so the
+/// answer is current), or how either ended.
+fn operation_status<C: FabricConfig + ?Sized>(
+    manager: &mut FabricManager,
+    op: OperationId,
+    config: &mut C,
+) -> Result<OperationReport, Error> {
+    if manager.num_vfs_operation() == Some(ManagerOperationId(op.0)) {
+        if let Some(report) = advance_operations(manager, config) {
+            return Ok(report);
+        }
+    }
     let state = match manager.operation(ManagerOperationId(op.0)) {
         None => return Err(Error::NoSuchOperation { op }),
         Some(OperationState::Running) => WireOperationState::Running { percent: 0 },
@@ -913,12 +996,21 @@ fn operation_status(manager: &FabricManager, op: OperationId) -> Result<Response
             reason: operation_error(error),
         },
     };
-    Ok(Response::Operation(OperationReport { op, state }))
+    Ok(OperationReport { op, state })
+}
+
+/// The protocol's error for a background operation that failed after it
+/// was answered in progress.
+fn operation_error(error: OperationError) -> Error {
+    match error {
+        OperationError::Unbind(error) => unbind_error(error),
+        OperationError::NumVfs(error) => num_vfs_error(error),
+    }
 }
 
 /// The protocol's error for an unbind that failed after it was answered
 /// in progress: its table writes or its hot-plug MSI.
-fn operation_error(error: BindError) -> Error {
+fn unbind_error(error: BindError) -> Error {
     match error {
         BindError::Host(HostSendError::QueueFull(_)) => Error::Busy {
             retry_after_ms: QUEUE_FULL_RETRY_MS,
@@ -1180,6 +1272,254 @@ fn port_control<F: Fabric + ?Sized>(
         // The data plane refused its own port's role: nothing closer to say.
         PortControlError::Table(_) => Error::Unsupported,
     })
+}
+
+// ---------------------------------------------------------------- SR-IOV
+
+/// How long a client waits when another NumVFs change is still waiting
+/// for its VFs: they are accessed 100 ms after VF Enable (§9.3.3.3.1).
+pub const NUM_VFS_RETRY_MS: u32 = 100;
+
+/// Sets NumVFs of `endpoint`: `Done` when nothing needs waiting for,
+/// in progress while the new VFs may not be accessed yet.
+fn set_num_vfs<C: FabricConfig + ?Sized>(
+    manager: &mut FabricManager,
+    endpoint: FabricId,
+    num_vfs: u16,
+    config: &mut C,
+) -> Result<Response, Error> {
+    match manager.begin_num_vfs(Bdf::from(endpoint), num_vfs, config) {
+        Ok(NumVfsStarted::Done) => Ok(Response::Done),
+        Ok(NumVfsStarted::Waiting(op)) => Ok(Response::InProgress {
+            op: OperationId(op.0),
+        }),
+        Err(error) => Err(num_vfs_error(error)),
+    }
+}
+
+/// Moves the background NumVFs change on, if one runs
+/// ([`FabricManager::poll_num_vfs`], which keeps its outcome once it
+/// ends); returns where it stands. The firmware calls it on every pass of
+/// its loop, so the VFs join the inventory whether or not a client polls.
+pub fn advance_operations<C: FabricConfig + ?Sized>(
+    manager: &mut FabricManager,
+    config: &mut C,
+) -> Option<OperationReport> {
+    let op = manager.num_vfs_operation()?;
+    let state = match manager.poll_num_vfs(config)? {
+        Ok(NumVfsProgress::Waiting { percent }) => WireOperationState::Running { percent },
+        Ok(NumVfsProgress::Done) => WireOperationState::Succeeded,
+        Err(error) => WireOperationState::Failed {
+            reason: num_vfs_error(error),
+        },
+    };
+    Some(OperationReport {
+        op: OperationId(op.0),
+        state,
+    })
+}
+
+/// The protocol's error for a refused or failed NumVFs change.
+fn num_vfs_error(error: NumVfsError) -> Error {
+    match error {
+        NumVfsError::NotReady => Error::Busy {
+            retry_after_ms: NOT_READY_RETRY_MS,
+        },
+        NumVfsError::Busy => Error::Busy {
+            retry_after_ms: NUM_VFS_RETRY_MS,
+        },
+        NumVfsError::NoSuchFunction(id) => Error::NoSuchEndpoint {
+            fabric_id: FabricId::from(id),
+        },
+        NumVfsError::NotSriovCapable(id) => Error::NotSriovCapable {
+            fabric_id: FabricId::from(id),
+        },
+        NumVfsError::AboveTotal { pf, total_vfs } => Error::TooManyVfs {
+            fabric_id: FabricId::from(pf),
+            total_vfs,
+        },
+        NumVfsError::VfBound { pf, vf } => Error::VfBound {
+            fabric_id: FabricId::from(pf),
+            vf: FabricId::from(vf),
+        },
+        NumVfsError::Hardware(EnumerationError::Config { id, fault }) => {
+            Error::ConfigAccessFailed {
+                fabric_id: FabricId::from(id),
+                status: completion_status(fault),
+            }
+        }
+        // VFs beyond the port's bus numbers, a malformed SR-IOV
+        // capability, a full inventory or settings: the protocol has no
+        // closer cause.
+        NumVfsError::OutsidePortBuses { .. }
+        | NumVfsError::TooManyPfs
+        | NumVfsError::Hardware(_) => Error::Unsupported,
+    }
+}
+
+// ---------------------------------------------------------------- saved configuration
+
+/// A flash that remembers the last operation asked of it, so that a
+/// failure names it ([`Error::FlashFailed`]).
+struct Tracked<'a> {
+    flash: &'a mut dyn Flash,
+    last: FlashOp,
+}
+
+impl Flash for Tracked<'_> {
+    fn size(&self) -> u32 {
+        self.flash.size()
+    }
+
+    fn read(&mut self, offset: u32, buf: &mut [u8]) -> Result<(), FlashError> {
+        self.last = FlashOp::Read;
+        self.flash.read(offset, buf)
+    }
+
+    fn erase(&mut self, offset: u32, len: u32) -> Result<(), FlashError> {
+        self.last = FlashOp::Erase;
+        self.flash.erase(offset, len)
+    }
+
+    fn write(&mut self, offset: u32, data: &[u8]) -> Result<(), FlashError> {
+        self.last = FlashOp::Program;
+        self.flash.write(offset, data)
+    }
+}
+
+/// The protocol's error for a failed store or load during `last`.
+fn persist_error(error: PersistError, last: FlashOp) -> Error {
+    match error {
+        PersistError::Flash(_) => Error::FlashFailed { op: last },
+        PersistError::VerifyFailed { .. } => Error::FlashFailed {
+            op: FlashOp::Verify,
+        },
+        // The board's region cannot hold a record: it cannot save one.
+        PersistError::RegionTooSmall { .. } => Error::Unsupported,
+    }
+}
+
+/// The board's configuration flash, tracked, or `Unsupported` without one.
+fn config_flash<B: Board + ?Sized>(board: &mut B) -> Result<Tracked<'_>, Error> {
+    let flash = board.config_flash().ok_or(Error::Unsupported)?;
+    Ok(Tracked {
+        flash,
+        last: FlashOp::Read,
+    })
+}
+
+/// Saves the bindings and NumVFs to the board's flash
+/// ([`FabricManager::save_config`]), once the fabric is enumerated (a
+/// save before would replace the saved bindings with none).
+fn save_config<B: Board + ?Sized>(manager: &mut FabricManager, board: &mut B) -> Result<(), Error> {
+    if !manager.is_ready() {
+        return Err(Error::Busy {
+            retry_after_ms: NOT_READY_RETRY_MS,
+        });
+    }
+    let mut flash = config_flash(board)?;
+    manager
+        .save_config(&mut flash)
+        .map_err(|error| persist_error(error, flash.last))?;
+    manager.events.record(LogEvent::ConfigSaved);
+    Ok(())
+}
+
+/// Applies the configuration saved in the board's flash now
+/// ([`FabricManager::apply_saved`]): no record is [`Error::NoSavedConfig`],
+/// a damaged one [`Error::SavedConfigCorrupt`], and nothing changes.
+fn restore_config<F, H, B>(
+    manager: &mut FabricManager,
+    fabric: &mut F,
+    hosts: &mut H,
+    board: &mut B,
+) -> Result<(), Error>
+where
+    F: Fabric + ?Sized,
+    H: HostInterface + ?Sized,
+    B: Board + ?Sized,
+{
+    if !manager.is_ready() {
+        return Err(Error::Busy {
+            retry_after_ms: NOT_READY_RETRY_MS,
+        });
+    }
+    let mut flash = config_flash(board)?;
+    let saved = persist::load_saved::<StoredConfig, _>(&mut flash)
+        .map_err(|error| persist_error(error, flash.last))?;
+    let config = match saved {
+        Saved::Record(config) => config,
+        Saved::Empty => return Err(Error::NoSavedConfig),
+        Saved::Corrupt => return Err(Error::SavedConfigCorrupt),
+    };
+    manager
+        .apply_saved(&config, fabric, hosts)
+        .map_err(|error| match error {
+            BindError::NotReady => Error::Busy {
+                retry_after_ms: NOT_READY_RETRY_MS,
+            },
+            BindError::Host(HostSendError::QueueFull(_)) => Error::Busy {
+                retry_after_ms: QUEUE_FULL_RETRY_MS,
+            },
+            // A hot-plug interrupt that cannot reach its host: the
+            // bindings are made, the host was not told.
+            _ => Error::Unsupported,
+        })?;
+    manager.events.record(LogEvent::ConfigRestored);
+    Ok(())
+}
+
+// ---------------------------------------------------------------- reset
+
+/// Arms a reset of `scope` ([`crate::reset`]), if the board can do it.
+fn arm_reset<B: Board + ?Sized>(
+    manager: &mut FabricManager,
+    scope: ResetScope,
+    board: &mut B,
+) -> Result<Response, Error> {
+    if !board.resets(scope) {
+        return Err(Error::Unsupported);
+    }
+    let now = manager.events.now_ns();
+    let token = manager.reset.arm(scope, now);
+    Ok(Response::ResetArmed {
+        token: Token(token),
+        expires_in_ms: RESET_TOKEN_LIFETIME_MS,
+    })
+}
+
+/// Resets what the arm named, after the answer is sent, if `token` is
+/// the armed one and still valid.
+fn trigger_reset<B: Board + ?Sized>(
+    manager: &mut FabricManager,
+    token: Token,
+    board: &mut B,
+) -> Result<(), Error> {
+    let now = manager.events.now_ns();
+    let scope = manager
+        .reset
+        .trigger(token.0, now)
+        .map_err(|error| match error {
+            TriggerError::BadToken => Error::BadToken,
+            TriggerError::Expired => Error::TokenExpired,
+        })?;
+    board.schedule_reset(scope);
+    Ok(())
+}
+
+// ---------------------------------------------------------------- CSR diagnostics
+
+/// The protocol's error for a refused or failed CSR access.
+fn csr_error(error: CsrError) -> Error {
+    match error {
+        CsrError::Misaligned { address } => Error::Misaligned {
+            offset: address,
+            width: AccessWidth::Dword,
+        },
+        CsrError::NoSuchRegister { address } => Error::CsrOutOfRange { addr: address },
+        CsrError::FabricOwned { address } => Error::FabricOwnedCsr { addr: address },
+        CsrError::Board(BoardFault::Unsupported) => Error::Unsupported,
+    }
 }
 
 #[cfg(test)]

@@ -11,10 +11,12 @@ use crate::generation::Generation;
 use crate::hw::{DataPlane, Fabric, FabricConfig, Timer};
 use crate::inventory::{Function, Inventory, PortKind, SwitchIndex};
 use crate::limits::{MAX_HOST_PORTS, MAX_SLOTS_PER_HOST};
-use crate::operations::Operations;
+use crate::operations::{OperationId, OperationState, Operations};
 use crate::paths::shortest_paths;
+use crate::reset::ResetArming;
 use crate::routes::{program_fabric, RouteError};
 use crate::settings::FabricSettings;
+use crate::sriov::PendingVfs;
 use crate::vswitch::{PortLayouts, VirtualSwitch, VirtualSwitchError};
 use weft_regs::tables::{HostIndex, PortIndex, PortRole};
 
@@ -46,8 +48,13 @@ pub struct FabricManager {
     /// The ports of the manager's own switch disabled by management
     /// request, one bit per port ([`crate::port_control`]).
     pub(crate) disabled_ports: u32,
-    /// Background operations' IDs and finished outcomes ([`crate::operations`]).
+    /// Background operations' IDs and finished outcomes, unbinds' and
+    /// NumVFs changes' alike ([`crate::operations`]).
     pub(crate) operations: Operations,
+    /// The NumVFs change waiting for its VFs, if one is ([`crate::sriov`]).
+    pub(crate) pending_vfs: Option<PendingVfs>,
+    /// The armed reset ([`crate::reset`]).
+    pub(crate) reset: ResetArming,
 }
 
 const _: () = assert!(
@@ -76,6 +83,8 @@ impl FabricManager {
         events: EventLog::new(),
         disabled_ports: 0,
         operations: Operations::new(),
+        pending_vfs: None,
+        reset: ResetArming::NEW,
     };
 
     /// A manager with one virtual switch per configured host port, not yet started.
@@ -239,6 +248,30 @@ impl FabricManager {
     /// The event log.
     pub fn events(&self) -> &EventLog {
         &self.events
+    }
+
+    /// Where background operation `op` stands: running while its slot
+    /// waits for the host (an unbind) or its VFs wait to be ready (a
+    /// NumVFs change), then how it ended, as long as the manager
+    /// remembers ([`crate::limits::FINISHED_OPERATIONS`]); `None` for an
+    /// operation it never started or has forgotten.
+    pub fn operation(&self, op: OperationId) -> Option<OperationState> {
+        let unbinding = self
+            .switches
+            .iter()
+            .flat_map(|switch| switch.downstream.iter())
+            .any(|vdsp| vdsp.unbinding.is_some_and(|pending| pending.op == op));
+        if unbinding || self.num_vfs_operation() == Some(op) {
+            return Some(OperationState::Running);
+        }
+        self.operations.outcome(op).map(OperationState::Finished)
+    }
+
+    /// The NumVFs change waiting for its VFs, if one is: the only
+    /// operation that moves on with time rather than with a host's
+    /// request, so its caller polls it ([`FabricManager::poll_num_vfs`]).
+    pub fn num_vfs_operation(&self) -> Option<OperationId> {
+        self.pending_vfs.as_ref().map(PendingVfs::operation)
     }
 
     /// Logs the functions `new` has that the current inventory has not,

@@ -1,35 +1,53 @@
 //! Background operations: requests that wait for something outside the
-//! manager (a host releasing a slot) get an ID their caller polls.
+//! manager (a host releasing a slot, new VFs becoming ready) get an ID
+//! their caller polls.
 //!
 //! An operation under way is kept where it waits (an unbind in its slot,
-//! [`crate::vswitch::PendingUnbind`]); this module hands out the IDs and
-//! keeps the outcomes of the newest finished ones, so a poll after the end
-//! still learns how it ended. An ID is never handed out twice while the
-//! manager runs (it wraps after 2^32 operations).
+//! [`crate::vswitch::PendingUnbind`]; a NumVFs change beside the manager's
+//! SR-IOV state, [`crate::sriov`]); this module hands out the IDs, one
+//! space for every kind, and keeps the outcomes of the newest finished
+//! ones, so a poll after the end still learns how it ended. An ID is never
+//! handed out twice while the manager runs (it wraps after 2^32
+//! operations).
 
 use heapless::Deque;
 
 use crate::binding::BindError;
 use crate::limits::FINISHED_OPERATIONS;
+use crate::sriov::NumVfsError;
 
 /// A background operation's ID.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct OperationId(pub u32);
+
+/// Why a background operation failed, by its kind: each keeps the typed
+/// error of the module that ran it, and the management protocol says it
+/// in its own terms.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OperationError {
+    /// An unbind's table writes or hot-plug interrupt failed as it took effect.
+    Unbind(BindError),
+    /// A NumVFs change's new VFs did not answer, or could not join the inventory.
+    NumVfs(NumVfsError),
+}
+
+/// How a background operation ended.
+pub type Outcome = Result<(), OperationError>;
 
 /// Where an operation stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OperationState {
     /// Still waiting.
     Running,
-    /// Finished: the unbind took effect, or failed while it did.
-    Finished(Result<(), BindError>),
+    /// Finished: it took effect, or failed while it did.
+    Finished(Outcome),
 }
 
 /// The IDs handed out and the outcomes of the newest finished operations.
 #[derive(Clone, Debug)]
 pub struct Operations {
     next: u32,
-    finished: Deque<(OperationId, Result<(), BindError>), FINISHED_OPERATIONS>,
+    finished: Deque<(OperationId, Outcome), FINISHED_OPERATIONS>,
 }
 
 impl Operations {
@@ -49,7 +67,7 @@ impl Operations {
     }
 
     /// Records how `op` ended, forgetting the oldest outcome if full.
-    pub fn finish(&mut self, op: OperationId, outcome: Result<(), BindError>) {
+    pub fn finish(&mut self, op: OperationId, outcome: Outcome) {
         if self.finished.is_full() {
             self.finished.pop_front();
         }
@@ -58,7 +76,7 @@ impl Operations {
     }
 
     /// How `op` ended, if it did and is still remembered.
-    pub fn outcome(&self, op: OperationId) -> Option<Result<(), BindError>> {
+    pub fn outcome(&self, op: OperationId) -> Option<Outcome> {
         self.finished
             .iter()
             .find(|(id, _)| *id == op)

@@ -18,22 +18,26 @@
 //! | offset | size | field                                       |
 //! |--------|------|---------------------------------------------|
 //! | 0      | 4    | magic, [`Record::MAGIC`]                    |
-//! | 4      | 2    | version, [`Record::VERSION`]                |
+//! | 4      | 2    | version, [`Record::OLDEST_VERSION`] to [`Record::VERSION`] |
 //! | 6      | 2    | payload length in bytes                     |
 //! | 8      | 4    | sequence number                             |
 //! | 12     | n    | payload                                     |
 //! | 12+n   | 4    | CRC-32 (IEEE 802.3) of every byte before it |
 //!
 //! The binding configuration's payload, [`RECORD_MAGIC`] "WFTB",
-//! [`RECORD_VERSION`] 1 (offsets from the record's start):
+//! [`RECORD_VERSION`] 2 (offsets from the record's start):
 //!
 //! | offset | size | field                                       |
 //! |--------|------|---------------------------------------------|
 //! | 12     | 4    | generation                                  |
 //! | 16     | 2    | NumVFs                                      |
-//! | 18     | 1    | number of bindings                          |
-//! | 19     | 1    | reserved, 0                                 |
+//! | 18     | 1    | number of bindings, n                       |
+//! | 19     | 1    | number of PFs with their own NumVFs, m      |
 //! | 20     | 10 n | bindings: fabric ID, vendor ID, device ID, host (2 bytes each), slot, 0 |
+//! | 20+10n | 8 m  | PFs: fabric ID, vendor ID, device ID, NumVFs (2 bytes each) |
+//!
+//! Version 1 is the same without PFs (byte 19 reserved, 0), and is read
+//! as such.
 
 use heapless::Vec;
 use weft_pcie::Bdf;
@@ -44,9 +48,9 @@ use crate::events::{Event, NotRestored};
 use crate::generation::Generation;
 use crate::hw::{Fabric, HostInterface};
 use crate::inventory::Binding;
-use crate::limits::{MAX_HOST_PORTS, MAX_SLOTS_PER_HOST};
+use crate::limits::{MAX_HOST_PORTS, MAX_SLOTS_PER_HOST, MAX_SRIOV_PFS};
 use crate::manager::FabricManager;
-use crate::settings::FabricSettings;
+use crate::settings::{FabricSettings, PfVfs};
 
 /// Bindings a record holds: one per slot of every virtual switch.
 pub const MAX_STORED_BINDINGS: usize = MAX_HOST_PORTS * MAX_SLOTS_PER_HOST;
@@ -54,17 +58,21 @@ pub const MAX_STORED_BINDINGS: usize = MAX_HOST_PORTS * MAX_SLOTS_PER_HOST;
 /// The first four bytes of every record: "WFTB".
 pub const RECORD_MAGIC: u32 = u32::from_le_bytes(*b"WFTB");
 
-/// The record layout this code writes and reads.
-pub const RECORD_VERSION: u16 = 1;
+/// The record layout this code writes.
+pub const RECORD_VERSION: u16 = 2;
 
 const HEADER_LEN: usize = 12;
 const FIXED_PAYLOAD_LEN: usize = 8;
 const BINDING_LEN: usize = 10;
+const PF_VFS_LEN: usize = 8;
 const CRC_LEN: usize = 4;
 
-/// The longest record: every slot bound.
-pub const MAX_RECORD_LEN: usize =
-    HEADER_LEN + FIXED_PAYLOAD_LEN + MAX_STORED_BINDINGS * BINDING_LEN + CRC_LEN;
+/// The longest record: every slot bound, every PF kept.
+pub const MAX_RECORD_LEN: usize = HEADER_LEN
+    + FIXED_PAYLOAD_LEN
+    + MAX_STORED_BINDINGS * BINDING_LEN
+    + MAX_SRIOV_PFS * PF_VFS_LEN
+    + CRC_LEN;
 
 /// Why the flash did not do what it was asked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -107,6 +115,74 @@ pub trait Flash {
 
     /// Programs `data` at `offset`.
     fn write(&mut self, offset: u32, data: &[u8]) -> Result<(), FlashError>;
+}
+
+/// A [`Flash`] in memory: `N` bytes, erased to 0xFF, erasing any range
+/// and programming only erased bytes (a program clears bits, never sets
+/// them, as NOR flash does). For the simulator's board and for tests.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ArrayFlash<const N: usize> {
+    bytes: [u8; N],
+}
+
+impl<const N: usize> ArrayFlash<N> {
+    /// Every byte erased.
+    pub const fn erased() -> Self {
+        ArrayFlash { bytes: [0xff; N] }
+    }
+
+    /// The bytes as stored.
+    pub fn bytes(&self) -> &[u8; N] {
+        &self.bytes
+    }
+
+    /// The bytes as stored, to damage them in a test.
+    pub fn bytes_mut(&mut self) -> &mut [u8; N] {
+        &mut self.bytes
+    }
+
+    fn range(&self, offset: u32, len: usize) -> Result<core::ops::Range<usize>, FlashError> {
+        let start = offset as usize;
+        match start.checked_add(len) {
+            Some(end) if end <= N => Ok(start..end),
+            _ => Err(FlashError::OutOfRange {
+                offset,
+                len: len as u32,
+            }),
+        }
+    }
+}
+
+impl<const N: usize> Default for ArrayFlash<N> {
+    fn default() -> Self {
+        Self::erased()
+    }
+}
+
+impl<const N: usize> Flash for ArrayFlash<N> {
+    fn size(&self) -> u32 {
+        N as u32
+    }
+
+    fn read(&mut self, offset: u32, buf: &mut [u8]) -> Result<(), FlashError> {
+        let range = self.range(offset, buf.len())?;
+        buf.copy_from_slice(&self.bytes[range]);
+        Ok(())
+    }
+
+    fn erase(&mut self, offset: u32, len: u32) -> Result<(), FlashError> {
+        let range = self.range(offset, len as usize)?;
+        self.bytes[range].fill(0xff);
+        Ok(())
+    }
+
+    fn write(&mut self, offset: u32, data: &[u8]) -> Result<(), FlashError> {
+        let range = self.range(offset, data.len())?;
+        for (stored, new) in self.bytes[range].iter_mut().zip(data) {
+            *stored &= new;
+        }
+        Ok(())
+    }
 }
 
 /// Why the configuration could not be stored or loaded.
@@ -158,19 +234,23 @@ pub struct StoredConfig {
     pub num_vfs: u16,
     /// The bindings, in host then slot order.
     pub bindings: Vec<StoredBinding, MAX_STORED_BINDINGS>,
+    /// The PFs whose NumVFs changed at run time ([`FabricSettings::pf_vfs`]).
+    pub pf_vfs: Vec<PfVfs, MAX_SRIOV_PFS>,
 }
 
 impl StoredConfig {
-    /// Puts the stored settings (NumVFs) into `settings`, before the
-    /// manager is built from them.
+    /// Puts the stored settings (NumVFs, fabric-wide and per PF) into
+    /// `settings`, before the manager is built from them.
     pub fn apply_to(&self, settings: &mut FabricSettings) {
         settings.num_vfs = self.num_vfs;
+        settings.pf_vfs = self.pf_vfs.clone();
     }
 }
 
 impl Record for StoredConfig {
     const MAGIC: u32 = RECORD_MAGIC;
     const VERSION: u16 = RECORD_VERSION;
+    const OLDEST_VERSION: u16 = 1;
     type Bytes = [u8; MAX_RECORD_LEN];
 
     fn bytes() -> Self::Bytes {
@@ -181,13 +261,19 @@ impl Record for StoredConfig {
         let mut w = Writer { out, at: 0 };
         w.put(&self.generation.0.to_le_bytes());
         w.put(&self.num_vfs.to_le_bytes());
-        w.put(&[self.bindings.len() as u8, 0]);
+        w.put(&[self.bindings.len() as u8, self.pf_vfs.len() as u8]);
         for b in &self.bindings {
             w.put(&b.function.0.to_le_bytes());
             w.put(&b.vendor_id.to_le_bytes());
             w.put(&b.device_id.to_le_bytes());
             w.put(&b.binding.host.0.to_le_bytes());
             w.put(&[b.binding.slot, 0]);
+        }
+        for p in &self.pf_vfs {
+            w.put(&p.function.0.to_le_bytes());
+            w.put(&p.vendor_id.to_le_bytes());
+            w.put(&p.device_id.to_le_bytes());
+            w.put(&p.num_vfs.to_le_bytes());
         }
         w.at
     }
@@ -198,7 +284,9 @@ impl Record for StoredConfig {
             return None;
         }
         let count = usize::from(payload[6]);
-        if payload.len() != FIXED_PAYLOAD_LEN + count * BINDING_LEN {
+        let pfs = usize::from(payload[7]);
+        let pfs_at = FIXED_PAYLOAD_LEN + count * BINDING_LEN;
+        if payload.len() != pfs_at + pfs * PF_VFS_LEN {
             return None;
         }
         let mut config = StoredConfig {
@@ -207,6 +295,7 @@ impl Record for StoredConfig {
             ])),
             num_vfs: u16_at(4),
             bindings: Vec::new(),
+            pf_vfs: Vec::new(),
         };
         for i in 0..count {
             let at = FIXED_PAYLOAD_LEN + i * BINDING_LEN;
@@ -223,6 +312,18 @@ impl Record for StoredConfig {
                 })
                 .ok()?;
         }
+        for i in 0..pfs {
+            let at = pfs_at + i * PF_VFS_LEN;
+            config
+                .pf_vfs
+                .push(PfVfs {
+                    function: Bdf(u16_at(at)),
+                    vendor_id: u16_at(at + 2),
+                    device_id: u16_at(at + 4),
+                    num_vfs: u16_at(at + 6),
+                })
+                .ok()?;
+        }
         Some(config)
     }
 }
@@ -232,9 +333,12 @@ impl Record for StoredConfig {
 pub trait Record: Sized {
     /// The record's first four bytes, telling its kind from others.
     const MAGIC: u32;
-    /// The payload layout this code writes and reads; a record of another
-    /// version is not valid.
+    /// The payload layout this code writes; a record of a version from
+    /// [`Record::OLDEST_VERSION`] to this one is read, any other is not valid.
     const VERSION: u16;
+    /// The oldest payload layout this code still reads: each newer one
+    /// only appended what an older one leaves out.
+    const OLDEST_VERSION: u16 = Self::VERSION;
     /// A buffer as long as the longest record: [`RECORD_OVERHEAD`] bytes
     /// of header and CRC around the longest payload.
     type Bytes: AsRef<[u8]> + AsMut<[u8]>;
@@ -273,7 +377,10 @@ fn decode_record<R: Record>(bytes: &[u8]) -> Option<(u32, R)> {
     let u32_at =
         |at: usize| u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]);
     let u16_at = |at: usize| u16::from_le_bytes([bytes[at], bytes[at + 1]]);
-    if bytes.len() < RECORD_OVERHEAD || u32_at(0) != R::MAGIC || u16_at(4) != R::VERSION {
+    if bytes.len() < RECORD_OVERHEAD
+        || u32_at(0) != R::MAGIC
+        || !(R::OLDEST_VERSION..=R::VERSION).contains(&u16_at(4))
+    {
         return None;
     }
     let end = HEADER_LEN + usize::from(u16_at(6));
@@ -360,6 +467,42 @@ fn newest<R>(slots: &[Option<(u32, R)>; 2]) -> Option<(u8, u32)> {
     }
 }
 
+/// What a region of two-slot records holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Saved<R> {
+    /// The newest valid record.
+    Record(R),
+    /// Neither slot was ever written with a record of this kind (both
+    /// erased, or holding something else).
+    Empty,
+    /// Neither slot holds a valid record, but one starts with the
+    /// record's magic: a record was written and is damaged (a torn
+    /// write, flash wear, another version of the layout).
+    Corrupt,
+}
+
+/// The newest valid record in `flash`, or whether there was never one or
+/// only a damaged one ([`Saved`]).
+pub fn load_saved<R: Record, F: Flash + ?Sized>(flash: &mut F) -> Result<Saved<R>, PersistError> {
+    let mut damaged = false;
+    let mut slots = [None, None];
+    for (slot, found) in slots.iter_mut().enumerate() {
+        let mut bytes = R::bytes();
+        let bytes = bytes.as_mut();
+        let offset = slot_offset(flash, slot as u8, bytes.len())?;
+        flash.read(offset, bytes)?;
+        *found = decode_record::<R>(bytes);
+        damaged |= found.is_none() && bytes[..4] == R::MAGIC.to_le_bytes();
+    }
+    Ok(match newest(&slots) {
+        Some((slot, _)) => slots[usize::from(slot)]
+            .take()
+            .map_or(Saved::Empty, |(_, record)| Saved::Record(record)),
+        None if damaged => Saved::Corrupt,
+        None => Saved::Empty,
+    })
+}
+
 /// The newest valid record in `flash`; `None` when neither slot holds a
 /// valid one (a new board, or flash never written).
 pub fn load_record<R: Record, F: Flash + ?Sized>(flash: &mut F) -> Result<Option<R>, PersistError> {
@@ -418,12 +561,13 @@ pub struct Restored {
 
 impl FabricManager {
     /// The binding configuration to store: every binding, the NumVFs
-    /// setting and the generation.
+    /// settings (fabric-wide and per PF) and the generation.
     pub fn stored_config(&self) -> StoredConfig {
         let mut config = StoredConfig {
             generation: self.generation,
             num_vfs: self.settings.num_vfs,
             bindings: Vec::new(),
+            pf_vfs: self.settings.pf_vfs.clone(),
         };
         for switch in &self.switches {
             for (slot, vdsp) in switch.downstream.iter().enumerate() {
@@ -523,8 +667,53 @@ impl FabricManager {
     }
 }
 
+impl FabricManager {
+    /// Applies `config` now, to a running fabric: binds every stored
+    /// binding that is not in place already, as [`FabricManager::restore`]
+    /// does at start (a function gone or a slot taken is logged and
+    /// skipped); bindings made since and not stored are kept. The record's
+    /// NumVFs are not applied: VFs change at run time by
+    /// [`FabricManager::begin_num_vfs`] alone, one PF at a time, and the
+    /// settings keep saying what the PFs have, so that the next save
+    /// stores it. A binding of a VF that does not exist now is logged as
+    /// gone. The generation moves on if anything was bound, never back to
+    /// the stored one: clients' preconditions read before must fail.
+    pub fn apply_saved<F, H>(
+        &mut self,
+        config: &StoredConfig,
+        fabric: &mut F,
+        host_if: &mut H,
+    ) -> Result<Restored, BindError>
+    where
+        F: Fabric + ?Sized,
+        H: HostInterface + ?Sized,
+    {
+        let before = self.generation;
+        let mut missing = StoredConfig {
+            generation: before.next(),
+            bindings: Vec::new(),
+            ..config.clone()
+        };
+        for stored in &config.bindings {
+            if self.binding_of(stored.function) != Some(stored.binding) {
+                // At most as many as the record holds.
+                let _ = missing.bindings.push(*stored);
+            }
+        }
+        let restored = self.restore(&missing, fabric, host_if)?;
+        self.generation = if restored == Restored::default() {
+            before
+        } else {
+            before.next()
+        };
+        Ok(restored)
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    extern crate std;
+
     use super::*;
 
     #[test]
@@ -537,7 +726,7 @@ mod tests {
         let mut config = StoredConfig {
             generation: Generation(7),
             num_vfs: 4,
-            bindings: Vec::new(),
+            ..StoredConfig::default()
         };
         let _ = config.bindings.push(StoredBinding {
             function: Bdf::new(5, 0, 1),
@@ -552,9 +741,48 @@ mod tests {
         let len = encode_record(&config, 9, &mut bytes);
         assert_eq!(len, HEADER_LEN + FIXED_PAYLOAD_LEN + BINDING_LEN + CRC_LEN);
         // The layout of the module docs: magic, version, payload length, sequence.
-        assert_eq!(bytes[..12], *b"WFTB\x01\x00\x12\x00\x09\x00\x00\x00");
-        assert_eq!(decode_record(&bytes), Some((9, config)));
+        assert_eq!(bytes[..12], *b"WFTB\x02\x00\x12\x00\x09\x00\x00\x00");
+        assert_eq!(decode_record(&bytes), Some((9, config.clone())));
         bytes[14] ^= 1;
         assert_eq!(decode_record::<StoredConfig>(&bytes), None);
+
+        // A PF kept with its own NumVFs follows the bindings.
+        let _ = config.pf_vfs.push(PfVfs {
+            function: Bdf::new(7, 0, 0),
+            vendor_id: 0x144d,
+            device_id: 0xa824,
+            num_vfs: 2,
+        });
+        let len = encode_record(&config, 10, &mut bytes);
+        assert_eq!(
+            len,
+            HEADER_LEN + FIXED_PAYLOAD_LEN + BINDING_LEN + 8 + CRC_LEN
+        );
+        assert_eq!(bytes[19], 1);
+        assert_eq!(
+            bytes[30..38],
+            [0x00, 0x07, 0x4d, 0x14, 0x24, 0xa8, 0x02, 0x00]
+        );
+        assert_eq!(decode_record(&bytes), Some((10, config)));
+    }
+
+    #[test]
+    fn a_version_1_record_reads_without_pfs() {
+        // Version 1's layout, built by hand: generation 3, NumVFs 4, one
+        // binding (05:00.1, 10de:2330, host 1 slot 3), reserved 0.
+        let mut bytes = [0xffu8; MAX_RECORD_LEN];
+        let mut record = std::vec::Vec::new();
+        record.extend_from_slice(b"WFTB\x01\x00\x12\x00\x05\x00\x00\x00");
+        record.extend_from_slice(&[3, 0, 0, 0, 4, 0, 1, 0]);
+        record.extend_from_slice(&[0x01, 0x05, 0xde, 0x10, 0x30, 0x23, 1, 0, 3, 0]);
+        let crc = crc32(&record);
+        record.extend_from_slice(&crc.to_le_bytes());
+        bytes[..record.len()].copy_from_slice(&record);
+        let (sequence, config) = decode_record::<StoredConfig>(&bytes).expect("valid");
+        assert_eq!(sequence, 5);
+        assert_eq!((config.generation, config.num_vfs), (Generation(3), 4));
+        assert_eq!(config.bindings.len(), 1);
+        assert_eq!(config.bindings[0].function, Bdf::new(5, 0, 1));
+        assert!(config.pf_vfs.is_empty());
     }
 }

@@ -108,6 +108,7 @@ fn coalesce(routes: &mut [AddressRoute]) -> &[AddressRoute] {
 /// Writes port roles (endpoints unowned), completer IDs, return to
 /// ingress and both routing tables of every switch in `inventory`, along
 /// `inventory.paths`.
+#[inline(never)]
 pub fn program_fabric<F: Fabric + ?Sized>(
     inventory: &Inventory,
     settings: &FabricSettings,

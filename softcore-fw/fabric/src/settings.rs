@@ -7,7 +7,7 @@ use weft_pcie::config::FunctionIdentity;
 use weft_pcie::Bdf;
 
 use crate::address::AddressPlan;
-use crate::limits::MAX_HOST_PORTS;
+use crate::limits::{MAX_HOST_PORTS, MAX_SRIOV_PFS};
 use weft_regs::tables::{HostIndex, PortIndex};
 
 /// One host port and the virtual switch presented on it.
@@ -23,6 +23,22 @@ pub struct HostPort {
     pub host: HostIndex,
     /// Virtual downstream ports (slots) of its virtual switch.
     pub slots: u8,
+}
+
+/// NumVFs of one PF, in place of [`FabricSettings::num_vfs`]: a change
+/// made at run time, kept so that a saved configuration brings it back.
+/// The PF is known by its fabric ID, vendor and device ID, so another
+/// device at that ID after a restart does not take it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PfVfs {
+    /// The PF's fabric ID.
+    pub function: Bdf,
+    /// Its vendor ID.
+    pub vendor_id: u16,
+    /// Its device ID.
+    pub device_id: u16,
+    /// Its NumVFs.
+    pub num_vfs: u16,
 }
 
 /// The identity the virtual switch ports report when no other is configured.
@@ -51,6 +67,8 @@ pub struct FabricSettings {
     pub hosts: Vec<HostPort, MAX_HOST_PORTS>,
     /// VFs to enable on every SR-IOV PF (clamped to its TotalVFs; 0 leaves SR-IOV off).
     pub num_vfs: u16,
+    /// PFs whose NumVFs differs from [`FabricSettings::num_vfs`].
+    pub pf_vfs: Vec<PfVfs, MAX_SRIOV_PFS>,
     /// Where BARs are placed.
     pub address_plan: AddressPlan,
     /// Vendor, device, revision and class of each virtual upstream port.
@@ -67,6 +85,7 @@ impl FabricSettings {
         manager_id: Bdf::new(0, 0, 0),
         hosts: Vec::new(),
         num_vfs: 0,
+        pf_vfs: Vec::new(),
         address_plan: AddressPlan::DEFAULT,
         upstream_identity: UNCONFIGURED_IDENTITY,
         downstream_identity: UNCONFIGURED_IDENTITY,
@@ -80,6 +99,28 @@ impl Default for FabricSettings {
 }
 
 impl FabricSettings {
+    /// The NumVFs to enable on the PF `function` with `vendor_id` and
+    /// `device_id`: its own ([`FabricSettings::pf_vfs`]) or the fabric-wide one.
+    pub fn num_vfs_for(&self, function: Bdf, vendor_id: u16, device_id: u16) -> u16 {
+        self.pf_vfs
+            .iter()
+            .find(|p| (p.function, p.vendor_id, p.device_id) == (function, vendor_id, device_id))
+            .map_or(self.num_vfs, |p| p.num_vfs)
+    }
+
+    /// Keeps `pf`'s NumVFs apart from the fabric-wide one; `Err` when
+    /// [`MAX_SRIOV_PFS`] other PFs are kept already.
+    pub fn keep_pf_vfs(&mut self, pf: PfVfs) -> Result<(), PfVfs> {
+        let same = |p: &PfVfs| (p.function, p.vendor_id, p.device_id);
+        match self.pf_vfs.iter_mut().find(|p| same(p) == same(&pf)) {
+            Some(kept) => {
+                kept.num_vfs = pf.num_vfs;
+                Ok(())
+            }
+            None => self.pf_vfs.push(pf),
+        }
+    }
+
     /// The host port configuration of `port` of switch `switch`, if it faces a host.
     pub fn host_port(&self, switch: u64, port: PortIndex) -> Option<&HostPort> {
         self.hosts

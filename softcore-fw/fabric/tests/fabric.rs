@@ -220,9 +220,10 @@ fn bars_are_placed_naturally_aligned_in_their_pools() {
     //   GPU BAR0 16 MiB           0x8000_0000
     //   GPU BAR3 64 KiB (64-bit, not prefetchable)  0x8100_0000
     //   NVMe BAR0 16 KiB          0x8101_0000
-    //   NVMe VF BAR0 3 × 16 KiB   0x8101_4000 (16 KiB aligned)
-    //   multi f0, f1 4 KiB        0x8102_0000, 0x8102_1000
-    //   ARI f0, f0x85 8 KiB       0x8102_2000, 0x8102_4000
+    //   NVMe VF BAR0 4 × 16 KiB   0x8101_4000 (16 KiB aligned; room for
+    //                             TotalVFs, three enabled)
+    //   multi f0, f1 4 KiB        0x8102_4000, 0x8102_5000
+    //   ARI f0, f0x85 8 KiB       0x8102_6000, 0x8102_8000
     // 64-bit prefetchable from 0x40_0000_0000:
     //   GPU BAR1 256 MiB          0x40_0000_0000
     assert_eq!(
@@ -233,10 +234,10 @@ fn bars_are_placed_naturally_aligned_in_their_pools() {
     assert_eq!(bar_addresses(&rig, NVME_VF1), [Some(0x8101_4000)]);
     assert_eq!(bar_addresses(&rig, NVME_VF2), [Some(0x8101_8000)]);
     assert_eq!(bar_addresses(&rig, NVME_VF3), [Some(0x8101_c000)]);
-    assert_eq!(bar_addresses(&rig, MULTI_F0), [Some(0x8102_0000)]);
-    assert_eq!(bar_addresses(&rig, MULTI_F1), [Some(0x8102_1000)]);
-    assert_eq!(bar_addresses(&rig, ARI_F0), [Some(0x8102_2000)]);
-    assert_eq!(bar_addresses(&rig, ARI_F85), [Some(0x8102_4000)]);
+    assert_eq!(bar_addresses(&rig, MULTI_F0), [Some(0x8102_4000)]);
+    assert_eq!(bar_addresses(&rig, MULTI_F1), [Some(0x8102_5000)]);
+    assert_eq!(bar_addresses(&rig, ARI_F0), [Some(0x8102_6000)]);
+    assert_eq!(bar_addresses(&rig, ARI_F85), [Some(0x8102_8000)]);
 
     // The devices hold them, with decode and bus mastering on (§7.5.1.1.3).
     let gpu = rig.fabric.function(GPU, 0);

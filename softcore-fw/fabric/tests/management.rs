@@ -6,6 +6,7 @@ mod common;
 
 use common::*;
 use sha2::{Digest as _, Sha256};
+use weft_fabric::board::{Board, BoardFault};
 use weft_fabric::events::{ErrorSeverity, IsolationCheck, EVENT_LOG_CAPACITY};
 use weft_fabric::firmware_update::FirmwareUpdate;
 use weft_fabric::inventory::SwitchIndex;
@@ -20,17 +21,23 @@ use weft_fabric::pcie::config::pm::{PowerManagement, PMCSR};
 use weft_fabric::pcie::config::walk::find_capability;
 use weft_fabric::pcie::config::{cap_id, sriov, Bar, CapabilityList};
 use weft_fabric::pcie::Bdf;
+use weft_fabric::persist::{ArrayFlash, Flash};
 use weft_fabric::settings::{FabricSettings, HostPort};
+use weft_model::csr_window::CsrWindow;
+use weft_model::Switch;
 use weft_proto::heapless::Vec as Bounded;
 use weft_proto::{
     encode_response, AccessWidth, AerSeverity, BarKind, Capabilities, CompletionStatus,
-    CounterKind, Digest, EndpointInfo, Error, EventKind, EventPage, EventSeq, FabricId, Generation,
-    Header, HostIndex, ImageSlot, IsolationCheck as WireCheck, Key, LinkSpeed, LinkState,
-    LinkStatus, OperationId, OperationState, Owner, PortAction, PortCounters as WireCounters,
-    PortIndex as WirePort, PortRef, PortRole, Request, Response, SlotIndex, SlotState, SwitchId,
-    TopologyCursor, TopologyItem, TopologyPage, UnbindMode, UpdateState, VirtualSwitchInfo,
-    EVENTS_PAGE_LEN, MAX_DATAGRAM, OLDEST_PROTOCOL_VERSION, PROTOCOL_VERSION, TOPOLOGY_PAGE_ITEMS,
+    CounterKind, Digest, EndpointInfo, Error, EventKind, EventPage, EventSeq, FabricId, FlashOp,
+    Generation, Header, HostIndex, ImageSlot, IsolationCheck as WireCheck, Key, LinkSpeed,
+    LinkState, LinkStatus, OperationId, OperationState, Owner, PortAction,
+    PortCounters as WireCounters, PortIndex as WirePort, PortRef, PortRole, Request, ResetScope,
+    Response, SlotIndex, SlotState, SwitchId, Token, TopologyCursor, TopologyItem, TopologyPage,
+    UnbindMode, UpdateState, VirtualSwitchInfo, EVENTS_PAGE_LEN, MAX_DATAGRAM,
+    OLDEST_PROTOCOL_VERSION, PROTOCOL_VERSION, TOPOLOGY_PAGE_ITEMS,
 };
+use weft_regs::csr::{counter_control, global, port as port_csr, window as window_csr};
+use weft_regs::driver::CsrBus;
 use weft_regs::soc::spi_flash::SECTOR_SIZE;
 use weft_regs::tables::{HostIndex as FabricHost, PortIndex};
 
@@ -161,7 +168,64 @@ fn started() -> Rig {
     rig
 }
 
+/// A board for the requests that reach it: a CSR window (weft-model's,
+/// over a switch of its own) recording every write that reaches it,
+/// configuration flash in memory, and resets recorded rather than done.
+/// Each is optional: a board without them answers `Unsupported`.
+#[derive(Default)]
+struct TestBoard {
+    window: Option<CsrWindow>,
+    csr_writes: Vec<(u32, u32)>,
+    flash: Option<ArrayFlash<8192>>,
+    resettable: bool,
+    resets: Vec<ResetScope>,
+}
+
+impl TestBoard {
+    fn full() -> Self {
+        TestBoard {
+            window: Some(CsrWindow::new(Switch::new(PORTS))),
+            flash: Some(ArrayFlash::erased()),
+            resettable: true,
+            ..TestBoard::default()
+        }
+    }
+}
+
+impl Board for TestBoard {
+    fn read_csr(&mut self, address: u32) -> Result<u32, BoardFault> {
+        let window = self.window.as_mut().ok_or(BoardFault::Unsupported)?;
+        Ok(window.read32(address))
+    }
+
+    fn write_csr(&mut self, address: u32, value: u32) -> Result<(), BoardFault> {
+        let window = self.window.as_mut().ok_or(BoardFault::Unsupported)?;
+        self.csr_writes.push((address, value));
+        window.write32(address, value);
+        Ok(())
+    }
+
+    fn config_flash(&mut self) -> Option<&mut dyn Flash> {
+        self.flash.as_mut().map(|f| f as &mut dyn Flash)
+    }
+
+    fn resets(&self, _scope: ResetScope) -> bool {
+        self.resettable
+    }
+
+    fn schedule_reset(&mut self, scope: ResetScope) {
+        self.resets.push(scope);
+    }
+}
+
+/// Answers `request` on a board that has no CSR window, flash or reset.
 fn ask(rig: &mut Rig, request: Request) -> Response {
+    ask_on(rig, &mut TestBoard::default(), request)
+}
+
+/// Answers `request` on `board`, at the rig's time, as the firmware does.
+fn ask_on(rig: &mut Rig, board: &mut TestBoard, request: Request) -> Response {
+    rig.manager.set_time(rig.clock.0.get());
     let mut clock = rig.clock.clone();
     let hardware = Hardware {
         config: &mut rig.fabric,
@@ -170,8 +234,16 @@ fn ask(rig: &mut Rig, request: Request) -> Response {
         links: &mut Links,
         firmware: None,
         timer: Some(&mut clock),
+        board,
     };
     handle(&mut rig.manager, &BOARD, &request, &[], hardware)
+}
+
+fn refusal_on(rig: &mut Rig, board: &mut TestBoard, request: Request) -> Error {
+    match ask_on(rig, board, request) {
+        Response::Error(error) => error,
+        other => panic!("expected a refusal, got {other:?}"),
+    }
 }
 
 fn refusal(rig: &mut Rig, request: Request) -> Error {
@@ -289,6 +361,16 @@ fn identify_reports_the_switch_board_versions_and_capabilities() {
     assert!(caps.contains(Capabilities::AUTHENTICATED));
     // One switch: no fabric of several.
     assert!(!caps.contains(Capabilities::MULTI_SWITCH));
+    assert!(caps.contains(Capabilities::DIAGNOSTICS));
+    // A board without configuration flash saves nothing; one with it does.
+    assert!(!caps.contains(Capabilities::PERSISTENT_CONFIG));
+    let Response::Identity(identity) = ask_on(&mut rig, &mut TestBoard::full(), Request::Identify)
+    else {
+        panic!("expected an identity");
+    };
+    assert!(identity
+        .capabilities
+        .contains(Capabilities::PERSISTENT_CONFIG));
 }
 
 #[test]
@@ -987,6 +1069,7 @@ fn firmware_update_requests_go_to_the_boards_service() {
                 links: &mut Links,
                 firmware: Some(&mut update),
                 timer: None,
+                board: &mut TestBoard::default(),
             };
             handle(&mut rig.manager, &BOARD, request, trailing, hardware)
         })
@@ -1014,7 +1097,13 @@ fn requests_not_served_get_typed_answers() {
             port: None,
             kind: Some(CounterKind::RxTlps),
         },
-        Request::CsrRead { addr: 0 },
+        // The board has no CSR window, flash or reset.
+        Request::CsrRead {
+            addr: global::ID.address(0, 0),
+        },
+        Request::ResetArm {
+            scope: ResetScope::Firmware,
+        },
     ] {
         assert_eq!(refusal(&mut rig, request), Error::Unsupported);
     }
@@ -1658,6 +1747,7 @@ fn links_are_retrained_and_hot_reset_on_endpoint_ports_only() {
         links: &mut Links,
         firmware: None,
         timer: None,
+        board: &mut TestBoard::default(),
     };
     let request = port(GPU, PortAction::HotReset);
     assert_eq!(
@@ -1782,4 +1872,488 @@ fn port_control_before_enumeration_is_told_to_retry() {
         refusal(&mut rig, port(GPU, PortAction::Disable)),
         Error::Busy { retry_after_ms } if retry_after_ms > 0
     ));
+}
+
+// ---------------------------------------------------------------- CSR diagnostics
+
+#[test]
+fn csr_read_answers_from_the_window_and_refuses_what_is_not_a_register() {
+    let mut rig = started();
+    let mut board = TestBoard::full();
+    assert_eq!(
+        ask_on(
+            &mut rig,
+            &mut board,
+            Request::CsrRead {
+                addr: global::ID.address(0, 0)
+            }
+        ),
+        Response::Csr {
+            addr: global::ID.address(0, 0),
+            value: u32::from_be_bytes(*b"WEFT"),
+        }
+    );
+    // The window takes whole, aligned words only.
+    let odd = global::PORTS.address(0, 0) + 2;
+    assert_eq!(
+        refusal_on(&mut rig, &mut board, Request::CsrRead { addr: odd }),
+        Error::Misaligned {
+            offset: odd,
+            width: AccessWidth::Dword,
+        }
+    );
+    // Between global's last register (0x14) and its block's end; and
+    // outside the window altogether.
+    for addr in [global::ID.address(0, 0) + 0x80, 0x1000_0000] {
+        assert_eq!(
+            refusal_on(&mut rig, &mut board, Request::CsrRead { addr }),
+            Error::CsrOutOfRange { addr }
+        );
+    }
+}
+
+#[test]
+fn csr_write_reaches_only_the_counter_clear() {
+    let mut rig = started();
+    let mut board = TestBoard::full();
+    for addr in [
+        port_csr::CONTROL.address(u32::from(GPU), 0),
+        window_csr::BASE_LOW.address(u32::from(HOST0), 0),
+        global::ID.address(0, 0),
+    ] {
+        assert_eq!(
+            refusal_on(&mut rig, &mut board, Request::CsrWrite { addr, value: 0 }),
+            Error::FabricOwnedCsr { addr }
+        );
+    }
+    assert!(board.csr_writes.is_empty(), "nothing refused was written");
+    // A client of protocol version 3 does not know the refusal.
+    let mut old = Response::Error(Error::FabricOwnedCsr { addr: 0 });
+    old.downgrade_for(3);
+    assert_eq!(old, Response::Error(Error::Unsupported));
+
+    let clear = counter_control::CLEAR.address(0, 0);
+    let gpu_bit = 1 << GPU;
+    assert_eq!(
+        ask_on(
+            &mut rig,
+            &mut board,
+            Request::CsrWrite {
+                addr: clear,
+                value: gpu_bit
+            }
+        ),
+        Response::Done
+    );
+    assert_eq!(board.csr_writes, [(clear, gpu_bit)]);
+}
+
+// ---------------------------------------------------------------- saved configuration
+
+#[test]
+fn a_saved_configuration_is_restored_on_request() {
+    let mut rig = started();
+    let mut board = TestBoard::full();
+    assert_eq!(
+        refusal_on(&mut rig, &mut board, Request::RestoreConfig),
+        Error::NoSavedConfig
+    );
+    assert_eq!(ask(&mut rig, bind(HOST0, 0, &[GPU_ID])), Response::Done);
+    assert_eq!(
+        ask_on(&mut rig, &mut board, Request::SaveConfig),
+        Response::Done
+    );
+    // The record's layout (weft_fabric::persist): magic "WFTB", version 2.
+    let flash = board.flash.as_ref().expect("flash");
+    assert_eq!(flash.bytes()[..6], *b"WFTB\x02\x00");
+
+    assert_eq!(
+        ask(&mut rig, unbind(HOST0, 0, UnbindMode::Surprise)),
+        Response::Done
+    );
+    let unbound = vswitch(&mut rig, HOST0).generation;
+    assert_eq!(
+        ask_on(&mut rig, &mut board, Request::RestoreConfig),
+        Response::Done
+    );
+    let restored = vswitch(&mut rig, HOST0);
+    assert_eq!(
+        restored.slots[0].state,
+        SlotState::Bound {
+            functions: functions(&[GPU_ID])
+        }
+    );
+    assert!(
+        restored.generation.0 > unbound.0,
+        "the generation moves on, never back to the saved one"
+    );
+    // Restoring again changes nothing: the binding is in place.
+    assert_eq!(
+        ask_on(&mut rig, &mut board, Request::RestoreConfig),
+        Response::Done
+    );
+    assert_eq!(vswitch(&mut rig, HOST0).generation, restored.generation);
+    let logged = kinds(&events_from(&mut rig, 0));
+    assert!(logged.contains(&EventKind::ConfigSaved));
+    assert!(logged.contains(&EventKind::ConfigRestored));
+
+    // A damaged record (one payload bit) is no record to apply.
+    board.flash.as_mut().expect("flash").bytes_mut()[13] ^= 1;
+    assert_eq!(
+        refusal_on(&mut rig, &mut board, Request::RestoreConfig),
+        Error::SavedConfigCorrupt
+    );
+}
+
+/// A flash whose every erase fails, as a worn or write-protected part's.
+struct FailingFlash;
+
+impl Flash for FailingFlash {
+    fn size(&self) -> u32 {
+        8192
+    }
+
+    fn read(
+        &mut self,
+        _offset: u32,
+        buf: &mut [u8],
+    ) -> Result<(), weft_fabric::persist::FlashError> {
+        buf.fill(0xff);
+        Ok(())
+    }
+
+    fn erase(&mut self, offset: u32, _len: u32) -> Result<(), weft_fabric::persist::FlashError> {
+        Err(weft_fabric::persist::FlashError::Failed { offset })
+    }
+
+    fn write(&mut self, offset: u32, _data: &[u8]) -> Result<(), weft_fabric::persist::FlashError> {
+        Err(weft_fabric::persist::FlashError::Failed { offset })
+    }
+}
+
+/// A board whose configuration flash fails.
+struct FailingBoard(FailingFlash);
+
+impl Board for FailingBoard {
+    fn read_csr(&mut self, _address: u32) -> Result<u32, BoardFault> {
+        Err(BoardFault::Unsupported)
+    }
+
+    fn write_csr(&mut self, _address: u32, _value: u32) -> Result<(), BoardFault> {
+        Err(BoardFault::Unsupported)
+    }
+
+    fn config_flash(&mut self) -> Option<&mut dyn Flash> {
+        Some(&mut self.0)
+    }
+
+    fn resets(&self, _scope: ResetScope) -> bool {
+        false
+    }
+
+    fn schedule_reset(&mut self, _scope: ResetScope) {}
+}
+
+#[test]
+fn a_save_that_the_flash_fails_names_the_operation() {
+    let mut rig = started();
+    let hardware = Hardware {
+        config: &mut rig.fabric,
+        fabric: &mut rig.plane.switch,
+        hosts: &mut rig.host,
+        links: &mut Links,
+        firmware: None,
+        timer: None,
+        board: &mut FailingBoard(FailingFlash),
+    };
+    assert_eq!(
+        handle(
+            &mut rig.manager,
+            &BOARD,
+            &Request::SaveConfig,
+            &[],
+            hardware
+        ),
+        Response::Error(Error::FlashFailed { op: FlashOp::Erase })
+    );
+}
+
+// ---------------------------------------------------------------- reset
+
+fn armed(rig: &mut Rig, board: &mut TestBoard, scope: ResetScope) -> Token {
+    match ask_on(rig, board, Request::ResetArm { scope }) {
+        Response::ResetArmed {
+            token,
+            expires_in_ms,
+        } => {
+            assert_eq!(expires_in_ms, 10_000);
+            token
+        }
+        other => panic!("expected an armed reset, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_reset_needs_the_armed_token_before_it_expires() {
+    let mut rig = started();
+    let mut board = TestBoard::full();
+    let trigger = |token| Request::ResetTrigger { token };
+    assert_eq!(
+        refusal_on(&mut rig, &mut board, trigger(Token(7))),
+        Error::BadToken
+    );
+    let first = armed(&mut rig, &mut board, ResetScope::Firmware);
+    let token = armed(&mut rig, &mut board, ResetScope::Switch);
+    assert_ne!(first, token, "each arm hands out a new token");
+    // Arming again replaced the first token.
+    assert_eq!(
+        refusal_on(&mut rig, &mut board, trigger(first)),
+        Error::BadToken
+    );
+    assert_eq!(
+        refusal_on(&mut rig, &mut board, trigger(Token(token.0 ^ 1))),
+        Error::BadToken
+    );
+    assert!(board.resets.is_empty());
+    assert_eq!(ask_on(&mut rig, &mut board, trigger(token)), Response::Done);
+    assert_eq!(board.resets, [ResetScope::Switch]);
+    // A trigger is used up: a new request with it does not reset again.
+    assert_eq!(
+        refusal_on(&mut rig, &mut board, trigger(token)),
+        Error::BadToken
+    );
+    assert_eq!(board.resets.len(), 1);
+
+    let late = armed(&mut rig, &mut board, ResetScope::Firmware);
+    rig.clock.0.set(rig.clock.0.get() + 10_000_000_001);
+    assert_eq!(
+        refusal_on(&mut rig, &mut board, trigger(late)),
+        Error::TokenExpired
+    );
+    assert_eq!(board.resets.len(), 1);
+}
+
+// ---------------------------------------------------------------- NumVFs
+
+fn set_vfs(endpoint: FabricId, num_vfs: u16) -> Request {
+    Request::SetNumVfs { endpoint, num_vfs }
+}
+
+/// NumVFs and VF Enable of the NVMe PF, as the device holds them.
+fn device_vfs(rig: &Rig) -> (u16, bool) {
+    let pf = &rig.fabric.devices[usize::from(NVME)]
+        .as_ref()
+        .expect("the NVMe drive")
+        .functions[0];
+    let cap = pf.sriov.as_ref().expect("SR-IOV").0;
+    (
+        pf.space.read_u16(cap.offset + sriov::NUM_VFS),
+        vf_enabled(&pf.space, cap),
+    )
+}
+
+/// Runs a NumVFs change that waits for its VFs to the end.
+fn change_vfs(rig: &mut Rig, num_vfs: u16) {
+    let op = in_progress(ask(rig, set_vfs(NVME_PF, num_vfs)));
+    // §9.3.3.3.1: the VFs are not accessed before 100 ms have passed.
+    assert!(matches!(
+        operation(rig, op),
+        OperationState::Running { percent } if percent < 100
+    ));
+    assert_eq!(device_vfs(rig), (num_vfs, true));
+    rig.clock.0.set(rig.clock.0.get() + 100_000_000);
+    assert_eq!(operation(rig, op), OperationState::Succeeded);
+    assert_eq!(
+        operation(rig, op),
+        OperationState::Succeeded,
+        "kept for later polls"
+    );
+}
+
+/// Unbinds and NumVFs changes draw their operation IDs from one space:
+/// each gets its own, and `OperationStatus` answers for either while it
+/// runs and after it ends, the one that ended first still known once the
+/// other has.
+#[test]
+fn unbinds_and_num_vfs_changes_share_one_operation_id_space() {
+    let mut rig = started();
+    let slot = host_arms_slot(&mut rig, HOST0, 0);
+    assert_eq!(ask(&mut rig, bind(HOST0, 0, &[GPU_ID])), Response::Done);
+    let unbinding = in_progress(ask(&mut rig, unbind(HOST0, 0, UnbindMode::Graceful)));
+    let changing = in_progress(ask(&mut rig, set_vfs(NVME_PF, 3)));
+    assert_ne!(unbinding, changing);
+    assert_eq!(
+        operation(&mut rig, unbinding),
+        OperationState::Running { percent: 0 }
+    );
+    assert!(matches!(
+        operation(&mut rig, changing),
+        OperationState::Running { percent } if percent < 100
+    ));
+
+    // The host powers the slot off: the unbind ends, the change runs on.
+    rig.power_off_slot(HOST0, slot);
+    assert_eq!(operation(&mut rig, unbinding), OperationState::Succeeded);
+    assert!(matches!(
+        operation(&mut rig, changing),
+        OperationState::Running { .. }
+    ));
+    // §9.3.3.3.1: the VFs answer 100 ms after VF Enable.
+    rig.clock.0.set(rig.clock.0.get() + 100_000_000);
+    assert_eq!(operation(&mut rig, changing), OperationState::Succeeded);
+    assert_eq!(
+        operation(&mut rig, unbinding),
+        OperationState::Succeeded,
+        "the earlier outcome is kept"
+    );
+    let unknown = OperationId(unbinding.0.max(changing.0) + 1);
+    assert_eq!(
+        refusal(&mut rig, Request::OperationStatus { op: unknown }),
+        Error::NoSuchOperation { op: unknown }
+    );
+}
+
+fn vfs_listed(rig: &mut Rig) -> Vec<EndpointInfo> {
+    all_items(rig)
+        .1
+        .into_iter()
+        .filter_map(|item| match item {
+            TopologyItem::Endpoint(e) if e.physical_function == Some(NVME_PF) => Some(e),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn num_vfs_changes_at_run_time_inside_the_reserved_regions() {
+    let mut rig = started();
+    let before = vfs_listed(&mut rig);
+    let ids: Vec<FabricId> = before.iter().map(|vf| vf.fabric_id).collect();
+    assert_eq!(ids, [NVME_VF1, NVME_VF2]);
+    let vf1_bar = before[0].bars[0].fabric_address;
+
+    change_vfs(&mut rig, 1);
+    let one = vfs_listed(&mut rig);
+    assert_eq!(one.len(), 1);
+    assert_eq!(one[0].fabric_id, NVME_VF1);
+    assert_eq!(one[0].bars[0].fabric_address, vf1_bar);
+
+    // NumVFs 0: VF Enable stays clear, nothing to wait for.
+    assert_eq!(ask(&mut rig, set_vfs(NVME_PF, 0)), Response::Done);
+    assert_eq!(device_vfs(&rig), (0, false));
+    assert!(vfs_listed(&mut rig).is_empty());
+    let pf = endpoint(&all_items(&mut rig).1, NVME_PF);
+    assert_eq!(pf.sriov.map(|s| s.num_vfs), Some(0));
+
+    change_vfs(&mut rig, 2);
+    let two = vfs_listed(&mut rig);
+    let ids: Vec<FabricId> = two.iter().map(|vf| vf.fabric_id).collect();
+    assert_eq!(ids, [NVME_VF1, NVME_VF2]);
+    // §9.3.3.14: VF n's BAR is the VF BAR's base + (n - 1) × the per-VF
+    // size, 16 KiB for this drive.
+    assert_eq!(two[0].bars[0].fabric_address, vf1_bar);
+    assert_eq!(two[1].bars[0].fabric_address, vf1_bar + (16 << 10));
+    assert!(
+        kinds(&events_from(&mut rig, 0)).contains(&EventKind::NumVfsChanged {
+            fabric_id: NVME_PF,
+            num_vfs: 2
+        })
+    );
+    // The same NumVFs again is already done.
+    assert_eq!(ask(&mut rig, set_vfs(NVME_PF, 2)), Response::Done);
+
+    // Up to TotalVFs (4): VF 3 and 4 are on the bus after the PF's
+    // (0x0400 + 0x80 + 2 × 0x40 = 0x0500), which enumeration reserved.
+    change_vfs(&mut rig, 4);
+    let four = vfs_listed(&mut rig);
+    let ids: Vec<FabricId> = four.iter().map(|vf| vf.fabric_id).collect();
+    assert_eq!(
+        ids,
+        [NVME_VF1, NVME_VF2, FabricId(0x0500), FabricId(0x0540)]
+    );
+    assert_eq!(four[3].bars[0].fabric_address, vf1_bar + 3 * (16 << 10));
+}
+
+#[test]
+fn num_vfs_refusals_name_the_cause() {
+    let mut rig = started();
+    for (request, refused) in [
+        (
+            set_vfs(GPU_ID, 1),
+            Error::NotSriovCapable { fabric_id: GPU_ID },
+        ),
+        (
+            set_vfs(NVME_VF1, 1),
+            Error::NotSriovCapable {
+                fabric_id: NVME_VF1,
+            },
+        ),
+        (
+            set_vfs(FabricId(0x0900), 1),
+            Error::NoSuchEndpoint {
+                fabric_id: FabricId(0x0900),
+            },
+        ),
+        // TotalVFs is 4 (§9.3.3.6).
+        (
+            set_vfs(NVME_PF, 5),
+            Error::TooManyVfs {
+                fabric_id: NVME_PF,
+                total_vfs: 4,
+            },
+        ),
+    ] {
+        assert_eq!(refusal(&mut rig, request), refused);
+    }
+    assert_eq!(ask(&mut rig, bind(HOST1, 1, &[NVME_VF2])), Response::Done);
+    assert_eq!(
+        refusal(&mut rig, set_vfs(NVME_PF, 1)),
+        Error::VfBound {
+            fabric_id: NVME_PF,
+            vf: NVME_VF2
+        }
+    );
+    assert_eq!(device_vfs(&rig), (2, true), "nothing changed");
+    assert_eq!(
+        ask(&mut rig, unbind(HOST1, 1, UnbindMode::Surprise)),
+        Response::Done
+    );
+    assert!(matches!(
+        ask(&mut rig, set_vfs(NVME_PF, 1)),
+        Response::InProgress { .. }
+    ));
+    assert!(matches!(
+        refusal(&mut rig, set_vfs(NVME_PF, 2)),
+        Error::Busy { retry_after_ms } if retry_after_ms > 0
+    ));
+}
+
+#[test]
+fn a_saved_num_vfs_comes_back_at_the_next_start() {
+    let mut running = started();
+    let mut board = TestBoard::full();
+    change_vfs(&mut running, 3);
+    assert_eq!(
+        ask_on(&mut running, &mut board, Request::SaveConfig),
+        Response::Done
+    );
+    // The next start: a manager built from the saved settings enumerates
+    // the same fabric (its devices as they power up, three VFs of four).
+    let saved = weft_fabric::persist::load(board.flash.as_mut().expect("flash"))
+        .expect("readable")
+        .expect("a record");
+    let mut next = rig();
+    let mut settings = settings();
+    saved.apply_to(&mut settings);
+    next.manager = FabricManager::new(settings).expect("valid settings");
+    let mut clock = next.clock.clone();
+    next.manager
+        .start(&mut next.fabric, &mut clock, &mut next.plane.switch, 0)
+        .expect("the fabric enumerates");
+    let ids: Vec<FabricId> = vfs_listed(&mut next)
+        .iter()
+        .map(|vf| vf.fabric_id)
+        .collect();
+    assert_eq!(ids, [NVME_VF1, NVME_VF2, FabricId(0x0500)]);
+    assert_eq!(device_vfs(&next), (3, true));
 }

@@ -8,11 +8,14 @@
 //!
 //! The manager is configured from the built-in settings ([`settings`]: this
 //! switch, the fabric manager at bus 0, the host ports of [`HOST_PORTS`])
-//! when the firmware starts, and started — enumeration, routes, tables —
+//! when the firmware starts, with the NumVFs of the configuration saved in
+//! flash ([`crate::flash::CONFIG_REGION`], `SaveConfig`) if there is one,
+//! and started — enumeration, routes, tables —
 //! by the main loop once the links have been out of reset for the 100 ms
 //! the spec asks before the first configuration request (PCIe Base 6.0
 //! §6.6.1; the links leave reset with the soft core, at `mtime` 0), so the
-//! boot does not wait and the management port answers meanwhile. From
+//! boot does not wait and the management port answers meanwhile; the
+//! saved bindings are made again right after. From
 //! then on every pass of the main loop answers the hosts' configuration
 //! requests waiting in the mailbox ([`Fabric::serve_hosts`]) before the
 //! network is polled, and the management server's requests are answered
@@ -33,21 +36,27 @@ use core::cell::RefCell;
 use smoltcp::time::Duration;
 use weft_drivers::mailbox::{CsrMailbox, InjectDrops, SharedMailbox};
 use weft_drivers::timer::SocTimer;
+use weft_fabric::binding::BindError;
+use weft_fabric::board::Board;
 use weft_fabric::firmware_update::FirmwareService;
 use weft_fabric::hw::Timer;
 use weft_fabric::inband::InbandFabric;
 use weft_fabric::inventory::PortKind;
-use weft_fabric::management::{handle, BoardInfo, Hardware, PortLink, PortLinks};
+use weft_fabric::management::{
+    advance_operations, handle, BoardInfo, Hardware, PortLink, PortLinks,
+};
 use weft_fabric::manager::{FabricManager, StartError};
 use weft_fabric::pcie::config::function::CLASS_PCI_BRIDGE;
 use weft_fabric::pcie::config::FunctionIdentity;
 use weft_fabric::pcie::Bdf;
+use weft_fabric::persist::{self, Restored, StoredConfig};
 use weft_fabric::readiness::RESET_TO_FIRST_REQUEST_NS;
 use weft_fabric::settings::{FabricSettings, HostPort};
 use weft_proto::{LinkSpeed, LinkState, LinkStatus, Request, Response};
 use weft_regs::driver::{CsrDataPlane, IdentityError};
 use weft_regs::tables::{DataPlane, HostIndex, PortIndex};
 
+use crate::board::SocBoard;
 use crate::mmio::Mmio;
 
 /// The host ports the manager presents virtual switches on: host 0's
@@ -106,6 +115,8 @@ pub struct Started {
     pub result: Result<(), StartError>,
     /// Functions enumerated.
     pub functions: usize,
+    /// What restoring the bindings saved in flash did, if a configuration was saved.
+    pub restored: Option<Result<Restored, BindError>>,
     /// Instructions the start retired (`minstret`).
     pub instructions: u32,
     /// `mtime` ticks (soft core cycles) it took.
@@ -115,11 +126,16 @@ pub struct Started {
 /// The mailbox both the manager's configuration requests and the hosts' use.
 type Mailbox = CsrMailbox<Mmio, SocTimer<Mmio>>;
 
+/// How often the main loop looks at a NumVFs change that waits for its
+/// VFs: their readiness raises no interrupt.
+const OPERATION_POLL: Duration = Duration::from_millis(10);
+
 /// The fabric manager and its hardware.
 pub struct Fabric {
     manager: &'static mut FabricManager,
     plane: CsrDataPlane<Mmio>,
     mailbox: RefCell<Mailbox>,
+    board: SocBoard,
     phase: Phase,
 }
 
@@ -135,6 +151,7 @@ impl Fabric {
             manager: home,
             plane,
             mailbox: RefCell::new(mailbox),
+            board: SocBoard::new(),
             phase: Phase::Waiting,
         })
     }
@@ -161,6 +178,7 @@ impl Fabric {
                 Some(Duration::from_micros(left_ns.div_ceil(1_000)))
             }
             Phase::Running if self.mailbox.borrow().holds_requests() => Some(Duration::ZERO),
+            Phase::Running if self.manager.num_vfs_operation().is_some() => Some(OPERATION_POLL),
             Phase::Running | Phase::Failed(_) => None,
         }
     }
@@ -173,13 +191,23 @@ impl Fabric {
             return None;
         }
         let (instructions, ticks) = (minstret(), crate::timer::ticks());
-        let mut config = SharedMailbox(&self.mailbox);
-        let mut timer = SocTimer::new(Mmio);
-        let mut fabric = InbandFabric::new(&mut self.plane, config);
-        let result = self.manager.start(&mut config, &mut timer, &mut fabric, 0);
+        // The configuration saved by `SaveConfig` is applied at start: its
+        // NumVFs before enumeration, its bindings after.
+        let saved = self.configure_saved();
+        let result = self.enumerate();
+        let restored = match (&result, &saved) {
+            (Ok(()), Some(saved)) => {
+                let config = SharedMailbox(&self.mailbox);
+                let mut hosts = SharedMailbox(&self.mailbox);
+                let mut fabric = InbandFabric::new(&mut self.plane, config);
+                Some(self.manager.restore(saved, &mut fabric, &mut hosts))
+            }
+            _ => None,
+        };
         let started = Started {
             result,
             functions: self.manager.inventory().functions.len(),
+            restored,
             instructions: minstret().wrapping_sub(instructions),
             cycles: crate::timer::ticks().wrapping_sub(ticks) as u32,
         };
@@ -192,6 +220,32 @@ impl Fabric {
             .borrow_mut()
             .set_interrupts(self.phase == Phase::Running);
         Some(started)
+    }
+
+    /// The configuration saved in flash, if there is one, with its NumVFs
+    /// put in the manager's settings.
+    ///
+    /// Kept out of line, as is [`Fabric::enumerate`]: each needs a deep
+    /// stack (the virtual switches built here, the inventory there), and
+    /// inlined they would take both at once from the soft core's data RAM
+    /// for the whole of the main loop.
+    #[inline(never)]
+    fn configure_saved(&mut self) -> Option<StoredConfig> {
+        let saved = persist::load(self.board.config_flash()?).ok().flatten()?;
+        let mut settings = settings(self.manager.settings().switch_id);
+        saved.apply_to(&mut settings);
+        // The built-in settings have fewer slots than a virtual switch holds.
+        let _ = self.manager.configure(settings);
+        Some(saved)
+    }
+
+    /// Enumerates the fabric and programs its tables.
+    #[inline(never)]
+    fn enumerate(&mut self) -> Result<(), StartError> {
+        let mut config = SharedMailbox(&self.mailbox);
+        let mut timer = SocTimer::new(Mmio);
+        let mut fabric = InbandFabric::new(&mut self.plane, config);
+        self.manager.start(&mut config, &mut timer, &mut fabric, 0)
     }
 
     /// Answers every host configuration request waiting in the mailbox
@@ -209,6 +263,9 @@ impl Fabric {
         // Abort, which tells its host; the next pass serves the rest.
         let mut fabric = InbandFabric::new(&mut self.plane, config);
         let _ = self.manager.service(&mut config, &mut fabric, &mut hosts);
+        // A NumVFs change's VFs join the inventory once they answer,
+        // whether or not a client polls the operation.
+        let _ = advance_operations(self.manager, &mut config);
         self.mailbox.borrow_mut().acknowledge_drops()
     }
 
@@ -241,6 +298,7 @@ impl Fabric {
                 Some(firmware) => Some(firmware),
                 None => None,
             },
+            board: &mut self.board,
         };
         handle(self.manager, board, request, trailing, hardware)
     }

@@ -29,6 +29,8 @@ pub type Region = spi_flash::Region<Mmio>;
 
 /// The management key record's region.
 pub const KEY_REGION: Region = Region::new(spi_flash::KEY, Mmio);
+/// The saved configuration's region (`SaveConfig`).
+pub const CONFIG_REGION: Region = Region::new(spi_flash::CONFIG, Mmio);
 /// The boot record's region.
 pub const BOOT_RECORD_REGION: Region = Region::new(spi_flash::BOOT_RECORD, Mmio);
 /// Firmware image slot A.

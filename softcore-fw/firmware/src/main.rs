@@ -121,6 +121,8 @@
 #![deny(unsafe_code)]
 
 #[cfg(target_os = "none")]
+pub mod board;
+#[cfg(target_os = "none")]
 pub mod console;
 #[cfg(target_os = "none")]
 pub mod fabric;
@@ -529,6 +531,15 @@ mod soft_core {
             ),
             // Formatting the error would cost more code than the soft core has room for.
             Err(_) => uart.write_str("fabric: start failed; hosts are not answered\r\n"),
+        };
+        let _ = match started.restored {
+            Some(Ok(restored)) => write!(
+                uart,
+                "fabric: {} bindings restored from flash, {} not (see the event log)\r\n",
+                restored.bound, restored.not_restored
+            ),
+            Some(Err(_)) => uart.write_str("fabric: the saved bindings could not be restored\r\n"),
+            None => Ok(()),
         };
     }
 

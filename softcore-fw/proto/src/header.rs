@@ -44,8 +44,10 @@ pub const MAGIC: [u8; 4] = *b"WEFT";
 ///   (`TxPosted` to `DroppedOutsideAperture`), the event kind `PortControlled`,
 ///   and the errors [`Error::HostPort`](crate::Error::HostPort) and
 ///   [`Error::PortDisabled`](crate::Error::PortDisabled).
-/// - 4: [`Error::UnbindInProgress`](crate::Error::UnbindInProgress), the
-///   refusal of an unbind of a slot whose unbind waits for its host.
+/// - 4: the errors [`Error::UnbindInProgress`](crate::Error::UnbindInProgress),
+///   the refusal of an unbind of a slot whose unbind waits for its host, and
+///   [`Error::FabricOwnedCsr`](crate::Error::FabricOwnedCsr), the refusal of a
+///   CSR write to a register the fabric manager programs.
 pub const PROTOCOL_VERSION: u16 = 4;
 
 /// The oldest protocol version this crate still accepts. Because variants

@@ -118,8 +118,10 @@ const ERROR_BODIES: &[(&str, &str)] = &[
     // Protocol version 3.
     ("HostPort", "280501"),
     ("PortDisabled", "2905"),
-    // Protocol version 4: variant 42, host 1, slot 3, operation 7.
+    // Protocol version 4: variant 42, host 1, slot 3, operation 7; then
+    // variant 43, address 0x4001_0000.
     ("UnbindInProgress", "2a010307"),
+    ("FabricOwnedCsr", "2b8080848004"),
 ];
 
 /// The postcard bytes of the event kinds appended in protocol version 2,
@@ -589,7 +591,7 @@ fn response_samples() -> [(&'static str, Response); 16] {
 }
 
 /// One sample of every error variant.
-fn error_samples() -> [(&'static str, Error); 43] {
+fn error_samples() -> [(&'static str, Error); 44] {
     [
         ("Unauthenticated", Error::Unauthenticated),
         ("Replayed", Error::Replayed),
@@ -771,6 +773,10 @@ fn error_samples() -> [(&'static str, Error); 43] {
                 op: OperationId(7),
             },
         ),
+        (
+            "FabricOwnedCsr",
+            Error::FabricOwnedCsr { addr: 0x4001_0000 },
+        ),
     ]
 }
 
@@ -876,6 +882,7 @@ fn error_name(error: &Error) -> &'static str {
         Error::HostPort { .. } => "HostPort",
         Error::PortDisabled { .. } => "PortDisabled",
         Error::UnbindInProgress { .. } => "UnbindInProgress",
+        Error::FabricOwnedCsr { .. } => "FabricOwnedCsr",
     }
 }
 

@@ -55,6 +55,126 @@ pub const BLOCKS: &[RegisterBlock] = &[
     inject_data::BLOCK,
 ];
 
+/// One decoded access: which register of which instance and entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Decoded {
+    /// The register's block.
+    pub block: &'static RegisterBlock,
+    /// The register.
+    pub register: Register,
+    /// Its instance (port).
+    pub instance: u32,
+    /// Its entry.
+    pub entry: u32,
+}
+
+/// The register at `address` in this map, if there is one: what a
+/// decoder of the window (the RTL's, the model's, a diagnostic access)
+/// finds there.
+pub fn decode(address: u32) -> Option<Decoded> {
+    let located = locate(address)?;
+    let block = &BLOCKS[located.block];
+    Some(Decoded {
+        block,
+        register: block.registers[located.register],
+        instance: located.instance,
+        entry: located.entry,
+    })
+}
+
+/// The most registers one block of the map has.
+const MOST_REGISTERS: usize = {
+    let mut most = 0;
+    let mut block = 0;
+    while block < BLOCKS.len() {
+        if BLOCKS[block].registers.len() > most {
+            most = BLOCKS[block].registers.len();
+        }
+        block += 1;
+    }
+    most
+};
+
+/// Where one block's registers sit, without their names, fields and
+/// documentation: what [`locate`] needs, a few hundred bytes for the whole
+/// map, so that a decoder on the soft core does not carry the map's text
+/// in its data RAM.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct BlockSpan {
+    layout: Layout,
+    /// Each register's offset within its entry, in the block's order.
+    offsets: [u32; MOST_REGISTERS],
+    registers: usize,
+}
+
+/// The spans of [`BLOCKS`], in the same order, computed at compile time.
+const SPANS: [BlockSpan; BLOCKS.len()] = {
+    let empty = BlockSpan {
+        layout: global::BLOCK.layout,
+        offsets: [0; MOST_REGISTERS],
+        registers: 0,
+    };
+    let mut spans = [empty; BLOCKS.len()];
+    let mut block = 0;
+    while block < BLOCKS.len() {
+        let registers = BLOCKS[block].registers;
+        spans[block].layout = BLOCKS[block].layout;
+        spans[block].registers = registers.len();
+        let mut register = 0;
+        while register < registers.len() {
+            spans[block].offsets[register] = registers[register].offset;
+            register += 1;
+        }
+        block += 1;
+    }
+    spans
+};
+
+/// A register of the map found by its address, by index rather than by
+/// reference, so that finding it takes none of the map's text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Located {
+    /// Its block's index in [`BLOCKS`].
+    pub block: usize,
+    /// Its index in the block's registers.
+    pub register: usize,
+    /// Its block's layout.
+    pub layout: Layout,
+    /// Its instance (port).
+    pub instance: u32,
+    /// Its entry.
+    pub entry: u32,
+}
+
+/// Where the register at `address` is in this map, if there is one: the
+/// lookup [`decode`] makes, for a decoder that needs only to know that a
+/// register is there and in which block (the firmware's CSR diagnostics).
+pub fn locate(address: u32) -> Option<Located> {
+    let (block, span) = SPANS.iter().enumerate().find(|(_, span)| {
+        let layout = span.layout;
+        (layout.base..layout.base + layout.span()).contains(&address)
+    })?;
+    let layout = span.layout;
+    let offset = address - layout.base;
+    let instance = offset / layout.stride;
+    let in_instance = offset % layout.stride;
+    if in_instance >= layout.instance_span() {
+        return None;
+    }
+    let entry = in_instance / layout.entry_stride;
+    let in_entry = in_instance % layout.entry_stride;
+    let register = span.offsets[..span.registers]
+        .iter()
+        .position(|&offset| offset == in_entry)?;
+    Some(Located {
+        block,
+        register,
+        layout,
+        instance,
+        entry,
+    })
+}
+
 /// Ports as a register field count: one instance or one bit per port.
 const PORTS: u32 = capacity::PORTS as u32;
 
@@ -1372,6 +1492,45 @@ mod tests {
             }
         }
         seen
+    }
+
+    /// Every register of the map, in its first and last instance and
+    /// entry, is located in its own block at its own index (the address
+    /// from its layout, `Layout::entry_address`), and decoded to itself;
+    /// the address just past a block's last entry is not in that block.
+    #[test]
+    fn every_register_is_located_at_its_own_address() {
+        for (index, block) in BLOCKS.iter().enumerate() {
+            let layout = block.layout;
+            for (number, register) in block.registers.iter().enumerate() {
+                for (instance, entry) in [(0, 0), (layout.instances - 1, layout.entries - 1)] {
+                    let address = register.address(instance, entry);
+                    let located = locate(address).expect("a register of the map");
+                    assert_eq!(
+                        (
+                            located.block,
+                            located.register,
+                            located.instance,
+                            located.entry
+                        ),
+                        (index, number, instance, entry),
+                        "{}.{} at {address:#x}",
+                        block.name,
+                        register.name
+                    );
+                    let decoded = decode(address).expect("decoded");
+                    assert_eq!(decoded.register, *register);
+                    assert_eq!(decoded.block.name, block.name);
+                }
+            }
+            let past = layout.entry_address(layout.instances - 1, layout.entries - 1)
+                + layout.entry_stride;
+            assert!(
+                locate(past).is_none_or(|located| located.block != index),
+                "{} ends at {past:#x}",
+                block.name
+            );
+        }
     }
 
     #[test]

@@ -313,7 +313,9 @@ impl Network {
         let now = self.clock.0.get();
         let taken: Vec<_> = (0..self.ids.len())
             .flat_map(|s| {
-                let requests = self.switches.borrow_mut()[s].switch_mut().take_link_requests();
+                let requests = self.switches.borrow_mut()[s]
+                    .switch_mut()
+                    .take_link_requests();
                 requests
                     .into_iter()
                     .map(move |(port, request)| (s, port.0, request))

@@ -299,6 +299,14 @@ pub enum Error {
         /// The unbind under way.
         op: OperationId,
     },
+    /// A CSR write would change a register the fabric manager or the
+    /// firmware programs and keeps (a table entry, a port's role, the
+    /// mailbox or the injector), so it was refused and nothing was
+    /// written. Protocol version 4.
+    FabricOwnedCsr {
+        /// The address given.
+        addr: u32,
+    },
 }
 
 impl Error {
@@ -308,7 +316,7 @@ impl Error {
         match self {
             Error::FabricOwnedRegister { .. } | Error::CounterTooOld { .. } => 2,
             Error::HostPort { .. } | Error::PortDisabled { .. } => 3,
-            Error::UnbindInProgress { .. } => 4,
+            Error::UnbindInProgress { .. } | Error::FabricOwnedCsr { .. } => 4,
             _ => 1,
         }
     }
@@ -483,6 +491,11 @@ impl core::fmt::Display for Error {
                  to power the slot off; poll the operation, or unbind with mode surprise to \
                  take the function away now",
                 host.0, slot.0, op.0
+            ),
+            Error::FabricOwnedCsr { addr } => write!(
+                f,
+                "the write to CSR {addr:#010x} was refused: the fabric manager programs that \
+                 register (tables, port roles, mailbox, injector); nothing changed"
             ),
         }
     }

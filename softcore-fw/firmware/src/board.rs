@@ -1,0 +1,77 @@
+//! The board's side of the management requests (weft-fabric's
+//! [`Board`]): the data plane's CSR window through the soft core's
+//! loads and stores, the configuration flash region ([`CONFIG_REGION`]),
+//! and a firmware reset by the SoC's watchdog.
+//!
+//! A reset is the watchdog's (`weft_regs::soc::watchdog`): nothing else
+//! in the SoC resets the core. [`SocBoard::schedule_reset`] loads it with
+//! [`RESET_DELAY_MS`] and enables it; the firmware never kicks it, so it
+//! fires that long after the trigger, time enough for the main loop to
+//! hand the answer to the MAC and the MAC to send it. The watchdog resets
+//! the SoC only, and the data plane keeps forwarding by the tables it
+//! holds until the restarted fabric manager writes them again: so
+//! `ResetScope::Firmware` is served, and `ResetScope::Switch`, which
+//! needs the data plane reset too, is not (the register map has no reset
+//! of the data plane).
+
+use weft_fabric::board::{Board, BoardFault};
+use weft_fabric::persist::Flash;
+use weft_proto::ResetScope;
+use weft_regs::soc::watchdog;
+use weft_regs::SOFT_CORE_CLOCK_HZ;
+
+use crate::flash::{Region, CONFIG_REGION};
+use crate::mmio::{read, write};
+
+/// How long after a reset trigger the watchdog fires: a datagram leaves
+/// the 100 Mb/s MAC in about 120 µs, and a pass of the main loop takes
+/// well under a millisecond.
+pub const RESET_DELAY_MS: u32 = 10;
+
+/// The soft core's board.
+pub struct SocBoard {
+    config: Region,
+}
+
+impl SocBoard {
+    /// The board with its configuration flash region.
+    pub const fn new() -> Self {
+        SocBoard {
+            config: CONFIG_REGION,
+        }
+    }
+}
+
+impl Default for SocBoard {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Board for SocBoard {
+    fn read_csr(&mut self, address: u32) -> Result<u32, BoardFault> {
+        Ok(read(address))
+    }
+
+    fn write_csr(&mut self, address: u32, value: u32) -> Result<(), BoardFault> {
+        write(address, value);
+        Ok(())
+    }
+
+    fn config_flash(&mut self) -> Option<&mut dyn Flash> {
+        Some(&mut self.config)
+    }
+
+    fn resets(&self, scope: ResetScope) -> bool {
+        scope == ResetScope::Firmware
+    }
+
+    fn schedule_reset(&mut self, _scope: ResetScope) {
+        write(
+            watchdog::LOAD.address(0, 0),
+            SOFT_CORE_CLOCK_HZ / 1_000 * RESET_DELAY_MS,
+        );
+        // Setting ENABLE while clear reloads the count from LOAD.
+        write(watchdog::CONTROL.address(0, 0), watchdog::ENABLE.encode(1));
+    }
+}

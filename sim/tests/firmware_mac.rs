@@ -9,8 +9,9 @@ mod firmware_support;
 use firmware_support::*;
 use smoltcp::wire::{ArpOperation, ArpRepr};
 use weft_proto::{
-    decode_response, encode_request, Capabilities, Error, Header, Key, PortAction, PortIndex,
-    Request, Response, SwitchId, TopologyCursor, MANAGEMENT_UDP_PORT, MAX_DATAGRAM,
+    decode_response, encode_request, BoundFunctions, Capabilities, Error, FabricId, Header,
+    HostIndex, Key, Request, Response, SlotIndex, SwitchId, TopologyCursor, MANAGEMENT_UDP_PORT,
+    MAX_DATAGRAM,
 };
 use weft_sim::iss_board::IssBoard;
 
@@ -145,13 +146,19 @@ fn requests_the_fabric_manager_does_not_carry_out_are_refused_as_unsupported() {
         return;
     };
     let mut board = keyed_board(&image);
-    // Link control is the LTSSM's, which the manager does not drive.
+    // A slot holds one function in the manager's virtual switches.
     let sent = Header::request(1, SwitchId(FIRMWARE_SWITCH), 5);
-    let hot_reset = Request::PortControl {
-        port: PortIndex(2),
-        action: PortAction::HotReset,
+    let mut functions = BoundFunctions::new();
+    for function in [FabricId(0x0300), FabricId(0x0301)] {
+        functions.push(function).expect("room for two");
+    }
+    let two_functions = Request::Bind {
+        host: HostIndex(0),
+        slot: SlotIndex(0),
+        functions,
+        if_generation: None,
     };
-    let answer = ask(&mut board, &sent, &hot_reset, &test_key()).expect("answered");
+    let answer = ask(&mut board, &sent, &two_functions, &test_key()).expect("answered");
     assert_eq!(
         response(&answer, &sent),
         Response::Error(Error::Unsupported)

@@ -2,7 +2,10 @@
 //!
 //! CONTROL, HOST, OWNER, BUSES and COMPLETER_ID are read-write and read
 //! back their defined bits only, as weft-model's `CsrWindow` stores them;
-//! ABANDON is write-only and reads 0. A write takes effect at the clock
+//! ABANDON is write-only and reads 0. CONTROL.RETURN_TO_INGRESS is stored
+//! and read back but not acted on: the ingress drops every TLP routed back
+//! to its own port (RoutesToIngress), and ABANDON does nothing, as no
+//! outstanding-request table is attached yet. A write takes effect at the clock
 //! edge that takes it; a read answers one cycle later (`crate::csr`).
 
 use rust_hdl::prelude::*;
@@ -35,8 +38,6 @@ pub struct PortRegisters {
     pub role: Signal<Out, Bits<ROLE_BITS>>,
     /// CONTROL.P2P_REQUEST_REDIRECT.
     pub p2p_request_redirect: Signal<Out, Bit>,
-    /// CONTROL.RETURN_TO_INGRESS.
-    pub return_to_ingress: Signal<Out, Bit>,
     /// CONTROL.INTX_SWIZZLE modulo 4: the pin moves by the device number modulo 4 (§2.2.8.1).
     pub intx_swizzle: Signal<Out, Bits<SWIZZLE_BITS>>,
     /// HOST.INDEX.
@@ -77,7 +78,6 @@ pub struct PortRegisters {
     enable_bit: Constant<Bits<8>>,
     role_lsb: Constant<Bits<8>>,
     redirect_bit: Constant<Bits<8>>,
-    return_bit: Constant<Bits<8>>,
     swizzle_lsb: Constant<Bits<8>>,
     host_index_lsb: Constant<Bits<8>>,
     proxy_lsb: Constant<Bits<8>>,
@@ -105,7 +105,6 @@ impl PortRegisters {
             enable: Default::default(),
             role: Default::default(),
             p2p_request_redirect: Default::default(),
-            return_to_ingress: Default::default(),
             intx_swizzle: Default::default(),
             host_index: Default::default(),
             proxy_id: Default::default(),
@@ -137,7 +136,6 @@ impl PortRegisters {
             enable_bit: lsb(port::ENABLE),
             role_lsb: lsb(port::ROLE),
             redirect_bit: lsb(port::P2P_REQUEST_REDIRECT),
-            return_bit: lsb(port::RETURN_TO_INGRESS),
             swizzle_lsb: lsb(port::INTX_SWIZZLE),
             host_index_lsb: lsb(port::HOST_INDEX),
             proxy_lsb: lsb(port::HOST_PROXY_ID),
@@ -217,7 +215,6 @@ impl Logic for PortRegisters {
             .q
             .val()
             .get_bit(self.redirect_bit.val().index());
-        self.return_to_ingress.next = self.control.q.val().get_bit(self.return_bit.val().index());
         self.intx_swizzle.next = self
             .control
             .q

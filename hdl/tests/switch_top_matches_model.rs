@@ -62,7 +62,7 @@ const TLPS: usize = 64;
 /// Window, function owner and ID map entries programmed per port.
 const WINDOWS: usize = 4;
 const FUNCTIONS: usize = 2;
-const IDS: usize = 4;
+const IDS: usize = 8;
 /// Address route entries programmed.
 const ROUTES: usize = 8;
 /// Bus numbers the tables and the TLPs' IDs use: 0..BUSES.
@@ -239,13 +239,32 @@ struct Setup {
 fn setup() -> impl Strategy<Value = Setup> {
     (
         prop::collection::vec(port_setup(), PORTS),
-        prop::collection::vec(address_route(), ROUTES),
+        prop::collection::vec((address_route(), prop::bool::weighted(0.7)), ROUTES),
         prop::collection::vec(prop::option::weighted(0.95, destination()), BUSES as usize),
     )
-        .prop_map(|(ports, routes, buses)| Setup {
-            ports,
-            routes,
-            buses,
+        .prop_map(|(ports, routes, buses)| {
+            // Most routes into a host's aperture lead to that host's port, if
+            // there is one, so that host egress has traffic to translate.
+            let routes = routes
+                .into_iter()
+                .map(|(route, aimed)| {
+                    route.map(|mut route| {
+                        let host_port = ports.iter().position(|p| {
+                            matches!(p.role, Role::Host { host, .. }
+                                if route.base & !(HOST_ADDRESS_LIMIT - 1) == aperture_base(HostIndex(host)))
+                        });
+                        if let (true, Some(port)) = (aimed, host_port) {
+                            route.to = Destination::Port(PortIndex(port as u8));
+                        }
+                        route
+                    })
+                })
+                .collect();
+            Setup {
+                ports,
+                routes,
+                buses,
+            }
         })
 }
 

@@ -15,11 +15,13 @@ pub mod emit;
 pub mod header_decode;
 pub mod isolation;
 pub mod management;
+pub mod port;
 pub mod soc;
 pub mod spi_flash;
 pub mod stream;
 pub mod switching;
 pub mod tables;
+pub mod top;
 pub mod translate;
 
 pub use header_decode::HeaderDecoder;

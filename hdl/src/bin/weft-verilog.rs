@@ -15,7 +15,20 @@ fn main() -> ExitCode {
         eprintln!("weft-verilog: cannot create {}: {err}", out_dir.display());
         return ExitCode::FAILURE;
     }
-    let designs = match weft_hdl::emit::designs() {
+    // The whole switch's block structs are many MiB, built and moved on
+    // the stack in a debug build: more than the main thread's 8 MiB holds.
+    let designs = std::thread::Builder::new()
+        .stack_size(1 << 30)
+        .spawn(weft_hdl::emit::designs)
+        .map(|emitting| emitting.join());
+    let designs = match designs {
+        Ok(Ok(designs)) => designs,
+        _ => {
+            eprintln!("weft-verilog: the emitting thread failed");
+            return ExitCode::FAILURE;
+        }
+    };
+    let designs = match designs {
         Ok(designs) => designs,
         Err(err) => {
             eprintln!(

@@ -18,7 +18,7 @@ mod buffer;
 mod class_queues;
 mod core;
 mod crossbar;
-mod gather;
+pub(crate) mod gather;
 mod islip;
 mod queues;
 pub mod traffic;

@@ -1,0 +1,186 @@
+//! A port's egress: TLPs from the switching core to the link, translated back into a host's terms on a host port.
+//!
+//! On a host port (`CONTROL.ENABLE` with role host) every TLP passes
+//! [`HostEgress`] (weft-model's `Switch::egress`): its first beat is held
+//! one cycle while the stage answers, then it goes out with the rewritten
+//! header, or is taken and discarded with a pulse on `dropped` (and
+//! `drop_reason`). An INTx message goes out only if the port's
+//! [`VirtualWires`] say it changes the pin's collapsed state (§2.2.8.1);
+//! one that does not is discarded without a drop, as the model sends
+//! nothing for it. Endpoint and fabric ports send every TLP as it is, with
+//! no added latency.
+//!
+//! The host's outstanding-request table is not attached here: the stage is
+//! told that no fabric tag is in flight, so every completion for the host
+//! is dropped as UnexpectedCompletion (`crate::port::ingress` forwards host
+//! requests with the host's own tag).
+
+use rust_hdl::prelude::*;
+use weft_regs::capacity;
+use weft_regs::csr::port;
+
+use crate::csr::CsrTarget;
+use crate::port::registers::ROLE_BITS;
+use crate::stream::{TlpSink, TlpSource};
+use crate::tables::id_map::ID_BITS;
+use crate::tables::outstanding::TAG_BITS;
+use crate::translate::endpoint_ingress::HOST_BITS;
+use crate::translate::host_ingress::DROP_REASON_BITS;
+use crate::translate::{EgressDestination, HostEgress, VirtualWires};
+
+/// The egress of one port with `W`-bit payload.
+#[derive(LogicBlock)]
+pub struct PortEgress<const W: usize> {
+    /// The clock.
+    pub clock: Signal<In, Clock>,
+    /// Programming and read-back of the port's ID map.
+    pub csr: CsrTarget,
+    /// TLPs from the switching core.
+    pub core: TlpSink<W>,
+    /// TLPs to the link.
+    pub link: TlpSource<W>,
+    /// The TLP whose first beat is taken from the core is dropped, for `drop_reason`.
+    pub dropped: Signal<Out, Bit>,
+    /// Why: the index of the reason in weft-model's `DropReason::ALL`.
+    pub drop_reason: Signal<Out, Bits<DROP_REASON_BITS>>,
+    /// CONTROL.ENABLE of this port.
+    pub enable: Signal<In, Bit>,
+    /// CONTROL.ROLE of this port.
+    pub role: Signal<In, Bits<ROLE_BITS>>,
+    /// HOST.INDEX of this port.
+    pub host_index: Signal<In, Bits<HOST_BITS>>,
+    /// HOST.PROXY_ID of this port.
+    pub proxy_id: Signal<In, Bits<ID_BITS>>,
+    /// COMPLETER_ID of this port.
+    pub completer_id: Signal<In, Bits<ID_BITS>>,
+    stage: HostEgress<{ capacity::BOUND_FUNCTIONS_PER_HOST }>,
+    wires: VirtualWires<{ capacity::BOUND_FUNCTIONS_PER_HOST }>,
+    waited: DFF<Bit>,
+    forwarding: DFF<Bit>,
+    discarding: DFF<Bit>,
+    role_host: Constant<Bits<ROLE_BITS>>,
+    to_drop: Constant<Bits<2>>,
+    to_virtual_wire: Constant<Bits<2>>,
+    host: Signal<Local, Bit>,
+    first: Signal<Local, Bit>,
+    forward: Signal<Local, Bit>,
+    taken: Signal<Local, Bit>,
+}
+
+impl<const W: usize> PortEgress<W> {
+    /// The egress of port `port`, its ID map answering that port's ID map registers.
+    ///
+    /// # Panics
+    ///
+    /// As [`HostEgress::new`].
+    pub fn new(port: u32) -> Self {
+        let destination = |d: EgressDestination| Constant::new(d.code().to_bits());
+        PortEgress {
+            clock: Default::default(),
+            csr: Default::default(),
+            core: Default::default(),
+            link: Default::default(),
+            dropped: Default::default(),
+            drop_reason: Default::default(),
+            enable: Default::default(),
+            role: Default::default(),
+            host_index: Default::default(),
+            proxy_id: Default::default(),
+            completer_id: Default::default(),
+            stage: HostEgress::new(port),
+            wires: Default::default(),
+            waited: Default::default(),
+            forwarding: Default::default(),
+            discarding: Default::default(),
+            role_host: Constant::new(port::ROLE_HOST.to_bits()),
+            to_drop: destination(EgressDestination::Drop),
+            to_virtual_wire: destination(EgressDestination::VirtualWire),
+            host: Default::default(),
+            first: Default::default(),
+            forward: Default::default(),
+            taken: Default::default(),
+        }
+    }
+}
+
+impl<const W: usize> Logic for PortEgress<W> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, waited, forwarding, discarding);
+        self.stage.clock.next = self.clock.val();
+        self.wires.clock.next = self.clock.val();
+        CsrTarget::link(&mut self.csr, &mut self.stage.csr);
+
+        self.host.next = self.enable.val() & (self.role.val() == self.role_host.val());
+        self.first.next = self.core.valid.val()
+            & self.core.sop.val()
+            & !self.forwarding.q.val()
+            & !self.discarding.q.val();
+        self.stage.valid.next = self.first.val();
+        self.stage.dw0.next = self.core.dw0.val();
+        self.stage.dw1.next = self.core.dw1.val();
+        self.stage.dw2.next = self.core.dw2.val();
+        self.stage.dw3.next = self.core.dw3.val();
+        self.stage.enabled.next = self.host.val();
+        self.stage.host_index.next = self.host_index.val();
+        self.stage.proxy_id.next = self.proxy_id.val();
+        self.stage.completer_id.next = self.completer_id.val();
+        self.stage.tag_found.next = false;
+        self.stage.tag_requester.next = bits::<ID_BITS>(0);
+        self.stage.tag_host_tag.next = bits::<TAG_BITS>(0);
+        // §2.2.8: requester ID in DW1[31:16], Message Code[2:0] in DW1[2:0].
+        self.wires.requester.next = self.core.dw1.val().get_bits::<ID_BITS>(16);
+        self.wires.code.next = self.core.dw1.val().get_bits::<3>(0);
+
+        // Pass-through unless a host port's stage says otherwise.
+        self.link.sop.next = self.core.sop.val();
+        self.link.eop.next = self.core.eop.val();
+        self.link.empty.next = self.core.empty.val();
+        self.link.payload.next = self.core.payload.val();
+        self.link.dw0.next = self.core.dw0.val();
+        self.link.dw1.next = self.core.dw1.val();
+        self.link.dw2.next = self.core.dw2.val();
+        self.link.dw3.next = self.core.dw3.val();
+        self.link.valid.next = self.core.valid.val() & !self.discarding.q.val();
+        self.core.ready.next = self.link.ready.val() | self.discarding.q.val();
+        self.forward.next = true;
+        self.dropped.next = false;
+        self.drop_reason.next = self.stage.drop_reason.val();
+        self.wires.valid.next = false;
+        self.taken.next = false;
+        self.waited.d.next = false;
+        if self.host.val() & self.first.val() {
+            self.link.dw0.next = self.stage.header_dw0.val();
+            self.link.dw1.next = self.stage.header_dw1.val();
+            self.link.dw2.next = self.stage.header_dw2.val();
+            self.link.dw3.next = self.stage.header_dw3.val();
+            if self.stage.destination.val() == self.to_drop.val() {
+                self.forward.next = false;
+            }
+            if self.stage.destination.val() == self.to_virtual_wire.val() {
+                self.forward.next = self.wires.send.val();
+            }
+            self.link.valid.next = self.waited.q.val() & self.forward.val();
+            self.core.ready.next =
+                self.waited.q.val() & (self.link.ready.val() | !self.forward.val());
+            self.taken.next = self.waited.q.val() & self.core.ready.val();
+            self.wires.valid.next =
+                self.taken.val() & (self.stage.destination.val() == self.to_virtual_wire.val());
+            self.dropped.next =
+                self.taken.val() & (self.stage.destination.val() == self.to_drop.val());
+            self.waited.d.next = !self.taken.val();
+            if self.taken.val() & !self.core.eop.val() {
+                self.forwarding.d.next = self.forward.val();
+                self.discarding.d.next = !self.forward.val();
+            }
+        }
+        if (self.forwarding.q.val() | self.discarding.q.val())
+            & self.core.valid.val()
+            & self.core.ready.val()
+            & self.core.eop.val()
+        {
+            self.forwarding.d.next = false;
+            self.discarding.d.next = false;
+        }
+    }
+}

@@ -1,0 +1,467 @@
+//! A port's ingress pipeline: parse, translate by the port's role, route, and hand the TLP to the switching core.
+//!
+//! This is weft-model's `Switch::ingress` up to the egress port: a TLP's
+//! first beat is decoded, translated by the stage of the port's role
+//! (`CONTROL.ROLE` of `weft_regs::csr::port`), and its result routed:
+//!
+//! - **host**: [`HostIngress`] decides memory requests (window
+//!   translation), configuration requests and messages (to the CPU) and I/O
+//!   (unsupported); a completion from the host (to an endpoint's read of
+//!   host memory) gets its requester's fabric ID from the port's ID map
+//!   (`host_to_fabric`; unknown: UnknownFunction) and the proxy ID as its
+//!   completer, TD cleared (§2.7.1);
+//! - **endpoint**: [`EndpointIngress`], with the port's owner and bus range;
+//! - **fabric**: nothing is rewritten; I/O is Unsupported, messages routed
+//!   neither by ID nor by address go to the CPU (§2.2.8, Table 2-20);
+//! - disabled (ENABLE clear, or role 0): PortDisabled.
+//!
+//! The rewritten header is routed by address ([`AddressRouteTable`]:
+//! memory requests, messages routed by address) or by ID
+//! ([`BusRouteTable`], the bus in DW2\[31:24\]: completions' requester,
+//! configuration requests' and ID-routed messages' target). A route to the
+//! CPU sends the TLP there; no route, a port the switch lacks, the ingress
+//! port itself (RoutesToIngress: a port sends nothing back where it came
+//! from) and a disabled egress port (PortDisabled) drop it.
+//!
+//! **Stream.** The first beat of a TLP is held (`link.ready` low) for two
+//! cycles while the translation stage (one cycle) and the route table (one
+//! cycle more, on the stage's held answer) decide; both stages hold their
+//! answer while the same header is presented, so no decision is stored.
+//! Then a forwarded TLP streams to the core beat for beat (the first beat
+//! with the rewritten header, `core_egress` and `core_class`), and one
+//! for the CPU or dropped is taken from the link and discarded, with a
+//! one-cycle pulse on `to_cpu` or `dropped` (and `drop_reason`) as its
+//! first beat is taken; an error message forwarded to its owner also
+//! pulses `copy_to_cpu` (the fabric manager's event log). The header on
+//! `core.dw0..dw3` during that pulse is the TLP's as it goes there.
+
+use rust_hdl::prelude::*;
+use weft_regs::capacity;
+use weft_regs::csr::port;
+
+use crate::csr::CsrTarget;
+use crate::header_decode::HeaderDecoder;
+use crate::port::registers::ROLE_BITS;
+use crate::stream::{TlpSink, TlpSource};
+use crate::switching::{CLASS_COMPLETION, CLASS_NON_POSTED, CLASS_POSTED, PORT_BITS};
+use crate::tables::address_route::PORT_BITS as ROUTE_PORT_BITS;
+use crate::tables::id_map::ID_BITS;
+use crate::tables::{AddressRouteTable, BusRouteTable, IdMap};
+use crate::translate::endpoint_ingress::{HOST_BITS, SWIZZLE_BITS};
+use crate::translate::host_ingress::{drop_reason_code, DROP_REASON_BITS};
+use crate::translate::{EndpointIngress, HostIngress, IngressDestination};
+
+/// The ingress pipeline of one port with `W`-bit payload, in a switch of `N` ports.
+#[derive(LogicBlock)]
+pub struct PortIngress<const W: usize, const N: usize> {
+    /// The clock.
+    pub clock: Signal<In, Clock>,
+    /// Programming and read-back of the port's windows, function owners and
+    /// ID map, and of this port's copy of the switch's route tables.
+    pub csr: CsrTarget,
+    /// TLPs from the link.
+    pub link: TlpSink<W>,
+    /// TLPs to the switching core, their headers rewritten.
+    pub core: TlpSource<W>,
+    /// With the first beat on `core`: the egress port.
+    pub core_egress: Signal<Out, Bits<PORT_BITS>>,
+    /// With the first beat on `core`: the class (`crate::switching::CLASS_POSTED` …).
+    pub core_class: Signal<Out, Bits<2>>,
+    /// The TLP whose first beat is taken goes to the management CPU, with the header on `core`.
+    pub to_cpu: Signal<Out, Bit>,
+    /// The TLP whose first beat is taken is also copied to the CPU, as its header on `core` says.
+    pub copy_to_cpu: Signal<Out, Bit>,
+    /// The TLP whose first beat is taken is dropped, for `drop_reason`.
+    pub dropped: Signal<Out, Bit>,
+    /// Why: the index of the reason in weft-model's `DropReason::ALL`.
+    pub drop_reason: Signal<Out, Bits<DROP_REASON_BITS>>,
+    /// CONTROL.ENABLE of this port.
+    pub enable: Signal<In, Bit>,
+    /// CONTROL.ROLE of this port.
+    pub role: Signal<In, Bits<ROLE_BITS>>,
+    /// CONTROL.P2P_REQUEST_REDIRECT of this port.
+    pub p2p_request_redirect: Signal<In, Bit>,
+    /// CONTROL.INTX_SWIZZLE\[1:0\] of this port.
+    pub intx_swizzle: Signal<In, Bits<SWIZZLE_BITS>>,
+    /// HOST.PROXY_ID of this port.
+    pub proxy_id: Signal<In, Bits<ID_BITS>>,
+    /// OWNER.BOUND of this port.
+    pub owner_bound: Signal<In, Bit>,
+    /// OWNER.HOST_INDEX of this port.
+    pub owner_host: Signal<In, Bits<HOST_BITS>>,
+    /// OWNER.PROXY_ID of this port.
+    pub owner_proxy_id: Signal<In, Bits<ID_BITS>>,
+    /// BUSES.FIRST of this port.
+    pub bus_first: Signal<In, Bits<8>>,
+    /// BUSES.LAST of this port.
+    pub bus_last: Signal<In, Bits<8>>,
+    /// Bit `j`: port `j` passes traffic (ENABLE set and a role other than disabled).
+    pub ports_enabled: Signal<In, Bits<N>>,
+    original: HeaderDecoder,
+    routed: HeaderDecoder,
+    host: HostIngress<{ capacity::WINDOWS_PER_PORT }>,
+    endpoint: EndpointIngress<{ capacity::WINDOWS_PER_PORT }>,
+    id_map: IdMap<{ capacity::BOUND_FUNCTIONS_PER_HOST }>,
+    addresses: AddressRouteTable<{ capacity::ADDRESS_ROUTES }>,
+    buses: BusRouteTable,
+    waited: DFF<Bits<2>>,
+    forwarding: DFF<Bit>,
+    discarding: DFF<Bit>,
+    this_port: Constant<Bits<ROUTE_PORT_BITS>>,
+    port_count: Constant<Bits<ROUTE_PORT_BITS>>,
+    role_host: Constant<Bits<ROLE_BITS>>,
+    role_endpoint: Constant<Bits<ROLE_BITS>>,
+    to_forward: Constant<Bits<2>>,
+    to_cpu_code: Constant<Bits<2>>,
+    to_drop: Constant<Bits<2>>,
+    to_completion: Constant<Bits<2>>,
+    malformed: Constant<Bits<DROP_REASON_BITS>>,
+    port_disabled: Constant<Bits<DROP_REASON_BITS>>,
+    unsupported: Constant<Bits<DROP_REASON_BITS>>,
+    no_route: Constant<Bits<DROP_REASON_BITS>>,
+    routes_to_ingress: Constant<Bits<DROP_REASON_BITS>>,
+    unknown_function: Constant<Bits<DROP_REASON_BITS>>,
+    digest_clear: Constant<Bits<32>>,
+    class_posted: Constant<Bits<2>>,
+    class_non_posted: Constant<Bits<2>>,
+    class_completion: Constant<Bits<2>>,
+    first: Signal<Local, Bit>,
+    decided: Signal<Local, Bit>,
+    stage_destination: Signal<Local, Bits<2>>,
+    stage_reason: Signal<Local, Bits<DROP_REASON_BITS>>,
+    stage_copy: Signal<Local, Bit>,
+    by_id: Signal<Local, Bit>,
+    route_miss: Signal<Local, Bit>,
+    route_cpu: Signal<Local, Bit>,
+    route_port: Signal<Local, Bits<ROUTE_PORT_BITS>>,
+    forward: Signal<Local, Bit>,
+    cpu: Signal<Local, Bit>,
+    reason: Signal<Local, Bits<DROP_REASON_BITS>>,
+    taken: Signal<Local, Bit>,
+    header_dw0: Signal<Local, Bits<32>>,
+    header_dw1: Signal<Local, Bits<32>>,
+    header_dw2: Signal<Local, Bits<32>>,
+    header_dw3: Signal<Local, Bits<32>>,
+}
+
+impl<const W: usize, const N: usize> PortIngress<W, N> {
+    /// The ingress of port `port`.
+    ///
+    /// # Panics
+    ///
+    /// If the port is not one of the switch's, or the switch has more ports than the register map.
+    pub fn new(port: u32) -> Self {
+        assert!(N <= capacity::PORTS && (port as usize) < N);
+        let destination = |d: IngressDestination| Constant::new(d.code().to_bits());
+        let reason = |name: &str| Constant::new(drop_reason_code(name).to_bits());
+        let role = |code: u32| Constant::new(code.to_bits());
+        // §2.2.1: TD is DW0 bit 15.
+        let digest_bit = 1u32 << 15;
+        PortIngress {
+            clock: Default::default(),
+            csr: Default::default(),
+            link: Default::default(),
+            core: Default::default(),
+            core_egress: Default::default(),
+            core_class: Default::default(),
+            to_cpu: Default::default(),
+            copy_to_cpu: Default::default(),
+            dropped: Default::default(),
+            drop_reason: Default::default(),
+            enable: Default::default(),
+            role: Default::default(),
+            p2p_request_redirect: Default::default(),
+            intx_swizzle: Default::default(),
+            proxy_id: Default::default(),
+            owner_bound: Default::default(),
+            owner_host: Default::default(),
+            owner_proxy_id: Default::default(),
+            bus_first: Default::default(),
+            bus_last: Default::default(),
+            ports_enabled: Default::default(),
+            original: Default::default(),
+            routed: Default::default(),
+            host: HostIngress::new(port),
+            endpoint: EndpointIngress::new(port),
+            id_map: IdMap::new(port),
+            addresses: AddressRouteTable::new(),
+            buses: BusRouteTable::new(),
+            waited: Default::default(),
+            forwarding: Default::default(),
+            discarding: Default::default(),
+            this_port: Constant::new(port.to_bits()),
+            port_count: Constant::new(N.to_bits()),
+            role_host: role(port::ROLE_HOST),
+            role_endpoint: role(port::ROLE_ENDPOINT),
+            to_forward: destination(IngressDestination::Forward),
+            to_cpu_code: destination(IngressDestination::Cpu),
+            to_drop: destination(IngressDestination::Drop),
+            to_completion: destination(IngressDestination::Completion),
+            malformed: reason("DROP_MALFORMED"),
+            port_disabled: reason("DROP_PORT_DISABLED"),
+            unsupported: reason("DROP_UNSUPPORTED"),
+            no_route: reason("DROP_NO_ROUTE"),
+            routes_to_ingress: reason("DROP_ROUTES_TO_INGRESS"),
+            unknown_function: reason("DROP_UNKNOWN_FUNCTION"),
+            digest_clear: Constant::new((!digest_bit).to_bits()),
+            class_posted: Constant::new(CLASS_POSTED.to_bits()),
+            class_non_posted: Constant::new(CLASS_NON_POSTED.to_bits()),
+            class_completion: Constant::new(CLASS_COMPLETION.to_bits()),
+            first: Default::default(),
+            decided: Default::default(),
+            stage_destination: Default::default(),
+            stage_reason: Default::default(),
+            stage_copy: Default::default(),
+            by_id: Default::default(),
+            route_miss: Default::default(),
+            route_cpu: Default::default(),
+            route_port: Default::default(),
+            forward: Default::default(),
+            cpu: Default::default(),
+            reason: Default::default(),
+            taken: Default::default(),
+            header_dw0: Default::default(),
+            header_dw1: Default::default(),
+            header_dw2: Default::default(),
+            header_dw3: Default::default(),
+        }
+    }
+}
+
+impl<const W: usize, const N: usize> Logic for PortIngress<W, N> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, waited, forwarding, discarding);
+        self.host.clock.next = self.clock.val();
+        self.endpoint.clock.next = self.clock.val();
+        self.id_map.clock.next = self.clock.val();
+        self.addresses.clock.next = self.clock.val();
+        self.buses.clock.next = self.clock.val();
+
+        // The CSR bus reaches every table; their answers combine by OR (crate::csr).
+        self.host.csr.address.next = self.csr.address.val();
+        self.host.csr.write.next = self.csr.write.val();
+        self.host.csr.write_data.next = self.csr.write_data.val();
+        self.host.csr.read.next = self.csr.read.val();
+        self.endpoint.csr.address.next = self.csr.address.val();
+        self.endpoint.csr.write.next = self.csr.write.val();
+        self.endpoint.csr.write_data.next = self.csr.write_data.val();
+        self.endpoint.csr.read.next = self.csr.read.val();
+        self.id_map.csr.address.next = self.csr.address.val();
+        self.id_map.csr.write.next = self.csr.write.val();
+        self.id_map.csr.write_data.next = self.csr.write_data.val();
+        self.id_map.csr.read.next = self.csr.read.val();
+        self.addresses.csr.address.next = self.csr.address.val();
+        self.addresses.csr.write.next = self.csr.write.val();
+        self.addresses.csr.write_data.next = self.csr.write_data.val();
+        self.addresses.csr.read.next = self.csr.read.val();
+        self.buses.csr.address.next = self.csr.address.val();
+        self.buses.csr.write.next = self.csr.write.val();
+        self.buses.csr.write_data.next = self.csr.write_data.val();
+        self.buses.csr.read.next = self.csr.read.val();
+        self.csr.read_valid.next = self.host.csr.read_valid.val()
+            | self.endpoint.csr.read_valid.val()
+            | self.id_map.csr.read_valid.val()
+            | self.addresses.csr.read_valid.val()
+            | self.buses.csr.read_valid.val();
+        self.csr.read_data.next = self.host.csr.read_data.val()
+            | self.endpoint.csr.read_data.val()
+            | self.id_map.csr.read_data.val()
+            | self.addresses.csr.read_data.val()
+            | self.buses.csr.read_data.val();
+
+        // The first beat of a TLP, held while it is decided.
+        self.first.next = self.link.valid.val()
+            & self.link.sop.val()
+            & !self.forwarding.q.val()
+            & !self.discarding.q.val();
+        self.decided.next = self.waited.q.val() == 2;
+
+        // Both translation stages see every header; the role picks one answer.
+        self.original.dw0.next = self.link.dw0.val();
+        self.original.dw1.next = self.link.dw1.val();
+        self.original.dw2.next = self.link.dw2.val();
+        self.original.dw3.next = self.link.dw3.val();
+        self.host.valid.next = self.first.val();
+        self.host.dw0.next = self.link.dw0.val();
+        self.host.dw1.next = self.link.dw1.val();
+        self.host.dw2.next = self.link.dw2.val();
+        self.host.dw3.next = self.link.dw3.val();
+        self.host.proxy_id.next = self.proxy_id.val();
+        self.endpoint.valid.next = self.first.val();
+        self.endpoint.dw0.next = self.link.dw0.val();
+        self.endpoint.dw1.next = self.link.dw1.val();
+        self.endpoint.dw2.next = self.link.dw2.val();
+        self.endpoint.dw3.next = self.link.dw3.val();
+        self.endpoint.enabled.next =
+            self.enable.val() & (self.role.val() == self.role_endpoint.val());
+        self.endpoint.bound.next = self.owner_bound.val();
+        self.endpoint.owner_host.next = self.owner_host.val();
+        self.endpoint.owner_proxy_id.next = self.owner_proxy_id.val();
+        self.endpoint.bus_first.next = self.bus_first.val();
+        self.endpoint.bus_last.next = self.bus_last.val();
+        self.endpoint.p2p_request_redirect.next = self.p2p_request_redirect.val();
+        self.endpoint.intx_swizzle.next = self.intx_swizzle.val();
+        // A host's completion names its requester by the host's ID (§2.2.9, DW2[31:16]).
+        self.id_map.host_query.next = self.host.header_dw2.val().get_bits::<ID_BITS>(16);
+        self.id_map.fabric_query.next = bits::<ID_BITS>(0);
+
+        // Fabric (and disabled) ports: the header as received, decided by its type.
+        self.header_dw0.next = self.link.dw0.val();
+        self.header_dw1.next = self.link.dw1.val();
+        self.header_dw2.next = self.link.dw2.val();
+        self.header_dw3.next = self.link.dw3.val();
+        self.stage_copy.next = false;
+        self.stage_reason.next = bits::<DROP_REASON_BITS>(0);
+        self.stage_destination.next = self.to_forward.val();
+        if self.original.io.val() {
+            self.stage_destination.next = self.to_drop.val();
+            self.stage_reason.next = self.unsupported.val();
+        }
+        // §2.2.8: routed by address (001b) or by ID (010b); any other routing ends at the CPU.
+        if self.original.message.val()
+            & (self.original.message_routing.val() != 1)
+            & (self.original.message_routing.val() != 2)
+        {
+            self.stage_destination.next = self.to_cpu_code.val();
+        }
+        if !self.enable.val() | (self.role.val() == 0) {
+            self.stage_destination.next = self.to_drop.val();
+            self.stage_reason.next = self.port_disabled.val();
+        }
+        if self.original.reserved.val() {
+            self.stage_destination.next = self.to_drop.val();
+            self.stage_reason.next = self.malformed.val();
+        }
+        if self.enable.val() & (self.role.val() == self.role_host.val()) {
+            self.header_dw0.next = self.host.header_dw0.val();
+            self.header_dw1.next = self.host.header_dw1.val();
+            self.header_dw2.next = self.host.header_dw2.val();
+            self.header_dw3.next = self.host.header_dw3.val();
+            self.stage_destination.next = self.host.destination.val();
+            self.stage_reason.next = self.host.drop_reason.val();
+            if self.host.destination.val() == self.to_completion.val() {
+                self.header_dw0.next = self.host.header_dw0.val() & self.digest_clear.val();
+                self.header_dw1.next = (bit_cast::<32, ID_BITS>(self.proxy_id.val()) << 16)
+                    | bit_cast::<32, 16>(self.host.header_dw1.val().get_bits::<16>(0));
+                self.header_dw2.next = (bit_cast::<32, ID_BITS>(self.id_map.fabric.val()) << 16)
+                    | bit_cast::<32, 16>(self.host.header_dw2.val().get_bits::<16>(0));
+                if !self.id_map.fabric_found.val() {
+                    self.stage_destination.next = self.to_drop.val();
+                    self.stage_reason.next = self.unknown_function.val();
+                }
+            }
+        }
+        if self.enable.val() & (self.role.val() == self.role_endpoint.val()) {
+            self.header_dw0.next = self.endpoint.header_dw0.val();
+            self.header_dw1.next = self.endpoint.header_dw1.val();
+            self.header_dw2.next = self.endpoint.header_dw2.val();
+            self.header_dw3.next = self.endpoint.header_dw3.val();
+            self.stage_destination.next = self.endpoint.destination.val();
+            self.stage_reason.next = self.endpoint.drop_reason.val();
+            self.stage_copy.next = self.endpoint.copy_to_cpu.val();
+        }
+
+        // Route the header as it will leave: by ID for completions,
+        // configuration requests and ID-routed messages (the bus in
+        // DW2[31:24], §2.2.6.2, §2.2.8), else by address.
+        self.routed.dw0.next = self.header_dw0.val();
+        self.routed.dw1.next = self.header_dw1.val();
+        self.routed.dw2.next = self.header_dw2.val();
+        self.routed.dw3.next = self.header_dw3.val();
+        self.by_id.next = self.routed.completion.val()
+            | self.routed.configuration.val()
+            | (self.routed.message.val() & (self.routed.message_routing.val() == 2));
+        self.addresses.address_high.next = self.routed.address_high.val();
+        self.addresses.address_low.next = self.routed.address_low.val();
+        self.buses.bus.next = self.header_dw2.val().get_bits::<8>(24);
+        self.route_miss.next = self.addresses.miss.val();
+        self.route_cpu.next = self.addresses.cpu.val();
+        self.route_port.next = self.addresses.port.val();
+        if self.by_id.val() {
+            self.route_miss.next = self.buses.miss.val();
+            self.route_cpu.next = self.buses.cpu.val();
+            self.route_port.next = self.buses.port.val();
+        }
+
+        // The decision, once both stages have answered the held header.
+        self.forward.next = false;
+        self.cpu.next = false;
+        self.reason.next = self.stage_reason.val();
+        if self.stage_destination.val() == self.to_cpu_code.val() {
+            self.cpu.next = true;
+        } else if self.stage_destination.val() != self.to_drop.val() {
+            if self.route_miss.val() {
+                self.reason.next = self.no_route.val();
+                self.stage_copy.next = false;
+            } else if self.route_cpu.val() {
+                self.cpu.next = true;
+            } else if self.route_port.val() >= self.port_count.val() {
+                self.reason.next = self.no_route.val();
+            } else if self.route_port.val() == self.this_port.val() {
+                self.reason.next = self.routes_to_ingress.val();
+            } else if !self
+                .ports_enabled
+                .val()
+                .get_bit(self.route_port.val().index())
+            {
+                self.reason.next = self.port_disabled.val();
+            } else {
+                self.forward.next = true;
+            }
+        }
+
+        // The stream: a forwarded TLP to the core, any other taken and discarded.
+        self.core.sop.next = self.link.sop.val();
+        self.core.eop.next = self.link.eop.val();
+        self.core.empty.next = self.link.empty.val();
+        self.core.payload.next = self.link.payload.val();
+        self.core.dw0.next = self.header_dw0.val();
+        self.core.dw1.next = self.header_dw1.val();
+        self.core.dw2.next = self.header_dw2.val();
+        self.core.dw3.next = self.header_dw3.val();
+        self.core_egress.next = self.route_port.val().get_bits::<PORT_BITS>(0);
+        self.core_class.next = self.class_completion.val();
+        if self.routed.posted.val() {
+            self.core_class.next = self.class_posted.val();
+        }
+        if self.routed.non_posted.val() {
+            self.core_class.next = self.class_non_posted.val();
+        }
+        self.core.valid.next = (self.link.valid.val() & self.forwarding.q.val())
+            | (self.first.val() & self.decided.val() & self.forward.val());
+        self.link.ready.next = self.discarding.q.val();
+        if self.forwarding.q.val() {
+            self.link.ready.next = self.core.ready.val();
+        }
+        if self.first.val() & self.decided.val() {
+            self.link.ready.next = !self.forward.val() | self.core.ready.val();
+        }
+        self.taken.next = self.first.val() & self.decided.val() & self.link.ready.val();
+        self.to_cpu.next = self.taken.val() & self.cpu.val();
+        self.copy_to_cpu.next = self.taken.val() & self.stage_copy.val();
+        self.dropped.next = self.taken.val() & !self.cpu.val() & !self.forward.val();
+        self.drop_reason.next = self.reason.val();
+
+        // Two cycles on the first beat, then until it is taken.
+        self.waited.d.next = bits::<2>(0);
+        if self.first.val() & !self.taken.val() {
+            self.waited.d.next = self.waited.q.val() + 1;
+            if self.decided.val() {
+                self.waited.d.next = self.waited.q.val();
+            }
+        }
+        if self.taken.val() & !self.link.eop.val() {
+            self.forwarding.d.next = self.forward.val();
+            self.discarding.d.next = !self.forward.val();
+        }
+        if (self.forwarding.q.val() | self.discarding.q.val())
+            & self.link.valid.val()
+            & self.link.ready.val()
+            & self.link.eop.val()
+        {
+            self.forwarding.d.next = false;
+            self.discarding.d.next = false;
+        }
+    }
+}

@@ -1,0 +1,12 @@
+//! One port of the switch: its registers, its ingress pipeline into the switching core and its egress out of it.
+//!
+//! [`crate::top::SwitchTop`] puts one of each per port around the
+//! [`crate::switching::SwitchCore`].
+
+pub mod egress;
+pub mod ingress;
+pub mod registers;
+
+pub use egress::PortEgress;
+pub use ingress::PortIngress;
+pub use registers::PortRegisters;

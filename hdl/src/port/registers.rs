@@ -1,0 +1,256 @@
+//! A port's own registers (`weft_regs::csr::port`): its role and the identities its translation uses.
+//!
+//! CONTROL, HOST, OWNER, BUSES and COMPLETER_ID are read-write and read
+//! back their defined bits only, as weft-model's `CsrWindow` stores them;
+//! ABANDON is write-only and reads 0. CONTROL.RETURN_TO_INGRESS is stored
+//! and read back but not acted on: the ingress drops every TLP routed back
+//! to its own port (RoutesToIngress), and ABANDON does nothing, as no
+//! outstanding-request table is attached yet. A write takes effect at the clock
+//! edge that takes it; a read answers one cycle later (`crate::csr`).
+
+use rust_hdl::prelude::*;
+use weft_regs::csr::port;
+
+use crate::csr::{CsrDecoder, CsrTarget, WORD_BITS};
+use crate::tables::id_map::ID_BITS;
+use crate::translate::endpoint_ingress::{HOST_BITS, SWIZZLE_BITS};
+
+/// Bits of CONTROL.ROLE.
+pub const ROLE_BITS: usize = 2;
+const _: () = assert!(port::ROLE.width as usize == ROLE_BITS);
+const _: () = assert!(port::HOST_INDEX.width as usize == HOST_BITS);
+const _: () = assert!(port::OWNER_HOST_INDEX.width as usize == HOST_BITS);
+const _: () = assert!(port::HOST_PROXY_ID.width as usize == ID_BITS);
+const _: () = assert!(port::OWNER_PROXY_ID.width as usize == ID_BITS);
+const _: () = assert!(port::BUSES_FIRST.width == 8 && port::BUSES_LAST.width == 8);
+const _: () = assert!(port::INTX_SWIZZLE.width as usize >= SWIZZLE_BITS);
+
+/// The registers of one port, decoded from `weft_regs::csr::port`.
+#[derive(LogicBlock)]
+pub struct PortRegisters {
+    /// The clock.
+    pub clock: Signal<In, Clock>,
+    /// Programming and read-back.
+    pub csr: CsrTarget,
+    /// CONTROL.ENABLE.
+    pub enable: Signal<Out, Bit>,
+    /// CONTROL.ROLE: `port::ROLE_DISABLED` .. `port::ROLE_FABRIC`.
+    pub role: Signal<Out, Bits<ROLE_BITS>>,
+    /// CONTROL.P2P_REQUEST_REDIRECT.
+    pub p2p_request_redirect: Signal<Out, Bit>,
+    /// CONTROL.INTX_SWIZZLE modulo 4: the pin moves by the device number modulo 4 (§2.2.8.1).
+    pub intx_swizzle: Signal<Out, Bits<SWIZZLE_BITS>>,
+    /// HOST.INDEX.
+    pub host_index: Signal<Out, Bits<HOST_BITS>>,
+    /// HOST.PROXY_ID.
+    pub proxy_id: Signal<Out, Bits<ID_BITS>>,
+    /// OWNER.BOUND.
+    pub owner_bound: Signal<Out, Bit>,
+    /// OWNER.HOST_INDEX.
+    pub owner_host: Signal<Out, Bits<HOST_BITS>>,
+    /// OWNER.PROXY_ID.
+    pub owner_proxy_id: Signal<Out, Bits<ID_BITS>>,
+    /// BUSES.FIRST.
+    pub bus_first: Signal<Out, Bits<8>>,
+    /// BUSES.LAST.
+    pub bus_last: Signal<Out, Bits<8>>,
+    /// COMPLETER_ID.
+    pub completer_id: Signal<Out, Bits<ID_BITS>>,
+    decoder: CsrDecoder,
+    control: DFF<Bits<32>>,
+    host: DFF<Bits<32>>,
+    owner: DFF<Bits<32>>,
+    buses: DFF<Bits<32>>,
+    completer: DFF<Bits<32>>,
+    read_data: DFF<Bits<32>>,
+    read_valid: DFF<Bit>,
+    word_control: Constant<Bits<WORD_BITS>>,
+    word_host: Constant<Bits<WORD_BITS>>,
+    word_owner: Constant<Bits<WORD_BITS>>,
+    word_buses: Constant<Bits<WORD_BITS>>,
+    word_completer: Constant<Bits<WORD_BITS>>,
+    word_abandon: Constant<Bits<WORD_BITS>>,
+    mask_control: Constant<Bits<32>>,
+    mask_host: Constant<Bits<32>>,
+    mask_owner: Constant<Bits<32>>,
+    mask_buses: Constant<Bits<32>>,
+    mask_completer: Constant<Bits<32>>,
+    enable_bit: Constant<Bits<8>>,
+    role_lsb: Constant<Bits<8>>,
+    redirect_bit: Constant<Bits<8>>,
+    swizzle_lsb: Constant<Bits<8>>,
+    host_index_lsb: Constant<Bits<8>>,
+    proxy_lsb: Constant<Bits<8>>,
+    bound_bit: Constant<Bits<8>>,
+    owner_host_lsb: Constant<Bits<8>>,
+    owner_proxy_lsb: Constant<Bits<8>>,
+    first_lsb: Constant<Bits<8>>,
+    last_lsb: Constant<Bits<8>>,
+}
+
+impl PortRegisters {
+    /// The registers of port `port`.
+    ///
+    /// # Panics
+    ///
+    /// If the register map has no such port.
+    pub fn new(instance: u32) -> Self {
+        assert!(instance < port::LAYOUT.instances, "no such port");
+        let word = |r: weft_regs::Register| Constant::new(r.word().to_bits());
+        let mask = |r: weft_regs::Register| Constant::new(r.mask().to_bits());
+        let lsb = |f: weft_regs::Field| Constant::new(f.lsb.to_bits());
+        PortRegisters {
+            clock: Default::default(),
+            csr: Default::default(),
+            enable: Default::default(),
+            role: Default::default(),
+            p2p_request_redirect: Default::default(),
+            intx_swizzle: Default::default(),
+            host_index: Default::default(),
+            proxy_id: Default::default(),
+            owner_bound: Default::default(),
+            owner_host: Default::default(),
+            owner_proxy_id: Default::default(),
+            bus_first: Default::default(),
+            bus_last: Default::default(),
+            completer_id: Default::default(),
+            decoder: CsrDecoder::new(&port::LAYOUT, instance),
+            control: Default::default(),
+            host: Default::default(),
+            owner: Default::default(),
+            buses: Default::default(),
+            completer: Default::default(),
+            read_data: Default::default(),
+            read_valid: Default::default(),
+            word_control: word(port::CONTROL),
+            word_host: word(port::HOST),
+            word_owner: word(port::OWNER),
+            word_buses: word(port::BUSES),
+            word_completer: word(port::COMPLETER_ID),
+            word_abandon: word(port::ABANDON),
+            mask_control: mask(port::CONTROL),
+            mask_host: mask(port::HOST),
+            mask_owner: mask(port::OWNER),
+            mask_buses: mask(port::BUSES),
+            mask_completer: mask(port::COMPLETER_ID),
+            enable_bit: lsb(port::ENABLE),
+            role_lsb: lsb(port::ROLE),
+            redirect_bit: lsb(port::P2P_REQUEST_REDIRECT),
+            swizzle_lsb: lsb(port::INTX_SWIZZLE),
+            host_index_lsb: lsb(port::HOST_INDEX),
+            proxy_lsb: lsb(port::HOST_PROXY_ID),
+            bound_bit: lsb(port::OWNER_BOUND),
+            owner_host_lsb: lsb(port::OWNER_HOST_INDEX),
+            owner_proxy_lsb: lsb(port::OWNER_PROXY_ID),
+            first_lsb: lsb(port::BUSES_FIRST),
+            last_lsb: lsb(port::BUSES_LAST),
+        }
+    }
+}
+
+impl Logic for PortRegisters {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, control, host, owner, buses, completer, read_data, read_valid);
+        self.decoder.address.next = self.csr.address.val();
+
+        // Writes: the defined bits of the register addressed.
+        if self.csr.write.val() && self.decoder.selected.val() {
+            if self.decoder.word.val() == self.word_control.val() {
+                self.control.d.next = self.csr.write_data.val() & self.mask_control.val();
+            }
+            if self.decoder.word.val() == self.word_host.val() {
+                self.host.d.next = self.csr.write_data.val() & self.mask_host.val();
+            }
+            if self.decoder.word.val() == self.word_owner.val() {
+                self.owner.d.next = self.csr.write_data.val() & self.mask_owner.val();
+            }
+            if self.decoder.word.val() == self.word_buses.val() {
+                self.buses.d.next = self.csr.write_data.val() & self.mask_buses.val();
+            }
+            if self.decoder.word.val() == self.word_completer.val() {
+                self.completer.d.next = self.csr.write_data.val() & self.mask_completer.val();
+            }
+        }
+
+        // Reads: answered in the next cycle; ABANDON (write-only) reads 0.
+        self.read_valid.d.next = false;
+        self.read_data.d.next = bits::<32>(0);
+        if self.csr.read.val() && self.decoder.selected.val() {
+            if self.decoder.word.val() == self.word_control.val() {
+                self.read_valid.d.next = true;
+                self.read_data.d.next = self.control.q.val();
+            }
+            if self.decoder.word.val() == self.word_host.val() {
+                self.read_valid.d.next = true;
+                self.read_data.d.next = self.host.q.val();
+            }
+            if self.decoder.word.val() == self.word_owner.val() {
+                self.read_valid.d.next = true;
+                self.read_data.d.next = self.owner.q.val();
+            }
+            if self.decoder.word.val() == self.word_buses.val() {
+                self.read_valid.d.next = true;
+                self.read_data.d.next = self.buses.q.val();
+            }
+            if self.decoder.word.val() == self.word_completer.val() {
+                self.read_valid.d.next = true;
+                self.read_data.d.next = self.completer.q.val();
+            }
+            if self.decoder.word.val() == self.word_abandon.val() {
+                self.read_valid.d.next = true;
+            }
+        }
+        self.csr.read_valid.next = self.read_valid.q.val();
+        self.csr.read_data.next = self.read_data.q.val();
+
+        self.enable.next = self.control.q.val().get_bit(self.enable_bit.val().index());
+        self.role.next = self
+            .control
+            .q
+            .val()
+            .get_bits::<ROLE_BITS>(self.role_lsb.val().index());
+        self.p2p_request_redirect.next = self
+            .control
+            .q
+            .val()
+            .get_bit(self.redirect_bit.val().index());
+        self.intx_swizzle.next = self
+            .control
+            .q
+            .val()
+            .get_bits::<SWIZZLE_BITS>(self.swizzle_lsb.val().index());
+        self.host_index.next = self
+            .host
+            .q
+            .val()
+            .get_bits::<HOST_BITS>(self.host_index_lsb.val().index());
+        self.proxy_id.next = self
+            .host
+            .q
+            .val()
+            .get_bits::<ID_BITS>(self.proxy_lsb.val().index());
+        self.owner_bound.next = self.owner.q.val().get_bit(self.bound_bit.val().index());
+        self.owner_host.next = self
+            .owner
+            .q
+            .val()
+            .get_bits::<HOST_BITS>(self.owner_host_lsb.val().index());
+        self.owner_proxy_id.next = self
+            .owner
+            .q
+            .val()
+            .get_bits::<ID_BITS>(self.owner_proxy_lsb.val().index());
+        self.bus_first.next = self
+            .buses
+            .q
+            .val()
+            .get_bits::<8>(self.first_lsb.val().index());
+        self.bus_last.next = self
+            .buses
+            .q
+            .val()
+            .get_bits::<8>(self.last_lsb.val().index());
+        self.completer_id.next = self.completer.q.val().get_bits::<ID_BITS>(0);
+    }
+}

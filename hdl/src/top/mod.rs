@@ -1,0 +1,244 @@
+//! The whole switch's data plane: every port's ingress pipeline, the switching core, every port's egress, under one CSR bus.
+//!
+//! This is weft-model's `Switch` in RTL (DESIGN.md, "Data plane"): per
+//! port, ingress parse → classify → translate by the port's role → route
+//! lookup ([`PortIngress`]), the virtual output queues, iSLIP and the
+//! crossbar ([`SwitchCore`]), and egress translation on host ports
+//! ([`PortEgress`]). Every register comes from `weft_regs::csr`: the
+//! identity block ([`Identity`]), each port's own registers
+//! ([`PortRegisters`]) and tables (windows and function owners in the
+//! ingress stages, the ID map in the ingress and the egress), and the
+//! switch-wide route tables, of which each port's ingress keeps its own
+//! copy so that every port looks up a route in the same cycle. All copies
+//! of a register take every write and answer its reads alike; the bus
+//! takes one answer.
+//!
+//! What leaves for the management CPU, what is copied to it and what is
+//! dropped (with the reason, weft-model's `DropReason::ALL` index) shows
+//! as one-cycle pulses per port, with the header as it goes to the CPU:
+//! the inputs of the mailbox and of the drop counters.
+
+mod identity;
+
+pub use identity::Identity;
+
+use rust_hdl::prelude::*;
+
+use crate::csr::CsrTarget;
+use crate::port::{PortEgress, PortIngress, PortRegisters};
+use crate::stream::{TlpSink, TlpSource};
+use crate::switching::gather::Gather;
+use crate::switching::{SwitchCore, LENGTH_BITS};
+use crate::translate::host_ingress::DROP_REASON_BITS;
+
+/// The switch's data plane: `N` ports of `W`-bit payload.
+///
+/// Egress credits are as [`SwitchCore`] takes them: the link layer's
+/// counters say which egress may start a TLP of each class, and learn
+/// from `egress_consume` what each TLP took.
+#[derive(LogicBlock)]
+pub struct SwitchTop<const W: usize, const N: usize> {
+    /// The clock.
+    pub clock: Signal<In, Clock>,
+    /// The soft core's CSR bus.
+    pub csr: CsrTarget,
+    /// TLPs arriving from each port's link.
+    pub ingress: [TlpSink<W>; N],
+    /// TLPs leaving on each port's link.
+    pub egress: [TlpSource<W>; N],
+    /// Bit `j`: egress `j`'s link partner has credit for a posted TLP.
+    pub egress_credit_posted: Signal<In, Bits<N>>,
+    /// Bit `j`: egress `j`'s link partner has credit for a non-posted TLP.
+    pub egress_credit_non_posted: Signal<In, Bits<N>>,
+    /// Bit `j`: egress `j`'s link partner has credit for a completion.
+    pub egress_credit_completion: Signal<In, Bits<N>>,
+    /// Per egress: a one-cycle pulse on the class bit of a TLP committed to it.
+    pub egress_consume: [Signal<Out, Bits<3>>; N],
+    /// Per egress: the data length in DW of the TLP committed.
+    pub egress_consume_dws: [Signal<Out, Bits<LENGTH_BITS>>; N],
+    /// Per port: a TLP arriving there goes to the management CPU.
+    pub to_cpu: [Signal<Out, Bit>; N],
+    /// Per port: a TLP arriving there is forwarded and also copied to the CPU.
+    pub copy_to_cpu: [Signal<Out, Bit>; N],
+    /// Per port, with `to_cpu` or `copy_to_cpu`: header DW0 as the CPU gets it.
+    pub cpu_dw0: [Signal<Out, Bits<32>>; N],
+    /// Header DW1 as the CPU gets it.
+    pub cpu_dw1: [Signal<Out, Bits<32>>; N],
+    /// Header DW2 as the CPU gets it.
+    pub cpu_dw2: [Signal<Out, Bits<32>>; N],
+    /// Header DW3 as the CPU gets it.
+    pub cpu_dw3: [Signal<Out, Bits<32>>; N],
+    /// Per port: a TLP arriving there is dropped.
+    pub ingress_dropped: [Signal<Out, Bit>; N],
+    /// Why.
+    pub ingress_drop_reason: [Signal<Out, Bits<DROP_REASON_BITS>>; N],
+    /// Per port: a TLP about to leave there is dropped by its egress translation.
+    pub egress_dropped: [Signal<Out, Bit>; N],
+    /// Why.
+    pub egress_drop_reason: [Signal<Out, Bits<DROP_REASON_BITS>>; N],
+    identity: Identity<N>,
+    registers: [PortRegisters; N],
+    ports_in: [PortIngress<W, N>; N],
+    ports_out: [PortEgress<W>; N],
+    core: SwitchCore<W, N>,
+    enabled: Gather<N>,
+}
+
+impl<const W: usize, const N: usize> Default for SwitchTop<W, N> {
+    fn default() -> Self {
+        SwitchTop {
+            clock: Default::default(),
+            csr: Default::default(),
+            ingress: std::array::from_fn(|_| Default::default()),
+            egress: std::array::from_fn(|_| Default::default()),
+            egress_credit_posted: Default::default(),
+            egress_credit_non_posted: Default::default(),
+            egress_credit_completion: Default::default(),
+            egress_consume: std::array::from_fn(|_| Default::default()),
+            egress_consume_dws: std::array::from_fn(|_| Default::default()),
+            to_cpu: std::array::from_fn(|_| Default::default()),
+            copy_to_cpu: std::array::from_fn(|_| Default::default()),
+            cpu_dw0: std::array::from_fn(|_| Default::default()),
+            cpu_dw1: std::array::from_fn(|_| Default::default()),
+            cpu_dw2: std::array::from_fn(|_| Default::default()),
+            cpu_dw3: std::array::from_fn(|_| Default::default()),
+            ingress_dropped: std::array::from_fn(|_| Default::default()),
+            ingress_drop_reason: std::array::from_fn(|_| Default::default()),
+            egress_dropped: std::array::from_fn(|_| Default::default()),
+            egress_drop_reason: std::array::from_fn(|_| Default::default()),
+            identity: Default::default(),
+            registers: std::array::from_fn(|i| PortRegisters::new(i as u32)),
+            ports_in: std::array::from_fn(|i| PortIngress::new(i as u32)),
+            ports_out: std::array::from_fn(|i| PortEgress::new(i as u32)),
+            core: Default::default(),
+            enabled: Default::default(),
+        }
+    }
+}
+
+impl<const W: usize, const N: usize> Logic for SwitchTop<W, N> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.identity.clock.next = self.clock.val();
+        self.core.clock.next = self.clock.val();
+        self.identity.csr.address.next = self.csr.address.val();
+        self.identity.csr.write.next = self.csr.write.val();
+        self.identity.csr.write_data.next = self.csr.write_data.val();
+        self.identity.csr.read.next = self.csr.read.val();
+        self.csr.read_valid.next = self.identity.csr.read_valid.val();
+        self.csr.read_data.next = self.identity.csr.read_data.val();
+        self.core.egress_credit_posted.next = self.egress_credit_posted.val();
+        self.core.egress_credit_non_posted.next = self.egress_credit_non_posted.val();
+        self.core.egress_credit_completion.next = self.egress_credit_completion.val();
+        for i in 0..N {
+            self.registers[i].clock.next = self.clock.val();
+            self.ports_in[i].clock.next = self.clock.val();
+            self.ports_out[i].clock.next = self.clock.val();
+
+            // The CSR bus to every block of the port; copies of a register answer alike.
+            self.registers[i].csr.address.next = self.csr.address.val();
+            self.registers[i].csr.write.next = self.csr.write.val();
+            self.registers[i].csr.write_data.next = self.csr.write_data.val();
+            self.registers[i].csr.read.next = self.csr.read.val();
+            self.ports_in[i].csr.address.next = self.csr.address.val();
+            self.ports_in[i].csr.write.next = self.csr.write.val();
+            self.ports_in[i].csr.write_data.next = self.csr.write_data.val();
+            self.ports_in[i].csr.read.next = self.csr.read.val();
+            self.ports_out[i].csr.address.next = self.csr.address.val();
+            self.ports_out[i].csr.write.next = self.csr.write.val();
+            self.ports_out[i].csr.write_data.next = self.csr.write_data.val();
+            self.ports_out[i].csr.read.next = self.csr.read.val();
+            if self.registers[i].csr.read_valid.val() {
+                self.csr.read_valid.next = true;
+                self.csr.read_data.next = self.registers[i].csr.read_data.val();
+            }
+            if self.ports_in[i].csr.read_valid.val() {
+                self.csr.read_valid.next = true;
+                self.csr.read_data.next = self.ports_in[i].csr.read_data.val();
+            }
+            if self.ports_out[i].csr.read_valid.val() {
+                self.csr.read_valid.next = true;
+                self.csr.read_data.next = self.ports_out[i].csr.read_data.val();
+            }
+
+            // The port's registers to its stages.
+            self.enabled.bits[i].next =
+                self.registers[i].enable.val() & self.registers[i].role.val().any();
+            self.ports_in[i].enable.next = self.registers[i].enable.val();
+            self.ports_in[i].role.next = self.registers[i].role.val();
+            self.ports_in[i].p2p_request_redirect.next =
+                self.registers[i].p2p_request_redirect.val();
+            self.ports_in[i].intx_swizzle.next = self.registers[i].intx_swizzle.val();
+            self.ports_in[i].proxy_id.next = self.registers[i].proxy_id.val();
+            self.ports_in[i].owner_bound.next = self.registers[i].owner_bound.val();
+            self.ports_in[i].owner_host.next = self.registers[i].owner_host.val();
+            self.ports_in[i].owner_proxy_id.next = self.registers[i].owner_proxy_id.val();
+            self.ports_in[i].bus_first.next = self.registers[i].bus_first.val();
+            self.ports_in[i].bus_last.next = self.registers[i].bus_last.val();
+            self.ports_in[i].ports_enabled.next = self.enabled.vector.val();
+            self.ports_out[i].enable.next = self.registers[i].enable.val();
+            self.ports_out[i].role.next = self.registers[i].role.val();
+            self.ports_out[i].host_index.next = self.registers[i].host_index.val();
+            self.ports_out[i].proxy_id.next = self.registers[i].proxy_id.val();
+            self.ports_out[i].completer_id.next = self.registers[i].completer_id.val();
+
+            // Link → ingress pipeline → core.
+            self.ports_in[i].link.valid.next = self.ingress[i].valid.val();
+            self.ports_in[i].link.sop.next = self.ingress[i].sop.val();
+            self.ports_in[i].link.eop.next = self.ingress[i].eop.val();
+            self.ports_in[i].link.empty.next = self.ingress[i].empty.val();
+            self.ports_in[i].link.dw0.next = self.ingress[i].dw0.val();
+            self.ports_in[i].link.dw1.next = self.ingress[i].dw1.val();
+            self.ports_in[i].link.dw2.next = self.ingress[i].dw2.val();
+            self.ports_in[i].link.dw3.next = self.ingress[i].dw3.val();
+            self.ports_in[i].link.payload.next = self.ingress[i].payload.val();
+            self.ingress[i].ready.next = self.ports_in[i].link.ready.val();
+            self.core.ingress[i].valid.next = self.ports_in[i].core.valid.val();
+            self.core.ingress[i].sop.next = self.ports_in[i].core.sop.val();
+            self.core.ingress[i].eop.next = self.ports_in[i].core.eop.val();
+            self.core.ingress[i].empty.next = self.ports_in[i].core.empty.val();
+            self.core.ingress[i].dw0.next = self.ports_in[i].core.dw0.val();
+            self.core.ingress[i].dw1.next = self.ports_in[i].core.dw1.val();
+            self.core.ingress[i].dw2.next = self.ports_in[i].core.dw2.val();
+            self.core.ingress[i].dw3.next = self.ports_in[i].core.dw3.val();
+            self.core.ingress[i].payload.next = self.ports_in[i].core.payload.val();
+            self.ports_in[i].core.ready.next = self.core.ingress[i].ready.val();
+            self.core.ingress_egress[i].next = self.ports_in[i].core_egress.val();
+            self.core.ingress_class[i].next = self.ports_in[i].core_class.val();
+            self.to_cpu[i].next = self.ports_in[i].to_cpu.val();
+            self.copy_to_cpu[i].next = self.ports_in[i].copy_to_cpu.val();
+            self.cpu_dw0[i].next = self.ports_in[i].core.dw0.val();
+            self.cpu_dw1[i].next = self.ports_in[i].core.dw1.val();
+            self.cpu_dw2[i].next = self.ports_in[i].core.dw2.val();
+            self.cpu_dw3[i].next = self.ports_in[i].core.dw3.val();
+            self.ingress_dropped[i].next = self.ports_in[i].dropped.val();
+            self.ingress_drop_reason[i].next = self.ports_in[i].drop_reason.val();
+
+            // Core → egress translation → link.
+            self.ports_out[i].core.valid.next = self.core.egress[i].valid.val();
+            self.ports_out[i].core.sop.next = self.core.egress[i].sop.val();
+            self.ports_out[i].core.eop.next = self.core.egress[i].eop.val();
+            self.ports_out[i].core.empty.next = self.core.egress[i].empty.val();
+            self.ports_out[i].core.dw0.next = self.core.egress[i].dw0.val();
+            self.ports_out[i].core.dw1.next = self.core.egress[i].dw1.val();
+            self.ports_out[i].core.dw2.next = self.core.egress[i].dw2.val();
+            self.ports_out[i].core.dw3.next = self.core.egress[i].dw3.val();
+            self.ports_out[i].core.payload.next = self.core.egress[i].payload.val();
+            self.core.egress[i].ready.next = self.ports_out[i].core.ready.val();
+            self.egress[i].valid.next = self.ports_out[i].link.valid.val();
+            self.egress[i].sop.next = self.ports_out[i].link.sop.val();
+            self.egress[i].eop.next = self.ports_out[i].link.eop.val();
+            self.egress[i].empty.next = self.ports_out[i].link.empty.val();
+            self.egress[i].dw0.next = self.ports_out[i].link.dw0.val();
+            self.egress[i].dw1.next = self.ports_out[i].link.dw1.val();
+            self.egress[i].dw2.next = self.ports_out[i].link.dw2.val();
+            self.egress[i].dw3.next = self.ports_out[i].link.dw3.val();
+            self.egress[i].payload.next = self.ports_out[i].link.payload.val();
+            self.ports_out[i].link.ready.next = self.egress[i].ready.val();
+            self.egress_consume[i].next = self.core.egress_consume[i].val();
+            self.egress_consume_dws[i].next = self.core.egress_consume_dws[i].val();
+            self.egress_dropped[i].next = self.ports_out[i].dropped.val();
+            self.egress_drop_reason[i].next = self.ports_out[i].drop_reason.val();
+        }
+    }
+}

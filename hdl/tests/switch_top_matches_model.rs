@@ -1,0 +1,696 @@
+//! The whole switch's RTL (`SwitchTop`) delivers what weft-model's `Switch` delivers.
+//!
+//! Each case draws a switch: every port's role (disabled, host, endpoint,
+//! fabric) and identities, its windows (with owner tags), function owners
+//! and ID map, and the switch's address and bus routes, with destinations
+//! that include the CPU, ports the switch lacks and the ingress itself.
+//! The firmware's own driver (`weft_regs::driver::CsrDataPlane`) programs
+//! the RTL over its CSR bus and a `CsrWindow` over the model with the same
+//! calls. Then TLPs of every kind arrive on every port at once, addressed
+//! near the windows' and routes' edges and from IDs the tables know, while
+//! the egress links stall at random. Every TLP leaving an egress must be one
+//! the model delivers there, byte for byte, in the order of its flow
+//! (ingress, egress and class, unless Relaxed Ordering lets it pass);
+//! every TLP the model delivers must leave; the CPU must get the headers
+//! the model gives it, per ingress port in order; and drops must agree in
+//! number for every reason.
+//!
+//! Left out, because the RTL top does not do them yet: non-posted memory
+//! requests from a host port (their fabric tags come from the outstanding
+//! request table, which the top does not attach), the Unsupported Request
+//! completions the model synthesizes for refused non-posted requests (not
+//! compared; the drops are), RETURN_TO_INGRESS, ECRC digests, and TLPs
+//! longer than a switching slot.
+
+mod common;
+
+use std::collections::VecDeque;
+
+use common::endpoint::few_hosts;
+use common::on_big_stack;
+use common::tlp::{attributes, header_bytes, packet, reason_code, request, wire_header, Request};
+use proptest::prelude::*;
+use rust_hdl::prelude::*;
+use weft_hdl::csr;
+use weft_hdl::driver::CycleDriver;
+use weft_hdl::switching::SLOT_BEATS;
+use weft_hdl::top::SwitchTop;
+use weft_model::csr_window::CsrWindow;
+use weft_model::switch::aperture_base;
+use weft_model::{
+    AddressRoute, Destination, DropReason, FunctionOwner, HostIndex, IdMapping, Owner, Packet,
+    PortIndex, PortRole, Switch, Window,
+};
+use weft_pcie::tlp::{Body, Completion, CompletionStatus, Header, MemoryOp, Tag, TrafficClass};
+use weft_pcie::Bdf;
+use weft_regs::aperture::HOST_ADDRESS_LIMIT;
+use weft_regs::driver::{CsrBus, CsrDataPlane};
+use weft_regs::tables::DataPlane;
+
+/// Payload bits: a quarter of the reference's 512, for debug-build speed.
+const W: usize = 128;
+/// Ports: half the reference's 8, for debug-build speed.
+const PORTS: usize = 4;
+/// Payload DWs per beat.
+const DWS_PER_BEAT: usize = W / 32;
+/// The longest payload a switching slot holds.
+const MAX_PAYLOAD_DW: usize = SLOT_BEATS * DWS_PER_BEAT;
+/// Cases run.
+const CASES: u32 = 4;
+/// TLPs offered per case.
+const TLPS: usize = 64;
+/// Window, function owner and ID map entries programmed per port.
+const WINDOWS: usize = 4;
+const FUNCTIONS: usize = 2;
+const IDS: usize = 8;
+/// Address route entries programmed.
+const ROUTES: usize = 8;
+/// Bus numbers the tables and the TLPs' IDs use: 0..BUSES.
+const BUSES: u8 = 9;
+
+type Top = SwitchTop<W, PORTS>;
+
+/// The RTL switch behind its CSR bus.
+struct Rtl(CycleDriver<Top>);
+
+impl CsrBus for Rtl {
+    fn write32(&mut self, address: u32, value: u32) {
+        csr::write(&mut self.0, |b| &mut b.csr, address, value).expect("the switch settles");
+    }
+
+    fn read32(&mut self, address: u32) -> u32 {
+        csr::read(&mut self.0, |b| &mut b.csr, address)
+            .expect("the switch settles")
+            .unwrap_or(0)
+    }
+}
+
+/// A fabric ID among the few the tables know: a bus below `BUSES`, device 0 or 1, function 0.
+fn known_id() -> impl Strategy<Value = u16> {
+    (0..BUSES, 0u16..2).prop_map(|(bus, dev)| u16::from(bus) << 8 | dev << 3)
+}
+
+/// A routing destination: a port (one the switch lacks sometimes) or the CPU.
+fn destination() -> impl Strategy<Value = Destination> {
+    prop_oneof![
+        12 => (0..PORTS as u8).prop_map(|p| Destination::Port(PortIndex(p))),
+        1 => Just(Destination::Port(PortIndex(PORTS as u8))),
+        1 => Just(Destination::Cpu),
+    ]
+}
+
+/// Fabric address regions that routes cover and windows translate into:
+/// the first hosts' apertures, and a few regions of the fabric's BARs.
+fn region(k: usize) -> (u64, u64) {
+    match k % 6 {
+        k @ 0..=2 => (aperture_base(HostIndex(k as u16)), HOST_ADDRESS_LIMIT),
+        k => ((k as u64 - 2) << 40, 1 << 40),
+    }
+}
+
+/// An address route: part of a region, or an odd range; maybe invalid.
+fn address_route() -> impl Strategy<Value = Option<AddressRoute>> {
+    prop::option::weighted(
+        0.95,
+        (0usize..6, 0u64..4, destination()).prop_map(|(k, part, to)| {
+            let (base, size) = region(k);
+            // The whole region, or one of its quarters.
+            let (base, size) = match part {
+                0 | 1 => (base, size),
+                q => (base + q * (size / 4), size / 4),
+            };
+            AddressRoute { base, size, to }
+        }),
+    )
+}
+
+/// A window whose fabric base lies in one of the regions.
+fn window() -> impl Strategy<Value = ((bool, Window), Option<u16>)> {
+    (
+        common::tlp::window_entry(),
+        0usize..6,
+        prop::option::weighted(0.4, few_hosts()),
+    )
+        .prop_map(|((valid, w), k, owner)| {
+            let (base, size) = region(k);
+            // The base's offset in its 4 KiB page is kept (see `window_entry`).
+            let offset = (w.fabric_base & (size - 1) & !0xfff) | (w.base & 0xfff);
+            let window = Window {
+                fabric_base: base + offset,
+                ..w
+            };
+            ((valid, window), owner)
+        })
+}
+
+/// One port's role.
+#[derive(Clone, Debug)]
+enum Role {
+    Disabled,
+    Host {
+        host: u16,
+        proxy: u16,
+    },
+    Endpoint {
+        owner: Option<(u16, u16)>,
+        buses: (u8, u8),
+        redirect: bool,
+        swizzle: u8,
+    },
+    Fabric,
+}
+
+fn role() -> impl Strategy<Value = Role> {
+    prop_oneof![
+        1 => Just(Role::Disabled),
+        3 => (0u16..3, known_id()).prop_map(|(host, proxy)| Role::Host { host, proxy }),
+        4 => (
+            prop::option::weighted(0.85, (0u16..3, known_id())),
+            (0..BUSES, 0..BUSES),
+            prop::bool::weighted(0.2),
+            0u8..32,
+        )
+            .prop_map(|(owner, (a, b), redirect, swizzle)| Role::Endpoint {
+                owner,
+                buses: (a.min(b), a.max(b)),
+                redirect,
+                swizzle,
+            }),
+        2 => Just(Role::Fabric),
+    ]
+}
+
+/// One port's registers and tables.
+#[derive(Clone, Debug)]
+struct PortSetup {
+    role: Role,
+    completer: u16,
+    windows: Vec<((bool, Window), Option<u16>)>,
+    functions: Vec<Option<FunctionOwner>>,
+    ids: Vec<Option<IdMapping>>,
+}
+
+fn port_setup() -> impl Strategy<Value = PortSetup> {
+    let function = prop::option::weighted(
+        0.7,
+        (known_id(), 0u16..3, known_id(), any::<bool>(), 0u8..32).prop_map(
+            |(function, host, proxy, redirect, swizzle)| FunctionOwner {
+                function: Bdf(function),
+                owner: Owner {
+                    host: HostIndex(host),
+                    proxy_id: Bdf(proxy),
+                },
+                p2p_request_redirect: redirect,
+                intx_swizzle: swizzle,
+            },
+        ),
+    );
+    let id = prop::option::weighted(
+        0.8,
+        (known_id(), known_id()).prop_map(|(fabric, host)| IdMapping {
+            fabric: Bdf(fabric),
+            host: Bdf(host),
+        }),
+    );
+    (
+        role(),
+        known_id(),
+        prop::collection::vec(window(), WINDOWS),
+        prop::collection::vec(function, FUNCTIONS),
+        prop::collection::vec(id, IDS),
+    )
+        .prop_map(|(role, completer, windows, functions, ids)| PortSetup {
+            role,
+            completer,
+            windows,
+            functions,
+            ids,
+        })
+}
+
+/// The whole switch's tables.
+#[derive(Clone, Debug)]
+struct Setup {
+    ports: Vec<PortSetup>,
+    routes: Vec<Option<AddressRoute>>,
+    buses: Vec<Option<Destination>>,
+}
+
+fn setup() -> impl Strategy<Value = Setup> {
+    (
+        prop::collection::vec(port_setup(), PORTS),
+        prop::collection::vec((address_route(), prop::bool::weighted(0.7)), ROUTES),
+        prop::collection::vec(prop::option::weighted(0.95, destination()), BUSES as usize),
+    )
+        .prop_map(|(ports, routes, buses)| {
+            // Most routes into a host's aperture lead to that host's port, if
+            // there is one, so that host egress has traffic to translate.
+            let routes = routes
+                .into_iter()
+                .map(|(route, aimed)| {
+                    route.map(|mut route| {
+                        let host_port = ports.iter().position(|p| {
+                            matches!(p.role, Role::Host { host, .. }
+                                if route.base & !(HOST_ADDRESS_LIMIT - 1) == aperture_base(HostIndex(host)))
+                        });
+                        if let (true, Some(port)) = (aimed, host_port) {
+                            route.to = Destination::Port(PortIndex(port as u8));
+                        }
+                        route
+                    })
+                })
+                .collect();
+            Setup {
+                ports,
+                routes,
+                buses,
+            }
+        })
+}
+
+/// Programs `setup` through the firmware's driver, as the fabric manager would.
+fn program(plane: &mut impl DataPlane, setup: &Setup) {
+    for (p, port) in setup.ports.iter().enumerate() {
+        let index = PortIndex(p as u8);
+        for (e, ((valid, window), owner)) in port.windows.iter().enumerate() {
+            let window = if *valid { *window } else { Window::UNUSED };
+            plane
+                .set_peer_window(index, e, window, owner.map(HostIndex))
+                .expect("drawn windows are legal");
+        }
+        for (e, function) in port.functions.iter().enumerate() {
+            plane
+                .set_function_owner(index, e, *function)
+                .expect("drawn owners are legal");
+        }
+        for (e, id) in port.ids.iter().enumerate() {
+            plane.set_id_mapping(index, e, *id).expect("legal");
+        }
+        plane
+            .set_completer_id(index, Bdf(port.completer))
+            .expect("legal");
+        let role = match port.role {
+            Role::Disabled => PortRole::Disabled,
+            Role::Host { host, proxy } => PortRole::Host {
+                host: HostIndex(host),
+                proxy_id: Bdf(proxy),
+            },
+            Role::Endpoint {
+                owner,
+                buses,
+                redirect,
+                swizzle,
+            } => {
+                plane
+                    .set_p2p_request_redirect(index, redirect)
+                    .expect("legal");
+                plane.set_intx_swizzle(index, swizzle).expect("legal");
+                PortRole::Endpoint {
+                    owner: owner.map(|(host, proxy)| Owner {
+                        host: HostIndex(host),
+                        proxy_id: Bdf(proxy),
+                    }),
+                    buses,
+                }
+            }
+            Role::Fabric => PortRole::Fabric,
+        };
+        plane
+            .set_port_role(index, role)
+            .expect("drawn roles are legal");
+    }
+    for (e, route) in setup.routes.iter().enumerate() {
+        plane.set_address_route(e, *route).expect("legal");
+    }
+    for (bus, to) in setup.buses.iter().enumerate() {
+        plane.set_bus_route(bus as u8, *to).expect("legal");
+    }
+}
+
+/// One TLP offered: its port, what it is, its fields, an ID the tables know
+/// (as requester, or a completion's requester) and whether to use it, and
+/// whether it is a completion (with a known completer).
+type Offer = (
+    usize,
+    Request,
+    common::tlp::Common,
+    (bool, u16),
+    Option<u16>,
+);
+
+fn offer() -> impl Strategy<Value = Offer> {
+    (
+        0..PORTS,
+        request(),
+        common::tlp::common(),
+        (prop::bool::weighted(0.85), known_id()),
+        prop::option::weighted(0.15, known_id()),
+    )
+}
+
+/// The TLP `offer` stands for on a switch set up as `setup`, or `None` if it
+/// is one the RTL top is not held to (see the module's doc) or illegal.
+fn offered(
+    setup: &Setup,
+    (port, request, common, (known, id), completer): &Offer,
+) -> Option<Packet> {
+    let tables = &setup.ports[*port];
+    let mut common = common.clone();
+    common.digest = None;
+    if *known {
+        common.requester = *id;
+        // An endpoint's functions sit on its buses.
+        if let (
+            Role::Endpoint {
+                buses: (first, last),
+                ..
+            },
+            None,
+        ) = (&tables.role, completer)
+        {
+            let bus = first + (id >> 8) as u8 % (last - first + 1);
+            common.requester = u16::from(bus) << 8 | (id & 0xff);
+        }
+    }
+    let packet = match completer {
+        Some(completer) => {
+            let completion = Completion {
+                locked: false,
+                traffic_class: TrafficClass::from_bits(common.traffic_class),
+                attributes: attributes(common.attributes),
+                completer: Bdf(*completer),
+                status: CompletionStatus::Successful,
+                byte_count_modified: false,
+                byte_count: 4,
+                requester: Bdf(common.requester),
+                tag: Tag::new(common.tag).expect("drawn within 10 bits"),
+                lower_address: 0,
+                data_dw: Some(1),
+            };
+            let header = Header {
+                digest_present: false,
+                poisoned: false,
+                body: Body::Completion(completion),
+            };
+            Packet::new(header, vec![0xa5; 4])
+        }
+        None => {
+            // Addresses near the edges of what this port's TLPs are looked up in.
+            let ranges: Vec<(bool, Window)> = match tables.role {
+                Role::Fabric | Role::Disabled => setup
+                    .routes
+                    .iter()
+                    .flatten()
+                    .map(|r| {
+                        (
+                            true,
+                            Window {
+                                base: r.base,
+                                size: r.size,
+                                ..Window::UNUSED
+                            },
+                        )
+                    })
+                    .collect(),
+                _ => tables.windows.iter().map(|(w, _)| *w).collect(),
+            };
+            let ranges = if ranges.is_empty() {
+                vec![(true, Window::UNUSED)]
+            } else {
+                ranges
+            };
+            packet(request, &common, &ranges)?
+        }
+    };
+    if let (Role::Host { .. }, Body::Memory(m)) = (&tables.role, &packet.header.body) {
+        if m.op != MemoryOp::Write {
+            return None;
+        }
+    }
+    (packet.payload.len() <= MAX_PAYLOAD_DW * 4).then_some(packet)
+}
+
+/// A TLP as a sequence of beats: header DWs, payload DWs.
+fn dws(packet: &Packet) -> ([u32; 4], Vec<u32>) {
+    let bytes = packet.to_bytes().expect("legal");
+    let header_len = if bytes[0] & 0x20 != 0 { 16 } else { 12 };
+    let mut header = [0u32; 4];
+    for (k, chunk) in bytes[..header_len].chunks(4).enumerate() {
+        header[k] = u32::from_be_bytes(chunk.try_into().expect("4 bytes"));
+    }
+    let payload = bytes[header_len..]
+        .chunks(4)
+        .map(|c| u32::from_be_bytes(c.try_into().expect("whole DWs")))
+        .collect();
+    (header, payload)
+}
+
+/// A TLP out of an egress, as wire bytes.
+fn wire(header: [u32; 4], payload: &[u32]) -> Vec<u8> {
+    let mut bytes = header_bytes(header);
+    bytes.extend(payload.iter().flat_map(|dw| dw.to_be_bytes()));
+    bytes
+}
+
+/// What the run produced.
+#[derive(Default)]
+struct Observed {
+    /// Per egress, TLPs in the order they left.
+    egress: Vec<Vec<Vec<u8>>>,
+    /// Per ingress, headers that went to the CPU, in order.
+    cpu: Vec<Vec<Vec<u8>>>,
+    /// Drops per reason code.
+    drops: [u64; DropReason::ALL.len()],
+}
+
+/// Offers `tlps` (per ingress port, in order) to the RTL with the egress
+/// links taking beats as `ready` says, until everything has left.
+fn run(rtl: &mut CycleDriver<Top>, tlps: Vec<VecDeque<Packet>>, seed: u64) -> Observed {
+    let mut observed = Observed {
+        egress: vec![Vec::new(); PORTS],
+        cpu: vec![Vec::new(); PORTS],
+        ..Observed::default()
+    };
+    let mut sending: Vec<VecDeque<([u32; 4], Vec<u32>)>> = tlps
+        .into_iter()
+        .map(|q| q.iter().map(dws).collect())
+        .collect();
+    let mut beat = [0usize; PORTS];
+    let mut receiving: Vec<Option<([u32; 4], Vec<u32>)>> = vec![None; PORTS];
+    let mut idle = 0;
+    let all = (1u64 << PORTS) - 1;
+    for cycle in 0u64.. {
+        assert!(cycle < 200_000, "the switch did not drain");
+        let top = rtl.block();
+        top.egress_credit_posted.next = all.into();
+        top.egress_credit_non_posted.next = all.into();
+        top.egress_credit_completion.next = all.into();
+        for i in 0..PORTS {
+            let noise = (cycle ^ seed)
+                .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+                .rotate_left(i as u32 * 7 + 5);
+            top.egress[i].ready.next = !noise.is_multiple_of(4);
+            let port = &mut top.ingress[i];
+            port.valid.next = false;
+            if let Some((header, payload)) = sending[i].front() {
+                let beats = payload.len().div_ceil(DWS_PER_BEAT).max(1);
+                let chunk: Vec<u32> = payload
+                    .iter()
+                    .copied()
+                    .skip(beat[i] * DWS_PER_BEAT)
+                    .take(DWS_PER_BEAT)
+                    .collect();
+                let mut bus = Bits::<W>::default();
+                for (k, dw) in chunk.iter().enumerate() {
+                    bus.set_bits::<32>(W - 32 * (k + 1), u64::from(*dw).into());
+                }
+                port.valid.next = true;
+                port.sop.next = beat[i] == 0;
+                port.eop.next = beat[i] + 1 == beats;
+                port.empty.next = if beat[i] + 1 == beats {
+                    ((DWS_PER_BEAT - chunk.len()) as u64).into()
+                } else {
+                    0u64.into()
+                };
+                port.payload.next = bus;
+                // DW3 of a 3 DW header: whatever follows on the stream.
+                let fourth = if header[0] & 1 << 29 != 0 {
+                    header[3]
+                } else {
+                    0x5a5a_5a5a
+                };
+                port.dw0.next = header[0].to_bits();
+                port.dw1.next = header[1].to_bits();
+                port.dw2.next = header[2].to_bits();
+                port.dw3.next = fourth.to_bits();
+            }
+        }
+        rtl.settle().expect("the switch settles");
+        let top = rtl.block();
+        let mut moved = false;
+        for i in 0..PORTS {
+            if top.ingress[i].valid.val() && top.ingress[i].ready.val() {
+                moved = true;
+                let (_, payload) = sending[i].front().expect("offered");
+                let beats = payload.len().div_ceil(DWS_PER_BEAT).max(1);
+                beat[i] += 1;
+                if beat[i] == beats {
+                    beat[i] = 0;
+                    sending[i].pop_front();
+                }
+            }
+            let cpu_header = || {
+                [
+                    top.cpu_dw0[i].val().to_u32(),
+                    top.cpu_dw1[i].val().to_u32(),
+                    top.cpu_dw2[i].val().to_u32(),
+                    top.cpu_dw3[i].val().to_u32(),
+                ]
+            };
+            for pulse in [top.to_cpu[i].val(), top.copy_to_cpu[i].val()] {
+                if pulse {
+                    observed.cpu[i].push(header_bytes(cpu_header()));
+                }
+            }
+            if top.ingress_dropped[i].val() {
+                observed.drops[top.ingress_drop_reason[i].val().to_u32() as usize] += 1;
+            }
+            if top.egress_dropped[i].val() {
+                observed.drops[top.egress_drop_reason[i].val().to_u32() as usize] += 1;
+            }
+            let port = &top.egress[i];
+            if port.valid.val() && port.ready.val() {
+                moved = true;
+                let header = [
+                    port.dw0.val().to_u32(),
+                    port.dw1.val().to_u32(),
+                    port.dw2.val().to_u32(),
+                    port.dw3.val().to_u32(),
+                ];
+                assert_eq!(
+                    port.sop.val(),
+                    receiving[i].is_none(),
+                    "framing at egress {i}"
+                );
+                let open = receiving[i].get_or_insert_with(|| (header, Vec::new()));
+                let used = if port.eop.val() {
+                    DWS_PER_BEAT - (port.empty.val().to_u64() as usize).min(DWS_PER_BEAT)
+                } else {
+                    DWS_PER_BEAT
+                };
+                let bus = port.payload.val();
+                open.1
+                    .extend((0..used).map(|k| bus.get_bits::<32>(W - 32 * (k + 1)).to_u32()));
+                if port.eop.val() {
+                    let (header, payload) = receiving[i].take().expect("opened");
+                    observed.egress[i].push(wire(header, &payload));
+                }
+            }
+        }
+        rtl.tick().expect("the switch settles");
+        idle = if moved { 0 } else { idle + 1 };
+        if idle > 64 && sending.iter().all(VecDeque::is_empty) {
+            break;
+        }
+    }
+    observed
+}
+
+/// One TLP the model delivers out of a port.
+struct Expected {
+    from: usize,
+    bytes: Vec<u8>,
+    class: weft_pcie::tlp::FlowControlClass,
+    relaxed: bool,
+}
+
+/// Takes `got` out of the TLPs expected at one egress, checking it passes
+/// no earlier TLP of its flow that it may not pass.
+fn take(expected: &mut Vec<Expected>, got: &[u8]) -> Result<(), String> {
+    let at = expected
+        .iter()
+        .position(|e| e.bytes == got)
+        .ok_or_else(|| format!("unexpected TLP {got:02x?}"))?;
+    let this = &expected[at];
+    if let Some(passed) = expected[..at]
+        .iter()
+        .find(|e| e.from == this.from && e.class == this.class && !(this.relaxed || e.relaxed))
+    {
+        return Err(format!(
+            "{got:02x?} passed {:02x?} of the same flow",
+            passed.bytes
+        ));
+    }
+    expected.remove(at);
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: CASES, ..ProptestConfig::default() })]
+
+    #[test]
+    fn switch_top_delivers_as_the_model(
+        setup in setup(),
+        offers in prop::collection::vec(offer(), TLPS),
+        seed in any::<u64>(),
+    ) {
+        on_big_stack(move || -> Result<(), TestCaseError> {
+            let driver = CycleDriver::new(Top::default(), |b| &mut b.clock).expect("well formed");
+            let mut rtl = CsrDataPlane::new(Rtl(driver)).expect("the RTL identifies as weft");
+            let mut window = CsrWindow::new(Switch::new(PORTS));
+            let mut model = CsrDataPlane::new(&mut window).expect("the model identifies as weft");
+            program(&mut rtl, &setup);
+            program(&mut model, &setup);
+            let mut rtl = rtl.into_bus().0;
+            rtl.run(2).expect("settles");
+            let switch = window.switch_mut();
+
+            let mut tlps = vec![VecDeque::new(); PORTS];
+            let mut expected: Vec<Vec<Expected>> = (0..PORTS).map(|_| Vec::new()).collect();
+            let mut cpu: Vec<Vec<Vec<u8>>> = vec![Vec::new(); PORTS];
+            let mut answered = 0;
+            for offer in &offers {
+                let Some(packet) = offered(&setup, offer) else { continue };
+                let port = offer.0;
+                let bytes = packet.to_bytes().expect("legal");
+                let forwarding = switch.ingress(PortIndex(port as u8), &bytes).expect("the port exists");
+                for delivery in forwarding.deliveries {
+                    let out = delivery.packet.to_bytes().expect("the model delivers legal TLPs");
+                    match delivery.to {
+                        Destination::Cpu => cpu[delivery.from.0 as usize].push(wire_header(&out)),
+                        // The Unsupported Request answer to a refused request.
+                        Destination::Port(p) if usize::from(p.0) == port => answered += 1,
+                        Destination::Port(p) => expected[usize::from(p.0)].push(Expected {
+                            from: port,
+                            class: delivery.packet.header.flow_control_class(),
+                            relaxed: out[2] & 0x20 != 0,
+                            bytes: out,
+                        }),
+                    }
+                }
+                tlps[port].push_back(packet);
+            }
+            let offered_count: usize = tlps.iter().map(VecDeque::len).sum();
+            prop_assert!(offered_count >= TLPS / 2, "only {} TLPs offered", offered_count);
+
+            let observed = run(&mut rtl, tlps, seed);
+            for (j, out) in observed.egress.iter().enumerate() {
+                for got in out {
+                    take(&mut expected[j], got).map_err(|e| TestCaseError::fail(format!("egress {j}: {e}")))?;
+                }
+                let missing: Vec<_> = expected[j].iter().map(|e| &e.bytes).collect();
+                prop_assert!(missing.is_empty(), "egress {}: never left: {:02x?}", j, missing);
+            }
+            prop_assert_eq!(&observed.cpu, &cpu, "headers to the CPU");
+            let mut drops = [0u64; DropReason::ALL.len()];
+            for p in 0..PORTS {
+                let counters = switch.counters(PortIndex(p as u8)).expect("exists");
+                for reason in DropReason::ALL {
+                    drops[reason_code(reason) as usize] += counters.drops_for(reason);
+                }
+            }
+            prop_assert_eq!(observed.drops, drops, "drops per reason (Unsupported Request answers: {})", answered);
+            Ok(())
+        })?;
+    }
+}

@@ -1,4 +1,6 @@
-//! The data plane's identity registers (`weft_regs::csr::global`): what the firmware checks before it writes a table.
+//! The data plane's `weft_regs::csr::global` registers: the identity the
+//! firmware checks before it writes a table, and where the switch's
+//! management BAR sits.
 
 use rust_hdl::prelude::*;
 use weft_regs::capacity;
@@ -6,9 +8,14 @@ use weft_regs::csr::global;
 
 use crate::csr::{CsrDecoder, CsrTarget, WORD_BITS};
 
-/// The read-only registers of `weft_regs::csr::global` for a switch of `N`
-/// ports with the reference table capacities (`weft_regs::capacity`).
-/// Writes are ignored; reads answer one cycle later (`crate::csr`).
+/// The registers of `weft_regs::csr::global` for a switch of `N` ports
+/// with the reference table capacities (`weft_regs::capacity`): the
+/// read-only identity, whose writes are ignored, and MANAGEMENT_BAR_LOW
+/// and HIGH, which hold what is written within their fields (as
+/// weft-model's `CsrWindow` does). The ingress rule that executes memory
+/// requests hitting the management BAR against this window is not in the
+/// RTL yet, so nothing else reads them. Reads answer one cycle later
+/// (`crate::csr`).
 #[derive(LogicBlock)]
 pub struct Identity<const N: usize> {
     /// The clock.
@@ -16,11 +23,19 @@ pub struct Identity<const N: usize> {
     /// Read-back.
     pub csr: CsrTarget,
     decoder: CsrDecoder,
-    words: [Constant<Bits<WORD_BITS>>; 6],
-    values: [Constant<Bits<32>>; 6],
+    words: [Constant<Bits<WORD_BITS>>; IDENTITY_REGISTERS],
+    values: [Constant<Bits<32>>; IDENTITY_REGISTERS],
+    bar_low_word: Constant<Bits<WORD_BITS>>,
+    bar_high_word: Constant<Bits<WORD_BITS>>,
+    bar_low_mask: Constant<Bits<32>>,
+    bar_low: DFF<Bits<32>>,
+    bar_high: DFF<Bits<32>>,
     read_data: DFF<Bits<32>>,
     read_valid: DFF<Bit>,
 }
+
+/// The read-only registers of `global`: all but the management BAR's two.
+const IDENTITY_REGISTERS: usize = 6;
 
 impl<const N: usize> Default for Identity<N> {
     fn default() -> Self {
@@ -48,13 +63,18 @@ impl<const N: usize> Default for Identity<N> {
                 global::FUNCTION_OWNERS.encode(cap(capacity::FUNCTION_OWNERS_PER_PORT)),
             ),
         ];
-        assert_eq!(registers.len(), global::BLOCK.registers.len());
+        assert_eq!(registers.len() + 2, global::BLOCK.registers.len());
         Identity {
             clock: Default::default(),
             csr: Default::default(),
             decoder: CsrDecoder::new(&global::LAYOUT, 0),
             words: registers.map(|(register, _)| Constant::new(register.word().to_bits())),
             values: registers.map(|(_, value)| Constant::new(value.to_bits())),
+            bar_low_word: Constant::new(global::MANAGEMENT_BAR_LOW.word().to_bits()),
+            bar_high_word: Constant::new(global::MANAGEMENT_BAR_HIGH.word().to_bits()),
+            bar_low_mask: Constant::new(global::MANAGEMENT_BAR_LOW.mask().to_bits()),
+            bar_low: Default::default(),
+            bar_high: Default::default(),
             read_data: Default::default(),
             read_valid: Default::default(),
         }
@@ -64,10 +84,29 @@ impl<const N: usize> Default for Identity<N> {
 impl<const N: usize> Logic for Identity<N> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, read_data, read_valid);
+        dff_setup!(self, clock, bar_low, bar_high, read_data, read_valid);
         self.decoder.address.next = self.csr.address.val();
+        if self.csr.write.val() & self.decoder.selected.val() {
+            if self.decoder.word.val() == self.bar_low_word.val() {
+                self.bar_low.d.next = self.csr.write_data.val() & self.bar_low_mask.val();
+            }
+            if self.decoder.word.val() == self.bar_high_word.val() {
+                self.bar_high.d.next = self.csr.write_data.val();
+            }
+        }
         self.read_valid.d.next = false;
         self.read_data.d.next = bits::<32>(0);
+        if self.csr.read.val() & self.decoder.selected.val() {
+            if self.decoder.word.val() == self.bar_low_word.val() {
+                self.read_valid.d.next = true;
+                self.read_data.d.next = self.bar_low.q.val();
+            }
+            if self.decoder.word.val() == self.bar_high_word.val() {
+                self.read_valid.d.next = true;
+                self.read_data.d.next = self.bar_high.q.val();
+            }
+        }
+        // IDENTITY_REGISTERS: a literal, as the bound becomes Verilog.
         for k in 0..6 {
             if self.csr.read.val()
                 & self.decoder.selected.val()

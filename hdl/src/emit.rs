@@ -260,13 +260,12 @@ pub fn designs() -> Result<Vec<Design>, SocError> {
         // fault output goes unread. Each peripheral decodes the word offset of its register
         // port's address (the SoC's decoder has checked the rest), and the
         // UART takes a byte of the write data. The RAMs' images are
-        // `$readmemh` files beside the Verilog. Its 128 KiB + 64 KiB of
-        // block RAM would become 1.5 M flip-flops in generic synthesis, so
-        // CI only elaborates it. `synth_xilinx -family xcup -nolutram` maps
-        // them to 43 RAMB36E2 beside 5.0 k LUTs, 2.8 k flip-flops and 4
-        // DSP48E2 for the core and peripherals (measured with the 652-byte
-        // banner firmware, before the SPI flash controller joined; yosys's UltraScale LUT-RAM mapping rejects one
-        // of the small memories, hence -nolutram).
+        // `$readmemh` files beside the Verilog. Its 512 KiB of instruction
+        // and data RAM would become 4 M flip-flops in generic synthesis, so
+        // CI only elaborates it; `synth_xilinx -family xcup -nolutram` maps
+        // them to block RAM (README's hardware table; yosys's UltraScale
+        // LUT-RAM mapping rejects one of the small memories, hence
+        // -nolutram).
         Design {
             check: Check::Structure,
             data_files: soc_memory_files,

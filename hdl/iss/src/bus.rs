@@ -337,7 +337,7 @@ fn overlaps(a_base: u32, a_size: u32, b_base: u32, b_size: u32) -> bool {
 
 impl HarvardBus {
     /// The reference configuration from `weft-regs`: 256 KiB instruction
-    /// RAM at `INSTRUCTION_RAM_BASE`, 128 KiB data RAM at `DATA_RAM_BASE`,
+    /// RAM at `INSTRUCTION_RAM_BASE`, 256 KiB data RAM at `DATA_RAM_BASE`,
     /// the boot ROM at `BOOT_ROM_BASE`, no peripherals.
     pub fn reference() -> Self {
         Self::new(
@@ -609,7 +609,7 @@ mod tests {
     fn reference_map_comes_from_weft_regs() {
         let bus = HarvardBus::reference();
         assert_eq!(bus.instruction_ram().len(), 256 * 1024);
-        assert_eq!(bus.data_ram().len(), 128 * 1024);
+        assert_eq!(bus.data_ram().len(), 256 * 1024);
     }
 
     #[test]

@@ -617,9 +617,9 @@ mod tests {
             })
         );
         assert!(MemoryImage::zeroed(1024, 1024).is_ok());
-        // The reference map's 256 KiB and 128 KiB, in 32-bit words.
+        // The reference map's 256 KiB and 256 KiB, in 32-bit words.
         assert_eq!(MemoryImage::reference().instructions.len(), 64 * 1024);
-        assert_eq!(MemoryImage::reference().data.len(), 32 * 1024);
+        assert_eq!(MemoryImage::reference().data.len(), 64 * 1024);
     }
 
     #[test]

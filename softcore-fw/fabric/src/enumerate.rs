@@ -230,7 +230,7 @@ pub type HostProxies = heapless::Vec<(HostPort, Bdf), MAX_HOST_PORTS>;
 ///
 /// The inventory is filled in place rather than returned: it is most of
 /// the manager's state, and every copy of it on the soft core's stack
-/// comes out of the same 128 KiB data RAM.
+/// comes out of the same 256 KiB data RAM.
 #[inline(never)]
 pub fn enumerate<C, T, F>(
     config: &mut C,

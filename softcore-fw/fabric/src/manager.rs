@@ -63,7 +63,7 @@ const _: () = assert!(
 );
 
 /// The manager at its full capacities must leave most of the soft core's
-/// data RAM (`weft_regs::DATA_RAM_SIZE`, 128 KiB) to the stack and the
+/// data RAM (`weft_regs::DATA_RAM_SIZE`, 256 KiB) to the stack and the
 /// network buffers; checked for every target it is built for.
 const _: () = assert!(core::mem::size_of::<FabricManager>() <= 48 * 1024);
 
@@ -71,7 +71,7 @@ impl FabricManager {
     /// A manager with no host ports, not configured or started: a
     /// constant, so the firmware can hold the manager in a static built at
     /// link time and [`FabricManager::configure`] it in place — the soft
-    /// core's stack, part of its 128 KiB data RAM, has no room for a
+    /// core's stack, part of its 256 KiB data RAM, has no room for a
     /// manager built on it and then moved.
     pub const EMPTY: FabricManager = FabricManager {
         settings: FabricSettings::DEFAULT,

@@ -196,7 +196,7 @@ fn build_port(
     port_number: u8,
 ) -> Result<(PortSpace, PortLayout, PortCapabilities), VirtualSwitchError> {
     // Laid out in place: a returned ConfigSpace (12 KiB) is copied on the
-    // way out, and the soft core's stack is part of its 128 KiB data RAM.
+    // way out, and the soft core's stack is part of its 256 KiB data RAM.
     let mut space = ConfigSpace::new();
     Type1Function::switch_port(identity)
         .install(&mut space)

@@ -842,7 +842,7 @@ fn graceful_unbind_lets_requests_in_flight_complete() {
     );
 }
 
-/// The manager lives in the soft core's 128 KiB of data RAM
+/// The manager lives in the soft core's 256 KiB of data RAM
 /// (`weft_regs::DATA_RAM_SIZE`) beside the stack and the network buffers:
 /// at its full capacities (4 hosts × 1 + 8 virtual ports, 128 functions,
 /// 16 switches) it must stay well under half of it. Measured on the build

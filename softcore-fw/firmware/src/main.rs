@@ -96,7 +96,8 @@
 //! size, so the budget is the link map's. With the network stack and the
 //! fabric manager and the flash driver (`cargo xtask firmware`, measured
 //! before the flash driver joined): 136 KiB of code in the 256 KiB
-//! instruction memory; in the 128 KiB data memory 15.8 KiB of rodata,
+//! instruction memory; in the data memory (128 KiB then, 256 KiB since
+//! the deepest stack overran what 128 KiB left) 15.8 KiB of rodata,
 //! 21.5 KiB of data (the fabric manager's state, initialised where it
 //! lies: rodata and data share the data memory; 38.7 KiB since the
 //! manager's capacities grew to 16 switches and 128 functions, leaving

@@ -39,12 +39,12 @@ pub const INSTRUCTION_RAM_BASE: u32 = 0x0000_0000;
 pub const INSTRUCTION_RAM_SIZE: u32 = 256 * 1024;
 /// Start of the soft core's data memory.
 pub const DATA_RAM_BASE: u32 = 0x1000_0000;
-/// Size of the data memory in the reference configuration (128 KiB): the
-/// firmware's rodata and statics take about 78 KiB (the fabric manager's
-/// state 39 KiB of it, at 16 switches and 128 functions) and the
-/// manager's stack about 34 KiB at its deepest (`cargo xtask
-/// fabric-size`), which 64 KiB does not hold.
-pub const DATA_RAM_SIZE: u32 = 128 * 1024;
+/// Size of the data memory in the reference configuration (256 KiB): the
+/// firmware's rodata and statics take about 84 KiB (the fabric manager's
+/// state 39 KiB of it, at 16 switches and 128 functions) and its stack
+/// went 46 KiB deep on the ISS as the manager of the 4-switch reference
+/// fabric, which overran the 44 KiB that 128 KiB left (measured).
+pub const DATA_RAM_SIZE: u32 = 256 * 1024;
 /// Start of the boot ROM, where the core starts after every reset (the
 /// reset vector): the boot loader, which copies the firmware image the
 /// boot record picks from the configuration flash into the two RAMs and

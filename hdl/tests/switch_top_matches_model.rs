@@ -670,8 +670,11 @@ proptest! {
                 }
                 tlps[port].push_back(packet);
             }
+            // `offered` leaves out what the top cannot take yet (host ports'
+            // non-posted requests); a case left with a quarter of its TLPs
+            // or fewer would test too little.
             let offered_count: usize = tlps.iter().map(VecDeque::len).sum();
-            prop_assert!(offered_count >= TLPS / 2, "only {} TLPs offered", offered_count);
+            prop_assert!(offered_count > TLPS / 4, "only {} TLPs offered", offered_count);
 
             let observed = run(&mut rtl, tlps, seed);
             for (j, out) in observed.egress.iter().enumerate() {

@@ -4,6 +4,12 @@ use std::{
     env, fs,
     path::{Path, PathBuf},
     process::Command,
+    sync::{
+        atomic::{AtomicUsize, Ordering},
+        Mutex,
+    },
+    thread,
+    time::Instant,
 };
 
 use anyhow::{bail, Context, Result};
@@ -93,36 +99,79 @@ pub fn emit(root: &Path) -> Result<Vec<Emitted>> {
 }
 
 /// Emits every top-level design into `target/verilog/`, lints each with
-/// `verilator --lint-only -Wall` and synthesizes (or elaborates) each with yosys.
+/// `verilator --lint-only -Wall` and synthesizes (or elaborates) each with
+/// yosys. Both tools are single-threaded, so the designs are checked on as
+/// many threads as the machine has CPUs, largest file first.
 pub fn emit_and_lint(root: &Path) -> Result<()> {
-    let designs = emit(root)?;
-    for Emitted {
+    let started = Instant::now();
+    let mut designs = emit(root)?;
+    eprintln!(
+        "xtask: {} designs emitted in {:.0} s",
+        designs.len(),
+        started.elapsed().as_secs_f64()
+    );
+    designs.sort_by_cached_key(|design| {
+        std::cmp::Reverse(fs::metadata(&design.file).map_or(0, |meta| meta.len()))
+    });
+    let threads = thread::available_parallelism().map_or(1, |n| n.get());
+    let next = AtomicUsize::new(0);
+    let failures = Mutex::new(Vec::new());
+    thread::scope(|scope| {
+        for _ in 0..threads.min(designs.len()) {
+            scope.spawn(|| {
+                while let Some(design) = designs.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    if let Err(err) = check(design) {
+                        failures.lock().expect("no checker panics").push(err);
+                    }
+                }
+            });
+        }
+    });
+    if let Some(first) = failures
+        .into_inner()
+        .expect("no checker panics")
+        .into_iter()
+        .next()
+    {
+        return Err(first);
+    }
+    println!(
+        "verilog: {} designs emitted, lint-clean, and synthesized (or elaborated) by yosys without logic loops in {} ({:.0} s)",
+        designs.len(),
+        root.join("target").join("verilog").display(),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// Lints one design with Verilator, then synthesizes or elaborates it with
+/// yosys as weft-verilog asked, and says how long both took.
+fn check(design: &Emitted) -> Result<()> {
+    let Emitted {
         file,
         module,
         check,
-    } in &designs
-    {
-        run(Command::new("verilator").args(VERILATOR_LINT).arg(file))?;
-        let script = match check.as_str() {
-            "synthesize" => format!(
-                "read_verilog {}; synth -top {module}; check -assert",
-                file.display()
-            ),
-            "structure" => format!(
-                "read_verilog {}; hierarchy -top {module}; proc; flatten; opt_clean; check -assert",
-                file.display()
-            ),
-            other => bail!(
-                "weft-verilog asked for an unknown check {other:?} on {}",
-                file.display()
-            ),
-        };
-        run(Command::new("yosys").args(["-q", "-p", &script]))?;
-    }
-    println!(
-        "verilog: {} designs emitted, lint-clean, and synthesized (or elaborated) by yosys without logic loops in {}",
-        designs.len(),
-        root.join("target").join("verilog").display()
+    } = design;
+    let started = Instant::now();
+    run(Command::new("verilator").args(VERILATOR_LINT).arg(file))?;
+    let script = match check.as_str() {
+        "synthesize" => format!(
+            "read_verilog {}; synth -top {module}; check -assert",
+            file.display()
+        ),
+        "structure" => format!(
+            "read_verilog {}; hierarchy -top {module}; proc; flatten; opt_clean; check -assert",
+            file.display()
+        ),
+        other => bail!(
+            "weft-verilog asked for an unknown check {other:?} on {}",
+            file.display()
+        ),
+    };
+    run(Command::new("yosys").args(["-q", "-p", &script]))?;
+    eprintln!(
+        "xtask: {module} checked in {:.1} s",
+        started.elapsed().as_secs_f64()
     );
     Ok(())
 }

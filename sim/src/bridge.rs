@@ -178,7 +178,7 @@ impl FirmwareOptions {
 
 /// Why `--dhcp` cannot go with `--udp`.
 const NO_DHCP_ON_GATEWAY: &str =
-    "--dhcp needs a TAP (--tap NAME): the UDP gateway is no network with a DHCP server";
+    "--dhcp needs a TAP (--tap NAME): no DHCP server answers behind the UDP gateway";
 
 /// The firmware's address until its console's `ip` command sets another.
 pub fn default_address() -> Ipv4Cidr {

@@ -8,136 +8,64 @@
 //! behind `weft-sim firmware --tap` (run it inside the TAP's network
 //! namespace: `ip netns exec NAME cargo run --release -p weft-sim --example
 //! identify_rtt -- ...`). It prints a table of the round trip's median,
-//! 99th percentile, minimum and maximum, or the same as JSON.
+//! 99th percentile, minimum and maximum and the requests answered per
+//! second, or the same as JSON. `bind_unbind_rtt` times binds and unbinds
+//! the same way.
 
-use std::net::{SocketAddr, ToSocketAddrs};
+mod rtt_support;
+
 use std::process::ExitCode;
-use std::time::Duration;
 
-use weft_proto::{Key, Request, MANAGEMENT_UDP_PORT};
-use weftctl::client::{Client, ClientConfig};
+use rtt_support::{Options, RoundTrips, Summary};
+use weft_proto::Request;
+use weftctl::error::ClientError;
 
 const USAGE: &str =
     "usage: identify_rtt --switch HOST[:PORT] (--key HEX | --insecure) [--count N] [--json]";
 
-/// Identify requests timed when --count is not given.
-const DEFAULT_COUNT: usize = 200;
-
-struct Options {
-    switch: SocketAddr,
-    key: Key,
-    count: usize,
-    json: bool,
-}
-
-fn options() -> Result<Options, String> {
-    let (mut switch, mut key, mut count, mut json) = (None, None, DEFAULT_COUNT, false);
-    let mut args = std::env::args().skip(1);
-    while let Some(arg) = args.next() {
-        let mut value = || args.next().ok_or(format!("{arg} needs a value"));
-        match arg.as_str() {
-            "--switch" => {
-                let text = value()?;
-                let with_port = if text.contains(':') {
-                    text.clone()
-                } else {
-                    format!("{text}:{MANAGEMENT_UDP_PORT}")
-                };
-                switch = with_port
-                    .to_socket_addrs()
-                    .map_err(|e| format!("--switch {text}: {e}"))?
-                    .next();
-            }
-            "--key" => key = Some(Key::parse_hex(&value()?).map_err(|e| format!("--key: {e}"))?),
-            "--insecure" => key = Some(Key::insecure_public()),
-            "--count" => {
-                count = value()?.parse().map_err(|e| format!("--count: {e}"))?;
-            }
-            "--json" => json = true,
-            other => return Err(format!("unknown option {other}")),
-        }
-    }
-    Ok(Options {
-        switch: switch.ok_or("give the switch with --switch HOST[:PORT]")?,
-        key: key.ok_or("give the key with --key HEX, or --insecure")?,
-        count: count.max(1),
-        json,
-    })
-}
-
-/// The `per_mille`-th smallest of `sorted` (nearest rank).
-fn percentile(sorted: &[Duration], per_mille: usize) -> Duration {
-    let rank = (sorted.len() * per_mille).div_ceil(1000).max(1);
-    sorted[rank - 1]
-}
-
-fn micros(d: Duration) -> f64 {
-    d.as_secs_f64() * 1e6
+/// Times `options.count` Identify requests; their round trips and how
+/// many were answered a second.
+fn measure(options: &Options) -> Result<(RoundTrips, f64), ClientError> {
+    let mut client = rtt_support::connect(options)?;
+    let mut identify = RoundTrips::default();
+    let per_second = rtt_support::rounds_per_second(options.count, || {
+        identify.time(&mut client, &Request::Identify).map(drop)
+    })?;
+    Ok((identify, per_second))
 }
 
 fn main() -> ExitCode {
-    let options = match options() {
+    let options = match rtt_support::options() {
         Ok(options) => options,
         Err(why) => {
             eprintln!("identify_rtt: {why}\n{USAGE}");
             return ExitCode::from(2);
         }
     };
-    let mut client = match Client::connect(ClientConfig::new(options.switch, options.key)) {
-        Ok(client) => client,
+    let (identify, per_second) = match measure(&options) {
+        Ok(measured) => measured,
         Err(e) => {
             eprintln!("identify_rtt: {e}");
             return ExitCode::FAILURE;
         }
     };
-    // The first exchange learns the switch's identity (and warms ARP).
-    if let Err(e) = client.identify() {
-        eprintln!("identify_rtt: {e}");
-        return ExitCode::FAILURE;
-    }
-    let mut round_trips = Vec::with_capacity(options.count);
-    let mut resends = 0;
-    for _ in 0..options.count {
-        match client.exchange(&Request::Identify, &[]) {
-            Ok(exchange) => {
-                resends += exchange.sends - 1;
-                round_trips.push(exchange.round_trip);
-            }
-            Err(e) => {
-                eprintln!("identify_rtt: {e}");
-                return ExitCode::FAILURE;
-            }
-        }
-    }
-    round_trips.sort();
-    let median = percentile(&round_trips, 500);
-    let p99 = percentile(&round_trips, 990);
-    let (min, max) = (round_trips[0], round_trips[round_trips.len() - 1]);
+    let summary = identify.summary();
+    let resends = identify.resends;
     if options.json {
-        let report = serde_json::json!({
-            "switch": options.switch.to_string(),
-            "request": "Identify",
-            "requests": options.count,
-            "resends": resends,
-            "median_us": micros(median),
-            "p99_us": micros(p99),
-            "min_us": micros(min),
-            "max_us": micros(max),
-        });
-        println!("{report}");
+        let mut report = summary.json();
+        report.insert("switch".into(), options.switch.to_string().into());
+        report.insert("request".into(), "Identify".into());
+        report.insert("requests".into(), options.count.into());
+        report.insert("resends".into(), resends.into());
+        report.insert("requests_per_second".into(), per_second.into());
+        println!("{}", serde_json::Value::Object(report));
     } else {
         println!(
-            "Identify round trip to {}, {} requests ({resends} resent)",
+            "Identify round trip to {}, {} requests ({resends} resent), {per_second:.0} requests/s",
             options.switch, options.count
         );
-        println!("  median    p99       min       max");
-        println!(
-            "  {:<9} {:<9} {:<9} {:<9}",
-            format!("{:.0} µs", micros(median)),
-            format!("{:.0} µs", micros(p99)),
-            format!("{:.0} µs", micros(min)),
-            format!("{:.0} µs", micros(max))
-        );
+        println!("{}", Summary::HEADER);
+        println!("{}", summary.row("identify"));
     }
     ExitCode::SUCCESS
 }

@@ -63,6 +63,24 @@ pub enum LineChoice {
     Udp(SocketAddr),
 }
 
+/// Where the firmware's management address comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AddressChoice {
+    /// This address and subnet: `--ip`, or weft-proto's default.
+    Static(Ipv4Cidr),
+    /// A DHCP server on the TAP's side (`--dhcp`, the console's `ip dhcp`).
+    Dhcp,
+}
+
+impl fmt::Display for AddressChoice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AddressChoice::Static(cidr) => write!(f, "{cidr}"),
+            AddressChoice::Dhcp => f.write_str("from DHCP"),
+        }
+    }
+}
+
 /// What `weft-sim firmware` runs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FirmwareOptions {
@@ -70,8 +88,8 @@ pub struct FirmwareOptions {
     pub elf: String,
     /// Where the MAC is connected.
     pub line: LineChoice,
-    /// The firmware's address and subnet, as `--ip` gave it or weft-proto's default.
-    pub address: Ipv4Cidr,
+    /// The firmware's address: as `--ip` gave it, weft-proto's default, or from DHCP.
+    pub address: AddressChoice,
     /// Lines typed on the firmware's console at start.
     pub console: Vec<String>,
     /// The file the board's configuration flash is kept in, if any.
@@ -85,7 +103,7 @@ impl FirmwareOptions {
     pub fn parse(args: &[String]) -> Result<FirmwareOptions, String> {
         let (mut elf, mut line, mut key, mut ip, mut flash) = (None, None, None, None, None);
         let mut fabric = None;
-        let mut insecure = false;
+        let (mut insecure, mut dhcp) = (false, false);
         let mut args = args.iter();
         while let Some(arg) = args.next() {
             let mut value = |what: &str| args.next().cloned().ok_or(format!("{arg} needs {what}"));
@@ -105,6 +123,7 @@ impl FirmwareOptions {
                     key = Some(hex);
                 }
                 "--insecure" => insecure = true,
+                "--dhcp" => dhcp = true,
                 "--flash" => flash = Some(PathBuf::from(value("a file for the flash's contents")?)),
                 "--fabric" => fabric = Some(PathBuf::from(value("a scenario file")?)),
                 "--ip" => {
@@ -126,9 +145,19 @@ impl FirmwareOptions {
             );
         }
         let line = line.ok_or("connect the MAC with --tap NAME or --udp 127.0.0.1:PORT")?;
+        let address = match (ip, dhcp) {
+            (Some(_), true) => return Err("--ip and --dhcp exclude each other".into()),
+            (_, true) if matches!(line, LineChoice::Udp(_)) => {
+                return Err(NO_DHCP_ON_GATEWAY.into());
+            }
+            (_, true) => AddressChoice::Dhcp,
+            (ip, false) => AddressChoice::Static(ip.unwrap_or_else(default_address)),
+        };
         let mut console = Vec::new();
-        if let Some(ip) = ip {
-            console.push(format!("ip {ip}"));
+        match (ip, dhcp) {
+            (Some(ip), _) => console.push(format!("ip {ip}")),
+            (None, true) => console.push("ip dhcp".into()),
+            (None, false) => {}
         }
         match (key, insecure) {
             (Some(key), false) => console.push(format!("key {key}")),
@@ -136,7 +165,6 @@ impl FirmwareOptions {
             (Some(_), true) => return Err("--key and --insecure exclude each other".into()),
             (None, false) => {}
         }
-        let address = ip.unwrap_or_else(default_address);
         Ok(FirmwareOptions {
             elf,
             line,
@@ -147,6 +175,10 @@ impl FirmwareOptions {
         })
     }
 }
+
+/// Why `--dhcp` cannot go with `--udp`.
+const NO_DHCP_ON_GATEWAY: &str =
+    "--dhcp needs a TAP (--tap NAME): no DHCP server answers behind the UDP gateway";
 
 /// The firmware's address until its console's `ip` command sets another.
 pub fn default_address() -> Ipv4Cidr {
@@ -178,6 +210,9 @@ pub enum BridgeError {
     Send(io::Error),
     /// Writing the firmware's console output failed.
     Console(io::Error),
+    /// The firmware's address is to come from DHCP, and the line is the
+    /// UDP gateway, where no DHCP server answers.
+    NoDhcpServer,
     /// The `--fabric` scenario could not be read, is not managed by the
     /// firmware, or one of its steps failed.
     Fabric(String),
@@ -203,6 +238,7 @@ impl fmt::Display for BridgeError {
             BridgeError::Receive(e) => write!(f, "waiting for the line: {e}"),
             BridgeError::Send(e) => write!(f, "sending a frame to the line: {e}"),
             BridgeError::Console(e) => write!(f, "writing the firmware's console: {e}"),
+            BridgeError::NoDhcpServer => f.write_str(NO_DHCP_ON_GATEWAY),
             BridgeError::Fabric(why) => write!(f, "the fabric: {why}"),
             BridgeError::Flash { path, source } => write!(
                 f,
@@ -464,8 +500,11 @@ fn connect<S: Station>(
             bridge(station, &mut tap, &incoming, console, stop, flash)
         }
         LineChoice::Udp(listen_on) => {
+            let AddressChoice::Static(address) = options.address else {
+                return Err(BridgeError::NoDhcpServer);
+            };
             let mut gateway =
-                UdpGateway::open(*listen_on, options.address).map_err(BridgeError::Gateway)?;
+                UdpGateway::open(*listen_on, address).map_err(BridgeError::Gateway)?;
             let listener = gateway.listener().map_err(BridgeError::Receive)?;
             let local = gateway.local_addr().map_err(BridgeError::Receive)?;
             started(&Connected::Udp {

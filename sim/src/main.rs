@@ -36,13 +36,15 @@ epoch, as clients count), as a switch restarted from its flash does: only
 requests with counters above N are accepted, and weftctl is told so.";
 
 const FIRMWARE_USAGE: &str =
-    "usage: weft-sim firmware --elf PATH --tap NAME [--key HEX | --insecure] [--ip A.B.C.D/PREFIX] [--flash FILE | --fabric SCENARIO]
+    "usage: weft-sim firmware --elf PATH --tap NAME [--key HEX | --insecure] [--ip A.B.C.D/PREFIX | --dhcp] [--flash FILE | --fabric SCENARIO]
 
 Runs the soft core's firmware ELF (cargo xtask firmware) on the instruction-set
 simulator at the reference soft core clock, with its management MAC bridged to
 the TAP interface NAME (created if missing; needs root or CAP_NET_ADMIN). The
-firmware's console is printed here. --key, --insecure and --ip are typed on the
-firmware's console at start, as its `key`, `insecure` and `ip` commands.
+firmware's console is printed here. --key, --insecure, --ip and --dhcp are typed
+on the firmware's console at start, as its `key`, `insecure`, `ip A.B.C.D/PREFIX`
+and `ip dhcp` commands; with --dhcp the address is leased by a DHCP server on the
+TAP's network (the firmware prints the lease).
 --flash keeps the board's configuration flash (the key, among others) in FILE
 across runs. --fabric makes the firmware the fabric manager of the scenario
 SCENARIO (`manager = \"firmware-iss\"`, such as sim/scenarios/firmware.toml):

@@ -303,7 +303,10 @@ fn the_console_sets_the_address_and_says_what_is_wrong_with_a_bad_line() {
             "frobnicate",
         ],
     );
-    assert!(printed.contains("ip: 192.168.70.9/24\r\n"), "{printed}");
+    assert!(
+        printed.contains("ip: 192.168.70.9/24 (ARP, ICMP echo)\r\n"),
+        "{printed}"
+    );
     assert!(
         printed.contains("key: a weft key is 64 hexadecimal digits, but 4 characters were given"),
         "{printed}"

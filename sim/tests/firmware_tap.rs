@@ -2,23 +2,25 @@
 //! interface: Linux's own `ping` reaches the firmware's ICMP echo, and the
 //! weftctl client gets its identity over the kernel's UDP stack; with
 //! `--fabric`, weftctl binds a GPU through the firmware's network stack and
-//! the simulated host's hot-plug driver finds it.
+//! the simulated host's hot-plug driver finds it; with `--dhcp`, Linux's
+//! dnsmasq leases the firmware its address, and `ping` and weftctl reach
+//! it there.
 //!
-//! Needs root (or CAP_NET_ADMIN and CAP_SYS_ADMIN), `/dev/net/tun`, `ip`
-//! and `ping` (`cargo xtask setup` installs iputils-ping); without them the
-//! test says why and skips. Everything happens in a network namespace of
+//! Needs root (or CAP_NET_ADMIN and CAP_SYS_ADMIN), `/dev/net/tun`, `ip`,
+//! `ping` and, for the DHCP test, `dnsmasq` (`cargo xtask setup` installs
+//! iputils-ping and dnsmasq-base); without them a test says why and skips. Everything happens in a network namespace of
 //! its own, which is deleted, with the runner stopped, even when the test
 //! fails.
 
 mod firmware_support;
 
 use std::fs::{File, OpenOptions};
-use std::net::{IpAddr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::process::{Child, Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use firmware_support::{firmware_path, FIRMWARE_IP, FIRMWARE_SWITCH, TEST_KEY_HEX};
+use firmware_support::{firmware_path, FIRMWARE_IP, FIRMWARE_MAC, FIRMWARE_SWITCH, TEST_KEY_HEX};
 use nix::sched::{setns, CloneFlags};
 use weft_proto::{
     BoundFunctions, Capabilities, HostIndex, Key, Request, Response, SlotIndex, SwitchId,
@@ -33,8 +35,28 @@ const TAP: &str = "weft0";
 const HOST_CIDR: &str = "192.168.70.1/24";
 /// How long the runner may take to open its TAP.
 const TAP_DEADLINE: Duration = Duration::from_secs(120);
+/// The addresses dnsmasq leases, with their mask and lease time: none is
+/// the firmware's default, so an answer from one is an answer from a
+/// leased address.
+const DHCP_RANGE: &str = "192.168.70.100,192.168.70.109,255.255.255.0,2m";
+/// How long the firmware may take to be leased an address once dnsmasq
+/// runs: its DHCP client sends a discover every 10 s, and one before the
+/// server was up is lost.
+const LEASE_DEADLINE: Duration = Duration::from_secs(60);
 
-/// Why the test cannot run here, if it cannot.
+/// Why `tool` cannot be run, if it cannot: it did not start when asked
+/// for its version with `version_flag`.
+fn missing_tool(tool: &str, version_flag: &str, package: &str) -> Option<String> {
+    let found = Command::new(tool)
+        .arg(version_flag)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok();
+    (!found).then(|| format!("`{tool}` is not installed (cargo xtask setup installs {package})"))
+}
+
+/// Why the tests cannot run here, if they cannot.
 fn missing_prerequisite() -> Option<String> {
     if OpenOptions::new()
         .read(true)
@@ -44,17 +66,9 @@ fn missing_prerequisite() -> Option<String> {
     {
         return Some("cannot open /dev/net/tun (run as root, with the tun module)".into());
     }
-    for tool in ["ip", "ping"] {
-        let found = Command::new(tool)
-            .arg("-V")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok();
-        if !found {
-            return Some(format!(
-                "`{tool}` is not installed (cargo xtask setup installs iputils-ping)"
-            ));
+    for (tool, package) in [("ip", "iproute2"), ("ping", "iputils-ping")] {
+        if let Some(why) = missing_tool(tool, "-V", package) {
+            return Some(why);
         }
     }
     if !firmware_path().is_file() {
@@ -66,11 +80,12 @@ fn missing_prerequisite() -> Option<String> {
     None
 }
 
-/// A network namespace with the runner inside; dropping it stops the
-/// runner and deletes the namespace.
+/// A network namespace with the runner (and, for the DHCP test, dnsmasq)
+/// inside; dropping it stops them and deletes the namespace.
 struct Lab {
     name: String,
     runner: Option<Child>,
+    dhcp_server: Option<Child>,
 }
 
 impl Lab {
@@ -80,7 +95,11 @@ impl Lab {
         // A namespace left by an earlier, killed run of this process id.
         let _ = run("ip", &["netns", "delete", &name]);
         run("ip", &["netns", "add", &name])?;
-        Ok(Lab { name, runner: None })
+        Ok(Lab {
+            name,
+            runner: None,
+            dhcp_server: None,
+        })
     }
 
     /// `ip netns exec` arguments for `command` inside the namespace.
@@ -133,8 +152,66 @@ impl Lab {
         Ok(())
     }
 
+    /// Starts dnsmasq as the DHCP server on the TAP (once the runner has
+    /// it up with the host's address), leasing from [`DHCP_RANGE`], with
+    /// no DNS and no files but its log and its lease file.
+    fn start_dhcp_server(&mut self) -> Result<(), String> {
+        let log = File::create(self.file("dnsmasq.log")).map_err(|e| e.to_string())?;
+        let interface = format!("--interface={TAP}");
+        let range = format!("--dhcp-range={DHCP_RANGE}");
+        let leases = self.file("leases");
+        let leases = format!("--dhcp-leasefile={}", leases.display());
+        let command = [
+            "dnsmasq",
+            "--no-daemon",
+            "--conf-file=/dev/null",
+            "--port=0",
+            "--pid-file=",
+            "--log-dhcp",
+            &interface,
+            "--bind-interfaces",
+            &range,
+            &leases,
+        ];
+        let server = Command::new("ip")
+            .args(self.exec(&command))
+            .stdout(log.try_clone().map_err(|e| e.to_string())?)
+            .stderr(log)
+            .spawn()
+            .map_err(|e| format!("cannot start dnsmasq: {e}"))?;
+        self.dhcp_server = Some(server);
+        Ok(())
+    }
+
+    /// The address dnsmasq's lease file gives the firmware's station
+    /// address, once it has one.
+    fn leased_address(&self) -> Option<Ipv4Addr> {
+        // One lease a line: expiry, station address, IPv4 address, host name, client ID.
+        let leases = std::fs::read_to_string(self.file("leases")).ok()?;
+        // smoltcp writes station addresses with dashes, dnsmasq with colons.
+        let station = FIRMWARE_MAC.to_string().replace('-', ":");
+        leases.lines().find_map(|lease| {
+            let fields: Vec<&str> = lease.split_whitespace().collect();
+            match fields[..] {
+                [_, mac, ip, ..] if mac.eq_ignore_ascii_case(&station) => ip.parse().ok(),
+                _ => None,
+            }
+        })
+    }
+
+    /// The runner's log, then dnsmasq's, for a failure's message.
+    fn logs(&self) -> String {
+        let dnsmasq = std::fs::read_to_string(self.file("dnsmasq.log")).unwrap_or_default();
+        format!("runner log:\n{}\ndnsmasq log:\n{dnsmasq}", self.log())
+    }
+
+    /// A file of this namespace's in the temporary directory.
+    fn file(&self, what: &str) -> std::path::PathBuf {
+        std::env::temp_dir().join(format!("{}.{what}", self.name))
+    }
+
     fn log_path(&self) -> std::path::PathBuf {
-        std::env::temp_dir().join(format!("{}.log", self.name))
+        self.file("log")
     }
 
     fn log(&self) -> String {
@@ -157,12 +234,17 @@ impl Lab {
 
 impl Drop for Lab {
     fn drop(&mut self) {
-        if let Some(mut runner) = self.runner.take() {
-            let _ = runner.kill();
-            let _ = runner.wait();
+        for mut child in [self.runner.take(), self.dhcp_server.take()]
+            .into_iter()
+            .flatten()
+        {
+            let _ = child.kill();
+            let _ = child.wait();
         }
         let _ = run("ip", &["netns", "delete", &self.name]);
-        let _ = std::fs::remove_file(self.log_path());
+        for what in ["log", "dnsmasq.log", "leases"] {
+            let _ = std::fs::remove_file(self.file(what));
+        }
     }
 }
 
@@ -265,4 +347,69 @@ fn weftctl_binds_a_gpu_through_a_tap_and_the_simulated_host_finds_it() {
         );
         thread::sleep(Duration::from_millis(100));
     }
+}
+
+#[test]
+fn dnsmasq_leases_the_firmware_its_address_and_ping_and_weftctl_reach_it_there() {
+    if let Some(why) =
+        missing_prerequisite().or_else(|| missing_tool("dnsmasq", "--version", "dnsmasq-base"))
+    {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let mut lab = Lab::create("dhcp").expect("a network namespace");
+    lab.start_runner(&["--dhcp"])
+        .expect("the runner and its TAP");
+    lab.start_dhcp_server().expect("dnsmasq");
+
+    let deadline = Instant::now() + LEASE_DEADLINE;
+    let leased = loop {
+        if let Some(address) = lab.leased_address() {
+            break address;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "dnsmasq leased the firmware no address within {LEASE_DEADLINE:?}\n{}",
+            lab.logs()
+        );
+        thread::sleep(Duration::from_millis(100));
+    };
+    assert_ne!(leased, FIRMWARE_IP, "a leased address");
+    // dnsmasq names its own address on the TAP as the router.
+    let said = format!("ip: {leased}/24 leased from 192.168.70.1, router 192.168.70.1");
+    while !lab.log().contains(&said) {
+        assert!(
+            Instant::now() < deadline,
+            "the firmware did not say `{said}` within {LEASE_DEADLINE:?}\n{}",
+            lab.logs()
+        );
+        thread::sleep(Duration::from_millis(100));
+    }
+
+    let target = leased.to_string();
+    // The host learned the firmware's station address from the lease and
+    // sends its first echo request without asking ARP; the firmware has
+    // no entry for the host then, and smoltcp sends an ARP request instead
+    // of the reply (it keeps no packets waiting for a neighbour). After
+    // this first one, each request is answered.
+    let _ = run("ip", &lab.exec(&["ping", "-c", "1", "-W", "1", &target]));
+    let ping = run("ip", &lab.exec(&["ping", "-c", "3", "-W", "5", &target]));
+    let ping = ping.unwrap_or_else(|e| panic!("ping {target} failed: {e}\n{}", lab.logs()));
+    assert!(ping.contains("3 received"), "{ping}");
+    // The default address went when DHCP was chosen.
+    let default = FIRMWARE_IP.to_string();
+    let stale = run("ip", &lab.exec(&["ping", "-c", "1", "-W", "1", &default]));
+    assert!(
+        stale.is_err(),
+        "the default address still answers: {stale:?}"
+    );
+
+    let identity = lab.inside(move || {
+        let switch = SocketAddr::new(IpAddr::V4(leased), MANAGEMENT_UDP_PORT);
+        let key = Key::parse_hex(TEST_KEY_HEX).expect("a valid key");
+        let mut client = Client::connect(ClientConfig::new(switch, key)).expect("a UDP socket");
+        client.identify()
+    });
+    let identity = identity.unwrap_or_else(|e| panic!("identify: {e}\n{}", lab.logs()));
+    assert_eq!(identity.switch, SwitchId(FIRMWARE_SWITCH));
 }

@@ -16,7 +16,8 @@ pub const FIRMWARE_TARGET: &str = "riscv32im-unknown-none-elf";
 
 /// Debian packages that provide a program the tasks run, by that program.
 /// `ping` is Linux's own ICMP echo client, which the firmware's network
-/// test (sim/tests/firmware_tap.rs) points at the ISS board; the bare-metal
+/// test (sim/tests/firmware_tap.rs) points at the ISS board, and dnsmasq
+/// the DHCP server that leases the firmware its address there; the bare-metal
 /// RISC-V compiler assembles the core's assembly tests
 /// (hdl/tests/asm_programs.rs).
 const TOOL_PACKAGES: &[(&str, &str)] = &[
@@ -25,6 +26,7 @@ const TOOL_PACKAGES: &[(&str, &str)] = &[
     ("iverilog", "iverilog"),
     ("openFPGALoader", "openfpgaloader"),
     ("ping", "iputils-ping"),
+    ("dnsmasq", "dnsmasq-base"),
     ("riscv64-unknown-elf-gcc", "gcc-riscv64-unknown-elf"),
 ];
 

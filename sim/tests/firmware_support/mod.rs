@@ -11,7 +11,7 @@ use smoltcp::wire::{
 };
 pub use weft_iss::elf::{boot_loader_image, firmware_image, firmware_path};
 pub use weft_iss::programs::banner_image as test_image;
-use weft_sim::iss_board::{Activity, IssBoard};
+use weft_sim::iss_board::{Activity, IssBoard, CPU_CLOCK_HZ};
 
 /// The firmware's station address and default IPv4 address (its crate docs).
 pub const FIRMWARE_MAC: EthernetAddress = EthernetAddress([0x02, 0x57, 0x45, 0x46, 0x54, 0x01]);
@@ -86,6 +86,24 @@ pub fn exchange(board: &mut IssBoard, frame: &[u8]) -> Vec<Vec<u8>> {
     board.mac().take_transmitted()
 }
 
+/// Lets `elapsed` pass on the board's clock, the firmware running at each
+/// of its alarms on the way as it would, and then until it waits; the
+/// frames it sends meanwhile stay in the MAC.
+pub fn pass_time(board: &mut IssBoard, elapsed: std::time::Duration) {
+    let ticks = elapsed.as_micros() * u128::from(CPU_CLOCK_HZ) / 1_000_000;
+    let end = board.mtime() + u64::try_from(ticks).expect("a test's span of time");
+    loop {
+        let now = board.mtime();
+        if now + board.ticks_to_alarm() >= end {
+            board.advance_ticks(end - now);
+            wait_out(board, "the firmware runs at the end of the time passed");
+            return;
+        }
+        board.skip_to_alarm();
+        wait_out(board, "the firmware runs at its alarm");
+    }
+}
+
 /// Ticks within which a firmware alarm may be a flash poll: the
 /// firmware's `flash::POLL_PERIOD` of 100 µs at the core clock.
 const FLASH_POLL_TICKS: u64 = 10_000;
@@ -134,12 +152,17 @@ pub fn arp_request(target: Ipv4Address) -> Vec<u8> {
     frame
 }
 
-/// An IPv4 packet from the host to the firmware carrying `payload_len`
-/// bytes of `protocol`, filled by `fill`.
-fn ipv4(protocol: IpProtocol, payload_len: usize, fill: impl FnOnce(&mut [u8])) -> Vec<u8> {
+/// An IPv4 packet from the host to the firmware's station address and
+/// `dst` carrying `payload_len` bytes of `protocol`, filled by `fill`.
+fn ipv4(
+    dst: Ipv4Address,
+    protocol: IpProtocol,
+    payload_len: usize,
+    fill: impl FnOnce(&mut [u8]),
+) -> Vec<u8> {
     let repr = Ipv4Repr {
         src_addr: HOST_IP,
-        dst_addr: FIRMWARE_IP,
+        dst_addr: dst,
         next_header: protocol,
         payload_len,
         hop_limit: 64,
@@ -162,27 +185,43 @@ pub fn echo_request(ident: u16, seq_no: u16, data: &[u8]) -> Vec<u8> {
         seq_no,
         data,
     };
-    ipv4(IpProtocol::Icmp, repr.buffer_len(), |payload| {
-        repr.emit(
-            &mut Icmpv4Packet::new_unchecked(payload),
-            &ChecksumCapabilities::default(),
-        );
-    })
+    ipv4(
+        FIRMWARE_IP,
+        IpProtocol::Icmp,
+        repr.buffer_len(),
+        |payload| {
+            repr.emit(
+                &mut Icmpv4Packet::new_unchecked(payload),
+                &ChecksumCapabilities::default(),
+            );
+        },
+    )
 }
 
 /// A UDP datagram from the host's `src_port` to the firmware's `dst_port`.
 pub fn udp(src_port: u16, dst_port: u16, data: &[u8]) -> Vec<u8> {
+    udp_to(FIRMWARE_IP, src_port, dst_port, data)
+}
+
+/// A UDP datagram from the host's `src_port` to `dst_port` at `dst`, in
+/// a frame to the firmware's station address.
+pub fn udp_to(dst: Ipv4Address, src_port: u16, dst_port: u16, data: &[u8]) -> Vec<u8> {
     let repr = UdpRepr { src_port, dst_port };
-    ipv4(IpProtocol::Udp, repr.header_len() + data.len(), |payload| {
-        repr.emit(
-            &mut UdpPacket::new_unchecked(payload),
-            &IpAddress::Ipv4(HOST_IP),
-            &IpAddress::Ipv4(FIRMWARE_IP),
-            data.len(),
-            |out| out.copy_from_slice(data),
-            &ChecksumCapabilities::default(),
-        );
-    })
+    ipv4(
+        dst,
+        IpProtocol::Udp,
+        repr.header_len() + data.len(),
+        |payload| {
+            repr.emit(
+                &mut UdpPacket::new_unchecked(payload),
+                &IpAddress::Ipv4(HOST_IP),
+                &IpAddress::Ipv4(dst),
+                data.len(),
+                |out| out.copy_from_slice(data),
+                &ChecksumCapabilities::default(),
+            );
+        },
+    )
 }
 
 /// The Ethernet header of a frame the firmware sent, and its payload.

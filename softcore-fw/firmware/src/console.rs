@@ -8,12 +8,13 @@
 //! |---|---|
 //! | `key <64 hex digits>` | checks management requests with this key from now on |
 //! | `insecure` | checks them with the publicly known insecure key (bench networks only) |
-//! | `ip <a.b.c.d/prefix>` | replaces the management port's IPv4 address |
+//! | `ip <a.b.c.d/prefix>` | replaces the management port's IPv4 address with this static one |
+//! | `ip dhcp` | asks a DHCP server for the management port's address ([`crate::addressing`]) |
 //! | `help` | lists the commands |
 
-use smoltcp::wire::Ipv4Cidr;
 use weft_proto::{Key, KeyParseError};
 
+use crate::addressing::AddressMode;
 use crate::uart::Uart;
 
 /// The longest line kept: a `key` command with a little room around it.
@@ -25,8 +26,8 @@ pub enum Command {
     Key(Key),
     /// Check requests with the insecure public key.
     Insecure,
-    /// Use this IPv4 address and prefix on the management port.
-    Address(Ipv4Cidr),
+    /// Take the management port's IPv4 address from here.
+    Address(AddressMode),
     /// List the commands.
     Help,
 }
@@ -43,7 +44,7 @@ pub enum CommandError {
     Unknown,
     /// The key's digits are wrong.
     Key(KeyParseError),
-    /// The address is not `a.b.c.d/prefix`.
+    /// The address is neither `a.b.c.d/prefix` nor `dhcp`.
     Address,
     /// The line was longer than [`MAX_LINE`] bytes.
     TooLong,
@@ -99,9 +100,10 @@ fn parse(line: &[u8]) -> Result<Command, CommandError> {
             .map(Command::Key)
             .map_err(CommandError::Key),
         "insecure" if argument.is_empty() => Ok(Command::Insecure),
+        "ip" if argument == "dhcp" => Ok(Command::Address(AddressMode::Dhcp)),
         "ip" => argument
-            .parse::<Ipv4Cidr>()
-            .map(Command::Address)
+            .parse()
+            .map(|cidr| Command::Address(AddressMode::Static(cidr)))
             .map_err(|()| CommandError::Address),
         "help" if argument.is_empty() => Ok(Command::Help),
         _ => Err(CommandError::Unknown),
@@ -112,4 +114,5 @@ fn parse(line: &[u8]) -> Result<Command, CommandError> {
 pub const HELP: &str = "commands:\r\n\
     \x20 key <64 hex digits>  check management requests with this key\r\n\
     \x20 insecure             use the public insecure key (bench networks only)\r\n\
-    \x20 ip <a.b.c.d/prefix>  set the management port's IPv4 address\r\n";
+    \x20 ip <a.b.c.d/prefix>  set the management port's IPv4 address\r\n\
+    \x20 ip dhcp              ask a DHCP server for the management port's address\r\n";

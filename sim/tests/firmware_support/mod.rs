@@ -69,9 +69,15 @@ fn boot(mut board: IssBoard, console: &[&str]) -> (IssBoard, String) {
     for line in console {
         board.console().receive(format!("{line}\r").as_bytes());
     }
-    wait_out(&mut board, "the firmware boots and waits");
-    let printed = String::from_utf8_lossy(&board.console().take_transmitted()).into_owned();
+    let printed = settle(&mut board);
     (board, printed)
+}
+
+/// Lets `board` run until it waits for the line or the console again
+/// (time having moved on, say); what it printed meanwhile.
+pub fn settle(board: &mut IssBoard) -> String {
+    wait_out(board, "the firmware runs and waits");
+    String::from_utf8_lossy(&board.console().take_transmitted()).into_owned()
 }
 
 /// Hands `frame` to the firmware's MAC, lets the firmware run until it

@@ -47,6 +47,17 @@
 //! which makes the trial slot the good one. A board without a record boots
 //! slot A.
 //!
+//! A trial that hangs must still come back: the boot loader arms the SoC's
+//! watchdog for [`TRIAL_CHECK_IN_MS`] before it starts a trial's image, and
+//! the firmware disarms it once its check-in is stored. A trial that does
+//! not check in within that time is reset by the watchdog, and the next
+//! start boots back. The watchdog guards the trial only: after the check-in
+//! nothing kicks it (the fabric's start, an erase and the hash of a whole
+//! slot hold the main loop for up to a second, which would need kicks deep
+//! in the fabric library), and the firmware arms it again only to carry out
+//! a requested reset. An image that checks in without disarming it is
+//! reset once more, and then starts as the good image, unarmed.
+//!
 //! The tokens are the first four bytes of a SHA-256 over the image's
 //! digest, the running slot and a count of arms in this run, so a token
 //! armed for another image, or before a newer arm, does not match.
@@ -127,6 +138,16 @@ impl Default for BootRecord {
         }
     }
 }
+
+/// How long a trial has to check in after the boot loader starts it before
+/// the watchdog resets it (and the next start boots back): 10 s. The
+/// firmware checks in on the first pass of its main loop after its fabric's
+/// start, which begins 100 ms after reset; the reference experiment's four
+/// switches enumerate in 31 ms at 125 MHz (README), so the firmware checks
+/// in well under a second, and a fabric many times larger still fits. It is
+/// within the watchdog's longest timeout (2^32 cycles, 34 s at the
+/// reference 125 MHz).
+pub const TRIAL_CHECK_IN_MS: u32 = 10_000;
 
 /// The boot record's magic: "WFTF".
 pub const BOOT_RECORD_MAGIC: u32 = u32::from_le_bytes(*b"WFTF");

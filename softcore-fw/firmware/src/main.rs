@@ -56,7 +56,9 @@
 //! without a handoff (an ELF loaded directly, as the simulator's boards
 //! do), it picks the slot from the boot record itself, as the loader
 //! would. The running image checks in on the first pass of the main loop
-//! after its fabric's start, which makes a trial the good image.
+//! after its fabric's start, which makes a trial the good image and
+//! disarms the watchdog the loader armed for the trial
+//! (`weft_fabric::firmware_update::TRIAL_CHECK_IN_MS`).
 //!
 //! Measured on the ISS board (one instruction per 125 MHz cycle; the core
 //! runs the firmware at CPI 1.12) with the firmware's own 307 KiB ELF as
@@ -386,15 +388,16 @@ mod soft_core {
                     );
                 }
             }
+            // Up: every part of the loop ran and the fabric's start is over.
+            // Before the requests, so that a reset one triggers is not disarmed.
+            if !checked_in && fabric.as_ref().is_none_or(|f| f.phase() != Phase::Waiting) {
+                check_in(&mut uart, server.management);
+                checked_in = true;
+            }
             mac.acknowledge_interrupt();
             iface.poll(timer::now(), mac, &mut server.sockets);
             while server.serve_one(&mut uart, &mut key_flash, fabric.as_mut()) {
                 iface.poll(timer::now(), mac, &mut server.sockets);
-            }
-            // Up: every part of the loop ran and the fabric's start is over.
-            if !checked_in && fabric.as_ref().is_none_or(|f| f.phase() != Phase::Waiting) {
-                check_in(&mut uart, server.management);
-                checked_in = true;
             }
             let fabric_wake = fabric.as_mut().and_then(Fabric::next_wake);
             let delay = iface
@@ -472,22 +475,28 @@ mod soft_core {
         Ok((start, update))
     }
 
-    /// Marks the running image good, if it runs on trial, and says so: a
-    /// trial that never gets here is not started again.
+    /// Marks the running image good, if it runs on trial, disarms the
+    /// watchdog the boot loader armed for the trial, and says so: a trial
+    /// that never gets here, or whose check-in is not stored, is reset by
+    /// the watchdog and not started again.
     fn check_in(uart: &mut Uart, management: &mut Management) {
         let Some(update) = management.firmware() else {
             return;
         };
         let _ = match update.check_in() {
-            Ok(true) => write!(
-                uart,
-                "firmware: slot {} checked in; it starts from now on\r\n",
-                slot_name(update.running())
-            ),
+            Ok(true) => {
+                weft_drivers::watchdog::disarm(&mut crate::mmio::Mmio);
+                write!(
+                    uart,
+                    "firmware: slot {} checked in; it starts from now on\r\n",
+                    slot_name(update.running())
+                )
+            }
             Ok(false) => Ok(()),
             Err(error) => write!(
                 uart,
-                "firmware: the check-in was not stored ({}); the next start boots \
+                "firmware: the check-in was not stored ({}); the next start (the \
+                 watchdog's, for a trial) boots \
                  back to the previous image\r\n",
                 describe(error)
             ),

@@ -212,7 +212,12 @@ where
 {
     let answer = match request {
         Request::Ping => Ok(Response::Pong),
-        Request::Identify => Ok(Response::Identity(identity(manager, board, hardware.board))),
+        Request::Identify => Ok(Response::Identity(identity(
+            manager,
+            board,
+            hardware.board,
+            hardware.firmware.is_some(),
+        ))),
         Request::Topology { cursor, generation } => {
             topology(manager, board, *cursor, *generation, hardware.links).map(Response::Topology)
         }
@@ -333,11 +338,14 @@ fn precondition(expected: Option<Generation>) -> Option<crate::generation::Gener
 }
 
 /// Who the switch is, and what it can do: configuration-space
-/// diagnostics always, saved configuration when the board has flash for it.
+/// diagnostics always, saved configuration when the board has flash for it,
+/// firmware update when a [`FirmwareService`] serves its requests
+/// (`firmware_update`).
 fn identity<B: Board + ?Sized>(
     manager: &FabricManager,
     board: &BoardInfo,
     hardware: &mut B,
+    firmware_update: bool,
 ) -> Identity {
     let mut capabilities = Capabilities::BIND
         .union(Capabilities::SRIOV)
@@ -351,6 +359,9 @@ fn identity<B: Board + ?Sized>(
     }
     if board.authenticated {
         capabilities = capabilities.union(Capabilities::AUTHENTICATED);
+    }
+    if firmware_update {
+        capabilities = capabilities.union(Capabilities::FIRMWARE_UPDATE);
     }
     let (major, minor, patch) = board.version;
     Identity {

@@ -371,6 +371,8 @@ fn identify_reports_the_switch_board_versions_and_capabilities() {
     assert!(identity
         .capabilities
         .contains(Capabilities::PERSISTENT_CONFIG));
+    // No firmware update without a service for its requests.
+    assert!(!caps.contains(Capabilities::FIRMWARE_UPDATE));
 }
 
 #[test]
@@ -1041,7 +1043,7 @@ fn a_bind_before_enumeration_is_told_to_retry() {
 }
 
 #[test]
-fn firmware_update_requests_go_to_the_boards_service() {
+fn firmware_update_requests_go_to_the_boards_service_and_identify_advertises_it() {
     let mut rig = started();
     let erased = |size: u32| MemoryFlash::new(vec![0xFF; size as usize], SECTOR_SIZE);
     let images = [erased(4 * SECTOR_SIZE), erased(4 * SECTOR_SIZE)];
@@ -1058,6 +1060,7 @@ fn firmware_update_requests_go_to_the_boards_service() {
         ),
         (Request::FirmwareChunk { offset: 0 }, &image[..]),
         (Request::FirmwareStatus, &[][..]),
+        (Request::Identify, &[][..]),
     ];
     let answers: Vec<Response> = requests
         .iter()
@@ -1083,6 +1086,12 @@ fn firmware_update_requests_go_to_the_boards_service() {
     // Running from B, the image went to A.
     assert_eq!(status.running, ImageSlot::B);
     assert_eq!(update.image_flash(ImageSlot::A).contents()[..100], image);
+    let Response::Identity(identity) = &answers[3] else {
+        panic!("expected an identity, got {:?}", answers[3]);
+    };
+    assert!(identity
+        .capabilities
+        .contains(Capabilities::FIRMWARE_UPDATE));
 }
 
 #[test]

@@ -19,7 +19,7 @@ use weft_fabric::firmware_update::{BootRecord, ImageId, Trial, TRIAL_CHECK_IN_MS
 use weft_fabric::memory_flash::MemoryFlash;
 use weft_fabric::persist::{load_record, save_record};
 use weft_iss::soc::{NorFlash, Timing};
-use weft_proto::{Digest, ImageSlot};
+use weft_proto::{BootReason, Digest, EventKind, EventSeq, ImageSlot, Key, Request, Response};
 use weft_regs::soc::spi_flash::SECTOR_SIZE;
 use weft_sim::iss_board::CPU_CLOCK_HZ;
 
@@ -182,6 +182,37 @@ fn the_firmware_runs_from_slot_b_on_trial_checks_in_and_starts_from_there() {
     board.advance_ticks(2 * TRIAL_TICKS);
     settle(&mut board);
     assert_eq!(board.watchdog_resets(), 0);
+    // A client reading the event log sees the trial's start and check-in.
+    board
+        .console()
+        .receive(format!("key {TEST_KEY_HEX}\r").as_bytes());
+    settle(&mut board);
+    assert_eq!(exchange(&mut board, &arp_request(FIRMWARE_IP)).len(), 1);
+    let key = Key::parse_hex(TEST_KEY_HEX).expect("a valid key");
+    let read = Request::ReadEvents { from: EventSeq(0) };
+    let Response::Events(page) = ask_firmware(&mut board, 40_002, 1, &read, &key) else {
+        panic!("expected an event page");
+    };
+    let firmware_events: Vec<EventKind> = page
+        .events
+        .iter()
+        .map(|e| e.kind)
+        .filter(|kind| {
+            matches!(
+                kind,
+                EventKind::Booted { .. } | EventKind::FirmwareCheckedIn { .. }
+            )
+        })
+        .collect();
+    assert_eq!(
+        firmware_events,
+        [
+            EventKind::Booted {
+                reason: BootReason::FirmwareTrial
+            },
+            EventKind::FirmwareCheckedIn { slot: ImageSlot::B },
+        ]
+    );
 
     let (_, printed) = booted_by_loader(&boot, &firmware, power_cycled(&part), &[]);
     assert!(
@@ -230,6 +261,25 @@ fn a_trial_that_hangs_is_reset_by_the_watchdog_and_the_good_image_boots_back_and
             active: ImageSlot::A,
             trial: None
         }
+    );
+    // A client reading the event log sees the boot-back.
+    board
+        .console()
+        .receive(format!("key {TEST_KEY_HEX}\r").as_bytes());
+    settle(&mut board);
+    // The host's ARP request teaches the firmware where to answer.
+    assert_eq!(exchange(&mut board, &arp_request(FIRMWARE_IP)).len(), 1);
+    let key = Key::parse_hex(TEST_KEY_HEX).expect("a valid key");
+    let read = Request::ReadEvents { from: EventSeq(0) };
+    let Response::Events(page) = ask_firmware(&mut board, 40_002, 1, &read, &key) else {
+        panic!("expected an event page");
+    };
+    assert!(
+        page.events.iter().any(|e| e.kind
+            == EventKind::Booted {
+                reason: BootReason::FirmwareRollback
+            }),
+        "{page:?}"
     );
     // The good image started unarmed: it runs on past another timeout.
     board.advance_ticks(2 * TRIAL_TICKS);

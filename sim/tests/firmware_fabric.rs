@@ -41,9 +41,8 @@ use weft_pcie::tlp::{
 };
 use weft_pcie::Bdf;
 use weft_proto::{
-    decode_response, encode_request, BoundFunctions, Error, Header, Key, PortAction, Request,
-    ResetScope, Response, SlotIndex, SwitchId, TopologyCursor, TopologyItem, MANAGEMENT_UDP_PORT,
-    MAX_DATAGRAM,
+    BoundFunctions, Error, Key, PortAction, Request, ResetScope, Response, SlotIndex, SwitchId,
+    TopologyCursor, TopologyItem,
 };
 use weft_regs::csr::{counter_control, global, port as port_csr};
 use weft_regs::tables::HostIndex;
@@ -119,18 +118,7 @@ fn run_to_fabric_start(board: &mut IssBoard) -> String {
 
 /// Sends `request` under the test key and decodes the one answer.
 fn ask(board: &mut IssBoard, id: u32, request: &Request) -> Response {
-    let header = Header::request(id, SwitchId(FIRMWARE_SWITCH), 10 + u64::from(id));
-    let mut datagram = [0u8; MAX_DATAGRAM];
-    let len = encode_request(&header, request, &[], &test_key(), &mut datagram).expect("fits");
-    let sent = exchange(
-        board,
-        &udp(CLIENT_PORT, MANAGEMENT_UDP_PORT, &datagram[..len]),
-    );
-    assert_eq!(sent.len(), 1, "one answer");
-    let (_, _, _, data) = parse_udp(&sent[0]);
-    decode_response(&data, &test_key(), &header)
-        .expect("an answer authenticated under the test key")
-        .response
+    ask_firmware(board, CLIENT_PORT, id, request, &test_key())
 }
 
 /// A host's Type 0 read of DW 0 of `target` with `tag`, as its root port sends it.

@@ -92,6 +92,37 @@ pub fn exchange(board: &mut IssBoard, frame: &[u8]) -> Vec<Vec<u8>> {
     board.mac().take_transmitted()
 }
 
+/// Sends `request` from the host's UDP port `client_port` under `key`
+/// with request id `id` (and counter `10 + id`), and decodes the one answer.
+pub fn ask_firmware(
+    board: &mut IssBoard,
+    client_port: u16,
+    id: u32,
+    request: &weft_proto::Request,
+    key: &weft_proto::Key,
+) -> weft_proto::Response {
+    let header = weft_proto::Header::request(
+        id,
+        weft_proto::SwitchId(FIRMWARE_SWITCH),
+        10 + u64::from(id),
+    );
+    let mut datagram = [0u8; weft_proto::MAX_DATAGRAM];
+    let len = weft_proto::encode_request(&header, request, &[], key, &mut datagram).expect("fits");
+    let sent = exchange(
+        board,
+        &udp(
+            client_port,
+            weft_proto::MANAGEMENT_UDP_PORT,
+            &datagram[..len],
+        ),
+    );
+    assert_eq!(sent.len(), 1, "one answer");
+    let (_, _, _, data) = parse_udp(&sent[0]);
+    weft_proto::decode_response(&data, key, &header)
+        .expect("an answer authenticated under the key")
+        .response
+}
+
 /// Ticks within which a firmware alarm may be a flash poll: the
 /// firmware's `flash::POLL_PERIOD` of 100 µs at the core clock.
 const FLASH_POLL_TICKS: u64 = 10_000;

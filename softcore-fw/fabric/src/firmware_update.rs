@@ -58,6 +58,13 @@
 //! a requested reset. An image that checks in without disarming it is
 //! reset once more, and then starts as the good image, unarmed.
 //!
+//! The update's milestones are events of the fabric manager's log
+//! ([`crate::events::Event`]): the image staged (written whole and its
+//! SHA-256 checked), committed, started on trial
+//! ([`FirmwareUpdate::note_start`]), checked in, and booted back from. The
+//! update holds them until the management handler takes them
+//! ([`FirmwareService::take_event`]).
+//!
 //! The tokens are the first four bytes of a SHA-256 over the image's
 //! digest, the running slot and a count of arms in this run, so a token
 //! armed for another image, or before a newer arm, does not match.
@@ -81,6 +88,7 @@
 //! digest is not in the record), reading no more of a trial's slot than
 //! the trial's size recorded here.
 
+use heapless::Deque;
 use sha2::{Digest as _, Sha256};
 use weft_proto::{
     Digest, Error, FirmwareStatus, FlashOp, ImageSlot, Request, Response, Token, UpdateState,
@@ -88,6 +96,8 @@ use weft_proto::{
 };
 use weft_regs::soc::spi_flash::SECTOR_SIZE;
 
+use crate::boot_image::Handoff;
+use crate::events::Event;
 use crate::persist::{load_record, save_record, Flash, FlashError, PersistError, Record};
 
 /// What answers the firmware update requests of `weft-proto`; the
@@ -98,6 +108,11 @@ pub trait FirmwareService {
     /// bytes `trailing` after it (a chunk's); any other request is
     /// [`Error::Unsupported`].
     fn serve(&mut self, request: &Request, trailing: &[u8]) -> Result<Response, Error>;
+
+    /// The oldest event of the update that has not been taken yet, for the
+    /// fabric manager's event log (the management handler takes them all
+    /// before each request).
+    fn take_event(&mut self) -> Option<Event>;
 }
 
 /// An image as its prepare announced it.
@@ -341,7 +356,12 @@ pub struct FirmwareUpdate<F> {
     record: BootRecord,
     state: State,
     arms: u32,
+    events: Deque<Event, PENDING_EVENTS>,
 }
+
+/// Events the update holds until they are taken: a start's and its
+/// check-in, or a request's, between two requests.
+const PENDING_EVENTS: usize = 4;
 
 /// The protocol's error for a flash failure while doing `op`.
 fn flash_failed(op: FlashOp) -> Error {
@@ -373,7 +393,33 @@ impl<F: Flash> FirmwareUpdate<F> {
             record,
             state: State::Idle,
             arms: 0,
+            events: Deque::new(),
         })
+    }
+
+    /// Notes how this start came about, as the boot loader's `handoff` (or
+    /// [`boot`], for an image started directly) says: a start of the trial
+    /// image, or a boot-back to the good one, is an event.
+    pub fn note_start(&mut self, handoff: &Handoff) {
+        if handoff.running != Some(handoff.chosen) {
+            // The loader passed over the slot it picked: not what the record says.
+            return;
+        }
+        let slot = handoff.chosen;
+        match handoff.kind {
+            BootKind::Active => {}
+            BootKind::Trial => self.log(Event::FirmwareTrialStarted { slot }),
+            BootKind::Rollback => self.log(Event::FirmwareBootedBack { slot }),
+        }
+    }
+
+    /// Holds `event` until it is taken, dropping the oldest held if full.
+    fn log(&mut self, event: Event) {
+        if self.events.is_full() {
+            self.events.pop_front();
+        }
+        // There is room: the oldest was just dropped if there was none.
+        let _ = self.events.push_back(event);
     }
 
     /// The slot the running firmware came from.
@@ -418,6 +464,7 @@ impl<F: Flash> FirmwareUpdate<F> {
                 };
                 save_record(&mut self.boot_flash, &record)?;
                 self.record = record;
+                self.log(Event::FirmwareCheckedIn { slot: self.running });
                 Ok(true)
             }
             _ => Ok(false),
@@ -557,6 +604,9 @@ impl<F: Flash> FirmwareUpdate<F> {
                     reason: flash_failed(FlashOp::Read),
                 },
             };
+            if let State::Verified { .. } = self.state {
+                self.log(Event::FirmwareStaged);
+            }
         }
         Ok(next)
     }
@@ -613,6 +663,7 @@ impl<F: Flash> FirmwareUpdate<F> {
                 save_record(&mut self.boot_flash, &record).map_err(record_failed)?;
                 self.record = record;
                 self.state = State::Committed { image, token };
+                self.log(Event::FirmwareCommitted);
                 Ok(())
             }
         }
@@ -650,6 +701,10 @@ impl<F: Flash> FirmwareService for FirmwareUpdate<F> {
             Request::FirmwareAbort => self.abort().map(|()| Response::Done),
             _ => Err(Error::Unsupported),
         }
+    }
+
+    fn take_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
     }
 }
 

@@ -2,13 +2,15 @@
 //! one image slot, an update writes only the other, resumes where the
 //! switch says, is committed only whole and matching its SHA-256 (FIPS
 //! 180-4, computed here by the `sha2` crate, not by the code under test),
-//! commits once per token, and a trial image that never checks in is
-//! booted back from.
+//! commits once per token, a trial image that never checks in is booted
+//! back from, and each step of the way is an event for the log.
 
 use sha2::{Digest as _, Sha256};
+use weft_fabric::boot_image::Handoff;
+use weft_fabric::events::Event;
 use weft_fabric::firmware_update::{
-    boot, select_boot, BootKind, BootRecord, FirmwareService, FirmwareUpdate, ImageId, Trial,
-    BOOT_RECORD_LEN,
+    boot, select_boot, BootChoice, BootKind, BootRecord, FirmwareService, FirmwareUpdate, ImageId,
+    Trial, BOOT_RECORD_LEN,
 };
 use weft_fabric::memory_flash::MemoryFlash;
 use weft_fabric::persist::{crc32, Flash, FlashError};
@@ -525,4 +527,84 @@ fn the_boot_record_has_the_documented_layout() {
     assert_eq!(&bytes[16..20], &100u32.to_le_bytes());
     assert_eq!(&bytes[20..52], &digest(&image(100)).0);
     assert_eq!(&bytes[52..56], &crc32(&bytes[..52]).to_le_bytes());
+}
+
+/// The events `update` holds, oldest first, taken.
+fn events(update: &mut FirmwareUpdate<Faulty>) -> Vec<Event> {
+    std::iter::from_fn(|| update.take_event()).collect()
+}
+
+/// The handoff of a start that runs the slot `choice` picked.
+fn handoff_of(choice: &BootChoice) -> Handoff {
+    Handoff {
+        chosen: choice.slot,
+        kind: choice.kind,
+        running: Some(choice.slot),
+    }
+}
+
+#[test]
+fn an_update_is_staged_committed_started_on_trial_and_checked_in_as_events() {
+    let bytes = image(SECTOR_SIZE as usize + 10);
+    let mut update = board();
+    prepare(&mut update, &bytes).expect("prepared");
+    send(&mut update, &bytes, 0, bytes.len() - 1);
+    assert_eq!(events(&mut update), [], "not staged before the last byte");
+    send(&mut update, &bytes, bytes.len() - 1, bytes.len());
+    assert_eq!(events(&mut update), [Event::FirmwareStaged]);
+    let token = update.prepare_commit().expect("armed");
+    update.commit(token).expect("committed");
+    update.commit(token).expect("a repeat");
+    assert_eq!(
+        events(&mut update),
+        [Event::FirmwareCommitted],
+        "a repeated commit is one"
+    );
+
+    let (images, mut boot_flash) = update.into_flash();
+    let start = boot(&mut boot_flash).expect("reads");
+    let mut update = FirmwareUpdate::new(images, boot_flash, start.slot).expect("reads");
+    update.note_start(&handoff_of(&start));
+    assert_eq!(update.check_in(), Ok(true));
+    assert_eq!(update.check_in(), Ok(false));
+    assert_eq!(
+        events(&mut update),
+        [
+            Event::FirmwareTrialStarted { slot: ImageSlot::B },
+            Event::FirmwareCheckedIn { slot: ImageSlot::B },
+        ]
+    );
+
+    // A start of the good image logs nothing.
+    let (images, mut boot_flash) = update.into_flash();
+    let start = boot(&mut boot_flash).expect("reads");
+    assert_eq!(start.kind, BootKind::Active);
+    let mut update = FirmwareUpdate::new(images, boot_flash, start.slot).expect("reads");
+    update.note_start(&handoff_of(&start));
+    assert_eq!(update.check_in(), Ok(false));
+    assert_eq!(events(&mut update), []);
+}
+
+#[test]
+fn a_boot_back_is_an_event_and_a_trial_the_loader_passed_over_is_not_started() {
+    let (images, mut boot_flash) = committed(&image(100));
+    let trial = boot(&mut boot_flash).expect("reads");
+    // The loader found the trial's slot bad and started slot A instead.
+    let mut update = FirmwareUpdate::new(images, boot_flash, ImageSlot::A).expect("reads");
+    update.note_start(&Handoff {
+        running: Some(ImageSlot::A),
+        ..handoff_of(&trial)
+    });
+    assert_eq!(update.check_in(), Ok(false));
+    assert_eq!(events(&mut update), []);
+
+    let (images, mut boot_flash) = update.into_flash();
+    let back = boot(&mut boot_flash).expect("reads");
+    assert_eq!(back.kind, BootKind::Rollback);
+    let mut update = FirmwareUpdate::new(images, boot_flash, back.slot).expect("reads");
+    update.note_start(&handoff_of(&back));
+    assert_eq!(
+        events(&mut update),
+        [Event::FirmwareBootedBack { slot: ImageSlot::A }]
+    );
 }

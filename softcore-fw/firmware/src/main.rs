@@ -471,7 +471,8 @@ mod soft_core {
         };
         let images = [IMAGE_A_REGION, IMAGE_B_REGION];
         let running = start.running.unwrap_or(start.chosen);
-        let update = FirmwareUpdate::new(images, BOOT_RECORD_REGION, running)?;
+        let mut update = FirmwareUpdate::new(images, BOOT_RECORD_REGION, running)?;
+        update.note_start(&start);
         Ok((start, update))
     }
 

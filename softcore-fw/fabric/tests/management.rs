@@ -1048,8 +1048,13 @@ fn firmware_update_requests_go_to_the_boards_service_and_identify_advertises_it(
     let mut rig = started();
     let erased = |size: u32| MemoryFlash::new(vec![0xFF; size as usize], SECTOR_SIZE);
     let images = [erased(4 * SECTOR_SIZE), erased(4 * SECTOR_SIZE)];
-    let mut update =
-        FirmwareUpdate::new(images, erased(2 * SECTOR_SIZE), ImageSlot::B).expect("erased");
+    let mut update = FirmwareUpdate::new(
+        images,
+        erased(2 * SECTOR_SIZE),
+        erased(2 * SECTOR_SIZE),
+        ImageSlot::B,
+    )
+    .expect("erased");
     let image = [0xA5; 100];
     let requests = [
         (
@@ -1132,8 +1137,13 @@ fn a_client_reads_the_firmware_updates_milestones_from_the_event_log() {
     let from = events_from(&mut rig, 0).next;
     let erased = |size: u32| MemoryFlash::new(vec![0xFF; size as usize], SECTOR_SIZE);
     let images = [erased(4 * SECTOR_SIZE), erased(4 * SECTOR_SIZE)];
-    let mut update =
-        FirmwareUpdate::new(images, erased(2 * SECTOR_SIZE), ImageSlot::A).expect("erased");
+    let mut update = FirmwareUpdate::new(
+        images,
+        erased(2 * SECTOR_SIZE),
+        erased(2 * SECTOR_SIZE),
+        ImageSlot::A,
+    )
+    .expect("erased");
     let image = [0x3C; 100];
     let prepare = Request::FirmwarePrepare {
         size: 100,
@@ -1165,9 +1175,9 @@ fn a_client_reads_the_firmware_updates_milestones_from_the_event_log() {
     );
 
     // The next start runs the image on trial, and it checks in.
-    let (images, mut boot_flash) = update.into_flash();
+    let (images, mut boot_flash, staging) = update.into_flash();
     let start = boot(&mut boot_flash).expect("reads");
-    let mut update = FirmwareUpdate::new(images, boot_flash, start.slot).expect("reads");
+    let mut update = FirmwareUpdate::new(images, boot_flash, staging, start.slot).expect("reads");
     update.note_start(&Handoff {
         chosen: start.slot,
         kind: start.kind,

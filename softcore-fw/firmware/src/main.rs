@@ -168,6 +168,7 @@ mod soft_core {
     use crate::fabric::{Fabric, Phase, Started};
     use crate::flash::{
         self, describe, Region, BOOT_RECORD_REGION, IMAGE_A_REGION, IMAGE_B_REGION, KEY_REGION,
+        STAGING_REGION,
     };
     use crate::keystore;
     use crate::mac::Mac;
@@ -471,7 +472,7 @@ mod soft_core {
         };
         let images = [IMAGE_A_REGION, IMAGE_B_REGION];
         let running = start.running.unwrap_or(start.chosen);
-        let mut update = FirmwareUpdate::new(images, BOOT_RECORD_REGION, running)?;
+        let mut update = FirmwareUpdate::new(images, BOOT_RECORD_REGION, STAGING_REGION, running)?;
         update.note_start(&start);
         Ok((start, update))
     }

@@ -26,7 +26,14 @@ pub fn arm<B: CsrBus>(bus: &mut B, load: u32) {
     bus.write32(watchdog::KICK.address(0, 0), watchdog::KICK_KEY);
 }
 
-/// Stops the watchdog: it no longer counts down or fires.
-pub fn disarm<B: CsrBus>(bus: &mut B) {
+/// Stops the watchdog if it was armed with `load` (`LOAD` holds it): the
+/// firmware ends the boot loader's trial timeout so, and leaves an arm
+/// for another purpose, such as a reset a request scheduled, running.
+/// Whether it stopped it.
+pub fn disarm_if_armed_with<B: CsrBus>(bus: &mut B, load: u32) -> bool {
+    if bus.read32(watchdog::LOAD.address(0, 0)) != load {
+        return false;
+    }
     bus.write32(watchdog::CONTROL.address(0, 0), watchdog::ENABLE.encode(0));
+    true
 }

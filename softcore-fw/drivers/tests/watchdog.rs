@@ -1,7 +1,7 @@
 //! The watchdog driver against the ISS's watchdog model
 //! (`weft_iss::soc::Watchdog`, which `soc_peripherals_match_iss` holds to
 //! the RTL): an arm fires `load + 1` cycles later whether the watchdog ran
-//! before or not, and a disarm stops it.
+//! before or not, and a disarm stops the arm it names and no other.
 
 use weft_drivers::{watchdog, CsrBus};
 use weft_iss::soc::Soc;
@@ -57,11 +57,20 @@ fn an_arm_of_a_running_watchdog_restarts_its_count() {
 }
 
 #[test]
-fn a_disarmed_watchdog_never_fires() {
+fn a_disarm_stops_only_the_arm_it_names() {
     let mut board = board();
-    watchdog::arm(&mut board, 100);
+    let trial = watchdog::load_for_ms(10_000);
+    watchdog::arm(&mut board, trial);
     board.soc.advance(50);
-    watchdog::disarm(&mut board);
+    // A reset scheduled meanwhile is not stopped by the trial's disarm.
+    watchdog::arm(&mut board, 100);
+    assert!(!watchdog::disarm_if_armed_with(&mut board, trial));
+    board.soc.advance(101);
+    assert!(board.soc.watchdog.take_reset_request());
+
+    watchdog::arm(&mut board, trial);
+    board.soc.advance(50);
+    assert!(watchdog::disarm_if_armed_with(&mut board, trial));
     board.soc.advance(u64::from(u32::MAX) + 2);
     assert!(!board.soc.watchdog.take_reset_request());
 }

@@ -50,7 +50,7 @@
 //!
 //! A trial that hangs must still come back: the boot loader arms the SoC's
 //! watchdog for [`TRIAL_CHECK_IN_MS`] before it starts a trial's image, and
-//! the firmware disarms it once its check-in is stored. A trial that does
+//! the firmware disarms that arm once its check-in is stored. A trial that does
 //! not check in within that time is reset by the watchdog, and the next
 //! start boots back. The watchdog guards the trial only: after the check-in
 //! nothing kicks it (the fabric's start, an erase and the hash of a whole

@@ -389,16 +389,15 @@ mod soft_core {
                     );
                 }
             }
-            // Up: every part of the loop ran and the fabric's start is over.
-            // Before the requests, so that a reset one triggers is not disarmed.
-            if !checked_in && fabric.as_ref().is_none_or(|f| f.phase() != Phase::Waiting) {
-                check_in(&mut uart, server.management);
-                checked_in = true;
-            }
             mac.acknowledge_interrupt();
             iface.poll(timer::now(), mac, &mut server.sockets);
             while server.serve_one(&mut uart, &mut key_flash, fabric.as_mut()) {
                 iface.poll(timer::now(), mac, &mut server.sockets);
+            }
+            // Up: every part of the loop ran and the fabric's start is over.
+            if !checked_in && fabric.as_ref().is_none_or(|f| f.phase() != Phase::Waiting) {
+                check_in(&mut uart, server.management);
+                checked_in = true;
             }
             let fabric_wake = fabric.as_mut().and_then(Fabric::next_wake);
             let delay = iface
@@ -478,16 +477,20 @@ mod soft_core {
     }
 
     /// Marks the running image good, if it runs on trial, disarms the
-    /// watchdog the boot loader armed for the trial, and says so: a trial
-    /// that never gets here, or whose check-in is not stored, is reset by
-    /// the watchdog and not started again.
+    /// watchdog the boot loader armed for the trial (not a reset a request
+    /// scheduled meanwhile), and says so: a trial that never gets here, or
+    /// whose check-in is not stored, is reset by the watchdog and not
+    /// started again.
     fn check_in(uart: &mut Uart, management: &mut Management) {
         let Some(update) = management.firmware() else {
             return;
         };
         let _ = match update.check_in() {
             Ok(true) => {
-                weft_drivers::watchdog::disarm(&mut crate::mmio::Mmio);
+                weft_drivers::watchdog::disarm_if_armed_with(
+                    &mut crate::mmio::Mmio,
+                    weft_drivers::watchdog::load_for_ms(firmware_update::TRIAL_CHECK_IN_MS),
+                );
                 write!(
                     uart,
                     "firmware: slot {} checked in; it starts from now on\r\n",

@@ -3,7 +3,8 @@
 //! with the ISS, the data plane's interrupt line (`mip.MEIP`) wakes it too;
 //! loads and stores cross the CSR master port to a Rust model (narrow ones
 //! fault) in lock-step too, and the watchdog resets the SoC, which the
-//! program then reads from the watchdog's status. A program drives the
+//! program then reads from the watchdog's status, as on the ISS's SoC
+//! (`weft_iss::soc::Soc::take_watchdog_reset`). A program drives the
 //! SPI flash controller to a serial NOR part on the SoC's pins in
 //! lock-step with the ISS's controller model and its part.
 
@@ -140,6 +141,79 @@ fn the_watchdog_resets_the_soc_and_the_program_reads_why() {
         watchdog::FIRED.encode(1),
         "the program saw FIRED after the reset"
     );
+
+    // The ISS's SoC carries out the same reset: the core starts again at
+    // the reset vector, the watchdog's STATUS kept, and ends where the RTL did.
+    let mut bus = HarvardBus::reference();
+    let iss = weft_iss::soc::Soc::attach(&mut bus).expect("the SoC window is free");
+    bus.write_words(0, &program)
+        .expect("instruction RAM is at 0");
+    let mut hart = Hart::new(bus);
+    let mut resets = 0;
+    for _ in 0..200 {
+        iss.step(&mut hart);
+        resets += u32::from(iss.take_watchdog_reset(&mut hart, 0));
+    }
+    assert_eq!(u64::from(resets), bench.resets_requested());
+    assert_eq!(iss.gpio.output(), bench.gpio_outputs());
+    assert_eq!(
+        hart.reg(5),
+        watchdog::FIRED.encode(1),
+        "x5 read FIRED after the reset"
+    );
+    assert!(!iss.watchdog.enabled(), "firing stopped the watchdog");
+}
+
+#[test]
+fn the_watchdogs_reset_restarts_the_timer_and_drops_the_gpio_outputs_on_rtl_and_iss() {
+    let program = [
+        /* 0 */ e::lui(1, watchdog::LAYOUT.base >> 12),
+        /* 4 */ e::lw(5, 1, watchdog::STATUS.offset as i32),
+        /* 8 */ e::lui(6, gpio::LAYOUT.base >> 12),
+        /* 12 */ e::lw(7, 6, gpio::OUTPUT.offset as i32),
+        /* 16 */ e::lui(3, timer::LAYOUT.base >> 12),
+        /* 20 */ e::bne(5, 0, 24),
+        // From power-on: drive the LEDs, move mtime far on, arm the
+        // watchdog with 20 cycles and hang.
+        /* 24 */
+        e::addi(2, 0, 0x5A),
+        /* 28 */ e::sw(2, 6, gpio::OUTPUT.offset as i32),
+        /* 32 */ e::sw(2, 3, timer::MTIME_HIGH.offset as i32),
+        /* 36 */ e::addi(2, 0, 20),
+        /* 40 */ e::jal(0, 16),
+        // After the watchdog's reset: x7 holds the outputs as the reset
+        // left them, x8 mtime's high half; rest.
+        /* 44 */
+        e::lw(8, 3, timer::MTIME_HIGH.offset as i32),
+        /* 48 */ e::wfi(),
+        /* 52 */ e::jal(0, -4),
+        /* 56 */ e::sw(2, 1, watchdog::LOAD.offset as i32),
+        /* 60 */ e::addi(4, 0, 1),
+        /* 64 */ e::sw(4, 1, watchdog::CONTROL.offset as i32),
+        /* 68 */ e::jal(0, 0),
+    ];
+    let mut bench = soc(&program);
+    for _ in 0..300 {
+        bench.cycle().expect("the SoC runs");
+    }
+    let mut bus = HarvardBus::reference();
+    let iss = weft_iss::soc::Soc::attach(&mut bus).expect("the SoC window is free");
+    bus.write_words(0, &program)
+        .expect("instruction RAM is at 0");
+    let mut hart = Hart::new(bus);
+    let mut resets = 0;
+    for _ in 0..300 {
+        iss.step(&mut hart);
+        resets += u32::from(iss.take_watchdog_reset(&mut hart, 0));
+    }
+    assert_eq!(bench.resets_requested(), 1);
+    assert_eq!(resets, 1);
+    for r in [5u8, 7, 8] {
+        assert_eq!(hart.reg(r), bench.register(usize::from(r)), "x{r}");
+    }
+    assert_eq!(hart.reg(5), watchdog::FIRED.encode(1));
+    assert_eq!(hart.reg(7), 0, "the reset dropped the outputs");
+    assert_eq!(hart.reg(8), 0, "the reset restarted mtime");
 }
 
 /// A CSR target for the tests: a word written at an offset reads back;

@@ -528,6 +528,9 @@ pub fn event_kind(kind: &EventKind) -> String {
                 PortAction::Retrain => "link retrained",
             }
         ),
+        EventKind::FirmwareCheckedIn { slot } => {
+            format!("firmware in slot {slot:?} checked in on trial; it boots from now on")
+        }
     }
 }
 

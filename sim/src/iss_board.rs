@@ -12,6 +12,12 @@
 //! jumps to the firmware's next timer alarm (tests, deterministic), and
 //! [`IssBoard::advance`] moves time on by what the wall clock says (the
 //! TAP bridge).
+//!
+//! When the SoC's watchdog fires, the board resets as the RTL SoC does
+//! (`weft_iss::soc::Soc::take_watchdog_reset`): the core starts again at
+//! its reset vector (the boot ROM's on a board with the boot loader, the
+//! ELF's entry otherwise) with the memories as they were. It does so at
+//! the next step after the watchdog fired, within [`IssBoard::run`].
 
 use std::fmt;
 use std::time::Duration;
@@ -75,6 +81,9 @@ pub struct IssBoard {
     soc: Soc,
     data_plane: DataPlaneWindow,
     steps: u64,
+    reset_vector: u32,
+    watchdog_resets: u64,
+    ticks_before_reset: u64,
 }
 
 impl IssBoard {
@@ -113,10 +122,13 @@ impl IssBoard {
         let mut hart = Hart::new(bus);
         hart.load_elf(elf).map_err(BoardError::Elf)?;
         Ok(IssBoard {
+            reset_vector: hart.pc(),
             hart,
             soc,
             data_plane,
             steps: 0,
+            watchdog_resets: 0,
+            ticks_before_reset: 0,
         })
     }
 
@@ -130,7 +142,7 @@ impl IssBoard {
         flash: NorFlash,
     ) -> Result<IssBoard, BoardError> {
         let mut board = IssBoard::with_parts(bitstream, flash, unlinked_data_plane())?;
-        board.hart.load_elf(boot).map_err(BoardError::Elf)?;
+        board.reset_vector = board.hart.load_elf(boot).map_err(BoardError::Elf)?.entry;
         Ok(board)
     }
 
@@ -165,9 +177,15 @@ impl IssBoard {
         self.steps
     }
 
-    /// `mtime` now.
+    /// `mtime` now: ticks since the last reset, the watchdog's included.
     pub fn mtime(&self) -> u64 {
         self.soc.timer.mtime()
+    }
+
+    /// Ticks of the SoC's clock since the board was built: `mtime` with the
+    /// ticks before each watchdog reset (which restarts `mtime`) added.
+    pub fn ticks(&self) -> u64 {
+        self.ticks_before_reset + self.soc.timer.mtime()
     }
 
     /// Runs the firmware until it waits for an interrupt, or for at most
@@ -175,10 +193,12 @@ impl IssBoard {
     pub fn run(&mut self, max_steps: u64) -> Activity {
         let mut left = max_steps;
         loop {
+            self.reset_if_fired();
             self.drive_interrupts();
             let summary = self.hart.run(left.min(CHUNK_STEPS));
             self.soc.advance(summary.steps);
             self.steps += summary.steps;
+            self.reset_if_fired();
             left = left.saturating_sub(summary.steps);
             if summary.stop == RunStop::Idle {
                 // Idle with the lines as they were: look again with the
@@ -196,10 +216,21 @@ impl IssBoard {
         }
     }
 
-    /// Whether the SoC's watchdog fired since the last call: the reset it
-    /// requests, which the board reports rather than carries out.
-    pub fn take_watchdog_reset(&self) -> bool {
-        self.soc.watchdog.take_reset_request()
+    /// Resets the watchdog carried out since the board was built.
+    pub fn watchdog_resets(&self) -> u64 {
+        self.watchdog_resets
+    }
+
+    /// Carries out the reset the watchdog requested, if it fired.
+    fn reset_if_fired(&mut self) {
+        let mtime = self.soc.timer.mtime();
+        if self
+            .soc
+            .take_watchdog_reset(&mut self.hart, self.reset_vector)
+        {
+            self.watchdog_resets += 1;
+            self.ticks_before_reset += mtime;
+        }
     }
 
     /// Whether an external interrupt line is high: the MAC's or the data

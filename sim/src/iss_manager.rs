@@ -111,7 +111,7 @@ impl FirmwareCpu {
 
     /// The board's time in the world.
     fn now(&self) -> Duration {
-        self.reset_at + IssBoard::duration_of(self.board.mtime())
+        self.reset_at + IssBoard::duration_of(self.board.ticks())
     }
 
     /// When the firmware next has something to do: now while it runs or

@@ -303,7 +303,7 @@ fn firmware_update() -> Result<FirmwareUpdate<MemoryFlash<Vec<u8>>>, PersistErro
     let mut boot_flash = erased(2 * SECTOR_SIZE);
     let start = boot(&mut boot_flash)?;
     let images = [erased(IMAGE_SLOT_SIZE), erased(IMAGE_SLOT_SIZE)];
-    FirmwareUpdate::new(images, boot_flash, start.slot)
+    FirmwareUpdate::new(images, boot_flash, erased(2 * SECTOR_SIZE), start.slot)
 }
 
 /// The reference fabric after its first steps, ready to be managed: the

@@ -7,19 +7,21 @@
 //! The flash is laid out here from the firmware's layout (weft-drivers'
 //! `spi_flash`) with weft-fabric's record and image encoders; the images
 //! are small programs that print which image they are and which slot the
-//! loader's handoff names.
+//! loader's handoff names, and then wait for ever, as a trial that hangs
+//! does: the watchdog the loader arms for a trial resets the board.
 
 mod firmware_support;
 
 use firmware_support::*;
 
 use sha2::{Digest as _, Sha256};
-use weft_fabric::firmware_update::{BootRecord, ImageId, Trial};
+use weft_fabric::firmware_update::{BootRecord, ImageId, Trial, TRIAL_CHECK_IN_MS};
 use weft_fabric::memory_flash::MemoryFlash;
 use weft_fabric::persist::{load_record, save_record};
 use weft_iss::soc::{NorFlash, Timing};
-use weft_proto::{Digest, ImageSlot};
+use weft_proto::{BootReason, Digest, EventKind, EventSeq, ImageSlot, Key, Request, Response};
 use weft_regs::soc::spi_flash::SECTOR_SIZE;
+use weft_sim::iss_board::CPU_CLOCK_HZ;
 
 const BOOT_RECORD: usize = 0x0F_E000;
 const SLOT_A: usize = 0x10_0000;
@@ -175,6 +177,42 @@ fn the_firmware_runs_from_slot_b_on_trial_checks_in_and_starts_from_there() {
             trial: None
         }
     );
+    // The check-in disarmed the watchdog the loader armed for the trial.
+    let mut board = board;
+    board.advance_ticks(2 * TRIAL_TICKS);
+    settle(&mut board);
+    assert_eq!(board.watchdog_resets(), 0);
+    // A client reading the event log sees the trial's start and check-in.
+    board
+        .console()
+        .receive(format!("key {TEST_KEY_HEX}\r").as_bytes());
+    settle(&mut board);
+    assert_eq!(exchange(&mut board, &arp_request(FIRMWARE_IP)).len(), 1);
+    let key = Key::parse_hex(TEST_KEY_HEX).expect("a valid key");
+    let read = Request::ReadEvents { from: EventSeq(0) };
+    let Response::Events(page) = ask_firmware(&mut board, 40_002, 1, &read, &key) else {
+        panic!("expected an event page");
+    };
+    let firmware_events: Vec<EventKind> = page
+        .events
+        .iter()
+        .map(|e| e.kind)
+        .filter(|kind| {
+            matches!(
+                kind,
+                EventKind::Booted { .. } | EventKind::FirmwareCheckedIn { .. }
+            )
+        })
+        .collect();
+    assert_eq!(
+        firmware_events,
+        [
+            EventKind::Booted {
+                reason: BootReason::FirmwareTrial
+            },
+            EventKind::FirmwareCheckedIn { slot: ImageSlot::B },
+        ]
+    );
 
     let (_, printed) = booted_by_loader(&boot, &firmware, power_cycled(&part), &[]);
     assert!(
@@ -182,4 +220,69 @@ fn the_firmware_runs_from_slot_b_on_trial_checks_in_and_starts_from_there() {
         "{printed}"
     );
     assert!(printed.contains("firmware: slot B\r\n"), "{printed}");
+}
+
+/// `TRIAL_CHECK_IN_MS` in ticks of the ISS board's clock.
+const TRIAL_TICKS: u64 = TRIAL_CHECK_IN_MS as u64 * CPU_CLOCK_HZ / 1_000;
+
+#[test]
+fn a_trial_that_hangs_is_reset_by_the_watchdog_and_the_good_image_boots_back_and_says_so() {
+    let (Some(boot), Some(firmware)) = (boot_loader_image(), firmware_image()) else {
+        return;
+    };
+    let good = weft_iss::elf::boot_image(&firmware).expect("the firmware's ELF makes an image");
+    // The trial prints its banner and then waits in `wfi` for ever: it
+    // never checks in.
+    let hangs = test_image(b'B');
+    let flash = flash_with(&committed_trial_of(&hangs), &good, &hangs);
+    let (mut board, printed) = booted_by_loader(&boot, &firmware, flash, &[]);
+    assert_eq!(printed, "boot: slot B\r\nimage B in slot B\r\n");
+
+    // Nothing happens before the loader's timeout...
+    board.advance_ticks(TRIAL_TICKS - CPU_CLOCK_HZ / 1_000);
+    assert_eq!(settle(&mut board), "");
+    assert_eq!(board.watchdog_resets(), 0);
+    // ...and at it the watchdog resets the core, the loader finds the
+    // trial started and not checked in, and the good slot starts.
+    board.advance_ticks(CPU_CLOCK_HZ / 1_000);
+    let printed = settle(&mut board);
+    assert_eq!(board.watchdog_resets(), 1, "{printed}");
+    assert!(
+        printed.starts_with("boot: slot A\r\nweft firmware"),
+        "{printed}"
+    );
+    assert!(
+        printed.contains("firmware: slot A again: the trial never checked in\r\n"),
+        "{printed}"
+    );
+    assert_eq!(
+        record_in(&board.flash().part()),
+        BootRecord {
+            active: ImageSlot::A,
+            trial: None
+        }
+    );
+    // A client reading the event log sees the boot-back.
+    board
+        .console()
+        .receive(format!("key {TEST_KEY_HEX}\r").as_bytes());
+    settle(&mut board);
+    // The host's ARP request teaches the firmware where to answer.
+    assert_eq!(exchange(&mut board, &arp_request(FIRMWARE_IP)).len(), 1);
+    let key = Key::parse_hex(TEST_KEY_HEX).expect("a valid key");
+    let read = Request::ReadEvents { from: EventSeq(0) };
+    let Response::Events(page) = ask_firmware(&mut board, 40_002, 1, &read, &key) else {
+        panic!("expected an event page");
+    };
+    assert!(
+        page.events.iter().any(|e| e.kind
+            == EventKind::Booted {
+                reason: BootReason::FirmwareRollback
+            }),
+        "{page:?}"
+    );
+    // The good image started unarmed: it runs on past another timeout.
+    board.advance_ticks(2 * TRIAL_TICKS);
+    settle(&mut board);
+    assert_eq!(board.watchdog_resets(), 1);
 }

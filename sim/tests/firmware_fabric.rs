@@ -41,9 +41,8 @@ use weft_pcie::tlp::{
 };
 use weft_pcie::Bdf;
 use weft_proto::{
-    decode_response, encode_request, BoundFunctions, Error, Header, Key, PortAction, Request,
-    ResetScope, Response, SlotIndex, SwitchId, TopologyCursor, TopologyItem, MANAGEMENT_UDP_PORT,
-    MAX_DATAGRAM,
+    BoundFunctions, Error, Key, PortAction, Request, ResetScope, Response, SlotIndex, SwitchId,
+    TopologyCursor, TopologyItem,
 };
 use weft_regs::csr::{counter_control, global, port as port_csr};
 use weft_regs::tables::HostIndex;
@@ -119,18 +118,7 @@ fn run_to_fabric_start(board: &mut IssBoard) -> String {
 
 /// Sends `request` under the test key and decodes the one answer.
 fn ask(board: &mut IssBoard, id: u32, request: &Request) -> Response {
-    let header = Header::request(id, SwitchId(FIRMWARE_SWITCH), 10 + u64::from(id));
-    let mut datagram = [0u8; MAX_DATAGRAM];
-    let len = encode_request(&header, request, &[], &test_key(), &mut datagram).expect("fits");
-    let sent = exchange(
-        board,
-        &udp(CLIENT_PORT, MANAGEMENT_UDP_PORT, &datagram[..len]),
-    );
-    assert_eq!(sent.len(), 1, "one answer");
-    let (_, _, _, data) = parse_udp(&sent[0]);
-    decode_response(&data, &test_key(), &header)
-        .expect("an answer authenticated under the test key")
-        .response
+    ask_firmware(board, CLIENT_PORT, id, request, &test_key())
 }
 
 /// A host's Type 0 read of DW 0 of `target` with `tag`, as its root port sends it.
@@ -425,17 +413,17 @@ fn the_firmware_serves_csr_diagnostics_a_saved_configuration_and_a_reset() {
     ) else {
         panic!("expected an armed reset");
     };
-    assert!(!board.take_watchdog_reset());
+    assert_eq!(board.watchdog_resets(), 0);
     assert_eq!(
         ask(&mut board, 9, &Request::ResetTrigger { token }),
         Response::Done
     );
     // The answer went out first; the watchdog fires within its 10 ms.
-    let from = board.mtime();
-    while board.mtime() - from < 20 * ONE_MS_TICKS {
+    let from = board.ticks();
+    while board.ticks() - from < 20 * ONE_MS_TICKS {
         if board.run(ONE_MS_TICKS) == Activity::Waiting {
             board.skip_to_alarm();
         }
     }
-    assert!(board.take_watchdog_reset(), "the watchdog reset the SoC");
+    assert_eq!(board.watchdog_resets(), 1, "the watchdog reset the SoC");
 }

@@ -4,7 +4,8 @@
 //! restart, and refuses a request captured before it as a replay
 //! (weft-proto's `auth` module: a verifier resumes from a mark in flash).
 //! A firmware image sent to it lands in the image slot it does not run
-//! from, and a commit makes the next start run it on trial and check it in.
+//! from, and a commit makes the next start run it on trial and check it in;
+//! an upload cut by a restart goes on from its last checkpoint.
 
 mod firmware_support;
 
@@ -12,6 +13,7 @@ use firmware_support::*;
 use std::time::Duration;
 
 use sha2::{Digest as _, Sha256};
+use weft_fabric::firmware_update::CHECKPOINT_BYTES;
 use weft_iss::soc::{NorFlash, Timing};
 use weft_proto::{
     decode_response, encode_request, Digest, Error, FirmwareStatus, Header, ImageSlot, Key,
@@ -291,5 +293,85 @@ fn an_image_sent_and_committed_runs_after_a_restart_through_the_boot_loader() {
     assert!(
         printed.starts_with("boot: slot A: no image\r\nboot: the bitstream's image\r\n"),
         "{printed}"
+    );
+}
+
+/// Sends `image`'s chunks from `from` up to `to`, each accepted.
+fn send_chunks(client: &mut Client, image: &[u8], from: usize, to: usize) {
+    let mut start = from;
+    while start < to {
+        let end = (start + MAX_CHUNK).min(to);
+        let chunk = Request::FirmwareChunk {
+            offset: start as u32,
+        };
+        assert_eq!(
+            client.ask(&chunk, &image[start..end]),
+            Response::ChunkAccepted {
+                next_offset: end as u32
+            }
+        );
+        start = end;
+    }
+}
+
+#[test]
+fn an_upload_cut_by_a_restart_resumes_from_its_checkpoint_and_commits() {
+    let Some(firmware) = firmware_image() else {
+        return;
+    };
+    let (mut board, _) = booted(&firmware, &[&format!("key {TEST_KEY_HEX}")]);
+    exchange(&mut board, &arp_request(FIRMWARE_IP));
+    let mut client = Client { board, counter: 0 };
+    let checkpoint = CHECKPOINT_BYTES as usize;
+    let image: Vec<u8> = (0..checkpoint + 2 * MAX_CHUNK)
+        .map(|i| (i % 253) as u8)
+        .collect();
+    let prepare = Request::FirmwarePrepare {
+        size: image.len() as u32,
+        digest: Digest(Sha256::digest(&image).into()),
+    };
+    assert_eq!(client.ask(&prepare, &[]), Response::Done);
+    send_chunks(&mut client, &image, 0, checkpoint + MAX_CHUNK);
+
+    // The switch restarts; the client comes back with newer counters.
+    let (mut board, printed) = booted_with_flash(&firmware, power_cycled(&client.board), &[]);
+    assert!(printed.contains("firmware: slot A\r\n"), "{printed}");
+    exchange(&mut board, &arp_request(FIRMWARE_IP));
+    let mut client = Client {
+        board,
+        counter: 10 * MARK_RESERVE,
+    };
+    assert_eq!(
+        status(&mut client),
+        FirmwareStatus {
+            state: UpdateState::Receiving,
+            size: image.len() as u32,
+            received: CHECKPOINT_BYTES,
+            running: ImageSlot::A,
+            next_boot: ImageSlot::A,
+        }
+    );
+    assert_eq!(client.ask(&prepare, &[]), Response::Done, "resumed");
+    assert_eq!(
+        client.ask(&Request::FirmwareChunk { offset: 0 }, &image[..MAX_CHUNK]),
+        Response::Error(Error::BadChunk {
+            resume_at: CHECKPOINT_BYTES
+        })
+    );
+    send_chunks(&mut client, &image, checkpoint, image.len());
+    assert_eq!(status(&mut client).state, UpdateState::Verified);
+    let Response::CommitPrepared { token } = client.ask(&Request::FirmwarePrepareCommit, &[])
+    else {
+        panic!("expected a token");
+    };
+    assert_eq!(
+        client.ask(&Request::FirmwareCommit { token }, &[]),
+        Response::Done
+    );
+    assert_eq!(status(&mut client).next_boot, ImageSlot::B);
+    let flash = client.board.flash().contents();
+    assert_eq!(
+        &flash[IMAGE_B_START..IMAGE_B_START + image.len()],
+        &image[..]
     );
 }

@@ -134,6 +134,10 @@ fn identify_and_ping_are_answered_and_authenticated_with_the_console_key() {
     assert!(identity.capabilities.contains(Capabilities::AUTHENTICATED));
     // The fabric manager answers, with what it can do.
     assert!(identity.capabilities.contains(Capabilities::BIND));
+    // The boot record was read at start: the update is served.
+    assert!(identity
+        .capabilities
+        .contains(Capabilities::FIRMWARE_UPDATE));
 
     let sent = Header::request(2, SwitchId(FIRMWARE_SWITCH), 1_001);
     let answer = ask(&mut board, &sent, &Request::Ping, &test_key()).expect("answered");

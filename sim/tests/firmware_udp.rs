@@ -97,6 +97,9 @@ fn weftctl_identifies_and_pings_the_firmware_through_the_gateway() {
     assert_eq!(identity.switch, SwitchId(FIRMWARE_SWITCH));
     assert_eq!(identity.board.as_str(), "weft-soc");
     assert!(identity.capabilities.contains(Capabilities::AUTHENTICATED));
+    assert!(identity
+        .capabilities
+        .contains(Capabilities::FIRMWARE_UPDATE));
     for _ in 0..3 {
         client.ping().expect("a pong");
     }

@@ -9,10 +9,10 @@ use std::thread;
 use std::time::Duration;
 
 use weft_proto::{
-    decode_response, encode_request, heapless, AccessWidth, CounterKind, Error, EventKind,
-    EventPage, EventSeq, FabricId, Header, HostIndex, ImageSlot, Key, PortAction, PortCounters,
-    PortIndex, PortRole, Request, ResetScope, Response, SlotIndex, SlotState, SwitchId, UnbindMode,
-    UpdateState, VirtualSwitchInfo, MAX_CHUNK, MAX_DATAGRAM,
+    decode_response, encode_request, heapless, AccessWidth, Capabilities, CounterKind, Error,
+    EventKind, EventPage, EventSeq, FabricId, Header, HostIndex, ImageSlot, Key, PortAction,
+    PortCounters, PortIndex, PortRole, Request, ResetScope, Response, SlotIndex, SlotState,
+    SwitchId, UnbindMode, UpdateState, VirtualSwitchInfo, MAX_CHUNK, MAX_DATAGRAM,
 };
 use weft_regs::csr::{counter_control, global, port as port_csr};
 use weft_sim::serve::{ServeConfig, ServeError, Server};
@@ -184,6 +184,10 @@ fn weftctl_binds_and_unbinds_a_vf_on_the_simulated_board() {
     let identity = client.identify().expect("identify");
     assert_eq!(identity.board.as_str(), "weft-sim");
     assert_eq!(identity.ports, 8);
+    // The simulated board keeps image slots and serves the update.
+    assert!(identity
+        .capabilities
+        .contains(Capabilities::FIRMWARE_UPDATE));
 
     // Four switches in a ring, four GPUs bound to host 1, the NVMe PF and
     // its four VFs free.

@@ -158,6 +158,15 @@ impl Timer {
         s.mtime = s.mtime.wrapping_add(ticks);
     }
 
+    /// The reset the watchdog requests: `mtime` 0, `mtimecmp` all ones,
+    /// as at power-on.
+    pub fn reset(&self) {
+        *self.state.borrow_mut() = TimerState {
+            mtime: 0,
+            mtimecmp: timer::MTIMECMP_RESET,
+        };
+    }
+
     /// The current `mtime`.
     pub fn mtime(&self) -> u64 {
         self.state.borrow().mtime
@@ -239,6 +248,12 @@ impl Gpio {
     /// GPIO at reset: outputs low, inputs low.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The reset the watchdog requests: outputs low; the inputs are the
+    /// pins' levels, which the reset does not change.
+    pub fn reset(&self) {
+        self.state.borrow_mut().output = 0;
     }
 
     /// The levels the firmware drives on the outputs.
@@ -462,6 +477,27 @@ impl Soc {
         let step = hart.step();
         self.advance(1);
         step
+    }
+
+    /// Carries out the reset the watchdog requested, if it did since the
+    /// last call, as the RTL SoC does on the watchdog's `reset_request`:
+    /// `hart` starts again at `reset_vector` (the boot ROM's, or the
+    /// image's entry on a board without one) with its registers and CSRs
+    /// reset, and the timer, GPIO, MAC and flash controller reset as at
+    /// power-on. The memories (the RAMs, the MAC's frame buffer, the flash
+    /// controller's data buffer), the UART's queues, the flash part and the
+    /// watchdog's `LOAD` and `STATUS` are kept; the watchdog itself stopped
+    /// when it fired. Whether it reset.
+    pub fn take_watchdog_reset<B: Bus>(&self, hart: &mut Hart<B>, reset_vector: u32) -> bool {
+        if !self.watchdog.take_reset_request() {
+            return false;
+        }
+        hart.reset(reset_vector);
+        self.timer.reset();
+        self.gpio.reset();
+        self.mac.reset();
+        self.spi_flash.reset();
+        true
     }
 
     /// Lets `ticks` of the SoC's clock pass: `mtime` counts them, the

@@ -69,9 +69,15 @@ fn boot(mut board: IssBoard, console: &[&str]) -> (IssBoard, String) {
     for line in console {
         board.console().receive(format!("{line}\r").as_bytes());
     }
-    wait_out(&mut board, "the firmware boots and waits");
-    let printed = String::from_utf8_lossy(&board.console().take_transmitted()).into_owned();
+    let printed = settle(&mut board);
     (board, printed)
+}
+
+/// Lets `board` run until it waits for the line or the console again
+/// (time having moved on, say); what it printed meanwhile.
+pub fn settle(board: &mut IssBoard) -> String {
+    wait_out(board, "the firmware runs and waits");
+    String::from_utf8_lossy(&board.console().take_transmitted()).into_owned()
 }
 
 /// Hands `frame` to the firmware's MAC, lets the firmware run until it
@@ -102,6 +108,37 @@ pub fn pass_time(board: &mut IssBoard, elapsed: std::time::Duration) {
         board.skip_to_alarm();
         wait_out(board, "the firmware runs at its alarm");
     }
+}
+
+/// Sends `request` from the host's UDP port `client_port` under `key`
+/// with request id `id` (and counter `10 + id`), and decodes the one answer.
+pub fn ask_firmware(
+    board: &mut IssBoard,
+    client_port: u16,
+    id: u32,
+    request: &weft_proto::Request,
+    key: &weft_proto::Key,
+) -> weft_proto::Response {
+    let header = weft_proto::Header::request(
+        id,
+        weft_proto::SwitchId(FIRMWARE_SWITCH),
+        10 + u64::from(id),
+    );
+    let mut datagram = [0u8; weft_proto::MAX_DATAGRAM];
+    let len = weft_proto::encode_request(&header, request, &[], key, &mut datagram).expect("fits");
+    let sent = exchange(
+        board,
+        &udp(
+            client_port,
+            weft_proto::MANAGEMENT_UDP_PORT,
+            &datagram[..len],
+        ),
+    );
+    assert_eq!(sent.len(), 1, "one answer");
+    let (_, _, _, data) = parse_udp(&sent[0]);
+    weft_proto::decode_response(&data, key, &header)
+        .expect("an answer authenticated under the key")
+        .response
 }
 
 /// Ticks within which a firmware alarm may be a flash poll: the

@@ -21,7 +21,13 @@
 //! 3. copies the image's segments into instruction RAM (through the data
 //!    port's write path into it) and data RAM, and jumps to its entry with
 //!    `weft_fabric::boot_image::Handoff` in `a1`, so the firmware knows the slot it runs and
-//!    does not pick again.
+//!    does not pick again. Before it starts a trial's image it arms the
+//!    SoC's watchdog (`weft_drivers::watchdog`) with
+//!    `weft_fabric::firmware_update::TRIAL_CHECK_IN_MS`: a trial that hangs
+//!    before it checks in (and disarms it) is reset, and this loader, finding
+//!    the trial started and not checked in, boots back to the good slot.
+//!    No other start arms it: the watchdog's own reset and power-on both
+//!    leave it stopped.
 //!
 //! It says each step on the console in one line (`boot: ...`). Its
 //! read-only data is in the boot ROM, which data loads may read; its
@@ -39,9 +45,11 @@ mod soft_core {
 
     use weft_drivers::spi_flash::{self, Region, Span, Wait};
     use weft_drivers::uart::send;
-    use weft_drivers::CsrBus;
+    use weft_drivers::{watchdog, CsrBus};
     use weft_fabric::boot_image::{self, Handoff, ImageError, ImageMemory};
-    use weft_fabric::firmware_update::{boot, other, select_boot, BootKind, BootRecord};
+    use weft_fabric::firmware_update::{
+        boot, other, select_boot, BootKind, BootRecord, TRIAL_CHECK_IN_MS,
+    };
     use weft_proto::ImageSlot;
     use weft_regs::soc::spi_flash::IMAGE_SLOT_SIZE;
     use weft_regs::INSTRUCTION_RAM_BASE;
@@ -156,6 +164,9 @@ mod soft_core {
                     copied = true;
                     if boot_image::copy(&mut flash, &image, &mut Mmio).is_ok() {
                         say(&[b"boot: slot ", letter(slot), b"\r\n"]);
+                        if choice.kind == BootKind::Trial && slot == choice.slot {
+                            watchdog::arm(&mut Mmio, watchdog::load_for_ms(TRIAL_CHECK_IN_MS));
+                        }
                         start(
                             image.entry,
                             Handoff {

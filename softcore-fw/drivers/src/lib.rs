@@ -11,7 +11,9 @@
 //! - [`spi_flash::Region`]: [`weft_fabric::persist::Flash`] over the SPI
 //!   NOR flash controller (`weft_regs::soc::spi_flash`), and the flash
 //!   part's layout, for the firmware and the boot loader;
-//! - [`uart::send`]: the console UART's transmitter.
+//! - [`uart::send`]: the console UART's transmitter;
+//! - [`watchdog`]: arming and disarming the SoC's watchdog
+//!   (`weft_regs::soc::watchdog`), for a trial boot and a requested reset.
 //!
 //! The data plane's tables are written by `weft_regs::driver::CsrDataPlane`,
 //! which lives beside the register map because the fabric manager's crate
@@ -25,5 +27,6 @@ pub mod mailbox;
 pub mod spi_flash;
 pub mod timer;
 pub mod uart;
+pub mod watchdog;
 
 pub use weft_regs::driver::CsrBus;

@@ -10,6 +10,7 @@ use core::slice;
 
 use heapless::Deque;
 use weft_pcie::Bdf;
+use weft_proto::ImageSlot;
 use weft_regs::csr::counter;
 use weft_regs::tables::{HostIndex, PortIndex};
 
@@ -207,6 +208,26 @@ pub enum Event {
     ConfigSaved,
     /// The configuration saved in flash was applied on request.
     ConfigRestored,
+    /// A new firmware image was written whole and its SHA-256 checked
+    /// ([`crate::firmware_update`]).
+    FirmwareStaged,
+    /// The staged image was committed: the next start runs it on trial.
+    FirmwareCommitted,
+    /// This start runs a committed image on trial.
+    FirmwareTrialStarted {
+        /// The slot it runs from.
+        slot: ImageSlot,
+    },
+    /// The image on trial checked in: it is the good image from now on.
+    FirmwareCheckedIn {
+        /// The slot it runs from.
+        slot: ImageSlot,
+    },
+    /// This start runs the good image again: the trial never checked in.
+    FirmwareBootedBack {
+        /// The good image's slot.
+        slot: ImageSlot,
+    },
 }
 
 /// An event with its sequence number and time.

@@ -3,8 +3,8 @@
 //! SHA-256 (FIPS 180-4), committed in two phases, booted on trial and
 //! booted back from if it never checks in.
 //!
-//! The board has two image slots, A and B, and a boot record, each a
-//! [`Flash`] region; the firmware's and the simulator's regions are laid
+//! The board has two image slots, A and B, a boot record and a staging
+//! record, each a [`Flash`] region; the firmware's and the simulator's regions are laid
 //! out in `weft-firmware`'s `flash` module. [`FirmwareUpdate`] answers the
 //! update requests of `weft-proto` ([`FirmwareService`]):
 //!
@@ -14,7 +14,8 @@
 //!    resumes it: nothing is erased, and the next chunk that does not
 //!    start where the transfer stands is refused with `BadChunk` naming
 //!    that offset. A prepare of another image while one is under way is
-//!    refused with `UpdateInProgress` (abort first).
+//!    refused with `UpdateInProgress` (abort first). A new image is named
+//!    in the staging record before anything is written (see below).
 //! 2. `FirmwareChunk` writes up to [`MAX_CHUNK`] bytes at the offset the
 //!    transfer stands at, erasing each sector ([`SECTOR_SIZE`]) of the
 //!    slot as the image reaches it, so no request waits for a whole slot's
@@ -47,6 +48,24 @@
 //! which makes the trial slot the good one. A board without a record boots
 //! slot A.
 //!
+//! A trial that hangs must still come back: the boot loader arms the SoC's
+//! watchdog for [`TRIAL_CHECK_IN_MS`] before it starts a trial's image, and
+//! the firmware disarms that arm once its check-in is stored. A trial that does
+//! not check in within that time is reset by the watchdog, and the next
+//! start boots back. The watchdog guards the trial only: after the check-in
+//! nothing kicks it (the fabric's start, an erase and the hash of a whole
+//! slot hold the main loop for up to a second, which would need kicks deep
+//! in the fabric library), and the firmware arms it again only to carry out
+//! a requested reset. An image that checks in without disarming it is
+//! reset once more, and then starts as the good image, unarmed.
+//!
+//! The update's milestones are events of the fabric manager's log
+//! ([`crate::events::Event`]): the image staged (written whole and its
+//! SHA-256 checked), committed, started on trial
+//! ([`FirmwareUpdate::note_start`]), checked in, and booted back from. The
+//! update holds them until the management handler takes them
+//! ([`FirmwareService::take_event`]).
+//!
 //! The tokens are the first four bytes of a SHA-256 over the image's
 //! digest, the running slot and a count of arms in this run, so a token
 //! armed for another image, or before a newer arm, does not match.
@@ -69,7 +88,35 @@
 //! its own header's SHA-256 ([`crate::boot_image`]; the good slot's
 //! digest is not in the record), reading no more of a trial's slot than
 //! the trial's size recorded here.
+//!
+//! # Resuming after a restart
+//!
+//! An upload survives a restart of the switch through the staging record
+//! ([`StagingRecord`], a [`crate::persist`] two-slot record, magic "WFTS",
+//! version 1): the prepare stores the image's size and digest and the slot
+//! it goes to, and each time the transfer passes a multiple of
+//! [`CHECKPOINT_BYTES`] the offset it has written and read back up to. A
+//! start ([`FirmwareUpdate::new`]) finds the upload there and stands at
+//! that checkpoint: `FirmwareStatus` reports it as `Receiving` with the
+//! checkpoint as `received`, a prepare of the same image resumes, and a
+//! chunk elsewhere is refused with `BadChunk` naming it. The sector at the
+//! checkpoint is erased again when the transfer reaches it. The record
+//! only says where to go on from: the image becomes `Verified`, and can be
+//! committed, only when its last chunk has made the switch hash the whole
+//! slot as the flash holds it. A commit or an abort clears the record; a
+//! record for the running slot, or found while the running image is on
+//! trial (the other slot is its fallback), is not resumed.
+//!
+//! | offset | size | field                                                   |
+//! |--------|------|---------------------------------------------------------|
+//! | 12     | 1    | 1 while an upload is under way, 0 when none is          |
+//! | 13     | 1    | its slot: 0 for A, 1 for B                              |
+//! | 14     | 2    | reserved, 0                                             |
+//! | 16     | 4    | the image's size                                        |
+//! | 20     | 32   | the image's SHA-256                                     |
+//! | 52     | 4    | bytes written and read back from the slot's start       |
 
+use heapless::Deque;
 use sha2::{Digest as _, Sha256};
 use weft_proto::{
     Digest, Error, FirmwareStatus, FlashOp, ImageSlot, Request, Response, Token, UpdateState,
@@ -77,6 +124,8 @@ use weft_proto::{
 };
 use weft_regs::soc::spi_flash::SECTOR_SIZE;
 
+use crate::boot_image::Handoff;
+use crate::events::Event;
 use crate::persist::{load_record, save_record, Flash, FlashError, PersistError, Record};
 
 /// What answers the firmware update requests of `weft-proto`; the
@@ -87,6 +136,11 @@ pub trait FirmwareService {
     /// bytes `trailing` after it (a chunk's); any other request is
     /// [`Error::Unsupported`].
     fn serve(&mut self, request: &Request, trailing: &[u8]) -> Result<Response, Error>;
+
+    /// The oldest event of the update that has not been taken yet, for the
+    /// fabric manager's event log (the management handler takes them all
+    /// before each request).
+    fn take_event(&mut self) -> Option<Event>;
 }
 
 /// An image as its prepare announced it.
@@ -127,6 +181,16 @@ impl Default for BootRecord {
         }
     }
 }
+
+/// How long a trial has to check in after the boot loader starts it before
+/// the watchdog resets it (and the next start boots back): 10 s. The
+/// firmware checks in on the first pass of its main loop after its fabric's
+/// start, which begins 100 ms after reset; the reference experiment's four
+/// switches enumerate in 31 ms at 125 MHz (README), so the firmware checks
+/// in well under a second, and a fabric many times larger still fits. It is
+/// within the watchdog's longest timeout (2^32 cycles, 34 s at the
+/// reference 125 MHz).
+pub const TRIAL_CHECK_IN_MS: u32 = 10_000;
 
 /// The boot record's magic: "WFTF".
 pub const BOOT_RECORD_MAGIC: u32 = u32::from_le_bytes(*b"WFTF");
@@ -212,6 +276,93 @@ impl Record for BootRecord {
                 },
             }),
         })
+    }
+}
+
+/// Where an upload stands, as its staging record keeps it across a
+/// restart (see the module docs): the image, the slot it goes to, and how
+/// much of it, from the slot's start, was written and read back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Staging {
+    /// The slot being written: the one not running when the upload began.
+    pub slot: ImageSlot,
+    /// The image, as its prepare announced it.
+    pub image: ImageId,
+    /// Bytes from the slot's start written and read back: a multiple of
+    /// [`CHECKPOINT_BYTES`] below the image's size.
+    pub written: u32,
+}
+
+/// The staging record: the upload under way, or none.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StagingRecord(pub Option<Staging>);
+
+/// The staging record's magic: "WFTS".
+pub const STAGING_RECORD_MAGIC: u32 = u32::from_le_bytes(*b"WFTS");
+
+/// The staging record's layout version.
+pub const STAGING_RECORD_VERSION: u16 = 1;
+
+const STAGING_PAYLOAD_LEN: usize = 8 + 32 + 4;
+
+/// The longest staging record, header and CRC included.
+pub const STAGING_RECORD_LEN: usize = crate::persist::RECORD_OVERHEAD + STAGING_PAYLOAD_LEN;
+
+/// How far apart an upload's checkpoints are: each time it passes a
+/// multiple of this many bytes (eight sectors, 32 KiB), the staging record
+/// is stored again. A record costs a sector erase (typically 45 ms), about
+/// an eighth of the transfer's own erases; a restart loses at most this
+/// much of the transfer.
+pub const CHECKPOINT_BYTES: u32 = 8 * SECTOR_SIZE;
+
+impl Record for StagingRecord {
+    const MAGIC: u32 = STAGING_RECORD_MAGIC;
+    const VERSION: u16 = STAGING_RECORD_VERSION;
+    type Bytes = [u8; STAGING_RECORD_LEN];
+
+    fn bytes() -> Self::Bytes {
+        [0; STAGING_RECORD_LEN]
+    }
+
+    fn encode_payload(&self, out: &mut [u8]) -> usize {
+        let payload = &mut out[..STAGING_PAYLOAD_LEN];
+        payload.fill(0);
+        if let Some(staging) = self.0 {
+            payload[0] = 1;
+            payload[1] = slot_byte(staging.slot);
+            payload[4..8].copy_from_slice(&staging.image.size.to_le_bytes());
+            payload[8..40].copy_from_slice(&staging.image.digest.0);
+            payload[40..44].copy_from_slice(&staging.written.to_le_bytes());
+        }
+        STAGING_PAYLOAD_LEN
+    }
+
+    fn decode_payload(payload: &[u8]) -> Option<Self> {
+        let payload: &[u8; STAGING_PAYLOAD_LEN] = payload.try_into().ok()?;
+        let word = |at: usize| {
+            u32::from_le_bytes([
+                payload[at],
+                payload[at + 1],
+                payload[at + 2],
+                payload[at + 3],
+            ])
+        };
+        match payload[0] {
+            0 => Some(StagingRecord(None)),
+            1 => {
+                let mut digest = [0; 32];
+                digest.copy_from_slice(&payload[8..40]);
+                Some(StagingRecord(Some(Staging {
+                    slot: slot_of(payload[1])?,
+                    image: ImageId {
+                        size: word(4),
+                        digest: Digest(digest),
+                    },
+                    written: word(40),
+                })))
+            }
+            _ => None,
+        }
     }
 }
 
@@ -316,11 +467,17 @@ enum State {
 pub struct FirmwareUpdate<F> {
     images: [F; 2],
     boot_flash: F,
+    staging_flash: F,
     running: ImageSlot,
     record: BootRecord,
     state: State,
     arms: u32,
+    events: Deque<Event, PENDING_EVENTS>,
 }
+
+/// Events the update holds until they are taken: a start's and its
+/// check-in, or a request's, between two requests.
+const PENDING_EVENTS: usize = 4;
 
 /// The protocol's error for a flash failure while doing `op`.
 fn flash_failed(op: FlashOp) -> Error {
@@ -337,22 +494,79 @@ fn record_failed(error: PersistError) -> Error {
 
 impl<F: Flash> FirmwareUpdate<F> {
     /// The update of a board running from slot `running` (as [`boot`]
-    /// chose), with slots A and B in `images` and the boot record in
-    /// `boot_flash`, which is read now.
+    /// chose), with slots A and B in `images`, the boot record in
+    /// `boot_flash` and the staging record in `staging_flash`, which are
+    /// read now: an upload the staging record names resumes from its last
+    /// checkpoint, if it goes to the slot not running and the running image
+    /// is not a trial (whose fallback that slot is). A staging record that
+    /// cannot be read resumes nothing.
     pub fn new(
         images: [F; 2],
         mut boot_flash: F,
+        mut staging_flash: F,
         running: ImageSlot,
     ) -> Result<Self, PersistError> {
         let record = load_record::<BootRecord, F>(&mut boot_flash)?.unwrap_or_default();
-        Ok(FirmwareUpdate {
+        let staged = load_record::<StagingRecord, F>(&mut staging_flash)
+            .ok()
+            .flatten()
+            .and_then(|record| record.0);
+        let mut update = FirmwareUpdate {
             images,
             boot_flash,
+            staging_flash,
             running,
             record,
             state: State::Idle,
             arms: 0,
-        })
+            events: Deque::new(),
+        };
+        if let Some(staging) = staged.filter(|s| update.resumable(s)) {
+            update.state = State::Receiving {
+                image: staging.image,
+                received: staging.written,
+                // The sector at the checkpoint may hold bytes written after
+                // it: it is erased again when the transfer reaches it.
+                erased_to: staging.written,
+            };
+        }
+        Ok(update)
+    }
+
+    /// Whether `staging` names an upload this start may go on with: to
+    /// the slot not running, off trial, of an image that fits, stopped at a
+    /// checkpoint before its end.
+    fn resumable(&self, staging: &Staging) -> bool {
+        staging.slot == other(self.running)
+            && !self.on_trial()
+            && (1..=self.max_image()).contains(&staging.image.size)
+            && staging.written < staging.image.size
+            && staging.written.is_multiple_of(CHECKPOINT_BYTES)
+    }
+
+    /// Notes how this start came about, as the boot loader's `handoff` (or
+    /// [`boot`], for an image started directly) says: a start of the trial
+    /// image, or a boot-back to the good one, is an event.
+    pub fn note_start(&mut self, handoff: &Handoff) {
+        if handoff.running != Some(handoff.chosen) {
+            // The loader passed over the slot it picked: not what the record says.
+            return;
+        }
+        let slot = handoff.chosen;
+        match handoff.kind {
+            BootKind::Active => {}
+            BootKind::Trial => self.log(Event::FirmwareTrialStarted { slot }),
+            BootKind::Rollback => self.log(Event::FirmwareBootedBack { slot }),
+        }
+    }
+
+    /// Holds `event` until it is taken, dropping the oldest held if full.
+    fn log(&mut self, event: Event) {
+        if self.events.is_full() {
+            self.events.pop_front();
+        }
+        // There is room: the oldest was just dropped if there was none.
+        let _ = self.events.push_back(event);
     }
 
     /// The slot the running firmware came from.
@@ -375,9 +589,15 @@ impl<F: Flash> FirmwareUpdate<F> {
         &self.boot_flash
     }
 
-    /// The flash regions back, for a restart: slots A and B, and the boot record's.
-    pub fn into_flash(self) -> ([F; 2], F) {
-        (self.images, self.boot_flash)
+    /// The flash region of the staging record.
+    pub fn staging_flash(&self) -> &F {
+        &self.staging_flash
+    }
+
+    /// The flash regions back, for a restart: slots A and B, the boot
+    /// record's and the staging record's.
+    pub fn into_flash(self) -> ([F; 2], F, F) {
+        (self.images, self.boot_flash, self.staging_flash)
     }
 
     /// The largest image a slot holds: the smaller slot, in whole sectors.
@@ -397,6 +617,7 @@ impl<F: Flash> FirmwareUpdate<F> {
                 };
                 save_record(&mut self.boot_flash, &record)?;
                 self.record = record;
+                self.log(Event::FirmwareCheckedIn { slot: self.running });
                 Ok(true)
             }
             _ => Ok(false),
@@ -474,6 +695,15 @@ impl<F: Flash> FirmwareUpdate<F> {
             | State::Armed { .. }
             | State::Committed { .. } => Err(Error::UpdateInProgress),
             State::Idle | State::Failed { .. } => {
+                // Named before any byte is written: a restart finds this
+                // image's upload, not an earlier one's.
+                let staging = Staging {
+                    slot: other(self.running),
+                    image,
+                    written: 0,
+                };
+                save_record(&mut self.staging_flash, &StagingRecord(Some(staging)))
+                    .map_err(record_failed)?;
                 self.state = State::Receiving {
                     image,
                     received: 0,
@@ -520,8 +750,19 @@ impl<F: Flash> FirmwareUpdate<F> {
             *erased_to = *received;
             return Err(flash_failed(op));
         }
+        let before = *received;
         *received += bytes.len() as u32;
         let next = *received;
+        if next < image.size && next / CHECKPOINT_BYTES > before / CHECKPOINT_BYTES {
+            let staging = Staging {
+                slot: other(self.running),
+                image,
+                written: next - next % CHECKPOINT_BYTES,
+            };
+            // A checkpoint not stored leaves the previous one, which a
+            // restart resumes from: nothing the transfer needs is lost.
+            let _ = save_record(&mut self.staging_flash, &StagingRecord(Some(staging)));
+        }
         if next == image.size {
             self.state = match digest_of(slot, image.size) {
                 Ok(digest) if digest == image.digest => State::Verified { image },
@@ -536,6 +777,9 @@ impl<F: Flash> FirmwareUpdate<F> {
                     reason: flash_failed(FlashOp::Read),
                 },
             };
+            if let State::Verified { .. } = self.state {
+                self.log(Event::FirmwareStaged);
+            }
         }
         Ok(next)
     }
@@ -592,6 +836,12 @@ impl<F: Flash> FirmwareUpdate<F> {
                 save_record(&mut self.boot_flash, &record).map_err(record_failed)?;
                 self.record = record;
                 self.state = State::Committed { image, token };
+                self.log(Event::FirmwareCommitted);
+                // Nothing left to resume. Should this fail, the stale record
+                // names the slot now on trial, which a start resumes only
+                // after an abort or a boot-back, and the image is then
+                // checked whole again before any commit.
+                let _ = save_record(&mut self.staging_flash, &StagingRecord(None));
                 Ok(())
             }
         }
@@ -606,6 +856,9 @@ impl<F: Flash> FirmwareUpdate<F> {
             };
             save_record(&mut self.boot_flash, &record).map_err(record_failed)?;
             self.record = record;
+        }
+        if !matches!(self.state, State::Idle) {
+            save_record(&mut self.staging_flash, &StagingRecord(None)).map_err(record_failed)?;
         }
         self.state = State::Idle;
         Ok(())
@@ -629,6 +882,10 @@ impl<F: Flash> FirmwareService for FirmwareUpdate<F> {
             Request::FirmwareAbort => self.abort().map(|()| Response::Done),
             _ => Err(Error::Unsupported),
         }
+    }
+
+    fn take_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
     }
 }
 

@@ -11,7 +11,11 @@
 //!
 //! The event log is read page by page from a sequence number
 //! (`ReadEvents`), each entry with the time the caller last gave the
-//! manager ([`FabricManager::set_time`]); raw configuration reads and writes of the fabric's
+//! manager ([`FabricManager::set_time`]). The firmware update's events
+//! (staged, committed, started on trial, checked in, booted back) are taken
+//! from the board's [`FirmwareService`] into the log at the start of each
+//! request, so a reader sees them before its own read is answered. Raw
+//! configuration reads and writes of the fabric's
 //! functions (`ConfigRead`, `ConfigWrite`) go through
 //! [`crate::diagnostics`], which refuses writes to what the fabric owns.
 //!
@@ -97,14 +101,15 @@ use weft_pcie::config::BarKind as PcieBarKind;
 use weft_pcie::Bdf;
 use weft_proto::heapless::{String, Vec};
 use weft_proto::{
-    AccessWidth, AerSeverity, BarInfo, BarKind, BoardName, Capabilities, CompletionStatus,
-    CounterKind, CounterValue, EndpointInfo, Error, Event as WireEvent, EventKind, EventPage,
-    EventSeq, FabricId, FabricLink, FirmwareVersion, FlashOp, Generation, Identity, IsolationCheck,
-    LinkSpeed, LinkStatus, OperationId, OperationReport, OperationState as WireOperationState,
-    Owner, PortAction, PortCounters as WirePortCounters, PortInfo, PortRef, PortRole, Request,
-    ResetScope, Response, RestoreFailure, SlotIndex, SlotInfo, SlotState, SriovInfo, SwitchId,
-    SwitchInfo, Token, TopologyCursor, TopologyItem, TopologyPage, UnbindMode as ProtoUnbindMode,
-    VirtualSwitchInfo, OLDEST_PROTOCOL_VERSION, PROTOCOL_VERSION, TOPOLOGY_PAGE_ITEMS,
+    AccessWidth, AerSeverity, BarInfo, BarKind, BoardName, BootReason, Capabilities,
+    CompletionStatus, CounterKind, CounterValue, EndpointInfo, Error, Event as WireEvent,
+    EventKind, EventPage, EventSeq, FabricId, FabricLink, FirmwareVersion, FlashOp, Generation,
+    Identity, IsolationCheck, LinkSpeed, LinkStatus, OperationId, OperationReport,
+    OperationState as WireOperationState, Owner, PortAction, PortCounters as WirePortCounters,
+    PortInfo, PortRef, PortRole, Request, ResetScope, Response, RestoreFailure, SlotIndex,
+    SlotInfo, SlotState, SriovInfo, SwitchId, SwitchInfo, Token, TopologyCursor, TopologyItem,
+    TopologyPage, UnbindMode as ProtoUnbindMode, VirtualSwitchInfo, OLDEST_PROTOCOL_VERSION,
+    PROTOCOL_VERSION, TOPOLOGY_PAGE_ITEMS,
 };
 use weft_regs::csr::counter;
 use weft_regs::tables::{DataPlane, HostIndex, PortIndex, TableWriteError};
@@ -210,9 +215,20 @@ where
     L: PortLinks + ?Sized,
     B: Board + ?Sized,
 {
+    let mut hardware = hardware;
+    if let Some(firmware) = hardware.firmware.as_deref_mut() {
+        while let Some(event) = firmware.take_event() {
+            manager.events.record(event);
+        }
+    }
     let answer = match request {
         Request::Ping => Ok(Response::Pong),
-        Request::Identify => Ok(Response::Identity(identity(manager, board, hardware.board))),
+        Request::Identify => Ok(Response::Identity(identity(
+            manager,
+            board,
+            hardware.board,
+            hardware.firmware.is_some(),
+        ))),
         Request::Topology { cursor, generation } => {
             topology(manager, board, *cursor, *generation, hardware.links).map(Response::Topology)
         }
@@ -333,11 +349,14 @@ fn precondition(expected: Option<Generation>) -> Option<crate::generation::Gener
 }
 
 /// Who the switch is, and what it can do: configuration-space
-/// diagnostics always, saved configuration when the board has flash for it.
+/// diagnostics always, saved configuration when the board has flash for it,
+/// firmware update when a [`FirmwareService`] serves its requests
+/// (`firmware_update`).
 fn identity<B: Board + ?Sized>(
     manager: &FabricManager,
     board: &BoardInfo,
     hardware: &mut B,
+    firmware_update: bool,
 ) -> Identity {
     let mut capabilities = Capabilities::BIND
         .union(Capabilities::SRIOV)
@@ -351,6 +370,9 @@ fn identity<B: Board + ?Sized>(
     }
     if board.authenticated {
         capabilities = capabilities.union(Capabilities::AUTHENTICATED);
+    }
+    if firmware_update {
+        capabilities = capabilities.union(Capabilities::FIRMWARE_UPDATE);
     }
     let (major, minor, patch) = board.version;
     Identity {
@@ -781,6 +803,15 @@ fn wire_event(manager: &FabricManager, event: &LogEvent) -> EventKind {
         },
         LogEvent::ConfigSaved => EventKind::ConfigSaved,
         LogEvent::ConfigRestored => EventKind::ConfigRestored,
+        LogEvent::FirmwareStaged => EventKind::FirmwareStaged,
+        LogEvent::FirmwareCommitted => EventKind::FirmwareCommitted,
+        LogEvent::FirmwareTrialStarted { .. } => EventKind::Booted {
+            reason: BootReason::FirmwareTrial,
+        },
+        LogEvent::FirmwareCheckedIn { slot } => EventKind::FirmwareCheckedIn { slot },
+        LogEvent::FirmwareBootedBack { .. } => EventKind::Booted {
+            reason: BootReason::FirmwareRollback,
+        },
     }
 }
 

@@ -2,16 +2,20 @@
 //! one image slot, an update writes only the other, resumes where the
 //! switch says, is committed only whole and matching its SHA-256 (FIPS
 //! 180-4, computed here by the `sha2` crate, not by the code under test),
-//! commits once per token, and a trial image that never checks in is
-//! booted back from.
+//! commits once per token, a trial image that never checks in is booted
+//! back from, each step of the way is an event for the log, and an upload
+//! cut by a restart resumes from its last checkpoint but is still checked
+//! whole.
 
 use sha2::{Digest as _, Sha256};
+use weft_fabric::boot_image::Handoff;
+use weft_fabric::events::Event;
 use weft_fabric::firmware_update::{
-    boot, select_boot, BootKind, BootRecord, FirmwareService, FirmwareUpdate, ImageId, Trial,
-    BOOT_RECORD_LEN,
+    boot, select_boot, BootChoice, BootKind, BootRecord, FirmwareService, FirmwareUpdate, ImageId,
+    Staging, StagingRecord, Trial, BOOT_RECORD_LEN, CHECKPOINT_BYTES, STAGING_RECORD_LEN,
 };
 use weft_fabric::memory_flash::MemoryFlash;
-use weft_fabric::persist::{crc32, Flash, FlashError};
+use weft_fabric::persist::{crc32, load_record, save_record, Flash, FlashError};
 use weft_proto::{
     Digest, Error, FlashOp, ImageSlot, Request, Response, Token, UpdateState, MAX_CHUNK,
 };
@@ -86,8 +90,13 @@ fn board() -> FirmwareUpdate<Faulty> {
         Faulty::holding(vec![RUNNING_PATTERN; slot]),
         Faulty::erased(slot as u32),
     ];
-    FirmwareUpdate::new(images, Faulty::erased(2 * SECTOR_SIZE), ImageSlot::A)
-        .expect("an erased boot record reads")
+    FirmwareUpdate::new(
+        images,
+        Faulty::erased(2 * SECTOR_SIZE),
+        Faulty::erased(2 * SECTOR_SIZE),
+        ImageSlot::A,
+    )
+    .expect("an erased boot record reads")
 }
 
 /// An image of `len` bytes that differs at every offset a chunk could
@@ -322,7 +331,7 @@ fn an_abort_after_the_commit_keeps_booting_the_running_slot() {
     update.commit(token).expect("committed");
     update.abort().expect("aborted");
     assert_eq!(*update.record(), BootRecord::default());
-    let (_, mut boot_flash) = update.into_flash();
+    let (_, mut boot_flash, _) = update.into_flash();
     let start = boot(&mut boot_flash).expect("the record reads");
     assert_eq!((start.slot, start.kind), (ImageSlot::A, BootKind::Active));
 }
@@ -364,7 +373,7 @@ fn boot_selection_tries_a_committed_image_once_then_boots_back() {
 }
 
 /// Commits `bytes` on a board running from slot A; the flash after it.
-fn committed(bytes: &[u8]) -> ([Faulty; 2], Faulty) {
+fn committed(bytes: &[u8]) -> ([Faulty; 2], Faulty, Faulty) {
     let mut update = verified(bytes);
     let token = update.prepare_commit().expect("armed");
     update.commit(token).expect("committed");
@@ -373,7 +382,7 @@ fn committed(bytes: &[u8]) -> ([Faulty; 2], Faulty) {
 
 #[test]
 fn a_trial_that_never_checks_in_is_booted_back_from() {
-    let (_, mut boot_flash) = committed(&image(100));
+    let (_, mut boot_flash, _) = committed(&image(100));
     let first = boot(&mut boot_flash).expect("reads");
     assert_eq!((first.slot, first.kind), (ImageSlot::B, BootKind::Trial));
     // The trial hung (the watchdog reset the core) before checking in.
@@ -389,9 +398,9 @@ fn a_trial_that_never_checks_in_is_booted_back_from() {
 #[test]
 fn a_trial_that_checks_in_becomes_the_good_image() {
     let bytes = image(100);
-    let (images, mut boot_flash) = committed(&bytes);
+    let (images, mut boot_flash, staging) = committed(&bytes);
     let start = boot(&mut boot_flash).expect("reads");
-    let mut update = FirmwareUpdate::new(images, boot_flash, start.slot).expect("reads");
+    let mut update = FirmwareUpdate::new(images, boot_flash, staging, start.slot).expect("reads");
     let status = update.status();
     assert_eq!(status.state, UpdateState::Trial);
     // Not checked in, a boot would go back to A: A must not be overwritten.
@@ -416,7 +425,7 @@ fn a_trial_that_checks_in_becomes_the_good_image() {
         &update.image_flash(ImageSlot::B).contents()[..bytes.len()],
         &bytes[..]
     );
-    let (_, mut boot_flash) = update.into_flash();
+    let (_, mut boot_flash, _) = update.into_flash();
     let start = boot(&mut boot_flash).expect("reads");
     assert_eq!((start.slot, start.kind), (ImageSlot::B, BootKind::Active));
 }
@@ -424,10 +433,10 @@ fn a_trial_that_checks_in_becomes_the_good_image() {
 #[test]
 fn a_flash_failure_steps_back_to_the_sector_start() {
     let bytes = image(2 * SECTOR_SIZE as usize);
-    let (images, boot_flash) = board().into_flash();
+    let (images, boot_flash, staging) = board().into_flash();
     let [a, mut b] = images;
     b.fail_write_at = Some(SECTOR_SIZE + MAX_CHUNK as u32);
-    let mut update = FirmwareUpdate::new([a, b], boot_flash, ImageSlot::A).expect("reads");
+    let mut update = FirmwareUpdate::new([a, b], boot_flash, staging, ImageSlot::A).expect("reads");
     prepare(&mut update, &bytes).expect("prepared");
     send(&mut update, &bytes, 0, SECTOR_SIZE as usize + MAX_CHUNK);
     let at = SECTOR_SIZE as usize + MAX_CHUNK;
@@ -451,10 +460,10 @@ fn a_flash_failure_steps_back_to_the_sector_start() {
 #[test]
 fn a_failed_erase_is_reported_and_retried() {
     let bytes = image(SECTOR_SIZE as usize + 10);
-    let (images, boot_flash) = board().into_flash();
+    let (images, boot_flash, staging) = board().into_flash();
     let [a, mut b] = images;
     b.fail_erase_at = Some(SECTOR_SIZE);
-    let mut update = FirmwareUpdate::new([a, b], boot_flash, ImageSlot::A).expect("reads");
+    let mut update = FirmwareUpdate::new([a, b], boot_flash, staging, ImageSlot::A).expect("reads");
     prepare(&mut update, &bytes).expect("prepared");
     let at = SECTOR_SIZE as usize;
     send(&mut update, &bytes, 0, at);
@@ -514,7 +523,7 @@ fn the_update_requests_are_served() {
 /// The boot record's bytes as the module docs lay them out.
 #[test]
 fn the_boot_record_has_the_documented_layout() {
-    let (_, boot_flash) = committed(&image(100));
+    let (_, boot_flash, _) = committed(&image(100));
     let bytes = &boot_flash.contents()[..BOOT_RECORD_LEN];
     assert_eq!(&bytes[..4], b"WFTF");
     assert_eq!(&bytes[4..6], &1u16.to_le_bytes());
@@ -525,4 +534,233 @@ fn the_boot_record_has_the_documented_layout() {
     assert_eq!(&bytes[16..20], &100u32.to_le_bytes());
     assert_eq!(&bytes[20..52], &digest(&image(100)).0);
     assert_eq!(&bytes[52..56], &crc32(&bytes[..52]).to_le_bytes());
+}
+
+/// The events `update` holds, oldest first, taken.
+fn events(update: &mut FirmwareUpdate<Faulty>) -> Vec<Event> {
+    std::iter::from_fn(|| update.take_event()).collect()
+}
+
+/// The handoff of a start that runs the slot `choice` picked.
+fn handoff_of(choice: &BootChoice) -> Handoff {
+    Handoff {
+        chosen: choice.slot,
+        kind: choice.kind,
+        running: Some(choice.slot),
+    }
+}
+
+#[test]
+fn an_update_is_staged_committed_started_on_trial_and_checked_in_as_events() {
+    let bytes = image(SECTOR_SIZE as usize + 10);
+    let mut update = board();
+    prepare(&mut update, &bytes).expect("prepared");
+    send(&mut update, &bytes, 0, bytes.len() - 1);
+    assert_eq!(events(&mut update), [], "not staged before the last byte");
+    send(&mut update, &bytes, bytes.len() - 1, bytes.len());
+    assert_eq!(events(&mut update), [Event::FirmwareStaged]);
+    let token = update.prepare_commit().expect("armed");
+    update.commit(token).expect("committed");
+    update.commit(token).expect("a repeat");
+    assert_eq!(
+        events(&mut update),
+        [Event::FirmwareCommitted],
+        "a repeated commit is one"
+    );
+
+    let (images, mut boot_flash, staging) = update.into_flash();
+    let start = boot(&mut boot_flash).expect("reads");
+    let mut update = FirmwareUpdate::new(images, boot_flash, staging, start.slot).expect("reads");
+    update.note_start(&handoff_of(&start));
+    assert_eq!(update.check_in(), Ok(true));
+    assert_eq!(update.check_in(), Ok(false));
+    assert_eq!(
+        events(&mut update),
+        [
+            Event::FirmwareTrialStarted { slot: ImageSlot::B },
+            Event::FirmwareCheckedIn { slot: ImageSlot::B },
+        ]
+    );
+
+    // A start of the good image logs nothing.
+    let (images, mut boot_flash, staging) = update.into_flash();
+    let start = boot(&mut boot_flash).expect("reads");
+    assert_eq!(start.kind, BootKind::Active);
+    let mut update = FirmwareUpdate::new(images, boot_flash, staging, start.slot).expect("reads");
+    update.note_start(&handoff_of(&start));
+    assert_eq!(update.check_in(), Ok(false));
+    assert_eq!(events(&mut update), []);
+}
+
+#[test]
+fn a_boot_back_is_an_event_and_a_trial_the_loader_passed_over_is_not_started() {
+    let (images, mut boot_flash, staging) = committed(&image(100));
+    let trial = boot(&mut boot_flash).expect("reads");
+    // The loader found the trial's slot bad and started slot A instead.
+    let mut update = FirmwareUpdate::new(images, boot_flash, staging, ImageSlot::A).expect("reads");
+    update.note_start(&Handoff {
+        running: Some(ImageSlot::A),
+        ..handoff_of(&trial)
+    });
+    assert_eq!(update.check_in(), Ok(false));
+    assert_eq!(events(&mut update), []);
+
+    let (images, mut boot_flash, staging) = update.into_flash();
+    let back = boot(&mut boot_flash).expect("reads");
+    assert_eq!(back.kind, BootKind::Rollback);
+    let mut update = FirmwareUpdate::new(images, boot_flash, staging, back.slot).expect("reads");
+    update.note_start(&handoff_of(&back));
+    assert_eq!(
+        events(&mut update),
+        [Event::FirmwareBootedBack { slot: ImageSlot::A }]
+    );
+}
+
+/// The board after a restart that runs `running`: a new update on the
+/// same flash.
+fn restarted(update: FirmwareUpdate<Faulty>, running: ImageSlot) -> FirmwareUpdate<Faulty> {
+    let (images, boot_flash, staging) = update.into_flash();
+    FirmwareUpdate::new(images, boot_flash, staging, running).expect("reads")
+}
+
+#[test]
+fn an_upload_resumes_from_its_last_checkpoint_after_a_restart() {
+    let checkpoint = CHECKPOINT_BYTES as usize;
+    let bytes = image(checkpoint + 3 * SECTOR_SIZE as usize + 100);
+    let mut update = board();
+    prepare(&mut update, &bytes).expect("prepared");
+    // Past the checkpoint, into the sector after it.
+    send(&mut update, &bytes, 0, checkpoint + 1_500);
+    let mut update = restarted(update, ImageSlot::A);
+    let status = update.status();
+    assert_eq!(
+        (status.state, status.size, status.received),
+        (UpdateState::Receiving, bytes.len() as u32, CHECKPOINT_BYTES),
+        "the restarted switch stands at the checkpoint"
+    );
+    assert_eq!(
+        update.chunk(0, &bytes[..MAX_CHUNK]),
+        Err(Error::BadChunk {
+            resume_at: CHECKPOINT_BYTES
+        }),
+        "a chunk elsewhere names the checkpoint"
+    );
+    // The client's prepare of the same image resumes; the rest completes it.
+    prepare(&mut update, &bytes).expect("resumed");
+    send(&mut update, &bytes, checkpoint, bytes.len());
+    assert_eq!(update.status().state, UpdateState::Verified);
+    assert_eq!(
+        &update.image_flash(ImageSlot::B).contents()[..bytes.len()],
+        &bytes[..]
+    );
+    running_slot_untouched(&update);
+    let token = update.prepare_commit().expect("armed");
+    update.commit(token).expect("committed");
+    assert_eq!(update.status().next_boot, ImageSlot::B);
+    // Nothing to resume after the commit, on trial or not.
+    let (images, mut boot_flash, staging) = update.into_flash();
+    assert_eq!(
+        load_record::<StagingRecord, _>(&mut Faulty::holding(staging.contents().to_vec())),
+        Ok(Some(StagingRecord(None)))
+    );
+    let start = boot(&mut boot_flash).expect("reads");
+    let update = FirmwareUpdate::new(images, boot_flash, staging, start.slot).expect("reads");
+    assert_eq!(update.status().state, UpdateState::Trial);
+}
+
+#[test]
+fn a_resumed_upload_is_still_checked_whole_before_a_commit() {
+    let checkpoint = CHECKPOINT_BYTES as usize;
+    let bytes = image(checkpoint + 200);
+    let mut update = board();
+    prepare(&mut update, &bytes).expect("prepared");
+    send(&mut update, &bytes, 0, checkpoint + 100);
+    let (images, boot_flash, staging) = update.into_flash();
+    // While the switch was down, a bit below the checkpoint flipped.
+    let [a, b] = images;
+    let mut slot = b.contents().to_vec();
+    slot[10] ^= 0x10;
+    let mut update = FirmwareUpdate::new(
+        [a, Faulty::holding(slot)],
+        boot_flash,
+        staging,
+        ImageSlot::A,
+    )
+    .expect("reads");
+    assert_eq!(update.status().received, CHECKPOINT_BYTES);
+    send(&mut update, &bytes, checkpoint, bytes.len());
+    assert_eq!(
+        update.status().state,
+        UpdateState::Failed {
+            reason: Error::DigestMismatch
+        }
+    );
+    assert_eq!(update.prepare_commit(), Err(Error::DigestMismatch));
+}
+
+#[test]
+fn an_abort_or_another_running_slot_leaves_nothing_to_resume() {
+    let checkpoint = CHECKPOINT_BYTES as usize;
+    let bytes = image(checkpoint + 200);
+    let mut update = board();
+    prepare(&mut update, &bytes).expect("prepared");
+    send(&mut update, &bytes, 0, checkpoint + 100);
+    // Another image waits for an abort, after a restart as before it.
+    let mut update = restarted(update, ImageSlot::A);
+    let other_image = image(300);
+    assert_eq!(
+        prepare(&mut update, &other_image),
+        Err(Error::UpdateInProgress)
+    );
+    // Started from slot B (the record's slot), nothing is resumed: the
+    // running image is never written.
+    let update = restarted(update, ImageSlot::B);
+    assert_eq!(update.status().state, UpdateState::Idle);
+    let mut update = restarted(update, ImageSlot::A);
+    assert_eq!(update.status().state, UpdateState::Receiving);
+    update.abort().expect("aborted");
+    let update = restarted(update, ImageSlot::A);
+    assert_eq!(update.status().state, UpdateState::Idle);
+}
+
+#[test]
+fn no_upload_resumes_while_the_running_image_is_on_trial() {
+    // A committed trial in B that started; a stale record names B's
+    // fallback, slot A, as an upload's target.
+    let (images, mut boot_flash, mut staging) = committed(&image(100));
+    let start = boot(&mut boot_flash).expect("reads");
+    assert_eq!(start.kind, BootKind::Trial);
+    let stale = StagingRecord(Some(Staging {
+        slot: ImageSlot::A,
+        image: ImageId {
+            size: 2 * CHECKPOINT_BYTES,
+            digest: digest(&[1, 2, 3]),
+        },
+        written: CHECKPOINT_BYTES,
+    }));
+    save_record(&mut staging, &stale).expect("stored");
+    let update = FirmwareUpdate::new(images, boot_flash, staging, start.slot).expect("reads");
+    assert_eq!(update.status().state, UpdateState::Trial);
+}
+
+#[test]
+fn the_staging_record_has_the_documented_layout() {
+    let bytes = image(CHECKPOINT_BYTES as usize + 10);
+    let mut update = board();
+    prepare(&mut update, &bytes).expect("prepared");
+    send(&mut update, &bytes, 0, CHECKPOINT_BYTES as usize + 5);
+    // The prepare's record went to the first slot of the region, the
+    // checkpoint's to the second.
+    let region = update.staging_flash().contents();
+    let record = &region[SECTOR_SIZE as usize..][..STAGING_RECORD_LEN];
+    assert_eq!(&record[..4], b"WFTS");
+    assert_eq!(&record[4..6], &1u16.to_le_bytes());
+    assert_eq!(&record[6..8], &44u16.to_le_bytes());
+    assert_eq!(&record[8..12], &1u32.to_le_bytes(), "the second record");
+    // An upload to slot B, its size, digest and checkpoint.
+    assert_eq!(&record[12..16], &[1, 1, 0, 0]);
+    assert_eq!(&record[16..20], &(bytes.len() as u32).to_le_bytes());
+    assert_eq!(&record[20..52], &digest(&bytes).0);
+    assert_eq!(&record[52..56], &CHECKPOINT_BYTES.to_le_bytes());
+    assert_eq!(&record[56..60], &crc32(&record[..56]).to_le_bytes());
 }

@@ -7,8 +7,9 @@ mod common;
 use common::*;
 use sha2::{Digest as _, Sha256};
 use weft_fabric::board::{Board, BoardFault};
+use weft_fabric::boot_image::Handoff;
 use weft_fabric::events::{ErrorSeverity, IsolationCheck, EVENT_LOG_CAPACITY};
-use weft_fabric::firmware_update::FirmwareUpdate;
+use weft_fabric::firmware_update::{boot, FirmwareService, FirmwareUpdate};
 use weft_fabric::inventory::SwitchIndex;
 use weft_fabric::management::{handle, BoardInfo, Hardware, PortLink, PortLinks};
 use weft_fabric::manager::FabricManager;
@@ -27,7 +28,7 @@ use weft_model::csr_window::CsrWindow;
 use weft_model::Switch;
 use weft_proto::heapless::Vec as Bounded;
 use weft_proto::{
-    encode_response, AccessWidth, AerSeverity, BarKind, Capabilities, CompletionStatus,
+    encode_response, AccessWidth, AerSeverity, BarKind, BootReason, Capabilities, CompletionStatus,
     CounterKind, Digest, EndpointInfo, Error, EventKind, EventPage, EventSeq, FabricId, FlashOp,
     Generation, Header, HostIndex, ImageSlot, IsolationCheck as WireCheck, Key, LinkSpeed,
     LinkState, LinkStatus, OperationId, OperationState, Owner, PortAction,
@@ -371,6 +372,8 @@ fn identify_reports_the_switch_board_versions_and_capabilities() {
     assert!(identity
         .capabilities
         .contains(Capabilities::PERSISTENT_CONFIG));
+    // No firmware update without a service for its requests.
+    assert!(!caps.contains(Capabilities::FIRMWARE_UPDATE));
 }
 
 #[test]
@@ -1041,12 +1044,17 @@ fn a_bind_before_enumeration_is_told_to_retry() {
 }
 
 #[test]
-fn firmware_update_requests_go_to_the_boards_service() {
+fn firmware_update_requests_go_to_the_boards_service_and_identify_advertises_it() {
     let mut rig = started();
     let erased = |size: u32| MemoryFlash::new(vec![0xFF; size as usize], SECTOR_SIZE);
     let images = [erased(4 * SECTOR_SIZE), erased(4 * SECTOR_SIZE)];
-    let mut update =
-        FirmwareUpdate::new(images, erased(2 * SECTOR_SIZE), ImageSlot::B).expect("erased");
+    let mut update = FirmwareUpdate::new(
+        images,
+        erased(2 * SECTOR_SIZE),
+        erased(2 * SECTOR_SIZE),
+        ImageSlot::B,
+    )
+    .expect("erased");
     let image = [0xA5; 100];
     let requests = [
         (
@@ -1058,6 +1066,7 @@ fn firmware_update_requests_go_to_the_boards_service() {
         ),
         (Request::FirmwareChunk { offset: 0 }, &image[..]),
         (Request::FirmwareStatus, &[][..]),
+        (Request::Identify, &[][..]),
     ];
     let answers: Vec<Response> = requests
         .iter()
@@ -1083,6 +1092,108 @@ fn firmware_update_requests_go_to_the_boards_service() {
     // Running from B, the image went to A.
     assert_eq!(status.running, ImageSlot::B);
     assert_eq!(update.image_flash(ImageSlot::A).contents()[..100], image);
+    let Response::Identity(identity) = &answers[3] else {
+        panic!("expected an identity, got {:?}", answers[3]);
+    };
+    assert!(identity
+        .capabilities
+        .contains(Capabilities::FIRMWARE_UPDATE));
+}
+
+/// Answers `request` with `update` as the board's firmware update service.
+fn ask_with_firmware(
+    rig: &mut Rig,
+    update: &mut dyn FirmwareService,
+    request: &Request,
+    trailing: &[u8],
+) -> Response {
+    let hardware = Hardware {
+        config: &mut rig.fabric,
+        fabric: &mut rig.plane.switch,
+        hosts: &mut rig.host,
+        links: &mut Links,
+        firmware: Some(update),
+        timer: None,
+        board: &mut TestBoard::default(),
+    };
+    handle(&mut rig.manager, &BOARD, request, trailing, hardware)
+}
+
+/// The kinds of the events a client reads from `from` on, through the handler.
+fn firmware_events_from(
+    rig: &mut Rig,
+    update: &mut dyn FirmwareService,
+    from: EventSeq,
+) -> (Vec<EventKind>, EventSeq) {
+    match ask_with_firmware(rig, update, &Request::ReadEvents { from }, &[]) {
+        Response::Events(page) => (kinds(&page), page.next),
+        other => panic!("expected an event page, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_client_reads_the_firmware_updates_milestones_from_the_event_log() {
+    let mut rig = started();
+    let from = events_from(&mut rig, 0).next;
+    let erased = |size: u32| MemoryFlash::new(vec![0xFF; size as usize], SECTOR_SIZE);
+    let images = [erased(4 * SECTOR_SIZE), erased(4 * SECTOR_SIZE)];
+    let mut update = FirmwareUpdate::new(
+        images,
+        erased(2 * SECTOR_SIZE),
+        erased(2 * SECTOR_SIZE),
+        ImageSlot::A,
+    )
+    .expect("erased");
+    let image = [0x3C; 100];
+    let prepare = Request::FirmwarePrepare {
+        size: 100,
+        digest: Digest(Sha256::digest(image).into()),
+    };
+    assert_eq!(
+        ask_with_firmware(&mut rig, &mut update, &prepare, &[]),
+        Response::Done
+    );
+    let chunk = Request::FirmwareChunk { offset: 0 };
+    assert_eq!(
+        ask_with_firmware(&mut rig, &mut update, &chunk, &image),
+        Response::ChunkAccepted { next_offset: 100 }
+    );
+    let Response::CommitPrepared { token } =
+        ask_with_firmware(&mut rig, &mut update, &Request::FirmwarePrepareCommit, &[])
+    else {
+        panic!("expected a token");
+    };
+    let commit = Request::FirmwareCommit { token };
+    assert_eq!(
+        ask_with_firmware(&mut rig, &mut update, &commit, &[]),
+        Response::Done
+    );
+    let (seen, from) = firmware_events_from(&mut rig, &mut update, from);
+    assert_eq!(
+        seen,
+        [EventKind::FirmwareStaged, EventKind::FirmwareCommitted]
+    );
+
+    // The next start runs the image on trial, and it checks in.
+    let (images, mut boot_flash, staging) = update.into_flash();
+    let start = boot(&mut boot_flash).expect("reads");
+    let mut update = FirmwareUpdate::new(images, boot_flash, staging, start.slot).expect("reads");
+    update.note_start(&Handoff {
+        chosen: start.slot,
+        kind: start.kind,
+        running: Some(start.slot),
+    });
+    assert_eq!(update.check_in(), Ok(true));
+    let (seen, _) = firmware_events_from(&mut rig, &mut update, from);
+    assert_eq!(
+        seen,
+        [
+            EventKind::Booted {
+                reason: BootReason::FirmwareTrial
+            },
+            EventKind::FirmwareCheckedIn { slot: ImageSlot::B },
+        ]
+    );
 }
 
 #[test]

@@ -4,9 +4,10 @@
 //! and a firmware reset by the SoC's watchdog.
 //!
 //! A reset is the watchdog's (`weft_regs::soc::watchdog`): nothing else
-//! in the SoC resets the core. [`SocBoard::schedule_reset`] loads it with
-//! [`RESET_DELAY_MS`] and enables it; the firmware never kicks it, so it
-//! fires that long after the trigger, time enough for the main loop to
+//! in the SoC resets the core. [`SocBoard::schedule_reset`] arms it with
+//! [`RESET_DELAY_MS`] (`weft_drivers::watchdog::arm`, which also restarts
+//! the count of a watchdog the boot loader armed for a trial); the firmware
+//! never kicks it, so it fires that long after the trigger, time enough for the main loop to
 //! hand the answer to the MAC and the MAC to send it. The watchdog resets
 //! the SoC only, and the data plane keeps forwarding by the tables it
 //! holds until the restarted fabric manager writes them again: so
@@ -14,14 +15,13 @@
 //! needs the data plane reset too, is not (the register map has no reset
 //! of the data plane).
 
+use weft_drivers::watchdog;
 use weft_fabric::board::{Board, BoardFault};
 use weft_fabric::persist::Flash;
 use weft_proto::ResetScope;
-use weft_regs::soc::watchdog;
-use weft_regs::SOFT_CORE_CLOCK_HZ;
 
 use crate::flash::{Region, CONFIG_REGION};
-use crate::mmio::{read, write};
+use crate::mmio::{read, write, Mmio};
 
 /// How long after a reset trigger the watchdog fires: a datagram leaves
 /// the 100 Mb/s MAC in about 120 µs, and a pass of the main loop takes
@@ -67,11 +67,6 @@ impl Board for SocBoard {
     }
 
     fn schedule_reset(&mut self, _scope: ResetScope) {
-        write(
-            watchdog::LOAD.address(0, 0),
-            SOFT_CORE_CLOCK_HZ / 1_000 * RESET_DELAY_MS,
-        );
-        // Setting ENABLE while clear reloads the count from LOAD.
-        write(watchdog::CONTROL.address(0, 0), watchdog::ENABLE.encode(1));
+        watchdog::arm(&mut Mmio, watchdog::load_for_ms(RESET_DELAY_MS));
     }
 }

@@ -59,7 +59,9 @@
 //! without a handoff (an ELF loaded directly, as the simulator's boards
 //! do), it picks the slot from the boot record itself, as the loader
 //! would. The running image checks in on the first pass of the main loop
-//! after its fabric's start, which makes a trial the good image.
+//! after its fabric's start, which makes a trial the good image and
+//! disarms the watchdog the loader armed for the trial
+//! (`weft_fabric::firmware_update::TRIAL_CHECK_IN_MS`).
 //!
 //! Measured on the ISS board (one instruction per 125 MHz cycle; the core
 //! runs the firmware at CPI 1.12) with the firmware's own 307 KiB ELF as
@@ -176,6 +178,7 @@ mod soft_core {
     use crate::fabric::{Fabric, Phase, Started};
     use crate::flash::{
         self, describe, Region, BOOT_RECORD_REGION, IMAGE_A_REGION, IMAGE_B_REGION, KEY_REGION,
+        STAGING_REGION,
     };
     use crate::keystore;
     use crate::mac::Mac;
@@ -493,26 +496,37 @@ mod soft_core {
         };
         let images = [IMAGE_A_REGION, IMAGE_B_REGION];
         let running = start.running.unwrap_or(start.chosen);
-        let update = FirmwareUpdate::new(images, BOOT_RECORD_REGION, running)?;
+        let mut update = FirmwareUpdate::new(images, BOOT_RECORD_REGION, STAGING_REGION, running)?;
+        update.note_start(&start);
         Ok((start, update))
     }
 
-    /// Marks the running image good, if it runs on trial, and says so: a
-    /// trial that never gets here is not started again.
+    /// Marks the running image good, if it runs on trial, disarms the
+    /// watchdog the boot loader armed for the trial (not a reset a request
+    /// scheduled meanwhile), and says so: a trial that never gets here, or
+    /// whose check-in is not stored, is reset by the watchdog and not
+    /// started again.
     fn check_in(uart: &mut Uart, management: &mut Management) {
         let Some(update) = management.firmware() else {
             return;
         };
         let _ = match update.check_in() {
-            Ok(true) => write!(
-                uart,
-                "firmware: slot {} checked in; it starts from now on\r\n",
-                slot_name(update.running())
-            ),
+            Ok(true) => {
+                weft_drivers::watchdog::disarm_if_armed_with(
+                    &mut crate::mmio::Mmio,
+                    weft_drivers::watchdog::load_for_ms(firmware_update::TRIAL_CHECK_IN_MS),
+                );
+                write!(
+                    uart,
+                    "firmware: slot {} checked in; it starts from now on\r\n",
+                    slot_name(update.running())
+                )
+            }
             Ok(false) => Ok(()),
             Err(error) => write!(
                 uart,
-                "firmware: the check-in was not stored ({}); the next start boots \
+                "firmware: the check-in was not stored ({}); the next start (the \
+                 watchdog's, for a trial) boots \
                  back to the previous image\r\n",
                 describe(error)
             ),

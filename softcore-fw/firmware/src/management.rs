@@ -176,20 +176,25 @@ fn execute(
 ) -> Response {
     match request {
         Request::Ping => Response::Pong,
-        Request::Identify => Response::Identity(identity(switch, authenticated)),
+        Request::Identify => {
+            Response::Identity(identity(switch, authenticated, firmware.is_some()))
+        }
         _ => firmware
             .map_or(Err(Error::Unsupported), |f| f.serve(request, trailing))
             .unwrap_or_else(Response::Error),
     }
 }
 
-/// The switch's identity: no fabric capabilities until the fabric manager runs here.
-fn identity(switch: SwitchId, authenticated: bool) -> Identity {
-    let capabilities = if authenticated {
-        Capabilities::AUTHENTICATED
-    } else {
-        Capabilities::NONE
-    };
+/// The switch's identity: no fabric capabilities until the fabric manager
+/// runs here; firmware update when the boot record was read at start.
+fn identity(switch: SwitchId, authenticated: bool, firmware_update: bool) -> Identity {
+    let mut capabilities = Capabilities::NONE;
+    if authenticated {
+        capabilities = capabilities.union(Capabilities::AUTHENTICATED);
+    }
+    if firmware_update {
+        capabilities = capabilities.union(Capabilities::FIRMWARE_UPDATE);
+    }
     let mut board = String::new();
     // The name is a constant shorter than MAX_BOARD_NAME.
     let _ = board.push_str(BOARD_NAME);

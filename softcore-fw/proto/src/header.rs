@@ -48,7 +48,8 @@ pub const MAGIC: [u8; 4] = *b"WEFT";
 ///   the refusal of an unbind of a slot whose unbind waits for its host, and
 ///   [`Error::FabricOwnedCsr`](crate::Error::FabricOwnedCsr), the refusal of a
 ///   CSR write to a register the fabric manager programs.
-pub const PROTOCOL_VERSION: u16 = 4;
+/// - 5: the event kind `FirmwareCheckedIn` of [`EventKind`](crate::EventKind).
+pub const PROTOCOL_VERSION: u16 = 5;
 
 /// The oldest protocol version this crate still accepts. Because variants
 /// are only appended, every body an older client can send still decodes.

@@ -138,6 +138,10 @@ const VERSION_2_EVENT_KINDS: &[(&str, &str)] = &[
 /// (variant 20 of `EventKind`).
 const VERSION_3_EVENT_KINDS: &[(&str, &str)] = &[("PortControlled", "140301")];
 
+/// The postcard bytes of the event kind appended in protocol version 5
+/// (variant 21 of `EventKind`, slot B).
+const VERSION_5_EVENT_KINDS: &[(&str, &str)] = &[("FirmwareCheckedIn", "1501")];
+
 /// The postcard bytes of the counter kinds appended in protocol version 3,
 /// each alone (variants 16 to 30 of `CounterKind`).
 const VERSION_3_COUNTER_KINDS: &[(CounterKind, &str)] = &[
@@ -1191,10 +1195,6 @@ fn version_3_event_and_counter_kinds_are_frozen() {
         sample
     );
     assert_eq!(sample.introduced_in(), 3);
-    // Nothing past them yet.
-    let mut next = vec![21u8];
-    next.extend([0u8; 32]);
-    assert!(postcard::take_from_bytes::<EventKind>(&next).is_err());
 
     for (kind, vector) in VERSION_3_COUNTER_KINDS {
         let bytes = unhex(vector);
@@ -1207,6 +1207,23 @@ fn version_3_event_and_counter_kinds_are_frozen() {
     }
     assert_eq!(CounterKind::LinkDowns.introduced_in(), 1);
     assert!(postcard::from_bytes::<CounterKind>(&[31]).is_err());
+}
+
+#[test]
+fn version_5_event_kinds_are_frozen() {
+    let sample = EventKind::FirmwareCheckedIn { slot: ImageSlot::B };
+    let (name, vector) = VERSION_5_EVENT_KINDS[0];
+    let bytes = unhex(vector);
+    assert_eq!(encode_body(&sample), bytes, "{name}");
+    assert_eq!(
+        postcard::from_bytes::<EventKind>(&bytes).expect("golden bytes decode"),
+        sample
+    );
+    assert_eq!(sample.introduced_in(), 5);
+    // Nothing past them yet.
+    let mut next = vec![22u8];
+    next.extend([0u8; 32]);
+    assert!(postcard::take_from_bytes::<EventKind>(&next).is_err());
 }
 
 #[test]

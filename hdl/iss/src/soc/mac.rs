@@ -67,6 +67,27 @@ struct MacState {
 }
 
 impl MacState {
+    /// Every register, descriptor and counter 0, the buffer zeroed, nothing sent.
+    fn at_reset() -> Self {
+        MacState {
+            control: 0,
+            int_enable: 0,
+            int_status: 0,
+            address_low: 0,
+            address_high: 0,
+            rx_next: 0,
+            tx_next: 0,
+            rx_frames: 0,
+            rx_overruns: 0,
+            rx_oversize: 0,
+            tx_frames: 0,
+            rx_descriptors: [0; mac::RX_SLOTS as usize],
+            tx_descriptors: [0; mac::TX_SLOTS as usize],
+            buffer: vec![0; mac::BUFFER_SIZE as usize],
+            transmitted: VecDeque::new(),
+        }
+    }
+
     fn station_address(&self) -> [u8; ADDRESS_LEN] {
         let low = self.address_low.to_le_bytes();
         let high = self.address_high.to_le_bytes();
@@ -157,24 +178,22 @@ impl Mac {
     /// A MAC at reset: disabled, every register, descriptor and counter 0.
     pub fn new() -> Self {
         Self {
-            state: Rc::new(RefCell::new(MacState {
-                control: 0,
-                int_enable: 0,
-                int_status: 0,
-                address_low: 0,
-                address_high: 0,
-                rx_next: 0,
-                tx_next: 0,
-                rx_frames: 0,
-                rx_overruns: 0,
-                rx_oversize: 0,
-                tx_frames: 0,
-                rx_descriptors: [0; mac::RX_SLOTS as usize],
-                tx_descriptors: [0; mac::TX_SLOTS as usize],
-                buffer: vec![0; mac::BUFFER_SIZE as usize],
-                transmitted: VecDeque::new(),
-            })),
+            state: Rc::new(RefCell::new(MacState::at_reset())),
         }
+    }
+
+    /// The reset the watchdog requests (as the RTL's `reset`): every
+    /// register, descriptor and counter back to 0, the frame buffer (a
+    /// memory) and the frames already on the line kept.
+    pub fn reset(&self) {
+        let mut s = self.state.borrow_mut();
+        let buffer = std::mem::take(&mut s.buffer);
+        let transmitted = std::mem::take(&mut s.transmitted);
+        *s = MacState {
+            buffer,
+            transmitted,
+            ..MacState::at_reset()
+        };
     }
 
     /// Maps the MAC's registers, descriptors and frame buffer into `bus`

@@ -76,6 +76,16 @@ impl SpiFlash {
         }
     }
 
+    /// The reset the watchdog requests (as the RTL's `reset`): the
+    /// registers back to 0; the data buffer (a memory) and the part, which
+    /// the reset does not reach, kept.
+    pub fn reset(&self) {
+        let mut s = self.state.borrow_mut();
+        s.control = 0;
+        s.address = 0;
+        s.length = 0;
+    }
+
     /// Maps the registers and the data buffer into `bus` at their
     /// `weft_regs::soc::spi_flash` addresses.
     pub fn attach(&self, bus: &mut HarvardBus) -> Result<(), MapError> {

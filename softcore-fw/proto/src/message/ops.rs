@@ -334,6 +334,13 @@ pub enum EventKind {
         /// What was done.
         action: PortAction,
     },
+    /// The image running on trial checked in: it is the good image from
+    /// now on, and the previous one is no longer booted back to. Protocol
+    /// version 5.
+    FirmwareCheckedIn {
+        /// The slot it runs from.
+        slot: ImageSlot,
+    },
 }
 
 impl EventKind {
@@ -347,6 +354,7 @@ impl EventKind {
             | EventKind::BindingNotRestored { .. }
             | EventKind::IsolationDrops { .. } => 2,
             EventKind::PortControlled { .. } => 3,
+            EventKind::FirmwareCheckedIn { .. } => 5,
             _ => 1,
         }
     }

@@ -462,6 +462,7 @@ pub fn event_kind() -> impl Strategy<Value = EventKind> {
             .prop_map(|(at, check, count)| { EventKind::IsolationDrops { at, check, count } }),
         (port(), port_action())
             .prop_map(|(port, action)| EventKind::PortControlled { port, action }),
+        image_slot().prop_map(|slot| EventKind::FirmwareCheckedIn { slot }),
     ]
 }
 

@@ -35,6 +35,27 @@ pub const CPU_CLOCK_HZ: u64 = weft_regs::SOFT_CORE_CLOCK_HZ as u64;
 /// timer: 10 µs of core time at [`CPU_CLOCK_HZ`].
 const CHUNK_STEPS: u64 = 1_000;
 
+/// The word the board fills the data memory above the firmware's statics
+/// with before the firmware starts (stack painting): a word still holding
+/// it was never written, so [`IssBoard::stack_headroom`] can say how close
+/// the stack, growing down from the top of data memory, ever came to the
+/// statics it would overwrite.
+const STACK_PAINT: u32 = 0x57AC_5EA1;
+
+/// Where the statics of an ELF linked by riscv-rt end: its `__sheap`, the
+/// start of the (empty) heap above `.bss` and `.uninit`. riscv-rt's last
+/// loadable segment runs on over the stack to the top of data memory, so
+/// the segments alone do not tell; a program without the symbol has its
+/// statics end where its segments do.
+fn statics_end(elf: &[u8]) -> Option<u64> {
+    use object::{Object, ObjectSymbol};
+    let file = object::File::parse(elf).ok()?;
+    let symbol = file
+        .symbols()
+        .find(|symbol| symbol.name() == Ok("__sheap"))?;
+    Some(symbol.address())
+}
+
 /// Why a board could not be built.
 #[derive(Debug)]
 pub enum BoardError {
@@ -84,6 +105,9 @@ pub struct IssBoard {
     reset_vector: u32,
     watchdog_resets: u64,
     ticks_before_reset: u64,
+    /// The first word above the firmware's statics, where the painted
+    /// free memory begins.
+    statics_end: u32,
 }
 
 impl IssBoard {
@@ -120,7 +144,16 @@ impl IssBoard {
         let soc = Soc::attach_with_flash(&mut bus, flash).map_err(BoardError::Map)?;
         data_plane.attach(&mut bus).map_err(BoardError::Map)?;
         let mut hart = Hart::new(bus);
-        hart.load_elf(elf).map_err(BoardError::Elf)?;
+        let loaded = hart.load_elf(elf).map_err(BoardError::Elf)?;
+        let data_ram = hart.bus_mut().data_ram_mut();
+        let statics = statics_end(elf)
+            .unwrap_or(loaded.end)
+            .saturating_sub(u64::from(weft_regs::DATA_RAM_BASE))
+            .next_multiple_of(4)
+            .min(data_ram.len() as u64) as usize;
+        for word in data_ram[statics..].chunks_exact_mut(4) {
+            word.copy_from_slice(&STACK_PAINT.to_le_bytes());
+        }
         Ok(IssBoard {
             reset_vector: hart.pc(),
             hart,
@@ -129,6 +162,7 @@ impl IssBoard {
             steps: 0,
             watchdog_resets: 0,
             ticks_before_reset: 0,
+            statics_end: weft_regs::DATA_RAM_BASE + statics as u32,
         })
     }
 
@@ -144,6 +178,20 @@ impl IssBoard {
         let mut board = IssBoard::with_parts(bitstream, flash, unlinked_data_plane())?;
         board.reset_vector = board.hart.load_elf(boot).map_err(BoardError::Elf)?.entry;
         Ok(board)
+    }
+
+    /// The bytes between the end of the firmware's statics and the deepest
+    /// its stack has gone since the board was built (the lowest word of
+    /// the painted free memory anything wrote): 0 means the stack reached
+    /// the statics and may have overwritten them. A board started in its
+    /// boot loader measures against the bitstream image's statics.
+    pub fn stack_headroom(&self) -> u32 {
+        let start = (self.statics_end - weft_regs::DATA_RAM_BASE) as usize;
+        let untouched = self.hart.bus().data_ram()[start..]
+            .chunks_exact(4)
+            .take_while(|word| *word == STACK_PAINT.to_le_bytes())
+            .count();
+        4 * untouched as u32
     }
 
     /// The data plane's CSR window, to reach its switch.

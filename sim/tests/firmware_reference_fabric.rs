@@ -421,6 +421,18 @@ fn enumerates_as_the_native_manager(scenario: &Scenario) {
     assert_eq!(events.len(), 1, "the firmware's MSI reached the host");
     assert_eq!(drivers.len(), 2, "both GPUs' drivers: {drivers:?}");
     assert_eq!((events, tree, drivers), hot_plug(&mut native));
+
+    let ManagerPlan::Firmware { elf, .. } = &scenario.manager else {
+        panic!("{}: the firmware manages this scenario", scenario.name)
+    };
+    assert_stack_clear(
+        board(&firmware),
+        elf,
+        &format!(
+            "{}: enumeration, two binds and a host's boot",
+            scenario.name
+        ),
+    );
 }
 
 /// `request` answered by the native manager of `world`.

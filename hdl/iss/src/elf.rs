@@ -202,6 +202,10 @@ pub struct LoadedImage {
     pub segments: usize,
     /// Total bytes written, zero fill included.
     pub bytes: u64,
+    /// One past the highest byte a segment fills: for a program whose
+    /// statics are its highest segments (the firmware's `.bss` in data
+    /// memory), where the free memory its stack grows down into begins.
+    pub end: u64,
 }
 
 /// Zero fill is written in chunks of this size, so a large `.bss` costs no
@@ -220,6 +224,7 @@ pub fn load<B: Bus>(bus: &mut B, image: &[u8]) -> Result<LoadedImage, ElfError> 
         entry,
         segments: 0,
         bytes: 0,
+        end: 0,
     };
     for segment in segments {
         let (addr, mem_size) = (segment.addr, segment.mem_size);
@@ -243,6 +248,7 @@ pub fn load<B: Bus>(bus: &mut B, image: &[u8]) -> Result<LoadedImage, ElfError> 
         }
         loaded.segments += 1;
         loaded.bytes += u64::from(mem_size);
+        loaded.end = loaded.end.max(end);
     }
     Ok(loaded)
 }
@@ -468,7 +474,8 @@ mod tests {
             LoadedImage {
                 entry: 0x40,
                 segments: 2,
-                bytes: 20 + 12
+                bytes: 20 + 12,
+                end: u64::from(D) + 12,
             }
         );
         assert_eq!(hart.pc(), 0x40);

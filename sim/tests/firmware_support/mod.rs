@@ -31,6 +31,32 @@ pub const TEST_KEY_HEX: &str = "8f14e45fceea167a5a36dedd4bea2543c4ca4238a0b92382
 /// Steps the firmware gets to answer one frame before the test gives up.
 pub const ANSWER_STEPS: u64 = 50_000_000;
 
+/// The room the firmware's stack must keep clear of its statics in every
+/// test: what interrupt entry and the paths no test takes may still need.
+pub const STACK_MARGIN: u32 = 8 * 1024;
+
+/// Fails unless the firmware's stack on `board` stayed [`STACK_MARGIN`]
+/// clear of its statics, and prints how deep it went after `what`: the
+/// free memory is what a board of the same image had before it ran.
+pub fn assert_stack_clear(board: &IssBoard, image: &[u8], what: &str) {
+    let free = IssBoard::new(image)
+        .expect("the firmware ELF loads")
+        .stack_headroom();
+    let headroom = board.stack_headroom();
+    eprintln!(
+        "{what}: the stack went {} bytes deep, {headroom} of {free} free bytes above the statics untouched",
+        free - headroom
+    );
+    assert!(
+        headroom < free,
+        "nothing wrote the free memory: the stack is not measured"
+    );
+    assert!(
+        headroom >= STACK_MARGIN,
+        "{what}: the stack came within {headroom} bytes of the statics (at least {STACK_MARGIN} must stay clear)"
+    );
+}
+
 /// A board that has booted with `console` typed on its UART, waiting for
 /// frames; what it printed so far.
 pub fn booted(image: &[u8], console: &[&str]) -> (IssBoard, String) {

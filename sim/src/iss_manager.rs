@@ -35,18 +35,38 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Duration;
 
+use weft_drivers::spi_flash::Span;
+use weft_fabric::persist::{self, ArrayFlash, StoredConfig};
+use weft_fabric::settings::FabricSettings;
 use weft_iss::data_plane::{DataPlaneWindow, Links};
+use weft_iss::soc::{Geometry, NorFlash, Timing};
 use weft_model::csr_window::CsrWindow;
 use weft_model::{Destination, Packet, PortIndex, Switch};
 
 use crate::iss_board::{Activity, BoardError, IssBoard, CPU_CLOCK_HZ};
 use crate::world::World;
 
-/// The host port of the firmware's built-in manager settings (its
-/// `fabric::HOST_PORTS`): host 0's root port on port 0 of its switch ...
-pub const FIRMWARE_HOST_PORT: u8 = 0;
-/// ... with four slots.
-pub const FIRMWARE_HOST_SLOTS: u8 = 4;
+/// The flash of a board provisioned for `settings`: the configuration
+/// region (`weft_drivers::spi_flash::CONFIG`) holds a configuration record
+/// (weft-fabric's `persist`) with their host ports and NumVFs and no
+/// bindings, which the firmware applies at start in place of its
+/// built-in settings, as it would a saved configuration; the rest erased.
+pub fn provisioned_flash(settings: &FabricSettings) -> NorFlash {
+    const CONFIG: Span = weft_drivers::spi_flash::CONFIG;
+    let config = StoredConfig {
+        num_vfs: settings.num_vfs,
+        pf_vfs: settings.pf_vfs.clone(),
+        hosts: Some(settings.hosts.clone()),
+        ..StoredConfig::default()
+    };
+    let mut region = ArrayFlash::<{ CONFIG.size as usize }>::erased();
+    persist::save(&mut region, &config).expect("a configuration record fits its region");
+    let geometry = Geometry::W25Q32;
+    let mut contents = vec![0xff; geometry.capacity()];
+    let start = CONFIG.start as usize;
+    contents[start..start + region.bytes().len()].copy_from_slice(region.bytes());
+    NorFlash::with_contents(geometry, Timing::TYPICAL, &contents)
+}
 /// The vendor ID and the upstream and downstream device IDs of the
 /// firmware's virtual switch ports (its `fabric::settings`).
 pub const FIRMWARE_BRIDGE_IDS: (u16, u16, u16) = (0x1d1d, 0x0001, 0x0002);
@@ -84,8 +104,14 @@ pub(crate) struct FirmwareCpu {
 
 impl FirmwareCpu {
     /// The firmware `elf` at reset at `now`, with a CSR window for a
-    /// switch of `ports` ports (the world lends it switch 0 to run).
-    pub(crate) fn new(elf: &[u8], ports: usize, now: Duration) -> Result<Self, BoardError> {
+    /// switch of `ports` ports (the world lends it switch 0 to run) and
+    /// `flash` on its flash controller.
+    pub(crate) fn new(
+        elf: &[u8],
+        ports: usize,
+        now: Duration,
+        flash: NorFlash,
+    ) -> Result<Self, BoardError> {
         let sent = Rc::new(RefCell::new(Vec::new()));
         let collect = Rc::clone(&sent);
         // The world carries them after the slice: see `exchange`.
@@ -95,7 +121,7 @@ impl FirmwareCpu {
         });
         let window = DataPlaneWindow::new(CsrWindow::new(Switch::new(ports)), links);
         Ok(FirmwareCpu {
-            board: IssBoard::with_data_plane(elf, window)?,
+            board: IssBoard::with_parts(elf, flash, window)?,
             reset_at: now,
             activity: Activity::Running,
             slept_through_line: false,
@@ -235,10 +261,13 @@ pub fn run_to_fabric_start(world: &mut World) -> Result<FabricStart, String> {
         console.push_str(&String::from_utf8_lossy(
             &board.console().take_transmitted(),
         ));
+        // Whole lines only: the UART may be part way through one.
         if let Some(line) = console
-            .lines()
+            .split_inclusive('\n')
+            .filter(|line| line.ends_with('\n'))
             .find(|line| line.starts_with("fabric: ") && line.contains(" enumerated in "))
         {
+            let line = line.trim_end();
             // "fabric: N functions enumerated in I instructions, C cycles"
             let numbers: Vec<u64> = line
                 .split(|c: char| !c.is_ascii_digit())

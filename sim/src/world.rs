@@ -168,13 +168,16 @@ impl World {
 
     /// Makes the firmware `elf`, on the ISS board with switch 0 as its
     /// data plane ([`crate::iss_manager`]), switch 0's management CPU from
-    /// now on, at reset: it starts the fabric 100 ms later. The native
+    /// now on, at reset, its flash provisioned with the native manager's
+    /// host ports and NumVFs ([`crate::iss_manager::provisioned_flash`]):
+    /// it starts the fabric 100 ms later. The native
     /// manager then has no part in the world. Switch 0's ID must be the
     /// firmware's own, which its identity VSEC shows the neighbours (a
     /// fabric loop leads back to it).
     pub fn hand_manager_to_firmware(&mut self, elf: &[u8]) -> Result<(), BoardError> {
         let ports = self.switch().ports();
-        self.firmware = Some(Box::new(FirmwareCpu::new(elf, ports, self.now)?));
+        let flash = crate::iss_manager::provisioned_flash(self.manager.settings());
+        self.firmware = Some(Box::new(FirmwareCpu::new(elf, ports, self.now, flash)?));
         Ok(())
     }
 

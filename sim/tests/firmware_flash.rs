@@ -375,3 +375,60 @@ fn an_upload_cut_by_a_restart_resumes_from_its_checkpoint_and_commits() {
         &image[..]
     );
 }
+
+#[test]
+fn host_ports_set_on_the_console_are_stored_and_presented_from_the_next_start() {
+    let Some(image) = firmware_image() else {
+        return;
+    };
+    let (board, printed) = booted(
+        &image,
+        &[
+            &format!("key {TEST_KEY_HEX}"),
+            "hosts",
+            "host 3 2",
+            "host 9 2",
+            "host 3 0",
+            "host remove 5",
+            "host 3",
+        ],
+    );
+    let own = format!("switch {FIRMWARE_SWITCH:012x}");
+    // The built-in host port, then the one added with the next free index.
+    for line in [
+        "hosts: 1 host port(s)".to_owned(),
+        format!("host 0: {own} port 0, 4 slots"),
+        "hosts: 2 host port(s)".to_owned(),
+        format!("host 1: {own} port 3, 2 slots"),
+        // Refused, each leaving the stored ports as they were.
+        "ports 0 to 7, not 9; nothing changed".to_owned(),
+        "1 to 8 slots, not 0; nothing changed".to_owned(),
+        "port 5 is no host port; nothing changed".to_owned(),
+        "host: expected `host <port> <slots>".to_owned(),
+    ] {
+        assert!(printed.contains(&line), "{line:?} in {printed}");
+    }
+    assert_eq!(printed.matches("hosts: 2 host port(s)").count(), 1);
+
+    // From the next start the manager presents both virtual switches.
+    let (mut board, printed) = booted_with_flash(&image, power_cycled(&board), &["hosts"]);
+    assert!(printed.contains("hosts: 2 host port(s)"), "{printed}");
+    pass_time(&mut board, Duration::from_millis(150));
+    exchange(&mut board, &arp_request(FIRMWARE_IP));
+    // Past the replay mark the key's record was stored with.
+    let mut client = Client {
+        board,
+        counter: MARK_RESERVE,
+    };
+    for (host, slots) in [(0, 4), (1, 2)] {
+        match client.ask(
+            &Request::VirtualSwitch {
+                host: weft_proto::HostIndex(host),
+            },
+            &[],
+        ) {
+            Response::VirtualSwitch(info) => assert_eq!(info.slots.len(), slots, "host {host}"),
+            other => panic!("host {host}: {other:?}"),
+        }
+    }
+}

@@ -21,8 +21,11 @@
 //!
 //! The worlds come from scenarios, with switch 0's ID the firmware's own
 //! (its identity VSEC must carry it, or a fabric loop leads back to a
-//! stranger) and the firmware's built-in manager settings: one host port
-//! (port 0, four slots), SR-IOV left off (`num_vfs` 0).
+//! stranger). The scenario's host ports, slots and NumVFs reach the
+//! firmware as a configuration record in its flash
+//! (`iss_manager::provisioned_flash`), which it applies at start as a
+//! saved configuration: the reference fabric's two hosts, each NVMe PF's
+//! VFs enabled.
 //!
 //! The reference experiment's fabric (`sim/scenarios/reference.toml`) is
 //! four switches: the firmware finds its neighbours on the fabric links,
@@ -46,9 +49,7 @@ use weft_proto::{
     TopologyItem, MANAGEMENT_UDP_PORT, MAX_DATAGRAM,
 };
 use weft_sim::iss_board::{IssBoard, CPU_CLOCK_HZ};
-use weft_sim::iss_manager::{
-    run_to_fabric_start, FabricStart, FIRMWARE_HOST_PORT, FIRMWARE_HOST_SLOTS,
-};
+use weft_sim::iss_manager::{run_to_fabric_start, FabricStart};
 use weft_sim::scenario::engine::{self, Report};
 use weft_sim::scenario::validate::ManagerPlan;
 use weft_sim::scenario::{build, Scenario, ScenarioError};
@@ -59,8 +60,7 @@ const CLIENT_PORT: u16 = 40_002;
 const ANSWER_TIME: Duration = Duration::from_millis(5);
 
 /// The reference experiment's endpoints on the firmware's one switch:
-/// its host port, four GPUs and an NVMe drive with SR-IOV (its VFs stay
-/// off: the firmware's built-in `num_vfs` is 0).
+/// two host ports, four GPUs and an NVMe drive with two of its VFs on.
 const ONE_SWITCH: &str = r#"
 [scenario]
 name = "firmware-one-switch"
@@ -70,17 +70,21 @@ title = "the firmware's switch with a host, four GPUs and an NVMe drive"
 vendor_id = 0x1d1d
 upstream_device_id = 0x0001
 downstream_device_id = 0x0002
-num_vfs = 0
+num_vfs = 2
 
 [[switch]]
 name = "s0"
 id = 0x0257_4546_5401
 ports = 8
-roles = { "0" = "host" }
+roles = { "0" = "host", "1" = "host" }
 
 [[host]]
 name = "host1"
 slots = 4
+
+[[host]]
+name = "host2"
+slots = 2
 
 [[endpoint]]
 name = "gpu1"
@@ -106,6 +110,8 @@ vfs = 4
 [[link]]
 ends = ["host1", "s0.0"]
 [[link]]
+ends = ["host2", "s0.1"]
+[[link]]
 ends = ["gpu1", "s0.2"]
 [[link]]
 ends = ["gpu2", "s0.3"]
@@ -120,14 +126,11 @@ ends = ["nvme", "s0.6"]
 do = "enumerate"
 "#;
 
-/// `scenario` with the firmware `image` as its manager, its own switch
-/// ID and its built-in settings.
+/// `scenario` with the firmware `image` as its manager and its own
+/// switch ID; the scenario's host ports and NumVFs reach the firmware
+/// through its provisioned flash.
 fn for_firmware(mut scenario: Scenario, image: &[u8]) -> Scenario {
     scenario.switches[0].id = FIRMWARE_SWITCH;
-    scenario.fabric.num_vfs = 0;
-    scenario.hosts.truncate(1);
-    scenario.hosts[0].port = FIRMWARE_HOST_PORT;
-    scenario.hosts[0].slots = FIRMWARE_HOST_SLOTS;
     scenario.manager = ManagerPlan::Firmware {
         path: firmware_path(),
         elf: image.to_vec(),
@@ -486,7 +489,7 @@ fn the_firmware_enumerates_the_reference_fabric_as_the_native_manager_does() {
 /// The one-switch scenario with `manager` (and `firmware`) lines in its
 /// `[fabric]` table, and a host boot after the enumeration.
 fn one_switch_file(fabric_lines: &str) -> String {
-    let text = ONE_SWITCH.replace("num_vfs = 0\n", &format!("num_vfs = 0\n{fabric_lines}"));
+    let text = ONE_SWITCH.replace("num_vfs = 2\n", &format!("num_vfs = 2\n{fabric_lines}"));
     format!("{text}\n[[step]]\ndo = \"boot\"\nhosts = [\"host1\"]\n")
 }
 
@@ -534,13 +537,15 @@ fn a_scenario_file_runs_with_the_firmware_as_its_manager() {
     let (firmware, native) = (run(&firmware), run(&native));
     let enumerated = outcome_of(&firmware, "enumerate");
     eprintln!("firmware-iss scenario: {enumerated}");
+    // Four GPUs, the NVMe PF and the two VFs the provisioned NumVFs enable.
     assert!(
-        enumerated.starts_with("5 functions by the firmware on the ISS"),
+        enumerated.starts_with("7 functions by the firmware on the ISS"),
         "{enumerated}"
     );
-    // The host booted through the firmware sees what it sees through the
-    // native manager: the virtual switch, its slots empty.
+    // The hosts booted through the firmware see what they see through the
+    // native manager: each its virtual switch with its own slots, empty.
     assert_eq!(firmware.trees, native.trees);
+    assert_eq!(native.trees.len(), 2, "{:?}", native.trees);
     assert!(native.trees[0].1.contains("1d1d"), "{:?}", native.trees);
 }
 
@@ -574,17 +579,4 @@ fn with_the_firmware_as_manager_a_step_that_needs_the_native_one_is_an_error() {
     let bind = line_of(&text, "do = \"bind\"");
     assert!(line == bind || line == bind - 1, "line {line}: {message}");
     assert!(message.contains("native fabric manager"), "{message}");
-
-    // A second host does not fit the firmware's built-in settings: the
-    // error is at the `manager` line.
-    let text = one_switch_file(&format!(
-        "manager = \"firmware-iss\"\nfirmware = {ANY_FILE:?}\n"
-    ))
-    .replace(
-        "[[link]]\nends = [\"host1\", \"s0.0\"]",
-        "[[link]]\nends = [\"host1\", \"s0.1\"]",
-    );
-    let (line, message) = error_of(&text);
-    assert_eq!(line, line_of(&text, "manager = "), "{message}");
-    assert!(message.contains("`host1` on port 1"), "{message}");
 }

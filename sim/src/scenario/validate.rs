@@ -23,7 +23,7 @@ use super::format::{
     UnbindSpec,
 };
 use super::line_column;
-use crate::iss_manager::{FIRMWARE_BRIDGE_IDS, FIRMWARE_HOST_PORT, FIRMWARE_HOST_SLOTS};
+use crate::iss_manager::FIRMWARE_BRIDGE_IDS;
 use crate::link::LinkConfig;
 use crate::wiring::Place;
 
@@ -81,8 +81,8 @@ pub struct Scenario {
 pub enum ManagerPlan {
     /// weft-fabric, run natively by the simulator.
     Native,
-    /// The firmware on the instruction-set simulator, with its built-in
-    /// settings ([`crate::iss_manager::FIRMWARE_HOST_PORT`]).
+    /// The firmware on the instruction-set simulator, its flash provisioned
+    /// with the scenario's host ports and NumVFs.
     Firmware {
         /// Where its ELF was read from.
         path: PathBuf,
@@ -565,15 +565,11 @@ fn endpoint_model(spec: &EndpointSpec, at: usize, base: &Path) -> Result<Endpoin
 }
 
 /// The manager `[fabric] manager` names. The firmware's ELF is read here
-/// (relative to `base`), and the fabric must fit the firmware's built-in
-/// settings: one host, on switch 0's [`FIRMWARE_HOST_PORT`] with
-/// [`FIRMWARE_HOST_SLOTS`] slots, virtual switch ports of
-/// [`FIRMWARE_BRIDGE_IDS`], and no VFs enabled.
-fn manager_plan(
-    file: &ScenarioFile,
-    hosts: &[HostPlan],
-    base: &Path,
-) -> Result<ManagerPlan, Invalid> {
+/// (relative to `base`); its host ports and NumVFs are provisioned in its
+/// flash from the scenario ([`crate::iss_manager::provisioned_flash`]), but
+/// its virtual switch ports are built in: they must be
+/// [`FIRMWARE_BRIDGE_IDS`].
+fn manager_plan(file: &ScenarioFile, base: &Path) -> Result<ManagerPlan, Invalid> {
     let fabric = &file.fabric;
     let Some(manager) = &fabric.manager else {
         return Ok(ManagerPlan::Native);
@@ -600,23 +596,6 @@ fn manager_plan(
             path.display()
         ),
     })?;
-    let fits = hosts
-        .iter()
-        .all(|h| h.port == FIRMWARE_HOST_PORT && h.slots == FIRMWARE_HOST_SLOTS);
-    if hosts.len() > 1 || !fits {
-        return invalid(
-            at,
-            format!(
-                "the firmware's built-in settings have one host port, port {FIRMWARE_HOST_PORT} \
-                 of the first switch with {FIRMWARE_HOST_SLOTS} slots; this fabric has {}",
-                hosts
-                    .iter()
-                    .map(|h| format!("`{}` on port {} with {} slots", h.name, h.port, h.slots))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        );
-    }
     let identities = (
         fabric.vendor_id,
         fabric.upstream_device_id,
@@ -634,12 +613,6 @@ fn manager_plan(
                 FIRMWARE_BRIDGE_IDS.0,
                 FIRMWARE_BRIDGE_IDS.2
             ),
-        );
-    }
-    if fabric.num_vfs != 0 {
-        return invalid(
-            at,
-            "the firmware's built-in settings enable no VFs: `num_vfs` must be 0",
         );
     }
     Ok(ManagerPlan::Firmware { path, elf })
@@ -809,7 +782,7 @@ pub fn resolve(file: ScenarioFile, text: &str, base: &Path) -> Result<Scenario, 
             link: *link,
         });
     }
-    let manager = manager_plan(&file, &hosts, base)?;
+    let manager = manager_plan(&file, base)?;
     let mut models = Vec::new();
     for endpoint in &file.endpoints {
         models.push(endpoint_model(

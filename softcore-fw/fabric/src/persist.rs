@@ -37,11 +37,18 @@
 //! | 20+10n | 8 m  | PFs: fabric ID, vendor ID, device ID, NumVFs (2 bytes each) |
 //!
 //! Version 1 is the same without PFs (byte 19 reserved, 0), and is read
-//! as such.
+//! as such. Version 3 appends the host ports the virtual switches are
+//! presented on ([`FabricSettings::hosts`]), which before were the
+//! firmware's built-in ones (a version 1 or 2 record leaves them so):
+//!
+//! | offset | size | field                                       |
+//! |--------|------|---------------------------------------------|
+//! | 20+10n+8m | 1 | number of host ports, h                     |
+//! | 21+10n+8m | 12 h | host ports: switch ID (8 bytes), port, host (2 bytes), slots |
 
 use heapless::Vec;
 use weft_pcie::Bdf;
-use weft_regs::tables::HostIndex;
+use weft_regs::tables::{HostIndex, PortIndex};
 
 use crate::binding::BindError;
 use crate::events::{Event, NotRestored};
@@ -50,7 +57,7 @@ use crate::hw::{Fabric, HostInterface};
 use crate::inventory::Binding;
 use crate::limits::{MAX_HOST_PORTS, MAX_SLOTS_PER_HOST, MAX_SRIOV_PFS};
 use crate::manager::FabricManager;
-use crate::settings::{FabricSettings, PfVfs};
+use crate::settings::{FabricSettings, HostPort, PfVfs};
 
 /// Bindings a record holds: one per slot of every virtual switch.
 pub const MAX_STORED_BINDINGS: usize = MAX_HOST_PORTS * MAX_SLOTS_PER_HOST;
@@ -59,12 +66,13 @@ pub const MAX_STORED_BINDINGS: usize = MAX_HOST_PORTS * MAX_SLOTS_PER_HOST;
 pub const RECORD_MAGIC: u32 = u32::from_le_bytes(*b"WFTB");
 
 /// The record layout this code writes.
-pub const RECORD_VERSION: u16 = 2;
+pub const RECORD_VERSION: u16 = 3;
 
 const HEADER_LEN: usize = 12;
 const FIXED_PAYLOAD_LEN: usize = 8;
 const BINDING_LEN: usize = 10;
 const PF_VFS_LEN: usize = 8;
+const HOST_PORT_LEN: usize = 12;
 const CRC_LEN: usize = 4;
 
 /// The longest record: every slot bound, every PF kept.
@@ -72,6 +80,8 @@ pub const MAX_RECORD_LEN: usize = HEADER_LEN
     + FIXED_PAYLOAD_LEN
     + MAX_STORED_BINDINGS * BINDING_LEN
     + MAX_SRIOV_PFS * PF_VFS_LEN
+    + 1
+    + MAX_HOST_PORTS * HOST_PORT_LEN
     + CRC_LEN;
 
 /// Why the flash did not do what it was asked.
@@ -236,14 +246,21 @@ pub struct StoredConfig {
     pub bindings: Vec<StoredBinding, MAX_STORED_BINDINGS>,
     /// The PFs whose NumVFs changed at run time ([`FabricSettings::pf_vfs`]).
     pub pf_vfs: Vec<PfVfs, MAX_SRIOV_PFS>,
+    /// The host ports and their slots ([`FabricSettings::hosts`]); `None`
+    /// (a record older than version 3) keeps the settings' own.
+    pub hosts: Option<Vec<HostPort, MAX_HOST_PORTS>>,
 }
 
 impl StoredConfig {
-    /// Puts the stored settings (NumVFs, fabric-wide and per PF) into
-    /// `settings`, before the manager is built from them.
+    /// Puts the stored settings (NumVFs, fabric-wide and per PF, and the
+    /// host ports if the record has them) into `settings`, before the
+    /// manager is built from them.
     pub fn apply_to(&self, settings: &mut FabricSettings) {
         settings.num_vfs = self.num_vfs;
         settings.pf_vfs = self.pf_vfs.clone();
+        if let Some(hosts) = &self.hosts {
+            settings.hosts = hosts.clone();
+        }
     }
 }
 
@@ -275,6 +292,15 @@ impl Record for StoredConfig {
             w.put(&p.device_id.to_le_bytes());
             w.put(&p.num_vfs.to_le_bytes());
         }
+        if let Some(hosts) = &self.hosts {
+            w.put(&[hosts.len() as u8]);
+            for h in hosts {
+                w.put(&h.switch.to_le_bytes());
+                w.put(&[h.port.0]);
+                w.put(&h.host.0.to_le_bytes());
+                w.put(&[h.slots]);
+            }
+        }
         w.at
     }
 
@@ -286,9 +312,14 @@ impl Record for StoredConfig {
         let count = usize::from(payload[6]);
         let pfs = usize::from(payload[7]);
         let pfs_at = FIXED_PAYLOAD_LEN + count * BINDING_LEN;
-        if payload.len() != pfs_at + pfs * PF_VFS_LEN {
-            return None;
-        }
+        let hosts_at = pfs_at + pfs * PF_VFS_LEN;
+        let hosts = match payload.get(hosts_at) {
+            None if payload.len() == hosts_at => None,
+            Some(&hosts) if payload.len() == hosts_at + 1 + usize::from(hosts) * HOST_PORT_LEN => {
+                Some(usize::from(hosts))
+            }
+            _ => return None,
+        };
         let mut config = StoredConfig {
             generation: Generation(u32::from_le_bytes([
                 payload[0], payload[1], payload[2], payload[3],
@@ -296,6 +327,7 @@ impl Record for StoredConfig {
             num_vfs: u16_at(4),
             bindings: Vec::new(),
             pf_vfs: Vec::new(),
+            hosts: None,
         };
         for i in 0..count {
             let at = FIXED_PAYLOAD_LEN + i * BINDING_LEN;
@@ -323,6 +355,23 @@ impl Record for StoredConfig {
                     num_vfs: u16_at(at + 6),
                 })
                 .ok()?;
+        }
+        if let Some(hosts) = hosts {
+            let mut ports = Vec::new();
+            for i in 0..hosts {
+                let at = hosts_at + 1 + i * HOST_PORT_LEN;
+                let mut switch = [0; 8];
+                switch.copy_from_slice(&payload[at..at + 8]);
+                ports
+                    .push(HostPort {
+                        switch: u64::from_le_bytes(switch),
+                        port: PortIndex(payload[at + 8]),
+                        host: HostIndex(u16_at(at + 9)),
+                        slots: payload[at + 11],
+                    })
+                    .ok()?;
+            }
+            config.hosts = Some(ports);
         }
         Some(config)
     }
@@ -561,13 +610,14 @@ pub struct Restored {
 
 impl FabricManager {
     /// The binding configuration to store: every binding, the NumVFs
-    /// settings (fabric-wide and per PF) and the generation.
+    /// settings (fabric-wide and per PF), the host ports and the generation.
     pub fn stored_config(&self) -> StoredConfig {
         let mut config = StoredConfig {
             generation: self.generation,
             num_vfs: self.settings.num_vfs,
             bindings: Vec::new(),
             pf_vfs: self.settings.pf_vfs.clone(),
+            hosts: Some(self.settings.hosts.clone()),
         };
         for switch in &self.switches {
             for (slot, vdsp) in switch.downstream.iter().enumerate() {
@@ -741,7 +791,7 @@ mod tests {
         let len = encode_record(&config, 9, &mut bytes);
         assert_eq!(len, HEADER_LEN + FIXED_PAYLOAD_LEN + BINDING_LEN + CRC_LEN);
         // The layout of the module docs: magic, version, payload length, sequence.
-        assert_eq!(bytes[..12], *b"WFTB\x02\x00\x12\x00\x09\x00\x00\x00");
+        assert_eq!(bytes[..12], *b"WFTB\x03\x00\x12\x00\x09\x00\x00\x00");
         assert_eq!(decode_record(&bytes), Some((9, config.clone())));
         bytes[14] ^= 1;
         assert_eq!(decode_record::<StoredConfig>(&bytes), None);
@@ -764,6 +814,79 @@ mod tests {
             [0x00, 0x07, 0x4d, 0x14, 0x24, 0xa8, 0x02, 0x00]
         );
         assert_eq!(decode_record(&bytes), Some((10, config)));
+    }
+
+    #[test]
+    fn host_ports_follow_the_pfs_and_decode_to_what_was_encoded() {
+        let mut config = StoredConfig {
+            generation: Generation(2),
+            ..StoredConfig::default()
+        };
+        let mut hosts = Vec::new();
+        for (switch, port, host, slots) in [(0x0257_4546_5401, 0, 0, 4), (0x77, 5, 1, 8)] {
+            let _ = hosts.push(HostPort {
+                switch,
+                port: PortIndex(port),
+                host: HostIndex(host),
+                slots,
+            });
+        }
+        config.hosts = Some(hosts);
+        let mut bytes = [0xffu8; MAX_RECORD_LEN];
+        let len = encode_record(&config, 4, &mut bytes);
+        assert_eq!(
+            len,
+            HEADER_LEN + FIXED_PAYLOAD_LEN + 1 + 2 * HOST_PORT_LEN + CRC_LEN
+        );
+        // The module docs' layout: the count after the (no) PFs, then
+        // switch ID, port, host and slots.
+        assert_eq!(bytes[20], 2);
+        assert_eq!(bytes[33..45], [0x77, 0, 0, 0, 0, 0, 0, 0, 5, 1, 0, 8]);
+        assert_eq!(decode_record(&bytes), Some((4, config.clone())));
+        // No host ports at all is a configuration too, unlike none stored.
+        config.hosts = Some(Vec::new());
+        encode_record(&config, 5, &mut bytes);
+        assert_eq!(decode_record(&bytes), Some((5, config.clone())));
+        // A count that disagrees with the length is not a record.
+        config.hosts = None;
+        let len = encode_record(&config, 6, &mut bytes);
+        let with_count = |count: u8| {
+            let mut grown = bytes;
+            grown[HEADER_LEN + FIXED_PAYLOAD_LEN] = count;
+            grown[6] += 1;
+            let crc = crc32(&grown[..len - CRC_LEN + 1]);
+            grown[len - CRC_LEN + 1..len + 1].copy_from_slice(&crc.to_le_bytes());
+            decode_record::<StoredConfig>(&grown).map(|(_, config)| config.hosts)
+        };
+        assert_eq!(with_count(0), Some(Some(Vec::new())));
+        assert_eq!(with_count(1), None);
+    }
+
+    #[test]
+    fn host_ports_stored_replace_the_settings_and_none_keeps_them() {
+        let mut settings = FabricSettings::DEFAULT;
+        let built_in = HostPort {
+            switch: 1,
+            port: PortIndex(0),
+            host: HostIndex(0),
+            slots: 4,
+        };
+        let _ = settings.hosts.push(built_in);
+        StoredConfig::default().apply_to(&mut settings);
+        assert_eq!(settings.hosts[..], [built_in]);
+        let stored = HostPort {
+            slots: 2,
+            port: PortIndex(3),
+            ..built_in
+        };
+        let mut hosts = Vec::new();
+        let _ = hosts.push(stored);
+        StoredConfig {
+            hosts: Some(hosts),
+            ..StoredConfig::default()
+        }
+        .apply_to(&mut settings);
+        assert_eq!(settings.hosts[..], [stored]);
     }
 
     #[test]

@@ -7,7 +7,7 @@ use weft_pcie::config::FunctionIdentity;
 use weft_pcie::Bdf;
 
 use crate::address::AddressPlan;
-use crate::limits::{MAX_HOST_PORTS, MAX_SRIOV_PFS};
+use crate::limits::{MAX_HOST_PORTS, MAX_SLOTS_PER_HOST, MAX_SRIOV_PFS};
 use weft_regs::tables::{HostIndex, PortIndex};
 
 /// One host port and the virtual switch presented on it.
@@ -126,5 +126,102 @@ impl FabricSettings {
         self.hosts
             .iter()
             .find(|h| h.switch == switch && h.port == port)
+    }
+}
+
+/// Why a host port cannot be set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HostPortError {
+    /// A virtual switch has 1 to [`MAX_SLOTS_PER_HOST`] slots.
+    Slots(u8),
+    /// [`MAX_HOST_PORTS`] host ports are set already.
+    Full,
+}
+
+/// Makes `port` of switch `switch` a host port with `slots` slots in
+/// `hosts`, or changes the slots of the one it is. A new host port takes
+/// the lowest host index no other has: a host's index picks its aperture
+/// and names it in saved bindings, so one set before keeps its own.
+pub fn set_host_port(
+    hosts: &mut Vec<HostPort, MAX_HOST_PORTS>,
+    switch: u64,
+    port: PortIndex,
+    slots: u8,
+) -> Result<HostIndex, HostPortError> {
+    if slots == 0 || usize::from(slots) > MAX_SLOTS_PER_HOST {
+        return Err(HostPortError::Slots(slots));
+    }
+    if let Some(set) = hosts
+        .iter_mut()
+        .find(|h| h.switch == switch && h.port == port)
+    {
+        set.slots = slots;
+        return Ok(set.host);
+    }
+    let host = (0..)
+        .map(HostIndex)
+        .find(|index| hosts.iter().all(|h| h.host != *index))
+        .expect("fewer host ports than indices");
+    hosts
+        .push(HostPort {
+            switch,
+            port,
+            host,
+            slots,
+        })
+        .map_err(|_| HostPortError::Full)?;
+    Ok(host)
+}
+
+/// Takes `port` of switch `switch` out of `hosts`; whether it was a host port.
+pub fn remove_host_port(
+    hosts: &mut Vec<HostPort, MAX_HOST_PORTS>,
+    switch: u64,
+    port: PortIndex,
+) -> bool {
+    let before = hosts.len();
+    hosts.retain(|h| !(h.switch == switch && h.port == port));
+    hosts.len() != before
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_new_host_port_takes_the_lowest_free_index_and_a_set_one_keeps_its_own() {
+        let mut hosts = Vec::new();
+        let (a, b) = (PortIndex(0), PortIndex(3));
+        assert_eq!(set_host_port(&mut hosts, 1, a, 4), Ok(HostIndex(0)));
+        assert_eq!(set_host_port(&mut hosts, 1, b, 2), Ok(HostIndex(1)));
+        assert_eq!(set_host_port(&mut hosts, 1, a, 8), Ok(HostIndex(0)));
+        assert_eq!(hosts[0].slots, 8);
+        assert!(remove_host_port(&mut hosts, 1, a));
+        assert!(!remove_host_port(&mut hosts, 1, a));
+        // The same port number on another switch is another host port.
+        assert_eq!(set_host_port(&mut hosts, 2, b, 1), Ok(HostIndex(0)));
+        assert_eq!(hosts.len(), 2);
+    }
+
+    #[test]
+    fn slots_out_of_range_and_a_full_list_are_refused() {
+        let mut hosts = Vec::new();
+        assert_eq!(
+            set_host_port(&mut hosts, 1, PortIndex(0), 0),
+            Err(HostPortError::Slots(0))
+        );
+        let too_many = MAX_SLOTS_PER_HOST as u8 + 1;
+        assert_eq!(
+            set_host_port(&mut hosts, 1, PortIndex(0), too_many),
+            Err(HostPortError::Slots(too_many))
+        );
+        for port in 0..MAX_HOST_PORTS as u8 {
+            assert!(set_host_port(&mut hosts, 1, PortIndex(port), 1).is_ok());
+        }
+        assert_eq!(
+            set_host_port(&mut hosts, 1, PortIndex(99), 1),
+            Err(HostPortError::Full)
+        );
+        assert_eq!(hosts.len(), MAX_HOST_PORTS);
     }
 }

@@ -2074,9 +2074,9 @@ fn a_saved_configuration_is_restored_on_request() {
         ask_on(&mut rig, &mut board, Request::SaveConfig),
         Response::Done
     );
-    // The record's layout (weft_fabric::persist): magic "WFTB", version 2.
+    // The record's layout (weft_fabric::persist): magic "WFTB", version 3.
     let flash = board.flash.as_ref().expect("flash");
-    assert_eq!(flash.bytes()[..6], *b"WFTB\x02\x00");
+    assert_eq!(flash.bytes()[..6], *b"WFTB\x03\x00");
 
     assert_eq!(
         ask(&mut rig, unbind(HOST0, 0, UnbindMode::Surprise)),

@@ -10,6 +10,9 @@
 //! | `insecure` | checks them with the publicly known insecure key (bench networks only) |
 //! | `ip <a.b.c.d/prefix>` | replaces the management port's IPv4 address with this static one |
 //! | `ip dhcp` | asks a DHCP server for the management port's address ([`crate::addressing`]) |
+//! | `hosts` | lists the host ports the next start presents virtual switches on |
+//! | `host <port> <slots> [<switch ID, hex>]` | makes a port (of this switch, or of the one named) a host port with that many slots, stored for the next start |
+//! | `host remove <port> [<switch ID, hex>]` | takes a host port out, stored for the next start |
 //! | `help` | lists the commands |
 
 use weft_proto::{Key, KeyParseError};
@@ -28,6 +31,10 @@ pub enum Command {
     Insecure,
     /// Take the management port's IPv4 address from here.
     Address(AddressMode),
+    /// List the host ports the next start presents.
+    Hosts,
+    /// Change a host port for the next start.
+    Host(HostEdit),
     /// List the commands.
     Help,
 }
@@ -38,6 +45,28 @@ impl Default for Console {
     }
 }
 
+/// A change to the host ports, for the next start (weft-fabric's
+/// `settings::set_host_port`, `remove_host_port`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HostEdit {
+    /// Make `port` of `switch` (`None`: this one) a host port with `slots` slots.
+    Set {
+        /// The switch, by ID; `None` for this one.
+        switch: Option<u64>,
+        /// Its port.
+        port: u8,
+        /// Slots of the virtual switch presented there.
+        slots: u8,
+    },
+    /// Take `port` of `switch` (`None`: this one) out.
+    Remove {
+        /// The switch, by ID; `None` for this one.
+        switch: Option<u64>,
+        /// Its port.
+        port: u8,
+    },
+}
+
 /// Why a console line is not a command.
 pub enum CommandError {
     /// The first word is no command.
@@ -46,6 +75,9 @@ pub enum CommandError {
     Key(KeyParseError),
     /// The address is neither `a.b.c.d/prefix` nor `dhcp`.
     Address,
+    /// The `host` command's arguments are not `<port> <slots> [<switch>]`
+    /// or `remove <port> [<switch>]`.
+    Host,
     /// The line was longer than [`MAX_LINE`] bytes.
     TooLong,
 }
@@ -105,9 +137,44 @@ fn parse(line: &[u8]) -> Result<Command, CommandError> {
             .parse()
             .map(|cidr| Command::Address(AddressMode::Static(cidr)))
             .map_err(|()| CommandError::Address),
+        "hosts" if argument.is_empty() => Ok(Command::Hosts),
+        "host" => parse_host(argument)
+            .map(Command::Host)
+            .ok_or(CommandError::Host),
         "help" if argument.is_empty() => Ok(Command::Help),
         _ => Err(CommandError::Unknown),
     }
+}
+
+/// The `host` command's arguments: `<port> <slots> [<switch>]` or
+/// `remove <port> [<switch>]`, ports and slots in decimal, the switch ID
+/// in hexadecimal (with or without `0x`).
+fn parse_host(argument: &str) -> Option<HostEdit> {
+    let mut words = argument.split_ascii_whitespace();
+    let first = words.next()?;
+    let remove = first == "remove";
+    let port = if remove { words.next()? } else { first }.parse().ok()?;
+    let slots = if remove {
+        0
+    } else {
+        words.next()?.parse().ok()?
+    };
+    let switch = match words.next() {
+        Some(id) => Some(u64::from_str_radix(id.trim_start_matches("0x"), 16).ok()?),
+        None => None,
+    };
+    if words.next().is_some() {
+        return None;
+    }
+    Some(if remove {
+        HostEdit::Remove { switch, port }
+    } else {
+        HostEdit::Set {
+            switch,
+            port,
+            slots,
+        }
+    })
 }
 
 /// The console's help text.
@@ -115,4 +182,7 @@ pub const HELP: &str = "commands:\r\n\
     \x20 key <64 hex digits>  check management requests with this key\r\n\
     \x20 insecure             use the public insecure key (bench networks only)\r\n\
     \x20 ip <a.b.c.d/prefix>  set the management port's IPv4 address\r\n\
-    \x20 ip dhcp              ask a DHCP server for the management port's address\r\n";
+    \x20 ip dhcp              ask a DHCP server for the management port's address\r\n\
+    \x20 hosts                list the host ports the next start presents\r\n\
+    \x20 host <port> <slots> [<switch id>]  make a port a host port (next start)\r\n\
+    \x20 host remove <port> [<switch id>]   take a host port out (next start)\r\n";

@@ -8,8 +8,9 @@
 //!
 //! The manager is configured from the built-in settings ([`settings`]: this
 //! switch, the fabric manager at bus 0, the host ports of [`HOST_PORTS`])
-//! when the firmware starts, with the NumVFs of the configuration saved in
-//! flash ([`crate::flash::CONFIG_REGION`], `SaveConfig`) if there is one,
+//! when the firmware starts, with the host ports and the NumVFs of the
+//! configuration saved in flash ([`crate::flash::CONFIG_REGION`], by
+//! `SaveConfig` or the console's `host` command) if there is one,
 //! and started — enumeration, routes, tables —
 //! by the main loop once the links have been out of reset for the 100 ms
 //! the spec asks before the first configuration request (PCIe Base 6.0
@@ -42,6 +43,7 @@ use weft_fabric::firmware_update::FirmwareService;
 use weft_fabric::hw::Timer;
 use weft_fabric::inband::InbandFabric;
 use weft_fabric::inventory::PortKind;
+use weft_fabric::limits::MAX_HOST_PORTS;
 use weft_fabric::management::{
     advance_operations, handle, BoardInfo, Hardware, PortLink, PortLinks,
 };
@@ -49,18 +51,23 @@ use weft_fabric::manager::{FabricManager, StartError};
 use weft_fabric::pcie::config::function::CLASS_PCI_BRIDGE;
 use weft_fabric::pcie::config::FunctionIdentity;
 use weft_fabric::pcie::Bdf;
-use weft_fabric::persist::{self, Restored, StoredConfig};
+use weft_fabric::persist::{self, PersistError, Restored, StoredConfig};
 use weft_fabric::readiness::RESET_TO_FIRST_REQUEST_NS;
-use weft_fabric::settings::{FabricSettings, HostPort};
+use weft_fabric::settings::{
+    remove_host_port, set_host_port, FabricSettings, HostPort, HostPortError,
+};
+use weft_proto::heapless::Vec;
 use weft_proto::{LinkSpeed, LinkState, LinkStatus, Request, Response};
 use weft_regs::driver::{CsrDataPlane, IdentityError};
 use weft_regs::tables::{DataPlane, HostIndex, PortIndex};
 
 use crate::board::SocBoard;
+use crate::console::HostEdit;
 use crate::mmio::Mmio;
 
-/// The host ports the manager presents virtual switches on: host 0's
-/// root port on port 0, with four slots.
+/// The host ports the manager presents virtual switches on unless the
+/// saved configuration names others: host 0's root port on port 0, with
+/// four slots.
 pub const HOST_PORTS: [(PortIndex, HostIndex, u8); 1] = [(PortIndex(0), HostIndex(0), 4)];
 
 /// The vendor ID of the virtual switch ports (the simulator's default, so
@@ -95,6 +102,29 @@ pub fn settings(switch_id: u64) -> FabricSettings {
         });
     }
     settings
+}
+
+/// Why the host ports for the next start could not be read or changed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HostsError {
+    /// The board has no configuration flash.
+    NoFlash,
+    /// The configuration flash failed.
+    Flash(PersistError),
+    /// This switch has no such port.
+    NoSuchPort {
+        /// The port asked for.
+        port: u8,
+        /// Ports the switch has.
+        ports: usize,
+    },
+    /// The slots or the number of host ports are out of range.
+    Set(HostPortError),
+    /// The port to take out is no host port.
+    NotAHostPort {
+        /// The port.
+        port: u8,
+    },
 }
 
 /// Where the fabric is in its life.
@@ -237,6 +267,72 @@ impl Fabric {
         // The built-in settings have fewer slots than a virtual switch holds.
         let _ = self.manager.configure(settings);
         Some(saved)
+    }
+
+    /// The host ports the next start presents virtual switches on: those
+    /// of the configuration saved in flash, or else the running ones.
+    pub fn next_hosts(&mut self) -> Result<Vec<HostPort, MAX_HOST_PORTS>, HostsError> {
+        Ok(self.next_config()?.hosts.unwrap_or_default())
+    }
+
+    /// Makes `edit` to the host ports the next start presents, and stores
+    /// them in the saved configuration (created from the running NumVFs,
+    /// without bindings, if none is saved); returns them. A port of this
+    /// switch must be one it has.
+    pub fn edit_hosts(
+        &mut self,
+        edit: HostEdit,
+    ) -> Result<Vec<HostPort, MAX_HOST_PORTS>, HostsError> {
+        let own = self.manager.settings().switch_id;
+        let mut config = self.next_config()?;
+        let mut hosts = config.hosts.take().unwrap_or_default();
+        match edit {
+            HostEdit::Set {
+                switch,
+                port,
+                slots,
+            } => {
+                if switch.is_none_or(|id| id == own) && usize::from(port) >= self.ports() {
+                    return Err(HostsError::NoSuchPort {
+                        port,
+                        ports: self.ports(),
+                    });
+                }
+                set_host_port(&mut hosts, switch.unwrap_or(own), PortIndex(port), slots)
+                    .map_err(HostsError::Set)?;
+            }
+            HostEdit::Remove { switch, port } => {
+                if !remove_host_port(&mut hosts, switch.unwrap_or(own), PortIndex(port)) {
+                    return Err(HostsError::NotAHostPort { port });
+                }
+            }
+        }
+        config.hosts = Some(hosts.clone());
+        let flash = self.board.config_flash().ok_or(HostsError::NoFlash)?;
+        persist::save(flash, &config).map_err(HostsError::Flash)?;
+        Ok(hosts)
+    }
+
+    /// The configuration the next start applies: the saved one (with the
+    /// running host ports if it is older than host ports in records), or
+    /// the running NumVFs and host ports.
+    fn next_config(&mut self) -> Result<StoredConfig, HostsError> {
+        let settings = self.manager.settings();
+        let running = StoredConfig {
+            num_vfs: settings.num_vfs,
+            pf_vfs: settings.pf_vfs.clone(),
+            hosts: Some(settings.hosts.clone()),
+            ..StoredConfig::default()
+        };
+        let running_hosts = running.hosts.clone();
+        let flash = self.board.config_flash().ok_or(HostsError::NoFlash)?;
+        Ok(match persist::load(flash).map_err(HostsError::Flash)? {
+            Some(saved) => StoredConfig {
+                hosts: saved.hosts.clone().or(running_hosts),
+                ..saved
+            },
+            None => running,
+        })
     }
 
     /// Enumerates the fabric and programs its tables.

@@ -172,12 +172,14 @@ mod soft_core {
 
     use weft_fabric::boot_image::Handoff;
     use weft_fabric::firmware_update::{self, BootKind, FirmwareUpdate};
+    use weft_fabric::limits::{MAX_HOST_PORTS, MAX_SLOTS_PER_HOST};
     use weft_fabric::manager::FabricManager;
+    use weft_fabric::settings::{HostPort, HostPortError};
     use weft_proto::ImageSlot;
 
     use crate::addressing::{AddressMode, Addressing, Change};
     use crate::console::{Command, CommandError, Console, HELP};
-    use crate::fabric::{Fabric, Phase, Started};
+    use crate::fabric::{Fabric, HostsError, Phase, Started};
     use crate::flash::{
         self, describe, Region, BOOT_RECORD_REGION, IMAGE_A_REGION, IMAGE_B_REGION, KEY_REGION,
         STAGING_REGION,
@@ -396,6 +398,7 @@ mod soft_core {
                     &mut server,
                     &mut addressing,
                     &mut key_flash,
+                    fabric.as_mut(),
                 );
             }
             if let Some(fabric) = &mut fabric {
@@ -441,6 +444,7 @@ mod soft_core {
         server: &mut Server,
         addressing: &mut Addressing,
         key_flash: &mut Region,
+        fabric: Option<&mut Fabric>,
     ) {
         let management = &mut *server.management;
         let _ = match command {
@@ -467,14 +471,80 @@ mod soft_core {
                 say_address(uart, mode);
                 Ok(())
             }
+            Ok(Command::Hosts) => match fabric {
+                Some(fabric) => say_hosts(uart, fabric.next_hosts()),
+                None => uart.write_str("hosts: no data plane, so no host ports\r\n"),
+            },
+            Ok(Command::Host(edit)) => match fabric {
+                Some(fabric) => say_hosts(uart, fabric.edit_hosts(edit)),
+                None => uart.write_str("host: no data plane, so no host ports\r\n"),
+            },
             Ok(Command::Help) => uart.write_str(HELP),
             Err(CommandError::Unknown) => uart.write_str("unknown command; type `help`\r\n"),
             Err(CommandError::Key(error)) => write!(uart, "key: {error}\r\n"),
             Err(CommandError::Address) => uart.write_str(
                 "ip: expected an address and prefix length, such as 192.168.70.2/24, or dhcp\r\n",
             ),
+            Err(CommandError::Host) => uart.write_str(
+                "host: expected `host <port> <slots> [<switch id, hex>]` or \
+                 `host remove <port> [<switch id, hex>]`\r\n",
+            ),
             Err(CommandError::TooLong) => uart.write_str("line too long; nothing done\r\n"),
         };
+    }
+
+    /// Says on the console which host ports the next start presents, or
+    /// why they could not be read or changed (nothing changed then).
+    fn say_hosts(
+        uart: &mut Uart,
+        hosts: Result<weft_proto::heapless::Vec<HostPort, MAX_HOST_PORTS>, HostsError>,
+    ) -> core::fmt::Result {
+        let hosts = match hosts {
+            Ok(hosts) => hosts,
+            Err(HostsError::NoFlash) => return uart.write_str("hosts: no configuration flash\r\n"),
+            Err(HostsError::Flash(error)) => {
+                return write!(uart, "hosts: {}; nothing changed\r\n", describe(error))
+            }
+            Err(HostsError::NoSuchPort { port, ports }) => {
+                return write!(
+                    uart,
+                    "host: this switch has ports 0 to {}, not {port}; nothing changed\r\n",
+                    ports - 1
+                )
+            }
+            Err(HostsError::Set(HostPortError::Slots(slots))) => {
+                return write!(
+                    uart,
+                    "host: a virtual switch has 1 to {MAX_SLOTS_PER_HOST} slots, not {slots}; \
+                     nothing changed\r\n"
+                )
+            }
+            Err(HostsError::Set(HostPortError::Full)) => {
+                return write!(
+                    uart,
+                    "host: {MAX_HOST_PORTS} host ports are set already; nothing changed\r\n"
+                )
+            }
+            Err(HostsError::NotAHostPort { port }) => {
+                return write!(
+                    uart,
+                    "host: port {port} is no host port; nothing changed\r\n"
+                )
+            }
+        };
+        write!(
+            uart,
+            "hosts: {} host port(s) from the next start (stored in flash)\r\n",
+            hosts.len()
+        )?;
+        for host in &hosts {
+            write!(
+                uart,
+                "  host {}: switch {:012x} port {}, {} slots\r\n",
+                host.host.0, host.switch, host.port.0, host.slots
+            )?;
+        }
+        Ok(())
     }
 
     /// The image slot this start runs, as the boot loader's `handoff`

@@ -8,8 +8,13 @@
 //! |---|---|
 //! | `key <64 hex digits>` | checks management requests with this key from now on |
 //! | `insecure` | checks them with the publicly known insecure key (bench networks only) |
-//! | `ip <a.b.c.d/prefix>` | replaces the management port's IPv4 address with this static one |
+//! | `ip <a.b.c.d/prefix>` | replaces the management port's IPv4 address with this static one, without a default gateway |
+//! | `ip <a.b.c.d/prefix> via <g.h.i.j>` | the same, with a default route through the gateway `g.h.i.j` on its subnet |
 //! | `ip dhcp` | asks a DHCP server for the management port's address ([`crate::addressing`]) |
+//! | `ip` | shows the management port's setting, and the lease under DHCP |
+//!
+//! Each `ip` setting is stored in flash and applied again at the next
+//! start ([`crate::netstore`]).
 //! | `help` | lists the commands |
 
 use weft_proto::{Key, KeyParseError};
@@ -28,6 +33,8 @@ pub enum Command {
     Insecure,
     /// Take the management port's IPv4 address from here.
     Address(AddressMode),
+    /// Show where the management port's address comes from.
+    ShowAddress,
     /// List the commands.
     Help,
 }
@@ -44,8 +51,10 @@ pub enum CommandError {
     Unknown,
     /// The key's digits are wrong.
     Key(KeyParseError),
-    /// The address is neither `a.b.c.d/prefix` nor `dhcp`.
+    /// The address is neither `a.b.c.d/prefix` (optionally `via g.h.i.j`) nor `dhcp`.
     Address,
+    /// The gateway is off the address's subnet, or the address itself.
+    Gateway,
     /// The line was longer than [`MAX_LINE`] bytes.
     TooLong,
 }
@@ -100,13 +109,28 @@ fn parse(line: &[u8]) -> Result<Command, CommandError> {
             .map(Command::Key)
             .map_err(CommandError::Key),
         "insecure" if argument.is_empty() => Ok(Command::Insecure),
+        "ip" if argument.is_empty() => Ok(Command::ShowAddress),
         "ip" if argument == "dhcp" => Ok(Command::Address(AddressMode::Dhcp)),
-        "ip" => argument
-            .parse()
-            .map(|cidr| Command::Address(AddressMode::Static(cidr)))
-            .map_err(|()| CommandError::Address),
+        "ip" => parse_static(argument).map(Command::Address),
         "help" if argument.is_empty() => Ok(Command::Help),
         _ => Err(CommandError::Unknown),
+    }
+}
+
+/// The static address `a.b.c.d/prefix`, with `via g.h.i.j` after it for a gateway.
+fn parse_static(argument: &str) -> Result<AddressMode, CommandError> {
+    let mut words = argument.split_ascii_whitespace();
+    let address = words.next().and_then(|word| word.parse().ok());
+    let gateway = match (words.next(), words.next(), words.next()) {
+        (None, _, _) => Ok(None),
+        (Some("via"), Some(gateway), None) => gateway.parse().map(Some).map_err(|_| ()),
+        _ => Err(()),
+    };
+    match (address, gateway) {
+        (Some(address), Ok(gateway)) => {
+            AddressMode::fixed(address, gateway).ok_or(CommandError::Gateway)
+        }
+        _ => Err(CommandError::Address),
     }
 }
 
@@ -114,5 +138,8 @@ fn parse(line: &[u8]) -> Result<Command, CommandError> {
 pub const HELP: &str = "commands:\r\n\
     \x20 key <64 hex digits>  check management requests with this key\r\n\
     \x20 insecure             use the public insecure key (bench networks only)\r\n\
-    \x20 ip <a.b.c.d/prefix>  set the management port's IPv4 address\r\n\
-    \x20 ip dhcp              ask a DHCP server for the management port's address\r\n";
+    \x20 ip <a.b.c.d/prefix> [via <g.h.i.j>]\r\n\
+    \x20                      set the management port's IPv4 address (and default gateway)\r\n\
+    \x20 ip dhcp              ask a DHCP server for the management port's address\r\n\
+    \x20 ip                   show the management port's address setting\r\n\
+    \x20 (`ip` settings are stored in flash and kept across restarts)\r\n";

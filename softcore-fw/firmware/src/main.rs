@@ -151,6 +151,8 @@ pub mod management;
 #[cfg(target_os = "none")]
 pub mod mmio;
 #[cfg(target_os = "none")]
+pub mod netstore;
+#[cfg(target_os = "none")]
 pub mod timer;
 #[cfg(target_os = "none")]
 pub mod uart;
@@ -175,18 +177,20 @@ mod soft_core {
     use weft_fabric::manager::FabricManager;
     use weft_proto::ImageSlot;
 
-    use crate::addressing::{AddressMode, Addressing, Change};
+    use crate::addressing::{AddressMode, Addressing, Change, Lease};
     use crate::console::{Command, CommandError, Console, HELP};
     use crate::fabric::{Fabric, Phase, Started};
     use crate::flash::{
         self, describe, Region, BOOT_RECORD_REGION, IMAGE_A_REGION, IMAGE_B_REGION, KEY_REGION,
-        STAGING_REGION,
+        NETWORK_REGION, STAGING_REGION,
     };
     use crate::keystore;
     use crate::mac::Mac;
     use crate::management::{Management, MANAGEMENT_UDP_PORT, MAX_DATAGRAM};
+    use crate::netstore;
     use crate::timer;
     use crate::uart::Uart;
+    use weft_fabric::persist::Saved;
 
     /// The line the firmware prints on the console when it starts.
     const BANNER: &str = concat!("weft firmware ", env!("CARGO_PKG_VERSION"), "\r\n");
@@ -200,7 +204,7 @@ mod soft_core {
     pub const SWITCH_ID: SwitchId = SwitchId(0x0257_4546_5401);
 
     /// The management port's IPv4 address until the console's `ip` command
-    /// sets another: weft-proto's default for every switch.
+    /// stores another setting: weft-proto's default for every switch.
     pub const DEFAULT_ADDRESS: Ipv4Cidr = {
         let [a, b, c, d] = DEFAULT_IPV4_ADDRESS;
         Ipv4Cidr::new(Ipv4Address::new(a, b, c, d), DEFAULT_IPV4_PREFIX_LEN)
@@ -322,11 +326,12 @@ mod soft_core {
             datagram: DATAGRAM.take(),
             answer: ANSWER.take(),
         };
+        flash::configure();
+        let mut network_flash = NETWORK_REGION;
         let mut addressing = Addressing::new();
-        let mode = AddressMode::Static(DEFAULT_ADDRESS);
+        let mode = stored_address(&mut uart, &mut network_flash);
         addressing.set(mode, &mut iface, &mut server.sockets);
         say_address(&mut uart, mode);
-        flash::configure();
         let mut key_flash = KEY_REGION;
         let _ = match keystore::load(&mut key_flash) {
             Ok(Some(stored)) => {
@@ -396,6 +401,7 @@ mod soft_core {
                     &mut server,
                     &mut addressing,
                     &mut key_flash,
+                    &mut network_flash,
                 );
             }
             if let Some(fabric) = &mut fabric {
@@ -441,6 +447,7 @@ mod soft_core {
         server: &mut Server,
         addressing: &mut Addressing,
         key_flash: &mut Region,
+        network_flash: &mut Region,
     ) {
         let management = &mut *server.management;
         let _ = match command {
@@ -465,13 +472,29 @@ mod soft_core {
             Ok(Command::Address(mode)) => {
                 addressing.set(mode, iface, &mut server.sockets);
                 say_address(uart, mode);
+                match netstore::store(network_flash, mode) {
+                    Ok(()) => uart.write_str("ip: stored in flash; the next start uses it too\r\n"),
+                    Err(error) => write!(
+                        uart,
+                        "ip: not stored in flash ({}); the next start uses the previous setting\r\n",
+                        describe(error)
+                    ),
+                }
+            }
+            Ok(Command::ShowAddress) => {
+                show_address(uart, addressing);
                 Ok(())
             }
             Ok(Command::Help) => uart.write_str(HELP),
             Err(CommandError::Unknown) => uart.write_str("unknown command; type `help`\r\n"),
             Err(CommandError::Key(error)) => write!(uart, "key: {error}\r\n"),
             Err(CommandError::Address) => uart.write_str(
-                "ip: expected an address and prefix length, such as 192.168.70.2/24, or dhcp\r\n",
+                "ip: expected an address and prefix length, such as 192.168.70.2/24, \
+                 optionally `via` a gateway, such as 192.168.70.2/24 via 192.168.70.1, or dhcp\r\n",
+            ),
+            Err(CommandError::Gateway) => uart.write_str(
+                "ip: the gateway must be on the address's subnet and not the address itself; \
+                 nothing changed\r\n",
             ),
             Err(CommandError::TooLong) => uart.write_str("line too long; nothing done\r\n"),
         };
@@ -585,10 +608,61 @@ mod soft_core {
         };
     }
 
+    /// The address mode stored in flash, or [`DEFAULT_ADDRESS`] when none
+    /// is, or only a damaged one (which the console is told about), or the
+    /// flash cannot be read.
+    fn stored_address(uart: &mut Uart, network_flash: &mut Region) -> AddressMode {
+        let default = AddressMode::Static {
+            address: DEFAULT_ADDRESS,
+            gateway: None,
+        };
+        let _ = match netstore::load(network_flash) {
+            Ok(Saved::Record(mode)) => {
+                let _ = uart.write_str("ip: the setting stored in flash\r\n");
+                return mode;
+            }
+            Ok(Saved::Empty) => return default,
+            Ok(Saved::Corrupt) => uart.write_str(
+                "ip: the setting stored in flash is damaged; the default address until \
+                 `ip` stores another\r\n",
+            ),
+            Err(error) => write!(
+                uart,
+                "ip: the flash could not be read ({}); the default address\r\n",
+                describe(error)
+            ),
+        };
+        default
+    }
+
+    /// Says on the console where the management port's address comes from
+    /// now, and under DHCP the lease it holds.
+    fn show_address(uart: &mut Uart, addressing: &Addressing) {
+        let _ = match (addressing.mode(), addressing.lease()) {
+            (Some(AddressMode::Dhcp), Some(Lease { address, router })) => match router {
+                Some(router) => write!(uart, "ip: dhcp, {address} leased, router {router}\r\n"),
+                None => write!(uart, "ip: dhcp, {address} leased, no router\r\n"),
+            },
+            (Some(AddressMode::Dhcp), None) => uart.write_str("ip: dhcp, no lease yet\r\n"),
+            (Some(mode), _) => {
+                say_address(uart, mode);
+                Ok(())
+            }
+            (None, _) => uart.write_str("ip: no address\r\n"),
+        };
+    }
+
     /// Says on the console where the management port's address comes from now.
     fn say_address(uart: &mut Uart, mode: AddressMode) {
         let _ = match mode {
-            AddressMode::Static(cidr) => write!(uart, "ip: {cidr} (ARP, ICMP echo)\r\n"),
+            AddressMode::Static {
+                address,
+                gateway: Some(gateway),
+            } => write!(uart, "ip: {address} via {gateway} (ARP, ICMP echo)\r\n"),
+            AddressMode::Static {
+                address,
+                gateway: None,
+            } => write!(uart, "ip: {address}, no gateway (ARP, ICMP echo)\r\n"),
             AddressMode::Dhcp => {
                 uart.write_str("ip: no address until a DHCP server leases one\r\n")
             }

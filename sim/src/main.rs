@@ -45,8 +45,10 @@ firmware's console is printed here. --key, --insecure, --ip and --dhcp are typed
 on the firmware's console at start, as its `key`, `insecure`, `ip A.B.C.D/PREFIX`
 and `ip dhcp` commands; with --dhcp the address is leased by a DHCP server on the
 TAP's network (the firmware prints the lease).
---flash keeps the board's configuration flash (the key, among others) in FILE
-across runs. --fabric makes the firmware the fabric manager of the scenario
+--flash keeps the board's configuration flash (the key and the address setting,
+among others) in FILE across runs: the firmware stores --ip and --dhcp, so a
+later run on the same FILE starts at that address (give --ip again for --udp,
+whose gateway sends to the --ip address or the default). --fabric makes the firmware the fabric manager of the scenario
 SCENARIO (`manager = \"firmware-iss\"`, such as sim/scenarios/firmware.toml):
 its steps run, then the fabric runs on, and its hosts' hot-plug events are
 printed here.";

@@ -122,6 +122,10 @@ fn a_dhcp_lease_sets_the_address_and_its_end_drops_it_while_the_client_asks_agai
         answers_arp(&mut board, LEASED),
         "the leased address answers ARP"
     );
+    assert_eq!(
+        firmware_support::type_line(&mut board, "ip"),
+        "ip: dhcp, 192.168.70.50/24 leased, router 192.168.70.1\r\n"
+    );
 
     // No server answers the renewal (RFC 2131 §4.4.5: T1 at half the
     // lease, T2 at seven eighths) or the rebinding: the lease ends.

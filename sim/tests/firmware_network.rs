@@ -11,6 +11,7 @@ mod firmware_support;
 use firmware_support::*;
 use smoltcp::wire::{ArpOperation, ArpRepr, EthernetAddress, EthernetProtocol, Ipv4Address};
 use weft_drivers::spi_flash::NETWORK;
+use weft_fabric::persist::crc32;
 use weft_iss::soc::{NorFlash, Timing};
 use weft_sim::iss_board::IssBoard;
 
@@ -21,6 +22,29 @@ const GATEWAY: Ipv4Address = Ipv4Address::new(192, 168, 70, 254);
 const GATEWAY_MAC: EthernetAddress = EthernetAddress([0x02, 0, 0, 0, 0, 0xfe]);
 /// A client beyond the subnet, whose packets the router forwards.
 const REMOTE: Ipv4Address = Ipv4Address::new(10, 9, 9, 9);
+
+/// The network record in slot 0 of the board's network span, as long as
+/// a version 1 record.
+fn stored_record(board: &IssBoard) -> Vec<u8> {
+    board.flash().contents()[NETWORK.start as usize..][..RECORD_LEN].to_vec()
+}
+
+/// Bytes of a version 1 record: weft-fabric's header (magic, version,
+/// payload length, sequence number), ten bytes of payload, CRC-32.
+const RECORD_LEN: usize = 12 + 10 + 4;
+
+/// The version 1 record with sequence number `sequence` and `payload`
+/// (mode, address, prefix length, gateway).
+fn record(sequence: u32, payload: [u8; 10]) -> Vec<u8> {
+    let mut bytes = b"WFTN".to_vec();
+    bytes.extend_from_slice(&1u16.to_le_bytes());
+    bytes.extend_from_slice(&10u16.to_le_bytes());
+    bytes.extend_from_slice(&sequence.to_le_bytes());
+    bytes.extend_from_slice(&payload);
+    let crc = crc32(&bytes);
+    bytes.extend_from_slice(&crc.to_le_bytes());
+    bytes
+}
 
 /// The firmware's frames answering an echo request from `src` to `dst`.
 fn ping(board: &mut IssBoard, src: Ipv4Address, dst: Ipv4Address, seq_no: u16) -> Vec<Vec<u8>> {
@@ -64,11 +88,10 @@ fn a_static_address_typed_on_the_console_is_the_address_after_a_restart() {
             && printed.contains("ip: stored in flash"),
         "{printed}"
     );
-    let flash = board.flash().contents();
     assert_eq!(
-        flash[NETWORK.start as usize..][..4],
-        *b"WFTN",
-        "the record is in the network span"
+        stored_record(&board),
+        record(0, [0, 192, 168, 70, 9, 24, 0, 0, 0, 0]),
+        "the record in the network span, as the firmware's netstore docs lay it out"
     );
 
     let (mut board, printed) = booted_with_flash(&image, power_cycled(&board), &[]);
@@ -130,10 +153,20 @@ fn a_gateway_typed_with_the_address_routes_answers_beyond_the_subnet_after_a_res
         "{printed}"
     );
 
+    assert_eq!(
+        stored_record(&board),
+        record(0, [0, 192, 168, 70, 9, 24, 192, 168, 70, 254]),
+        "only the accepted setting was stored"
+    );
+
     let (mut board, printed) = booted_with_flash(&image, power_cycled(&board), &[]);
     assert!(
         printed.contains("ip: 192.168.70.9/24 via 192.168.70.254 (ARP, ICMP echo)\r\n"),
         "{printed}"
+    );
+    assert_eq!(
+        type_line(&mut board, "ip"),
+        "ip: 192.168.70.9/24 via 192.168.70.254 (ARP, ICMP echo)\r\n"
     );
     // The reply to a client beyond the subnet goes to the router, which
     // the firmware first looks up (RFC 826) ...

@@ -30,7 +30,7 @@ use smoltcp::socket::dhcpv4;
 use smoltcp::wire::{IpCidr, Ipv4Address, Ipv4Cidr};
 
 /// Where the management port's address comes from.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy)]
 pub enum AddressMode {
     /// A fixed address: make it with [`AddressMode::fixed`], which checks the gateway.
     Static {
@@ -81,30 +81,26 @@ pub enum Change {
 
 /// The management port's address mode, and the DHCP client while it asks or holds a lease.
 pub struct Addressing {
-    mode: Option<AddressMode>,
+    mode: AddressMode,
     dhcp: Option<SocketHandle>,
     /// The DHCP client's lease on the interface.
     lease: Option<Lease>,
 }
 
-impl Default for Addressing {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 impl Addressing {
-    /// Static addressing with no address applied yet; [`Addressing::set`] applies one.
-    pub const fn new() -> Self {
-        Addressing {
-            mode: None,
+    /// Addressing in `mode`, applied to `iface` as [`Addressing::set`] does.
+    pub fn start(mode: AddressMode, iface: &mut Interface, sockets: &mut SocketSet<'_>) -> Self {
+        let mut addressing = Addressing {
+            mode,
             dhcp: None,
             lease: None,
-        }
+        };
+        addressing.set(mode, iface, sockets);
+        addressing
     }
 
-    /// The mode last [`Addressing::set`], if any.
-    pub fn mode(&self) -> Option<AddressMode> {
+    /// The mode in use.
+    pub fn mode(&self) -> AddressMode {
         self.mode
     }
 
@@ -123,7 +119,7 @@ impl Addressing {
             sockets.remove(handle);
         }
         self.lease = None;
-        self.mode = Some(mode);
+        self.mode = mode;
         iface.routes_mut().remove_default_ipv4_route();
         match mode {
             AddressMode::Static { address, gateway } => {

@@ -2,8 +2,9 @@
 //! configuration flash: an address typed on the console is the address
 //! after a restart (answering ARP and ICMP echo, RFC 826 and RFC 792,
 //! there and not at the default), a gateway typed with it is the default
-//! route for clients beyond the subnet, and a damaged record leaves the
-//! default address, which the console says. `ip dhcp` across a restart is
+//! route for clients beyond the subnet, and a damaged record (a flipped
+//! bit, or a sealed one whose setting cannot be) leaves the default
+//! address, which the console says. `ip dhcp` across a restart is
 //! in `sim/tests/firmware_dhcp.rs`.
 
 mod firmware_support;
@@ -245,4 +246,46 @@ fn a_damaged_record_leaves_the_default_address_and_says_so() {
     let (mut board, printed) = booted_with_flash(&image, power_cycled(&board), &[]);
     assert!(!printed.contains("damaged"), "{printed}");
     assert!(answers_arp(&mut board, TYPED));
+}
+
+#[test]
+fn a_well_sealed_record_with_a_setting_that_cannot_be_leaves_the_default_address() {
+    let Some(image) = firmware_image() else {
+        return;
+    };
+    // Each with a valid CRC: the payload itself is what is wrong.
+    let impossible: [(&str, [u8; 10]); 5] = [
+        (
+            "a prefix longer than 32",
+            [0, 192, 168, 70, 9, 33, 0, 0, 0, 0],
+        ),
+        (
+            "a gateway off the subnet",
+            [0, 192, 168, 70, 9, 24, 10, 0, 0, 1],
+        ),
+        (
+            "the address as its own gateway",
+            [0, 192, 168, 70, 9, 24, 192, 168, 70, 9],
+        ),
+        ("an unknown mode", [2, 0, 0, 0, 0, 0, 0, 0, 0, 0]),
+        ("DHCP with an address", [1, 192, 168, 70, 9, 24, 0, 0, 0, 0]),
+    ];
+    for (what, payload) in impossible {
+        let blank = NorFlash::reference();
+        let mut contents = blank.contents().to_vec();
+        let bytes = record(0, payload);
+        contents[NETWORK.start as usize..][..bytes.len()].copy_from_slice(&bytes);
+        let flash = NorFlash::with_contents(blank.geometry(), Timing::TYPICAL, &contents);
+
+        let (mut board, printed) = booted_with_flash(&image, flash, &[]);
+        assert!(
+            printed.contains("ip: the setting stored in flash is damaged; the default address")
+                && printed.contains("ip: 192.168.70.2/24, no gateway (ARP, ICMP echo)\r\n"),
+            "{what}: {printed}"
+        );
+        assert!(
+            answers_arp(&mut board, FIRMWARE_IP),
+            "{what}: ARP at the default"
+        );
+    }
 }

@@ -4,7 +4,8 @@
 //! The configuration is the console's `ip` command ([`crate::console`]):
 //! `ip a.b.c.d/prefix` sets a static address, `ip a.b.c.d/prefix via
 //! g.h.i.j` one with a default gateway, `ip dhcp` asks a DHCP server for
-//! one. The choice is stored in flash ([`crate::netstore`]) and applied
+//! one (a `weft_fabric::network_setting::NetworkSetting`). The choice is
+//! stored in flash ([`crate::netstore`]) and applied
 //! again at each start. Until one is stored the address is static,
 //! weft-proto's default ([`crate::DEFAULT_ADDRESS`]) without a gateway, so
 //! a board fresh from the factory is found at a known address on a bench
@@ -28,30 +29,12 @@
 use smoltcp::iface::{Interface, SocketHandle, SocketSet};
 use smoltcp::socket::dhcpv4;
 use smoltcp::wire::{IpCidr, Ipv4Address, Ipv4Cidr};
+use weft_fabric::network_setting::{NetworkSetting, StaticAddress};
 
-/// Where the management port's address comes from.
-#[derive(Clone, Copy)]
-pub enum AddressMode {
-    /// A fixed address: make it with [`AddressMode::fixed`], which checks the gateway.
-    Static {
-        /// This address and subnet.
-        address: Ipv4Cidr,
-        /// The default route's router, on the subnet; none routes the subnet only.
-        gateway: Option<Ipv4Address>,
-    },
-    /// A DHCP server's lease.
-    Dhcp,
-}
-
-impl AddressMode {
-    /// `address` with `gateway` as the default route, if the gateway is on
-    /// the address's subnet and is not the address itself.
-    pub fn fixed(address: Ipv4Cidr, gateway: Option<Ipv4Address>) -> Option<AddressMode> {
-        match gateway {
-            Some(router) if !address.contains_addr(&router) || router == address.address() => None,
-            _ => Some(AddressMode::Static { address, gateway }),
-        }
-    }
+/// The interface's address and subnet for `fixed`.
+pub fn cidr(fixed: &StaticAddress) -> Ipv4Cidr {
+    // A StaticAddress's prefix is at most 32 bits, as Ipv4Cidr::new needs.
+    Ipv4Cidr::new(fixed.address(), fixed.prefix_len())
 }
 
 /// A DHCP server's lease as applied: the address and the router, if any.
@@ -81,7 +64,7 @@ pub enum Change {
 
 /// The management port's address mode, and the DHCP client while it asks or holds a lease.
 pub struct Addressing {
-    mode: AddressMode,
+    mode: NetworkSetting,
     dhcp: Option<SocketHandle>,
     /// The DHCP client's lease on the interface.
     lease: Option<Lease>,
@@ -89,7 +72,7 @@ pub struct Addressing {
 
 impl Addressing {
     /// Addressing in `mode`, applied to `iface` as [`Addressing::set`] does.
-    pub fn start(mode: AddressMode, iface: &mut Interface, sockets: &mut SocketSet<'_>) -> Self {
+    pub fn start(mode: NetworkSetting, iface: &mut Interface, sockets: &mut SocketSet<'_>) -> Self {
         let mut addressing = Addressing {
             mode,
             dhcp: None,
@@ -100,7 +83,7 @@ impl Addressing {
     }
 
     /// The mode in use.
-    pub fn mode(&self) -> AddressMode {
+    pub fn mode(&self) -> NetworkSetting {
         self.mode
     }
 
@@ -114,7 +97,12 @@ impl Addressing {
     /// next poll on (afresh if one was already asking, and with the old
     /// address dropped until its lease). `sockets` needs room for the DHCP
     /// client's socket.
-    pub fn set(&mut self, mode: AddressMode, iface: &mut Interface, sockets: &mut SocketSet<'_>) {
+    pub fn set(
+        &mut self,
+        mode: NetworkSetting,
+        iface: &mut Interface,
+        sockets: &mut SocketSet<'_>,
+    ) {
         if let Some(handle) = self.dhcp.take() {
             sockets.remove(handle);
         }
@@ -122,14 +110,14 @@ impl Addressing {
         self.mode = mode;
         iface.routes_mut().remove_default_ipv4_route();
         match mode {
-            AddressMode::Static { address, gateway } => {
-                set_address(iface, Some(address));
-                if let Some(router) = gateway {
+            NetworkSetting::Static(fixed) => {
+                set_address(iface, Some(cidr(&fixed)));
+                if let Some(router) = fixed.gateway() {
                     // The table holds a default route and one more, so it has room.
                     let _ = iface.routes_mut().add_default_ipv4_route(router);
                 }
             }
-            AddressMode::Dhcp => {
+            NetworkSetting::Dhcp => {
                 set_address(iface, None);
                 self.dhcp = Some(sockets.add(dhcpv4::Socket::new()));
             }

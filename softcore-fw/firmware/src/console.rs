@@ -19,8 +19,9 @@
 
 use weft_proto::{Key, KeyParseError};
 
-use crate::addressing::AddressMode;
 use crate::uart::Uart;
+use smoltcp::wire::Ipv4Cidr;
+use weft_fabric::network_setting::{NetworkSetting, StaticAddress, StaticAddressError};
 
 /// The longest line kept: a `key` command with a little room around it.
 pub const MAX_LINE: usize = 96;
@@ -32,7 +33,7 @@ pub enum Command {
     /// Check requests with the insecure public key.
     Insecure,
     /// Take the management port's IPv4 address from here.
-    Address(AddressMode),
+    Address(NetworkSetting),
     /// Show where the management port's address comes from.
     ShowAddress,
     /// List the commands.
@@ -53,8 +54,8 @@ pub enum CommandError {
     Key(KeyParseError),
     /// The address is neither `a.b.c.d/prefix` (optionally `via g.h.i.j`) nor `dhcp`.
     Address,
-    /// The gateway is off the address's subnet, or the address itself.
-    Gateway,
+    /// The address, prefix and gateway do not go together.
+    Static(StaticAddressError),
     /// The line was longer than [`MAX_LINE`] bytes.
     TooLong,
 }
@@ -110,7 +111,7 @@ fn parse(line: &[u8]) -> Result<Command, CommandError> {
             .map_err(CommandError::Key),
         "insecure" if argument.is_empty() => Ok(Command::Insecure),
         "ip" if argument.is_empty() => Ok(Command::ShowAddress),
-        "ip" if argument == "dhcp" => Ok(Command::Address(AddressMode::Dhcp)),
+        "ip" if argument == "dhcp" => Ok(Command::Address(NetworkSetting::Dhcp)),
         "ip" => parse_static(argument).map(Command::Address),
         "help" if argument.is_empty() => Ok(Command::Help),
         _ => Err(CommandError::Unknown),
@@ -118,18 +119,18 @@ fn parse(line: &[u8]) -> Result<Command, CommandError> {
 }
 
 /// The static address `a.b.c.d/prefix`, with `via g.h.i.j` after it for a gateway.
-fn parse_static(argument: &str) -> Result<AddressMode, CommandError> {
+fn parse_static(argument: &str) -> Result<NetworkSetting, CommandError> {
     let mut words = argument.split_ascii_whitespace();
-    let address = words.next().and_then(|word| word.parse().ok());
+    let address: Option<Ipv4Cidr> = words.next().and_then(|word| word.parse().ok());
     let gateway = match (words.next(), words.next(), words.next()) {
         (None, _, _) => Ok(None),
         (Some("via"), Some(gateway), None) => gateway.parse().map(Some).map_err(|_| ()),
         _ => Err(()),
     };
     match (address, gateway) {
-        (Some(address), Ok(gateway)) => {
-            AddressMode::fixed(address, gateway).ok_or(CommandError::Gateway)
-        }
+        (Some(cidr), Ok(gateway)) => StaticAddress::new(cidr.address(), cidr.prefix_len(), gateway)
+            .map(NetworkSetting::Static)
+            .map_err(CommandError::Static),
         _ => Err(CommandError::Address),
     }
 }

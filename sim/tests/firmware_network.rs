@@ -92,7 +92,7 @@ fn a_static_address_typed_on_the_console_is_the_address_after_a_restart() {
     assert_eq!(
         stored_record(&board),
         record(0, [0, 192, 168, 70, 9, 24, 0, 0, 0, 0]),
-        "the record in the network span, as the firmware's netstore docs lay it out"
+        "the record in the network span, as weft_fabric::network_setting's docs lay it out"
     );
 
     let (mut board, printed) = booted_with_flash(&image, power_cycled(&board), &[]);

@@ -20,7 +20,7 @@
 //! |---|---|---|
 //! | [`KEY`] | 0x000000..0x002000 | the management key and replay high-water mark |
 //! | [`CONFIG`] | 0x002000..0x004000 | the saved configuration: bindings and NumVFs (`SaveConfig`, `weft_fabric::persist`) |
-//! | [`NETWORK`] | 0x004000..0x006000 | the management port's address mode: static (address, prefix, gateway) or DHCP |
+//! | [`NETWORK`] | 0x004000..0x006000 | the management port's network setting: a static address, prefix and gateway, or DHCP (`weft_fabric::network_setting`) |
 //! | | 0x006000..0x0FC000 | free, for more records |
 //! | [`STAGING`] | 0x0FC000..0x0FE000 | where a firmware upload stands, so it resumes after a restart (`weft_fabric::firmware_update`) |
 //! | [`BOOT_RECORD`] | 0x0FE000..0x100000 | the boot record: the good image slot and a trial (`weft_fabric::firmware_update`) |

@@ -5,8 +5,8 @@
 //! `ip a.b.c.d/prefix` sets a static address, `ip a.b.c.d/prefix via
 //! g.h.i.j` one with a default gateway, `ip dhcp` asks a DHCP server for
 //! one (a `weft_fabric::network_setting::NetworkSetting`). The choice is
-//! stored in flash ([`crate::netstore`]) and applied
-//! again at each start. Until one is stored the address is static,
+//! stored in flash ([`crate::netstore`]) and applied again at each start.
+//! Until one is stored the address is static,
 //! weft-proto's default ([`crate::DEFAULT_ADDRESS`]) without a gateway, so
 //! a board fresh from the factory is found at a known address on a bench
 //! link with no server to ask.

@@ -23,7 +23,10 @@
 //! With `--flash FILE` the board's configuration flash lives in FILE: read
 //! at start (erased where the file ends, or all erased without one), and
 //! written back whenever the firmware has programmed or erased it, so the
-//! key typed on one run's console is the key of the next.
+//! key typed on one run's console is the key of the next, and so is the
+//! address: without `--ip` or `--dhcp` the bridge takes the firmware's
+//! address from the network record in FILE (`weft_fabric::network_setting`),
+//! as the firmware does at start, and the UDP gateway sends there.
 
 use std::fmt;
 use std::io::{self, Write};
@@ -35,8 +38,13 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use smoltcp::wire::{Ipv4Address, Ipv4Cidr};
+use weft_drivers::spi_flash::NETWORK;
+use weft_fabric::memory_flash::MemoryFlash;
+use weft_fabric::network_setting::NetworkSetting;
+use weft_fabric::persist::{load_saved, Saved};
 use weft_iss::soc::{Geometry, NorFlash, Timing};
 use weft_proto::{Key, DEFAULT_IPV4_ADDRESS, DEFAULT_IPV4_PREFIX_LEN};
+use weft_regs::soc::spi_flash::SECTOR_SIZE;
 
 use crate::iss_board::{Activity, BoardError, IssBoard, CPU_CLOCK_HZ};
 use crate::scenario::engine::Engine;
@@ -88,8 +96,10 @@ pub struct FirmwareOptions {
     pub elf: String,
     /// Where the MAC is connected.
     pub line: LineChoice,
-    /// The firmware's address: as `--ip` gave it, weft-proto's default, or from DHCP.
-    pub address: AddressChoice,
+    /// The firmware's address as `--ip` or `--dhcp` gave it; without
+    /// either, what the `--flash` file stores, or weft-proto's default
+    /// ([`stored_address`]).
+    pub address: Option<AddressChoice>,
     /// Lines typed on the firmware's console at start.
     pub console: Vec<String>,
     /// The file the board's configuration flash is kept in, if any.
@@ -150,8 +160,8 @@ impl FirmwareOptions {
             (_, true) if matches!(line, LineChoice::Udp(_)) => {
                 return Err(NO_DHCP_ON_GATEWAY.into());
             }
-            (_, true) => AddressChoice::Dhcp,
-            (ip, false) => AddressChoice::Static(ip.unwrap_or_else(default_address)),
+            (_, true) => Some(AddressChoice::Dhcp),
+            (ip, false) => ip.map(AddressChoice::Static),
         };
         let mut console = Vec::new();
         match (ip, dhcp) {
@@ -180,12 +190,27 @@ impl FirmwareOptions {
 const NO_DHCP_ON_GATEWAY: &str =
     "--dhcp needs a TAP (--tap NAME): no DHCP server answers behind the UDP gateway";
 
-/// The firmware's address until its console's `ip` command sets another.
+/// The firmware's address until its console's `ip` command stores another.
 pub fn default_address() -> Ipv4Cidr {
     Ipv4Cidr::new(
         Ipv4Address::from(DEFAULT_IPV4_ADDRESS),
         DEFAULT_IPV4_PREFIX_LEN,
     )
+}
+
+/// Where the firmware on a board with flash `contents` takes its address
+/// from at start: the network record's setting, or weft-proto's default
+/// when there is no valid record (as the firmware falls back).
+pub fn stored_address(contents: &[u8]) -> AddressChoice {
+    let span = NETWORK.start as usize..(NETWORK.start + NETWORK.size) as usize;
+    let mut region = MemoryFlash::new(contents[span].to_vec(), SECTOR_SIZE);
+    match load_saved::<NetworkSetting, _>(&mut region) {
+        Ok(Saved::Record(NetworkSetting::Static(fixed))) => {
+            AddressChoice::Static(Ipv4Cidr::new(fixed.address(), fixed.prefix_len()))
+        }
+        Ok(Saved::Record(NetworkSetting::Dhcp)) => AddressChoice::Dhcp,
+        Ok(Saved::Empty | Saved::Corrupt) | Err(_) => AddressChoice::Static(default_address()),
+    }
 }
 
 /// Why `weft-sim firmware` could not start or stopped.
@@ -452,12 +477,13 @@ impl Station for FabricStation {
 
 /// Builds the board (or the fabric) for `options`, types its console
 /// lines, connects its line and runs it until `stop` is set; `started`
-/// hears where the line is once it is open (`weft-sim firmware` prints it).
+/// hears where the line is once it is open and the firmware's address
+/// (`weft-sim firmware` prints them).
 pub fn run(
     options: &FirmwareOptions,
     console: &mut impl Write,
     stop: &AtomicBool,
-    started: impl FnOnce(&Connected),
+    started: impl FnOnce(&Connected, AddressChoice),
 ) -> Result<(), BridgeError> {
     let image = std::fs::read(&options.elf).map_err(|source| BridgeError::Read {
         path: options.elf.clone(),
@@ -465,13 +491,19 @@ pub fn run(
     })?;
     if let Some(scenario) = &options.fabric {
         let mut fabric = FabricStation::start(scenario, &image, &options.console)?;
-        return connect(options, &mut fabric, console, stop, None, started);
+        let address = options
+            .address
+            .unwrap_or(AddressChoice::Static(default_address()));
+        return connect(options, address, &mut fabric, console, stop, None, started);
     }
     let mut board = match &options.flash {
         Some(path) => IssBoard::with_flash(&image, stored_flash(path)?),
         None => IssBoard::new(&image),
     }
     .map_err(BridgeError::Board)?;
+    let address = options
+        .address
+        .unwrap_or_else(|| stored_address(&board.flash().contents()));
     let mut flash = options.flash.as_deref().map(|path| FlashFile {
         path,
         saved_writes: 0,
@@ -479,38 +511,51 @@ pub fn run(
     for line in &options.console {
         board.console().receive(format!("{line}\r").as_bytes());
     }
-    connect(options, &mut board, console, stop, flash.as_mut(), started)
+    connect(
+        options,
+        address,
+        &mut board,
+        console,
+        stop,
+        flash.as_mut(),
+        started,
+    )
 }
 
-/// Opens `options`' line and bridges `station` to it.
+/// Opens `options`' line and bridges `station`, whose firmware takes
+/// `address`, to it.
 fn connect<S: Station>(
     options: &FirmwareOptions,
+    address: AddressChoice,
     station: &mut S,
     console: &mut impl Write,
     stop: &AtomicBool,
     flash: Option<&mut FlashFile<'_>>,
-    started: impl FnOnce(&Connected),
+    started: impl FnOnce(&Connected, AddressChoice),
 ) -> Result<(), BridgeError> {
     match &options.line {
         LineChoice::Tap(name) => {
             let mut tap = Tap::open(name).map_err(BridgeError::Tap)?;
             let mut reader = tap.reader().map_err(BridgeError::Receive)?;
-            started(&Connected::Tap(tap.name().into()));
+            started(&Connected::Tap(tap.name().into()), address);
             let incoming = listen(move || reader.next_frame());
             bridge(station, &mut tap, &incoming, console, stop, flash)
         }
         LineChoice::Udp(listen_on) => {
-            let AddressChoice::Static(address) = options.address else {
+            let AddressChoice::Static(address) = address else {
                 return Err(BridgeError::NoDhcpServer);
             };
             let mut gateway =
                 UdpGateway::open(*listen_on, address).map_err(BridgeError::Gateway)?;
             let listener = gateway.listener().map_err(BridgeError::Receive)?;
             let local = gateway.local_addr().map_err(BridgeError::Receive)?;
-            started(&Connected::Udp {
-                local,
-                host: gateway.host(),
-            });
+            started(
+                &Connected::Udp {
+                    local,
+                    host: gateway.host(),
+                },
+                AddressChoice::Static(address),
+            );
             let incoming = listen(move || UdpGateway::next_datagram(&listener));
             bridge(station, &mut gateway, &incoming, console, stop, flash)
         }

@@ -45,8 +45,10 @@ firmware's console is printed here. --key, --insecure, --ip and --dhcp are typed
 on the firmware's console at start, as its `key`, `insecure`, `ip A.B.C.D/PREFIX`
 and `ip dhcp` commands; with --dhcp the address is leased by a DHCP server on the
 TAP's network (the firmware prints the lease).
---flash keeps the board's configuration flash (the key, among others) in FILE
-across runs. --fabric makes the firmware the fabric manager of the scenario
+--flash keeps the board's configuration flash (the key and the address setting,
+among others) in FILE across runs: the firmware stores --ip and --dhcp, and a
+later run on the same FILE without either starts at that address (the UDP
+gateway reads it from FILE too). --fabric makes the firmware the fabric manager of the scenario
 SCENARIO (`manager = \"firmware-iss\"`, such as sim/scenarios/firmware.toml):
 its steps run, then the fabric runs on, and its hosts' hot-plug events are
 printed here.";
@@ -190,12 +192,12 @@ fn firmware(args: &[String]) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let started = |line: &bridge::Connected| {
+    let started = |line: &bridge::Connected, address: bridge::AddressChoice| {
         eprintln!(
             "weft-sim firmware: {} on the ISS at {} MHz, management port {} on {line}; Ctrl-C stops",
             options.elf,
             CPU_CLOCK_HZ as f64 / 1e6,
-            options.address,
+            address,
         );
     };
     let never = AtomicBool::new(false);

@@ -4,6 +4,8 @@
 //! server's OFFER with a REQUEST, and on the ACK uses the address, which
 //! then answers ARP; a lease that runs out without a renewal leaves the
 //! port without an address, and the client starts asking again.
+//! `ip dhcp` is kept in flash: a restarted board asks a server again
+//! rather than taking the default address.
 //!
 //! `sim/tests/firmware_tap.rs` has the same client leased an address by
 //! Linux's dnsmasq through a TAP.
@@ -13,14 +15,13 @@ mod firmware_support;
 use std::time::Duration;
 
 use firmware_support::{
-    arp_request, booted, exchange, firmware_image, parse_arp, parse_udp, pass_time, udp_to,
-    FIRMWARE_MAC, HOST_IP,
+    answers_arp, booted, booted_with_flash, exchange, firmware_image, parse_udp, pass_time,
+    power_cycled, udp_to, FIRMWARE_MAC, HOST_IP,
 };
 use smoltcp::wire::{
-    ArpOperation, ArpRepr, DhcpMessageType, DhcpPacket, DhcpRepr, EthernetProtocol, Ipv4Address,
-    DHCP_CLIENT_PORT, DHCP_SERVER_PORT,
+    DhcpMessageType, DhcpPacket, DhcpRepr, EthernetProtocol, Ipv4Address, DHCP_CLIENT_PORT,
+    DHCP_SERVER_PORT,
 };
-use weft_sim::iss_board::IssBoard;
 
 /// The address the test's server leases.
 const LEASED: Ipv4Address = Ipv4Address::new(192, 168, 70, 50);
@@ -87,22 +88,6 @@ fn server_message(message_type: DhcpMessageType, xid: u32) -> Vec<u8> {
     udp_to(LEASED, DHCP_SERVER_PORT, DHCP_CLIENT_PORT, &message)
 }
 
-/// Whether the firmware answers an ARP request for `address`.
-fn answers_arp(board: &mut IssBoard, address: Ipv4Address) -> bool {
-    exchange(board, &arp_request(address)).iter().any(|frame| {
-        parse_ethernet_type(frame) == EthernetProtocol::Arp
-            && matches!(
-                parse_arp(frame).1,
-                ArpRepr::EthernetIpv4 {
-                    operation: ArpOperation::Reply,
-                    source_protocol_addr,
-                    source_hardware_addr,
-                    ..
-                } if source_protocol_addr == address && source_hardware_addr == FIRMWARE_MAC
-            )
-    })
-}
-
 #[test]
 fn a_dhcp_lease_sets_the_address_and_its_end_drops_it_while_the_client_asks_again() {
     let Some(image) = firmware_image() else {
@@ -137,6 +122,10 @@ fn a_dhcp_lease_sets_the_address_and_its_end_drops_it_while_the_client_asks_agai
         answers_arp(&mut board, LEASED),
         "the leased address answers ARP"
     );
+    assert_eq!(
+        firmware_support::type_line(&mut board, "ip"),
+        "ip: dhcp, 192.168.70.50/24 leased, router 192.168.70.1\r\n"
+    );
 
     // No server answers the renewal (RFC 2131 §4.4.5: T1 at half the
     // lease, T2 at seven eighths) or the rebinding: the lease ends.
@@ -163,5 +152,36 @@ fn a_dhcp_lease_sets_the_address_and_its_end_drops_it_while_the_client_asks_agai
     assert!(
         !answers_arp(&mut board, LEASED),
         "the address went with the lease"
+    );
+}
+
+#[test]
+fn ip_dhcp_is_kept_across_a_restart_which_starts_the_client_again() {
+    let Some(image) = firmware_image() else {
+        return;
+    };
+    let (board, printed) = booted(&image, &["ip dhcp"]);
+    assert!(printed.contains("ip: stored in flash"), "{printed}");
+
+    let (mut board, printed) = booted_with_flash(&image, power_cycled(&board), &[]);
+    assert!(
+        printed.contains("ip: the setting stored in flash\r\n")
+            && printed.contains("ip: no address until a DHCP server leases one\r\n"),
+        "{printed}"
+    );
+    let sent = board.mac().take_transmitted();
+    let asked: Vec<DhcpMessageType> = dhcp_messages(&sent).iter().map(|m| m.0).collect();
+    assert_eq!(
+        asked.first(),
+        Some(&DhcpMessageType::Discover),
+        "the restarted board asks a server: {asked:?}"
+    );
+    assert!(
+        !answers_arp(&mut board, firmware_support::FIRMWARE_IP),
+        "and does not take the default address"
+    );
+    assert_eq!(
+        firmware_support::type_line(&mut board, "ip"),
+        "ip: dhcp, no lease yet\r\n"
     );
 }

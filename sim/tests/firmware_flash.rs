@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use sha2::{Digest as _, Sha256};
 use weft_fabric::firmware_update::CHECKPOINT_BYTES;
-use weft_iss::soc::{NorFlash, Timing};
+use weft_iss::soc::NorFlash;
 use weft_proto::{
     decode_response, encode_request, Digest, Error, FirmwareStatus, Header, ImageSlot, Key,
     Request, Response, SwitchId, UpdateState, MANAGEMENT_UDP_PORT, MAX_CHUNK, MAX_DATAGRAM,
@@ -51,13 +51,6 @@ fn answer(board: &mut IssBoard, header: &Header, datagram: &[u8]) -> Response {
     decode_response(&data, &test_key(), header)
         .expect("an answer authenticated under the test key, to this request")
         .response
-}
-
-/// The board's flash as a board powered up again finds it: the array
-/// only, nothing in progress.
-fn power_cycled(board: &IssBoard) -> NorFlash {
-    let part = board.flash().part();
-    NorFlash::with_contents(part.geometry(), Timing::TYPICAL, part.contents())
 }
 
 #[test]

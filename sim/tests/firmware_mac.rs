@@ -308,7 +308,7 @@ fn the_console_sets_the_address_and_says_what_is_wrong_with_a_bad_line() {
         ],
     );
     assert!(
-        printed.contains("ip: 192.168.70.9/24 (ARP, ICMP echo)\r\n"),
+        printed.contains("ip: 192.168.70.9/24, no gateway (ARP, ICMP echo)\r\n"),
         "{printed}"
     );
     assert!(

@@ -18,7 +18,7 @@ use weft_proto::{
     EventSeq, FabricId, Header, Key, PortIndex, Request, Response, SwitchId, TopologyCursor,
     TopologyItem, MAX_DATAGRAM,
 };
-use weft_sim::bridge::{self, Connected, FirmwareOptions};
+use weft_sim::bridge::{self, AddressChoice, Connected, FirmwareOptions};
 use weftctl::client::{Client, ClientConfig};
 use weftctl::error::ClientError;
 
@@ -27,6 +27,8 @@ struct Running {
     stop: Arc<AtomicBool>,
     thread: Option<thread::JoinHandle<Result<(), String>>>,
     local: SocketAddr,
+    /// Where the bridge expects the firmware's address.
+    address: AddressChoice,
 }
 
 impl Running {
@@ -49,20 +51,22 @@ impl Running {
         let thread = {
             let stop = Arc::clone(&stop);
             thread::spawn(move || {
-                let started = |connected: &Connected| {
-                    let _ = opened.send(connected.clone());
+                let started = |connected: &Connected, address| {
+                    let _ = opened.send((connected.clone(), address));
                 };
                 bridge::run(&options, &mut std::io::sink(), &stop, started)
                     .map_err(|e| e.to_string())
             })
         };
-        let Ok(Connected::Udp { local, .. }) = at.recv_timeout(Duration::from_secs(10)) else {
+        let Ok((Connected::Udp { local, .. }, address)) = at.recv_timeout(Duration::from_secs(10))
+        else {
             panic!("the gateway did not open: {:?}", thread.join());
         };
         Some(Running {
             stop,
             thread: Some(thread),
             local,
+            address,
         })
     }
 
@@ -234,6 +238,35 @@ fn the_flash_file_carries_the_key_to_the_next_run() {
         panic!("expected an identity: {response:?}");
     };
     assert!(identity.capabilities.contains(Capabilities::AUTHENTICATED));
+    drop(board);
+    std::fs::remove_file(&file).expect("the flash file is removed");
+}
+
+#[test]
+fn the_flash_file_carries_the_address_to_the_next_run_and_the_gateway_follows_it() {
+    let file = std::env::temp_dir().join(format!("weft-flash-ip-{}.bin", std::process::id()));
+    let _ = std::fs::remove_file(&file);
+    let flash = file.to_str().expect("a UTF-8 temporary path");
+    let typed: smoltcp::wire::Ipv4Cidr = "192.168.70.77/24".parse().expect("a CIDR");
+    {
+        let Some(board) =
+            Running::start(&["--insecure", "--ip", "192.168.70.77/24", "--flash", flash])
+        else {
+            return;
+        };
+        assert_eq!(board.address, AddressChoice::Static(typed));
+        board.client(Key::insecure_public()).ping().expect("a pong");
+    }
+
+    // No --ip: the firmware starts at the stored address, and the bridge
+    // reads it from the same file, so the gateway's datagrams reach it.
+    let board =
+        Running::start(&["--insecure", "--flash", flash]).expect("the firmware ELF is there");
+    assert_eq!(board.address, AddressChoice::Static(typed));
+    board
+        .client(Key::insecure_public())
+        .ping()
+        .expect("a pong at the stored address");
     drop(board);
     std::fs::remove_file(&file).expect("the flash file is removed");
 }

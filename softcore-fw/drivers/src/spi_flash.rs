@@ -20,7 +20,8 @@
 //! |---|---|---|
 //! | [`KEY`] | 0x000000..0x002000 | the management key and replay high-water mark |
 //! | [`CONFIG`] | 0x002000..0x004000 | the saved configuration: bindings and NumVFs (`SaveConfig`, `weft_fabric::persist`) |
-//! | | 0x004000..0x0FC000 | free, for more records |
+//! | [`NETWORK`] | 0x004000..0x006000 | the management port's network setting: a static address, prefix and gateway, or DHCP (`weft_fabric::network_setting`) |
+//! | | 0x006000..0x0FC000 | free, for more records |
 //! | [`STAGING`] | 0x0FC000..0x0FE000 | where a firmware upload stands, so it resumes after a restart (`weft_fabric::firmware_update`) |
 //! | [`BOOT_RECORD`] | 0x0FE000..0x100000 | the boot record: the good image slot and a trial (`weft_fabric::firmware_update`) |
 //! | [`IMAGE_A`] | 0x100000..0x200000 | firmware image slot A (`weft_fabric::boot_image`) |
@@ -66,6 +67,13 @@ pub const CONFIG: Span = Span {
     size: 2 * SECTOR_SIZE,
 };
 
+/// The two sectors holding the management port's network setting (a
+/// static address or DHCP), after the configuration's.
+pub const NETWORK: Span = Span {
+    start: CONFIG.start + CONFIG.size,
+    size: 2 * SECTOR_SIZE,
+};
+
 /// The two sectors holding the firmware upload's staging record, below
 /// the boot record's.
 pub const STAGING: Span = Span {
@@ -99,9 +107,14 @@ const _: () = assert!(
         && KEY.start + KEY.size <= CONFIG.start
 );
 const _: () = assert!(
+    NETWORK.start.is_multiple_of(SECTOR_SIZE)
+        && NETWORK.size.is_multiple_of(2 * SECTOR_SIZE)
+        && CONFIG.start + CONFIG.size <= NETWORK.start
+);
+const _: () = assert!(
     STAGING.start.is_multiple_of(SECTOR_SIZE)
         && STAGING.size.is_multiple_of(2 * SECTOR_SIZE)
-        && CONFIG.start + CONFIG.size <= STAGING.start
+        && NETWORK.start + NETWORK.size <= STAGING.start
 );
 const _: () = assert!(
     BOOT_RECORD.start.is_multiple_of(SECTOR_SIZE)

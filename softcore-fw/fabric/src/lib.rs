@@ -28,7 +28,8 @@
 //!   [`link_control`]: their links retrained or hot reset, and what a hot
 //!   reset cleared programmed again.
 //! - [`events`]: the event log; [`persist`]: the bindings stored in flash
-//!   and restored at boot or on request; [`diagnostics`]: raw
+//!   and restored at boot or on request; [`network_setting`]: the
+//!   management port's address setting as a flash record; [`diagnostics`]: raw
 //!   configuration-space access to the fabric's functions, with what the
 //!   fabric owns protected; [`csr_diagnostics`]: the same for the data
 //!   plane's CSR window; [`reset`]: the reset's two phases; [`board`]:
@@ -69,6 +70,7 @@ pub mod link_control;
 pub mod management;
 pub mod manager;
 pub mod memory_flash;
+pub mod network_setting;
 pub mod operations;
 pub mod paths;
 pub mod persist;

@@ -2,12 +2,19 @@
 //! configuration, or one leased by DHCP (RFC 2131).
 //!
 //! The configuration is the console's `ip` command ([`crate::console`]):
-//! `ip a.b.c.d/prefix` sets a static address, `ip dhcp` asks a DHCP
-//! server for one. Until either is typed the address is static, weft-proto's
-//! default ([`crate::DEFAULT_ADDRESS`]), so a board fresh from the factory
-//! is found at a known address on a bench link with no server to ask. The
-//! choice lasts until the next restart, as the console's other settings
-//! besides the key do.
+//! `ip a.b.c.d/prefix` sets a static address, `ip a.b.c.d/prefix via
+//! g.h.i.j` one with a default gateway, `ip dhcp` asks a DHCP server for
+//! one (a `weft_fabric::network_setting::NetworkSetting`). The choice is
+//! stored in flash ([`crate::netstore`]) and applied again at each start.
+//! Until one is stored the address is static,
+//! weft-proto's default ([`crate::DEFAULT_ADDRESS`]) without a gateway, so
+//! a board fresh from the factory is found at a known address on a bench
+//! link with no server to ask.
+//!
+//! A static address with a gateway gets a default route through it, so
+//! clients beyond the subnet are answered through the router; without one
+//! only the subnet is reached. The gateway must be on the address's subnet
+//! (smoltcp reaches a router by ARP) and not the address itself.
 //!
 //! DHCP is smoltcp's client socket, which runs inside the interface's
 //! poll: discovering, requesting and renewing happen as the main loop
@@ -22,14 +29,21 @@
 use smoltcp::iface::{Interface, SocketHandle, SocketSet};
 use smoltcp::socket::dhcpv4;
 use smoltcp::wire::{IpCidr, Ipv4Address, Ipv4Cidr};
+use weft_fabric::network_setting::{NetworkSetting, StaticAddress};
 
-/// Where the management port's address comes from.
+/// The interface's address and subnet for `fixed`.
+pub fn cidr(fixed: &StaticAddress) -> Ipv4Cidr {
+    // A StaticAddress's prefix is at most 32 bits, as Ipv4Cidr::new needs.
+    Ipv4Cidr::new(fixed.address(), fixed.prefix_len())
+}
+
+/// A DHCP server's lease as applied: the address and the router, if any.
 #[derive(Clone, Copy)]
-pub enum AddressMode {
-    /// This address and subnet.
-    Static(Ipv4Cidr),
-    /// A DHCP server's lease.
-    Dhcp,
+pub struct Lease {
+    /// The leased address and subnet.
+    pub address: Ipv4Cidr,
+    /// The router the server named, if any.
+    pub router: Option<Ipv4Address>,
 }
 
 /// What changed in the address, for the console.
@@ -50,39 +64,60 @@ pub enum Change {
 
 /// The management port's address mode, and the DHCP client while it asks or holds a lease.
 pub struct Addressing {
+    mode: NetworkSetting,
     dhcp: Option<SocketHandle>,
-    /// Whether the DHCP client's address is on the interface.
-    leased: bool,
-}
-
-impl Default for Addressing {
-    fn default() -> Self {
-        Self::new()
-    }
+    /// The DHCP client's lease on the interface.
+    lease: Option<Lease>,
 }
 
 impl Addressing {
-    /// Static addressing with no address applied yet; [`Addressing::set`] applies one.
-    pub const fn new() -> Self {
-        Addressing {
+    /// Addressing in `mode`, applied to `iface` as [`Addressing::set`] does.
+    pub fn start(mode: NetworkSetting, iface: &mut Interface, sockets: &mut SocketSet<'_>) -> Self {
+        let mut addressing = Addressing {
+            mode,
             dhcp: None,
-            leased: false,
-        }
+            lease: None,
+        };
+        addressing.set(mode, iface, sockets);
+        addressing
     }
 
-    /// Uses `mode` from now on: a static address at once, or a DHCP client
-    /// that asks from the next poll on (afresh if one was already asking,
-    /// and with the old address dropped until its lease). `sockets` needs
-    /// room for the DHCP client's socket.
-    pub fn set(&mut self, mode: AddressMode, iface: &mut Interface, sockets: &mut SocketSet<'_>) {
+    /// The mode in use.
+    pub fn mode(&self) -> NetworkSetting {
+        self.mode
+    }
+
+    /// The DHCP client's lease, while it holds one.
+    pub fn lease(&self) -> Option<Lease> {
+        self.lease
+    }
+
+    /// Uses `mode` from now on: a static address (and a default route
+    /// through its gateway) at once, or a DHCP client that asks from the
+    /// next poll on (afresh if one was already asking, and with the old
+    /// address dropped until its lease). `sockets` needs room for the DHCP
+    /// client's socket.
+    pub fn set(
+        &mut self,
+        mode: NetworkSetting,
+        iface: &mut Interface,
+        sockets: &mut SocketSet<'_>,
+    ) {
         if let Some(handle) = self.dhcp.take() {
             sockets.remove(handle);
         }
-        self.leased = false;
+        self.lease = None;
+        self.mode = mode;
         iface.routes_mut().remove_default_ipv4_route();
         match mode {
-            AddressMode::Static(cidr) => set_address(iface, Some(cidr)),
-            AddressMode::Dhcp => {
+            NetworkSetting::Static(fixed) => {
+                set_address(iface, Some(cidr(&fixed)));
+                if let Some(router) = fixed.gateway() {
+                    // The table holds a default route and one more, so it has room.
+                    let _ = iface.routes_mut().add_default_ipv4_route(router);
+                }
+            }
+            NetworkSetting::Dhcp => {
                 set_address(iface, None);
                 self.dhcp = Some(sockets.add(dhcpv4::Socket::new()));
             }
@@ -106,7 +141,10 @@ impl Addressing {
                         routes.remove_default_ipv4_route();
                     }
                 }
-                self.leased = true;
+                self.lease = Some(Lease {
+                    address: config.address,
+                    router: config.router,
+                });
                 Some(Change::Leased {
                     address: config.address,
                     router: config.router,
@@ -117,7 +155,7 @@ impl Addressing {
             dhcpv4::Event::Deconfigured => {
                 set_address(iface, None);
                 iface.routes_mut().remove_default_ipv4_route();
-                core::mem::take(&mut self.leased).then_some(Change::Lost)
+                self.lease.take().map(|_| Change::Lost)
             }
         }
     }

@@ -8,17 +8,24 @@
 //! |---|---|
 //! | `key <64 hex digits>` | checks management requests with this key from now on |
 //! | `insecure` | checks them with the publicly known insecure key (bench networks only) |
-//! | `ip <a.b.c.d/prefix>` | replaces the management port's IPv4 address with this static one |
+//! | `ip <a.b.c.d/prefix>` | replaces the management port's IPv4 address with this static one, without a default gateway |
+//! | `ip <a.b.c.d/prefix> via <g.h.i.j>` | the same, with a default route through the gateway `g.h.i.j` on its subnet |
 //! | `ip dhcp` | asks a DHCP server for the management port's address ([`crate::addressing`]) |
+//! | `ip` | shows the management port's setting, and the lease under DHCP |
 //! | `hosts` | lists the host ports the next start presents virtual switches on |
 //! | `host <port> <slots> [<switch ID, hex>]` | makes a port (of this switch, or of the one named) a host port with that many slots, stored for the next start |
 //! | `host remove <port> [<switch ID, hex>]` | takes a host port out, stored for the next start |
 //! | `help` | lists the commands |
+//!
+//! Each `ip` setting is stored in flash and applied again at the next
+//! start ([`crate::netstore`]); the host ports are stored in the saved
+//! configuration (weft-fabric's `persist`) and apply from the next start.
 
 use weft_proto::{Key, KeyParseError};
 
-use crate::addressing::AddressMode;
 use crate::uart::Uart;
+use smoltcp::wire::Ipv4Cidr;
+use weft_fabric::network_setting::{NetworkSetting, StaticAddress, StaticAddressError};
 
 /// The longest line kept: a `key` command with a little room around it.
 pub const MAX_LINE: usize = 96;
@@ -30,7 +37,9 @@ pub enum Command {
     /// Check requests with the insecure public key.
     Insecure,
     /// Take the management port's IPv4 address from here.
-    Address(AddressMode),
+    Address(NetworkSetting),
+    /// Show where the management port's address comes from.
+    ShowAddress,
     /// List the host ports the next start presents.
     Hosts,
     /// Change a host port for the next start.
@@ -73,11 +82,13 @@ pub enum CommandError {
     Unknown,
     /// The key's digits are wrong.
     Key(KeyParseError),
-    /// The address is neither `a.b.c.d/prefix` nor `dhcp`.
+    /// The address is neither `a.b.c.d/prefix` (optionally `via g.h.i.j`) nor `dhcp`.
     Address,
     /// The `host` command's arguments are not `<port> <slots> [<switch>]`
     /// or `remove <port> [<switch>]`.
     Host,
+    /// The address, prefix and gateway do not go together.
+    Static(StaticAddressError),
     /// The line was longer than [`MAX_LINE`] bytes.
     TooLong,
 }
@@ -132,15 +143,13 @@ fn parse(line: &[u8]) -> Result<Command, CommandError> {
             .map(Command::Key)
             .map_err(CommandError::Key),
         "insecure" if argument.is_empty() => Ok(Command::Insecure),
-        "ip" if argument == "dhcp" => Ok(Command::Address(AddressMode::Dhcp)),
-        "ip" => argument
-            .parse()
-            .map(|cidr| Command::Address(AddressMode::Static(cidr)))
-            .map_err(|()| CommandError::Address),
         "hosts" if argument.is_empty() => Ok(Command::Hosts),
         "host" => parse_host(argument)
             .map(Command::Host)
             .ok_or(CommandError::Host),
+        "ip" if argument.is_empty() => Ok(Command::ShowAddress),
+        "ip" if argument == "dhcp" => Ok(Command::Address(NetworkSetting::Dhcp)),
+        "ip" => parse_static(argument).map(Command::Address),
         "help" if argument.is_empty() => Ok(Command::Help),
         _ => Err(CommandError::Unknown),
     }
@@ -177,12 +186,32 @@ fn parse_host(argument: &str) -> Option<HostEdit> {
     })
 }
 
+/// The static address `a.b.c.d/prefix`, with `via g.h.i.j` after it for a gateway.
+fn parse_static(argument: &str) -> Result<NetworkSetting, CommandError> {
+    let mut words = argument.split_ascii_whitespace();
+    let address: Option<Ipv4Cidr> = words.next().and_then(|word| word.parse().ok());
+    let gateway = match (words.next(), words.next(), words.next()) {
+        (None, _, _) => Ok(None),
+        (Some("via"), Some(gateway), None) => gateway.parse().map(Some).map_err(|_| ()),
+        _ => Err(()),
+    };
+    match (address, gateway) {
+        (Some(cidr), Ok(gateway)) => StaticAddress::new(cidr.address(), cidr.prefix_len(), gateway)
+            .map(NetworkSetting::Static)
+            .map_err(CommandError::Static),
+        _ => Err(CommandError::Address),
+    }
+}
+
 /// The console's help text.
 pub const HELP: &str = "commands:\r\n\
     \x20 key <64 hex digits>  check management requests with this key\r\n\
     \x20 insecure             use the public insecure key (bench networks only)\r\n\
-    \x20 ip <a.b.c.d/prefix>  set the management port's IPv4 address\r\n\
+    \x20 ip <a.b.c.d/prefix> [via <g.h.i.j>]\r\n\
+    \x20                      set the management port's IPv4 address (and default gateway)\r\n\
     \x20 ip dhcp              ask a DHCP server for the management port's address\r\n\
+    \x20 ip                   show the management port's address setting\r\n\
+    \x20 (`ip` settings are stored in flash and kept across restarts)\r\n\
     \x20 hosts                list the host ports the next start presents\r\n\
     \x20 host <port> <slots> [<switch id>]  make a port a host port (next start)\r\n\
     \x20 host remove <port> [<switch id>]   take a host port out (next start)\r\n";

@@ -31,6 +31,8 @@ pub type Region = spi_flash::Region<Mmio>;
 pub const KEY_REGION: Region = Region::new(spi_flash::KEY, Mmio);
 /// The saved configuration's region (`SaveConfig`).
 pub const CONFIG_REGION: Region = Region::new(spi_flash::CONFIG, Mmio);
+/// The management port's network setting's region ([`crate::netstore`]).
+pub const NETWORK_REGION: Region = Region::new(spi_flash::NETWORK, Mmio);
 /// The firmware upload's staging record's region.
 pub const STAGING_REGION: Region = Region::new(spi_flash::STAGING, Mmio);
 /// The boot record's region.

@@ -9,11 +9,13 @@
 //!
 //! After its banner the firmware brings up the management port and says
 //! so on the console, one line per step: the MAC ([`mac`]) with its
-//! station address, smoltcp's interface with a static IPv4 address
-//! ([`DEFAULT_ADDRESS`] until the console's `ip` command replaces it, or
-//! `ip dhcp` has a DHCP server lease one: [`addressing`]), which answers
-//! ARP and ICMP echo on its own, and the UDP management server
-//! ([`management`]) on weft-proto's port 7330.
+//! station address, smoltcp's interface with its IPv4 address — the
+//! setting the console's `ip` command stored in flash ([`netstore`]): a
+//! static address with an optional default gateway, or a DHCP server's
+//! lease ([`addressing`]); [`DEFAULT_ADDRESS`] while none is stored or the
+//! stored one is damaged, which the console says — and which answers ARP
+//! and ICMP echo on its own, and the UDP management server ([`management`])
+//! on weft-proto's port 7330.
 //!
 //! Then the fabric manager ([`fabric`]): configured from built-in settings
 //! over the data plane's CSR window, started (enumeration, routes, tables)
@@ -39,9 +41,12 @@
 //!   requests captured before the restart;
 //! - `insecure` uses the publicly known insecure key — only when asked for by name,
 //!   and only until the next restart;
-//! - `ip <a.b.c.d/prefix>` sets the management address, `ip dhcp` has a DHCP
-//!   server lease it (and the router), each until the next restart; the
-//!   console says each lease and each loss of one;
+//! - `ip <a.b.c.d/prefix>` sets a static management address, `ip
+//!   <a.b.c.d/prefix> via <g.h.i.j>` one with a default route through the
+//!   gateway (on the subnet), `ip dhcp` has a DHCP server lease it (and the
+//!   router); each is stored in flash ([`netstore`]) and applied at every
+//!   start, and the console says each lease and each loss of one; `ip`
+//!   alone shows the setting and the lease;
 //! - `help` lists them.
 //!
 //! # Firmware update
@@ -120,7 +125,9 @@
 //! of code (text 180 960 → 190 120 bytes). smoltcp's DHCP client took
 //! 12.8 KiB of code and rodata and 280 bytes of data, the second socket's
 //! slot (text 229 380 → 242 432 bytes, data 41 016 → 41 296, bss
-//! unchanged at 18 233). Before the network stack
+//! unchanged at 18 233). Keeping the network setting in flash, with the
+//! gateway and the `ip` display, took 6.0 KiB of code and rodata (text
+//! 245 756 → 251 896 bytes, data and bss unchanged). Before the network stack
 //! the firmware was 652 bytes of code and nothing else.
 //!
 //! A host build of this crate (as `cargo test --workspace` makes) is only a
@@ -151,6 +158,8 @@ pub mod management;
 #[cfg(target_os = "none")]
 pub mod mmio;
 #[cfg(target_os = "none")]
+pub mod netstore;
+#[cfg(target_os = "none")]
 pub mod timer;
 #[cfg(target_os = "none")]
 pub mod uart;
@@ -177,18 +186,21 @@ mod soft_core {
     use weft_fabric::settings::{HostPort, HostPortError};
     use weft_proto::ImageSlot;
 
-    use crate::addressing::{AddressMode, Addressing, Change};
+    use crate::addressing::{cidr, Addressing, Change, Lease};
     use crate::console::{Command, CommandError, Console, HELP};
     use crate::fabric::{Fabric, HostsError, Phase, Started};
     use crate::flash::{
         self, describe, Region, BOOT_RECORD_REGION, IMAGE_A_REGION, IMAGE_B_REGION, KEY_REGION,
-        STAGING_REGION,
+        NETWORK_REGION, STAGING_REGION,
     };
     use crate::keystore;
     use crate::mac::Mac;
     use crate::management::{Management, MANAGEMENT_UDP_PORT, MAX_DATAGRAM};
+    use crate::netstore;
     use crate::timer;
     use crate::uart::Uart;
+    use weft_fabric::network_setting::{NetworkSetting, StaticAddress};
+    use weft_fabric::persist::Saved;
 
     /// The line the firmware prints on the console when it starts.
     const BANNER: &str = concat!("weft firmware ", env!("CARGO_PKG_VERSION"), "\r\n");
@@ -202,10 +214,20 @@ mod soft_core {
     pub const SWITCH_ID: SwitchId = SwitchId(0x0257_4546_5401);
 
     /// The management port's IPv4 address until the console's `ip` command
-    /// sets another: weft-proto's default for every switch.
+    /// stores another setting: weft-proto's default for every switch.
     pub const DEFAULT_ADDRESS: Ipv4Cidr = {
         let [a, b, c, d] = DEFAULT_IPV4_ADDRESS;
         Ipv4Cidr::new(Ipv4Address::new(a, b, c, d), DEFAULT_IPV4_PREFIX_LEN)
+    };
+
+    /// [`DEFAULT_ADDRESS`] without a gateway: the setting while none is stored.
+    const DEFAULT_SETTING: StaticAddress = match StaticAddress::new(
+        DEFAULT_ADDRESS.address(),
+        DEFAULT_ADDRESS.prefix_len(),
+        None,
+    ) {
+        Ok(fixed) => fixed,
+        Err(_) => panic!("weft-proto's default is a valid address"),
     };
 
     /// The longest the loop sleeps before looking at the console again:
@@ -324,11 +346,11 @@ mod soft_core {
             datagram: DATAGRAM.take(),
             answer: ANSWER.take(),
         };
-        let mut addressing = Addressing::new();
-        let mode = AddressMode::Static(DEFAULT_ADDRESS);
-        addressing.set(mode, &mut iface, &mut server.sockets);
-        say_address(&mut uart, mode);
         flash::configure();
+        let mut network_flash = NETWORK_REGION;
+        let mode = stored_address(&mut uart, &mut network_flash);
+        let mut addressing = Addressing::start(mode, &mut iface, &mut server.sockets);
+        say_address(&mut uart, mode);
         let mut key_flash = KEY_REGION;
         let _ = match keystore::load(&mut key_flash) {
             Ok(Some(stored)) => {
@@ -469,6 +491,19 @@ mod soft_core {
             Ok(Command::Address(mode)) => {
                 addressing.set(mode, iface, &mut server.sockets);
                 say_address(uart, mode);
+                // A region is only its span and the bus: a handle, made where used.
+                let mut network_flash = NETWORK_REGION;
+                match netstore::store(&mut network_flash, &mode) {
+                    Ok(()) => uart.write_str("ip: stored in flash; the next start uses it too\r\n"),
+                    Err(error) => write!(
+                        uart,
+                        "ip: not stored in flash ({}); the next start uses the previous setting\r\n",
+                        describe(error)
+                    ),
+                }
+            }
+            Ok(Command::ShowAddress) => {
+                show_address(uart, addressing);
                 Ok(())
             }
             Ok(Command::Hosts) => match fabric {
@@ -483,12 +518,14 @@ mod soft_core {
             Err(CommandError::Unknown) => uart.write_str("unknown command; type `help`\r\n"),
             Err(CommandError::Key(error)) => write!(uart, "key: {error}\r\n"),
             Err(CommandError::Address) => uart.write_str(
-                "ip: expected an address and prefix length, such as 192.168.70.2/24, or dhcp\r\n",
+                "ip: expected an address and prefix length, such as 192.168.70.2/24, \
+                 optionally `via` a gateway, such as 192.168.70.2/24 via 192.168.70.1, or dhcp\r\n",
             ),
             Err(CommandError::Host) => uart.write_str(
                 "host: expected `host <port> <slots> [<switch id, hex>]` or \
                  `host remove <port> [<switch id, hex>]`\r\n",
             ),
+            Err(CommandError::Static(error)) => write!(uart, "ip: {error}; nothing changed\r\n"),
             Err(CommandError::TooLong) => uart.write_str("line too long; nothing done\r\n"),
         };
     }
@@ -655,11 +692,62 @@ mod soft_core {
         };
     }
 
+    /// The address mode stored in flash, or [`DEFAULT_ADDRESS`] when none
+    /// is, or only a damaged one (which the console is told about), or the
+    /// flash cannot be read.
+    fn stored_address(uart: &mut Uart, network_flash: &mut Region) -> NetworkSetting {
+        let default = NetworkSetting::Static(DEFAULT_SETTING);
+        let _ = match netstore::load(network_flash) {
+            Ok(Saved::Record(mode)) => {
+                let _ = uart.write_str("ip: the setting stored in flash\r\n");
+                return mode;
+            }
+            Ok(Saved::Empty) => return default,
+            Ok(Saved::Corrupt) => uart.write_str(
+                "ip: the setting stored in flash is damaged; the default address until \
+                 `ip` stores another\r\n",
+            ),
+            Err(error) => write!(
+                uart,
+                "ip: the flash could not be read ({}); the default address\r\n",
+                describe(error)
+            ),
+        };
+        default
+    }
+
+    /// Says on the console where the management port's address comes from
+    /// now, and under DHCP the lease it holds.
+    fn show_address(uart: &mut Uart, addressing: &Addressing) {
+        let _ = match (addressing.mode(), addressing.lease()) {
+            (NetworkSetting::Dhcp, Some(Lease { address, router })) => match router {
+                Some(router) => write!(uart, "ip: dhcp, {address} leased, router {router}\r\n"),
+                None => write!(uart, "ip: dhcp, {address} leased, no router\r\n"),
+            },
+            (NetworkSetting::Dhcp, None) => uart.write_str("ip: dhcp, no lease yet\r\n"),
+            (mode, _) => {
+                say_address(uart, mode);
+                Ok(())
+            }
+        };
+    }
+
     /// Says on the console where the management port's address comes from now.
-    fn say_address(uart: &mut Uart, mode: AddressMode) {
+    fn say_address(uart: &mut Uart, mode: NetworkSetting) {
         let _ = match mode {
-            AddressMode::Static(cidr) => write!(uart, "ip: {cidr} (ARP, ICMP echo)\r\n"),
-            AddressMode::Dhcp => {
+            NetworkSetting::Static(fixed) => match fixed.gateway() {
+                Some(gateway) => write!(
+                    uart,
+                    "ip: {} via {gateway} (ARP, ICMP echo)\r\n",
+                    cidr(&fixed)
+                ),
+                None => write!(
+                    uart,
+                    "ip: {}, no gateway (ARP, ICMP echo)\r\n",
+                    cidr(&fixed)
+                ),
+            },
+            NetworkSetting::Dhcp => {
                 uart.write_str("ip: no address until a DHCP server leases one\r\n")
             }
         };

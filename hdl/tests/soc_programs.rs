@@ -144,16 +144,7 @@ fn the_watchdog_resets_the_soc_and_the_program_reads_why() {
 
     // The ISS's SoC carries out the same reset: the core starts again at
     // the reset vector, the watchdog's STATUS kept, and ends where the RTL did.
-    let mut bus = HarvardBus::reference();
-    let iss = weft_iss::soc::Soc::attach(&mut bus).expect("the SoC window is free");
-    bus.write_words(0, &program)
-        .expect("instruction RAM is at 0");
-    let mut hart = Hart::new(bus);
-    let mut resets = 0;
-    for _ in 0..200 {
-        iss.step(&mut hart);
-        resets += u32::from(iss.take_watchdog_reset(&mut hart, 0));
-    }
+    let (iss, hart, resets) = iss_run(&program, 200);
     assert_eq!(u64::from(resets), bench.resets_requested());
     assert_eq!(iss.gpio.output(), bench.gpio_outputs());
     assert_eq!(
@@ -196,16 +187,7 @@ fn the_watchdogs_reset_restarts_the_timer_and_drops_the_gpio_outputs_on_rtl_and_
     for _ in 0..300 {
         bench.cycle().expect("the SoC runs");
     }
-    let mut bus = HarvardBus::reference();
-    let iss = weft_iss::soc::Soc::attach(&mut bus).expect("the SoC window is free");
-    bus.write_words(0, &program)
-        .expect("instruction RAM is at 0");
-    let mut hart = Hart::new(bus);
-    let mut resets = 0;
-    for _ in 0..300 {
-        iss.step(&mut hart);
-        resets += u32::from(iss.take_watchdog_reset(&mut hart, 0));
-    }
+    let (_, hart, resets) = iss_run(&program, 300);
     assert_eq!(bench.resets_requested(), 1);
     assert_eq!(resets, 1);
     for r in [5u8, 7, 8] {
@@ -214,6 +196,23 @@ fn the_watchdogs_reset_restarts_the_timer_and_drops_the_gpio_outputs_on_rtl_and_
     assert_eq!(hart.reg(5), watchdog::FIRED.encode(1));
     assert_eq!(hart.reg(7), 0, "the reset dropped the outputs");
     assert_eq!(hart.reg(8), 0, "the reset restarted mtime");
+}
+
+/// `program` run `steps` steps on the ISS's SoC, which carries out the
+/// watchdog's resets as the RTL SoC does (the core back at address 0):
+/// the SoC, the hart and how many resets there were.
+fn iss_run(program: &[u32], steps: usize) -> (weft_iss::soc::Soc, Hart<HarvardBus>, u32) {
+    let mut bus = HarvardBus::reference();
+    let iss = weft_iss::soc::Soc::attach(&mut bus).expect("the SoC window is free");
+    bus.write_words(0, program)
+        .expect("instruction RAM is at 0");
+    let mut hart = Hart::new(bus);
+    let mut resets = 0;
+    for _ in 0..steps {
+        iss.step(&mut hart);
+        resets += u32::from(iss.take_watchdog_reset(&mut hart, 0));
+    }
+    (iss, hart, resets)
 }
 
 /// A CSR target for the tests: a word written at an offset reads back;

@@ -19,13 +19,32 @@ use weft_fabric::firmware_update::{BootRecord, ImageId, Trial, TRIAL_CHECK_IN_MS
 use weft_fabric::memory_flash::MemoryFlash;
 use weft_fabric::persist::{load_record, save_record};
 use weft_iss::soc::{NorFlash, Timing};
-use weft_proto::{BootReason, Digest, EventKind, EventSeq, ImageSlot, Key, Request, Response};
+use weft_proto::{
+    BootReason, Digest, EventKind, EventPage, EventSeq, ImageSlot, Key, Request, Response,
+};
 use weft_regs::soc::spi_flash::SECTOR_SIZE;
 use weft_sim::iss_board::CPU_CLOCK_HZ;
 
 const BOOT_RECORD: usize = 0x0F_E000;
 const SLOT_A: usize = 0x10_0000;
 const SLOT_B: usize = 0x20_0000;
+
+/// The first page of the event log of `board`'s firmware, read over UDP
+/// by a client that typed the test key on its console.
+fn events(board: &mut weft_sim::iss_board::IssBoard) -> EventPage {
+    board
+        .console()
+        .receive(format!("key {TEST_KEY_HEX}\r").as_bytes());
+    settle(board);
+    // The host's ARP request teaches the firmware where to answer.
+    assert_eq!(exchange(board, &arp_request(FIRMWARE_IP)).len(), 1);
+    let key = Key::parse_hex(TEST_KEY_HEX).expect("a valid key");
+    let read = Request::ReadEvents { from: EventSeq(0) };
+    let Response::Events(page) = ask_firmware(board, 40_002, 1, &read, &key) else {
+        panic!("expected an event page");
+    };
+    page
+}
 
 fn image_id(image: &[u8]) -> ImageId {
     ImageId {
@@ -183,16 +202,7 @@ fn the_firmware_runs_from_slot_b_on_trial_checks_in_and_starts_from_there() {
     settle(&mut board);
     assert_eq!(board.watchdog_resets(), 0);
     // A client reading the event log sees the trial's start and check-in.
-    board
-        .console()
-        .receive(format!("key {TEST_KEY_HEX}\r").as_bytes());
-    settle(&mut board);
-    assert_eq!(exchange(&mut board, &arp_request(FIRMWARE_IP)).len(), 1);
-    let key = Key::parse_hex(TEST_KEY_HEX).expect("a valid key");
-    let read = Request::ReadEvents { from: EventSeq(0) };
-    let Response::Events(page) = ask_firmware(&mut board, 40_002, 1, &read, &key) else {
-        panic!("expected an event page");
-    };
+    let page = events(&mut board);
     let firmware_events: Vec<EventKind> = page
         .events
         .iter()
@@ -263,17 +273,7 @@ fn a_trial_that_hangs_is_reset_by_the_watchdog_and_the_good_image_boots_back_and
         }
     );
     // A client reading the event log sees the boot-back.
-    board
-        .console()
-        .receive(format!("key {TEST_KEY_HEX}\r").as_bytes());
-    settle(&mut board);
-    // The host's ARP request teaches the firmware where to answer.
-    assert_eq!(exchange(&mut board, &arp_request(FIRMWARE_IP)).len(), 1);
-    let key = Key::parse_hex(TEST_KEY_HEX).expect("a valid key");
-    let read = Request::ReadEvents { from: EventSeq(0) };
-    let Response::Events(page) = ask_firmware(&mut board, 40_002, 1, &read, &key) else {
-        panic!("expected an event page");
-    };
+    let page = events(&mut board);
     assert!(
         page.events.iter().any(|e| e.kind
             == EventKind::Booted {

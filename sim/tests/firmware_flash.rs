@@ -127,6 +127,18 @@ impl Client {
     }
 }
 
+/// Commits the verified image in two phases, as a client does.
+fn commit(client: &mut Client) {
+    let Response::CommitPrepared { token } = client.ask(&Request::FirmwarePrepareCommit, &[])
+    else {
+        panic!("expected a token");
+    };
+    assert_eq!(
+        client.ask(&Request::FirmwareCommit { token }, &[]),
+        Response::Done
+    );
+}
+
 fn status(client: &mut Client) -> FirmwareStatus {
     match client.ask(&Request::FirmwareStatus, &[]) {
         Response::FirmwareStatus(status) => status,
@@ -188,14 +200,7 @@ fn an_image_lands_in_the_slot_not_running_and_boots_on_trial_once_committed_or_b
             next_boot: ImageSlot::A,
         }
     );
-    let Response::CommitPrepared { token } = client.ask(&Request::FirmwarePrepareCommit, &[])
-    else {
-        panic!("expected a token");
-    };
-    assert_eq!(
-        client.ask(&Request::FirmwareCommit { token }, &[]),
-        Response::Done
-    );
+    commit(&mut client);
     assert_eq!(status(&mut client).next_boot, ImageSlot::B);
     let board = client.board;
     let flash = board.flash().contents();
@@ -267,14 +272,7 @@ fn an_image_sent_and_committed_runs_after_a_restart_through_the_boot_loader() {
             }
         );
     }
-    let Response::CommitPrepared { token } = client.ask(&Request::FirmwarePrepareCommit, &[])
-    else {
-        panic!("expected a token");
-    };
-    assert_eq!(
-        client.ask(&Request::FirmwareCommit { token }, &[]),
-        Response::Done
-    );
+    commit(&mut client);
     assert_eq!(
         (status(&mut client).running, status(&mut client).next_boot),
         (ImageSlot::A, ImageSlot::B)
@@ -353,14 +351,7 @@ fn an_upload_cut_by_a_restart_resumes_from_its_checkpoint_and_commits() {
     );
     send_chunks(&mut client, &image, checkpoint, image.len());
     assert_eq!(status(&mut client).state, UpdateState::Verified);
-    let Response::CommitPrepared { token } = client.ask(&Request::FirmwarePrepareCommit, &[])
-    else {
-        panic!("expected a token");
-    };
-    assert_eq!(
-        client.ask(&Request::FirmwareCommit { token }, &[]),
-        Response::Done
-    );
+    commit(&mut client);
     assert_eq!(status(&mut client).next_boot, ImageSlot::B);
     let flash = client.board.flash().contents();
     assert_eq!(

@@ -13,8 +13,8 @@
 //! | `ip dhcp` | asks a DHCP server for the management port's address ([`crate::addressing`]) |
 //! | `ip` | shows the management port's setting, and the lease under DHCP |
 //! | `hosts` | lists the host ports the next start presents virtual switches on |
-//! | `host <port> <slots> [<switch ID, hex>]` | makes a port (of this switch, or of the one named) a host port with that many slots, stored for the next start |
-//! | `host remove <port> [<switch ID, hex>]` | takes a host port out, stored for the next start |
+//! | `host <port> <slots>` | makes a port of this switch a host port with that many slots, stored for the next start |
+//! | `host remove <port>` | takes a host port out, stored for the next start |
 //! | `help` | lists the commands |
 //!
 //! Each `ip` setting is stored in flash and applied again at the next
@@ -58,19 +58,15 @@ impl Default for Console {
 /// `settings::set_host_port`, `remove_host_port`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HostEdit {
-    /// Make `port` of `switch` (`None`: this one) a host port with `slots` slots.
+    /// Make `port` a host port with `slots` slots.
     Set {
-        /// The switch, by ID; `None` for this one.
-        switch: Option<u64>,
         /// Its port.
         port: u8,
         /// Slots of the virtual switch presented there.
         slots: u8,
     },
-    /// Take `port` of `switch` (`None`: this one) out.
+    /// Take `port` out.
     Remove {
-        /// The switch, by ID; `None` for this one.
-        switch: Option<u64>,
         /// Its port.
         port: u8,
     },
@@ -84,8 +80,8 @@ pub enum CommandError {
     Key(KeyParseError),
     /// The address is neither `a.b.c.d/prefix` (optionally `via g.h.i.j`) nor `dhcp`.
     Address,
-    /// The `host` command's arguments are not `<port> <slots> [<switch>]`
-    /// or `remove <port> [<switch>]`.
+    /// The `host` command's arguments are not `<port> <slots>` or
+    /// `remove <port>`.
     Host,
     /// The address, prefix and gateway do not go together.
     Static(StaticAddressError),
@@ -155,35 +151,23 @@ fn parse(line: &[u8]) -> Result<Command, CommandError> {
     }
 }
 
-/// The `host` command's arguments: `<port> <slots> [<switch>]` or
-/// `remove <port> [<switch>]`, ports and slots in decimal, the switch ID
-/// in hexadecimal (with or without `0x`).
+/// The `host` command's arguments, `<port> <slots>` or `remove <port>`,
+/// in decimal. Only this switch's ports: a host on another switch would
+/// put its configuration requests in that switch's mailbox, which the
+/// firmware does not read.
 fn parse_host(argument: &str) -> Option<HostEdit> {
-    let mut words = argument.split_ascii_whitespace();
-    let first = words.next()?;
-    let remove = first == "remove";
-    let port = if remove { words.next()? } else { first }.parse().ok()?;
-    let slots = if remove {
-        0
-    } else {
-        words.next()?.parse().ok()?
-    };
-    let switch = match words.next() {
-        Some(id) => Some(u64::from_str_radix(id.trim_start_matches("0x"), 16).ok()?),
-        None => None,
-    };
-    if words.next().is_some() {
-        return None;
+    let words: weft_proto::heapless::Vec<&str, 3> =
+        argument.split_ascii_whitespace().take(3).collect();
+    match words[..] {
+        ["remove", port] => Some(HostEdit::Remove {
+            port: port.parse().ok()?,
+        }),
+        [port, slots] => Some(HostEdit::Set {
+            port: port.parse().ok()?,
+            slots: slots.parse().ok()?,
+        }),
+        _ => None,
     }
-    Some(if remove {
-        HostEdit::Remove { switch, port }
-    } else {
-        HostEdit::Set {
-            switch,
-            port,
-            slots,
-        }
-    })
 }
 
 /// The static address `a.b.c.d/prefix`, with `via g.h.i.j` after it for a gateway.
@@ -213,5 +197,5 @@ pub const HELP: &str = "commands:\r\n\
     \x20 ip                   show the management port's address setting\r\n\
     \x20 (`ip` settings are stored in flash and kept across restarts)\r\n\
     \x20 hosts                list the host ports the next start presents\r\n\
-    \x20 host <port> <slots> [<switch id>]  make a port a host port (next start)\r\n\
-    \x20 host remove <port> [<switch id>]   take a host port out (next start)\r\n";
+    \x20 host <port> <slots>  make a port a host port (next start)\r\n\
+    \x20 host remove <port>   take a host port out (next start)\r\n";

@@ -277,8 +277,8 @@ impl Fabric {
 
     /// Makes `edit` to the host ports the next start presents, and stores
     /// them in the saved configuration (created from the running NumVFs,
-    /// without bindings, if none is saved); returns them. A port of this
-    /// switch must be one it has.
+    /// without bindings, if none is saved); returns them. The port must
+    /// be one this switch has.
     pub fn edit_hosts(
         &mut self,
         edit: HostEdit,
@@ -287,22 +287,17 @@ impl Fabric {
         let mut config = self.next_config()?;
         let mut hosts = config.hosts.take().unwrap_or_default();
         match edit {
-            HostEdit::Set {
-                switch,
-                port,
-                slots,
-            } => {
-                if switch.is_none_or(|id| id == own) && usize::from(port) >= self.ports() {
+            HostEdit::Set { port, slots } => {
+                if usize::from(port) >= self.ports() {
                     return Err(HostsError::NoSuchPort {
                         port,
                         ports: self.ports(),
                     });
                 }
-                set_host_port(&mut hosts, switch.unwrap_or(own), PortIndex(port), slots)
-                    .map_err(HostsError::Set)?;
+                set_host_port(&mut hosts, own, PortIndex(port), slots).map_err(HostsError::Set)?;
             }
-            HostEdit::Remove { switch, port } => {
-                if !remove_host_port(&mut hosts, switch.unwrap_or(own), PortIndex(port)) {
+            HostEdit::Remove { port } => {
+                if !remove_host_port(&mut hosts, own, PortIndex(port)) {
                     return Err(HostsError::NotAHostPort { port });
                 }
             }

@@ -521,10 +521,9 @@ mod soft_core {
                 "ip: expected an address and prefix length, such as 192.168.70.2/24, \
                  optionally `via` a gateway, such as 192.168.70.2/24 via 192.168.70.1, or dhcp\r\n",
             ),
-            Err(CommandError::Host) => uart.write_str(
-                "host: expected `host <port> <slots> [<switch id, hex>]` or \
-                 `host remove <port> [<switch id, hex>]`\r\n",
-            ),
+            Err(CommandError::Host) => {
+                uart.write_str("host: expected `host <port> <slots>` or `host remove <port>`\r\n")
+            }
             Err(CommandError::Static(error)) => write!(uart, "ip: {error}; nothing changed\r\n"),
             Err(CommandError::TooLong) => uart.write_str("line too long; nothing done\r\n"),
         };

@@ -20,10 +20,11 @@ use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
 use weft_devices::Device;
-use weft_model::Packet;
+use weft_model::{Forwarding, Packet};
 
 use crate::host::Host;
 use crate::link::{CreditCost, Credits, LinkConfig, LinkDirection, Picoseconds};
+use crate::waveform::{Side, Waveform};
 
 /// A port of one of the fabric's switches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -100,6 +101,36 @@ pub(crate) struct Wiring {
     /// Per place: [`Way::Up`] from its node (none for a fabric port),
     /// [`Way::Down`] out of its switch (towards the node or the cabled port).
     channels: BTreeMap<ChannelId, Channel>,
+    /// The waveform every TLP put on a wire is recorded in, if one is.
+    pub(crate) waveform: Option<Box<Waveform>>,
+}
+
+/// Records in `waveform` that `packet`, sent on `channel` of `link`,
+/// arrives at `arrival`: it leaves a switch port (a [`Way::Down`] channel)
+/// and enters one unless it is for a node. The link is the one place every
+/// TLP passes, so this is the only place TLPs are recorded.
+fn record(
+    waveform: &mut Waveform,
+    cables: &BTreeMap<Place, Place>,
+    channel: ChannelId,
+    link: &LinkDirection,
+    packet: &Packet,
+    arrival: Picoseconds,
+) {
+    let latency = link.config().latency_ps;
+    let end = arrival.saturating_sub(latency);
+    let start = end.saturating_sub(link.serialization_ps(packet));
+    let (place, way) = channel;
+    let receiver = match way {
+        Way::Up => Some(place),
+        Way::Down => {
+            waveform.tlp(place, Side::Tx, packet, start, end);
+            cables.get(&place).copied()
+        }
+    };
+    if let Some(receiver) = receiver {
+        waveform.tlp(receiver, Side::Rx, packet, start + latency, arrival);
+    }
 }
 
 fn to_ps(time: Duration) -> Picoseconds {
@@ -197,6 +228,16 @@ impl Wiring {
         let found = self.channels.get_mut(&channel)?;
         if found.waiting.is_empty() {
             if let Ok(arrival) = found.link.send(to_ps(at), &packet) {
+                if let Some(waveform) = self.waveform.as_deref_mut() {
+                    record(
+                        waveform,
+                        &self.cables,
+                        channel,
+                        &found.link,
+                        &packet,
+                        arrival,
+                    );
+                }
                 return Some((from_ps(arrival), packet));
             }
         }
@@ -230,6 +271,16 @@ impl Wiring {
             match found.link.send(to_ps(at), packet) {
                 Ok(arrival) => {
                     let (_, packet) = found.waiting.pop_front().expect("checked just above");
+                    if let Some(waveform) = self.waveform.as_deref_mut() {
+                        record(
+                            waveform,
+                            &self.cables,
+                            channel,
+                            &found.link,
+                            &packet,
+                            arrival,
+                        );
+                    }
                     sent.push((from_ps(arrival), packet));
                 }
                 Err(_) => break,
@@ -241,6 +292,22 @@ impl Wiring {
     /// TLPs waiting for credits on every channel.
     pub(crate) fn waiting(&self) -> usize {
         self.channels.values().map(|c| c.waiting.len()).sum()
+    }
+
+    /// Records in the waveform, if one is recorded, that the switch
+    /// dropped a TLP that came in on `place` at `at`, when `forwarding`
+    /// says it did.
+    pub(crate) fn note_forwarding(&mut self, place: Place, at: Duration, forwarding: &Forwarding) {
+        if let (Some(waveform), Some(reason)) = (self.waveform.as_deref_mut(), forwarding.dropped) {
+            waveform.dropped(place, to_ps(at), reason);
+        }
+    }
+
+    /// Writes the waveform's changes before `now`, if one is recorded.
+    pub(crate) fn advance_waveform(&mut self, now: Duration) {
+        if let Some(waveform) = self.waveform.as_deref_mut() {
+            waveform.advance(to_ps(now));
+        }
     }
 
     /// The port `place` is cabled to, if it is a fabric port.
@@ -262,6 +329,16 @@ impl Wiring {
         let end = self.end_of((place, way))?;
         let channel = self.channels.get_mut(&(place, way))?;
         let arrival = channel.link.send_when_credited(to_ps(at), packet);
+        if let Some(waveform) = self.waveform.as_deref_mut() {
+            record(
+                waveform,
+                &self.cables,
+                (place, way),
+                &channel.link,
+                packet,
+                arrival,
+            );
+        }
         channel.link.release(
             arrival + to_ps(channel.release_delay),
             CreditCost::of(packet),

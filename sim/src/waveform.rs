@@ -23,6 +23,7 @@
 //! | `{rx,tx}_req_id` | 16 | the requester ID (of the request completed, for a completion) |
 //! | `{rx,tx}_tag` | 10 | the tag (§2.2.6.2) |
 //! | `{rx,tx}_addr` | 32 | address\[31:0\] of a memory or I/O request, the byte offset of a configuration request, Lower Address of a completion, 0 for a message |
+//! | `{rx,tx}_credits_{p,np,cpl}` | 16 | header credits of posted requests, non-posted requests and completions in use (§2.6.1). rx: TLPs in the port's receive buffer, from their first byte's arrival until the switch frees the buffer; tx: credits of the link partner's the port has taken, from a TLP's first byte until the partner's UpdateFC brings them back |
 //! | `drop_count` | 32 | TLPs the switch dropped that came in on this port |
 //! | `drop_reason` | string | why it dropped the last one (`weft_model::DropReason`) |
 //!
@@ -40,7 +41,7 @@ use std::path::{Path, PathBuf};
 
 use vcd::{IdCode, TimescaleUnit, VarType};
 use weft_model::{DropReason, Packet};
-use weft_pcie::tlp::{Body, TlpType};
+use weft_pcie::tlp::{Body, FlowControlClass, TlpType};
 
 use crate::link::Picoseconds;
 use crate::scenario::Scenario;
@@ -152,18 +153,51 @@ enum Level {
 enum Change {
     /// It takes this value.
     Set(Level),
-    /// A counter steps up by one.
-    Count,
+    /// A counter steps up (or down) by this much.
+    Step(i8),
 }
 
-/// A change waiting for the world's clock to pass its time.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+/// What happens at a time.
+#[derive(Clone, Copy, Debug)]
+enum Event {
+    /// A TLP's first byte on a lane: the lane's fields take the TLP's, its
+    /// valid level rises, its count and the credits of `credit` step up.
+    Start {
+        lane: Lane,
+        fields: Fields,
+        credit: u32,
+    },
+    /// One signal changes.
+    Change { signal: u32, change: Change },
+}
+
+/// An event waiting for the world's clock to pass its time.
+#[derive(Clone, Copy, Debug)]
 struct Pending {
     at: Picoseconds,
-    /// Order of recording: changes at one time apply in this order.
+    /// Order of recording: events at one time apply in this order.
     sequence: u64,
-    signal: u32,
-    change: Change,
+    event: Event,
+}
+
+impl PartialEq for Pending {
+    fn eq(&self, other: &Self) -> bool {
+        (self.at, self.sequence) == (other.at, other.sequence)
+    }
+}
+
+impl Eq for Pending {}
+
+impl PartialOrd for Pending {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Pending {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        (self.at, self.sequence).cmp(&(other.at, other.sequence))
+    }
 }
 
 /// The signals of one direction of a port, as indices into the recorder's.
@@ -177,6 +211,8 @@ struct Lane {
     req_id: u32,
     tag: u32,
     addr: u32,
+    /// Header credits in use on the link, by class: posted, non-posted, completion.
+    credits: [u32; 3],
 }
 
 /// One port's signals.
@@ -305,6 +341,11 @@ impl Waveform {
             req_id: self.signal(&format!("{side}_req_id"), 16)?,
             tag: self.signal(&format!("{side}_tag"), 10)?,
             addr: self.signal(&format!("{side}_addr"), 32)?,
+            credits: [
+                self.signal(&format!("{side}_credits_p"), 16)?,
+                self.signal(&format!("{side}_credits_np"), 16)?,
+                self.signal(&format!("{side}_credits_cpl"), 16)?,
+            ],
         })
     }
 
@@ -331,14 +372,17 @@ impl Waveform {
             .copied()
     }
 
-    fn schedule(&mut self, at: Picoseconds, signal: u32, change: Change) {
+    fn schedule(&mut self, at: Picoseconds, event: Event) {
         self.sequence += 1;
         self.pending.push(Reverse(Pending {
             at,
             sequence: self.sequence,
-            signal,
-            change,
+            event,
         }));
+    }
+
+    fn schedule_change(&mut self, at: Picoseconds, signal: u32, change: Change) {
+        self.schedule(at, Event::Change { signal, change });
     }
 
     /// `packet` crosses `place` the way `side` from `start` to `end` (its
@@ -358,21 +402,40 @@ impl Waveform {
             Side::Rx => ports.rx,
             Side::Tx => ports.tx,
         };
-        let fields = Fields::of(packet);
         self.tlps += 1;
-        self.schedule(start, lane.valid, Change::Set(Level::Bits(1)));
-        self.schedule(start, lane.count, Change::Count);
-        self.schedule(start, lane.kind, Change::Set(Level::Text(fields.kind)));
-        for (signal, value) in [
-            (lane.fmt_type, fields.fmt_type),
-            (lane.len, fields.len),
-            (lane.req_id, fields.req_id),
-            (lane.tag, fields.tag),
-            (lane.addr, fields.addr),
-        ] {
-            self.schedule(start, signal, Change::Set(Level::Bits(value)));
-        }
-        self.schedule(end, lane.valid, Change::Set(Level::Bits(0)));
+        let credit = lane.credits[class_index(packet.header.flow_control_class())];
+        let fields = Fields::of(packet);
+        self.schedule(
+            start,
+            Event::Start {
+                lane,
+                fields,
+                credit,
+            },
+        );
+        self.schedule_change(end, lane.valid, Change::Set(Level::Bits(0)));
+    }
+
+    /// A header credit of `class` taken on `side` of `place` as a TLP
+    /// started ([`Waveform::tlp`]) is free again at `at`, if `place`'s
+    /// switch is recorded: rx, the switch freed the TLP's buffer; tx, the
+    /// link partner's UpdateFC brought it back.
+    pub(crate) fn credit_returned(
+        &mut self,
+        place: Place,
+        side: Side,
+        class: FlowControlClass,
+        at: Picoseconds,
+    ) {
+        let Some(ports) = self.ports(place) else {
+            return;
+        };
+        let lane = match side {
+            Side::Rx => ports.rx,
+            Side::Tx => ports.tx,
+        };
+        let signal = lane.credits[class_index(class)];
+        self.schedule_change(at, signal, Change::Step(-1));
     }
 
     /// The switch dropped a TLP that came in on `place` at `at`, for `reason`.
@@ -380,8 +443,8 @@ impl Waveform {
         let Some(ports) = self.ports(place) else {
             return;
         };
-        self.schedule(at, ports.drop_count, Change::Count);
-        self.schedule(
+        self.schedule_change(at, ports.drop_count, Change::Step(1));
+        self.schedule_change(
             at,
             ports.drop_reason,
             Change::Set(Level::Text(reason_name(reason))),
@@ -424,18 +487,33 @@ impl Waveform {
             return;
         };
         let at = first.at;
-        while let Some(Reverse(change)) = self.pending.peek().copied() {
-            if change.at != at {
+        while let Some(Reverse(pending)) = self.pending.peek().copied() {
+            if pending.at != at {
                 break;
             }
             self.pending.pop();
-            let signal = change.signal as usize;
-            self.next[signal] = match (change.change, self.next[signal]) {
-                (Change::Set(level), _) => level,
-                (Change::Count, Level::Bits(n)) => Level::Bits((n + 1) & 0xffff_ffff),
-                (Change::Count, text) => text,
-            };
-            self.touched.push(change.signal);
+            match pending.event {
+                Event::Change { signal, change } => self.apply(signal, change),
+                Event::Start {
+                    lane,
+                    fields,
+                    credit,
+                } => {
+                    self.apply(lane.valid, Change::Set(Level::Bits(1)));
+                    self.apply(lane.count, Change::Step(1));
+                    self.apply(credit, Change::Step(1));
+                    self.apply(lane.kind, Change::Set(Level::Text(fields.kind)));
+                    for (signal, value) in [
+                        (lane.fmt_type, fields.fmt_type),
+                        (lane.len, fields.len),
+                        (lane.req_id, fields.req_id),
+                        (lane.tag, fields.tag),
+                        (lane.addr, fields.addr),
+                    ] {
+                        self.apply(signal, Change::Set(Level::Bits(value)));
+                    }
+                }
+            }
         }
         if self.failed.is_some() {
             self.touched.clear();
@@ -469,28 +547,44 @@ impl Waveform {
         self.touched.clear();
     }
 
+    /// Applies `change` to `signal`'s value at the time being written.
+    fn apply(&mut self, signal: u32, change: Change) {
+        let index = signal as usize;
+        self.next[index] = match (change, self.next[index]) {
+            (Change::Set(level), _) => level,
+            (Change::Step(by), Level::Bits(n)) => {
+                Level::Bits(n.saturating_add_signed(i64::from(by)) & 0xffff_ffff)
+            }
+            (Change::Step(_), text) => text,
+        };
+        self.touched.push(signal);
+    }
+
     fn write_value(&mut self, signal: u32, level: Level) -> io::Result<()> {
         let Signal { id, width } = self.signals[signal as usize];
         match level {
             Level::Text(text) => self.writer.change_string(id, text),
             Level::Bits(value) if width == 1 => self.writer.change_scalar(id, value & 1 == 1),
-            Level::Bits(value) => {
-                // The fewest digits: a VCD reader extends a vector with zeros.
-                let bits = (64 - value.leading_zeros()).max(1);
-                let digits = (0..bits).rev().map(|bit| {
-                    if value >> bit & 1 == 1 {
-                        vcd::Value::V1
-                    } else {
-                        vcd::Value::V0
-                    }
-                });
-                self.writer.change_vector(id, digits)
-            }
+            // `b` and the value's digits, the fewest (a reader extends a
+            // vector with zeros), as Writer::change_vector writes them but
+            // formatted at once rather than digit by digit: this line is
+            // most of the file, and writing it most of the recorder's time.
+            Level::Bits(value) => writeln!(self.writer.writer(), "b{value:b} {id}"),
         }
     }
 }
 
+/// Which of a lane's credit signals counts `class`.
+fn class_index(class: FlowControlClass) -> usize {
+    match class {
+        FlowControlClass::Posted => 0,
+        FlowControlClass::NonPosted => 1,
+        FlowControlClass::Completion => 2,
+    }
+}
+
 /// The fields a port's signals show of one TLP.
+#[derive(Clone, Copy, Debug)]
 struct Fields {
     kind: &'static str,
     fmt_type: u64,
@@ -572,5 +666,83 @@ fn reason_name(reason: DropReason) -> &'static str {
         DropReason::RoutesToIngress => "RoutesToIngress",
         DropReason::UnexpectedCompletion => "UnexpectedCompletion",
         DropReason::UnknownFunction => "UnknownFunction",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use weft_devices::packet::{completion_for, config_read, read_chunk, write_chunk, RequestInfo};
+    use weft_pcie::split::RequestChunk;
+    use weft_pcie::tlp::{CompletionStatus, Tag};
+    use weft_pcie::Bdf;
+
+    use super::*;
+
+    fn chunk(address: u64, length_dw: u16) -> RequestChunk {
+        RequestChunk {
+            address,
+            len: length_dw * 4,
+            length_dw,
+            first_be: 0xf,
+            last_be: if length_dw > 1 { 0xf } else { 0 },
+        }
+    }
+
+    #[test]
+    fn fields_are_the_headers_as_table_2_3_encodes_them() {
+        let requester = Bdf::new(3, 0, 1);
+        // MRd below 4 GiB: 3 DW header, no data, Fmt 000b Type 0 0000b.
+        let read = read_chunk(
+            requester,
+            Tag::new(0x2a5).expect("10 bits"),
+            &chunk(0x1234_5678, 16),
+        );
+        let fields = Fields::of(&read);
+        assert_eq!(
+            (
+                fields.kind,
+                fields.fmt_type,
+                fields.len,
+                fields.req_id,
+                fields.tag,
+                fields.addr
+            ),
+            ("MRd", 0x00, 16, 0x0301, 0x2a5, 0x1234_5678)
+        );
+        // MWr above 4 GiB: 4 DW header with data, Fmt 011b; the address's low 32 bits.
+        let write = write_chunk(requester, &chunk(0x9_0000_0040, 64), &[0; 256]);
+        let fields = Fields::of(&write);
+        assert_eq!(
+            (fields.kind, fields.fmt_type, fields.len, fields.addr),
+            ("MWr", 0x60, 64, 0x40)
+        );
+        // CfgRd0: Fmt 000b Type 0 0100b; the byte offset of the register.
+        let config = config_read(requester, Tag::from_8bit(7), Bdf::new(4, 0, 0), 0x10);
+        let fields = Fields::of(&config);
+        assert_eq!(
+            (fields.kind, fields.fmt_type, fields.len, fields.addr),
+            ("CfgRd0", 0x04, 1, 0x10)
+        );
+        // CplD: Fmt 010b Type 0 1010b, the requester and tag of the request.
+        let info = RequestInfo::of(&config.header);
+        let completion = completion_for(
+            &info,
+            Bdf::new(4, 0, 0),
+            CompletionStatus::Successful,
+            4,
+            0,
+            Some(vec![0; 4]),
+        );
+        let fields = Fields::of(&completion);
+        assert_eq!(
+            (
+                fields.kind,
+                fields.fmt_type,
+                fields.len,
+                fields.req_id,
+                fields.tag
+            ),
+            ("CplD", 0x4a, 1, 0x0301, 7)
+        );
     }
 }

@@ -21,6 +21,7 @@ use std::time::Duration;
 
 use weft_devices::Device;
 use weft_model::{Forwarding, Packet};
+use weft_pcie::tlp::FlowControlClass;
 
 use crate::host::Host;
 use crate::link::{CreditCost, Credits, LinkConfig, LinkDirection, Picoseconds};
@@ -105,10 +106,25 @@ pub(crate) struct Wiring {
     pub(crate) waveform: Option<Box<Waveform>>,
 }
 
+/// The switch ports at the ends of `channel`: the one sending on it (a
+/// [`Way::Down`] channel leaves a switch port) and the one receiving
+/// (unless a node receives).
+fn ports_of(cables: &BTreeMap<Place, Place>, channel: ChannelId) -> [(Side, Option<Place>); 2] {
+    let (place, way) = channel;
+    match way {
+        Way::Up => [(Side::Tx, None), (Side::Rx, Some(place))],
+        Way::Down => [
+            (Side::Tx, Some(place)),
+            (Side::Rx, cables.get(&place).copied()),
+        ],
+    }
+}
+
 /// Records in `waveform` that `packet`, sent on `channel` of `link`,
-/// arrives at `arrival`: it leaves a switch port (a [`Way::Down`] channel)
-/// and enters one unless it is for a node. The link is the one place every
-/// TLP passes, so this is the only place TLPs are recorded.
+/// arrives at `arrival`: the switch ports at its ends send and receive
+/// it, and their link's credits are taken as it starts on the wire. The
+/// links are the one place every TLP passes, so this is the only place
+/// TLPs are recorded.
 fn record(
     waveform: &mut Waveform,
     cables: &BTreeMap<Place, Place>,
@@ -120,16 +136,32 @@ fn record(
     let latency = link.config().latency_ps;
     let end = arrival.saturating_sub(latency);
     let start = end.saturating_sub(link.serialization_ps(packet));
-    let (place, way) = channel;
-    let receiver = match way {
-        Way::Up => Some(place),
-        Way::Down => {
-            waveform.tlp(place, Side::Tx, packet, start, end);
-            cables.get(&place).copied()
+    for (side, port) in ports_of(cables, channel) {
+        let Some(port) = port else { continue };
+        match side {
+            Side::Tx => waveform.tlp(port, side, packet, start, end),
+            Side::Rx => waveform.tlp(port, side, packet, start + latency, arrival),
         }
-    };
-    if let Some(receiver) = receiver {
-        waveform.tlp(receiver, Side::Rx, packet, start + latency, arrival);
+    }
+}
+
+/// Records in `waveform` that the receiver on `channel` freed the buffer
+/// of a TLP of `class` at `freed`, and that the sender has the header
+/// credit back `latency` later (the UpdateFC's trip, §2.6.1.2).
+fn record_return(
+    waveform: &mut Waveform,
+    cables: &BTreeMap<Place, Place>,
+    channel: ChannelId,
+    class: FlowControlClass,
+    freed: Picoseconds,
+    latency: Picoseconds,
+) {
+    for (side, port) in ports_of(cables, channel) {
+        match (side, port) {
+            (Side::Rx, Some(port)) => waveform.credit_returned(port, side, class, freed),
+            (Side::Tx, Some(port)) => waveform.credit_returned(port, side, class, freed + latency),
+            (_, None) => {}
+        }
     }
 }
 
@@ -256,7 +288,18 @@ impl Wiring {
         let found = self.channels.get_mut(&channel)?;
         let freed = now + found.release_delay;
         found.link.release(to_ps(freed), cost);
-        Some(freed + from_ps(found.link.config().latency_ps))
+        let latency = found.link.config().latency_ps;
+        if let Some(waveform) = self.waveform.as_deref_mut() {
+            record_return(
+                waveform,
+                &self.cables,
+                channel,
+                cost.class,
+                to_ps(freed),
+                latency,
+            );
+        }
+        Some(freed + from_ps(latency))
     }
 
     /// Sends, at `now`, the TLPs waiting on `channel` that the credits
@@ -339,10 +382,13 @@ impl Wiring {
                 arrival,
             );
         }
-        channel.link.release(
-            arrival + to_ps(channel.release_delay),
-            CreditCost::of(packet),
-        );
+        let freed = arrival + to_ps(channel.release_delay);
+        channel.link.release(freed, CreditCost::of(packet));
+        if let Some(waveform) = self.waveform.as_deref_mut() {
+            let latency = channel.link.config().latency_ps;
+            let class = packet.header.flow_control_class();
+            record_return(waveform, &self.cables, (place, way), class, freed, latency);
+        }
         Some((from_ps(arrival), end))
     }
 }

@@ -11,6 +11,7 @@ use std::process::Command as Process;
 
 use vcd::{Command, IdCode, Value};
 use weft_model::{PortIndex, Traffic};
+use weft_sim::link::Credits;
 use weft_sim::scenario::engine::Engine;
 use weft_sim::scenario::Scenario;
 use weft_sim::waveform::{Probe, Waveform, WaveformError};
@@ -261,6 +262,38 @@ fn a_recorded_switch_shows_every_tlp_its_counters_count() {
         }
     }
     assert_eq!(total as u64, recorded, "the recorder's count of TLPs");
+
+    // Flow control (PCIe Base 6.0 §2.6.1): a port's receive buffer never
+    // holds more TLPs of a class than the header credits it advertises,
+    // and at the end of the run every buffer is free and every credit back.
+    let advertised = Credits::SWITCH_PORT;
+    let mut held = 0;
+    for port in [0u8, 1, 3] {
+        for (class, most) in [
+            ("p", advertised.posted.header),
+            ("np", advertised.non_posted.header),
+            ("cpl", advertised.completion.header),
+        ] {
+            let most = u64::from(most.expect("a switch port's credits are finite"));
+            for side in ["rx", "tx"] {
+                let in_use: Vec<u64> = trace
+                    .of("s1", port, &format!("{side}_credits_{class}"))
+                    .into_iter()
+                    .map(|(_, c)| match c {
+                        Change::Number(n) => n,
+                        Change::Text(t) => panic!("credits are a number, not {t:?}"),
+                    })
+                    .collect();
+                assert_eq!(in_use.last(), Some(&0), "s1.port{port} {side} {class}");
+                let peak = in_use.iter().copied().max().unwrap_or(0);
+                held = held.max(peak);
+                if side == "rx" {
+                    assert!(peak <= most, "s1.port{port} holds {peak} {class} TLPs");
+                }
+            }
+        }
+    }
+    assert!(held > 1, "the copies kept more than one TLP in flight");
 }
 
 #[test]

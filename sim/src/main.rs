@@ -70,8 +70,8 @@ scenario file FILE the same way.
 switches' ports while the scenario runs: per port and direction (rx, tx) a
 valid level for each TLP's time on the wire, a TLP count, the TLP's kind
 (MRd, MWr, CplD, CfgRd0, Msg, ...), Fmt/Type byte, length in DW, requester
-ID, tag and address bits, and per port the drops and the last drop's
-reason. --vcd-switch NAME (repeatable) records only the switches named as
+ID, tag and address bits, header credits in use by class, and per port the
+drops and the last drop's reason. --vcd-switch NAME (repeatable) records only the switches named as
 in the scenario file (s0, s1, ... in the reference); all of them without it.";
 
 fn main() -> ExitCode {

@@ -34,6 +34,9 @@
 //! A host's software runs synchronously: while one host's CPU waits for an
 //! answer, [`World`] advances every other node event by event
 //! ([`HostLink`] is the host's view of everything past its root port).
+//!
+//! [`World::record_waveform`] records what chosen switches' ports carry,
+//! as the links send it, into a Value Change Dump ([`crate::waveform`]).
 
 use std::cell::{Cell, RefCell};
 use std::cmp::Reverse;

@@ -71,8 +71,9 @@ switches' ports while the scenario runs: per port and direction (rx, tx) a
 valid level for each TLP's time on the wire, a TLP count, the TLP's kind
 (MRd, MWr, CplD, CfgRd0, Msg, ...), Fmt/Type byte, length in DW, requester
 ID, tag and address bits, header credits in use by class, and per port the
-drops and the last drop's reason. --vcd-switch NAME (repeatable) records only the switches named as
-in the scenario file (s0, s1, ... in the reference); all of them without it.";
+drops and the last drop's reason. --vcd-switch NAME (repeatable) records
+only the switches named so in the scenario file (s0 to s3 in the
+reference); without it, every switch.";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();

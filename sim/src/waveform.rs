@@ -30,7 +30,8 @@
 //! Fields keep their last TLP's value while `valid` is low. Changes are
 //! recorded as the simulation schedules them, which may be ahead of its
 //! clock, and written in time order once the world's clock has passed
-//! them ([`Waveform::advance`]), so memory holds only what is still ahead.
+//! them (as each event of the world is handled), so memory holds only
+//! what is still ahead.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;

@@ -1,7 +1,9 @@
 //! `--vcd FILE`: the waveform of a run, read back with the `vcd` crate's
-//! parser, agrees with the switch models' own counters; only the chosen
-//! switches are in it; its time only moves forward; a file that cannot be
-//! created or a switch that does not exist is a clear error.
+//! parser, agrees with the switch models' own counters (TLPs by class,
+//! drops and their reasons) and with the link model (a fabric link's
+//! latency, its receivers' credits); only the chosen switches are in it;
+//! its time only moves forward; a file that cannot be created or a switch
+//! that does not exist is a clear error.
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -15,6 +17,7 @@ use weft_sim::link::Credits;
 use weft_sim::scenario::engine::Engine;
 use weft_sim::scenario::Scenario;
 use weft_sim::waveform::{Probe, Waveform, WaveformError};
+use weft_sim::wiring::Place;
 
 /// A scenario of two switches: hosts on s0, a GPU and a dumped device on
 /// s1's ports 0 and 1, nothing on its port 2, its port 3 cabled to s0; a
@@ -98,6 +101,15 @@ impl Trace {
             .iter()
             .filter(|(_, i, _)| *i == id)
             .map(|(t, _, c)| (*t, c.clone()))
+            .collect()
+    }
+
+    /// When `switch.portN.signal`, a count, stepped up.
+    fn steps(&self, switch: &str, port: u8, signal: &str) -> Vec<u64> {
+        self.of(switch, port, signal)
+            .into_iter()
+            .filter(|(_, c)| *c != Change::Number(0))
+            .map(|(t, _)| t)
             .collect()
     }
 
@@ -297,12 +309,29 @@ fn a_recorded_switch_shows_every_tlp_its_counters_count() {
 }
 
 #[test]
-fn drops_show_on_the_port_with_their_reason() {
+fn every_switch_shows_its_drops_and_its_fabric_links_latency() {
     let scenario = small();
     let path = temporary("all");
     let (engine, _) = run_recording(&scenario, &[], &path);
     let trace = Trace::read(&path);
     std::fs::remove_file(&path).expect("the waveform is removed");
+
+    // s0.3 and s1.3 are the two ends of one fabric link: each TLP one
+    // sends starts arriving at the other one link latency later.
+    let latency = engine
+        .world()
+        .link_at(Place::new(0, 3))
+        .expect("the fabric link")
+        .latency_ps;
+    for (from, to) in [("s0", "s1"), ("s1", "s0")] {
+        let sent: Vec<u64> = trace
+            .steps(from, 3, "tx_count")
+            .into_iter()
+            .map(|t| t + latency)
+            .collect();
+        assert!(!sent.is_empty(), "{from} sent over the fabric link");
+        assert_eq!(sent, trace.steps(to, 3, "rx_count"), "{from} -> {to}");
+    }
 
     let mut counted = 0;
     let mut reasons = BTreeMap::new();

@@ -8,7 +8,8 @@
 //! a timeline of actions described in a TOML file and run on a world,
 //! [`reference`](mod@reference) the reference experiment's published
 //! figures, [`report`] a run's results table and JSON, and [`serve`] the
-//! reference fabric as a virtual board managed over UDP.
+//! reference fabric as a virtual board managed over UDP; [`waveform`]
+//! records chosen switches' ports as a Value Change Dump (`--vcd FILE`).
 //!
 //! [`iss_board`] runs the soft core's firmware ELF on the instruction-set
 //! simulator with its SoC peripherals, and [`bridge`] connects that
@@ -34,5 +35,6 @@ pub mod serve;
 pub mod switch;
 pub mod tap;
 pub mod udp_gateway;
+pub mod waveform;
 pub mod wiring;
 pub mod world;

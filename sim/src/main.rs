@@ -5,14 +5,16 @@
 //! (`sim/scenarios/reference.toml`, built in), and prints what each step
 //! showed next to the published figures; `weft-sim --json` prints the same
 //! report as JSON. `weft-sim run FILE [--json]` runs any scenario file
-//! ([`weft_sim::scenario`]). `weft-sim serve` keeps the reference fabric
+//! ([`weft_sim::scenario`]). Either records a waveform of the switches'
+//! ports with `--vcd FILE` (`--vcd-switch NAME` to choose them,
+//! [`weft_sim::waveform`]). `weft-sim serve` keeps the reference fabric
 //! running as a virtual board managed over UDP ([`weft_sim::serve`]).
 //! `weft-sim firmware` runs the soft core's firmware ELF on the ISS with its
 //! management MAC bridged to a TAP interface ([`weft_sim::bridge`]).
 
 use std::io::IsTerminal;
 use std::net::SocketAddr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
@@ -22,8 +24,10 @@ use indicatif::{ProgressBar, ProgressStyle};
 use weft_proto::Key;
 use weft_sim::bridge::{self, FirmwareOptions};
 use weft_sim::iss_board::CPU_CLOCK_HZ;
-use weft_sim::scenario::{engine, Scenario};
+use weft_sim::scenario::engine::Engine;
+use weft_sim::scenario::Scenario;
 use weft_sim::serve::{ServeConfig, Server, DEFAULT_LISTEN};
+use weft_sim::waveform::{Probe, Waveform};
 
 const SERVE_USAGE: &str =
     "usage: weft-sim serve [--listen 127.0.0.1:PORT] (--key HEX | --insecure) [--counter-floor N]
@@ -53,8 +57,8 @@ SCENARIO (`manager = \"firmware-iss\"`, such as sim/scenarios/firmware.toml):
 its steps run, then the fabric runs on, and its hosts' hot-plug events are
 printed here.";
 
-const USAGE: &str = "usage: weft-sim [--json]
-       weft-sim run FILE [--json]
+const USAGE: &str = "usage: weft-sim [--json] [--vcd FILE [--vcd-switch NAME]...]
+       weft-sim run FILE [--json] [--vcd FILE [--vcd-switch NAME]...]
        weft-sim serve [--help]
        weft-sim firmware [--help]
 
@@ -62,7 +66,16 @@ Runs the reference experiment (shared/REFERENCE.md, the built-in scenario
 sim/scenarios/reference.toml) on a simulated fabric and prints its results
 table; --json prints the whole report as JSON instead, with the
 configuration that produced it and the wall time. `run FILE` runs the
-scenario file FILE the same way.";
+scenario file FILE the same way.
+
+--vcd FILE records a waveform (Value Change Dump, 1 ps timescale) of the
+switches' ports while the scenario runs: per port and direction (rx, tx) a
+valid level for each TLP's time on the wire, a TLP count, the TLP's kind
+(MRd, MWr, CplD, CfgRd0, Msg, ...), Fmt/Type byte, length in DW, requester
+ID, tag and address bits, header credits in use by class, and per port the
+drops and the last drop's reason. --vcd-switch NAME (repeatable) records
+only the switches named so in the scenario file (s0 to s3 in the
+reference); without it, every switch.";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -74,12 +87,61 @@ fn main() -> ExitCode {
             println!("{USAGE}");
             ExitCode::SUCCESS
         }
-        None => run(&Scenario::reference(), false),
-        Some("--json") if args.len() == 1 => run(&Scenario::reference(), true),
-        Some(other) => {
-            eprintln!("weft-sim: unknown argument {other}\n\n{USAGE}");
-            ExitCode::from(2)
+        _ => match RunOptions::parse(&args) {
+            Ok(options) if options.file.is_none() => run(&Scenario::reference(), &options),
+            Ok(options) => {
+                let file = options.file.unwrap_or_default();
+                eprintln!("weft-sim: unknown argument {file} (`weft-sim run {file}` runs a scenario file)\n\n{USAGE}");
+                ExitCode::from(2)
+            }
+            Err(why) => {
+                eprintln!("weft-sim: {why}\n\n{USAGE}");
+                ExitCode::from(2)
+            }
+        },
+    }
+}
+
+/// How to run a scenario: its file (for `run`), the report's form and
+/// the waveform to record.
+#[derive(Debug, Default)]
+struct RunOptions {
+    /// The scenario file, the one argument that is not an option.
+    file: Option<String>,
+    /// The report as JSON rather than a table.
+    json: bool,
+    /// Where to write the waveform, if one is recorded.
+    vcd: Option<PathBuf>,
+    /// The switches whose ports are recorded; every switch if empty.
+    vcd_switches: Vec<String>,
+}
+
+impl RunOptions {
+    /// The options in `args`, or a message saying what is wrong.
+    fn parse(args: &[String]) -> Result<RunOptions, String> {
+        let mut options = RunOptions::default();
+        let mut args = args.iter();
+        while let Some(arg) = args.next() {
+            match arg.as_str() {
+                "--json" => options.json = true,
+                "--vcd" => {
+                    let file = args.next().ok_or("--vcd needs a file to write")?;
+                    options.vcd = Some(PathBuf::from(file));
+                }
+                "--vcd-switch" => {
+                    let name = args.next().ok_or("--vcd-switch needs a switch's name")?;
+                    options.vcd_switches.push(name.clone());
+                }
+                other if other.starts_with('-') || options.file.is_some() => {
+                    return Err(format!("unknown argument {other}"))
+                }
+                file => options.file = Some(file.to_string()),
+            }
         }
+        if options.vcd.is_none() && !options.vcd_switches.is_empty() {
+            return Err("--vcd-switch chooses what --vcd FILE records; give --vcd FILE".into());
+        }
+        Ok(options)
     }
 }
 
@@ -210,18 +272,21 @@ fn firmware(args: &[String]) -> ExitCode {
     }
 }
 
-/// `weft-sim run FILE [--json]`: a scenario file, checked, then run.
+/// `weft-sim run FILE [--json] [--vcd FILE ...]`: a scenario file, checked, then run.
 fn run_file(args: &[String]) -> ExitCode {
-    let (path, json) = match args {
-        [path] => (path, false),
-        [path, flag] | [flag, path] if flag == "--json" => (path, true),
-        _ => {
-            eprintln!("weft-sim run: give one scenario file (and optionally --json)\n\n{USAGE}");
+    let options = match RunOptions::parse(args) {
+        Ok(options) => options,
+        Err(why) => {
+            eprintln!("weft-sim run: {why}\n\n{USAGE}");
             return ExitCode::from(2);
         }
     };
+    let Some(path) = &options.file else {
+        eprintln!("weft-sim run: give one scenario file\n\n{USAGE}");
+        return ExitCode::from(2);
+    };
     match Scenario::load(Path::new(path)) {
-        Ok(scenario) => run(&scenario, json),
+        Ok(scenario) => run(&scenario, &options),
         Err(err) => {
             eprintln!("weft-sim: {err}");
             ExitCode::from(2)
@@ -244,14 +309,45 @@ fn progress_bar(steps: usize) -> Option<ProgressBar> {
     Some(bar)
 }
 
-/// Runs `scenario` and prints its report as a table or as JSON.
-fn run(scenario: &Scenario, json: bool) -> ExitCode {
+/// The waveform `options` ask for, its file created and its header
+/// written, or a message saying why it cannot be.
+fn waveform(scenario: &Scenario, options: &RunOptions) -> Result<Option<Waveform>, String> {
+    let Some(path) = &options.vcd else {
+        return Ok(None);
+    };
+    let probes = Probe::select(scenario, &options.vcd_switches).map_err(|e| e.to_string())?;
+    Waveform::create(path, &probes)
+        .map(Some)
+        .map_err(|e| e.to_string())
+}
+
+/// Runs `scenario` and prints its report as a table or as JSON; records
+/// its waveform if `options` ask for one.
+fn run(scenario: &Scenario, options: &RunOptions) -> ExitCode {
+    let waveform = match waveform(scenario, options) {
+        Ok(waveform) => waveform,
+        Err(why) => {
+            eprintln!("weft-sim: {why}");
+            return ExitCode::from(2);
+        }
+    };
+    let json = options.json;
     if !json {
         print!("{}", weft_sim::report::heading(scenario));
     }
     let started = Instant::now();
+    let mut engine = match Engine::new(scenario) {
+        Ok(engine) => engine,
+        Err(err) => {
+            eprintln!("weft-sim: the scenario failed at {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    if let Some(waveform) = waveform {
+        engine.record_waveform(waveform);
+    }
     let bar = progress_bar(scenario.steps.len());
-    let report = engine::run(scenario, &mut |step| {
+    let ran = engine.run_steps(&mut |step| {
         if let Some(bar) = &bar {
             bar.set_position(step.index as u64 + 1);
             bar.set_message(step.what.to_string());
@@ -260,14 +356,29 @@ fn run(scenario: &Scenario, json: bool) -> ExitCode {
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
-    let report = match report {
-        Ok(report) => report,
-        Err(err) => {
-            eprintln!("weft-sim: the scenario failed at {err}");
+    // The waveform is written to the end even when a step failed: it shows how.
+    let recorded = engine.finish_waveform();
+    if let Err(err) = ran {
+        eprintln!("weft-sim: the scenario failed at {err}");
+        return ExitCode::FAILURE;
+    }
+    let report = engine.finish();
+    let wall = started.elapsed();
+    match (recorded, &options.vcd) {
+        (Some(Ok(tlps)), Some(path)) => {
+            let bytes = std::fs::metadata(path).map_or(0, |m| m.len());
+            eprintln!(
+                "weft-sim: waveform {}: {tlps} TLPs at switch ports, {:.1} MiB",
+                path.display(),
+                bytes as f64 / f64::from(1 << 20)
+            );
+        }
+        (Some(Err(err)), _) => {
+            eprintln!("weft-sim: {err}");
             return ExitCode::FAILURE;
         }
-    };
-    let wall = started.elapsed();
+        _ => {}
+    }
     if !json {
         print!("{}", weft_sim::report::table(scenario, &report, wall));
         return ExitCode::SUCCESS;

@@ -73,6 +73,9 @@ impl Cabling for Walk<'_, '_> {
             .borrow_mut()
             .forward(PortIndex(place.1), &bytes)
             .ok()?;
+        self.config
+            .wiring
+            .note_forwarding(Place::new(place.0, place.1), self.time, &forwarding);
         self.time += SWITCH_LATENCY;
         Some(forwarding)
     }

@@ -20,10 +20,12 @@ use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
 use weft_devices::Device;
-use weft_model::Packet;
+use weft_model::{Forwarding, Packet};
+use weft_pcie::tlp::FlowControlClass;
 
 use crate::host::Host;
 use crate::link::{CreditCost, Credits, LinkConfig, LinkDirection, Picoseconds};
+use crate::waveform::{Side, Waveform};
 
 /// A port of one of the fabric's switches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -100,6 +102,67 @@ pub(crate) struct Wiring {
     /// Per place: [`Way::Up`] from its node (none for a fabric port),
     /// [`Way::Down`] out of its switch (towards the node or the cabled port).
     channels: BTreeMap<ChannelId, Channel>,
+    /// The waveform every TLP put on a wire is recorded in, if one is.
+    pub(crate) waveform: Option<Box<Waveform>>,
+}
+
+/// The switch ports at the ends of `channel`: the one sending on it (a
+/// [`Way::Down`] channel leaves a switch port) and the one receiving
+/// (unless a node receives).
+fn ports_of(cables: &BTreeMap<Place, Place>, channel: ChannelId) -> [(Side, Option<Place>); 2] {
+    let (place, way) = channel;
+    match way {
+        Way::Up => [(Side::Tx, None), (Side::Rx, Some(place))],
+        Way::Down => [
+            (Side::Tx, Some(place)),
+            (Side::Rx, cables.get(&place).copied()),
+        ],
+    }
+}
+
+/// Records in `waveform` that `packet`, sent on `channel` of `link`,
+/// arrives at `arrival`: the switch ports at its ends send and receive
+/// it, and their link's credits are taken as it starts on the wire. The
+/// links are the one place every TLP passes, so this is the only place
+/// TLPs are recorded.
+fn record(
+    waveform: &mut Waveform,
+    cables: &BTreeMap<Place, Place>,
+    channel: ChannelId,
+    link: &LinkDirection,
+    packet: &Packet,
+    arrival: Picoseconds,
+) {
+    let latency = link.config().latency_ps;
+    let end = arrival.saturating_sub(latency);
+    let start = end.saturating_sub(link.serialization_ps(packet));
+    for (side, port) in ports_of(cables, channel) {
+        let Some(port) = port else { continue };
+        match side {
+            Side::Tx => waveform.tlp(port, side, packet, start, end),
+            Side::Rx => waveform.tlp(port, side, packet, start + latency, arrival),
+        }
+    }
+}
+
+/// Records in `waveform` that the receiver on `channel` freed the buffer
+/// of a TLP of `class` at `freed`, and that the sender has the header
+/// credit back `latency` later (the UpdateFC's trip, §2.6.1.2).
+fn record_return(
+    waveform: &mut Waveform,
+    cables: &BTreeMap<Place, Place>,
+    channel: ChannelId,
+    class: FlowControlClass,
+    freed: Picoseconds,
+    latency: Picoseconds,
+) {
+    for (side, port) in ports_of(cables, channel) {
+        match (side, port) {
+            (Side::Rx, Some(port)) => waveform.credit_returned(port, side, class, freed),
+            (Side::Tx, Some(port)) => waveform.credit_returned(port, side, class, freed + latency),
+            (_, None) => {}
+        }
+    }
 }
 
 fn to_ps(time: Duration) -> Picoseconds {
@@ -197,6 +260,16 @@ impl Wiring {
         let found = self.channels.get_mut(&channel)?;
         if found.waiting.is_empty() {
             if let Ok(arrival) = found.link.send(to_ps(at), &packet) {
+                if let Some(waveform) = self.waveform.as_deref_mut() {
+                    record(
+                        waveform,
+                        &self.cables,
+                        channel,
+                        &found.link,
+                        &packet,
+                        arrival,
+                    );
+                }
                 return Some((from_ps(arrival), packet));
             }
         }
@@ -215,7 +288,18 @@ impl Wiring {
         let found = self.channels.get_mut(&channel)?;
         let freed = now + found.release_delay;
         found.link.release(to_ps(freed), cost);
-        Some(freed + from_ps(found.link.config().latency_ps))
+        let latency = found.link.config().latency_ps;
+        if let Some(waveform) = self.waveform.as_deref_mut() {
+            record_return(
+                waveform,
+                &self.cables,
+                channel,
+                cost.class,
+                to_ps(freed),
+                latency,
+            );
+        }
+        Some(freed + from_ps(latency))
     }
 
     /// Sends, at `now`, the TLPs waiting on `channel` that the credits
@@ -230,6 +314,16 @@ impl Wiring {
             match found.link.send(to_ps(at), packet) {
                 Ok(arrival) => {
                     let (_, packet) = found.waiting.pop_front().expect("checked just above");
+                    if let Some(waveform) = self.waveform.as_deref_mut() {
+                        record(
+                            waveform,
+                            &self.cables,
+                            channel,
+                            &found.link,
+                            &packet,
+                            arrival,
+                        );
+                    }
                     sent.push((from_ps(arrival), packet));
                 }
                 Err(_) => break,
@@ -241,6 +335,22 @@ impl Wiring {
     /// TLPs waiting for credits on every channel.
     pub(crate) fn waiting(&self) -> usize {
         self.channels.values().map(|c| c.waiting.len()).sum()
+    }
+
+    /// Records in the waveform, if one is recorded, that the switch
+    /// dropped a TLP that came in on `place` at `at`, when `forwarding`
+    /// says it did.
+    pub(crate) fn note_forwarding(&mut self, place: Place, at: Duration, forwarding: &Forwarding) {
+        if let (Some(waveform), Some(reason)) = (self.waveform.as_deref_mut(), forwarding.dropped) {
+            waveform.dropped(place, to_ps(at), reason);
+        }
+    }
+
+    /// Writes the waveform's changes before `now`, if one is recorded.
+    pub(crate) fn advance_waveform(&mut self, now: Duration) {
+        if let Some(waveform) = self.waveform.as_deref_mut() {
+            waveform.advance(to_ps(now));
+        }
     }
 
     /// The port `place` is cabled to, if it is a fabric port.
@@ -262,10 +372,23 @@ impl Wiring {
         let end = self.end_of((place, way))?;
         let channel = self.channels.get_mut(&(place, way))?;
         let arrival = channel.link.send_when_credited(to_ps(at), packet);
-        channel.link.release(
-            arrival + to_ps(channel.release_delay),
-            CreditCost::of(packet),
-        );
+        if let Some(waveform) = self.waveform.as_deref_mut() {
+            record(
+                waveform,
+                &self.cables,
+                (place, way),
+                &channel.link,
+                packet,
+                arrival,
+            );
+        }
+        let freed = arrival + to_ps(channel.release_delay);
+        channel.link.release(freed, CreditCost::of(packet));
+        if let Some(waveform) = self.waveform.as_deref_mut() {
+            let latency = channel.link.config().latency_ps;
+            let class = packet.header.flow_control_class();
+            record_return(waveform, &self.cables, (place, way), class, freed, latency);
+        }
         Some((from_ps(arrival), end))
     }
 }

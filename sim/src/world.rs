@@ -34,6 +34,9 @@
 //! A host's software runs synchronously: while one host's CPU waits for an
 //! answer, [`World`] advances every other node event by event
 //! ([`HostLink`] is the host's view of everything past its root port).
+//!
+//! [`World::record_waveform`] records what chosen switches' ports carry,
+//! as the links send it, into a Value Change Dump ([`crate::waveform`]).
 
 use std::cell::{Cell, RefCell};
 use std::cmp::Reverse;
@@ -58,6 +61,7 @@ use crate::link_control::carry_link_requests;
 use crate::manager_config::{ManagerConfig, SharedConfig};
 use crate::planes::{lend, Planes};
 use crate::switch::WeftSwitch;
+use crate::waveform::{Waveform, WaveformError};
 use crate::wiring::{ChannelId, End, Node, Place, Way, Wiring};
 
 pub use crate::switch::SWITCH_LATENCY;
@@ -275,6 +279,21 @@ impl World {
     /// Connects an endpoint to `place` over `link`.
     pub fn attach_device_at(&mut self, place: Place, device: Box<dyn Device>, link: LinkConfig) {
         self.wiring.attach(place, Node::Device(device), link);
+    }
+
+    /// Records the ports of `waveform`'s switches from now on: every TLP
+    /// the links carry to or from them and every TLP they drop
+    /// ([`crate::waveform`]). Without it nothing is recorded, at no cost.
+    pub fn record_waveform(&mut self, waveform: Waveform) {
+        self.wiring.waveform = Some(Box::new(waveform));
+    }
+
+    /// Stops recording: writes what the waveform still holds, up to now,
+    /// and returns the TLPs it recorded; `None` if none was recorded.
+    pub fn finish_waveform(&mut self) -> Option<Result<u64, WaveformError>> {
+        let waveform = self.wiring.waveform.take()?;
+        let end = self.now.as_nanos() as u64 * 1000;
+        Some(waveform.finish(end))
     }
 
     /// Simulated time now.
@@ -583,6 +602,7 @@ impl World {
         let Reverse((at, sequence)) = self.queue.pop()?;
         let event = self.pending.remove(&sequence)?;
         self.now = self.now.max(at);
+        self.wiring.advance_waveform(self.now);
         match event {
             Event::AtSwitch(place, packet, channel) => {
                 self.delivered += 1;
@@ -627,6 +647,7 @@ impl World {
                 return;
             }
         };
+        self.wiring.note_forwarding(place, self.now, &forwarding);
         // The switch took the TLP in: its buffer frees as it moves on.
         self.release(channel, cost);
         let leave = self.now + SWITCH_LATENCY;

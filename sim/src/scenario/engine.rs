@@ -27,6 +27,7 @@ use crate::host::access::MemoryAccessError;
 use crate::host::gpu::GpuError;
 use crate::host::{Host, Location};
 use crate::iss_board::{IssBoard, CPU_CLOCK_HZ};
+use crate::waveform::{Waveform, WaveformError};
 use crate::world::World;
 use weft_devices::gpu::regs as gpu_regs;
 
@@ -214,16 +215,7 @@ pub fn run(
     progress: &mut dyn FnMut(Progress<'_>),
 ) -> Result<Report, RunError> {
     let mut engine = Engine::new(scenario)?;
-    let total = scenario.steps.len();
-    for index in 0..total {
-        let what = engine.describe(&scenario.steps[index]);
-        progress(Progress {
-            index,
-            total,
-            what: &what,
-        });
-        engine.run_step(index)?;
-    }
+    engine.run_steps(progress)?;
     Ok(engine.finish())
 }
 
@@ -247,6 +239,33 @@ impl<'s> Engine<'s> {
                 ..Report::default()
             },
         })
+    }
+
+    /// Runs every step of the timeline in order, telling `progress` as each starts.
+    pub fn run_steps(&mut self, progress: &mut dyn FnMut(Progress<'_>)) -> Result<(), RunError> {
+        let total = self.scenario.steps.len();
+        for index in 0..total {
+            let what = self.describe(&self.scenario.steps[index]);
+            progress(Progress {
+                index,
+                total,
+                what: &what,
+            });
+            self.run_step(index)?;
+        }
+        Ok(())
+    }
+
+    /// Records the ports of `waveform`'s switches while the steps run
+    /// ([`World::record_waveform`]).
+    pub fn record_waveform(&mut self, waveform: Waveform) {
+        self.world.record_waveform(waveform);
+    }
+
+    /// Writes the rest of the waveform being recorded, if one is, and
+    /// returns the TLPs it recorded ([`World::finish_waveform`]).
+    pub fn finish_waveform(&mut self) -> Option<Result<u64, WaveformError>> {
+        self.world.finish_waveform()
     }
 
     /// The simulated fabric.

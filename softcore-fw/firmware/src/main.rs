@@ -18,7 +18,9 @@
 //! on weft-proto's port 7330.
 //!
 //! Then the fabric manager ([`fabric`]): configured from built-in settings
-//! over the data plane's CSR window, started (enumeration, routes, tables)
+//! and the host ports and NumVFs of the configuration saved in flash (the
+//! console's `host` command, `weftctl config save`) over the data plane's
+//! CSR window, started (enumeration, routes, tables)
 //! by the main loop 100 ms after reset, when it says on the console how
 //! many functions it found and the instructions and cycles that took. From
 //! then on it answers the hosts' configuration requests from the config

@@ -16,7 +16,9 @@
 //! What leaves for the management CPU, what is copied to it and what is
 //! dropped (with the reason, weft-model's `DropReason::ALL` index) shows
 //! as one-cycle pulses per port, with the header as it goes to the CPU:
-//! the inputs of the mailbox and of the drop counters.
+//! the inputs of the mailbox and of the drop counters. A write of a
+//! port's LINK register leaves as a one-cycle pulse on its
+//! `link_hot_reset` or `link_retrain`, for the link's hard IP adapter.
 
 mod identity;
 
@@ -76,6 +78,14 @@ pub struct SwitchTop<const W: usize, const N: usize> {
     pub egress_dropped: [Signal<Out, Bit>; N],
     /// Why.
     pub egress_drop_reason: [Signal<Out, Bits<DROP_REASON_BITS>>; N],
+    /// Per port: a one-cycle pulse asking the link's hard IP adapter for a
+    /// hot reset (LINK.HOT_RESET of `weft_regs::csr::port`, PCIe Base 6.0
+    /// §4.2.5.11): the adapter holds its hot reset request for the LTSSM's
+    /// timeout itself.
+    pub link_hot_reset: [Signal<Out, Bit>; N],
+    /// Per port: a one-cycle pulse asking the link's hard IP adapter to
+    /// retrain the link (LINK.RETRAIN, Retrain Link of §7.5.3.7).
+    pub link_retrain: [Signal<Out, Bit>; N],
     identity: Identity<N>,
     registers: [PortRegisters; N],
     ports_in: [PortIngress<W, N>; N],
@@ -106,6 +116,8 @@ impl<const W: usize, const N: usize> Default for SwitchTop<W, N> {
             ingress_drop_reason: std::array::from_fn(|_| Default::default()),
             egress_dropped: std::array::from_fn(|_| Default::default()),
             egress_drop_reason: std::array::from_fn(|_| Default::default()),
+            link_hot_reset: std::array::from_fn(|_| Default::default()),
+            link_retrain: std::array::from_fn(|_| Default::default()),
             identity: Default::default(),
             registers: std::array::from_fn(|i| PortRegisters::new(i as u32)),
             ports_in: std::array::from_fn(|i| PortIngress::new(i as u32)),
@@ -181,6 +193,8 @@ impl<const W: usize, const N: usize> Logic for SwitchTop<W, N> {
             self.ports_out[i].host_index.next = self.registers[i].host_index.val();
             self.ports_out[i].proxy_id.next = self.registers[i].proxy_id.val();
             self.ports_out[i].completer_id.next = self.registers[i].completer_id.val();
+            self.link_hot_reset[i].next = self.registers[i].link_hot_reset.val();
+            self.link_retrain[i].next = self.registers[i].link_retrain.val();
 
             // Link → ingress pipeline → core.
             self.ports_in[i].link.valid.next = self.ingress[i].valid.val();

@@ -233,6 +233,7 @@ pub fn designs() -> Result<Vec<Design>, SocError> {
                         "endpoint",
                         "stage",
                         "core",
+                        "leaving",
                     ],
                 ),
                 &["csr$write", "csr$write_data"],

@@ -8,7 +8,15 @@
 //! [`VirtualWires`] say it changes the pin's collapsed state (§2.2.8.1);
 //! one that does not is discarded without a drop, as the model sends
 //! nothing for it. Endpoint and fabric ports send every TLP as it is, with
-//! no added latency.
+//! no added latency. A port that passes no traffic (ENABLE clear, or role
+//! disabled) takes every TLP routed to it and discards it, with a pulse on
+//! `dropped` for PortDisabled as its first beat is taken, whatever its
+//! link does: weft-model's egress drops it so.
+//!
+//! Every TLP's first beat taken by the link pulses `sent` with its class
+//! and bytes on the wire as it leaves, and every cycle the link has a
+//! beat offered and does not take it raises `stall`: the inputs of the
+//! port's [`crate::counters::PortCounters`].
 //!
 //! The host's outstanding-request table is not attached here: the stage is
 //! told that no fabric tag is in flight, so every completion for the host
@@ -20,12 +28,13 @@ use weft_regs::capacity;
 use weft_regs::csr::port;
 
 use crate::csr::CsrTarget;
+use crate::header_decode::{HeaderDecoder, WIRE_BYTES_BITS};
 use crate::port::registers::ROLE_BITS;
 use crate::stream::{TlpSink, TlpSource};
 use crate::tables::id_map::ID_BITS;
 use crate::tables::outstanding::TAG_BITS;
 use crate::translate::endpoint_ingress::HOST_BITS;
-use crate::translate::host_ingress::DROP_REASON_BITS;
+use crate::translate::host_ingress::{drop_reason_code, DROP_REASON_BITS};
 use crate::translate::{EgressDestination, HostEgress, VirtualWires};
 
 /// The egress of one port with `W`-bit payload.
@@ -43,6 +52,14 @@ pub struct PortEgress<const W: usize> {
     pub dropped: Signal<Out, Bit>,
     /// Why: the index of the reason in weft-model's `DropReason::ALL`.
     pub drop_reason: Signal<Out, Bits<DROP_REASON_BITS>>,
+    /// A TLP's first beat leaves on the link.
+    pub sent: Signal<Out, Bit>,
+    /// Its class (`crate::switching::CLASS_POSTED` …).
+    pub sent_class: Signal<Out, Bits<2>>,
+    /// Its bytes on the wire.
+    pub sent_bytes: Signal<Out, Bits<WIRE_BYTES_BITS>>,
+    /// The link has a beat offered and does not take it.
+    pub stall: Signal<Out, Bit>,
     /// CONTROL.ENABLE of this port.
     pub enable: Signal<In, Bit>,
     /// CONTROL.ROLE of this port.
@@ -55,13 +72,16 @@ pub struct PortEgress<const W: usize> {
     pub completer_id: Signal<In, Bits<ID_BITS>>,
     stage: HostEgress<{ capacity::BOUND_FUNCTIONS_PER_HOST }>,
     wires: VirtualWires<{ capacity::BOUND_FUNCTIONS_PER_HOST }>,
+    leaving: HeaderDecoder,
     waited: DFF<Bit>,
     forwarding: DFF<Bit>,
     discarding: DFF<Bit>,
     role_host: Constant<Bits<ROLE_BITS>>,
     to_drop: Constant<Bits<2>>,
     to_virtual_wire: Constant<Bits<2>>,
+    port_disabled: Constant<Bits<DROP_REASON_BITS>>,
     host: Signal<Local, Bit>,
+    closed: Signal<Local, Bit>,
     first: Signal<Local, Bit>,
     forward: Signal<Local, Bit>,
     taken: Signal<Local, Bit>,
@@ -82,6 +102,10 @@ impl<const W: usize> PortEgress<W> {
             link: Default::default(),
             dropped: Default::default(),
             drop_reason: Default::default(),
+            sent: Default::default(),
+            sent_class: Default::default(),
+            sent_bytes: Default::default(),
+            stall: Default::default(),
             enable: Default::default(),
             role: Default::default(),
             host_index: Default::default(),
@@ -89,13 +113,16 @@ impl<const W: usize> PortEgress<W> {
             completer_id: Default::default(),
             stage: HostEgress::new(port),
             wires: Default::default(),
+            leaving: Default::default(),
             waited: Default::default(),
             forwarding: Default::default(),
             discarding: Default::default(),
             role_host: Constant::new(port::ROLE_HOST.to_bits()),
             to_drop: destination(EgressDestination::Drop),
             to_virtual_wire: destination(EgressDestination::VirtualWire),
+            port_disabled: Constant::new(drop_reason_code("DROP_PORT_DISABLED").to_bits()),
             host: Default::default(),
+            closed: Default::default(),
             first: Default::default(),
             forward: Default::default(),
             taken: Default::default(),
@@ -112,6 +139,7 @@ impl<const W: usize> Logic for PortEgress<W> {
         CsrTarget::link(&mut self.csr, &mut self.stage.csr);
 
         self.host.next = self.enable.val() & (self.role.val() == self.role_host.val());
+        self.closed.next = !self.enable.val() | (self.role.val() == 0);
         self.first.next = self.core.valid.val()
             & self.core.sop.val()
             & !self.forwarding.q.val()
@@ -174,6 +202,27 @@ impl<const W: usize> Logic for PortEgress<W> {
                 self.discarding.d.next = !self.forward.val();
             }
         }
+        if self.closed.val() & self.first.val() {
+            self.link.valid.next = false;
+            self.core.ready.next = true;
+            self.taken.next = true;
+            self.dropped.next = true;
+            self.drop_reason.next = self.port_disabled.val();
+            if !self.core.eop.val() {
+                self.discarding.d.next = true;
+            }
+        }
+
+        // What the link takes, for the counters.
+        self.leaving.dw0.next = self.link.dw0.val();
+        self.leaving.dw1.next = self.link.dw1.val();
+        self.leaving.dw2.next = self.link.dw2.val();
+        self.leaving.dw3.next = self.link.dw3.val();
+        self.sent.next = self.link.valid.val() & self.link.ready.val() & self.link.sop.val();
+        self.sent_class.next = self.leaving.flow_class.val();
+        self.sent_bytes.next = self.leaving.wire_bytes.val();
+        self.stall.next = self.link.valid.val() & !self.link.ready.val();
+
         if (self.forwarding.q.val() | self.discarding.q.val())
             & self.core.valid.val()
             & self.core.ready.val()

@@ -234,6 +234,7 @@ pub fn designs() -> Result<Vec<Design>, SocError> {
                         "stage",
                         "core",
                         "leaving",
+                        "header",
                     ],
                 ),
                 &["csr$write", "csr$write_data"],

@@ -25,8 +25,8 @@
 //! request table, which the top does not attach), the Unsupported Request
 //! completions the model synthesizes for refused non-posted requests (not
 //! compared; the drops are, and the model's egress counts are taken
-//! without them), RETURN_TO_INGRESS, ECRC digests, and TLPs
-//! longer than a switching slot.
+//! without them), RETURN_TO_INGRESS, and TLPs longer than a
+//! switching slot.
 
 mod common;
 
@@ -363,7 +363,6 @@ fn offered(
 ) -> Option<Packet> {
     let tables = &setup.ports[*port];
     let mut common = common.clone();
-    common.digest = None;
     if *known {
         common.requester = *id;
         // An endpoint's functions sit on its buses.
@@ -399,7 +398,9 @@ fn offered(
                 poisoned: false,
                 body: Body::Completion(completion),
             };
-            Packet::new(header, vec![0xa5; 4])
+            let mut packet = Packet::new(header, vec![0xa5; 4]);
+            packet.digest = common.digest;
+            packet
         }
         None => {
             // Addresses near the edges of what this port's TLPs are looked up in.
@@ -434,7 +435,9 @@ fn offered(
             return None;
         }
     }
-    (packet.payload.len() <= MAX_PAYLOAD_DW * 4).then_some(packet)
+    // The digest DW travels in the slot after the payload.
+    let digest = if packet.digest.is_some() { 4 } else { 0 };
+    (packet.payload.len() + digest <= MAX_PAYLOAD_DW * 4).then_some(packet)
 }
 
 /// A TLP as a sequence of beats: header DWs, payload DWs.

@@ -11,7 +11,9 @@
 //! no added latency. A port that passes no traffic (ENABLE clear, or role
 //! disabled) takes every TLP routed to it and discards it, with a pulse on
 //! `dropped` for PortDisabled as its first beat is taken, whatever its
-//! link does: weft-model's egress drops it so.
+//! link does: weft-model's egress drops it so. A TLP whose host
+//! translation cleared TD loses its digest DW on the way to the link
+//! ([`crate::port::DigestStrip`]).
 //!
 //! Every TLP's first beat taken by the link pulses `sent` with its class
 //! and bytes on the wire as it leaves, and every cycle the link has a
@@ -29,6 +31,7 @@ use weft_regs::csr::port;
 
 use crate::csr::CsrTarget;
 use crate::header_decode::{HeaderDecoder, WIRE_BYTES_BITS};
+use crate::port::digest::DigestStrip;
 use crate::port::registers::ROLE_BITS;
 use crate::stream::{TlpSink, TlpSource};
 use crate::tables::id_map::ID_BITS;
@@ -73,6 +76,7 @@ pub struct PortEgress<const W: usize> {
     stage: HostEgress<{ capacity::BOUND_FUNCTIONS_PER_HOST }>,
     wires: VirtualWires<{ capacity::BOUND_FUNCTIONS_PER_HOST }>,
     leaving: HeaderDecoder,
+    strip: DigestStrip<W>,
     waited: DFF<Bit>,
     forwarding: DFF<Bit>,
     discarding: DFF<Bit>,
@@ -114,6 +118,7 @@ impl<const W: usize> PortEgress<W> {
             stage: HostEgress::new(port),
             wires: Default::default(),
             leaving: Default::default(),
+            strip: Default::default(),
             waited: Default::default(),
             forwarding: Default::default(),
             discarding: Default::default(),
@@ -161,16 +166,16 @@ impl<const W: usize> Logic for PortEgress<W> {
         self.wires.code.next = self.core.dw1.val().get_bits::<3>(0);
 
         // Pass-through unless a host port's stage says otherwise.
-        self.link.sop.next = self.core.sop.val();
-        self.link.eop.next = self.core.eop.val();
-        self.link.empty.next = self.core.empty.val();
-        self.link.payload.next = self.core.payload.val();
-        self.link.dw0.next = self.core.dw0.val();
-        self.link.dw1.next = self.core.dw1.val();
-        self.link.dw2.next = self.core.dw2.val();
-        self.link.dw3.next = self.core.dw3.val();
-        self.link.valid.next = self.core.valid.val() & !self.discarding.q.val();
-        self.core.ready.next = self.link.ready.val() | self.discarding.q.val();
+        self.strip.upstream.sop.next = self.core.sop.val();
+        self.strip.upstream.eop.next = self.core.eop.val();
+        self.strip.upstream.empty.next = self.core.empty.val();
+        self.strip.upstream.payload.next = self.core.payload.val();
+        self.strip.upstream.dw0.next = self.core.dw0.val();
+        self.strip.upstream.dw1.next = self.core.dw1.val();
+        self.strip.upstream.dw2.next = self.core.dw2.val();
+        self.strip.upstream.dw3.next = self.core.dw3.val();
+        self.strip.upstream.valid.next = self.core.valid.val() & !self.discarding.q.val();
+        self.core.ready.next = self.strip.upstream.ready.val() | self.discarding.q.val();
         self.forward.next = true;
         self.dropped.next = false;
         self.drop_reason.next = self.stage.drop_reason.val();
@@ -178,19 +183,19 @@ impl<const W: usize> Logic for PortEgress<W> {
         self.taken.next = false;
         self.waited.d.next = false;
         if self.host.val() & self.first.val() {
-            self.link.dw0.next = self.stage.header_dw0.val();
-            self.link.dw1.next = self.stage.header_dw1.val();
-            self.link.dw2.next = self.stage.header_dw2.val();
-            self.link.dw3.next = self.stage.header_dw3.val();
+            self.strip.upstream.dw0.next = self.stage.header_dw0.val();
+            self.strip.upstream.dw1.next = self.stage.header_dw1.val();
+            self.strip.upstream.dw2.next = self.stage.header_dw2.val();
+            self.strip.upstream.dw3.next = self.stage.header_dw3.val();
             if self.stage.destination.val() == self.to_drop.val() {
                 self.forward.next = false;
             }
             if self.stage.destination.val() == self.to_virtual_wire.val() {
                 self.forward.next = self.wires.send.val();
             }
-            self.link.valid.next = self.waited.q.val() & self.forward.val();
+            self.strip.upstream.valid.next = self.waited.q.val() & self.forward.val();
             self.core.ready.next =
-                self.waited.q.val() & (self.link.ready.val() | !self.forward.val());
+                self.waited.q.val() & (self.strip.upstream.ready.val() | !self.forward.val());
             self.taken.next = self.waited.q.val() & self.core.ready.val();
             self.wires.valid.next =
                 self.taken.val() & (self.stage.destination.val() == self.to_virtual_wire.val());
@@ -203,7 +208,7 @@ impl<const W: usize> Logic for PortEgress<W> {
             }
         }
         if self.closed.val() & self.first.val() {
-            self.link.valid.next = false;
+            self.strip.upstream.valid.next = false;
             self.core.ready.next = true;
             self.taken.next = true;
             self.dropped.next = true;
@@ -212,6 +217,22 @@ impl<const W: usize> Logic for PortEgress<W> {
                 self.discarding.d.next = true;
             }
         }
+
+        // The digest DW leaves with TD (§2.7.1): the host stage's header clears it.
+        self.strip.clock.next = self.clock.val();
+        self.strip.drop_digest.next = self.host.val()
+            & self.core.dw0.val().get_bit(15)
+            & !self.stage.header_dw0.val().get_bit(15);
+        self.link.valid.next = self.strip.downstream.valid.val();
+        self.link.sop.next = self.strip.downstream.sop.val();
+        self.link.eop.next = self.strip.downstream.eop.val();
+        self.link.empty.next = self.strip.downstream.empty.val();
+        self.link.dw0.next = self.strip.downstream.dw0.val();
+        self.link.dw1.next = self.strip.downstream.dw1.val();
+        self.link.dw2.next = self.strip.downstream.dw2.val();
+        self.link.dw3.next = self.strip.downstream.dw3.val();
+        self.link.payload.next = self.strip.downstream.payload.val();
+        self.strip.downstream.ready.next = self.link.ready.val();
 
         // What the link takes, for the counters.
         self.leaving.dw0.next = self.link.dw0.val();

@@ -34,7 +34,9 @@
 //! one-cycle pulse on `to_cpu` or `dropped` (and `drop_reason`) as its
 //! first beat is taken; an error message forwarded to its owner also
 //! pulses `copy_to_cpu` (the fabric manager's event log). The header on
-//! `core.dw0..dw3` during that pulse is the TLP's as it goes there.
+//! `core.dw0..dw3` during that pulse is the TLP's as it goes there. A
+//! forwarded TLP whose translation cleared TD loses its digest DW on the
+//! way ([`crate::port::DigestStrip`]).
 //!
 //! **Counting.** As its first beat is taken, every TLP but a malformed one
 //! (only a drop, as weft-model counts it) pulses `received` with its class
@@ -47,6 +49,7 @@ use weft_regs::csr::port;
 
 use crate::csr::CsrTarget;
 use crate::header_decode::{HeaderDecoder, WIRE_BYTES_BITS};
+use crate::port::digest::DigestStrip;
 use crate::port::registers::ROLE_BITS;
 use crate::stream::{TlpSink, TlpSource};
 use crate::switching::PORT_BITS;
@@ -114,6 +117,7 @@ pub struct PortIngress<const W: usize, const N: usize> {
     id_map: IdMap<{ capacity::BOUND_FUNCTIONS_PER_HOST }>,
     addresses: AddressRouteTable<{ capacity::ADDRESS_ROUTES }>,
     buses: BusRouteTable,
+    strip: DigestStrip<W>,
     waited: DFF<Bits<2>>,
     forwarding: DFF<Bit>,
     discarding: DFF<Bit>,
@@ -195,6 +199,7 @@ impl<const W: usize, const N: usize> PortIngress<W, N> {
             id_map: IdMap::new(port),
             addresses: AddressRouteTable::new(),
             buses: BusRouteTable::new(),
+            strip: Default::default(),
             waited: Default::default(),
             forwarding: Default::default(),
             discarding: Default::default(),
@@ -412,25 +417,39 @@ impl<const W: usize, const N: usize> Logic for PortIngress<W, N> {
         }
 
         // The stream: a forwarded TLP to the core, any other taken and discarded.
-        self.core.sop.next = self.link.sop.val();
-        self.core.eop.next = self.link.eop.val();
-        self.core.empty.next = self.link.empty.val();
-        self.core.payload.next = self.link.payload.val();
-        self.core.dw0.next = self.header_dw0.val();
-        self.core.dw1.next = self.header_dw1.val();
-        self.core.dw2.next = self.header_dw2.val();
-        self.core.dw3.next = self.header_dw3.val();
+        self.strip.upstream.sop.next = self.link.sop.val();
+        self.strip.upstream.eop.next = self.link.eop.val();
+        self.strip.upstream.empty.next = self.link.empty.val();
+        self.strip.upstream.payload.next = self.link.payload.val();
+        self.strip.upstream.dw0.next = self.header_dw0.val();
+        self.strip.upstream.dw1.next = self.header_dw1.val();
+        self.strip.upstream.dw2.next = self.header_dw2.val();
+        self.strip.upstream.dw3.next = self.header_dw3.val();
         self.core_egress.next = self.route_port.val().get_bits::<PORT_BITS>(0);
         self.core_class.next = self.routed.flow_class.val();
-        self.core.valid.next = (self.link.valid.val() & self.forwarding.q.val())
+        self.strip.upstream.valid.next = (self.link.valid.val() & self.forwarding.q.val())
             | (self.first.val() & self.decided.val() & self.forward.val());
         self.link.ready.next = self.discarding.q.val();
         if self.forwarding.q.val() {
-            self.link.ready.next = self.core.ready.val();
+            self.link.ready.next = self.strip.upstream.ready.val();
         }
         if self.first.val() & self.decided.val() {
-            self.link.ready.next = !self.forward.val() | self.core.ready.val();
+            self.link.ready.next = !self.forward.val() | self.strip.upstream.ready.val();
         }
+        // The digest DW leaves with TD (§2.7.1): a rewritten header clears it.
+        self.strip.clock.next = self.clock.val();
+        self.strip.drop_digest.next =
+            self.link.dw0.val().get_bit(15) & !self.header_dw0.val().get_bit(15);
+        self.core.valid.next = self.strip.downstream.valid.val();
+        self.core.sop.next = self.strip.downstream.sop.val();
+        self.core.eop.next = self.strip.downstream.eop.val();
+        self.core.empty.next = self.strip.downstream.empty.val();
+        self.core.dw0.next = self.strip.downstream.dw0.val();
+        self.core.dw1.next = self.strip.downstream.dw1.val();
+        self.core.dw2.next = self.strip.downstream.dw2.val();
+        self.core.dw3.next = self.strip.downstream.dw3.val();
+        self.core.payload.next = self.strip.downstream.payload.val();
+        self.strip.downstream.ready.next = self.core.ready.val();
         self.taken.next = self.first.val() & self.decided.val() & self.link.ready.val();
         self.to_cpu.next = self.taken.val() & self.cpu.val();
         self.copy_to_cpu.next = self.taken.val() & self.stage_copy.val();

@@ -33,9 +33,8 @@
 //! as UnexpectedCompletion), the Unsupported Request completions for
 //! refused non-posted requests (dropped and counted, not answered),
 //! CONTROL.RETURN_TO_INGRESS and ABANDON, the mailbox and the injector
-//! (the CPU's side of the pulses above), dropping TLPs longer than a
-//! switching slot or whose length disagrees with their header, and the
-//! removal of ECRC digests on translation.
+//! (the CPU's side of the pulses above), and dropping TLPs longer than a
+//! switching slot or whose length disagrees with their header.
 
 mod identity;
 

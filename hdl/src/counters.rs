@@ -55,10 +55,7 @@ pub const DROP_COUNTERS: usize = COUNTERS - counter::FIRST_DROP as usize;
 /// Ports whose counters [`CounterControl`] clears: one bit each in `CLEAR`.
 pub const PORTS: usize = capacity::PORTS;
 
-/// Bits of a TLP's length on the wire in bytes: at most 4096 bytes of
-/// payload (Length 1024 DW, PCIe Base 6.0 §2.2.1), a 4 DW header, a
-/// digest and a few prefix DWs (§2.2.10) stay below 2^13.
-pub const WIRE_BYTES_BITS: usize = 13;
+pub use crate::header_decode::WIRE_BYTES_BITS;
 
 // The counter loops below index the entries by these positions, and take
 // the traffic counters' order within a direction from the class codes.

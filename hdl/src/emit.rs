@@ -233,6 +233,8 @@ pub fn designs() -> Result<Vec<Design>, SocError> {
                         "endpoint",
                         "stage",
                         "core",
+                        "leaving",
+                        "header",
                     ],
                 ),
                 &["csr$write", "csr$write_data"],

@@ -10,6 +10,16 @@
 
 use rust_hdl::prelude::*;
 
+use crate::switching::{CLASS_COMPLETION, CLASS_NON_POSTED, CLASS_POSTED};
+
+/// Bits of a TLP's length on the wire in bytes: at most 4096 bytes of
+/// payload (Length 1024 DW, PCIe Base 6.0 §2.2.1), a 4 DW header, a
+/// digest and a few prefix DWs (§2.2.10) stay below 2^13.
+pub const WIRE_BYTES_BITS: usize = 13;
+
+// `flow_class` is built from these codes as literals.
+const _: () = assert!(CLASS_POSTED == 0 && CLASS_NON_POSTED == 1 && CLASS_COMPLETION == 2);
+
 /// Decodes one TLP header, presented as four big-endian DWs (DW0 first).
 ///
 /// Classification follows the Fmt/Type table (§2.2.1, Table 2-3) and the
@@ -65,6 +75,12 @@ pub struct HeaderDecoder {
     pub posted: Signal<Out, Bit>,
     /// Ordering/flow-control class: non-posted (§2.4.1).
     pub non_posted: Signal<Out, Bit>,
+    /// The class as the switching core's code: `CLASS_POSTED`,
+    /// `CLASS_NON_POSTED`, else `CLASS_COMPLETION` (of [`crate::switching`]).
+    pub flow_class: Signal<Out, Bits<2>>,
+    /// The TLP's bytes on the wire without prefixes: header, payload (if
+    /// Fmt says data) and digest (TD), as weft-pcie's `Header::total_len`.
+    pub wire_bytes: Signal<Out, Bits<WIRE_BYTES_BITS>>,
     /// The Fmt/Type pair is reserved or unlisted: the TLP is malformed (§2.3.1).
     pub reserved: Signal<Out, Bit>,
     /// Requester ID of a request; completer ID of a completion (DW1\[31:16\]).
@@ -85,6 +101,8 @@ pub struct HeaderDecoder {
     pub address_high: Signal<Out, Bits<32>>,
     /// Address\[31:0\] with bits \[1:0\] zero: DW2 (3 DW) or DW3 (4 DW) of a request.
     pub address_low: Signal<Out, Bits<32>>,
+    /// Header and digest bytes: 12, 4 more for a 4 DW header, 4 more for TD.
+    overhead_bytes: Signal<Local, Bits<WIRE_BYTES_BITS>>,
 }
 
 impl Logic for HeaderDecoder {
@@ -146,12 +164,29 @@ impl Logic for HeaderDecoder {
             | self.message.val();
         self.non_posted.next =
             (self.memory.val() | self.io.val() | self.configuration.val()) & !self.posted.val();
+        self.flow_class.next = bits::<2>(2);
+        if self.posted.val() {
+            self.flow_class.next = bits::<2>(0);
+        }
+        if self.non_posted.val() {
+            self.flow_class.next = bits::<2>(1);
+        }
         self.reserved.next = !(self.memory.val()
             | self.io.val()
             | self.configuration.val()
             | self.completion.val()
             | self.message.val()
             | self.prefix.val());
+
+        // §2.2.1: the header, the payload if Fmt says data, the digest if TD.
+        self.overhead_bytes.next = bits::<WIRE_BYTES_BITS>(12)
+            + (bit_cast::<WIRE_BYTES_BITS, 1>(self.dw0.val().get_bits::<1>(29)) << 2)
+            + (bit_cast::<WIRE_BYTES_BITS, 1>(self.dw0.val().get_bits::<1>(15)) << 2);
+        self.wire_bytes.next = self.overhead_bytes.val();
+        if self.dw0.val().get_bit(30) {
+            self.wire_bytes.next = self.overhead_bytes.val()
+                + (bit_cast::<WIRE_BYTES_BITS, 11>(self.length_dw.val()) << 2);
+        }
 
         // §2.2.6.2 / §2.2.9: IDs and the 10-bit tag.
         self.dw1_id.next = self.dw1.val().get_bits::<16>(16);

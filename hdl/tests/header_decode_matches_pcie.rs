@@ -7,6 +7,7 @@
 
 use proptest::prelude::*;
 use rust_hdl::prelude::*;
+use weft_hdl::switching::{CLASS_COMPLETION, CLASS_NON_POSTED, CLASS_POSTED};
 use weft_hdl::{driver::settle, HeaderDecoder};
 use weft_pcie::tlp::{
     layout, Body, FlowControlClass, Header, MemoryOp, TlpError, TlpKind, TlpType,
@@ -106,6 +107,13 @@ fn fields_match(dws: [u32; 4]) -> Result<(), TestCaseError> {
     prop_assert_eq!(d.poisoned.val(), header.poisoned);
     prop_assert_eq!(d.has_data.val(), header.has_data());
     prop_assert_eq!(d.four_dw.val(), header.header_dws() == 4);
+    prop_assert_eq!(d.wire_bytes.val().to_u64(), header.total_len(0) as u64);
+    let class = match header.flow_control_class() {
+        FlowControlClass::Posted => CLASS_POSTED,
+        FlowControlClass::NonPosted => CLASS_NON_POSTED,
+        FlowControlClass::Completion => CLASS_COMPLETION,
+    };
+    prop_assert_eq!(d.flow_class.val().to_u64(), class);
     if header.has_data() {
         prop_assert_eq!(
             d.length_dw.val().to_u64(),

@@ -13,14 +13,20 @@
 //! (ingress, egress and class, unless Relaxed Ordering lets it pass);
 //! every TLP the model delivers must leave; the CPU must get the headers
 //! the model gives it, per ingress port in order; and drops must agree in
-//! number for every reason.
+//! number for every reason. At the end every port's counters, read over
+//! the CSR bus through the firmware's driver, must be the model's
+//! `counters(port)`, but for the stall cycles, which the model leaves 0
+//! and the test counts on the links (an egress offering a beat its link
+//! does not take); then clearing some ports' counters zeroes those and
+//! leaves the others.
 //!
 //! Left out, because the RTL top does not do them yet: non-posted memory
 //! requests from a host port (their fabric tags come from the outstanding
 //! request table, which the top does not attach), the Unsupported Request
 //! completions the model synthesizes for refused non-posted requests (not
-//! compared; the drops are), RETURN_TO_INGRESS, ECRC digests, and TLPs
-//! longer than a switching slot.
+//! compared; the drops are, and the model's egress counts are taken
+//! without them), RETURN_TO_INGRESS, and TLPs longer than a
+//! switching slot.
 
 mod common;
 
@@ -44,6 +50,7 @@ use weft_model::{
 use weft_pcie::tlp::{Body, Completion, CompletionStatus, Header, MemoryOp, Tag, TrafficClass};
 use weft_pcie::Bdf;
 use weft_regs::aperture::HOST_ADDRESS_LIMIT;
+use weft_regs::csr::counter;
 use weft_regs::driver::{CsrBus, CsrDataPlane};
 use weft_regs::tables::DataPlane;
 
@@ -356,7 +363,6 @@ fn offered(
 ) -> Option<Packet> {
     let tables = &setup.ports[*port];
     let mut common = common.clone();
-    common.digest = None;
     if *known {
         common.requester = *id;
         // An endpoint's functions sit on its buses.
@@ -392,7 +398,9 @@ fn offered(
                 poisoned: false,
                 body: Body::Completion(completion),
             };
-            Packet::new(header, vec![0xa5; 4])
+            let mut packet = Packet::new(header, vec![0xa5; 4]);
+            packet.digest = common.digest;
+            packet
         }
         None => {
             // Addresses near the edges of what this port's TLPs are looked up in.
@@ -427,7 +435,9 @@ fn offered(
             return None;
         }
     }
-    (packet.payload.len() <= MAX_PAYLOAD_DW * 4).then_some(packet)
+    // The digest DW travels in the slot after the payload.
+    let digest = if packet.digest.is_some() { 4 } else { 0 };
+    (packet.payload.len() + digest <= MAX_PAYLOAD_DW * 4).then_some(packet)
 }
 
 /// A TLP as a sequence of beats: header DWs, payload DWs.
@@ -461,6 +471,8 @@ struct Observed {
     cpu: Vec<Vec<Vec<u8>>>,
     /// Drops per reason code.
     drops: [u64; DropReason::ALL.len()],
+    /// Per egress, cycles it offered a beat its link did not take.
+    stalls: Vec<u64>,
 }
 
 /// Offers `tlps` (per ingress port, in order) to the RTL with the egress
@@ -469,6 +481,7 @@ fn run(rtl: &mut CycleDriver<Top>, tlps: Vec<VecDeque<Packet>>, seed: u64) -> Ob
     let mut observed = Observed {
         egress: vec![Vec::new(); PORTS],
         cpu: vec![Vec::new(); PORTS],
+        stalls: vec![0; PORTS],
         ..Observed::default()
     };
     let mut sending: Vec<VecDeque<([u32; 4], Vec<u32>)>> = tlps
@@ -559,6 +572,9 @@ fn run(rtl: &mut CycleDriver<Top>, tlps: Vec<VecDeque<Packet>>, seed: u64) -> Ob
                 observed.drops[top.egress_drop_reason[i].val().to_u32() as usize] += 1;
             }
             let port = &top.egress[i];
+            if port.valid.val() && !port.ready.val() {
+                observed.stalls[i] += 1;
+            }
             if port.valid.val() && port.ready.val() {
                 moved = true;
                 let header = [
@@ -633,6 +649,7 @@ proptest! {
         setup in setup(),
         offers in prop::collection::vec(offer(), TLPS),
         seed in any::<u64>(),
+        cleared in 0u32..1 << PORTS,
     ) {
         on_big_stack(move || -> Result<(), TestCaseError> {
             let driver = CycleDriver::new(Top::default(), |b| &mut b.clock).expect("well formed");
@@ -649,6 +666,8 @@ proptest! {
             let mut expected: Vec<Vec<Expected>> = (0..PORTS).map(|_| Vec::new()).collect();
             let mut cpu: Vec<Vec<Vec<u8>>> = vec![Vec::new(); PORTS];
             let mut answered = 0;
+            // Per port, the wire bytes of the Unsupported Request answers sent back out of it.
+            let mut answers: Vec<Vec<u64>> = vec![Vec::new(); PORTS];
             for offer in &offers {
                 let Some(packet) = offered(&setup, offer) else { continue };
                 let port = offer.0;
@@ -659,7 +678,10 @@ proptest! {
                     match delivery.to {
                         Destination::Cpu => cpu[delivery.from.0 as usize].push(wire_header(&out)),
                         // The Unsupported Request answer to a refused request.
-                        Destination::Port(p) if usize::from(p.0) == port => answered += 1,
+                        Destination::Port(p) if usize::from(p.0) == port => {
+                            answered += 1;
+                            answers[port].push(out.len() as u64);
+                        }
                         Destination::Port(p) => expected[usize::from(p.0)].push(Expected {
                             from: port,
                             class: delivery.packet.header.flow_control_class(),
@@ -693,6 +715,37 @@ proptest! {
                 }
             }
             prop_assert_eq!(observed.drops, drops, "drops per reason (Unsupported Request answers: {})", answered);
+
+            // Every port's counters over the CSR bus, as the model counts.
+            let mut rtl = CsrDataPlane::new(Rtl(rtl)).expect("the RTL identifies as weft");
+            let entries = counter::NAMES.len() as u32;
+            let mut counts = Vec::new();
+            for (p, answers) in answers.iter().enumerate() {
+                let index = PortIndex(p as u8);
+                let model = switch.counters(index).expect("exists");
+                let mut want: Vec<u64> = (0..entries).map(|e| model.entry(e).expect("an entry")).collect();
+                want[counter::TLPS_OUT_COMPLETION as usize] -= answers.len() as u64;
+                want[counter::BYTES_OUT as usize] -= answers.iter().sum::<u64>();
+                want[counter::STALL_CYCLES as usize] = observed.stalls[p];
+                let got: Vec<u64> = (0..entries)
+                    .map(|e| rtl.read_counter(index, e).expect("a counter"))
+                    .collect();
+                prop_assert_eq!(&got, &want, "port {}'s counters", p);
+                counts.push(got);
+            }
+            // Clearing some ports' counters zeroes those alone.
+            for p in 0..PORTS {
+                if cleared >> p & 1 == 1 {
+                    rtl.clear_counters(PortIndex(p as u8)).expect("the port exists");
+                }
+            }
+            for (p, before) in counts.iter().enumerate() {
+                let got: Vec<u64> = (0..entries)
+                    .map(|e| rtl.read_counter(PortIndex(p as u8), e).expect("a counter"))
+                    .collect();
+                let want = if cleared >> p & 1 == 1 { vec![0; before.len()] } else { before.clone() };
+                prop_assert_eq!(got, want, "port {}'s counters after clearing ports {:#b}", p, cleared);
+            }
             Ok(())
         })?;
     }

@@ -8,7 +8,17 @@
 //! [`VirtualWires`] say it changes the pin's collapsed state (§2.2.8.1);
 //! one that does not is discarded without a drop, as the model sends
 //! nothing for it. Endpoint and fabric ports send every TLP as it is, with
-//! no added latency.
+//! no added latency. A port that passes no traffic (ENABLE clear, or role
+//! disabled) takes every TLP routed to it and discards it, with a pulse on
+//! `dropped` for PortDisabled as its first beat is taken, whatever its
+//! link does: weft-model's egress drops it so. A TLP whose host
+//! translation cleared TD loses its digest DW on the way to the link
+//! ([`crate::port::DigestStrip`]).
+//!
+//! Every TLP's first beat taken by the link pulses `sent` with its class
+//! and bytes on the wire as it leaves, and every cycle the link has a
+//! beat offered and does not take it raises `stall`: the inputs of the
+//! port's [`crate::counters::PortCounters`].
 //!
 //! The host's outstanding-request table is not attached here: the stage is
 //! told that no fabric tag is in flight, so every completion for the host
@@ -20,12 +30,14 @@ use weft_regs::capacity;
 use weft_regs::csr::port;
 
 use crate::csr::CsrTarget;
+use crate::header_decode::{HeaderDecoder, WIRE_BYTES_BITS};
+use crate::port::digest::DigestStrip;
 use crate::port::registers::ROLE_BITS;
 use crate::stream::{TlpSink, TlpSource};
 use crate::tables::id_map::ID_BITS;
 use crate::tables::outstanding::TAG_BITS;
 use crate::translate::endpoint_ingress::HOST_BITS;
-use crate::translate::host_ingress::DROP_REASON_BITS;
+use crate::translate::host_ingress::{drop_reason_code, DROP_REASON_BITS};
 use crate::translate::{EgressDestination, HostEgress, VirtualWires};
 
 /// The egress of one port with `W`-bit payload.
@@ -43,6 +55,14 @@ pub struct PortEgress<const W: usize> {
     pub dropped: Signal<Out, Bit>,
     /// Why: the index of the reason in weft-model's `DropReason::ALL`.
     pub drop_reason: Signal<Out, Bits<DROP_REASON_BITS>>,
+    /// A TLP's first beat leaves on the link.
+    pub sent: Signal<Out, Bit>,
+    /// Its class (`crate::switching::CLASS_POSTED` …).
+    pub sent_class: Signal<Out, Bits<2>>,
+    /// Its bytes on the wire.
+    pub sent_bytes: Signal<Out, Bits<WIRE_BYTES_BITS>>,
+    /// The link has a beat offered and does not take it.
+    pub stall: Signal<Out, Bit>,
     /// CONTROL.ENABLE of this port.
     pub enable: Signal<In, Bit>,
     /// CONTROL.ROLE of this port.
@@ -55,13 +75,17 @@ pub struct PortEgress<const W: usize> {
     pub completer_id: Signal<In, Bits<ID_BITS>>,
     stage: HostEgress<{ capacity::BOUND_FUNCTIONS_PER_HOST }>,
     wires: VirtualWires<{ capacity::BOUND_FUNCTIONS_PER_HOST }>,
+    leaving: HeaderDecoder,
+    strip: DigestStrip<W>,
     waited: DFF<Bit>,
     forwarding: DFF<Bit>,
     discarding: DFF<Bit>,
     role_host: Constant<Bits<ROLE_BITS>>,
     to_drop: Constant<Bits<2>>,
     to_virtual_wire: Constant<Bits<2>>,
+    port_disabled: Constant<Bits<DROP_REASON_BITS>>,
     host: Signal<Local, Bit>,
+    closed: Signal<Local, Bit>,
     first: Signal<Local, Bit>,
     forward: Signal<Local, Bit>,
     taken: Signal<Local, Bit>,
@@ -82,6 +106,10 @@ impl<const W: usize> PortEgress<W> {
             link: Default::default(),
             dropped: Default::default(),
             drop_reason: Default::default(),
+            sent: Default::default(),
+            sent_class: Default::default(),
+            sent_bytes: Default::default(),
+            stall: Default::default(),
             enable: Default::default(),
             role: Default::default(),
             host_index: Default::default(),
@@ -89,13 +117,17 @@ impl<const W: usize> PortEgress<W> {
             completer_id: Default::default(),
             stage: HostEgress::new(port),
             wires: Default::default(),
+            leaving: Default::default(),
+            strip: Default::default(),
             waited: Default::default(),
             forwarding: Default::default(),
             discarding: Default::default(),
             role_host: Constant::new(port::ROLE_HOST.to_bits()),
             to_drop: destination(EgressDestination::Drop),
             to_virtual_wire: destination(EgressDestination::VirtualWire),
+            port_disabled: Constant::new(drop_reason_code("DROP_PORT_DISABLED").to_bits()),
             host: Default::default(),
+            closed: Default::default(),
             first: Default::default(),
             forward: Default::default(),
             taken: Default::default(),
@@ -112,6 +144,7 @@ impl<const W: usize> Logic for PortEgress<W> {
         CsrTarget::link(&mut self.csr, &mut self.stage.csr);
 
         self.host.next = self.enable.val() & (self.role.val() == self.role_host.val());
+        self.closed.next = !self.enable.val() | (self.role.val() == 0);
         self.first.next = self.core.valid.val()
             & self.core.sop.val()
             & !self.forwarding.q.val()
@@ -133,16 +166,16 @@ impl<const W: usize> Logic for PortEgress<W> {
         self.wires.code.next = self.core.dw1.val().get_bits::<3>(0);
 
         // Pass-through unless a host port's stage says otherwise.
-        self.link.sop.next = self.core.sop.val();
-        self.link.eop.next = self.core.eop.val();
-        self.link.empty.next = self.core.empty.val();
-        self.link.payload.next = self.core.payload.val();
-        self.link.dw0.next = self.core.dw0.val();
-        self.link.dw1.next = self.core.dw1.val();
-        self.link.dw2.next = self.core.dw2.val();
-        self.link.dw3.next = self.core.dw3.val();
-        self.link.valid.next = self.core.valid.val() & !self.discarding.q.val();
-        self.core.ready.next = self.link.ready.val() | self.discarding.q.val();
+        self.strip.upstream.sop.next = self.core.sop.val();
+        self.strip.upstream.eop.next = self.core.eop.val();
+        self.strip.upstream.empty.next = self.core.empty.val();
+        self.strip.upstream.payload.next = self.core.payload.val();
+        self.strip.upstream.dw0.next = self.core.dw0.val();
+        self.strip.upstream.dw1.next = self.core.dw1.val();
+        self.strip.upstream.dw2.next = self.core.dw2.val();
+        self.strip.upstream.dw3.next = self.core.dw3.val();
+        self.strip.upstream.valid.next = self.core.valid.val() & !self.discarding.q.val();
+        self.core.ready.next = self.strip.upstream.ready.val() | self.discarding.q.val();
         self.forward.next = true;
         self.dropped.next = false;
         self.drop_reason.next = self.stage.drop_reason.val();
@@ -150,19 +183,19 @@ impl<const W: usize> Logic for PortEgress<W> {
         self.taken.next = false;
         self.waited.d.next = false;
         if self.host.val() & self.first.val() {
-            self.link.dw0.next = self.stage.header_dw0.val();
-            self.link.dw1.next = self.stage.header_dw1.val();
-            self.link.dw2.next = self.stage.header_dw2.val();
-            self.link.dw3.next = self.stage.header_dw3.val();
+            self.strip.upstream.dw0.next = self.stage.header_dw0.val();
+            self.strip.upstream.dw1.next = self.stage.header_dw1.val();
+            self.strip.upstream.dw2.next = self.stage.header_dw2.val();
+            self.strip.upstream.dw3.next = self.stage.header_dw3.val();
             if self.stage.destination.val() == self.to_drop.val() {
                 self.forward.next = false;
             }
             if self.stage.destination.val() == self.to_virtual_wire.val() {
                 self.forward.next = self.wires.send.val();
             }
-            self.link.valid.next = self.waited.q.val() & self.forward.val();
+            self.strip.upstream.valid.next = self.waited.q.val() & self.forward.val();
             self.core.ready.next =
-                self.waited.q.val() & (self.link.ready.val() | !self.forward.val());
+                self.waited.q.val() & (self.strip.upstream.ready.val() | !self.forward.val());
             self.taken.next = self.waited.q.val() & self.core.ready.val();
             self.wires.valid.next =
                 self.taken.val() & (self.stage.destination.val() == self.to_virtual_wire.val());
@@ -174,6 +207,43 @@ impl<const W: usize> Logic for PortEgress<W> {
                 self.discarding.d.next = !self.forward.val();
             }
         }
+        if self.closed.val() & self.first.val() {
+            self.strip.upstream.valid.next = false;
+            self.core.ready.next = true;
+            self.taken.next = true;
+            self.dropped.next = true;
+            self.drop_reason.next = self.port_disabled.val();
+            if !self.core.eop.val() {
+                self.discarding.d.next = true;
+            }
+        }
+
+        // The digest DW leaves with TD (§2.7.1): the host stage's header clears it.
+        self.strip.clock.next = self.clock.val();
+        self.strip.drop_digest.next = self.host.val()
+            & self.core.dw0.val().get_bit(15)
+            & !self.stage.header_dw0.val().get_bit(15);
+        self.link.valid.next = self.strip.downstream.valid.val();
+        self.link.sop.next = self.strip.downstream.sop.val();
+        self.link.eop.next = self.strip.downstream.eop.val();
+        self.link.empty.next = self.strip.downstream.empty.val();
+        self.link.dw0.next = self.strip.downstream.dw0.val();
+        self.link.dw1.next = self.strip.downstream.dw1.val();
+        self.link.dw2.next = self.strip.downstream.dw2.val();
+        self.link.dw3.next = self.strip.downstream.dw3.val();
+        self.link.payload.next = self.strip.downstream.payload.val();
+        self.strip.downstream.ready.next = self.link.ready.val();
+
+        // What the link takes, for the counters.
+        self.leaving.dw0.next = self.link.dw0.val();
+        self.leaving.dw1.next = self.link.dw1.val();
+        self.leaving.dw2.next = self.link.dw2.val();
+        self.leaving.dw3.next = self.link.dw3.val();
+        self.sent.next = self.link.valid.val() & self.link.ready.val() & self.link.sop.val();
+        self.sent_class.next = self.leaving.flow_class.val();
+        self.sent_bytes.next = self.leaving.wire_bytes.val();
+        self.stall.next = self.link.valid.val() & !self.link.ready.val();
+
         if (self.forwarding.q.val() | self.discarding.q.val())
             & self.core.valid.val()
             & self.core.ready.val()

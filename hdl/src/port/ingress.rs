@@ -19,9 +19,10 @@
 //! memory requests, messages routed by address) or by ID
 //! ([`BusRouteTable`], the bus in DW2\[31:24\]: completions' requester,
 //! configuration requests' and ID-routed messages' target). A route to the
-//! CPU sends the TLP there; no route, a port the switch lacks, the ingress
-//! port itself (RoutesToIngress: a port sends nothing back where it came
-//! from) and a disabled egress port (PortDisabled) drop it.
+//! CPU sends the TLP there; no route, a port the switch lacks and the
+//! ingress port itself (RoutesToIngress: a port sends nothing back where it
+//! came from) drop it. A disabled egress port takes it and drops it there
+//! ([`crate::port::PortEgress`]), where weft-model counts that drop.
 //!
 //! **Stream.** The first beat of a TLP is held (`link.ready` low) for two
 //! cycles while the translation stage (one cycle) and the route table (one
@@ -33,17 +34,25 @@
 //! one-cycle pulse on `to_cpu` or `dropped` (and `drop_reason`) as its
 //! first beat is taken; an error message forwarded to its owner also
 //! pulses `copy_to_cpu` (the fabric manager's event log). The header on
-//! `core.dw0..dw3` during that pulse is the TLP's as it goes there.
+//! `core.dw0..dw3` during that pulse is the TLP's as it goes there. A
+//! forwarded TLP whose translation cleared TD loses its digest DW on the
+//! way ([`crate::port::DigestStrip`]).
+//!
+//! **Counting.** As its first beat is taken, every TLP but a malformed one
+//! (only a drop, as weft-model counts it) pulses `received` with its class
+//! and bytes on the wire as it arrived, whatever becomes of it: the
+//! inputs of the port's [`crate::counters::PortCounters`].
 
 use rust_hdl::prelude::*;
 use weft_regs::capacity;
 use weft_regs::csr::port;
 
 use crate::csr::CsrTarget;
-use crate::header_decode::HeaderDecoder;
+use crate::header_decode::{HeaderDecoder, WIRE_BYTES_BITS};
+use crate::port::digest::DigestStrip;
 use crate::port::registers::ROLE_BITS;
 use crate::stream::{TlpSink, TlpSource};
-use crate::switching::{CLASS_COMPLETION, CLASS_NON_POSTED, CLASS_POSTED, PORT_BITS};
+use crate::switching::PORT_BITS;
 use crate::tables::address_route::PORT_BITS as ROUTE_PORT_BITS;
 use crate::tables::id_map::ID_BITS;
 use crate::tables::{AddressRouteTable, BusRouteTable, IdMap};
@@ -75,6 +84,12 @@ pub struct PortIngress<const W: usize, const N: usize> {
     pub dropped: Signal<Out, Bit>,
     /// Why: the index of the reason in weft-model's `DropReason::ALL`.
     pub drop_reason: Signal<Out, Bits<DROP_REASON_BITS>>,
+    /// The TLP whose first beat is taken is counted as received (it is not malformed).
+    pub received: Signal<Out, Bit>,
+    /// Its class as it arrived (`crate::switching::CLASS_POSTED` …).
+    pub received_class: Signal<Out, Bits<2>>,
+    /// Its bytes on the wire as it arrived.
+    pub received_bytes: Signal<Out, Bits<WIRE_BYTES_BITS>>,
     /// CONTROL.ENABLE of this port.
     pub enable: Signal<In, Bit>,
     /// CONTROL.ROLE of this port.
@@ -95,8 +110,6 @@ pub struct PortIngress<const W: usize, const N: usize> {
     pub bus_first: Signal<In, Bits<8>>,
     /// BUSES.LAST of this port.
     pub bus_last: Signal<In, Bits<8>>,
-    /// Bit `j`: port `j` passes traffic (ENABLE set and a role other than disabled).
-    pub ports_enabled: Signal<In, Bits<N>>,
     original: HeaderDecoder,
     routed: HeaderDecoder,
     host: HostIngress<{ capacity::WINDOWS_PER_PORT }>,
@@ -104,6 +117,7 @@ pub struct PortIngress<const W: usize, const N: usize> {
     id_map: IdMap<{ capacity::BOUND_FUNCTIONS_PER_HOST }>,
     addresses: AddressRouteTable<{ capacity::ADDRESS_ROUTES }>,
     buses: BusRouteTable,
+    strip: DigestStrip<W>,
     waited: DFF<Bits<2>>,
     forwarding: DFF<Bit>,
     discarding: DFF<Bit>,
@@ -122,9 +136,6 @@ pub struct PortIngress<const W: usize, const N: usize> {
     routes_to_ingress: Constant<Bits<DROP_REASON_BITS>>,
     unknown_function: Constant<Bits<DROP_REASON_BITS>>,
     digest_clear: Constant<Bits<32>>,
-    class_posted: Constant<Bits<2>>,
-    class_non_posted: Constant<Bits<2>>,
-    class_completion: Constant<Bits<2>>,
     first: Signal<Local, Bit>,
     decided: Signal<Local, Bit>,
     stage_destination: Signal<Local, Bits<2>>,
@@ -168,6 +179,9 @@ impl<const W: usize, const N: usize> PortIngress<W, N> {
             copy_to_cpu: Default::default(),
             dropped: Default::default(),
             drop_reason: Default::default(),
+            received: Default::default(),
+            received_class: Default::default(),
+            received_bytes: Default::default(),
             enable: Default::default(),
             role: Default::default(),
             p2p_request_redirect: Default::default(),
@@ -178,7 +192,6 @@ impl<const W: usize, const N: usize> PortIngress<W, N> {
             owner_proxy_id: Default::default(),
             bus_first: Default::default(),
             bus_last: Default::default(),
-            ports_enabled: Default::default(),
             original: Default::default(),
             routed: Default::default(),
             host: HostIngress::new(port),
@@ -186,6 +199,7 @@ impl<const W: usize, const N: usize> PortIngress<W, N> {
             id_map: IdMap::new(port),
             addresses: AddressRouteTable::new(),
             buses: BusRouteTable::new(),
+            strip: Default::default(),
             waited: Default::default(),
             forwarding: Default::default(),
             discarding: Default::default(),
@@ -204,9 +218,6 @@ impl<const W: usize, const N: usize> PortIngress<W, N> {
             routes_to_ingress: reason("DROP_ROUTES_TO_INGRESS"),
             unknown_function: reason("DROP_UNKNOWN_FUNCTION"),
             digest_clear: Constant::new((!digest_bit).to_bits()),
-            class_posted: Constant::new(CLASS_POSTED.to_bits()),
-            class_non_posted: Constant::new(CLASS_NON_POSTED.to_bits()),
-            class_completion: Constant::new(CLASS_COMPLETION.to_bits()),
             first: Default::default(),
             decided: Default::default(),
             stage_destination: Default::default(),
@@ -400,48 +411,54 @@ impl<const W: usize, const N: usize> Logic for PortIngress<W, N> {
                 self.reason.next = self.no_route.val();
             } else if self.route_port.val() == self.this_port.val() {
                 self.reason.next = self.routes_to_ingress.val();
-            } else if !self
-                .ports_enabled
-                .val()
-                .get_bit(self.route_port.val().index())
-            {
-                self.reason.next = self.port_disabled.val();
             } else {
                 self.forward.next = true;
             }
         }
 
         // The stream: a forwarded TLP to the core, any other taken and discarded.
-        self.core.sop.next = self.link.sop.val();
-        self.core.eop.next = self.link.eop.val();
-        self.core.empty.next = self.link.empty.val();
-        self.core.payload.next = self.link.payload.val();
-        self.core.dw0.next = self.header_dw0.val();
-        self.core.dw1.next = self.header_dw1.val();
-        self.core.dw2.next = self.header_dw2.val();
-        self.core.dw3.next = self.header_dw3.val();
+        self.strip.upstream.sop.next = self.link.sop.val();
+        self.strip.upstream.eop.next = self.link.eop.val();
+        self.strip.upstream.empty.next = self.link.empty.val();
+        self.strip.upstream.payload.next = self.link.payload.val();
+        self.strip.upstream.dw0.next = self.header_dw0.val();
+        self.strip.upstream.dw1.next = self.header_dw1.val();
+        self.strip.upstream.dw2.next = self.header_dw2.val();
+        self.strip.upstream.dw3.next = self.header_dw3.val();
         self.core_egress.next = self.route_port.val().get_bits::<PORT_BITS>(0);
-        self.core_class.next = self.class_completion.val();
-        if self.routed.posted.val() {
-            self.core_class.next = self.class_posted.val();
-        }
-        if self.routed.non_posted.val() {
-            self.core_class.next = self.class_non_posted.val();
-        }
-        self.core.valid.next = (self.link.valid.val() & self.forwarding.q.val())
+        self.core_class.next = self.routed.flow_class.val();
+        self.strip.upstream.valid.next = (self.link.valid.val() & self.forwarding.q.val())
             | (self.first.val() & self.decided.val() & self.forward.val());
         self.link.ready.next = self.discarding.q.val();
         if self.forwarding.q.val() {
-            self.link.ready.next = self.core.ready.val();
+            self.link.ready.next = self.strip.upstream.ready.val();
         }
         if self.first.val() & self.decided.val() {
-            self.link.ready.next = !self.forward.val() | self.core.ready.val();
+            self.link.ready.next = !self.forward.val() | self.strip.upstream.ready.val();
         }
+        // The digest DW leaves with TD (§2.7.1): a rewritten header clears it.
+        self.strip.clock.next = self.clock.val();
+        self.strip.drop_digest.next =
+            self.link.dw0.val().get_bit(15) & !self.header_dw0.val().get_bit(15);
+        self.core.valid.next = self.strip.downstream.valid.val();
+        self.core.sop.next = self.strip.downstream.sop.val();
+        self.core.eop.next = self.strip.downstream.eop.val();
+        self.core.empty.next = self.strip.downstream.empty.val();
+        self.core.dw0.next = self.strip.downstream.dw0.val();
+        self.core.dw1.next = self.strip.downstream.dw1.val();
+        self.core.dw2.next = self.strip.downstream.dw2.val();
+        self.core.dw3.next = self.strip.downstream.dw3.val();
+        self.core.payload.next = self.strip.downstream.payload.val();
+        self.strip.downstream.ready.next = self.core.ready.val();
         self.taken.next = self.first.val() & self.decided.val() & self.link.ready.val();
         self.to_cpu.next = self.taken.val() & self.cpu.val();
         self.copy_to_cpu.next = self.taken.val() & self.stage_copy.val();
         self.dropped.next = self.taken.val() & !self.cpu.val() & !self.forward.val();
         self.drop_reason.next = self.reason.val();
+        self.received.next =
+            self.taken.val() & !(self.dropped.val() & (self.reason.val() == self.malformed.val()));
+        self.received_class.next = self.original.flow_class.val();
+        self.received_bytes.next = self.original.wire_bytes.val();
 
         // Two cycles on the first beat, then until it is taken.
         self.waited.d.next = bits::<2>(0);

@@ -3,10 +3,12 @@
 //! [`crate::top::SwitchTop`] puts one of each per port around the
 //! [`crate::switching::SwitchCore`].
 
+pub mod digest;
 pub mod egress;
 pub mod ingress;
 pub mod registers;
 
+pub use digest::DigestStrip;
 pub use egress::PortEgress;
 pub use ingress::PortIngress;
 pub use registers::PortRegisters;

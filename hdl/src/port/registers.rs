@@ -2,7 +2,11 @@
 //!
 //! CONTROL, HOST, OWNER, BUSES and COMPLETER_ID are read-write and read
 //! back their defined bits only, as weft-model's `CsrWindow` stores them;
-//! ABANDON is write-only and reads 0. CONTROL.RETURN_TO_INGRESS is stored
+//! ABANDON is write-only and reads 0. LINK is write-only and reads 0: a
+//! write with HOT_RESET set raises `link_hot_reset`, else one with RETRAIN
+//! set raises `link_retrain`, for the one cycle after the clock edge that
+//! takes it (each bit set acts once; a hot reset trains the link again
+//! anyway, so it wins, as in the model). CONTROL.RETURN_TO_INGRESS is stored
 //! and read back but not acted on: the ingress drops every TLP routed back
 //! to its own port (RoutesToIngress), and ABANDON does nothing, as no
 //! outstanding-request table is attached yet. A write takes effect at the clock
@@ -56,6 +60,10 @@ pub struct PortRegisters {
     pub bus_last: Signal<Out, Bits<8>>,
     /// COMPLETER_ID.
     pub completer_id: Signal<Out, Bits<ID_BITS>>,
+    /// A one-cycle pulse: LINK.HOT_RESET was written 1 at the last clock edge.
+    pub link_hot_reset: Signal<Out, Bit>,
+    /// A one-cycle pulse: LINK.RETRAIN (without HOT_RESET) was written 1 at the last clock edge.
+    pub link_retrain: Signal<Out, Bit>,
     decoder: CsrDecoder,
     control: DFF<Bits<32>>,
     host: DFF<Bits<32>>,
@@ -64,12 +72,15 @@ pub struct PortRegisters {
     completer: DFF<Bits<32>>,
     read_data: DFF<Bits<32>>,
     read_valid: DFF<Bit>,
+    hot_reset: DFF<Bit>,
+    retrain: DFF<Bit>,
     word_control: Constant<Bits<WORD_BITS>>,
     word_host: Constant<Bits<WORD_BITS>>,
     word_owner: Constant<Bits<WORD_BITS>>,
     word_buses: Constant<Bits<WORD_BITS>>,
     word_completer: Constant<Bits<WORD_BITS>>,
     word_abandon: Constant<Bits<WORD_BITS>>,
+    word_link: Constant<Bits<WORD_BITS>>,
     mask_control: Constant<Bits<32>>,
     mask_host: Constant<Bits<32>>,
     mask_owner: Constant<Bits<32>>,
@@ -86,6 +97,8 @@ pub struct PortRegisters {
     owner_proxy_lsb: Constant<Bits<8>>,
     first_lsb: Constant<Bits<8>>,
     last_lsb: Constant<Bits<8>>,
+    hot_reset_bit: Constant<Bits<8>>,
+    retrain_bit: Constant<Bits<8>>,
 }
 
 impl PortRegisters {
@@ -114,6 +127,8 @@ impl PortRegisters {
             bus_first: Default::default(),
             bus_last: Default::default(),
             completer_id: Default::default(),
+            link_hot_reset: Default::default(),
+            link_retrain: Default::default(),
             decoder: CsrDecoder::new(&port::LAYOUT, instance),
             control: Default::default(),
             host: Default::default(),
@@ -122,12 +137,15 @@ impl PortRegisters {
             completer: Default::default(),
             read_data: Default::default(),
             read_valid: Default::default(),
+            hot_reset: Default::default(),
+            retrain: Default::default(),
             word_control: word(port::CONTROL),
             word_host: word(port::HOST),
             word_owner: word(port::OWNER),
             word_buses: word(port::BUSES),
             word_completer: word(port::COMPLETER_ID),
             word_abandon: word(port::ABANDON),
+            word_link: word(port::LINK),
             mask_control: mask(port::CONTROL),
             mask_host: mask(port::HOST),
             mask_owner: mask(port::OWNER),
@@ -144,6 +162,8 @@ impl PortRegisters {
             owner_proxy_lsb: lsb(port::OWNER_PROXY_ID),
             first_lsb: lsb(port::BUSES_FIRST),
             last_lsb: lsb(port::BUSES_LAST),
+            hot_reset_bit: lsb(port::LINK_HOT_RESET),
+            retrain_bit: lsb(port::LINK_RETRAIN),
         }
     }
 }
@@ -151,10 +171,15 @@ impl PortRegisters {
 impl Logic for PortRegisters {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, control, host, owner, buses, completer, read_data, read_valid);
+        dff_setup!(
+            self, clock, control, host, owner, buses, completer, read_data, read_valid, hot_reset,
+            retrain
+        );
         self.decoder.address.next = self.csr.address.val();
 
-        // Writes: the defined bits of the register addressed.
+        // Writes: the defined bits of the register addressed; LINK's act once.
+        self.hot_reset.d.next = false;
+        self.retrain.d.next = false;
         if self.csr.write.val() && self.decoder.selected.val() {
             if self.decoder.word.val() == self.word_control.val() {
                 self.control.d.next = self.csr.write_data.val() & self.mask_control.val();
@@ -171,9 +196,26 @@ impl Logic for PortRegisters {
             if self.decoder.word.val() == self.word_completer.val() {
                 self.completer.d.next = self.csr.write_data.val() & self.mask_completer.val();
             }
+            if self.decoder.word.val() == self.word_link.val() {
+                self.hot_reset.d.next = self
+                    .csr
+                    .write_data
+                    .val()
+                    .get_bit(self.hot_reset_bit.val().index());
+                self.retrain.d.next = self
+                    .csr
+                    .write_data
+                    .val()
+                    .get_bit(self.retrain_bit.val().index())
+                    & !self
+                        .csr
+                        .write_data
+                        .val()
+                        .get_bit(self.hot_reset_bit.val().index());
+            }
         }
 
-        // Reads: answered in the next cycle; ABANDON (write-only) reads 0.
+        // Reads: answered in the next cycle; ABANDON and LINK (write-only) read 0.
         self.read_valid.d.next = false;
         self.read_data.d.next = bits::<32>(0);
         if self.csr.read.val() && self.decoder.selected.val() {
@@ -197,7 +239,9 @@ impl Logic for PortRegisters {
                 self.read_valid.d.next = true;
                 self.read_data.d.next = self.completer.q.val();
             }
-            if self.decoder.word.val() == self.word_abandon.val() {
+            if (self.decoder.word.val() == self.word_abandon.val())
+                | (self.decoder.word.val() == self.word_link.val())
+            {
                 self.read_valid.d.next = true;
             }
         }
@@ -252,5 +296,7 @@ impl Logic for PortRegisters {
             .val()
             .get_bits::<8>(self.last_lsb.val().index());
         self.completer_id.next = self.completer.q.val().get_bits::<ID_BITS>(0);
+        self.link_hot_reset.next = self.hot_reset.q.val();
+        self.link_retrain.next = self.retrain.q.val();
     }
 }

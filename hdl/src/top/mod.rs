@@ -16,7 +16,25 @@
 //! What leaves for the management CPU, what is copied to it and what is
 //! dropped (with the reason, weft-model's `DropReason::ALL` index) shows
 //! as one-cycle pulses per port, with the header as it goes to the CPU:
-//! the inputs of the mailbox and of the drop counters.
+//! the input of the mailbox. A write of a port's LINK register leaves as
+//! a one-cycle pulse on its `link_hot_reset` or `link_retrain`, for the
+//! link's hard IP adapter.
+//!
+//! Each port's counters ([`PortCounters`], cleared through
+//! [`CounterControl`]) count what weft-model's `Switch` counts for it: TLPs
+//! and bytes received as they arrive (all but malformed ones) and sent as
+//! they leave on the link, drops by reason where the model counts them
+//! (at the ingress, or at the egress for egress translation and a disabled
+//! egress port), and the cycles the egress offers a beat its link does
+//! not take (which the transaction-level model leaves 0).
+//!
+//! Not attached yet: the outstanding-request table (host ports' non-posted
+//! requests keep the host's tag, and completions for a host are dropped
+//! as UnexpectedCompletion), the Unsupported Request completions for
+//! refused non-posted requests (dropped and counted, not answered),
+//! CONTROL.RETURN_TO_INGRESS and ABANDON, the mailbox and the injector
+//! (the CPU's side of the pulses above), and dropping TLPs longer than a
+//! switching slot or whose length disagrees with their header.
 
 mod identity;
 
@@ -24,6 +42,7 @@ pub use identity::Identity;
 
 use rust_hdl::prelude::*;
 
+use crate::counters::{CounterControl, PortCounters};
 use crate::csr::CsrTarget;
 use crate::port::{PortEgress, PortIngress, PortRegisters};
 use crate::stream::{TlpSink, TlpSource};
@@ -35,7 +54,9 @@ use crate::translate::host_ingress::DROP_REASON_BITS;
 ///
 /// Egress credits are as [`SwitchCore`] takes them: the link layer's
 /// counters say which egress may start a TLP of each class, and learn
-/// from `egress_consume` what each TLP took.
+/// from `egress_consume` what each TLP took. A port that passes no traffic
+/// (ENABLE clear, or role disabled) needs no credit and consumes none: its
+/// egress discards what is routed to it (PortDisabled).
 #[derive(LogicBlock)]
 pub struct SwitchTop<const W: usize, const N: usize> {
     /// The clock.
@@ -76,12 +97,22 @@ pub struct SwitchTop<const W: usize, const N: usize> {
     pub egress_dropped: [Signal<Out, Bit>; N],
     /// Why.
     pub egress_drop_reason: [Signal<Out, Bits<DROP_REASON_BITS>>; N],
+    /// Per port: a one-cycle pulse asking the link's hard IP adapter for a
+    /// hot reset (LINK.HOT_RESET of `weft_regs::csr::port`, PCIe Base 6.0
+    /// §4.2.5.11): the adapter holds its hot reset request for the LTSSM's
+    /// timeout itself.
+    pub link_hot_reset: [Signal<Out, Bit>; N],
+    /// Per port: a one-cycle pulse asking the link's hard IP adapter to
+    /// retrain the link (LINK.RETRAIN, Retrain Link of §7.5.3.7).
+    pub link_retrain: [Signal<Out, Bit>; N],
     identity: Identity<N>,
     registers: [PortRegisters; N],
     ports_in: [PortIngress<W, N>; N],
     ports_out: [PortEgress<W>; N],
     core: SwitchCore<W, N>,
     enabled: Gather<N>,
+    counters: [PortCounters; N],
+    counter_control: CounterControl,
 }
 
 impl<const W: usize, const N: usize> Default for SwitchTop<W, N> {
@@ -106,12 +137,16 @@ impl<const W: usize, const N: usize> Default for SwitchTop<W, N> {
             ingress_drop_reason: std::array::from_fn(|_| Default::default()),
             egress_dropped: std::array::from_fn(|_| Default::default()),
             egress_drop_reason: std::array::from_fn(|_| Default::default()),
+            link_hot_reset: std::array::from_fn(|_| Default::default()),
+            link_retrain: std::array::from_fn(|_| Default::default()),
             identity: Default::default(),
             registers: std::array::from_fn(|i| PortRegisters::new(i as u32)),
             ports_in: std::array::from_fn(|i| PortIngress::new(i as u32)),
             ports_out: std::array::from_fn(|i| PortEgress::new(i as u32)),
             core: Default::default(),
             enabled: Default::default(),
+            counters: std::array::from_fn(|i| PortCounters::new(i as u32)),
+            counter_control: Default::default(),
         }
     }
 }
@@ -125,15 +160,29 @@ impl<const W: usize, const N: usize> Logic for SwitchTop<W, N> {
         self.identity.csr.write.next = self.csr.write.val();
         self.identity.csr.write_data.next = self.csr.write_data.val();
         self.identity.csr.read.next = self.csr.read.val();
+        self.counter_control.clock.next = self.clock.val();
+        self.counter_control.csr.address.next = self.csr.address.val();
+        self.counter_control.csr.write.next = self.csr.write.val();
+        self.counter_control.csr.write_data.next = self.csr.write_data.val();
+        self.counter_control.csr.read.next = self.csr.read.val();
         self.csr.read_valid.next = self.identity.csr.read_valid.val();
         self.csr.read_data.next = self.identity.csr.read_data.val();
-        self.core.egress_credit_posted.next = self.egress_credit_posted.val();
-        self.core.egress_credit_non_posted.next = self.egress_credit_non_posted.val();
-        self.core.egress_credit_completion.next = self.egress_credit_completion.val();
+        if self.counter_control.csr.read_valid.val() {
+            self.csr.read_valid.next = true;
+            self.csr.read_data.next = self.counter_control.csr.read_data.val();
+        }
+        // A port that passes no traffic discards what is routed to it, credits or not.
+        self.core.egress_credit_posted.next =
+            self.egress_credit_posted.val() | !self.enabled.vector.val();
+        self.core.egress_credit_non_posted.next =
+            self.egress_credit_non_posted.val() | !self.enabled.vector.val();
+        self.core.egress_credit_completion.next =
+            self.egress_credit_completion.val() | !self.enabled.vector.val();
         for i in 0..N {
             self.registers[i].clock.next = self.clock.val();
             self.ports_in[i].clock.next = self.clock.val();
             self.ports_out[i].clock.next = self.clock.val();
+            self.counters[i].clock.next = self.clock.val();
 
             // The CSR bus to every block of the port; copies of a register answer alike.
             self.registers[i].csr.address.next = self.csr.address.val();
@@ -148,6 +197,10 @@ impl<const W: usize, const N: usize> Logic for SwitchTop<W, N> {
             self.ports_out[i].csr.write.next = self.csr.write.val();
             self.ports_out[i].csr.write_data.next = self.csr.write_data.val();
             self.ports_out[i].csr.read.next = self.csr.read.val();
+            self.counters[i].csr.address.next = self.csr.address.val();
+            self.counters[i].csr.write.next = self.csr.write.val();
+            self.counters[i].csr.write_data.next = self.csr.write_data.val();
+            self.counters[i].csr.read.next = self.csr.read.val();
             if self.registers[i].csr.read_valid.val() {
                 self.csr.read_valid.next = true;
                 self.csr.read_data.next = self.registers[i].csr.read_data.val();
@@ -159,6 +212,10 @@ impl<const W: usize, const N: usize> Logic for SwitchTop<W, N> {
             if self.ports_out[i].csr.read_valid.val() {
                 self.csr.read_valid.next = true;
                 self.csr.read_data.next = self.ports_out[i].csr.read_data.val();
+            }
+            if self.counters[i].csr.read_valid.val() {
+                self.csr.read_valid.next = true;
+                self.csr.read_data.next = self.counters[i].csr.read_data.val();
             }
 
             // The port's registers to its stages.
@@ -175,12 +232,13 @@ impl<const W: usize, const N: usize> Logic for SwitchTop<W, N> {
             self.ports_in[i].owner_proxy_id.next = self.registers[i].owner_proxy_id.val();
             self.ports_in[i].bus_first.next = self.registers[i].bus_first.val();
             self.ports_in[i].bus_last.next = self.registers[i].bus_last.val();
-            self.ports_in[i].ports_enabled.next = self.enabled.vector.val();
             self.ports_out[i].enable.next = self.registers[i].enable.val();
             self.ports_out[i].role.next = self.registers[i].role.val();
             self.ports_out[i].host_index.next = self.registers[i].host_index.val();
             self.ports_out[i].proxy_id.next = self.registers[i].proxy_id.val();
             self.ports_out[i].completer_id.next = self.registers[i].completer_id.val();
+            self.link_hot_reset[i].next = self.registers[i].link_hot_reset.val();
+            self.link_retrain[i].next = self.registers[i].link_retrain.val();
 
             // Link → ingress pipeline → core.
             self.ports_in[i].link.valid.next = self.ingress[i].valid.val();
@@ -236,9 +294,26 @@ impl<const W: usize, const N: usize> Logic for SwitchTop<W, N> {
             self.egress[i].payload.next = self.ports_out[i].link.payload.val();
             self.ports_out[i].link.ready.next = self.egress[i].ready.val();
             self.egress_consume[i].next = self.core.egress_consume[i].val();
+            if !(self.registers[i].enable.val() & self.registers[i].role.val().any()) {
+                self.egress_consume[i].next = bits::<3>(0);
+            }
             self.egress_consume_dws[i].next = self.core.egress_consume_dws[i].val();
             self.egress_dropped[i].next = self.ports_out[i].dropped.val();
             self.egress_drop_reason[i].next = self.ports_out[i].drop_reason.val();
+
+            // The port's events to its counters.
+            self.counters[i].clear.next = self.counter_control.clear.val().get_bit(i);
+            self.counters[i].received.next = self.ports_in[i].received.val();
+            self.counters[i].received_class.next = self.ports_in[i].received_class.val();
+            self.counters[i].received_bytes.next = self.ports_in[i].received_bytes.val();
+            self.counters[i].ingress_drop.next = self.ports_in[i].dropped.val();
+            self.counters[i].ingress_drop_reason.next = self.ports_in[i].drop_reason.val();
+            self.counters[i].sent.next = self.ports_out[i].sent.val();
+            self.counters[i].sent_class.next = self.ports_out[i].sent_class.val();
+            self.counters[i].sent_bytes.next = self.ports_out[i].sent_bytes.val();
+            self.counters[i].egress_drop.next = self.ports_out[i].dropped.val();
+            self.counters[i].egress_drop_reason.next = self.ports_out[i].drop_reason.val();
+            self.counters[i].stall.next = self.ports_out[i].stall.val();
         }
     }
 }

@@ -178,18 +178,7 @@ fn an_image_lands_in_the_slot_not_running_and_boots_on_trial_once_committed_or_b
         ),
         Response::Error(Error::BadChunk { resume_at: 0 })
     );
-    for start in (0..image.len()).step_by(MAX_CHUNK) {
-        let end = (start + MAX_CHUNK).min(image.len());
-        let chunk = Request::FirmwareChunk {
-            offset: start as u32,
-        };
-        assert_eq!(
-            client.ask(&chunk, &image[start..end]),
-            Response::ChunkAccepted {
-                next_offset: end as u32
-            }
-        );
-    }
+    send_chunks(&mut client, &image, 0, image.len());
     assert_eq!(
         status(&mut client),
         FirmwareStatus {

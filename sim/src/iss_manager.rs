@@ -53,12 +53,7 @@ use crate::world::World;
 /// built-in settings, as it would a saved configuration; the rest erased.
 pub fn provisioned_flash(settings: &FabricSettings) -> NorFlash {
     const CONFIG: Span = weft_drivers::spi_flash::CONFIG;
-    let config = StoredConfig {
-        num_vfs: settings.num_vfs,
-        pf_vfs: settings.pf_vfs.clone(),
-        hosts: Some(settings.hosts.clone()),
-        ..StoredConfig::default()
-    };
+    let config = StoredConfig::of_settings(settings);
     let mut region = ArrayFlash::<{ CONFIG.size as usize }>::erased();
     persist::save(&mut region, &config).expect("a configuration record fits its region");
     let geometry = Geometry::W25Q32;

@@ -249,18 +249,7 @@ fn an_image_sent_and_committed_runs_after_a_restart_through_the_boot_loader() {
         digest: Digest(Sha256::digest(&image).into()),
     };
     assert_eq!(client.ask(&prepare, &[]), Response::Done);
-    for start in (0..image.len()).step_by(MAX_CHUNK) {
-        let end = (start + MAX_CHUNK).min(image.len());
-        let chunk = Request::FirmwareChunk {
-            offset: start as u32,
-        };
-        assert_eq!(
-            client.ask(&chunk, &image[start..end]),
-            Response::ChunkAccepted {
-                next_offset: end as u32
-            }
-        );
-    }
+    send_chunks(&mut client, &image, 0, image.len());
     commit(&mut client);
     assert_eq!(
         (status(&mut client).running, status(&mut client).next_boot),

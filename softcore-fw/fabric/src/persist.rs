@@ -252,6 +252,17 @@ pub struct StoredConfig {
 }
 
 impl StoredConfig {
+    /// What a record keeps of `settings` (NumVFs, fabric-wide and per PF,
+    /// and the host ports), with no bindings, at generation 0.
+    pub fn of_settings(settings: &FabricSettings) -> Self {
+        StoredConfig {
+            num_vfs: settings.num_vfs,
+            pf_vfs: settings.pf_vfs.clone(),
+            hosts: Some(settings.hosts.clone()),
+            ..StoredConfig::default()
+        }
+    }
+
     /// Puts the stored settings (NumVFs, fabric-wide and per PF, and the
     /// host ports if the record has them) into `settings`, before the
     /// manager is built from them.
@@ -614,10 +625,7 @@ impl FabricManager {
     pub fn stored_config(&self) -> StoredConfig {
         let mut config = StoredConfig {
             generation: self.generation,
-            num_vfs: self.settings.num_vfs,
-            bindings: Vec::new(),
-            pf_vfs: self.settings.pf_vfs.clone(),
-            hosts: Some(self.settings.hosts.clone()),
+            ..StoredConfig::of_settings(&self.settings)
         };
         for switch in &self.switches {
             for (slot, vdsp) in switch.downstream.iter().enumerate() {

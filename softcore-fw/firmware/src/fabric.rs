@@ -312,21 +312,15 @@ impl Fabric {
     /// running host ports if it is older than host ports in records), or
     /// the running NumVFs and host ports.
     fn next_config(&mut self) -> Result<StoredConfig, HostsError> {
-        let settings = self.manager.settings();
-        let running = StoredConfig {
-            num_vfs: settings.num_vfs,
-            pf_vfs: settings.pf_vfs.clone(),
-            hosts: Some(settings.hosts.clone()),
-            ..StoredConfig::default()
-        };
-        let running_hosts = running.hosts.clone();
         let flash = self.board.config_flash().ok_or(HostsError::NoFlash)?;
-        Ok(match persist::load(flash).map_err(HostsError::Flash)? {
+        let saved = persist::load(flash).map_err(HostsError::Flash)?;
+        let settings = self.manager.settings();
+        Ok(match saved {
             Some(saved) => StoredConfig {
-                hosts: saved.hosts.clone().or(running_hosts),
+                hosts: saved.hosts.clone().or_else(|| Some(settings.hosts.clone())),
                 ..saved
             },
-            None => running,
+            None => StoredConfig::of_settings(settings),
         })
     }
 

@@ -52,6 +52,7 @@ use crate::scenario::validate::ManagerPlan;
 use crate::scenario::Scenario;
 use crate::tap::{Tap, TapError};
 use crate::udp_gateway::{GatewayError, UdpGateway};
+use crate::wiring::Place;
 use crate::world::World;
 
 /// Steps the firmware runs before the bridge looks at the line again:
@@ -384,8 +385,8 @@ pub const FABRIC_SLICE: Duration = Duration::from_millis(1);
 /// scenario's steps (enumeration by the firmware, hosts booted).
 pub struct FabricStation {
     world: World,
-    /// Each host's name and the port of switch 0 it hangs off.
-    hosts: Vec<(String, u8)>,
+    /// Each host's name and the switch port it hangs off.
+    hosts: Vec<(String, Place)>,
 }
 
 impl FabricStation {
@@ -418,7 +419,7 @@ impl FabricStation {
             hosts: scenario
                 .hosts
                 .iter()
-                .map(|host| (host.name.clone(), host.port))
+                .map(|host| (host.name.clone(), host.place))
                 .collect(),
         })
     }
@@ -439,8 +440,8 @@ impl Station for FabricStation {
     fn advance(&mut self, _elapsed: Duration) {}
 
     fn report(&mut self, console: &mut dyn Write) -> io::Result<()> {
-        for (name, port) in &self.hosts {
-            let handled = self.world.with_host(*port, |host, link| {
+        for (name, place) in &self.hosts {
+            let handled = self.world.with_host(*place, |host, link| {
                 host.service_interrupts(link)
                     .map(|events| (events, host.drivers().keys().copied().collect::<Vec<_>>()))
             });

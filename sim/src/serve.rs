@@ -284,7 +284,7 @@ pub struct Server {
     board: BoardInfo,
     links: WiredLinks,
     /// Each host's port on the manager's switch.
-    host_ports: Vec<u8>,
+    host_places: Vec<Place>,
     sim_board: SimBoard,
     /// Every reset carried out, oldest first.
     resets: Vec<ResetScope>,
@@ -357,7 +357,7 @@ impl Server {
             responder: Responder::new(Verifier::resume(switch, config.key, config.counter_floor)),
             board,
             links,
-            host_ports: scenario.hosts.iter().map(|h| h.port).collect(),
+            host_places: scenario.hosts.iter().map(|h| h.place).collect(),
             sim_board: SimBoard::new(),
             resets: Vec::new(),
             firmware,
@@ -431,7 +431,7 @@ impl Server {
             responder,
             board,
             links,
-            host_ports,
+            host_places,
             sim_board,
             resets,
             firmware,
@@ -439,7 +439,14 @@ impl Server {
         } = self;
         let n = responder.answer(datagram, out, |request, trailing| {
             execute(
-                world, board, links, sim_board, host_ports, firmware, request, trailing,
+                world,
+                board,
+                links,
+                sim_board,
+                host_places,
+                firmware,
+                request,
+                trailing,
             )
         });
         // The caller sends the answer next; the firmware's watchdog would
@@ -460,7 +467,7 @@ fn execute(
     board: &BoardInfo,
     links: &mut WiredLinks,
     sim_board: &mut SimBoard,
-    host_ports: &[u8],
+    host_places: &[Place],
     firmware: &mut dyn FirmwareService,
     request: &Request,
     trailing: &[u8],
@@ -494,7 +501,7 @@ fn execute(
     );
     let acted = matches!(response, Response::Done | Response::InProgress { .. });
     if changes_slots && acted {
-        let_hosts_see_hot_plug(world, host_ports);
+        let_hosts_see_hot_plug(world, host_places);
     }
     response
 }
@@ -511,11 +518,11 @@ fn let_vfs_become_ready(world: &mut World) {
 }
 
 /// Moves simulated time on until hot-plug interrupts have arrived, and
-/// runs the hot-plug driver of each host, on `host_ports`.
-fn let_hosts_see_hot_plug(world: &mut World, host_ports: &[u8]) {
+/// runs the hot-plug driver of each host, at `host_places`.
+fn let_hosts_see_hot_plug(world: &mut World, host_places: &[Place]) {
     let_interrupts_arrive(world);
-    for (index, port) in host_ports.iter().enumerate() {
-        let handled = world.with_host(*port, |host, link| host.service_interrupts(link));
+    for (index, place) in host_places.iter().enumerate() {
+        let handled = world.with_host(*place, |host, link| host.service_interrupts(link));
         if let Err(error) = handled {
             eprintln!(
                 "weft-sim serve: host {} failed to handle a hot-plug event: {error:?}",

@@ -15,9 +15,14 @@
 //! ([`switch`](crate::switch)).
 //!
 //! The management CPU sits on switch 0 and runs the fabric manager
-//! natively. It answers host configuration requests from switch 0's
-//! mailbox, so hosts attach to switch 0 (the manager's host ports are its
-//! own switch's ports); endpoints attach anywhere. The manager reaches
+//! natively. Hosts and endpoints attach to any switch. The manager answers
+//! host configuration requests from switch 0's mailbox as they arrive, and
+//! from another switch's mailbox in-band, as the firmware would
+//! (`weft_drivers::hosts`): it looks at those mailboxes every
+//! [`REMOTE_MAILBOX_POLL`], reads each waiting request with register reads
+//! through that switch's management BAR and answers through that switch's
+//! injector, each access a memory request carried through the switch and
+//! link models (polls that find nothing are not simulated). The manager reaches
 //! endpoint configuration space with configuration TLPs carried through
 //! the switch and link models ([`manager_config`](crate::manager_config)),
 //! and every switch's tables through [`Planes`]: its own directly, the
@@ -40,10 +45,11 @@
 
 use std::cell::{Cell, RefCell};
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap, VecDeque};
 use std::time::Duration;
 
 use weft_devices::Device;
+use weft_drivers::hosts::FabricHosts;
 use weft_fabric::hw::{FabricConfig, HostConfigRequest, HostInterface, HostSendError, Timer};
 use weft_fabric::manager::FabricManager;
 use weft_model::{Destination, Packet, PortIndex, Switch};
@@ -75,6 +81,11 @@ pub use crate::switch::SWITCH_LATENCY;
 /// both and holds the two boot times within a factor of two.
 pub const FIRMWARE_LATENCY: Duration = Duration::from_micros(30);
 
+/// How often the manager looks at the mailboxes of the other switches
+/// with host ports: a request waiting there is read at the next multiple
+/// of this time.
+pub const REMOTE_MAILBOX_POLL: Duration = Duration::from_micros(10);
+
 /// Something that happens at a time.
 #[derive(Debug)]
 enum Event {
@@ -84,6 +95,8 @@ enum Event {
     AtNode(Place, Packet, ChannelId),
     /// Credits come back to a channel's sender.
     Credit(ChannelId),
+    /// The manager polls the mailbox of the switch with that index.
+    RemoteMailbox(usize),
 }
 
 /// Max_Payload_Size of the simulated fabric's TLPs, bytes.
@@ -123,6 +136,8 @@ pub struct World {
     pending: BTreeMap<u64, Event>,
     sequence: u64,
     mailbox: VecDeque<HostConfigRequest>,
+    /// Switches whose mailbox the manager polls next ([`Event::RemoteMailbox`]).
+    polls: BTreeSet<usize>,
     /// Tag of the management CPU's last configuration request.
     config_tag: u8,
     /// Messages the switches sent to their CPUs (errors for the event log).
@@ -162,6 +177,7 @@ impl World {
             pending: BTreeMap::new(),
             sequence: 0,
             mailbox: VecDeque::new(),
+            polls: BTreeSet::new(),
             config_tag: 0,
             messages: Vec::new(),
             delivered: 0,
@@ -262,13 +278,12 @@ impl World {
         self.wiring.cable(a, b, link);
     }
 
-    /// Connects a host's root port to `port` of switch 0 over `link`.
-    pub fn attach_host(&mut self, port: u8, host: Host, link: LinkConfig) {
-        if let Some(switch) = self.switches.first_mut() {
-            switch.set_wired_role(port, VsecRole::Host);
+    /// Connects a host's root port to `place` over `link`.
+    pub fn attach_host(&mut self, place: Place, host: Host, link: LinkConfig) {
+        if let Some(switch) = self.switches.get_mut(place.switch) {
+            switch.set_wired_role(place.port, VsecRole::Host);
         }
-        self.wiring
-            .attach(Place::new(0, port), Node::Host(Box::new(host)), link);
+        self.wiring.attach(place, Node::Host(Box::new(host)), link);
     }
 
     /// Connects an endpoint to `port` of switch 0 over `link`.
@@ -473,18 +488,19 @@ impl World {
             &mut dyn Timer,
         ) -> R,
     ) -> R {
-        let mut outbox = Outbox {
+        let outbox = Outbox {
             queue: VecDeque::new(),
             out: Vec::new(),
         };
-        let ((result, waited), end) = self.with_hardware(|manager, hardware, clock| {
+        let ((result, waited, outbox), end) = self.with_hardware(|manager, hardware, clock| {
             let mut timer = WorldTimer {
                 now: clock,
                 waited: false,
             };
             let ManagerHardware { config, planes } = hardware;
-            let result = action(manager, config, planes, &mut outbox, &mut timer);
-            (result, timer.waited)
+            let mut hosts = fabric_hosts(manager, outbox, config, clock);
+            let result = action(manager, config, planes, &mut hosts, &mut timer);
+            (result, timer.waited, hosts.into_local())
         });
         // The manager waited, and the world with it.
         if waited {
@@ -500,12 +516,11 @@ impl World {
     /// taken out of the world for the call and put back after.
     pub fn with_host<R>(
         &mut self,
-        port: u8,
+        place: Place,
         action: impl FnOnce(&mut Host, &mut HostLink<'_>) -> R,
     ) -> R {
-        let place = Place::new(0, port);
         let Some(Node::Host(mut host)) = self.wiring.nodes.remove(&place) else {
-            panic!("port {port} has no host");
+            panic!("{place:?} has no host");
         };
         let result = {
             let mut link = HostLink { world: self, place };
@@ -619,6 +634,10 @@ impl World {
                 self.at_node(place, packet);
             }
             Event::Credit(channel) => self.credited(channel),
+            Event::RemoteMailbox(switch) => {
+                self.polls.remove(&switch);
+                self.service_mailbox();
+            }
         }
         self.poll_nodes();
         None
@@ -673,7 +692,24 @@ impl World {
         }
         match packet.header.body {
             // Host configuration requests reach the manager's mailbox.
-            Body::Config(request) if switch == 0 => {
+            // Another switch's host port: its own mailbox, which the
+            // manager polls in-band (the firmware reads only its own yet).
+            Body::Config(_) if switch != 0 => {
+                if let Ok(bytes) = packet.to_bytes() {
+                    self.switches[switch]
+                        .csr_window()
+                        .queue_for_cpu(from, &bytes);
+                }
+                if self.firmware.is_none() && self.polls.insert(switch) {
+                    let period = REMOTE_MAILBOX_POLL.as_nanos();
+                    let next = (self.now.as_nanos() / period + 1) * period;
+                    self.schedule(
+                        Duration::from_nanos(next as u64),
+                        Event::RemoteMailbox(switch),
+                    );
+                }
+            }
+            Body::Config(request) => {
                 let data = u32::from_le_bytes(
                     packet
                         .payload
@@ -693,26 +729,42 @@ impl World {
         }
     }
 
+    /// Answers the requests in switch 0's mailbox and in the other
+    /// switches' mailboxes.
     fn service_mailbox(&mut self) {
-        let mut outbox = Outbox {
+        let outbox = Outbox {
             queue: std::mem::take(&mut self.mailbox),
             out: Vec::new(),
         };
-        let (_, end) = self.with_hardware(|manager, hardware, _| {
+        let (outbox, end) = self.with_hardware(|manager, hardware, clock| {
             let ManagerHardware { config, planes } = hardware;
+            let mut hosts = fabric_hosts(manager, outbox, config, clock);
             // A request the manager cannot answer is its bug; the host then
             // times out, as it would.
-            let _ = manager.service(config, planes, &mut outbox);
+            let _ = manager.service(config, planes, &mut hosts);
+            hosts.into_local()
         });
         // Requests the manager forwarded took their time on the links.
         self.send_from_cpu(outbox.out, end);
     }
 
-    /// Sends what the management CPU produced by `ready` out of switch 0's ports.
+    /// Sends what the management CPU produced by `ready`: out of switch 0's
+    /// ports, and through the other switches' injectors.
     fn send_from_cpu(&mut self, out: Vec<(u8, Packet)>, ready: Duration) {
         let at = ready.max(self.now) + FIRMWARE_LATENCY;
         for (port, packet) in out {
             self.transmit(Place::new(0, port), Way::Down, packet, at);
+        }
+        let mut injected = Vec::new();
+        for (index, switch) in self.switches.iter_mut().enumerate().skip(1) {
+            for delivery in switch.csr_window().take_injected() {
+                if let Destination::Port(port) = delivery.to {
+                    injected.push((Place::new(index, port.0), delivery.packet));
+                }
+            }
+        }
+        for (place, packet) in injected {
+            self.transmit(place, Way::Down, packet, at);
         }
     }
 
@@ -823,7 +875,35 @@ impl Timer for WorldTimer<'_> {
     }
 }
 
-/// The mailbox in, and the TLPs the management CPU sends out of host ports.
+/// Every host port's interface for one call into the manager: `local`,
+/// switch 0's, and the mailboxes of the other switches with host ports,
+/// read in-band through `config` on the manager's clock.
+fn fabric_hosts<'c, 'a, 'k>(
+    manager: &FabricManager,
+    local: Outbox,
+    config: &SharedConfig<'c, 'a>,
+    clock: &'k Cell<Duration>,
+) -> FabricHosts<Outbox, SharedConfig<'c, 'a>, WorldTimer<'k>> {
+    let settings = manager.settings();
+    let inventory = manager.inventory();
+    let mut hosts = FabricHosts::new(local, settings.switch_id);
+    for host in &settings.hosts {
+        let remote = inventory
+            .switch_index(host.switch)
+            .and_then(|index| inventory.remote_switch(index));
+        if let Some(remote) = remote {
+            let timer = WorldTimer {
+                now: clock,
+                waited: false,
+            };
+            // A switch not discovered yet has no mailbox to read.
+            let _ = hosts.add_remote(remote, config.clone(), timer, settings.manager_id);
+        }
+    }
+    hosts
+}
+
+/// Switch 0's mailbox in, and the TLPs the management CPU sends out of its host ports.
 struct Outbox {
     queue: VecDeque<HostConfigRequest>,
     out: Vec<(u8, Packet)>,
@@ -834,8 +914,7 @@ impl HostInterface for Outbox {
         self.queue.pop_front()
     }
 
-    // Hosts attach to the manager's switch only (see the module docs), so
-    // every completion and MSI leaves one of its ports.
+    // `fabric_hosts` hands this one only switch 0's completions and MSIs.
     fn complete(
         &mut self,
         _switch: u64,

@@ -345,11 +345,11 @@ fn enumerates_as_the_native_manager(scenario: &Scenario) {
     };
     assert_eq!(ask_firmware(&mut firmware, 100, &bind), Response::Done);
     assert_eq!(native_ask(&mut native, &bind), Response::Done);
-    let host_port = scenario.hosts[0].port;
+    let host_place = scenario.hosts[0].place;
     let boot = |world: &mut World| {
         let from = world.now();
         let drivers = world
-            .with_host(host_port, |host, link| {
+            .with_host(host_place, |host, link| {
                 host.boot(link)
                     .map(|drivers| (drivers, host.tree().clone()))
             })
@@ -358,7 +358,7 @@ fn enumerates_as_the_native_manager(scenario: &Scenario) {
     };
     let ((native_drivers, native_tree), native_took) = boot(&mut native);
     let host_requests = |world: &World| {
-        let port = weft_model::PortIndex(host_port);
+        let port = weft_model::PortIndex(host_place.port);
         world
             .switch()
             .counters(port)
@@ -412,7 +412,7 @@ fn enumerates_as_the_native_manager(scenario: &Scenario) {
     let hot_plug = |world: &mut World| {
         engine::let_interrupts_arrive(world);
         world
-            .with_host(host_port, |host, link| {
+            .with_host(host_place, |host, link| {
                 host.service_interrupts(link).map(|events| {
                     let drivers: Vec<_> = host.drivers().keys().copied().collect();
                     (events, host.tree().clone(), drivers)

@@ -63,7 +63,7 @@ fn booted() -> World {
 /// copy's rate as the CPU saw it and what arrived in host memory.
 fn copy_to_host(world: &mut World) -> (f64, Vec<u8>, Vec<u8>) {
     let pattern: Vec<u8> = (0..COPY).map(|i| (i * 31 + 7) as u8).collect();
-    world.with_host(HOST_PORT, |host, link| {
+    world.with_host(Place::new(0, HOST_PORT), |host, link| {
         let bdf = *host.drivers().keys().next().expect("the GPU driver");
         let driver = *host.gpu(bdf).expect("a GPU driver");
         let mut cpu = host.cpu(link);

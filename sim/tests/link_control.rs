@@ -27,6 +27,7 @@ use weft_regs::tables::{HostIndex, PortIndex};
 use weft_sim::host::{Host, HostConfig, HostEvent, Location};
 use weft_sim::link::LinkConfig;
 use weft_sim::scenario::engine::let_interrupts_arrive;
+use weft_sim::wiring::Place;
 use weft_sim::world::World;
 
 const SWITCH_ID: u64 = 0xa0;
@@ -99,7 +100,11 @@ fn booted() -> World {
         .expect("room for a host");
     let manager = FabricManager::new(settings).expect("valid settings");
     let mut world = World::new(8, manager);
-    world.attach_host(HOST_PORT, Host::new(HostConfig::default()), link());
+    world.attach_host(
+        Place::new(0, HOST_PORT),
+        Host::new(HostConfig::default()),
+        link(),
+    );
     let gpu = Gpu::new(GpuConfig::default()).expect("a GPU");
     world.attach_device(GPU_PORT, Box::new(gpu), link());
     let nvme = Nvme::new(NvmeConfig::default()).expect("an NVMe drive");
@@ -114,7 +119,7 @@ fn booted() -> World {
             .expect("binds");
     }
     let bound = world
-        .with_host(HOST_PORT, |host, link| host.boot(link))
+        .with_host(Place::new(0, HOST_PORT), |host, link| host.boot(link))
         .expect("the host boots");
     assert_eq!(bound.len(), 2, "the GPU and NVMe drivers bind");
     world
@@ -159,7 +164,9 @@ fn ask(world: &mut World, request: Request) -> Response {
     });
     let_interrupts_arrive(world);
     world
-        .with_host(HOST_PORT, |host, link| host.service_interrupts(link))
+        .with_host(Place::new(0, HOST_PORT), |host, link| {
+            host.service_interrupts(link)
+        })
         .expect("the host handles its slot's interrupt");
     response
 }
@@ -217,7 +224,7 @@ fn owned(world: &mut World, function: Bdf, offsets: Vec<u16>) -> Vec<u32> {
 /// back through BAR1, and has the GPU's copy engine DMA it into host
 /// memory; returns both copies as the host sees them.
 fn round_trip(world: &mut World, data: &[u8]) -> (Vec<u8>, Vec<u8>) {
-    world.with_host(HOST_PORT, |host, link| {
+    world.with_host(Place::new(0, HOST_PORT), |host, link| {
         let bdf = *host.drivers().keys().next().expect("a driver");
         let driver = *host.gpu(bdf).expect("the GPU driver");
         let mut cpu = host.cpu(link);
@@ -239,7 +246,7 @@ fn round_trip(world: &mut World, data: &[u8]) -> (Vec<u8>, Vec<u8>) {
 }
 
 fn host_events(world: &mut World) -> Vec<HostEvent> {
-    world.with_host(HOST_PORT, |host, _| host.events().to_vec())
+    world.with_host(Place::new(0, HOST_PORT), |host, _| host.events().to_vec())
 }
 
 fn pattern(len: usize, seed: u8) -> Vec<u8> {
@@ -284,7 +291,7 @@ fn a_hot_reset_gpu_comes_back_with_its_bars_and_its_host_still_drives_it() {
 #[test]
 fn a_hot_reset_drive_comes_back_with_its_vfs_and_its_host_still_reads_and_writes() {
     let mut world = booted();
-    let vf = world.with_host(HOST_PORT, |host, _| {
+    let vf = world.with_host(Place::new(0, HOST_PORT), |host, _| {
         *host
             .drivers()
             .keys()
@@ -293,7 +300,9 @@ fn a_hot_reset_drive_comes_back_with_its_vfs_and_its_host_still_reads_and_writes
     });
     let data = pattern(4096, 4);
     world
-        .with_host(HOST_PORT, |host, link| host.nvme_write(link, vf, 8, &data))
+        .with_host(Place::new(0, HOST_PORT), |host, link| {
+            host.nvme_write(link, vf, 8, &data)
+        })
         .expect("written before");
     let programmed = sriov_registers(&mut world);
     let request = Request::PortControl {
@@ -302,7 +311,7 @@ fn a_hot_reset_drive_comes_back_with_its_vfs_and_its_host_still_reads_and_writes
     };
     assert_eq!(ask(&mut world, request), Response::Done);
     assert_eq!(sriov_registers(&mut world), programmed);
-    let vf = world.with_host(HOST_PORT, |host, _| {
+    let vf = world.with_host(Place::new(0, HOST_PORT), |host, _| {
         *host
             .drivers()
             .keys()
@@ -311,12 +320,14 @@ fn a_hot_reset_drive_comes_back_with_its_vfs_and_its_host_still_reads_and_writes
     });
     let again = pattern(4096, 5);
     world
-        .with_host(HOST_PORT, |host, link| {
+        .with_host(Place::new(0, HOST_PORT), |host, link| {
             host.nvme_write(link, vf, 16, &again)
         })
         .expect("written after");
     let read = world
-        .with_host(HOST_PORT, |host, link| host.nvme_read(link, vf, 16, 4096))
+        .with_host(Place::new(0, HOST_PORT), |host, link| {
+            host.nvme_read(link, vf, 16, 4096)
+        })
         .expect("read after");
     assert_eq!(read, again);
 }

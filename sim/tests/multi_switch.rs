@@ -65,7 +65,11 @@ fn two_switches() -> World {
         Place::new(remote, REMOTE_FABRIC_PORT),
         link(),
     );
-    world.attach_host(HOST_PORT, Host::new(HostConfig::default()), link());
+    world.attach_host(
+        Place::new(0, HOST_PORT),
+        Host::new(HostConfig::default()),
+        link(),
+    );
     let gpu = Gpu::new(GpuConfig::default()).expect("a GPU");
     world.attach_device_at(GPU_AT, Box::new(gpu), link());
     world.start_manager().expect("the fabric enumerates");
@@ -110,7 +114,7 @@ fn a_host_writes_a_remote_gpus_bar_and_the_gpu_dmas_back() {
         .with_manager(|m, _, planes, host| m.bind(gpu, HostIndex(0), 0, planes, host))
         .expect("bind the GPU on switch 1");
     let bound = world
-        .with_host(HOST_PORT, |host, link| host.boot(link))
+        .with_host(Place::new(0, HOST_PORT), |host, link| host.boot(link))
         .expect("the host boots");
     assert_eq!(bound.len(), 1, "the GPU driver binds");
     let counters = |world: &World, switch: usize, port: u8| {
@@ -124,7 +128,7 @@ fn a_host_writes_a_remote_gpus_bar_and_the_gpu_dmas_back() {
 
     let len = 64 << 10;
     let data: Vec<u8> = (0..len).map(|i| (i * 13 + 5) as u8).collect();
-    let copied_back = world.with_host(HOST_PORT, |host, link| {
+    let copied_back = world.with_host(Place::new(0, HOST_PORT), |host, link| {
         let bdf = *host.drivers().keys().next().expect("a driver");
         let driver = *host.gpu(bdf).expect("the GPU driver");
         // The CPU writes the GPU's memory through BAR1: across S0 — S1.

@@ -8,6 +8,7 @@ use weft_pcie::config::acs::feature;
 use weft_regs::tables::PortIndex;
 use weft_sim::scenario::engine::{run, Engine, Report};
 use weft_sim::scenario::{Scenario, ScenarioError, REFERENCE};
+use weft_sim::wiring::Place;
 
 /// A valid scenario's head: one switch, a host and a GPU.
 const HEAD: &str = r#"[scenario]
@@ -72,7 +73,7 @@ fn line_of(text: &str, line: &str, after: usize) -> usize {
 fn the_head_with_the_gpus_link_is_valid() {
     let text = format!("{HEAD}[[link]]\nends = [\"gpu1\", \"s0.1\"]\n");
     let scenario = Scenario::parse(&text, "test.toml", Path::new(".")).expect("valid");
-    assert_eq!(scenario.hosts[0].port, 0);
+    assert_eq!(scenario.hosts[0].place, Place::new(0, 0));
     assert_eq!(scenario.endpoints[0].place.port, 1);
 }
 
@@ -479,4 +480,97 @@ fn a_gpu_its_host_released_binds_elsewhere() {
         rebound.outcome
     );
     assert_eq!(report.checks_passed, 6);
+}
+
+/// How long each step of `report` took in simulated time, by its description.
+fn step_durations(report: &Report) -> Vec<(String, std::time::Duration)> {
+    let mut last = std::time::Duration::ZERO;
+    report
+        .steps
+        .iter()
+        .map(|note| {
+            let took = note.at - last;
+            last = note.at;
+            (note.what.clone(), took)
+        })
+        .collect()
+}
+
+/// Hosts on switches other than the manager's: the manager reads their
+/// configuration requests out of those switches' mailboxes and answers
+/// through their injectors in-band, so the same fabric with its hosts on
+/// the manager's switch boots the same hierarchies sooner: a remote request
+/// waits for the manager's poll and costs in-band register accesses (one
+/// fabric hop away for host1 on s1, two for host2 on s2).
+#[test]
+fn hosts_on_other_switches_boot_and_use_their_endpoints() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scenarios/remote_hosts.toml");
+    let text = std::fs::read_to_string(&path).expect("the scenario file");
+    let remote = Scenario::load(&path).expect("valid");
+    assert_eq!(remote.hosts[0].place, Place::new(1, 0));
+    assert_eq!(remote.hosts[1].place, Place::new(2, 0));
+    let remote_report = run(&remote, &mut |_| {}).expect("every step and check passes");
+    let outcome = |what: &str| outcome_of(&remote_report, what);
+    assert_eq!(outcome("host1 boots and enumerates"), "2 drivers bound");
+    assert_eq!(outcome("host2 boots and enumerates"), "1 driver bound");
+    assert_eq!(outcome("host1 sees exactly gpu1, gpu2"), "yes");
+    assert!(outcome("host1: GPU A -> B copy of 64 KiB").ends_with("read back equal"));
+    assert!(outcome("host2: NVMe write + read of 64 KiB on nvme.vf1").ends_with("intact"));
+    assert!(outcome("host1 probes gpu2, bound elsewhere").ends_with("answered with UR"));
+    // The hot-add's MSI left through s2's injector, and host2 scanned the slot.
+    assert_eq!(
+        outcome("bind gpu2 to host2"),
+        "host2 handled 1 slot event, 1 of 1 present with drivers"
+    );
+    assert_eq!(outcome("host2 sees exactly gpu2, nvme.vf1"), "yes");
+    assert_eq!(remote_report.checks_passed, 6);
+
+    let local_text = text
+        .replace(r#"ends = ["host1", "s1.0"]"#, r#"ends = ["host1", "s0.1"]"#)
+        .replace(r#"ends = ["host2", "s2.0"]"#, r#"ends = ["host2", "s0.2"]"#)
+        .replace(r#""0" = "host", "1" = "endpoint""#, r#""1" = "endpoint""#);
+    let local = Scenario::parse(
+        &local_text,
+        "local.toml",
+        path.parent().expect("a directory"),
+    )
+    .expect("valid");
+    let local_report = run(&local, &mut |_| {}).expect("every step and check passes");
+    assert_eq!(
+        local_report.trees, remote_report.trees,
+        "the same hierarchies"
+    );
+    let remote_steps = step_durations(&remote_report);
+    let local_steps = step_durations(&local_report);
+    for host in ["host1", "host2"] {
+        let boot = format!("{host} boots and enumerates");
+        let took = |steps: &[(String, std::time::Duration)]| {
+            steps
+                .iter()
+                .find(|(what, _)| *what == boot)
+                .expect("a boot step")
+                .1
+        };
+        let (far, near) = (took(&remote_steps), took(&local_steps));
+        assert!(
+            far > near + near / 10,
+            "{host}'s boot through in-band mailbox reads ({far:?}) costs more than on the manager's switch ({near:?})"
+        );
+    }
+}
+
+/// The firmware reads only its own switch's mailbox: a host elsewhere is
+/// an error at that host's link.
+#[test]
+fn firmware_scenarios_keep_their_hosts_on_the_first_switch() {
+    let text = format!(
+        "{HEAD}\n[fabric]\nmanager = \"firmware-iss\"\n\n[[switch]]\nname = \"s1\"\nid = 2\nports = 4\n\n[[link]]\nends = [\"s0.3\", \"s1.3\"]\n"
+    )
+    .replace(r#"ends = ["host1", "s0.0"]"#, r#"ends = ["host1", "s1.0"]"#);
+    let (line, _, message) = error_of(&text);
+    assert_eq!(line, line_of(&text, r#"ends = ["host1", "s1.0"]"#, 0));
+    assert!(
+        message.starts_with("host `host1` is on switch `s1`"),
+        "{message}"
+    );
 }

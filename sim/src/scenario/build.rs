@@ -83,8 +83,8 @@ pub fn world(scenario: &Scenario) -> Result<World, BuildError> {
         settings
             .hosts
             .push(HostPort {
-                switch: manager_switch.id,
-                port: PortIndex(host.port),
+                switch: scenario.switches[host.place.switch].id,
+                port: PortIndex(host.place.port),
                 host: HostIndex(index as u16),
                 slots: host.slots,
             })
@@ -102,7 +102,7 @@ pub fn world(scenario: &Scenario) -> Result<World, BuildError> {
         world.connect(cable.a, cable.b, cable.link);
     }
     for host in &scenario.hosts {
-        world.attach_host(host.port, Host::new(HostConfig::default()), host.link);
+        world.attach_host(host.place, Host::new(HostConfig::default()), host.link);
     }
     for (index, endpoint) in scenario.endpoints.iter().enumerate() {
         if endpoint.below.is_none() {

@@ -28,6 +28,7 @@ use crate::host::gpu::GpuError;
 use crate::host::{Host, Location};
 use crate::iss_board::{IssBoard, CPU_CLOCK_HZ};
 use crate::waveform::{Waveform, WaveformError};
+use crate::wiring::Place;
 use crate::world::World;
 use weft_devices::gpu::regs as gpu_regs;
 
@@ -281,10 +282,10 @@ impl<'s> Engine<'s> {
     /// The report with each host's device tree, at the end of the run.
     pub fn finish(mut self) -> Report {
         for (index, host) in self.scenario.hosts.iter().enumerate() {
-            let port = self.scenario.hosts[index].port;
+            let place = self.scenario.hosts[index].place;
             let tree = self
                 .world
-                .with_host(port, |host, _| host.tree().lspci_tree());
+                .with_host(place, |host, _| host.tree().lspci_tree());
             self.report.trees.push((host.name.clone(), tree));
         }
         self.report.tlps_delivered = self.world.tlps_delivered();
@@ -436,8 +437,8 @@ impl<'s> Engine<'s> {
                 let pattern: Vec<u8> = (0..*bytes as usize)
                     .map(|i| (i * 7 + *host) as u8)
                     .collect();
-                let port = scenario.hosts[*host].port;
-                let read = self.world.with_host(port, |host, link| {
+                let place = scenario.hosts[*host].place;
+                let read = self.world.with_host(place, |host, link| {
                     if host.nvme(bdf).is_none() {
                         return Err(format!("no NVMe driver bound to {bdf}"));
                     }
@@ -564,10 +565,10 @@ impl<'s> Engine<'s> {
 
     fn boot(&mut self, step: &PlannedStep, hosts: &[usize], what: String) -> Result<(), RunError> {
         for host in hosts {
-            let port = self.scenario.hosts[*host].port;
+            let place = self.scenario.hosts[*host].place;
             let bound = self
                 .world
-                .with_host(port, |h, link| h.boot(link))
+                .with_host(place, |h, link| h.boot(link))
                 .map_err(|e| {
                     failed(
                         step,
@@ -699,9 +700,9 @@ impl<'s> Engine<'s> {
                         ),
                     )
                 })?;
-                let host_port = self.scenario.hosts[host].port;
+                let host_place = self.scenario.hosts[host].place;
                 self.world
-                    .with_host(host_port, |h, link| h.power_off_slot(link, port))
+                    .with_host(host_place, |h, link| h.power_off_slot(link, port))
                     .map_err(|e| {
                         failed(
                             step,
@@ -748,9 +749,9 @@ impl<'s> Engine<'s> {
     /// The downstream port `host` sees `target` below, if it sees it.
     fn slot_port(&mut self, host: usize, target: Target) -> Option<Bdf> {
         let bdf = self.host_function(host, target)?;
-        let port = self.scenario.hosts[host].port;
+        let place = self.scenario.hosts[host].place;
         self.world
-            .with_host(port, |h, _| h.tree().get(bdf).and_then(|f| f.parent))
+            .with_host(place, |h, _| h.tree().get(bdf).and_then(|f| f.parent))
     }
 
     fn let_hosts_see(
@@ -762,10 +763,10 @@ impl<'s> Engine<'s> {
         let_interrupts_arrive(&mut self.world);
         let mut handled = Vec::new();
         for host in hosts.iter().filter(|h| self.booted[**h]) {
-            let port = self.scenario.hosts[*host].port;
+            let place = self.scenario.hosts[*host].place;
             let events = self
                 .world
-                .with_host(port, |h, link| h.service_interrupts(link))
+                .with_host(place, |h, link| h.service_interrupts(link))
                 .map_err(|e| {
                     failed(
                         step,
@@ -867,8 +868,8 @@ impl<'s> Engine<'s> {
     /// The functions below `host`'s virtual switch slots, as its own
     /// enumeration found them, each with the slot it sits behind.
     fn host_endpoints(&mut self, host: usize) -> Vec<(Bdf, u8, Option<u64>)> {
-        let port = self.scenario.hosts[host].port;
-        self.world.with_host(port, |h, _| {
+        let place = self.scenario.hosts[host].place;
+        self.world.with_host(place, |h, _| {
             let tree = h.tree();
             tree.iter()
                 .filter(|f| f.bridge.is_none() && f.parent.is_some())
@@ -1000,7 +1001,7 @@ impl<'s> Engine<'s> {
             ));
         }
         for (index, plan) in self.scenario.hosts.iter().enumerate() {
-            let counters = self.world.with_host(plan.port, |h, _| h.root().counters());
+            let counters = self.world.with_host(plan.place, |h, _| h.root().counters());
             let probed = self.probes_rejected_by_hosts[index];
             if counters.unexpected_completions > 0 || counters.rejected != probed {
                 return Err(format!(
@@ -1033,13 +1034,13 @@ impl<'s> Engine<'s> {
                 self.name(target)
             )
         })?;
-        let port = self.scenario.hosts[host].port;
+        let place = self.scenario.hosts[host].place;
         if let Some(gpu) = by {
             return self.probe_by_gpu(host, gpu, address);
         }
         let read = self
             .world
-            .with_host(port, |h, link| h.cpu(link).read_u32(address));
+            .with_host(place, |h, link| h.cpu(link).read_u32(address));
         self.probes += 1;
         match read {
             Err(MemoryAccessError::Status {
@@ -1068,12 +1069,12 @@ impl<'s> Engine<'s> {
                 },
             )
             .ok_or_else(|| format!("{} does not see {name}", self.host_name(host)))?;
-        let port = self.scenario.hosts[host].port;
+        let place = self.scenario.hosts[host].place;
         let rejected =
-            |world: &mut World| world.with_host(port, |h, _| h.root().counters().rejected);
+            |world: &mut World| world.with_host(place, |h, _| h.root().counters().rejected);
         let (drops_before, rejected_before) =
             (switch_drops(&self.world), rejected(&mut self.world));
-        let copy = self.world.with_host(port, |h, link| {
+        let copy = self.world.with_host(place, |h, link| {
             h.gpu_copy(link, bdf, Location::Bus(address), Location::Local(0), 64)
         });
         let by_switch = switch_drops(&self.world) - drops_before;
@@ -1119,15 +1120,19 @@ impl<'s> Engine<'s> {
                 .ok_or_else(|| fail(format!("{name} does not see {}", engine.name(target))))
         };
         let (a, b) = (gpu(self, from)?, gpu(self, to)?);
-        let host_ports: Vec<u8> = self.scenario.hosts.iter().map(|h| h.port).collect();
+        let host_places: Vec<Place> = self.scenario.hosts.iter().map(|h| h.place).collect();
         let host_egress = |world: &World| -> u64 {
-            host_ports
+            host_places
                 .iter()
-                .filter_map(|p| world.switch().counters(PortIndex(*p)))
+                .filter_map(|p| {
+                    world.switches()[p.switch]
+                        .model()
+                        .counters(PortIndex(p.port))
+                })
                 .map(|c| c.egress.bytes)
                 .sum()
         };
-        let port = self.scenario.hosts[host].port;
+        let place = self.scenario.hosts[host].place;
         let driver = |host: &Host, bdf: Bdf| {
             host.gpu(bdf)
                 .copied()
@@ -1146,7 +1151,7 @@ impl<'s> Engine<'s> {
         let sources = verify.then(|| [(a, pattern(0xa5)), (b, pattern(0x5a))]);
         if let Some(sources) = &sources {
             self.world
-                .with_host(port, |host, link| {
+                .with_host(place, |host, link| {
                     for (bdf, data) in sources {
                         let gpu = driver(host, *bdf)?;
                         let mut cpu = host.cpu(link);
@@ -1164,7 +1169,7 @@ impl<'s> Engine<'s> {
         let before = host_egress(&self.world);
         let mut figures = self
             .world
-            .with_host(port, |host, link| {
+            .with_host(place, |host, link| {
                 // A's memory from 0 is the source of A's copies, B's likewise;
                 // each copy lands at `len` in the other GPU.
                 let (a_in, b_in) = (peer(host, a, len)?, peer(host, b, len)?);
@@ -1205,7 +1210,7 @@ impl<'s> Engine<'s> {
         // from its peer, at `len`, through the peer's BAR.
         if let Some([(_, a_data), (_, b_data)]) = &sources {
             self.world
-                .with_host(port, |host, link| {
+                .with_host(place, |host, link| {
                     for (peer_gpu, sent, from) in [(b, a_data, "A"), (a, b_data, "B")] {
                         let landed = driver(host, peer_gpu)?
                             .download(&mut host.cpu(link), len, len)
@@ -1222,7 +1227,7 @@ impl<'s> Engine<'s> {
                 .map_err(fail)?;
         }
         self.world
-            .with_host(port, |host, link| {
+            .with_host(place, |host, link| {
                 let err = |e| format!("{e:?}");
                 let scratch = 2 * len;
                 let b_memory = peer(host, b, 0)?;

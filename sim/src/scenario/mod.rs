@@ -14,10 +14,14 @@
 //! (the default, weft-fabric run by the simulator) or `"firmware-iss"`,
 //! the firmware ELF on the instruction-set simulator
 //! ([`crate::iss_manager`]), read from `firmware = "path"` (relative to the
-//! file) or the workspace's build. The firmware runs with its built-in
-//! settings, which the fabric must fit (one host on switch 0's port 0 with
-//! four slots, no VFs), and a scenario then enumerates (the step reports
-//! the firmware's instructions and cycles) and boots hosts only.
+//! file) or the workspace's build. The firmware's flash is provisioned
+//! with the scenario's host ports and NumVFs
+//! ([`crate::iss_manager::provisioned_flash`]); a scenario then enumerates
+//! (the step reports the firmware's instructions and cycles) and boots
+//! hosts only. Hosts attach to any switch with the
+//! native manager, which reads other switches' mailboxes in-band
+//! ([`crate::world`]); the firmware reads only its own switch's, so its
+//! hosts attach to switch 0.
 //!
 //! The reference experiment of shared/REFERENCE.md is the built-in
 //! scenario [`REFERENCE`], shipped as `sim/scenarios/reference.toml`.

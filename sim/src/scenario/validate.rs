@@ -120,8 +120,8 @@ pub struct SwitchPlan {
 pub struct HostPlan {
     /// Its name in the file.
     pub name: String,
-    /// Its port on the manager's switch.
-    pub port: u8,
+    /// The switch port its root port is linked to.
+    pub place: Place,
     /// Hot-plug slots of its virtual switch.
     pub slots: u8,
     /// Its link.
@@ -746,16 +746,6 @@ pub fn resolve(file: ScenarioFile, text: &str, base: &Path) -> Result<Scenario, 
                         format!("link end `{}` already has the link on line {line}; a host or endpoint has one link", written.get_ref()),
                     );
                 }
-                if matches!(node, End::Host(_)) && place.switch != 0 {
-                    return invalid(
-                        written.span().start,
-                        format!(
-                            "host `{}` is on switch `{}`: hosts attach to the first switch, which runs the fabric manager",
-                            written.get_ref(),
-                            names.switches[place.switch].0
-                        ),
-                    );
-                }
             }
             _ => {
                 return invalid(
@@ -777,12 +767,26 @@ pub fn resolve(file: ScenarioFile, text: &str, base: &Path) -> Result<Scenario, 
         };
         hosts.push(HostPlan {
             name: spec.name.clone(),
-            port: place.port,
+            place: *place,
             slots: spec.slots,
             link: *link,
         });
     }
     let manager = manager_plan(&file, base)?;
+    if matches!(manager, ManagerPlan::Firmware { .. }) {
+        // The firmware reads only its own switch's mailbox.
+        let remote = hosts.iter().enumerate().find(|(_, h)| h.place.switch != 0);
+        if let Some((index, host)) = remote {
+            let (at, _, _) = node_link[&End::Host(index)];
+            return invalid(
+                at,
+                format!(
+                    "host `{}` is on switch `{}`: with `manager = \"firmware-iss\"` hosts attach to the first switch, whose firmware reads only its own mailbox",
+                    host.name, names.switches[host.place.switch].0
+                ),
+            );
+        }
+    }
     let mut models = Vec::new();
     for endpoint in &file.endpoints {
         models.push(endpoint_model(
@@ -842,7 +846,7 @@ pub fn resolve(file: ScenarioFile, text: &str, base: &Path) -> Result<Scenario, 
             let place = Place::new(index, number);
             let wired = if cables.iter().any(|c| c.a == place || c.b == place) {
                 Role::Fabric
-            } else if hosts.iter().any(|h| index == 0 && h.port == number) {
+            } else if hosts.iter().any(|h| h.place == place) {
                 Role::Host
             } else if endpoints.iter().any(|e| e.place == place) {
                 Role::Endpoint

@@ -8,6 +8,9 @@
 //!   [`weft_fabric::hw::FabricMemory`]) and the hosts'
 //!   ([`weft_fabric::hw::HostInterface`]) over the data plane's mailbox and
 //!   injector (`weft_regs::csr::mailbox`, `inject`), which all share;
+//! - [`hosts::FabricHosts`]: every host port of the fabric as one
+//!   [`weft_fabric::hw::HostInterface`], other switches' mailboxes read
+//!   in-band;
 //! - [`spi_flash::Region`]: [`weft_fabric::persist::Flash`] over the SPI
 //!   NOR flash controller (`weft_regs::soc::spi_flash`), and the flash
 //!   part's layout, for the firmware and the boot loader;
@@ -23,6 +26,7 @@
 #![no_std]
 #![forbid(unsafe_code)]
 
+pub mod hosts;
 pub mod mailbox;
 pub mod spi_flash;
 pub mod timer;

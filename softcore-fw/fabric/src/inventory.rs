@@ -361,15 +361,22 @@ impl Inventory {
         let Some(found) = self.switches.get(usize::from(switch.0)) else {
             return Err(u64::MAX);
         };
-        let Some(via) = found.via else {
-            return Err(found.id);
-        };
-        let remote = RemoteSwitch {
-            id: found.id,
-            via,
-            management_bar: found.management_bar,
-        };
+        let remote = self.remote_switch(switch).ok_or(found.id)?;
         fabric.remote(remote).ok_or(found.id)
+    }
+
+    /// How the manager reaches `switch` in-band: `None` for its own switch,
+    /// one it does not know, or one it has no way to yet.
+    pub fn remote_switch(&self, switch: SwitchIndex) -> Option<RemoteSwitch> {
+        if switch == SwitchIndex::LOCAL {
+            return None;
+        }
+        let found = self.switches.get(usize::from(switch.0))?;
+        Some(RemoteSwitch {
+            id: found.id,
+            via: found.via?,
+            management_bar: found.management_bar,
+        })
     }
 
     /// How the manager's configuration requests reach functions on bus

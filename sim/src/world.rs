@@ -31,8 +31,9 @@
 //! Or the firmware ELF on the instruction-set simulator is switch 0's
 //! management CPU ([`World::hand_manager_to_firmware`],
 //! [`crate::iss_manager`]): it runs in the world's event loop, its
-//! configuration requests go the native manager's way, and host
-//! configuration requests reach its own mailbox. The native manager then
+//! configuration and in-band requests go the native manager's way, and
+//! host configuration requests reach its own mailbox or, from other
+//! switches' hosts, theirs, which it polls in-band. The native manager then
 //! has no part in the world, and [`World::manager`],
 //! [`World::start_manager`] and [`World::with_manager`] are not for it.
 //!
@@ -49,7 +50,7 @@ use std::collections::{BTreeMap, BTreeSet, BinaryHeap, VecDeque};
 use std::time::Duration;
 
 use weft_devices::Device;
-use weft_drivers::hosts::FabricHosts;
+use weft_drivers::hosts::{FabricHosts, REMOTE_MAILBOX_POLL_NS};
 use weft_fabric::hw::{FabricConfig, HostConfigRequest, HostInterface, HostSendError, Timer};
 use weft_fabric::manager::FabricManager;
 use weft_model::{Destination, Packet, PortIndex, Switch};
@@ -82,9 +83,10 @@ pub use crate::switch::SWITCH_LATENCY;
 pub const FIRMWARE_LATENCY: Duration = Duration::from_micros(30);
 
 /// How often the manager looks at the mailboxes of the other switches
-/// with host ports: a request waiting there is read at the next multiple
-/// of this time.
-pub const REMOTE_MAILBOX_POLL: Duration = Duration::from_micros(10);
+/// with host ports, as the firmware does
+/// (`weft_drivers::hosts::REMOTE_MAILBOX_POLL_NS`): a request waiting there
+/// is read at the next multiple of this time.
+pub const REMOTE_MAILBOX_POLL: Duration = Duration::from_nanos(REMOTE_MAILBOX_POLL_NS);
 
 /// Something that happens at a time.
 #[derive(Debug)]
@@ -670,6 +672,10 @@ impl World {
         // The switch took the TLP in: its buffer frees as it moves on.
         self.release(channel, cost);
         let leave = self.now + SWITCH_LATENCY;
+        if place.switch != 0 {
+            // The firmware's in-band write to this switch's injector.
+            self.send_injected(place.switch, leave);
+        }
         for delivery in forwarding.deliveries {
             match delivery.to {
                 Destination::Port(out) => self.transmit(
@@ -691,9 +697,8 @@ impl World {
             return;
         }
         match packet.header.body {
-            // Host configuration requests reach the manager's mailbox.
             // Another switch's host port: its own mailbox, which the
-            // manager polls in-band (the firmware reads only its own yet).
+            // manager polls in-band (the firmware wakes itself to).
             Body::Config(_) if switch != 0 => {
                 if let Ok(bytes) = packet.to_bytes() {
                     self.switches[switch]
@@ -709,6 +714,7 @@ impl World {
                     );
                 }
             }
+            // Host configuration requests reach the manager's mailbox.
             Body::Config(request) => {
                 let data = u32::from_le_bytes(
                     packet
@@ -755,16 +761,20 @@ impl World {
         for (port, packet) in out {
             self.transmit(Place::new(0, port), Way::Down, packet, at);
         }
-        let mut injected = Vec::new();
-        for (index, switch) in self.switches.iter_mut().enumerate().skip(1) {
-            for delivery in switch.csr_window().take_injected() {
-                if let Destination::Port(port) = delivery.to {
-                    injected.push((Place::new(index, port.0), delivery.packet));
-                }
-            }
+        for switch in 1..self.switches.len() {
+            self.send_injected(switch, at);
         }
-        for (place, packet) in injected {
-            self.transmit(place, Way::Down, packet, at);
+    }
+
+    /// Sends at `at` the TLPs the manager put into the injector of the
+    /// switch with index `switch` in-band (not the manager's own switch,
+    /// whose injector the management CPU drives directly).
+    fn send_injected(&mut self, switch: usize, at: Duration) {
+        let injected = self.switches[switch].csr_window().take_injected();
+        for delivery in injected {
+            if let Destination::Port(port) = delivery.to {
+                self.transmit(Place::new(switch, port.0), Way::Down, delivery.packet, at);
+            }
         }
     }
 

@@ -580,3 +580,72 @@ fn with_the_firmware_as_manager_a_step_that_needs_the_native_one_is_an_error() {
     assert!(line == bind || line == bind - 1, "line {line}: {message}");
     assert!(message.contains("native fabric manager"), "{message}");
 }
+
+/// Two switches, a host on each, a GPU on the far one: host1's root port is
+/// on s1, whose mailbox the manager on s0 reads in-band.
+const REMOTE_HOST: &str = r#"[scenario]
+name = "remote-host"
+title = "a host on the switch next to the manager's"
+
+[[switch]]
+name = "s0"
+id = 0xa0
+ports = 4
+
+[[switch]]
+name = "s1"
+id = 0xb0
+ports = 4
+
+[[host]]
+name = "host1"
+slots = 2
+
+[[host]]
+name = "host2"
+slots = 3
+
+[[endpoint]]
+name = "gpu1"
+kind = "gpu"
+
+[[link]]
+ends = ["s0.3", "s1.3"]
+[[link]]
+ends = ["host1", "s1.0"]
+[[link]]
+ends = ["host2", "s0.0"]
+[[link]]
+ends = ["gpu1", "s1.1"]
+
+[[step]]
+do = "enumerate"
+
+[[step]]
+do = "boot"
+hosts = ["host1", "host2"]
+"#;
+
+#[test]
+fn a_host_on_another_switch_boots_through_the_firmware_as_through_the_native_manager() {
+    let Some(image) = firmware_image() else {
+        return;
+    };
+    let scenario = Scenario::parse(REMOTE_HOST, "remote-host", ".".as_ref()).expect("parses");
+    let firmware = for_firmware(scenario, &image);
+    let run = |scenario: &Scenario| engine::run(scenario, &mut |_| {}).expect("the scenario runs");
+    let (through_firmware, native) = (run(&firmware), run(&natively(&firmware)));
+    for report in [&through_firmware, &native] {
+        eprintln!(
+            "host1 on s1: {}; host2 on s0: {}",
+            outcome_of(report, "host1 boots"),
+            outcome_of(report, "host2 boots")
+        );
+    }
+    // Each host sees its own virtual switch, host1's two slots and host2's
+    // three, whichever manager answered it and however far away.
+    assert_eq!(through_firmware.trees, native.trees);
+    let bridges = |tree: &str| tree.matches("1d1d:").count();
+    assert_eq!(bridges(&native.trees[0].1), 3, "{}", native.trees[0].1);
+    assert_eq!(bridges(&native.trees[1].1), 4, "{}", native.trees[1].1);
+}

@@ -558,19 +558,3 @@ fn hosts_on_other_switches_boot_and_use_their_endpoints() {
         );
     }
 }
-
-/// The firmware reads only its own switch's mailbox: a host elsewhere is
-/// an error at that host's link.
-#[test]
-fn firmware_scenarios_keep_their_hosts_on_the_first_switch() {
-    let text = format!(
-        "{HEAD}\n[fabric]\nmanager = \"firmware-iss\"\n\n[[switch]]\nname = \"s1\"\nid = 2\nports = 4\n\n[[link]]\nends = [\"s0.3\", \"s1.3\"]\n"
-    )
-    .replace(r#"ends = ["host1", "s0.0"]"#, r#"ends = ["host1", "s1.0"]"#);
-    let (line, _, message) = error_of(&text);
-    assert_eq!(line, line_of(&text, r#"ends = ["host1", "s1.0"]"#, 0));
-    assert!(
-        message.starts_with("host `host1` is on switch `s1`"),
-        "{message}"
-    );
-}

@@ -18,10 +18,8 @@
 //! with the scenario's host ports and NumVFs
 //! ([`crate::iss_manager::provisioned_flash`]); a scenario then enumerates
 //! (the step reports the firmware's instructions and cycles) and boots
-//! hosts only. Hosts attach to any switch with the
-//! native manager, which reads other switches' mailboxes in-band
-//! ([`crate::world`]); the firmware reads only its own switch's, so its
-//! hosts attach to switch 0.
+//! hosts only. Hosts attach to any switch: the manager, native or
+//! firmware, reads other switches' mailboxes in-band ([`crate::world`]).
 //!
 //! The reference experiment of shared/REFERENCE.md is the built-in
 //! scenario [`REFERENCE`], shipped as `sim/scenarios/reference.toml`.

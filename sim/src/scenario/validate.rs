@@ -773,20 +773,6 @@ pub fn resolve(file: ScenarioFile, text: &str, base: &Path) -> Result<Scenario, 
         });
     }
     let manager = manager_plan(&file, base)?;
-    if matches!(manager, ManagerPlan::Firmware { .. }) {
-        // The firmware reads only its own switch's mailbox.
-        let remote = hosts.iter().enumerate().find(|(_, h)| h.place.switch != 0);
-        if let Some((index, host)) = remote {
-            let (at, _, _) = node_link[&End::Host(index)];
-            return invalid(
-                at,
-                format!(
-                    "host `{}` is on switch `{}`: with `manager = \"firmware-iss\"` hosts attach to the first switch, whose firmware reads only its own mailbox",
-                    host.name, names.switches[host.place.switch].0
-                ),
-            );
-        }
-    }
     let mut models = Vec::new();
     for endpoint in &file.endpoints {
         models.push(endpoint_model(

@@ -24,6 +24,14 @@ use weft_regs::tables::PortIndex;
 
 use crate::mailbox::CsrMailbox;
 
+/// How often a manager reads the mailboxes of other switches with host
+/// ports when nothing else wakes it: a remote host's configuration request
+/// waits up to this long before it is read (its Completion Timeout
+/// defaults to 50 µs–50 ms, PCIe Base 6.0 §7.5.3.16, and root complexes
+/// wait milliseconds), and each poll, an in-band read per remote switch,
+/// costs a few microseconds of fabric round trip.
+pub const REMOTE_MAILBOX_POLL_NS: u64 = 50_000;
+
 /// A remote switch's mailbox and injector, in-band.
 pub type RemoteMailbox<M, T> = CsrMailbox<InbandCsr<M>, T>;
 

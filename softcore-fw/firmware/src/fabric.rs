@@ -22,6 +22,13 @@
 //! network is polled, and the management server's requests are answered
 //! from the manager ([`Fabric::answer`]).
 //!
+//! Hosts on other weft switches put their configuration requests into
+//! those switches' mailboxes, which raise no interrupt here: while the
+//! fabric runs with such host ports, the main loop wakes every
+//! [`REMOTE_MAILBOX_POLL_NS`] and [`Fabric::serve_hosts`] reads each of
+//! those mailboxes in-band (weft-drivers' `FabricHosts`), answering
+//! through that switch's injector.
+//!
 //! Once the fabric runs, the data plane raises the machine external
 //! interrupt while a TLP waits in the mailbox or the injector has dropped
 //! one (weft-drivers' `CsrMailbox::set_interrupts`), so the main loop
@@ -35,6 +42,7 @@
 use core::cell::RefCell;
 
 use smoltcp::time::Duration;
+use weft_drivers::hosts::{FabricHosts, REMOTE_MAILBOX_POLL_NS};
 use weft_drivers::mailbox::{CsrMailbox, InjectDrops, SharedMailbox};
 use weft_drivers::timer::SocTimer;
 use weft_fabric::binding::BindError;
@@ -156,6 +164,14 @@ pub struct Started {
 /// The mailbox both the manager's configuration requests and the hosts' use.
 type Mailbox = CsrMailbox<Mmio, SocTimer<Mmio>>;
 
+/// Every host port's interface: this switch's mailbox, and those of the
+/// other switches with host ports, read in-band through it.
+type Hosts<'a> = FabricHosts<
+    SharedMailbox<'a, Mmio, SocTimer<Mmio>>,
+    SharedMailbox<'a, Mmio, SocTimer<Mmio>>,
+    SocTimer<Mmio>,
+>;
+
 /// How often the main loop looks at a NumVFs change that waits for its
 /// VFs: their readiness raises no interrupt.
 const OPERATION_POLL: Duration = Duration::from_millis(10);
@@ -208,6 +224,9 @@ impl Fabric {
                 Some(Duration::from_micros(left_ns.div_ceil(1_000)))
             }
             Phase::Running if self.mailbox.borrow().holds_requests() => Some(Duration::ZERO),
+            Phase::Running if self.has_remote_hosts() => {
+                Some(Duration::from_micros(REMOTE_MAILBOX_POLL_NS / 1_000))
+            }
             Phase::Running if self.manager.num_vfs_operation().is_some() => Some(OPERATION_POLL),
             Phase::Running | Phase::Failed(_) => None,
         }
@@ -228,7 +247,7 @@ impl Fabric {
         let restored = match (&result, &saved) {
             (Ok(()), Some(saved)) => {
                 let config = SharedMailbox(&self.mailbox);
-                let mut hosts = SharedMailbox(&self.mailbox);
+                let mut hosts = hosts(self.manager, &self.mailbox);
                 let mut fabric = InbandFabric::new(&mut self.plane, config);
                 Some(self.manager.restore(saved, &mut fabric, &mut hosts))
             }
@@ -343,7 +362,8 @@ impl Fabric {
             return None;
         }
         self.tell_time();
-        let (mut config, mut hosts) = (SharedMailbox(&self.mailbox), SharedMailbox(&self.mailbox));
+        let mut config = SharedMailbox(&self.mailbox);
+        let mut hosts = hosts(self.manager, &self.mailbox);
         // A request whose table writes failed was completed with Completer
         // Abort, which tells its host; the next pass serves the rest.
         let mut fabric = InbandFabric::new(&mut self.plane, config);
@@ -364,7 +384,8 @@ impl Fabric {
         firmware: Option<&mut dyn FirmwareService>,
     ) -> Response {
         self.tell_time();
-        let (mut config, mut hosts) = (SharedMailbox(&self.mailbox), SharedMailbox(&self.mailbox));
+        let mut config = SharedMailbox(&self.mailbox);
+        let mut hosts = hosts(self.manager, &self.mailbox);
         let mut links = FoundLinks {
             switch_id: self.manager.settings().switch_id,
             found: found_ports(self.manager),
@@ -388,11 +409,44 @@ impl Fabric {
         handle(self.manager, board, request, trailing, hardware)
     }
 
+    /// Whether a host port of the configuration is on another switch.
+    fn has_remote_hosts(&self) -> bool {
+        let settings = self.manager.settings();
+        settings
+            .hosts
+            .iter()
+            .any(|h| h.switch != settings.switch_id)
+    }
+
     /// Gives the manager's event log the time, since the firmware started.
     fn tell_time(&mut self) {
         let now_ns = self.mailbox.borrow_mut().timer().now_ns();
         self.manager.set_time(now_ns);
     }
+}
+
+/// The interface of every host port of `manager`'s configuration: this
+/// switch's through `mailbox`, and the other switches' that discovery
+/// reached, in-band through it.
+fn hosts<'a>(manager: &FabricManager, mailbox: &'a RefCell<Mailbox>) -> Hosts<'a> {
+    let settings = manager.settings();
+    let inventory = manager.inventory();
+    let mut hosts = FabricHosts::new(SharedMailbox(mailbox), settings.switch_id);
+    for host in &settings.hosts {
+        let remote = inventory
+            .switch_index(host.switch)
+            .and_then(|index| inventory.remote_switch(index));
+        if let Some(remote) = remote {
+            // A switch without a management BAR has no mailbox to read yet.
+            let _ = hosts.add_remote(
+                remote,
+                SharedMailbox(mailbox),
+                SocTimer::new(Mmio),
+                settings.manager_id,
+            );
+        }
+    }
+    hosts
 }
 
 /// The ports' links. The data plane has no link status registers yet, so

@@ -351,6 +351,7 @@ fn host_ports_set_on_the_console_are_stored_and_presented_from_the_next_start() 
             "host 3 2",
             "host 9 2",
             "host 3 0",
+            "host 0000000000ab:1 2",
             "host remove 5",
             "host 3",
         ],
@@ -365,8 +366,9 @@ fn host_ports_set_on_the_console_are_stored_and_presented_from_the_next_start() 
         // Refused, each leaving the stored ports as they were.
         "ports 0 to 7, not 9; nothing changed".to_owned(),
         "1 to 8 slots, not 0; nothing changed".to_owned(),
+        "the fabric's last start found no switch 0000000000ab; nothing changed".to_owned(),
         "port 5 is no host port; nothing changed".to_owned(),
-        "host: expected `host <port> <slots>".to_owned(),
+        "host: expected `host [<switch>:]<port> <slots>".to_owned(),
     ] {
         assert!(printed.contains(&line), "{line:?} in {printed}");
     }

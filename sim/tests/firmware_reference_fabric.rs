@@ -648,4 +648,29 @@ fn a_host_on_another_switch_boots_through_the_firmware_as_through_the_native_man
     let bridges = |tree: &str| tree.matches("1d1d:").count();
     assert_eq!(bridges(&native.trees[0].1), 3, "{}", native.trees[0].1);
     assert_eq!(bridges(&native.trees[1].1), 4, "{}", native.trees[1].1);
+
+    // The console takes a host port on the switch the start found next
+    // door, by its switch ID, and refuses a port that switch lacks.
+    let mut engine = engine::Engine::new(&firmware).expect("builds");
+    engine.run_step(0).expect("the firmware enumerates");
+    let mut world = engine.into_world();
+    let mut type_line = |line: &str| {
+        let board = world.firmware().expect("the firmware manages");
+        board.console().take_transmitted();
+        board.console().receive(format!("{line}\r").as_bytes());
+        // The console's next look (every 20 ms) and the answer's time on the UART.
+        world.run_until(world.now() + Duration::from_millis(50));
+        let board = world.firmware().expect("the firmware manages");
+        String::from_utf8_lossy(&board.console().take_transmitted()).into_owned()
+    };
+    let printed = type_line("host b0:2 1");
+    assert!(
+        printed.contains("host 2: switch 0000000000b0 port 2, 1 slots"),
+        "{printed}"
+    );
+    let printed = type_line("host b0:4 1");
+    assert!(
+        printed.contains("the switch has ports 0 to 3, not 4; nothing changed"),
+        "{printed}"
+    );
 }

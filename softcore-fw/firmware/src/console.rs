@@ -14,7 +14,8 @@
 //! | `ip` | shows the management port's setting, and the lease under DHCP |
 //! | `hosts` | lists the host ports the next start presents virtual switches on |
 //! | `host <port> <slots>` | makes a port of this switch a host port with that many slots, stored for the next start |
-//! | `host remove <port>` | takes a host port out, stored for the next start |
+//! | `host <switch>:<port> <slots>` | the same on another switch of the fabric, by its switch ID in hex as `hosts` lists it |
+//! | `host remove [<switch>:]<port>` | takes a host port out, stored for the next start |
 //! | `help` | lists the commands |
 //!
 //! Each `ip` setting is stored in flash and applied again at the next
@@ -61,15 +62,25 @@ pub enum HostEdit {
     /// Make `port` a host port with `slots` slots.
     Set {
         /// Its port.
-        port: u8,
+        port: HostPlace,
         /// Slots of the virtual switch presented there.
         slots: u8,
     },
     /// Take `port` out.
     Remove {
         /// Its port.
-        port: u8,
+        port: HostPlace,
     },
+}
+
+/// A port named on the console: of this switch, or of the switch whose
+/// switch ID is given (the manager reads that switch's mailbox in-band).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HostPlace {
+    /// The switch ID; `None` for this switch.
+    pub switch: Option<u64>,
+    /// The port.
+    pub port: u8,
 }
 
 /// Why a console line is not a command.
@@ -152,22 +163,33 @@ fn parse(line: &[u8]) -> Result<Command, CommandError> {
 }
 
 /// The `host` command's arguments, `<port> <slots>` or `remove <port>`,
-/// in decimal. Only this switch's ports: a host on another switch would
-/// put its configuration requests in that switch's mailbox, which the
-/// firmware does not read.
+/// the port and slots in decimal, the port of another switch written
+/// `<switch ID in hex>:<port>`.
 fn parse_host(argument: &str) -> Option<HostEdit> {
     let words: weft_proto::heapless::Vec<&str, 3> =
         argument.split_ascii_whitespace().take(3).collect();
     match words[..] {
         ["remove", port] => Some(HostEdit::Remove {
-            port: port.parse().ok()?,
+            port: parse_place(port)?,
         }),
         [port, slots] => Some(HostEdit::Set {
-            port: port.parse().ok()?,
+            port: parse_place(port)?,
             slots: slots.parse().ok()?,
         }),
         _ => None,
     }
+}
+
+/// `<port>` or `<switch ID in hex>:<port>`.
+fn parse_place(word: &str) -> Option<HostPlace> {
+    let (switch, port) = match word.split_once(':') {
+        Some((switch, port)) => (Some(u64::from_str_radix(switch, 16).ok()?), port),
+        None => (None, word),
+    };
+    Some(HostPlace {
+        switch,
+        port: port.parse().ok()?,
+    })
 }
 
 /// The static address `a.b.c.d/prefix`, with `via g.h.i.j` after it for a gateway.
@@ -197,5 +219,8 @@ pub const HELP: &str = "commands:\r\n\
     \x20 ip                   show the management port's address setting\r\n\
     \x20 (`ip` settings are stored in flash and kept across restarts)\r\n\
     \x20 hosts                list the host ports the next start presents\r\n\
-    \x20 host <port> <slots>  make a port a host port (next start)\r\n\
-    \x20 host remove <port>   take a host port out (next start)\r\n";
+    \x20 host [<switch>:]<port> <slots>\r\n\
+    \x20                      make a port a host port (next start); <switch>: another\r\n\
+    \x20                      switch's ID in hex, as `hosts` lists it\r\n\
+    \x20 host remove [<switch>:]<port>\r\n\
+    \x20                      take a host port out (next start)\r\n";

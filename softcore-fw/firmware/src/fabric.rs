@@ -119,13 +119,15 @@ pub enum HostsError {
     NoFlash,
     /// The configuration flash failed.
     Flash(PersistError),
-    /// This switch has no such port.
+    /// The switch has no such port.
     NoSuchPort {
         /// The port asked for.
         port: u8,
         /// Ports the switch has.
         ports: usize,
     },
+    /// The fabric's last start found no switch with this switch ID.
+    NoSuchSwitch(u64),
     /// The slots or the number of host ports are out of range.
     Set(HostPortError),
     /// The port to take out is no host port.
@@ -296,8 +298,9 @@ impl Fabric {
 
     /// Makes `edit` to the host ports the next start presents, and stores
     /// them in the saved configuration (created from the running NumVFs,
-    /// without bindings, if none is saved); returns them. The port must
-    /// be one this switch has.
+    /// without bindings, if none is saved); returns them. A port to set
+    /// must be one of this switch's, or of another switch the fabric's
+    /// last start found.
     pub fn edit_hosts(
         &mut self,
         edit: HostEdit,
@@ -306,18 +309,30 @@ impl Fabric {
         let mut config = self.next_config()?;
         let mut hosts = config.hosts.take().unwrap_or_default();
         match edit {
-            HostEdit::Set { port, slots } => {
-                if usize::from(port) >= self.ports() {
+            HostEdit::Set { port: at, slots } => {
+                let switch = at.switch.unwrap_or(own);
+                let ports = if switch == own {
+                    self.ports()
+                } else {
+                    let inventory = self.manager.inventory();
+                    let found = inventory
+                        .switch_index(switch)
+                        .ok_or(HostsError::NoSuchSwitch(switch))?;
+                    usize::from(inventory.switches[usize::from(found.0)].port_count)
+                };
+                if usize::from(at.port) >= ports {
                     return Err(HostsError::NoSuchPort {
-                        port,
-                        ports: self.ports(),
+                        port: at.port,
+                        ports,
                     });
                 }
-                set_host_port(&mut hosts, own, PortIndex(port), slots).map_err(HostsError::Set)?;
+                set_host_port(&mut hosts, switch, PortIndex(at.port), slots)
+                    .map_err(HostsError::Set)?;
             }
-            HostEdit::Remove { port } => {
-                if !remove_host_port(&mut hosts, own, PortIndex(port)) {
-                    return Err(HostsError::NotAHostPort { port });
+            HostEdit::Remove { port: at } => {
+                let switch = at.switch.unwrap_or(own);
+                if !remove_host_port(&mut hosts, switch, PortIndex(at.port)) {
+                    return Err(HostsError::NotAHostPort { port: at.port });
                 }
             }
         }

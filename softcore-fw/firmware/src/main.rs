@@ -523,9 +523,10 @@ mod soft_core {
                 "ip: expected an address and prefix length, such as 192.168.70.2/24, \
                  optionally `via` a gateway, such as 192.168.70.2/24 via 192.168.70.1, or dhcp\r\n",
             ),
-            Err(CommandError::Host) => {
-                uart.write_str("host: expected `host <port> <slots>` or `host remove <port>`\r\n")
-            }
+            Err(CommandError::Host) => uart.write_str(
+                "host: expected `host [<switch>:]<port> <slots>` or \
+                     `host remove [<switch>:]<port>`\r\n",
+            ),
             Err(CommandError::Static(error)) => write!(uart, "ip: {error}; nothing changed\r\n"),
             Err(CommandError::TooLong) => uart.write_str("line too long; nothing done\r\n"),
         };
@@ -546,10 +547,14 @@ mod soft_core {
             Err(HostsError::NoSuchPort { port, ports }) => {
                 return write!(
                     uart,
-                    "host: this switch has ports 0 to {}, not {port}; nothing changed\r\n",
+                    "host: the switch has ports 0 to {}, not {port}; nothing changed\r\n",
                     ports - 1
                 )
             }
+            Err(HostsError::NoSuchSwitch(switch)) => return write!(
+                uart,
+                "host: the fabric's last start found no switch {switch:012x}; nothing changed\r\n"
+            ),
             Err(HostsError::Set(HostPortError::Slots(slots))) => {
                 return write!(
                     uart,

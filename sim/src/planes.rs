@@ -21,12 +21,8 @@ use std::cell::RefCell;
 
 use weft_fabric::hw::{DataPlane, Fabric, RemoteSwitch, TableWriteError};
 use weft_fabric::inband::InbandPlanes;
-use weft_pcie::Bdf;
 use weft_regs::driver::CsrDataPlane;
-use weft_regs::tables::{
-    AddressRoute, Destination, FunctionOwner, HostIndex, IdMapping, LinkRequest, PortIndex,
-    PortRole, Window,
-};
+use weft_regs::tables::DataPlaneAccess;
 
 use crate::manager_config::SharedConfig;
 use crate::switch::WeftSwitch;
@@ -87,122 +83,19 @@ impl Fabric for Planes<'_, '_> {
     }
 }
 
-impl SwitchPlane<'_> {
-    fn with<R>(&self, write: impl FnOnce(&mut dyn DataPlane) -> R) -> R {
-        let mut switch = self.switch.borrow_mut();
-        let mut plane = CsrDataPlane::new(switch.csr_window())
-            .expect("weft-model's CSR window is a weft data plane of this register map");
-        write(&mut plane)
-    }
-}
-
-impl DataPlane for SwitchPlane<'_> {
-    fn ports(&self) -> usize {
+/// Each access borrows the switch and writes through its CSR window.
+impl DataPlaneAccess for SwitchPlane<'_> {
+    fn port_count(&self) -> usize {
         self.switch.borrow().model().ports()
     }
 
-    fn set_port_role(&mut self, port: PortIndex, role: PortRole) -> Result<(), TableWriteError> {
-        self.with(|plane| plane.set_port_role(port, role))
-    }
-
-    fn set_window(
+    fn access<R>(
         &mut self,
-        port: PortIndex,
-        index: usize,
-        window: Window,
-    ) -> Result<(), TableWriteError> {
-        self.with(|plane| plane.set_window(port, index, window))
-    }
-
-    fn set_peer_window(
-        &mut self,
-        port: PortIndex,
-        index: usize,
-        window: Window,
-        owner: Option<HostIndex>,
-    ) -> Result<(), TableWriteError> {
-        self.with(|plane| plane.set_peer_window(port, index, window, owner))
-    }
-
-    fn set_function_owner(
-        &mut self,
-        port: PortIndex,
-        index: usize,
-        entry: Option<FunctionOwner>,
-    ) -> Result<(), TableWriteError> {
-        self.with(|plane| plane.set_function_owner(port, index, entry))
-    }
-
-    fn set_id_mapping(
-        &mut self,
-        port: PortIndex,
-        index: usize,
-        mapping: Option<IdMapping>,
-    ) -> Result<(), TableWriteError> {
-        self.with(|plane| plane.set_id_mapping(port, index, mapping))
-    }
-
-    fn set_completer_id(&mut self, port: PortIndex, id: Bdf) -> Result<(), TableWriteError> {
-        self.with(|plane| plane.set_completer_id(port, id))
-    }
-
-    fn set_p2p_request_redirect(
-        &mut self,
-        port: PortIndex,
-        redirect: bool,
-    ) -> Result<(), TableWriteError> {
-        self.with(|plane| plane.set_p2p_request_redirect(port, redirect))
-    }
-
-    fn set_return_to_ingress(
-        &mut self,
-        port: PortIndex,
-        enable: bool,
-    ) -> Result<(), TableWriteError> {
-        self.with(|plane| plane.set_return_to_ingress(port, enable))
-    }
-
-    fn set_intx_swizzle(&mut self, port: PortIndex, swizzle: u8) -> Result<(), TableWriteError> {
-        self.with(|plane| plane.set_intx_swizzle(port, swizzle))
-    }
-
-    fn set_address_route(
-        &mut self,
-        index: usize,
-        route: Option<AddressRoute>,
-    ) -> Result<(), TableWriteError> {
-        self.with(|plane| plane.set_address_route(index, route))
-    }
-
-    fn set_bus_route(&mut self, bus: u8, to: Option<Destination>) -> Result<(), TableWriteError> {
-        self.with(|plane| plane.set_bus_route(bus, to))
-    }
-
-    fn abandon_requests_to(&mut self, port: PortIndex) -> Result<(), TableWriteError> {
-        self.with(|plane| plane.abandon_requests_to(port))
-    }
-
-    fn abandon_host_requests_to(
-        &mut self,
-        host_port: PortIndex,
-        port: PortIndex,
-    ) -> Result<(), TableWriteError> {
-        self.with(|plane| plane.abandon_host_requests_to(host_port, port))
-    }
-
-    fn request_link(
-        &mut self,
-        port: PortIndex,
-        request: LinkRequest,
-    ) -> Result<(), TableWriteError> {
-        self.with(|plane| plane.request_link(port, request))
-    }
-
-    fn read_counter(&mut self, port: PortIndex, entry: u32) -> Result<u64, TableWriteError> {
-        self.with(|plane| plane.read_counter(port, entry))
-    }
-
-    fn clear_counters(&mut self, port: PortIndex) -> Result<(), TableWriteError> {
-        self.with(|plane| plane.clear_counters(port))
+        access: impl FnOnce(&mut dyn DataPlane) -> Result<R, TableWriteError>,
+    ) -> Result<R, TableWriteError> {
+        let mut switch = self.switch.borrow_mut();
+        let mut plane = CsrDataPlane::new(switch.csr_window())
+            .expect("weft-model's CSR window is a weft data plane of this register map");
+        access(&mut plane)
     }
 }

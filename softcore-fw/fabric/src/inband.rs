@@ -19,13 +19,9 @@
 //! write the injector would not take) makes the table write that made it
 //! fail with [`TableWriteError::InBand`], naming the register.
 
-use weft_pcie::Bdf;
 use weft_regs::csr;
 use weft_regs::driver::{CsrBus, CsrDataPlane};
-use weft_regs::tables::{
-    AddressRoute, DataPlane, Destination, FunctionOwner, HostIndex, IdMapping, LinkRequest,
-    PortIndex, PortRole, TableWriteError, Window,
-};
+use weft_regs::tables::{DataPlane, DataPlaneAccess, PortIndex, TableWriteError};
 
 use crate::hw::{Fabric, FabricMemory, RemoteSwitch};
 use crate::limits::MAX_SWITCHES;
@@ -100,128 +96,23 @@ impl<M: FabricMemory> InbandPlane<M> {
             .is_none()
             .then_some(InbandPlane(plane))
     }
+}
 
-    /// Runs one table access, failing it if a register access it made failed.
-    fn checked<R>(
+/// Each table access fails if a register access it made failed.
+impl<M: FabricMemory> DataPlaneAccess for InbandPlane<M> {
+    fn port_count(&self) -> usize {
+        self.0.ports()
+    }
+
+    fn access<R>(
         &mut self,
-        access: impl FnOnce(&mut CsrDataPlane<InbandCsr<M>>) -> Result<R, TableWriteError>,
+        access: impl FnOnce(&mut dyn DataPlane) -> Result<R, TableWriteError>,
     ) -> Result<R, TableWriteError> {
         let result = access(&mut self.0);
         match self.0.bus().take_failure() {
             Some(address) => Err(TableWriteError::InBand { address }),
             None => result,
         }
-    }
-}
-
-impl<M: FabricMemory> DataPlane for InbandPlane<M> {
-    fn ports(&self) -> usize {
-        self.0.ports()
-    }
-
-    fn set_port_role(&mut self, port: PortIndex, role: PortRole) -> Result<(), TableWriteError> {
-        self.checked(|plane| plane.set_port_role(port, role))
-    }
-
-    fn set_window(
-        &mut self,
-        port: PortIndex,
-        index: usize,
-        window: Window,
-    ) -> Result<(), TableWriteError> {
-        self.checked(|plane| plane.set_window(port, index, window))
-    }
-
-    fn set_peer_window(
-        &mut self,
-        port: PortIndex,
-        index: usize,
-        window: Window,
-        owner: Option<HostIndex>,
-    ) -> Result<(), TableWriteError> {
-        self.checked(|plane| plane.set_peer_window(port, index, window, owner))
-    }
-
-    fn set_function_owner(
-        &mut self,
-        port: PortIndex,
-        index: usize,
-        entry: Option<FunctionOwner>,
-    ) -> Result<(), TableWriteError> {
-        self.checked(|plane| plane.set_function_owner(port, index, entry))
-    }
-
-    fn set_id_mapping(
-        &mut self,
-        port: PortIndex,
-        index: usize,
-        mapping: Option<IdMapping>,
-    ) -> Result<(), TableWriteError> {
-        self.checked(|plane| plane.set_id_mapping(port, index, mapping))
-    }
-
-    fn set_completer_id(&mut self, port: PortIndex, id: Bdf) -> Result<(), TableWriteError> {
-        self.checked(|plane| plane.set_completer_id(port, id))
-    }
-
-    fn set_p2p_request_redirect(
-        &mut self,
-        port: PortIndex,
-        redirect: bool,
-    ) -> Result<(), TableWriteError> {
-        self.checked(|plane| plane.set_p2p_request_redirect(port, redirect))
-    }
-
-    fn set_return_to_ingress(
-        &mut self,
-        port: PortIndex,
-        enable: bool,
-    ) -> Result<(), TableWriteError> {
-        self.checked(|plane| plane.set_return_to_ingress(port, enable))
-    }
-
-    fn set_intx_swizzle(&mut self, port: PortIndex, swizzle: u8) -> Result<(), TableWriteError> {
-        self.checked(|plane| plane.set_intx_swizzle(port, swizzle))
-    }
-
-    fn set_address_route(
-        &mut self,
-        index: usize,
-        route: Option<AddressRoute>,
-    ) -> Result<(), TableWriteError> {
-        self.checked(|plane| plane.set_address_route(index, route))
-    }
-
-    fn set_bus_route(&mut self, bus: u8, to: Option<Destination>) -> Result<(), TableWriteError> {
-        self.checked(|plane| plane.set_bus_route(bus, to))
-    }
-
-    fn request_link(
-        &mut self,
-        port: PortIndex,
-        request: LinkRequest,
-    ) -> Result<(), TableWriteError> {
-        self.checked(|plane| plane.request_link(port, request))
-    }
-
-    fn abandon_requests_to(&mut self, port: PortIndex) -> Result<(), TableWriteError> {
-        self.checked(|plane| plane.abandon_requests_to(port))
-    }
-
-    fn abandon_host_requests_to(
-        &mut self,
-        host_port: PortIndex,
-        port: PortIndex,
-    ) -> Result<(), TableWriteError> {
-        self.checked(|plane| plane.abandon_host_requests_to(host_port, port))
-    }
-
-    fn read_counter(&mut self, port: PortIndex, entry: u32) -> Result<u64, TableWriteError> {
-        self.checked(|plane| plane.read_counter(port, entry))
-    }
-
-    fn clear_counters(&mut self, port: PortIndex) -> Result<(), TableWriteError> {
-        self.checked(|plane| plane.clear_counters(port))
     }
 }
 
@@ -309,7 +200,9 @@ mod tests {
         AddressType, Attributes, Body, CompletionStatus, Header, MemoryOp, MemoryRequest, Tag,
         TrafficClass,
     };
+    use weft_pcie::Bdf;
     use weft_regs::csr::{bus_route, global, port};
+    use weft_regs::tables::{Destination, PortRole};
 
     use super::*;
     use crate::hw::ConfigFault;

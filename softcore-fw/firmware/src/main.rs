@@ -551,10 +551,12 @@ mod soft_core {
                     ports - 1
                 )
             }
-            Err(HostsError::NoSuchSwitch(switch)) => return write!(
+            Err(HostsError::NoSuchSwitch(switch)) => {
+                return write!(
                 uart,
                 "host: the fabric's last start found no switch {switch:012x}; nothing changed\r\n"
-            ),
+            )
+            }
             Err(HostsError::Set(HostPortError::Slots(slots))) => {
                 return write!(
                     uart,

@@ -448,6 +448,134 @@ pub trait DataPlane {
     fn clear_counters(&mut self, port: PortIndex) -> Result<(), TableWriteError>;
 }
 
+/// A data plane whose every table access goes to another data plane, lent
+/// for the one access: a switch model shared by several holders, borrowed
+/// for the access, or a remote switch's CSR window reached in-band, whose
+/// register failures are checked after each access. [`DataPlane`] follows
+/// from it, method by method.
+pub trait DataPlaneAccess {
+    /// How many ports the switch behind has ([`DataPlane::ports`]).
+    fn port_count(&self) -> usize;
+
+    /// Runs `access` on the data plane behind; its result, or the error
+    /// the lending itself found.
+    fn access<R>(
+        &mut self,
+        access: impl FnOnce(&mut dyn DataPlane) -> Result<R, TableWriteError>,
+    ) -> Result<R, TableWriteError>;
+}
+
+impl<T: DataPlaneAccess> DataPlane for T {
+    fn ports(&self) -> usize {
+        self.port_count()
+    }
+
+    fn set_port_role(&mut self, port: PortIndex, role: PortRole) -> Result<(), TableWriteError> {
+        self.access(|plane| plane.set_port_role(port, role))
+    }
+
+    fn set_window(
+        &mut self,
+        port: PortIndex,
+        index: usize,
+        window: Window,
+    ) -> Result<(), TableWriteError> {
+        self.access(|plane| plane.set_window(port, index, window))
+    }
+
+    fn set_peer_window(
+        &mut self,
+        port: PortIndex,
+        index: usize,
+        window: Window,
+        owner: Option<HostIndex>,
+    ) -> Result<(), TableWriteError> {
+        self.access(|plane| plane.set_peer_window(port, index, window, owner))
+    }
+
+    fn set_function_owner(
+        &mut self,
+        port: PortIndex,
+        index: usize,
+        entry: Option<FunctionOwner>,
+    ) -> Result<(), TableWriteError> {
+        self.access(|plane| plane.set_function_owner(port, index, entry))
+    }
+
+    fn set_id_mapping(
+        &mut self,
+        port: PortIndex,
+        index: usize,
+        mapping: Option<IdMapping>,
+    ) -> Result<(), TableWriteError> {
+        self.access(|plane| plane.set_id_mapping(port, index, mapping))
+    }
+
+    fn set_completer_id(&mut self, port: PortIndex, id: Bdf) -> Result<(), TableWriteError> {
+        self.access(|plane| plane.set_completer_id(port, id))
+    }
+
+    fn set_p2p_request_redirect(
+        &mut self,
+        port: PortIndex,
+        redirect: bool,
+    ) -> Result<(), TableWriteError> {
+        self.access(|plane| plane.set_p2p_request_redirect(port, redirect))
+    }
+
+    fn set_return_to_ingress(
+        &mut self,
+        port: PortIndex,
+        enable: bool,
+    ) -> Result<(), TableWriteError> {
+        self.access(|plane| plane.set_return_to_ingress(port, enable))
+    }
+
+    fn set_intx_swizzle(&mut self, port: PortIndex, swizzle: u8) -> Result<(), TableWriteError> {
+        self.access(|plane| plane.set_intx_swizzle(port, swizzle))
+    }
+
+    fn set_address_route(
+        &mut self,
+        index: usize,
+        route: Option<AddressRoute>,
+    ) -> Result<(), TableWriteError> {
+        self.access(|plane| plane.set_address_route(index, route))
+    }
+
+    fn set_bus_route(&mut self, bus: u8, to: Option<Destination>) -> Result<(), TableWriteError> {
+        self.access(|plane| plane.set_bus_route(bus, to))
+    }
+
+    fn abandon_requests_to(&mut self, port: PortIndex) -> Result<(), TableWriteError> {
+        self.access(|plane| plane.abandon_requests_to(port))
+    }
+
+    fn abandon_host_requests_to(
+        &mut self,
+        host_port: PortIndex,
+        port: PortIndex,
+    ) -> Result<(), TableWriteError> {
+        self.access(|plane| plane.abandon_host_requests_to(host_port, port))
+    }
+
+    fn request_link(
+        &mut self,
+        port: PortIndex,
+        request: LinkRequest,
+    ) -> Result<(), TableWriteError> {
+        self.access(|plane| plane.request_link(port, request))
+    }
+
+    fn read_counter(&mut self, port: PortIndex, entry: u32) -> Result<u64, TableWriteError> {
+        self.access(|plane| plane.read_counter(port, entry))
+    }
+
+    fn clear_counters(&mut self, port: PortIndex) -> Result<(), TableWriteError> {
+        self.access(|plane| plane.clear_counters(port))
+    }
+}
+
 /// `entry` as an entry of the [`crate::csr::counter`] block, if there is one.
 pub fn checked_counter_entry(entry: u32) -> Result<u32, TableWriteError> {
     if (entry as usize) < crate::csr::counter::NAMES.len() {

@@ -39,8 +39,8 @@ use weft_fabric::pcie::tlp::{
 };
 use weft_fabric::pcie::Bdf;
 use weft_model::fabric::{self, Cabling, Hop};
-use weft_model::{CsrWindow, Destination, Forwarding, Packet, PortIndex, PortRole, Switch};
-use weft_regs::tables::{AddressRoute, FunctionOwner, HostIndex, IdMapping, LinkRequest, Window};
+use weft_model::{CsrWindow, Forwarding, Packet, PortIndex, PortRole, Switch};
+use weft_regs::tables::{DataPlaneAccess, LinkRequest};
 
 use super::conventional::ConventionalSwitch;
 use super::{Clock, FakeDevice, FakeHost, ROOT_PORT};
@@ -626,149 +626,16 @@ impl Cabling for MeshMemory {
     fn to_cpu(&mut self, _switch: usize, _packet: Packet) {}
 }
 
-impl DataPlane for SharedPlane {
-    fn ports(&self) -> usize {
+/// Each access borrows the mesh's switch.
+impl DataPlaneAccess for SharedPlane {
+    fn port_count(&self) -> usize {
         self.switches.borrow()[self.index].switch().ports()
     }
 
-    fn set_port_role(
+    fn access<R>(
         &mut self,
-        port: PortIndex,
-        role: weft_regs::tables::PortRole,
-    ) -> Result<(), TableWriteError> {
-        self.switches.borrow_mut()[self.index]
-            .switch_mut()
-            .set_port_role(port, role)
-    }
-
-    fn set_window(
-        &mut self,
-        port: PortIndex,
-        index: usize,
-        window: Window,
-    ) -> Result<(), TableWriteError> {
-        self.switches.borrow_mut()[self.index]
-            .switch_mut()
-            .set_window(port, index, window)
-    }
-
-    fn set_peer_window(
-        &mut self,
-        port: PortIndex,
-        index: usize,
-        window: Window,
-        owner: Option<HostIndex>,
-    ) -> Result<(), TableWriteError> {
-        self.switches.borrow_mut()[self.index]
-            .switch_mut()
-            .set_peer_window(port, index, window, owner)
-    }
-
-    fn set_function_owner(
-        &mut self,
-        port: PortIndex,
-        index: usize,
-        entry: Option<FunctionOwner>,
-    ) -> Result<(), TableWriteError> {
-        self.switches.borrow_mut()[self.index]
-            .switch_mut()
-            .set_function_owner(port, index, entry)
-    }
-
-    fn set_id_mapping(
-        &mut self,
-        port: PortIndex,
-        index: usize,
-        mapping: Option<IdMapping>,
-    ) -> Result<(), TableWriteError> {
-        self.switches.borrow_mut()[self.index]
-            .switch_mut()
-            .set_id_mapping(port, index, mapping)
-    }
-
-    fn set_completer_id(&mut self, port: PortIndex, id: Bdf) -> Result<(), TableWriteError> {
-        self.switches.borrow_mut()[self.index]
-            .switch_mut()
-            .set_completer_id(port, id)
-    }
-
-    fn set_p2p_request_redirect(
-        &mut self,
-        port: PortIndex,
-        redirect: bool,
-    ) -> Result<(), TableWriteError> {
-        self.switches.borrow_mut()[self.index]
-            .switch_mut()
-            .set_p2p_request_redirect(port, redirect)
-    }
-
-    fn set_return_to_ingress(
-        &mut self,
-        port: PortIndex,
-        enable: bool,
-    ) -> Result<(), TableWriteError> {
-        self.switches.borrow_mut()[self.index]
-            .switch_mut()
-            .set_return_to_ingress(port, enable)
-    }
-
-    fn set_intx_swizzle(&mut self, port: PortIndex, swizzle: u8) -> Result<(), TableWriteError> {
-        self.switches.borrow_mut()[self.index]
-            .switch_mut()
-            .set_intx_swizzle(port, swizzle)
-    }
-
-    fn set_address_route(
-        &mut self,
-        index: usize,
-        route: Option<AddressRoute>,
-    ) -> Result<(), TableWriteError> {
-        self.switches.borrow_mut()[self.index]
-            .switch_mut()
-            .set_address_route(index, route)
-    }
-
-    fn set_bus_route(&mut self, bus: u8, to: Option<Destination>) -> Result<(), TableWriteError> {
-        self.switches.borrow_mut()[self.index]
-            .switch_mut()
-            .set_bus_route(bus, to)
-    }
-
-    fn abandon_requests_to(&mut self, port: PortIndex) -> Result<(), TableWriteError> {
-        DataPlane::abandon_requests_to(self.switches.borrow_mut()[self.index].switch_mut(), port)
-    }
-
-    fn abandon_host_requests_to(
-        &mut self,
-        host_port: PortIndex,
-        port: PortIndex,
-    ) -> Result<(), TableWriteError> {
-        DataPlane::abandon_host_requests_to(
-            self.switches.borrow_mut()[self.index].switch_mut(),
-            host_port,
-            port,
-        )
-    }
-
-    fn request_link(
-        &mut self,
-        port: PortIndex,
-        request: LinkRequest,
-    ) -> Result<(), TableWriteError> {
-        DataPlane::request_link(
-            self.switches.borrow_mut()[self.index].switch_mut(),
-            port,
-            request,
-        )
-    }
-
-    fn read_counter(&mut self, port: PortIndex, entry: u32) -> Result<u64, TableWriteError> {
-        self.switches.borrow_mut()[self.index]
-            .switch_mut()
-            .read_counter(port, entry)
-    }
-
-    fn clear_counters(&mut self, port: PortIndex) -> Result<(), TableWriteError> {
-        DataPlane::clear_counters(self.switches.borrow_mut()[self.index].switch_mut(), port)
+        access: impl FnOnce(&mut dyn DataPlane) -> Result<R, TableWriteError>,
+    ) -> Result<R, TableWriteError> {
+        access(self.switches.borrow_mut()[self.index].switch_mut())
     }
 }

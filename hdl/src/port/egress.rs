@@ -20,6 +20,17 @@
 //! beat offered and does not take it raises `stall`: the inputs of the
 //! port's [`crate::counters::PortCounters`].
 //!
+//! The Unsupported Request completions the port's ingress owes for the
+//! requests it refused leave on this link too: the ingress pushes them
+//! (`respond`, while `response_room`) into an [`ErrorCompletionQueue`]
+//! between the translated stream and the link, which sends them between
+//! TLPs when the link partner has completion credit
+//! (`completion_credit`), reports the credit taken on `response_consume`
+//! in a cycle the switching core reports none for this egress
+//! (`core_consumes`), and whatever the port's ENABLE says: weft-model
+//! sends the answer as it refuses the request. They count as sent like
+//! any TLP leaving here, as the model counts them.
+//!
 //! The host's outstanding-request table is not attached here: the stage is
 //! told that no fabric tag is in flight, so every completion for the host
 //! is dropped as UnexpectedCompletion (`crate::port::ingress` forwards host
@@ -32,6 +43,7 @@ use weft_regs::csr::port;
 use crate::csr::CsrTarget;
 use crate::header_decode::{HeaderDecoder, WIRE_BYTES_BITS};
 use crate::port::digest::DigestStrip;
+use crate::port::error_completions::ErrorCompletionQueue;
 use crate::port::registers::ROLE_BITS;
 use crate::stream::{TlpSink, TlpSource};
 use crate::tables::id_map::ID_BITS;
@@ -73,10 +85,27 @@ pub struct PortEgress<const W: usize> {
     pub proxy_id: Signal<In, Bits<ID_BITS>>,
     /// COMPLETER_ID of this port.
     pub completer_id: Signal<In, Bits<ID_BITS>>,
+    /// The port's ingress refused a request: queue this error completion for the link.
+    pub respond: Signal<In, Bit>,
+    /// Its header DW0.
+    pub response_dw0: Signal<In, Bits<32>>,
+    /// Its header DW1.
+    pub response_dw1: Signal<In, Bits<32>>,
+    /// Its header DW2.
+    pub response_dw2: Signal<In, Bits<32>>,
+    /// An error completion would be queued now; without room the ingress waits.
+    pub response_room: Signal<Out, Bit>,
+    /// The link partner has credit for a completion.
+    pub completion_credit: Signal<In, Bit>,
+    /// The switching core reports a TLP's credits for this egress in this cycle.
+    pub core_consumes: Signal<In, Bit>,
+    /// A one-cycle pulse: an error completion is committed to the link, one completion header credit.
+    pub response_consume: Signal<Out, Bit>,
     stage: HostEgress<{ capacity::BOUND_FUNCTIONS_PER_HOST }>,
     wires: VirtualWires<{ capacity::BOUND_FUNCTIONS_PER_HOST }>,
     leaving: HeaderDecoder,
     strip: DigestStrip<W>,
+    responses: ErrorCompletionQueue<W>,
     waited: DFF<Bit>,
     forwarding: DFF<Bit>,
     discarding: DFF<Bit>,
@@ -115,10 +144,19 @@ impl<const W: usize> PortEgress<W> {
             host_index: Default::default(),
             proxy_id: Default::default(),
             completer_id: Default::default(),
+            respond: Default::default(),
+            response_dw0: Default::default(),
+            response_dw1: Default::default(),
+            response_dw2: Default::default(),
+            response_room: Default::default(),
+            completion_credit: Default::default(),
+            core_consumes: Default::default(),
+            response_consume: Default::default(),
             stage: HostEgress::new(port),
             wires: Default::default(),
             leaving: Default::default(),
             strip: Default::default(),
+            responses: Default::default(),
             waited: Default::default(),
             forwarding: Default::default(),
             discarding: Default::default(),
@@ -223,16 +261,37 @@ impl<const W: usize> Logic for PortEgress<W> {
         self.strip.drop_digest.next = self.host.val()
             & self.core.dw0.val().get_bit(15)
             & !self.stage.header_dw0.val().get_bit(15);
-        self.link.valid.next = self.strip.downstream.valid.val();
-        self.link.sop.next = self.strip.downstream.sop.val();
-        self.link.eop.next = self.strip.downstream.eop.val();
-        self.link.empty.next = self.strip.downstream.empty.val();
-        self.link.dw0.next = self.strip.downstream.dw0.val();
-        self.link.dw1.next = self.strip.downstream.dw1.val();
-        self.link.dw2.next = self.strip.downstream.dw2.val();
-        self.link.dw3.next = self.strip.downstream.dw3.val();
-        self.link.payload.next = self.strip.downstream.payload.val();
-        self.strip.downstream.ready.next = self.link.ready.val();
+        self.responses.upstream.valid.next = self.strip.downstream.valid.val();
+        self.responses.upstream.sop.next = self.strip.downstream.sop.val();
+        self.responses.upstream.eop.next = self.strip.downstream.eop.val();
+        self.responses.upstream.empty.next = self.strip.downstream.empty.val();
+        self.responses.upstream.dw0.next = self.strip.downstream.dw0.val();
+        self.responses.upstream.dw1.next = self.strip.downstream.dw1.val();
+        self.responses.upstream.dw2.next = self.strip.downstream.dw2.val();
+        self.responses.upstream.dw3.next = self.strip.downstream.dw3.val();
+        self.responses.upstream.payload.next = self.strip.downstream.payload.val();
+        self.strip.downstream.ready.next = self.responses.upstream.ready.val();
+
+        // The ingress's error completions, between TLPs.
+        self.responses.clock.next = self.clock.val();
+        self.responses.push.next = self.respond.val();
+        self.responses.push_dw0.next = self.response_dw0.val();
+        self.responses.push_dw1.next = self.response_dw1.val();
+        self.responses.push_dw2.next = self.response_dw2.val();
+        self.response_room.next = self.responses.room.val();
+        self.responses.credit.next = self.completion_credit.val();
+        self.responses.other_consume.next = self.core_consumes.val();
+        self.response_consume.next = self.responses.consume.val();
+        self.link.valid.next = self.responses.downstream.valid.val();
+        self.link.sop.next = self.responses.downstream.sop.val();
+        self.link.eop.next = self.responses.downstream.eop.val();
+        self.link.empty.next = self.responses.downstream.empty.val();
+        self.link.dw0.next = self.responses.downstream.dw0.val();
+        self.link.dw1.next = self.responses.downstream.dw1.val();
+        self.link.dw2.next = self.responses.downstream.dw2.val();
+        self.link.dw3.next = self.responses.downstream.dw3.val();
+        self.link.payload.next = self.responses.downstream.payload.val();
+        self.responses.downstream.ready.next = self.link.ready.val();
 
         // What the link takes, for the counters.
         self.leaving.dw0.next = self.link.dw0.val();

@@ -38,6 +38,17 @@
 //! forwarded TLP whose translation cleared TD loses its digest DW on the
 //! way ([`crate::port::DigestStrip`]).
 //!
+//! **Answers.** A dropped non-posted request is answered where weft-model's
+//! `Switch::refuse` answers it ([`ErrorCompletion`]: not when malformed or
+//! at a disabled port): as its first beat is taken, `respond` pulses with
+//! the Unsupported Request completion's header on `response_dw0..2`
+//! (the request's requester ID, tag, traffic class and attributes, the
+//! port's `completer_id`, Byte Count and Lower Address of the whole
+//! request, PCIe Base 6.0 §2.2.9, §2.3.1, §2.3.1.1), for the port's
+//! egress to send back on this link. Such a request is taken only while
+//! `response_room` says the egress can queue its answer; until then it
+//! waits on the link (`link.ready` low), so no answer is lost.
+//!
 //! **Counting.** As its first beat is taken, every TLP but a malformed one
 //! (only a drop, as weft-model counts it) pulses `received` with its class
 //! and bytes on the wire as it arrived, whatever becomes of it: the
@@ -49,6 +60,7 @@ use weft_regs::csr::port;
 
 use crate::csr::CsrTarget;
 use crate::header_decode::{HeaderDecoder, WIRE_BYTES_BITS};
+use crate::isolation::{ErrorCompletion, STATUS_BITS, STATUS_UNSUPPORTED_REQUEST};
 use crate::port::digest::DigestStrip;
 use crate::port::registers::ROLE_BITS;
 use crate::stream::{TlpSink, TlpSource};
@@ -90,6 +102,18 @@ pub struct PortIngress<const W: usize, const N: usize> {
     pub received_class: Signal<Out, Bits<2>>,
     /// Its bytes on the wire as it arrived.
     pub received_bytes: Signal<Out, Bits<WIRE_BYTES_BITS>>,
+    /// The request whose first beat is taken is dropped and answered with the completion below.
+    pub respond: Signal<Out, Bit>,
+    /// The Unsupported Request completion's header DW0.
+    pub response_dw0: Signal<Out, Bits<32>>,
+    /// Its header DW1.
+    pub response_dw1: Signal<Out, Bits<32>>,
+    /// Its header DW2.
+    pub response_dw2: Signal<Out, Bits<32>>,
+    /// The egress can queue an answer now; a request to answer waits until it can.
+    pub response_room: Signal<In, Bit>,
+    /// COMPLETER_ID of this port: the completer of its answers.
+    pub completer_id: Signal<In, Bits<ID_BITS>>,
     /// CONTROL.ENABLE of this port.
     pub enable: Signal<In, Bit>,
     /// CONTROL.ROLE of this port.
@@ -118,6 +142,7 @@ pub struct PortIngress<const W: usize, const N: usize> {
     addresses: AddressRouteTable<{ capacity::ADDRESS_ROUTES }>,
     buses: BusRouteTable,
     strip: DigestStrip<W>,
+    answer: ErrorCompletion,
     waited: DFF<Bits<2>>,
     forwarding: DFF<Bit>,
     discarding: DFF<Bit>,
@@ -136,6 +161,7 @@ pub struct PortIngress<const W: usize, const N: usize> {
     routes_to_ingress: Constant<Bits<DROP_REASON_BITS>>,
     unknown_function: Constant<Bits<DROP_REASON_BITS>>,
     digest_clear: Constant<Bits<32>>,
+    unsupported_request: Constant<Bits<STATUS_BITS>>,
     first: Signal<Local, Bit>,
     decided: Signal<Local, Bit>,
     stage_destination: Signal<Local, Bits<2>>,
@@ -182,6 +208,12 @@ impl<const W: usize, const N: usize> PortIngress<W, N> {
             received: Default::default(),
             received_class: Default::default(),
             received_bytes: Default::default(),
+            respond: Default::default(),
+            response_dw0: Default::default(),
+            response_dw1: Default::default(),
+            response_dw2: Default::default(),
+            response_room: Default::default(),
+            completer_id: Default::default(),
             enable: Default::default(),
             role: Default::default(),
             p2p_request_redirect: Default::default(),
@@ -200,6 +232,7 @@ impl<const W: usize, const N: usize> PortIngress<W, N> {
             addresses: AddressRouteTable::new(),
             buses: BusRouteTable::new(),
             strip: Default::default(),
+            answer: Default::default(),
             waited: Default::default(),
             forwarding: Default::default(),
             discarding: Default::default(),
@@ -218,6 +251,7 @@ impl<const W: usize, const N: usize> PortIngress<W, N> {
             routes_to_ingress: reason("DROP_ROUTES_TO_INGRESS"),
             unknown_function: reason("DROP_UNKNOWN_FUNCTION"),
             digest_clear: Constant::new((!digest_bit).to_bits()),
+            unsupported_request: Constant::new(STATUS_UNSUPPORTED_REQUEST.to_bits()),
             first: Default::default(),
             decided: Default::default(),
             stage_destination: Default::default(),
@@ -429,12 +463,26 @@ impl<const W: usize, const N: usize> Logic for PortIngress<W, N> {
         self.core_class.next = self.routed.flow_class.val();
         self.strip.upstream.valid.next = (self.link.valid.val() & self.forwarding.q.val())
             | (self.first.val() & self.decided.val() & self.forward.val());
+        // The answer to a request dropped here, from its header as received.
+        self.answer.dropped.next =
+            self.first.val() & self.decided.val() & !self.forward.val() & !self.cpu.val();
+        self.answer.drop_reason.next = self.reason.val();
+        self.answer.dw0.next = self.link.dw0.val();
+        self.answer.dw1.next = self.link.dw1.val();
+        self.answer.dw2.next = self.link.dw2.val();
+        self.answer.dw3.next = self.link.dw3.val();
+        self.answer.completer_id.next = self.completer_id.val();
+        self.answer.status.next = self.unsupported_request.val();
+        self.response_dw0.next = self.answer.completion_dw0.val();
+        self.response_dw1.next = self.answer.completion_dw1.val();
+        self.response_dw2.next = self.answer.completion_dw2.val();
         self.link.ready.next = self.discarding.q.val();
         if self.forwarding.q.val() {
             self.link.ready.next = self.strip.upstream.ready.val();
         }
         if self.first.val() & self.decided.val() {
-            self.link.ready.next = !self.forward.val() | self.strip.upstream.ready.val();
+            self.link.ready.next = (self.forward.val() & self.strip.upstream.ready.val())
+                | (!self.forward.val() & (!self.answer.respond.val() | self.response_room.val()));
         }
         // The digest DW leaves with TD (§2.7.1): a rewritten header clears it.
         self.strip.clock.next = self.clock.val();
@@ -452,6 +500,7 @@ impl<const W: usize, const N: usize> Logic for PortIngress<W, N> {
         self.strip.downstream.ready.next = self.core.ready.val();
         self.taken.next = self.first.val() & self.decided.val() & self.link.ready.val();
         self.to_cpu.next = self.taken.val() & self.cpu.val();
+        self.respond.next = self.taken.val() & self.answer.respond.val();
         self.copy_to_cpu.next = self.taken.val() & self.stage_copy.val();
         self.dropped.next = self.taken.val() & !self.cpu.val() & !self.forward.val();
         self.drop_reason.next = self.reason.val();

@@ -28,11 +28,17 @@
 //! egress port), and the cycles the egress offers a beat its link does
 //! not take (which the transaction-level model leaves 0).
 //!
+//! A non-posted request a port's ingress refuses is answered as the model's
+//! `Switch::refuse` answers it: the ingress builds the Unsupported Request
+//! completion ([`crate::isolation::ErrorCompletion`]) and its own egress
+//! queues it and sends it back on the same link between TLPs
+//! ([`crate::port::ErrorCompletionQueue`]), with its completion credit
+//! reported on `egress_consume` like the core's TLPs, and counts it as
+//! sent.
+//!
 //! Not attached yet: the outstanding-request table (host ports' non-posted
 //! requests keep the host's tag, and completions for a host are dropped
-//! as UnexpectedCompletion), the Unsupported Request completions for
-//! refused non-posted requests (dropped and counted, not answered),
-//! CONTROL.RETURN_TO_INGRESS and ABANDON, the mailbox and the injector
+//! as UnexpectedCompletion), CONTROL.RETURN_TO_INGRESS and ABANDON, the mailbox and the injector
 //! (the CPU's side of the pulses above), and dropping TLPs longer than a
 //! switching slot or whose length disagrees with their header.
 
@@ -47,7 +53,7 @@ use crate::csr::CsrTarget;
 use crate::port::{PortEgress, PortIngress, PortRegisters};
 use crate::stream::{TlpSink, TlpSource};
 use crate::switching::gather::Gather;
-use crate::switching::{SwitchCore, LENGTH_BITS};
+use crate::switching::{SwitchCore, CLASS_COMPLETION, LENGTH_BITS};
 use crate::translate::host_ingress::DROP_REASON_BITS;
 
 /// The switch's data plane: `N` ports of `W`-bit payload.
@@ -56,7 +62,10 @@ use crate::translate::host_ingress::DROP_REASON_BITS;
 /// counters say which egress may start a TLP of each class, and learn
 /// from `egress_consume` what each TLP took. A port that passes no traffic
 /// (ENABLE clear, or role disabled) needs no credit and consumes none: its
-/// egress discards what is routed to it (PortDisabled).
+/// egress discards what is routed to it (PortDisabled). An error completion
+/// a port sends back on its link waits for completion credit and reports
+/// its one completion header (no data) on `egress_consume`, in a cycle the
+/// core reports nothing for that egress.
 #[derive(LogicBlock)]
 pub struct SwitchTop<const W: usize, const N: usize> {
     /// The clock.
@@ -113,6 +122,7 @@ pub struct SwitchTop<const W: usize, const N: usize> {
     enabled: Gather<N>,
     counters: [PortCounters; N],
     counter_control: CounterControl,
+    completion_consumed: Constant<Bits<3>>,
 }
 
 impl<const W: usize, const N: usize> Default for SwitchTop<W, N> {
@@ -147,6 +157,7 @@ impl<const W: usize, const N: usize> Default for SwitchTop<W, N> {
             enabled: Default::default(),
             counters: std::array::from_fn(|i| PortCounters::new(i as u32)),
             counter_control: Default::default(),
+            completion_consumed: Constant::new((1u64 << CLASS_COMPLETION).to_bits()),
         }
     }
 }
@@ -237,6 +248,7 @@ impl<const W: usize, const N: usize> Logic for SwitchTop<W, N> {
             self.ports_out[i].host_index.next = self.registers[i].host_index.val();
             self.ports_out[i].proxy_id.next = self.registers[i].proxy_id.val();
             self.ports_out[i].completer_id.next = self.registers[i].completer_id.val();
+            self.ports_in[i].completer_id.next = self.registers[i].completer_id.val();
             self.link_hot_reset[i].next = self.registers[i].link_hot_reset.val();
             self.link_retrain[i].next = self.registers[i].link_retrain.val();
 
@@ -298,6 +310,21 @@ impl<const W: usize, const N: usize> Logic for SwitchTop<W, N> {
                 self.egress_consume[i].next = bits::<3>(0);
             }
             self.egress_consume_dws[i].next = self.core.egress_consume_dws[i].val();
+
+            // The ingress's answers back out of the same port, with their credit.
+            self.ports_out[i].respond.next = self.ports_in[i].respond.val();
+            self.ports_out[i].response_dw0.next = self.ports_in[i].response_dw0.val();
+            self.ports_out[i].response_dw1.next = self.ports_in[i].response_dw1.val();
+            self.ports_out[i].response_dw2.next = self.ports_in[i].response_dw2.val();
+            self.ports_in[i].response_room.next = self.ports_out[i].response_room.val();
+            self.ports_out[i].completion_credit.next =
+                self.egress_credit_completion.val().get_bit(i);
+            self.ports_out[i].core_consumes.next =
+                self.core.egress_consume[i].val().any() & self.enabled.vector.val().get_bit(i);
+            if self.ports_out[i].response_consume.val() {
+                self.egress_consume[i].next = self.completion_consumed.val();
+                self.egress_consume_dws[i].next = bits::<LENGTH_BITS>(0);
+            }
             self.egress_dropped[i].next = self.ports_out[i].dropped.val();
             self.egress_drop_reason[i].next = self.ports_out[i].drop_reason.val();
 

@@ -5,6 +5,7 @@ use proptest::prelude::*;
 
 pub mod endpoint;
 pub mod tlp;
+pub mod top;
 
 /// Where a lookup lands: anywhere near an edge, or near one of a table's entries' start or end.
 #[derive(Clone, Debug)]

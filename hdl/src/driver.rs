@@ -67,7 +67,7 @@ pub struct CycleDriver<B: Block> {
     block: B,
     clock: fn(&mut B) -> &mut Signal<In, Clock>,
     cycles: u64,
-    trace: Option<VCDProbe<Box<dyn Write>>>,
+    trace: Option<VCDProbe<Box<dyn Write + Send>>>,
 }
 
 impl<B: Block> CycleDriver<B> {
@@ -91,7 +91,7 @@ impl<B: Block> CycleDriver<B> {
     }
 
     /// Records every signal of the block to `writer` as a VCD trace from now on.
-    pub fn trace_to(&mut self, writer: Box<dyn Write>) {
+    pub fn trace_to(&mut self, writer: Box<dyn Write + Send>) {
         let vcd = write_vcd_header(writer, &self.block);
         self.trace = Some(write_vcd_dump(vcd, &self.block));
     }

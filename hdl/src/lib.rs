@@ -22,6 +22,7 @@ pub mod stream;
 pub mod switching;
 pub mod tables;
 pub mod top;
+pub mod top_harness;
 pub mod translate;
 
 pub use header_decode::HeaderDecoder;

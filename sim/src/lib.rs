@@ -30,6 +30,7 @@ pub mod manager_config;
 pub mod planes;
 pub mod reference;
 pub mod report;
+pub mod rtl_plane;
 pub mod scenario;
 pub mod serve;
 pub mod switch;

@@ -228,6 +228,19 @@ pub fn table(scenario: &Scenario, report: &Report, wall: Duration) -> String {
         report.checks_passed, report.tlps_delivered
     ));
     line(format!("wall time {:.2} s", wall.as_secs_f64()));
+    for (name, rtl) in &report.rtl {
+        let agreed = match &rtl.first_disagreement {
+            None => "each as the model did".to_owned(),
+            Some(first) => format!("{} unlike the model, first: {first}", rtl.disagreements),
+        };
+        line(format!(
+            "{name}: the RTL carried {} TLPs in {} cycles ({:.0} cycles/s, {:.1} s), {agreed}",
+            rtl.tlps,
+            rtl.cycles,
+            rtl.cycles as f64 / rtl.wall.as_secs_f64().max(1e-9),
+            rtl.wall.as_secs_f64()
+        ));
+    }
     for (name, tree) in &report.trees {
         line(String::new());
         line(format!("{name}: lspci -tv"));

@@ -20,11 +20,14 @@
 use std::time::Duration;
 
 use weft_devices::packet::{completion_for, RequestInfo};
+use weft_hdl::driver::DriveError;
 use weft_model::csr_window::CsrWindow;
 use weft_model::{Forwarding, IngressError, Packet, PortIndex, Switch};
 use weft_pcie::config::vsec::{management_function, PortRole as VsecRole, WeftIdentity};
 use weft_pcie::config::ConfigSpace;
 use weft_pcie::tlp::{Body, CompletionStatus, ConfigType, Direction};
+
+use crate::rtl_plane::{RtlPlane, RtlSummary};
 
 /// Port-to-port latency of a switch beyond its links: about the middle of
 /// the published range for commercial Gen4 switches (85–140 ns including
@@ -40,6 +43,8 @@ pub struct WeftSwitch {
     /// Per port, its management function's configuration space; `None` if
     /// it could not be laid out (the port then answers Unsupported Request).
     functions: Vec<Option<ConfigSpace>>,
+    /// The RTL that carries its TLPs, when it has one ([`WeftSwitch::use_rtl`]).
+    rtl: Option<RtlPlane>,
 }
 
 impl WeftSwitch {
@@ -52,6 +57,7 @@ impl WeftSwitch {
             window: CsrWindow::new(Switch::new(ports)),
             vendor_id,
             functions: Vec::new(),
+            rtl: None,
         };
         switch.functions = (0..ports)
             .map(|port| switch.function_for(port as u8, VsecRole::Endpoint))
@@ -88,8 +94,28 @@ impl WeftSwitch {
     /// switch's management BAR is executed against its CSR window,
     /// anything else forwarded by the data plane (what is for the CPU is
     /// among the deliveries returned).
+    ///
+    /// With an RTL data plane, the RTL carries what the data plane routes,
+    /// held to the model's forwarding ([`crate::rtl_plane`]).
     pub fn forward(&mut self, port: PortIndex, bytes: &[u8]) -> Result<Forwarding, IngressError> {
-        self.window.forward(port, bytes)
+        let executed = self.window.executes(port, bytes);
+        let forwarding = self.window.forward(port, bytes)?;
+        if let (Some(rtl), false) = (self.rtl.as_mut(), executed) {
+            rtl.carry(&mut self.window, port, bytes, &forwarding);
+        }
+        Ok(forwarding)
+    }
+
+    /// Makes the RTL carry the switch's TLPs from now on: before anything
+    /// writes its tables.
+    pub fn use_rtl(&mut self) -> Result<(), DriveError> {
+        self.rtl = Some(RtlPlane::new(&mut self.window)?);
+        Ok(())
+    }
+
+    /// What its RTL data plane did, if it has one.
+    pub fn rtl_summary(&self) -> Option<&RtlSummary> {
+        self.rtl.as_ref().map(RtlPlane::summary)
     }
 
     /// The data plane's CSR window, through which its tables are written

@@ -53,6 +53,7 @@ use weft_devices::Device;
 use weft_drivers::hosts::{FabricHosts, REMOTE_MAILBOX_POLL_NS};
 use weft_fabric::hw::{FabricConfig, HostConfigRequest, HostInterface, HostSendError, Timer};
 use weft_fabric::manager::FabricManager;
+use weft_hdl::driver::DriveError;
 use weft_model::{Destination, Packet, PortIndex, Switch};
 use weft_pcie::config::msi::MsiMessage;
 use weft_pcie::config::vsec::PortRole as VsecRole;
@@ -268,6 +269,15 @@ impl World {
         let vendor_id = self.manager.settings().upstream_identity.vendor_id;
         self.switches.push(WeftSwitch::new(id, ports, vendor_id));
         self.switches.len() - 1
+    }
+
+    /// Makes the RTL carry the TLPs of the switch with index `switch`
+    /// ([`WeftSwitch::use_rtl`]), before the manager writes its tables.
+    pub fn use_rtl(&mut self, switch: usize) -> Result<(), DriveError> {
+        match self.switches.get_mut(switch) {
+            Some(switch) => switch.use_rtl(),
+            None => Ok(()),
+        }
     }
 
     /// Cables port `a` to port `b` with a fabric link of shape `link`.

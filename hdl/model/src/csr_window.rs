@@ -27,7 +27,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use weft_pcie::config::header::{bar, command, common, type0};
 use weft_pcie::config::ConfigSpace;
-use weft_pcie::tlp::{Body, CompletionStatus, Header, MemoryOp};
+use weft_pcie::tlp::{Body, CompletionStatus, Header, MemoryOp, MemoryRequest};
 use weft_pcie::Bdf;
 use weft_regs::capacity;
 use weft_regs::csr::{
@@ -69,6 +69,9 @@ pub struct CsrWindow {
     injected: Vec<Delivery>,
     stray: Vec<u32>,
     refused_writes: Vec<Header>,
+    /// Every register write since the last [`CsrWindow::take_written`],
+    /// while [`CsrWindow::record_writes`] asked for them.
+    written: Option<Vec<(u32, u32)>>,
 }
 
 impl CsrWindow {
@@ -94,7 +97,26 @@ impl CsrWindow {
             injected: Vec::new(),
             stray: Vec::new(),
             refused_writes: Vec::new(),
+            written: None,
         }
+    }
+
+    /// Keeps every register write from now on, whichever path made it (the
+    /// CPU's CSR bus, an in-band request to the management BAR, the
+    /// management function's configuration space), for
+    /// [`CsrWindow::take_written`]: what another data plane that must hold
+    /// the same tables has to be written.
+    pub fn record_writes(&mut self) {
+        self.written.get_or_insert_with(Vec::new);
+    }
+
+    /// The register writes, as (address, value), made since the last call,
+    /// in order; none unless [`CsrWindow::record_writes`] was called.
+    pub fn take_written(&mut self) -> Vec<(u32, u32)> {
+        self.written
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
     }
 
     /// The switch behind the window.
@@ -260,20 +282,7 @@ impl CsrWindow {
     /// configuration requests, so the manager reaches a switch whose
     /// routes it has not written yet.
     fn management_request(&mut self, port: PortIndex, bytes: &[u8]) -> Option<Forwarding> {
-        let role = self.switch.port_tables(port)?.role;
-        if !matches!(role, PortRole::Fabric | PortRole::Disabled) {
-            return None;
-        }
-        let base = self.management_bar_on(port)?;
-        let packet = Packet::parse(bytes).ok()?;
-        let Body::Memory(request) = packet.header.body else {
-            return None;
-        };
-        let offset = request.address.checked_sub(base)?;
-        if offset >= u64::from(csr::CSR_SIZE) {
-            return None;
-        }
-        let address = csr::CSR_BASE + offset as u32;
+        let (packet, request, address) = self.management_target(port, bytes)?;
         let whole_dw = request.length_dw == 1 && request.first_be == 0xf && request.last_be == 0;
         let status = match request.op {
             MemoryOp::Write => {
@@ -323,6 +332,36 @@ impl CsrWindow {
                 .collect(),
             dropped: None,
         })
+    }
+
+    /// Whether [`CsrWindow::forward`] executes `bytes` arriving on `port`
+    /// against this window (a memory request for the management BAR, see
+    /// `management_request`) rather than routing it through the switch.
+    pub fn executes(&self, port: PortIndex, bytes: &[u8]) -> bool {
+        self.management_target(port, bytes).is_some()
+    }
+
+    /// `bytes` as a memory request on `port` for the management BAR, with
+    /// the CSR address it reaches, if it is one the window executes.
+    fn management_target(
+        &self,
+        port: PortIndex,
+        bytes: &[u8],
+    ) -> Option<(Packet, MemoryRequest, u32)> {
+        let role = self.switch.port_tables(port)?.role;
+        if !matches!(role, PortRole::Fabric | PortRole::Disabled) {
+            return None;
+        }
+        let base = self.management_bar_on(port)?;
+        let packet = Packet::parse(bytes).ok()?;
+        let Body::Memory(request) = packet.header.body else {
+            return None;
+        };
+        let offset = request.address.checked_sub(base)?;
+        if offset >= u64::from(csr::CSR_SIZE) {
+            return None;
+        }
+        Some((packet, request, csr::CSR_BASE + offset as u32))
     }
 
     /// Answers a configuration request for the management function on
@@ -790,6 +829,9 @@ impl CsrBus for CsrWindow {
     }
 
     fn write32(&mut self, address: u32, value: u32) {
+        if let Some(written) = &mut self.written {
+            written.push((address, value));
+        }
         match self.register_at(address) {
             Some(at) => self.write_register(at, value),
             None => self.stray.push(address),

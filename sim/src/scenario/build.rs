@@ -25,6 +25,13 @@ pub enum BuildError {
     Settings(String),
     /// The firmware could not be made the fabric manager.
     Firmware(String),
+    /// A switch's RTL data plane could not be built.
+    Rtl {
+        /// The switch.
+        name: String,
+        /// Why.
+        why: String,
+    },
     /// An endpoint model could not be built.
     Endpoint {
         /// The endpoint.
@@ -46,6 +53,7 @@ impl std::fmt::Display for BuildError {
                 write!(f, "the fabric manager refused its settings: {why}")
             }
             BuildError::Endpoint { name, why } => write!(f, "endpoint `{name}`: {why}"),
+            BuildError::Rtl { name, why } => write!(f, "switch `{name}`'s RTL: {why}"),
             BuildError::Firmware(why) => write!(f, "the firmware as fabric manager: {why}"),
         }
     }
@@ -97,6 +105,14 @@ pub fn world(scenario: &Scenario) -> Result<World, BuildError> {
     let mut world = World::new(usize::from(manager_switch.ports), manager);
     for switch in &scenario.switches[1..] {
         world.add_switch(switch.id, usize::from(switch.ports));
+    }
+    for (index, switch) in scenario.switches.iter().enumerate() {
+        if switch.rtl {
+            world.use_rtl(index).map_err(|why| BuildError::Rtl {
+                name: switch.name.clone(),
+                why: why.to_string(),
+            })?;
+        }
     }
     for cable in &scenario.cables {
         world.connect(cable.a, cable.b, cable.link);

@@ -27,6 +27,7 @@ use crate::host::access::MemoryAccessError;
 use crate::host::gpu::GpuError;
 use crate::host::{Host, Location};
 use crate::iss_board::{IssBoard, CPU_CLOCK_HZ};
+use crate::rtl_plane::RtlSummary;
 use crate::waveform::{Waveform, WaveformError};
 use crate::wiring::Place;
 use crate::world::World;
@@ -148,6 +149,8 @@ pub struct Report {
     pub tlps_delivered: u64,
     /// Each host's device tree at the end, as `lspci -tv` would print it.
     pub trees: Vec<(String, String)>,
+    /// What each switch with an RTL data plane did, by switch name.
+    pub rtl: Vec<(String, RtlSummary)>,
 }
 
 /// What the progress display is told when a step starts.
@@ -289,6 +292,11 @@ impl<'s> Engine<'s> {
             self.report.trees.push((host.name.clone(), tree));
         }
         self.report.tlps_delivered = self.world.tlps_delivered();
+        for (plan, switch) in self.scenario.switches.iter().zip(self.world.switches()) {
+            if let Some(summary) = switch.rtl_summary() {
+                self.report.rtl.push((plan.name.clone(), summary.clone()));
+            }
+        }
         self.report
     }
 

@@ -149,6 +149,21 @@ pub struct SwitchSpec {
     /// "fabric" | "endpoint" | "unused"`), checked against the links.
     #[serde(default)]
     pub roles: std::collections::BTreeMap<String, Role>,
+    /// What carries its TLPs: `"model"` (weft-model, the default) or
+    /// `"rtl"` (weft-hdl's switch, checked against the model, `crate::rtl_plane`).
+    #[serde(default)]
+    pub data_plane: Option<toml::Spanned<DataPlaneKind>>,
+}
+
+/// What carries a switch's TLPs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DataPlaneKind {
+    /// weft-model's transaction-level switch.
+    #[default]
+    Model,
+    /// weft-hdl's RTL, clocked cycle by cycle.
+    Rtl,
 }
 
 /// What a port is wired to, as a switch table states it.

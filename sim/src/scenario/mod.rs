@@ -21,6 +21,10 @@
 //! hosts only. Hosts attach to any switch: the manager, native or
 //! firmware, reads other switches' mailboxes in-band ([`crate::world`]).
 //!
+//! `[[switch]] data_plane = "rtl"` makes the RTL carry that switch's TLPs,
+//! checked against the model ([`crate::rtl_plane`]); not on a switch with
+//! host ports.
+//!
 //! The reference experiment of shared/REFERENCE.md is the built-in
 //! scenario [`REFERENCE`], shipped as `sim/scenarios/reference.toml`.
 //!

@@ -19,8 +19,8 @@ use weft_pcie::link::{Link, LinkSpeed, LinkWidth};
 use weft_regs::capacity::PORTS;
 
 use super::format::{
-    ActionSpec, EndpointKind, EndpointSpec, LinkShape, ManagerKind, Role, ScenarioFile, StepSpec,
-    UnbindSpec,
+    ActionSpec, DataPlaneKind, EndpointKind, EndpointSpec, LinkShape, ManagerKind, Role,
+    ScenarioFile, StepSpec, UnbindSpec,
 };
 use super::line_column;
 use crate::iss_manager::FIRMWARE_BRIDGE_IDS;
@@ -113,6 +113,8 @@ pub struct SwitchPlan {
     pub id: u64,
     /// Its port count.
     pub ports: u8,
+    /// Whether the RTL carries its TLPs (`data_plane = "rtl"`).
+    pub rtl: bool,
 }
 
 /// A host and where it is wired.
@@ -773,6 +775,21 @@ pub fn resolve(file: ScenarioFile, text: &str, base: &Path) -> Result<Scenario, 
         });
     }
     let manager = manager_plan(&file, base)?;
+    for (index, switch) in file.switches.iter().enumerate() {
+        let Some(kind) = &switch.get_ref().data_plane else {
+            continue;
+        };
+        let host = hosts.iter().find(|h| h.place.switch == index);
+        if let (DataPlaneKind::Rtl, Some(host)) = (kind.get_ref(), host) {
+            return invalid(
+                kind.span().start,
+                format!(
+                    "`data_plane` = \"rtl\": host `{}` is on this switch, and the RTL has no outstanding-request table for host ports yet (keep \"model\" here)",
+                    host.name
+                ),
+            );
+        }
+    }
     let mut models = Vec::new();
     for endpoint in &file.endpoints {
         models.push(endpoint_model(
@@ -1006,6 +1023,11 @@ pub fn resolve(file: ScenarioFile, text: &str, base: &Path) -> Result<Scenario, 
                 name: s.get_ref().name.clone(),
                 id: s.get_ref().id,
                 ports: s.get_ref().ports,
+                rtl: s
+                    .get_ref()
+                    .data_plane
+                    .as_ref()
+                    .is_some_and(|kind| *kind.get_ref() == DataPlaneKind::Rtl),
             })
             .collect(),
         hosts,

@@ -1,0 +1,299 @@
+//! The whole switch's RTL carrying TLPs for a program: a TLP in as wire
+//! bytes, what it became out, and how many clock cycles it took.
+//!
+//! [`TopHarness`] drives [`SwitchTop`] with the single-thread
+//! [`CycleDriver`]: [`TopHarness::carry`] offers one TLP at an ingress
+//! port, beat by beat on weft's TLP stream (header DWs beside the payload,
+//! the first payload DW in the bus's most significant bits, `empty` DWs
+//! unused in the last beat), with every egress link ready and every
+//! credit given, and clocks the switch until the TLP has been taken and
+//! nothing has moved for [`QUIET_CYCLES`]. It returns every TLP that left
+//! an egress (as wire bytes), every header the ingress sent to the
+//! management CPU, and every drop with its reason. The CSR bus is a
+//! [`CsrBus`], so the firmware's own `CsrDataPlane` programs the tables.
+//!
+//! One TLP at a time: the harness measures what one TLP does in an
+//! otherwise idle switch (its latency, where it goes), not how TLPs
+//! arriving together share the crossbar; `hdl/tests/switch_top_matches_model.rs`
+//! and the switching benchmark load it from every port at once.
+
+use weft_regs::driver::CsrBus;
+
+use rust_hdl::prelude::*;
+
+use crate::csr;
+use crate::driver::{CycleDriver, DriveError};
+use crate::top::SwitchTop;
+
+/// Cycles with nothing moving after which a carried TLP's effects are over:
+/// more than the ingress decision (2 cycles), the core's queue and crossbar
+/// and the egress stages take on an idle switch.
+pub const QUIET_CYCLES: u64 = 8;
+
+/// Cycles [`TopHarness::carry`] waits at most for a TLP to be taken and its
+/// effects to end before it gives up: a switch that takes longer is stuck.
+pub const MAX_CARRY_CYCLES: u64 = 10_000;
+
+/// What one TLP did in the switch.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Carried {
+    /// TLPs that left, as (egress port, wire bytes, cycle its first beat
+    /// left, counted from the TLP's first beat offered), in the order they left.
+    pub egress: Vec<(usize, Vec<u8>, u64)>,
+    /// Headers sent to the management CPU (`to_cpu`), by ingress port.
+    pub to_cpu: Vec<(usize, [u32; 4])>,
+    /// Headers copied to the CPU beside forwarding (`copy_to_cpu`).
+    pub copied_to_cpu: Vec<(usize, [u32; 4])>,
+    /// Drops, as (port, reason index in weft-model's `DropReason::ALL`).
+    pub drops: Vec<(usize, u32)>,
+    /// Cycles from the first beat offered to the last thing that moved.
+    pub cycles: u64,
+}
+
+/// Why a TLP could not be carried.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CarryError {
+    /// The switch has no such port.
+    NoSuchPort(usize),
+    /// The bytes are not a TLP with a 3 or 4 DW header and whole DWs.
+    NotATlp,
+    /// The switch did not take the TLP, or kept moving, for [`MAX_CARRY_CYCLES`].
+    Stuck,
+    /// The RTL did not settle.
+    Drive(DriveError),
+}
+
+impl From<DriveError> for CarryError {
+    fn from(error: DriveError) -> Self {
+        CarryError::Drive(error)
+    }
+}
+
+/// A TLP leaving an egress: its header, the payload DWs so far, and the
+/// cycle its first beat left.
+type Leaving = ([u32; 4], Vec<u32>, u64);
+
+/// The switch's RTL, `N` ports of `W`-bit payload, behind its CSR bus and TLP streams.
+pub struct TopHarness<const W: usize, const N: usize> {
+    driver: CycleDriver<SwitchTop<W, N>>,
+}
+
+impl<const W: usize, const N: usize> TopHarness<W, N> {
+    /// The switch at reset, connected and settled.
+    ///
+    /// The block is large: in a debug build its construction wants a
+    /// thread stack of tens of MiB.
+    pub fn new() -> Result<Self, DriveError> {
+        let driver = CycleDriver::new(SwitchTop::default(), |b| &mut b.clock)?;
+        Ok(TopHarness { driver })
+    }
+
+    /// Clock cycles run so far.
+    pub fn cycles(&self) -> u64 {
+        self.driver.cycles()
+    }
+
+    /// Offers `bytes` at ingress `port` and runs the switch until it has
+    /// taken them and nothing has moved for [`QUIET_CYCLES`].
+    pub fn carry(&mut self, port: usize, bytes: &[u8]) -> Result<Carried, CarryError> {
+        if port >= N {
+            return Err(CarryError::NoSuchPort(port));
+        }
+        let (header, payload) = split(bytes).ok_or(CarryError::NotATlp)?;
+        let dws_per_beat = W / 32;
+        let beats = payload.len().div_ceil(dws_per_beat).max(1);
+        let mut carried = Carried::default();
+        let mut beat = 0;
+        let mut receiving: Vec<Option<Leaving>> = vec![None; N];
+        let mut quiet = 0;
+        let all = (1u64 << N) - 1;
+        for cycle in 0..MAX_CARRY_CYCLES {
+            let top = self.driver.block();
+            top.egress_credit_posted.next = all.into();
+            top.egress_credit_non_posted.next = all.into();
+            top.egress_credit_completion.next = all.into();
+            for (i, egress) in top.egress.iter_mut().enumerate() {
+                egress.ready.next = true;
+                top.ingress[i].valid.next = false;
+            }
+            let offering = beat < beats;
+            if offering {
+                let start = (beat * dws_per_beat).min(payload.len());
+                let chunk = &payload[start..(start + dws_per_beat).min(payload.len())];
+                let mut bus = Bits::<W>::default();
+                for (k, dw) in chunk.iter().enumerate() {
+                    bus.set_bits::<32>(W - 32 * (k + 1), u64::from(*dw).into());
+                }
+                let sink = &mut top.ingress[port];
+                sink.valid.next = true;
+                sink.sop.next = beat == 0;
+                sink.eop.next = beat + 1 == beats;
+                let empty = if beat + 1 == beats {
+                    dws_per_beat - chunk.len()
+                } else {
+                    0
+                };
+                sink.empty.next = (empty as u64).into();
+                sink.payload.next = bus;
+                sink.dw0.next = header[0].to_bits();
+                sink.dw1.next = header[1].to_bits();
+                sink.dw2.next = header[2].to_bits();
+                sink.dw3.next = header[3].to_bits();
+            }
+            self.driver.settle()?;
+            let top = self.driver.block();
+            let mut moved = offering;
+            if offering && top.ingress[port].ready.val() {
+                beat += 1;
+            }
+            for (i, leaving) in receiving.iter_mut().enumerate() {
+                let cpu_header = [
+                    top.cpu_dw0[i].val().to_u32(),
+                    top.cpu_dw1[i].val().to_u32(),
+                    top.cpu_dw2[i].val().to_u32(),
+                    top.cpu_dw3[i].val().to_u32(),
+                ];
+                if top.to_cpu[i].val() {
+                    carried.to_cpu.push((i, cpu_header));
+                    moved = true;
+                }
+                if top.copy_to_cpu[i].val() {
+                    carried.copied_to_cpu.push((i, cpu_header));
+                }
+                if top.ingress_dropped[i].val() {
+                    carried
+                        .drops
+                        .push((i, top.ingress_drop_reason[i].val().to_u32()));
+                    moved = true;
+                }
+                if top.egress_dropped[i].val() {
+                    carried
+                        .drops
+                        .push((i, top.egress_drop_reason[i].val().to_u32()));
+                    moved = true;
+                }
+                let source = &top.egress[i];
+                if !source.valid.val() {
+                    continue;
+                }
+                moved = true;
+                let open = leaving.get_or_insert_with(|| {
+                    let header = [
+                        source.dw0.val().to_u32(),
+                        source.dw1.val().to_u32(),
+                        source.dw2.val().to_u32(),
+                        source.dw3.val().to_u32(),
+                    ];
+                    (header, Vec::new(), cycle)
+                });
+                let used = if source.eop.val() {
+                    dws_per_beat - (source.empty.val().to_u64() as usize).min(dws_per_beat)
+                } else {
+                    dws_per_beat
+                };
+                let bus = source.payload.val();
+                open.1
+                    .extend((0..used).map(|k| bus.get_bits::<32>(W - 32 * (k + 1)).to_u32()));
+                if source.eop.val() {
+                    if let Some((header, payload, started)) = leaving.take() {
+                        carried.egress.push((i, wire(header, &payload), started));
+                    }
+                }
+            }
+            self.driver.tick()?;
+            if moved {
+                quiet = 0;
+                carried.cycles = cycle + 1;
+            } else {
+                quiet += 1;
+            }
+            if beat == beats && quiet >= QUIET_CYCLES && receiving.iter().all(Option::is_none) {
+                return Ok(carried);
+            }
+        }
+        Err(CarryError::Stuck)
+    }
+}
+
+/// Register accesses on the switch's CSR bus; an address no register
+/// answers reads 0.
+impl<const W: usize, const N: usize> CsrBus for TopHarness<W, N> {
+    fn write32(&mut self, address: u32, value: u32) {
+        // The block settled when it was built; it settles again on every cycle.
+        let _ = csr::write(&mut self.driver, |b| &mut b.csr, address, value);
+    }
+
+    fn read32(&mut self, address: u32) -> u32 {
+        csr::read(&mut self.driver, |b| &mut b.csr, address)
+            .ok()
+            .flatten()
+            .unwrap_or(0)
+    }
+}
+
+/// A TLP's header DWs (a 3 DW header's fourth 0) and the DWs after it.
+fn split(bytes: &[u8]) -> Option<([u32; 4], Vec<u32>)> {
+    let first = *bytes.first()?;
+    // Fmt bit 0 (byte 0 bit 5): a 4 DW header (PCIe Base 6.0 §2.2.1).
+    let header_len = if first & 0x20 != 0 { 16 } else { 12 };
+    if bytes.len() < header_len || !bytes.len().is_multiple_of(4) {
+        return None;
+    }
+    let dws: Vec<u32> = bytes
+        .chunks_exact(4)
+        .map(|c| u32::from_be_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    let mut header = [0; 4];
+    header[..header_len / 4].copy_from_slice(&dws[..header_len / 4]);
+    Some((header, dws[header_len / 4..].to_vec()))
+}
+
+/// Wire bytes of a TLP that left with `header` and `payload`.
+fn wire(header: [u32; 4], payload: &[u32]) -> Vec<u8> {
+    // Fmt bit 0 of DW0 (bit 29): a 4 DW header.
+    let header_dws = if header[0] & 1 << 29 != 0 { 4 } else { 3 };
+    header[..header_dws]
+        .iter()
+        .chain(payload)
+        .flat_map(|dw| dw.to_be_bytes())
+        .collect()
+}
+
+/// Payload bits of [`SimulatorTop`]: a quarter of the reference's 512, for speed.
+pub const SIMULATOR_PAYLOAD_BITS: usize = 128;
+
+/// Ports of [`SimulatorTop`]: the reference's 8, which any simulated switch fits.
+pub const SIMULATOR_PORTS: usize = 8;
+
+/// The switch the system simulator carries TLPs through. Not generic, so
+/// that its code is built in this crate, with this crate's optimization
+/// (the workspace builds weft-hdl optimized in tests): a generic harness
+/// instantiated by the simulator would be built at the simulator's.
+pub struct SimulatorTop(TopHarness<SIMULATOR_PAYLOAD_BITS, SIMULATOR_PORTS>);
+
+impl SimulatorTop {
+    /// The switch at reset ([`TopHarness::new`]).
+    pub fn new() -> Result<Self, DriveError> {
+        TopHarness::new().map(SimulatorTop)
+    }
+
+    /// Clock cycles run so far.
+    pub fn cycles(&self) -> u64 {
+        self.0.cycles()
+    }
+
+    /// [`TopHarness::carry`].
+    pub fn carry(&mut self, port: usize, bytes: &[u8]) -> Result<Carried, CarryError> {
+        self.0.carry(port, bytes)
+    }
+}
+
+impl CsrBus for SimulatorTop {
+    fn write32(&mut self, address: u32, value: u32) {
+        self.0.write32(address, value);
+    }
+
+    fn read32(&mut self, address: u32) -> u32 {
+        self.0.read32(address)
+    }
+}

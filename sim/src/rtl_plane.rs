@@ -1,0 +1,256 @@
+//! A switch whose data plane is the RTL: weft-hdl's `SwitchTop`, clocked by
+//! its single-thread driver, with weft-model's switch beside it as its
+//! checker.
+//!
+//! Every TLP such a switch routes is carried by the RTL
+//! (`weft_hdl::top_harness`), one TLP at a time through an otherwise idle
+//! switch, every egress link ready; what leaves its egress ports, what it
+//! sends the management CPU and what it drops must be what the model does
+//! with the same TLP, byte for byte, or the run counts a disagreement and
+//! keeps the first one's description. Every register the manager writes
+//! into the switch's CSR window — over the soft core's bus, in-band through
+//! the management BAR, through the management function's BAR — is written
+//! into the RTL too, before the next TLP (weft-model's
+//! `CsrWindow::record_writes`).
+//!
+//! The model still does what the RTL top does not do yet: the management
+//! BAR's in-band register accesses (executed against the window, never
+//! offered to the RTL), the mailbox and the injector (the CPU's TLPs), and
+//! the outstanding-request table of host ports, so a switch with host
+//! ports keeps the model's data plane (`sim::scenario` refuses the RTL
+//! there). The simulated time a TLP spends in the switch stays
+//! [`crate::switch::SWITCH_LATENCY`]: the RTL's cycles are the data plane's
+//! alone, without the hard IP's PHY and data link layer; they are counted
+//! ([`RtlSummary`]).
+//!
+//! The RTL is weft-hdl's `SimulatorTop`, `SwitchTop` of 8 ports of 128-bit
+//! payload: a quarter of the reference payload width, for the simulator's
+//! speed, and the reference port count, which any scenario switch fits.
+
+use std::time::Duration;
+
+use serde::Serialize;
+use weft_hdl::driver::DriveError;
+use weft_hdl::top_harness::{CarryError, SimulatorTop};
+use weft_model::csr_window::CsrWindow;
+use weft_model::{Destination, DropReason, Forwarding, PortIndex};
+use weft_regs::driver::CsrBus;
+
+/// Stack for building the RTL: a debug build copies the whole block (a
+/// few MiB with its tables) on the stack while connecting it.
+const BUILD_STACK: usize = 256 << 20;
+
+/// What an RTL data plane did over a run.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct RtlSummary {
+    /// TLPs it carried.
+    pub tlps: u64,
+    /// Clock cycles it ran, register writes included.
+    pub cycles: u64,
+    /// TLPs whose fate differed from the model's.
+    pub disagreements: u64,
+    /// What the first disagreement was.
+    pub first_disagreement: Option<String>,
+    /// Wall time spent clocking it.
+    #[serde(rename = "wall_s", serialize_with = "seconds")]
+    pub wall: Duration,
+}
+
+fn seconds<S: serde::Serializer>(time: &Duration, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_f64(time.as_secs_f64())
+}
+
+/// The RTL data plane of one switch.
+pub struct RtlPlane {
+    top: Box<SimulatorTop>,
+    summary: RtlSummary,
+}
+
+impl RtlPlane {
+    /// The RTL at reset, beside the model behind `window`, also at reset:
+    /// from now on every register write `window` takes is the RTL's too.
+    pub fn new(window: &mut CsrWindow) -> Result<Self, DriveError> {
+        let top = std::thread::Builder::new()
+            .stack_size(BUILD_STACK)
+            .spawn(|| SimulatorTop::new().map(Box::new))
+            .expect("the machine can start a thread")
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+        window.record_writes();
+        Ok(RtlPlane {
+            top,
+            summary: RtlSummary::default(),
+        })
+    }
+
+    /// What it did so far.
+    pub fn summary(&self) -> &RtlSummary {
+        &self.summary
+    }
+
+    /// Carries `bytes`, which arrived on `port` and which the model
+    /// (behind `window`) forwarded as `model`, through the RTL, after the
+    /// register writes the window took since the last TLP; counts a
+    /// disagreement if the RTL did otherwise.
+    pub fn carry(
+        &mut self,
+        window: &mut CsrWindow,
+        port: PortIndex,
+        bytes: &[u8],
+        model: &Forwarding,
+    ) {
+        let started = std::time::Instant::now();
+        let before = self.top.cycles();
+        self.replay(window.take_written());
+        let carried = self.top.carry(usize::from(port.0), bytes);
+        self.summary.tlps += 1;
+        self.summary.cycles += self.top.cycles() - before;
+        self.summary.wall += started.elapsed();
+        let disagreement = match carried {
+            Ok(carried) => compare(model, &carried),
+            Err(CarryError::Stuck) => Some("the RTL did not take it or never went quiet".into()),
+            Err(error) => Some(format!("the RTL could not carry it: {error:?}")),
+        };
+        if let Some(what) = disagreement {
+            self.summary.disagreements += 1;
+            self.summary
+                .first_disagreement
+                .get_or_insert_with(|| format!("{bytes:02x?} on port {}: {what}", port.0));
+        }
+    }
+
+    /// Writes `writes` into the RTL's registers, in order.
+    fn replay(&mut self, writes: Vec<(u32, u32)>) {
+        let before = self.top.cycles();
+        for (address, value) in writes {
+            self.top.write32(address, value);
+        }
+        self.summary.cycles += self.top.cycles() - before;
+    }
+}
+
+/// How what the RTL did differs from what the model did, if it does:
+/// the TLPs out of each egress port as multisets of wire bytes, the
+/// headers to the CPU, and the drop reasons.
+fn compare(model: &Forwarding, rtl: &weft_hdl::top_harness::Carried) -> Option<String> {
+    let mut model_out: Vec<(usize, Vec<u8>)> = Vec::new();
+    let mut model_cpu = 0;
+    for delivery in &model.deliveries {
+        match delivery.to {
+            Destination::Port(port) => match delivery.packet.to_bytes() {
+                Ok(bytes) => model_out.push((usize::from(port.0), bytes)),
+                Err(error) => return Some(format!("the model delivered a bad TLP: {error:?}")),
+            },
+            Destination::Cpu => model_cpu += 1,
+        }
+    }
+    let mut rtl_out: Vec<(usize, Vec<u8>)> = rtl
+        .egress
+        .iter()
+        .map(|(port, bytes, _)| (*port, bytes.clone()))
+        .collect();
+    model_out.sort();
+    rtl_out.sort();
+    if model_out != rtl_out {
+        return Some(format!(
+            "left as {rtl_out:02x?}, the model sent {model_out:02x?}"
+        ));
+    }
+    let rtl_cpu = rtl.to_cpu.len() + rtl.copied_to_cpu.len();
+    if rtl_cpu != model_cpu {
+        return Some(format!("{rtl_cpu} to the CPU, the model sent {model_cpu}"));
+    }
+    let model_drop = model
+        .dropped
+        .and_then(|reason| DropReason::ALL.iter().position(|r| *r == reason))
+        .map(|index| index as u32);
+    let rtl_drop = rtl.drops.first().map(|(_, reason)| *reason);
+    if rtl.drops.len() > 1 || rtl_drop != model_drop {
+        let named =
+            |index: Option<u32>| index.and_then(|i| DropReason::ALL.get(i as usize).copied());
+        return Some(format!(
+            "dropped as {:?}, the model as {:?}",
+            named(rtl_drop),
+            named(model_drop)
+        ));
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use weft_model::{Packet, Switch};
+    use weft_pcie::tlp::{
+        Attributes, Body, Completion, CompletionStatus, Header, Tag, TrafficClass,
+    };
+    use weft_pcie::Bdf;
+    use weft_regs::driver::CsrDataPlane;
+    use weft_regs::tables::{DataPlane, Destination as Route, PortRole};
+
+    use super::*;
+
+    /// A completion for requester bus 5, which the bus table routes.
+    fn completion() -> Vec<u8> {
+        let completion = Completion {
+            locked: false,
+            traffic_class: TrafficClass::default(),
+            attributes: Attributes::default(),
+            completer: Bdf::new(9, 0, 0),
+            status: CompletionStatus::Successful,
+            byte_count_modified: false,
+            byte_count: 4,
+            requester: Bdf::new(5, 0, 0),
+            tag: Tag::from_8bit(7),
+            lower_address: 0,
+            data_dw: Some(1),
+        };
+        let header = Header {
+            digest_present: false,
+            poisoned: false,
+            body: Body::Completion(completion),
+        };
+        Packet::new(header, vec![1, 2, 3, 4])
+            .to_bytes()
+            .expect("a well-formed completion")
+    }
+
+    fn route_bus_5(window: &mut CsrWindow, to: u8) {
+        let mut plane = CsrDataPlane::new(window).expect("a weft data plane");
+        plane
+            .set_bus_route(5, Some(Route::Port(PortIndex(to))))
+            .expect("a bus route");
+    }
+
+    /// The RTL carries a TLP as the model does while it holds the same
+    /// tables, and the check catches it when a register write reaches the
+    /// model only.
+    #[test]
+    fn the_rtl_carries_as_the_model_and_a_table_it_missed_shows() {
+        let mut window = CsrWindow::new(Switch::new(4));
+        let mut rtl = RtlPlane::new(&mut window).expect("the RTL builds");
+        {
+            let mut plane = CsrDataPlane::new(&mut window).expect("a weft data plane");
+            for port in 0..3 {
+                plane
+                    .set_port_role(PortIndex(port), PortRole::Fabric)
+                    .expect("a role");
+            }
+        }
+        route_bus_5(&mut window, 1);
+        let bytes = completion();
+        let forwarding = window.forward(PortIndex(0), &bytes).expect("taken");
+        assert_eq!(forwarding.deliveries.len(), 1);
+        rtl.carry(&mut window, PortIndex(0), &bytes, &forwarding);
+        assert_eq!(rtl.summary().tlps, 1);
+        assert_eq!(rtl.summary().disagreements, 0, "{:?}", rtl.summary());
+
+        // The model routes bus 5 to port 2 now; the RTL never hears of it.
+        route_bus_5(&mut window, 2);
+        window.take_written();
+        let forwarding = window.forward(PortIndex(0), &bytes).expect("taken");
+        rtl.carry(&mut window, PortIndex(0), &bytes, &forwarding);
+        assert_eq!(rtl.summary().disagreements, 1);
+        let first = rtl.summary().first_disagreement.as_deref().unwrap_or("");
+        assert!(first.contains("the model sent [(02,"), "{first}");
+    }
+}

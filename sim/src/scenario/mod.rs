@@ -11,9 +11,11 @@
 //! - [`engine`]: runs the timeline and reports what each step showed.
 //!
 //! `[fabric] manager` picks the fabric manager on switch 0: `"native"`
-//! (the default, weft-fabric run by the simulator) or `"firmware-iss"`,
+//! (the default, weft-fabric run by the simulator), `"firmware-iss"`,
 //! the firmware ELF on the instruction-set simulator
-//! ([`crate::iss_manager`]), read from `firmware = "path"` (relative to the
+//! ([`crate::iss_manager`]), or `"firmware-rtl"`, the same ELF on the RTL
+//! soft core ([`crate::rtl_board`], cycle by cycle: far slower), read
+//! from `firmware = "path"` (relative to the
 //! file) or the workspace's build. The firmware runs with its built-in
 //! settings, which the fabric must fit (one host on switch 0's port 0 with
 //! four slots, no VFs), and a scenario then enumerates (the step reports

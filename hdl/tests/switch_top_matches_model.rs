@@ -33,11 +33,11 @@ mod common;
 use std::collections::VecDeque;
 
 use common::endpoint::few_hosts;
-use common::on_big_stack;
 use common::tlp::{attributes, header_bytes, packet, reason_code, request, wire_header, Request};
 use proptest::prelude::*;
 use rust_hdl::prelude::*;
 use weft_hdl::csr;
+use weft_hdl::driver::on_big_stack;
 use weft_hdl::driver::CycleDriver;
 use weft_hdl::switching::SLOT_BEATS;
 use weft_hdl::top::SwitchTop;

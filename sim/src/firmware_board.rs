@@ -144,3 +144,21 @@ impl FirmwareBoard for IssBoard {
         Some(self)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_core_reads_back_from_its_name_and_a_stranger_is_named_in_the_error() {
+        for core in [FirmwareCore::Iss, FirmwareCore::Rtl] {
+            assert_eq!(core.name().parse(), Ok(core));
+        }
+        let parsed = "arm".parse::<FirmwareCore>();
+        assert_eq!(parsed, Err(UnknownCore("arm".into())));
+        let Err(error) = parsed else {
+            return;
+        };
+        assert!(error.to_string().contains("`arm`"), "{error}");
+    }
+}

@@ -21,11 +21,14 @@
 //! cycle (`SocBench::skip_idle`): the timer and watchdog count and the
 //! flash part's clock moves, up to the cycle something would change.
 //!
-//! Speed: about 1 500 simulated cycles a wall-clock second on a 2-CPU
-//! machine busy with another build, in a release build and about the same
-//! in a debug one (weft-hdl and rust-hdl-core are built at opt-level 2
-//! there too): the firmware's banner (67 500 cycles into the boot) takes
-//! 40 to 120 s, where the ISS takes well under a second
+//! Speed, on a 2-CPU machine busy with another build: about 2 000
+//! simulated cycles a wall-clock second in a release build, 1 200 in a
+//! debug one (weft-hdl and rust-hdl-core are built at opt-level 2 there
+//! too). The firmware's banner (67 500 cycles into the boot) takes 34 s
+//! in release, 55 to 125 s in debug; its fabric start in a one-switch
+//! fabric with one GPU (an enumeration of 574 000 cycles and 476 000
+//! instructions, where the ISS retires 456 000) takes 7 minutes in
+//! release, where the ISS takes 0.1 s
 //! (`sim/tests/firmware_rtl_core.rs` prints the figures).
 
 use weft_hdl::soc::{MemoryImage, Soc, SocBench};
@@ -53,6 +56,10 @@ pub struct RtlBoard {
 impl RtlBoard {
     /// The SoC at reset with its memories holding `elf`, `flash` on its
     /// flash pins and `data_plane` answering its CSR master port.
+    ///
+    /// In an unoptimised build, building the SoC deep in a world's
+    /// construction takes more stack than a test thread's 2 MiB; tests
+    /// build it under `weft_hdl::driver::on_big_stack`.
     pub fn new(
         elf: &[u8],
         flash: NorFlash,

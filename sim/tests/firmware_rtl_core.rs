@@ -16,10 +16,11 @@
 //! CSR window); the console up to its start line must be the same (the
 //! instructions and cycles the start took aside: a core's polling loops
 //! run as often as its timing says). Then the host reads its virtual
-//! upstream port's configuration header through the fabric, each request
-//! waking the firmware through the data plane's interrupt: the
-//! completions must be the ISS run's, and the identity the firmware's
-//! virtual switch has ([`FIRMWARE_BRIDGE_IDS`]). The last test boots the
+//! upstream port's configuration header through the fabric, gives it its
+//! bus numbers and reads them back and its first downstream port's ID,
+//! each request waking the firmware through the data plane's interrupt:
+//! the completions must be the ISS run's, and what the firmware's
+//! virtual switch has ([`FIRMWARE_BRIDGE_IDS`], the buses written). The last test boots the
 //! host through either core and compares its device tree.
 //!
 //! Each test prints the RTL run's wall time (and the first its simulated
@@ -28,9 +29,11 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use weft_hdl::driver::on_big_stack;
 use weft_iss::elf::firmware_image;
 use weft_pcie::Bdf;
 use weft_sim::firmware_board::FirmwareCore;
+use weft_sim::host::Cpu;
 use weft_sim::iss_board::CPU_CLOCK_HZ;
 use weft_sim::iss_manager::{run_to_fabric_start, FabricStart, FIRMWARE_BRIDGE_IDS};
 use weft_sim::scenario::{build, Scenario};
@@ -82,6 +85,14 @@ const HOST_PORT: u8 = 0;
 /// pointer.
 const HEADER_OFFSETS: [u16; 5] = [0x00, 0x08, 0x0c, 0x18, 0x34];
 
+/// The bus numbers register of a Type 1 header (§7.5.1.3.4).
+const BUS_NUMBERS: u16 = 0x18;
+
+/// Bus numbers `primary`, `secondary`, `subordinate` as the register holds them.
+fn bus_numbers(primary: u8, secondary: u8, subordinate: u8) -> u32 {
+    u32::from_le_bytes([primary, secondary, subordinate, 0])
+}
+
 /// The tiny world with the firmware on `core` as its manager, or `None`
 /// when the firmware ELF is not built.
 fn tiny_world(core: FirmwareCore) -> Option<World> {
@@ -108,15 +119,31 @@ fn run(core: FirmwareCore) -> Option<(World, Run)> {
         .unwrap_or_else(|why| panic!("the firmware on {core}: {why}"));
     let started_in = wall.elapsed();
     let wall = Instant::now();
+    // The root port (bus 0, the host's own) forwards bus 1 and below;
+    // the virtual upstream port on bus 1 is the firmware's, which is told
+    // its buses by a configuration write and then forwards bus 2, its
+    // downstream ports.
+    let upstream = Bdf::new(1, 0, 0);
     let header = world.with_host(HOST_PORT, |host, link| {
         let mut cpu = host.cpu(link);
-        HEADER_OFFSETS
-            .iter()
-            .map(|&offset| {
-                cpu.config_read(Bdf::new(0, 0, 0), offset)
-                    .unwrap_or_else(|e| panic!("the firmware on {core} answers {offset:#x}: {e:?}"))
+        let write = |cpu: &mut Cpu<'_>, target: Bdf, value: u32| {
+            cpu.config_write(target, BUS_NUMBERS, value, 0b0111)
+                .unwrap_or_else(|e| panic!("{target:?} takes its bus numbers: {e:?}"));
+        };
+        let read = |cpu: &mut Cpu<'_>, target: Bdf, offset: u16| {
+            cpu.config_read(target, offset).unwrap_or_else(|e| {
+                panic!("the firmware on {core} answers {target:?} at {offset:#x}: {e:?}")
             })
-            .collect()
+        };
+        write(&mut cpu, Bdf::new(0, 0, 0), bus_numbers(0, 1, 0xff));
+        let mut header: Vec<u32> = HEADER_OFFSETS
+            .iter()
+            .map(|&offset| read(&mut cpu, upstream, offset))
+            .collect();
+        write(&mut cpu, upstream, bus_numbers(1, 2, 0xff));
+        header.push(read(&mut cpu, upstream, BUS_NUMBERS));
+        header.push(read(&mut cpu, Bdf::new(2, 0, 0), 0x00));
+        header
     });
     let answered_in = wall.elapsed();
     Some((
@@ -143,18 +170,6 @@ fn console_without_counts(start: &FabricStart) -> String {
         .and_then(|at| start.console[at..].find('\n').map(|end| at + end + 1))
         .unwrap_or(start.console.len());
     start.console[..line_end].replace(&counts, " in _ instructions, _ cycles")
-}
-
-/// Runs `test` on a thread with a 256 MiB stack: the RTL SoC is a large
-/// struct of signals, which an unoptimised build copies on the stack
-/// more than a test thread's 2 MiB hold.
-fn on_big_stack(test: impl FnOnce() + Send + 'static) {
-    std::thread::Builder::new()
-        .stack_size(256 << 20)
-        .spawn(test)
-        .expect("the machine can start a thread")
-        .join()
-        .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
 }
 
 /// World time the firmware gets to print its banner: start-up copies
@@ -228,7 +243,7 @@ fn the_firmware_on_the_rtl_core_starts_the_fabric_and_answers_the_host_as_on_the
         eprintln!(
             "firmware on the RTL core: fabric start ({} functions) after {} cycles of enumeration \
              ({} instructions; the ISS: {} steps, {} instructions); wall time {:.1} s to the \
-             start, {:.1} s for {} host reads (the ISS: {:.2} s, {:.2} s)",
+             start, {:.1} s for {} host requests (the ISS: {:.2} s, {:.2} s)",
             rtl.start.functions,
             rtl.start.cycles,
             rtl.start.instructions,

@@ -71,8 +71,8 @@ pub fn provisioned_flash(settings: &FabricSettings) -> NorFlash {
 pub const FIRMWARE_BRIDGE_IDS: (u16, u16, u16) = (0x1d1d, 0x0001, 0x0002);
 
 /// Ticks (ISS steps, RTL cycles) the firmware runs before the world looks
-/// at what it sent: about 0.5 µs at the reference soft core clock, less
-/// than a link's round trip.
+/// at what it sent: about half a microsecond at the reference soft core
+/// clock.
 pub const SLICE_STEPS: u64 = 64;
 
 /// A completion on its way back to switch 0's mailbox.

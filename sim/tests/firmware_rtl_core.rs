@@ -33,7 +33,7 @@ use weft_hdl::driver::on_big_stack;
 use weft_iss::elf::firmware_image;
 use weft_pcie::Bdf;
 use weft_sim::firmware_board::FirmwareCore;
-use weft_sim::host::Cpu;
+use weft_sim::host::{Cpu, ROOT_PORT};
 use weft_sim::iss_board::CPU_CLOCK_HZ;
 use weft_sim::iss_manager::{run_to_fabric_start, FabricStart, FIRMWARE_BRIDGE_IDS};
 use weft_sim::scenario::{build, Scenario};
@@ -119,7 +119,7 @@ fn run(core: FirmwareCore) -> Option<(World, Run)> {
         .unwrap_or_else(|why| panic!("the firmware on {core}: {why}"));
     let started_in = wall.elapsed();
     let wall = Instant::now();
-    // The root port (bus 0, the host's own) forwards bus 1 and below;
+    // The root port (on bus 0, the host's own) forwards bus 1 and below;
     // the virtual upstream port on bus 1 is the firmware's, which is told
     // its buses by a configuration write and then forwards bus 2, its
     // downstream ports.
@@ -135,7 +135,7 @@ fn run(core: FirmwareCore) -> Option<(World, Run)> {
                 panic!("the firmware on {core} answers {target:?} at {offset:#x}: {e:?}")
             })
         };
-        write(&mut cpu, Bdf::new(0, 0, 0), bus_numbers(0, 1, 0xff));
+        write(&mut cpu, ROOT_PORT, bus_numbers(0, 1, 0xff));
         let mut header: Vec<u32> = HEADER_OFFSETS
             .iter()
             .map(|&offset| read(&mut cpu, upstream, offset))
@@ -243,7 +243,7 @@ fn the_firmware_on_the_rtl_core_starts_the_fabric_and_answers_the_host_as_on_the
         eprintln!(
             "firmware on the RTL core: fabric start ({} functions) after {} cycles of enumeration \
              ({} instructions; the ISS: {} steps, {} instructions); wall time {:.1} s to the \
-             start, {:.1} s for {} host requests (the ISS: {:.2} s, {:.2} s)",
+             start, {:.1} s for {} host requests through the fabric (the ISS: {:.2} s, {:.2} s)",
             rtl.start.functions,
             rtl.start.cycles,
             rtl.start.instructions,
@@ -251,7 +251,7 @@ fn the_firmware_on_the_rtl_core_starts_the_fabric_and_answers_the_host_as_on_the
             iss.start.instructions,
             rtl.started_in.as_secs_f64(),
             rtl.answered_in.as_secs_f64(),
-            HEADER_OFFSETS.len(),
+            rtl.header.len() + 1,
             iss.started_in.as_secs_f64(),
             iss.answered_in.as_secs_f64(),
         );

@@ -28,8 +28,9 @@
 //! in release, 55 to 125 s in debug; its fabric start in a one-switch
 //! fabric with one GPU (an enumeration of 574 000 cycles and 476 000
 //! instructions, where the ISS retires 456 000) takes 6.5 to 7 minutes
-//! in release, where the ISS takes 0.1 s, and a host's configuration
-//! request through the fabric then about 1.5 s
+//! in release, where the ISS takes 0.1 s; a host's configuration request
+//! through the fabric then takes about 1.5 s, and the host's whole boot
+//! through the firmware's virtual switch 230 s (the ISS: 0.1 s)
 //! (`sim/tests/firmware_rtl_core.rs` prints the figures).
 
 use weft_hdl::soc::{MemoryImage, Soc, SocBench};

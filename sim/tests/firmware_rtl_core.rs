@@ -277,7 +277,7 @@ fn the_firmware_on_the_rtl_core_starts_the_fabric_and_answers_the_host_as_on_the
 }
 
 #[test]
-#[ignore = "the host's whole enumeration through the RTL core takes minutes"]
+#[ignore = "the firmware's start and the host's boot through the RTL core: about 10 minutes in release"]
 fn a_host_enumerates_the_same_tree_through_the_rtl_core_as_through_the_iss() {
     on_big_stack(|| {
         let boot = |core| {

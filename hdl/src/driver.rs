@@ -147,6 +147,20 @@ impl<B: Block> CycleDriver<B> {
     }
 }
 
+/// Runs `f` on a thread with a 64 MiB stack and returns what it returns
+/// (a panic in it carries on in the caller): a table of many entries, or
+/// the soft core's SoC, is a struct of a few hundred KiB, which
+/// unoptimised builds copy on the stack more than the 2 MiB of a test
+/// thread hold. For tests and tools that build such blocks.
+pub fn on_big_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    std::thread::Builder::new()
+        .stack_size(64 << 20)
+        .spawn(f)
+        .expect("the machine can start a thread")
+        .join()
+        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::{Arc, Mutex};

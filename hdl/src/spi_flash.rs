@@ -438,6 +438,12 @@ impl FlashOnPins {
         &self.part
     }
 
+    /// `cycles` clock cycles of a deselected part (`cs_n` high and the
+    /// pins still): a program or erase in progress moves on.
+    pub fn idle(&mut self, cycles: u64) {
+        self.part.advance(cycles);
+    }
+
     /// One clock cycle of the part with the pins at these levels; the
     /// level it drives on `miso` for the next cycle (high while
     /// deselected: the line is pulled up).

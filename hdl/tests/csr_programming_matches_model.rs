@@ -25,11 +25,11 @@ use common::endpoint::{
     function_owner as function_owner_entry, model_outcome, new_stage, offer, offered, peer_window,
     port_config, rtl_outcome, PeerWindow, PortConfig, Stage, PORT,
 };
-use common::on_big_stack;
 use common::tlp::{window_entry, window_registers};
 use proptest::prelude::*;
 use rust_hdl::prelude::*;
 use weft_hdl::csr;
+use weft_hdl::driver::on_big_stack;
 use weft_hdl::driver::CycleDriver;
 use weft_hdl::management::{Inject, Mailbox};
 use weft_model::csr_window::CsrWindow;

@@ -11,10 +11,10 @@
 
 mod common;
 
-use common::on_big_stack;
 use common::tlp::reason_code;
 use proptest::prelude::*;
 use rust_hdl::prelude::*;
+use weft_hdl::driver::on_big_stack;
 use weft_hdl::driver::CycleDriver;
 use weft_hdl::port::PortEgress;
 use weft_model::{AddressRoute, Destination, PortIndex, PortRole, Switch};

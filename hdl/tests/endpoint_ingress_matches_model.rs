@@ -23,9 +23,9 @@ use common::endpoint::{
     configure, model_outcome, new_stage, offer, offered, peer_window, port_config, rtl_csr,
     rtl_outcome, Outcome, PeerWindow, PortConfig, Stage, PORT,
 };
-use common::on_big_stack;
 use common::tlp::{header_bytes, program_window, reason_code};
 use proptest::prelude::*;
+use weft_hdl::driver::on_big_stack;
 use weft_hdl::driver::CycleDriver;
 use weft_model::{
     AddressRoute, Destination, DropReason, FunctionOwner, HostIndex, Owner, Permissions, PortIndex,

@@ -23,11 +23,11 @@ mod common;
 
 use std::collections::BTreeMap;
 
-use common::on_big_stack;
 use common::tlp::{header_bytes, header_dws, reason_code, wire_header, MESSAGES};
 use proptest::prelude::*;
 use rust_hdl::prelude::*;
 use weft_hdl::csr::{self, CsrTarget};
+use weft_hdl::driver::on_big_stack;
 use weft_hdl::driver::CycleDriver;
 use weft_hdl::translate::{EgressDestination, HostEgress, VirtualWires};
 use weft_model::switch::aperture_base;

@@ -14,7 +14,6 @@
 
 mod common;
 
-use common::on_big_stack;
 use common::tlp::{
     common, header_bytes, header_dws, packet, program_window, reason_code, request, window_entry,
     wire_header, without_tag, Request,
@@ -22,6 +21,7 @@ use common::tlp::{
 use proptest::prelude::*;
 use rust_hdl::prelude::*;
 use weft_hdl::csr::CsrTarget;
+use weft_hdl::driver::on_big_stack;
 use weft_hdl::driver::CycleDriver;
 use weft_hdl::translate::{HostIngress, IngressDestination};
 use weft_model::{

@@ -12,11 +12,9 @@
 //! request acts exactly once and in the cycle after its write, and every
 //! read must answer what the model answers (LINK is write-only: 0).
 
-mod common;
-
-use common::on_big_stack;
 use proptest::prelude::*;
 use weft_hdl::csr;
+use weft_hdl::driver::on_big_stack;
 use weft_hdl::driver::CycleDriver;
 use weft_hdl::top::SwitchTop;
 use weft_model::csr_window::CsrWindow;

@@ -20,11 +20,11 @@
 
 mod common;
 
-use common::on_big_stack;
 use common::tlp::{common, packet, request, window_entry};
 use proptest::prelude::*;
 use rust_hdl::prelude::*;
 use weft_hdl::csr::{self, CsrTarget};
+use weft_hdl::driver::on_big_stack;
 use weft_hdl::driver::CycleDriver;
 use weft_hdl::management::{Inject, Mailbox};
 use weft_model::csr_window::CsrWindow;

@@ -36,12 +36,12 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use common::endpoint::few_hosts;
-use common::on_big_stack;
 use common::tlp::{attributes, header_bytes, packet, reason_code, request, wire_header, Request};
 use common::top::TopBus;
 use proptest::prelude::*;
 use proptest::test_runner::TestRunner;
 use rust_hdl::prelude::*;
+use weft_hdl::driver::on_big_stack;
 use weft_hdl::driver::CycleDriver;
 use weft_hdl::switching::SLOT_BEATS;
 use weft_hdl::top::SwitchTop;

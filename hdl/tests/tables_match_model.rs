@@ -9,10 +9,11 @@
 
 mod common;
 
-use common::{on_big_stack, probe};
+use common::probe;
 use proptest::prelude::*;
 use rust_hdl::prelude::*;
 use weft_hdl::csr::{self, CsrTarget};
+use weft_hdl::driver::on_big_stack;
 use weft_hdl::driver::CycleDriver;
 use weft_hdl::tables::{AddressRouteTable, BusRouteTable, FunctionOwnerTable, IdMap, WindowTable};
 use weft_model::isolation::DropReason;

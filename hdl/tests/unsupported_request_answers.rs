@@ -17,9 +17,9 @@
 
 mod common;
 
-use common::on_big_stack;
 use common::top::TopBus;
 use rust_hdl::prelude::*;
+use weft_hdl::driver::on_big_stack;
 use weft_hdl::driver::CycleDriver;
 use weft_hdl::port::error_completions::DEPTH;
 use weft_hdl::switching::CLASS_COMPLETION;

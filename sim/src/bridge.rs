@@ -46,6 +46,7 @@ use weft_iss::soc::{Geometry, NorFlash, Timing};
 use weft_proto::{Key, DEFAULT_IPV4_ADDRESS, DEFAULT_IPV4_PREFIX_LEN};
 use weft_regs::soc::spi_flash::SECTOR_SIZE;
 
+use crate::firmware_board::FirmwareCore;
 use crate::iss_board::{Activity, BoardError, IssBoard, CPU_CLOCK_HZ};
 use crate::scenario::engine::Engine;
 use crate::scenario::validate::ManagerPlan;
@@ -394,12 +395,19 @@ impl FabricStation {
     /// manager, `console` typed on the firmware's console first.
     pub fn start(path: &Path, image: &[u8], console: &[String]) -> Result<Self, BridgeError> {
         let mut scenario = Scenario::load(path).map_err(|e| BridgeError::Fabric(e.to_string()))?;
-        let ManagerPlan::Firmware { elf, .. } = &mut scenario.manager else {
+        let ManagerPlan::Firmware { elf, core, .. } = &mut scenario.manager else {
             return Err(BridgeError::Fabric(format!(
                 "{}: its fabric manager is not the firmware; give it `manager = \"firmware-iss\"`",
                 path.display()
             )));
         };
+        if *core != FirmwareCore::Iss {
+            return Err(BridgeError::Fabric(format!(
+                "{}: the firmware's management MAC reaches the line on the ISS board only \
+                 (the RTL soft core's MAC is idle); give it `manager = \"firmware-iss\"`",
+                path.display()
+            )));
+        }
         *elf = image.to_vec();
         let mut engine = Engine::new(&scenario).map_err(|e| BridgeError::Fabric(e.to_string()))?;
         let board = engine

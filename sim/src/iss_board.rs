@@ -63,6 +63,11 @@ pub enum BoardError {
     Map(MapError),
     /// The firmware image is not a loadable RISC-V ELF.
     Elf(ElfError),
+    /// The firmware image does not fit the RTL SoC's memories
+    /// ([`crate::rtl_board`]).
+    Soc(weft_hdl::soc::SocError),
+    /// The RTL SoC did not come out of reset (a defect in its logic).
+    Bench(weft_hdl::core::BenchError),
 }
 
 impl fmt::Display for BoardError {
@@ -76,6 +81,8 @@ impl fmt::Display for BoardError {
                 f,
                 "the firmware image does not load: {error:?} (build it with `cargo xtask firmware`)"
             ),
+            BoardError::Soc(error) => write!(f, "the RTL SoC: {error}"),
+            BoardError::Bench(error) => write!(f, "the RTL SoC does not start: {error}"),
         }
     }
 }

@@ -1,13 +1,15 @@
-//! The firmware on the instruction-set simulator as the management CPU of
-//! a simulated fabric: an [`IssBoard`] whose CSR window
+//! The firmware as the management CPU of a simulated fabric: a board
+//! ([`FirmwareBoard`]: the [`IssBoard`] on the instruction-set simulator,
+//! or the [`RtlBoard`](crate::rtl_board::RtlBoard) on the RTL soft core,
+//! chosen per run by [`FirmwareCore`]) whose CSR window
 //! (`weft_iss::data_plane`) is switch 0 of a [`World`], in place of the
 //! native fabric manager ([`World::hand_manager_to_firmware`]).
 //!
 //! The world runs the board in its event loop, as one more thing that
-//! happens in simulated time: the board's `mtime` at the reference soft
-//! core clock ([`CPU_CLOCK_HZ`]) is the world's clock. While the
-//! firmware runs, it gets slices of at most
-//! [`SLICE_STEPS`] steps that end by the world's next event, so it sees
+//! happens in simulated time: the board's ticks at the reference soft
+//! core clock ([`CPU_CLOCK_HZ`]: ISS steps or RTL clock cycles) are the
+//! world's clock. While the firmware runs, it gets slices of at most
+//! [`SLICE_STEPS`] ticks that end by the world's next event, so it sees
 //! what the world sends it when it happens (to within a slice); while it
 //! sleeps in `wfi`, nothing runs it until its timer alarm, a completion
 //! due back, or a TLP in its mailbox. Switch 0's data plane belongs to the
@@ -43,7 +45,9 @@ use weft_iss::soc::{Geometry, NorFlash, Timing};
 use weft_model::csr_window::CsrWindow;
 use weft_model::{Destination, Packet, PortIndex, Switch};
 
+use crate::firmware_board::{FirmwareBoard, FirmwareCore};
 use crate::iss_board::{Activity, BoardError, IssBoard, CPU_CLOCK_HZ};
+use crate::rtl_board::RtlBoard;
 use crate::world::World;
 
 /// The flash of a board provisioned for `settings`: the configuration
@@ -66,8 +70,9 @@ pub fn provisioned_flash(settings: &FabricSettings) -> NorFlash {
 /// firmware's virtual switch ports (its `fabric::settings`).
 pub const FIRMWARE_BRIDGE_IDS: (u16, u16, u16) = (0x1d1d, 0x0001, 0x0002);
 
-/// Steps the firmware runs before the world looks at what it sent: 1 µs
-/// at the reference soft core clock, about a link's round trip.
+/// Ticks (ISS steps, RTL cycles) the firmware runs before the world looks
+/// at what it sent: about half a microsecond at the reference soft core
+/// clock.
 pub const SLICE_STEPS: u64 = 64;
 
 /// A completion on its way back to switch 0's mailbox.
@@ -82,7 +87,9 @@ struct Returning {
 
 /// The firmware on its board, as switch 0's management CPU.
 pub(crate) struct FirmwareCpu {
-    board: IssBoard,
+    board: Box<dyn FirmwareBoard>,
+    /// The board's CSR window.
+    data_plane: DataPlaneWindow,
     /// World time at the board's reset (`mtime` 0).
     reset_at: Duration,
     /// How the last slice ended.
@@ -98,11 +105,12 @@ pub(crate) struct FirmwareCpu {
 }
 
 impl FirmwareCpu {
-    /// The firmware `elf` at reset at `now`, with a CSR window for a
-    /// switch of `ports` ports (the world lends it switch 0 to run) and
-    /// `flash` on its flash controller.
+    /// The firmware `elf` on `core` at reset at `now`, with a CSR window
+    /// for a switch of `ports` ports (the world lends it switch 0 to run)
+    /// and `flash` on its flash controller.
     pub(crate) fn new(
         elf: &[u8],
+        core: FirmwareCore,
         ports: usize,
         now: Duration,
         flash: NorFlash,
@@ -114,9 +122,14 @@ impl FirmwareCpu {
             collect.borrow_mut().push((port, packet.clone()));
             None
         });
-        let window = DataPlaneWindow::new(CsrWindow::new(Switch::new(ports)), links);
+        let data_plane = DataPlaneWindow::new(CsrWindow::new(Switch::new(ports)), links);
+        let board: Box<dyn FirmwareBoard> = match core {
+            FirmwareCore::Iss => Box::new(IssBoard::with_parts(elf, flash, data_plane.clone())?),
+            FirmwareCore::Rtl => Box::new(RtlBoard::new(elf, flash, data_plane.clone())?),
+        };
         Ok(FirmwareCpu {
-            board: IssBoard::with_parts(elf, flash, window)?,
+            board,
+            data_plane,
             reset_at: now,
             activity: Activity::Running,
             slept_through_line: false,
@@ -126,8 +139,13 @@ impl FirmwareCpu {
     }
 
     /// The board.
-    pub(crate) fn board(&self) -> &IssBoard {
-        &self.board
+    pub(crate) fn board(&self) -> &dyn FirmwareBoard {
+        self.board.as_ref()
+    }
+
+    /// The board, to take its console.
+    pub(crate) fn board_mut(&mut self) -> &mut dyn FirmwareBoard {
+        self.board.as_mut()
     }
 
     /// The board's time in the world.
@@ -157,7 +175,7 @@ impl FirmwareCpu {
         let bytes = packet
             .to_bytes()
             .expect("the switch delivers well-formed TLPs");
-        self.board.data_plane().window().queue_for_cpu(port, &bytes);
+        self.data_plane.window().queue_for_cpu(port, &bytes);
     }
 
     /// Runs the firmware from the world's time for at most a slice, ending
@@ -169,7 +187,7 @@ impl FirmwareCpu {
         self.board.advance_ticks(ticks_in(behind));
         self.release_returned();
         let until = next_event.map_or(u64::MAX, |at| ticks_in(at.saturating_sub(self.now())));
-        let window = self.board.data_plane().clone();
+        let window = self.data_plane.clone();
         world.swap_manager_switch(window.window().switch_mut());
         self.activity = self.board.run(until.clamp(1, SLICE_STEPS));
         self.slept_through_line =
@@ -206,7 +224,7 @@ impl FirmwareCpu {
             .partition(|r| r.at <= now);
         self.returning = on_the_way;
         back.sort_by_key(|r| r.at);
-        let mut window = self.board.data_plane().window();
+        let mut window = self.data_plane.window();
         for returned in back {
             window.queue_for_cpu(returned.port, &returned.bytes);
         }
@@ -250,12 +268,10 @@ pub fn run_to_fabric_start(world: &mut World) -> Result<FabricStart, String> {
     while world.now() < deadline {
         let next = world.now() + CONSOLE_LOOK;
         world.run_until(next);
-        let board = world
-            .firmware()
+        let printed = world
+            .take_firmware_console()
             .ok_or("the world's manager is not the firmware")?;
-        console.push_str(&String::from_utf8_lossy(
-            &board.console().take_transmitted(),
-        ));
+        console.push_str(&String::from_utf8_lossy(&printed));
         // Whole lines only: the UART may be part way through one.
         if let Some(line) = console
             .split_inclusive('\n')

@@ -14,13 +14,17 @@
 //! [`iss_board`] runs the soft core's firmware ELF on the instruction-set
 //! simulator with its SoC peripherals, and [`bridge`] connects that
 //! board's management MAC to a Linux [`tap`] interface or a localhost
-//! [`udp_gateway`] (`weft-sim firmware`); [`iss_manager`] makes that
-//! board the management CPU of a whole simulated fabric.
+//! [`udp_gateway`] (`weft-sim firmware`); [`rtl_board`] runs the same
+//! ELF on the RTL soft core (weft-hdl's SoC), and [`iss_manager`] makes
+//! either board ([`firmware_board`]) the management CPU of a whole
+//! simulated fabric. [`rtl_plane`] makes the RTL data plane carry a
+//! switch's TLPs beside the model.
 //!
 //! The crate's one `unsafe` call is the `TUNSETIFF` ioctl in [`tap`].
 #![deny(unsafe_code)]
 
 pub mod bridge;
+pub mod firmware_board;
 pub mod host;
 pub mod iss_board;
 pub mod iss_manager;
@@ -30,6 +34,7 @@ pub mod manager_config;
 pub mod planes;
 pub mod reference;
 pub mod report;
+pub mod rtl_board;
 pub mod rtl_plane;
 pub mod scenario;
 pub mod serve;

@@ -23,8 +23,10 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use weft_proto::Key;
 use weft_sim::bridge::{self, FirmwareOptions};
+use weft_sim::firmware_board::FirmwareCore;
 use weft_sim::iss_board::CPU_CLOCK_HZ;
 use weft_sim::scenario::engine::Engine;
+use weft_sim::scenario::validate::ManagerPlan;
 use weft_sim::scenario::Scenario;
 use weft_sim::serve::{ServeConfig, Server, DEFAULT_LISTEN};
 use weft_sim::waveform::{Probe, Waveform};
@@ -58,7 +60,7 @@ its steps run, then the fabric runs on, and its hosts' hot-plug events are
 printed here.";
 
 const USAGE: &str = "usage: weft-sim [--json] [--vcd FILE [--vcd-switch NAME]...]
-       weft-sim run FILE [--json] [--vcd FILE [--vcd-switch NAME]...]
+       weft-sim run FILE [--json] [--vcd FILE [--vcd-switch NAME]...] [--firmware-core iss|rtl]
        weft-sim serve [--help]
        weft-sim firmware [--help]
 
@@ -75,7 +77,12 @@ valid level for each TLP's time on the wire, a TLP count, the TLP's kind
 ID, tag and address bits, header credits in use by class, and per port the
 drops and the last drop's reason. --vcd-switch NAME (repeatable) records
 only the switches named so in the scenario file (s0 to s3 in the
-reference); without it, every switch.";
+reference); without it, every switch.
+
+--firmware-core chooses what runs the firmware of a scenario whose fabric
+manager is the firmware (`manager = \"firmware-iss\"` or `\"firmware-rtl\"`):
+iss, the instruction-set simulator, or rtl, the RTL soft core (weft-hdl's
+SoC, cycle by cycle; its management MAC idle).";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -88,6 +95,10 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         _ => match RunOptions::parse(&args) {
+            Ok(options) if options.firmware_core.is_some() => {
+                eprintln!("weft-sim: --firmware-core is for `run FILE` with a firmware-managed scenario: the reference experiment's manager is the native one\n\n{USAGE}");
+                ExitCode::from(2)
+            }
             Ok(options) if options.file.is_none() => run(&Scenario::reference(), &options),
             Ok(options) => {
                 let file = options.file.unwrap_or_default();
@@ -114,6 +125,8 @@ struct RunOptions {
     vcd: Option<PathBuf>,
     /// The switches whose ports are recorded; every switch if empty.
     vcd_switches: Vec<String>,
+    /// What runs the firmware, in place of the scenario's choice.
+    firmware_core: Option<FirmwareCore>,
 }
 
 impl RunOptions {
@@ -127,6 +140,11 @@ impl RunOptions {
                 "--vcd" => {
                     let file = args.next().ok_or("--vcd needs a file to write")?;
                     options.vcd = Some(PathBuf::from(file));
+                }
+                "--firmware-core" => {
+                    let name = args.next().ok_or("--firmware-core needs iss or rtl")?;
+                    let core = name.parse().map_err(|e| format!("--firmware-core: {e}"))?;
+                    options.firmware_core = Some(core);
                 }
                 "--vcd-switch" => {
                     let name = args.next().ok_or("--vcd-switch needs a switch's name")?;
@@ -286,7 +304,19 @@ fn run_file(args: &[String]) -> ExitCode {
         return ExitCode::from(2);
     };
     match Scenario::load(Path::new(path)) {
-        Ok(scenario) => run(&scenario, &options),
+        Ok(mut scenario) => {
+            if let Some(chosen) = options.firmware_core {
+                let ManagerPlan::Firmware { core, .. } = &mut scenario.manager else {
+                    eprintln!(
+                        "weft-sim run: --firmware-core is for a scenario whose manager is the \
+                         firmware (`manager = \"firmware-iss\"`); {path}'s is the native one"
+                    );
+                    return ExitCode::from(2);
+                };
+                *core = chosen;
+            }
+            run(&scenario, &options)
+        }
         Err(err) => {
             eprintln!("weft-sim: {err}");
             ExitCode::from(2)

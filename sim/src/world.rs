@@ -28,12 +28,13 @@
 //! and every switch's tables through [`Planes`]: its own directly, the
 //! others' in-band through their management BARs ([`crate::planes`]).
 //!
-//! Or the firmware ELF on the instruction-set simulator is switch 0's
-//! management CPU ([`World::hand_manager_to_firmware`],
-//! [`crate::iss_manager`]): it runs in the world's event loop, its
-//! configuration and in-band requests go the native manager's way, and
-//! host configuration requests reach its own mailbox or, from other
-//! switches' hosts, theirs, which it polls in-band. The native manager then
+//! Or the firmware ELF, on the instruction-set simulator or on the RTL
+//! soft core ([`FirmwareCore`]), is switch 0's management CPU
+//! ([`World::hand_manager_to_firmware`], [`crate::iss_manager`]): it runs
+//! in the world's event loop, its configuration and in-band requests go
+//! the native manager's way, and host configuration requests reach its
+//! own mailbox or, from other switches' hosts, theirs, which it polls
+//! in-band. The native manager then
 //! has no part in the world, and [`World::manager`],
 //! [`World::start_manager`] and [`World::with_manager`] are not for it.
 //!
@@ -60,6 +61,7 @@ use weft_pcie::config::vsec::PortRole as VsecRole;
 use weft_pcie::tlp::{Body, Completion, FlowControlClass, Header};
 use weft_pcie::Bdf;
 
+use crate::firmware_board::FirmwareCore;
 use crate::host::{Fabric, Host};
 use crate::iss_board::{BoardError, IssBoard};
 use crate::iss_manager::FirmwareCpu;
@@ -149,7 +151,7 @@ pub struct World {
     delivered: u64,
     /// TLPs sent where nothing is wired, or to a port with no node.
     lost: u64,
-    /// The firmware on the ISS, when it is switch 0's management CPU in
+    /// The firmware on its board, when it is switch 0's management CPU in
     /// place of the native manager ([`World::hand_manager_to_firmware`]).
     firmware: Option<Box<FirmwareCpu>>,
 }
@@ -189,7 +191,7 @@ impl World {
         }
     }
 
-    /// Makes the firmware `elf`, on the ISS board with switch 0 as its
+    /// Makes the firmware `elf`, on `core`'s board with switch 0 as its
     /// data plane ([`crate::iss_manager`]), switch 0's management CPU from
     /// now on, at reset, its flash provisioned with the native manager's
     /// host ports and NumVFs ([`crate::iss_manager::provisioned_flash`]):
@@ -197,17 +199,35 @@ impl World {
     /// manager then has no part in the world. Switch 0's ID must be the
     /// firmware's own, which its identity VSEC shows the neighbours (a
     /// fabric loop leads back to it).
-    pub fn hand_manager_to_firmware(&mut self, elf: &[u8]) -> Result<(), BoardError> {
+    pub fn hand_manager_to_firmware(
+        &mut self,
+        elf: &[u8],
+        core: FirmwareCore,
+    ) -> Result<(), BoardError> {
         let ports = self.switch().ports();
         let flash = crate::iss_manager::provisioned_flash(self.manager.settings());
-        self.firmware = Some(Box::new(FirmwareCpu::new(elf, ports, self.now, flash)?));
+        let cpu = FirmwareCpu::new(elf, core, ports, self.now, flash)?;
+        self.firmware = Some(Box::new(cpu));
         Ok(())
     }
 
-    /// The firmware's board, when the firmware is the management CPU: its
-    /// console, its management MAC, its counters.
+    /// The core the firmware runs on, when the firmware is the management CPU.
+    pub fn firmware_core(&self) -> Option<FirmwareCore> {
+        self.firmware.as_ref().map(|cpu| cpu.board().core())
+    }
+
+    /// The firmware's ISS board, when the firmware on the ISS is the
+    /// management CPU: its console, its management MAC, its counters.
     pub fn firmware(&self) -> Option<&IssBoard> {
-        self.firmware.as_ref().map(|cpu| cpu.board())
+        self.firmware.as_ref().and_then(|cpu| cpu.board().iss())
+    }
+
+    /// What the firmware printed on its console since the last take,
+    /// when the firmware is the management CPU (on either core).
+    pub fn take_firmware_console(&mut self) -> Option<Vec<u8>> {
+        self.firmware
+            .as_mut()
+            .map(|cpu| cpu.board_mut().take_console())
     }
 
     /// Exchanges switch 0's data plane with `model`: the world lends it to

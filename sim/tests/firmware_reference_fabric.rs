@@ -48,6 +48,7 @@ use weft_proto::{
     LinkSpeed, LinkState, LinkStatus, Request, Response, SlotIndex, SwitchId, TopologyCursor,
     TopologyItem, MANAGEMENT_UDP_PORT, MAX_DATAGRAM,
 };
+use weft_sim::firmware_board::FirmwareCore;
 use weft_sim::iss_board::{IssBoard, CPU_CLOCK_HZ};
 use weft_sim::iss_manager::{run_to_fabric_start, FabricStart};
 use weft_sim::scenario::engine::{self, Report};
@@ -134,6 +135,7 @@ fn for_firmware(mut scenario: Scenario, image: &[u8]) -> Scenario {
     scenario.manager = ManagerPlan::Firmware {
         path: firmware_path(),
         elf: image.to_vec(),
+        core: FirmwareCore::Iss,
     };
     scenario
 }

@@ -191,6 +191,14 @@ impl Core {
     pub fn register(&self, r: usize) -> u32 {
         self.registers.register(r)
     }
+
+    /// Whether the core waits in `wfi` with no enabled interrupt pending
+    /// (Privileged 20211203 §3.3.3), as the settled logic says now: it
+    /// retires nothing and touches no port until an interrupt line or
+    /// `mie` changes, so a bench may let time pass around it.
+    pub fn waiting_for_interrupt(&self) -> bool {
+        self.waiting.q.val() && !self.csrs.wake.val()
+    }
 }
 
 impl Logic for Core {

@@ -36,6 +36,8 @@ pub struct SocBench {
     /// `mip` during the previous cycle, whose commit decision the trace reports now.
     decided_mip: u32,
     resets_requested: u64,
+    /// Cycles let pass by [`SocBench::skip_idle`] without evaluating the logic.
+    skipped: u64,
 }
 
 impl SocBench {
@@ -55,6 +57,7 @@ impl SocBench {
             csr_answer: None,
             decided_mip: 0,
             resets_requested: 0,
+            skipped: 0,
         })
     }
 
@@ -123,9 +126,62 @@ impl SocBench {
         self.driver.block().data_ram()
     }
 
-    /// Clock cycles run, the reset cycle included.
+    /// Clock cycles run, the reset cycle included, and those skipped
+    /// ([`SocBench::skip_idle`]).
     pub fn cycles(&self) -> u64 {
-        self.driver.cycles()
+        self.driver.cycles() + self.skipped
+    }
+
+    /// `mtime` now (the timer counts clock cycles, `weft_regs::soc::timer`).
+    pub fn mtime(&mut self) -> u64 {
+        self.driver.block().timer.mtime()
+    }
+
+    /// `mtimecmp` now.
+    pub fn mtimecmp(&mut self) -> u64 {
+        self.driver.block().timer.mtimecmp()
+    }
+
+    /// Whether the core waits in `wfi` with no enabled interrupt pending,
+    /// with the inputs set so far.
+    pub fn waiting_for_interrupt(&mut self) -> Result<bool, BenchError> {
+        self.driver.settle()?;
+        Ok(self.driver.block().core.waiting_for_interrupt())
+    }
+
+    /// Lets up to `cycles` clock cycles pass without evaluating the logic,
+    /// when in each of them nothing but the SoC's counters would change:
+    /// the core waits in `wfi` with no enabled interrupt pending, the UART
+    /// has no byte to send and the flash is deselected. The timer's
+    /// `mtime` and the watchdog's count move on, and the flash part's
+    /// clock (a program or erase in progress finishes). It stops where
+    /// the timer's interrupt line would rise (`mtime` reaching
+    /// `mtimecmp`) or the watchdog would fire, so that the cycles which
+    /// change something run in [`SocBench::cycle`]; the MII pins are
+    /// taken as still (the MAC idle). Returns the cycles skipped, 0 when
+    /// the SoC is not idle. This is how a system simulator gives a
+    /// sleeping firmware milliseconds without simulating each cycle.
+    pub fn skip_idle(&mut self, cycles: u64) -> Result<u64, BenchError> {
+        self.driver.settle()?;
+        let soc = self.driver.block();
+        let idle = soc.core.waiting_for_interrupt() && !soc.tx_valid.val() && soc.flash_cs_n.val();
+        if !idle {
+            return Ok(0);
+        }
+        let (mtime, mtimecmp) = (soc.timer.mtime(), soc.timer.mtimecmp());
+        let to_alarm = if mtime < mtimecmp {
+            mtimecmp - mtime
+        } else {
+            u64::MAX
+        };
+        let before_firing = soc.watchdog.cycles_before_firing().unwrap_or(u64::MAX);
+        let skip = cycles.min(to_alarm).min(before_firing);
+        soc.timer.skip(skip);
+        soc.watchdog.skip(skip);
+        self.flash.idle(skip);
+        self.skipped += skip;
+        self.driver.settle()?;
+        Ok(skip)
     }
 
     /// Runs one clock cycle: serves the SoC's outside and returns the

@@ -75,6 +75,28 @@ impl Watchdog {
     }
 }
 
+impl Watchdog {
+    /// Cycles the watchdog can let pass without a kick and not fire: its
+    /// count while enabled (it fires in the cycle after the count reaches
+    /// 0), `None` while disabled.
+    pub(crate) fn cycles_before_firing(&self) -> Option<u64> {
+        self.enabled
+            .q
+            .val()
+            .then(|| u64::from(self.count.q.val().to_u32()))
+    }
+
+    /// Counts `cycles` down between two clock edges, as that many cycles
+    /// without a write would, at most [`Watchdog::cycles_before_firing`]:
+    /// for a bench skipping idle cycles. The owner settles the logic after.
+    pub(crate) fn skip(&mut self, cycles: u64) {
+        if let Some(left) = self.cycles_before_firing() {
+            let count = left.saturating_sub(cycles);
+            self.count.q.next = bits(count);
+        }
+    }
+}
+
 impl Default for Watchdog {
     fn default() -> Self {
         Self::new()

@@ -42,15 +42,3 @@ impl Probe {
         }
     }
 }
-
-/// Runs `f` on a thread with a 64 MiB stack: a table of many entries is a
-/// struct of a few hundred KiB, which debug builds copy on the stack more
-/// than the 2 MiB of a test thread holds.
-pub fn on_big_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
-    std::thread::Builder::new()
-        .stack_size(64 << 20)
-        .spawn(f)
-        .expect("the machine can start a thread")
-        .join()
-        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-}

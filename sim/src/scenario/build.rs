@@ -126,9 +126,9 @@ pub fn world(scenario: &Scenario) -> Result<World, BuildError> {
             world.attach_device_at(endpoint.place, device, endpoint.link);
         }
     }
-    if let ManagerPlan::Firmware { elf, .. } = &scenario.manager {
+    if let ManagerPlan::Firmware { elf, core, .. } = &scenario.manager {
         world
-            .hand_manager_to_firmware(elf)
+            .hand_manager_to_firmware(elf, *core)
             .map_err(|err| BuildError::Firmware(err.to_string()))?;
     }
     Ok(world)

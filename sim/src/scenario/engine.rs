@@ -520,13 +520,14 @@ impl<'s> Engine<'s> {
     }
 
     fn enumerate(&mut self, step: &PlannedStep, what: String) -> Result<(), RunError> {
-        if self.world.firmware().is_some() {
+        if let Some(core) = self.world.firmware_core() {
             let started = crate::iss_manager::run_to_fabric_start(&mut self.world)
                 .map_err(|why| failed(step, &what, why))?;
             let outcome = format!(
-                "{} functions by the firmware on the ISS, in {} instructions and {} cycles \
+                "{} functions by the firmware on {}, in {} instructions and {} cycles \
                  ({:.3} ms at {:.1} MHz)",
                 started.functions,
+                core.description(),
                 started.instructions,
                 started.cycles,
                 IssBoard::duration_of(started.cycles).as_secs_f64() * 1e3,

@@ -91,7 +91,8 @@ pub struct FabricSection {
     /// Which fabric manager runs on switch 0 (`"native"` if absent).
     #[serde(default)]
     pub manager: Option<Spanned<ManagerKind>>,
-    /// The firmware ELF for `manager = "firmware-iss"`, relative to the
+    /// The firmware ELF for `manager = "firmware-iss"` or
+    /// `"firmware-rtl"`, relative to the
     /// scenario file; the workspace's build (`cargo xtask firmware`, or
     /// the `WEFT_FIRMWARE` variable) if absent.
     #[serde(default)]
@@ -108,6 +109,9 @@ pub enum ManagerKind {
     /// The firmware ELF on the instruction-set simulator
     /// (`World::hand_manager_to_firmware`).
     FirmwareIss,
+    /// The firmware ELF on the RTL soft core (the SoC of weft-hdl, cycle
+    /// by cycle; `World::hand_manager_to_firmware`).
+    FirmwareRtl,
 }
 
 fn default_vendor() -> u16 {

@@ -11,15 +11,17 @@
 //! - [`engine`]: runs the timeline and reports what each step showed.
 //!
 //! `[fabric] manager` picks the fabric manager on switch 0: `"native"`
-//! (the default, weft-fabric run by the simulator) or `"firmware-iss"`,
+//! (the default, weft-fabric run by the simulator), `"firmware-iss"`,
 //! the firmware ELF on the instruction-set simulator
-//! ([`crate::iss_manager`]), read from `firmware = "path"` (relative to the
-//! file) or the workspace's build. The firmware's flash is provisioned
-//! with the scenario's host ports and NumVFs
-//! ([`crate::iss_manager::provisioned_flash`]); a scenario then enumerates
-//! (the step reports the firmware's instructions and cycles) and boots
-//! hosts only. Hosts attach to any switch: the manager, native or
-//! firmware, reads other switches' mailboxes in-band ([`crate::world`]).
+//! ([`crate::iss_manager`]), or `"firmware-rtl"`, the same ELF on the RTL
+//! soft core ([`crate::rtl_board`], cycle by cycle: far slower), read
+//! from `firmware = "path"` (relative to the file) or the workspace's
+//! build. The firmware's flash is provisioned with the scenario's host
+//! ports and NumVFs ([`crate::iss_manager::provisioned_flash`]); a
+//! scenario then enumerates (the step reports the firmware's instructions
+//! and cycles) and boots hosts only. Hosts attach to any switch: the
+//! manager, native or firmware, reads other switches' mailboxes in-band
+//! ([`crate::world`]).
 //!
 //! `[[switch]] data_plane = "rtl"` makes the RTL carry that switch's TLPs,
 //! checked against the model ([`crate::rtl_plane`]); not on a switch with

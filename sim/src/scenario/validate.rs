@@ -23,6 +23,7 @@ use super::format::{
     ScenarioFile, StepSpec, UnbindSpec,
 };
 use super::line_column;
+use crate::firmware_board::FirmwareCore;
 use crate::iss_manager::FIRMWARE_BRIDGE_IDS;
 use crate::link::LinkConfig;
 use crate::wiring::Place;
@@ -81,13 +82,15 @@ pub struct Scenario {
 pub enum ManagerPlan {
     /// weft-fabric, run natively by the simulator.
     Native,
-    /// The firmware on the instruction-set simulator, its flash provisioned
-    /// with the scenario's host ports and NumVFs.
+    /// The firmware on the instruction-set simulator or the RTL soft
+    /// core, its flash provisioned with the scenario's host ports and NumVFs.
     Firmware {
         /// Where its ELF was read from.
         path: PathBuf,
         /// The ELF image.
         elf: Vec<u8>,
+        /// The core it runs on.
+        core: FirmwareCore,
     },
 }
 
@@ -577,15 +580,19 @@ fn manager_plan(file: &ScenarioFile, base: &Path) -> Result<ManagerPlan, Invalid
         return Ok(ManagerPlan::Native);
     };
     let at = manager.span().start;
-    if *manager.get_ref() == ManagerKind::Native {
-        if let Some(firmware) = &fabric.firmware {
-            return invalid(
-                firmware.span().start,
-                "`firmware` is for `manager = \"firmware-iss\"`",
-            );
+    let core = match manager.get_ref() {
+        ManagerKind::Native => {
+            if let Some(firmware) = &fabric.firmware {
+                return invalid(
+                    firmware.span().start,
+                    "`firmware` is for `manager = \"firmware-iss\"` or `\"firmware-rtl\"`",
+                );
+            }
+            return Ok(ManagerPlan::Native);
         }
-        return Ok(ManagerPlan::Native);
-    }
+        ManagerKind::FirmwareIss => FirmwareCore::Iss,
+        ManagerKind::FirmwareRtl => FirmwareCore::Rtl,
+    };
     let (path, at_path) = match &fabric.firmware {
         Some(firmware) => (base.join(firmware.get_ref()), firmware.span().start),
         None => (weft_iss::elf::firmware_path(), at),
@@ -617,7 +624,7 @@ fn manager_plan(file: &ScenarioFile, base: &Path) -> Result<ManagerPlan, Invalid
             ),
         );
     }
-    Ok(ManagerPlan::Firmware { path, elf })
+    Ok(ManagerPlan::Firmware { path, elf, core })
 }
 
 /// Checks `file` (parsed from `text`) and resolves its names; files it
@@ -873,7 +880,7 @@ pub fn resolve(file: ScenarioFile, text: &str, base: &Path) -> Result<Scenario, 
         if firmware && !matches!(action, ActionSpec::Enumerate {} | ActionSpec::Boot { .. }) {
             return invalid(
                 at,
-                "with `manager = \"firmware-iss\"` a scenario enumerates and boots hosts \
+                "with the firmware as its manager a scenario enumerates and boots hosts \
                  only: the other steps need the native fabric manager's state",
             );
         }

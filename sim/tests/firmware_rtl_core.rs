@@ -37,6 +37,7 @@ use weft_sim::host::{Cpu, ROOT_PORT};
 use weft_sim::iss_board::CPU_CLOCK_HZ;
 use weft_sim::iss_manager::{run_to_fabric_start, FabricStart, FIRMWARE_BRIDGE_IDS};
 use weft_sim::scenario::{build, Scenario};
+use weft_sim::wiring::Place;
 use weft_sim::world::World;
 
 /// The firmware's own switch with one host and one GPU, managed by the
@@ -124,7 +125,7 @@ fn run(core: FirmwareCore) -> Option<(World, Run)> {
     // its buses by a configuration write and then forwards bus 2, its
     // downstream ports.
     let upstream = Bdf::new(1, 0, 0);
-    let header = world.with_host(HOST_PORT, |host, link| {
+    let header = world.with_host(Place::new(0, HOST_PORT), |host, link| {
         let mut cpu = host.cpu(link);
         let write = |cpu: &mut Cpu<'_>, target: Bdf, value: u32| {
             cpu.config_write(target, BUS_NUMBERS, value, 0b0111)
@@ -284,7 +285,7 @@ fn a_host_enumerates_the_same_tree_through_the_rtl_core_as_through_the_iss() {
             let (mut world, _) = run(core)?;
             let wall = Instant::now();
             let tree = world
-                .with_host(HOST_PORT, |host, link| {
+                .with_host(Place::new(0, HOST_PORT), |host, link| {
                     host.boot(link)
                         .map(|drivers| (drivers, host.tree().clone()))
                 })

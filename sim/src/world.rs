@@ -924,23 +924,15 @@ fn fabric_hosts<'c, 'a, 'k>(
     config: &SharedConfig<'c, 'a>,
     clock: &'k Cell<Duration>,
 ) -> FabricHosts<Outbox, SharedConfig<'c, 'a>, WorldTimer<'k>> {
-    let settings = manager.settings();
-    let inventory = manager.inventory();
-    let mut hosts = FabricHosts::new(local, settings.switch_id);
-    for host in &settings.hosts {
-        let remote = inventory
-            .switch_index(host.switch)
-            .and_then(|index| inventory.remote_switch(index));
-        if let Some(remote) = remote {
-            let timer = WorldTimer {
-                now: clock,
-                waited: false,
-            };
-            // A switch not discovered yet has no mailbox to read.
-            let _ = hosts.add_remote(remote, config.clone(), timer, settings.manager_id);
-        }
-    }
-    hosts
+    FabricHosts::of_manager(
+        manager,
+        local,
+        || config.clone(),
+        || WorldTimer {
+            now: clock,
+            waited: false,
+        },
+    )
 }
 
 /// Switch 0's mailbox in, and the TLPs the management CPU sends out of its host ports.

@@ -17,6 +17,7 @@ use weft_fabric::hw::{
 };
 use weft_fabric::inband::InbandCsr;
 use weft_fabric::limits::MAX_HOST_PORTS;
+use weft_fabric::manager::FabricManager;
 use weft_pcie::config::msi::MsiMessage;
 use weft_pcie::tlp::Completion;
 use weft_pcie::Bdf;
@@ -88,6 +89,32 @@ impl<L: HostInterface, M: FabricMemory, T: Timer> FabricHosts<L, M, T> {
         self.remotes
             .push((switch.id, CsrMailbox::new(csr, timer, switch.id, manager)))
             .map_err(|_| RemoteMailboxError::Full(switch.id))
+    }
+
+    /// The hosts of `manager`'s configuration: its own switch's through
+    /// `local`, and every other switch's that discovery reached, through a
+    /// mailbox read in-band over `memory()` on `timer()` (one of each per
+    /// remote switch). A host port on a switch not found, or not yet given
+    /// a management BAR, has no mailbox to read and is left out.
+    pub fn of_manager(
+        manager: &FabricManager,
+        local: L,
+        mut memory: impl FnMut() -> M,
+        mut timer: impl FnMut() -> T,
+    ) -> Self {
+        let settings = manager.settings();
+        let inventory = manager.inventory();
+        let mut hosts = FabricHosts::new(local, settings.switch_id);
+        for host in &settings.hosts {
+            let remote = inventory
+                .switch_index(host.switch)
+                .and_then(|index| inventory.remote_switch(index));
+            if let Some(remote) = remote {
+                // At most one per host port: there is room for each.
+                let _ = hosts.add_remote(remote, memory(), timer(), settings.manager_id);
+            }
+        }
+        hosts
     }
 
     /// The local host interface, given back.

@@ -444,24 +444,12 @@ impl Fabric {
 /// switch's through `mailbox`, and the other switches' that discovery
 /// reached, in-band through it.
 fn hosts<'a>(manager: &FabricManager, mailbox: &'a RefCell<Mailbox>) -> Hosts<'a> {
-    let settings = manager.settings();
-    let inventory = manager.inventory();
-    let mut hosts = FabricHosts::new(SharedMailbox(mailbox), settings.switch_id);
-    for host in &settings.hosts {
-        let remote = inventory
-            .switch_index(host.switch)
-            .and_then(|index| inventory.remote_switch(index));
-        if let Some(remote) = remote {
-            // A switch without a management BAR has no mailbox to read yet.
-            let _ = hosts.add_remote(
-                remote,
-                SharedMailbox(mailbox),
-                SocTimer::new(Mmio),
-                settings.manager_id,
-            );
-        }
-    }
-    hosts
+    FabricHosts::of_manager(
+        manager,
+        SharedMailbox(mailbox),
+        || SharedMailbox(mailbox),
+        || SocTimer::new(Mmio),
+    )
 }
 
 /// The ports' links. The data plane has no link status registers yet, so

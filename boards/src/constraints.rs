@@ -70,7 +70,7 @@ fn placed(board: &Board) -> Vec<Placed> {
             });
         }
     }
-    if let Some(f) = &board.flash {
+    if let Some(f) = board.flash_on_pins() {
         for (port, pin) in [
             ("flash_sclk", &f.sclk),
             ("flash_cs_n", &f.cs_n),
@@ -104,7 +104,7 @@ fn async_ports(board: &Board) -> Vec<String> {
         ports.push("uart_tx".to_owned());
         ports.push("uart_rx".to_owned());
     }
-    if board.flash.is_some() {
+    if board.flash_on_pins().is_some() {
         ports.push("flash_*".to_owned());
     }
     ports

@@ -37,6 +37,24 @@ pub struct Board {
     pub uart: Option<Uart>,
 }
 
+impl Board {
+    /// The flash, where its signals sit on user pins the wrapper's ports
+    /// and the constraints place; `None` without a flash or where
+    /// `STARTUPE3` reaches it.
+    pub fn flash_on_pins(&self) -> Option<&Flash> {
+        self.flash
+            .as_ref()
+            .filter(|f| f.access == FlashAccess::Pins)
+    }
+
+    /// Whether the wrapper reaches the flash through `STARTUPE3`.
+    pub fn flash_through_startupe3(&self) -> bool {
+        self.flash
+            .as_ref()
+            .is_some_and(|f| f.access == FlashAccess::Startupe3)
+    }
+}
+
 /// The board's identity and its FPGA.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -293,6 +311,24 @@ pub struct NamedPin {
     pub io_standard: String,
 }
 
+/// How the FPGA's user logic reaches the flash's four SPI signals.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FlashAccess {
+    /// On user I/O pins, which the board file names (`sclk`, `cs_n`,
+    /// `mosi`, `miso`).
+    #[default]
+    Pins,
+    /// On the FPGA's dedicated configuration pins, which user logic drives
+    /// only through the `STARTUPE3` primitive (UltraScale and UltraScale+:
+    /// UltraScale Architecture Configuration User Guide UG570, "STARTUPE3
+    /// Connections to Dedicated Pins"): CCLK from `USRCCLKO`, FCS_B from
+    /// `FCSBO`, D00 (the flash's DQ0, MOSI) from `DO[0]`, D01 (DQ1, MISO)
+    /// to `DI[1]`. None of the four is a user pin, so the board file names
+    /// none.
+    Startupe3,
+}
+
 /// The SPI flash that holds weft's persistent configuration (the soft
 /// core's `SpiFlashController` in single-bit SPI mode), as the FPGA's user
 /// logic reaches it.
@@ -303,6 +339,10 @@ pub struct Flash {
     pub kind: String,
     /// The flash part.
     pub part: String,
+    /// How user logic reaches the four signals: user pins (the default)
+    /// or the `STARTUPE3` primitive.
+    #[serde(default)]
+    pub access: FlashAccess,
     /// The FPGA pin driving the flash's serial clock.
     #[serde(default)]
     pub sclk: Pin,
@@ -315,7 +355,8 @@ pub struct Flash {
     /// The FPGA pin reading the flash's serial data output (DQ1).
     #[serde(default)]
     pub miso: Pin,
-    /// I/O standard of the four pins, where known.
+    /// I/O standard of the four pins, where known (user pins only: the
+    /// dedicated configuration pins take the configuration voltage).
     pub io_standard: Option<String>,
     /// Source of these facts.
     pub source: String,

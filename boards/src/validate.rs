@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use crate::catalog::{self, Bifurcation};
-use crate::model::{Board, EthernetInterface, HardIpKind, Pin, Role, Vendor};
+use crate::model::{Board, EthernetInterface, FlashAccess, HardIpKind, Pin, Role, Vendor};
 use crate::pll::{self, Unreachable};
 
 /// Ports the emitted switch design has (`weft_regs::capacity::PORTS`).
@@ -136,6 +136,22 @@ pub enum Invalid {
         /// Why not.
         reason: Unreachable,
     },
+    /// A flash reached through `STARTUPE3` on a family without that
+    /// primitive (UltraScale and UltraScale+ only: UG974, "STARTUPE3").
+    NoStartupe3 {
+        /// The vendor.
+        vendor: Vendor,
+        /// The family.
+        family: String,
+    },
+    /// A pin named for a flash signal that `STARTUPE3` carries on a
+    /// dedicated configuration pin, which is no user pin.
+    FlashPinOnConfigPins {
+        /// Where.
+        field: String,
+        /// The pin written.
+        pin: String,
+    },
     /// The board's name differs from its file's stem.
     NameMismatch {
         /// The name in the file.
@@ -225,6 +241,16 @@ impl fmt::Display for Invalid {
                 "pll.refclk: the PLL cannot make weft's clocks from {clock:?}: {reason}; \
                  feed it another clock"
             ),
+            Invalid::NoStartupe3 { vendor, family } => write!(
+                f,
+                "flash.access: the {vendor:?} family {family:?} has no STARTUPE3 \
+                 (UltraScale and UltraScale+ only); name the flash's user pins instead"
+            ),
+            Invalid::FlashPinOnConfigPins { field, pin } => write!(
+                f,
+                "{field}: STARTUPE3 carries this signal on a dedicated configuration pin, \
+                 not on the user pin {pin}; leave it out"
+            ),
             Invalid::NameMismatch { name, stem } => {
                 write!(
                     f,
@@ -244,6 +270,7 @@ pub fn check(board: &Board) -> Vec<Invalid> {
     check_tiles(board, &mut problems);
     check_pins(board, &mut problems);
     check_pll(board, &mut problems);
+    check_flash(board, &mut problems);
     if board.hard_ips.len() > SWITCH_PORTS {
         problems.push(Invalid::TooManyPorts {
             ports: board.hard_ips.len(),
@@ -448,6 +475,35 @@ fn check_pll(board: &Board, problems: &mut Vec<Invalid>) {
     }
 }
 
+/// Whether a family has the `STARTUPE3` primitive (UG974: "Families:
+/// UltraScale, UltraScale+").
+fn has_startupe3(vendor: Vendor, family: &str) -> bool {
+    vendor == Vendor::Xilinx && family.contains("UltraScale")
+}
+
+fn check_flash(board: &Board, problems: &mut Vec<Invalid>) {
+    let Some(flash) = &board.flash else {
+        return;
+    };
+    if flash.access != FlashAccess::Startupe3 {
+        return;
+    }
+    if !has_startupe3(board.board.vendor, &board.board.family) {
+        problems.push(Invalid::NoStartupe3 {
+            vendor: board.board.vendor,
+            family: board.board.family.clone(),
+        });
+    }
+    for (field, pin) in flash_pins(flash) {
+        if let Some(name) = pin.known() {
+            problems.push(Invalid::FlashPinOnConfigPins {
+                field,
+                pin: name.to_owned(),
+            });
+        }
+    }
+}
+
 fn check_tiles(board: &Board, problems: &mut Vec<Invalid>) {
     let mut tiles: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
     for (i, ip) in board.hard_ips.iter().enumerate() {
@@ -499,7 +555,7 @@ pub fn pins(board: &Board) -> Vec<(String, &Pin)> {
         all.push(("uart.tx".to_owned(), &uart.tx));
         all.push(("uart.rx".to_owned(), &uart.rx));
     }
-    if let Some(flash) = &board.flash {
+    if let Some(flash) = board.flash_on_pins() {
         all.extend(flash_pins(flash));
     }
     if let Some(eth) = &board.ethernet {
@@ -554,6 +610,7 @@ pub fn unconfirmed_required(board: &Board) -> Vec<String> {
         None => open.push("[uart]: the console UART".to_owned()),
     }
     match &board.flash {
+        Some(flash) if flash.access == FlashAccess::Startupe3 => {}
         Some(flash) => {
             for (field, pin) in flash_pins(flash) {
                 if *pin == Pin::Todo {

@@ -268,6 +268,81 @@ fn xilinx_primitive_stubs() -> String {
         &[Port::new("input", 1, "I"), Port::new("output", 1, "O")],
         "Vendor primitive (UG974 BUFG): black box.",
     );
+    v += &stub(
+        "STARTUPE3",
+        &[
+            Port::new("output", 1, "CFGCLK"),
+            Port::new("output", 1, "CFGMCLK"),
+            Port::new("output", 4, "DI"),
+            Port::new("output", 1, "EOS"),
+            Port::new("output", 1, "PREQ"),
+            Port::new("input", 4, "DO"),
+            Port::new("input", 4, "DTS"),
+            Port::new("input", 1, "FCSBO"),
+            Port::new("input", 1, "FCSBTS"),
+            Port::new("input", 1, "GSR"),
+            Port::new("input", 1, "GTS"),
+            Port::new("input", 1, "KEYCLEARB"),
+            Port::new("input", 1, "PACK"),
+            Port::new("input", 1, "USRCCLKO"),
+            Port::new("input", 1, "USRCCLKTS"),
+            Port::new("input", 1, "USRDONEO"),
+            Port::new("input", 1, "USRDONETS"),
+        ],
+        "Vendor primitive (UG974 STARTUPE3): black box.",
+    );
+    v
+}
+
+/// The soft core's SPI flash on the dedicated configuration pins, through
+/// `STARTUPE3` (UG570, "STARTUPE3 Connections to Dedicated Pins"; ports
+/// from UG974, "STARTUPE3"): the SPI clock drives CCLK through `USRCCLKO`,
+/// chip select FCS_B through `FCSBO`, MOSI the D00 pin (the flash's DQ0)
+/// through `DO[0]`; MISO comes back from D01 (DQ1) on `DI[1]`, whose
+/// output stays tri-stated. In single-bit SPI the flash's DQ2 (W#) and DQ3
+/// (HOLD#) are inputs to it that must stay high, so `DO[3:2]` drive them
+/// high. Every three-state control is active high (UG974), so 0 drives.
+/// `STARTUPE3` is combinatorial and takes no I/O timing constraints
+/// (UG570, "Timing Considerations for Flash Connections"): the SPI
+/// controller's registers sit in `weft_switch_top`, clocked far below the
+/// flash's limits.
+fn startupe3_flash() -> String {
+    let mut v = String::from(
+        "    // The flash sits on the dedicated configuration pins: STARTUPE3 reaches it.\n\
+         \x20   wire switch_flash_sclk, switch_flash_cs_n, switch_flash_mosi, switch_flash_miso;\n\
+         \x20   /* verilator lint_off UNUSEDSIGNAL */\n\
+         \x20   wire [3:0] flash_d_in;\n\
+         \x20   wire flash_cfgclk, flash_cfgmclk, flash_eos, flash_preq;\n\
+         \x20   /* verilator lint_on UNUSEDSIGNAL */\n",
+    );
+    let conns = [
+        ("CFGCLK", "flash_cfgclk"),
+        ("CFGMCLK", "flash_cfgmclk"),
+        ("DI", "flash_d_in"),
+        ("EOS", "flash_eos"),
+        ("PREQ", "flash_preq"),
+        ("DO", "{2'b11, 1'b0, switch_flash_mosi}"),
+        ("DTS", "4'b0010"),
+        ("FCSBO", "switch_flash_cs_n"),
+        ("FCSBTS", "1'b0"),
+        ("GSR", "1'b0"),
+        ("GTS", "1'b0"),
+        ("KEYCLEARB", "1'b1"),
+        ("PACK", "1'b0"),
+        ("USRCCLKO", "switch_flash_sclk"),
+        ("USRCCLKTS", "1'b0"),
+        ("USRDONEO", "1'b1"),
+        ("USRDONETS", "1'b1"),
+    ];
+    let list: Vec<String> = conns
+        .iter()
+        .map(|(port, to)| format!("        .{port}({to})"))
+        .collect();
+    let _ = writeln!(
+        v,
+        "    STARTUPE3 flash_startup (\n{}\n    );\n    assign switch_flash_miso = flash_d_in[1];",
+        list.join(",\n")
+    );
     v
 }
 
@@ -383,7 +458,7 @@ pub(crate) fn top_ports(board: &Board) -> Vec<Port> {
         ports.push(Port::new("output", 1, "uart_tx"));
         ports.push(Port::new("input", 1, "uart_rx"));
     }
-    if board.flash.is_some() {
+    if board.flash_on_pins().is_some() {
         for (port, out) in FLASH_PORTS {
             ports.push(Port::new(if *out { "output" } else { "input" }, 1, *port));
         }
@@ -592,17 +667,20 @@ pub fn wrapper(board: &Board) -> String {
     ));
     conns.push("        .uart_tx(switch_uart_tx)".to_owned());
     conns.push("        .led(switch_led)".to_owned());
-    let flash = board.flash.is_some();
+    let on_pins = board.flash_on_pins().is_some();
+    let startupe3 = board.flash_through_startupe3();
     for (port, out) in FLASH_PORTS {
-        let to = match (flash, out) {
-            (true, _) => (*port).to_owned(),
-            (false, true) => format!("switch_{port}"),
-            (false, false) => "1'b1".to_owned(),
+        let to = match (on_pins, startupe3, out) {
+            (true, _, _) => (*port).to_owned(),
+            (false, true, _) | (false, false, true) => format!("switch_{port}"),
+            (false, false, false) => "1'b1".to_owned(),
         };
         conns.push(format!("        .{port}({to})"));
     }
     let _ = writeln!(v, "{}\n    );", conns.join(",\n"));
-    if !flash {
+    if startupe3 {
+        v += &startupe3_flash();
+    } else if !on_pins {
         let _ = writeln!(v, "    // No flash on this board: its outputs go nowhere, MISO idles high.\n    /* verilator lint_off UNUSEDSIGNAL */");
         for (port, _) in FLASH_PORTS.iter().filter(|(_, out)| *out) {
             let _ = writeln!(v, "    wire switch_{port};");

@@ -441,3 +441,56 @@ fn the_agilex7_board_has_the_r_tiles_its_documents_give() {
         );
     }
 }
+
+/// A flash reached through `STARTUPE3`, appended to a board.
+const STARTUPE3_FLASH: &str =
+    "\n[flash]\nkind = \"qspi\"\npart = \"TODO\"\naccess = \"startupe3\"\nsource = \"doc\"\n";
+
+#[test]
+fn startupe3_is_refused_on_a_family_without_it() {
+    // UG974 lists STARTUPE3 for UltraScale and UltraScale+ only: an Intel
+    // Stratix 10 has none.
+    let found = problems(&format!("{SOUND}{STARTUPE3_FLASH}"));
+    assert!(found.contains(&Invalid::NoStartupe3 {
+        vendor: weft_boards::model::Vendor::Intel,
+        family: "Stratix 10".to_owned(),
+    }));
+}
+
+#[test]
+fn a_user_pin_for_a_flash_signal_startupe3_carries_is_refused() {
+    let vcu118 =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("data/vcu118.toml"))
+            .expect("reads");
+    // CCLK, FCS_B and D00/D01 are dedicated configuration pins (UG570):
+    // no user pin can stand for them.
+    let text = vcu118.replace(
+        "access = \"startupe3\"",
+        "access = \"startupe3\"\nsclk = \"AM19\"",
+    );
+    assert_ne!(text, vcu118);
+    let found = problems(&text);
+    assert!(found.contains(&Invalid::FlashPinOnConfigPins {
+        field: "flash.sclk".to_owned(),
+        pin: "AM19".to_owned(),
+    }));
+}
+
+#[test]
+fn a_flash_behind_startupe3_needs_no_pins_for_a_build() {
+    let board = load::by_name("vcu118").expect("loads");
+    assert!(board.flash_through_startupe3());
+    let open = validate::unconfirmed_required(&board);
+    assert!(
+        !open.iter().any(|fact| fact.starts_with("flash")),
+        "{open:?}"
+    );
+    // Its pins are not reported as missing either; only the part is open.
+    let todos = validate::todos(&board);
+    assert!(
+        !todos.iter().any(|t| t.starts_with("flash.s")
+            || t.starts_with("flash.m")
+            || t.starts_with("flash.c")),
+        "{todos:?}"
+    );
+}

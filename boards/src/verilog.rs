@@ -18,7 +18,9 @@
 //! TLP source with weft's stream signals (`valid`, `ready`, `sop`, `eop`,
 //! `empty[4:0]`, `dw0`…`dw3[31:0]`, `payload[W-1:0]`; see `hdl/src/stream.rs`),
 //! and `uart_rx`, `uart_tx`, `led[7:0]` and the soft core's SPI flash
-//! (`flash_sclk`, `flash_cs_n`, `flash_mosi`, `flash_miso`). Until that design is emitted,
+//! (`flash_sclk`, `flash_cs_n`, `flash_mosi`, `flash_miso`), which leave the
+//! board top as ports or, for a flash on the dedicated configuration pins,
+//! through `STARTUPE3`. Until that design is emitted,
 //! [`planned_switch_top`] writes a stub of that interface to lint against.
 //!
 //! # Adaptation, now and planned

@@ -481,6 +481,80 @@ pub fn pll_files(board: &Board) -> Vec<generate::File> {
 /// Simulates the board's PLL alone in `dir` with [`pll_files`]' files (or
 /// changed ones, to show what the checks catch).
 pub fn run_pll(dir: &Path, files: &[generate::File]) -> Result<(), SimError> {
+    run_bench(dir, files, "weft_pll_tb", "weft-pll-tb: done")
+}
+
+/// The testbench of the flash's `STARTUPE3` connection: random SPI clock,
+/// chip select, MOSI and flash output, checked at the model's pins.
+fn flash_testbench() -> String {
+    format!(
+        "`timescale 1ps/1ps\n`default_nettype none\n\
+         module weft_flash_tb;\n\
+         \x20   reg sclk = 1'b0, cs_n = 1'b1, mosi = 1'b0;\n\
+         \x20   wire miso;\n\
+         \x20   integer errors = 0, i;\n\
+         \x20   {module} dut (.sclk(sclk), .cs_n(cs_n), .mosi(mosi), .miso(miso));\n\
+         \x20   task check(input ok, input [8*24-1:0] what);\n\
+         \x20       if (!ok) begin\n\
+         \x20           errors = errors + 1;\n\
+         \x20           $display(\"ERROR: step %0d: %0s\", i, what);\n\
+         \x20       end\n\
+         \x20   endtask\n\
+         \x20   initial begin\n\
+         \x20       for (i = 0; i < 256; i = i + 1) begin\n\
+         \x20           {{sclk, cs_n, mosi}} = i[2:0];\n\
+         \x20           dut.startup.flash_dq1 = i[3] ^ i[5];\n\
+         \x20           #10;\n\
+         \x20           check(dut.startup.cclk === sclk, \"CCLK follows SCLK\");\n\
+         \x20           check(dut.startup.fcs_b === cs_n, \"FCS_B follows CS#\");\n\
+         \x20           check(dut.startup.d[0] === mosi, \"D00 follows MOSI\");\n\
+         \x20           check(dut.startup.d[2] === 1'b1, \"D02 (W#) held high\");\n\
+         \x20           check(dut.startup.d[3] === 1'b1, \"D03 (HOLD#) held high\");\n\
+         \x20           check(!dut.startup.contention, \"D01 left to the flash\");\n\
+         \x20           check(miso === dut.startup.flash_dq1, \"MISO reads D01\");\n\
+         \x20       end\n\
+         \x20       $display(\"weft-flash-tb: done, %0d errors\", errors);\n\
+         \x20       $finish;\n\
+         \x20   end\n\
+         endmodule\n`default_nettype wire\n",
+        module = verilog::FLASH_STARTUPE3
+    )
+}
+
+/// The files of the flash connection's own simulation, for a board whose
+/// flash `STARTUPE3` reaches: the wrapper's connection module, a model of
+/// the primitive and its pins (`startupe3_model.v`), and the testbench.
+pub fn flash_files(board: &Board) -> Option<Vec<generate::File>> {
+    board.flash_through_startupe3().then(|| {
+        vec![
+            generate::File {
+                name: "sim/weft_flash_startupe3.v".to_owned(),
+                text: format!(
+                    "`timescale 1ps/1ps\n`default_nettype none\n{}`default_nettype wire\n",
+                    verilog::flash_startupe3_module()
+                ),
+            },
+            generate::File {
+                name: "sim/startupe3_model.v".to_owned(),
+                text: include_str!("startupe3_model.v").to_owned(),
+            },
+            generate::File {
+                name: "sim/weft_flash_tb.v".to_owned(),
+                text: flash_testbench(),
+            },
+        ]
+    })
+}
+
+/// Simulates the flash's `STARTUPE3` connection in `dir` with
+/// [`flash_files`]' files (or changed ones, to show what the checks catch).
+pub fn run_flash(dir: &Path, files: &[generate::File]) -> Result<(), SimError> {
+    run_bench(dir, files, "weft_flash_tb", "weft-flash-tb: done, 0 errors")
+}
+
+/// Compiles `files` into `dir` with `top` as the testbench, runs it, and
+/// passes when it prints `done` and no `ERROR`.
+fn run_bench(dir: &Path, files: &[generate::File], top: &str, done: &str) -> Result<(), SimError> {
     if !iverilog_available() {
         return Err(SimError::NoSimulator);
     }
@@ -490,9 +564,9 @@ pub fn run_pll(dir: &Path, files: &[generate::File]) -> Result<(), SimError> {
         write_file(&path, &f.text)?;
         sources.push(path);
     }
-    let image = dir.join("sim/weft_pll_tb.vvp");
+    let image = dir.join(format!("sim/{top}.vvp"));
     let compile = Command::new("iverilog")
-        .args(["-g2012", "-s", "weft_pll_tb", "-o"])
+        .args(["-g2012", "-s", top, "-o"])
         .arg(&image)
         .args(&sources)
         .output()
@@ -518,7 +592,7 @@ pub fn run_pll(dir: &Path, files: &[generate::File]) -> Result<(), SimError> {
         String::from_utf8_lossy(&sim.stdout),
         String::from_utf8_lossy(&sim.stderr)
     );
-    if !sim.status.success() || report.contains("ERROR") || !report.contains("weft-pll-tb: done") {
+    if !sim.status.success() || report.contains("ERROR") || !report.contains(done) {
         return Err(SimError::Failed { report });
     }
     Ok(())

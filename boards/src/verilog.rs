@@ -296,42 +296,37 @@ fn xilinx_primitive_stubs() -> String {
     v
 }
 
-/// The soft core's SPI flash on the dedicated configuration pins, through
-/// `STARTUPE3` (UG570, "STARTUPE3 Connections to Dedicated Pins"; ports
-/// from UG974, "STARTUPE3"): the SPI clock drives CCLK through `USRCCLKO`,
-/// chip select FCS_B through `FCSBO`, MOSI the D00 pin (the flash's DQ0)
-/// through `DO[0]`; MISO comes back from D01 (DQ1) on `DI[1]`, whose
-/// output stays tri-stated. In single-bit SPI the flash's DQ2 (W#) and DQ3
-/// (HOLD#) are inputs to it that must stay high, so `DO[3:2]` drive them
-/// high. Every three-state control is active high (UG974), so 0 drives.
-/// `STARTUPE3` is combinatorial and takes no I/O timing constraints
-/// (UG570, "Timing Considerations for Flash Connections"): the SPI
-/// controller's registers sit in `weft_switch_top`, clocked far below the
-/// flash's limits.
-fn startupe3_flash() -> String {
-    let mut v = String::from(
-        "    // The flash sits on the dedicated configuration pins: STARTUPE3 reaches it.\n\
-         \x20   wire switch_flash_sclk, switch_flash_cs_n, switch_flash_mosi, switch_flash_miso;\n\
-         \x20   /* verilator lint_off UNUSEDSIGNAL */\n\
-         \x20   wire [3:0] flash_d_in;\n\
-         \x20   wire flash_cfgclk, flash_cfgmclk, flash_eos, flash_preq;\n\
-         \x20   /* verilator lint_on UNUSEDSIGNAL */\n",
-    );
+/// Module name of the flash's `STARTUPE3` connection.
+pub const FLASH_STARTUPE3: &str = "weft_board_flash_startupe3";
+
+/// The module that puts the soft core's SPI flash on the dedicated
+/// configuration pins through `STARTUPE3` (UG570, "STARTUPE3 Connections to
+/// Dedicated Pins"; ports from UG974, "STARTUPE3"): the SPI clock drives
+/// CCLK through `USRCCLKO`, chip select FCS_B through `FCSBO`, MOSI the D00
+/// pin (the flash's DQ0) through `DO[0]`; MISO comes back from D01 (DQ1) on
+/// `DI[1]`, whose output stays tri-stated. In single-bit SPI the flash's
+/// DQ2 (W#) and DQ3 (HOLD#) are inputs to it that must stay high, so
+/// `DO[3:2]` drive them high. Every three-state control is active high
+/// (UG974), so 0 drives. `STARTUPE3` is combinatorial and takes no I/O
+/// timing constraints (UG570, "Timing Considerations for Flash
+/// Connections"): the SPI controller's registers sit in `weft_switch_top`,
+/// clocked far below the flash's limits.
+pub fn flash_startupe3_module() -> String {
     let conns = [
-        ("CFGCLK", "flash_cfgclk"),
-        ("CFGMCLK", "flash_cfgmclk"),
-        ("DI", "flash_d_in"),
-        ("EOS", "flash_eos"),
-        ("PREQ", "flash_preq"),
-        ("DO", "{2'b11, 1'b0, switch_flash_mosi}"),
+        ("CFGCLK", "cfgclk"),
+        ("CFGMCLK", "cfgmclk"),
+        ("DI", "d_in"),
+        ("EOS", "eos"),
+        ("PREQ", "preq"),
+        ("DO", "{2'b11, 1'b0, mosi}"),
         ("DTS", "4'b0010"),
-        ("FCSBO", "switch_flash_cs_n"),
+        ("FCSBO", "cs_n"),
         ("FCSBTS", "1'b0"),
         ("GSR", "1'b0"),
         ("GTS", "1'b0"),
         ("KEYCLEARB", "1'b1"),
         ("PACK", "1'b0"),
-        ("USRCCLKO", "switch_flash_sclk"),
+        ("USRCCLKO", "sclk"),
         ("USRCCLKTS", "1'b0"),
         ("USRDONEO", "1'b1"),
         ("USRDONETS", "1'b1"),
@@ -340,12 +335,24 @@ fn startupe3_flash() -> String {
         .iter()
         .map(|(port, to)| format!("        .{port}({to})"))
         .collect();
-    let _ = writeln!(
-        v,
-        "    STARTUPE3 flash_startup (\n{}\n    );\n    assign switch_flash_miso = flash_d_in[1];",
+    format!(
+        "// The soft core's SPI flash on the dedicated configuration pins (CCLK,\n\
+         // FCS_B, D00-D03), which only STARTUPE3 reaches (UG570, UG974).\n\
+         module {FLASH_STARTUPE3} (\n\
+         \x20   input wire sclk,\n\
+         \x20   input wire cs_n,\n\
+         \x20   input wire mosi,\n\
+         \x20   output wire miso\n\
+         );\n\
+         \x20   /* verilator lint_off UNUSEDSIGNAL */\n\
+         \x20   wire [3:0] d_in;\n\
+         \x20   wire cfgclk, cfgmclk, eos, preq;\n\
+         \x20   /* verilator lint_on UNUSEDSIGNAL */\n\
+         \x20   STARTUPE3 startup (\n{}\n    );\n\
+         \x20   assign miso = d_in[1];\n\
+         endmodule\n",
         list.join(",\n")
-    );
-    v
+    )
 }
 
 /// The ports of `weft_switch_top` as this wrapper expects them.
@@ -681,7 +688,13 @@ pub fn wrapper(board: &Board) -> String {
     }
     let _ = writeln!(v, "{}\n    );", conns.join(",\n"));
     if startupe3 {
-        v += &startupe3_flash();
+        let _ = writeln!(
+            v,
+            "    // The flash sits on the dedicated configuration pins: STARTUPE3 reaches it.\n    \
+             wire switch_flash_sclk, switch_flash_cs_n, switch_flash_mosi, switch_flash_miso;\n    \
+             {FLASH_STARTUPE3} flash (.sclk(switch_flash_sclk), .cs_n(switch_flash_cs_n), \
+             .mosi(switch_flash_mosi), .miso(switch_flash_miso));"
+        );
     } else if !on_pins {
         let _ = writeln!(v, "    // No flash on this board: its outputs go nowhere, MISO idles high.\n    /* verilator lint_off UNUSEDSIGNAL */");
         for (port, _) in FLASH_PORTS.iter().filter(|(_, out)| *out) {
@@ -702,6 +715,9 @@ pub fn wrapper(board: &Board) -> String {
         let _ = writeln!(v, "    assign led = switch_led[{}:0];", n - 1);
     }
     let _ = writeln!(v, "endmodule\n");
+    if startupe3 {
+        let _ = writeln!(v, "{}", flash_startupe3_module());
+    }
 
     // Vendor black boxes, for lint and simulation only.
     let _ = writeln!(

@@ -115,23 +115,18 @@ fn vcu118_constraints_carry_the_cited_pins() {
 fn the_vcu118_flash_goes_through_startupe3_not_user_pins() {
     let board = load::by_name("vcu118").expect("vcu118 loads");
     let top = verilog::wrapper(&board);
-    // UG570 "STARTUPE3 Connections to Dedicated Pins" / UG974 ports: CCLK
-    // from USRCCLKO, FCS_B from FCSBO, D00 (MOSI) from DO[0] driven
-    // (DTS[0] = 0), D01 (MISO) read on DI[1] with its output tri-stated
-    // (DTS[1] = 1), D02/D03 (W#, HOLD#) driven high.
+    // The switch's flash signals go to the STARTUPE3 connection.
     for conn in [
-        ".USRCCLKO(switch_flash_sclk)",
-        ".USRCCLKTS(1'b0)",
-        ".FCSBO(switch_flash_cs_n)",
-        ".FCSBTS(1'b0)",
-        ".DO({2'b11, 1'b0, switch_flash_mosi})",
-        ".DTS(4'b0010)",
-        "assign switch_flash_miso = flash_d_in[1];",
+        "weft_board_flash_startupe3 flash (.sclk(switch_flash_sclk), .cs_n(switch_flash_cs_n), \
+         .mosi(switch_flash_mosi), .miso(switch_flash_miso));",
         ".flash_sclk(switch_flash_sclk)",
         ".flash_miso(switch_flash_miso)",
     ] {
         assert!(top.contains(conn), "missing: {conn}");
     }
+    // The connection module itself is simulated against a model of
+    // STARTUPE3 in tests/smoke.rs.
+    assert!(top.contains(&verilog::flash_startupe3_module()));
     assert!(top.contains("module STARTUPE3 ("), "no lint stub");
     // None of the flash's signals is a port of the top or a placed pin.
     let header = &top[..top.find(");").expect("port list")];

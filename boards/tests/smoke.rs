@@ -316,3 +316,38 @@ fn the_pll_check_catches_a_wrong_mmcm_multiplier() {
         other => panic!("a wrong multiplier went unnoticed: {other:?}"),
     }
 }
+
+#[test]
+fn the_vcu118_flash_reaches_its_configuration_pins_through_startupe3() {
+    let board = load::by_name("vcu118").expect("vcu118 loads");
+    let files = sim::flash_files(&board).expect("the VCU118's flash goes through STARTUPE3");
+    match sim::run_flash(&scratch("flash-startupe3"), &files) {
+        Ok(()) => {}
+        Err(SimError::NoSimulator) => {
+            eprintln!("skipped: iverilog is not installed (`cargo xtask setup` installs it)");
+            return;
+        }
+        Err(err) => panic!("{err}"),
+    }
+    // The bench catches a connection that drives D01 against the flash,
+    // or leaves HOLD# floating, or swaps the clock for chip select.
+    for (broken, from, to) in [
+        ("D01 driven", "4'b0010", "4'b0000"),
+        ("HOLD# released", "4'b0010", "4'b1010"),
+        ("CCLK from CS#", ".USRCCLKO(sclk)", ".USRCCLKO(cs_n)"),
+    ] {
+        let mut changed = files.clone();
+        let module = changed
+            .iter_mut()
+            .find(|f| f.text.contains(from))
+            .expect("the connection module has the text to break");
+        module.text = module.text.replace(from, to);
+        match sim::run_flash(&scratch("flash-startupe3-broken"), &changed) {
+            Err(SimError::Failed { report }) => assert!(report.contains("ERROR"), "{report}"),
+            other => panic!("{broken} went unnoticed: {other:?}"),
+        }
+    }
+    // Boards with the flash on user pins have no such connection.
+    let reference = load::by_name("stratix10-dx-devkit").expect("loads");
+    assert!(sim::flash_files(&reference).is_none());
+}

@@ -1,4 +1,4 @@
-//! The crossbar's matcher: one iteration of iSLIP per cycle over the free ports.
+//! The crossbar's matcher: two iterations of iSLIP per cycle over the free ports.
 
 use rust_hdl::prelude::*;
 
@@ -16,7 +16,14 @@ use super::PORT_BITS;
 /// is free, only between TLPs.
 ///
 /// A second iteration matches the ports the first left unmatched, with
-/// the same pointers, which it does not move (as in iSLIP).
+/// the same pointers, which it does not move (as in iSLIP). With 256-byte
+/// writes to uniformly random egresses of the reference core
+/// (`switching-bench`) it moves 0.946 beats per cycle per port; a third
+/// iteration moved 0.949, for one more iteration's logic depth. The limit
+/// is packet mode itself: an ingress and an egress can only be paired in a
+/// cycle in which both are between TLPs, and a model of that constraint
+/// with a maximal matching every cycle moves about 0.95 with 32 buffered
+/// TLPs per ingress.
 ///
 /// The round-robin order is downward: after index `p` the highest index
 /// below `p` comes first, wrapping to the highest index.

@@ -178,7 +178,9 @@ pub mod capacity {
     /// 512 entries of 72 bits), and give the matcher fuller queues to
     /// choose from: 256-byte writes to uniformly random egresses moved
     /// 0.946 beats per cycle per port, against 0.921 with 16
-    /// (`switching-bench`; the simulation ran 6% slower).
+    /// (`switching-bench`; the simulation ran 6% slower). 64 slots moved
+    /// 0.955, but the queues' slot links doubled and the simulation ran
+    /// 31% slower.
     pub const INGRESS_TLP_SLOTS: usize = 32;
     /// Payload beats one buffered TLP may take: the longest TLP the switching
     /// core forwards (1 KiB of payload on the reference 512-bit bus), which

@@ -54,9 +54,24 @@ struct Figures {
 /// elaborated too when `all`), and rewrites the table in README.md.
 ///
 /// A design left unmapped (without `all`) keeps the row an earlier `--all`
-/// run wrote for it, so a quick run does not erase slow figures.
-pub fn write_table(root: &Path, all: bool) -> Result<()> {
+/// run wrote for it, so a quick run does not erase slow figures. With
+/// `only` non-empty, exactly the designs it names are mapped and every
+/// other row is kept.
+pub fn write_table(root: &Path, all: bool, only: &[String]) -> Result<()> {
     let designs = verilog::emit(root)?;
+    if let Some(unknown) = only
+        .iter()
+        .find(|name| !designs.iter().any(|design| &design.module == *name))
+    {
+        bail!(
+            "no emitted design is called {unknown}; the designs are: {}",
+            designs
+                .iter()
+                .map(|design| design.module.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
     let readme = root.join("README.md");
     let text =
         fs::read_to_string(&readme).with_context(|| format!("reading {}", readme.display()))?;
@@ -69,7 +84,7 @@ pub fn write_table(root: &Path, all: bool) -> Result<()> {
     let previous = &text[start..end];
     let mut rows = Vec::new();
     for design in &designs {
-        if design.check != "synthesize" && !all {
+        if !to_map(design, all, only) {
             rows.push(
                 mapped_row(previous, &design.module).unwrap_or_else(|| {
                     format!(
@@ -114,6 +129,17 @@ pub fn write_table(root: &Path, all: bool) -> Result<()> {
         readme.display()
     );
     Ok(())
+}
+
+/// Whether a run with `all` and `only` maps `design`: the named designs if
+/// any are named, else the quick ones, and the block RAM-heavy ones too
+/// with `all`.
+fn to_map(design: &Emitted, all: bool, only: &[String]) -> bool {
+    if only.is_empty() {
+        design.check == "synthesize" || all
+    } else {
+        only.contains(&design.module)
+    }
 }
 
 /// The row of `module` in `table` if it holds mapped figures (its LUT
@@ -220,6 +246,7 @@ fn longest_path(ltp: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
 
     #[test]
     fn cells_are_summed_by_kind() {
@@ -247,6 +274,24 @@ mod tests {
         );
         assert_eq!(mapped_row(table, "weft_switch_core"), None);
         assert_eq!(mapped_row(table, "weft_mac"), None);
+    }
+
+    #[test]
+    fn named_designs_are_mapped_alone_and_the_slow_ones_only_when_asked() {
+        let design = |module: &str, check: &str| Emitted {
+            file: PathBuf::from(format!("{module}.v")),
+            module: module.into(),
+            check: check.into(),
+        };
+        let quick = design("weft_mac", "synthesize");
+        let slow = design("weft_switch_core", "structure");
+        let none: &[String] = &[];
+        assert!(to_map(&quick, false, none));
+        assert!(!to_map(&slow, false, none));
+        assert!(to_map(&slow, true, none));
+        let only = ["weft_switch_core".to_string()];
+        assert!(to_map(&slow, false, &only));
+        assert!(!to_map(&quick, true, &only));
     }
 
     #[test]

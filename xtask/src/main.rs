@@ -53,6 +53,10 @@ enum Task {
         /// Also map the block RAM-heavy designs (about 10 CPU-minutes each).
         #[arg(long)]
         all: bool,
+        /// Map only these designs (by module name, e.g. `weft_switch_core`),
+        /// block RAM-heavy or not; every other row keeps its figures.
+        #[arg(long, value_name = "MODULE")]
+        only: Vec<String>,
     },
     /// Set up, build firmware, emit Verilog, check format and lints, run every test.
     Test,
@@ -89,7 +93,7 @@ fn run(task: Task, root: &Path) -> Result<()> {
         }
         Task::Verilog => verilog::emit_and_lint(root),
         Task::Regs => regs::write_docs(root).map(|_| ()),
-        Task::Hardware { all } => hardware::write_table(root, all),
+        Task::Hardware { all, only } => hardware::write_table(root, all, &only),
         Task::Test => test::run_all(root),
         Task::Board { name, step } => board::run_step(root, &name, step),
     }

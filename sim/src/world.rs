@@ -47,7 +47,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BTreeSet, BinaryHeap, VecDeque};
+use std::collections::{BTreeMap, BinaryHeap, VecDeque};
 use std::time::Duration;
 
 use weft_devices::Device;
@@ -100,8 +100,8 @@ enum Event {
     AtNode(Place, Packet, ChannelId),
     /// Credits come back to a channel's sender.
     Credit(ChannelId),
-    /// The manager polls the mailbox of the switch with that index.
-    RemoteMailbox(usize),
+    /// The manager polls the mailboxes of the other switches' host ports.
+    RemoteMailboxes,
 }
 
 /// Max_Payload_Size of the simulated fabric's TLPs, bytes.
@@ -141,8 +141,8 @@ pub struct World {
     pending: BTreeMap<u64, Event>,
     sequence: u64,
     mailbox: VecDeque<HostConfigRequest>,
-    /// Switches whose mailbox the manager polls next ([`Event::RemoteMailbox`]).
-    polls: BTreeSet<usize>,
+    /// A poll of the remote mailboxes is scheduled ([`Event::RemoteMailboxes`]).
+    poll_scheduled: bool,
     /// Tag of the management CPU's last configuration request.
     config_tag: u8,
     /// Messages the switches sent to their CPUs (errors for the event log).
@@ -182,7 +182,7 @@ impl World {
             pending: BTreeMap::new(),
             sequence: 0,
             mailbox: VecDeque::new(),
-            polls: BTreeSet::new(),
+            poll_scheduled: false,
             config_tag: 0,
             messages: Vec::new(),
             delivered: 0,
@@ -666,8 +666,8 @@ impl World {
                 self.at_node(place, packet);
             }
             Event::Credit(channel) => self.credited(channel),
-            Event::RemoteMailbox(switch) => {
-                self.polls.remove(&switch);
+            Event::RemoteMailboxes => {
+                self.poll_scheduled = false;
                 self.service_mailbox();
             }
         }
@@ -735,13 +735,12 @@ impl World {
                         .csr_window()
                         .queue_for_cpu(from, &bytes);
                 }
-                if self.firmware.is_none() && self.polls.insert(switch) {
+                // One poll reads every remote mailbox.
+                if self.firmware.is_none() && !self.poll_scheduled {
+                    self.poll_scheduled = true;
                     let period = REMOTE_MAILBOX_POLL.as_nanos();
                     let next = (self.now.as_nanos() / period + 1) * period;
-                    self.schedule(
-                        Duration::from_nanos(next as u64),
-                        Event::RemoteMailbox(switch),
-                    );
+                    self.schedule(Duration::from_nanos(next as u64), Event::RemoteMailboxes);
                 }
             }
             // Host configuration requests reach the manager's mailbox.

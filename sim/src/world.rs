@@ -149,6 +149,8 @@ pub struct World {
     messages: Vec<Packet>,
     /// TLPs that reached the far end of a link.
     delivered: u64,
+    /// TLPs a switch's data plane took in.
+    forwarded: u64,
     /// TLPs sent where nothing is wired, or to a port with no node.
     lost: u64,
     /// The firmware on its board, when it is switch 0's management CPU in
@@ -186,6 +188,7 @@ impl World {
             config_tag: 0,
             messages: Vec::new(),
             delivered: 0,
+            forwarded: 0,
             lost: 0,
             firmware: None,
         }
@@ -372,6 +375,12 @@ impl World {
     /// TLPs the links have delivered so far (each link a TLP crosses counts).
     pub fn tlps_delivered(&self) -> u64 {
         self.delivered
+    }
+
+    /// TLPs the switches' data planes took in: a TLP counts once at every
+    /// switch it crosses.
+    pub fn tlps_forwarded(&self) -> u64 {
+        self.forwarded
     }
 
     /// TLPs sent where nothing is wired, or to a port with no node: lost.
@@ -698,6 +707,7 @@ impl World {
                 return;
             }
         };
+        self.forwarded += 1;
         self.wiring.note_forwarding(place, self.now, &forwarding);
         // The switch took the TLP in: its buffer frees as it moves on.
         self.release(channel, cost);

@@ -11,7 +11,7 @@ use weft_sim::scenario::engine::run;
 use weft_sim::scenario::{Scenario, ScenarioError};
 
 fn scenario_file() -> (std::path::PathBuf, String) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scenarios/rtl_switch.toml");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/rtl_switch.toml");
     let text = std::fs::read_to_string(&path).expect("the scenario file");
     (path, text)
 }

@@ -3,8 +3,13 @@
 //!
 //! Measures the built-in reference scenario (wall time, simulated TLPs per
 //! wall second), then scenarios generated here with more switches and more
-//! endpoints on the transaction-level switch model. Prints a table, or
-//! with `--json` the same figures with the configuration that produced them.
+//! endpoints on the transaction-level switch model. Last, the RTL data
+//! plane: the shipped `scenarios/rtl_switch.toml` (one GPU behind a switch
+//! the RTL carries) run as written and again with the model carrying that
+//! switch, and from the RTL's measured rate an estimate of the reference
+//! scenario with the RTL on every switch, which is too slow to run. Prints
+//! a table, or with `--json` the same figures with the configuration that
+//! produced them.
 //!
 //! The fabric manager's fixed capacities bound the sweep: at most
 //! `weft_fabric::limits::MAX_SWITCHES` switches of
@@ -21,7 +26,7 @@ use serde::Serialize;
 
 use weft_fabric::limits::{MAX_FUNCTIONS, MAX_SLOTS_PER_HOST, MAX_SWITCHES};
 use weft_regs::capacity::PORTS;
-use weft_sim::scenario::engine::run;
+use weft_sim::scenario::engine::{run, Report};
 use weft_sim::scenario::validate::Action;
 use weft_sim::scenario::Scenario;
 
@@ -37,6 +42,8 @@ const COPY_BYTES: u64 = 1 << 20;
 struct Row {
     /// The scenario.
     scenario: String,
+    /// What carries the TLPs of switches marked `data_plane = "rtl"`.
+    data_plane: &'static str,
     /// Switches in the fabric.
     switches: usize,
     /// Endpoints in the fabric: functions a host can be given, each VF
@@ -65,7 +72,37 @@ struct Document {
     configuration: Configuration,
     /// The runs, the reference scenario first.
     runs: Vec<Row>,
+    /// The RTL data plane's rate and what it means for the reference.
+    rtl: RtlRate,
 }
+
+/// How fast the RTL data plane carried the RTL scenario's switch.
+#[derive(Serialize)]
+struct RtlRate {
+    /// TLPs the RTL carried.
+    tlps: u64,
+    /// Clock cycles it ran.
+    cycles: u64,
+    /// Wall time spent clocking it, seconds.
+    wall_s: f64,
+    /// Cycles per wall second.
+    cycles_per_s: f64,
+    /// TLPs the RTL carried per wall second.
+    tlps_per_s: f64,
+    /// TLPs the reference scenario's switches took in from their links
+    /// (from the reference run above; the native manager's own register
+    /// accesses reach the switches without crossing a link and are not
+    /// among them).
+    reference_switch_tlps: u64,
+    /// Estimated wall time of the reference scenario with every switch on
+    /// the RTL, seconds, at least: its switch TLPs at the measured rate (an
+    /// estimate: the RTL cannot carry the host ports' switch yet, and a run
+    /// this long is not made).
+    reference_estimate_s: f64,
+}
+
+/// The shipped scenario with one switch on the RTL data plane.
+const RTL_SCENARIO: &str = include_str!("../../scenarios/rtl_switch.toml");
 
 /// What every generated scenario shares.
 #[derive(Serialize)]
@@ -212,7 +249,7 @@ fn process_cpu_s() -> Option<f64> {
 }
 
 /// Runs `scenario` and measures it.
-fn measure(scenario: &Scenario, switches: usize, bound: usize) -> Result<Row, String> {
+fn measure(scenario: &Scenario, switches: usize, bound: usize) -> Result<(Row, Report), String> {
     let cpu_before = process_cpu_s();
     let started = Instant::now();
     let report = run(scenario, &mut |_| {}).map_err(|e| format!("{}: {e}", scenario.name))?;
@@ -221,8 +258,13 @@ fn measure(scenario: &Scenario, switches: usize, bound: usize) -> Result<Row, St
         .zip(cpu_before)
         .map(|(after, before)| after - before);
     let simulated = report.steps.last().map_or(0.0, |s| s.at.as_secs_f64());
-    Ok(Row {
+    let row = Row {
         scenario: scenario.name.clone(),
+        data_plane: if scenario.switches.iter().any(|s| s.rtl) {
+            "rtl"
+        } else {
+            "model"
+        },
         switches,
         endpoints: scenario
             .endpoints
@@ -235,18 +277,29 @@ fn measure(scenario: &Scenario, switches: usize, bound: usize) -> Result<Row, St
         simulated_s: simulated,
         tlps: report.tlps_delivered,
         tlps_per_wall_s: report.tlps_delivered as f64 / wall,
-    })
+    };
+    Ok((row, report))
 }
 
-fn sweep() -> Result<Vec<Row>, String> {
-    let reference = Scenario::reference();
+/// Binds in `scenario`'s steps: how many endpoints it gives to hosts.
+fn bound_endpoints(scenario: &Scenario) -> usize {
     let mut bound = BTreeSet::new();
-    for step in &reference.steps {
+    for step in &scenario.steps {
         if let Action::Bind { targets, .. } = &step.action {
             bound.extend(targets.iter().copied());
         }
     }
-    let mut rows = vec![measure(&reference, reference.switches.len(), bound.len())?];
+    bound.len()
+}
+
+fn sweep() -> Result<(Vec<Row>, RtlRate), String> {
+    let reference = Scenario::reference();
+    let (row, reference_report) = measure(
+        &reference,
+        reference.switches.len(),
+        bound_endpoints(&reference),
+    )?;
+    let mut rows = vec![row];
     let mut shapes: Vec<(usize, usize)> = (1..=MAX_SWITCHES).map(|s| (s, 4)).collect();
     let most = capacity(MAX_SWITCHES);
     let mut endpoints = 2;
@@ -261,9 +314,39 @@ fn sweep() -> Result<Vec<Row>, String> {
         let (text, bound) = generated(switches, endpoints);
         let scenario = Scenario::parse(&text, "generated", Path::new("."))
             .map_err(|e| format!("generated scenario {switches}x{endpoints}: {e}"))?;
-        rows.push(measure(&scenario, switches, bound)?);
+        rows.push(measure(&scenario, switches, bound)?.0);
     }
-    Ok(rows)
+    let on_rtl = Scenario::parse(RTL_SCENARIO, "rtl_switch.toml", Path::new("."))
+        .map_err(|e| format!("rtl_switch.toml: {e}"))?;
+    let mut on_model = on_rtl.clone();
+    for switch in &mut on_model.switches {
+        switch.rtl = false;
+    }
+    rows.push(
+        measure(
+            &on_model,
+            on_model.switches.len(),
+            bound_endpoints(&on_model),
+        )?
+        .0,
+    );
+    let (row, report) = measure(&on_rtl, on_rtl.switches.len(), bound_endpoints(&on_rtl))?;
+    rows.push(row);
+    let (tlps, cycles, wall) = report.rtl.iter().fold((0, 0, 0.0), |(t, c, w), (_, rtl)| {
+        (t + rtl.tlps, c + rtl.cycles, w + rtl.wall.as_secs_f64())
+    });
+    let tlps_per_s = tlps as f64 / wall.max(1e-9);
+    let reference_switch_tlps = reference_report.switch_tlps;
+    let rate = RtlRate {
+        tlps,
+        cycles,
+        wall_s: wall,
+        cycles_per_s: cycles as f64 / wall.max(1e-9),
+        tlps_per_s,
+        reference_switch_tlps,
+        reference_estimate_s: reference_switch_tlps as f64 / tlps_per_s.max(1e-9),
+    };
+    Ok((rows, rate))
 }
 
 fn main() -> ExitCode {
@@ -275,8 +358,8 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let rows = match sweep() {
-        Ok(rows) => rows,
+    let (rows, rtl) = match sweep() {
+        Ok(measured) => measured,
         Err(why) => {
             eprintln!("weft-sim-sweep: {why}");
             return ExitCode::FAILURE;
@@ -295,6 +378,7 @@ fn main() -> ExitCode {
                             bind, boot, one copy, check bindings and traffic",
             },
             runs: rows,
+            rtl,
         };
         return match serde_json::to_string_pretty(&document) {
             Ok(text) => {
@@ -308,8 +392,9 @@ fn main() -> ExitCode {
         };
     }
     println!(
-        "{:<16} {:>8} {:>9} {:>5} {:>8} {:>7} {:>9} {:>10} {:>12}",
+        "{:<16} {:>6} {:>8} {:>9} {:>5} {:>8} {:>7} {:>9} {:>10} {:>12}",
         "scenario",
+        "plane",
         "switches",
         "endpoints",
         "bound",
@@ -321,8 +406,9 @@ fn main() -> ExitCode {
     );
     for row in &rows {
         println!(
-            "{:<16} {:>8} {:>9} {:>5} {:>8.2} {:>7} {:>9.3} {:>10} {:>12.0}",
+            "{:<16} {:>6} {:>8} {:>9} {:>5} {:>8.2} {:>7} {:>9.3} {:>10} {:>12.0}",
             row.scenario,
+            row.data_plane,
             row.switches,
             row.endpoints,
             row.bound,
@@ -337,6 +423,17 @@ fn main() -> ExitCode {
         "transaction-level switch model; generated fabrics: a ring of switches, {HOSTS} hosts on s0, \
          {} MiB GPU copy; at most {MAX_SWITCHES} switches of {PORTS} ports (the fabric manager's capacities)",
         COPY_BYTES >> 20
+    );
+    println!(
+        "RTL data plane (weft-hdl SwitchTop, {} cycles in {:.1} s): {:.0} cycles/s, {:.1} TLPs/s; \
+         the reference scenario's {} switch TLPs would take at least {:.0} h with every switch on \
+         the RTL (estimated from that rate, not run)",
+        rtl.cycles,
+        rtl.wall_s,
+        rtl.cycles_per_s,
+        rtl.tlps_per_s,
+        rtl.reference_switch_tlps,
+        rtl.reference_estimate_s / 3600.0
     );
     ExitCode::SUCCESS
 }

@@ -147,6 +147,8 @@ pub struct Report {
     pub checks_passed: usize,
     /// TLPs the links delivered over the run.
     pub tlps_delivered: u64,
+    /// TLPs the switches took in over the run, once at every switch crossed.
+    pub switch_tlps: u64,
     /// Each host's device tree at the end, as `lspci -tv` would print it.
     pub trees: Vec<(String, String)>,
     /// What each switch with an RTL data plane did, by switch name.
@@ -292,6 +294,7 @@ impl<'s> Engine<'s> {
             self.report.trees.push((host.name.clone(), tree));
         }
         self.report.tlps_delivered = self.world.tlps_delivered();
+        self.report.switch_tlps = self.world.tlps_forwarded();
         for (plan, switch) in self.scenario.switches.iter().zip(self.world.switches()) {
             if let Some(summary) = switch.rtl_summary() {
                 self.report.rtl.push((plan.name.clone(), summary.clone()));

@@ -117,6 +117,7 @@ impl<const W: usize, const N: usize> Logic for SwitchCore<W, N> {
             self.queues[i].credit_completion.next = self.egress_credit_completion.val();
             self.queues[i].idle.next = self.buffers[i].idle.val();
             self.matcher.request[i].next = self.queues[i].request.val();
+            self.matcher.backlogged[i].next = self.queues[i].backlogged.val();
             self.queues[i].grant.next = self.matcher.matched[i].val();
             self.queues[i].grant_egress.next = self.matcher.matched_egress[i].val();
             self.crossbar.matched[i].next = self.matcher.matched[i].val();

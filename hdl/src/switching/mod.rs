@@ -27,7 +27,7 @@ pub use self::core::SwitchCore;
 pub use buffer::SlotBuffer;
 pub use crossbar::Crossbar;
 pub use islip::IslipMatcher;
-pub use queues::VirtualOutputQueues;
+pub use queues::{VirtualOutputQueues, BACKLOG_TLPS};
 
 use weft_regs::capacity;
 

@@ -177,7 +177,7 @@ pub mod capacity {
     /// block RAM than 256 entries of the same 512-bit width (a RAMB36 is
     /// 512 entries of 72 bits), and give the matcher fuller queues to
     /// choose from: 256-byte writes to uniformly random egresses moved
-    /// 0.946 beats per cycle per port, against 0.921 with 16
+    /// 0.946 beats per cycle per port under plain iSLIP, against 0.921 with 16
     /// (`switching-bench`; the simulation ran 6% slower). 64 slots moved
     /// 0.955, but the queues' slot links doubled and the simulation ran
     /// 31% slower.

@@ -22,7 +22,8 @@
 //! the CSR bus as the firmware does, the TLPs for it that the model's
 //! `CsrWindow` queues, each port's whole and in order (the ports take
 //! turns, so when the mailbox fills it keeps other ones than the model,
-//! but as many, and says LOST as the model does). One TLP the CPU injects
+//! but as many, and says LOST as the model does; the cases together must
+//! queue some). One TLP the CPU injects
 //! before the traffic starts must leave on the port it names, as it is,
 //! between that port's other TLPs, as weft-model's `Switch::inject` sends
 //! it. At the end every port's counters, read over
@@ -649,14 +650,15 @@ fn take(expected: &mut Vec<Expected>, got: &[u8]) -> Result<(), String> {
 }
 
 /// One case: `setup` programmed into the RTL and the model, `offers`
-/// offered to both; the number of requests the model answered.
+/// offered to both; the number of requests the model answered, and of
+/// TLPs the CPU found in the mailbox.
 fn delivers_as_the_model(
     setup: Setup,
     offers: Vec<Offer>,
     seed: u64,
     cleared: u32,
-) -> Result<usize, TestCaseError> {
-    on_big_stack(move || -> Result<usize, TestCaseError> {
+) -> Result<(usize, usize), TestCaseError> {
+    on_big_stack(move || -> Result<(usize, usize), TestCaseError> {
         let driver = CycleDriver::new(Top::default(), |b| &mut b.clock).expect("well formed");
         let mut rtl = CsrDataPlane::new(TopBus(driver)).expect("the RTL identifies as weft");
         let mut window = CsrWindow::new(Switch::new(PORTS));
@@ -837,7 +839,7 @@ fn delivers_as_the_model(
                 cleared
             );
         }
-        Ok(answered)
+        Ok((answered, got.tlps.len()))
     })
 }
 
@@ -849,6 +851,7 @@ fn switch_top_delivers_as_the_model() {
         ..ProptestConfig::default()
     });
     let answered = AtomicUsize::new(0);
+    let mailboxed = AtomicUsize::new(0);
     let cases = (
         setup(),
         prop::collection::vec(offer(), TLPS),
@@ -856,8 +859,9 @@ fn switch_top_delivers_as_the_model() {
         0u32..1 << PORTS,
     );
     let result = runner.run(&cases, |(setup, offers, seed, cleared)| {
-        let n = delivers_as_the_model(setup, offers, seed, cleared)?;
+        let (n, queued) = delivers_as_the_model(setup, offers, seed, cleared)?;
         answered.fetch_add(n, Ordering::Relaxed);
+        mailboxed.fetch_add(queued, Ordering::Relaxed);
         Ok(())
     });
     if let Err(failure) = result {
@@ -866,6 +870,10 @@ fn switch_top_delivers_as_the_model() {
     assert!(
         answered.load(Ordering::Relaxed) > 0,
         "no case refused a non-posted request: the answers went untested"
+    );
+    assert!(
+        mailboxed.load(Ordering::Relaxed) > 0,
+        "no case sent a TLP to the CPU: the mailbox went untested"
     );
 }
 

@@ -154,7 +154,7 @@ pub struct SwitchTop<const W: usize, const N: usize> {
     enabled: Gather<N>,
     counters: [PortCounters; N],
     counter_control: CounterControl,
-    mailbox: Mailbox,
+    cpu_mailbox: Mailbox,
     mailbox_feed: MailboxFeed<W, N>,
     inject: Inject,
     inject_beats: InjectBeats<W>,
@@ -194,7 +194,7 @@ impl<const W: usize, const N: usize> Default for SwitchTop<W, N> {
             enabled: Default::default(),
             counters: std::array::from_fn(|i| PortCounters::new(i as u32)),
             counter_control: Default::default(),
-            mailbox: Default::default(),
+            cpu_mailbox: Default::default(),
             mailbox_feed: Default::default(),
             inject: Inject::new(N),
             inject_beats: Default::default(),
@@ -225,22 +225,22 @@ impl<const W: usize, const N: usize> Logic for SwitchTop<W, N> {
         }
 
         // What the ports send to the CPU, one TLP at a time into the mailbox.
-        self.mailbox.clock.next = self.clock.val();
+        self.cpu_mailbox.clock.next = self.clock.val();
         self.mailbox_feed.clock.next = self.clock.val();
-        self.mailbox.csr.address.next = self.csr.address.val();
-        self.mailbox.csr.write.next = self.csr.write.val();
-        self.mailbox.csr.write_data.next = self.csr.write_data.val();
-        self.mailbox.csr.read.next = self.csr.read.val();
-        if self.mailbox.csr.read_valid.val() {
+        self.cpu_mailbox.csr.address.next = self.csr.address.val();
+        self.cpu_mailbox.csr.write.next = self.csr.write.val();
+        self.cpu_mailbox.csr.write_data.next = self.csr.write_data.val();
+        self.cpu_mailbox.csr.read.next = self.csr.read.val();
+        if self.cpu_mailbox.csr.read_valid.val() {
             self.csr.read_valid.next = true;
-            self.csr.read_data.next = self.mailbox.csr.read_data.val();
+            self.csr.read_data.next = self.cpu_mailbox.csr.read_data.val();
         }
-        self.mailbox.push.next = self.mailbox_feed.push.val();
-        self.mailbox.push_first.next = self.mailbox_feed.push_first.val();
-        self.mailbox.push_last.next = self.mailbox_feed.push_last.val();
-        self.mailbox.push_dw.next = self.mailbox_feed.push_dw.val();
-        self.mailbox.push_port.next = self.mailbox_feed.push_port.val();
-        self.mailbox.lose.next = self.mailbox_feed.lose.val();
+        self.cpu_mailbox.push.next = self.mailbox_feed.push.val();
+        self.cpu_mailbox.push_first.next = self.mailbox_feed.push_first.val();
+        self.cpu_mailbox.push_last.next = self.mailbox_feed.push_last.val();
+        self.cpu_mailbox.push_dw.next = self.mailbox_feed.push_dw.val();
+        self.cpu_mailbox.push_port.next = self.mailbox_feed.push_port.val();
+        self.cpu_mailbox.lose.next = self.mailbox_feed.lose.val();
 
         // The CPU's injected TLP, gathered into beats for the egress it names.
         self.inject.clock.next = self.clock.val();
@@ -259,7 +259,7 @@ impl<const W: usize, const N: usize> Logic for SwitchTop<W, N> {
         self.inject_beats.port_in.next = self.inject.port.val();
         self.inject.ready.next = self.inject_beats.ready.val();
         self.inject_beats.beats.ready.next = false;
-        self.irq.next = self.mailbox.irq.val() | self.inject.irq.val();
+        self.irq.next = self.cpu_mailbox.irq.val() | self.inject.irq.val();
         // A port that passes no traffic discards what is routed to it, credits or not.
         self.core.egress_credit_posted.next =
             self.egress_credit_posted.val() | !self.enabled.vector.val();

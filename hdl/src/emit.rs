@@ -212,7 +212,8 @@ pub fn designs() -> Result<Vec<Design>, SocError> {
         // table answers they act on (as in the stages' own designs above);
         // the ingress holds a TLP until the core takes it rather than
         // reading the core's `ingress_space`; the identity registers are
-        // read-only. The switching core's buffers and each port's bus
+        // read-only; the mailbox's and injector's register decoders are as
+        // in their own designs above. The switching core's buffers and each port's bus
         // route RAMs are block RAM, so CI only elaborates it.
         Design {
             check: Check::Structure,
@@ -235,6 +236,8 @@ pub fn designs() -> Result<Vec<Design>, SocError> {
                         "core",
                         "leaving",
                         "header",
+                        "status_decoder",
+                        "data_decoder",
                     ],
                 ),
                 &["csr$write", "csr$write_data"],

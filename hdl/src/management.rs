@@ -52,7 +52,8 @@ fn lsb(field: &weft_regs::Field) -> Constant<Bits<32>> {
 /// (with its source port) and `push_last` the last; the mailbox takes
 /// every DW offered (it never holds ingress back). A TLP that starts
 /// while the queue is full, or runs past `mailbox::TLP_DWORDS`, is lost
-/// and STATUS.LOST set, as weft-model's `CsrWindow::queue_for_cpu` does.
+/// and STATUS.LOST set, as weft-model's `CsrWindow::queue_for_cpu` does;
+/// so is one its feeder could not deliver (`lose`).
 /// The CPU reads STATUS and `mailbox_data` of the head and writes
 /// `POP.DONE`; the next TLP is readable from the second cycle after the write.
 /// `irq` is the register map's level interrupt: high while
@@ -74,6 +75,8 @@ pub struct Mailbox {
     pub push_dw: Signal<In, Bits<32>>,
     /// The port the TLP arrived on (sampled with `push_first`).
     pub push_port: Signal<In, Bits<PORT_BITS>>,
+    /// A TLP for the CPU was lost before it reached the mailbox: STATUS.LOST is set.
+    pub lose: Signal<In, Bit>,
     /// The mailbox's interrupt (`INT_PENDING.RAISED`): enabled, and a TLP waits.
     pub irq: Signal<Out, Bit>,
     status_decoder: CsrDecoder,
@@ -129,6 +132,7 @@ impl Default for Mailbox {
             push_last: Default::default(),
             push_dw: Default::default(),
             push_port: Default::default(),
+            lose: Default::default(),
             irq: Default::default(),
             status_decoder: CsrDecoder::new(&mailbox::LAYOUT, 0),
             data_decoder: CsrDecoder::new(&mailbox_data::LAYOUT, 0),
@@ -259,7 +263,7 @@ impl Logic for Mailbox {
         {
             self.lost.d.next = false;
         }
-        if self.push.val() && self.push_last.val() && !self.committing.val() {
+        if (self.push.val() && self.push_last.val() && !self.committing.val()) || self.lose.val() {
             self.lost.d.next = true;
         }
 
@@ -420,7 +424,24 @@ pub struct Inject {
 }
 
 impl Default for Inject {
+    /// The injector of a data plane with every port the register map has.
     fn default() -> Self {
+        Inject::new(capacity::PORTS)
+    }
+}
+
+impl Inject {
+    /// The injector of a data plane of `ports` ports: SEND.PORT past them is NO_SUCH_PORT.
+    ///
+    /// # Panics
+    ///
+    /// If `ports` is more than the register map has.
+    pub fn new(ports: usize) -> Self {
+        assert!(
+            ports <= capacity::PORTS,
+            "the register map holds {} ports",
+            capacity::PORTS
+        );
         Inject {
             clock: Default::default(),
             csr: Default::default(),
@@ -444,7 +465,7 @@ impl Default for Inject {
             int_enable: Default::default(),
             read_answer: Default::default(),
             read_valid: Default::default(),
-            ports: Constant::new(capacity::PORTS.to_bits()),
+            ports: Constant::new(ports.to_bits()),
             tlp_dwords: Constant::new(inject::TLP_DWORDS.to_bits()),
             word_status: word(&inject::STATUS),
             word_send: word(&inject::SEND),

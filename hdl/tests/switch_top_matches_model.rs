@@ -18,12 +18,29 @@
 //! request, so the comparison cannot pass without any);
 //! every TLP the model delivers must leave; the CPU must get the headers
 //! the model gives it, per ingress port in order; and drops must agree in
-//! number for every reason. At the end every port's counters, read over
+//! number for every reason. The CPU must find in the mailbox, emptied over
+//! the CSR bus as the firmware does, the TLPs for it that the model's
+//! `CsrWindow` queues, each port's whole and in order (the ports take
+//! turns, so when the mailbox fills it keeps other ones than the model,
+//! but as many, and says LOST as the model does; the cases together must
+//! queue some). One TLP the CPU injects
+//! before the traffic starts must leave on the port it names, as it is,
+//! between that port's other TLPs, as weft-model's `Switch::inject` sends
+//! it. At the end every port's counters, read over
 //! the CSR bus through the firmware's driver, must be the model's
 //! `counters(port)`, but for the stall cycles, which the model leaves 0
 //! and the test counts on the links (an egress offering a beat its link
 //! does not take); then clearing some ports' counters zeroes those and
 //! leaves the others.
+//!
+//! Beside it, directed tests of the management CPU's path, expected from
+//! DESIGN.md and the spec (and held to the model too): a host's
+//! configuration request reaches the mailbox whole with its port; TLPs for
+//! the CPU arriving on every port at once are all queued, ports taking
+//! turns; a full mailbox loses only the excess and says LOST; an injected
+//! configuration request leaves on its port with its non-posted credit and
+//! its completion comes back into the mailbox; an injected TLP waits for
+//! credit of its class.
 //!
 //! Left out, because the RTL top does not do them yet: non-posted memory
 //! requests from a host port (their fabric tags come from the outstanding
@@ -43,7 +60,7 @@ use proptest::test_runner::TestRunner;
 use rust_hdl::prelude::*;
 use weft_hdl::driver::on_big_stack;
 use weft_hdl::driver::CycleDriver;
-use weft_hdl::switching::SLOT_BEATS;
+use weft_hdl::switching::{CLASS_NON_POSTED, CLASS_POSTED, SLOT_BEATS};
 use weft_hdl::top::SwitchTop;
 use weft_model::csr_window::CsrWindow;
 use weft_model::switch::aperture_base;
@@ -54,7 +71,8 @@ use weft_model::{
 use weft_pcie::tlp::{Body, Completion, CompletionStatus, Header, MemoryOp, Tag, TrafficClass};
 use weft_pcie::Bdf;
 use weft_regs::aperture::HOST_ADDRESS_LIMIT;
-use weft_regs::csr::counter;
+use weft_regs::csr::{counter, inject, mailbox};
+use weft_regs::driver::CsrBus;
 use weft_regs::driver::CsrDataPlane;
 use weft_regs::tables::DataPlane;
 
@@ -632,27 +650,53 @@ fn take(expected: &mut Vec<Expected>, got: &[u8]) -> Result<(), String> {
 }
 
 /// One case: `setup` programmed into the RTL and the model, `offers`
-/// offered to both; the number of requests the model answered.
+/// offered to both; the number of requests the model answered, and of
+/// TLPs the CPU found in the mailbox.
 fn delivers_as_the_model(
     setup: Setup,
     offers: Vec<Offer>,
     seed: u64,
     cleared: u32,
-) -> Result<usize, TestCaseError> {
-    on_big_stack(move || -> Result<usize, TestCaseError> {
+) -> Result<(usize, usize), TestCaseError> {
+    on_big_stack(move || -> Result<(usize, usize), TestCaseError> {
         let driver = CycleDriver::new(Top::default(), |b| &mut b.clock).expect("well formed");
         let mut rtl = CsrDataPlane::new(TopBus(driver)).expect("the RTL identifies as weft");
         let mut window = CsrWindow::new(Switch::new(PORTS));
         let mut model = CsrDataPlane::new(&mut window).expect("the model identifies as weft");
         program(&mut rtl, &setup);
         program(&mut model, &setup);
+
+        // The CPU injects one of the case's TLPs out of some port first: it
+        // waits in the injector until that egress can take it.
+        let mut expected: Vec<Vec<Expected>> = (0..PORTS).map(|_| Vec::new()).collect();
+        let injected = (0..offers.len())
+            .filter_map(|k| offered(&setup, &offers[(k + seed as usize) % offers.len()]))
+            .map(|packet| packet.to_bytes().expect("legal"))
+            .find(|bytes| bytes.len() <= 4 * inject::TLP_DWORDS as usize);
+        if let Some(bytes) = &injected {
+            let port = (seed >> 8) as usize % PORTS;
+            common::top::inject(rtl.bus(), port as u32, bytes);
+            common::top::inject(&mut window, port as u32, bytes);
+            for delivery in window.take_injected() {
+                let out = delivery.packet.to_bytes().expect("legal");
+                prop_assert_eq!(&out, bytes, "the model injects the TLP as it is");
+                prop_assert_eq!(delivery.to, Destination::Port(PortIndex(port as u8)));
+                expected[port].push(Expected {
+                    // A flow of its own.
+                    from: PORTS,
+                    class: delivery.packet.header.flow_control_class(),
+                    relaxed: out[2] & 0x20 != 0,
+                    bytes: out,
+                });
+            }
+        }
         let mut rtl = rtl.into_bus().0;
         rtl.run(2).expect("settles");
-        let switch = window.switch_mut();
 
         let mut tlps = vec![VecDeque::new(); PORTS];
-        let mut expected: Vec<Vec<Expected>> = (0..PORTS).map(|_| Vec::new()).collect();
         let mut cpu: Vec<Vec<Vec<u8>>> = vec![Vec::new(); PORTS];
+        // Per ingress, the DWs of each TLP for the CPU that fits the mailbox.
+        let mut for_cpu: Vec<Vec<Vec<u32>>> = vec![Vec::new(); PORTS];
         let mut answered = 0;
         for offer in &offers {
             let Some(packet) = offered(&setup, offer) else {
@@ -660,7 +704,8 @@ fn delivers_as_the_model(
             };
             let port = offer.0;
             let bytes = packet.to_bytes().expect("legal");
-            let forwarding = switch
+            let forwarding = window
+                .switch_mut()
                 .ingress(PortIndex(port as u8), &bytes)
                 .expect("the port exists");
             for delivery in forwarding.deliveries {
@@ -669,7 +714,13 @@ fn delivers_as_the_model(
                     .to_bytes()
                     .expect("the model delivers legal TLPs");
                 match delivery.to {
-                    Destination::Cpu => cpu[delivery.from.0 as usize].push(wire_header(&out)),
+                    Destination::Cpu => {
+                        cpu[delivery.from.0 as usize].push(wire_header(&out));
+                        window.queue_for_cpu(delivery.from, &out);
+                        if out.len() <= 4 * mailbox::TLP_DWORDS as usize {
+                            for_cpu[delivery.from.0 as usize].push(wire_dws(&delivery.packet));
+                        }
+                    }
                     Destination::Port(p) => {
                         // Back out of the ingress: the answer to a refused request.
                         if usize::from(p.0) == port {
@@ -711,6 +762,33 @@ fn delivers_as_the_model(
             );
         }
         prop_assert_eq!(&observed.cpu, &cpu, "headers to the CPU");
+
+        // The mailbox, emptied over the CSR bus as the firmware does: the
+        // model's holds the first TLPs for the CPU in offer order, the RTL's
+        // in the order the ports took turns, so both lose the same number
+        // when it fills, and each port's TLPs in the RTL's are the first of
+        // those it sent, whole; with nothing lost, they are the model's.
+        let mut bus = TopBus(rtl);
+        let got = common::top::empty_mailbox(&mut bus);
+        let rtl = bus.0;
+        let want = common::top::empty_mailbox(&mut window);
+        prop_assert_eq!(got.lost, want.lost, "STATUS.LOST");
+        prop_assert_eq!(got.tlps.len(), want.tlps.len(), "TLPs in the mailbox");
+        for (p, sent) in for_cpu.iter().enumerate() {
+            let queued = got.arrived_on(p as u32);
+            prop_assert!(
+                sent.starts_with(&queued),
+                "port {}'s TLPs in the mailbox {:08x?}, sent {:08x?}",
+                p,
+                queued,
+                sent
+            );
+            if !want.lost {
+                prop_assert_eq!(&queued, &want.arrived_on(p as u32));
+            }
+        }
+
+        let switch = window.switch();
         let mut drops = [0u64; DropReason::ALL.len()];
         for p in 0..PORTS {
             let counters = switch.counters(PortIndex(p as u8)).expect("exists");
@@ -761,7 +839,7 @@ fn delivers_as_the_model(
                 cleared
             );
         }
-        Ok(answered)
+        Ok((answered, got.tlps.len()))
     })
 }
 
@@ -773,6 +851,7 @@ fn switch_top_delivers_as_the_model() {
         ..ProptestConfig::default()
     });
     let answered = AtomicUsize::new(0);
+    let mailboxed = AtomicUsize::new(0);
     let cases = (
         setup(),
         prop::collection::vec(offer(), TLPS),
@@ -780,8 +859,9 @@ fn switch_top_delivers_as_the_model() {
         0u32..1 << PORTS,
     );
     let result = runner.run(&cases, |(setup, offers, seed, cleared)| {
-        let n = delivers_as_the_model(setup, offers, seed, cleared)?;
+        let (n, queued) = delivers_as_the_model(setup, offers, seed, cleared)?;
         answered.fetch_add(n, Ordering::Relaxed);
+        mailboxed.fetch_add(queued, Ordering::Relaxed);
         Ok(())
     });
     if let Err(failure) = result {
@@ -791,4 +871,426 @@ fn switch_top_delivers_as_the_model() {
         answered.load(Ordering::Relaxed) > 0,
         "no case refused a non-posted request: the answers went untested"
     );
+    assert!(
+        mailboxed.load(Ordering::Relaxed) > 0,
+        "no case sent a TLP to the CPU: the mailbox went untested"
+    );
+}
+
+/// A switch of ports in `roles` with no windows, owners or ID maps and
+/// the bus routes `buses`, programmed through the firmware's driver: the
+/// RTL, and a `CsrWindow` over the model.
+fn switch_of(
+    roles: [Role; PORTS],
+    buses: Vec<Option<Destination>>,
+) -> (CycleDriver<Top>, CsrWindow) {
+    let setup = Setup {
+        ports: roles
+            .into_iter()
+            .enumerate()
+            .map(|(p, role)| PortSetup {
+                role,
+                completer: 0x0a00 | p as u16,
+                windows: Vec::new(),
+                functions: Vec::new(),
+                ids: Vec::new(),
+            })
+            .collect(),
+        routes: Vec::new(),
+        buses,
+    };
+    let driver = CycleDriver::new(Top::default(), |b| &mut b.clock).expect("well formed");
+    let mut rtl = CsrDataPlane::new(TopBus(driver)).expect("the RTL identifies as weft");
+    let mut window = CsrWindow::new(Switch::new(PORTS));
+    let mut model = CsrDataPlane::new(&mut window).expect("the model identifies as weft");
+    program(&mut rtl, &setup);
+    program(&mut model, &setup);
+    (rtl.into_bus().0, window)
+}
+
+/// A host port facing host `host`.
+fn host(host: u16) -> Role {
+    Role::Host {
+        host,
+        proxy: 0x0100 | host << 3,
+    }
+}
+
+/// A configuration request from requester `requester` with tag `tag`,
+/// a write of `data` if there is some, with a digest if `digest`.
+fn config_request(requester: u16, tag: u16, data: Option<u32>, digest: Option<u32>) -> Packet {
+    let direction = if data.is_some() {
+        weft_pcie::tlp::Direction::Write
+    } else {
+        weft_pcie::tlp::Direction::Read
+    };
+    let common = common::tlp::Common {
+        requester,
+        tag,
+        traffic_class: 0,
+        attributes: 0,
+        digest,
+        beyond_header: 0,
+    };
+    let mut packet = common::tlp::packet(
+        &Request::Config(direction, weft_pcie::tlp::ConfigType::Type0),
+        &common,
+        &[],
+    )
+    .expect("a legal configuration request");
+    if let Some(data) = data {
+        packet.payload = data.to_be_bytes().to_vec();
+    }
+    packet
+}
+
+/// A TLP's wire DWs, as the mailbox holds it (PCIe Base 6.0 §2.2.1).
+fn wire_dws(packet: &Packet) -> Vec<u32> {
+    packet
+        .to_bytes()
+        .expect("legal")
+        .chunks(4)
+        .map(|c| u32::from_be_bytes(c.try_into().expect("whole DWs")))
+        .collect()
+}
+
+#[test]
+fn a_host_configuration_request_reaches_the_mailbox_whole() {
+    on_big_stack(|| {
+        // DESIGN.md, "Configuration requests": a host's configuration
+        // requests go to the firmware through the mailbox, as the host sent
+        // them, with the port they came in on; the mailbox's level
+        // interrupt is up while one waits.
+        let (mut rtl, mut window) = switch_of(
+            [Role::Fabric, Role::Disabled, host(0), Role::Disabled],
+            Vec::new(),
+        );
+        let request = config_request(0x0300, 0x2a5, Some(0x1234_5678), Some(0xdead_beef));
+        let enable = weft_regs::csr::mailbox::INT_ENABLE.address(0, 0);
+        let on = weft_regs::csr::mailbox::ON_PENDING.encode(1);
+        let mut bus = TopBus(rtl);
+        bus.write32(enable, on);
+        window.write32(enable, on);
+        rtl = bus.0;
+        assert!(!rtl.block().irq.val(), "nothing waits yet");
+        let tlps = vec![
+            VecDeque::new(),
+            VecDeque::new(),
+            VecDeque::from([request.clone()]),
+            VecDeque::new(),
+        ];
+        let observed = run(&mut rtl, tlps, 1);
+        assert!(observed.egress.iter().all(Vec::is_empty), "nothing leaves");
+        assert!(rtl.block().irq.val(), "a TLP waits for the CPU");
+        window
+            .ingress(PortIndex(2), &request.to_bytes().expect("legal"))
+            .expect("the port exists");
+        let mut bus = TopBus(rtl);
+        let got = common::top::empty_mailbox(&mut bus);
+        let want = common::top::Mailboxed {
+            lost: false,
+            tlps: vec![(2, wire_dws(&request))],
+        };
+        assert_eq!(got, want);
+        assert_eq!(
+            common::top::empty_mailbox(&mut window),
+            want,
+            "the model agrees"
+        );
+        bus.0.run(2).expect("settles");
+        assert!(!bus.0.block().irq.val(), "the mailbox is empty");
+    });
+}
+
+#[test]
+fn tlps_for_the_cpu_on_several_ports_at_once_are_all_queued_in_turn() {
+    on_big_stack(|| {
+        // Every port's host sends two configuration requests at once: all
+        // eight reach the mailbox whole, each port's in order, the ports
+        // taking turns in ascending order (the top's MailboxFeed).
+        let (mut rtl, mut window) = switch_of([host(0), host(1), host(2), host(3)], Vec::new());
+        let mut tlps = vec![VecDeque::new(); PORTS];
+        for (p, queue) in tlps.iter_mut().enumerate() {
+            for k in 0..2u16 {
+                let data = (k == 0).then_some(0x1000_0000 * (p as u32 + 1));
+                queue.push_back(config_request(0x0300 | p as u16, k, data, None));
+            }
+        }
+        let mut want = Vec::new();
+        for k in 0..2 {
+            for (p, queue) in tlps.iter().enumerate() {
+                want.push((p as u32, wire_dws(&queue[k])));
+                window
+                    .ingress(PortIndex(p as u8), &queue[k].to_bytes().expect("legal"))
+                    .expect("the port exists");
+            }
+        }
+        run(&mut rtl, tlps, 2);
+        let got = common::top::empty_mailbox(&mut TopBus(rtl));
+        let want = common::top::Mailboxed {
+            lost: false,
+            tlps: want,
+        };
+        assert_eq!(got, want);
+        assert_eq!(
+            common::top::empty_mailbox(&mut window),
+            want,
+            "the model agrees"
+        );
+    });
+}
+
+#[test]
+fn a_full_mailbox_sets_lost_and_loses_only_the_excess() {
+    on_big_stack(|| {
+        // With no TLP popped, the mailbox holds `capacity::MAILBOX_TLPS`
+        // TLPs: the first ones, whole; the later ones are lost and
+        // STATUS.LOST says so (weft-model's `CsrWindow::queue_for_cpu`).
+        let depth = weft_regs::capacity::MAILBOX_TLPS;
+        let (mut rtl, mut window) = switch_of(
+            [Role::Disabled, host(1), Role::Disabled, Role::Disabled],
+            Vec::new(),
+        );
+        let sent: VecDeque<Packet> = (0..depth as u16 + 3)
+            .map(|k| config_request(0x0300, k, Some(u32::from(k) << 8 | 0x5a), None))
+            .collect();
+        for packet in &sent {
+            window
+                .ingress(PortIndex(1), &packet.to_bytes().expect("legal"))
+                .expect("the port exists");
+        }
+        let mut tlps = vec![VecDeque::new(); PORTS];
+        tlps[1] = sent.clone();
+        run(&mut rtl, tlps, 3);
+        let got = common::top::empty_mailbox(&mut TopBus(rtl));
+        let want = common::top::Mailboxed {
+            lost: true,
+            tlps: sent.iter().take(depth).map(|p| (1, wire_dws(p))).collect(),
+        };
+        assert_eq!(got, want);
+        assert_eq!(
+            common::top::empty_mailbox(&mut window),
+            want,
+            "the model agrees"
+        );
+    });
+}
+
+/// What the egress links saw while the switch ran with no TLP arriving.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Watched {
+    /// TLPs that left, as (egress port, wire bytes), in order.
+    left: Vec<(usize, Vec<u8>)>,
+    /// Credits reported, as (egress port, `egress_consume`, `egress_consume_dws`).
+    consumed: Vec<(usize, u64, u64)>,
+}
+
+/// Runs the switch for `cycles` with every egress link ready, the link
+/// partners' credits as `credits` (posted, non-posted, completion: a bit
+/// per port), and no TLP arriving.
+fn watch(rtl: &mut CycleDriver<Top>, cycles: u64, credits: [u64; 3]) -> Watched {
+    let mut watched = Watched::default();
+    let mut receiving: Vec<Option<([u32; 4], Vec<u32>)>> = vec![None; PORTS];
+    for _ in 0..cycles {
+        let top = rtl.block();
+        top.egress_credit_posted.next = credits[0].into();
+        top.egress_credit_non_posted.next = credits[1].into();
+        top.egress_credit_completion.next = credits[2].into();
+        for i in 0..PORTS {
+            top.egress[i].ready.next = true;
+            top.ingress[i].valid.next = false;
+        }
+        rtl.settle().expect("the switch settles");
+        let top = rtl.block();
+        for (i, open) in receiving.iter_mut().enumerate() {
+            let consume = top.egress_consume[i].val().to_u64();
+            if consume != 0 {
+                let dws = top.egress_consume_dws[i].val().to_u64();
+                watched.consumed.push((i, consume, dws));
+            }
+            let port = &top.egress[i];
+            if !port.valid.val() {
+                continue;
+            }
+            let header = [
+                port.dw0.val().to_u32(),
+                port.dw1.val().to_u32(),
+                port.dw2.val().to_u32(),
+                port.dw3.val().to_u32(),
+            ];
+            let leaving = open.get_or_insert_with(|| (header, Vec::new()));
+            let used = if port.eop.val() {
+                DWS_PER_BEAT - (port.empty.val().to_u64() as usize).min(DWS_PER_BEAT)
+            } else {
+                DWS_PER_BEAT
+            };
+            let bus = port.payload.val();
+            leaving
+                .1
+                .extend((0..used).map(|k| bus.get_bits::<32>(W - 32 * (k + 1)).to_u32()));
+            if port.eop.val() {
+                let (header, payload) = open.take().expect("opened");
+                watched.left.push((i, wire(header, &payload)));
+            }
+        }
+        rtl.tick().expect("the switch settles");
+    }
+    watched
+}
+
+/// Every credit at every link partner.
+const ALL_CREDITS: [u64; 3] = [(1 << PORTS) - 1; 3];
+
+#[test]
+fn an_injected_configuration_request_leaves_on_its_port_and_is_answered_into_the_mailbox() {
+    on_big_stack(|| {
+        // The CPU's configuration request to the function on port 1's link
+        // leaves there as it was written (weft-model's `Switch::inject`),
+        // taking one non-posted header credit and no data credit (PCIe
+        // Base 6.0 §2.6.1), and counts as sent. The function's completion
+        // comes back on that link, is routed by its requester ID (§2.2.9)
+        // on bus 0, whose route is the CPU's, and lands in the mailbox.
+        let (mut rtl, mut window) = switch_of(
+            [Role::Disabled, Role::Fabric, Role::Disabled, Role::Disabled],
+            vec![Some(Destination::Cpu)],
+        );
+        let manager = 0x0008;
+        let request = config_request(manager, 0x17, None, None);
+        let bytes = request.to_bytes().expect("legal");
+        let mut bus = TopBus(rtl);
+        common::top::inject(&mut bus, 1, &bytes);
+        common::top::inject(&mut window, 1, &bytes);
+        rtl = bus.0;
+        let watched = watch(&mut rtl, 40, ALL_CREDITS);
+        let sent: Vec<_> = window
+            .take_injected()
+            .into_iter()
+            .map(|d| {
+                let Destination::Port(p) = d.to else {
+                    panic!("the model injects out of a port")
+                };
+                (usize::from(p.0), d.packet.to_bytes().expect("legal"))
+            })
+            .collect();
+        assert_eq!(
+            sent,
+            vec![(1, bytes.clone())],
+            "the model sends it as it is"
+        );
+        assert_eq!(
+            watched,
+            Watched {
+                left: sent,
+                consumed: vec![(1, 1 << CLASS_NON_POSTED, 0)],
+            }
+        );
+
+        let completion = Packet::new(
+            Header {
+                digest_present: false,
+                poisoned: false,
+                body: Body::Completion(Completion {
+                    locked: false,
+                    traffic_class: TrafficClass::from_bits(0),
+                    attributes: attributes(0),
+                    completer: Bdf(0x0300),
+                    status: CompletionStatus::Successful,
+                    byte_count_modified: false,
+                    byte_count: 4,
+                    requester: Bdf(manager),
+                    tag: Tag::new(0x17).expect("10 bits"),
+                    lower_address: 0,
+                    data_dw: Some(1),
+                }),
+            },
+            vec![0x12, 0x34, 0x56, 0x78],
+        );
+        window
+            .ingress(PortIndex(1), &completion.to_bytes().expect("legal"))
+            .expect("the port exists");
+        let tlps = vec![
+            VecDeque::new(),
+            VecDeque::from([completion.clone()]),
+            VecDeque::new(),
+            VecDeque::new(),
+        ];
+        run(&mut rtl, tlps, 4);
+        let mut plane = CsrDataPlane::new(TopBus(rtl)).expect("the RTL identifies as weft");
+        let model = window
+            .switch()
+            .counters(PortIndex(1))
+            .expect("exists")
+            .clone();
+        for e in 0..counter::NAMES.len() as u32 {
+            if e != counter::STALL_CYCLES {
+                let got = plane.read_counter(PortIndex(1), e).expect("a counter");
+                assert_eq!(got, model.entry(e).expect("an entry"), "counter {e}");
+            }
+        }
+        let got = common::top::empty_mailbox(plane.bus());
+        let want = common::top::Mailboxed {
+            lost: false,
+            tlps: vec![(1, wire_dws(&completion))],
+        };
+        assert_eq!(got, want);
+        assert_eq!(
+            common::top::empty_mailbox(&mut window),
+            want,
+            "the model agrees"
+        );
+    });
+}
+
+#[test]
+fn an_injected_tlp_waits_for_credit_of_its_class() {
+    on_big_stack(|| {
+        // A posted write of 6 DWs (two beats on this bus) for port 2's link
+        // waits while its link partner has no posted credit, though it has
+        // every other, and leaves once it has: one posted header credit and
+        // 6 DWs of data reported as it is committed (§2.6.1).
+        let (mut rtl, _window) = switch_of(
+            [Role::Disabled, Role::Disabled, Role::Fabric, Role::Disabled],
+            Vec::new(),
+        );
+        let common = common::tlp::Common {
+            requester: 0x0008,
+            tag: 0,
+            traffic_class: 0,
+            attributes: 0,
+            digest: None,
+            beyond_header: 0,
+        };
+        let write = common::tlp::packet(
+            &Request::Memory {
+                op: MemoryOp::Write,
+                probe: common::Probe::Anywhere(0x12_3456_7000),
+                length_dw: 6,
+                hint: None,
+            },
+            &common,
+            &[],
+        )
+        .expect("a legal write");
+        let write = Packet {
+            payload: (0u8..24).collect(),
+            ..write
+        };
+        let bytes = write.to_bytes().expect("legal");
+        let mut bus = TopBus(rtl);
+        common::top::inject(&mut bus, 2, &bytes);
+        rtl = bus.0;
+        let no_posted = [ALL_CREDITS[0] & !(1 << 2), ALL_CREDITS[1], ALL_CREDITS[2]];
+        assert_eq!(
+            watch(&mut rtl, 40, no_posted),
+            Watched::default(),
+            "it waits"
+        );
+        assert_eq!(
+            watch(&mut rtl, 40, ALL_CREDITS),
+            Watched {
+                left: vec![(2, bytes)],
+                consumed: vec![(2, 1 << CLASS_POSTED, 6)],
+            }
+        );
+    });
 }

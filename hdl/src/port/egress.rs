@@ -31,6 +31,15 @@
 //! sends the answer as it refuses the request. They count as sent like
 //! any TLP leaving here, as the model counts them.
 //!
+//! Last before the link, the TLP the management CPU injects for this port
+//! (`injected`) joins between TLPs ([`InjectMerge`]), as it is (no egress
+//! translation, whatever ENABLE and the role say: weft-model's
+//! `Switch::inject`), once the link partner has credit for its class
+//! (`posted_credit`, `non_posted_credit`, `completion_credit`) and neither
+//! the switching core nor an error completion reports credits in that
+//! cycle; it reports its own on `inject_consume` and `inject_consume_dws`,
+//! and counts as sent.
+//!
 //! The host's outstanding-request table is not attached here: the stage is
 //! told that no fabric tag is in flight, so every completion for the host
 //! is dropped as UnexpectedCompletion (`crate::port::ingress` forwards host
@@ -44,8 +53,10 @@ use crate::csr::CsrTarget;
 use crate::header_decode::{HeaderDecoder, WIRE_BYTES_BITS};
 use crate::port::digest::DigestStrip;
 use crate::port::error_completions::ErrorCompletionQueue;
+use crate::port::injected::InjectMerge;
 use crate::port::registers::ROLE_BITS;
 use crate::stream::{TlpSink, TlpSource};
+use crate::switching::LENGTH_BITS;
 use crate::tables::id_map::ID_BITS;
 use crate::tables::outstanding::TAG_BITS;
 use crate::translate::endpoint_ingress::HOST_BITS;
@@ -101,11 +112,22 @@ pub struct PortEgress<const W: usize> {
     pub core_consumes: Signal<In, Bit>,
     /// A one-cycle pulse: an error completion is committed to the link, one completion header credit.
     pub response_consume: Signal<Out, Bit>,
+    /// The TLP the management CPU injects for this link.
+    pub injected: TlpSink<W>,
+    /// The link partner has credit for a posted TLP.
+    pub posted_credit: Signal<In, Bit>,
+    /// The link partner has credit for a non-posted TLP.
+    pub non_posted_credit: Signal<In, Bit>,
+    /// A one-cycle pulse on the class bit of the injected TLP committed to the link.
+    pub inject_consume: Signal<Out, Bits<3>>,
+    /// Its data length in DW.
+    pub inject_consume_dws: Signal<Out, Bits<LENGTH_BITS>>,
     stage: HostEgress<{ capacity::BOUND_FUNCTIONS_PER_HOST }>,
     wires: VirtualWires<{ capacity::BOUND_FUNCTIONS_PER_HOST }>,
     leaving: HeaderDecoder,
     strip: DigestStrip<W>,
     responses: ErrorCompletionQueue<W>,
+    merge: InjectMerge<W>,
     waited: DFF<Bit>,
     forwarding: DFF<Bit>,
     discarding: DFF<Bit>,
@@ -152,11 +174,17 @@ impl<const W: usize> PortEgress<W> {
             completion_credit: Default::default(),
             core_consumes: Default::default(),
             response_consume: Default::default(),
+            injected: Default::default(),
+            posted_credit: Default::default(),
+            non_posted_credit: Default::default(),
+            inject_consume: Default::default(),
+            inject_consume_dws: Default::default(),
             stage: HostEgress::new(port),
             wires: Default::default(),
             leaving: Default::default(),
             strip: Default::default(),
             responses: Default::default(),
+            merge: Default::default(),
             waited: Default::default(),
             forwarding: Default::default(),
             discarding: Default::default(),
@@ -282,16 +310,45 @@ impl<const W: usize> Logic for PortEgress<W> {
         self.responses.credit.next = self.completion_credit.val();
         self.responses.other_consume.next = self.core_consumes.val();
         self.response_consume.next = self.responses.consume.val();
-        self.link.valid.next = self.responses.downstream.valid.val();
-        self.link.sop.next = self.responses.downstream.sop.val();
-        self.link.eop.next = self.responses.downstream.eop.val();
-        self.link.empty.next = self.responses.downstream.empty.val();
-        self.link.dw0.next = self.responses.downstream.dw0.val();
-        self.link.dw1.next = self.responses.downstream.dw1.val();
-        self.link.dw2.next = self.responses.downstream.dw2.val();
-        self.link.dw3.next = self.responses.downstream.dw3.val();
-        self.link.payload.next = self.responses.downstream.payload.val();
-        self.responses.downstream.ready.next = self.link.ready.val();
+        self.merge.upstream.valid.next = self.responses.downstream.valid.val();
+        self.merge.upstream.sop.next = self.responses.downstream.sop.val();
+        self.merge.upstream.eop.next = self.responses.downstream.eop.val();
+        self.merge.upstream.empty.next = self.responses.downstream.empty.val();
+        self.merge.upstream.dw0.next = self.responses.downstream.dw0.val();
+        self.merge.upstream.dw1.next = self.responses.downstream.dw1.val();
+        self.merge.upstream.dw2.next = self.responses.downstream.dw2.val();
+        self.merge.upstream.dw3.next = self.responses.downstream.dw3.val();
+        self.merge.upstream.payload.next = self.responses.downstream.payload.val();
+        self.responses.downstream.ready.next = self.merge.upstream.ready.val();
+
+        // The CPU's injected TLP, between TLPs.
+        self.merge.clock.next = self.clock.val();
+        self.merge.injected.valid.next = self.injected.valid.val();
+        self.merge.injected.sop.next = self.injected.sop.val();
+        self.merge.injected.eop.next = self.injected.eop.val();
+        self.merge.injected.empty.next = self.injected.empty.val();
+        self.merge.injected.dw0.next = self.injected.dw0.val();
+        self.merge.injected.dw1.next = self.injected.dw1.val();
+        self.merge.injected.dw2.next = self.injected.dw2.val();
+        self.merge.injected.dw3.next = self.injected.dw3.val();
+        self.merge.injected.payload.next = self.injected.payload.val();
+        self.injected.ready.next = self.merge.injected.ready.val();
+        self.merge.credit_posted.next = self.posted_credit.val();
+        self.merge.credit_non_posted.next = self.non_posted_credit.val();
+        self.merge.credit_completion.next = self.completion_credit.val();
+        self.merge.other_consume.next = self.core_consumes.val() | self.responses.consume.val();
+        self.inject_consume.next = self.merge.consume.val();
+        self.inject_consume_dws.next = self.merge.consume_dws.val();
+        self.link.valid.next = self.merge.downstream.valid.val();
+        self.link.sop.next = self.merge.downstream.sop.val();
+        self.link.eop.next = self.merge.downstream.eop.val();
+        self.link.empty.next = self.merge.downstream.empty.val();
+        self.link.dw0.next = self.merge.downstream.dw0.val();
+        self.link.dw1.next = self.merge.downstream.dw1.val();
+        self.link.dw2.next = self.merge.downstream.dw2.val();
+        self.link.dw3.next = self.merge.downstream.dw3.val();
+        self.link.payload.next = self.merge.downstream.payload.val();
+        self.merge.downstream.ready.next = self.link.ready.val();
 
         // What the link takes, for the counters.
         self.leaving.dw0.next = self.link.dw0.val();

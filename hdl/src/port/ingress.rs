@@ -49,6 +49,14 @@
 //! `response_room` says the egress can queue its answer; until then it
 //! waits on the link (`link.ready` low), so no answer is lost.
 //!
+//! **To the CPU.** A TLP for the CPU, or forwarded and copied to it,
+//! leaves the link only as fast as the management path takes it: each of
+//! its beats is offered on `cpu_offer` (the first with the header as the
+//! CPU gets it on `core`) and taken only with `cpu_take`, once the
+//! mailbox holds the beat's DWs ([`crate::top::MailboxFeed`]). Until then it
+//! waits on the link, so a TLP for the CPU is never lost while another
+//! port's is queued.
+//!
 //! **Counting.** As its first beat is taken, every TLP but a malformed one
 //! (only a drop, as weft-model counts it) pulses `received` with its class
 //! and bytes on the wire as it arrived, whatever becomes of it: the
@@ -92,6 +100,14 @@ pub struct PortIngress<const W: usize, const N: usize> {
     pub to_cpu: Signal<Out, Bit>,
     /// The TLP whose first beat is taken is also copied to the CPU, as its header on `core` says.
     pub copy_to_cpu: Signal<Out, Bit>,
+    /// A beat of a TLP for the CPU (or copied to it) waits on the link for
+    /// `cpu_take`; with its first beat, the header as the CPU gets it is on `core`.
+    pub cpu_offer: Signal<Out, Bit>,
+    /// With the first beat's `cpu_offer`: the TLP goes to the CPU twice
+    /// (routed there, and copied as an error message, as weft-model delivers it).
+    pub cpu_twice: Signal<Out, Bit>,
+    /// The management path holds every DW of the beat offered: the link may take it.
+    pub cpu_take: Signal<In, Bit>,
     /// The TLP whose first beat is taken is dropped, for `drop_reason`.
     pub dropped: Signal<Out, Bit>,
     /// Why: the index of the reason in weft-model's `DropReason::ALL`.
@@ -146,6 +162,7 @@ pub struct PortIngress<const W: usize, const N: usize> {
     waited: DFF<Bits<2>>,
     forwarding: DFF<Bit>,
     discarding: DFF<Bit>,
+    copying: DFF<Bit>,
     this_port: Constant<Bits<ROUTE_PORT_BITS>>,
     port_count: Constant<Bits<ROUTE_PORT_BITS>>,
     role_host: Constant<Bits<ROLE_BITS>>,
@@ -175,6 +192,7 @@ pub struct PortIngress<const W: usize, const N: usize> {
     cpu: Signal<Local, Bit>,
     reason: Signal<Local, Bits<DROP_REASON_BITS>>,
     taken: Signal<Local, Bit>,
+    cpu_hold: Signal<Local, Bit>,
     header_dw0: Signal<Local, Bits<32>>,
     header_dw1: Signal<Local, Bits<32>>,
     header_dw2: Signal<Local, Bits<32>>,
@@ -203,6 +221,9 @@ impl<const W: usize, const N: usize> PortIngress<W, N> {
             core_class: Default::default(),
             to_cpu: Default::default(),
             copy_to_cpu: Default::default(),
+            cpu_offer: Default::default(),
+            cpu_twice: Default::default(),
+            cpu_take: Default::default(),
             dropped: Default::default(),
             drop_reason: Default::default(),
             received: Default::default(),
@@ -236,6 +257,7 @@ impl<const W: usize, const N: usize> PortIngress<W, N> {
             waited: Default::default(),
             forwarding: Default::default(),
             discarding: Default::default(),
+            copying: Default::default(),
             this_port: Constant::new(port.to_bits()),
             port_count: Constant::new(N.to_bits()),
             role_host: role(port::ROLE_HOST),
@@ -265,6 +287,7 @@ impl<const W: usize, const N: usize> PortIngress<W, N> {
             cpu: Default::default(),
             reason: Default::default(),
             taken: Default::default(),
+            cpu_hold: Default::default(),
             header_dw0: Default::default(),
             header_dw1: Default::default(),
             header_dw2: Default::default(),
@@ -276,7 +299,7 @@ impl<const W: usize, const N: usize> PortIngress<W, N> {
 impl<const W: usize, const N: usize> Logic for PortIngress<W, N> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, waited, forwarding, discarding);
+        dff_setup!(self, clock, waited, forwarding, discarding, copying);
         self.host.clock.next = self.clock.val();
         self.endpoint.clock.next = self.clock.val();
         self.id_map.clock.next = self.clock.val();
@@ -461,8 +484,17 @@ impl<const W: usize, const N: usize> Logic for PortIngress<W, N> {
         self.strip.upstream.dw3.next = self.header_dw3.val();
         self.core_egress.next = self.route_port.val().get_bits::<PORT_BITS>(0);
         self.core_class.next = self.routed.flow_class.val();
-        self.strip.upstream.valid.next = (self.link.valid.val() & self.forwarding.q.val())
-            | (self.first.val() & self.decided.val() & self.forward.val());
+        // A beat of a TLP for the CPU moves only once the management path holds it.
+        self.cpu_offer.next = self.copying.q.val() & self.link.valid.val();
+        self.cpu_twice.next = false;
+        if self.first.val() & self.decided.val() & (self.cpu.val() | self.stage_copy.val()) {
+            self.cpu_offer.next = true;
+            self.cpu_twice.next = self.cpu.val() & self.stage_copy.val();
+        }
+        self.cpu_hold.next = self.cpu_offer.val() & !self.cpu_take.val();
+        self.strip.upstream.valid.next = ((self.link.valid.val() & self.forwarding.q.val())
+            | (self.first.val() & self.decided.val() & self.forward.val()))
+            & !self.cpu_hold.val();
         // The answer to a request dropped here, from its header as received.
         self.answer.dropped.next =
             self.first.val() & self.decided.val() & !self.forward.val() & !self.cpu.val();
@@ -483,6 +515,9 @@ impl<const W: usize, const N: usize> Logic for PortIngress<W, N> {
         if self.first.val() & self.decided.val() {
             self.link.ready.next = (self.forward.val() & self.strip.upstream.ready.val())
                 | (!self.forward.val() & (!self.answer.respond.val() | self.response_room.val()));
+        }
+        if self.cpu_hold.val() {
+            self.link.ready.next = false;
         }
         // The digest DW leaves with TD (§2.7.1): a rewritten header clears it.
         self.strip.clock.next = self.clock.val();
@@ -520,6 +555,7 @@ impl<const W: usize, const N: usize> Logic for PortIngress<W, N> {
         if self.taken.val() & !self.link.eop.val() {
             self.forwarding.d.next = self.forward.val();
             self.discarding.d.next = !self.forward.val();
+            self.copying.d.next = self.cpu.val() | self.stage_copy.val();
         }
         if (self.forwarding.q.val() | self.discarding.q.val())
             & self.link.valid.val()
@@ -528,6 +564,7 @@ impl<const W: usize, const N: usize> Logic for PortIngress<W, N> {
         {
             self.forwarding.d.next = false;
             self.discarding.d.next = false;
+            self.copying.d.next = false;
         }
     }
 }

@@ -7,10 +7,12 @@ pub mod digest;
 pub mod egress;
 pub mod error_completions;
 pub mod ingress;
+pub mod injected;
 pub mod registers;
 
 pub use digest::DigestStrip;
 pub use egress::PortEgress;
 pub use error_completions::ErrorCompletionQueue;
 pub use ingress::PortIngress;
+pub use injected::InjectMerge;
 pub use registers::PortRegisters;

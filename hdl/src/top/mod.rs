@@ -1,4 +1,4 @@
-//! The whole switch's data plane: every port's ingress pipeline, the switching core, every port's egress, under one CSR bus.
+//! The whole switch's data plane: every port's ingress pipeline, the switching core, every port's egress and the management CPU's mailbox and injector, under one CSR bus.
 //!
 //! This is weft-model's `Switch` in RTL (DESIGN.md, "Data plane"): per
 //! port, ingress parse → classify → translate by the port's role → route
@@ -15,8 +15,30 @@
 //!
 //! What leaves for the management CPU, what is copied to it and what is
 //! dropped (with the reason, weft-model's `DropReason::ALL` index) shows
-//! as one-cycle pulses per port, with the header as it goes to the CPU:
-//! the input of the mailbox. A write of a port's LINK register leaves as
+//! as one-cycle pulses per port, with the header as it goes to the CPU.
+//!
+//! **The CPU's side** (DESIGN.md, "Configuration requests", "Management
+//! path"). Every TLP weft-model's `Switch` delivers to `Destination::Cpu`
+//! (a host's configuration requests and messages, what a route sends to
+//! the CPU, such as the completions of the CPU's own requests, and the
+//! copies of error messages) is queued whole, with its ingress port, in
+//! the one [`Mailbox`] the CPU reads over the CSR bus: the ports take
+//! turns ([`MailboxFeed`]: round robin, each port's TLPs in order), and a
+//! port's TLP waits on its link while another's is queued, so nothing is
+//! lost before the mailbox; a full mailbox loses a TLP with STATUS.LOST as
+//! weft-model's `CsrWindow::queue_for_cpu` does. The one exception: a TLP
+//! the model delivers twice (an error message routed to the CPU and also
+//! copied there) that is longer than one beat is queued once, its second
+//! delivery counted in STATUS.LOST. The TLP the CPU writes into the
+//! [`Inject`]or and sends leaves on the egress of SEND.PORT as it is (no
+//! egress translation: weft-model's `Switch::inject`), gathered into beats
+//! ([`InjectBeats`]) and let in between that port's TLPs once its link
+//! partner has credit for its class, its credits reported on
+//! `egress_consume` and itself counted as sent
+//! ([`crate::port::InjectMerge`]). `irq` is the mailbox's and the
+//! injector's level interrupt.
+//!
+//! A write of a port's LINK register leaves as
 //! a one-cycle pulse on its `link_hot_reset` or `link_retrain`, for the
 //! link's hard IP adapter.
 //!
@@ -38,18 +60,23 @@
 //!
 //! Not attached yet: the outstanding-request table (host ports' non-posted
 //! requests keep the host's tag, and completions for a host are dropped
-//! as UnexpectedCompletion), CONTROL.RETURN_TO_INGRESS and ABANDON, the mailbox and the injector
-//! (the CPU's side of the pulses above), and dropping TLPs longer than a
-//! switching slot or whose length disagrees with their header.
+//! as UnexpectedCompletion), CONTROL.RETURN_TO_INGRESS and ABANDON, and
+//! dropping TLPs longer than a switching slot or whose length disagrees
+//! with their header.
 
 mod identity;
+mod inject_beats;
+mod mailbox_feed;
 
 pub use identity::Identity;
+pub use inject_beats::InjectBeats;
+pub use mailbox_feed::MailboxFeed;
 
 use rust_hdl::prelude::*;
 
 use crate::counters::{CounterControl, PortCounters};
 use crate::csr::CsrTarget;
+use crate::management::{Inject, Mailbox};
 use crate::port::{PortEgress, PortIngress, PortRegisters};
 use crate::stream::{TlpSink, TlpSource};
 use crate::switching::gather::Gather;
@@ -65,7 +92,8 @@ use crate::translate::host_ingress::DROP_REASON_BITS;
 /// egress discards what is routed to it (PortDisabled). An error completion
 /// a port sends back on its link waits for completion credit and reports
 /// its one completion header (no data) on `egress_consume`, in a cycle the
-/// core reports nothing for that egress.
+/// core reports nothing for that egress; so does a TLP the CPU injects,
+/// with its own class and length, in a cycle neither reports anything.
 #[derive(LogicBlock)]
 pub struct SwitchTop<const W: usize, const N: usize> {
     /// The clock.
@@ -114,6 +142,10 @@ pub struct SwitchTop<const W: usize, const N: usize> {
     /// Per port: a one-cycle pulse asking the link's hard IP adapter to
     /// retrain the link (LINK.RETRAIN, Retrain Link of §7.5.3.7).
     pub link_retrain: [Signal<Out, Bit>; N],
+    /// The data plane's interrupt to the management CPU, level-sensitive:
+    /// the mailbox's or the injector's `INT_PENDING.RAISED` (weft-model's
+    /// `CsrWindow::interrupt`).
+    pub irq: Signal<Out, Bit>,
     identity: Identity<N>,
     registers: [PortRegisters; N],
     ports_in: [PortIngress<W, N>; N],
@@ -122,6 +154,10 @@ pub struct SwitchTop<const W: usize, const N: usize> {
     enabled: Gather<N>,
     counters: [PortCounters; N],
     counter_control: CounterControl,
+    cpu_mailbox: Mailbox,
+    mailbox_feed: MailboxFeed<W, N>,
+    inject: Inject,
+    inject_beats: InjectBeats<W>,
     completion_consumed: Constant<Bits<3>>,
 }
 
@@ -149,6 +185,7 @@ impl<const W: usize, const N: usize> Default for SwitchTop<W, N> {
             egress_drop_reason: std::array::from_fn(|_| Default::default()),
             link_hot_reset: std::array::from_fn(|_| Default::default()),
             link_retrain: std::array::from_fn(|_| Default::default()),
+            irq: Default::default(),
             identity: Default::default(),
             registers: std::array::from_fn(|i| PortRegisters::new(i as u32)),
             ports_in: std::array::from_fn(|i| PortIngress::new(i as u32)),
@@ -157,6 +194,10 @@ impl<const W: usize, const N: usize> Default for SwitchTop<W, N> {
             enabled: Default::default(),
             counters: std::array::from_fn(|i| PortCounters::new(i as u32)),
             counter_control: Default::default(),
+            cpu_mailbox: Default::default(),
+            mailbox_feed: Default::default(),
+            inject: Inject::new(N),
+            inject_beats: Default::default(),
             completion_consumed: Constant::new((1u64 << CLASS_COMPLETION).to_bits()),
         }
     }
@@ -182,6 +223,43 @@ impl<const W: usize, const N: usize> Logic for SwitchTop<W, N> {
             self.csr.read_valid.next = true;
             self.csr.read_data.next = self.counter_control.csr.read_data.val();
         }
+
+        // What the ports send to the CPU, one TLP at a time into the mailbox.
+        self.cpu_mailbox.clock.next = self.clock.val();
+        self.mailbox_feed.clock.next = self.clock.val();
+        self.cpu_mailbox.csr.address.next = self.csr.address.val();
+        self.cpu_mailbox.csr.write.next = self.csr.write.val();
+        self.cpu_mailbox.csr.write_data.next = self.csr.write_data.val();
+        self.cpu_mailbox.csr.read.next = self.csr.read.val();
+        if self.cpu_mailbox.csr.read_valid.val() {
+            self.csr.read_valid.next = true;
+            self.csr.read_data.next = self.cpu_mailbox.csr.read_data.val();
+        }
+        self.cpu_mailbox.push.next = self.mailbox_feed.push.val();
+        self.cpu_mailbox.push_first.next = self.mailbox_feed.push_first.val();
+        self.cpu_mailbox.push_last.next = self.mailbox_feed.push_last.val();
+        self.cpu_mailbox.push_dw.next = self.mailbox_feed.push_dw.val();
+        self.cpu_mailbox.push_port.next = self.mailbox_feed.push_port.val();
+        self.cpu_mailbox.lose.next = self.mailbox_feed.lose.val();
+
+        // The CPU's injected TLP, gathered into beats for the egress it names.
+        self.inject.clock.next = self.clock.val();
+        self.inject_beats.clock.next = self.clock.val();
+        self.inject.csr.address.next = self.csr.address.val();
+        self.inject.csr.write.next = self.csr.write.val();
+        self.inject.csr.write_data.next = self.csr.write_data.val();
+        self.inject.csr.read.next = self.csr.read.val();
+        if self.inject.csr.read_valid.val() {
+            self.csr.read_valid.next = true;
+            self.csr.read_data.next = self.inject.csr.read_data.val();
+        }
+        self.inject_beats.valid.next = self.inject.valid.val();
+        self.inject_beats.dw.next = self.inject.dw.val();
+        self.inject_beats.last.next = self.inject.last.val();
+        self.inject_beats.port_in.next = self.inject.port.val();
+        self.inject.ready.next = self.inject_beats.ready.val();
+        self.inject_beats.beats.ready.next = false;
+        self.irq.next = self.cpu_mailbox.irq.val() | self.inject.irq.val();
         // A port that passes no traffic discards what is routed to it, credits or not.
         self.core.egress_credit_posted.next =
             self.egress_credit_posted.val() | !self.enabled.vector.val();
@@ -281,6 +359,18 @@ impl<const W: usize, const N: usize> Logic for SwitchTop<W, N> {
             self.cpu_dw1[i].next = self.ports_in[i].core.dw1.val();
             self.cpu_dw2[i].next = self.ports_in[i].core.dw2.val();
             self.cpu_dw3[i].next = self.ports_in[i].core.dw3.val();
+            self.mailbox_feed.offer[i].next = self.ports_in[i].cpu_offer.val();
+            self.mailbox_feed.twice[i].next = self.ports_in[i].cpu_twice.val();
+            self.mailbox_feed.dw0[i].next = self.ports_in[i].core.dw0.val();
+            self.mailbox_feed.dw1[i].next = self.ports_in[i].core.dw1.val();
+            self.mailbox_feed.dw2[i].next = self.ports_in[i].core.dw2.val();
+            self.mailbox_feed.dw3[i].next = self.ports_in[i].core.dw3.val();
+            self.mailbox_feed.eop[i].next = self.ingress[i].eop.val();
+            self.mailbox_feed.empty[i].next = self.ingress[i].empty.val();
+            self.mailbox_feed.payload[i].next = self.ingress[i].payload.val();
+            self.mailbox_feed.taken[i].next =
+                self.ingress[i].valid.val() & self.ports_in[i].link.ready.val();
+            self.ports_in[i].cpu_take.next = self.mailbox_feed.take[i].val();
             self.ingress_dropped[i].next = self.ports_in[i].dropped.val();
             self.ingress_drop_reason[i].next = self.ports_in[i].drop_reason.val();
 
@@ -324,6 +414,28 @@ impl<const W: usize, const N: usize> Logic for SwitchTop<W, N> {
             if self.ports_out[i].response_consume.val() {
                 self.egress_consume[i].next = self.completion_consumed.val();
                 self.egress_consume_dws[i].next = bits::<LENGTH_BITS>(0);
+            }
+
+            // The CPU's injected TLP to the egress it names, with its credit.
+            self.ports_out[i].injected.valid.next =
+                self.inject_beats.beats.valid.val() & (self.inject_beats.port.val().index() == i);
+            self.ports_out[i].injected.sop.next = self.inject_beats.beats.sop.val();
+            self.ports_out[i].injected.eop.next = self.inject_beats.beats.eop.val();
+            self.ports_out[i].injected.empty.next = self.inject_beats.beats.empty.val();
+            self.ports_out[i].injected.dw0.next = self.inject_beats.beats.dw0.val();
+            self.ports_out[i].injected.dw1.next = self.inject_beats.beats.dw1.val();
+            self.ports_out[i].injected.dw2.next = self.inject_beats.beats.dw2.val();
+            self.ports_out[i].injected.dw3.next = self.inject_beats.beats.dw3.val();
+            self.ports_out[i].injected.payload.next = self.inject_beats.beats.payload.val();
+            if self.inject_beats.port.val().index() == i {
+                self.inject_beats.beats.ready.next = self.ports_out[i].injected.ready.val();
+            }
+            self.ports_out[i].posted_credit.next = self.egress_credit_posted.val().get_bit(i);
+            self.ports_out[i].non_posted_credit.next =
+                self.egress_credit_non_posted.val().get_bit(i);
+            if self.ports_out[i].inject_consume.val().any() {
+                self.egress_consume[i].next = self.ports_out[i].inject_consume.val();
+                self.egress_consume_dws[i].next = self.ports_out[i].inject_consume_dws.val();
             }
             self.egress_dropped[i].next = self.ports_out[i].dropped.val();
             self.egress_drop_reason[i].next = self.ports_out[i].drop_reason.val();

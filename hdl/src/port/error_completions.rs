@@ -26,6 +26,8 @@
 
 use rust_hdl::prelude::*;
 
+use super::boundary::TlpBoundary;
+
 use crate::stream::{TlpSink, TlpSource, EMPTY_BITS};
 
 /// Error completions a port can hold before its ingress must wait.
@@ -64,8 +66,7 @@ pub struct ErrorCompletionQueue<const W: usize> {
     dw2: [DFF<Bits<32>>; DEPTH],
     head: DFF<Bits<POINTER_BITS>>,
     count: DFF<Bits<COUNT_BITS>>,
-    mid_tlp: DFF<Bit>,
-    offered: DFF<Bit>,
+    boundary: TlpBoundary,
     sending: DFF<Bit>,
     full: Constant<Bits<COUNT_BITS>>,
     all_empty: Constant<Bits<EMPTY_BITS>>,
@@ -93,8 +94,7 @@ impl<const W: usize> Default for ErrorCompletionQueue<W> {
             dw2: Default::default(),
             head: Default::default(),
             count: Default::default(),
-            mid_tlp: Default::default(),
-            offered: Default::default(),
+            boundary: Default::default(),
             sending: Default::default(),
             full: Constant::new(DEPTH.to_bits()),
             // A header-only TLP: one beat, every payload DW empty (crate::stream).
@@ -109,7 +109,7 @@ impl<const W: usize> Default for ErrorCompletionQueue<W> {
 impl<const W: usize> Logic for ErrorCompletionQueue<W> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, head, count, mid_tlp, offered, sending);
+        dff_setup!(self, clock, head, count, sending);
         for k in 0..DEPTH {
             self.dw0[k].clock.next = self.clock.val();
             self.dw1[k].clock.next = self.clock.val();
@@ -124,8 +124,7 @@ impl<const W: usize> Logic for ErrorCompletionQueue<W> {
         // At a TLP boundary, nothing offered yet: commit the oldest completion.
         self.commit.next = (self.count.q.val() != 0)
             & !self.sending.q.val()
-            & !self.mid_tlp.q.val()
-            & !self.offered.q.val()
+            & self.boundary.free.val()
             & self.credit.val()
             & !self.other_consume.val();
         self.consume.next = self.commit.val();
@@ -161,20 +160,14 @@ impl<const W: usize> Logic for ErrorCompletionQueue<W> {
         self.popped.next = self.sending.q.val() & self.downstream.ready.val();
 
         // Where the port's own stream stands: inside a TLP, or its first beat offered.
-        if self.upstream.valid.val() & self.upstream.ready.val() & self.upstream.sop.val() {
-            self.mid_tlp.d.next = !self.upstream.eop.val();
-        }
-        if self.mid_tlp.q.val()
-            & self.upstream.valid.val()
-            & self.upstream.ready.val()
-            & self.upstream.eop.val()
-        {
-            self.mid_tlp.d.next = false;
-        }
-        self.offered.d.next = self.downstream.valid.val()
-            & !self.downstream.ready.val()
-            & !self.sending.q.val()
-            & !self.mid_tlp.q.val();
+        self.boundary.clock.next = self.clock.val();
+        self.boundary.upstream_valid.next = self.upstream.valid.val();
+        self.boundary.upstream_ready.next = self.upstream.ready.val();
+        self.boundary.upstream_sop.next = self.upstream.sop.val();
+        self.boundary.upstream_eop.next = self.upstream.eop.val();
+        self.boundary.downstream_valid.next = self.downstream.valid.val();
+        self.boundary.downstream_ready.next = self.downstream.ready.val();
+        self.boundary.sending.next = self.sending.q.val();
 
         // The queue.
         if self.push.val() {

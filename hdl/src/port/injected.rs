@@ -24,6 +24,8 @@
 
 use rust_hdl::prelude::*;
 
+use super::boundary::TlpBoundary;
+
 use crate::header_decode::HeaderDecoder;
 use crate::stream::{TlpSink, TlpSource};
 use crate::switching::{CLASS_NON_POSTED, CLASS_POSTED, LENGTH_BITS};
@@ -52,8 +54,7 @@ pub struct InjectMerge<const W: usize> {
     /// Its data length in DW.
     pub consume_dws: Signal<Out, Bits<LENGTH_BITS>>,
     header: HeaderDecoder,
-    mid_tlp: DFF<Bit>,
-    offered: DFF<Bit>,
+    boundary: TlpBoundary,
     sending: DFF<Bit>,
     posted: Constant<Bits<2>>,
     non_posted: Constant<Bits<2>>,
@@ -75,8 +76,7 @@ impl<const W: usize> Default for InjectMerge<W> {
             consume: Default::default(),
             consume_dws: Default::default(),
             header: Default::default(),
-            mid_tlp: Default::default(),
-            offered: Default::default(),
+            boundary: Default::default(),
             sending: Default::default(),
             posted: Constant::new(CLASS_POSTED.to_bits()),
             non_posted: Constant::new(CLASS_NON_POSTED.to_bits()),
@@ -89,7 +89,7 @@ impl<const W: usize> Default for InjectMerge<W> {
 impl<const W: usize> Logic for InjectMerge<W> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, mid_tlp, offered, sending);
+        dff_setup!(self, clock, sending);
         self.header.dw0.next = self.injected.dw0.val();
         self.header.dw1.next = self.injected.dw1.val();
         self.header.dw2.next = self.injected.dw2.val();
@@ -106,8 +106,7 @@ impl<const W: usize> Logic for InjectMerge<W> {
         self.commit.next = self.injected.valid.val()
             & self.injected.sop.val()
             & !self.sending.q.val()
-            & !self.mid_tlp.q.val()
-            & !self.offered.q.val()
+            & self.boundary.free.val()
             & self.credit.val()
             & !self.other_consume.val();
         self.consume.next = bits::<3>(0);
@@ -147,20 +146,14 @@ impl<const W: usize> Logic for InjectMerge<W> {
         }
 
         // Where the port's own stream stands: inside a TLP, or its first beat offered.
-        if self.upstream.valid.val() & self.upstream.ready.val() & self.upstream.sop.val() {
-            self.mid_tlp.d.next = !self.upstream.eop.val();
-        }
-        if self.mid_tlp.q.val()
-            & self.upstream.valid.val()
-            & self.upstream.ready.val()
-            & self.upstream.eop.val()
-        {
-            self.mid_tlp.d.next = false;
-        }
-        self.offered.d.next = self.downstream.valid.val()
-            & !self.downstream.ready.val()
-            & !self.sending.q.val()
-            & !self.mid_tlp.q.val();
+        self.boundary.clock.next = self.clock.val();
+        self.boundary.upstream_valid.next = self.upstream.valid.val();
+        self.boundary.upstream_ready.next = self.upstream.ready.val();
+        self.boundary.upstream_sop.next = self.upstream.sop.val();
+        self.boundary.upstream_eop.next = self.upstream.eop.val();
+        self.boundary.downstream_valid.next = self.downstream.valid.val();
+        self.boundary.downstream_ready.next = self.downstream.ready.val();
+        self.boundary.sending.next = self.sending.q.val();
 
         if self.commit.val() {
             self.sending.d.next = true;

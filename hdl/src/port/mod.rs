@@ -3,6 +3,7 @@
 //! [`crate::top::SwitchTop`] puts one of each per port around the
 //! [`crate::switching::SwitchCore`].
 
+pub mod boundary;
 pub mod digest;
 pub mod egress;
 pub mod error_completions;
@@ -10,6 +11,7 @@ pub mod ingress;
 pub mod injected;
 pub mod registers;
 
+pub use boundary::TlpBoundary;
 pub use digest::DigestStrip;
 pub use egress::PortEgress;
 pub use error_completions::ErrorCompletionQueue;

@@ -15,8 +15,10 @@
 //!
 //! The model still does what the RTL top does not do yet: the management
 //! BAR's in-band register accesses (executed against the window, never
-//! offered to the RTL), the mailbox and the injector (the CPU's TLPs), and
-//! the outstanding-request table of host ports, so a switch with host
+//! offered to the RTL) and the outstanding-request table of host ports.
+//! It also keeps the CPU's mailbox and injector: the RTL top has its own
+//! now, but nothing here reads the RTL's mailbox or writes its injector
+//! (a TLP the RTL queues for the CPU stays there). So a switch with host
 //! ports keeps the model's data plane (`sim::scenario` refuses the RTL
 //! there). The simulated time a TLP spends in the switch stays
 //! [`crate::switch::SWITCH_LATENCY`]: the RTL's cycles are the data plane's

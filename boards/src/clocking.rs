@@ -5,7 +5,7 @@
 //! [`weft_regs::DATA_PLANE_CLOCK_HZ`]) and output 1 the soft core clock
 //! (`weft_core_clk`, [`weft_regs::SOFT_CORE_CLOCK_HZ`]). Both come from one
 //! VCO and rise together, so the soft core's crossing into the data plane
-//! (inside `weft_switch_top`) is a synchronous 1:`SOFT_CORE_CLOCK_DIVISOR`
+//! (inside `weft_chip`) is a synchronous 1:`SOFT_CORE_CLOCK_DIVISOR`
 //! crossing that the timing analysis checks; each hard IP's application
 //! clock is asynchronous to both and reaches them only through the
 //! dual-clock FIFOs. The board's reset and the PLL's loss of lock hold both
@@ -198,7 +198,7 @@ pub fn wrapper_block(board: &Board, reset: &str) -> String {
          // {refclk} ({} MHz) -> PLL: VCO {} MHz = {} MHz x {} / {};\n    \
          // weft_clk = VCO / {} = {} MHz (data plane), weft_core_clk = VCO / {} = {} MHz\n    \
          // (soft core). One VCO, edges aligned: the soft core <-> data plane\n    \
-         // crossing inside weft_switch_top is synchronous and timed. Each hard\n    \
+         // crossing inside weft_chip is synchronous and timed. Each hard\n    \
          // IP's clock is asynchronous to both: only the dual-clock FIFOs cross it.\n    \
          wire weft_clk;\n    wire weft_core_clk;\n    wire weft_pll_locked;\n    \
          wire board_rst = {reset};",

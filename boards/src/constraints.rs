@@ -157,12 +157,12 @@ fn gcd(a: u64, b: u64) -> u64 {
 const CLOCK_GROUPS_NOTE: &str = "\
 # Clock domains. weft_clk (data plane) and weft_core_clk (soft core) come
 # from one PLL VCO with aligned edges: one group, their crossing inside
-# weft_switch_top is timed as synchronous. Each hard IP's application clock
+# weft_chip is timed as synchronous. Each hard IP's application clock
 # is asynchronous to them (and to the other hard IPs): the dual-clock FIFOs
 # cross between them, so those paths are cut.";
 
 /// The Ethernet pins, listed for the record until the management MAC is on
-/// `weft_switch_top`.
+/// `weft_chip`.
 fn ethernet_note(board: &Board, comment: &str) -> String {
     let mut v = String::new();
     if let Some(eth) = &board.ethernet {

@@ -72,8 +72,8 @@ impl std::error::Error for GenerateError {}
 pub const WRAPPER: &str = "weft_board_top.v";
 /// File name of the adapter modules: clock-domain crossing and tile shims.
 pub const ADAPTERS: &str = "weft_board_adapters.v";
-/// File name of the planned switch top's stub, for lint only.
-pub const PLANNED_TOP: &str = "lint/weft_switch_top_planned.v";
+/// File name of the planned chip top's stub, for lint only.
+pub const PLANNED_TOP: &str = "lint/weft_chip_planned.v";
 
 /// The emitted design's Verilog files in `design_dir`, by file name, sorted.
 pub fn design_files(design_dir: &Path) -> Vec<String> {
@@ -89,7 +89,7 @@ pub fn design_files(design_dir: &Path) -> Vec<String> {
 }
 
 /// The files every board gets, buildable or not: the wrapper and its
-/// adapters, the planned switch top, the constraints and the load step.
+/// adapters, the planned chip top, the constraints and the load step.
 pub fn files(board: &Board) -> Vec<File> {
     let file = |name: &str, text: String| File {
         name: name.to_owned(),
@@ -116,7 +116,7 @@ pub fn files(board: &Board) -> Vec<File> {
 
 /// The files that build the bitstream: `build.sh` and the vendor project
 /// script, which list the emitted design's files (`design_files`) and
-/// always `weft_switch_top.v`. Refused while the board file leaves a fact
+/// always `weft_chip.v`. Refused while the board file leaves a fact
 /// a build needs unconfirmed, so no bitstream is ever built on a guessed pin.
 pub fn build_files(board: &Board, design_files: &[String]) -> Result<Vec<File>, GenerateError> {
     let facts = validate::unconfirmed_required(board);
@@ -127,8 +127,8 @@ pub fn build_files(board: &Board, design_files: &[String]) -> Result<Vec<File>, 
         });
     }
     let mut design: Vec<String> = design_files.to_vec();
-    if !design.iter().any(|f| f == "weft_switch_top.v") {
-        design.push("weft_switch_top.v".to_owned());
+    if !design.iter().any(|f| f == "weft_chip.v") {
+        design.push("weft_chip.v".to_owned());
     }
     let project = match board.board.vendor {
         Vendor::Intel => project::quartus_tcl(board, &design),

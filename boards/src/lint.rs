@@ -77,10 +77,10 @@ pub fn verilator_available() -> bool {
 }
 
 /// The Verilog files to lint a board's wrapper with: the wrapper, the
-/// crossing blocks, and `weft_switch_top` from `design_dir` if emitted, else
+/// crossing blocks, and `weft_chip` from `design_dir` if emitted, else
 /// its planned stub.
 pub fn files(board_dir: &Path, design_dir: &Path) -> Vec<PathBuf> {
-    let real_top = design_dir.join("weft_switch_top.v");
+    let real_top = design_dir.join("weft_chip.v");
     let top = if real_top.is_file() {
         real_top
     } else {
@@ -165,5 +165,34 @@ pub fn elaborate(board_dir: &Path, design_dir: &Path) -> Result<(), LintError> {
                 String::from_utf8_lossy(&out.stderr)
             ),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_data_plane_alone_is_not_taken_for_the_chip_top() {
+        // weft-hdl emits `weft_switch_top.v`, the data plane without the
+        // soft core, beside the designs; the wrapper needs `weft_chip`.
+        let dir = std::env::temp_dir().join(format!("weft-lint-files-{}", std::process::id()));
+        let design = dir.join("design");
+        std::fs::create_dir_all(&design).expect("temp dir is writable");
+        std::fs::write(
+            design.join("weft_switch_top.v"),
+            "module weft_switch_top; endmodule\n",
+        )
+        .expect("temp dir is writable");
+        let board = dir.join("board");
+        assert_eq!(
+            files(&board, &design)[2],
+            board.join(generate::PLANNED_TOP),
+            "without weft_chip.v the planned stub is linted against"
+        );
+        std::fs::write(design.join("weft_chip.v"), "module weft_chip; endmodule\n")
+            .expect("temp dir is writable");
+        assert_eq!(files(&board, &design)[2], design.join("weft_chip.v"));
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

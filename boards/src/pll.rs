@@ -3,7 +3,7 @@
 //! weft's data plane runs at [`weft_regs::DATA_PLANE_CLOCK_HZ`] and its soft
 //! core at [`weft_regs::SOFT_CORE_CLOCK_HZ`], an integer division of it. One
 //! PLL makes both from one VCO, so their edges stay aligned and the crossing
-//! between them inside `weft_switch_top` is synchronous. An integer-N PLL
+//! between them inside `weft_chip` is synchronous. An integer-N PLL
 //! (Intel's I/O PLL, Xilinx's MMCM used with integer counters) runs its VCO at
 //! `f_ref × M / N` and divides it by one post-scale counter per output
 //! (`M/(N × C)`: Stratix 10 Clocking and PLL User Guide 683195 §2.2.6; UG572

@@ -226,8 +226,8 @@ pub fn build_sh(board: &Board) -> String {
          echo \"build: {tool} is not on PATH; install the vendor tools for {device} and try again\" >&2\n    \
          exit 1\n\
          fi\n\
-         if [ ! -f {DESIGN_DIR}/weft_switch_top.v ]; then\n    \
-         echo \"build: {DESIGN_DIR}/weft_switch_top.v is missing; run 'cargo xtask verilog' first\" >&2\n    \
+         if [ ! -f {DESIGN_DIR}/weft_chip.v ]; then\n    \
+         echo \"build: {DESIGN_DIR}/weft_chip.v is missing; run 'cargo xtask verilog' first\" >&2\n    \
          exit 1\n\
          fi\n\
          {run}\n\

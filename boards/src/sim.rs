@@ -4,7 +4,7 @@
 //! Each `weft_hip_<port>` is a generated wrapper, with the vendor variant's
 //! own port names (from [`tile::Table`]), around `weft_board_tile_model`
 //! (`tile_model.v`), a model of the tile's Avalon-ST TLP interface written
-//! from the vendor's interface description. Until `weft_switch_top` exists,
+//! from the vendor's interface description. Until `weft_chip` exists,
 //! a loopback stands in for it: each port's ingress goes straight back out
 //! of the same port's egress, with random stalls. So every TLP a model sends
 //! crosses the RX shim and FIFO into weft's clock, turns round, and crosses
@@ -238,7 +238,7 @@ fn model_wrapper(instance: &verilog::Instance, table: &tile::Table) -> String {
     v
 }
 
-/// `weft_switch_top` as a loopback: each port's ingress leaves by the same
+/// `weft_chip` as a loopback: each port's ingress leaves by the same
 /// port's egress, both held up together on random cycles.
 fn loopback_switch_top() -> String {
     let ports = verilog::switch_ports();
@@ -247,8 +247,8 @@ fn loopback_switch_top() -> String {
         .map(|p| format!("    {} wire {}{}", p.dir, p.range(), p.name))
         .collect();
     let mut v = format!(
-        "// weft_switch_top as a loopback, for the board smoke simulation only.\n\
-         module weft_switch_top (\n{}\n);\n    integer seed = 12345;\n    reg go = 1'b1;\n    \
+        "// weft_chip as a loopback, for the board smoke simulation only.\n\
+         module weft_chip (\n{}\n);\n    integer seed = 12345;\n    reg go = 1'b1;\n    \
          always @(posedge clock) go <= ($random(seed) % 4) != 0;\n",
         list.join(",\n")
     );

@@ -1,15 +1,17 @@
-//! The top-level Verilog wrapper: the board's hard IPs around `weft_switch_top`.
+//! The top-level Verilog wrapper: the board's hard IPs around `weft_chip`.
 //!
 //! `weft_board_top` instantiates each PCIe hard IP as the vendor IP variant
 //! the project script generates (`weft_hip_<name>`, one per tile where a
 //! tile is split among several ports, see [`instances`]), adapts its TLP
 //! interface to weft's TLP stream, crosses it into weft's clock domain with
 //! a dual-clock FIFO per direction, and connects it to one port of
-//! `weft_switch_top`. Ports the board does not use are tied off.
+//! `weft_chip`. Ports the board does not use are tied off.
 //!
-//! # The switch top this wrapper expects
+//! # The chip top this wrapper expects
 //!
-//! `weft_switch_top` (emitted into `target/verilog/`) has `clock` (the data
+//! `weft_chip`, the switch's data plane (weft-hdl's `weft_switch_top`) and
+//! its soft core (`weft_soc`) in one design, to be emitted into
+//! `target/verilog/`, has `clock` (the data
 //! plane's, [`weft_regs::DATA_PLANE_CLOCK_HZ`]) and `reset` (active high,
 //! synchronous to `clock`), `core_clock` (the soft core's,
 //! [`weft_regs::SOFT_CORE_CLOCK_HZ`], made by the same PLL and edge-aligned
@@ -54,7 +56,7 @@ pub const DATAPATH_BITS: u32 = 512;
 /// Bits of the stream's empty-DW count (`weft_hdl::stream::EMPTY_BITS`).
 const EMPTY_BITS: u32 = 5;
 
-/// LED outputs of `weft_switch_top`.
+/// LED outputs of `weft_chip`.
 const SWITCH_LEDS: usize = 8;
 
 /// The macro that turns on the vendor black-box stubs, for lint and simulation.
@@ -309,7 +311,7 @@ pub const FLASH_STARTUPE3: &str = "weft_board_flash_startupe3";
 /// `DO[3:2]` drive them high. Every three-state control is active high
 /// (UG974), so 0 drives. `STARTUPE3` is combinatorial and takes no I/O
 /// timing constraints (UG570, "Timing Considerations for Flash
-/// Connections"): the SPI controller's registers sit in `weft_switch_top`,
+/// Connections"): the SPI controller's registers sit in `weft_chip`,
 /// clocked far below the flash's limits.
 pub fn flash_startupe3_module() -> String {
     let conns = [
@@ -355,7 +357,7 @@ pub fn flash_startupe3_module() -> String {
     )
 }
 
-/// The ports of `weft_switch_top` as this wrapper expects them.
+/// The ports of `weft_chip` as this wrapper expects them.
 pub(crate) fn switch_ports() -> Vec<Port> {
     let w = DATAPATH_BITS;
     let mut ports = vec![
@@ -389,7 +391,7 @@ pub(crate) fn switch_ports() -> Vec<Port> {
     ports
 }
 
-/// The soft core's SPI flash ports on `weft_switch_top` and on the board
+/// The soft core's SPI flash ports on `weft_chip` and on the board
 /// top (the SoC's `flash_*` signals, `hdl/src/soc/mod.rs`): name, and
 /// whether it leaves the FPGA.
 pub(crate) const FLASH_PORTS: &[(&str, bool)] = &[
@@ -399,15 +401,15 @@ pub(crate) const FLASH_PORTS: &[(&str, bool)] = &[
     ("flash_miso", false),
 ];
 
-/// A stub of `weft_switch_top`'s planned interface, to lint the wrapper
+/// A stub of `weft_chip`'s planned interface, to lint the wrapper
 /// against until the design itself is emitted.
 pub fn planned_switch_top() -> String {
     let mut v = String::from(
-        "// weft_switch_top's planned interface, for lint only: the real design is\n\
-         // emitted by `cargo xtask verilog` into target/verilog/weft_switch_top.v.\n",
+        "// weft_chip's planned interface, for lint only: the real design is\n\
+         // emitted by `cargo xtask verilog` into target/verilog/weft_chip.v.\n",
     );
     v += &stub(
-        "weft_switch_top",
+        "weft_chip",
         &switch_ports(),
         "Planned weft design: black box.",
     );
@@ -618,7 +620,7 @@ pub fn wrapper(board: &Board) -> String {
          /* verilator lint_on UNUSEDSIGNAL */\n    wire switch_uart_tx;",
         SWITCH_LEDS - 1
     );
-    let _ = writeln!(v, "    weft_switch_top switch (");
+    let _ = writeln!(v, "    weft_chip switch (");
     let mut conns = vec![
         "        .clock(weft_clk)".to_owned(),
         "        .reset(weft_rst)".to_owned(),

@@ -53,7 +53,7 @@ fn the_wrapper_instantiates_every_hard_ip_and_declares_its_stub() {
             }
         }
         assert_eq!(
-            v.matches("weft_switch_top switch (").count(),
+            v.matches("weft_chip switch (").count(),
             1,
             "{}",
             board.board.name
@@ -269,7 +269,7 @@ fn the_project_scripts_name_the_device_and_each_ip_variant() {
             .find(|f| f.name == generate::PROJECT_SCRIPT)
             .expect("every board has a project script");
         assert!(project.text.contains(&board.board.device));
-        assert!(project.text.contains("weft_switch_top.v"));
+        assert!(project.text.contains("weft_chip.v"));
         for instance in verilog::instances(&board) {
             assert!(project.text.contains(&instance.module));
         }

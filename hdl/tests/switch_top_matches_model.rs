@@ -991,12 +991,7 @@ fn a_host_configuration_request_reaches_the_mailbox_whole() {
             lost: false,
             tlps: vec![(2, wire_dws(&request))],
         };
-        assert_eq!(got, want);
-        assert_eq!(
-            common::top::empty_mailbox(&mut window),
-            want,
-            "the model agrees"
-        );
+        assert_model_mailbox_agrees(got, want, &mut window);
         bus.0.run(2).expect("settles");
         assert!(!bus.0.block().irq.val(), "the mailbox is empty");
     });
@@ -1031,12 +1026,7 @@ fn tlps_for_the_cpu_on_several_ports_at_once_are_all_queued_in_turn() {
             lost: false,
             tlps: want,
         };
-        assert_eq!(got, want);
-        assert_eq!(
-            common::top::empty_mailbox(&mut window),
-            want,
-            "the model agrees"
-        );
+        assert_model_mailbox_agrees(got, want, &mut window);
     });
 }
 
@@ -1067,12 +1057,7 @@ fn a_full_mailbox_sets_lost_and_loses_only_the_excess() {
             lost: true,
             tlps: sent.iter().take(depth).map(|p| (1, wire_dws(p))).collect(),
         };
-        assert_eq!(got, want);
-        assert_eq!(
-            common::top::empty_mailbox(&mut window),
-            want,
-            "the model agrees"
-        );
+        assert_model_mailbox_agrees(got, want, &mut window);
     });
 }
 
@@ -1232,12 +1217,7 @@ fn an_injected_configuration_request_leaves_on_its_port_and_is_answered_into_the
             lost: false,
             tlps: vec![(1, wire_dws(&completion))],
         };
-        assert_eq!(got, want);
-        assert_eq!(
-            common::top::empty_mailbox(&mut window),
-            want,
-            "the model agrees"
-        );
+        assert_model_mailbox_agrees(got, want, &mut window);
     });
 }
 
@@ -1293,4 +1273,14 @@ fn an_injected_tlp_waits_for_credit_of_its_class() {
             }
         );
     });
+}
+
+/// The RTL's mailbox held `want` (`got`, read over its CSR bus), and so does the model's.
+fn assert_model_mailbox_agrees(
+    got: common::top::Mailboxed,
+    want: common::top::Mailboxed,
+    window: &mut impl CsrBus,
+) {
+    assert_eq!(got, want);
+    assert_eq!(common::top::empty_mailbox(window), want, "the model agrees");
 }

@@ -213,8 +213,12 @@ pub fn designs() -> Result<Vec<Design>, SocError> {
         // the ingress holds a TLP until the core takes it rather than
         // reading the core's `ingress_space`; the identity registers are
         // read-only; the mailbox's and injector's register decoders are as
-        // in their own designs above. The switching core's buffers and each port's bus
-        // route RAMs are block RAM, so CI only elaborates it.
+        // in their own designs above, and so are each port's
+        // outstanding-request table's (its count in flight goes unread);
+        // the ports' registers say ABANDON for as many host ports as the
+        // register map has, of which the top has fewer. The switching
+        // core's buffers, each port's bus route RAMs and its
+        // outstanding-request table are block RAM, so CI only elaborates it.
         Design {
             check: Check::Structure,
             ..waive_unused_inputs(
@@ -238,9 +242,21 @@ pub fn designs() -> Result<Vec<Design>, SocError> {
                         "header",
                         "status_decoder",
                         "data_decoder",
+                        "outstanding",
+                        "registers",
+                        "answer",
+                        "chosen_free",
                     ],
                 ),
-                &["csr$write", "csr$write_data"],
+                &[
+                    "csr$write",
+                    "csr$write_data",
+                    "request_dw2",
+                    "request_dw3",
+                    "completion_dw0",
+                    "completion_dw1",
+                    "completion_dw2",
+                ],
             )
         },
         // The frame buffer's 24 KiB of dual-port block RAM would become

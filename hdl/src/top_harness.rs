@@ -57,7 +57,8 @@ pub enum CarryError {
     NoSuchPort(usize),
     /// The bytes are not a TLP with a 3 or 4 DW header and whole DWs.
     NotATlp,
-    /// The switch did not take the TLP, or kept moving, for [`MAX_CARRY_CYCLES`].
+    /// The switch did not take the TLP, or kept moving, for [`MAX_CARRY_CYCLES`]
+    /// (beyond the cycles it was asked to run).
     Stuck,
     /// The RTL did not settle.
     Drive(DriveError),
@@ -100,14 +101,40 @@ impl<const W: usize, const N: usize> TopHarness<W, N> {
             return Err(CarryError::NoSuchPort(port));
         }
         let (header, payload) = split(bytes).ok_or(CarryError::NotATlp)?;
+        self.run(Some((port, header, payload)), 0)
+    }
+
+    /// Runs the switch with nothing arriving for at least `cycles`, and
+    /// until nothing has moved for [`QUIET_CYCLES`]: what it sends on its
+    /// own, such as the completions an outstanding-request table's sweep
+    /// owes for abandoned requests (one whole sweep takes
+    /// `capacity::OUTSTANDING_PER_HOST` cycles).
+    pub fn idle(&mut self, cycles: u64) -> Result<Carried, CarryError> {
+        self.run(None, cycles)
+    }
+
+    /// Offers `offer` (ingress port, header DWs, payload DWs) if there is
+    /// one, and clocks the switch for at least `at_least` cycles, until the
+    /// offer is taken and nothing has moved for [`QUIET_CYCLES`].
+    fn run(
+        &mut self,
+        offer: Option<(usize, [u32; 4], Vec<u32>)>,
+        at_least: u64,
+    ) -> Result<Carried, CarryError> {
+        let offer_given = offer.is_some();
+        let (port, header, payload) = offer.unwrap_or_default();
         let dws_per_beat = W / 32;
-        let beats = payload.len().div_ceil(dws_per_beat).max(1);
+        let beats = if offer_given {
+            payload.len().div_ceil(dws_per_beat).max(1)
+        } else {
+            0
+        };
         let mut carried = Carried::default();
         let mut beat = 0;
         let mut receiving: Vec<Option<Leaving>> = vec![None; N];
         let mut quiet = 0;
         let all = (1u64 << N) - 1;
-        for cycle in 0..MAX_CARRY_CYCLES {
+        for cycle in 0..at_least + MAX_CARRY_CYCLES {
             let top = self.driver.block();
             top.egress_credit_posted.next = all.into();
             top.egress_credit_non_posted.next = all.into();
@@ -207,7 +234,11 @@ impl<const W: usize, const N: usize> TopHarness<W, N> {
             } else {
                 quiet += 1;
             }
-            if beat == beats && quiet >= QUIET_CYCLES && receiving.iter().all(Option::is_none) {
+            if beat == beats
+                && quiet >= QUIET_CYCLES
+                && cycle + 1 >= at_least
+                && receiving.iter().all(Option::is_none)
+            {
                 return Ok(carried);
             }
         }
@@ -262,6 +293,11 @@ fn wire(header: [u32; 4], payload: &[u32]) -> Vec<u8> {
 /// Payload bits of [`SimulatorTop`]: a quarter of the reference's 512, for speed.
 pub const SIMULATOR_PAYLOAD_BITS: usize = 128;
 
+/// DWs of payload and digest one TLP may carry through [`SimulatorTop`]:
+/// one switching slot of its payload bus (256 bytes); longer TLPs are
+/// Malformed there (weft-model's `Switch::set_slot_dw`).
+pub const SIMULATOR_SLOT_DW: usize = crate::switching::SLOT_BEATS * SIMULATOR_PAYLOAD_BITS / 32;
+
 /// Ports of [`SimulatorTop`]: the reference's 8, which any simulated switch fits.
 pub const SIMULATOR_PORTS: usize = 8;
 
@@ -285,6 +321,11 @@ impl SimulatorTop {
     /// [`TopHarness::carry`].
     pub fn carry(&mut self, port: usize, bytes: &[u8]) -> Result<Carried, CarryError> {
         self.0.carry(port, bytes)
+    }
+
+    /// [`TopHarness::idle`].
+    pub fn idle(&mut self, cycles: u64) -> Result<Carried, CarryError> {
+        self.0.idle(cycles)
     }
 }
 

@@ -42,10 +42,21 @@
 //! its completion comes back into the mailbox; an injected TLP waits for
 //! credit of its class.
 //!
-//! Left out, because the RTL top does not do them yet: non-posted memory
-//! requests from a host port (their fabric tags come from the outstanding
-//! request table, which the top does not attach), RETURN_TO_INGRESS, and
-//! TLPs longer than a switching slot.
+//! Host ports' non-posted requests leave under the fabric tags of the
+//! port's outstanding-request table, as the model gives them; directed
+//! tests, expected from DESIGN.md and the spec and held to the model, take
+//! a host's reads through the top and back (split completions, the host's
+//! requester ID and tag restored, a tag freed by the last completion), let
+//! one time out (Completer Abort) and abandon another (Unsupported
+//! Request, with a request offered during the sweep waiting for it).
+//!
+//! A TLP whose payload and digest need more than a switching slot is
+//! Malformed in both (the model told the slot's size).
+//!
+//! Left out, because the RTL top does not do it yet: RETURN_TO_INGRESS.
+//! Completions that could answer a
+//! host's request in flight are left out of the random traffic (see
+//! `offered`).
 
 mod common;
 
@@ -60,7 +71,7 @@ use proptest::test_runner::TestRunner;
 use rust_hdl::prelude::*;
 use weft_hdl::driver::on_big_stack;
 use weft_hdl::driver::CycleDriver;
-use weft_hdl::switching::{CLASS_NON_POSTED, CLASS_POSTED, SLOT_BEATS};
+use weft_hdl::switching::{CLASS_COMPLETION, CLASS_NON_POSTED, CLASS_POSTED, SLOT_BEATS};
 use weft_hdl::top::SwitchTop;
 use weft_model::csr_window::CsrWindow;
 use weft_model::switch::aperture_base;
@@ -82,8 +93,8 @@ const W: usize = 128;
 const PORTS: usize = 4;
 /// Payload DWs per beat.
 const DWS_PER_BEAT: usize = W / 32;
-/// The longest payload a switching slot holds.
-const MAX_PAYLOAD_DW: usize = SLOT_BEATS * DWS_PER_BEAT;
+/// The DWs of payload and digest a switching slot holds.
+const SLOT_DW: usize = SLOT_BEATS * DWS_PER_BEAT;
 /// New cases run, beside the saved regressions (about 19 s each in a
 /// debug build: the whole top is the test suite's slowest block).
 const CASES: u32 = 2;
@@ -139,19 +150,26 @@ fn address_route() -> impl Strategy<Value = Option<AddressRoute>> {
     )
 }
 
-/// A window whose fabric base lies in one of the regions.
+/// A window whose fabric base lies in one of the regions, more often
+/// open to reads and writes than not, so that hosts' requests pass too.
 fn window() -> impl Strategy<Value = ((bool, Window), Option<u16>)> {
     (
         common::tlp::window_entry(),
         0usize..6,
         prop::option::weighted(0.4, few_hosts()),
+        prop::bool::weighted(0.6),
     )
-        .prop_map(|((valid, w), k, owner)| {
+        .prop_map(|((valid, w), k, owner, open)| {
             let (base, size) = region(k);
             // The base's offset in its 4 KiB page is kept (see `window_entry`).
             let offset = (w.fabric_base & (size - 1) & !0xfff) | (w.base & 0xfff);
             let window = Window {
                 fabric_base: base + offset,
+                permissions: if open {
+                    weft_model::Permissions::READ_WRITE
+                } else {
+                    w.permissions
+                },
                 ..w
             };
             ((valid, window), owner)
@@ -256,8 +274,9 @@ fn setup() -> impl Strategy<Value = Setup> {
         prop::collection::vec(port_setup(), PORTS),
         prop::collection::vec((address_route(), prop::bool::weighted(0.7)), ROUTES),
         prop::collection::vec(prop::option::weighted(0.95, destination()), BUSES as usize),
+        prop::bool::weighted(0.8),
     )
-        .prop_map(|(ports, routes, buses)| {
+        .prop_map(|(ports, routes, buses, aim)| {
             // Most routes into a host's aperture lead to that host's port, if
             // there is one, so that host egress has traffic to translate.
             let routes = routes
@@ -275,6 +294,29 @@ fn setup() -> impl Strategy<Value = Setup> {
                     })
                 })
                 .collect();
+            let mut routes: Vec<Option<AddressRoute>> = routes;
+            // With `aim`, the first route leads what the first host port's
+            // first valid window translates into (its whole region) to
+            // the first endpoint or fabric port, so hosts' requests leave.
+            let host_window = ports.iter().find_map(|p| {
+                matches!(p.role, Role::Host { .. })
+                    .then(|| p.windows.iter().find(|((valid, _), _)| *valid))
+                    .flatten()
+            });
+            let out = ports
+                .iter()
+                .position(|p| matches!(p.role, Role::Endpoint { .. } | Role::Fabric));
+            if let (true, Some(((_, window), _)), Some(out)) = (aim, host_window, out) {
+                let (base, size) = (0..6)
+                    .map(region)
+                    .find(|(base, size)| (base..&(base + size)).contains(&&window.fabric_base))
+                    .expect("windows translate into the regions");
+                routes[0] = Some(AddressRoute {
+                    base,
+                    size,
+                    to: Destination::Port(PortIndex(out as u8)),
+                });
+            }
             Setup {
                 ports,
                 routes,
@@ -438,14 +480,20 @@ fn offered(
             packet(request, &common, &ranges)?
         }
     };
-    if let (Role::Host { .. }, Body::Memory(m)) = (&tables.role, &packet.header.body) {
-        if m.op != MemoryOp::Write {
+    // A completion that could answer a host's request in flight races
+    // that request through the RTL (it may reach the host port's egress
+    // before the request has its tag), which the model, taking one TLP at
+    // a time, does not: every case allocates tags from 0, fewer than TLPS.
+    if let Body::Completion(c) = &packet.header.body {
+        let answers_a_host = setup
+            .ports
+            .iter()
+            .any(|p| matches!(p.role, Role::Host { proxy, .. } if proxy == c.requester.0));
+        if answers_a_host && usize::from(c.tag.get()) < TLPS {
             return None;
         }
     }
-    // The digest DW travels in the slot after the payload.
-    let digest = if packet.digest.is_some() { 4 } else { 0 };
-    (packet.payload.len() + digest <= MAX_PAYLOAD_DW * 4).then_some(packet)
+    Some(packet)
 }
 
 /// A TLP as a sequence of beats: header DWs, payload DWs.
@@ -649,19 +697,32 @@ fn take(expected: &mut Vec<Expected>, got: &[u8]) -> Result<(), String> {
     Ok(())
 }
 
+/// What one case exercised, so that the cases together can be checked to
+/// have exercised each of them.
+#[derive(Default)]
+struct Covered {
+    /// Requests the model refused and answered.
+    answered: usize,
+    /// TLPs the CPU found in the mailbox.
+    mailboxed: usize,
+    /// Hosts' non-posted requests sent on out of a port under a fabric tag.
+    tagged: usize,
+    /// TLPs longer than a switching slot.
+    too_long: usize,
+}
+
 /// One case: `setup` programmed into the RTL and the model, `offers`
-/// offered to both; the number of requests the model answered, and of
-/// TLPs the CPU found in the mailbox.
+/// offered to both.
 fn delivers_as_the_model(
     setup: Setup,
     offers: Vec<Offer>,
     seed: u64,
     cleared: u32,
-) -> Result<(usize, usize), TestCaseError> {
-    on_big_stack(move || -> Result<(usize, usize), TestCaseError> {
+) -> Result<Covered, TestCaseError> {
+    on_big_stack(move || -> Result<Covered, TestCaseError> {
         let driver = CycleDriver::new(Top::default(), |b| &mut b.clock).expect("well formed");
         let mut rtl = CsrDataPlane::new(TopBus(driver)).expect("the RTL identifies as weft");
-        let mut window = CsrWindow::new(Switch::new(PORTS));
+        let mut window = model_switch();
         let mut model = CsrDataPlane::new(&mut window).expect("the model identifies as weft");
         program(&mut rtl, &setup);
         program(&mut model, &setup);
@@ -698,10 +759,15 @@ fn delivers_as_the_model(
         // Per ingress, the DWs of each TLP for the CPU that fits the mailbox.
         let mut for_cpu: Vec<Vec<Vec<u32>>> = vec![Vec::new(); PORTS];
         let mut answered = 0;
+        let mut tagged = 0;
+        let mut too_long = 0;
         for offer in &offers {
             let Some(packet) = offered(&setup, offer) else {
                 continue;
             };
+            if packet.payload.len() / 4 + usize::from(packet.digest.is_some()) > SLOT_DW {
+                too_long += 1;
+            }
             let port = offer.0;
             let bytes = packet.to_bytes().expect("legal");
             let forwarding = window
@@ -725,6 +791,11 @@ fn delivers_as_the_model(
                         // Back out of the ingress: the answer to a refused request.
                         if usize::from(p.0) == port {
                             answered += 1;
+                        } else if matches!(
+                            (&setup.ports[port].role, &delivery.packet.header.body),
+                            (Role::Host { .. }, Body::Memory(m)) if m.op != MemoryOp::Write
+                        ) {
+                            tagged += 1;
                         }
                         expected[usize::from(p.0)].push(Expected {
                             from: port,
@@ -737,9 +808,8 @@ fn delivers_as_the_model(
             }
             tlps[port].push_back(packet);
         }
-        // `offered` leaves out what the top cannot take yet (host ports'
-        // non-posted requests); a case left with a quarter of its TLPs
-        // or fewer would test too little.
+        // `offered` leaves out what the top cannot take yet; a case left
+        // with a quarter of its TLPs or fewer would test too little.
         let offered_count: usize = tlps.iter().map(VecDeque::len).sum();
         prop_assert!(
             offered_count > TLPS / 4,
@@ -839,7 +909,12 @@ fn delivers_as_the_model(
                 cleared
             );
         }
-        Ok((answered, got.tlps.len()))
+        Ok(Covered {
+            answered,
+            mailboxed: got.tlps.len(),
+            tagged,
+            too_long,
+        })
     })
 }
 
@@ -852,6 +927,8 @@ fn switch_top_delivers_as_the_model() {
     });
     let answered = AtomicUsize::new(0);
     let mailboxed = AtomicUsize::new(0);
+    let tagged = AtomicUsize::new(0);
+    let too_long = AtomicUsize::new(0);
     let cases = (
         setup(),
         prop::collection::vec(offer(), TLPS),
@@ -859,9 +936,11 @@ fn switch_top_delivers_as_the_model() {
         0u32..1 << PORTS,
     );
     let result = runner.run(&cases, |(setup, offers, seed, cleared)| {
-        let (n, queued) = delivers_as_the_model(setup, offers, seed, cleared)?;
-        answered.fetch_add(n, Ordering::Relaxed);
-        mailboxed.fetch_add(queued, Ordering::Relaxed);
+        let covered = delivers_as_the_model(setup, offers, seed, cleared)?;
+        answered.fetch_add(covered.answered, Ordering::Relaxed);
+        mailboxed.fetch_add(covered.mailboxed, Ordering::Relaxed);
+        tagged.fetch_add(covered.tagged, Ordering::Relaxed);
+        too_long.fetch_add(covered.too_long, Ordering::Relaxed);
         Ok(())
     });
     if let Err(failure) = result {
@@ -874,6 +953,14 @@ fn switch_top_delivers_as_the_model() {
     assert!(
         mailboxed.load(Ordering::Relaxed) > 0,
         "no case sent a TLP to the CPU: the mailbox went untested"
+    );
+    assert!(
+        tagged.load(Ordering::Relaxed) > 0,
+        "no host sent a non-posted request on: the fabric tags went untested"
+    );
+    assert!(
+        too_long.load(Ordering::Relaxed) > 0,
+        "no TLP was longer than a slot: the Malformed drop went untested"
     );
 }
 
@@ -899,12 +986,25 @@ fn switch_of(
         routes: Vec::new(),
         buses,
     };
-    let driver = CycleDriver::new(Top::default(), |b| &mut b.clock).expect("well formed");
+    programmed(Top::default(), &setup)
+}
+
+/// The model of this top: `PORTS` ports, slots of `SLOT_DW`.
+fn model_switch() -> CsrWindow {
+    let mut switch = Switch::new(PORTS);
+    switch.set_slot_dw(SLOT_DW);
+    CsrWindow::new(switch)
+}
+
+/// `top` and a `CsrWindow` over the model, both programmed with `setup`
+/// through the firmware's driver.
+fn programmed(top: Top, setup: &Setup) -> (CycleDriver<Top>, CsrWindow) {
+    let driver = CycleDriver::new(top, |b| &mut b.clock).expect("well formed");
     let mut rtl = CsrDataPlane::new(TopBus(driver)).expect("the RTL identifies as weft");
-    let mut window = CsrWindow::new(Switch::new(PORTS));
+    let mut window = model_switch();
     let mut model = CsrDataPlane::new(&mut window).expect("the model identifies as weft");
-    program(&mut rtl, &setup);
-    program(&mut model, &setup);
+    program(&mut rtl, setup);
+    program(&mut model, setup);
     (rtl.into_bus().0, window)
 }
 
@@ -1283,4 +1383,346 @@ fn assert_model_mailbox_agrees(
 ) {
     assert_eq!(got, want);
     assert_eq!(common::top::empty_mailbox(window), want, "the model agrees");
+}
+
+/// Host 0's proxy fabric ID in [`host_and_endpoint`].
+const PROXY: u16 = 0x0100;
+/// The GPU's fabric ID, on the endpoint port's bus 2, and the ID host 0 knows it by.
+const GPU_FABRIC: u16 = 0x0200;
+const GPU_HOST: u16 = 0x1300;
+/// Host 0's root port, the requester of its reads.
+const ROOT_PORT: u16 = 0x0000;
+/// The GPU's BAR in host 0's addresses and in the fabric's.
+const BAR_HOST: u64 = 0x9000_0000;
+const BAR_FABRIC: u64 = 0x40_0000_0000;
+const BAR_SIZE: u64 = 1 << 20;
+
+/// `top` as a switch with host 0 on port 0, whose window reaches a GPU on
+/// endpoint port 1 bound to it (bus 2), the other ports disabled; and the
+/// model, programmed alike.
+fn host_and_endpoint(top: Top) -> (CycleDriver<Top>, CsrWindow) {
+    let port = |role, windows, ids| PortSetup {
+        role,
+        completer: 0x0a00,
+        windows,
+        functions: Vec::new(),
+        ids,
+    };
+    let window = Window {
+        base: BAR_HOST,
+        size: BAR_SIZE,
+        fabric_base: BAR_FABRIC,
+        permissions: weft_model::Permissions::READ_WRITE,
+    };
+    let mut buses = vec![None; BUSES as usize];
+    buses[1] = Some(Destination::Port(PortIndex(0)));
+    buses[2] = Some(Destination::Port(PortIndex(1)));
+    let setup = Setup {
+        ports: vec![
+            port(
+                Role::Host {
+                    host: 0,
+                    proxy: PROXY,
+                },
+                vec![((true, window), None)],
+                vec![Some(IdMapping {
+                    fabric: Bdf(GPU_FABRIC),
+                    host: Bdf(GPU_HOST),
+                })],
+            ),
+            port(
+                Role::Endpoint {
+                    owner: Some((0, PROXY)),
+                    buses: (2, 2),
+                    redirect: false,
+                    swizzle: 0,
+                },
+                Vec::new(),
+                Vec::new(),
+            ),
+            port(Role::Disabled, Vec::new(), Vec::new()),
+            port(Role::Disabled, Vec::new(), Vec::new()),
+        ],
+        routes: vec![Some(AddressRoute {
+            base: BAR_FABRIC,
+            size: BAR_SIZE,
+            to: Destination::Port(PortIndex(1)),
+        })],
+        buses,
+    };
+    programmed(top, &setup)
+}
+
+/// A memory read of `length_dw` DWs at `address` by host 0's root port with tag `tag`.
+fn host_read(tag: u16, address: u64, length_dw: u16) -> Packet {
+    let header = Header {
+        digest_present: false,
+        poisoned: false,
+        body: Body::Memory(weft_pcie::tlp::MemoryRequest {
+            op: MemoryOp::Read,
+            traffic_class: TrafficClass::default(),
+            attributes: attributes(0),
+            address_type: weft_pcie::tlp::AddressType::default(),
+            requester: Bdf(ROOT_PORT),
+            tag: Tag::new(tag).expect("10 bits"),
+            address,
+            length_dw,
+            first_be: 0xf,
+            last_be: if length_dw == 1 { 0 } else { 0xf },
+            processing_hint: None,
+        }),
+    };
+    Packet::new(header, Vec::new())
+}
+
+/// The GPU's successful completion to the proxy under `tag`, `data` DWs of
+/// the `byte_count` bytes still to come.
+fn gpu_completion(tag: Tag, byte_count: u16, data: u16) -> Packet {
+    let header = Header {
+        digest_present: false,
+        poisoned: false,
+        body: Body::Completion(Completion {
+            locked: false,
+            traffic_class: TrafficClass::default(),
+            attributes: attributes(0),
+            completer: Bdf(GPU_FABRIC),
+            status: CompletionStatus::Successful,
+            byte_count_modified: false,
+            byte_count,
+            requester: Bdf(PROXY),
+            tag,
+            lower_address: 0,
+            data_dw: Some(data),
+        }),
+    };
+    Packet::new(header, vec![0x5a; 4 * usize::from(data)])
+}
+
+/// A TLP out of an egress port: (port, wire bytes).
+type Sent = (usize, Vec<u8>);
+
+/// Offers `tlps` on `port` of the RTL (until they have all left the
+/// switch) and of the model; what left the RTL's egresses, and what the
+/// model delivered out of ports, as (egress port, wire bytes) in order.
+fn exchange(
+    rtl: &mut CycleDriver<Top>,
+    window: &mut CsrWindow,
+    port: usize,
+    tlps: &[Packet],
+    seed: u64,
+) -> (Vec<Sent>, Vec<Sent>) {
+    let mut queues = vec![VecDeque::new(); PORTS];
+    queues[port] = tlps.iter().cloned().collect();
+    let observed = run(rtl, queues, seed);
+    let got = observed
+        .egress
+        .into_iter()
+        .enumerate()
+        .flat_map(|(p, out)| out.into_iter().map(move |bytes| (p, bytes)))
+        .collect();
+    let mut want = Vec::new();
+    for packet in tlps {
+        let forwarding = window
+            .switch_mut()
+            .ingress(PortIndex(port as u8), &packet.to_bytes().expect("legal"))
+            .expect("the port takes it");
+        want.extend(
+            forwarding
+                .deliveries
+                .into_iter()
+                .filter(|d| d.to != Destination::Cpu)
+                .map(out_of_a_port),
+        );
+    }
+    (got, want)
+}
+
+/// A delivery of the model's out of a port, as (egress port, wire bytes).
+fn out_of_a_port(delivery: weft_model::Delivery) -> Sent {
+    let Destination::Port(p) = delivery.to else {
+        panic!("the model answers the host, not the CPU");
+    };
+    (usize::from(p.0), delivery.packet.to_bytes().expect("legal"))
+}
+
+/// The completion `bytes` as the host sees it: requester ID, tag, completer ID, status.
+fn completion_ids(bytes: &[u8]) -> (u16, u16, u16, CompletionStatus) {
+    let packet = Packet::parse(bytes).expect("a legal TLP");
+    let Body::Completion(c) = packet.header.body else {
+        panic!("not a completion: {bytes:02x?}");
+    };
+    (c.requester.0, c.tag.get(), c.completer.0, c.status)
+}
+
+/// The memory request `bytes` as it travels the fabric: requester ID, tag, address.
+fn request_ids(bytes: &[u8]) -> (u16, u16, u64) {
+    let packet = Packet::parse(bytes).expect("a legal TLP");
+    let Body::Memory(m) = packet.header.body else {
+        panic!("not a memory request: {bytes:02x?}");
+    };
+    (m.requester.0, m.tag.get(), m.address)
+}
+
+#[test]
+fn a_host_read_leaves_under_a_fabric_tag_and_its_completions_return_under_the_host_tag() {
+    on_big_stack(|| {
+        // DESIGN.md, "Domains and translation": a host's request enters the
+        // fabric under the host's proxy ID with a tag the switch allocates
+        // (PCIe Base 6.0 §2.2.6.2, 10-bit tags, here with T9 and T8 set);
+        // its completions go back to the host with the host's requester ID
+        // and tag and the ID the host knows the completer by (§2.2.9), and
+        // the last one (§2.3.1.1: its data covers the Byte Count left)
+        // frees the tag, after which a completion under it is unexpected.
+        let (mut rtl, mut window) = host_and_endpoint(Top::default());
+        let reads = [
+            host_read(0x3a5, BAR_HOST + 0x40, 2),
+            host_read(0x011, BAR_HOST + 0x80, 1),
+        ];
+        let (got, want) = exchange(&mut rtl, &mut window, 0, &reads, 11);
+        assert_eq!(got, want, "the reads as the model sends them");
+        let sent: Vec<_> = got
+            .iter()
+            .map(|(p, bytes)| (*p, request_ids(bytes)))
+            .collect();
+        assert_eq!(
+            sent,
+            [
+                (1, (PROXY, 0, BAR_FABRIC + 0x40)),
+                (1, (PROXY, 1, BAR_FABRIC + 0x80)),
+            ],
+            "under the proxy ID, with the first two tags"
+        );
+
+        // The first read answered in two completions, the second in one.
+        let tag = |t| Tag::new(t).expect("10 bits");
+        let completions = [
+            gpu_completion(tag(0), 8, 1),
+            gpu_completion(tag(1), 4, 1),
+            gpu_completion(tag(0), 4, 1),
+        ];
+        let (got, want) = exchange(&mut rtl, &mut window, 1, &completions, 12);
+        assert_eq!(got, want, "the completions as the model sends them");
+        let answered: Vec<_> = got
+            .iter()
+            .map(|(p, bytes)| (*p, completion_ids(bytes)))
+            .collect();
+        let ok = CompletionStatus::Successful;
+        assert_eq!(
+            answered,
+            [
+                (0, (ROOT_PORT, 0x3a5, GPU_HOST, ok)),
+                (0, (ROOT_PORT, 0x011, GPU_HOST, ok)),
+                (0, (ROOT_PORT, 0x3a5, GPU_HOST, ok)),
+            ],
+            "to the host's requester ID and tags, from the ID it knows the GPU by"
+        );
+
+        // Both tags are free: a late completion under one is dropped, and
+        // the next read takes the next tag in turn.
+        let (got, want) = exchange(
+            &mut rtl,
+            &mut window,
+            1,
+            &[gpu_completion(tag(0), 4, 1)],
+            13,
+        );
+        assert_eq!(
+            (got.len(), want.len()),
+            (0, 0),
+            "an unexpected completion is dropped"
+        );
+        let (got, _) = exchange(&mut rtl, &mut window, 0, &[host_read(0x7, BAR_HOST, 1)], 14);
+        assert_eq!(request_ids(&got[0].1).1, 2, "tags go round");
+    });
+}
+
+#[test]
+fn a_host_read_never_answered_is_completed_with_completer_abort_after_the_timeout() {
+    on_big_stack(|| {
+        // DESIGN.md: no host ever waits forever. A read the GPU never
+        // answers is completed to the host, as the host sent it, with
+        // Completer Abort (PCIe Base 6.0 §2.8, §2.3.1) once the timeout
+        // has passed, by the sweep that visits every entry in turn.
+        const TIMEOUT: u32 = 200;
+        let top = Top::with_completion_timeout(TIMEOUT);
+        let (mut rtl, mut window) = host_and_endpoint(top);
+        let read = host_read(0x2c4, BAR_HOST + 0x100, 4);
+        let (got, want) = exchange(&mut rtl, &mut window, 0, std::slice::from_ref(&read), 21);
+        assert_eq!(got, want, "the read leaves as the model sends it");
+        let early = watch(&mut rtl, u64::from(TIMEOUT) / 2, ALL_CREDITS);
+        assert!(
+            early.left.is_empty(),
+            "nothing is answered before the timeout"
+        );
+        let sweep = weft_regs::capacity::OUTSTANDING_PER_HOST as u64;
+        let late = watch(&mut rtl, u64::from(TIMEOUT) + sweep + 16, ALL_CREDITS);
+        let expected: Vec<_> = window
+            .switch_mut()
+            .advance_to(u64::MAX / 2)
+            .into_iter()
+            .map(out_of_a_port)
+            .collect();
+        assert_eq!(late.left, expected, "the answer the model gives");
+        assert_eq!(
+            completion_ids(&late.left[0].1),
+            (ROOT_PORT, 0x2c4, 0x0a00, CompletionStatus::CompleterAbort),
+            "to the host's requester and tag, from the port's completer ID"
+        );
+        assert_eq!(
+            late.consumed,
+            [(0, 1 << CLASS_COMPLETION, 0)],
+            "with one completion credit"
+        );
+    });
+}
+
+#[test]
+fn abandoning_a_port_completes_the_host_reads_routed_out_of_it_with_unsupported_request() {
+    on_big_stack(|| {
+        // A write of the endpoint port's ABANDON with host 0's port in
+        // HOST_PORTS (the GPU is gone) completes host 0's read routed there
+        // with Unsupported Request, as weft-model's `abandon_requests_to`
+        // does; a read the host sends while the table sweeps waits on its
+        // link and leaves under the next tag once the sweep is over.
+        let (mut rtl, mut window) = host_and_endpoint(Top::default());
+        let read = host_read(0x155, BAR_HOST + 0x200, 1);
+        let (got, want) = exchange(&mut rtl, &mut window, 0, std::slice::from_ref(&read), 31);
+        assert_eq!(got, want, "the read leaves as the model sends it");
+        let abandon = weft_regs::csr::port::ABANDON.address(1, 0);
+        let host_port_0 = weft_regs::csr::port::ABANDON_HOST_PORTS.encode(1);
+        let mut bus = TopBus(rtl);
+        bus.write32(abandon, host_port_0);
+        window.write32(abandon, host_port_0);
+        let expected: Vec<_> = window
+            .switch_mut()
+            .take_synthesized()
+            .into_iter()
+            .map(out_of_a_port)
+            .collect();
+        rtl = bus.0;
+        let next = host_read(0x156, BAR_HOST + 0x300, 1);
+        let mut queues = vec![VecDeque::new(); PORTS];
+        queues[0] = VecDeque::from([next.clone()]);
+        let observed = run(&mut rtl, queues, 32);
+        assert_eq!(
+            observed.egress[0],
+            expected.iter().map(|(_, b)| b.clone()).collect::<Vec<_>>(),
+            "the answer the model gives, to the host"
+        );
+        assert_eq!(
+            completion_ids(&expected[0].1),
+            (
+                ROOT_PORT,
+                0x155,
+                0x0a00,
+                CompletionStatus::UnsupportedRequest
+            ),
+        );
+        let sent: Vec<_> = observed.egress[1].iter().map(|b| request_ids(b)).collect();
+        assert_eq!(
+            sent,
+            [(PROXY, 1, BAR_FABRIC + 0x300)],
+            "the next read, after the sweep"
+        );
+    });
 }

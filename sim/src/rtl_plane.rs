@@ -13,14 +13,21 @@
 //! into the RTL too, before the next TLP (weft-model's
 //! `CsrWindow::record_writes`).
 //!
+//! Host ports' requests take the fabric tags of the RTL's
+//! outstanding-request tables, as of the model's; when the manager
+//! abandons requests (ABANDON), the RTL runs a whole sweep of its tables
+//! and what it sends is held to the completions the model synthesized
+//! ([`RtlPlane::synthesized`]). The RTL's completion timeout
+//! (`SwitchTop`'s 50 ms of cycles) never passes: its cycles run only
+//! while it carries, and the simulator sets no timeout on the model
+//! either.
+//!
 //! The model still does what the RTL top does not do yet: the management
 //! BAR's in-band register accesses (executed against the window, never
-//! offered to the RTL) and the outstanding-request table of host ports.
-//! It also keeps the CPU's mailbox and injector: the RTL top has its own
-//! now, but nothing here reads the RTL's mailbox or writes its injector
-//! (a TLP the RTL queues for the CPU stays there). So a switch with host
-//! ports keeps the model's data plane (`sim::scenario` refuses the RTL
-//! there). The simulated time a TLP spends in the switch stays
+//! offered to the RTL). It also keeps the CPU's mailbox and injector: the
+//! RTL top has its own now, but nothing here reads the RTL's mailbox or
+//! writes its injector (a TLP the RTL queues for the CPU stays there, and
+//! what the CPU injects leaves by the model alone). The simulated time a TLP spends in the switch stays
 //! [`crate::switch::SWITCH_LATENCY`]: the RTL's cycles are the data plane's
 //! alone, without the hard IP's PHY and data link layer; they are counted
 //! ([`RtlSummary`]).
@@ -33,9 +40,10 @@ use std::time::Duration;
 
 use serde::Serialize;
 use weft_hdl::driver::DriveError;
-use weft_hdl::top_harness::{CarryError, SimulatorTop};
+use weft_hdl::top_harness::{Carried, CarryError, SimulatorTop, SIMULATOR_SLOT_DW};
 use weft_model::csr_window::CsrWindow;
-use weft_model::{Destination, DropReason, Forwarding, PortIndex};
+use weft_model::{Delivery, Destination, DropReason, Forwarding, PortIndex};
+use weft_regs::capacity;
 use weft_regs::driver::CsrBus;
 
 /// Stack for building the RTL: a debug build copies the whole block (a
@@ -70,7 +78,8 @@ pub struct RtlPlane {
 
 impl RtlPlane {
     /// The RTL at reset, beside the model behind `window`, also at reset:
-    /// from now on every register write `window` takes is the RTL's too.
+    /// from now on every register write `window` takes is the RTL's too,
+    /// and the model buffers TLPs no longer than the RTL's slots.
     pub fn new(window: &mut CsrWindow) -> Result<Self, DriveError> {
         let top = std::thread::Builder::new()
             .stack_size(BUILD_STACK)
@@ -79,6 +88,7 @@ impl RtlPlane {
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
         window.record_writes();
+        window.switch_mut().set_slot_dw(SIMULATOR_SLOT_DW);
         Ok(RtlPlane {
             top,
             summary: RtlSummary::default(),
@@ -108,16 +118,47 @@ impl RtlPlane {
         self.summary.tlps += 1;
         self.summary.cycles += self.top.cycles() - before;
         self.summary.wall += started.elapsed();
+        self.judge(carried, model, || {
+            format!("{bytes:02x?} on port {}", port.0)
+        });
+    }
+
+    /// Runs the RTL, after the register writes the window took since the
+    /// last TLP, for a whole sweep of its outstanding-request tables and
+    /// holds what it sends to `synthesized`: the completions the model
+    /// synthesized for the requests a write of ABANDON gave up.
+    pub fn synthesized(&mut self, window: &mut CsrWindow, synthesized: &[Delivery]) {
+        let started = std::time::Instant::now();
+        let before = self.top.cycles();
+        self.replay(window.take_written());
+        let sent = self.top.idle(capacity::OUTSTANDING_PER_HOST as u64);
+        self.summary.cycles += self.top.cycles() - before;
+        self.summary.wall += started.elapsed();
+        let model = Forwarding {
+            deliveries: synthesized.to_vec(),
+            dropped: None,
+        };
+        self.judge(sent, &model, || "completions for abandoned requests".into());
+    }
+
+    /// Counts a disagreement, described by `what` and how, if the RTL's
+    /// `carried` is not the model's `model`.
+    fn judge(
+        &mut self,
+        carried: Result<Carried, CarryError>,
+        model: &Forwarding,
+        what: impl FnOnce() -> String,
+    ) {
         let disagreement = match carried {
             Ok(carried) => compare(model, &carried),
             Err(CarryError::Stuck) => Some("the RTL did not take it or never went quiet".into()),
             Err(error) => Some(format!("the RTL could not carry it: {error:?}")),
         };
-        if let Some(what) = disagreement {
+        if let Some(how) = disagreement {
             self.summary.disagreements += 1;
             self.summary
                 .first_disagreement
-                .get_or_insert_with(|| format!("{bytes:02x?} on port {}: {what}", port.0));
+                .get_or_insert_with(|| format!("{}: {how}", what()));
         }
     }
 
@@ -134,7 +175,7 @@ impl RtlPlane {
 /// How what the RTL did differs from what the model did, if it does:
 /// the TLPs out of each egress port as multisets of wire bytes, the
 /// headers to the CPU, and the drop reasons.
-fn compare(model: &Forwarding, rtl: &weft_hdl::top_harness::Carried) -> Option<String> {
+fn compare(model: &Forwarding, rtl: &Carried) -> Option<String> {
     let mut model_out: Vec<(usize, Vec<u8>)> = Vec::new();
     let mut model_cpu = 0;
     for delivery in &model.deliveries {

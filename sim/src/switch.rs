@@ -22,7 +22,7 @@ use std::time::Duration;
 use weft_devices::packet::{completion_for, RequestInfo};
 use weft_hdl::driver::DriveError;
 use weft_model::csr_window::CsrWindow;
-use weft_model::{Forwarding, IngressError, Packet, PortIndex, Switch};
+use weft_model::{Delivery, Forwarding, IngressError, Packet, PortIndex, Switch};
 use weft_pcie::config::vsec::{management_function, PortRole as VsecRole, WeftIdentity};
 use weft_pcie::config::ConfigSpace;
 use weft_pcie::tlp::{Body, CompletionStatus, ConfigType, Direction};
@@ -104,6 +104,17 @@ impl WeftSwitch {
             rtl.carry(&mut self.window, port, bytes, &forwarding);
         }
         Ok(forwarding)
+    }
+
+    /// The completions the data plane synthesized for abandoned requests
+    /// since the last call; with an RTL data plane, the RTL's are held to
+    /// them ([`RtlPlane::synthesized`]).
+    pub fn take_synthesized(&mut self) -> Vec<Delivery> {
+        let synthesized = self.window.switch_mut().take_synthesized();
+        if let (Some(rtl), false) = (self.rtl.as_mut(), synthesized.is_empty()) {
+            rtl.synthesized(&mut self.window, &synthesized);
+        }
+        synthesized
     }
 
     /// Makes the RTL carry the switch's TLPs from now on: before anything

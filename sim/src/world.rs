@@ -822,7 +822,7 @@ impl World {
         let leave = self.now + SWITCH_LATENCY;
         let mut out = Vec::new();
         for (index, switch) in self.switches.iter_mut().enumerate() {
-            for delivery in switch.model_mut().take_synthesized() {
+            for delivery in switch.take_synthesized() {
                 if let Destination::Port(port) = delivery.to {
                     out.push((Place::new(index, port.0), delivery.packet));
                 }

@@ -61,6 +61,19 @@ impl OutstandingTable {
         Tag::new(u16::try_from(index).expect("capacity fits a 10-bit tag"))
     }
 
+    /// Undoes the allocation of `tag`, the last one made: its request is
+    /// not sent after all (it routes back to its ingress, or to a port the
+    /// switch lacks), so the table is as if it had never been offered, and
+    /// the next request gets the same tag, as the RTL table, which
+    /// allocates only as a request is sent on, gives it.
+    pub fn cancel(&mut self, tag: Tag) {
+        let index = usize::from(tag.get());
+        if let Some(slot) = self.entries.get_mut(index) {
+            *slot = None;
+            self.next = index;
+        }
+    }
+
     /// The entry for a fabric tag, if one is in flight.
     pub fn get(&self, tag: Tag) -> Option<&Outstanding> {
         self.entries.get(usize::from(tag.get()))?.as_ref()

@@ -94,6 +94,7 @@ pub struct Switch {
     counters: Vec<PortCounters>,
     now_ns: u64,
     completion_timeout_ns: u64,
+    slot_dw: Option<usize>,
     /// Table entries as written one by one through [`weft_regs::tables::DataPlane`].
     pub(crate) entries: Entries,
     /// Completions the switch synthesized outside any ingress (abandoned requests),
@@ -115,6 +116,7 @@ impl Switch {
             counters: vec![PortCounters::default(); ports],
             now_ns: 0,
             completion_timeout_ns: DEFAULT_COMPLETION_TIMEOUT_NS,
+            slot_dw: None,
             entries: Entries::new(ports),
             synthesized: Vec::new(),
             link_requests: Vec::new(),
@@ -184,6 +186,15 @@ impl Switch {
         )?;
         self.routes = routes;
         Ok(())
+    }
+
+    /// Sets how many DWs of payload, its digest included, the switch
+    /// buffers per TLP (one switching slot): a TLP carrying more is
+    /// Malformed, as one over Max_Payload_Size is (PCIe Base 6.0 §2.2.2),
+    /// which the slot bounds. Unset, any TLP fits: the translation stages
+    /// alone, which buffer nothing, are held to such a switch.
+    pub fn set_slot_dw(&mut self, dw: usize) {
+        self.slot_dw = Some(dw);
     }
 
     /// Sets how long a host's request may wait for its completion.
@@ -294,8 +305,14 @@ impl Switch {
             .clone();
         let mut forwarding = Forwarding::default();
         let packet = match Packet::parse(bytes) {
-            Ok(packet) => packet,
-            Err(_) => {
+            Ok(packet)
+                if self.slot_dw.is_none_or(|slot| {
+                    packet.payload.len() / 4 + usize::from(packet.digest.is_some()) <= slot
+                }) =>
+            {
+                packet
+            }
+            _ => {
                 self.counters[index].drop(DropReason::Malformed);
                 forwarding.dropped = Some(DropReason::Malformed);
                 return Ok(forwarding);
@@ -426,7 +443,7 @@ impl Switch {
             (self.ports[usize::from(from.0)].role, &packet.header.body)
         {
             if m.op != MemoryOp::Write && m.requester == proxy_id {
-                self.outstanding[usize::from(from.0)].release(m.tag);
+                self.outstanding[usize::from(from.0)].cancel(m.tag);
             }
         }
     }

@@ -875,6 +875,72 @@ fn a_route_back_out_of_the_ingress_port_is_refused() {
     refused_with_unsupported_request(&out, DropReason::RoutesToIngress, GPU_A);
 }
 
+#[test]
+fn a_host_read_refused_after_routing_leaves_its_tag_to_the_next() {
+    let mut switch = fabric();
+    // GPU A's BAR routed back out of host 0's own port.
+    let routes = RouteTables {
+        addresses: vec![
+            AddressRoute {
+                base: A_BAR_FABRIC,
+                size: BAR_SIZE,
+                to: Destination::Port(HOST0),
+            },
+            AddressRoute {
+                base: B_BAR_FABRIC,
+                size: BAR_SIZE,
+                to: Destination::Port(GPU_B),
+            },
+        ],
+        ..RouteTables::default()
+    };
+    switch.set_routes(routes).expect("within capacity");
+    let first = send(
+        &mut switch,
+        HOST0,
+        memory(MemoryOp::Read, ROOT_PORT, 1, B_BAR_HOST, 1),
+        &[],
+    );
+    let first_tag = as_memory(only(&first, Destination::Port(GPU_B))).tag;
+    let refused = send(
+        &mut switch,
+        HOST0,
+        memory(MemoryOp::Read, ROOT_PORT, 2, A_BAR_HOST, 1),
+        &[],
+    );
+    refused_with_unsupported_request(&refused, DropReason::RoutesToIngress, HOST0);
+    assert_eq!(
+        switch.outstanding(HOST0),
+        1,
+        "the refused read holds no tag"
+    );
+    let next = send(
+        &mut switch,
+        HOST0,
+        memory(MemoryOp::Read, ROOT_PORT, 3, B_BAR_HOST, 1),
+        &[],
+    );
+    assert_eq!(
+        as_memory(only(&next, Destination::Port(GPU_B))).tag.get(),
+        first_tag.get() + 1,
+        "the next read gets the tag the refused one was given and gave back"
+    );
+}
+
+#[test]
+fn a_tlp_longer_than_a_switching_slot_is_malformed() {
+    // §2.2.2: a payload over Max_Payload_Size is a Malformed TLP; the
+    // switch's slot bounds the Max_Payload_Size it takes.
+    let mut switch = fabric();
+    switch.set_slot_dw(8);
+    let write = |length_dw: u16| memory(MemoryOp::Write, ROOT_PORT, 0, B_BAR_HOST, length_dw);
+    let fits = send(&mut switch, HOST0, write(8), &[0; 32]);
+    assert_eq!(fits.dropped, None);
+    let over = send(&mut switch, HOST0, write(9), &[0; 36]);
+    assert_eq!(over.dropped, Some(DropReason::Malformed));
+    assert!(over.deliveries.is_empty());
+}
+
 /// [`fabric`] with GPU B moved below GPU A's port, behind one conventional
 /// switch whose downstream ports redirect peer traffic up to that port (ACS
 /// P2P Request and Completion Redirect, PCIe Base 6.0 §6.12.1.1). GPU A is

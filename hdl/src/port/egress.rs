@@ -40,10 +40,20 @@
 //! cycle; it reports its own on `inject_consume` and `inject_consume_dws`,
 //! and counts as sent.
 //!
-//! The host's outstanding-request table is not attached here: the stage is
-//! told that no fabric tag is in flight, so every completion for the host
-//! is dropped as UnexpectedCompletion (`crate::port::ingress` forwards host
-//! requests with the host's own tag).
+//! **Outstanding requests.** The port's [`OutstandingTable`] records the
+//! host's non-posted requests as its ingress sends them on (`tag_request`
+//! …, under the tag it offers on `fabric_tag` while `tag_available`), and
+//! looks each completion for the host up as the stage takes its first
+//! beat: one that answers a request in flight goes to the host with the
+//! host's requester ID and tag, and the last one of its request frees the
+//! tag; any other is dropped as UnexpectedCompletion (weft-model's
+//! `Switch::egress`). The table's answer, one cycle later, is kept while
+//! the link keeps the completion waiting. The Completer Abort completions
+//! of requests that time out (`now` and `timeout`, in the same ticks,
+//! PCIe Base 6.0 §2.8) and the Unsupported Request completions of those
+//! abandoned (`abandon`, for the requests routed out of `abandon_port`)
+//! join the error completions the ingress owes, the ingress's first when
+//! both come in one cycle.
 
 use rust_hdl::prelude::*;
 use weft_regs::capacity;
@@ -57,8 +67,10 @@ use crate::port::injected::InjectMerge;
 use crate::port::registers::ROLE_BITS;
 use crate::stream::{TlpSink, TlpSource};
 use crate::switching::LENGTH_BITS;
+use crate::tables::address_route::PORT_BITS as ROUTE_PORT_BITS;
 use crate::tables::id_map::ID_BITS;
-use crate::tables::outstanding::TAG_BITS;
+use crate::tables::outstanding::{TAG_BITS, TIME_BITS};
+use crate::tables::OutstandingTable;
 use crate::translate::endpoint_ingress::HOST_BITS;
 use crate::translate::host_ingress::{drop_reason_code, DROP_REASON_BITS};
 use crate::translate::{EgressDestination, HostEgress, VirtualWires};
@@ -122,13 +134,45 @@ pub struct PortEgress<const W: usize> {
     pub inject_consume: Signal<Out, Bits<3>>,
     /// Its data length in DW.
     pub inject_consume_dws: Signal<Out, Bits<LENGTH_BITS>>,
+    /// The outstanding-request table has a fabric tag for a host's request.
+    pub tag_available: Signal<Out, Bit>,
+    /// The tag it has.
+    pub fabric_tag: Signal<Out, Bits<TAG_BITS>>,
+    /// The ingress sends a host's non-posted request on under `fabric_tag`: record it.
+    pub tag_request: Signal<In, Bit>,
+    /// Its header DW0 as the host sent it.
+    pub tag_request_dw0: Signal<In, Bits<32>>,
+    /// Its header DW1 as the host sent it.
+    pub tag_request_dw1: Signal<In, Bits<32>>,
+    /// Its header DW2 as the host sent it.
+    pub tag_request_dw2: Signal<In, Bits<32>>,
+    /// Its header DW3 as the host sent it.
+    pub tag_request_dw3: Signal<In, Bits<32>>,
+    /// It went to the management CPU.
+    pub tag_request_cpu: Signal<In, Bit>,
+    /// The port it was routed out of, unless it went to the CPU.
+    pub tag_request_port: Signal<In, Bits<ROUTE_PORT_BITS>>,
+    /// Complete, with Unsupported Request, every request in flight routed out of `abandon_port`.
+    pub abandon: Signal<In, Bit>,
+    /// The port whose endpoint is gone.
+    pub abandon_port: Signal<In, Bits<ROUTE_PORT_BITS>>,
+    /// An abandon sweep runs: no tag is offered meanwhile.
+    pub abandoning: Signal<Out, Bit>,
+    /// The free-running time counter.
+    pub now: Signal<In, Bits<TIME_BITS>>,
+    /// The completion timeout, in ticks of `now` (at least 1, below 2^31).
+    pub timeout: Signal<In, Bits<TIME_BITS>>,
     stage: HostEgress<{ capacity::BOUND_FUNCTIONS_PER_HOST }>,
     wires: VirtualWires<{ capacity::BOUND_FUNCTIONS_PER_HOST }>,
     leaving: HeaderDecoder,
     strip: DigestStrip<W>,
     responses: ErrorCompletionQueue<W>,
     merge: InjectMerge<W>,
+    outstanding: OutstandingTable,
     waited: DFF<Bit>,
+    found: DFF<Bit>,
+    found_requester: DFF<Bits<ID_BITS>>,
+    found_tag: DFF<Bits<TAG_BITS>>,
     forwarding: DFF<Bit>,
     discarding: DFF<Bit>,
     role_host: Constant<Bits<ROLE_BITS>>,
@@ -179,13 +223,31 @@ impl<const W: usize> PortEgress<W> {
             non_posted_credit: Default::default(),
             inject_consume: Default::default(),
             inject_consume_dws: Default::default(),
+            tag_available: Default::default(),
+            fabric_tag: Default::default(),
+            tag_request: Default::default(),
+            tag_request_dw0: Default::default(),
+            tag_request_dw1: Default::default(),
+            tag_request_dw2: Default::default(),
+            tag_request_dw3: Default::default(),
+            tag_request_cpu: Default::default(),
+            tag_request_port: Default::default(),
+            abandon: Default::default(),
+            abandon_port: Default::default(),
+            abandoning: Default::default(),
+            now: Default::default(),
+            timeout: Default::default(),
             stage: HostEgress::new(port),
             wires: Default::default(),
             leaving: Default::default(),
             strip: Default::default(),
             responses: Default::default(),
             merge: Default::default(),
+            outstanding: Default::default(),
             waited: Default::default(),
+            found: Default::default(),
+            found_requester: Default::default(),
+            found_tag: Default::default(),
             forwarding: Default::default(),
             discarding: Default::default(),
             role_host: Constant::new(port::ROLE_HOST.to_bits()),
@@ -204,7 +266,16 @@ impl<const W: usize> PortEgress<W> {
 impl<const W: usize> Logic for PortEgress<W> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, waited, forwarding, discarding);
+        dff_setup!(
+            self,
+            clock,
+            waited,
+            forwarding,
+            discarding,
+            found,
+            found_requester,
+            found_tag
+        );
         self.stage.clock.next = self.clock.val();
         self.wires.clock.next = self.clock.val();
         CsrTarget::link(&mut self.csr, &mut self.stage.csr);
@@ -224,9 +295,45 @@ impl<const W: usize> Logic for PortEgress<W> {
         self.stage.host_index.next = self.host_index.val();
         self.stage.proxy_id.next = self.proxy_id.val();
         self.stage.completer_id.next = self.completer_id.val();
-        self.stage.tag_found.next = false;
-        self.stage.tag_requester.next = bits::<ID_BITS>(0);
-        self.stage.tag_host_tag.next = bits::<TAG_BITS>(0);
+
+        // The outstanding-request table: tags for the ingress, a lookup
+        // of each completion as the stage first sees it, its answer kept
+        // while the completion waits for the link.
+        self.outstanding.clock.next = self.clock.val();
+        self.outstanding.request.next = self.tag_request.val();
+        self.outstanding.request_dw0.next = self.tag_request_dw0.val();
+        self.outstanding.request_dw1.next = self.tag_request_dw1.val();
+        self.outstanding.request_dw2.next = self.tag_request_dw2.val();
+        self.outstanding.request_dw3.next = self.tag_request_dw3.val();
+        self.outstanding.request_cpu.next = self.tag_request_cpu.val();
+        self.outstanding.request_port.next = self.tag_request_port.val();
+        self.tag_available.next = self.outstanding.available.val();
+        self.fabric_tag.next = self.outstanding.fabric_tag.val();
+        self.outstanding.completion.next = self.host.val()
+            & self.first.val()
+            & !self.waited.q.val()
+            & self.stage.completion_query.val();
+        self.outstanding.completion_dw0.next = self.core.dw0.val();
+        self.outstanding.completion_dw1.next = self.core.dw1.val();
+        self.outstanding.completion_dw2.next = self.core.dw2.val();
+        self.outstanding.proxy_id.next = self.proxy_id.val();
+        self.outstanding.abandon.next = self.abandon.val();
+        self.outstanding.abandon_port.next = self.abandon_port.val();
+        self.abandoning.next = self.outstanding.abandoning.val();
+        self.outstanding.now.next = self.now.val();
+        self.outstanding.timeout.next = self.timeout.val();
+        self.outstanding.completer_id.next = self.completer_id.val();
+        self.stage.tag_found.next = self.found.q.val();
+        self.stage.tag_requester.next = self.found_requester.q.val();
+        self.stage.tag_host_tag.next = self.found_tag.q.val();
+        if self.outstanding.looked_up.val() {
+            self.stage.tag_found.next = self.outstanding.matched.val();
+            self.stage.tag_requester.next = self.outstanding.host_requester.val();
+            self.stage.tag_host_tag.next = self.outstanding.host_tag.val();
+            self.found.d.next = self.outstanding.matched.val();
+            self.found_requester.d.next = self.outstanding.host_requester.val();
+            self.found_tag.d.next = self.outstanding.host_tag.val();
+        }
         // §2.2.8: requester ID in DW1[31:16], Message Code[2:0] in DW1[2:0].
         self.wires.requester.next = self.core.dw1.val().get_bits::<ID_BITS>(16);
         self.wires.code.next = self.core.dw1.val().get_bits::<3>(0);
@@ -302,10 +409,17 @@ impl<const W: usize> Logic for PortEgress<W> {
 
         // The ingress's error completions, between TLPs.
         self.responses.clock.next = self.clock.val();
-        self.responses.push.next = self.respond.val();
-        self.responses.push_dw0.next = self.response_dw0.val();
-        self.responses.push_dw1.next = self.response_dw1.val();
-        self.responses.push_dw2.next = self.response_dw2.val();
+        self.responses.push.next =
+            self.respond.val() | (self.outstanding.error_valid.val() & self.responses.room.val());
+        self.responses.push_dw0.next = self.outstanding.error_dw0.val();
+        self.responses.push_dw1.next = self.outstanding.error_dw1.val();
+        self.responses.push_dw2.next = self.outstanding.error_dw2.val();
+        if self.respond.val() {
+            self.responses.push_dw0.next = self.response_dw0.val();
+            self.responses.push_dw1.next = self.response_dw1.val();
+            self.responses.push_dw2.next = self.response_dw2.val();
+        }
+        self.outstanding.error_ready.next = self.responses.room.val() & !self.respond.val();
         self.response_room.next = self.responses.room.val();
         self.responses.credit.next = self.completion_credit.val();
         self.responses.other_consume.next = self.core_consumes.val();

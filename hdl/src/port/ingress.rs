@@ -38,6 +38,11 @@
 //! forwarded TLP whose translation cleared TD loses its digest DW on the
 //! way ([`crate::port::DigestStrip`]).
 //!
+//! **Length.** A TLP whose payload and digest need more than one switching
+//! slot ([`SLOT_BEATS`] beats) is Malformed, as a payload over
+//! Max_Payload_Size is (PCIe Base 6.0 §2.2.2), and dropped by its header's
+//! Length, whatever the port's role: weft-model's `Switch::set_slot_dw`.
+//!
 //! **Answers.** A dropped non-posted request is answered where weft-model's
 //! `Switch::refuse` answers it ([`ErrorCompletion`]: not when malformed or
 //! at a disabled port): as its first beat is taken, `respond` pulses with
@@ -48,6 +53,18 @@
 //! egress to send back on this link. Such a request is taken only while
 //! `response_room` says the egress can queue its answer; until then it
 //! waits on the link (`link.ready` low), so no answer is lost.
+//!
+//! **Fabric tags.** A host's non-posted memory request (read, locked read,
+//! AtomicOp) that its window translates and a route sends on, out of a
+//! port or to the CPU, travels under the fabric tag the port's
+//! outstanding-request table offers (`fabric_tag`, T9 and T8 in DW0 bits
+//! 23 and 19 and Tag\[7:0\] in DW1\[15:8\], PCIe Base 6.0 §2.2.6.2): as its
+//! first beat is taken, `tag_request` pulses with where it goes
+//! (`tag_request_cpu`, `tag_request_port`), for the table to record it
+//! with the host's header as it arrived on `link`. While the table has no
+//! tag to offer (`tag_available` low) the request waits on its link, as
+//! weft-model's `Switch::ingress` pushes back. A request refused after
+//! its route is known (a port the switch lacks, or its own) takes no tag.
 //!
 //! **To the CPU.** A TLP for the CPU, or forwarded and copied to it,
 //! leaves the link only as fast as the management path takes it: each of
@@ -72,9 +89,10 @@ use crate::isolation::{ErrorCompletion, STATUS_BITS, STATUS_UNSUPPORTED_REQUEST}
 use crate::port::digest::DigestStrip;
 use crate::port::registers::ROLE_BITS;
 use crate::stream::{TlpSink, TlpSource};
-use crate::switching::PORT_BITS;
+use crate::switching::{PORT_BITS, SLOT_BEATS};
 use crate::tables::address_route::PORT_BITS as ROUTE_PORT_BITS;
 use crate::tables::id_map::ID_BITS;
+use crate::tables::outstanding::TAG_BITS;
 use crate::tables::{AddressRouteTable, BusRouteTable, IdMap};
 use crate::translate::endpoint_ingress::{HOST_BITS, SWIZZLE_BITS};
 use crate::translate::host_ingress::{drop_reason_code, DROP_REASON_BITS};
@@ -128,6 +146,16 @@ pub struct PortIngress<const W: usize, const N: usize> {
     pub response_dw2: Signal<Out, Bits<32>>,
     /// The egress can queue an answer now; a request to answer waits until it can.
     pub response_room: Signal<In, Bit>,
+    /// The port's outstanding-request table has a tag for a host's non-posted request.
+    pub tag_available: Signal<In, Bit>,
+    /// The tag it has.
+    pub fabric_tag: Signal<In, Bits<TAG_BITS>>,
+    /// A host's non-posted request whose first beat is taken leaves under `fabric_tag`: record it.
+    pub tag_request: Signal<Out, Bit>,
+    /// With `tag_request`: the request went to the management CPU.
+    pub tag_request_cpu: Signal<Out, Bit>,
+    /// With `tag_request`: the port it was routed out of, unless `tag_request_cpu`.
+    pub tag_request_port: Signal<Out, Bits<ROUTE_PORT_BITS>>,
     /// COMPLETER_ID of this port: the completer of its answers.
     pub completer_id: Signal<In, Bits<ID_BITS>>,
     /// CONTROL.ENABLE of this port.
@@ -178,6 +206,9 @@ pub struct PortIngress<const W: usize, const N: usize> {
     routes_to_ingress: Constant<Bits<DROP_REASON_BITS>>,
     unknown_function: Constant<Bits<DROP_REASON_BITS>>,
     digest_clear: Constant<Bits<32>>,
+    slot_dws: Constant<Bits<12>>,
+    tag_high_clear: Constant<Bits<32>>,
+    tag_low_clear: Constant<Bits<32>>,
     unsupported_request: Constant<Bits<STATUS_BITS>>,
     first: Signal<Local, Bit>,
     decided: Signal<Local, Bit>,
@@ -193,6 +224,8 @@ pub struct PortIngress<const W: usize, const N: usize> {
     reason: Signal<Local, Bits<DROP_REASON_BITS>>,
     taken: Signal<Local, Bit>,
     cpu_hold: Signal<Local, Bit>,
+    needs_tag: Signal<Local, Bit>,
+    tag_wait: Signal<Local, Bit>,
     header_dw0: Signal<Local, Bits<32>>,
     header_dw1: Signal<Local, Bits<32>>,
     header_dw2: Signal<Local, Bits<32>>,
@@ -234,6 +267,11 @@ impl<const W: usize, const N: usize> PortIngress<W, N> {
             response_dw1: Default::default(),
             response_dw2: Default::default(),
             response_room: Default::default(),
+            tag_available: Default::default(),
+            fabric_tag: Default::default(),
+            tag_request: Default::default(),
+            tag_request_cpu: Default::default(),
+            tag_request_port: Default::default(),
             completer_id: Default::default(),
             enable: Default::default(),
             role: Default::default(),
@@ -273,6 +311,10 @@ impl<const W: usize, const N: usize> PortIngress<W, N> {
             routes_to_ingress: reason("DROP_ROUTES_TO_INGRESS"),
             unknown_function: reason("DROP_UNKNOWN_FUNCTION"),
             digest_clear: Constant::new((!digest_bit).to_bits()),
+            // §2.2.6.2: T9 and T8 are DW0 bits 23 and 19, Tag[7:0] DW1[15:8].
+            slot_dws: Constant::new((SLOT_BEATS * W / 32).to_bits()),
+            tag_high_clear: Constant::new((!(1u32 << 23 | 1u32 << 19)).to_bits()),
+            tag_low_clear: Constant::new((!(0xffu32 << 8)).to_bits()),
             unsupported_request: Constant::new(STATUS_UNSUPPORTED_REQUEST.to_bits()),
             first: Default::default(),
             decided: Default::default(),
@@ -288,6 +330,8 @@ impl<const W: usize, const N: usize> PortIngress<W, N> {
             reason: Default::default(),
             taken: Default::default(),
             cpu_hold: Default::default(),
+            needs_tag: Default::default(),
+            tag_wait: Default::default(),
             header_dw0: Default::default(),
             header_dw1: Default::default(),
             header_dw2: Default::default(),
@@ -401,9 +445,22 @@ impl<const W: usize, const N: usize> Logic for PortIngress<W, N> {
             self.stage_destination.next = self.to_drop.val();
             self.stage_reason.next = self.malformed.val();
         }
+        self.needs_tag.next = false;
         if self.enable.val() & (self.role.val() == self.role_host.val()) {
             self.header_dw0.next = self.host.header_dw0.val();
             self.header_dw1.next = self.host.header_dw1.val();
+            // A non-posted memory request leaves under its fabric tag (§2.2.6.2).
+            if (self.host.destination.val() == self.to_forward.val())
+                & self.original.memory.val()
+                & self.original.non_posted.val()
+            {
+                self.needs_tag.next = true;
+                self.header_dw0.next = (self.host.header_dw0.val() & self.tag_high_clear.val())
+                    | (bit_cast::<32, 1>(self.fabric_tag.val().get_bits::<1>(9)) << 23)
+                    | (bit_cast::<32, 1>(self.fabric_tag.val().get_bits::<1>(8)) << 19);
+                self.header_dw1.next = (self.host.header_dw1.val() & self.tag_low_clear.val())
+                    | (bit_cast::<32, 8>(self.fabric_tag.val().get_bits::<8>(0)) << 8);
+            }
             self.header_dw2.next = self.host.header_dw2.val();
             self.header_dw3.next = self.host.header_dw3.val();
             self.stage_destination.next = self.host.destination.val();
@@ -421,13 +478,24 @@ impl<const W: usize, const N: usize> Logic for PortIngress<W, N> {
             }
         }
         if self.enable.val() & (self.role.val() == self.role_endpoint.val()) {
+            self.stage_copy.next = self.endpoint.copy_to_cpu.val();
             self.header_dw0.next = self.endpoint.header_dw0.val();
             self.header_dw1.next = self.endpoint.header_dw1.val();
             self.header_dw2.next = self.endpoint.header_dw2.val();
             self.header_dw3.next = self.endpoint.header_dw3.val();
             self.stage_destination.next = self.endpoint.destination.val();
             self.stage_reason.next = self.endpoint.drop_reason.val();
-            self.stage_copy.next = self.endpoint.copy_to_cpu.val();
+        }
+        // §2.2.2: a payload over Max_Payload_Size, which one switching
+        // slot bounds, is Malformed, whatever the port's role.
+        if self.original.has_data.val()
+            & ((bit_cast::<12, 11>(self.original.length_dw.val())
+                + bit_cast::<12, 1>(self.original.digest.val().into()))
+                > self.slot_dws.val())
+        {
+            self.stage_destination.next = self.to_drop.val();
+            self.stage_reason.next = self.malformed.val();
+            self.stage_copy.next = false;
         }
 
         // Route the header as it will leave: by ID for completions,
@@ -484,17 +552,28 @@ impl<const W: usize, const N: usize> Logic for PortIngress<W, N> {
         self.strip.upstream.dw3.next = self.header_dw3.val();
         self.core_egress.next = self.route_port.val().get_bits::<PORT_BITS>(0);
         self.core_class.next = self.routed.flow_class.val();
+        // A request sent on needs a tag, and waits for one; one the route refuses takes none.
+        self.tag_wait.next = self.first.val()
+            & self.decided.val()
+            & self.needs_tag.val()
+            & (self.forward.val() | self.cpu.val())
+            & !self.tag_available.val();
         // A beat of a TLP for the CPU moves only once the management path holds it.
         self.cpu_offer.next = self.copying.q.val() & self.link.valid.val();
         self.cpu_twice.next = false;
-        if self.first.val() & self.decided.val() & (self.cpu.val() | self.stage_copy.val()) {
+        if self.first.val()
+            & self.decided.val()
+            & (self.cpu.val() | self.stage_copy.val())
+            & !self.tag_wait.val()
+        {
             self.cpu_offer.next = true;
             self.cpu_twice.next = self.cpu.val() & self.stage_copy.val();
         }
         self.cpu_hold.next = self.cpu_offer.val() & !self.cpu_take.val();
         self.strip.upstream.valid.next = ((self.link.valid.val() & self.forwarding.q.val())
             | (self.first.val() & self.decided.val() & self.forward.val()))
-            & !self.cpu_hold.val();
+            & !self.cpu_hold.val()
+            & !self.tag_wait.val();
         // The answer to a request dropped here, from its header as received.
         self.answer.dropped.next =
             self.first.val() & self.decided.val() & !self.forward.val() & !self.cpu.val();
@@ -516,7 +595,7 @@ impl<const W: usize, const N: usize> Logic for PortIngress<W, N> {
             self.link.ready.next = (self.forward.val() & self.strip.upstream.ready.val())
                 | (!self.forward.val() & (!self.answer.respond.val() | self.response_room.val()));
         }
-        if self.cpu_hold.val() {
+        if self.cpu_hold.val() | self.tag_wait.val() {
             self.link.ready.next = false;
         }
         // The digest DW leaves with TD (§2.7.1): a rewritten header clears it.
@@ -538,6 +617,10 @@ impl<const W: usize, const N: usize> Logic for PortIngress<W, N> {
         self.respond.next = self.taken.val() & self.answer.respond.val();
         self.copy_to_cpu.next = self.taken.val() & self.stage_copy.val();
         self.dropped.next = self.taken.val() & !self.cpu.val() & !self.forward.val();
+        self.tag_request.next =
+            self.taken.val() & self.needs_tag.val() & (self.forward.val() | self.cpu.val());
+        self.tag_request_cpu.next = self.cpu.val();
+        self.tag_request_port.next = self.route_port.val();
         self.drop_reason.next = self.reason.val();
         self.received.next =
             self.taken.val() & !(self.dropped.val() & (self.reason.val() == self.malformed.val()));

@@ -6,11 +6,14 @@
 //! write with HOT_RESET set raises `link_hot_reset`, else one with RETRAIN
 //! set raises `link_retrain`, for the one cycle after the clock edge that
 //! takes it (each bit set acts once; a hot reset trains the link again
-//! anyway, so it wins, as in the model). CONTROL.RETURN_TO_INGRESS is stored
-//! and read back but not acted on: the ingress drops every TLP routed back
-//! to its own port (RoutesToIngress), and ABANDON does nothing, as no
-//! outstanding-request table is attached yet. A write takes effect at the clock
-//! edge that takes it; a read answers one cycle later (`crate::csr`).
+//! anyway, so it wins, as in the model). A write of ABANDON raises
+//! `abandon` for that cycle with the HOST_PORTS written on
+//! `abandon_host_ports`: the host ports whose outstanding-request tables
+//! complete their requests routed out of this port
+//! ([`crate::top::SwitchTop`]). CONTROL.RETURN_TO_INGRESS is stored and
+//! read back but not acted on: the ingress drops every TLP routed back to
+//! its own port (RoutesToIngress). A write takes effect at the clock edge
+//! that takes it; a read answers one cycle later (`crate::csr`).
 
 use rust_hdl::prelude::*;
 use weft_regs::csr::port;
@@ -64,6 +67,10 @@ pub struct PortRegisters {
     pub link_hot_reset: Signal<Out, Bit>,
     /// A one-cycle pulse: LINK.RETRAIN (without HOT_RESET) was written 1 at the last clock edge.
     pub link_retrain: Signal<Out, Bit>,
+    /// A one-cycle pulse: ABANDON was written at the last clock edge.
+    pub abandon: Signal<Out, Bit>,
+    /// With `abandon`: ABANDON.HOST_PORTS as written, port 0 in bit 0.
+    pub abandon_host_ports: Signal<Out, Bits<32>>,
     decoder: CsrDecoder,
     control: DFF<Bits<32>>,
     host: DFF<Bits<32>>,
@@ -74,6 +81,8 @@ pub struct PortRegisters {
     read_valid: DFF<Bit>,
     hot_reset: DFF<Bit>,
     retrain: DFF<Bit>,
+    abandoning: DFF<Bit>,
+    abandon_written: DFF<Bits<32>>,
     word_control: Constant<Bits<WORD_BITS>>,
     word_host: Constant<Bits<WORD_BITS>>,
     word_owner: Constant<Bits<WORD_BITS>>,
@@ -86,6 +95,7 @@ pub struct PortRegisters {
     mask_owner: Constant<Bits<32>>,
     mask_buses: Constant<Bits<32>>,
     mask_completer: Constant<Bits<32>>,
+    mask_abandon: Constant<Bits<32>>,
     enable_bit: Constant<Bits<8>>,
     role_lsb: Constant<Bits<8>>,
     redirect_bit: Constant<Bits<8>>,
@@ -129,6 +139,8 @@ impl PortRegisters {
             completer_id: Default::default(),
             link_hot_reset: Default::default(),
             link_retrain: Default::default(),
+            abandon: Default::default(),
+            abandon_host_ports: Default::default(),
             decoder: CsrDecoder::new(&port::LAYOUT, instance),
             control: Default::default(),
             host: Default::default(),
@@ -139,6 +151,8 @@ impl PortRegisters {
             read_valid: Default::default(),
             hot_reset: Default::default(),
             retrain: Default::default(),
+            abandoning: Default::default(),
+            abandon_written: Default::default(),
             word_control: word(port::CONTROL),
             word_host: word(port::HOST),
             word_owner: word(port::OWNER),
@@ -151,6 +165,7 @@ impl PortRegisters {
             mask_owner: mask(port::OWNER),
             mask_buses: mask(port::BUSES),
             mask_completer: mask(port::COMPLETER_ID),
+            mask_abandon: mask(port::ABANDON),
             enable_bit: lsb(port::ENABLE),
             role_lsb: lsb(port::ROLE),
             redirect_bit: lsb(port::P2P_REQUEST_REDIRECT),
@@ -172,15 +187,31 @@ impl Logic for PortRegisters {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, control, host, owner, buses, completer, read_data, read_valid, hot_reset,
-            retrain
+            self,
+            clock,
+            control,
+            host,
+            owner,
+            buses,
+            completer,
+            read_data,
+            read_valid,
+            hot_reset,
+            retrain,
+            abandoning,
+            abandon_written
         );
         self.decoder.address.next = self.csr.address.val();
 
         // Writes: the defined bits of the register addressed; LINK's act once.
         self.hot_reset.d.next = false;
         self.retrain.d.next = false;
+        self.abandoning.d.next = false;
         if self.csr.write.val() && self.decoder.selected.val() {
+            if self.decoder.word.val() == self.word_abandon.val() {
+                self.abandoning.d.next = true;
+                self.abandon_written.d.next = self.csr.write_data.val() & self.mask_abandon.val();
+            }
             if self.decoder.word.val() == self.word_control.val() {
                 self.control.d.next = self.csr.write_data.val() & self.mask_control.val();
             }
@@ -298,5 +329,7 @@ impl Logic for PortRegisters {
         self.completer_id.next = self.completer.q.val().get_bits::<ID_BITS>(0);
         self.link_hot_reset.next = self.hot_reset.q.val();
         self.link_retrain.next = self.retrain.q.val();
+        self.abandon.next = self.abandoning.q.val();
+        self.abandon_host_ports.next = self.abandon_written.q.val();
     }
 }

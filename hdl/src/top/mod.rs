@@ -58,11 +58,26 @@
 //! reported on `egress_consume` like the core's TLPs, and counts it as
 //! sent.
 //!
-//! Not attached yet: the outstanding-request table (host ports' non-posted
-//! requests keep the host's tag, and completions for a host are dropped
-//! as UnexpectedCompletion), CONTROL.RETURN_TO_INGRESS and ABANDON, and
-//! dropping TLPs longer than a switching slot or whose length disagrees
-//! with their header.
+//! **Outstanding requests** (DESIGN.md: no host ever waits forever). Each
+//! port's egress keeps the port's outstanding-request table
+//! ([`crate::tables::OutstandingTable`]): its ingress sends a host's
+//! non-posted request on under a fabric tag from it, and its egress gives
+//! the completion the host's requester ID and tag back
+//! ([`crate::port::PortEgress`]). A request whose completion does not come
+//! within the top's completion timeout ([`SwitchTop::with_completion_timeout`])
+//! is completed with Completer Abort.
+//! A write of port p's ABANDON completes, with Unsupported Request, the
+//! requests routed out of port p of every host port whose HOST_PORTS bit
+//! is set (weft-model's `abandon_requests_to`): each host port keeps the
+//! ports it is asked to abandon and sweeps its table for one at a time,
+//! taking no new request until it has swept them all, so no request sent
+//! after the write is taken for one before it.
+//!
+//! Not attached yet: CONTROL.RETURN_TO_INGRESS, and dropping a TLP whose
+//! beats disagree with its header's Length (the ingress drops one whose
+//! Length needs more than a switching slot; a shorter or longer stream
+//! than its Length says would need a way to abort a TLP already cut
+//! through to its egress).
 
 mod identity;
 mod inject_beats;
@@ -81,6 +96,8 @@ use crate::port::{PortEgress, PortIngress, PortRegisters};
 use crate::stream::{TlpSink, TlpSource};
 use crate::switching::gather::Gather;
 use crate::switching::{SwitchCore, CLASS_COMPLETION, LENGTH_BITS};
+use crate::tables::address_route::PORT_BITS as ROUTE_PORT_BITS;
+use crate::tables::outstanding::TIME_BITS;
 use crate::translate::host_ingress::DROP_REASON_BITS;
 
 /// The switch's data plane: `N` ports of `W`-bit payload.
@@ -159,10 +176,38 @@ pub struct SwitchTop<const W: usize, const N: usize> {
     inject: Inject,
     inject_beats: InjectBeats<W>,
     completion_consumed: Constant<Bits<3>>,
+    completion_timeout: Constant<Bits<TIME_BITS>>,
+    now: DFF<Bits<TIME_BITS>>,
+    abandon_pending: [DFF<Bits<32>>; N],
+    abandon_wanted: [Signal<Local, Bits<32>>; N],
+    abandon_choice: [Signal<Local, Bits<ROUTE_PORT_BITS>>; N],
+    port_bit: [Constant<Bits<32>>; N],
+    port_number: [Constant<Bits<ROUTE_PORT_BITS>>; N],
 }
+
+/// The completion timeout of [`SwitchTop::default`], in cycles: weft-model's
+/// default of 50 ms, at the data plane's 250 MHz.
+pub const COMPLETION_TIMEOUT_CYCLES: u32 = 12_500_000;
 
 impl<const W: usize, const N: usize> Default for SwitchTop<W, N> {
     fn default() -> Self {
+        Self::with_completion_timeout(COMPLETION_TIMEOUT_CYCLES)
+    }
+}
+
+impl<const W: usize, const N: usize> SwitchTop<W, N> {
+    /// A data plane that completes a host's non-posted request with
+    /// Completer Abort once it has waited `cycles` for its completion
+    /// (PCIe Base 6.0 §2.8).
+    ///
+    /// # Panics
+    ///
+    /// If `cycles` is 0 or not below 2^31 (the tables compare times modulo 2^32).
+    pub fn with_completion_timeout(cycles: u32) -> Self {
+        assert!(
+            cycles > 0 && cycles < 1 << 31,
+            "a completion timeout of {cycles} cycles"
+        );
         SwitchTop {
             clock: Default::default(),
             csr: Default::default(),
@@ -199,6 +244,13 @@ impl<const W: usize, const N: usize> Default for SwitchTop<W, N> {
             inject: Inject::new(N),
             inject_beats: Default::default(),
             completion_consumed: Constant::new((1u64 << CLASS_COMPLETION).to_bits()),
+            completion_timeout: Constant::new(cycles.to_bits()),
+            now: Default::default(),
+            abandon_pending: std::array::from_fn(|_| Default::default()),
+            abandon_wanted: std::array::from_fn(|_| Default::default()),
+            abandon_choice: std::array::from_fn(|_| Default::default()),
+            port_bit: std::array::from_fn(|p| Constant::new((1u32 << p).to_bits())),
+            port_number: std::array::from_fn(|p| Constant::new(p.to_bits())),
         }
     }
 }
@@ -207,6 +259,8 @@ impl<const W: usize, const N: usize> Logic for SwitchTop<W, N> {
     #[hdl_gen]
     fn update(&mut self) {
         self.identity.clock.next = self.clock.val();
+        self.now.clock.next = self.clock.val();
+        self.now.d.next = self.now.q.val() + 1;
         self.core.clock.next = self.clock.val();
         self.identity.csr.address.next = self.csr.address.val();
         self.identity.csr.write.next = self.csr.write.val();
@@ -437,6 +491,44 @@ impl<const W: usize, const N: usize> Logic for SwitchTop<W, N> {
                 self.egress_consume[i].next = self.ports_out[i].inject_consume.val();
                 self.egress_consume_dws[i].next = self.ports_out[i].inject_consume_dws.val();
             }
+            // The port's outstanding requests: tags for what its ingress
+            // sends on, timeouts, and the ports it is asked to abandon,
+            // one sweep at a time (the highest port first).
+            self.ports_out[i].tag_request.next = self.ports_in[i].tag_request.val();
+            self.ports_out[i].tag_request_dw0.next = self.ingress[i].dw0.val();
+            self.ports_out[i].tag_request_dw1.next = self.ingress[i].dw1.val();
+            self.ports_out[i].tag_request_dw2.next = self.ingress[i].dw2.val();
+            self.ports_out[i].tag_request_dw3.next = self.ingress[i].dw3.val();
+            self.ports_out[i].tag_request_cpu.next = self.ports_in[i].tag_request_cpu.val();
+            self.ports_out[i].tag_request_port.next = self.ports_in[i].tag_request_port.val();
+            self.ports_in[i].fabric_tag.next = self.ports_out[i].fabric_tag.val();
+            self.ports_out[i].now.next = self.now.q.val();
+            self.ports_out[i].timeout.next = self.completion_timeout.val();
+            self.abandon_pending[i].clock.next = self.clock.val();
+            self.abandon_wanted[i].next = self.abandon_pending[i].q.val();
+            self.abandon_choice[i].next = self.port_number[0].val();
+            for p in 0..N {
+                if self.registers[p].abandon.val()
+                    & self.registers[p].abandon_host_ports.val().get_bit(i)
+                {
+                    self.abandon_wanted[i].next =
+                        self.abandon_wanted[i].val() | self.port_bit[p].val();
+                }
+                if self.abandon_pending[i].q.val().get_bit(p) {
+                    self.abandon_choice[i].next = self.port_number[p].val();
+                }
+            }
+            self.ports_in[i].tag_available.next =
+                self.ports_out[i].tag_available.val() & !self.abandon_wanted[i].val().any();
+            self.ports_out[i].abandon.next =
+                self.abandon_pending[i].q.val().any() & !self.ports_out[i].abandoning.val();
+            self.ports_out[i].abandon_port.next = self.abandon_choice[i].val();
+            self.abandon_pending[i].d.next = self.abandon_wanted[i].val();
+            if self.ports_out[i].abandon.val() {
+                self.abandon_pending[i].d.next =
+                    self.abandon_wanted[i].val() & !(bits::<32>(1) << self.abandon_choice[i].val());
+            }
+
             self.egress_dropped[i].next = self.ports_out[i].dropped.val();
             self.egress_drop_reason[i].next = self.ports_out[i].drop_reason.val();
 

@@ -27,9 +27,13 @@
 //! Every header that passes loses TD (§2.7.1), as in the model.
 //!
 //! The outstanding-request table is its own block (a 1024-entry memory per
-//! host port): this stage asks it for the fabric tag in `tag_query` with
-//! the header and expects its answer one clock edge later, as a block RAM
-//! read gives it, in `tag_found`, `tag_requester` and `tag_host_tag`.
+//! host port, [`crate::tables::OutstandingTable`]): this stage asks it
+//! about a completion (`completion_query`, the fabric tag in `tag_query`)
+//! and expects its answer one clock edge later, as a block RAM read gives
+//! it, in `tag_found`, `tag_requester` and `tag_host_tag`. `retire` says
+//! which completion finishes its request, as the model's table retires
+//! it; the table of [`crate::port::PortEgress`] decides that itself, from
+//! the same rule, as it looks the completion up.
 //!
 //! Latency: one clock cycle; the answer holds while the same header (and
 //! the same table answer) is presented.
@@ -113,6 +117,9 @@ pub struct HostEgress<const N: usize> {
     pub completer_id: Signal<In, Bits<ID_BITS>>,
     /// The fabric tag of the presented header, for the outstanding-request table.
     pub tag_query: Signal<Out, Bits<TAG_BITS>>,
+    /// The presented header is a completion for the table to look up: well
+    /// formed, on an enabled host port (the table checks the requester and the tag).
+    pub completion_query: Signal<Out, Bit>,
     /// The table's answer, one cycle after the query: the tag is in flight.
     pub tag_found: Signal<In, Bit>,
     /// The host's requester ID of the request in flight under that tag.
@@ -204,6 +211,7 @@ impl<const N: usize> HostEgress<N> {
             proxy_id: Default::default(),
             completer_id: Default::default(),
             tag_query: Default::default(),
+            completion_query: Default::default(),
             tag_found: Default::default(),
             tag_requester: Default::default(),
             tag_host_tag: Default::default(),
@@ -285,6 +293,11 @@ impl<const N: usize> Logic for HostEgress<N> {
         self.decoder.dw2.next = self.dw2.val();
         self.decoder.dw3.next = self.dw3.val();
         self.tag_query.next = self.decoder.tag.val();
+        self.completion_query.next = self.valid.val()
+            && self.enabled.val()
+            && self.decoder.completion.val()
+            && !self.decoder.reserved.val()
+            && !self.decoder.prefix.val();
         // The requester ID of a request or message, the completer ID of a completion.
         self.id_map.fabric_query.next = self.decoder.dw1_id.val();
         self.id_map.host_query.next = bits::<ID_BITS>(0);

@@ -782,21 +782,6 @@ pub fn resolve(file: ScenarioFile, text: &str, base: &Path) -> Result<Scenario, 
         });
     }
     let manager = manager_plan(&file, base)?;
-    for (index, switch) in file.switches.iter().enumerate() {
-        let Some(kind) = &switch.get_ref().data_plane else {
-            continue;
-        };
-        let host = hosts.iter().find(|h| h.place.switch == index);
-        if let (DataPlaneKind::Rtl, Some(host)) = (kind.get_ref(), host) {
-            return invalid(
-                kind.span().start,
-                format!(
-                    "`data_plane` = \"rtl\": host `{}` is on this switch, and the RTL has no outstanding-request table for host ports yet (keep \"model\" here)",
-                    host.name
-                ),
-            );
-        }
-    }
     let mut models = Vec::new();
     for endpoint in &file.endpoints {
         models.push(endpoint_model(

@@ -24,8 +24,7 @@
 //! ([`crate::world`]).
 //!
 //! `[[switch]] data_plane = "rtl"` makes the RTL carry that switch's TLPs,
-//! checked against the model ([`crate::rtl_plane`]); not on a switch with
-//! host ports.
+//! checked against the model ([`crate::rtl_plane`]), host ports included.
 //!
 //! The reference experiment of shared/REFERENCE.md is the built-in
 //! scenario [`REFERENCE`], shipped as `sim/scenarios/reference.toml`.

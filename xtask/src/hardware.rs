@@ -88,7 +88,7 @@ pub fn write_table(root: &Path, all: bool, only: &[String]) -> Result<()> {
             rows.push(
                 mapped_row(previous, &design.module).unwrap_or_else(|| {
                     format!(
-                        "| `{}` | | | | | | | not mapped: block RAM-heavy, about 10 CPU-minutes; `cargo xtask hardware --all` |",
+                        "| `{0}` | | | | | | | not mapped yet: `cargo xtask hardware --only {0}` |",
                         design.module
                     )
                 }),

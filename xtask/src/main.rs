@@ -50,7 +50,8 @@ enum Task {
     Regs,
     /// Map the designs onto AMD UltraScale+ with yosys and write README.md's hardware table.
     Hardware {
-        /// Also map the block RAM-heavy designs (about 10 CPU-minutes each).
+        /// Also map the block RAM-heavy designs (4 to 23 CPU-minutes each as
+        /// measured; the whole data plane, `weft_switch_top`, over 50).
         #[arg(long)]
         all: bool,
         /// Map only these designs (by module name, e.g. `weft_switch_core`),

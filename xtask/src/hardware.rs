@@ -85,14 +85,12 @@ pub fn write_table(root: &Path, all: bool, only: &[String]) -> Result<()> {
     let mut rows = Vec::new();
     for design in &designs {
         if !to_map(design, all, only) {
-            rows.push(
-                mapped_row(previous, &design.module).unwrap_or_else(|| {
-                    format!(
-                        "| `{0}` | | | | | | | not mapped yet: `cargo xtask hardware --only {0}` |",
-                        design.module
-                    )
-                }),
-            );
+            rows.push(mapped_row(previous, &design.module).unwrap_or_else(|| {
+                format!(
+                    "| `{0}` | | | | | | | not mapped yet: `cargo xtask hardware --only {0}` |",
+                    design.module
+                )
+            }));
         } else {
             rows.push(mapped(design)?);
         }

@@ -14,8 +14,9 @@
 //!   outstanding-request table; it gets the host's requester ID and tag
 //!   back (§2.2.9), and as completer the host's ID of the function, or the
 //!   port's own completer ID for a completer the host does not know (the
-//!   switch itself); the last completion of a request retires its tag
-//!   (§2.3.1.1: its bytes cover the remaining Byte Count);
+//!   switch itself); the table itself frees the tag with the last
+//!   completion of its request (§2.3.1.1: its bytes cover the remaining
+//!   Byte Count);
 //! - a message routed by ID to the proxy goes to the host as the message
 //!   an upstream port sends: an error or PME routed to the root complex
 //!   from the function's host ID (§2.2.8.2, §2.2.8.3); an INTx message
@@ -30,10 +31,7 @@
 //! host port, [`crate::tables::OutstandingTable`]): this stage asks it
 //! about a completion (`completion_query`, the fabric tag in `tag_query`)
 //! and expects its answer one clock edge later, as a block RAM read gives
-//! it, in `tag_found`, `tag_requester` and `tag_host_tag`. `retire` says
-//! which completion finishes its request, as the model's table retires
-//! it; the table of [`crate::port::PortEgress`] decides that itself, from
-//! the same rule, as it looks the completion up.
+//! it, in `tag_found`, `tag_requester` and `tag_host_tag`.
 //!
 //! Latency: one clock cycle; the answer holds while the same header (and
 //! the same table answer) is presented.
@@ -133,10 +131,6 @@ pub struct HostEgress<const N: usize> {
     /// Why it is dropped, while `destination` is Drop: the index of the
     /// reason in weft-model's `DropReason::ALL`, as the drop counters use.
     pub drop_reason: Signal<Out, Bits<DROP_REASON_BITS>>,
-    /// The completion forwarded finishes its request: retire `retire_tag`.
-    pub retire: Signal<Out, Bit>,
-    /// The fabric tag to retire.
-    pub retire_tag: Signal<Out, Bits<TAG_BITS>>,
     /// Header DW0 to send on.
     pub header_dw0: Signal<Out, Bits<32>>,
     /// Header DW1 to send on.
@@ -155,8 +149,6 @@ pub struct HostEgress<const N: usize> {
     destination_reg: DFF<Bits<2>>,
     reason_reg: DFF<Bits<DROP_REASON_BITS>>,
     completion_reg: DFF<Bit>,
-    last_reg: DFF<Bit>,
-    tag_reg: DFF<Bits<TAG_BITS>>,
     known_reg: DFF<Bit>,
     host_id_reg: DFF<Bits<ID_BITS>>,
     completer_reg: DFF<Bits<ID_BITS>>,
@@ -178,8 +170,6 @@ pub struct HostEgress<const N: usize> {
     aperture: Signal<Local, Bits<12>>,
     to_proxy: Signal<Local, Bit>,
     offset_high: Signal<Local, Bits<32>>,
-    data_bytes: Signal<Local, Bits<14>>,
-    byte_count: Signal<Local, Bits<14>>,
 }
 
 impl<const N: usize> HostEgress<N> {
@@ -218,8 +208,6 @@ impl<const N: usize> HostEgress<N> {
             answer_valid: Default::default(),
             destination: Default::default(),
             drop_reason: Default::default(),
-            retire: Default::default(),
-            retire_tag: Default::default(),
             header_dw0: Default::default(),
             header_dw1: Default::default(),
             header_dw2: Default::default(),
@@ -234,8 +222,6 @@ impl<const N: usize> HostEgress<N> {
             destination_reg: Default::default(),
             reason_reg: Default::default(),
             completion_reg: Default::default(),
-            last_reg: Default::default(),
-            tag_reg: Default::default(),
             known_reg: Default::default(),
             host_id_reg: Default::default(),
             completer_reg: Default::default(),
@@ -258,8 +244,6 @@ impl<const N: usize> HostEgress<N> {
             aperture: Default::default(),
             to_proxy: Default::default(),
             offset_high: Default::default(),
-            data_bytes: Default::default(),
-            byte_count: Default::default(),
         }
     }
 }
@@ -278,8 +262,6 @@ impl<const N: usize> Logic for HostEgress<N> {
             destination_reg,
             reason_reg,
             completion_reg,
-            last_reg,
-            tag_reg,
             known_reg,
             host_id_reg,
             completer_reg
@@ -304,7 +286,6 @@ impl<const N: usize> Logic for HostEgress<N> {
         self.known_reg.d.next = self.id_map.host_found.val();
         self.host_id_reg.d.next = self.id_map.host.val();
         self.completer_reg.d.next = self.completer_id.val();
-        self.tag_reg.d.next = self.decoder.tag.val();
         self.valid_reg.d.next = self.valid.val();
         self.dw0_reg.d.next = self.dw0.val();
         self.dw1_reg.d.next = self.dw1.val();
@@ -315,17 +296,6 @@ impl<const N: usize> Logic for HostEgress<N> {
         self.aperture.next = self.decoder.address_high.val().get_bits::<12>(20);
         self.offset_high.next =
             bit_cast::<32, 20>(self.decoder.address_high.val().get_bits::<20>(0));
-        // §2.3.1.1: a completion with data is the last when its bytes,
-        // from Lower Address[1:0] on, cover the remaining Byte Count
-        // (DW1[11:0], 0 meaning 4096, §2.2.9.1).
-        self.data_bytes.next = (bit_cast::<14, 11>(self.decoder.length_dw.val()) << 2)
-            - bit_cast::<14, 2>(self.dw2.val().get_bits::<2>(0));
-        self.byte_count.next = bit_cast::<14, 12>(self.dw1.val().get_bits::<12>(0));
-        if !self.dw1.val().get_bits::<12>(0).any() {
-            self.byte_count.next = bits::<14>(4096);
-        }
-        self.last_reg.d.next =
-            !self.decoder.has_data.val() || (self.byte_count.val() <= self.data_bytes.val());
         self.completion_reg.d.next = false;
         // A message routed by ID (r = 010b) to the proxy ID in bytes 8–9 (§2.2.4.2).
         self.to_proxy.next = (self.decoder.message_routing.val() == 0b010)
@@ -387,8 +357,6 @@ impl<const N: usize> Logic for HostEgress<N> {
         self.answer_valid.next = self.valid_reg.q.val();
         self.destination.next = self.destination_reg.q.val();
         self.drop_reason.next = self.reason_reg.q.val();
-        self.retire.next = false;
-        self.retire_tag.next = self.tag_reg.q.val();
         self.header_dw0.next = self.dw0_reg.q.val();
         // §2.2.6.2: the requester ID of a request or message is DW1[31:16].
         self.header_dw1.next = (bit_cast::<32, ID_BITS>(self.host_id_reg.q.val()) << 16)
@@ -407,7 +375,6 @@ impl<const N: usize> Logic for HostEgress<N> {
             self.drop_reason.next = self.unexpected_completion.val();
             if self.tag_found.val() {
                 self.destination.next = self.to_forward.val();
-                self.retire.next = self.last_reg.q.val();
                 // §2.2.9: the completer ID in DW1[31:16]; the requester ID in
                 // DW2[31:16] and the tag in T9 (DW0 bit 23), T8 (bit 19), DW2[15:8].
                 self.header_dw1.next = (bit_cast::<32, ID_BITS>(self.completer_reg.q.val()) << 16)

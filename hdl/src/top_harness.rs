@@ -121,14 +121,11 @@ impl<const W: usize, const N: usize> TopHarness<W, N> {
         offer: Option<(usize, [u32; 4], Vec<u32>)>,
         at_least: u64,
     ) -> Result<Carried, CarryError> {
-        let offer_given = offer.is_some();
-        let (port, header, payload) = offer.unwrap_or_default();
         let dws_per_beat = W / 32;
-        let beats = if offer_given {
+        let beats = offer.as_ref().map_or(0, |(_, _, payload)| {
             payload.len().div_ceil(dws_per_beat).max(1)
-        } else {
-            0
-        };
+        });
+        let (port, header, payload) = offer.unwrap_or_default();
         let mut carried = Carried::default();
         let mut beat = 0;
         let mut receiving: Vec<Option<Leaving>> = vec![None; N];

@@ -451,8 +451,9 @@ fn configure(driver: &mut CycleDriver<Stage>, config: &PortConfig) {
     stage.completer_id.next = u32::from(config.completer_id.0).to_bits();
 }
 
-/// Presents a header; `in_flight` answers the tag query a cycle later, as
-/// the outstanding-request table does.
+/// Presents a header; `in_flight` answers a cycle later, as the
+/// outstanding-request table does, for the fabric tag of a completion
+/// (decoded by weft-pcie, §2.2.6.2).
 fn rtl_outcome(
     driver: &mut CycleDriver<Stage>,
     dws: [u32; 4],
@@ -465,9 +466,11 @@ fn rtl_outcome(
     stage.dw2.next = dws[2].to_bits();
     stage.dw3.next = dws[3].to_bits();
     driver.settle().expect("the stage settles");
-    let query = driver.block().tag_query.val().to_u32() as u16;
     driver.tick().expect("the stage settles");
-    let answer = in_flight.get(&query).copied();
+    let answer = match Header::decode_dws(&dws).map(|header| header.body) {
+        Ok(Body::Completion(c)) => in_flight.get(&c.tag.get()).copied(),
+        _ => None,
+    };
     let stage = driver.block();
     stage.tag_found.next = answer.is_some();
     let (requester, tag) = answer.unwrap_or((0, 0));

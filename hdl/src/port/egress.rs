@@ -309,10 +309,8 @@ impl<const W: usize> Logic for PortEgress<W> {
         self.outstanding.request_port.next = self.tag_request_port.val();
         self.tag_available.next = self.outstanding.available.val();
         self.fabric_tag.next = self.outstanding.fabric_tag.val();
-        self.outstanding.completion.next = self.host.val()
-            & self.first.val()
-            & !self.waited.q.val()
-            & self.stage.completion_query.val();
+        // The stage's query is for a first beat on an enabled host port.
+        self.outstanding.completion.next = self.stage.completion_query.val() & !self.waited.q.val();
         self.outstanding.completion_dw0.next = self.core.dw0.val();
         self.outstanding.completion_dw1.next = self.core.dw1.val();
         self.outstanding.completion_dw2.next = self.core.dw2.val();

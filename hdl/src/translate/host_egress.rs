@@ -29,9 +29,10 @@
 //!
 //! The outstanding-request table is its own block (a 1024-entry memory per
 //! host port, [`crate::tables::OutstandingTable`]): this stage asks it
-//! about a completion (`completion_query`, the fabric tag in `tag_query`)
-//! and expects its answer one clock edge later, as a block RAM read gives
-//! it, in `tag_found`, `tag_requester` and `tag_host_tag`.
+//! about a completion (`completion_query`; the table reads the fabric tag
+//! from the header itself) and expects its answer one clock edge later, as
+//! a block RAM read gives it, in `tag_found`, `tag_requester` and
+//! `tag_host_tag`.
 //!
 //! Latency: one clock cycle; the answer holds while the same header (and
 //! the same table answer) is presented.
@@ -113,8 +114,6 @@ pub struct HostEgress<const N: usize> {
     pub proxy_id: Signal<In, Bits<ID_BITS>>,
     /// The port's own ID in the host's domain (its virtual upstream port): `COMPLETER_ID`.
     pub completer_id: Signal<In, Bits<ID_BITS>>,
-    /// The fabric tag of the presented header, for the outstanding-request table.
-    pub tag_query: Signal<Out, Bits<TAG_BITS>>,
     /// The presented header is a completion for the table to look up: well
     /// formed, on an enabled host port (the table checks the requester and the tag).
     pub completion_query: Signal<Out, Bit>,
@@ -200,7 +199,6 @@ impl<const N: usize> HostEgress<N> {
             host_index: Default::default(),
             proxy_id: Default::default(),
             completer_id: Default::default(),
-            tag_query: Default::default(),
             completion_query: Default::default(),
             tag_found: Default::default(),
             tag_requester: Default::default(),
@@ -274,7 +272,6 @@ impl<const N: usize> Logic for HostEgress<N> {
         self.decoder.dw1.next = self.dw1.val();
         self.decoder.dw2.next = self.dw2.val();
         self.decoder.dw3.next = self.dw3.val();
-        self.tag_query.next = self.decoder.tag.val();
         self.completion_query.next = self.valid.val()
             && self.enabled.val()
             && self.decoder.completion.val()

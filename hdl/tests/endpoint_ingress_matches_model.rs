@@ -321,6 +321,51 @@ fn completions_pass_unchanged_to_id_routing() {
     );
 }
 
+/// A completion's owners: whether its completer's and its requester's
+/// owner hosts are one (DESIGN.md: a port returning peer traffic to its
+/// ingress sends back only completions within one owner).
+fn within_owner(driver: &mut CycleDriver<Stage>, completer: u32, requester: u32) -> bool {
+    // CplD, 1 DW, byte count 4, tag 0x11 (§2.2.9): completer in DW1[31:16], requester in DW2[31:16].
+    let completion = [
+        0x4a00_0001,
+        completer << 16 | 4,
+        requester << 16 | 0x1100,
+        0,
+    ];
+    assert_eq!(
+        rtl_outcome(driver, completion),
+        Outcome::Completion(header_bytes(completion))
+    );
+    driver.block().completion_within_owner.val()
+}
+
+#[test]
+fn a_completion_is_within_one_owner_only_when_both_functions_are_that_hosts() {
+    // 02:00.1 is bound to host 5 on its own; the port (02:00.0, 03:00.0) is host 3's.
+    let vf = FunctionOwner {
+        function: Bdf(0x0201),
+        owner: Owner {
+            host: HostIndex(5),
+            proxy_id: Bdf::new(0xf5, 0, 0),
+        },
+        p2p_request_redirect: false,
+        intx_swizzle: 1,
+    };
+    let mut driver = directed(|c| c.functions = vec![(true, vf)]);
+    assert!(within_owner(&mut driver, 0x0200, 0x0300));
+    assert!(within_owner(&mut driver, 0x0201, 0x0201));
+    assert!(!within_owner(&mut driver, 0x0201, 0x0200));
+    assert!(!within_owner(&mut driver, 0x0300, 0x0201));
+    // With the port free, only the VF has an owner.
+    let mut driver = directed(|c| {
+        c.owner = None;
+        c.functions = vec![(true, vf)];
+    });
+    assert!(!within_owner(&mut driver, 0x0200, 0x0300));
+    assert!(!within_owner(&mut driver, 0x0200, 0x0201));
+    assert!(within_owner(&mut driver, 0x0201, 0x0201));
+}
+
 #[test]
 fn interrupts_errors_and_pme_go_to_the_owners_proxy() {
     let mut driver = directed(|_| ());

@@ -53,7 +53,9 @@
 //! A TLP whose payload and digest need more than a switching slot is
 //! Malformed in both (the model told the slot's size).
 //!
-//! Left out, because the RTL top does not do it yet: RETURN_TO_INGRESS.
+//! Endpoint ports return peer traffic routed back to them or drop it, as
+//! their RETURN_TO_INGRESS says (the cases together must return some).
+//!
 //! Completions that could answer a
 //! host's request in flight are left out of the random traffic (see
 //! `offered`).
@@ -189,6 +191,7 @@ enum Role {
         buses: (u8, u8),
         redirect: bool,
         swizzle: u8,
+        returns: bool,
     },
     Fabric,
 }
@@ -202,12 +205,14 @@ fn role() -> impl Strategy<Value = Role> {
             (0..BUSES, 0..BUSES),
             prop::bool::weighted(0.2),
             0u8..32,
+            any::<bool>(),
         )
-            .prop_map(|(owner, (a, b), redirect, swizzle)| Role::Endpoint {
+            .prop_map(|(owner, (a, b), redirect, swizzle, returns)| Role::Endpoint {
                 owner,
                 buses: (a.min(b), a.max(b)),
                 redirect,
                 swizzle,
+                returns,
             }),
         2 => Just(Role::Fabric),
     ]
@@ -357,10 +362,12 @@ fn program(plane: &mut impl DataPlane, setup: &Setup) {
                 buses,
                 redirect,
                 swizzle,
+                returns,
             } => {
                 plane
                     .set_p2p_request_redirect(index, redirect)
                     .expect("legal");
+                plane.set_return_to_ingress(index, returns).expect("legal");
                 plane.set_intx_swizzle(index, swizzle).expect("legal");
                 PortRole::Endpoint {
                     owner: owner.map(|(host, proxy)| Owner {
@@ -668,9 +675,21 @@ fn run(rtl: &mut CycleDriver<Top>, tlps: Vec<VecDeque<Packet>>, seed: u64) -> Ob
     observed
 }
 
+/// Where a TLP out of an egress comes from: the TLPs of one flow keep
+/// their order (§2.4.1) only if they share it.
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Source {
+    /// Routed from this ingress port.
+    Port(usize),
+    /// The port's answer to a request it refused: an egress queue of its own.
+    Answer,
+    /// The CPU's injector.
+    Injected,
+}
+
 /// One TLP the model delivers out of a port.
 struct Expected {
-    from: usize,
+    from: Source,
     bytes: Vec<u8>,
     class: weft_pcie::tlp::FlowControlClass,
     relaxed: bool,
@@ -709,6 +728,8 @@ struct Covered {
     tagged: usize,
     /// TLPs longer than a switching slot.
     too_long: usize,
+    /// TLPs an endpoint port sent back out of it (RETURN_TO_INGRESS).
+    returned: usize,
 }
 
 /// One case: `setup` programmed into the RTL and the model, `offers`
@@ -743,8 +764,7 @@ fn delivers_as_the_model(
                 prop_assert_eq!(&out, bytes, "the model injects the TLP as it is");
                 prop_assert_eq!(delivery.to, Destination::Port(PortIndex(port as u8)));
                 expected[port].push(Expected {
-                    // A flow of its own.
-                    from: PORTS,
+                    from: Source::Injected,
                     class: delivery.packet.header.flow_control_class(),
                     relaxed: out[2] & 0x20 != 0,
                     bytes: out,
@@ -761,6 +781,7 @@ fn delivers_as_the_model(
         let mut answered = 0;
         let mut tagged = 0;
         let mut too_long = 0;
+        let mut returned = 0;
         for offer in &offers {
             let Some(packet) = offered(&setup, offer) else {
                 continue;
@@ -788,9 +809,13 @@ fn delivers_as_the_model(
                         }
                     }
                     Destination::Port(p) => {
-                        // Back out of the ingress: the answer to a refused request.
-                        if usize::from(p.0) == port {
+                        // Back out of the ingress: the answer to a refused
+                        // request, or peer traffic the port returns.
+                        let answer = usize::from(p.0) == port && forwarding.dropped.is_some();
+                        if answer {
                             answered += 1;
+                        } else if usize::from(p.0) == port {
+                            returned += 1;
                         } else if matches!(
                             (&setup.ports[port].role, &delivery.packet.header.body),
                             (Role::Host { .. }, Body::Memory(m)) if m.op != MemoryOp::Write
@@ -798,7 +823,11 @@ fn delivers_as_the_model(
                             tagged += 1;
                         }
                         expected[usize::from(p.0)].push(Expected {
-                            from: port,
+                            from: if answer {
+                                Source::Answer
+                            } else {
+                                Source::Port(port)
+                            },
                             class: delivery.packet.header.flow_control_class(),
                             relaxed: out[2] & 0x20 != 0,
                             bytes: out,
@@ -914,6 +943,7 @@ fn delivers_as_the_model(
             mailboxed: got.tlps.len(),
             tagged,
             too_long,
+            returned,
         })
     })
 }
@@ -929,6 +959,7 @@ fn switch_top_delivers_as_the_model() {
     let mailboxed = AtomicUsize::new(0);
     let tagged = AtomicUsize::new(0);
     let too_long = AtomicUsize::new(0);
+    let returned = AtomicUsize::new(0);
     let cases = (
         setup(),
         prop::collection::vec(offer(), TLPS),
@@ -941,6 +972,7 @@ fn switch_top_delivers_as_the_model() {
         mailboxed.fetch_add(covered.mailboxed, Ordering::Relaxed);
         tagged.fetch_add(covered.tagged, Ordering::Relaxed);
         too_long.fetch_add(covered.too_long, Ordering::Relaxed);
+        returned.fetch_add(covered.returned, Ordering::Relaxed);
         Ok(())
     });
     if let Err(failure) = result {
@@ -961,6 +993,10 @@ fn switch_top_delivers_as_the_model() {
     assert!(
         too_long.load(Ordering::Relaxed) > 0,
         "no TLP was longer than a slot: the Malformed drop went untested"
+    );
+    assert!(
+        returned.load(Ordering::Relaxed) > 0,
+        "no endpoint port returned peer traffic: RETURN_TO_INGRESS went untested"
     );
 }
 
@@ -1436,6 +1472,7 @@ fn host_and_endpoint(top: Top) -> (CycleDriver<Top>, CsrWindow) {
                     buses: (2, 2),
                     redirect: false,
                     swizzle: 0,
+                    returns: false,
                 },
                 Vec::new(),
                 Vec::new(),
@@ -1455,15 +1492,21 @@ fn host_and_endpoint(top: Top) -> (CycleDriver<Top>, CsrWindow) {
 
 /// A memory read of `length_dw` DWs at `address` by host 0's root port with tag `tag`.
 fn host_read(tag: u16, address: u64, length_dw: u16) -> Packet {
+    memory_request(MemoryOp::Read, ROOT_PORT, tag, address, length_dw)
+}
+
+/// A memory request `op` of `length_dw` DWs at `address` by `requester` with
+/// tag `tag`, its payload (if it has one) all 0xc3.
+fn memory_request(op: MemoryOp, requester: u16, tag: u16, address: u64, length_dw: u16) -> Packet {
     let header = Header {
         digest_present: false,
         poisoned: false,
         body: Body::Memory(weft_pcie::tlp::MemoryRequest {
-            op: MemoryOp::Read,
+            op,
             traffic_class: TrafficClass::default(),
             attributes: attributes(0),
             address_type: weft_pcie::tlp::AddressType::default(),
-            requester: Bdf(ROOT_PORT),
+            requester: Bdf(requester),
             tag: Tag::new(tag).expect("10 bits"),
             address,
             length_dw,
@@ -1472,12 +1515,23 @@ fn host_read(tag: u16, address: u64, length_dw: u16) -> Packet {
             processing_hint: None,
         }),
     };
-    Packet::new(header, Vec::new())
+    let payload = if op == MemoryOp::Write {
+        vec![0xc3; 4 * usize::from(length_dw)]
+    } else {
+        Vec::new()
+    };
+    Packet::new(header, payload)
 }
 
 /// The GPU's successful completion to the proxy under `tag`, `data` DWs of
 /// the `byte_count` bytes still to come.
 fn gpu_completion(tag: Tag, byte_count: u16, data: u16) -> Packet {
+    completion(GPU_FABRIC, PROXY, tag, byte_count, data)
+}
+
+/// A successful completion from `completer` to `requester` under `tag`,
+/// `data` DWs of the `byte_count` bytes still to come.
+fn completion(completer: u16, requester: u16, tag: Tag, byte_count: u16, data: u16) -> Packet {
     let header = Header {
         digest_present: false,
         poisoned: false,
@@ -1485,11 +1539,11 @@ fn gpu_completion(tag: Tag, byte_count: u16, data: u16) -> Packet {
             locked: false,
             traffic_class: TrafficClass::default(),
             attributes: attributes(0),
-            completer: Bdf(GPU_FABRIC),
+            completer: Bdf(completer),
             status: CompletionStatus::Successful,
             byte_count_modified: false,
             byte_count,
-            requester: Bdf(PROXY),
+            requester: Bdf(requester),
             tag,
             lower_address: 0,
             data_dw: Some(data),
@@ -1723,6 +1777,130 @@ fn abandoning_a_port_completes_the_host_reads_routed_out_of_it_with_unsupported_
             sent,
             [(PROXY, 1, BAR_FABRIC + 0x300)],
             "the next read, after the sweep"
+        );
+    });
+}
+
+#[test]
+fn an_endpoint_port_returning_peer_traffic_sends_it_back_out_of_itself() {
+    on_big_stack(|| {
+        // DESIGN.md and docs/registers.md, RETURN_TO_INGRESS: an endpoint
+        // port facing a conventional switch whose downstream ports redirect
+        // peer traffic upstream (ACS P2P Request and Completion Redirect,
+        // PCIe Base 6.0 §6.12.1.1) sends a peer request routed back to it
+        // out of it again, and a completion only between two functions of
+        // one owner host; a port without it drops both (RoutesToIngress),
+        // answering a read with Unsupported Request.
+        //
+        // Port 0 (buses 2..=3, host 0's, 02:00.1 bound to host 1 on its
+        // own) returns; port 2 (bus 4, host 0's) does not. Each has a peer
+        // window at 0x9000_0000 onto a fabric region routed back to itself.
+        let window = |fabric_base| Window {
+            base: 0x9000_0000,
+            size: 0x1000,
+            fabric_base,
+            permissions: weft_model::Permissions::READ_WRITE,
+        };
+        let endpoint = |buses, returns, fabric_base, functions| PortSetup {
+            role: Role::Endpoint {
+                owner: Some((0, 0x0100)),
+                buses,
+                redirect: false,
+                swizzle: 0,
+                returns,
+            },
+            completer: 0x0a00,
+            windows: vec![((true, window(fabric_base)), None)],
+            functions,
+            ids: Vec::new(),
+        };
+        let vf = FunctionOwner {
+            function: Bdf(0x0201),
+            owner: Owner {
+                host: HostIndex(1),
+                proxy_id: Bdf(0x0108),
+            },
+            p2p_request_redirect: false,
+            intx_swizzle: 0,
+        };
+        let unused = || PortSetup {
+            role: Role::Disabled,
+            completer: 0,
+            windows: Vec::new(),
+            functions: Vec::new(),
+            ids: Vec::new(),
+        };
+        let mut buses = vec![None; BUSES as usize];
+        buses[2] = Some(Destination::Port(PortIndex(0)));
+        buses[3] = Some(Destination::Port(PortIndex(0)));
+        buses[4] = Some(Destination::Port(PortIndex(2)));
+        let route = |base, port| {
+            Some(AddressRoute {
+                base,
+                size: 0x1000,
+                to: Destination::Port(PortIndex(port)),
+            })
+        };
+        let setup = Setup {
+            ports: vec![
+                endpoint((2, 3), true, 0x40_0000_0000, vec![Some(vf)]),
+                unused(),
+                endpoint((4, 4), false, 0x50_0000_0000, Vec::new()),
+                unused(),
+            ],
+            routes: vec![route(0x40_0000_0000, 0), route(0x50_0000_0000, 2)],
+            buses,
+        };
+        let (mut rtl, mut window) = programmed(Top::default(), &setup);
+        let tag = |t| Tag::new(t).expect("10 bits");
+        let returning = [
+            // 02:00.0 writes and reads its peer 03:00.0's BAR through the window.
+            memory_request(MemoryOp::Write, 0x0200, 1, 0x9000_0010, 1),
+            memory_request(MemoryOp::Read, 0x0200, 2, 0x9000_0020, 1),
+            // 03:00.0 answers 02:00.0 (both host 0's): it goes back.
+            completion(0x0300, 0x0200, tag(2), 4, 1),
+            // The VF (host 1's) answers 02:00.0 (host 0's): dropped.
+            completion(0x0201, 0x0200, tag(3), 4, 1),
+        ];
+        let (got, want) = exchange(&mut rtl, &mut window, 0, &returning, 21);
+        assert_eq!(got, want, "as the model returns them");
+        let ports: Vec<_> = got.iter().map(|(p, _)| *p).collect();
+        assert_eq!(ports, [0, 0, 0], "three back out of port 0");
+        assert_eq!(request_ids(&got[0].1), (0x0200, 1, 0x40_0000_0010));
+        assert_eq!(request_ids(&got[1].1), (0x0200, 2, 0x40_0000_0020));
+        assert_eq!(
+            completion_ids(&got[2].1),
+            (0x0200, 2, 0x0300, CompletionStatus::Successful)
+        );
+
+        let refused = [
+            memory_request(MemoryOp::Write, 0x0400, 4, 0x9000_0010, 1),
+            memory_request(MemoryOp::Read, 0x0400, 5, 0x9000_0020, 1),
+        ];
+        let (got, want) = exchange(&mut rtl, &mut window, 2, &refused, 22);
+        assert_eq!(got, want, "as the model refuses them");
+        assert_eq!(got.len(), 1, "only the read is answered");
+        assert_eq!(
+            (got[0].0, completion_ids(&got[0].1)),
+            (2, (0x0400, 5, 0x0a00, CompletionStatus::UnsupportedRequest))
+        );
+        let drops = |p| {
+            window
+                .switch()
+                .counters(PortIndex(p))
+                .expect("exists")
+                .drops_for(DropReason::RoutesToIngress)
+        };
+        assert_eq!((drops(0), drops(2)), (1, 2), "RoutesToIngress per port");
+        let mut rtl = CsrDataPlane::new(TopBus(rtl)).expect("the RTL identifies as weft");
+        let entry = counter::FIRST_DROP + reason_code(DropReason::RoutesToIngress);
+        let read = |rtl: &mut CsrDataPlane<TopBus<W, PORTS>>, p| {
+            rtl.read_counter(PortIndex(p), entry).expect("a counter")
+        };
+        assert_eq!(
+            (read(&mut rtl, 0), read(&mut rtl, 2)),
+            (1, 2),
+            "in the RTL too"
         );
     });
 }

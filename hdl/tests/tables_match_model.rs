@@ -460,10 +460,18 @@ proptest! {
                 .collect(),
             ..PortTables::default()
         };
-        for requester in queries {
+        // The second lookup answers another query in the same cycle.
+        for (&requester, &other) in queries.iter().zip(queries.iter().rev()) {
             driver.block().requester.next = requester.to_bits();
+            driver.block().other.next = other.to_bits();
             driver.settle().expect("the lookup settles");
             let table = driver.block();
+            let other_owner = table.other_found.val().then(|| table.other_host.val().to_u32() as u16);
+            prop_assert_eq!(
+                other_owner,
+                model.ownership(Bdf(other)).owner.map(|owner| owner.host.0),
+                "other {:#06x}", other
+            );
             let ownership = model.ownership(Bdf(requester));
             let rtl = table.found.val().then(|| Owner {
                 host: HostIndex(table.host.val().to_u32() as u16),

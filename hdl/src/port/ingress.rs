@@ -19,10 +19,18 @@
 //! memory requests, messages routed by address) or by ID
 //! ([`BusRouteTable`], the bus in DW2\[31:24\]: completions' requester,
 //! configuration requests' and ID-routed messages' target). A route to the
-//! CPU sends the TLP there; no route, a port the switch lacks and the
-//! ingress port itself (RoutesToIngress: a port sends nothing back where it
-//! came from) drop it. A disabled egress port takes it and drops it there
-//! ([`crate::port::PortEgress`]), where weft-model counts that drop.
+//! CPU sends the TLP there; no route and a port the switch lacks drop it.
+//! So does the ingress port itself (RoutesToIngress: a port sends nothing
+//! back where it came from), unless the port returns peer traffic
+//! (`return_to_ingress`, weft-model's `Switch::returns_to_ingress`): an
+//! endpoint port facing a conventional switch whose downstream ports
+//! redirect peer requests and completions upstream (ACS P2P Request and
+//! Completion Redirect, PCIe Base 6.0 §6.12.1.1, §7.7.11) sends a request
+//! back out of it, and a completion only between two functions of one
+//! owner host ([`EndpointIngress`]'s `completion_within_owner`), as a root
+//! port returns redirected peer traffic. A disabled egress port takes a
+//! TLP and drops it there ([`crate::port::PortEgress`]), where weft-model
+//! counts that drop.
 //!
 //! **Stream.** The first beat of a TLP is held (`link.ready` low) for two
 //! cycles while the translation stage (one cycle) and the route table (one
@@ -164,6 +172,8 @@ pub struct PortIngress<const W: usize, const N: usize> {
     pub role: Signal<In, Bits<ROLE_BITS>>,
     /// CONTROL.P2P_REQUEST_REDIRECT of this port.
     pub p2p_request_redirect: Signal<In, Bit>,
+    /// CONTROL.RETURN_TO_INGRESS of this port.
+    pub return_to_ingress: Signal<In, Bit>,
     /// CONTROL.INTX_SWIZZLE\[1:0\] of this port.
     pub intx_swizzle: Signal<In, Bits<SWIZZLE_BITS>>,
     /// HOST.PROXY_ID of this port.
@@ -219,6 +229,7 @@ pub struct PortIngress<const W: usize, const N: usize> {
     route_miss: Signal<Local, Bit>,
     route_cpu: Signal<Local, Bit>,
     route_port: Signal<Local, Bits<ROUTE_PORT_BITS>>,
+    returns: Signal<Local, Bit>,
     forward: Signal<Local, Bit>,
     cpu: Signal<Local, Bit>,
     reason: Signal<Local, Bits<DROP_REASON_BITS>>,
@@ -276,6 +287,7 @@ impl<const W: usize, const N: usize> PortIngress<W, N> {
             enable: Default::default(),
             role: Default::default(),
             p2p_request_redirect: Default::default(),
+            return_to_ingress: Default::default(),
             intx_swizzle: Default::default(),
             proxy_id: Default::default(),
             owner_bound: Default::default(),
@@ -325,6 +337,7 @@ impl<const W: usize, const N: usize> PortIngress<W, N> {
             route_miss: Default::default(),
             route_cpu: Default::default(),
             route_port: Default::default(),
+            returns: Default::default(),
             forward: Default::default(),
             cpu: Default::default(),
             reason: Default::default(),
@@ -520,6 +533,13 @@ impl<const W: usize, const N: usize> Logic for PortIngress<W, N> {
             self.route_port.next = self.buses.port.val();
         }
 
+        // An endpoint port that returns peer traffic sends a request back
+        // out of it, and a completion between functions of one owner.
+        self.returns.next = self.enable.val()
+            & (self.role.val() == self.role_endpoint.val())
+            & self.return_to_ingress.val()
+            & (!self.original.completion.val() | self.endpoint.completion_within_owner.val());
+
         // The decision, once both stages have answered the held header.
         self.forward.next = false;
         self.cpu.next = false;
@@ -534,7 +554,7 @@ impl<const W: usize, const N: usize> Logic for PortIngress<W, N> {
                 self.cpu.next = true;
             } else if self.route_port.val() >= self.port_count.val() {
                 self.reason.next = self.no_route.val();
-            } else if self.route_port.val() == self.this_port.val() {
+            } else if (self.route_port.val() == self.this_port.val()) & !self.returns.val() {
                 self.reason.next = self.routes_to_ingress.val();
             } else {
                 self.forward.next = true;

@@ -10,9 +10,7 @@
 //! `abandon` for that cycle with the HOST_PORTS written on
 //! `abandon_host_ports`: the host ports whose outstanding-request tables
 //! complete their requests routed out of this port
-//! ([`crate::top::SwitchTop`]). CONTROL.RETURN_TO_INGRESS is stored and
-//! read back but not acted on: the ingress drops every TLP routed back to
-//! its own port (RoutesToIngress). A write takes effect at the clock edge
+//! ([`crate::top::SwitchTop`]). A write takes effect at the clock edge
 //! that takes it; a read answers one cycle later (`crate::csr`).
 
 use rust_hdl::prelude::*;
@@ -45,6 +43,8 @@ pub struct PortRegisters {
     pub role: Signal<Out, Bits<ROLE_BITS>>,
     /// CONTROL.P2P_REQUEST_REDIRECT.
     pub p2p_request_redirect: Signal<Out, Bit>,
+    /// CONTROL.RETURN_TO_INGRESS: an endpoint port sends peer traffic routed back to it out of it again.
+    pub return_to_ingress: Signal<Out, Bit>,
     /// CONTROL.INTX_SWIZZLE modulo 4: the pin moves by the device number modulo 4 (§2.2.8.1).
     pub intx_swizzle: Signal<Out, Bits<SWIZZLE_BITS>>,
     /// HOST.INDEX.
@@ -99,6 +99,7 @@ pub struct PortRegisters {
     enable_bit: Constant<Bits<8>>,
     role_lsb: Constant<Bits<8>>,
     redirect_bit: Constant<Bits<8>>,
+    return_bit: Constant<Bits<8>>,
     swizzle_lsb: Constant<Bits<8>>,
     host_index_lsb: Constant<Bits<8>>,
     proxy_lsb: Constant<Bits<8>>,
@@ -128,6 +129,7 @@ impl PortRegisters {
             enable: Default::default(),
             role: Default::default(),
             p2p_request_redirect: Default::default(),
+            return_to_ingress: Default::default(),
             intx_swizzle: Default::default(),
             host_index: Default::default(),
             proxy_id: Default::default(),
@@ -169,6 +171,7 @@ impl PortRegisters {
             enable_bit: lsb(port::ENABLE),
             role_lsb: lsb(port::ROLE),
             redirect_bit: lsb(port::P2P_REQUEST_REDIRECT),
+            return_bit: lsb(port::RETURN_TO_INGRESS),
             swizzle_lsb: lsb(port::INTX_SWIZZLE),
             host_index_lsb: lsb(port::HOST_INDEX),
             proxy_lsb: lsb(port::HOST_PROXY_ID),
@@ -290,6 +293,7 @@ impl Logic for PortRegisters {
             .q
             .val()
             .get_bit(self.redirect_bit.val().index());
+        self.return_to_ingress.next = self.control.q.val().get_bit(self.return_bit.val().index());
         self.intx_swizzle.next = self
             .control
             .q

@@ -4,8 +4,11 @@
 //! `PortTables::ownership`): the first valid entry whose function matches
 //! answers with its owner host, the owner's proxy ID and its slot's
 //! controls; a function without an entry falls back to the port's owner,
-//! which is the ingress stage's to apply. The lookup is combinational, and
-//! a CSR write reaches it from the next clock edge.
+//! which is the ingress stage's to apply. A second lookup answers only
+//! whether another function has an entry and its owner host: a completion
+//! between two functions of one owner is told by both IDs' owners. The
+//! lookups are combinational, and a CSR write reaches them from the next
+//! clock edge.
 
 use rust_hdl::prelude::*;
 use weft_regs::csr::function_owner;
@@ -37,6 +40,12 @@ pub struct FunctionOwnerTable<const N: usize> {
     pub p2p_request_redirect: Signal<Out, Bit>,
     /// Its slot's device number modulo 4.
     pub intx_swizzle: Signal<Out, Bits<SWIZZLE_BITS>>,
+    /// A second function ID looked up, for its owner host only.
+    pub other: Signal<In, Bits<ID_BITS>>,
+    /// A valid entry has `other` as its function.
+    pub other_found: Signal<Out, Bit>,
+    /// The first such entry's owner host.
+    pub other_host: Signal<Out, Bits<HOST_BITS>>,
     front: TableCsr,
     functions: [DFF<Bits<32>>; N],
     owners: [DFF<Bits<32>>; N],
@@ -67,6 +76,9 @@ impl<const N: usize> FunctionOwnerTable<N> {
             proxy_id: Default::default(),
             p2p_request_redirect: Default::default(),
             intx_swizzle: Default::default(),
+            other: Default::default(),
+            other_found: Default::default(),
+            other_host: Default::default(),
             front: TableCsr::new(&function_owner::LAYOUT, port, N),
             functions: std::array::from_fn(|_| Default::default()),
             owners: std::array::from_fn(|_| Default::default()),
@@ -101,6 +113,8 @@ impl<const N: usize> Logic for FunctionOwnerTable<N> {
         self.proxy_id.next = bits::<ID_BITS>(0);
         self.p2p_request_redirect.next = false;
         self.intx_swizzle.next = bits::<SWIZZLE_BITS>(0);
+        self.other_found.next = false;
+        self.other_host.next = bits::<HOST_BITS>(0);
         for i in 0..N {
             self.functions[i].clock.next = self.clock.val();
             self.owners[i].clock.next = self.clock.val();
@@ -140,6 +154,12 @@ impl<const N: usize> Logic for FunctionOwnerTable<N> {
                 self.proxy_id.next = self.owners[i].q.val().get_bits::<ID_BITS>(16);
                 self.p2p_request_redirect.next = self.controls[i].q.val().get_bit(8);
                 self.intx_swizzle.next = self.controls[i].q.val().get_bits::<SWIZZLE_BITS>(16);
+            }
+            if self.controls[i].q.val().get_bit(0)
+                && (self.functions[i].q.val().get_bits::<ID_BITS>(0) == self.other.val())
+            {
+                self.other_found.next = true;
+                self.other_host.next = self.owners[i].q.val().get_bits::<HOST_BITS>(0);
             }
         }
     }

@@ -73,11 +73,10 @@
 //! taking no new request until it has swept them all, so no request sent
 //! after the write is taken for one before it.
 //!
-//! Not attached yet: CONTROL.RETURN_TO_INGRESS, and dropping a TLP whose
-//! beats disagree with its header's Length (the ingress drops one whose
-//! Length needs more than a switching slot; a shorter or longer stream
-//! than its Length says would need a way to abort a TLP already cut
-//! through to its egress).
+//! Not attached yet: dropping a TLP whose beats disagree with its
+//! header's Length (the ingress drops one whose Length needs more than a
+//! switching slot; a shorter or longer stream than its Length says would
+//! need a way to abort a TLP already cut through to its egress).
 
 mod identity;
 mod inject_beats;
@@ -368,6 +367,7 @@ impl<const W: usize, const N: usize> Logic for SwitchTop<W, N> {
             self.ports_in[i].role.next = self.registers[i].role.val();
             self.ports_in[i].p2p_request_redirect.next =
                 self.registers[i].p2p_request_redirect.val();
+            self.ports_in[i].return_to_ingress.next = self.registers[i].return_to_ingress.val();
             self.ports_in[i].intx_swizzle.next = self.registers[i].intx_swizzle.val();
             self.ports_in[i].proxy_id.next = self.registers[i].proxy_id.val();
             self.ports_in[i].owner_bound.next = self.registers[i].owner_bound.val();

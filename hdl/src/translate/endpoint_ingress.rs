@@ -13,7 +13,9 @@
 //! windows serving that owner take part. The checks, in the model's order:
 //!
 //! 1. a header of no type is Malformed (§2.3.1); a disabled port drops everything;
-//! 2. completions pass unchanged, to be routed by ID to whoever asked;
+//! 2. completions pass unchanged, to be routed by ID to whoever asked
+//!    (and the stage says whether the completer and the requester have
+//!    one owner host, for a port that returns peer traffic to its ingress);
 //! 3. a requester ID whose bus is not below the port is spoofed (ACS
 //!    Source Validation, PCIe Base 6.0 §6.12.1.1);
 //! 4. a function bound to no host may only report to the fabric manager:
@@ -99,6 +101,9 @@ pub struct EndpointIngress<const N: usize> {
     /// Why it is dropped, while `destination` is Drop: the index of the
     /// reason in weft-model's `DropReason::ALL`, as the drop counters use.
     pub drop_reason: Signal<Out, Bits<DROP_REASON_BITS>>,
+    /// For a completion: its completer's and its requester's owners (each
+    /// its function owner entry's, else the port's) are one host.
+    pub completion_within_owner: Signal<Out, Bit>,
     /// Header DW0 to send on.
     pub header_dw0: Signal<Out, Bits<32>>,
     /// Header DW1 to send on.
@@ -126,6 +131,7 @@ pub struct EndpointIngress<const N: usize> {
     hint_reg: DFF<Bits<2>>,
     needs_read_reg: DFF<Bit>,
     needs_write_reg: DFF<Bit>,
+    within_owner_reg: DFF<Bit>,
     to_forward: Constant<Bits<2>>,
     to_cpu: Constant<Bits<2>>,
     to_drop: Constant<Bits<2>>,
@@ -150,6 +156,8 @@ pub struct EndpointIngress<const N: usize> {
     atomic: Signal<Local, Bit>,
     owned: Signal<Local, Bit>,
     owner: Signal<Local, Bits<HOST_BITS>>,
+    other_owned: Signal<Local, Bit>,
+    other_owner: Signal<Local, Bits<HOST_BITS>>,
     proxy: Signal<Local, Bits<16>>,
     redirect: Signal<Local, Bit>,
     swizzle: Signal<Local, Bits<SWIZZLE_BITS>>,
@@ -196,6 +204,7 @@ impl<const N: usize> EndpointIngress<N> {
             answer_valid: Default::default(),
             destination: Default::default(),
             copy_to_cpu: Default::default(),
+            completion_within_owner: Default::default(),
             drop_reason: Default::default(),
             header_dw0: Default::default(),
             header_dw1: Default::default(),
@@ -220,6 +229,7 @@ impl<const N: usize> EndpointIngress<N> {
             hint_reg: Default::default(),
             needs_read_reg: Default::default(),
             needs_write_reg: Default::default(),
+            within_owner_reg: Default::default(),
             to_forward: destination(IngressDestination::Forward),
             to_cpu: destination(IngressDestination::Cpu),
             to_drop: destination(IngressDestination::Drop),
@@ -245,6 +255,8 @@ impl<const N: usize> EndpointIngress<N> {
             atomic: Default::default(),
             owned: Default::default(),
             owner: Default::default(),
+            other_owned: Default::default(),
+            other_owner: Default::default(),
             proxy: Default::default(),
             redirect: Default::default(),
             swizzle: Default::default(),
@@ -281,7 +293,8 @@ impl<const N: usize> Logic for EndpointIngress<N> {
             low_dw_reg,
             hint_reg,
             needs_read_reg,
-            needs_write_reg
+            needs_write_reg,
+            within_owner_reg
         );
         self.windows.clock.next = self.clock.val();
         self.functions.clock.next = self.clock.val();
@@ -328,6 +341,19 @@ impl<const N: usize> Logic for EndpointIngress<N> {
             self.redirect.next = self.functions.p2p_request_redirect.val();
             self.swizzle.next = self.functions.intx_swizzle.val();
         }
+        // A completion's requester (DW2[31:16], §2.2.9) has an owner too:
+        // its completer's (DW1[31:16]) must be the same host for the
+        // completion to go back out of this port.
+        self.functions.other.next = self.dw2.val().get_bits::<16>(16);
+        self.other_owned.next = self.bound.val();
+        self.other_owner.next = self.owner_host.val();
+        if self.functions.other_found.val() {
+            self.other_owned.next = true;
+            self.other_owner.next = self.functions.other_host.val();
+        }
+        self.within_owner_reg.d.next = self.owned.val()
+            && self.other_owned.val()
+            && (self.owner.val() == self.other_owner.val());
         // Only the owner's peer windows exist for this requester.
         self.windows.owner_filter.next = true;
         self.windows.owner_host.next = self.owner.val();
@@ -426,6 +452,7 @@ impl<const N: usize> Logic for EndpointIngress<N> {
         self.destination.next = self.destination_reg.q.val();
         self.drop_reason.next = self.reason_reg.q.val();
         self.copy_to_cpu.next = self.copy_reg.q.val();
+        self.completion_within_owner.next = self.within_owner_reg.q.val();
         self.header_dw0.next = self.dw0_reg.q.val();
         self.header_dw1.next = self.dw1_reg.q.val();
         self.header_dw2.next = self.dw2_reg.q.val();

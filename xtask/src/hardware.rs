@@ -7,6 +7,15 @@
 //! cell but the flip-flops and block RAMs): LUTs, wide-mux and carry cells
 //! each count one. It is a count of cells, not a timing
 //! figure; the vendor's timing analysis gives Fmax.
+//!
+//! A design too large to map whole on a workstation ([`MAPPED_BY_PARTS`])
+//! is mapped part by part: each kind of block its top instantiates is
+//! mapped once (its first instance; the others differ only in constants
+//! such as their port number) and counted as many times as it is
+//! instantiated, and the top's own logic is mapped with every block a
+//! black box. Its figures are the sum, and its logic depth the deepest
+//! part's: paths that cross from one block into another are not counted,
+//! and the sum misses what flat mapping would optimize across blocks.
 
 use std::{fs, path::Path, process::Command};
 
@@ -38,6 +47,10 @@ const PUBLISHED_CORES: [(&str, &str, &str); 2] = [
 /// The design the published cores stand beside.
 const CORE_MODULE: &str = "weft_core";
 
+/// Designs mapped part by part: mapping `weft_switch_top` whole with yosys
+/// 0.23 took more than 19 GB and was stopped after 51 CPU-minutes.
+const MAPPED_BY_PARTS: [&str; 1] = ["weft_switch_top"];
+
 /// What yosys mapped one design to.
 #[derive(Debug, Default, PartialEq, Eq)]
 struct Figures {
@@ -48,6 +61,18 @@ struct Figures {
     bram36: u64,
     dsps: u64,
     depth: u64,
+}
+
+impl Figures {
+    /// Adds `instances` copies of `part`: its cells add up, its depth is a candidate for the deepest.
+    fn add(&mut self, part: &Figures, instances: u64) {
+        self.luts += part.luts * instances;
+        self.lutram += part.lutram * instances;
+        self.flip_flops += part.flip_flops * instances;
+        self.bram36 += part.bram36 * instances;
+        self.dsps += part.dsps * instances;
+        self.depth = self.depth.max(part.depth);
+    }
 }
 
 /// Synthesizes every design (the ones `weft-verilog` marks as only to be
@@ -121,12 +146,40 @@ pub fn write_table(root: &Path, all: bool, only: &[String]) -> Result<()> {
 /// Maps `design` onto xcup and writes its table row.
 fn mapped(design: &Emitted) -> Result<String> {
     eprintln!("xtask: mapping {} onto xcup", design.module);
-    let (figures, note) = match synthesize(design, true) {
-        Err(e) if format!("{e:#}").contains(LUTRAM_REJECTION) => (
-            synthesize(design, false)?,
-            "LUT-RAM mapping off (`-nolutram`): yosys rejects one of its memories",
-        ),
-        other => (other?, ""),
+    let (figures, note) = if MAPPED_BY_PARTS.contains(&design.module.as_str()) {
+        let verilog = fs::read_to_string(&design.file)
+            .with_context(|| format!("reading {}", design.file.display()))?;
+        let parts = parts(&verilog, &design.module);
+        if parts.is_empty() {
+            bail!("{} instantiates no blocks to map", design.module);
+        }
+        let mut total = Figures::default();
+        let mut lutram_off = false;
+        for (module, instances) in &parts {
+            eprintln!("xtask: mapping {module} (×{instances})");
+            let (figures, off) = map_module(&design.file, module, None)?;
+            total.add(&figures, *instances);
+            lutram_off |= off;
+        }
+        // The top's own logic, its blocks black boxes.
+        let blocks = format!("{}$*", design.module);
+        let (figures, off) = map_module(&design.file, &design.module, Some(&blocks))?;
+        total.add(&figures, 1);
+        lutram_off |= off;
+        let note = format!(
+            "the sum of its {} kinds of block, each mapped alone, and its own logic; depth within a block{}",
+            parts.len(),
+            if lutram_off { "; LUT-RAM mapping off in some" } else { "" }
+        );
+        (total, note)
+    } else {
+        let (figures, off) = map_module(&design.file, &design.module, None)?;
+        let note = if off {
+            "LUT-RAM mapping off (`-nolutram`): yosys rejects one of its memories"
+        } else {
+            ""
+        };
+        (figures, note.to_string())
     };
     Ok(format!(
         "| `{}` | {} | {} | {} | {} | {} | {} | {note} |",
@@ -138,6 +191,52 @@ fn mapped(design: &Emitted) -> Result<String> {
         figures.dsps,
         figures.depth
     ))
+}
+
+/// Maps `module` of `file` (the modules `boxed` selects black boxes),
+/// without LUT-RAM mapping if yosys rejects it; says whether it had to.
+fn map_module(file: &Path, module: &str, boxed: Option<&str>) -> Result<(Figures, bool)> {
+    match synthesize(file, module, boxed, true) {
+        Err(e) if format!("{e:#}").contains(LUTRAM_REJECTION) => {
+            Ok((synthesize(file, module, boxed, false)?, true))
+        }
+        other => Ok((other?, false)),
+    }
+}
+
+/// The blocks `top`'s module in `verilog` instantiates, one per kind: the
+/// module of its first instance and how many instances there are. rust-hdl
+/// names a block `top$field` and an array's `top$field$k`.
+fn parts(verilog: &str, top: &str) -> Vec<(String, u64)> {
+    let opening = format!("module {top}(");
+    let prefix = format!("{top}$");
+    let mut parts: Vec<(String, String, u64)> = Vec::new();
+    let body = verilog
+        .lines()
+        .skip_while(|line| !line.starts_with(&opening))
+        .take_while(|line| !line.starts_with("endmodule"));
+    for line in body {
+        let mut words = line.split_whitespace();
+        let (Some(module), Some(instance)) = (words.next(), words.next()) else {
+            continue;
+        };
+        if !module.starts_with(&prefix) || !instance.ends_with('(') {
+            continue;
+        }
+        let field = &module[prefix.len()..];
+        let kind = match field.rsplit_once('$') {
+            Some((kind, index)) if index.parse::<u32>().is_ok() => kind,
+            _ => field,
+        };
+        match parts.iter_mut().find(|(k, _, _)| k == kind) {
+            Some((_, _, count)) => *count += 1,
+            None => parts.push((kind.to_string(), module.to_string(), 1)),
+        }
+    }
+    parts
+        .into_iter()
+        .map(|(_, module, count)| (module, count))
+        .collect()
 }
 
 /// Whether a run with `all` and `only` maps `design`: the named designs if
@@ -178,32 +277,34 @@ fn published_core_rows() -> impl Iterator<Item = String> {
 /// memory shape (the SoC has one); the design is then mapped without LUT-RAM.
 const LUTRAM_REJECTION: &str = "invalid OPTION_ABITS/WIDTH combination";
 
-/// Maps one design with `synth_xilinx -family xcup` (with LUT-RAM mapping
-/// when `lutram`) and reads its figures. yosys runs in the design's
-/// directory, where its `$readmemh` files are.
-fn synthesize(design: &Emitted, lutram: bool) -> Result<Figures> {
-    let scratch = std::env::temp_dir().join(format!("weft-hardware-{}", design.module));
+/// Maps `module` of `file` with `synth_xilinx -family xcup` (with LUT-RAM
+/// mapping when `lutram`) and reads its figures. The modules `boxed`
+/// selects are black boxes, which end a path as registers do. yosys runs
+/// in the file's directory, where its `$readmemh` files are.
+fn synthesize(file: &Path, module: &str, boxed: Option<&str>, lutram: bool) -> Result<Figures> {
+    let scratch = std::env::temp_dir().join(format!("weft-hardware-{}", module.replace('$', "_")));
     fs::create_dir_all(&scratch).with_context(|| format!("creating {}", scratch.display()))?;
     let stat = scratch.join("stat.txt");
     let ltp = scratch.join("ltp.txt");
     let script = format!(
-        "read_verilog {file}; synth_xilinx -family xcup -flatten -noiopad {nolutram}-top {module}; \
-         tee -q -o {stat} stat; tee -q -o {ltp} ltp t:FD* t:RAMB* %u %n",
-        file = design.file.display(),
-        module = design.module,
+        "read_verilog {file}; {prelude}synth_xilinx -family xcup -flatten -noiopad {nolutram}-top {module}; \
+         tee -q -o {stat} stat; tee -q -o {ltp} ltp t:FD* t:RAMB* {ends}%u %n",
+        file = file.display(),
+        prelude = boxed.map(|b| format!("blackbox {b}; ")).unwrap_or_default(),
+        ends = boxed.map(|b| format!("t:{b} %u ")).unwrap_or_default(),
         nolutram = if lutram { "" } else { "-nolutram " },
         stat = stat.display(),
         ltp = ltp.display(),
     );
     let out = Command::new("yosys")
-        .current_dir(design.file.parent().unwrap_or(Path::new(".")))
+        .current_dir(file.parent().unwrap_or(Path::new(".")))
         .args(["-q", "-p", &script])
         .output()
         .context("could not run yosys")?;
     if !out.status.success() {
         bail!(
             "yosys failed on {} ({}):\n{}{}",
-            design.module,
+            module,
             out.status,
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
@@ -214,7 +315,7 @@ fn synthesize(design: &Emitted, lutram: bool) -> Result<Figures> {
     };
     let mut figures = cell_counts(&read(&stat)?);
     figures.depth = longest_path(&read(&ltp)?)
-        .with_context(|| format!("yosys ltp printed no path for {}", design.module))?;
+        .with_context(|| format!("yosys ltp printed no path for {module}"))?;
     Ok(figures)
 }
 
@@ -301,6 +402,46 @@ mod tests {
         let only = ["weft_switch_core".to_string()];
         assert!(to_map(&slow, false, &only));
         assert!(!to_map(&quick, true, &only));
+    }
+
+    #[test]
+    fn a_top_is_split_into_its_kinds_of_block_with_their_instance_counts() {
+        // The shape of rust-hdl's emitted Verilog: the top's instances, then its blocks' modules.
+        let verilog = "module t(clock,a);\n    input wire clock;\n    t$core core(\n        .clock(clock)\n    );\n    t$ports_in$0 ports_in$0(\n    );\n    t$ports_in$1 ports_in$1(\n    );\n    t$mailbox_2 mailbox_2(\n    );\nendmodule // t\n\n\nmodule t$core(clock);\n    t$core$buffers$0 buffers$0(\n    );\nendmodule\n";
+        assert_eq!(
+            parts(verilog, "t"),
+            [
+                ("t$core".to_string(), 1),
+                ("t$ports_in$0".to_string(), 2),
+                ("t$mailbox_2".to_string(), 1)
+            ]
+        );
+    }
+
+    #[test]
+    fn parts_add_up_and_the_deepest_sets_the_depth() {
+        let part = |luts, depth| Figures {
+            luts,
+            lutram: 1,
+            flip_flops: 2,
+            bram36: 3,
+            dsps: 0,
+            depth,
+        };
+        let mut total = Figures::default();
+        total.add(&part(10, 7), 8);
+        total.add(&part(5, 12), 1);
+        assert_eq!(
+            total,
+            Figures {
+                luts: 85,
+                lutram: 9,
+                flip_flops: 18,
+                bram36: 27,
+                dsps: 0,
+                depth: 12
+            }
+        );
     }
 
     #[test]

@@ -1697,9 +1697,17 @@ fn a_host_read_never_answered_is_completed_with_completer_abort_after_the_timeou
         // answers is completed to the host, as the host sent it, with
         // Completer Abort (PCIe Base 6.0 §2.8, §2.3.1) once the timeout
         // has passed, by the sweep that visits every entry in turn.
+        // At 1 MHz a microsecond is a cycle: COMPLETION_TIMEOUT of 200 µs
+        // is 200 cycles, written through the firmware's driver.
         const TIMEOUT: u32 = 200;
-        let top = Top::with_completion_timeout(TIMEOUT);
-        let (mut rtl, mut window) = host_and_endpoint(top);
+        let (rtl, mut window) = host_and_endpoint(Top::with_clock_mhz(1));
+        let mut rtl = CsrDataPlane::new(TopBus(rtl)).expect("the RTL identifies as weft");
+        rtl.set_completion_timeout_us(TIMEOUT).expect("in range");
+        CsrDataPlane::new(&mut window)
+            .expect("the model identifies as weft")
+            .set_completion_timeout_us(TIMEOUT)
+            .expect("in range");
+        let mut rtl = rtl.into_bus().0;
         let read = host_read(0x2c4, BAR_HOST + 0x100, 4);
         let (got, want) = exchange(&mut rtl, &mut window, 0, std::slice::from_ref(&read), 21);
         assert_eq!(got, want, "the read leaves as the model sends it");
@@ -1710,9 +1718,12 @@ fn a_host_read_never_answered_is_completed_with_completer_abort_after_the_timeou
         );
         let sweep = weft_regs::capacity::OUTSTANDING_PER_HOST as u64;
         let late = watch(&mut rtl, u64::from(TIMEOUT) + sweep + 16, ALL_CREDITS);
+        // The model, its read sent at time 0, times it out at 200 µs, not before.
+        let timeout_ns = u64::from(TIMEOUT) * 1_000;
+        assert!(window.switch_mut().advance_to(timeout_ns - 1).is_empty());
         let expected: Vec<_> = window
             .switch_mut()
-            .advance_to(u64::MAX / 2)
+            .advance_to(timeout_ns)
             .into_iter()
             .map(out_of_a_port)
             .collect();

@@ -630,8 +630,17 @@ impl CsrWindow {
             // The interrupt enables act as they are read (`CsrWindow::interrupt`).
             name if name == mailbox::BLOCK.name || name == inject::BLOCK.name => Ok(()),
             // The management BAR is decoded from the stored registers as
-            // requests arrive (`CsrWindow::management_bar`).
-            name if name == global::BLOCK.name => Ok(()),
+            // requests arrive (`CsrWindow::management_bar`); the completion
+            // timeout is the switch's.
+            name if name == global::BLOCK.name => {
+                let microseconds = self.field(
+                    global::COMPLETION_TIMEOUT,
+                    global::TIMEOUT_MICROSECONDS,
+                    0,
+                    0,
+                );
+                DataPlane::set_completion_timeout_us(&mut self.switch, microseconds)
+            }
             other => unreachable!("{other} has no RW table registers"),
         };
         done.expect("decoded entries exist and fields hold only values the tables take");

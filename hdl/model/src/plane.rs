@@ -7,9 +7,11 @@
 
 use weft_pcie::Bdf;
 use weft_regs::capacity;
+use weft_regs::csr::global;
 use weft_regs::tables::{
-    checked_counter_entry, checked_intx_swizzle, AddressRoute, DataPlane, Destination,
-    FunctionOwner, HostIndex, IdMapping, LinkRequest, PortIndex, PortRole, TableWriteError, Window,
+    checked_completion_timeout, checked_counter_entry, checked_intx_swizzle, AddressRoute,
+    DataPlane, Destination, FunctionOwner, HostIndex, IdMapping, LinkRequest, PortIndex, PortRole,
+    TableWriteError, Window,
 };
 
 use crate::switch::Switch;
@@ -254,6 +256,15 @@ impl DataPlane for Switch {
     fn clear_counters(&mut self, port: PortIndex) -> Result<(), TableWriteError> {
         self.port_index(port)?;
         Switch::clear_counters(self, port);
+        Ok(())
+    }
+
+    fn set_completion_timeout_us(&mut self, microseconds: u32) -> Result<(), TableWriteError> {
+        let microseconds = match checked_completion_timeout(microseconds)? {
+            0 => global::DEFAULT_COMPLETION_TIMEOUT_US,
+            us => us,
+        };
+        self.set_completion_timeout(u64::from(microseconds) * 1_000);
         Ok(())
     }
 }

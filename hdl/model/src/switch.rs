@@ -28,8 +28,10 @@ use crate::tables::{
 
 /// How long a host's non-posted request may wait before the switch completes it
 /// with Completer Abort: 50 ms, the upper end of the spec's default completion
-/// timeout range (PCIe Base 6.0 §2.8, 50 µs to 50 ms).
-pub const DEFAULT_COMPLETION_TIMEOUT_NS: u64 = 50_000_000;
+/// timeout range (PCIe Base 6.0 §2.8, 50 µs to 50 ms), as
+/// `weft_regs::csr::global::COMPLETION_TIMEOUT` selects at reset.
+pub const DEFAULT_COMPLETION_TIMEOUT_NS: u64 =
+    weft_regs::csr::global::DEFAULT_COMPLETION_TIMEOUT_US as u64 * 1_000;
 
 /// A TLP leaving the switch.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,6 +1,6 @@
 //! The data plane's `weft_regs::csr::global` registers: the identity the
-//! firmware checks before it writes a table, and where the switch's
-//! management BAR sits.
+//! firmware checks before it writes a table, where the switch's
+//! management BAR sits, and the completion timeout.
 
 use rust_hdl::prelude::*;
 use weft_regs::capacity;
@@ -11,23 +11,31 @@ use crate::csr::{CsrDecoder, CsrTarget, WORD_BITS};
 /// The registers of `weft_regs::csr::global` for a switch of `N` ports
 /// with the reference table capacities (`weft_regs::capacity`): the
 /// read-only identity, whose writes are ignored, and MANAGEMENT_BAR_LOW
-/// and HIGH, which hold what is written within their fields (as
-/// weft-model's `CsrWindow` does). The ingress rule that executes memory
-/// requests hitting the management BAR against this window is not in the
-/// RTL yet, so nothing else reads them. Reads answer one cycle later
-/// (`crate::csr`).
+/// and HIGH and COMPLETION_TIMEOUT, which hold what is written within
+/// their fields (as weft-model's `CsrWindow` does). The ingress rule that
+/// executes memory requests hitting the management BAR against this
+/// window is not in the RTL yet, so nothing else reads those two; the
+/// completion timeout leaves on `completion_timeout_us`. Reads answer one
+/// cycle later (`crate::csr`).
 #[derive(LogicBlock)]
 pub struct Identity<const N: usize> {
     /// The clock.
     pub clock: Signal<In, Clock>,
     /// Read-back.
     pub csr: CsrTarget,
+    /// COMPLETION_TIMEOUT in microseconds, its 0 read as
+    /// `global::DEFAULT_COMPLETION_TIMEOUT_US`: never 0, below 2^31.
+    pub completion_timeout_us: Signal<Out, Bits<32>>,
     decoder: CsrDecoder,
     words: [Constant<Bits<WORD_BITS>>; IDENTITY_REGISTERS],
     values: [Constant<Bits<32>>; IDENTITY_REGISTERS],
     bar_low_word: Constant<Bits<WORD_BITS>>,
     bar_high_word: Constant<Bits<WORD_BITS>>,
     bar_low_mask: Constant<Bits<32>>,
+    timeout_word: Constant<Bits<WORD_BITS>>,
+    timeout_mask: Constant<Bits<32>>,
+    default_timeout: Constant<Bits<32>>,
+    timeout: DFF<Bits<32>>,
     bar_low: DFF<Bits<32>>,
     bar_high: DFF<Bits<32>>,
     read_data: DFF<Bits<32>>,
@@ -63,16 +71,21 @@ impl<const N: usize> Default for Identity<N> {
                 global::FUNCTION_OWNERS.encode(cap(capacity::FUNCTION_OWNERS_PER_PORT)),
             ),
         ];
-        assert_eq!(registers.len() + 2, global::BLOCK.registers.len());
+        assert_eq!(registers.len() + 3, global::BLOCK.registers.len());
         Identity {
             clock: Default::default(),
             csr: Default::default(),
+            completion_timeout_us: Default::default(),
             decoder: CsrDecoder::new(&global::LAYOUT, 0),
             words: registers.map(|(register, _)| Constant::new(register.word().to_bits())),
             values: registers.map(|(_, value)| Constant::new(value.to_bits())),
             bar_low_word: Constant::new(global::MANAGEMENT_BAR_LOW.word().to_bits()),
             bar_high_word: Constant::new(global::MANAGEMENT_BAR_HIGH.word().to_bits()),
             bar_low_mask: Constant::new(global::MANAGEMENT_BAR_LOW.mask().to_bits()),
+            timeout_word: Constant::new(global::COMPLETION_TIMEOUT.word().to_bits()),
+            timeout_mask: Constant::new(global::COMPLETION_TIMEOUT.mask().to_bits()),
+            default_timeout: Constant::new(global::DEFAULT_COMPLETION_TIMEOUT_US.to_bits()),
+            timeout: Default::default(),
             bar_low: Default::default(),
             bar_high: Default::default(),
             read_data: Default::default(),
@@ -84,7 +97,7 @@ impl<const N: usize> Default for Identity<N> {
 impl<const N: usize> Logic for Identity<N> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, bar_low, bar_high, read_data, read_valid);
+        dff_setup!(self, clock, timeout, bar_low, bar_high, read_data, read_valid);
         self.decoder.address.next = self.csr.address.val();
         if self.csr.write.val() & self.decoder.selected.val() {
             if self.decoder.word.val() == self.bar_low_word.val() {
@@ -93,6 +106,13 @@ impl<const N: usize> Logic for Identity<N> {
             if self.decoder.word.val() == self.bar_high_word.val() {
                 self.bar_high.d.next = self.csr.write_data.val();
             }
+            if self.decoder.word.val() == self.timeout_word.val() {
+                self.timeout.d.next = self.csr.write_data.val() & self.timeout_mask.val();
+            }
+        }
+        self.completion_timeout_us.next = self.timeout.q.val();
+        if !self.timeout.q.val().any() {
+            self.completion_timeout_us.next = self.default_timeout.val();
         }
         self.read_valid.d.next = false;
         self.read_data.d.next = bits::<32>(0);
@@ -104,6 +124,10 @@ impl<const N: usize> Logic for Identity<N> {
             if self.decoder.word.val() == self.bar_high_word.val() {
                 self.read_valid.d.next = true;
                 self.read_data.d.next = self.bar_high.q.val();
+            }
+            if self.decoder.word.val() == self.timeout_word.val() {
+                self.read_valid.d.next = true;
+                self.read_data.d.next = self.timeout.q.val();
             }
         }
         // IDENTITY_REGISTERS: a literal, as the bound becomes Verilog.
@@ -118,5 +142,47 @@ impl<const N: usize> Logic for Identity<N> {
         }
         self.csr.read_valid.next = self.read_valid.q.val();
         self.csr.read_data.next = self.read_data.q.val();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::csr::{read, write};
+    use crate::driver::CycleDriver;
+    use weft_model::csr_window::CsrWindow;
+    use weft_model::Switch;
+    use weft_regs::driver::CsrBus;
+
+    #[test]
+    fn writable_registers_read_back_as_the_model_and_the_timeout_leaves_with_its_default() {
+        let mut rtl =
+            CycleDriver::new(Identity::<4>::default(), |b| &mut b.clock).expect("well formed");
+        let mut model = CsrWindow::new(Switch::new(4));
+        let registers = [
+            global::COMPLETION_TIMEOUT,
+            global::MANAGEMENT_BAR_LOW,
+            global::MANAGEMENT_BAR_HIGH,
+        ];
+        for value in [200, 0, 0xffff_ffff, 0x8000_0000, 0x7fff_ffff, 0x0123_4567] {
+            for register in registers {
+                let address = register.address(0, 0);
+                write(&mut rtl, |b| &mut b.csr, address, value).expect("settles");
+                model.write32(address, value);
+                let got = read(&mut rtl, |b| &mut b.csr, address).expect("settles");
+                assert_eq!(
+                    got,
+                    Some(model.read32(address)),
+                    "{} after {value:#x}",
+                    register.name
+                );
+            }
+            // Only the field's 31 bits are kept, and 0 is the default (50 ms).
+            let expected = match value & 0x7fff_ffff {
+                0 => 50_000,
+                us => us,
+            };
+            assert_eq!(rtl.block().completion_timeout_us.val().to_u32(), expected);
+        }
     }
 }

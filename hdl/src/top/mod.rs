@@ -64,8 +64,9 @@
 //! non-posted request on under a fabric tag from it, and its egress gives
 //! the completion the host's requester ID and tag back
 //! ([`crate::port::PortEgress`]). A request whose completion does not come
-//! within the top's completion timeout ([`SwitchTop::with_completion_timeout`])
-//! is completed with Completer Abort.
+//! within the completion timeout (`weft_regs::csr::global::COMPLETION_TIMEOUT`,
+//! in microseconds of the clock [`SwitchTop::with_clock_mhz`] names) is
+//! completed with Completer Abort.
 //! A write of port p's ABANDON completes, with Unsupported Request, the
 //! requests routed out of port p of every host port whose HOST_PORTS bit
 //! is set (weft-model's `abandon_requests_to`): each host port keeps the
@@ -175,7 +176,8 @@ pub struct SwitchTop<const W: usize, const N: usize> {
     inject: Inject,
     inject_beats: InjectBeats<W>,
     completion_consumed: Constant<Bits<3>>,
-    completion_timeout: Constant<Bits<TIME_BITS>>,
+    last_cycle_of_microsecond: Constant<Bits<16>>,
+    microsecond_cycle: DFF<Bits<16>>,
     now: DFF<Bits<TIME_BITS>>,
     abandon_pending: [DFF<Bits<32>>; N],
     abandon_wanted: [Signal<Local, Bits<32>>; N],
@@ -184,29 +186,26 @@ pub struct SwitchTop<const W: usize, const N: usize> {
     port_number: [Constant<Bits<ROUTE_PORT_BITS>>; N],
 }
 
-/// The completion timeout of [`SwitchTop::default`], in cycles: weft-model's
-/// default of 50 ms, at the data plane's 250 MHz.
-pub const COMPLETION_TIMEOUT_CYCLES: u32 = 12_500_000;
+/// The clock of [`SwitchTop::default`], in MHz: the reference
+/// configuration's 250 MHz, at which 512 bits per cycle carry Gen3 x16 or
+/// Gen4 x8 (DESIGN.md).
+pub const CLOCK_MHZ: u32 = 250;
 
 impl<const W: usize, const N: usize> Default for SwitchTop<W, N> {
     fn default() -> Self {
-        Self::with_completion_timeout(COMPLETION_TIMEOUT_CYCLES)
+        Self::with_clock_mhz(CLOCK_MHZ)
     }
 }
 
 impl<const W: usize, const N: usize> SwitchTop<W, N> {
-    /// A data plane that completes a host's non-posted request with
-    /// Completer Abort once it has waited `cycles` for its completion
-    /// (PCIe Base 6.0 §2.8).
+    /// A data plane clocked at `mhz` MHz, which times its completion
+    /// timeout (PCIe Base 6.0 §2.8) in microseconds of that clock.
     ///
     /// # Panics
     ///
-    /// If `cycles` is 0 or not below 2^31 (the tables compare times modulo 2^32).
-    pub fn with_completion_timeout(cycles: u32) -> Self {
-        assert!(
-            cycles > 0 && cycles < 1 << 31,
-            "a completion timeout of {cycles} cycles"
-        );
+    /// If `mhz` is 0 or above 65,536.
+    pub fn with_clock_mhz(mhz: u32) -> Self {
+        assert!(mhz > 0 && mhz <= 1 << 16, "a data plane clock of {mhz} MHz");
         SwitchTop {
             clock: Default::default(),
             csr: Default::default(),
@@ -243,7 +242,8 @@ impl<const W: usize, const N: usize> SwitchTop<W, N> {
             inject: Inject::new(N),
             inject_beats: Default::default(),
             completion_consumed: Constant::new((1u64 << CLASS_COMPLETION).to_bits()),
-            completion_timeout: Constant::new(cycles.to_bits()),
+            last_cycle_of_microsecond: Constant::new((mhz - 1).to_bits()),
+            microsecond_cycle: Default::default(),
             now: Default::default(),
             abandon_pending: std::array::from_fn(|_| Default::default()),
             abandon_wanted: std::array::from_fn(|_| Default::default()),
@@ -258,8 +258,15 @@ impl<const W: usize, const N: usize> Logic for SwitchTop<W, N> {
     #[hdl_gen]
     fn update(&mut self) {
         self.identity.clock.next = self.clock.val();
+        // Time in microseconds, for the outstanding-request tables.
+        self.microsecond_cycle.clock.next = self.clock.val();
         self.now.clock.next = self.clock.val();
-        self.now.d.next = self.now.q.val() + 1;
+        self.microsecond_cycle.d.next = self.microsecond_cycle.q.val() + 1;
+        self.now.d.next = self.now.q.val();
+        if self.microsecond_cycle.q.val() == self.last_cycle_of_microsecond.val() {
+            self.microsecond_cycle.d.next = bits::<16>(0);
+            self.now.d.next = self.now.q.val() + 1;
+        }
         self.core.clock.next = self.clock.val();
         self.identity.csr.address.next = self.csr.address.val();
         self.identity.csr.write.next = self.csr.write.val();
@@ -503,7 +510,7 @@ impl<const W: usize, const N: usize> Logic for SwitchTop<W, N> {
             self.ports_out[i].tag_request_port.next = self.ports_in[i].tag_request_port.val();
             self.ports_in[i].fabric_tag.next = self.ports_out[i].fabric_tag.val();
             self.ports_out[i].now.next = self.now.q.val();
-            self.ports_out[i].timeout.next = self.completion_timeout.val();
+            self.ports_out[i].timeout.next = self.identity.completion_timeout_us.val();
             self.abandon_pending[i].clock.next = self.clock.val();
             self.abandon_wanted[i].next = self.abandon_pending[i].q.val();
             self.abandon_choice[i].next = self.port_number[0].val();

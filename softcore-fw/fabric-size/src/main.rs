@@ -211,6 +211,11 @@ mod probe {
             black_box(port);
             black_box(Ok(()))
         }
+
+        fn set_completion_timeout_us(&mut self, microseconds: u32) -> Result<(), TableWriteError> {
+            black_box(microseconds);
+            black_box(Ok(()))
+        }
     }
 
     impl HostInterface for Opaque {

@@ -246,6 +246,10 @@ impl DataPlane for Discard {
     fn clear_counters(&mut self, _: PortIndex) -> Result<(), TableWriteError> {
         self.write()
     }
+
+    fn set_completion_timeout_us(&mut self, _: u32) -> Result<(), TableWriteError> {
+        self.write()
+    }
 }
 
 /// One [`Discard`] standing for every switch of the fabric.

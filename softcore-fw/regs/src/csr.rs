@@ -290,8 +290,12 @@ pub mod global {
     pub const VERSION_MAJOR: u32 = 1;
     /// Minor version of this register map: changes when registers are added.
     /// 2 added [`MANAGEMENT_BAR_LOW`] and [`MANAGEMENT_BAR_HIGH`]; 3 added
-    /// each port's `LINK` register.
-    pub const VERSION_MINOR: u32 = 3;
+    /// each port's `LINK` register; 4 added [`COMPLETION_TIMEOUT`].
+    pub const VERSION_MINOR: u32 = 4;
+    /// The completion timeout while [`COMPLETION_TIMEOUT`] reads 0, in
+    /// microseconds: 50 ms, the top of PCIe's default range (50 µs to
+    /// 50 ms, Completion Timeout Value 0000b, PCIe Base 6.0 §7.5.3.16).
+    pub const DEFAULT_COMPLETION_TIMEOUT_US: u32 = 50_000;
 
     /// [`ID`]'s value.
     pub const MAGIC: Field = Field::new("MAGIC", 0, 32, "0x5745_4654.");
@@ -412,6 +416,30 @@ pub mod global {
          to this window.",
         &[MANAGEMENT_ENABLE, MANAGEMENT_BASE],
     );
+    /// [`COMPLETION_TIMEOUT`]'s time.
+    pub const TIMEOUT_MICROSECONDS: Field = Field::new(
+        "MICROSECONDS",
+        0,
+        31,
+        "Microseconds; 0 (at reset): DEFAULT_COMPLETION_TIMEOUT_US, 50 ms.",
+    );
+    /// How long a host's non-posted request waits for its completion.
+    ///
+    /// Each host port's outstanding-request table completes a request
+    /// still waiting after this long with Completer Abort (PCIe Base 6.0
+    /// §2.8), so that no host waits for a completion that never comes. It
+    /// should be shorter than the host's own completion timeout, so the
+    /// host sees an answer rather than its own timeout. Requests already
+    /// waiting are measured against the new value from the write on.
+    pub const COMPLETION_TIMEOUT: Register = LAYOUT.register(
+        "COMPLETION_TIMEOUT",
+        0x20,
+        Access::ReadWrite,
+        "How long a host's non-posted request waits for its completion before the switch \
+         completes it with Completer Abort (PCIe Base 6.0 §2.8), in microseconds, to about \
+         1 µs; 0 selects the default of 50 ms.",
+        &[TIMEOUT_MICROSECONDS],
+    );
     /// Where the switch's management BAR sits, high half.
     pub const MANAGEMENT_BAR_HIGH: Register = LAYOUT.register(
         "MANAGEMENT_BAR_HIGH",
@@ -424,7 +452,8 @@ pub mod global {
     /// The block.
     pub const BLOCK: RegisterBlock = RegisterBlock {
         name: "global",
-        doc: "What this data plane is, and where its management BAR is. The identity and \
+        doc: "What this data plane is, where its management BAR is, and how long hosts' \
+              requests wait for completions. The identity and \
               capacity registers are read-only; the firmware checks them against the \
               capacities it was built with before it writes a table. The management BAR \
               registers are written by the ports' configuration logic when the fabric \
@@ -439,6 +468,7 @@ pub mod global {
             OWNER_TABLES,
             MANAGEMENT_BAR_LOW,
             MANAGEMENT_BAR_HIGH,
+            COMPLETION_TIMEOUT,
         ],
         entry_names: &[],
     };

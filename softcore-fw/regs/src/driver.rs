@@ -16,9 +16,9 @@ use crate::csr::{
 };
 use crate::register::{Field, Register};
 use crate::tables::{
-    checked_counter_entry, checked_intx_swizzle, AddressRoute, DataPlane, Destination,
-    FunctionOwner, HostIndex, IdMapping, LinkRequest, Owner, PortIndex, PortRole, TableWriteError,
-    Window,
+    checked_completion_timeout, checked_counter_entry, checked_intx_swizzle, AddressRoute,
+    DataPlane, Destination, FunctionOwner, HostIndex, IdMapping, LinkRequest, Owner, PortIndex,
+    PortRole, TableWriteError, Window,
 };
 
 /// Whole-word accesses to the data plane's CSR window ([`crate::csr`]).
@@ -520,6 +520,12 @@ impl<B: CsrBus> DataPlane for CsrDataPlane<B> {
         let p = self.instance(port)?;
         let bits = counter_control::CLEAR_PORTS.encode(1 << p);
         write(&mut self.bus, counter_control::CLEAR, 0, 0, bits);
+        Ok(())
+    }
+
+    fn set_completion_timeout_us(&mut self, microseconds: u32) -> Result<(), TableWriteError> {
+        let value = global::TIMEOUT_MICROSECONDS.encode(checked_completion_timeout(microseconds)?);
+        write(&mut self.bus, global::COMPLETION_TIMEOUT, 0, 0, value);
         Ok(())
     }
 }

@@ -446,6 +446,27 @@ pub trait DataPlane {
     /// ([`crate::csr::counter_control`]): the hardware clears a port's
     /// counters together, never one counter alone.
     fn clear_counters(&mut self, port: PortIndex) -> Result<(), TableWriteError>;
+
+    /// Sets how long a host's non-posted request waits for its completion
+    /// before the switch completes it with Completer Abort
+    /// ([`crate::csr::global::COMPLETION_TIMEOUT`]), in microseconds; 0
+    /// selects [`crate::csr::global::DEFAULT_COMPLETION_TIMEOUT_US`]. A
+    /// time beyond the register's field is [`TableWriteError::OutOfRange`].
+    fn set_completion_timeout_us(&mut self, microseconds: u32) -> Result<(), TableWriteError>;
+}
+
+/// `microseconds` as [`crate::csr::global::TIMEOUT_MICROSECONDS`], if it fits.
+pub fn checked_completion_timeout(microseconds: u32) -> Result<u32, TableWriteError> {
+    let max = crate::csr::global::TIMEOUT_MICROSECONDS.mask();
+    if microseconds <= max {
+        Ok(microseconds)
+    } else {
+        Err(TableWriteError::OutOfRange {
+            what: "completion timeout (µs)",
+            value: microseconds,
+            max,
+        })
+    }
 }
 
 /// A data plane whose every table access goes to another data plane, lent
@@ -573,6 +594,10 @@ impl<T: DataPlaneAccess> DataPlane for T {
 
     fn clear_counters(&mut self, port: PortIndex) -> Result<(), TableWriteError> {
         self.access(|plane| plane.clear_counters(port))
+    }
+
+    fn set_completion_timeout_us(&mut self, microseconds: u32) -> Result<(), TableWriteError> {
+        self.access(|plane| plane.set_completion_timeout_us(microseconds))
     }
 }
 

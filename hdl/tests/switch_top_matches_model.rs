@@ -40,7 +40,8 @@
 //! turns; a full mailbox loses only the excess and says LOST; an injected
 //! configuration request leaves on its port with its non-posted credit and
 //! its completion comes back into the mailbox; an injected TLP waits for
-//! credit of its class.
+//! credit of its class; an error message the CPU gets twice is queued
+//! twice, or once with STATUS.LOST when longer than a beat.
 //!
 //! Host ports' non-posted requests leave under the fabric tags of the
 //! port's outstanding-request table, as the model gives them; directed
@@ -1912,6 +1913,66 @@ fn an_endpoint_port_returning_peer_traffic_sends_it_back_out_of_itself() {
             (read(&mut rtl, 0), read(&mut rtl, 2)),
             (1, 2),
             "in the RTL too"
+        );
+    });
+}
+
+#[test]
+fn an_error_message_routed_to_the_cpu_is_queued_twice_unless_longer_than_a_beat() {
+    on_big_stack(|| {
+        // An endpoint's error message goes to its owner's proxy and is
+        // copied to the CPU's event log (DESIGN.md); when the proxy's bus
+        // routes to the CPU too, the model queues it twice. The RTL queues
+        // both copies of a message that fits its first beat (every message
+        // without data), and one copy of a longer one, whose second
+        // delivery is lost with STATUS.LOST (`top::MailboxFeed`).
+        let (mut rtl, mut window) = host_and_endpoint(Top::default());
+        let mut bus = TopBus(rtl);
+        let proxy_to_cpu = CsrDataPlane::new(&mut bus)
+            .expect("the RTL identifies as weft")
+            .set_bus_route(1, Some(Destination::Cpu));
+        proxy_to_cpu.expect("bus 1 exists");
+        CsrDataPlane::new(&mut window)
+            .expect("the model identifies as weft")
+            .set_bus_route(1, Some(Destination::Cpu))
+            .expect("bus 1 exists");
+        rtl = bus.0;
+        // ERR_NONFATAL (code 0x31, §2.2.8.3) from the GPU (02:00.0), routed
+        // locally (r = 100b): Msg (DW0 byte 0x34) and MsgD of 8 DWs (0x74,
+        // two beats of payload at 128 bits).
+        let message = |dw0: u32, payload: usize| {
+            let mut bytes: Vec<u8> = [dw0, 0x0200_0031, 0, 0]
+                .iter()
+                .flat_map(|dw| dw.to_be_bytes())
+                .collect();
+            bytes.extend((0..4 * payload).map(|k| k as u8));
+            Packet::parse(&bytes).expect("a legal message")
+        };
+        let sent = [message(0x3400_0000, 0), message(0x7400_0008, 8)];
+        let mut tlps = vec![VecDeque::new(); PORTS];
+        tlps[1] = sent.iter().cloned().collect();
+        run(&mut rtl, tlps, 31);
+        for packet in &sent {
+            window
+                .ingress(PortIndex(1), &packet.to_bytes().expect("legal"))
+                .expect("the port exists");
+        }
+        let want = common::top::empty_mailbox(&mut window);
+        assert!(!want.lost, "the model keeps all four");
+        assert_eq!(want.tlps.len(), 4);
+        // As the CPU gets it: routed by ID (r = 010b) to the proxy, 01:00.0 (§2.2.8).
+        assert_eq!(
+            want.tlps[0],
+            (1, vec![0x3200_0000, 0x0200_0031, 0x0100_0000, 0])
+        );
+        let got = common::top::empty_mailbox(&mut TopBus(rtl));
+        assert_eq!(
+            got,
+            common::top::Mailboxed {
+                lost: true,
+                tlps: want.tlps[..3].to_vec(),
+            },
+            "both copies of the short one, one of the long one"
         );
     });
 }

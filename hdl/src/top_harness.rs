@@ -12,10 +12,10 @@
 //! management CPU, and every drop with its reason. The CSR bus is a
 //! [`CsrBus`], so the firmware's own `CsrDataPlane` programs the tables.
 //!
-//! One TLP at a time: the harness measures what one TLP does in an
-//! otherwise idle switch (its latency, where it goes), not how TLPs
-//! arriving together share the crossbar; `hdl/tests/switch_top_matches_model.rs`
-//! and the switching benchmark load it from every port at once.
+//! [`TopHarness::carry`] measures what one TLP does in an otherwise idle
+//! switch (its latency, where it goes); [`TopHarness::carry_all`] offers
+//! TLPs on every port at once, each port's back to back, for how they
+//! share the crossbar (the `top-bench` benchmark).
 
 use weft_regs::driver::CsrBus;
 
@@ -38,7 +38,8 @@ pub const MAX_CARRY_CYCLES: u64 = 10_000;
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Carried {
     /// TLPs that left, as (egress port, wire bytes, cycle its first beat
-    /// left, counted from the TLP's first beat offered), in the order they left.
+    /// left, counted from the first cycle of the run, in which the first
+    /// TLP's first beat is offered), in the order they left.
     pub egress: Vec<(usize, Vec<u8>, u64)>,
     /// Headers sent to the management CPU (`to_cpu`), by ingress port.
     pub to_cpu: Vec<(usize, [u32; 4])>,
@@ -74,6 +75,9 @@ impl From<DriveError> for CarryError {
 /// cycle its first beat left.
 type Leaving = ([u32; 4], Vec<u32>, u64);
 
+/// A TLP offered at an ingress: its header DWs and payload DWs.
+type Offer = ([u32; 4], Vec<u32>);
+
 /// The switch's RTL, `N` ports of `W`-bit payload, behind its CSR bus and TLP streams.
 pub struct TopHarness<const W: usize, const N: usize> {
     driver: CycleDriver<SwitchTop<W, N>>,
@@ -100,8 +104,26 @@ impl<const W: usize, const N: usize> TopHarness<W, N> {
         if port >= N {
             return Err(CarryError::NoSuchPort(port));
         }
-        let (header, payload) = split(bytes).ok_or(CarryError::NotATlp)?;
-        self.run(Some((port, header, payload)), 0)
+        let mut offers = vec![Vec::new(); N];
+        offers[port].push(split(bytes).ok_or(CarryError::NotATlp)?);
+        self.run(offers, 0)
+    }
+
+    /// Offers `tlps[p]` at ingress `p`, for every port at once, each
+    /// port's back to back in order (a TLP's first beat in the cycle after
+    /// the last one's last beat is taken), and runs the switch until all
+    /// are taken and nothing has moved for [`QUIET_CYCLES`].
+    pub fn carry_all(&mut self, tlps: &[Vec<Vec<u8>>]) -> Result<Carried, CarryError> {
+        if tlps.len() > N {
+            return Err(CarryError::NoSuchPort(tlps.len() - 1));
+        }
+        let mut offers = vec![Vec::new(); N];
+        for (port, sent) in tlps.iter().enumerate() {
+            for bytes in sent {
+                offers[port].push(split(bytes).ok_or(CarryError::NotATlp)?);
+            }
+        }
+        self.run(offers, 0)
     }
 
     /// Runs the switch with nothing arriving for at least `cycles`, and
@@ -110,24 +132,18 @@ impl<const W: usize, const N: usize> TopHarness<W, N> {
     /// owes for abandoned requests (one whole sweep takes
     /// `capacity::OUTSTANDING_PER_HOST` cycles).
     pub fn idle(&mut self, cycles: u64) -> Result<Carried, CarryError> {
-        self.run(None, cycles)
+        self.run(vec![Vec::new(); N], cycles)
     }
 
-    /// Offers `offer` (ingress port, header DWs, payload DWs) if there is
-    /// one, and clocks the switch for at least `at_least` cycles, until the
-    /// offer is taken and nothing has moved for [`QUIET_CYCLES`].
-    fn run(
-        &mut self,
-        offer: Option<(usize, [u32; 4], Vec<u32>)>,
-        at_least: u64,
-    ) -> Result<Carried, CarryError> {
+    /// Offers each port's TLPs of `offers` (header DWs, payload DWs) back
+    /// to back, and clocks the switch for at least `at_least` cycles,
+    /// until every offer is taken and nothing has moved for [`QUIET_CYCLES`].
+    fn run(&mut self, offers: Vec<Vec<Offer>>, at_least: u64) -> Result<Carried, CarryError> {
         let dws_per_beat = W / 32;
-        let beats = offer.as_ref().map_or(0, |(_, _, payload)| {
-            payload.len().div_ceil(dws_per_beat).max(1)
-        });
-        let (port, header, payload) = offer.unwrap_or_default();
+        let beats = |payload: &[u32]| payload.len().div_ceil(dws_per_beat).max(1);
         let mut carried = Carried::default();
-        let mut beat = 0;
+        // Per port: the TLP offered and its next beat.
+        let mut next = vec![(0usize, 0usize); N];
         let mut receiving: Vec<Option<Leaving>> = vec![None; N];
         let mut quiet = 0;
         let all = (1u64 << N) - 1;
@@ -136,27 +152,26 @@ impl<const W: usize, const N: usize> TopHarness<W, N> {
             top.egress_credit_posted.next = all.into();
             top.egress_credit_non_posted.next = all.into();
             top.egress_credit_completion.next = all.into();
-            for (i, egress) in top.egress.iter_mut().enumerate() {
-                egress.ready.next = true;
-                top.ingress[i].valid.next = false;
-            }
-            let offering = beat < beats;
-            if offering {
+            let mut moved = false;
+            for (port, sink) in top.ingress.iter_mut().enumerate() {
+                top.egress[port].ready.next = true;
+                let (tlp, beat) = next[port];
+                let Some((header, payload)) = offers[port].get(tlp) else {
+                    sink.valid.next = false;
+                    continue;
+                };
+                moved = true;
+                let last = beat + 1 == beats(payload);
                 let start = (beat * dws_per_beat).min(payload.len());
                 let chunk = &payload[start..(start + dws_per_beat).min(payload.len())];
                 let mut bus = Bits::<W>::default();
                 for (k, dw) in chunk.iter().enumerate() {
                     bus.set_bits::<32>(W - 32 * (k + 1), u64::from(*dw).into());
                 }
-                let sink = &mut top.ingress[port];
                 sink.valid.next = true;
                 sink.sop.next = beat == 0;
-                sink.eop.next = beat + 1 == beats;
-                let empty = if beat + 1 == beats {
-                    dws_per_beat - chunk.len()
-                } else {
-                    0
-                };
+                sink.eop.next = last;
+                let empty = if last { dws_per_beat - chunk.len() } else { 0 };
                 sink.empty.next = (empty as u64).into();
                 sink.payload.next = bus;
                 sink.dw0.next = header[0].to_bits();
@@ -166,9 +181,16 @@ impl<const W: usize, const N: usize> TopHarness<W, N> {
             }
             self.driver.settle()?;
             let top = self.driver.block();
-            let mut moved = offering;
-            if offering && top.ingress[port].ready.val() {
-                beat += 1;
+            for (port, (tlp, beat)) in next.iter_mut().enumerate() {
+                let Some((_, payload)) = offers[port].get(*tlp) else {
+                    continue;
+                };
+                if top.ingress[port].ready.val() {
+                    *beat += 1;
+                    if *beat == beats(payload) {
+                        (*tlp, *beat) = (*tlp + 1, 0);
+                    }
+                }
             }
             for (i, leaving) in receiving.iter_mut().enumerate() {
                 let cpu_header = [
@@ -231,7 +253,10 @@ impl<const W: usize, const N: usize> TopHarness<W, N> {
             } else {
                 quiet += 1;
             }
-            if beat == beats
+            if next
+                .iter()
+                .zip(&offers)
+                .all(|((tlp, _), offered)| *tlp == offered.len())
                 && quiet >= QUIET_CYCLES
                 && cycle + 1 >= at_least
                 && receiving.iter().all(Option::is_none)

@@ -1,0 +1,215 @@
+//! Benchmarks the whole data plane (`SwitchTop`) in its reference configuration (8 ports, 512-bit payload).
+//!
+//! Where `switching-bench` measures the switching core alone, this drives
+//! the top: every port's ingress pipeline (parse, translate, route, which
+//! holds a TLP's first beat while it decides), the core and every port's
+//! egress, with [`TopHarness`] and the single-thread cycle driver. All
+//! ports are fabric ports (nothing is rewritten), address route `k` sends
+//! fabric region `k` out of port `k` and bus `k + 1` routes to port `k`,
+//! every egress link is ready and every credit given. Measured in cycles:
+//! idle latency (ingress sop to egress sop) of a 256-byte posted write and
+//! a one-DW completion; throughput of 256-byte writes (4 beats of 512
+//! bits) as a fraction of one beat per cycle per port, under permutation,
+//! uniform random and 2:1 hotspot traffic, each port offering
+//! `--tlps N` writes back to back (default 48), counted from the first
+//! beat out to the last; and simulation speed. Prints a table, or JSON
+//! with `--json`.
+
+use std::time::Instant;
+
+use weft_hdl::driver::on_big_stack;
+use weft_hdl::emit::REFERENCE_PAYLOAD_BITS as W;
+use weft_hdl::top_harness::{Carried, TopHarness};
+use weft_regs::capacity::PORTS as N;
+use weft_regs::driver::CsrDataPlane;
+use weft_regs::tables::{AddressRoute, DataPlane, Destination, PortIndex, PortRole};
+
+/// Payload DWs of a 256-byte write.
+const WRITE_DWS: u32 = 64;
+/// Fabric region `k` (routed out of port `k`) starts at `(k + 1) << REGION_SHIFT`.
+const REGION_SHIFT: u32 = 36;
+
+/// A 256-byte memory write (4 DW header, PCIe Base 6.0 §2.2.4.1) from
+/// ingress `from` into region `to`, its address carrying `from` and `n`.
+fn write(from: usize, to: usize, n: u32) -> Vec<u8> {
+    let address = ((to as u64 + 1) << REGION_SHIFT) | (from as u64) << 24 | u64::from(n) << 8;
+    let header = [
+        0x6000_0000 | WRITE_DWS,
+        0x0100_00ff,
+        (address >> 32) as u32,
+        address as u32,
+    ];
+    let payload = (0..WRITE_DWS).map(|k| k ^ n);
+    header
+        .into_iter()
+        .chain(payload)
+        .flat_map(u32::to_be_bytes)
+        .collect()
+}
+
+/// A successful one-DW completion (§2.2.9) to a requester on bus `to + 1`.
+fn completion(to: usize) -> Vec<u8> {
+    let requester = (to as u32 + 1) << 8;
+    [0x4a00_0001, 0x0100_0004, requester << 16, 0x5a5a_5a5a]
+        .into_iter()
+        .flat_map(u32::to_be_bytes)
+        .collect()
+}
+
+/// The reference top, its ports all fabric ports routed as the module says.
+fn reference_top() -> TopHarness<W, N> {
+    let mut top = TopHarness::new().expect("the reference top is well formed");
+    let mut plane = CsrDataPlane::new(&mut top).expect("the top identifies as weft");
+    for k in 0..N {
+        let port = PortIndex(k as u8);
+        plane
+            .set_port_role(port, PortRole::Fabric)
+            .expect("the port exists");
+        let route = AddressRoute {
+            base: (k as u64 + 1) << REGION_SHIFT,
+            size: 1 << REGION_SHIFT,
+            to: Destination::Port(port),
+        };
+        plane
+            .set_address_route(k, Some(route))
+            .expect("the entry exists");
+        plane
+            .set_bus_route(k as u8 + 1, Some(Destination::Port(port)))
+            .expect("the bus exists");
+    }
+    top
+}
+
+/// Cycles from ingress sop to egress sop of one TLP through the idle top.
+fn idle_latency(top: &mut TopHarness<W, N>, tlp: &[u8]) -> u64 {
+    let carried = top.carry(0, tlp).expect("the top carries a TLP");
+    assert_eq!(carried.egress.len(), 1, "one TLP leaves: {carried:?}");
+    carried.egress[0].2
+}
+
+/// Result of one full-load run.
+struct Load {
+    /// Egress beats per cycle per egress that received any.
+    throughput: f64,
+    /// Per ingress: its share of the first half of what left.
+    shares: Vec<f64>,
+    /// Simulated cycles per wall-clock second.
+    cycles_per_second: f64,
+}
+
+/// Offers `tlps` writes at each ingress in `sources`, to `destination(ingress, n)`.
+fn full_load(
+    tlps: u32,
+    sources: &[usize],
+    mut destination: impl FnMut(usize, u32) -> usize,
+) -> Load {
+    let mut top = reference_top();
+    let mut offers = vec![Vec::new(); N];
+    for &from in sources {
+        offers[from] = (0..tlps).map(|n| write(from, destination(from, n), n)).collect();
+    }
+    let before = top.cycles();
+    let started = Instant::now();
+    let carried: Carried = top.carry_all(&offers).expect("the top carries the load");
+    let elapsed = started.elapsed().as_secs_f64();
+    let sent = sources.len() * tlps as usize;
+    assert_eq!(carried.egress.len(), sent, "every write leaves");
+    let beats_per_write = u64::from(WRITE_DWS).div_ceil(W as u64 / 32);
+    let first_out = carried.egress.iter().map(|e| e.2).min().unwrap_or(0);
+    let window = (carried.cycles - first_out).max(1);
+    let egresses = {
+        let mut used: Vec<usize> = carried.egress.iter().map(|e| e.0).collect();
+        used.sort_unstable();
+        used.dedup();
+        used.len()
+    };
+    // The ingress a write came from is in its address (bits 31:24 of DW3).
+    let origin = |bytes: &[u8]| usize::from(bytes[12]);
+    let half = &carried.egress[..sent / 2];
+    Load {
+        throughput: (sent as u64 * beats_per_write) as f64 / (window * egresses as u64) as f64,
+        shares: sources
+            .iter()
+            .map(|&i| half.iter().filter(|e| origin(&e.1) == i).count() as f64 / half.len() as f64)
+            .collect(),
+        cycles_per_second: (top.cycles() - before) as f64 / elapsed,
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let json = args.iter().any(|a| a == "--json");
+    let tlps = args
+        .iter()
+        .position(|a| a == "--tlps")
+        .and_then(|p| args.get(p + 1))
+        .map(|v| v.parse().expect("--tlps takes a number"))
+        .unwrap_or(48u32);
+    on_big_stack(move || report(tlps, json));
+}
+
+fn report(tlps: u32, json: bool) {
+    let mut top = reference_top();
+    let write_latency = idle_latency(&mut top, &write(0, 5, 0));
+    let completion_latency = idle_latency(&mut top, &completion(5));
+    let all: Vec<usize> = (0..N).collect();
+    let permutation = full_load(tlps, &all, |i, _| (i + 1) % N);
+    let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+    // Uniformly among the other ports: a fabric port sends nothing back where it came from.
+    let uniform = full_load(tlps, &all, |i, _| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (i + 1 + (seed % (N as u64 - 1)) as usize) % N
+    });
+    // 2:1 hotspot: two ingresses share one egress; each should get half.
+    let hotspot = full_load(tlps, &[0, 1], |_, _| 2);
+
+    if json {
+        println!(
+            "{{\"config\":{{\"ports\":{N},\"payload_bits\":{W},\"write_bytes\":{},\"writes_per_port\":{tlps}}},\
+\"idle_latency_cycles\":{{\"posted_write\":{write_latency},\"completion\":{completion_latency}}},\
+\"throughput\":{{\"permutation\":{:.4},\"uniform\":{:.4},\"hotspot_egress\":{:.4},\"hotspot_shares\":[{:.4},{:.4}]}},\
+\"sim_cycles_per_second\":{:.1}}}",
+            WRITE_DWS * 4,
+            permutation.throughput,
+            uniform.throughput,
+            hotspot.throughput,
+            hotspot.shares[0],
+            hotspot.shares[1],
+            uniform.cycles_per_second
+        );
+        return;
+    }
+    println!("whole data plane (SwitchTop), {N} fabric ports x {W}-bit payload, single-thread cycle driver");
+    println!("{:<44} {:>10} {:>8}", "measure", "value", "target");
+    println!(
+        "{:<44} {:>10} {:>8}",
+        "idle latency, posted write (cycles)", write_latency, "<= 8"
+    );
+    println!(
+        "{:<44} {:>10} {:>8}",
+        "idle latency, completion (cycles)", completion_latency, "<= 8"
+    );
+    println!(
+        "{:<44} {:>10.3} {:>8}",
+        "256 B writes, permutation (beats/cycle/port)", permutation.throughput, "1.00"
+    );
+    println!(
+        "{:<44} {:>10.3} {:>8}",
+        "256 B writes, uniform random", uniform.throughput, ">= 0.95"
+    );
+    println!(
+        "{:<44} {:>10.3} {:>8}",
+        "2:1 hotspot, egress utilisation", hotspot.throughput, "1.00"
+    );
+    println!(
+        "{:<44} {:>4.3}/{:.3} {:>8}",
+        "2:1 hotspot, shares of ingress 0/1", hotspot.shares[0], hotspot.shares[1], "0.5+-5%"
+    );
+    println!(
+        "{:<44} {:>10.1}",
+        "simulation speed (cycles/s, uniform run)", uniform.cycles_per_second
+    );
+    println!("{tlps} writes offered back to back per ingress; throughput from the first beat out to the last");
+}

@@ -106,7 +106,9 @@ fn full_load(
     let mut top = reference_top();
     let mut offers = vec![Vec::new(); N];
     for &from in sources {
-        offers[from] = (0..tlps).map(|n| write(from, destination(from, n), n)).collect();
+        offers[from] = (0..tlps)
+            .map(|n| write(from, destination(from, n), n))
+            .collect();
     }
     let before = top.cycles();
     let started = Instant::now();

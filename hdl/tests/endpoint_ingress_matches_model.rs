@@ -321,6 +321,20 @@ fn completions_pass_unchanged_to_id_routing() {
     );
 }
 
+/// 02:00.1, a VF bound on its own to host 5 (proxy F5:00.0), P2P Request
+/// Redirect clear, device number 1.
+fn vf_of_host_5() -> FunctionOwner {
+    FunctionOwner {
+        function: Bdf(0x0201),
+        owner: Owner {
+            host: HostIndex(5),
+            proxy_id: Bdf::new(0xf5, 0, 0),
+        },
+        p2p_request_redirect: false,
+        intx_swizzle: 1,
+    }
+}
+
 /// A completion's owners: whether its completer's and its requester's
 /// owner hosts are one (DESIGN.md: a port returning peer traffic to its
 /// ingress sends back only completions within one owner).
@@ -342,15 +356,7 @@ fn within_owner(driver: &mut CycleDriver<Stage>, completer: u32, requester: u32)
 #[test]
 fn a_completion_is_within_one_owner_only_when_both_functions_are_that_hosts() {
     // 02:00.1 is bound to host 5 on its own; the port (02:00.0, 03:00.0) is host 3's.
-    let vf = FunctionOwner {
-        function: Bdf(0x0201),
-        owner: Owner {
-            host: HostIndex(5),
-            proxy_id: Bdf::new(0xf5, 0, 0),
-        },
-        p2p_request_redirect: false,
-        intx_swizzle: 1,
-    };
+    let vf = vf_of_host_5();
     let mut driver = directed(|c| c.functions = vec![(true, vf)]);
     assert!(within_owner(&mut driver, 0x0200, 0x0300));
     assert!(within_owner(&mut driver, 0x0201, 0x0201));
@@ -414,15 +420,7 @@ fn interrupts_errors_and_pme_go_to_the_owners_proxy() {
 fn a_function_bound_on_its_own_uses_its_owners_aperture_windows_and_proxy() {
     // 02:00.1 (a VF, ID 0x0201) is bound to host 5 (proxy F5:00.0), with
     // P2P Request Redirect clear and device number 1; the port's owner is host 3.
-    let vf = FunctionOwner {
-        function: Bdf(0x0201),
-        owner: Owner {
-            host: HostIndex(5),
-            proxy_id: Bdf::new(0xf5, 0, 0),
-        },
-        p2p_request_redirect: false,
-        intx_swizzle: 1,
-    };
+    let vf = vf_of_host_5();
     let mut driver = directed(|c| c.functions = vec![(true, vf)]);
     // A window tagged for host 5: 4 KiB at 0xb000_0000 onto fabric 0x50_0000_0000.
     let tagged = Window {

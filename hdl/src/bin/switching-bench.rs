@@ -11,6 +11,7 @@
 use std::time::Instant;
 
 use weft_hdl::emit::REFERENCE_PAYLOAD_BITS as W;
+use weft_hdl::switching::figures::{next_random, Figures, SEED};
 use weft_hdl::switching::traffic::{Environment, TestTlp, Traffic};
 use weft_hdl::switching::{CLASS_COMPLETION, CLASS_POSTED};
 use weft_regs::capacity::PORTS as N;
@@ -145,62 +146,38 @@ fn main() {
     let completion_latency = idle_latency(completion(2, 5, 16));
     let all: Vec<usize> = (0..N).collect();
     let permutation = full_load(&all, cycles, |i, _| (i + 1) % N);
-    let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+    let mut seed = SEED;
     let uniform = full_load(&all, cycles, |_, _| {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        (seed % N as u64) as usize
+        (next_random(&mut seed) % N as u64) as usize
     });
     // 2:1 hotspot: two ingresses share one egress; each should get half.
     let hotspot = full_load(&[0, 1], cycles, |_, _| 0);
     let hotspot_egress = hotspot.throughput * N as f64;
 
+    let figures = Figures {
+        write_latency,
+        completion_latency,
+        permutation: permutation.throughput,
+        uniform: uniform.throughput,
+        hotspot_egress,
+        hotspot_shares: [hotspot.shares[0], hotspot.shares[1]],
+        cycles_per_second: uniform.cycles_per_second,
+    };
     if json {
         println!(
-            "{{\"config\":{{\"ports\":{N},\"payload_bits\":{W},\"write_bytes\":{},\"measured_cycles\":{cycles},\"warmup_cycles\":{WARMUP}}},\
-\"idle_latency_cycles\":{{\"posted_write\":{write_latency},\"completion\":{completion_latency}}},\
-\"throughput\":{{\"permutation\":{:.4},\"uniform\":{:.4},\"hotspot_egress\":{:.4},\"hotspot_shares\":[{:.4},{:.4}]}},\
-\"sim_cycles_per_second\":{:.0}}}",
-            WRITE_DWS * 4,
-            permutation.throughput,
-            uniform.throughput,
-            hotspot_egress,
-            hotspot.shares[0],
-            hotspot.shares[1],
-            uniform.cycles_per_second
+            "{}",
+            figures.json(&format!(
+                "\"ports\":{N},\"payload_bits\":{W},\"write_bytes\":{},\"measured_cycles\":{cycles},\"warmup_cycles\":{WARMUP}",
+                WRITE_DWS * 4
+            ))
         );
         return;
     }
-    println!("switching core, {N} ports x {W}-bit payload, single-thread cycle driver");
-    println!("{:<44} {:>10} {:>8}", "measure", "value", "target");
-    println!(
-        "{:<44} {:>10} {:>8}",
-        "idle latency, posted write (cycles)", write_latency, "<= 8"
-    );
-    println!(
-        "{:<44} {:>10} {:>8}",
-        "idle latency, completion (cycles)", completion_latency, "<= 8"
-    );
-    println!(
-        "{:<44} {:>10.3} {:>8}",
-        "256 B writes, permutation (beats/cycle/port)", permutation.throughput, "1.00"
-    );
-    println!(
-        "{:<44} {:>10.3} {:>8}",
-        "256 B writes, uniform random", uniform.throughput, ">= 0.95"
-    );
-    println!(
-        "{:<44} {:>10.3} {:>8}",
-        "2:1 hotspot, egress utilisation", hotspot_egress, "1.00"
-    );
-    println!(
-        "{:<44} {:>4.3}/{:.3} {:>8}",
-        "2:1 hotspot, shares of ingress 0/1", hotspot.shares[0], hotspot.shares[1], "0.5+-5%"
-    );
-    println!(
-        "{:<44} {:>10.0}",
-        "simulation speed (cycles/s, uniform run)", uniform.cycles_per_second
+    print!(
+        "{}",
+        figures.table(&format!(
+            "switching core, {N} ports x {W}-bit payload, single-thread cycle driver"
+        ))
     );
     println!("measured {cycles} cycles per load after {WARMUP} warm-up cycles");
 }

@@ -19,6 +19,7 @@ use std::time::Instant;
 
 use weft_hdl::driver::on_big_stack;
 use weft_hdl::emit::REFERENCE_PAYLOAD_BITS as W;
+use weft_hdl::switching::figures::{next_random, Figures, SEED};
 use weft_hdl::top_harness::{Carried, TopHarness};
 use weft_regs::capacity::PORTS as N;
 use weft_regs::driver::CsrDataPlane;
@@ -156,62 +157,38 @@ fn report(tlps: u32, json: bool) {
     let completion_latency = idle_latency(&mut top, &completion(5));
     let all: Vec<usize> = (0..N).collect();
     let permutation = full_load(tlps, &all, |i, _| (i + 1) % N);
-    let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+    let mut seed = SEED;
     // Uniformly among the other ports: a fabric port sends nothing back where it came from.
     let uniform = full_load(tlps, &all, |i, _| {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        (i + 1 + (seed % (N as u64 - 1)) as usize) % N
+        (i + 1 + (next_random(&mut seed) % (N as u64 - 1)) as usize) % N
     });
     // 2:1 hotspot: two ingresses share one egress; each should get half.
     let hotspot = full_load(tlps, &[0, 1], |_, _| 2);
 
+    let figures = Figures {
+        write_latency,
+        completion_latency,
+        permutation: permutation.throughput,
+        uniform: uniform.throughput,
+        hotspot_egress: hotspot.throughput,
+        hotspot_shares: [hotspot.shares[0], hotspot.shares[1]],
+        cycles_per_second: uniform.cycles_per_second,
+    };
     if json {
         println!(
-            "{{\"config\":{{\"ports\":{N},\"payload_bits\":{W},\"write_bytes\":{},\"writes_per_port\":{tlps}}},\
-\"idle_latency_cycles\":{{\"posted_write\":{write_latency},\"completion\":{completion_latency}}},\
-\"throughput\":{{\"permutation\":{:.4},\"uniform\":{:.4},\"hotspot_egress\":{:.4},\"hotspot_shares\":[{:.4},{:.4}]}},\
-\"sim_cycles_per_second\":{:.1}}}",
-            WRITE_DWS * 4,
-            permutation.throughput,
-            uniform.throughput,
-            hotspot.throughput,
-            hotspot.shares[0],
-            hotspot.shares[1],
-            uniform.cycles_per_second
+            "{}",
+            figures.json(&format!(
+                "\"ports\":{N},\"payload_bits\":{W},\"write_bytes\":{},\"writes_per_port\":{tlps}",
+                WRITE_DWS * 4
+            ))
         );
         return;
     }
-    println!("whole data plane (SwitchTop), {N} fabric ports x {W}-bit payload, single-thread cycle driver");
-    println!("{:<44} {:>10} {:>8}", "measure", "value", "target");
-    println!(
-        "{:<44} {:>10} {:>8}",
-        "idle latency, posted write (cycles)", write_latency, "<= 8"
-    );
-    println!(
-        "{:<44} {:>10} {:>8}",
-        "idle latency, completion (cycles)", completion_latency, "<= 8"
-    );
-    println!(
-        "{:<44} {:>10.3} {:>8}",
-        "256 B writes, permutation (beats/cycle/port)", permutation.throughput, "1.00"
-    );
-    println!(
-        "{:<44} {:>10.3} {:>8}",
-        "256 B writes, uniform random", uniform.throughput, ">= 0.95"
-    );
-    println!(
-        "{:<44} {:>10.3} {:>8}",
-        "2:1 hotspot, egress utilisation", hotspot.throughput, "1.00"
-    );
-    println!(
-        "{:<44} {:>4.3}/{:.3} {:>8}",
-        "2:1 hotspot, shares of ingress 0/1", hotspot.shares[0], hotspot.shares[1], "0.5+-5%"
-    );
-    println!(
-        "{:<44} {:>10.1}",
-        "simulation speed (cycles/s, uniform run)", uniform.cycles_per_second
+    print!(
+        "{}",
+        figures.table(&format!(
+            "whole data plane (SwitchTop), {N} fabric ports x {W}-bit payload, single-thread cycle driver"
+        ))
     );
     println!("{tlps} writes offered back to back per ingress; throughput from the first beat out to the last");
 }

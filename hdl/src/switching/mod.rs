@@ -18,6 +18,7 @@ mod buffer;
 mod class_queues;
 mod core;
 mod crossbar;
+pub mod figures;
 pub(crate) mod gather;
 mod islip;
 mod queues;

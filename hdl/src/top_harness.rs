@@ -393,7 +393,7 @@ mod tests {
                 ]
                 .into_iter()
                 .take(3)
-                .chain((0..dws).map(|k| k * 0x0101_0101 ^ tag))
+                .chain((0..dws).map(|k| (k * 0x0101_0101) ^ tag))
                 .flat_map(u32::to_be_bytes)
                 .collect()
             };

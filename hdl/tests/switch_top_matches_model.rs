@@ -52,7 +52,8 @@
 //! Request, with a request offered during the sweep waiting for it).
 //!
 //! A TLP whose payload and digest need more than a switching slot is
-//! Malformed in both (the model told the slot's size).
+//! Malformed in both (the model told the slot's size), and so is one
+//! whose first beat belies its Length (a directed test).
 //!
 //! Endpoint ports return peer traffic routed back to them or drop it, as
 //! their RETURN_TO_INGRESS says (the cases together must return some).
@@ -1974,5 +1975,103 @@ fn an_error_message_routed_to_the_cpu_is_queued_twice_unless_longer_than_a_beat(
             },
             "both copies of the short one, one of the long one"
         );
+    });
+}
+
+#[test]
+fn a_tlp_whose_first_beat_belies_its_length_is_malformed() {
+    on_big_stack(|| {
+        // PCIe Base 6.0 §2.2.2: a TLP's data is what its Length says; one
+        // that disagrees is Malformed, dropped and counted, never forwarded.
+        // The RTL sees it at the first beat (4 DWs of payload at 128 bits)
+        // when either length fits that beat. Fabric port 0 routes region 0
+        // out of port 1, and a well-formed write still goes through.
+        let fabric = || PortSetup {
+            role: Role::Fabric,
+            completer: 0x0a00,
+            windows: Vec::new(),
+            functions: Vec::new(),
+            ids: Vec::new(),
+        };
+        let (base, size) = region(0);
+        let setup = Setup {
+            ports: vec![fabric(), fabric(), fabric(), fabric()],
+            routes: vec![Some(AddressRoute {
+                base,
+                size,
+                to: Destination::Port(PortIndex(1)),
+            })],
+            buses: vec![None; BUSES as usize],
+        };
+        let mut top = weft_hdl::top_harness::TopHarness::<W, PORTS>::new().expect("well formed");
+        program(&mut CsrDataPlane::new(&mut top).expect("weft"), &setup);
+        let mut window = model_switch();
+        program(&mut CsrDataPlane::new(&mut window).expect("weft"), &setup);
+        // A 4 DW header (§2.2.1: MWr 0x60, MRd 0x20) at `base`, `length` in
+        // its Length field, followed by `dws` DWs.
+        let tlp = |write: bool, length: u32, dws: u32| -> Vec<u8> {
+            let fmt = if write { 0x6000_0000 } else { 0x2000_0000 };
+            [fmt | length, 0x0100_00ff, (base >> 32) as u32, base as u32]
+                .into_iter()
+                .chain((0..dws).map(|k| 0xc0de_0000 | k))
+                .flat_map(u32::to_be_bytes)
+                .collect()
+        };
+        let malformed = reason_code(DropReason::Malformed);
+        let cases = [
+            (
+                "one DW more than Length, in the one beat",
+                tlp(true, 2, 3),
+                true,
+            ),
+            (
+                "a second beat past a one-beat Length",
+                tlp(true, 2, 6),
+                true,
+            ),
+            (
+                "a first beat that ends a two-beat Length",
+                tlp(true, 8, 3),
+                true,
+            ),
+            ("a read with a data DW", tlp(false, 1, 1), true),
+            ("as Length says", tlp(true, 8, 8), false),
+        ];
+        for (what, bytes, bad) in cases {
+            let carried = top.carry(0, &bytes).expect("carried");
+            let model = window
+                .switch_mut()
+                .ingress(PortIndex(0), &bytes)
+                .expect("the port exists");
+            if bad {
+                assert_eq!(carried.drops, [(0, malformed)], "{what}");
+                assert!(carried.egress.is_empty(), "{what}: nothing leaves");
+                assert_eq!(
+                    model.dropped,
+                    Some(DropReason::Malformed),
+                    "{what}: the model"
+                );
+            } else {
+                assert!(carried.drops.is_empty(), "{what}");
+                let sent: Vec<_> = model.deliveries.into_iter().map(out_of_a_port).collect();
+                let got: Vec<_> = carried.egress.into_iter().map(|(p, b, _)| (p, b)).collect();
+                assert_eq!(got, sent, "{what}: as the model forwards it");
+                assert_eq!(got, [(1, bytes)], "{what}: unchanged, out of port 1");
+            }
+        }
+        // The counters agree: four Malformed drops, one write in and out.
+        let mut rtl = CsrDataPlane::new(&mut top).expect("weft");
+        for p in 0..2u8 {
+            let index = PortIndex(p);
+            let model = window.switch().counters(index).expect("exists");
+            for entry in 0..counter::NAMES.len() as u32 {
+                assert_eq!(
+                    rtl.read_counter(index, entry).expect("a counter"),
+                    model.entry(entry).expect("an entry"),
+                    "port {p} {}",
+                    counter::NAMES[entry as usize].name
+                );
+            }
+        }
     });
 }

@@ -50,6 +50,12 @@
 //! slot ([`SLOT_BEATS`] beats) is Malformed, as a payload over
 //! Max_Payload_Size is (PCIe Base 6.0 §2.2.2), and dropped by its header's
 //! Length, whatever the port's role: weft-model's `Switch::set_slot_dw`.
+//! So is a TLP whose first beat belies its Length (§2.2.2), as the model
+//! finds any TLP whose bytes disagree with its Length: one whose payload
+//! and digest fit a beat must end in its first beat with exactly those
+//! DWs, and a longer one must not. A mismatch that shows only in a later
+//! beat (both lengths over a beat) is not caught: the TLP is cut through
+//! by then.
 //!
 //! **Answers.** A dropped non-posted request is answered where weft-model's
 //! `Switch::refuse` answers it ([`ErrorCompletion`]: not when malformed or
@@ -96,7 +102,7 @@ use crate::header_decode::{HeaderDecoder, WIRE_BYTES_BITS};
 use crate::isolation::{ErrorCompletion, STATUS_BITS, STATUS_UNSUPPORTED_REQUEST};
 use crate::port::digest::DigestStrip;
 use crate::port::registers::ROLE_BITS;
-use crate::stream::{TlpSink, TlpSource};
+use crate::stream::{TlpSink, TlpSource, EMPTY_BITS};
 use crate::switching::{PORT_BITS, SLOT_BEATS};
 use crate::tables::address_route::PORT_BITS as ROUTE_PORT_BITS;
 use crate::tables::id_map::ID_BITS;
@@ -217,6 +223,7 @@ pub struct PortIngress<const W: usize, const N: usize> {
     unknown_function: Constant<Bits<DROP_REASON_BITS>>,
     digest_clear: Constant<Bits<32>>,
     slot_dws: Constant<Bits<12>>,
+    beat_dws: Constant<Bits<12>>,
     tag_high_clear: Constant<Bits<32>>,
     tag_low_clear: Constant<Bits<32>>,
     unsupported_request: Constant<Bits<STATUS_BITS>>,
@@ -236,6 +243,8 @@ pub struct PortIngress<const W: usize, const N: usize> {
     taken: Signal<Local, Bit>,
     cpu_hold: Signal<Local, Bit>,
     needs_tag: Signal<Local, Bit>,
+    expected_dws: Signal<Local, Bits<12>>,
+    one_beat: Signal<Local, Bit>,
     tag_wait: Signal<Local, Bit>,
     header_dw0: Signal<Local, Bits<32>>,
     header_dw1: Signal<Local, Bits<32>>,
@@ -325,6 +334,7 @@ impl<const W: usize, const N: usize> PortIngress<W, N> {
             digest_clear: Constant::new((!digest_bit).to_bits()),
             // §2.2.6.2: T9 and T8 are DW0 bits 23 and 19, Tag[7:0] DW1[15:8].
             slot_dws: Constant::new((SLOT_BEATS * W / 32).to_bits()),
+            beat_dws: Constant::new((W / 32).to_bits()),
             tag_high_clear: Constant::new((!(1u32 << 23 | 1u32 << 19)).to_bits()),
             tag_low_clear: Constant::new((!(0xffu32 << 8)).to_bits()),
             unsupported_request: Constant::new(STATUS_UNSUPPORTED_REQUEST.to_bits()),
@@ -344,6 +354,8 @@ impl<const W: usize, const N: usize> PortIngress<W, N> {
             taken: Default::default(),
             cpu_hold: Default::default(),
             needs_tag: Default::default(),
+            expected_dws: Default::default(),
+            one_beat: Default::default(),
             tag_wait: Default::default(),
             header_dw0: Default::default(),
             header_dw1: Default::default(),
@@ -499,12 +511,23 @@ impl<const W: usize, const N: usize> Logic for PortIngress<W, N> {
             self.stage_destination.next = self.endpoint.destination.val();
             self.stage_reason.next = self.endpoint.drop_reason.val();
         }
+        // The DWs after the header: Length's data (§2.2.2), and the digest (§2.2.3).
+        self.expected_dws.next = bit_cast::<12, 1>(self.original.digest.val().into());
+        if self.original.has_data.val() {
+            self.expected_dws.next = bit_cast::<12, 11>(self.original.length_dw.val())
+                + bit_cast::<12, 1>(self.original.digest.val().into());
+        }
         // §2.2.2: a payload over Max_Payload_Size, which one switching
-        // slot bounds, is Malformed, whatever the port's role.
-        if self.original.has_data.val()
-            & ((bit_cast::<12, 11>(self.original.length_dw.val())
-                + bit_cast::<12, 1>(self.original.digest.val().into()))
-                > self.slot_dws.val())
+        // slot bounds, is Malformed, whatever the port's role. So is a TLP
+        // whose first beat belies its Length (§2.2.2: the data must be
+        // what Length says): one that fits a beat must end there with
+        // exactly its DWs, a longer one must not end there.
+        self.one_beat.next = self.expected_dws.val() <= self.beat_dws.val();
+        if (self.original.has_data.val() & (self.expected_dws.val() > self.slot_dws.val()))
+            | (self.link.eop.val() != self.one_beat.val())
+            | (self.link.eop.val()
+                & ((bit_cast::<12, EMPTY_BITS>(self.link.empty.val()) + self.expected_dws.val())
+                    != self.beat_dws.val()))
         {
             self.stage_destination.next = self.to_drop.val();
             self.stage_reason.next = self.malformed.val();

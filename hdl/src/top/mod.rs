@@ -75,9 +75,10 @@
 //! after the write is taken for one before it.
 //!
 //! Not attached yet: dropping a TLP whose beats disagree with its
-//! header's Length (the ingress drops one whose Length needs more than a
-//! switching slot; a shorter or longer stream than its Length says would
-//! need a way to abort a TLP already cut through to its egress).
+//! header's Length where that shows only after its first beat (the
+//! ingress drops one whose Length needs more than a switching slot, and
+//! one whose first beat belies its Length; a longer mismatch would need a
+//! way to abort a TLP already cut through to its egress).
 
 mod identity;
 mod inject_beats;

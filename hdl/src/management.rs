@@ -16,7 +16,7 @@ use weft_regs::capacity;
 use weft_regs::csr::{inject, inject_data, mailbox, mailbox_data};
 
 use crate::csr::{CsrDecoder, CsrTarget, WORD_BITS};
-use crate::header_decode::HeaderDecoder;
+use crate::header_decode::{HeaderDecoder, WIRE_BYTES_BITS};
 
 /// Bits of a port index on the management path (`STATUS.PORT`, `SEND.PORT`).
 pub const PORT_BITS: usize = 8;
@@ -522,25 +522,13 @@ impl Logic for Inject {
             self.first_dw.d.next = self.csr.write_data.val();
         }
 
-        // The length DW 0 announces: header, payload (Length 0 is 1024 DWs), digest.
+        // The length DW 0 announces: header, payload (Length 0 is 1024 DWs),
+        // digest, as the decoder counts the wire bytes.
         self.decoder.dw0.next = self.first_dw.q.val();
         self.decoder.dw1.next = bits::<32>(0);
         self.decoder.dw2.next = bits::<32>(0);
         self.decoder.dw3.next = bits::<32>(0);
-        self.announced.next = bits::<16>(3);
-        if self.decoder.four_dw.val() {
-            self.announced.next = bits::<16>(4);
-        }
-        if self.decoder.has_data.val() {
-            self.announced.next =
-                self.announced.val() + bit_cast::<16, 11>(self.decoder.length_dw.val());
-            if !self.decoder.length_dw.val().any() {
-                self.announced.next = self.announced.val() + bits::<16>(1024);
-            }
-        }
-        if self.decoder.digest.val() {
-            self.announced.next = self.announced.val() + bits::<16>(1);
-        }
+        self.announced.next = bit_cast::<16, WIRE_BYTES_BITS>(self.decoder.wire_bytes.val()) >> 2;
 
         // SEND.
         self.send_port.next = self

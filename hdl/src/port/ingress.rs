@@ -511,19 +511,19 @@ impl<const W: usize, const N: usize> Logic for PortIngress<W, N> {
             self.stage_destination.next = self.endpoint.destination.val();
             self.stage_reason.next = self.endpoint.drop_reason.val();
         }
-        // The DWs after the header: Length's data (§2.2.2), and the digest (§2.2.3).
-        self.expected_dws.next = bit_cast::<12, 1>(self.original.digest.val().into());
-        if self.original.has_data.val() {
-            self.expected_dws.next = bit_cast::<12, 11>(self.original.length_dw.val())
-                + bit_cast::<12, 1>(self.original.digest.val().into());
-        }
+        // The DWs after the header: Length's data (§2.2.2) and the digest
+        // (§2.2.3), the decoder's wire length less the header's 3 or 4 DWs.
+        self.expected_dws.next =
+            bit_cast::<12, WIRE_BYTES_BITS>(self.original.wire_bytes.val() >> 2)
+                - bits::<12>(3)
+                - bit_cast::<12, 1>(self.original.four_dw.val().into());
         // §2.2.2: a payload over Max_Payload_Size, which one switching
         // slot bounds, is Malformed, whatever the port's role. So is a TLP
         // whose first beat belies its Length (§2.2.2: the data must be
         // what Length says): one that fits a beat must end there with
         // exactly its DWs, a longer one must not end there.
         self.one_beat.next = self.expected_dws.val() <= self.beat_dws.val();
-        if (self.original.has_data.val() & (self.expected_dws.val() > self.slot_dws.val()))
+        if (self.expected_dws.val() > self.slot_dws.val())
             | (self.link.eop.val() != self.one_beat.val())
             | (self.link.eop.val()
                 & ((bit_cast::<12, EMPTY_BITS>(self.link.empty.val()) + self.expected_dws.val())

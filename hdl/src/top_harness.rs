@@ -104,9 +104,9 @@ impl<const W: usize, const N: usize> TopHarness<W, N> {
         if port >= N {
             return Err(CarryError::NoSuchPort(port));
         }
-        let mut offers = vec![Vec::new(); N];
-        offers[port].push(split(bytes).ok_or(CarryError::NotATlp)?);
-        self.run(offers, 0)
+        let mut tlps = vec![Vec::new(); port + 1];
+        tlps[port].push(bytes.to_vec());
+        self.carry_all(&tlps)
     }
 
     /// Offers `tlps[p]` at ingress `p`, for every port at once, each

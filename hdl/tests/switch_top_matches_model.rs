@@ -230,6 +230,19 @@ struct PortSetup {
     ids: Vec<Option<IdMapping>>,
 }
 
+impl PortSetup {
+    /// A port of `role` with completer ID 0A:00.0 and empty tables.
+    fn bare(role: Role) -> Self {
+        PortSetup {
+            role,
+            completer: 0x0a00,
+            windows: Vec::new(),
+            functions: Vec::new(),
+            ids: Vec::new(),
+        }
+    }
+}
+
 fn port_setup() -> impl Strategy<Value = PortSetup> {
     let function = prop::option::weighted(
         0.7,
@@ -1014,11 +1027,8 @@ fn switch_of(
             .into_iter()
             .enumerate()
             .map(|(p, role)| PortSetup {
-                role,
                 completer: 0x0a00 | p as u16,
-                windows: Vec::new(),
-                functions: Vec::new(),
-                ids: Vec::new(),
+                ..PortSetup::bare(role)
             })
             .collect(),
         routes: Vec::new(),
@@ -1440,11 +1450,9 @@ const BAR_SIZE: u64 = 1 << 20;
 /// model, programmed alike.
 fn host_and_endpoint(top: Top) -> (CycleDriver<Top>, CsrWindow) {
     let port = |role, windows, ids| PortSetup {
-        role,
-        completer: 0x0a00,
         windows,
-        functions: Vec::new(),
         ids,
+        ..PortSetup::bare(role)
     };
     let window = Window {
         base: BAR_HOST,
@@ -1815,17 +1823,15 @@ fn an_endpoint_port_returning_peer_traffic_sends_it_back_out_of_itself() {
             permissions: weft_model::Permissions::READ_WRITE,
         };
         let endpoint = |buses, returns, fabric_base, functions| PortSetup {
-            role: Role::Endpoint {
+            windows: vec![((true, window(fabric_base)), None)],
+            functions,
+            ..PortSetup::bare(Role::Endpoint {
                 owner: Some((0, 0x0100)),
                 buses,
                 redirect: false,
                 swizzle: 0,
                 returns,
-            },
-            completer: 0x0a00,
-            windows: vec![((true, window(fabric_base)), None)],
-            functions,
-            ids: Vec::new(),
+            })
         };
         let vf = FunctionOwner {
             function: Bdf(0x0201),
@@ -1835,13 +1841,6 @@ fn an_endpoint_port_returning_peer_traffic_sends_it_back_out_of_itself() {
             },
             p2p_request_redirect: false,
             intx_swizzle: 0,
-        };
-        let unused = || PortSetup {
-            role: Role::Disabled,
-            completer: 0,
-            windows: Vec::new(),
-            functions: Vec::new(),
-            ids: Vec::new(),
         };
         let mut buses = vec![None; BUSES as usize];
         buses[2] = Some(Destination::Port(PortIndex(0)));
@@ -1857,9 +1856,9 @@ fn an_endpoint_port_returning_peer_traffic_sends_it_back_out_of_itself() {
         let setup = Setup {
             ports: vec![
                 endpoint((2, 3), true, 0x40_0000_0000, vec![Some(vf)]),
-                unused(),
+                PortSetup::bare(Role::Disabled),
                 endpoint((4, 4), false, 0x50_0000_0000, Vec::new()),
-                unused(),
+                PortSetup::bare(Role::Disabled),
             ],
             routes: vec![route(0x40_0000_0000, 0), route(0x50_0000_0000, 2)],
             buses,
@@ -1986,16 +1985,9 @@ fn a_tlp_whose_first_beat_belies_its_length_is_malformed() {
         // The RTL sees it at the first beat (4 DWs of payload at 128 bits)
         // when either length fits that beat. Fabric port 0 routes region 0
         // out of port 1, and a well-formed write still goes through.
-        let fabric = || PortSetup {
-            role: Role::Fabric,
-            completer: 0x0a00,
-            windows: Vec::new(),
-            functions: Vec::new(),
-            ids: Vec::new(),
-        };
         let (base, size) = region(0);
         let setup = Setup {
-            ports: vec![fabric(), fabric(), fabric(), fabric()],
+            ports: vec![PortSetup::bare(Role::Fabric); PORTS],
             routes: vec![Some(AddressRoute {
                 base,
                 size,

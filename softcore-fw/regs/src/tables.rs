@@ -217,32 +217,30 @@ pub const MAX_HOST_INDEX: u16 = (crate::aperture::MAX_HOSTS - 1) as u16;
 /// The largest INTx swizzle: a device number (PCIe Base 6.0 §2.2.8.1, five bits).
 pub const MAX_INTX_SWIZZLE: u8 = 31;
 
+/// `value` of `what`, if it is at most `max`: the largest its hardware field holds.
+fn at_most(what: &'static str, value: u32, max: u32) -> Result<u32, TableWriteError> {
+    if value <= max {
+        Ok(value)
+    } else {
+        Err(TableWriteError::OutOfRange { what, value, max })
+    }
+}
+
 impl HostIndex {
     /// The host index, checked against [`MAX_HOST_INDEX`].
     pub fn checked(self) -> Result<HostIndex, TableWriteError> {
-        if self.0 <= MAX_HOST_INDEX {
-            Ok(self)
-        } else {
-            Err(TableWriteError::OutOfRange {
-                what: "host index",
-                value: u32::from(self.0),
-                max: u32::from(MAX_HOST_INDEX),
-            })
-        }
+        at_most("host index", u32::from(self.0), u32::from(MAX_HOST_INDEX)).map(|_| self)
     }
 }
 
 /// `swizzle`, checked against [`MAX_INTX_SWIZZLE`].
 pub fn checked_intx_swizzle(swizzle: u8) -> Result<u8, TableWriteError> {
-    if swizzle <= MAX_INTX_SWIZZLE {
-        Ok(swizzle)
-    } else {
-        Err(TableWriteError::OutOfRange {
-            what: "INTx swizzle",
-            value: u32::from(swizzle),
-            max: u32::from(MAX_INTX_SWIZZLE),
-        })
-    }
+    at_most(
+        "INTx swizzle",
+        u32::from(swizzle),
+        u32::from(MAX_INTX_SWIZZLE),
+    )
+    .map(|_| swizzle)
 }
 
 impl PortRole {
@@ -457,16 +455,11 @@ pub trait DataPlane {
 
 /// `microseconds` as [`crate::csr::global::TIMEOUT_MICROSECONDS`], if it fits.
 pub fn checked_completion_timeout(microseconds: u32) -> Result<u32, TableWriteError> {
-    let max = crate::csr::global::TIMEOUT_MICROSECONDS.mask();
-    if microseconds <= max {
-        Ok(microseconds)
-    } else {
-        Err(TableWriteError::OutOfRange {
-            what: "completion timeout (µs)",
-            value: microseconds,
-            max,
-        })
-    }
+    at_most(
+        "completion timeout (µs)",
+        microseconds,
+        crate::csr::global::TIMEOUT_MICROSECONDS.mask(),
+    )
 }
 
 /// A data plane whose every table access goes to another data plane, lent

@@ -3,7 +3,7 @@
 //! (Unprivileged 20191213, Privileged 20211203), run on the RTL core in
 //! lock-step with the ISS (so every retirement also agrees).
 
-use weft_hdl::core::Lockstep;
+use weft_hdl::core::{CoreUnderTest, Lockstep};
 use weft_iss::csr::{
     INSTRET, MCAUSE, MCYCLE, MEPC, MHARTID, MIE, MIP, MISA, MSCRATCH, MSTATUS, MTVAL, MTVEC,
 };
@@ -249,6 +249,46 @@ fn loads_and_stores_extend_and_place_bytes() {
     assert_eq!(
         &l.rtl().bus().data_ram()[..8],
         &[0x01, 0x7f, 0xff, 0x80, 0x00, 0x01, 0x01, 0x7f]
+    );
+}
+
+#[test]
+fn memories_agree_wherever_a_run_stops_once_stores_in_flight_retire() {
+    // §2.6: sw, sh, sb store the low 4, 2, 1 bytes of rs2, little-endian.
+    // The core writes memory as a store commits and reports it a cycle
+    // later; stopped at any cycle, the two memories agree once the store
+    // written but not yet reported retires.
+    let [li0, li1] = e::li(2, 0x1234_5678);
+    let program = [
+        e::lui(1, DATA_RAM_BASE >> 12),
+        li0,
+        li1,
+        e::sw(2, 1, 0),
+        e::sh(2, 1, 4),
+        e::sb(2, 1, 7),
+        e::wfi(),
+    ];
+    let mut stopped_in_flight = 0;
+    for cycles in 0..20 {
+        let mut l = lockstep(&program);
+        for _ in 0..cycles {
+            l.cycle().unwrap_or_else(|d| panic!("{d}"));
+        }
+        stopped_in_flight += u32::from(l.rtl().store_in_flight());
+        l.retire_stores_in_flight()
+            .unwrap_or_else(|d| panic!("{d}"));
+        let rtl = l.rtl().bus().data_ram()[..8].to_vec();
+        assert_eq!(
+            rtl,
+            l.iss().bus().data_ram()[..8],
+            "stopped after {cycles} cycles"
+        );
+    }
+    assert_eq!(stopped_in_flight, 3, "once with each store in flight");
+    let l = run(&program);
+    assert_eq!(
+        &l.iss().bus().data_ram()[..8],
+        &[0x78, 0x56, 0x34, 0x12, 0x78, 0x56, 0x00, 0x78]
     );
 }
 

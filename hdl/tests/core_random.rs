@@ -184,6 +184,10 @@ fn run_case(case: &Case, cycles: u64) -> Result<(), TestCaseError> {
             return Err(TestCaseError::fail(d.to_string()));
         }
     }
+    // A store written in the last cycle retires in the next one.
+    if let Err(d) = l.retire_stores_in_flight() {
+        return Err(TestCaseError::fail(d.to_string()));
+    }
     for r in 1..32 {
         let iss = l.iss().reg(r as u8);
         prop_assert_eq!(l.rtl().register(r), iss, "x{}", r);

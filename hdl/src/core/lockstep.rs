@@ -2,7 +2,7 @@
 //! simulator: every retirement of the core must equal the ISS's next step.
 //!
 //! The two models differ in exactly two documented ways, which the
-//! comparison bridges rather than hides:
+//! comparison bridges rather than hides (and one of pipelining, below):
 //!
 //! - **Interrupt timing.** The core decides at its commit stage which
 //!   instruction an interrupt preempts; the ISS decides at the start of a
@@ -14,11 +14,19 @@
 //!   (or `cycle`/`cycleh`) is compared for its destination register only,
 //!   and the core's value is copied into the ISS so that later
 //!   instructions compute with the same number.
+//!
+//! The core commits a store in M, where its data port writes memory, and
+//! reports it from W one cycle later. Each retirement is compared with
+//! the write the port performed for it as well as with its trace record,
+//! so a store that reaches memory other than as retired diverges at once;
+//! and between the write and its retirement the core's memory is one
+//! store ahead of the ISS's ([`Lockstep::retire_stores_in_flight`]
+//! closes that gap before the two memories are compared).
 
 use std::fmt;
 
 use weft_iss::csr::{CYCLE, CYCLEH, MCYCLE, MCYCLEH};
-use weft_iss::{decode, Hart, HarvardBus, Instruction, Interrupt, Retirement, Step};
+use weft_iss::{decode, Hart, HarvardBus, Instruction, Interrupt, MemWrite, Retirement, Step};
 
 use super::testbench::{BenchError, CoreBench, CoreUnderTest};
 
@@ -37,6 +45,20 @@ pub enum Divergence {
         rtl: Box<Retirement>,
         /// The ISS's record.
         iss: Box<Retirement>,
+    },
+    /// The records agree, but the core's data port wrote memory other than
+    /// the ISS's step stored (or wrote when it stored nothing, or the reverse).
+    Store {
+        /// Retirements compared before this one.
+        index: u64,
+        /// The core's clock cycle.
+        cycle: u64,
+        /// The retirement's PC.
+        pc: u32,
+        /// The write the core's data port performed for it.
+        port: Option<MemWrite>,
+        /// The ISS's store.
+        iss: Option<MemWrite>,
     },
     /// The core retired something while the ISS waits in `wfi`.
     IssIdle {
@@ -67,6 +89,17 @@ impl fmt::Display for Divergence {
                     iss.pc
                 )
             }
+            Self::Store {
+                index,
+                cycle,
+                pc,
+                port,
+                iss,
+            } => write!(
+                f,
+                "retirement {index} (cycle {cycle}, at {pc:#010x}): the data port wrote {port:?}, \
+                 the ISS stored {iss:?}"
+            ),
             Self::IssIdle { index, rtl } => write!(
                 f,
                 "retirement {index}: the core retired {rtl:?} while the ISS waits in wfi"
@@ -172,8 +205,27 @@ impl<R: CoreUnderTest> Lockstep<R> {
                 iss: Box::new(iss),
             });
         }
+        if retired.stored != iss.mem_write {
+            return Err(Divergence::Store {
+                index,
+                cycle: self.rtl.cycles(),
+                pc: iss.pc,
+                port: retired.stored,
+                iss: iss.mem_write,
+            });
+        }
         self.compared += 1;
         Ok(Some(rtl))
+    }
+
+    /// Runs until no store the core's data port has written awaits its
+    /// retirement, comparing what retires meanwhile: after it the core's
+    /// memory and the ISS's hold the same stores, and may be compared.
+    pub fn retire_stores_in_flight(&mut self) -> Result<(), Divergence> {
+        while self.rtl.store_in_flight() {
+            self.cycle()?;
+        }
+        Ok(())
     }
 
     /// Runs until the ISS waits in `wfi` with no enabled interrupt pending
@@ -207,4 +259,96 @@ fn reads_cycle_counter(word: Option<u32>) -> bool {
         _ => return false,
     };
     [MCYCLE, MCYCLEH, CYCLE, CYCLEH].contains(&csr)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::Retired;
+    use weft_iss::encode as e;
+    use weft_regs::DATA_RAM_BASE;
+
+    /// A stand-in core: a second ISS whose trace records are its own
+    /// steps, and whose data port writes `port_xor` into every store's value.
+    struct Replay {
+        hart: Hart<HarvardBus>,
+        port_xor: u32,
+        cycles: u64,
+    }
+
+    impl CoreUnderTest for Replay {
+        fn cycle(&mut self) -> Result<Option<Retired>, BenchError> {
+            self.cycles += 1;
+            let Step::Retired(retirement) = self.hart.step() else {
+                return Ok(None);
+            };
+            let stored = retirement.mem_write.map(|w| MemWrite {
+                value: w.value ^ self.port_xor,
+                ..w
+            });
+            Ok(Some(Retired {
+                retirement,
+                mip: 0,
+                stored,
+            }))
+        }
+
+        fn cycles(&self) -> u64 {
+            self.cycles
+        }
+
+        fn store_in_flight(&self) -> bool {
+            false
+        }
+    }
+
+    fn hart(program: &[u32]) -> Hart<HarvardBus> {
+        let mut hart = Hart::new(HarvardBus::reference());
+        hart.bus_mut().write_words(0, program).expect("fits");
+        hart
+    }
+
+    /// Lock-steps `program` against a stand-in core whose port writes
+    /// `port_xor` into stored values, until the ISS waits in `wfi`.
+    fn run(program: &[u32], port_xor: u32) -> Result<bool, Divergence> {
+        let core = Replay {
+            hart: hart(program),
+            port_xor,
+            cycles: 0,
+        };
+        Lockstep::pair(core, hart(program)).run_to_wfi(100)
+    }
+
+    #[test]
+    fn a_store_written_other_than_retired_diverges() {
+        // sh stores rs2[15:0] (Unprivileged 20191213 §2.6): 0x5678 at the
+        // data RAM's base. A port that writes 0x5778 while the trace
+        // reports 0x5678 (as a misplaced lane would) diverges at the sh.
+        let [li0, li1] = e::li(2, 0x1234_5678);
+        let program = [
+            e::lui(1, DATA_RAM_BASE >> 12),
+            li0,
+            li1,
+            e::sh(2, 1, 0),
+            e::wfi(),
+        ];
+        assert_eq!(run(&program, 0), Ok(true));
+        let sh = |value| {
+            Some(MemWrite {
+                addr: DATA_RAM_BASE,
+                width: weft_iss::Width::Half,
+                value,
+            })
+        };
+        assert_eq!(
+            run(&program, 0x100),
+            Err(Divergence::Store {
+                index: 3,
+                cycle: 4,
+                pc: 12,
+                port: sh(0x5778),
+                iss: sh(0x5678),
+            })
+        );
+    }
 }

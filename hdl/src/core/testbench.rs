@@ -14,7 +14,7 @@ use weft_iss::{
     Bus, Exception, Interrupt, MemWrite, RegWrite, Retirement, TrapCause, TrapTaken, Width,
 };
 
-use super::{Core, RetireTrace};
+use super::{Core, DataPort, RetireTrace};
 use crate::driver::{CycleDriver, DriveError};
 
 /// Why the test bench could not run or read the core.
@@ -38,6 +38,15 @@ pub enum BenchError {
         /// Clock cycle.
         cycle: u64,
     },
+    /// The data port wrote memory, and the trace reported no retirement in
+    /// the next cycle (a store commits in M and retires from W one cycle
+    /// later, so every write has a retirement to answer for it).
+    StoreNotRetired {
+        /// Clock cycle of the missing retirement.
+        cycle: u64,
+        /// The write the data port performed.
+        store: MemWrite,
+    },
 }
 
 impl fmt::Display for BenchError {
@@ -56,6 +65,11 @@ impl fmt::Display for BenchError {
                 "cycle {cycle}: the data port request changed with its own fault answer \
                  (a combinational path from data.fault to the request)"
             ),
+            Self::StoreNotRetired { cycle, store } => write!(
+                f,
+                "cycle {cycle}: the data port wrote {store:?} in the cycle before, \
+                 and the trace retired nothing"
+            ),
         }
     }
 }
@@ -69,13 +83,42 @@ impl From<DriveError> for BenchError {
 }
 
 /// One retirement of the core, with the interrupt lines (as `mip` bits)
-/// that the commit stage saw when it decided it.
+/// that the commit stage saw when it decided it and the write its data
+/// port performed for it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Retired {
     /// The retirement record.
     pub retirement: Retirement,
     /// `mip` as the commit decision saw it.
     pub mip: u32,
+    /// The write the data port performed in the cycle this retirement
+    /// committed in M (one cycle before the trace reports it): what
+    /// reached memory, where the record's `mem_write` is what the trace
+    /// says was stored.
+    pub stored: Option<MemWrite>,
+}
+
+impl Retired {
+    /// The retirement a bench reports for one cycle: the trace's record
+    /// `retirement`, decided under `mip`, answering for `stored`, the data
+    /// port's write of the cycle before (`cycle` names this cycle in the
+    /// error when a write has no retirement).
+    pub fn reported(
+        retirement: Option<Retirement>,
+        mip: u32,
+        stored: Option<MemWrite>,
+        cycle: u64,
+    ) -> Result<Option<Self>, BenchError> {
+        match (retirement, stored) {
+            (Some(retirement), stored) => Ok(Some(Self {
+                retirement,
+                mip,
+                stored,
+            })),
+            (None, Some(store)) => Err(BenchError::StoreNotRetired { cycle, store }),
+            (None, None) => Ok(None),
+        }
+    }
 }
 
 /// A core under test, run one clock cycle at a time with its retirement
@@ -85,6 +128,10 @@ pub trait CoreUnderTest {
     fn cycle(&mut self) -> Result<Option<Retired>, BenchError>;
     /// Clock cycles run, the reset cycle included.
     fn cycles(&self) -> u64;
+    /// Whether the data port wrote memory in the last cycle for an
+    /// instruction the trace reports only in the next one: the core's
+    /// memory then holds one store more than the retirements so far.
+    fn store_in_flight(&self) -> bool;
 }
 
 impl<B: Bus> CoreUnderTest for CoreBench<B> {
@@ -94,6 +141,10 @@ impl<B: Bus> CoreUnderTest for CoreBench<B> {
 
     fn cycles(&self) -> u64 {
         CoreBench::cycles(self)
+    }
+
+    fn store_in_flight(&self) -> bool {
+        self.issued.is_some()
     }
 }
 
@@ -108,6 +159,8 @@ pub struct CoreBench<B: Bus> {
     mip: u32,
     /// `mip` during the previous cycle, whose commit decision the trace reports now.
     decided_mip: u32,
+    /// The data port's write in the previous cycle, whose retirement the trace reports now.
+    issued: Option<MemWrite>,
 }
 
 impl<B: Bus> CoreBench<B> {
@@ -126,6 +179,7 @@ impl<B: Bus> CoreBench<B> {
             loaded: 0,
             mip: 0,
             decided_mip: 0,
+            issued: None,
         })
     }
 
@@ -193,6 +247,8 @@ impl<B: Bus> CoreBench<B> {
             });
         }
 
+        let written = port_write(&self.driver.block().data);
+
         let address = self.driver.block().fetch.address.val().to_u32();
         let (fault, word) = match self.bus.fetch(address) {
             Ok(word) => (false, word),
@@ -201,12 +257,9 @@ impl<B: Bus> CoreBench<B> {
         self.fetched = word;
         self.driver.block().fetch.fault.next = fault;
         self.driver.tick()?;
-        let decided = self.decided_mip;
-        self.decided_mip = mip;
-        Ok(retired.map(|retirement| Retired {
-            retirement,
-            mip: decided,
-        }))
+        let decided = std::mem::replace(&mut self.decided_mip, mip);
+        let stored = std::mem::replace(&mut self.issued, written);
+        Retired::reported(retired, decided, stored, self.driver.cycles())
     }
 
     /// The data port's request: read, write, address, byte enables, data.
@@ -225,21 +278,11 @@ impl<B: Bus> CoreBench<B> {
     /// load puts on the read lanes.
     fn serve_data(&mut self, request: (bool, bool, u32, u64, u32)) -> (bool, u32) {
         let (read, write, address, byte_enable, write_data) = request;
-        let width = match byte_enable.count_ones() {
-            1 => Width::Byte,
-            2 => Width::Half,
-            _ => Width::Word,
-        };
-        let shift = 8 * (address & 3);
-        let mask = match width {
-            Width::Byte => 0xff,
-            Width::Half => 0xffff,
-            Width::Word => u32::MAX,
-        };
+        let (width, shift) = lanes(address, byte_enable);
         if write {
             let fault = self
                 .bus
-                .store(address, width, (write_data >> shift) & mask)
+                .store(address, width, (write_data >> shift) & width_mask(width))
                 .is_err();
             (fault, 0)
         } else if read {
@@ -251,6 +294,42 @@ impl<B: Bus> CoreBench<B> {
             (false, 0)
         }
     }
+}
+
+/// The width of an access on byte lanes `byte_enable` at `address`, and
+/// the shift from its lanes down to bit 0.
+fn lanes(address: u32, byte_enable: u64) -> (Width, u32) {
+    let width = match byte_enable.count_ones() {
+        1 => Width::Byte,
+        2 => Width::Half,
+        _ => Width::Word,
+    };
+    (width, 8 * (address & 3))
+}
+
+/// The bits of a value of `width`.
+fn width_mask(width: Width) -> u32 {
+    match width {
+        Width::Byte => 0xff,
+        Width::Half => 0xffff,
+        Width::Word => u32::MAX,
+    }
+}
+
+/// The write the settled data port `port` performs at this edge, if any:
+/// a request to write that does not fault, as the store of its enabled
+/// lanes (for every bench that holds a core).
+pub fn port_write(port: &DataPort) -> Option<MemWrite> {
+    if !port.write.val() || port.fault.val() {
+        return None;
+    }
+    let addr = port.address.val().to_u32();
+    let (width, shift) = lanes(addr, port.byte_enable.val().to_u64());
+    Some(MemWrite {
+        addr,
+        width,
+        value: (port.write_data.val().to_u32() >> shift) & width_mask(width),
+    })
 }
 
 /// The retirement the trace outputs `t` report in this cycle, if any: a

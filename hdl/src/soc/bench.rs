@@ -6,11 +6,11 @@ use std::collections::VecDeque;
 
 use rust_hdl::prelude::*;
 use weft_iss::soc::NorFlash;
-use weft_iss::{Interrupt, Mmio, Width};
+use weft_iss::{Interrupt, MemWrite, Mmio, Width};
 use weft_regs::csr::CSR_BASE;
 
 use super::Soc;
-use crate::core::testbench::read_trace;
+use crate::core::testbench::{port_write, read_trace};
 use crate::core::{BenchError, CoreUnderTest, Retired};
 use crate::driver::CycleDriver;
 use crate::spi_flash::FlashOnPins;
@@ -35,6 +35,8 @@ pub struct SocBench {
     csr_answer: Option<u32>,
     /// `mip` during the previous cycle, whose commit decision the trace reports now.
     decided_mip: u32,
+    /// The core's data port write in the previous cycle, whose retirement the trace reports now.
+    issued: Option<MemWrite>,
     resets_requested: u64,
     /// Cycles let pass by [`SocBench::skip_idle`] without evaluating the logic.
     skipped: u64,
@@ -56,6 +58,7 @@ impl SocBench {
             csr: None,
             csr_answer: None,
             decided_mip: 0,
+            issued: None,
             resets_requested: 0,
             skipped: 0,
         })
@@ -205,6 +208,7 @@ impl SocBench {
         .into_iter()
         .filter(|(pending, _)| *pending)
         .fold(0, |mip, (_, interrupt)| mip | interrupt.mask());
+        let written = port_write(&soc.core.data);
         if soc.tx_valid.val() {
             self.transmitted.push(soc.tx_data.val().to_u32() as u8);
         }
@@ -234,12 +238,9 @@ impl SocBench {
             }
         }
         self.driver.tick()?;
-        let decided = self.decided_mip;
-        self.decided_mip = mip;
-        Ok(retired.map(|retirement| Retired {
-            retirement,
-            mip: decided,
-        }))
+        let decided = std::mem::replace(&mut self.decided_mip, mip);
+        let stored = std::mem::replace(&mut self.issued, written);
+        Retired::reported(retired, decided, stored, self.cycles())
     }
 }
 
@@ -250,5 +251,9 @@ impl CoreUnderTest for SocBench {
 
     fn cycles(&self) -> u64 {
         SocBench::cycles(self)
+    }
+
+    fn store_in_flight(&self) -> bool {
+        self.issued.is_some()
     }
 }

@@ -192,6 +192,61 @@ impl<const W: usize> Logic for TlpRegisterSlice<W> {
     }
 }
 
+/// A pipeline register for the TLP stream: one beat, one cycle of latency.
+///
+/// It takes a beat whenever it holds none or its beat leaves in the same
+/// cycle, so a chain of them streams a beat per cycle; unlike
+/// [`TlpRegisterSlice`], `ready` passes back combinationally. A block that
+/// computes on a beat while it is held here (a pipeline stage beside the
+/// stream) loads that computation when `upstream.ready` says the register
+/// loads.
+#[derive(LogicBlock, Default)]
+pub struct TlpPipelineRegister<const W: usize> {
+    /// The clock.
+    pub clock: Signal<In, Clock>,
+    /// Beats in.
+    pub upstream: TlpSink<W>,
+    /// Beats out, one cycle later.
+    pub downstream: TlpSource<W>,
+    valid: DFF<Bit>,
+    sop: DFF<Bit>,
+    eop: DFF<Bit>,
+    empty: DFF<Bits<EMPTY_BITS>>,
+    dw0: DFF<Bits<32>>,
+    dw1: DFF<Bits<32>>,
+    dw2: DFF<Bits<32>>,
+    dw3: DFF<Bits<32>>,
+    payload: DFF<Bits<W>>,
+}
+
+impl<const W: usize> Logic for TlpPipelineRegister<W> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, valid, sop, eop, empty, dw0, dw1, dw2, dw3, payload);
+        self.upstream.ready.next = !self.valid.q.val() | self.downstream.ready.val();
+        if self.upstream.ready.val() {
+            self.valid.d.next = self.upstream.valid.val();
+            self.sop.d.next = self.upstream.sop.val();
+            self.eop.d.next = self.upstream.eop.val();
+            self.empty.d.next = self.upstream.empty.val();
+            self.dw0.d.next = self.upstream.dw0.val();
+            self.dw1.d.next = self.upstream.dw1.val();
+            self.dw2.d.next = self.upstream.dw2.val();
+            self.dw3.d.next = self.upstream.dw3.val();
+            self.payload.d.next = self.upstream.payload.val();
+        }
+        self.downstream.valid.next = self.valid.q.val();
+        self.downstream.sop.next = self.sop.q.val();
+        self.downstream.eop.next = self.eop.q.val();
+        self.downstream.empty.next = self.empty.q.val();
+        self.downstream.dw0.next = self.dw0.q.val();
+        self.downstream.dw1.next = self.dw1.q.val();
+        self.downstream.dw2.next = self.dw2.q.val();
+        self.downstream.dw3.next = self.dw3.q.val();
+        self.downstream.payload.next = self.payload.q.val();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -215,15 +270,38 @@ mod tests {
         }
     }
 
-    /// Runs `beats` beats through a slice with the given stall patterns and
+    /// The two register blocks, for tests that run either.
+    trait Stage: Block + Default {
+        fn clock(&mut self) -> &mut Signal<In, Clock>;
+        fn ends(&mut self) -> (&mut TlpSink<64>, &mut TlpSource<64>);
+    }
+
+    impl Stage for TlpRegisterSlice<64> {
+        fn clock(&mut self) -> &mut Signal<In, Clock> {
+            &mut self.clock
+        }
+        fn ends(&mut self) -> (&mut TlpSink<64>, &mut TlpSource<64>) {
+            (&mut self.upstream, &mut self.downstream)
+        }
+    }
+
+    impl Stage for TlpPipelineRegister<64> {
+        fn clock(&mut self) -> &mut Signal<In, Clock> {
+            &mut self.clock
+        }
+        fn ends(&mut self) -> (&mut TlpSink<64>, &mut TlpSource<64>) {
+            (&mut self.upstream, &mut self.downstream)
+        }
+    }
+
+    /// Runs `beats` beats through a `S` with the given stall patterns and
     /// returns what came out and the cycles it took.
-    fn run(
+    fn run<S: Stage>(
         beats: u64,
         offer: impl Fn(u64) -> bool,
         accept: impl Fn(u64) -> bool,
     ) -> (Vec<Beat>, u64) {
-        let mut driver = CycleDriver::new(TlpRegisterSlice::<64>::default(), |b| &mut b.clock)
-            .expect("well formed");
+        let mut driver = CycleDriver::new(S::default(), S::clock).expect("well formed");
         let (mut sent, mut received) = (0, Vec::new());
         let mut cycle = 0;
         while (received.len() as u64) < beats {
@@ -232,25 +310,25 @@ mod tests {
                 "stream stalled: {} of {beats} beats out",
                 received.len()
             );
-            let b = driver.block();
+            let (upstream, downstream) = driver.block().ends();
             let next = beat(sent);
-            b.upstream.valid.next = sent < beats && offer(cycle);
-            b.upstream.sop.next = next.sop;
-            b.upstream.eop.next = next.eop;
-            b.upstream.dw0.next = next.dw0.into();
-            b.upstream.payload.next = next.payload.into();
-            b.downstream.ready.next = accept(cycle);
+            upstream.valid.next = sent < beats && offer(cycle);
+            upstream.sop.next = next.sop;
+            upstream.eop.next = next.eop;
+            upstream.dw0.next = next.dw0.into();
+            upstream.payload.next = next.payload.into();
+            downstream.ready.next = accept(cycle);
             driver.settle().expect("settles");
-            let b = driver.block();
-            if b.upstream.valid.val() && b.upstream.ready.val() {
+            let (upstream, downstream) = driver.block().ends();
+            if upstream.valid.val() && upstream.ready.val() {
                 sent += 1;
             }
-            if b.downstream.valid.val() && b.downstream.ready.val() {
+            if downstream.valid.val() && downstream.ready.val() {
                 received.push(Beat {
-                    sop: b.downstream.sop.val(),
-                    eop: b.downstream.eop.val(),
-                    dw0: b.downstream.dw0.val().to_u64(),
-                    payload: b.downstream.payload.val().to_u64(),
+                    sop: downstream.sop.val(),
+                    eop: downstream.eop.val(),
+                    dw0: downstream.dw0.val().to_u64(),
+                    payload: downstream.payload.val().to_u64(),
                 });
             }
             driver.tick().expect("settles");
@@ -259,27 +337,72 @@ mod tests {
         (received, cycle)
     }
 
-    #[test]
-    fn streams_one_beat_per_cycle_when_nothing_stalls() {
-        let (received, cycles) = run(100, |_| true, |_| true);
+    /// Both blocks stream a beat per cycle after one cycle of latency.
+    fn streams_one_beat_per_cycle_when_nothing_stalls<S: Stage>() {
+        let (received, cycles) = run::<S>(100, |_| true, |_| true);
         assert_eq!(received, (0..100).map(beat).collect::<Vec<_>>());
         assert_eq!(cycles, 101, "one cycle of latency, then a beat every cycle");
     }
 
-    #[test]
-    fn loses_and_repeats_nothing_under_random_stalls() {
+    /// Both blocks pass every beat once, in order, whoever stalls.
+    fn loses_and_repeats_nothing_under_random_stalls<S: Stage>() {
         let noise = |seed: u64| {
             move |cycle: u64| {
                 (cycle.wrapping_mul(0x2545_f491_4f6c_dd1d) ^ seed).rotate_left(17) % 5 > 1
             }
         };
         for seed in [1, 7, 1234, 99_991] {
-            let (received, _) = run(300, noise(seed), noise(seed.wrapping_mul(31)));
+            let (received, _) = run::<S>(300, noise(seed), noise(seed.wrapping_mul(31)));
             assert_eq!(
                 received,
                 (0..300).map(beat).collect::<Vec<_>>(),
                 "seed {seed}"
             );
         }
+    }
+
+    #[test]
+    fn a_register_slice_streams_one_beat_per_cycle_when_nothing_stalls() {
+        streams_one_beat_per_cycle_when_nothing_stalls::<TlpRegisterSlice<64>>();
+    }
+
+    #[test]
+    fn a_register_slice_loses_and_repeats_nothing_under_random_stalls() {
+        loses_and_repeats_nothing_under_random_stalls::<TlpRegisterSlice<64>>();
+    }
+
+    #[test]
+    fn a_pipeline_register_streams_one_beat_per_cycle_when_nothing_stalls() {
+        streams_one_beat_per_cycle_when_nothing_stalls::<TlpPipelineRegister<64>>();
+    }
+
+    #[test]
+    fn a_pipeline_register_loses_and_repeats_nothing_under_random_stalls() {
+        loses_and_repeats_nothing_under_random_stalls::<TlpPipelineRegister<64>>();
+    }
+
+    #[test]
+    fn a_pipeline_register_takes_no_beat_while_a_full_one_stalls() {
+        let mut driver = CycleDriver::new(TlpPipelineRegister::<64>::default(), |b| &mut b.clock)
+            .expect("well formed");
+        let (upstream, downstream) = driver.block().ends();
+        upstream.valid.next = true;
+        downstream.ready.next = false;
+        driver.settle().expect("settles");
+        assert!(
+            driver.block().upstream.ready.val(),
+            "an empty register takes a beat"
+        );
+        driver.tick().expect("settles");
+        assert!(
+            !driver.block().upstream.ready.val(),
+            "a full, stalled one takes none"
+        );
+        driver.block().downstream.ready.next = true;
+        driver.settle().expect("settles");
+        assert!(
+            driver.block().upstream.ready.val(),
+            "one whose beat leaves takes the next"
+        );
     }
 }

@@ -49,6 +49,9 @@ pub struct Carried {
     pub drops: Vec<(usize, u32)>,
     /// Cycles from the first beat offered to the last thing that moved.
     pub cycles: u64,
+    /// Per ingress port: the cycle its last offered beat was taken (0 if it
+    /// was offered nothing); until then the port had a beat waiting.
+    pub offered_until: Vec<u64>,
 }
 
 /// Why a TLP could not be carried.
@@ -141,7 +144,10 @@ impl<const W: usize, const N: usize> TopHarness<W, N> {
     fn run(&mut self, offers: Vec<Vec<Offer>>, at_least: u64) -> Result<Carried, CarryError> {
         let dws_per_beat = W / 32;
         let beats = |payload: &[u32]| payload.len().div_ceil(dws_per_beat).max(1);
-        let mut carried = Carried::default();
+        let mut carried = Carried {
+            offered_until: vec![0; N],
+            ..Carried::default()
+        };
         // Per port: the TLP offered and its next beat.
         let mut next = vec![(0usize, 0usize); N];
         let mut receiving: Vec<Option<Leaving>> = vec![None; N];
@@ -186,6 +192,7 @@ impl<const W: usize, const N: usize> TopHarness<W, N> {
                     continue;
                 };
                 if top.ingress[port].ready.val() {
+                    carried.offered_until[port] = cycle;
                     *beat += 1;
                     if *beat == beats(payload) {
                         (*tlp, *beat) = (*tlp + 1, 0);

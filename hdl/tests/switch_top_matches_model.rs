@@ -554,8 +554,18 @@ struct Observed {
 }
 
 /// Offers `tlps` (per ingress port, in order) to the RTL with the egress
-/// links taking beats as `ready` says, until everything has left.
+/// links taking beats as `ready` says, until everything has left (nothing moves for 64 cycles).
 fn run(rtl: &mut CycleDriver<Top>, tlps: Vec<VecDeque<Packet>>, seed: u64) -> Observed {
+    run_until_idle_for(rtl, tlps, seed, 64)
+}
+
+/// [`run`], stopping once all is offered and nothing has moved for `quiet` cycles.
+fn run_until_idle_for(
+    rtl: &mut CycleDriver<Top>,
+    tlps: Vec<VecDeque<Packet>>,
+    seed: u64,
+    quiet: u64,
+) -> Observed {
     let mut observed = Observed {
         egress: vec![Vec::new(); PORTS],
         cpu: vec![Vec::new(); PORTS],
@@ -683,7 +693,7 @@ fn run(rtl: &mut CycleDriver<Top>, tlps: Vec<VecDeque<Packet>>, seed: u64) -> Ob
         }
         rtl.tick().expect("the switch settles");
         idle = if moved { 0 } else { idle + 1 };
-        if idle > 64 && sending.iter().all(VecDeque::is_empty) {
+        if idle > quiet && sending.iter().all(VecDeque::is_empty) {
             break;
         }
     }
@@ -1757,8 +1767,8 @@ fn abandoning_a_port_completes_the_host_reads_routed_out_of_it_with_unsupported_
         // A write of the endpoint port's ABANDON with host 0's port in
         // HOST_PORTS (the GPU is gone) completes host 0's read routed there
         // with Unsupported Request, as weft-model's `abandon_requests_to`
-        // does; a read the host sends while the table sweeps waits on its
-        // link and leaves under the next tag once the sweep is over.
+        // does; a read the host sends while the table sweeps waits and
+        // leaves under the next tag once the sweep is over.
         let (mut rtl, mut window) = host_and_endpoint(Top::default());
         let read = host_read(0x155, BAR_HOST + 0x200, 1);
         let (got, want) = exchange(&mut rtl, &mut window, 0, std::slice::from_ref(&read), 31);
@@ -1778,7 +1788,9 @@ fn abandoning_a_port_completes_the_host_reads_routed_out_of_it_with_unsupported_
         let next = host_read(0x156, BAR_HOST + 0x300, 1);
         let mut queues = vec![VecDeque::new(); PORTS];
         queues[0] = VecDeque::from([next.clone()]);
-        let observed = run(&mut rtl, queues, 32);
+        // The read waits in the ingress pipeline while the table sweeps.
+        let sweep = weft_regs::capacity::OUTSTANDING_PER_HOST as u64;
+        let observed = run_until_idle_for(&mut rtl, queues, 32, sweep + 64);
         assert_eq!(
             observed.egress[0],
             expected.iter().map(|(_, b)| b.clone()).collect::<Vec<_>>(),

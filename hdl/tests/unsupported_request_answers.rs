@@ -22,6 +22,7 @@ use rust_hdl::prelude::*;
 use weft_hdl::driver::on_big_stack;
 use weft_hdl::driver::CycleDriver;
 use weft_hdl::port::error_completions::DEPTH;
+use weft_hdl::port::ingress::PIPELINE_BEATS;
 use weft_hdl::switching::CLASS_COMPLETION;
 use weft_hdl::top::SwitchTop;
 use weft_model::{HostIndex, Packet, PortIndex, PortRole};
@@ -250,10 +251,11 @@ fn without_completion_credit_the_port_holds_requests_and_loses_no_answer() {
         let starved = 200;
         let seen = offer(&mut top, &tlps, starved + 100, |cycle| cycle >= starved);
         // The first DEPTH reads' answers are queued, the writes between
-        // them need none; the next read waits on the link for room.
+        // them need none; the next read waits for room at the end of the
+        // ingress pipeline, the beat after it behind it, the rest on the link.
         assert_eq!(
             seen.taken_without_credit,
-            2 * DEPTH,
+            2 * DEPTH + PIPELINE_BEATS,
             "the link is held while no answer can be queued"
         );
         assert_eq!(seen.dropped, 2 * reads as u64, "every request is dropped");

@@ -1,9 +1,8 @@
 //! Benchmarks the whole data plane (`SwitchTop`) in its reference configuration (8 ports, 512-bit payload).
 //!
 //! Where `switching-bench` measures the switching core alone, this drives
-//! the top: every port's ingress pipeline (parse, translate, route, which
-//! holds a TLP's first beat while it decides), the core and every port's
-//! egress, with [`TopHarness`] and the single-thread cycle driver. All
+//! the top: every port's ingress pipeline (parse, translate, route), the
+//! core and every port's egress, with [`TopHarness`] and the single-thread cycle driver. All
 //! ports are fabric ports (nothing is rewritten), address route `k` sends
 //! fabric region `k` out of port `k` and bus `k + 1` routes to port `k`,
 //! every egress link is ready and every credit given. Measured in cycles:
@@ -11,9 +10,11 @@
 //! a one-DW completion; throughput of 256-byte writes (4 beats of 512
 //! bits) as a fraction of one beat per cycle per port, under permutation,
 //! uniform random and 2:1 hotspot traffic, each port offering
-//! `--tlps N` writes back to back (default 48), counted from the first
-//! beat out to the last; and simulation speed. Prints a table, or JSON
-//! with `--json`.
+//! `--tlps N` writes back to back (default 1024: about 4,000 cycles of
+//! full load, as `switching-bench` measures), counted from
+//! [`WARMUP_CYCLES`] after the first beat out until the first port has
+//! offered its last; and simulation speed. Prints a table, or JSON with
+//! `--json`.
 
 use std::time::Instant;
 
@@ -27,6 +28,8 @@ use weft_regs::tables::{AddressRoute, DataPlane, Destination, PortIndex, PortRol
 
 /// Payload DWs of a 256-byte write.
 const WRITE_DWS: u32 = 64;
+/// Cycles of full load not measured while the arbiter settles.
+const WARMUP_CYCLES: u64 = 128;
 /// Fabric region `k` (routed out of port `k`) starts at `(k + 1) << REGION_SHIFT`.
 const REGION_SHIFT: u32 = 36;
 
@@ -90,7 +93,7 @@ fn idle_latency(top: &mut TopHarness<W, N>, tlp: &[u8]) -> u64 {
 
 /// Result of one full-load run.
 struct Load {
-    /// Egress beats per cycle per egress that received any.
+    /// Egress beats per cycle per egress that received any, while every source had a write waiting.
     throughput: f64,
     /// Per ingress: its share of the first half of what left.
     shares: Vec<f64>,
@@ -118,8 +121,30 @@ fn full_load(
     let sent = sources.len() * tlps as usize;
     assert_eq!(carried.egress.len(), sent, "every write leaves");
     let beats_per_write = u64::from(WRITE_DWS).div_ceil(W as u64 / 32);
+    // Full load: from the first beat out until the first source runs dry,
+    // every source has a write waiting; the first WARMUP_CYCLES of it are
+    // not counted, while the arbiter settles. A write's beats leave back
+    // to back (every egress is ready), so those in the window are counted
+    // from its first beat's cycle.
     let first_out = carried.egress.iter().map(|e| e.2).min().unwrap_or(0);
-    let window = (carried.cycles - first_out).max(1);
+    let loaded_until = sources
+        .iter()
+        .map(|&s| carried.offered_until[s])
+        .min()
+        .unwrap_or(0);
+    let from = first_out + WARMUP_CYCLES;
+    assert!(
+        loaded_until > from,
+        "--tlps too few for a window after the warm-up"
+    );
+    let beats_before =
+        |cycle: u64, started: u64| cycle.saturating_sub(started).min(beats_per_write);
+    let beats_in_window: u64 = carried
+        .egress
+        .iter()
+        .map(|e| beats_before(loaded_until, e.2) - beats_before(from, e.2))
+        .sum();
+    let window = loaded_until - from;
     let egresses = {
         let mut used: Vec<usize> = carried.egress.iter().map(|e| e.0).collect();
         used.sort_unstable();
@@ -130,7 +155,7 @@ fn full_load(
     let origin = |bytes: &[u8]| usize::from(bytes[12]);
     let half = &carried.egress[..sent / 2];
     Load {
-        throughput: (sent as u64 * beats_per_write) as f64 / (window * egresses as u64) as f64,
+        throughput: beats_in_window as f64 / (window * egresses as u64) as f64,
         shares: sources
             .iter()
             .map(|&i| half.iter().filter(|e| origin(&e.1) == i).count() as f64 / half.len() as f64)
@@ -147,7 +172,7 @@ fn main() {
         .position(|a| a == "--tlps")
         .and_then(|p| args.get(p + 1))
         .map(|v| v.parse().expect("--tlps takes a number"))
-        .unwrap_or(48u32);
+        .unwrap_or(1024u32);
     on_big_stack(move || report(tlps, json));
 }
 
@@ -190,5 +215,5 @@ fn report(tlps: u32, json: bool) {
             "whole data plane (SwitchTop), {N} fabric ports x {W}-bit payload, single-thread cycle driver"
         ))
     );
-    println!("{tlps} writes offered back to back per ingress; throughput from the first beat out to the last");
+    println!("{tlps} writes offered back to back per ingress; throughput while every source has one waiting");
 }

@@ -32,19 +32,27 @@
 //! TLP and drops it there ([`crate::port::PortEgress`]), where weft-model
 //! counts that drop.
 //!
-//! **Stream.** The first beat of a TLP is held (`link.ready` low) for two
-//! cycles while the translation stage (one cycle) and the route table (one
-//! cycle more, on the stage's held answer) decide; both stages hold their
-//! answer while the same header is presented, so no decision is stored.
-//! Then a forwarded TLP streams to the core beat for beat (the first beat
-//! with the rewritten header, `core_egress` and `core_class`), and one
-//! for the CPU or dropped is taken from the link and discarded, with a
-//! one-cycle pulse on `to_cpu` or `dropped` (and `drop_reason`) as its
-//! first beat is taken; an error message forwarded to its owner also
-//! pulses `copy_to_cpu` (the fabric manager's event log). The header on
-//! `core.dw0..dw3` during that pulse is the TLP's as it goes there. A
-//! forwarded TLP whose translation cleared TD loses its digest DW on the
-//! way ([`crate::port::DigestStrip`]).
+//! **Stream.** The ingress is a pipeline of two beat registers
+//! ([`TlpPipelineRegister`]), so that it takes a beat from the link every
+//! cycle: `held` holds the beat the translation stage (one cycle) answers,
+//! `deciding` the beat the route table (one cycle more) answers, with the
+//! translation stage's answer for it beside it. Each stage is presented
+//! the header of the beat its register is about to hold (the one before
+//! it as it loads, its own while it holds), so its answer is always its
+//! own beat's, whoever stalls; the route table thus looks up the next
+//! TLP's header while the last one's beats still leave. At the end of the
+//! pipeline a forwarded TLP streams to the core beat for beat (the first
+//! beat with the rewritten header, `core_egress` and `core_class`), and
+//! one for the CPU or dropped is taken and discarded, with a one-cycle
+//! pulse on `to_cpu` or `dropped` (and `drop_reason`) as its first beat is
+//! taken; an error message forwarded to its owner also pulses
+//! `copy_to_cpu` (the fabric manager's event log). The header on
+//! `core.dw0..dw3` during that pulse is the TLP's as it goes there, and
+//! the `beat_*` outputs show the beat as it arrived. A forwarded TLP whose
+//! translation cleared TD loses its digest DW on the way
+//! ([`crate::port::DigestStrip`]). A TLP that must wait (below) waits at
+//! the end of the pipeline, with the beat after it in `held` and the rest
+//! on the link (`link.ready` low).
 //!
 //! **Length.** A TLP whose payload and digest need more than one switching
 //! slot ([`SLOT_BEATS`] beats) is Malformed, as a payload over
@@ -66,7 +74,7 @@
 //! request, PCIe Base 6.0 §2.2.9, §2.3.1, §2.3.1.1), for the port's
 //! egress to send back on this link. Such a request is taken only while
 //! `response_room` says the egress can queue its answer; until then it
-//! waits on the link (`link.ready` low), so no answer is lost.
+//! waits, so no answer is lost.
 //!
 //! **Fabric tags.** A host's non-posted memory request (read, locked read,
 //! AtomicOp) that its window translates and a route sends on, out of a
@@ -75,18 +83,18 @@
 //! 23 and 19 and Tag\[7:0\] in DW1\[15:8\], PCIe Base 6.0 §2.2.6.2): as its
 //! first beat is taken, `tag_request` pulses with where it goes
 //! (`tag_request_cpu`, `tag_request_port`), for the table to record it
-//! with the host's header as it arrived on `link`. While the table has no
-//! tag to offer (`tag_available` low) the request waits on its link, as
+//! with the host's header as it arrived (`beat_dw0..3`). While the table
+//! has no tag to offer (`tag_available` low) the request waits, as
 //! weft-model's `Switch::ingress` pushes back. A request refused after
 //! its route is known (a port the switch lacks, or its own) takes no tag.
 //!
 //! **To the CPU.** A TLP for the CPU, or forwarded and copied to it,
-//! leaves the link only as fast as the management path takes it: each of
+//! leaves the ingress only as fast as the management path takes it: each of
 //! its beats is offered on `cpu_offer` (the first with the header as the
 //! CPU gets it on `core`) and taken only with `cpu_take`, once the
 //! mailbox holds the beat's DWs ([`crate::top::MailboxFeed`]). Until then it
-//! waits on the link, so a TLP for the CPU is never lost while another
-//! port's is queued.
+//! waits, so a TLP for the CPU is never lost while another port's is
+//! queued.
 //!
 //! **Counting.** As its first beat is taken, every TLP but a malformed one
 //! (only a drop, as weft-model counts it) pulses `received` with its class
@@ -102,7 +110,7 @@ use crate::header_decode::{HeaderDecoder, WIRE_BYTES_BITS};
 use crate::isolation::{ErrorCompletion, STATUS_BITS, STATUS_UNSUPPORTED_REQUEST};
 use crate::port::digest::DigestStrip;
 use crate::port::registers::ROLE_BITS;
-use crate::stream::{TlpSink, TlpSource, EMPTY_BITS};
+use crate::stream::{TlpPipelineRegister, TlpSink, TlpSource, EMPTY_BITS};
 use crate::switching::{PORT_BITS, SLOT_BEATS};
 use crate::tables::address_route::PORT_BITS as ROUTE_PORT_BITS;
 use crate::tables::id_map::ID_BITS;
@@ -111,6 +119,10 @@ use crate::tables::{AddressRouteTable, BusRouteTable, IdMap};
 use crate::translate::endpoint_ingress::{HOST_BITS, SWIZZLE_BITS};
 use crate::translate::host_ingress::{drop_reason_code, DROP_REASON_BITS};
 use crate::translate::{EndpointIngress, HostIngress, IngressDestination};
+
+/// Beats a port's ingress holds between its link and its decision: a beat
+/// each for the translation stage and the route tables (see **Stream**).
+pub const PIPELINE_BEATS: usize = 2;
 
 /// The ingress pipeline of one port with `W`-bit payload, in a switch of `N` ports.
 #[derive(LogicBlock)]
@@ -140,6 +152,23 @@ pub struct PortIngress<const W: usize, const N: usize> {
     pub cpu_twice: Signal<Out, Bit>,
     /// The management path holds every DW of the beat offered: the link may take it.
     pub cpu_take: Signal<In, Bit>,
+    /// The beat at the end of the pipeline (whose first beat the other
+    /// outputs decide on) leaves it this cycle: to the core, the CPU or nowhere.
+    pub beat_taken: Signal<Out, Bit>,
+    /// That beat's `eop`, as it arrived on the link.
+    pub beat_eop: Signal<Out, Bit>,
+    /// That beat's `empty`, as it arrived.
+    pub beat_empty: Signal<Out, Bits<EMPTY_BITS>>,
+    /// That beat's payload, as it arrived.
+    pub beat_payload: Signal<Out, Bits<W>>,
+    /// That beat's header DW0, as it arrived (a first beat's: the host's, for `tag_request`).
+    pub beat_dw0: Signal<Out, Bits<32>>,
+    /// That beat's header DW1, as it arrived.
+    pub beat_dw1: Signal<Out, Bits<32>>,
+    /// That beat's header DW2, as it arrived.
+    pub beat_dw2: Signal<Out, Bits<32>>,
+    /// That beat's header DW3, as it arrived.
+    pub beat_dw3: Signal<Out, Bits<32>>,
     /// The TLP whose first beat is taken is dropped, for `drop_reason`.
     pub dropped: Signal<Out, Bit>,
     /// Why: the index of the reason in weft-model's `DropReason::ALL`.
@@ -203,7 +232,21 @@ pub struct PortIngress<const W: usize, const N: usize> {
     buses: BusRouteTable,
     strip: DigestStrip<W>,
     answer: ErrorCompletion,
-    waited: DFF<Bits<2>>,
+    held: TlpPipelineRegister<W>,
+    deciding: TlpPipelineRegister<W>,
+    translated_dw0: DFF<Bits<32>>,
+    translated_dw1: DFF<Bits<32>>,
+    translated_dw2: DFF<Bits<32>>,
+    translated_dw3: DFF<Bits<32>>,
+    translated_destination: DFF<Bits<2>>,
+    translated_reason: DFF<Bits<DROP_REASON_BITS>>,
+    translated_copy: DFF<Bit>,
+    translated_needs_tag: DFF<Bit>,
+    translated_returns: DFF<Bit>,
+    translated_by_id: DFF<Bit>,
+    translated_class: DFF<Bits<2>>,
+    arrived_class: DFF<Bits<2>>,
+    arrived_bytes: DFF<Bits<WIRE_BYTES_BITS>>,
     forwarding: DFF<Bit>,
     discarding: DFF<Bit>,
     copying: DFF<Bit>,
@@ -227,8 +270,12 @@ pub struct PortIngress<const W: usize, const N: usize> {
     tag_high_clear: Constant<Bits<32>>,
     tag_low_clear: Constant<Bits<32>>,
     unsupported_request: Constant<Bits<STATUS_BITS>>,
+    presented_first: Signal<Local, Bit>,
+    presented_dw0: Signal<Local, Bits<32>>,
+    presented_dw1: Signal<Local, Bits<32>>,
+    presented_dw2: Signal<Local, Bits<32>>,
+    presented_dw3: Signal<Local, Bits<32>>,
     first: Signal<Local, Bit>,
-    decided: Signal<Local, Bit>,
     stage_destination: Signal<Local, Bits<2>>,
     stage_reason: Signal<Local, Bits<DROP_REASON_BITS>>,
     stage_copy: Signal<Local, Bit>,
@@ -250,6 +297,10 @@ pub struct PortIngress<const W: usize, const N: usize> {
     header_dw1: Signal<Local, Bits<32>>,
     header_dw2: Signal<Local, Bits<32>>,
     header_dw3: Signal<Local, Bits<32>>,
+    routing_bus: Signal<Local, Bits<8>>,
+    leaving_dw0: Signal<Local, Bits<32>>,
+    leaving_dw1: Signal<Local, Bits<32>>,
+    copy: Signal<Local, Bit>,
 }
 
 impl<const W: usize, const N: usize> PortIngress<W, N> {
@@ -277,6 +328,14 @@ impl<const W: usize, const N: usize> PortIngress<W, N> {
             cpu_offer: Default::default(),
             cpu_twice: Default::default(),
             cpu_take: Default::default(),
+            beat_taken: Default::default(),
+            beat_eop: Default::default(),
+            beat_empty: Default::default(),
+            beat_payload: Default::default(),
+            beat_dw0: Default::default(),
+            beat_dw1: Default::default(),
+            beat_dw2: Default::default(),
+            beat_dw3: Default::default(),
             dropped: Default::default(),
             drop_reason: Default::default(),
             received: Default::default(),
@@ -313,7 +372,21 @@ impl<const W: usize, const N: usize> PortIngress<W, N> {
             buses: BusRouteTable::new(),
             strip: Default::default(),
             answer: Default::default(),
-            waited: Default::default(),
+            held: Default::default(),
+            deciding: Default::default(),
+            translated_dw0: Default::default(),
+            translated_dw1: Default::default(),
+            translated_dw2: Default::default(),
+            translated_dw3: Default::default(),
+            translated_destination: Default::default(),
+            translated_reason: Default::default(),
+            translated_copy: Default::default(),
+            translated_needs_tag: Default::default(),
+            translated_returns: Default::default(),
+            translated_by_id: Default::default(),
+            translated_class: Default::default(),
+            arrived_class: Default::default(),
+            arrived_bytes: Default::default(),
             forwarding: Default::default(),
             discarding: Default::default(),
             copying: Default::default(),
@@ -338,8 +411,12 @@ impl<const W: usize, const N: usize> PortIngress<W, N> {
             tag_high_clear: Constant::new((!(1u32 << 23 | 1u32 << 19)).to_bits()),
             tag_low_clear: Constant::new((!(0xffu32 << 8)).to_bits()),
             unsupported_request: Constant::new(STATUS_UNSUPPORTED_REQUEST.to_bits()),
+            presented_first: Default::default(),
+            presented_dw0: Default::default(),
+            presented_dw1: Default::default(),
+            presented_dw2: Default::default(),
+            presented_dw3: Default::default(),
             first: Default::default(),
-            decided: Default::default(),
             stage_destination: Default::default(),
             stage_reason: Default::default(),
             stage_copy: Default::default(),
@@ -361,6 +438,10 @@ impl<const W: usize, const N: usize> PortIngress<W, N> {
             header_dw1: Default::default(),
             header_dw2: Default::default(),
             header_dw3: Default::default(),
+            routing_bus: Default::default(),
+            leaving_dw0: Default::default(),
+            leaving_dw1: Default::default(),
+            copy: Default::default(),
         }
     }
 }
@@ -368,12 +449,33 @@ impl<const W: usize, const N: usize> PortIngress<W, N> {
 impl<const W: usize, const N: usize> Logic for PortIngress<W, N> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, waited, forwarding, discarding, copying);
+        dff_setup!(
+            self,
+            clock,
+            translated_dw0,
+            translated_dw1,
+            translated_dw2,
+            translated_dw3,
+            translated_destination,
+            translated_reason,
+            translated_copy,
+            translated_needs_tag,
+            translated_returns,
+            translated_by_id,
+            translated_class,
+            arrived_class,
+            arrived_bytes,
+            forwarding,
+            discarding,
+            copying
+        );
         self.host.clock.next = self.clock.val();
         self.endpoint.clock.next = self.clock.val();
         self.id_map.clock.next = self.clock.val();
         self.addresses.clock.next = self.clock.val();
         self.buses.clock.next = self.clock.val();
+        self.held.clock.next = self.clock.val();
+        self.deciding.clock.next = self.clock.val();
 
         // The CSR bus reaches every table; their answers combine by OR (crate::csr).
         self.host.csr.address.next = self.csr.address.val();
@@ -407,29 +509,61 @@ impl<const W: usize, const N: usize> Logic for PortIngress<W, N> {
             | self.addresses.csr.read_data.val()
             | self.buses.csr.read_data.val();
 
-        // The first beat of a TLP, held while it is decided.
-        self.first.next = self.link.valid.val()
-            & self.link.sop.val()
-            & !self.forwarding.q.val()
-            & !self.discarding.q.val();
-        self.decided.next = self.waited.q.val() == 2;
+        // The pipeline: `held` is the beat the translation stages answer,
+        // `deciding` the beat the route tables answer, with the
+        // translation's answer beside it in the `translated_*` registers.
+        self.held.upstream.valid.next = self.link.valid.val();
+        self.held.upstream.sop.next = self.link.sop.val();
+        self.held.upstream.eop.next = self.link.eop.val();
+        self.held.upstream.empty.next = self.link.empty.val();
+        self.held.upstream.dw0.next = self.link.dw0.val();
+        self.held.upstream.dw1.next = self.link.dw1.val();
+        self.held.upstream.dw2.next = self.link.dw2.val();
+        self.held.upstream.dw3.next = self.link.dw3.val();
+        self.held.upstream.payload.next = self.link.payload.val();
+        self.link.ready.next = self.held.upstream.ready.val();
+        self.deciding.upstream.valid.next = self.held.downstream.valid.val();
+        self.deciding.upstream.sop.next = self.held.downstream.sop.val();
+        self.deciding.upstream.eop.next = self.held.downstream.eop.val();
+        self.deciding.upstream.empty.next = self.held.downstream.empty.val();
+        self.deciding.upstream.dw0.next = self.held.downstream.dw0.val();
+        self.deciding.upstream.dw1.next = self.held.downstream.dw1.val();
+        self.deciding.upstream.dw2.next = self.held.downstream.dw2.val();
+        self.deciding.upstream.dw3.next = self.held.downstream.dw3.val();
+        self.deciding.upstream.payload.next = self.held.downstream.payload.val();
+        self.held.downstream.ready.next = self.deciding.upstream.ready.val();
 
-        // Both translation stages see every header; the role picks one answer.
-        self.original.dw0.next = self.link.dw0.val();
-        self.original.dw1.next = self.link.dw1.val();
-        self.original.dw2.next = self.link.dw2.val();
-        self.original.dw3.next = self.link.dw3.val();
-        self.host.valid.next = self.first.val();
-        self.host.dw0.next = self.link.dw0.val();
-        self.host.dw1.next = self.link.dw1.val();
-        self.host.dw2.next = self.link.dw2.val();
-        self.host.dw3.next = self.link.dw3.val();
+        // The translation stages answer after a clock edge the header
+        // presented before it: the link's as `held` takes it, else the one
+        // `held` keeps, so their answer is always `held`'s.
+        self.presented_first.next =
+            self.held.downstream.valid.val() & self.held.downstream.sop.val();
+        self.presented_dw0.next = self.held.downstream.dw0.val();
+        self.presented_dw1.next = self.held.downstream.dw1.val();
+        self.presented_dw2.next = self.held.downstream.dw2.val();
+        self.presented_dw3.next = self.held.downstream.dw3.val();
+        if self.held.upstream.ready.val() {
+            self.presented_first.next = self.link.valid.val() & self.link.sop.val();
+            self.presented_dw0.next = self.link.dw0.val();
+            self.presented_dw1.next = self.link.dw1.val();
+            self.presented_dw2.next = self.link.dw2.val();
+            self.presented_dw3.next = self.link.dw3.val();
+        }
+        self.original.dw0.next = self.held.downstream.dw0.val();
+        self.original.dw1.next = self.held.downstream.dw1.val();
+        self.original.dw2.next = self.held.downstream.dw2.val();
+        self.original.dw3.next = self.held.downstream.dw3.val();
+        self.host.valid.next = self.presented_first.val();
+        self.host.dw0.next = self.presented_dw0.val();
+        self.host.dw1.next = self.presented_dw1.val();
+        self.host.dw2.next = self.presented_dw2.val();
+        self.host.dw3.next = self.presented_dw3.val();
         self.host.proxy_id.next = self.proxy_id.val();
-        self.endpoint.valid.next = self.first.val();
-        self.endpoint.dw0.next = self.link.dw0.val();
-        self.endpoint.dw1.next = self.link.dw1.val();
-        self.endpoint.dw2.next = self.link.dw2.val();
-        self.endpoint.dw3.next = self.link.dw3.val();
+        self.endpoint.valid.next = self.presented_first.val();
+        self.endpoint.dw0.next = self.presented_dw0.val();
+        self.endpoint.dw1.next = self.presented_dw1.val();
+        self.endpoint.dw2.next = self.presented_dw2.val();
+        self.endpoint.dw3.next = self.presented_dw3.val();
         self.endpoint.enabled.next =
             self.enable.val() & (self.role.val() == self.role_endpoint.val());
         self.endpoint.bound.next = self.owner_bound.val();
@@ -444,10 +578,10 @@ impl<const W: usize, const N: usize> Logic for PortIngress<W, N> {
         self.id_map.fabric_query.next = bits::<ID_BITS>(0);
 
         // Fabric (and disabled) ports: the header as received, decided by its type.
-        self.header_dw0.next = self.link.dw0.val();
-        self.header_dw1.next = self.link.dw1.val();
-        self.header_dw2.next = self.link.dw2.val();
-        self.header_dw3.next = self.link.dw3.val();
+        self.header_dw0.next = self.held.downstream.dw0.val();
+        self.header_dw1.next = self.held.downstream.dw1.val();
+        self.header_dw2.next = self.held.downstream.dw2.val();
+        self.header_dw3.next = self.held.downstream.dw3.val();
         self.stage_copy.next = false;
         self.stage_reason.next = bits::<DROP_REASON_BITS>(0);
         self.stage_destination.next = self.to_forward.val();
@@ -474,18 +608,10 @@ impl<const W: usize, const N: usize> Logic for PortIngress<W, N> {
         if self.enable.val() & (self.role.val() == self.role_host.val()) {
             self.header_dw0.next = self.host.header_dw0.val();
             self.header_dw1.next = self.host.header_dw1.val();
-            // A non-posted memory request leaves under its fabric tag (§2.2.6.2).
-            if (self.host.destination.val() == self.to_forward.val())
+            // A non-posted memory request leaves under a fabric tag (§2.2.6.2).
+            self.needs_tag.next = (self.host.destination.val() == self.to_forward.val())
                 & self.original.memory.val()
-                & self.original.non_posted.val()
-            {
-                self.needs_tag.next = true;
-                self.header_dw0.next = (self.host.header_dw0.val() & self.tag_high_clear.val())
-                    | (bit_cast::<32, 1>(self.fabric_tag.val().get_bits::<1>(9)) << 23)
-                    | (bit_cast::<32, 1>(self.fabric_tag.val().get_bits::<1>(8)) << 19);
-                self.header_dw1.next = (self.host.header_dw1.val() & self.tag_low_clear.val())
-                    | (bit_cast::<32, 8>(self.fabric_tag.val().get_bits::<8>(0)) << 8);
-            }
+                & self.original.non_posted.val();
             self.header_dw2.next = self.host.header_dw2.val();
             self.header_dw3.next = self.host.header_dw3.val();
             self.stage_destination.next = self.host.destination.val();
@@ -524,36 +650,15 @@ impl<const W: usize, const N: usize> Logic for PortIngress<W, N> {
         // exactly its DWs, a longer one must not end there.
         self.one_beat.next = self.expected_dws.val() <= self.beat_dws.val();
         if (self.expected_dws.val() > self.slot_dws.val())
-            | (self.link.eop.val() != self.one_beat.val())
-            | (self.link.eop.val()
-                & ((bit_cast::<12, EMPTY_BITS>(self.link.empty.val()) + self.expected_dws.val())
+            | (self.held.downstream.eop.val() != self.one_beat.val())
+            | (self.held.downstream.eop.val()
+                & ((bit_cast::<12, EMPTY_BITS>(self.held.downstream.empty.val())
+                    + self.expected_dws.val())
                     != self.beat_dws.val()))
         {
             self.stage_destination.next = self.to_drop.val();
             self.stage_reason.next = self.malformed.val();
             self.stage_copy.next = false;
-        }
-
-        // Route the header as it will leave: by ID for completions,
-        // configuration requests and ID-routed messages (the bus in
-        // DW2[31:24], §2.2.6.2, §2.2.8), else by address.
-        self.routed.dw0.next = self.header_dw0.val();
-        self.routed.dw1.next = self.header_dw1.val();
-        self.routed.dw2.next = self.header_dw2.val();
-        self.routed.dw3.next = self.header_dw3.val();
-        self.by_id.next = self.routed.completion.val()
-            | self.routed.configuration.val()
-            | (self.routed.message.val() & (self.routed.message_routing.val() == 2));
-        self.addresses.address_high.next = self.routed.address_high.val();
-        self.addresses.address_low.next = self.routed.address_low.val();
-        self.buses.bus.next = self.header_dw2.val().get_bits::<8>(24);
-        self.route_miss.next = self.addresses.miss.val();
-        self.route_cpu.next = self.addresses.cpu.val();
-        self.route_port.next = self.addresses.port.val();
-        if self.by_id.val() {
-            self.route_miss.next = self.buses.miss.val();
-            self.route_cpu.next = self.buses.cpu.val();
-            self.route_port.next = self.buses.port.val();
         }
 
         // An endpoint port that returns peer traffic sends a request back
@@ -563,88 +668,150 @@ impl<const W: usize, const N: usize> Logic for PortIngress<W, N> {
             & self.return_to_ingress.val()
             & (!self.original.completion.val() | self.endpoint.completion_within_owner.val());
 
-        // The decision, once both stages have answered the held header.
+        // The route tables answer after a clock edge the header presented
+        // before it: `held`'s as `deciding` takes it, else `deciding`'s, so
+        // their answer is always `deciding`'s. Route the header as it will
+        // leave: by ID for completions, configuration requests and
+        // ID-routed messages (the bus in DW2[31:24], §2.2.6.2, §2.2.8),
+        // else by address.
+        self.routed.dw0.next = self.translated_dw0.q.val();
+        self.routed.dw1.next = self.translated_dw1.q.val();
+        self.routed.dw2.next = self.translated_dw2.q.val();
+        self.routed.dw3.next = self.translated_dw3.q.val();
+        self.routing_bus.next = self.translated_dw2.q.val().get_bits::<8>(24);
+        if self.deciding.upstream.ready.val() {
+            self.routed.dw0.next = self.header_dw0.val();
+            self.routed.dw1.next = self.header_dw1.val();
+            self.routed.dw2.next = self.header_dw2.val();
+            self.routed.dw3.next = self.header_dw3.val();
+            self.routing_bus.next = self.header_dw2.val().get_bits::<8>(24);
+        }
+        self.by_id.next = self.routed.completion.val()
+            | self.routed.configuration.val()
+            | (self.routed.message.val() & (self.routed.message_routing.val() == 2));
+        self.addresses.address_high.next = self.routed.address_high.val();
+        self.addresses.address_low.next = self.routed.address_low.val();
+        self.buses.bus.next = self.routing_bus.val();
+        if self.deciding.upstream.ready.val() {
+            self.translated_dw0.d.next = self.header_dw0.val();
+            self.translated_dw1.d.next = self.header_dw1.val();
+            self.translated_dw2.d.next = self.header_dw2.val();
+            self.translated_dw3.d.next = self.header_dw3.val();
+            self.translated_destination.d.next = self.stage_destination.val();
+            self.translated_reason.d.next = self.stage_reason.val();
+            self.translated_copy.d.next = self.stage_copy.val();
+            self.translated_needs_tag.d.next = self.needs_tag.val();
+            self.translated_returns.d.next = self.returns.val();
+            self.translated_by_id.d.next = self.by_id.val();
+            self.translated_class.d.next = self.routed.flow_class.val();
+            self.arrived_class.d.next = self.original.flow_class.val();
+            self.arrived_bytes.d.next = self.original.wire_bytes.val();
+        }
+
+        // The decision on `deciding`'s first beat.
+        self.first.next = self.deciding.downstream.valid.val()
+            & self.deciding.downstream.sop.val()
+            & !self.forwarding.q.val()
+            & !self.discarding.q.val();
+        self.route_miss.next = self.addresses.miss.val();
+        self.route_cpu.next = self.addresses.cpu.val();
+        self.route_port.next = self.addresses.port.val();
+        if self.translated_by_id.q.val() {
+            self.route_miss.next = self.buses.miss.val();
+            self.route_cpu.next = self.buses.cpu.val();
+            self.route_port.next = self.buses.port.val();
+        }
         self.forward.next = false;
         self.cpu.next = false;
-        self.reason.next = self.stage_reason.val();
-        if self.stage_destination.val() == self.to_cpu_code.val() {
+        self.copy.next = self.translated_copy.q.val();
+        self.reason.next = self.translated_reason.q.val();
+        if self.translated_destination.q.val() == self.to_cpu_code.val() {
             self.cpu.next = true;
-        } else if self.stage_destination.val() != self.to_drop.val() {
+        } else if self.translated_destination.q.val() != self.to_drop.val() {
             if self.route_miss.val() {
                 self.reason.next = self.no_route.val();
-                self.stage_copy.next = false;
+                self.copy.next = false;
             } else if self.route_cpu.val() {
                 self.cpu.next = true;
             } else if self.route_port.val() >= self.port_count.val() {
                 self.reason.next = self.no_route.val();
-            } else if (self.route_port.val() == self.this_port.val()) & !self.returns.val() {
+            } else if (self.route_port.val() == self.this_port.val())
+                & !self.translated_returns.q.val()
+            {
                 self.reason.next = self.routes_to_ingress.val();
             } else {
                 self.forward.next = true;
             }
         }
 
+        // A host's non-posted request leaves under the fabric tag offered as it leaves (§2.2.6.2).
+        self.leaving_dw0.next = self.translated_dw0.q.val();
+        self.leaving_dw1.next = self.translated_dw1.q.val();
+        if self.translated_needs_tag.q.val() {
+            self.leaving_dw0.next = (self.translated_dw0.q.val() & self.tag_high_clear.val())
+                | (bit_cast::<32, 1>(self.fabric_tag.val().get_bits::<1>(9)) << 23)
+                | (bit_cast::<32, 1>(self.fabric_tag.val().get_bits::<1>(8)) << 19);
+            self.leaving_dw1.next = (self.translated_dw1.q.val() & self.tag_low_clear.val())
+                | (bit_cast::<32, 8>(self.fabric_tag.val().get_bits::<8>(0)) << 8);
+        }
+
         // The stream: a forwarded TLP to the core, any other taken and discarded.
-        self.strip.upstream.sop.next = self.link.sop.val();
-        self.strip.upstream.eop.next = self.link.eop.val();
-        self.strip.upstream.empty.next = self.link.empty.val();
-        self.strip.upstream.payload.next = self.link.payload.val();
-        self.strip.upstream.dw0.next = self.header_dw0.val();
-        self.strip.upstream.dw1.next = self.header_dw1.val();
-        self.strip.upstream.dw2.next = self.header_dw2.val();
-        self.strip.upstream.dw3.next = self.header_dw3.val();
+        self.strip.upstream.sop.next = self.deciding.downstream.sop.val();
+        self.strip.upstream.eop.next = self.deciding.downstream.eop.val();
+        self.strip.upstream.empty.next = self.deciding.downstream.empty.val();
+        self.strip.upstream.payload.next = self.deciding.downstream.payload.val();
+        self.strip.upstream.dw0.next = self.leaving_dw0.val();
+        self.strip.upstream.dw1.next = self.leaving_dw1.val();
+        self.strip.upstream.dw2.next = self.translated_dw2.q.val();
+        self.strip.upstream.dw3.next = self.translated_dw3.q.val();
         self.core_egress.next = self.route_port.val().get_bits::<PORT_BITS>(0);
-        self.core_class.next = self.routed.flow_class.val();
+        self.core_class.next = self.translated_class.q.val();
         // A request sent on needs a tag, and waits for one; one the route refuses takes none.
         self.tag_wait.next = self.first.val()
-            & self.decided.val()
-            & self.needs_tag.val()
+            & self.translated_needs_tag.q.val()
             & (self.forward.val() | self.cpu.val())
             & !self.tag_available.val();
         // A beat of a TLP for the CPU moves only once the management path holds it.
-        self.cpu_offer.next = self.copying.q.val() & self.link.valid.val();
+        self.cpu_offer.next = self.copying.q.val() & self.deciding.downstream.valid.val();
         self.cpu_twice.next = false;
-        if self.first.val()
-            & self.decided.val()
-            & (self.cpu.val() | self.stage_copy.val())
-            & !self.tag_wait.val()
-        {
+        if self.first.val() & (self.cpu.val() | self.copy.val()) & !self.tag_wait.val() {
             self.cpu_offer.next = true;
-            self.cpu_twice.next = self.cpu.val() & self.stage_copy.val();
+            self.cpu_twice.next = self.cpu.val() & self.copy.val();
         }
         self.cpu_hold.next = self.cpu_offer.val() & !self.cpu_take.val();
-        self.strip.upstream.valid.next = ((self.link.valid.val() & self.forwarding.q.val())
-            | (self.first.val() & self.decided.val() & self.forward.val()))
+        self.strip.upstream.valid.next = ((self.deciding.downstream.valid.val()
+            & self.forwarding.q.val())
+            | (self.first.val() & self.forward.val()))
             & !self.cpu_hold.val()
             & !self.tag_wait.val();
         // The answer to a request dropped here, from its header as received.
-        self.answer.dropped.next =
-            self.first.val() & self.decided.val() & !self.forward.val() & !self.cpu.val();
+        self.answer.dropped.next = self.first.val() & !self.forward.val() & !self.cpu.val();
         self.answer.drop_reason.next = self.reason.val();
-        self.answer.dw0.next = self.link.dw0.val();
-        self.answer.dw1.next = self.link.dw1.val();
-        self.answer.dw2.next = self.link.dw2.val();
-        self.answer.dw3.next = self.link.dw3.val();
+        self.answer.dw0.next = self.deciding.downstream.dw0.val();
+        self.answer.dw1.next = self.deciding.downstream.dw1.val();
+        self.answer.dw2.next = self.deciding.downstream.dw2.val();
+        self.answer.dw3.next = self.deciding.downstream.dw3.val();
         self.answer.completer_id.next = self.completer_id.val();
         self.answer.status.next = self.unsupported_request.val();
         self.response_dw0.next = self.answer.completion_dw0.val();
         self.response_dw1.next = self.answer.completion_dw1.val();
         self.response_dw2.next = self.answer.completion_dw2.val();
-        self.link.ready.next = self.discarding.q.val();
+        self.deciding.downstream.ready.next = self.discarding.q.val();
         if self.forwarding.q.val() {
-            self.link.ready.next = self.strip.upstream.ready.val();
+            self.deciding.downstream.ready.next = self.strip.upstream.ready.val();
         }
-        if self.first.val() & self.decided.val() {
-            self.link.ready.next = (self.forward.val() & self.strip.upstream.ready.val())
+        if self.first.val() {
+            self.deciding.downstream.ready.next = (self.forward.val()
+                & self.strip.upstream.ready.val())
                 | (!self.forward.val() & (!self.answer.respond.val() | self.response_room.val()));
         }
         if self.cpu_hold.val() | self.tag_wait.val() {
-            self.link.ready.next = false;
+            self.deciding.downstream.ready.next = false;
         }
         // The digest DW leaves with TD (§2.7.1): a rewritten header clears it.
         self.strip.clock.next = self.clock.val();
-        self.strip.drop_digest.next =
-            self.link.dw0.val().get_bit(15) & !self.header_dw0.val().get_bit(15);
+        self.strip.drop_digest.next = self.deciding.downstream.dw0.val().get_bit(15)
+            & !self.translated_dw0.q.val().get_bit(15);
         self.core.valid.next = self.strip.downstream.valid.val();
         self.core.sop.next = self.strip.downstream.sop.val();
         self.core.eop.next = self.strip.downstream.eop.val();
@@ -655,38 +822,40 @@ impl<const W: usize, const N: usize> Logic for PortIngress<W, N> {
         self.core.dw3.next = self.strip.downstream.dw3.val();
         self.core.payload.next = self.strip.downstream.payload.val();
         self.strip.downstream.ready.next = self.core.ready.val();
-        self.taken.next = self.first.val() & self.decided.val() & self.link.ready.val();
+        self.beat_taken.next =
+            self.deciding.downstream.valid.val() & self.deciding.downstream.ready.val();
+        self.beat_eop.next = self.deciding.downstream.eop.val();
+        self.beat_empty.next = self.deciding.downstream.empty.val();
+        self.beat_payload.next = self.deciding.downstream.payload.val();
+        self.beat_dw0.next = self.deciding.downstream.dw0.val();
+        self.beat_dw1.next = self.deciding.downstream.dw1.val();
+        self.beat_dw2.next = self.deciding.downstream.dw2.val();
+        self.beat_dw3.next = self.deciding.downstream.dw3.val();
+        self.taken.next = self.first.val() & self.deciding.downstream.ready.val();
         self.to_cpu.next = self.taken.val() & self.cpu.val();
         self.respond.next = self.taken.val() & self.answer.respond.val();
-        self.copy_to_cpu.next = self.taken.val() & self.stage_copy.val();
+        self.copy_to_cpu.next = self.taken.val() & self.copy.val();
         self.dropped.next = self.taken.val() & !self.cpu.val() & !self.forward.val();
-        self.tag_request.next =
-            self.taken.val() & self.needs_tag.val() & (self.forward.val() | self.cpu.val());
+        self.tag_request.next = self.taken.val()
+            & self.translated_needs_tag.q.val()
+            & (self.forward.val() | self.cpu.val());
         self.tag_request_cpu.next = self.cpu.val();
         self.tag_request_port.next = self.route_port.val();
         self.drop_reason.next = self.reason.val();
         self.received.next =
             self.taken.val() & !(self.dropped.val() & (self.reason.val() == self.malformed.val()));
-        self.received_class.next = self.original.flow_class.val();
-        self.received_bytes.next = self.original.wire_bytes.val();
+        self.received_class.next = self.arrived_class.q.val();
+        self.received_bytes.next = self.arrived_bytes.q.val();
 
-        // Two cycles on the first beat, then until it is taken.
-        self.waited.d.next = bits::<2>(0);
-        if self.first.val() & !self.taken.val() {
-            self.waited.d.next = self.waited.q.val() + 1;
-            if self.decided.val() {
-                self.waited.d.next = self.waited.q.val();
-            }
-        }
-        if self.taken.val() & !self.link.eop.val() {
+        if self.taken.val() & !self.deciding.downstream.eop.val() {
             self.forwarding.d.next = self.forward.val();
             self.discarding.d.next = !self.forward.val();
-            self.copying.d.next = self.cpu.val() | self.stage_copy.val();
+            self.copying.d.next = self.cpu.val() | self.copy.val();
         }
         if (self.forwarding.q.val() | self.discarding.q.val())
-            & self.link.valid.val()
-            & self.link.ready.val()
-            & self.link.eop.val()
+            & self.deciding.downstream.valid.val()
+            & self.deciding.downstream.ready.val()
+            & self.deciding.downstream.eop.val()
         {
             self.forwarding.d.next = false;
             self.discarding.d.next = false;

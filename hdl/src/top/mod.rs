@@ -427,11 +427,10 @@ impl<const W: usize, const N: usize> Logic for SwitchTop<W, N> {
             self.mailbox_feed.dw1[i].next = self.ports_in[i].core.dw1.val();
             self.mailbox_feed.dw2[i].next = self.ports_in[i].core.dw2.val();
             self.mailbox_feed.dw3[i].next = self.ports_in[i].core.dw3.val();
-            self.mailbox_feed.eop[i].next = self.ingress[i].eop.val();
-            self.mailbox_feed.empty[i].next = self.ingress[i].empty.val();
-            self.mailbox_feed.payload[i].next = self.ingress[i].payload.val();
-            self.mailbox_feed.taken[i].next =
-                self.ingress[i].valid.val() & self.ports_in[i].link.ready.val();
+            self.mailbox_feed.eop[i].next = self.ports_in[i].beat_eop.val();
+            self.mailbox_feed.empty[i].next = self.ports_in[i].beat_empty.val();
+            self.mailbox_feed.payload[i].next = self.ports_in[i].beat_payload.val();
+            self.mailbox_feed.taken[i].next = self.ports_in[i].beat_taken.val();
             self.ports_in[i].cpu_take.next = self.mailbox_feed.take[i].val();
             self.ingress_dropped[i].next = self.ports_in[i].dropped.val();
             self.ingress_drop_reason[i].next = self.ports_in[i].drop_reason.val();
@@ -503,10 +502,10 @@ impl<const W: usize, const N: usize> Logic for SwitchTop<W, N> {
             // sends on, timeouts, and the ports it is asked to abandon,
             // one sweep at a time (the highest port first).
             self.ports_out[i].tag_request.next = self.ports_in[i].tag_request.val();
-            self.ports_out[i].tag_request_dw0.next = self.ingress[i].dw0.val();
-            self.ports_out[i].tag_request_dw1.next = self.ingress[i].dw1.val();
-            self.ports_out[i].tag_request_dw2.next = self.ingress[i].dw2.val();
-            self.ports_out[i].tag_request_dw3.next = self.ingress[i].dw3.val();
+            self.ports_out[i].tag_request_dw0.next = self.ports_in[i].beat_dw0.val();
+            self.ports_out[i].tag_request_dw1.next = self.ports_in[i].beat_dw1.val();
+            self.ports_out[i].tag_request_dw2.next = self.ports_in[i].beat_dw2.val();
+            self.ports_out[i].tag_request_dw3.next = self.ports_in[i].beat_dw3.val();
             self.ports_out[i].tag_request_cpu.next = self.ports_in[i].tag_request_cpu.val();
             self.ports_out[i].tag_request_port.next = self.ports_in[i].tag_request_port.val();
             self.ports_in[i].fabric_tag.next = self.ports_out[i].fabric_tag.val();

@@ -204,6 +204,11 @@ impl Switch {
         self.completion_timeout_ns = timeout_ns;
     }
 
+    /// How long a host's request may wait for its completion, in nanoseconds.
+    pub fn completion_timeout(&self) -> u64 {
+        self.completion_timeout_ns
+    }
+
     /// Advances model time, completing every host request that has waited
     /// past the completion timeout with Completer Abort.
     pub fn advance_to(&mut self, now_ns: u64) -> Vec<Delivery> {

@@ -71,6 +71,15 @@ fn route_to(
     }
 }
 
+/// The completion timeout every switch is given, in microseconds: 10 ms,
+/// the top of Range A (PCIe Base 6.0 §7.5.3.15, Completion Timeout Ranges
+/// Supported). A host's request the fabric loses (its function unbound by
+/// surprise beyond a shared fabric port) is then completed with Completer
+/// Abort well before a host waiting the top of the default range (50 ms,
+/// Completion Timeout Value 0000b, §7.5.3.16) gives up on it, where the
+/// switch's own default, 50 ms too, would race the host.
+pub const COMPLETION_TIMEOUT_US: u32 = 10_000;
+
 /// Address routes a switch may need before [`coalesce`]: both pools of
 /// every port of every switch, and every host's aperture.
 const RAW_ADDRESS_ROUTES: usize = MAX_SWITCHES * capacity::PORTS * 2 + MAX_HOST_PORTS;
@@ -207,6 +216,7 @@ fn program_switch(
     if routes.len() > capacity::ADDRESS_ROUTES {
         return Err(full);
     }
+    tables.set_completion_timeout_us(COMPLETION_TIMEOUT_US)?;
     let own = &inventory.switches[usize::from(switch.0)];
     let ports = tables
         .ports()

@@ -296,6 +296,20 @@ fn the_reference_fabric_enumerates_as_worked_out_by_hand() {
 }
 
 #[test]
+fn every_switch_completes_a_lost_host_request_well_before_its_host_times_out() {
+    let (mesh, _manager) = started(pcie_switch(true));
+    for switch in [S0, S1, S2, S3] {
+        // 10 ms: the top of Range A (PCIe Base 6.0 §7.5.3.15), a fifth of
+        // the 50 ms a host waits at the top of the default range.
+        assert_eq!(
+            mesh.switch(switch).completion_timeout(),
+            10_000_000,
+            "S{switch}"
+        );
+    }
+}
+
+#[test]
 fn every_switch_routes_the_buses_and_windows_below_the_pcie_switch_to_it() {
     let (mesh, _manager) = started(pcie_switch(true));
     let to = |port: u8| Some(Destination::Port(PortIndex(port)));

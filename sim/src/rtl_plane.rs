@@ -17,10 +17,10 @@
 //! outstanding-request tables, as of the model's; when the manager
 //! abandons requests (ABANDON), the RTL runs a whole sweep of its tables
 //! and what it sends is held to the completions the model synthesized
-//! ([`RtlPlane::synthesized`]). The RTL's completion timeout
-//! (`SwitchTop`'s 50 ms of cycles) never passes: its cycles run only
-//! while it carries, and the simulator sets no timeout on the model
-//! either.
+//! ([`RtlPlane::synthesized`]). The RTL's completion timeout (global
+//! COMPLETION_TIMEOUT, which the manager sets to 10 ms) never passes: its
+//! cycles run only while it carries, and the simulator never advances the
+//! model's time (`Switch::advance_to`) either.
 //!
 //! The model still does what the RTL top does not do yet: the management
 //! BAR's in-band register accesses (executed against the window, never
@@ -174,17 +174,25 @@ impl RtlPlane {
 
 /// How what the RTL did differs from what the model did, if it does:
 /// the TLPs out of each egress port as multisets of wire bytes, the
-/// headers to the CPU, and the drop reasons.
+/// headers to the CPU (as the CPU gets them) as a multiset, and the drop
+/// reasons.
 fn compare(model: &Forwarding, rtl: &Carried) -> Option<String> {
     let mut model_out: Vec<(usize, Vec<u8>)> = Vec::new();
-    let mut model_cpu = 0;
+    let mut model_cpu: Vec<Vec<u32>> = Vec::new();
     for delivery in &model.deliveries {
+        let bytes = match delivery.packet.to_bytes() {
+            Ok(bytes) => bytes,
+            Err(error) => return Some(format!("the model delivered a bad TLP: {error:?}")),
+        };
         match delivery.to {
-            Destination::Port(port) => match delivery.packet.to_bytes() {
-                Ok(bytes) => model_out.push((usize::from(port.0), bytes)),
-                Err(error) => return Some(format!("the model delivered a bad TLP: {error:?}")),
-            },
-            Destination::Cpu => model_cpu += 1,
+            Destination::Port(port) => model_out.push((usize::from(port.0), bytes)),
+            Destination::Cpu => {
+                let dws: Vec<u32> = bytes
+                    .chunks_exact(4)
+                    .map(|c| u32::from_be_bytes([c[0], c[1], c[2], c[3]]))
+                    .collect();
+                model_cpu.push(header(&dws));
+            }
         }
     }
     let mut rtl_out: Vec<(usize, Vec<u8>)> = rtl
@@ -199,9 +207,18 @@ fn compare(model: &Forwarding, rtl: &Carried) -> Option<String> {
             "left as {rtl_out:02x?}, the model sent {model_out:02x?}"
         ));
     }
-    let rtl_cpu = rtl.to_cpu.len() + rtl.copied_to_cpu.len();
+    let mut rtl_cpu: Vec<Vec<u32>> = rtl
+        .to_cpu
+        .iter()
+        .chain(&rtl.copied_to_cpu)
+        .map(|(_, dws)| header(dws))
+        .collect();
+    model_cpu.sort();
+    rtl_cpu.sort();
     if rtl_cpu != model_cpu {
-        return Some(format!("{rtl_cpu} to the CPU, the model sent {model_cpu}"));
+        return Some(format!(
+            "sent the CPU headers {rtl_cpu:08x?}, the model {model_cpu:08x?}"
+        ));
     }
     let model_drop = model
         .dropped
@@ -220,11 +237,22 @@ fn compare(model: &Forwarding, rtl: &Carried) -> Option<String> {
     None
 }
 
+/// The header DWs at the start of `dws`: 4 with Fmt\[0\] set, else 3
+/// (PCIe Base 6.0 §2.2.1).
+fn header(dws: &[u32]) -> Vec<u32> {
+    let four_dw = dws.first().is_some_and(|dw0| dw0 & 1 << 29 != 0);
+    dws.iter()
+        .copied()
+        .take(if four_dw { 4 } else { 3 })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use weft_model::{Packet, Switch};
     use weft_pcie::tlp::{
-        Attributes, Body, Completion, CompletionStatus, Header, Tag, TrafficClass,
+        Attributes, Body, Completion, CompletionStatus, Header, Message, MessageCode,
+        MessageRouting, Tag, TrafficClass,
     };
     use weft_pcie::Bdf;
     use weft_regs::driver::CsrDataPlane;
@@ -255,6 +283,19 @@ mod tests {
         Packet::new(header, vec![1, 2, 3, 4])
             .to_bytes()
             .expect("a well-formed completion")
+    }
+
+    /// A local message (routing 100b, §2.2.8): it ends at the switch, with
+    /// its CPU.
+    fn local_message(code: MessageCode) -> Vec<u8> {
+        let header = Header {
+            digest_present: false,
+            poisoned: false,
+            body: Body::Message(Message::new(Bdf::new(5, 0, 0), code, MessageRouting::Local)),
+        };
+        Packet::new(header, Vec::new())
+            .to_bytes()
+            .expect("a well-formed message")
     }
 
     fn route_bus_5(window: &mut CsrWindow, to: u8) {
@@ -295,5 +336,31 @@ mod tests {
         assert_eq!(rtl.summary().disagreements, 1);
         let first = rtl.summary().first_disagreement.as_deref().unwrap_or("");
         assert!(first.contains("the model sent [(02,"), "{first}");
+    }
+
+    /// What the RTL sends the CPU is held to the model's header for
+    /// header: a header the model sends otherwise is a disagreement.
+    #[test]
+    fn the_rtl_sends_the_cpu_the_models_headers_and_another_shows() {
+        let mut window = CsrWindow::new(Switch::new(4));
+        let mut rtl = RtlPlane::new(&mut window).expect("the RTL builds");
+        CsrDataPlane::new(&mut window)
+            .expect("a weft data plane")
+            .set_port_role(PortIndex(0), PortRole::Fabric)
+            .expect("a role");
+        let bytes = local_message(MessageCode::PmPme);
+        let forwarding = window.forward(PortIndex(0), &bytes).expect("taken");
+        assert_eq!(forwarding.deliveries[0].to, Destination::Cpu);
+        rtl.carry(&mut window, PortIndex(0), &bytes, &forwarding);
+        assert_eq!(rtl.summary().disagreements, 0, "{:?}", rtl.summary());
+
+        // The model's copy says PME_Turn_Off; the RTL's, PM_PME.
+        let mut forwarding = window.forward(PortIndex(0), &bytes).expect("taken");
+        forwarding.deliveries[0].packet =
+            Packet::parse(&local_message(MessageCode::PmeTurnOff)).expect("a well-formed message");
+        rtl.carry(&mut window, PortIndex(0), &bytes, &forwarding);
+        assert_eq!(rtl.summary().disagreements, 1);
+        let first = rtl.summary().first_disagreement.as_deref().unwrap_or("");
+        assert!(first.contains("sent the CPU headers"), "{first}");
     }
 }

@@ -72,21 +72,8 @@ impl std::error::Error for GenerateError {}
 pub const WRAPPER: &str = "weft_board_top.v";
 /// File name of the adapter modules: clock-domain crossing and tile shims.
 pub const ADAPTERS: &str = "weft_board_adapters.v";
-/// File name of the planned chip top's stub, for lint only.
+/// File name of the chip top's interface stub, for lint without an emitted chip.
 pub const PLANNED_TOP: &str = "lint/weft_chip_planned.v";
-
-/// The emitted design's Verilog files in `design_dir`, by file name, sorted.
-pub fn design_files(design_dir: &Path) -> Vec<String> {
-    let mut files: Vec<String> = fs::read_dir(design_dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| e.file_name().to_str().map(str::to_owned))
-        .filter(|name| name.ends_with(".v"))
-        .collect();
-    files.sort();
-    files
-}
 
 /// The files every board gets, buildable or not: the wrapper and its
 /// adapters, the planned chip top, the constraints and the load step.
@@ -115,10 +102,10 @@ pub fn files(board: &Board) -> Vec<File> {
 }
 
 /// The files that build the bitstream: `build.sh` and the vendor project
-/// script, which list the emitted design's files (`design_files`) and
-/// always `weft_chip.v`. Refused while the board file leaves a fact
-/// a build needs unconfirmed, so no bitstream is ever built on a guessed pin.
-pub fn build_files(board: &Board, design_files: &[String]) -> Result<Vec<File>, GenerateError> {
+/// script, which reads the emitted chip ([`project::CHIP_FILE`]). Refused
+/// while the board file leaves a fact a build needs unconfirmed, so no
+/// bitstream is ever built on a guessed pin.
+pub fn build_files(board: &Board) -> Result<Vec<File>, GenerateError> {
     let facts = validate::unconfirmed_required(board);
     if !facts.is_empty() {
         return Err(GenerateError::Unconfirmed {
@@ -126,13 +113,9 @@ pub fn build_files(board: &Board, design_files: &[String]) -> Result<Vec<File>, 
             facts,
         });
     }
-    let mut design: Vec<String> = design_files.to_vec();
-    if !design.iter().any(|f| f == "weft_chip.v") {
-        design.push("weft_chip.v".to_owned());
-    }
     let project = match board.board.vendor {
-        Vendor::Intel => project::quartus_tcl(board, &design),
-        Vendor::Xilinx => project::vivado_tcl(board, &design),
+        Vendor::Intel => project::quartus_tcl(board),
+        Vendor::Xilinx => project::vivado_tcl(board),
     };
     Ok(vec![
         File {
@@ -175,16 +158,12 @@ pub fn write(board: &Board, out_dir: &Path) -> Result<Vec<PathBuf>, GenerateErro
         .collect()
 }
 
-/// Writes the build files ([`build_files`]) for the design in `design_dir`
-/// under `out_dir`, returning their paths. When they are refused, the ones
+/// Writes the build files ([`build_files`]) under `out_dir`, returning
+/// their paths. When they are refused, the ones
 /// an earlier run left there are removed, so no stale script builds the
 /// board on facts since found open.
-pub fn write_build(
-    board: &Board,
-    design_dir: &Path,
-    out_dir: &Path,
-) -> Result<Vec<PathBuf>, GenerateError> {
-    match build_files(board, &design_files(design_dir)) {
+pub fn write_build(board: &Board, out_dir: &Path) -> Result<Vec<PathBuf>, GenerateError> {
+    match build_files(board) {
         Ok(files) => files.into_iter().map(|f| write_file(out_dir, f)).collect(),
         Err(refused) => {
             for name in [BUILD_SCRIPT, PROJECT_SCRIPT] {

@@ -80,7 +80,7 @@ pub fn verilator_available() -> bool {
 /// crossing blocks, and `weft_chip` from `design_dir` if emitted, else
 /// its planned stub.
 pub fn files(board_dir: &Path, design_dir: &Path) -> Vec<PathBuf> {
-    let real_top = design_dir.join("weft_chip.v");
+    let real_top = design_dir.join(crate::project::CHIP_FILE);
     let top = if real_top.is_file() {
         real_top
     } else {

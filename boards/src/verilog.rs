@@ -10,8 +10,8 @@
 //! # The chip top this wrapper expects
 //!
 //! `weft_chip`, the switch's data plane (weft-hdl's `weft_switch_top`) and
-//! its soft core (`weft_soc`) in one design, to be emitted into
-//! `target/verilog/`, has `clock` (the data
+//! its soft core (`weft_soc`) in one design (weft-hdl's `chip::Chip`),
+//! which `cargo xtask verilog` emits into `target/verilog/`, has `clock` (the data
 //! plane's, [`weft_regs::DATA_PLANE_CLOCK_HZ`]) and `reset` (active high,
 //! synchronous to `clock`), `core_clock` (the soft core's,
 //! [`weft_regs::SOFT_CORE_CLOCK_HZ`], made by the same PLL and edge-aligned
@@ -22,8 +22,9 @@
 //! and `uart_rx`, `uart_tx`, `led[7:0]` and the soft core's SPI flash
 //! (`flash_sclk`, `flash_cs_n`, `flash_mosi`, `flash_miso`), which leave the
 //! board top as ports or, for a flash on the dedicated configuration pins,
-//! through `STARTUPE3`. Until that design is emitted,
-//! [`planned_switch_top`] writes a stub of that interface to lint against.
+//! through `STARTUPE3`. Where it is not emitted (the tests lint the
+//! wrapper on its own), [`planned_switch_top`] writes a stub of that
+//! interface to lint against.
 //!
 //! # Adaptation, now and planned
 //!
@@ -401,11 +402,11 @@ pub(crate) const FLASH_PORTS: &[(&str, bool)] = &[
     ("flash_miso", false),
 ];
 
-/// A stub of `weft_chip`'s planned interface, to lint the wrapper
-/// against until the design itself is emitted.
+/// A stub of `weft_chip`'s interface, to lint the wrapper against where
+/// the design itself is not emitted.
 pub fn planned_switch_top() -> String {
     let mut v = String::from(
-        "// weft_chip's planned interface, for lint only: the real design is\n\
+        "// weft_chip's interface, for lint only: the real design is\n\
          // emitted by `cargo xtask verilog` into target/verilog/weft_chip.v.\n",
     );
     v += &stub(

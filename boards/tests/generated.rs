@@ -214,11 +214,11 @@ fn no_build_script_is_written_while_a_required_pin_is_open() {
             // Every fact its build needs is given: its flash, the last one
             // open, is reached through STARTUPE3 and needs no user pin.
             assert!(open.is_empty(), "{open:?}");
-            let files = generate::build_files(&board, &[]).expect("the VCU118 builds");
+            let files = generate::build_files(&board).expect("the VCU118 builds");
             assert!(files.iter().any(|f| f.name == generate::BUILD_SCRIPT));
             continue;
         }
-        let err = generate::build_files(&board, &[])
+        let err = generate::build_files(&board)
             .expect_err("the Intel kits still have open pins or ranges");
         let message = err.to_string();
         assert!(
@@ -250,7 +250,7 @@ fn no_build_script_is_written_while_a_required_pin_is_open() {
     // A stale build script from an earlier run is removed.
     let dir = scratch("stale-build");
     std::fs::write(dir.join(generate::BUILD_SCRIPT), "old").expect("writes");
-    assert!(generate::write_build(&reference, &dir.join("no-design"), &dir).is_err());
+    assert!(generate::write_build(&reference, &dir).is_err());
     assert!(!dir.join(generate::BUILD_SCRIPT).exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -263,13 +263,22 @@ fn the_project_scripts_name_the_device_and_each_ip_variant() {
         }
         let board = with_open_pins_filled(board);
         assert_eq!(validate::unconfirmed_required(&board), Vec::<String>::new());
-        let files = generate::build_files(&board, &[]).expect("a board with every fact builds");
+        let files = generate::build_files(&board).expect("a board with every fact builds");
         let project = files
             .iter()
             .find(|f| f.name == generate::PROJECT_SCRIPT)
             .expect("every board has a project script");
         assert!(project.text.contains(&board.board.device));
         assert!(project.text.contains("weft_chip.v"));
+        let build = files
+            .iter()
+            .find(|f| f.name == generate::BUILD_SCRIPT)
+            .expect("every buildable board has a build script");
+        assert!(
+            build.text.contains("cp ../../verilog/weft_chip_*.hex ."),
+            "the firmware images go beside the project: {}",
+            build.text
+        );
         for instance in verilog::instances(&board) {
             assert!(project.text.contains(&instance.module));
         }

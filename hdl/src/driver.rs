@@ -62,10 +62,14 @@ pub fn settle<B: Block>(block: &mut B) -> Result<(), DriveError> {
     Err(DriveError::DidNotSettle { cycle: 0 })
 }
 
+/// Picks one of a block's clock inputs.
+pub type ClockInput<B> = fn(&mut B) -> &mut Signal<In, Clock>;
+
 /// Runs a block clock cycle by clock cycle on the calling thread.
 pub struct CycleDriver<B: Block> {
     block: B,
-    clock: fn(&mut B) -> &mut Signal<In, Clock>,
+    clock: ClockInput<B>,
+    divided: Option<(ClockInput<B>, u64)>,
     cycles: u64,
     trace: Option<VCDProbe<Box<dyn Write + Send>>>,
 }
@@ -73,21 +77,33 @@ pub struct CycleDriver<B: Block> {
 impl<B: Block> CycleDriver<B> {
     /// Connects and checks `block`, settles it with the clock low, and
     /// returns a driver whose `clock` function picks the block's clock input.
-    pub fn new(
-        mut block: B,
-        clock: fn(&mut B) -> &mut Signal<In, Clock>,
-    ) -> Result<Self, DriveError> {
+    pub fn new(mut block: B, clock: ClockInput<B>) -> Result<Self, DriveError> {
         block.connect_all();
         check_all(&block).map_err(|err| DriveError::Unconnected(format!("{err:?}")))?;
         clock(&mut block).next = Clock::from(false);
         let mut driver = CycleDriver {
             block,
             clock,
+            divided: None,
             cycles: 0,
             trace: None,
         };
         driver.settle()?;
         Ok(driver)
+    }
+
+    /// Drives a second clock input, `clock`, at 1/`divisor` of the first and
+    /// edge-aligned with it, as one PLL makes both: it rises in the same
+    /// settle as the first clock at the end of cycles 0, `divisor`,
+    /// 2·`divisor`…, so registers on both sample what came before the edge.
+    ///
+    /// # Panics
+    ///
+    /// If `divisor` is below 2.
+    pub fn with_divided_clock(mut self, clock: ClockInput<B>, divisor: u64) -> Self {
+        assert!(divisor >= 2, "a divided clock is slower than the first");
+        self.divided = Some((clock, divisor));
+        self
     }
 
     /// Records every signal of the block to `writer` as a VCD trace from now on.
@@ -117,6 +133,11 @@ impl<B: Block> CycleDriver<B> {
         self.settle()?;
         for level in [true, false] {
             (self.clock)(&mut self.block).next = Clock::from(level);
+            if let (Some((divided, divisor)), true) = (self.divided, level) {
+                // High for the first half of its period, low for the rest.
+                divided(&mut self.block).next =
+                    Clock::from(self.cycles % divisor < divisor.div_ceil(2));
+            }
             self.settle()?;
             self.record(level)?;
         }

@@ -7,6 +7,7 @@
 use rust_hdl::prelude::*;
 use weft_regs::capacity;
 
+use crate::chip::Chip;
 use crate::core::Core;
 use crate::counters::{CounterControl, PortCounters};
 use crate::isolation::ErrorCompletion;
@@ -85,8 +86,16 @@ pub fn soc_memory() -> Result<MemoryImage, SocError> {
 /// Every top-level design, emitted and renamed; fails only if a firmware
 /// ELF is present and does not load into the SoC.
 pub fn designs() -> Result<Vec<Design>, SocError> {
-    let soc = Soc::new(&soc_memory()?)?.with_memory_files("weft_soc");
+    let memory = soc_memory()?;
+    let soc = Soc::new(&memory)?.with_memory_files("weft_soc");
     let soc_memory_files = soc.memory_files();
+    let chip = Chip::<REFERENCE_PAYLOAD_BITS, { capacity::PORTS }>::new(
+        &memory,
+        CONSOLE_CYCLES_PER_BIT,
+        crate::top::CLOCK_MHZ,
+    )?
+    .with_memory_files("weft_chip");
+    let chip_memory_files = chip.soc.memory_files();
     Ok(vec![
         emit("weft_header_decoder", HeaderDecoder::default()),
         emit(
@@ -208,16 +217,8 @@ pub fn designs() -> Result<Vec<Design>, SocError> {
                 SwitchCore::<REFERENCE_PAYLOAD_BITS, { capacity::PORTS }>::default(),
             )
         },
-        // The whole data plane. Its stages read only the header fields and
-        // table answers they act on (as in the stages' own designs above);
-        // the ingress holds a TLP until the core takes it rather than
-        // reading the core's `ingress_space`; the identity registers are
-        // read-only; the mailbox's and injector's register decoders are as
-        // in their own designs above, and so are each port's
-        // outstanding-request table's (its count in flight goes unread);
-        // the ports' registers say ABANDON for as many host ports as the
-        // register map has, of which the top has fewer. The switching
-        // core's buffers, each port's bus route RAMs and its
+        // The whole data plane (its unread signals: see the constants). The
+        // switching core's buffers, each port's bus route RAMs and its
         // outstanding-request table are block RAM, so CI only elaborates it.
         Design {
             check: Check::Structure,
@@ -227,36 +228,9 @@ pub fn designs() -> Result<Vec<Design>, SocError> {
                         "weft_switch_top",
                         SwitchTop::<REFERENCE_PAYLOAD_BITS, { capacity::PORTS }>::default(),
                     ),
-                    &[
-                        "decoder",
-                        "original",
-                        "routed",
-                        "windows",
-                        "functions",
-                        "id_map",
-                        "host",
-                        "endpoint",
-                        "stage",
-                        "core",
-                        "leaving",
-                        "header",
-                        "status_decoder",
-                        "data_decoder",
-                        "outstanding",
-                        "registers",
-                        "answer",
-                        "chosen_free",
-                    ],
+                    SWITCH_TOP_UNUSED_OUTPUTS,
                 ),
-                &[
-                    "csr$write",
-                    "csr$write_data",
-                    "request_dw2",
-                    "request_dw3",
-                    "completion_dw0",
-                    "completion_dw1",
-                    "completion_dw2",
-                ],
+                SWITCH_TOP_UNUSED_INPUTS,
             )
         },
         // The frame buffer's 24 KiB of dual-port block RAM would become
@@ -280,15 +254,9 @@ pub fn designs() -> Result<Vec<Design>, SocError> {
             "weft_serial_receiver",
             SerialReceiver::new(CONSOLE_CYCLES_PER_BIT),
         ),
-        // The core's retirement trace is for simulation, so the SoC leaves
-        // it unconnected; the UART uses its FIFOs' empty and full flags
-        // only, the MAC its receive RAM's port B for writes only, and the
-        // SoC's decoder faults whatever the flash controller would, so its
-        // fault output goes unread. Each peripheral decodes the word offset of its register
-        // port's address (the SoC's decoder has checked the rest), and the
-        // UART takes a byte of the write data. The RAMs' images are
-        // `$readmemh` files beside the Verilog. Its 512 KiB of instruction
-        // and data RAM would become 4 M flip-flops in generic synthesis, so
+        // The SoC (its unread signals: see the constants). The RAMs'
+        // images are `$readmemh` files beside the Verilog. Its 512 KiB of
+        // instruction and data RAM would become 4 M flip-flops in generic synthesis, so
         // CI only elaborates it; `synth_xilinx -family xcup -nolutram` maps
         // them to block RAM (README's hardware table; yosys's UltraScale
         // LUT-RAM mapping rejects one of the small memories, hence
@@ -297,23 +265,94 @@ pub fn designs() -> Result<Vec<Design>, SocError> {
             check: Check::Structure,
             data_files: soc_memory_files,
             ..waive_unused_inputs(
+                waive_unused_outputs(emit("weft_soc", soc), SOC_UNUSED_OUTPUTS),
+                SOC_UNUSED_INPUTS,
+            )
+        },
+        // The whole switch as a board instantiates it: the data plane and
+        // the SoC as in their own designs above, and of their outputs at
+        // the chip's level only what leaves the chip or crosses between
+        // them is read (the watchdog's reset request, the MAC's MII
+        // outputs, the GPIO's outputs above the LEDs and the data plane's
+        // observation outputs go unread). Block RAM, so CI only elaborates it.
+        Design {
+            check: Check::Structure,
+            data_files: chip_memory_files,
+            ..waive_unused_inputs(
                 waive_unused_outputs(
-                    emit("weft_soc", soc),
+                    emit("weft_chip", chip),
                     &[
-                        "core",
-                        "tx_fifo",
-                        "rx_fifo",
-                        "read_logic",
-                        "write_logic",
-                        "rx_ram",
-                        "spi_flash",
-                    ],
+                        SWITCH_TOP_UNUSED_OUTPUTS,
+                        SOC_UNUSED_OUTPUTS,
+                        &["data_plane", "soc"],
+                    ]
+                    .concat(),
                 ),
-                &["bus$address", "bus$write_data"],
+                &[SWITCH_TOP_UNUSED_INPUTS, SOC_UNUSED_INPUTS].concat(),
             )
         },
     ])
 }
+
+/// Outputs of `weft_switch_top`'s parts it leaves unread: its stages read
+/// only the header fields and table answers they act on (as in the
+/// stages' own designs); the ingress holds a TLP until the core takes it
+/// rather than reading the core's `ingress_space`; the identity registers
+/// are read-only; the mailbox's and injector's register decoders are as in
+/// their own designs, and so are each port's outstanding-request table's
+/// (its count in flight goes unread); the ports' registers say ABANDON for
+/// as many host ports as the register map has, of which the top has fewer.
+const SWITCH_TOP_UNUSED_OUTPUTS: &[&str] = &[
+    "decoder",
+    "original",
+    "routed",
+    "windows",
+    "functions",
+    "id_map",
+    "host",
+    "endpoint",
+    "stage",
+    "core",
+    "leaving",
+    "header",
+    "status_decoder",
+    "data_decoder",
+    "outstanding",
+    "registers",
+    "answer",
+    "chosen_free",
+];
+
+/// Inputs of `weft_switch_top`'s parts they leave unread (read-only
+/// registers' write strobe and data, the table's header fields it does not keep).
+const SWITCH_TOP_UNUSED_INPUTS: &[&str] = &[
+    "csr$write",
+    "csr$write_data",
+    "request_dw2",
+    "request_dw3",
+    "completion_dw0",
+    "completion_dw1",
+    "completion_dw2",
+];
+
+/// Outputs of `weft_soc`'s parts it leaves unread: the core's retirement
+/// trace is for simulation; the UART uses its FIFOs' empty and full flags
+/// only, the MAC its receive RAM's port B for writes only, and the SoC's
+/// decoder faults whatever the flash controller would.
+const SOC_UNUSED_OUTPUTS: &[&str] = &[
+    "core",
+    "tx_fifo",
+    "rx_fifo",
+    "read_logic",
+    "write_logic",
+    "rx_ram",
+    "spi_flash",
+];
+
+/// Inputs of `weft_soc`'s peripherals they leave unread: each decodes the
+/// word offset of its register port's address, and the UART takes a byte
+/// of the write data.
+const SOC_UNUSED_INPUTS: &[&str] = &["bus$address", "bus$write_data"];
 
 /// Connects a block, generates its Verilog (checked by rust-hdl for
 /// undriven signals and latches) and renames its top module to `name`.

@@ -7,6 +7,7 @@
 //! field position comes from `weft-pcie`; tests hold the RTL to it.
 #![forbid(unsafe_code)]
 
+pub mod chip;
 pub mod core;
 pub mod counters;
 pub mod csr;

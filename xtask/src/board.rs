@@ -30,13 +30,13 @@ pub fn run_step(root: &Path, name: &str, step: Step) -> Result<()> {
     match step {
         Step::Generate => {
             generate_into(&board, &dir)?;
-            report_build_files(&board, &design, &dir);
+            report_build_files(&board, &dir);
             Ok(())
         }
         Step::Check => check(&board, &design, &dir),
         Step::Build => {
             generate_into(&board, &dir)?;
-            generate::write_build(&board, &design, &dir)?;
+            generate::write_build(&board, &dir)?;
             let tool = project::build_tool(&board);
             if !on_path(tool) {
                 bail!(
@@ -104,7 +104,7 @@ fn check(board: &weft_boards::Board, design: &Path, dir: &Path) -> Result<()> {
         }
     }
     generate_into(board, dir)?;
-    report_build_files(board, design, dir);
+    report_build_files(board, dir);
     lint::run(dir, design).context("linting the generated wrapper")?;
     eprintln!(
         "xtask: verilator --lint-only -Wall passes on {}",
@@ -117,8 +117,8 @@ fn check(board: &weft_boards::Board, design: &Path, dir: &Path) -> Result<()> {
 
 /// Writes the build scripts, or says why the board gets none (the wrapper
 /// and constraints are written either way, for lint and review).
-fn report_build_files(board: &weft_boards::Board, design: &Path, dir: &Path) {
-    match generate::write_build(board, design, dir) {
+fn report_build_files(board: &weft_boards::Board, dir: &Path) {
+    match generate::write_build(board, dir) {
         Ok(written) => eprintln!(
             "xtask: wrote {} build files for {}",
             written.len(),

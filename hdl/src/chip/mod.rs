@@ -1,0 +1,191 @@
+//! `weft_chip`: the whole switch in one design, the data plane and its soft core.
+//!
+//! [`Chip`] is what a board's top level (`boards/`, `weft_board_top`)
+//! instantiates around its PCIe hard IPs: the data plane ([`SwitchTop`])
+//! on `clock`, the soft core's SoC ([`Soc`]) on `core_clock`, which the
+//! same PLL makes at `weft_regs::SOFT_CORE_CLOCK_DIVISOR` times slower and
+//! edge-aligned, and between them the [`CsrClockBridge`] that carries the
+//! core's register accesses onto the data plane's clock. The data plane's
+//! interrupt reaches the core as a level, sampled on `core_clock`.
+//!
+//! Its outside is the interface `boards` lints the wrapper against: per
+//! port an `ingress` TLP sink and an `egress` TLP source (rust-hdl names
+//! them `ingress$p$valid` …), the console's serial line (`uart_rx`,
+//! `uart_tx`, 8N1 through [`SerialReceiver`] and [`SerialTransmitter`]),
+//! the GPIO's low 8 outputs as `led`, and the SPI flash pins.
+//!
+//! - `reset` holds the data plane's links: while it is high no beat is
+//!   taken from an ingress and none offered on an egress (the data
+//!   plane's registers start in their initial values, rust-hdl having no
+//!   reset). `core_reset` is the SoC's power-on reset.
+//! - Every egress's link partner is taken to have credit for every class:
+//!   the board's adapters hand the hard IP whole TLPs through a FIFO that
+//!   holds them by `ready`, and do not yet pass the hard IP's credit
+//!   counts in.
+//! - Not on the chip yet: the SoC's Ethernet MAC is tied off (its MII pins
+//!   are not among the chip's), so the management API is not reachable on
+//!   a board; nor are the ports' hot reset and retrain requests.
+
+pub mod bridge;
+
+use rust_hdl::prelude::*;
+
+pub use bridge::CsrClockBridge;
+
+use crate::soc::{MemoryImage, SerialReceiver, SerialTransmitter, Soc, SocError};
+use crate::stream::{TlpSink, TlpSource};
+use crate::top::SwitchTop;
+
+/// GPIO outputs that leave the chip as LEDs.
+pub const LEDS: usize = 8;
+
+/// The switch of `N` ports of `W`-bit payload and its soft core.
+#[derive(LogicBlock)]
+pub struct Chip<const W: usize, const N: usize> {
+    /// The data plane's clock.
+    pub clock: Signal<In, Clock>,
+    /// Holds the data plane's links while high.
+    pub reset: Signal<In, Bit>,
+    /// The soft core's clock: edge-aligned with `clock`, an integer fraction of it.
+    pub core_clock: Signal<In, Clock>,
+    /// The SoC's power-on reset, synchronous to `core_clock`.
+    pub core_reset: Signal<In, Bit>,
+    /// TLPs arriving from each port's link.
+    pub ingress: [TlpSink<W>; N],
+    /// TLPs leaving on each port's link.
+    pub egress: [TlpSource<W>; N],
+    /// The console's serial line in.
+    pub uart_rx: Signal<In, Bit>,
+    /// The console's serial line out.
+    pub uart_tx: Signal<Out, Bit>,
+    /// The GPIO's low outputs, for the board's LEDs.
+    pub led: Signal<Out, Bits<LEDS>>,
+    /// SPI flash serial clock.
+    pub flash_sclk: Signal<Out, Bit>,
+    /// SPI flash chip select, active low.
+    pub flash_cs_n: Signal<Out, Bit>,
+    /// SPI flash data to the part.
+    pub flash_mosi: Signal<Out, Bit>,
+    /// SPI flash data from the part.
+    pub flash_miso: Signal<In, Bit>,
+    /// The data plane (public so that test benches reach its CSR bus).
+    pub data_plane: SwitchTop<W, N>,
+    /// The soft core's SoC (public so that test benches read its trace).
+    pub soc: Soc,
+    bridge: CsrClockBridge,
+    transmitter: SerialTransmitter,
+    receiver: SerialReceiver,
+    every_credit: Constant<Bits<N>>,
+}
+
+impl<const W: usize, const N: usize> Chip<W, N> {
+    /// The chip with the SoC's memories holding `image`, its console at
+    /// `cycles_per_bit` core clock cycles per bit, and the data plane's
+    /// microseconds counted at `clock_mhz` (`SwitchTop::with_clock_mhz`).
+    pub fn new(image: &MemoryImage, cycles_per_bit: u32, clock_mhz: u32) -> Result<Self, SocError> {
+        Ok(Chip {
+            clock: Default::default(),
+            reset: Default::default(),
+            core_clock: Default::default(),
+            core_reset: Default::default(),
+            ingress: std::array::from_fn(|_| Default::default()),
+            egress: std::array::from_fn(|_| Default::default()),
+            uart_rx: Default::default(),
+            uart_tx: Default::default(),
+            led: Default::default(),
+            flash_sclk: Default::default(),
+            flash_cs_n: Default::default(),
+            flash_mosi: Default::default(),
+            flash_miso: Default::default(),
+            data_plane: SwitchTop::with_clock_mhz(clock_mhz),
+            soc: Soc::new(image)?,
+            bridge: Default::default(),
+            transmitter: SerialTransmitter::new(cycles_per_bit),
+            receiver: SerialReceiver::new(cycles_per_bit),
+            every_credit: Constant::new(Bits::<N>::mask()),
+        })
+    }
+
+    /// The chip with its SoC's memories read from `$readmemh` files named
+    /// after `stem` (`Soc::with_memory_files`).
+    pub fn with_memory_files(mut self, stem: &str) -> Self {
+        self.soc = self.soc.with_memory_files(stem);
+        self
+    }
+}
+
+impl<const W: usize, const N: usize> Logic for Chip<W, N> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.data_plane.clock.next = self.clock.val();
+        self.soc.clock.next = self.core_clock.val();
+        self.bridge.clock.next = self.clock.val();
+        self.bridge.core_clock.next = self.core_clock.val();
+        self.transmitter.clock.next = self.core_clock.val();
+        self.receiver.clock.next = self.core_clock.val();
+        self.soc.reset.next = self.core_reset.val();
+
+        for i in 0..N {
+            self.data_plane.ingress[i].valid.next = self.ingress[i].valid.val() & !self.reset.val();
+            self.data_plane.ingress[i].sop.next = self.ingress[i].sop.val();
+            self.data_plane.ingress[i].eop.next = self.ingress[i].eop.val();
+            self.data_plane.ingress[i].empty.next = self.ingress[i].empty.val();
+            self.data_plane.ingress[i].dw0.next = self.ingress[i].dw0.val();
+            self.data_plane.ingress[i].dw1.next = self.ingress[i].dw1.val();
+            self.data_plane.ingress[i].dw2.next = self.ingress[i].dw2.val();
+            self.data_plane.ingress[i].dw3.next = self.ingress[i].dw3.val();
+            self.data_plane.ingress[i].payload.next = self.ingress[i].payload.val();
+            self.ingress[i].ready.next = self.data_plane.ingress[i].ready.val() & !self.reset.val();
+            self.egress[i].valid.next = self.data_plane.egress[i].valid.val() & !self.reset.val();
+            self.egress[i].sop.next = self.data_plane.egress[i].sop.val();
+            self.egress[i].eop.next = self.data_plane.egress[i].eop.val();
+            self.egress[i].empty.next = self.data_plane.egress[i].empty.val();
+            self.egress[i].dw0.next = self.data_plane.egress[i].dw0.val();
+            self.egress[i].dw1.next = self.data_plane.egress[i].dw1.val();
+            self.egress[i].dw2.next = self.data_plane.egress[i].dw2.val();
+            self.egress[i].dw3.next = self.data_plane.egress[i].dw3.val();
+            self.egress[i].payload.next = self.data_plane.egress[i].payload.val();
+            self.data_plane.egress[i].ready.next = self.egress[i].ready.val() & !self.reset.val();
+        }
+        self.data_plane.egress_credit_posted.next = self.every_credit.val();
+        self.data_plane.egress_credit_non_posted.next = self.every_credit.val();
+        self.data_plane.egress_credit_completion.next = self.every_credit.val();
+
+        // The soft core's registers accesses, onto the data plane's clock.
+        self.bridge.core.address.next = self.soc.csr.address.val();
+        self.bridge.core.write.next = self.soc.csr.write.val();
+        self.bridge.core.write_data.next = self.soc.csr.write_data.val();
+        self.bridge.core.read.next = self.soc.csr.read.val();
+        self.soc.csr.read_valid.next = self.bridge.core.read_valid.val();
+        self.soc.csr.read_data.next = self.bridge.core.read_data.val();
+        self.data_plane.csr.address.next = self.bridge.data_plane.address.val();
+        self.data_plane.csr.write.next = self.bridge.data_plane.write.val();
+        self.data_plane.csr.write_data.next = self.bridge.data_plane.write_data.val();
+        self.data_plane.csr.read.next = self.bridge.data_plane.read.val();
+        self.bridge.data_plane.read_valid.next = self.data_plane.csr.read_valid.val();
+        self.bridge.data_plane.read_data.next = self.data_plane.csr.read_data.val();
+        self.soc.data_plane_irq.next = self.data_plane.irq.val();
+
+        // The console, the LEDs and the flash.
+        self.transmitter.data.next = self.soc.tx_data.val();
+        self.transmitter.valid.next = self.soc.tx_valid.val();
+        self.soc.tx_ready.next = self.transmitter.ready.val();
+        self.uart_tx.next = self.transmitter.txd.val();
+        self.receiver.rxd.next = self.uart_rx.val();
+        self.soc.rx_data.next = self.receiver.data.val();
+        self.soc.rx_valid.next = self.receiver.valid.val();
+        self.soc.gpio_inputs.next = bits::<32>(0);
+        self.led.next = self.soc.gpio_outputs.val().get_bits::<LEDS>(0);
+        self.flash_sclk.next = self.soc.flash_sclk.val();
+        self.flash_cs_n.next = self.soc.flash_cs_n.val();
+        self.flash_mosi.next = self.soc.flash_mosi.val();
+        self.soc.flash_miso.next = self.flash_miso.val();
+
+        // No Ethernet PHY on the chip yet: the MAC sees an idle line.
+        self.soc.mii_rx_clk.next = false;
+        self.soc.mii_rx_dv.next = false;
+        self.soc.mii_rx_er.next = false;
+        self.soc.mii_rxd.next = bits::<4>(0);
+        self.soc.mii_tx_clk.next = false;
+    }
+}

@@ -315,4 +315,44 @@ mod tests {
         assert_eq!(driver.cycles(), 3);
         assert_eq!(driver.block().count.val().to_u64(), 3);
     }
+
+    /// A counter on one clock, and a register on a second clock that
+    /// samples it: what the second holds shows when its edges come.
+    #[derive(LogicBlock, Default)]
+    struct TwoClocks {
+        clock: Signal<In, Clock>,
+        slow_clock: Signal<In, Clock>,
+        sampled: Signal<Out, Bits<16>>,
+        count: DFF<Bits<16>>,
+        slow: DFF<Bits<16>>,
+    }
+
+    impl Logic for TwoClocks {
+        #[hdl_gen]
+        fn update(&mut self) {
+            dff_setup!(self, clock, count);
+            dff_setup!(self, slow_clock, slow);
+            self.count.d.next = self.count.q.val() + 1;
+            self.slow.d.next = self.count.q.val();
+            self.sampled.next = self.slow.q.val();
+        }
+    }
+
+    #[test]
+    fn a_divided_clock_rises_with_the_first_every_divisor_cycles_and_samples_before_it() {
+        for divisor in [2, 3, 4] {
+            let mut driver = CycleDriver::new(TwoClocks::default(), |b| &mut b.clock)
+                .expect("well formed")
+                .with_divided_clock(|b| &mut b.slow_clock, divisor);
+            let mut seen = Vec::new();
+            for _ in 0..4 * divisor {
+                driver.tick().expect("settles");
+                seen.push(driver.block().sampled.val().to_u64());
+            }
+            // Edges at the end of cycles 0, d, 2d, 3d, each taking the
+            // count as it was before that edge: the cycle's number.
+            let expected: Vec<u64> = (0..4 * divisor).map(|k| k - k % divisor).collect();
+            assert_eq!(seen, expected, "1:{divisor}");
+        }
+    }
 }

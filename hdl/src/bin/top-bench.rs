@@ -30,6 +30,9 @@ use weft_regs::tables::{AddressRoute, DataPlane, Destination, PortIndex, PortRol
 const WRITE_DWS: u32 = 64;
 /// Cycles of full load not measured while the arbiter settles.
 const WARMUP_CYCLES: u64 = 128;
+/// The fewest writes per port that leave full load after the warm-up:
+/// twice the warm-up's worth of 4-beat writes.
+const MIN_TLPS: u32 = 64;
 /// Fabric region `k` (routed out of port `k`) starts at `(k + 1) << REGION_SHIFT`.
 const REGION_SHIFT: u32 = 36;
 
@@ -173,6 +176,10 @@ fn main() {
         .and_then(|p| args.get(p + 1))
         .map(|v| v.parse().expect("--tlps takes a number"))
         .unwrap_or(1024u32);
+    if tlps < MIN_TLPS {
+        eprintln!("top-bench: --tlps {tlps} leaves no full load after the warm-up; give at least {MIN_TLPS}");
+        std::process::exit(2);
+    }
     on_big_stack(move || report(tlps, json));
 }
 

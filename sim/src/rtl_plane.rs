@@ -22,12 +22,13 @@
 //! cycles run only while it carries, and the simulator never advances the
 //! model's time (`Switch::advance_to`) either.
 //!
-//! The model still does what the RTL top does not do yet: the management
-//! BAR's in-band register accesses (executed against the window, never
-//! offered to the RTL). It also keeps the CPU's mailbox and injector: the
-//! RTL top has its own now, but nothing here reads the RTL's mailbox or
-//! writes its injector (a TLP the RTL queues for the CPU stays there, and
-//! what the CPU injects leaves by the model alone). The simulated time a TLP spends in the switch stays
+//! The RTL's mailbox is read out after every TLP, as the CPU reads it,
+//! and what it queued is held to what the model delivered to the CPU,
+//! TLP for TLP with the port each arrived on; the manager itself reads
+//! the model's mailbox. The model still does what the RTL top does not do
+//! yet: the management BAR's in-band register accesses (executed against
+//! the window, never offered to the RTL); and what the CPU injects leaves
+//! by the model. The simulated time a TLP spends in the switch stays
 //! [`crate::switch::SWITCH_LATENCY`]: the RTL's cycles are the data plane's
 //! alone, without the hard IP's PHY and data link layer; they are counted
 //! ([`RtlSummary`]).
@@ -44,6 +45,7 @@ use weft_hdl::top_harness::{Carried, CarryError, SimulatorTop, SIMULATOR_SLOT_DW
 use weft_model::csr_window::CsrWindow;
 use weft_model::{Delivery, Destination, DropReason, Forwarding, PortIndex};
 use weft_regs::capacity;
+use weft_regs::csr::{mailbox, mailbox_data};
 use weft_regs::driver::CsrBus;
 
 /// Stack for building the RTL: a debug build copies the whole block (a
@@ -115,10 +117,11 @@ impl RtlPlane {
         let before = self.top.cycles();
         self.replay(window.take_written());
         let carried = self.top.carry(usize::from(port.0), bytes);
+        let mailbox = self.take_mailbox();
         self.summary.tlps += 1;
         self.summary.cycles += self.top.cycles() - before;
         self.summary.wall += started.elapsed();
-        self.judge(carried, model, || {
+        self.judge(carried, &mailbox, model, || {
             format!("{bytes:02x?} on port {}", port.0)
         });
     }
@@ -132,25 +135,30 @@ impl RtlPlane {
         let before = self.top.cycles();
         self.replay(window.take_written());
         let sent = self.top.idle(capacity::OUTSTANDING_PER_HOST as u64);
+        let mailbox = self.take_mailbox();
         self.summary.cycles += self.top.cycles() - before;
         self.summary.wall += started.elapsed();
         let model = Forwarding {
             deliveries: synthesized.to_vec(),
             dropped: None,
         };
-        self.judge(sent, &model, || "completions for abandoned requests".into());
+        self.judge(sent, &mailbox, &model, || {
+            "completions for abandoned requests".into()
+        });
     }
 
     /// Counts a disagreement, described by `what` and how, if the RTL's
-    /// `carried` is not the model's `model`.
+    /// `carried`, with the TLPs it queued in its `mailbox`, is not the
+    /// model's `model`.
     fn judge(
         &mut self,
         carried: Result<Carried, CarryError>,
+        mailbox: &[(usize, Vec<u8>)],
         model: &Forwarding,
         what: impl FnOnce() -> String,
     ) {
         let disagreement = match carried {
-            Ok(carried) => compare(model, &carried),
+            Ok(carried) => compare(model, &carried, mailbox),
             Err(CarryError::Stuck) => Some("the RTL did not take it or never went quiet".into()),
             Err(error) => Some(format!("the RTL could not carry it: {error:?}")),
         };
@@ -160,6 +168,33 @@ impl RtlPlane {
                 .first_disagreement
                 .get_or_insert_with(|| format!("{}: {how}", what()));
         }
+    }
+
+    /// Reads every TLP out of the RTL's mailbox, as the CPU does (STATUS,
+    /// `mailbox_data`, POP), with the port it arrived on. The RTL's queue
+    /// is empty after each TLP it carries, so the manager's own POP writes
+    /// to the model's mailbox, replayed into the RTL, find it empty.
+    fn take_mailbox(&mut self) -> Vec<(usize, Vec<u8>)> {
+        let before = self.top.cycles();
+        let mut queued = Vec::new();
+        loop {
+            let status = self.top.read32(mailbox::STATUS.address(0, 0));
+            if mailbox::PENDING.decode(status) == 0 {
+                break;
+            }
+            let bytes = (0..mailbox::DWORDS.decode(status))
+                .flat_map(|dw| {
+                    self.top
+                        .read32(mailbox_data::DATA.address(0, dw))
+                        .to_be_bytes()
+                })
+                .collect();
+            queued.push((mailbox::PORT.decode(status) as usize, bytes));
+            self.top
+                .write32(mailbox::POP.address(0, 0), mailbox::DONE.encode(1));
+        }
+        self.summary.cycles += self.top.cycles() - before;
+        queued
     }
 
     /// Writes `writes` into the RTL's registers, in order.
@@ -173,12 +208,12 @@ impl RtlPlane {
 }
 
 /// How what the RTL did differs from what the model did, if it does:
-/// the TLPs out of each egress port as multisets of wire bytes, the
-/// headers to the CPU (as the CPU gets them) as a multiset, and the drop
-/// reasons.
-fn compare(model: &Forwarding, rtl: &Carried) -> Option<String> {
+/// the TLPs out of each egress port as multisets of wire bytes, the TLPs
+/// in its mailbox (with the port each arrived on) as a multiset of those
+/// the model delivered to the CPU, and the drop reasons.
+fn compare(model: &Forwarding, rtl: &Carried, mailbox: &[(usize, Vec<u8>)]) -> Option<String> {
     let mut model_out: Vec<(usize, Vec<u8>)> = Vec::new();
-    let mut model_cpu: Vec<Vec<u32>> = Vec::new();
+    let mut model_cpu: Vec<(usize, Vec<u8>)> = Vec::new();
     for delivery in &model.deliveries {
         let bytes = match delivery.packet.to_bytes() {
             Ok(bytes) => bytes,
@@ -186,13 +221,7 @@ fn compare(model: &Forwarding, rtl: &Carried) -> Option<String> {
         };
         match delivery.to {
             Destination::Port(port) => model_out.push((usize::from(port.0), bytes)),
-            Destination::Cpu => {
-                let dws: Vec<u32> = bytes
-                    .chunks_exact(4)
-                    .map(|c| u32::from_be_bytes([c[0], c[1], c[2], c[3]]))
-                    .collect();
-                model_cpu.push(header(&dws));
-            }
+            Destination::Cpu => model_cpu.push((usize::from(delivery.from.0), bytes)),
         }
     }
     let mut rtl_out: Vec<(usize, Vec<u8>)> = rtl
@@ -207,17 +236,12 @@ fn compare(model: &Forwarding, rtl: &Carried) -> Option<String> {
             "left as {rtl_out:02x?}, the model sent {model_out:02x?}"
         ));
     }
-    let mut rtl_cpu: Vec<Vec<u32>> = rtl
-        .to_cpu
-        .iter()
-        .chain(&rtl.copied_to_cpu)
-        .map(|(_, dws)| header(dws))
-        .collect();
+    let mut rtl_cpu = mailbox.to_vec();
     model_cpu.sort();
     rtl_cpu.sort();
     if rtl_cpu != model_cpu {
         return Some(format!(
-            "sent the CPU headers {rtl_cpu:08x?}, the model {model_cpu:08x?}"
+            "queued {rtl_cpu:02x?} for the CPU, the model {model_cpu:02x?}"
         ));
     }
     let model_drop = model
@@ -235,16 +259,6 @@ fn compare(model: &Forwarding, rtl: &Carried) -> Option<String> {
         ));
     }
     None
-}
-
-/// The header DWs at the start of `dws`: 4 with Fmt\[0\] set, else 3
-/// (PCIe Base 6.0 §2.2.1).
-fn header(dws: &[u32]) -> Vec<u32> {
-    let four_dw = dws.first().is_some_and(|dw0| dw0 & 1 << 29 != 0);
-    dws.iter()
-        .copied()
-        .take(if four_dw { 4 } else { 3 })
-        .collect()
 }
 
 #[cfg(test)]
@@ -338,10 +352,10 @@ mod tests {
         assert!(first.contains("the model sent [(02,"), "{first}");
     }
 
-    /// What the RTL sends the CPU is held to the model's header for
-    /// header: a header the model sends otherwise is a disagreement.
+    /// What the RTL queues for the CPU is held to what the model delivers
+    /// there, TLP for TLP: one the model delivers otherwise is a disagreement.
     #[test]
-    fn the_rtl_sends_the_cpu_the_models_headers_and_another_shows() {
+    fn the_rtl_queues_for_the_cpu_what_the_model_delivers_and_another_shows() {
         let mut window = CsrWindow::new(Switch::new(4));
         let mut rtl = RtlPlane::new(&mut window).expect("the RTL builds");
         CsrDataPlane::new(&mut window)
@@ -361,6 +375,6 @@ mod tests {
         rtl.carry(&mut window, PortIndex(0), &bytes, &forwarding);
         assert_eq!(rtl.summary().disagreements, 1);
         let first = rtl.summary().first_disagreement.as_deref().unwrap_or("");
-        assert!(first.contains("sent the CPU headers"), "{first}");
+        assert!(first.contains("for the CPU, the model"), "{first}");
     }
 }

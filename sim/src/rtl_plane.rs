@@ -40,12 +40,12 @@
 use std::time::Duration;
 
 use serde::Serialize;
+use weft_drivers::mailbox::{take_head, MAILBOX_BYTES};
 use weft_hdl::driver::DriveError;
 use weft_hdl::top_harness::{Carried, CarryError, SimulatorTop, SIMULATOR_SLOT_DW};
 use weft_model::csr_window::CsrWindow;
 use weft_model::{Delivery, Destination, DropReason, Forwarding, PortIndex};
 use weft_regs::capacity;
-use weft_regs::csr::{mailbox, mailbox_data};
 use weft_regs::driver::CsrBus;
 
 /// Stack for building the RTL: a debug build copies the whole block (a
@@ -170,28 +170,17 @@ impl RtlPlane {
         }
     }
 
-    /// Reads every TLP out of the RTL's mailbox, as the CPU does (STATUS,
-    /// `mailbox_data`, POP), with the port it arrived on. The RTL's queue
-    /// is empty after each TLP it carries, so the manager's own POP writes
-    /// to the model's mailbox, replayed into the RTL, find it empty.
+    /// Reads every TLP out of the RTL's mailbox, as the CPU does
+    /// (`weft_drivers::mailbox::take_head`), with the port it arrived on.
+    /// The RTL's queue is empty after each TLP it carries, so the manager's
+    /// own POP writes to the model's mailbox, replayed into the RTL, find
+    /// it empty.
     fn take_mailbox(&mut self) -> Vec<(usize, Vec<u8>)> {
         let before = self.top.cycles();
         let mut queued = Vec::new();
-        loop {
-            let status = self.top.read32(mailbox::STATUS.address(0, 0));
-            if mailbox::PENDING.decode(status) == 0 {
-                break;
-            }
-            let bytes = (0..mailbox::DWORDS.decode(status))
-                .flat_map(|dw| {
-                    self.top
-                        .read32(mailbox_data::DATA.address(0, dw))
-                        .to_be_bytes()
-                })
-                .collect();
-            queued.push((mailbox::PORT.decode(status) as usize, bytes));
-            self.top
-                .write32(mailbox::POP.address(0, 0), mailbox::DONE.encode(1));
+        let mut tlp = [0; MAILBOX_BYTES];
+        while let Some((port, len)) = take_head(&mut *self.top, &mut tlp) {
+            queued.push((usize::from(port.0), tlp[..len].to_vec()));
         }
         self.summary.cycles += self.top.cycles() - before;
         queued

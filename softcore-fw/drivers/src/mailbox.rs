@@ -40,9 +40,30 @@ use weft_regs::tables::PortIndex;
 use crate::CsrBus;
 
 /// Bytes of the longest TLP the mailbox holds.
-const MAILBOX_BYTES: usize = mailbox::TLP_DWORDS as usize * 4;
+pub const MAILBOX_BYTES: usize = mailbox::TLP_DWORDS as usize * 4;
 /// Bytes of the longest TLP the injector sends.
 const INJECT_BYTES: usize = inject::TLP_DWORDS as usize * 4;
+
+/// Copies the head TLP of the mailbox behind `bus` into `tlp` and pops it,
+/// as the CPU reads it (STATUS, `mailbox_data`, POP): its source port and
+/// length in bytes, or `None` while the mailbox is empty.
+pub fn take_head<B: CsrBus + ?Sized>(
+    bus: &mut B,
+    tlp: &mut [u8; MAILBOX_BYTES],
+) -> Option<(PortIndex, usize)> {
+    let status = bus.read32(mailbox::STATUS.address(0, 0));
+    if mailbox::PENDING.decode(status) == 0 {
+        return None;
+    }
+    let dwords = (mailbox::DWORDS.decode(status) as usize).min(tlp.len() / 4);
+    for (n, bytes) in tlp.chunks_exact_mut(4).take(dwords).enumerate() {
+        let dw = bus.read32(mailbox_data::DATA.address(0, n as u32));
+        bytes.copy_from_slice(&dw.to_be_bytes());
+    }
+    bus.write32(mailbox::POP.address(0, 0), mailbox::DONE.encode(1));
+    let from = PortIndex(mailbox::PORT.decode(status) as u8);
+    Some((from, dwords * 4))
+}
 
 /// Hosts' configuration requests held while the manager waits for a
 /// completion of its own. Each host has one configuration request
@@ -136,31 +157,13 @@ impl<B: CsrBus, T: Timer> CsrMailbox<B, T> {
         &mut self.timer
     }
 
-    /// Copies the mailbox's head TLP into `tlp` and pops it: its source
-    /// port and length in bytes, or `None` while the mailbox is empty.
-    fn take_head(&mut self, tlp: &mut [u8; MAILBOX_BYTES]) -> Option<(PortIndex, usize)> {
-        let status = self.bus.read32(mailbox::STATUS.address(0, 0));
-        if mailbox::PENDING.decode(status) == 0 {
-            return None;
-        }
-        let dwords = (mailbox::DWORDS.decode(status) as usize).min(tlp.len() / 4);
-        for (n, bytes) in tlp.chunks_exact_mut(4).take(dwords).enumerate() {
-            let dw = self.bus.read32(mailbox_data::DATA.address(0, n as u32));
-            bytes.copy_from_slice(&dw.to_be_bytes());
-        }
-        self.bus
-            .write32(mailbox::POP.address(0, 0), mailbox::DONE.encode(1));
-        let from = PortIndex(mailbox::PORT.decode(status) as u8);
-        Some((from, dwords * 4))
-    }
-
     /// Takes the mailbox's head TLP: a host's configuration request, a
     /// completion (with its one data DW), or `None` once the mailbox is
     /// empty. Anything else is counted as discarded and skipped.
     fn take(&mut self) -> Option<Arrival> {
         let mut bytes = [0; MAILBOX_BYTES];
         loop {
-            let (port, len) = self.take_head(&mut bytes)?;
+            let (port, len) = take_head(&mut self.bus, &mut bytes)?;
             let Ok(tlp) = Tlp::parse(&bytes[..len]) else {
                 self.discarded = self.discarded.wrapping_add(1);
                 continue;

@@ -2,10 +2,11 @@
 //!
 //! Where `switching-bench` measures the switching core alone, this drives
 //! the top: every port's ingress pipeline (parse, translate, route), the
-//! core and every port's egress, with [`TopHarness`] and the single-thread cycle driver. All
-//! ports are fabric ports (nothing is rewritten), address route `k` sends
-//! fabric region `k` out of port `k` and bus `k + 1` routes to port `k`,
-//! every egress link is ready and every credit given. Measured in cycles:
+//! core and every port's egress, with [`TopHarness`] and the single-thread
+//! cycle driver. All ports are fabric ports (nothing is rewritten),
+//! address route `k` sends fabric region `k` out of port `k` and bus
+//! `k + 1` routes to port `k`, every egress link is ready and every credit
+//! given. Measured in cycles:
 //! idle latency (ingress sop to egress sop) of a 256-byte posted write and
 //! a one-DW completion; throughput of 256-byte writes (4 beats of 512
 //! bits) as a fraction of one beat per cycle per port, under permutation,

@@ -7,7 +7,11 @@
 //! `W / 32` DWs, the first DW in the most significant 32 bits (wire
 //! order again); the last beat (`eop`) says how many of its DWs at the
 //! least significant end are empty. A header-only TLP is one beat with
-//! `sop`, `eop` and every payload DW empty.
+//! `sop`, `eop` and every payload DW empty. A last beat may also say
+//! `nullify`: the TLP is void, and its receiver discards all of it, as a
+//! link partner discards a nullified TLP (ended with EDB and an inverted
+//! LCRC: a switch in cut-through mode voids so a TLP found bad after its
+//! first beats left, PCIe Base 6.0 §3.6, Data Integrity Mechanisms).
 //!
 //! Header fields travel as separate 32-bit signals, which rust-hdl computes
 //! on in machine words; the payload, which blocks only move, stays one wide
@@ -41,6 +45,8 @@ mod interface {
         pub eop: Signal<Out, Bit>,
         /// On the last beat: payload DWs at the least significant end that carry nothing.
         pub empty: Signal<Out, Bits<EMPTY_BITS>>,
+        /// On the last beat: the TLP is void, to be discarded whole.
+        pub nullify: Signal<Out, Bit>,
         /// Header DW0 (Fmt, Type, TC, attributes, Length).
         pub dw0: Signal<Out, Bits<32>>,
         /// Header DW1.
@@ -67,6 +73,8 @@ mod interface {
         pub eop: Signal<In, Bit>,
         /// On the last beat: empty payload DWs at the least significant end.
         pub empty: Signal<In, Bits<EMPTY_BITS>>,
+        /// On the last beat: the TLP is void, to be discarded whole.
+        pub nullify: Signal<In, Bit>,
         /// Header DW0.
         pub dw0: Signal<In, Bits<32>>,
         /// Header DW1.
@@ -97,6 +105,7 @@ pub struct TlpRegisterSlice<const W: usize> {
     main_sop: DFF<Bit>,
     main_eop: DFF<Bit>,
     main_empty: DFF<Bits<EMPTY_BITS>>,
+    main_nullify: DFF<Bit>,
     main_dw0: DFF<Bits<32>>,
     main_dw1: DFF<Bits<32>>,
     main_dw2: DFF<Bits<32>>,
@@ -106,6 +115,7 @@ pub struct TlpRegisterSlice<const W: usize> {
     skid_sop: DFF<Bit>,
     skid_eop: DFF<Bit>,
     skid_empty: DFF<Bits<EMPTY_BITS>>,
+    skid_nullify: DFF<Bit>,
     skid_dw0: DFF<Bits<32>>,
     skid_dw1: DFF<Bits<32>>,
     skid_dw2: DFF<Bits<32>>,
@@ -124,6 +134,7 @@ impl<const W: usize> Logic for TlpRegisterSlice<W> {
             main_sop,
             main_eop,
             main_empty,
+            main_nullify,
             main_dw0,
             main_dw1,
             main_dw2,
@@ -133,6 +144,7 @@ impl<const W: usize> Logic for TlpRegisterSlice<W> {
             skid_sop,
             skid_eop,
             skid_empty,
+            skid_nullify,
             skid_dw0,
             skid_dw1,
             skid_dw2,
@@ -145,6 +157,7 @@ impl<const W: usize> Logic for TlpRegisterSlice<W> {
         self.downstream.sop.next = self.main_sop.q.val();
         self.downstream.eop.next = self.main_eop.q.val();
         self.downstream.empty.next = self.main_empty.q.val();
+        self.downstream.nullify.next = self.main_nullify.q.val();
         self.downstream.dw0.next = self.main_dw0.q.val();
         self.downstream.dw1.next = self.main_dw1.q.val();
         self.downstream.dw2.next = self.main_dw2.q.val();
@@ -160,6 +173,7 @@ impl<const W: usize> Logic for TlpRegisterSlice<W> {
                 self.main_sop.d.next = self.skid_sop.q.val();
                 self.main_eop.d.next = self.skid_eop.q.val();
                 self.main_empty.d.next = self.skid_empty.q.val();
+                self.main_nullify.d.next = self.skid_nullify.q.val();
                 self.main_dw0.d.next = self.skid_dw0.q.val();
                 self.main_dw1.d.next = self.skid_dw1.q.val();
                 self.main_dw2.d.next = self.skid_dw2.q.val();
@@ -171,6 +185,7 @@ impl<const W: usize> Logic for TlpRegisterSlice<W> {
                 self.main_sop.d.next = self.upstream.sop.val();
                 self.main_eop.d.next = self.upstream.eop.val();
                 self.main_empty.d.next = self.upstream.empty.val();
+                self.main_nullify.d.next = self.upstream.nullify.val();
                 self.main_dw0.d.next = self.upstream.dw0.val();
                 self.main_dw1.d.next = self.upstream.dw1.val();
                 self.main_dw2.d.next = self.upstream.dw2.val();
@@ -183,6 +198,7 @@ impl<const W: usize> Logic for TlpRegisterSlice<W> {
             self.skid_sop.d.next = self.upstream.sop.val();
             self.skid_eop.d.next = self.upstream.eop.val();
             self.skid_empty.d.next = self.upstream.empty.val();
+            self.skid_nullify.d.next = self.upstream.nullify.val();
             self.skid_dw0.d.next = self.upstream.dw0.val();
             self.skid_dw1.d.next = self.upstream.dw1.val();
             self.skid_dw2.d.next = self.upstream.dw2.val();
@@ -212,6 +228,7 @@ pub struct TlpPipelineRegister<const W: usize> {
     sop: DFF<Bit>,
     eop: DFF<Bit>,
     empty: DFF<Bits<EMPTY_BITS>>,
+    nullify: DFF<Bit>,
     dw0: DFF<Bits<32>>,
     dw1: DFF<Bits<32>>,
     dw2: DFF<Bits<32>>,
@@ -222,13 +239,14 @@ pub struct TlpPipelineRegister<const W: usize> {
 impl<const W: usize> Logic for TlpPipelineRegister<W> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, valid, sop, eop, empty, dw0, dw1, dw2, dw3, payload);
+        dff_setup!(self, clock, valid, sop, eop, empty, nullify, dw0, dw1, dw2, dw3, payload);
         self.upstream.ready.next = !self.valid.q.val() | self.downstream.ready.val();
         if self.upstream.ready.val() {
             self.valid.d.next = self.upstream.valid.val();
             self.sop.d.next = self.upstream.sop.val();
             self.eop.d.next = self.upstream.eop.val();
             self.empty.d.next = self.upstream.empty.val();
+            self.nullify.d.next = self.upstream.nullify.val();
             self.dw0.d.next = self.upstream.dw0.val();
             self.dw1.d.next = self.upstream.dw1.val();
             self.dw2.d.next = self.upstream.dw2.val();
@@ -239,6 +257,7 @@ impl<const W: usize> Logic for TlpPipelineRegister<W> {
         self.downstream.sop.next = self.sop.q.val();
         self.downstream.eop.next = self.eop.q.val();
         self.downstream.empty.next = self.empty.q.val();
+        self.downstream.nullify.next = self.nullify.q.val();
         self.downstream.dw0.next = self.dw0.q.val();
         self.downstream.dw1.next = self.dw1.q.val();
         self.downstream.dw2.next = self.dw2.q.val();
@@ -257,6 +276,7 @@ mod tests {
     struct Beat {
         sop: bool,
         eop: bool,
+        nullify: bool,
         dw0: u64,
         payload: u64,
     }
@@ -265,6 +285,7 @@ mod tests {
         Beat {
             sop: n.is_multiple_of(3),
             eop: n % 3 == 2,
+            nullify: n % 7 == 2,
             dw0: n,
             payload: n.wrapping_mul(0x9e37_79b9_7f4a_7c15),
         }
@@ -315,6 +336,7 @@ mod tests {
             upstream.valid.next = sent < beats && offer(cycle);
             upstream.sop.next = next.sop;
             upstream.eop.next = next.eop;
+            upstream.nullify.next = next.nullify;
             upstream.dw0.next = next.dw0.into();
             upstream.payload.next = next.payload.into();
             downstream.ready.next = accept(cycle);
@@ -327,6 +349,7 @@ mod tests {
                 received.push(Beat {
                     sop: downstream.sop.val(),
                     eop: downstream.eop.val(),
+                    nullify: downstream.nullify.val(),
                     dw0: downstream.dw0.val().to_u64(),
                     payload: downstream.payload.val().to_u64(),
                 });

@@ -41,6 +41,9 @@ pub struct Carried {
     /// left, counted from the first cycle of the run, in which the first
     /// TLP's first beat is offered), in the order they left.
     pub egress: Vec<(usize, Vec<u8>, u64)>,
+    /// TLPs that left void (`nullify` on their last beat, `crate::stream`),
+    /// which their link partner discards, as `egress` lists those that left whole.
+    pub nullified: Vec<(usize, Vec<u8>, u64)>,
     /// Headers sent to the management CPU (`to_cpu`), by ingress port.
     pub to_cpu: Vec<(usize, [u32; 4])>,
     /// Headers copied to the CPU beside forwarding (`copy_to_cpu`).
@@ -249,7 +252,12 @@ impl<const W: usize, const N: usize> TopHarness<W, N> {
                     .extend((0..used).map(|k| bus.get_bits::<32>(W - 32 * (k + 1)).to_u32()));
                 if source.eop.val() {
                     if let Some((header, payload, started)) = leaving.take() {
-                        carried.egress.push((i, wire(header, &payload), started));
+                        let left = if source.nullify.val() {
+                            &mut carried.nullified
+                        } else {
+                            &mut carried.egress
+                        };
+                        left.push((i, wire(header, &payload), started));
                     }
                 }
             }

@@ -53,7 +53,10 @@
 //!
 //! A TLP whose payload and digest need more than a switching slot is
 //! Malformed in both (the model told the slot's size), and so is one
-//! whose first beat belies its Length (a directed test).
+//! whose beats belie its Length (a directed test): dropped at its first
+//! beat when that beat shows it, and when only a later beat does, sent on
+//! void (`nullify`) as a cut-through switch must, counted as the model
+//! counts it.
 //!
 //! Endpoint ports return peer traffic routed back to them or drop it, as
 //! their RETURN_TO_INGRESS says (the cases together must return some).
@@ -1989,14 +1992,29 @@ fn an_error_message_routed_to_the_cpu_is_queued_twice_unless_longer_than_a_beat(
     });
 }
 
+/// What becomes of a TLP whose beats may belie its Length.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum LengthFate {
+    /// Its first beat shows the mismatch: dropped there, nothing leaves.
+    DroppedAtFirstBeat,
+    /// Only a later beat shows it: its first beats left, so it ends void.
+    LeavesVoid,
+    /// Its beats carry what its Length says.
+    Forwarded,
+}
+
 #[test]
-fn a_tlp_whose_first_beat_belies_its_length_is_malformed() {
+fn a_tlp_whose_beats_belie_its_length_is_malformed() {
     on_big_stack(|| {
         // PCIe Base 6.0 §2.2.2: a TLP's data is what its Length says; one
         // that disagrees is Malformed, dropped and counted, never forwarded.
         // The RTL sees it at the first beat (4 DWs of payload at 128 bits)
-        // when either length fits that beat. Fabric port 0 routes region 0
-        // out of port 1, and a well-formed write still goes through.
+        // when either length fits that beat. When both are longer, its
+        // first beats are cut through before the mismatch shows: the TLP
+        // leaves void (nullified, so its receiver discards it; PCIe Base
+        // 6.0 §3.6) and counts as the model's Malformed drop, not as sent.
+        // Fabric port 0 routes region 0 out of port 1, and well-formed
+        // writes still go through after each.
         let (base, size) = region(0);
         let setup = Setup {
             ports: vec![PortSetup::bare(Role::Fabric); PORTS],
@@ -2022,40 +2040,74 @@ fn a_tlp_whose_first_beat_belies_its_length_is_malformed() {
                 .collect()
         };
         let malformed = reason_code(DropReason::Malformed);
+        use LengthFate::*;
         let cases = [
             (
                 "one DW more than Length, in the one beat",
                 tlp(true, 2, 3),
-                true,
+                DroppedAtFirstBeat,
             ),
             (
                 "a second beat past a one-beat Length",
                 tlp(true, 2, 6),
-                true,
+                DroppedAtFirstBeat,
             ),
             (
                 "a first beat that ends a two-beat Length",
                 tlp(true, 8, 3),
-                true,
+                DroppedAtFirstBeat,
             ),
-            ("a read with a data DW", tlp(false, 1, 1), true),
-            ("as Length says", tlp(true, 8, 8), false),
+            (
+                "a read with a data DW",
+                tlp(false, 1, 1),
+                DroppedAtFirstBeat,
+            ),
+            ("as Length says", tlp(true, 8, 8), Forwarded),
+            (
+                "a second beat that ends a three-beat Length",
+                tlp(true, 12, 8),
+                LeavesVoid,
+            ),
+            ("three beats as Length says", tlp(true, 12, 12), Forwarded),
+            (
+                "a third beat past a two-beat Length",
+                tlp(true, 8, 12),
+                LeavesVoid,
+            ),
+            ("four beats as Length says", tlp(true, 16, 16), Forwarded),
+            ("a last beat one DW short", tlp(true, 8, 7), LeavesVoid),
+            ("a last beat one DW long", tlp(true, 7, 8), LeavesVoid),
+            ("seven DWs as Length says", tlp(true, 7, 7), Forwarded),
         ];
-        for (what, bytes, bad) in cases {
+        for (what, bytes, fate) in cases {
             let carried = top.carry(0, &bytes).expect("carried");
             let model = window
                 .switch_mut()
                 .ingress(PortIndex(0), &bytes)
                 .expect("the port exists");
-            if bad {
+            if fate != Forwarded {
                 assert_eq!(carried.drops, [(0, malformed)], "{what}");
-                assert!(carried.egress.is_empty(), "{what}: nothing leaves");
+                assert!(carried.egress.is_empty(), "{what}: nothing leaves whole");
                 assert_eq!(
                     model.dropped,
                     Some(DropReason::Malformed),
                     "{what}: the model"
                 );
+                let void: Vec<_> = carried
+                    .nullified
+                    .iter()
+                    .map(|(p, b, _)| (*p, b.len()))
+                    .collect();
+                if fate == LeavesVoid {
+                    // Cut through up to the beat that shows the mismatch,
+                    // the second: the header and at most 8 DWs of payload.
+                    let cut = bytes.len().min(16 + 4 * 8);
+                    assert_eq!(void, [(1, cut)], "{what}: its first beats leave void");
+                } else {
+                    assert!(void.is_empty(), "{what}: nothing of it leaves");
+                }
             } else {
+                assert!(carried.nullified.is_empty(), "{what}");
                 assert!(carried.drops.is_empty(), "{what}");
                 let sent: Vec<_> = model.deliveries.into_iter().map(out_of_a_port).collect();
                 let got: Vec<_> = carried.egress.into_iter().map(|(p, b, _)| (p, b)).collect();
@@ -2063,7 +2115,7 @@ fn a_tlp_whose_first_beat_belies_its_length_is_malformed() {
                 assert_eq!(got, [(1, bytes)], "{what}: unchanged, out of port 1");
             }
         }
-        // The counters agree: four Malformed drops, one write in and out.
+        // The counters agree: eight Malformed drops, four writes in and out.
         let mut rtl = CsrDataPlane::new(&mut top).expect("weft");
         for p in 0..2u8 {
             let index = PortIndex(p);

@@ -130,6 +130,7 @@ impl<const W: usize, const N: usize> Logic for Chip<W, N> {
             self.data_plane.ingress[i].sop.next = self.ingress[i].sop.val();
             self.data_plane.ingress[i].eop.next = self.ingress[i].eop.val();
             self.data_plane.ingress[i].empty.next = self.ingress[i].empty.val();
+            self.data_plane.ingress[i].nullify.next = self.ingress[i].nullify.val();
             self.data_plane.ingress[i].dw0.next = self.ingress[i].dw0.val();
             self.data_plane.ingress[i].dw1.next = self.ingress[i].dw1.val();
             self.data_plane.ingress[i].dw2.next = self.ingress[i].dw2.val();
@@ -140,6 +141,7 @@ impl<const W: usize, const N: usize> Logic for Chip<W, N> {
             self.egress[i].sop.next = self.data_plane.egress[i].sop.val();
             self.egress[i].eop.next = self.data_plane.egress[i].eop.val();
             self.egress[i].empty.next = self.data_plane.egress[i].empty.val();
+            self.egress[i].nullify.next = self.data_plane.egress[i].nullify.val();
             self.egress[i].dw0.next = self.data_plane.egress[i].dw0.val();
             self.egress[i].dw1.next = self.data_plane.egress[i].dw1.val();
             self.egress[i].dw2.next = self.data_plane.egress[i].dw2.val();

@@ -15,8 +15,11 @@
 //! translation cleared TD loses its digest DW on the way to the link
 //! ([`crate::port::DigestStrip`]).
 //!
-//! Every TLP's first beat taken by the link pulses `sent` with its class
-//! and bytes on the wire as it leaves, and every cycle the link has a
+//! A TLP the ingress voided after its first beats left (`nullify` on its
+//! last beat, [`crate::stream`]) goes out void, for the link to nullify.
+//! Every TLP's last beat taken by the link pulses `sent` with its class
+//! and bytes on the wire as it left, unless the TLP is void (its receiver
+//! discards it, so it was never sent), and every cycle the link has a
 //! beat offered and does not take it raises `stall`: the inputs of the
 //! port's [`crate::counters::PortCounters`].
 //!
@@ -90,7 +93,7 @@ pub struct PortEgress<const W: usize> {
     pub dropped: Signal<Out, Bit>,
     /// Why: the index of the reason in weft-model's `DropReason::ALL`.
     pub drop_reason: Signal<Out, Bits<DROP_REASON_BITS>>,
-    /// A TLP's first beat leaves on the link.
+    /// A TLP's last beat leaves on the link, and the TLP is not void (`nullify`).
     pub sent: Signal<Out, Bit>,
     /// Its class (`crate::switching::CLASS_POSTED` …).
     pub sent_class: Signal<Out, Bits<2>>,
@@ -175,6 +178,8 @@ pub struct PortEgress<const W: usize> {
     found_tag: DFF<Bits<TAG_BITS>>,
     forwarding: DFF<Bit>,
     discarding: DFF<Bit>,
+    sending_class: DFF<Bits<2>>,
+    sending_bytes: DFF<Bits<WIRE_BYTES_BITS>>,
     role_host: Constant<Bits<ROLE_BITS>>,
     to_drop: Constant<Bits<2>>,
     to_virtual_wire: Constant<Bits<2>>,
@@ -250,6 +255,8 @@ impl<const W: usize> PortEgress<W> {
             found_tag: Default::default(),
             forwarding: Default::default(),
             discarding: Default::default(),
+            sending_class: Default::default(),
+            sending_bytes: Default::default(),
             role_host: Constant::new(port::ROLE_HOST.to_bits()),
             to_drop: destination(EgressDestination::Drop),
             to_virtual_wire: destination(EgressDestination::VirtualWire),
@@ -274,7 +281,9 @@ impl<const W: usize> Logic for PortEgress<W> {
             discarding,
             found,
             found_requester,
-            found_tag
+            found_tag,
+            sending_class,
+            sending_bytes
         );
         self.stage.clock.next = self.clock.val();
         self.wires.clock.next = self.clock.val();
@@ -340,6 +349,7 @@ impl<const W: usize> Logic for PortEgress<W> {
         self.strip.upstream.sop.next = self.core.sop.val();
         self.strip.upstream.eop.next = self.core.eop.val();
         self.strip.upstream.empty.next = self.core.empty.val();
+        self.strip.upstream.nullify.next = self.core.nullify.val();
         self.strip.upstream.payload.next = self.core.payload.val();
         self.strip.upstream.dw0.next = self.core.dw0.val();
         self.strip.upstream.dw1.next = self.core.dw1.val();
@@ -398,6 +408,7 @@ impl<const W: usize> Logic for PortEgress<W> {
         self.responses.upstream.sop.next = self.strip.downstream.sop.val();
         self.responses.upstream.eop.next = self.strip.downstream.eop.val();
         self.responses.upstream.empty.next = self.strip.downstream.empty.val();
+        self.responses.upstream.nullify.next = self.strip.downstream.nullify.val();
         self.responses.upstream.dw0.next = self.strip.downstream.dw0.val();
         self.responses.upstream.dw1.next = self.strip.downstream.dw1.val();
         self.responses.upstream.dw2.next = self.strip.downstream.dw2.val();
@@ -426,6 +437,7 @@ impl<const W: usize> Logic for PortEgress<W> {
         self.merge.upstream.sop.next = self.responses.downstream.sop.val();
         self.merge.upstream.eop.next = self.responses.downstream.eop.val();
         self.merge.upstream.empty.next = self.responses.downstream.empty.val();
+        self.merge.upstream.nullify.next = self.responses.downstream.nullify.val();
         self.merge.upstream.dw0.next = self.responses.downstream.dw0.val();
         self.merge.upstream.dw1.next = self.responses.downstream.dw1.val();
         self.merge.upstream.dw2.next = self.responses.downstream.dw2.val();
@@ -439,6 +451,7 @@ impl<const W: usize> Logic for PortEgress<W> {
         self.merge.injected.sop.next = self.injected.sop.val();
         self.merge.injected.eop.next = self.injected.eop.val();
         self.merge.injected.empty.next = self.injected.empty.val();
+        self.merge.injected.nullify.next = self.injected.nullify.val();
         self.merge.injected.dw0.next = self.injected.dw0.val();
         self.merge.injected.dw1.next = self.injected.dw1.val();
         self.merge.injected.dw2.next = self.injected.dw2.val();
@@ -455,6 +468,7 @@ impl<const W: usize> Logic for PortEgress<W> {
         self.link.sop.next = self.merge.downstream.sop.val();
         self.link.eop.next = self.merge.downstream.eop.val();
         self.link.empty.next = self.merge.downstream.empty.val();
+        self.link.nullify.next = self.merge.downstream.nullify.val();
         self.link.dw0.next = self.merge.downstream.dw0.val();
         self.link.dw1.next = self.merge.downstream.dw1.val();
         self.link.dw2.next = self.merge.downstream.dw2.val();
@@ -467,9 +481,21 @@ impl<const W: usize> Logic for PortEgress<W> {
         self.leaving.dw1.next = self.link.dw1.val();
         self.leaving.dw2.next = self.link.dw2.val();
         self.leaving.dw3.next = self.link.dw3.val();
-        self.sent.next = self.link.valid.val() & self.link.ready.val() & self.link.sop.val();
-        self.sent_class.next = self.leaving.flow_class.val();
-        self.sent_bytes.next = self.leaving.wire_bytes.val();
+        // A TLP counts as it ends, when it is known not to be void.
+        self.sent.next = self.link.valid.val()
+            & self.link.ready.val()
+            & self.link.eop.val()
+            & !self.link.nullify.val();
+        self.sent_class.next = self.sending_class.q.val();
+        self.sent_bytes.next = self.sending_bytes.q.val();
+        if self.link.sop.val() {
+            self.sent_class.next = self.leaving.flow_class.val();
+            self.sent_bytes.next = self.leaving.wire_bytes.val();
+        }
+        if self.link.valid.val() & self.link.ready.val() & self.link.sop.val() {
+            self.sending_class.d.next = self.leaving.flow_class.val();
+            self.sending_bytes.d.next = self.leaving.wire_bytes.val();
+        }
         self.stall.next = self.link.valid.val() & !self.link.ready.val();
 
         if (self.forwarding.q.val() | self.discarding.q.val())

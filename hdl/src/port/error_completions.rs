@@ -135,6 +135,7 @@ impl<const W: usize> Logic for ErrorCompletionQueue<W> {
         self.downstream.sop.next = self.upstream.sop.val();
         self.downstream.eop.next = self.upstream.eop.val();
         self.downstream.empty.next = self.upstream.empty.val();
+        self.downstream.nullify.next = self.upstream.nullify.val();
         self.downstream.dw0.next = self.upstream.dw0.val();
         self.downstream.dw1.next = self.upstream.dw1.val();
         self.downstream.dw2.next = self.upstream.dw2.val();
@@ -147,6 +148,7 @@ impl<const W: usize> Logic for ErrorCompletionQueue<W> {
             self.downstream.sop.next = true;
             self.downstream.eop.next = true;
             self.downstream.empty.next = self.all_empty.val();
+            self.downstream.nullify.next = false;
             self.downstream.dw3.next = bits::<32>(0);
             self.downstream.payload.next = 0.into();
             for k in 0..DEPTH {

@@ -61,9 +61,18 @@
 //! So is a TLP whose first beat belies its Length (§2.2.2), as the model
 //! finds any TLP whose bytes disagree with its Length: one whose payload
 //! and digest fit a beat must end in its first beat with exactly those
-//! DWs, and a longer one must not. A mismatch that shows only in a later
-//! beat (both lengths over a beat) is not caught: the TLP is cut through
-//! by then.
+//! DWs, and a longer one must not. When both lengths are over a beat the
+//! mismatch shows only in a later beat, after the TLP's first beats were
+//! cut through to the core: the beat that goes on past the DWs its Length
+//! leaves, or ends with another count of them, ends the TLP there void
+//! (`nullify` on its last beat, [`crate::stream`]), as a cut-through switch
+//! nullifies a TLP found bad after it started to leave (PCIe Base 6.0
+//! §3.6), and the rest of its beats on the link are discarded. So a TLP
+//! never overruns its switching slot. A TLP whose link voids it
+//! (`nullify`) is treated as one whose beats belie its Length. Only a
+//! digest DW that fills a beat alone, stripped after translation
+//! ([`DigestStrip`]), leaves a mismatch in that beat unvoided: the beat
+//! before it has left as the TLP's last.
 //!
 //! **Answers.** A dropped non-posted request is answered where weft-model's
 //! `Switch::refuse` answers it ([`ErrorCompletion`]: not when malformed or
@@ -96,10 +105,14 @@
 //! waits, so a TLP for the CPU is never lost while another port's is
 //! queued.
 //!
-//! **Counting.** As its first beat is taken, every TLP but a malformed one
+//! **Counting.** As its last beat is taken, every TLP but a malformed one
 //! (only a drop, as weft-model counts it) pulses `received` with its class
-//! and bytes on the wire as it arrived, whatever becomes of it: the
-//! inputs of the port's [`crate::counters::PortCounters`].
+//! and bytes on the wire as it arrived, whatever becomes of it, and a TLP
+//! dropped pulses `dropped`: the inputs of the port's
+//! [`crate::counters::PortCounters`]. Counting at the last beat is what
+//! lets a TLP whose later beat belies its Length count as the model
+//! counts it, a Malformed drop alone. Everything else a TLP does (`to_cpu`,
+//! `respond`, `tag_request`) happens as its first beat is taken.
 
 use rust_hdl::prelude::*;
 use weft_regs::capacity;
@@ -169,11 +182,12 @@ pub struct PortIngress<const W: usize, const N: usize> {
     pub beat_dw2: Signal<Out, Bits<32>>,
     /// That beat's header DW3, as it arrived.
     pub beat_dw3: Signal<Out, Bits<32>>,
-    /// The TLP whose first beat is taken is dropped, for `drop_reason`.
+    /// The TLP whose last beat is taken is dropped, for `drop_reason`
+    /// (one whose later beat belied its Length, void where it went, too).
     pub dropped: Signal<Out, Bit>,
     /// Why: the index of the reason in weft-model's `DropReason::ALL`.
     pub drop_reason: Signal<Out, Bits<DROP_REASON_BITS>>,
-    /// The TLP whose first beat is taken is counted as received (it is not malformed).
+    /// The TLP whose last beat is taken is counted as received (it is not malformed).
     pub received: Signal<Out, Bit>,
     /// Its class as it arrived (`crate::switching::CLASS_POSTED` …).
     pub received_class: Signal<Out, Bits<2>>,
@@ -247,6 +261,14 @@ pub struct PortIngress<const W: usize, const N: usize> {
     translated_class: DFF<Bits<2>>,
     arrived_class: DFF<Bits<2>>,
     arrived_bytes: DFF<Bits<WIRE_BYTES_BITS>>,
+    arrived_dws: DFF<Bits<12>>,
+    dws_left: DFF<Bits<12>>,
+    belied: DFF<Bit>,
+    counted_received: DFF<Bit>,
+    counted_dropped: DFF<Bit>,
+    counted_reason: DFF<Bits<DROP_REASON_BITS>>,
+    counted_class: DFF<Bits<2>>,
+    counted_bytes: DFF<Bits<WIRE_BYTES_BITS>>,
     forwarding: DFF<Bit>,
     discarding: DFF<Bit>,
     copying: DFF<Bit>,
@@ -292,6 +314,10 @@ pub struct PortIngress<const W: usize, const N: usize> {
     needs_tag: Signal<Local, Bit>,
     expected_dws: Signal<Local, Bits<12>>,
     one_beat: Signal<Local, Bit>,
+    later: Signal<Local, Bit>,
+    bad_beat: Signal<Local, Bit>,
+    voided: Signal<Local, Bit>,
+    ends: Signal<Local, Bit>,
     tag_wait: Signal<Local, Bit>,
     header_dw0: Signal<Local, Bits<32>>,
     header_dw1: Signal<Local, Bits<32>>,
@@ -387,6 +413,14 @@ impl<const W: usize, const N: usize> PortIngress<W, N> {
             translated_class: Default::default(),
             arrived_class: Default::default(),
             arrived_bytes: Default::default(),
+            arrived_dws: Default::default(),
+            dws_left: Default::default(),
+            belied: Default::default(),
+            counted_received: Default::default(),
+            counted_dropped: Default::default(),
+            counted_reason: Default::default(),
+            counted_class: Default::default(),
+            counted_bytes: Default::default(),
             forwarding: Default::default(),
             discarding: Default::default(),
             copying: Default::default(),
@@ -433,6 +467,10 @@ impl<const W: usize, const N: usize> PortIngress<W, N> {
             needs_tag: Default::default(),
             expected_dws: Default::default(),
             one_beat: Default::default(),
+            later: Default::default(),
+            bad_beat: Default::default(),
+            voided: Default::default(),
+            ends: Default::default(),
             tag_wait: Default::default(),
             header_dw0: Default::default(),
             header_dw1: Default::default(),
@@ -465,6 +503,14 @@ impl<const W: usize, const N: usize> Logic for PortIngress<W, N> {
             translated_class,
             arrived_class,
             arrived_bytes,
+            arrived_dws,
+            dws_left,
+            belied,
+            counted_received,
+            counted_dropped,
+            counted_reason,
+            counted_class,
+            counted_bytes,
             forwarding,
             discarding,
             copying
@@ -516,6 +562,7 @@ impl<const W: usize, const N: usize> Logic for PortIngress<W, N> {
         self.held.upstream.sop.next = self.link.sop.val();
         self.held.upstream.eop.next = self.link.eop.val();
         self.held.upstream.empty.next = self.link.empty.val();
+        self.held.upstream.nullify.next = self.link.nullify.val();
         self.held.upstream.dw0.next = self.link.dw0.val();
         self.held.upstream.dw1.next = self.link.dw1.val();
         self.held.upstream.dw2.next = self.link.dw2.val();
@@ -526,6 +573,7 @@ impl<const W: usize, const N: usize> Logic for PortIngress<W, N> {
         self.deciding.upstream.sop.next = self.held.downstream.sop.val();
         self.deciding.upstream.eop.next = self.held.downstream.eop.val();
         self.deciding.upstream.empty.next = self.held.downstream.empty.val();
+        self.deciding.upstream.nullify.next = self.held.downstream.nullify.val();
         self.deciding.upstream.dw0.next = self.held.downstream.dw0.val();
         self.deciding.upstream.dw1.next = self.held.downstream.dw1.val();
         self.deciding.upstream.dw2.next = self.held.downstream.dw2.val();
@@ -651,6 +699,7 @@ impl<const W: usize, const N: usize> Logic for PortIngress<W, N> {
         self.one_beat.next = self.expected_dws.val() <= self.beat_dws.val();
         if (self.expected_dws.val() > self.slot_dws.val())
             | (self.held.downstream.eop.val() != self.one_beat.val())
+            | (self.held.downstream.eop.val() & self.held.downstream.nullify.val())
             | (self.held.downstream.eop.val()
                 & ((bit_cast::<12, EMPTY_BITS>(self.held.downstream.empty.val())
                     + self.expected_dws.val())
@@ -706,6 +755,7 @@ impl<const W: usize, const N: usize> Logic for PortIngress<W, N> {
             self.translated_class.d.next = self.routed.flow_class.val();
             self.arrived_class.d.next = self.original.flow_class.val();
             self.arrived_bytes.d.next = self.original.wire_bytes.val();
+            self.arrived_dws.d.next = self.expected_dws.val();
         }
 
         // The decision on `deciding`'s first beat.
@@ -755,9 +805,28 @@ impl<const W: usize, const N: usize> Logic for PortIngress<W, N> {
                 | (bit_cast::<32, 8>(self.fabric_tag.val().get_bits::<8>(0)) << 8);
         }
 
+        // §2.2.2: a later beat belies the Length when the TLP goes on past
+        // the beat its DWs end in, or ends with another count of them (or
+        // its link voids it). A forwarded TLP ends at the core there, void
+        // (`nullify`): its first beats have left; the rest is discarded.
+        self.later.next = (self.forwarding.q.val() | self.discarding.q.val())
+            & self.deciding.downstream.valid.val();
+        self.bad_beat.next = self.dws_left.q.val() <= self.beat_dws.val();
+        if self.deciding.downstream.eop.val() {
+            self.bad_beat.next =
+                ((bit_cast::<12, EMPTY_BITS>(self.deciding.downstream.empty.val())
+                    + self.dws_left.q.val())
+                    != self.beat_dws.val())
+                    | self.deciding.downstream.nullify.val();
+        }
+        self.voided.next = self.belied.q.val() | (self.later.val() & self.bad_beat.val());
+        self.ends.next = self.deciding.downstream.eop.val()
+            | (self.later.val() & self.forwarding.q.val() & self.bad_beat.val());
+
         // The stream: a forwarded TLP to the core, any other taken and discarded.
         self.strip.upstream.sop.next = self.deciding.downstream.sop.val();
-        self.strip.upstream.eop.next = self.deciding.downstream.eop.val();
+        self.strip.upstream.eop.next = self.ends.val();
+        self.strip.upstream.nullify.next = self.later.val() & self.voided.val() & self.ends.val();
         self.strip.upstream.empty.next = self.deciding.downstream.empty.val();
         self.strip.upstream.payload.next = self.deciding.downstream.payload.val();
         self.strip.upstream.dw0.next = self.leaving_dw0.val();
@@ -816,6 +885,7 @@ impl<const W: usize, const N: usize> Logic for PortIngress<W, N> {
         self.core.sop.next = self.strip.downstream.sop.val();
         self.core.eop.next = self.strip.downstream.eop.val();
         self.core.empty.next = self.strip.downstream.empty.val();
+        self.core.nullify.next = self.strip.downstream.nullify.val();
         self.core.dw0.next = self.strip.downstream.dw0.val();
         self.core.dw1.next = self.strip.downstream.dw1.val();
         self.core.dw2.next = self.strip.downstream.dw2.val();
@@ -835,30 +905,62 @@ impl<const W: usize, const N: usize> Logic for PortIngress<W, N> {
         self.to_cpu.next = self.taken.val() & self.cpu.val();
         self.respond.next = self.taken.val() & self.answer.respond.val();
         self.copy_to_cpu.next = self.taken.val() & self.copy.val();
-        self.dropped.next = self.taken.val() & !self.cpu.val() & !self.forward.val();
+        self.dropped.next = self.taken.val()
+            & self.deciding.downstream.eop.val()
+            & !self.cpu.val()
+            & !self.forward.val();
         self.tag_request.next = self.taken.val()
             & self.translated_needs_tag.q.val()
             & (self.forward.val() | self.cpu.val());
         self.tag_request_cpu.next = self.cpu.val();
         self.tag_request_port.next = self.route_port.val();
         self.drop_reason.next = self.reason.val();
-        self.received.next =
-            self.taken.val() & !(self.dropped.val() & (self.reason.val() == self.malformed.val()));
+        self.received.next = self.taken.val()
+            & self.deciding.downstream.eop.val()
+            & !(self.dropped.val() & (self.reason.val() == self.malformed.val()));
         self.received_class.next = self.arrived_class.q.val();
         self.received_bytes.next = self.arrived_bytes.q.val();
+        // A longer TLP counts as its last beat is taken: as the first beat
+        // said, unless a later one belied its Length, which makes it Malformed.
+        if self.taken.val() & !self.deciding.downstream.eop.val() {
+            self.counted_received.d.next = !(!self.cpu.val()
+                & !self.forward.val()
+                & (self.reason.val() == self.malformed.val()));
+            self.counted_dropped.d.next = !self.cpu.val() & !self.forward.val();
+            self.counted_reason.d.next = self.reason.val();
+            self.counted_class.d.next = self.arrived_class.q.val();
+            self.counted_bytes.d.next = self.arrived_bytes.q.val();
+            self.dws_left.d.next = self.arrived_dws.q.val() - self.beat_dws.val();
+            self.belied.d.next = false;
+        }
+        if self.later.val() & self.deciding.downstream.ready.val() {
+            self.dws_left.d.next = self.dws_left.q.val() - self.beat_dws.val();
+            self.belied.d.next = self.voided.val();
+            if self.deciding.downstream.eop.val() {
+                self.received.next = self.counted_received.q.val() & !self.voided.val();
+                self.dropped.next = self.counted_dropped.q.val() | self.voided.val();
+                self.drop_reason.next = self.counted_reason.q.val();
+                if self.voided.val() {
+                    self.drop_reason.next = self.malformed.val();
+                }
+                self.received_class.next = self.counted_class.q.val();
+                self.received_bytes.next = self.counted_bytes.q.val();
+            }
+        }
 
         if self.taken.val() & !self.deciding.downstream.eop.val() {
             self.forwarding.d.next = self.forward.val();
             self.discarding.d.next = !self.forward.val();
             self.copying.d.next = self.cpu.val() | self.copy.val();
         }
-        if (self.forwarding.q.val() | self.discarding.q.val())
-            & self.deciding.downstream.valid.val()
+        if self.later.val() & self.deciding.downstream.ready.val() & self.ends.val() {
+            self.forwarding.d.next = false;
+            self.discarding.d.next = !self.deciding.downstream.eop.val();
+        }
+        if self.later.val()
             & self.deciding.downstream.ready.val()
             & self.deciding.downstream.eop.val()
         {
-            self.forwarding.d.next = false;
-            self.discarding.d.next = false;
             self.copying.d.next = false;
         }
     }

@@ -124,6 +124,7 @@ impl<const W: usize> Logic for InjectMerge<W> {
         self.downstream.sop.next = self.upstream.sop.val();
         self.downstream.eop.next = self.upstream.eop.val();
         self.downstream.empty.next = self.upstream.empty.val();
+        self.downstream.nullify.next = self.upstream.nullify.val();
         self.downstream.dw0.next = self.upstream.dw0.val();
         self.downstream.dw1.next = self.upstream.dw1.val();
         self.downstream.dw2.next = self.upstream.dw2.val();
@@ -137,6 +138,7 @@ impl<const W: usize> Logic for InjectMerge<W> {
             self.downstream.sop.next = self.injected.sop.val();
             self.downstream.eop.next = self.injected.eop.val();
             self.downstream.empty.next = self.injected.empty.val();
+            self.downstream.nullify.next = self.injected.nullify.val();
             self.downstream.dw0.next = self.injected.dw0.val();
             self.downstream.dw1.next = self.injected.dw1.val();
             self.downstream.dw2.next = self.injected.dw2.val();

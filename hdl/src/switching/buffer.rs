@@ -27,6 +27,8 @@ pub struct SlotBuffer<const W: usize> {
     pub write_eop: Signal<In, Bit>,
     /// Empty DWs of a last beat.
     pub write_empty: Signal<In, Bits<EMPTY_BITS>>,
+    /// A last beat voids its TLP (`crate::stream`'s `nullify`).
+    pub write_nullify: Signal<In, Bit>,
     /// The slot a first beat starts.
     pub write_slot: Signal<In, Bits<SLOT_BITS>>,
     /// Header DW0 of a first beat.
@@ -61,6 +63,8 @@ pub struct SlotBuffer<const W: usize> {
     pub out_eop: Signal<Out, Bit>,
     /// Empty DWs of a last beat.
     pub out_empty: Signal<Out, Bits<EMPTY_BITS>>,
+    /// The last beat voids its TLP.
+    pub out_nullify: Signal<Out, Bit>,
     /// Header DW0 (meaningful on a first beat).
     pub out_dw0: Signal<Out, Bits<32>>,
     /// Header DW1.
@@ -78,8 +82,8 @@ pub struct SlotBuffer<const W: usize> {
     /// The slot freed.
     pub freed_slot: Signal<Out, Bits<SLOT_BITS>>,
     payload: RAM<Bits<W>, BUFFER_ADDRESS_BITS>,
-    /// Per beat: eop in bit 5, empty DWs below.
-    beat_info: RAM<Bits<6>, BUFFER_ADDRESS_BITS>,
+    /// Per beat: nullify in bit 6, eop in bit 5, empty DWs below.
+    beat_info: RAM<Bits<7>, BUFFER_ADDRESS_BITS>,
     header0: RAM<Bits<32>, SLOT_BITS>,
     header1: RAM<Bits<32>, SLOT_BITS>,
     header2: RAM<Bits<32>, SLOT_BITS>,
@@ -122,6 +126,7 @@ impl<const W: usize> Default for SlotBuffer<W> {
             write_sop: Default::default(),
             write_eop: Default::default(),
             write_empty: Default::default(),
+            write_nullify: Default::default(),
             write_slot: Default::default(),
             write_dw0: Default::default(),
             write_dw1: Default::default(),
@@ -139,6 +144,7 @@ impl<const W: usize> Default for SlotBuffer<W> {
             out_sop: Default::default(),
             out_eop: Default::default(),
             out_empty: Default::default(),
+            out_nullify: Default::default(),
             out_dw0: Default::default(),
             out_dw1: Default::default(),
             out_dw2: Default::default(),
@@ -231,8 +237,9 @@ impl<const W: usize> Logic for SlotBuffer<W> {
         self.payload.write_data.next = self.write_payload.val();
         self.beat_info.write_enable.next = self.write.val();
         self.beat_info.write_address.next = self.payload.write_address.val();
-        self.beat_info.write_data.next = (bit_cast::<6, 1>(self.write_eop.val().into()) << 5)
-            | bit_cast::<6, EMPTY_BITS>(self.write_empty.val());
+        self.beat_info.write_data.next = (bit_cast::<7, 1>(self.write_nullify.val().into()) << 6)
+            | (bit_cast::<7, 1>(self.write_eop.val().into()) << 5)
+            | bit_cast::<7, EMPTY_BITS>(self.write_empty.val());
         self.header0.write_enable.next = self.write.val() & self.write_sop.val();
         self.header0.write_address.next = self.write_here_slot.val();
         self.header0.write_data.next = self.write_dw0.val();
@@ -257,6 +264,7 @@ impl<const W: usize> Logic for SlotBuffer<W> {
         self.out_sop.next = self.shown_sop.q.val();
         self.out_eop.next = self.beat_info.read_data.val().get_bit(5);
         self.out_empty.next = self.beat_info.read_data.val().get_bits::<EMPTY_BITS>(0);
+        self.out_nullify.next = self.beat_info.read_data.val().get_bit(6);
         self.out_dw0.next = self.header0.read_data.val();
         self.out_dw1.next = self.header1.read_data.val();
         self.out_dw2.next = self.header2.read_data.val();

@@ -102,6 +102,7 @@ impl<const W: usize, const N: usize> Logic for SwitchCore<W, N> {
             self.buffers[i].write_sop.next = self.ingress[i].sop.val();
             self.buffers[i].write_eop.next = self.ingress[i].eop.val();
             self.buffers[i].write_empty.next = self.ingress[i].empty.val();
+            self.buffers[i].write_nullify.next = self.ingress[i].nullify.val();
             self.buffers[i].write_slot.next = self.queues[i].alloc_slot.val();
             self.buffers[i].write_dw0.next = self.ingress[i].dw0.val();
             self.buffers[i].write_dw1.next = self.ingress[i].dw1.val();
@@ -131,6 +132,7 @@ impl<const W: usize, const N: usize> Logic for SwitchCore<W, N> {
             self.crossbar.sources[i].sop.next = self.buffers[i].out_sop.val();
             self.crossbar.sources[i].eop.next = self.buffers[i].out_eop.val();
             self.crossbar.sources[i].empty.next = self.buffers[i].out_empty.val();
+            self.crossbar.sources[i].nullify.next = self.buffers[i].out_nullify.val();
             self.crossbar.sources[i].dw0.next = self.buffers[i].out_dw0.val();
             self.crossbar.sources[i].dw1.next = self.buffers[i].out_dw1.val();
             self.crossbar.sources[i].dw2.next = self.buffers[i].out_dw2.val();
@@ -147,6 +149,7 @@ impl<const W: usize, const N: usize> Logic for SwitchCore<W, N> {
             self.egress[j].sop.next = self.crossbar.egress[j].sop.val();
             self.egress[j].eop.next = self.crossbar.egress[j].eop.val();
             self.egress[j].empty.next = self.crossbar.egress[j].empty.val();
+            self.egress[j].nullify.next = self.crossbar.egress[j].nullify.val();
             self.egress[j].dw0.next = self.crossbar.egress[j].dw0.val();
             self.egress[j].dw1.next = self.crossbar.egress[j].dw1.val();
             self.egress[j].dw2.next = self.crossbar.egress[j].dw2.val();

@@ -101,6 +101,7 @@ impl<const W: usize, const N: usize> Logic for Crossbar<W, N> {
             self.egress[j].sop.next = false;
             self.egress[j].eop.next = false;
             self.egress[j].empty.next = 0.into();
+            self.egress[j].nullify.next = false;
             self.egress[j].dw0.next = 0.into();
             self.egress[j].dw1.next = 0.into();
             self.egress[j].dw2.next = 0.into();
@@ -115,6 +116,7 @@ impl<const W: usize, const N: usize> Logic for Crossbar<W, N> {
                     self.egress[j].sop.next = self.sources[i].sop.val();
                     self.egress[j].eop.next = self.sources[i].eop.val();
                     self.egress[j].empty.next = self.sources[i].empty.val();
+                    self.egress[j].nullify.next = self.sources[i].nullify.val();
                     self.egress[j].dw0.next = self.sources[i].dw0.val();
                     self.egress[j].dw1.next = self.sources[i].dw1.val();
                     self.egress[j].dw2.next = self.sources[i].dw2.val();

@@ -142,6 +142,7 @@ impl<const W: usize> Logic for InjectBeats<W> {
         self.beats.sop.next = self.first.q.val();
         self.beats.eop.next = self.final_beat.q.val();
         self.beats.empty.next = bits::<EMPTY_BITS>(0);
+        self.beats.nullify.next = false;
         if self.final_beat.q.val() {
             self.beats.empty.next =
                 bit_cast::<EMPTY_BITS, POSITION_BITS>(self.beat_dws.val() - self.fill.q.val());

@@ -397,6 +397,7 @@ impl<const W: usize, const N: usize> Logic for SwitchTop<W, N> {
             self.ports_in[i].link.sop.next = self.ingress[i].sop.val();
             self.ports_in[i].link.eop.next = self.ingress[i].eop.val();
             self.ports_in[i].link.empty.next = self.ingress[i].empty.val();
+            self.ports_in[i].link.nullify.next = self.ingress[i].nullify.val();
             self.ports_in[i].link.dw0.next = self.ingress[i].dw0.val();
             self.ports_in[i].link.dw1.next = self.ingress[i].dw1.val();
             self.ports_in[i].link.dw2.next = self.ingress[i].dw2.val();
@@ -407,6 +408,7 @@ impl<const W: usize, const N: usize> Logic for SwitchTop<W, N> {
             self.core.ingress[i].sop.next = self.ports_in[i].core.sop.val();
             self.core.ingress[i].eop.next = self.ports_in[i].core.eop.val();
             self.core.ingress[i].empty.next = self.ports_in[i].core.empty.val();
+            self.core.ingress[i].nullify.next = self.ports_in[i].core.nullify.val();
             self.core.ingress[i].dw0.next = self.ports_in[i].core.dw0.val();
             self.core.ingress[i].dw1.next = self.ports_in[i].core.dw1.val();
             self.core.ingress[i].dw2.next = self.ports_in[i].core.dw2.val();
@@ -440,6 +442,7 @@ impl<const W: usize, const N: usize> Logic for SwitchTop<W, N> {
             self.ports_out[i].core.sop.next = self.core.egress[i].sop.val();
             self.ports_out[i].core.eop.next = self.core.egress[i].eop.val();
             self.ports_out[i].core.empty.next = self.core.egress[i].empty.val();
+            self.ports_out[i].core.nullify.next = self.core.egress[i].nullify.val();
             self.ports_out[i].core.dw0.next = self.core.egress[i].dw0.val();
             self.ports_out[i].core.dw1.next = self.core.egress[i].dw1.val();
             self.ports_out[i].core.dw2.next = self.core.egress[i].dw2.val();
@@ -450,6 +453,7 @@ impl<const W: usize, const N: usize> Logic for SwitchTop<W, N> {
             self.egress[i].sop.next = self.ports_out[i].link.sop.val();
             self.egress[i].eop.next = self.ports_out[i].link.eop.val();
             self.egress[i].empty.next = self.ports_out[i].link.empty.val();
+            self.egress[i].nullify.next = self.ports_out[i].link.nullify.val();
             self.egress[i].dw0.next = self.ports_out[i].link.dw0.val();
             self.egress[i].dw1.next = self.ports_out[i].link.dw1.val();
             self.egress[i].dw2.next = self.ports_out[i].link.dw2.val();
@@ -483,6 +487,7 @@ impl<const W: usize, const N: usize> Logic for SwitchTop<W, N> {
             self.ports_out[i].injected.sop.next = self.inject_beats.beats.sop.val();
             self.ports_out[i].injected.eop.next = self.inject_beats.beats.eop.val();
             self.ports_out[i].injected.empty.next = self.inject_beats.beats.empty.val();
+            self.ports_out[i].injected.nullify.next = self.inject_beats.beats.nullify.val();
             self.ports_out[i].injected.dw0.next = self.inject_beats.beats.dw0.val();
             self.ports_out[i].injected.dw1.next = self.inject_beats.beats.dw1.val();
             self.ports_out[i].injected.dw2.next = self.inject_beats.beats.dw2.val();

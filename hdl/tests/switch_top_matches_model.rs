@@ -1997,8 +1997,9 @@ fn an_error_message_routed_to_the_cpu_is_queued_twice_unless_longer_than_a_beat(
 enum LengthFate {
     /// Its first beat shows the mismatch: dropped there, nothing leaves.
     DroppedAtFirstBeat,
-    /// Only a later beat shows it: its first beats left, so it ends void.
-    LeavesVoid,
+    /// Only a later beat shows it: its first beats left, so it leaves void,
+    /// in the beats its Length needs, as these many bytes.
+    LeavesVoid(usize),
     /// Its beats carry what its Length says.
     Forwarded,
 }
@@ -2066,17 +2067,27 @@ fn a_tlp_whose_beats_belie_its_length_is_malformed() {
             (
                 "a second beat that ends a three-beat Length",
                 tlp(true, 12, 8),
-                LeavesVoid,
+                // Filled out to its Length's three beats.
+                LeavesVoid(16 + 4 * 12),
             ),
             ("three beats as Length says", tlp(true, 12, 12), Forwarded),
             (
                 "a third beat past a two-beat Length",
                 tlp(true, 8, 12),
-                LeavesVoid,
+                // Ended at its Length's second beat, the third discarded.
+                LeavesVoid(16 + 4 * 8),
             ),
             ("four beats as Length says", tlp(true, 16, 16), Forwarded),
-            ("a last beat one DW short", tlp(true, 8, 7), LeavesVoid),
-            ("a last beat one DW long", tlp(true, 7, 8), LeavesVoid),
+            (
+                "a last beat one DW short",
+                tlp(true, 8, 7),
+                LeavesVoid(16 + 4 * 7),
+            ),
+            (
+                "a last beat one DW long",
+                tlp(true, 7, 8),
+                LeavesVoid(16 + 4 * 8),
+            ),
             ("seven DWs as Length says", tlp(true, 7, 7), Forwarded),
         ];
         for (what, bytes, fate) in cases {
@@ -2098,11 +2109,8 @@ fn a_tlp_whose_beats_belie_its_length_is_malformed() {
                     .iter()
                     .map(|(p, b, _)| (*p, b.len()))
                     .collect();
-                if fate == LeavesVoid {
-                    // Cut through up to the beat that shows the mismatch,
-                    // the second: the header and at most 8 DWs of payload.
-                    let cut = bytes.len().min(16 + 4 * 8);
-                    assert_eq!(void, [(1, cut)], "{what}: its first beats leave void");
+                if let LeavesVoid(length) = fate {
+                    assert_eq!(void, [(1, length)], "{what}: its first beats leave void");
                 } else {
                     assert!(void.is_empty(), "{what}: nothing of it leaves");
                 }

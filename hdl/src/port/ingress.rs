@@ -63,13 +63,14 @@
 //! and digest fit a beat must end in its first beat with exactly those
 //! DWs, and a longer one must not. When both lengths are over a beat the
 //! mismatch shows only in a later beat, after the TLP's first beats were
-//! cut through to the core: the beat that goes on past the DWs its Length
-//! leaves, or ends with another count of them, ends the TLP there void
-//! (`nullify` on its last beat, [`crate::stream`]), as a cut-through switch
-//! nullifies a TLP found bad after it started to leave (PCIe Base 6.0
-//! §3.6), and the rest of its beats on the link are discarded. So a TLP
-//! never overruns its switching slot. A TLP whose link voids it
-//! (`nullify`) is treated as one whose beats belie its Length. Only a
+//! cut through to the core. It leaves void (`nullify` on its last beat,
+//! [`crate::stream`]), as a cut-through switch nullifies a TLP found bad
+//! after it started to leave (PCIe Base 6.0 §3.6), in as many beats as its
+//! Length needs, as hard IPs' transmit interfaces expect: a TLP that goes
+//! on past its Length's last beat ends there, the rest of its beats on the
+//! link discarded, and one that ends beats short is filled out with empty
+//! beats. So a TLP never overruns its switching slot. A TLP whose link
+//! voids it (`nullify`) is treated as one whose beats belie its Length. Only a
 //! digest DW that fills a beat alone, stripped after translation
 //! ([`DigestStrip`]), leaves a mismatch in that beat unvoided: the beat
 //! before it has left as the TLP's last.
@@ -264,6 +265,7 @@ pub struct PortIngress<const W: usize, const N: usize> {
     arrived_dws: DFF<Bits<12>>,
     dws_left: DFF<Bits<12>>,
     belied: DFF<Bit>,
+    padding: DFF<Bit>,
     counted_received: DFF<Bit>,
     counted_dropped: DFF<Bit>,
     counted_reason: DFF<Bits<DROP_REASON_BITS>>,
@@ -318,6 +320,7 @@ pub struct PortIngress<const W: usize, const N: usize> {
     bad_beat: Signal<Local, Bit>,
     voided: Signal<Local, Bit>,
     ends: Signal<Local, Bit>,
+    short: Signal<Local, Bit>,
     tag_wait: Signal<Local, Bit>,
     header_dw0: Signal<Local, Bits<32>>,
     header_dw1: Signal<Local, Bits<32>>,
@@ -416,6 +419,7 @@ impl<const W: usize, const N: usize> PortIngress<W, N> {
             arrived_dws: Default::default(),
             dws_left: Default::default(),
             belied: Default::default(),
+            padding: Default::default(),
             counted_received: Default::default(),
             counted_dropped: Default::default(),
             counted_reason: Default::default(),
@@ -471,6 +475,7 @@ impl<const W: usize, const N: usize> PortIngress<W, N> {
             bad_beat: Default::default(),
             voided: Default::default(),
             ends: Default::default(),
+            short: Default::default(),
             tag_wait: Default::default(),
             header_dw0: Default::default(),
             header_dw1: Default::default(),
@@ -506,6 +511,7 @@ impl<const W: usize, const N: usize> Logic for PortIngress<W, N> {
             arrived_dws,
             dws_left,
             belied,
+            padding,
             counted_received,
             counted_dropped,
             counted_reason,
@@ -762,7 +768,8 @@ impl<const W: usize, const N: usize> Logic for PortIngress<W, N> {
         self.first.next = self.deciding.downstream.valid.val()
             & self.deciding.downstream.sop.val()
             & !self.forwarding.q.val()
-            & !self.discarding.q.val();
+            & !self.discarding.q.val()
+            & !self.padding.q.val();
         self.route_miss.next = self.addresses.miss.val();
         self.route_cpu.next = self.addresses.cpu.val();
         self.route_port.next = self.addresses.port.val();
@@ -807,8 +814,11 @@ impl<const W: usize, const N: usize> Logic for PortIngress<W, N> {
 
         // §2.2.2: a later beat belies the Length when the TLP goes on past
         // the beat its DWs end in, or ends with another count of them (or
-        // its link voids it). A forwarded TLP ends at the core there, void
-        // (`nullify`): its first beats have left; the rest is discarded.
+        // its link voids it). A forwarded TLP leaves void (`nullify`), its
+        // first beats gone, in as many beats as its Length needs, which
+        // hard IPs' transmit interfaces expect: one that goes on past its
+        // Length ends at the core in that beat, the rest discarded; one
+        // that ends beats short is filled out (`padding`).
         self.later.next = (self.forwarding.q.val() | self.discarding.q.val())
             & self.deciding.downstream.valid.val();
         self.bad_beat.next = self.dws_left.q.val() <= self.beat_dws.val();
@@ -820,8 +830,15 @@ impl<const W: usize, const N: usize> Logic for PortIngress<W, N> {
                     | self.deciding.downstream.nullify.val();
         }
         self.voided.next = self.belied.q.val() | (self.later.val() & self.bad_beat.val());
-        self.ends.next = self.deciding.downstream.eop.val()
-            | (self.later.val() & self.forwarding.q.val() & self.bad_beat.val());
+        self.short.next = self.later.val()
+            & self.forwarding.q.val()
+            & self.deciding.downstream.eop.val()
+            & (self.dws_left.q.val() > self.beat_dws.val());
+        self.ends.next = (self.deciding.downstream.eop.val() & !self.short.val())
+            | (self.later.val()
+                & self.forwarding.q.val()
+                & !self.deciding.downstream.eop.val()
+                & self.bad_beat.val());
 
         // The stream: a forwarded TLP to the core, any other taken and discarded.
         self.strip.upstream.sop.next = self.deciding.downstream.sop.val();
@@ -853,6 +870,17 @@ impl<const W: usize, const N: usize> Logic for PortIngress<W, N> {
             | (self.first.val() & self.forward.val()))
             & !self.cpu_hold.val()
             & !self.tag_wait.val();
+        // Filling out a TLP that ended beats short: beats of nothing to its
+        // Length's last, which carries its last DWs and voids it.
+        if self.padding.q.val() {
+            self.strip.upstream.valid.next = true;
+            self.strip.upstream.sop.next = false;
+            self.strip.upstream.eop.next = self.dws_left.q.val() <= self.beat_dws.val();
+            self.strip.upstream.nullify.next = self.dws_left.q.val() <= self.beat_dws.val();
+            self.strip.upstream.empty.next =
+                bit_cast::<EMPTY_BITS, 12>(self.beat_dws.val() - self.dws_left.q.val());
+            self.strip.upstream.payload.next = 0.into();
+        }
         // The answer to a request dropped here, from its header as received.
         self.answer.dropped.next = self.first.val() & !self.forward.val() & !self.cpu.val();
         self.answer.drop_reason.next = self.reason.val();
@@ -874,7 +902,7 @@ impl<const W: usize, const N: usize> Logic for PortIngress<W, N> {
                 & self.strip.upstream.ready.val())
                 | (!self.forward.val() & (!self.answer.respond.val() | self.response_room.val()));
         }
-        if self.cpu_hold.val() | self.tag_wait.val() {
+        if self.cpu_hold.val() | self.tag_wait.val() | self.padding.q.val() {
             self.deciding.downstream.ready.next = false;
         }
         // The digest DW leaves with TD (§2.7.1): a rewritten header clears it.
@@ -956,6 +984,14 @@ impl<const W: usize, const N: usize> Logic for PortIngress<W, N> {
         if self.later.val() & self.deciding.downstream.ready.val() & self.ends.val() {
             self.forwarding.d.next = false;
             self.discarding.d.next = !self.deciding.downstream.eop.val();
+        }
+        if self.short.val() & self.deciding.downstream.ready.val() {
+            self.forwarding.d.next = false;
+            self.padding.d.next = true;
+        }
+        if self.padding.q.val() & self.strip.upstream.ready.val() {
+            self.dws_left.d.next = self.dws_left.q.val() - self.beat_dws.val();
+            self.padding.d.next = self.dws_left.q.val() > self.beat_dws.val();
         }
         if self.later.val()
             & self.deciding.downstream.ready.val()

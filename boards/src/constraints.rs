@@ -7,6 +7,7 @@
 use std::fmt::Write as _;
 
 use crate::clocking::{self, PllRole};
+use crate::ethernet::{self, Management};
 use crate::model::{Board, Pin, Vendor};
 use crate::verilog;
 
@@ -85,6 +86,16 @@ fn placed(board: &Board) -> Vec<Placed> {
             });
         }
     }
+    if let (Management::SgmiiLvds(_), Some(eth)) = (ethernet::management(board), &board.ethernet) {
+        for (i, p) in eth.pins.iter().enumerate() {
+            all.push(Placed {
+                port: p.name.clone(),
+                pin: p.pin.clone(),
+                io_standard: p.io_standard.clone(),
+                field: format!("ethernet.pin[{i}] ({}).pin", p.name),
+            });
+        }
+    }
     all
 }
 
@@ -94,7 +105,9 @@ fn is_gt_refclk(io_standard: &str) -> bool {
     io_standard == "MGTREFCLK"
 }
 
-/// The ports that are slow, asynchronous board signals: resets, LEDs, UART.
+/// The ports that are slow, asynchronous board signals: resets, LEDs,
+/// UART, flash on user pins, and the Ethernet PHY's reset and management
+/// pins.
 fn async_ports(board: &Board) -> Vec<String> {
     let mut ports: Vec<String> = board.resets.iter().map(|r| r.name.clone()).collect();
     if !board.leds.is_empty() {
@@ -106,6 +119,9 @@ fn async_ports(board: &Board) -> Vec<String> {
     }
     if board.flash_on_pins().is_some() {
         ports.push("flash_*".to_owned());
+    }
+    if let Management::SgmiiLvds(_) = ethernet::management(board) {
+        ports.push("phy_*".to_owned());
     }
     ports
 }
@@ -161,14 +177,14 @@ const CLOCK_GROUPS_NOTE: &str = "\
 # is asynchronous to them (and to the other hard IPs): the dual-clock FIFOs
 # cross between them, so those paths are cut.";
 
-/// The Ethernet pins, listed for the record until the management MAC is on
-/// `weft_chip`.
+/// The Ethernet pins of a board whose management Ethernet the wrapper
+/// does not connect, listed for the record with the reason.
 fn ethernet_note(board: &Board, comment: &str) -> String {
     let mut v = String::new();
-    if let Some(eth) = &board.ethernet {
+    if let (Some(eth), Management::Absent(why)) = (&board.ethernet, ethernet::management(board)) {
         let _ = writeln!(
             v,
-            "\n{comment} Management Ethernet ({:?}, PHY {}): not yet connected in the wrapper.",
+            "\n{comment} Management Ethernet ({:?}, PHY {}): not connected in the wrapper: {why}.",
             eth.interface, eth.phy
         );
         for p in &eth.pins {
@@ -324,6 +340,10 @@ pub fn xdc(board: &Board) -> String {
     for port in async_ports(board) {
         let _ = writeln!(v, "set_false_path -from [get_ports {{{port}}}]");
         let _ = writeln!(v, "set_false_path -to [get_ports {{{port}}}]");
+    }
+    if let Management::SgmiiLvds(lvds) = ethernet::management(board) {
+        let [_, (core_clock, ..)] = pll_clocks(board);
+        v += &ethernet::xdc(lvds, core_clock);
     }
     v += &ethernet_note(board, "#");
     v

@@ -6,7 +6,8 @@
 //! ([`load`], [`validate`]) against what each hard IP can do ([`catalog`]),
 //! and generates from it and the emitted Verilog the top-level wrapper
 //! around the vendor's hard IPs ([`verilog`], with the Intel tiles' ports
-//! as tables in [`tile`]), the constraints
+//! as tables in [`tile`], and the management Ethernet port in
+//! [`ethernet`]), the constraints
 //! ([`constraints`]), the vendor project and build scripts ([`project`]),
 //! and the step that loads the bitstream ([`program`]);
 //! [`generate`] writes them all. [`sim`] runs the wrapper's adapters
@@ -17,6 +18,7 @@
 pub mod catalog;
 pub mod clocking;
 pub mod constraints;
+pub mod ethernet;
 pub mod generate;
 pub mod lint;
 pub mod load;

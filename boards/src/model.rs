@@ -292,11 +292,35 @@ pub struct Ethernet {
     /// Its pins.
     #[serde(rename = "pin", default)]
     pub pins: Vec<NamedPin>,
+    /// For SGMII on LVDS SelectIO pins rather than a transceiver: what
+    /// Xilinx's PCS/PMA needs to know of the board (see [`crate::ethernet`]).
+    pub lvds: Option<SgmiiLvds>,
     /// Source of these facts.
     pub source: String,
     /// Not yet checked against the source.
     #[serde(default)]
     pub verify: bool,
+}
+
+/// SGMII on LVDS SelectIO pins: the settings of Xilinx's 1G/2.5G Ethernet
+/// PCS/PMA or SGMII IP (PG047, "Asynchronous 1000BASE-X/SGMII over LVDS",
+/// UltraScale and UltraScale+) that follow from the board.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SgmiiLvds {
+    /// Frequency of the clock on the `sgmii_clk` pins, the IP's
+    /// `LvdsRefClk`, in MHz.
+    pub refclk_mhz: f64,
+    /// Where the transmit pair sits in its nibble (`TxLane0_Placement`,
+    /// for example `DIFF_PAIR_2`).
+    pub tx_lane: String,
+    /// Where the receive pair sits in its nibble (`RxLane0_Placement`).
+    pub rx_lane: String,
+    /// Whether the transmit pair is in the upper nibble of its byte group
+    /// (`Tx_In_Upper_Nibble`).
+    pub tx_in_upper_nibble: bool,
+    /// Source of these facts.
+    pub source: String,
 }
 
 /// A named pin of a peripheral.

@@ -9,6 +9,7 @@
 use std::fmt::Write as _;
 
 use crate::clocking;
+use crate::ethernet::{self, Management};
 use crate::model::{Board, HardIp, HardIpKind, Role, Vendor};
 use crate::verilog;
 
@@ -175,6 +176,9 @@ pub fn vivado_tcl(board: &Board) -> String {
     );
     for ip in &board.hard_ips {
         v += &vivado_ip(ip);
+    }
+    if let Management::SgmiiLvds(lvds) = ethernet::management(board) {
+        v += &ethernet::vivado_ip(lvds);
     }
     let _ = writeln!(
         v,

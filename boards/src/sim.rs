@@ -10,6 +10,11 @@
 //! crosses the RX shim and FIFO into weft's clock, turns round, and crosses
 //! the TX FIFO and shim back to the same model, which checks the tile's
 //! rules on the way in and writes down what it got. Icarus Verilog runs it.
+//!
+//! Parts of the wrapper get benches of their own: the PLL ([`run_pll`]),
+//! a flash behind `STARTUPE3` ([`run_flash`]) and the management Ethernet
+//! on SGMII ([`run_ethernet`]: frames both ways between a model of the
+//! PCS/PMA's client GMII and weft's MAC side of the MII).
 
 use std::fmt::{self, Write as _};
 use std::fs;
@@ -17,6 +22,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::clocking;
+use crate::ethernet;
 use crate::generate;
 use crate::model::{Board, HardIpKind};
 use crate::tile::{self, Scope, Sig};
@@ -266,7 +272,9 @@ fn loopback_switch_top() -> String {
         v,
         "    assign uart_tx = 1'b1;\n    assign led = 0;\n    \
          assign flash_sclk = 1'b0;\n    assign flash_cs_n = 1'b1;\n    assign flash_mosi = 1'b0;\n    \
-         wire unused = reset | core_clock | core_reset | uart_rx | flash_miso;\nendmodule"
+         assign mii_tx_en = 1'b0;\n    assign mii_txd = 4'd0;\n    \
+         wire unused = reset | core_clock | core_reset | uart_rx | flash_miso\n        \
+         | mii_rx_clk | mii_rx_dv | mii_rx_er | (|mii_rxd) | mii_tx_clk;\nendmodule"
     );
     v
 }
@@ -481,7 +489,7 @@ pub fn pll_files(board: &Board) -> Vec<generate::File> {
 /// Simulates the board's PLL alone in `dir` with [`pll_files`]' files (or
 /// changed ones, to show what the checks catch).
 pub fn run_pll(dir: &Path, files: &[generate::File]) -> Result<(), SimError> {
-    run_bench(dir, files, "weft_pll_tb", "weft-pll-tb: done")
+    run_bench(dir, files, "weft_pll_tb", "weft-pll-tb: done", &[])
 }
 
 /// The testbench of the flash's `STARTUPE3` connection: random SPI clock,
@@ -549,12 +557,162 @@ pub fn flash_files(board: &Board) -> Option<Vec<generate::File>> {
 /// Simulates the flash's `STARTUPE3` connection in `dir` with
 /// [`flash_files`]' files (or changed ones, to show what the checks catch).
 pub fn run_flash(dir: &Path, files: &[generate::File]) -> Result<(), SimError> {
-    run_bench(dir, files, "weft_flash_tb", "weft-flash-tb: done, 0 errors")
+    run_bench(
+        dir,
+        files,
+        "weft_flash_tb",
+        "weft-flash-tb: done, 0 errors",
+        &[],
+    )
 }
 
-/// Compiles `files` into `dir` with `top` as the testbench, runs it, and
-/// passes when it prints `done` and no `ERROR`.
-fn run_bench(dir: &Path, files: &[generate::File], top: &str, done: &str) -> Result<(), SimError> {
+/// The speed of the management Ethernet's copper link, which the PHY
+/// announces over SGMII auto-negotiation (PG047 `status_vector[11:10]`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LinkSpeed {
+    /// 10 Mb/s: a GMII byte every 100 cycles, the MII at 2.5 MHz.
+    Mbps10,
+    /// 100 Mb/s: a GMII byte every 10 cycles, the MII at 25 MHz.
+    Mbps100,
+    /// 1 Gb/s: beyond weft's 10/100 MAC; nothing crosses.
+    Gbps1,
+}
+
+impl LinkSpeed {
+    /// The speed in Mb/s, as the testbench takes it.
+    pub const fn mbps(self) -> u32 {
+        match self {
+            LinkSpeed::Mbps10 => 10,
+            LinkSpeed::Mbps100 => 100,
+            LinkSpeed::Gbps1 => 1000,
+        }
+    }
+}
+
+/// What crossed the management Ethernet in a run, frame by frame.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EthernetRun {
+    /// What weft's MAC side took with `mii_rx_dv`: each frame's nibbles in
+    /// order, one a byte.
+    pub mii_received: Vec<Vec<u8>>,
+    /// What the PCS/PMA took with `gmii_tx_en`: each frame's bytes.
+    pub gmii_sent: Vec<Vec<u8>>,
+}
+
+/// The files of the management Ethernet's own simulation, for a board
+/// whose management port is SGMII over LVDS: the wrapper's
+/// `weft_board_sgmii` block, the MII-to-GMII adapter, a model of the
+/// PCS/PMA's client side (`sgmii_model.v`, written from PG047) under the
+/// IP's module and port names, and the testbench (`sgmii_tb.v`: weft's
+/// MAC side as IEEE 802.3 clause 22 times it).
+pub fn ethernet_files(board: &Board) -> Option<Vec<generate::File>> {
+    let ethernet::Management::SgmiiLvds(_) = ethernet::management(board) else {
+        return None;
+    };
+    let file = |name: &str, text: String| generate::File {
+        name: name.to_owned(),
+        text,
+    };
+    Some(vec![
+        file(
+            "sim/weft_board_sgmii.v",
+            format!(
+                "`timescale 1ps/1ps\n`default_nettype none\n{}\n`default_nettype wire\n",
+                ethernet::sgmii_module()
+            ),
+        ),
+        file(
+            "sim/weft_board_mii_gmii.v",
+            format!("`timescale 1ps/1ps\n{}", include_str!("mii_gmii.v")),
+        ),
+        file(
+            "sim/weft_mgmt_pcs_pma_model.v",
+            format!(
+                "{}\n`timescale 1ps/1ps\n{}",
+                include_str!("sgmii_model.v"),
+                ethernet::sim_model()
+            ),
+        ),
+        file("sim/weft_sgmii_tb.v", include_str!("sgmii_tb.v").to_owned()),
+    ])
+}
+
+/// Simulates the management Ethernet in `dir` with [`ethernet_files`]'
+/// files (or changed ones, to show what the checks catch): the PCS/PMA's
+/// model receives `frames` from the PHY and weft's MAC side sends them,
+/// each with its preamble, at `speed`. Returns what crossed each way.
+pub fn run_ethernet(
+    dir: &Path,
+    files: &[generate::File],
+    frames: &[Vec<u8>],
+    speed: LinkSpeed,
+    seed: u32,
+) -> Result<EthernetRun, SimError> {
+    let mut words = vec![frames.len() as u32];
+    for frame in frames {
+        words.push(frame.len() as u32);
+        words.extend(frame.iter().map(|b| u32::from(*b)));
+    }
+    let stimulus = dir.join("sim/frames.hex");
+    let text: String = words.iter().map(|w| format!("{w:08x}\n")).collect();
+    write_file(&stimulus, &text)?;
+    let out = dir.join("sim/eth_out");
+    fs::create_dir_all(&out).map_err(|error| SimError::Io {
+        path: out.clone(),
+        error,
+    })?;
+    run_bench(
+        dir,
+        files,
+        "weft_sgmii_tb",
+        "weft-sgmii-tb: done, 0 errors",
+        &[
+            format!("+weft_eth_frames={}", stimulus.display()),
+            format!("+weft_eth_words={}", words.len()),
+            format!("+weft_eth_out={}", out.display()),
+            format!("+weft_eth_speed={}", speed.mbps()),
+            format!("+weft_seed={seed}"),
+        ],
+    )?;
+    Ok(EthernetRun {
+        mii_received: hex_lines(&out.join("mii_rx.hex"), 1)?,
+        gmii_sent: hex_lines(&out.join("gmii_tx.hex"), 2)?,
+    })
+}
+
+/// Reads a file of one frame a line, each `digits` hex digits a value.
+fn hex_lines(path: &Path, digits: usize) -> Result<Vec<Vec<u8>>, SimError> {
+    let text = fs::read_to_string(path).map_err(|error| SimError::Io {
+        path: path.to_owned(),
+        error,
+    })?;
+    text.lines()
+        .enumerate()
+        .map(|(i, line)| {
+            let bad = || SimError::Output {
+                path: path.to_owned(),
+                line: i + 1,
+            };
+            if line.len() % digits != 0 {
+                return Err(bad());
+            }
+            (0..line.len())
+                .step_by(digits)
+                .map(|at| u8::from_str_radix(&line[at..at + digits], 16).map_err(|_| bad()))
+                .collect()
+        })
+        .collect()
+}
+
+/// Compiles `files` into `dir` with `top` as the testbench, runs it with
+/// `args`, and passes when it prints `done` and no `ERROR`.
+fn run_bench(
+    dir: &Path,
+    files: &[generate::File],
+    top: &str,
+    done: &str,
+    args: &[String],
+) -> Result<(), SimError> {
     if !iverilog_available() {
         return Err(SimError::NoSimulator);
     }
@@ -582,6 +740,7 @@ fn run_bench(dir: &Path, files: &[generate::File], top: &str, done: &str) -> Res
     let sim = Command::new("vvp")
         .arg("-n")
         .arg(&image)
+        .args(args)
         .output()
         .map_err(|error| SimError::Io {
             path: PathBuf::from("vvp"),

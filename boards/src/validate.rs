@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use crate::catalog::{self, Bifurcation};
+use crate::ethernet::{self, Management};
 use crate::model::{Board, EthernetInterface, FlashAccess, HardIpKind, Pin, Role, Vendor};
 use crate::pll::{self, Unreachable};
 
@@ -152,6 +153,29 @@ pub enum Invalid {
         /// The pin written.
         pin: String,
     },
+    /// Management Ethernet settings the generator has no adapter for.
+    EthernetUnsupported {
+        /// Where.
+        field: String,
+        /// Why not, and what to write instead.
+        reason: &'static str,
+    },
+    /// A pin the management Ethernet's interface needs that `[ethernet]`
+    /// does not name ([`ethernet::SGMII_PINS`]).
+    EthernetPinMissing {
+        /// The interface.
+        interface: EthernetInterface,
+        /// The pin's name.
+        pin: &'static str,
+    },
+    /// An SGMII data or clock pin on another I/O standard than LVDS, which
+    /// the PCS/PMA's LVDS SelectIO interface needs (PG047).
+    EthernetIoStandard {
+        /// Where.
+        field: String,
+        /// The standard written.
+        io_standard: String,
+    },
     /// The board's name differs from its file's stem.
     NameMismatch {
         /// The name in the file.
@@ -251,6 +275,15 @@ impl fmt::Display for Invalid {
                 "{field}: STARTUPE3 carries this signal on a dedicated configuration pin, \
                  not on the user pin {pin}; leave it out"
             ),
+            Invalid::EthernetUnsupported { field, reason } => write!(f, "{field}: {reason}"),
+            Invalid::EthernetPinMissing { interface, pin } => write!(
+                f,
+                "ethernet.pin: {interface:?} needs a pin named {pin:?} (write \"TODO\" if its ball is not known)"
+            ),
+            Invalid::EthernetIoStandard { field, io_standard } => write!(
+                f,
+                "{field}: SGMII over LVDS SelectIO needs io_standard \"LVDS\", not {io_standard:?}"
+            ),
             Invalid::NameMismatch { name, stem } => {
                 write!(
                     f,
@@ -271,6 +304,7 @@ pub fn check(board: &Board) -> Vec<Invalid> {
     check_pins(board, &mut problems);
     check_pll(board, &mut problems);
     check_flash(board, &mut problems);
+    check_ethernet(board, &mut problems);
     if board.hard_ips.len() > SWITCH_PORTS {
         problems.push(Invalid::TooManyPorts {
             ports: board.hard_ips.len(),
@@ -327,6 +361,13 @@ fn check_sources(board: &Board, problems: &mut Vec<Invalid>) {
                 .ethernet
                 .iter()
                 .map(|e| ("ethernet.source".to_owned(), &e.source)),
+        )
+        .chain(
+            board
+                .ethernet
+                .iter()
+                .filter_map(|e| e.lvds.as_ref())
+                .map(|l| ("ethernet.lvds.source".to_owned(), &l.source)),
         )
         .chain(
             board
@@ -504,6 +545,54 @@ fn check_flash(board: &Board, problems: &mut Vec<Invalid>) {
     }
 }
 
+/// The management Ethernet: SGMII is generated on LVDS SelectIO of
+/// UltraScale(+) only, with every pin of [`ethernet::SGMII_PINS`] named
+/// and its data and clock pairs on LVDS; `[ethernet.lvds]` belongs to SGMII.
+fn check_ethernet(board: &Board, problems: &mut Vec<Invalid>) {
+    let Some(eth) = &board.ethernet else {
+        return;
+    };
+    match (eth.interface, &eth.lvds) {
+        (EthernetInterface::Sgmii, None) => problems.push(Invalid::EthernetUnsupported {
+            field: "ethernet.lvds".to_owned(),
+            reason: "SGMII is generated only on LVDS SelectIO: give [ethernet.lvds] \
+                     (PG047's LVDS settings), or write interface = \"todo\"",
+        }),
+        (EthernetInterface::Sgmii, Some(_)) if !ethernet::lvds_capable(board) => {
+            problems.push(Invalid::EthernetUnsupported {
+                field: "ethernet.lvds".to_owned(),
+                reason: "PG047's asynchronous SGMII over LVDS is for UltraScale and \
+                         UltraScale+ SelectIO only",
+            })
+        }
+        (EthernetInterface::Rgmii | EthernetInterface::Todo, Some(_)) => {
+            problems.push(Invalid::EthernetUnsupported {
+                field: "ethernet.lvds".to_owned(),
+                reason:
+                    "[ethernet.lvds] describes SGMII: set interface = \"sgmii\" or leave it out",
+            })
+        }
+        _ => {}
+    }
+    if eth.interface != EthernetInterface::Sgmii {
+        return;
+    }
+    for (name, _) in ethernet::SGMII_PINS {
+        match eth.pins.iter().position(|p| p.name == *name) {
+            None => problems.push(Invalid::EthernetPinMissing {
+                interface: eth.interface,
+                pin: name,
+            }),
+            Some(i) if name.starts_with("sgmii_") && eth.pins[i].io_standard != "LVDS" => problems
+                .push(Invalid::EthernetIoStandard {
+                    field: format!("ethernet.pin[{i}] ({name}).io_standard"),
+                    io_standard: eth.pins[i].io_standard.clone(),
+                }),
+            Some(_) => {}
+        }
+    }
+}
+
 fn check_tiles(board: &Board, problems: &mut Vec<Invalid>) {
     let mut tiles: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
     for (i, ip) in board.hard_ips.iter().enumerate() {
@@ -577,8 +666,9 @@ fn flash_pins(flash: &crate::model::Flash) -> [(String, &Pin); 4] {
 }
 
 /// Every fact a build needs that the board file does not confirm: pins of
-/// the clocks weft uses, of the resets, the console UART and the
-/// configuration flash, and the PLL's ranges. The generator writes no build
+/// the clocks weft uses, of the resets, the console UART, the
+/// configuration flash and the management Ethernet the wrapper connects,
+/// and the PLL's ranges. The generator writes no build
 /// script while any is open ([`crate::generate::build_files`]).
 pub fn unconfirmed_required(board: &Board) -> Vec<String> {
     let mut open = Vec::new();
@@ -622,6 +712,13 @@ pub fn unconfirmed_required(board: &Board) -> Vec<String> {
             }
         }
         None => open.push("[flash]: the configuration flash".to_owned()),
+    }
+    if let (Management::SgmiiLvds(_), Some(eth)) = (ethernet::management(board), &board.ethernet) {
+        for (i, p) in eth.pins.iter().enumerate() {
+            if p.pin == Pin::Todo {
+                open.push(format!("ethernet.pin[{i}] ({}).pin", p.name));
+            }
+        }
     }
     if let Some(device) = pll::for_board(board) {
         if device.limits.is_none() {

@@ -22,9 +22,11 @@
 //! and `uart_rx`, `uart_tx`, `led[7:0]` and the soft core's SPI flash
 //! (`flash_sclk`, `flash_cs_n`, `flash_mosi`, `flash_miso`), which leave the
 //! board top as ports or, for a flash on the dedicated configuration pins,
-//! through `STARTUPE3`. Where it is not emitted (the tests lint the
-//! wrapper on its own), [`planned_switch_top`] writes a stub of that
-//! interface to lint against.
+//! through `STARTUPE3`, and the management MAC's MII (`mii_*`,
+//! [`ethernet::MII_PORTS`]), which reaches the board's PHY through
+//! [`ethernet`]'s block or idles where the board has none weft drives.
+//! Where it is not emitted (the tests lint the wrapper on its own),
+//! [`planned_switch_top`] writes a stub of that interface to lint against.
 //!
 //! # Adaptation, now and planned
 //!
@@ -46,6 +48,7 @@ use std::fmt::Write as _;
 
 use crate::catalog;
 use crate::clocking;
+use crate::ethernet::{self, Management};
 use crate::model::{Board, HardIp, HardIpKind, Role, Vendor};
 use crate::tile::{self, Sig};
 use crate::validate::SWITCH_PORTS;
@@ -114,6 +117,15 @@ pub fn instances(board: &Board) -> Vec<Instance<'_>> {
     out
 }
 
+/// `[hi:0] ` for a signal of `bits` bits, nothing for one bit.
+pub(crate) fn bit_range(bits: u32) -> String {
+    if bits == 1 {
+        String::new()
+    } else {
+        format!("[{}:0] ", bits - 1)
+    }
+}
+
 /// One port of a module: direction, width and name.
 pub(crate) struct Port {
     /// `input` or `output`.
@@ -125,7 +137,7 @@ pub(crate) struct Port {
 }
 
 impl Port {
-    fn new(dir: &'static str, bits: u32, name: impl Into<String>) -> Self {
+    pub(crate) fn new(dir: &'static str, bits: u32, name: impl Into<String>) -> Self {
         Port {
             dir,
             bits,
@@ -135,11 +147,7 @@ impl Port {
 
     /// The Verilog range of the port, empty for one bit.
     pub(crate) fn range(&self) -> String {
-        if self.bits == 1 {
-            String::new()
-        } else {
-            format!("[{}:0] ", self.bits - 1)
-        }
+        bit_range(self.bits)
     }
 }
 
@@ -389,6 +397,10 @@ pub(crate) fn switch_ports() -> Vec<Port> {
     for (port, out) in FLASH_PORTS {
         ports.push(Port::new(if *out { "output" } else { "input" }, 1, *port));
     }
+    for (name, into_chip, bits) in ethernet::MII_PORTS {
+        let dir = if *into_chip { "input" } else { "output" };
+        ports.push(Port::new(dir, *bits, *name));
+    }
     ports
 }
 
@@ -418,9 +430,15 @@ pub fn planned_switch_top() -> String {
 }
 
 /// The adapter modules the wrapper uses: the dual-clock FIFO and reset
-/// synchronizer, and the Avalon-ST shims of the Intel tiles.
+/// synchronizer, the Avalon-ST shims of the Intel tiles, and the
+/// management MAC's MII-to-GMII adapter.
 pub fn support_modules() -> String {
-    format!("{}\n{}", include_str!("cdc.v"), include_str!("avst.v"))
+    format!(
+        "{}\n{}\n{}",
+        include_str!("cdc.v"),
+        include_str!("avst.v"),
+        include_str!("mii_gmii.v")
+    )
 }
 
 /// Reverses the order of the 32-bit DWs of a `bits`-wide signal.
@@ -441,7 +459,8 @@ fn fitted(expr: &str, from: u32, to: u32) -> String {
     }
 }
 
-/// The ports of `weft_board_top`: the board's clocks, resets, lanes, LEDs and UART.
+/// The ports of `weft_board_top`: the board's clocks, resets, lanes, LEDs,
+/// UART, flash on user pins and management Ethernet PHY.
 pub(crate) fn top_ports(board: &Board) -> Vec<Port> {
     let mut ports: Vec<Port> = Vec::new();
     let xilinx = board.board.vendor == Vendor::Xilinx;
@@ -473,6 +492,11 @@ pub(crate) fn top_ports(board: &Board) -> Vec<Port> {
     if board.flash_on_pins().is_some() {
         for (port, out) in FLASH_PORTS {
             ports.push(Port::new(if *out { "output" } else { "input" }, 1, *port));
+        }
+    }
+    if let Management::SgmiiLvds(_) = ethernet::management(board) {
+        for (name, dir) in ethernet::SGMII_PINS {
+            ports.push(Port::new(dir, 1, *name));
         }
     }
     ports
@@ -621,6 +645,24 @@ pub fn wrapper(board: &Board) -> String {
          /* verilator lint_on UNUSEDSIGNAL */\n    wire switch_uart_tx;",
         SWITCH_LEDS - 1
     );
+    // The management MII: to the PHY's block, or idle (its outputs unused).
+    let management = ethernet::management(board);
+    let connected = matches!(management, Management::SgmiiLvds(_));
+    if let Management::Absent(why) = management {
+        let _ = writeln!(
+            v,
+            "    // No management Ethernet on this board ({why}): the MII idles.\n    \
+             /* verilator lint_off UNUSEDSIGNAL */"
+        );
+    }
+    for (name, into_chip, bits) in ethernet::MII_PORTS {
+        if connected || !into_chip {
+            let _ = writeln!(v, "    wire {}switch_{name};", bit_range(*bits));
+        }
+    }
+    if !connected {
+        let _ = writeln!(v, "    /* verilator lint_on UNUSEDSIGNAL */");
+    }
     let _ = writeln!(v, "    weft_chip switch (");
     let mut conns = vec![
         "        .clock(weft_clk)".to_owned(),
@@ -689,7 +731,34 @@ pub fn wrapper(board: &Board) -> String {
         };
         conns.push(format!("        .{port}({to})"));
     }
+    for (name, into_chip, bits) in ethernet::MII_PORTS {
+        let to = if connected || !into_chip {
+            format!("switch_{name}")
+        } else {
+            format!("{bits}'d0")
+        };
+        conns.push(format!("        .{name}({to})"));
+    }
     let _ = writeln!(v, "{}\n    );", conns.join(",\n"));
+    if connected {
+        let ports: Vec<String> = ethernet::SGMII_PINS
+            .iter()
+            .map(|(name, _)| format!(".{name}({name})"))
+            .chain(
+                ethernet::MII_PORTS
+                    .iter()
+                    .map(|(name, _, _)| format!(".{name}(switch_{name})")),
+            )
+            .collect();
+        let _ = writeln!(
+            v,
+            "    // The management Ethernet: weft's MII on the PHY's SGMII.\n    \
+             {} {} (\n        .rst(weft_core_rst),\n        {}\n    );",
+            ethernet::SGMII_MODULE,
+            ethernet::SGMII_INSTANCE,
+            ports.join(",\n        ")
+        );
+    }
     if startupe3 {
         let _ = writeln!(
             v,
@@ -721,6 +790,9 @@ pub fn wrapper(board: &Board) -> String {
     if startupe3 {
         let _ = writeln!(v, "{}", flash_startupe3_module());
     }
+    if connected {
+        let _ = writeln!(v, "{}", ethernet::sgmii_module());
+    }
 
     // Vendor black boxes, for lint and simulation only.
     let _ = writeln!(
@@ -747,6 +819,9 @@ pub fn wrapper(board: &Board) -> String {
         );
     }
     v += &clocking::stub(board);
+    if connected {
+        v += &ethernet::stub();
+    }
     if xilinx {
         v += &xilinx_primitive_stubs();
     }

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use weft_boards::clocking;
 use weft_boards::load::{self, LoadError};
-use weft_boards::model::{HardIpKind, Role};
+use weft_boards::model::{EthernetInterface, HardIpKind, Pin, Role};
 use weft_boards::pll::{self, Unreachable};
 use weft_boards::validate::{self, Invalid};
 
@@ -492,5 +492,78 @@ fn a_flash_behind_startupe3_needs_no_pins_for_a_build() {
             || t.starts_with("flash.m")
             || t.starts_with("flash.c")),
         "{todos:?}"
+    );
+}
+
+/// An SGMII PHY on LVDS pins, appended to a board.
+const SGMII_ETHERNET: &str =
+    "\n[ethernet]\ninterface = \"sgmii\"\nphy = \"DP83867\"\nsource = \"doc\"\n\
+    [ethernet.lvds]\nrefclk_mhz = 625.0\ntx_lane = \"DIFF_PAIR_2\"\nrx_lane = \"DIFF_PAIR_0\"\n\
+    tx_in_upper_nibble = false\nsource = \"doc\"\n";
+
+#[test]
+fn sgmii_over_lvds_is_refused_on_a_family_without_it() {
+    // PG047's asynchronous SGMII over LVDS is UltraScale(+) SelectIO.
+    let found = problems(&format!("{SOUND}{SGMII_ETHERNET}"));
+    assert!(found.iter().any(|p| matches!(
+        p,
+        Invalid::EthernetUnsupported { field, .. } if field == "ethernet.lvds"
+    )));
+}
+
+#[test]
+fn an_sgmii_phy_needs_its_lvds_settings_and_every_pin() {
+    let board = load::by_name("vcu118").expect("loads");
+    let mut no_lvds = board.clone();
+    no_lvds
+        .ethernet
+        .as_mut()
+        .expect("the VCU118 has a PHY")
+        .lvds = None;
+    assert!(validate::check(&no_lvds).iter().any(|p| matches!(
+        p,
+        Invalid::EthernetUnsupported { field, .. } if field == "ethernet.lvds"
+    )));
+
+    let mut no_mdc = board.clone();
+    let eth = no_mdc.ethernet.as_mut().expect("the VCU118 has a PHY");
+    eth.pins.retain(|p| p.name != "phy_mdc");
+    assert!(
+        validate::check(&no_mdc).contains(&Invalid::EthernetPinMissing {
+            interface: EthernetInterface::Sgmii,
+            pin: "phy_mdc",
+        })
+    );
+
+    let mut lvcmos = board.clone();
+    let eth = lvcmos.ethernet.as_mut().expect("the VCU118 has a PHY");
+    let rx = eth
+        .pins
+        .iter()
+        .position(|p| p.name == "sgmii_rx_p")
+        .expect("the receive pair is named");
+    eth.pins[rx].io_standard = "LVCMOS18".to_owned();
+    assert!(
+        validate::check(&lvcmos).contains(&Invalid::EthernetIoStandard {
+            field: format!("ethernet.pin[{rx}] (sgmii_rx_p).io_standard"),
+            io_standard: "LVCMOS18".to_owned(),
+        })
+    );
+}
+
+#[test]
+fn an_open_management_phy_pin_keeps_the_build_script_back() {
+    let mut board = load::by_name("vcu118").expect("loads");
+    assert!(validate::unconfirmed_required(&board).is_empty());
+    let eth = board.ethernet.as_mut().expect("the VCU118 has a PHY");
+    let clk = eth
+        .pins
+        .iter()
+        .position(|p| p.name == "sgmii_clk_p")
+        .expect("the SGMII clock is named");
+    eth.pins[clk].pin = Pin::Todo;
+    assert_eq!(
+        validate::unconfirmed_required(&board),
+        [format!("ethernet.pin[{clk}] (sgmii_clk_p).pin")]
     );
 }

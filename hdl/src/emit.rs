@@ -278,11 +278,11 @@ pub fn designs() -> Result<Vec<Design>, SocError> {
         // The whole switch as a board instantiates it: the data plane and
         // the SoC as in their own designs above, and of their outputs at
         // the chip's level only what leaves the chip or crosses between
-        // them is read (the watchdog's reset request, the MAC's MII
-        // outputs, the GPIO's outputs above the LEDs and the data plane's
-        // observation outputs go unread). Both are elaborated above, and
-        // `cargo xtask board <name> check` elaborates the chip in its
-        // board's wrapper, so CI lints it only.
+        // them is read (the watchdog's reset request, the GPIO's outputs
+        // above the LEDs and the data plane's observation outputs go
+        // unread; the MAC's MII leaves the chip as `mii_*`). Both are
+        // elaborated above, and `cargo xtask board <name> check`
+        // elaborates the chip in its board's wrapper, so CI lints it only.
         Design {
             check: Check::Lint,
             data_files: chip_memory_files,

@@ -12,7 +12,10 @@
 //! port an `ingress` TLP sink and an `egress` TLP source (rust-hdl names
 //! them `ingress$p$valid` …), the console's serial line (`uart_rx`,
 //! `uart_tx`, 8N1 through [`SerialReceiver`] and [`SerialTransmitter`]),
-//! the GPIO's low 8 outputs as `led`, and the SPI flash pins.
+//! the GPIO's low 8 outputs as `led`, the SPI flash pins, and the
+//! management Ethernet MAC's MII (IEEE 802.3 clause 22) as `mii_*`, which
+//! the board's wrapper connects to its PHY (`boards/`: on the VCU118
+//! through an MII-to-GMII adapter and the SGMII PCS/PMA).
 //!
 //! - `reset` holds the data plane's links: while it is high no beat is
 //!   taken from an ingress and none offered on an egress (the data
@@ -22,9 +25,12 @@
 //!   the board's adapters hand the hard IP whole TLPs through a FIFO that
 //!   holds them by `ready`, and do not yet pass the hard IP's credit
 //!   counts in.
-//! - Not on the chip yet: the SoC's Ethernet MAC is tied off (its MII pins
-//!   are not among the chip's), so the management API is not reachable on
-//!   a board; nor are the ports' hot reset and retrain requests.
+//! - The MII pins belong to `core_clock`'s side: the MAC samples
+//!   `mii_rx_clk` and `mii_tx_clk` as data on the SoC clock and acts on
+//!   their rising edges, so they must run at most a quarter of the core
+//!   clock (25 MHz for 100 Mb/s against the 125 MHz core clock, see
+//!   [`crate::soc::EthernetMac`]).
+//! - Not on the chip yet: the ports' hot reset and retrain requests.
 
 pub mod bridge;
 
@@ -68,6 +74,20 @@ pub struct Chip<const W: usize, const N: usize> {
     pub flash_mosi: Signal<Out, Bit>,
     /// SPI flash data from the part.
     pub flash_miso: Signal<In, Bit>,
+    /// MII receive clock (25 MHz at 100 Mb/s), sampled on `core_clock`.
+    pub mii_rx_clk: Signal<In, Bit>,
+    /// MII receive data valid.
+    pub mii_rx_dv: Signal<In, Bit>,
+    /// MII receive error.
+    pub mii_rx_er: Signal<In, Bit>,
+    /// MII receive data, a nibble per `mii_rx_clk`, low nibble of a byte first.
+    pub mii_rxd: Signal<In, Bits<4>>,
+    /// MII transmit clock (25 MHz at 100 Mb/s), sampled on `core_clock`.
+    pub mii_tx_clk: Signal<In, Bit>,
+    /// MII transmit enable.
+    pub mii_tx_en: Signal<Out, Bit>,
+    /// MII transmit data, a nibble per `mii_tx_clk`, low nibble of a byte first.
+    pub mii_txd: Signal<Out, Bits<4>>,
     /// The data plane (public so that test benches reach its CSR bus).
     pub data_plane: SwitchTop<W, N>,
     /// The soft core's SoC (public so that test benches read its trace).
@@ -97,6 +117,13 @@ impl<const W: usize, const N: usize> Chip<W, N> {
             flash_cs_n: Default::default(),
             flash_mosi: Default::default(),
             flash_miso: Default::default(),
+            mii_rx_clk: Default::default(),
+            mii_rx_dv: Default::default(),
+            mii_rx_er: Default::default(),
+            mii_rxd: Default::default(),
+            mii_tx_clk: Default::default(),
+            mii_tx_en: Default::default(),
+            mii_txd: Default::default(),
             data_plane: SwitchTop::with_clock_mhz(clock_mhz),
             soc: Soc::new(image)?,
             bridge: Default::default(),
@@ -168,7 +195,7 @@ impl<const W: usize, const N: usize> Logic for Chip<W, N> {
         self.bridge.data_plane.read_data.next = self.data_plane.csr.read_data.val();
         self.soc.data_plane_irq.next = self.data_plane.irq.val();
 
-        // The console, the LEDs and the flash.
+        // The console, the LEDs, the flash and the management Ethernet.
         self.transmitter.data.next = self.soc.tx_data.val();
         self.transmitter.valid.next = self.soc.tx_valid.val();
         self.soc.tx_ready.next = self.transmitter.ready.val();
@@ -182,12 +209,12 @@ impl<const W: usize, const N: usize> Logic for Chip<W, N> {
         self.flash_cs_n.next = self.soc.flash_cs_n.val();
         self.flash_mosi.next = self.soc.flash_mosi.val();
         self.soc.flash_miso.next = self.flash_miso.val();
-
-        // No Ethernet PHY on the chip yet: the MAC sees an idle line.
-        self.soc.mii_rx_clk.next = false;
-        self.soc.mii_rx_dv.next = false;
-        self.soc.mii_rx_er.next = false;
-        self.soc.mii_rxd.next = bits::<4>(0);
-        self.soc.mii_tx_clk.next = false;
+        self.soc.mii_rx_clk.next = self.mii_rx_clk.val();
+        self.soc.mii_rx_dv.next = self.mii_rx_dv.val();
+        self.soc.mii_rx_er.next = self.mii_rx_er.val();
+        self.soc.mii_rxd.next = self.mii_rxd.val();
+        self.soc.mii_tx_clk.next = self.mii_tx_clk.val();
+        self.mii_tx_en.next = self.soc.mii_tx_en.val();
+        self.mii_txd.next = self.soc.mii_txd.val();
     }
 }

@@ -80,6 +80,7 @@ use weft_hdl::driver::on_big_stack;
 use weft_hdl::driver::CycleDriver;
 use weft_hdl::switching::{CLASS_COMPLETION, CLASS_NON_POSTED, CLASS_POSTED, SLOT_BEATS};
 use weft_hdl::top::SwitchTop;
+use weft_hdl::top_harness::TopHarness;
 use weft_model::csr_window::CsrWindow;
 use weft_model::switch::aperture_base;
 use weft_model::{
@@ -1998,10 +1999,101 @@ enum LengthFate {
     /// Its first beat shows the mismatch: dropped there, nothing leaves.
     DroppedAtFirstBeat,
     /// Only a later beat shows it: its first beats left, so it leaves void,
-    /// in the beats its Length needs, as these many bytes.
+    /// with the DWs its Length says, as these many bytes.
     LeavesVoid(usize),
     /// Its beats carry what its Length says.
     Forwarded,
+}
+
+/// The RTL top and the model, every port a fabric port, with region 0
+/// routed out of port 1; and that region's base.
+fn region_0_out_of_port_1() -> (TopHarness<W, PORTS>, CsrWindow, u64) {
+    let (base, size) = region(0);
+    let setup = Setup {
+        ports: vec![PortSetup::bare(Role::Fabric); PORTS],
+        routes: vec![Some(AddressRoute {
+            base,
+            size,
+            to: Destination::Port(PortIndex(1)),
+        })],
+        buses: vec![None; BUSES as usize],
+    };
+    let mut top = TopHarness::<W, PORTS>::new().expect("well formed");
+    program(&mut CsrDataPlane::new(&mut top).expect("weft"), &setup);
+    let mut window = model_switch();
+    program(&mut CsrDataPlane::new(&mut window).expect("weft"), &setup);
+    (top, window, base)
+}
+
+/// A memory write (or read) with a 4 DW header (§2.2.1: MWr 0x60, MRd
+/// 0x20) at `base`, `length` in its Length field, followed by `dws` DWs.
+fn tlp_of_length(base: u64, write: bool, length: u32, dws: u32) -> Vec<u8> {
+    let fmt = if write { 0x6000_0000 } else { 0x2000_0000 };
+    [fmt | length, 0x0100_00ff, (base >> 32) as u32, base as u32]
+        .into_iter()
+        .chain((0..dws).map(|k| 0xc0de_0000 | k))
+        .flat_map(u32::to_be_bytes)
+        .collect()
+}
+
+/// Offers `bytes` at port 0 of [`region_0_out_of_port_1`]'s RTL and model
+/// and checks that it meets `fate` in the RTL, as the model has it.
+fn carry_to_its_fate(
+    top: &mut TopHarness<W, PORTS>,
+    window: &mut CsrWindow,
+    what: &str,
+    bytes: Vec<u8>,
+    fate: LengthFate,
+) {
+    let carried = top.carry(0, &bytes).expect("carried");
+    let model = window
+        .switch_mut()
+        .ingress(PortIndex(0), &bytes)
+        .expect("the port exists");
+    if fate == LengthFate::Forwarded {
+        assert!(carried.nullified.is_empty(), "{what}");
+        assert!(carried.drops.is_empty(), "{what}");
+        let sent: Vec<_> = model.deliveries.into_iter().map(out_of_a_port).collect();
+        let got: Vec<_> = carried.egress.into_iter().map(|(p, b, _)| (p, b)).collect();
+        assert_eq!(got, sent, "{what}: as the model forwards it");
+        assert_eq!(got, [(1, bytes)], "{what}: unchanged, out of port 1");
+        return;
+    }
+    let malformed = reason_code(DropReason::Malformed);
+    assert_eq!(carried.drops, [(0, malformed)], "{what}");
+    assert!(carried.egress.is_empty(), "{what}: nothing leaves whole");
+    assert_eq!(
+        model.dropped,
+        Some(DropReason::Malformed),
+        "{what}: the model"
+    );
+    let void: Vec<_> = carried
+        .nullified
+        .iter()
+        .map(|(p, b, _)| (*p, b.len()))
+        .collect();
+    if let LengthFate::LeavesVoid(length) = fate {
+        assert_eq!(void, [(1, length)], "{what}: its first beats leave void");
+    } else {
+        assert!(void.is_empty(), "{what}: nothing of it leaves");
+    }
+}
+
+/// Every counter of ports 0 and 1 reads the same from the RTL as from the model.
+fn counters_agree(top: &mut TopHarness<W, PORTS>, window: &CsrWindow) {
+    let mut rtl = CsrDataPlane::new(top).expect("weft");
+    for p in 0..2u8 {
+        let index = PortIndex(p);
+        let model = window.switch().counters(index).expect("exists");
+        for entry in 0..counter::NAMES.len() as u32 {
+            assert_eq!(
+                rtl.read_counter(index, entry).expect("a counter"),
+                model.entry(entry).expect("an entry"),
+                "port {p} {}",
+                counter::NAMES[entry as usize].name
+            );
+        }
+    }
 }
 
 #[test]
@@ -2016,31 +2108,8 @@ fn a_tlp_whose_beats_belie_its_length_is_malformed() {
         // 6.0 §3.6) and counts as the model's Malformed drop, not as sent.
         // Fabric port 0 routes region 0 out of port 1, and well-formed
         // writes still go through after each.
-        let (base, size) = region(0);
-        let setup = Setup {
-            ports: vec![PortSetup::bare(Role::Fabric); PORTS],
-            routes: vec![Some(AddressRoute {
-                base,
-                size,
-                to: Destination::Port(PortIndex(1)),
-            })],
-            buses: vec![None; BUSES as usize],
-        };
-        let mut top = weft_hdl::top_harness::TopHarness::<W, PORTS>::new().expect("well formed");
-        program(&mut CsrDataPlane::new(&mut top).expect("weft"), &setup);
-        let mut window = model_switch();
-        program(&mut CsrDataPlane::new(&mut window).expect("weft"), &setup);
-        // A 4 DW header (§2.2.1: MWr 0x60, MRd 0x20) at `base`, `length` in
-        // its Length field, followed by `dws` DWs.
-        let tlp = |write: bool, length: u32, dws: u32| -> Vec<u8> {
-            let fmt = if write { 0x6000_0000 } else { 0x2000_0000 };
-            [fmt | length, 0x0100_00ff, (base >> 32) as u32, base as u32]
-                .into_iter()
-                .chain((0..dws).map(|k| 0xc0de_0000 | k))
-                .flat_map(u32::to_be_bytes)
-                .collect()
-        };
-        let malformed = reason_code(DropReason::Malformed);
+        let (mut top, mut window, base) = region_0_out_of_port_1();
+        let tlp = |write, length, dws| tlp_of_length(base, write, length, dws);
         use LengthFate::*;
         let cases = [
             (
@@ -2078,64 +2147,60 @@ fn a_tlp_whose_beats_belie_its_length_is_malformed() {
                 LeavesVoid(16 + 4 * 8),
             ),
             ("four beats as Length says", tlp(true, 16, 16), Forwarded),
+            // A void TLP's last beat is as long as its Length makes it.
             (
                 "a last beat one DW short",
                 tlp(true, 8, 7),
-                LeavesVoid(16 + 4 * 7),
+                LeavesVoid(16 + 4 * 8),
             ),
             (
                 "a last beat one DW long",
                 tlp(true, 7, 8),
-                LeavesVoid(16 + 4 * 8),
+                LeavesVoid(16 + 4 * 7),
             ),
             ("seven DWs as Length says", tlp(true, 7, 7), Forwarded),
         ];
         for (what, bytes, fate) in cases {
-            let carried = top.carry(0, &bytes).expect("carried");
-            let model = window
-                .switch_mut()
-                .ingress(PortIndex(0), &bytes)
-                .expect("the port exists");
-            if fate != Forwarded {
-                assert_eq!(carried.drops, [(0, malformed)], "{what}");
-                assert!(carried.egress.is_empty(), "{what}: nothing leaves whole");
-                assert_eq!(
-                    model.dropped,
-                    Some(DropReason::Malformed),
-                    "{what}: the model"
-                );
-                let void: Vec<_> = carried
-                    .nullified
-                    .iter()
-                    .map(|(p, b, _)| (*p, b.len()))
-                    .collect();
-                if let LeavesVoid(length) = fate {
-                    assert_eq!(void, [(1, length)], "{what}: its first beats leave void");
-                } else {
-                    assert!(void.is_empty(), "{what}: nothing of it leaves");
-                }
-            } else {
-                assert!(carried.nullified.is_empty(), "{what}");
-                assert!(carried.drops.is_empty(), "{what}");
-                let sent: Vec<_> = model.deliveries.into_iter().map(out_of_a_port).collect();
-                let got: Vec<_> = carried.egress.into_iter().map(|(p, b, _)| (p, b)).collect();
-                assert_eq!(got, sent, "{what}: as the model forwards it");
-                assert_eq!(got, [(1, bytes)], "{what}: unchanged, out of port 1");
-            }
+            carry_to_its_fate(&mut top, &mut window, what, bytes, fate);
         }
         // The counters agree: eight Malformed drops, four writes in and out.
-        let mut rtl = CsrDataPlane::new(&mut top).expect("weft");
-        for p in 0..2u8 {
-            let index = PortIndex(p);
-            let model = window.switch().counters(index).expect("exists");
-            for entry in 0..counter::NAMES.len() as u32 {
-                assert_eq!(
-                    rtl.read_counter(index, entry).expect("a counter"),
-                    model.entry(entry).expect("an entry"),
-                    "port {p} {}",
-                    counter::NAMES[entry as usize].name
-                );
-            }
-        }
+        counters_agree(&mut top, &window);
     });
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 8, ..ProptestConfig::default() })]
+
+    /// Any Length against any number of DWs, over several beats and past
+    /// a switching slot: the RTL forwards what the model forwards, drops
+    /// what it drops, and sends on void exactly the TLPs whose mismatch
+    /// only a later beat shows, each with the DWs its Length says.
+    #[test]
+    fn any_length_against_any_stream_meets_the_models_fate(
+        tlps in prop::collection::vec(
+            (prop::bool::weighted(0.9), 1..=SLOT_DW as u32 + 4, 0..=SLOT_DW as u32 + 8),
+            1..24,
+        )
+    ) {
+        on_big_stack(move || {
+            let (mut top, mut window, base) = region_0_out_of_port_1();
+            let beat = DWS_PER_BEAT as u32;
+            for (write, length, dws) in tlps {
+                let data = if write { length } else { 0 };
+                // §2.2.2 over the whole TLP; the first beat shows a
+                // mismatch unless both lengths run past it.
+                let fate = if data == dws && length <= SLOT_DW as u32 {
+                    LengthFate::Forwarded
+                } else if data > beat && dws > beat && length <= SLOT_DW as u32 {
+                    LengthFate::LeavesVoid(16 + 4 * length as usize)
+                } else {
+                    LengthFate::DroppedAtFirstBeat
+                };
+                let what = format!("Length {length}, {dws} DWs, write {write}");
+                let bytes = tlp_of_length(base, write, length, dws);
+                carry_to_its_fate(&mut top, &mut window, &what, bytes, fate);
+            }
+            counters_agree(&mut top, &window);
+        });
+    }
 }

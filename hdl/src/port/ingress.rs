@@ -65,8 +65,8 @@
 //! mismatch shows only in a later beat, after the TLP's first beats were
 //! cut through to the core. It leaves void (`nullify` on its last beat,
 //! [`crate::stream`]), as a cut-through switch nullifies a TLP found bad
-//! after it started to leave (PCIe Base 6.0 §3.6), in as many beats as its
-//! Length needs, as hard IPs' transmit interfaces expect: a TLP that goes
+//! after it started to leave (PCIe Base 6.0 §3.6), with the DWs and beats
+//! its Length needs, as hard IPs' transmit interfaces expect: a TLP that goes
 //! on past its Length's last beat ends there, the rest of its beats on the
 //! link discarded, and one that ends beats short is filled out with empty
 //! beats. So a TLP never overruns its switching slot. A TLP whose link
@@ -845,6 +845,11 @@ impl<const W: usize, const N: usize> Logic for PortIngress<W, N> {
         self.strip.upstream.eop.next = self.ends.val();
         self.strip.upstream.nullify.next = self.later.val() & self.voided.val() & self.ends.val();
         self.strip.upstream.empty.next = self.deciding.downstream.empty.val();
+        // A void TLP's last beat is as long as its Length makes it.
+        if self.later.val() & self.voided.val() & self.ends.val() {
+            self.strip.upstream.empty.next =
+                bit_cast::<EMPTY_BITS, 12>(self.beat_dws.val() - self.dws_left.q.val());
+        }
         self.strip.upstream.payload.next = self.deciding.downstream.payload.val();
         self.strip.upstream.dw0.next = self.leaving_dw0.val();
         self.strip.upstream.dw1.next = self.leaving_dw1.val();

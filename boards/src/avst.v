@@ -96,6 +96,7 @@ module weft_board_avst_tx #(
     output wire ready,
     input wire sop,
     input wire eop,
+    input wire nullify,
     input wire [4:0] empty,
     input wire [127:0] hdr,
     input wire [W-1:0] payload,
@@ -106,7 +107,8 @@ module weft_board_avst_tx #(
     output wire [SEGMENTS-1:0] avst_sop,
     output wire [SEGMENTS-1:0] avst_eop,
     output wire [DATA_BITS-1:0] avst_data,
-    output wire [128*SEGMENTS-1:0] avst_hdr
+    output wire [128*SEGMENTS-1:0] avst_hdr,
+    output wire [SEGMENTS-1:0] avst_err
 );
     localparam DWS = DATA_BITS / 32;
     localparam SEGMENT_DWS = DWS / SEGMENTS;
@@ -165,6 +167,9 @@ module weft_board_avst_tx #(
             assign avst_hvalid[i] = fire && sop && i == 0;
             assign avst_sop[i] = fire && sop && i == 0;
             assign avst_eop[i] = fire && eop && i == last;
+            // A void TLP (weft's `nullify`) is nullified by tx_st_err with
+            // its end (AN 791 3.2: asserted with tx_st_eop).
+            assign avst_err[i] = fire && eop && nullify && i == last;
         end
     endgenerate
     generate

@@ -264,7 +264,9 @@ fn loopback_switch_top() -> String {
             "    assign egress${p}$valid = ingress${p}$valid && go;\n    \
              assign ingress${p}$ready = egress${p}$ready && go;"
         );
-        for sig in ["sop", "eop", "empty", "dw0", "dw1", "dw2", "dw3", "payload"] {
+        for sig in [
+            "sop", "eop", "nullify", "empty", "dw0", "dw1", "dw2", "dw3", "payload",
+        ] {
             let _ = writeln!(v, "    assign egress${p}${sig} = ingress${p}${sig};");
         }
     }
@@ -490,6 +492,28 @@ pub fn pll_files(board: &Board) -> Vec<generate::File> {
 /// changed ones, to show what the checks catch).
 pub fn run_pll(dir: &Path, files: &[generate::File]) -> Result<(), SimError> {
     run_bench(dir, files, "weft_pll_tb", "weft-pll-tb: done", &[])
+}
+
+/// The files of the tile TX shim's own simulation: `avst.v` and a
+/// testbench that checks a void TLP leaves with `tx_st_err` on its end
+/// segment only.
+pub fn avst_tx_files() -> Vec<generate::File> {
+    vec![
+        generate::File {
+            name: "sim/weft_avst.v".to_owned(),
+            text: include_str!("avst.v").to_owned(),
+        },
+        generate::File {
+            name: "sim/weft_avst_tx_tb.v".to_owned(),
+            text: include_str!("avst_tx_tb.v").to_owned(),
+        },
+    ]
+}
+
+/// Simulates the tile TX shim alone in `dir` with [`avst_tx_files`]' files
+/// (or changed ones, to show what the checks catch).
+pub fn run_avst_tx(dir: &Path, files: &[generate::File]) -> Result<(), SimError> {
+    run_bench(dir, files, "weft_avst_tx_tb", "weft-avst-tx-tb: done", &[])
 }
 
 /// The testbench of the flash's `STARTUPE3` connection: random SPI clock,

@@ -385,6 +385,7 @@ pub(crate) fn switch_ports() -> Vec<Port> {
             ports.push(Port::new(inp, 1, format!("{side}${p}$sop")));
             ports.push(Port::new(inp, 1, format!("{side}${p}$eop")));
             ports.push(Port::new(inp, EMPTY_BITS, format!("{side}${p}$empty")));
+            ports.push(Port::new(inp, 1, format!("{side}${p}$nullify")));
             for dw in 0..4 {
                 ports.push(Port::new(inp, 32, format!("{side}${p}$dw{dw}")));
             }
@@ -566,6 +567,8 @@ pub fn wrapper(board: &Board) -> String {
     // Each hard IP, its shim and its clock-domain crossings.
     let hips = instances(board);
     let fifo_bits = 2 + EMPTY_BITS + 128 + w;
+    // The TX word carries the TLP stream's `nullify` too.
+    let tx_fifo_bits = fifo_bits + 1;
     for (p, ip) in board.hard_ips.iter().enumerate() {
         let n = &ip.name;
         let _ = writeln!(
@@ -584,6 +587,7 @@ pub fn wrapper(board: &Board) -> String {
                 w - 1
             );
         }
+        let _ = writeln!(v, "    wire {n}_tx_nullify;");
         v += &hip_adapter(board, &hips, p);
         let _ = writeln!(
             v,
@@ -597,12 +601,12 @@ pub fn wrapper(board: &Board) -> String {
              .rd_data({n}_rx_word));\n    \
              // weft clock -> hard IP clock, whole TLPs: the hard IP takes no gap\n    \
              // inside a TLP while it is ready.\n    \
-             weft_board_cdc_fifo #(.WIDTH({fifo_bits}), .ADDR({tx_addr}), .HEADROOM(0), .PACKET(1)) {n}_tx_fifo (\n        \
+             weft_board_cdc_fifo #(.WIDTH({tx_fifo_bits}), .ADDR({tx_addr}), .HEADROOM(0), .PACKET(1)) {n}_tx_fifo (\n        \
              .wr_clk(weft_clk), .wr_rst(weft_rst), .wr_valid(port{p}_out_valid), .wr_ready(port{p}_out_ready),\n        \
              .wr_last(port{p}_out_eop),\n        \
              .wr_data(port{p}_out_word),\n        \
              .rd_clk({n}_clk), .rd_rst({n}_rst), .rd_valid({n}_tx_valid), .rd_ready({n}_tx_ready),\n        \
-             .rd_data({{{n}_tx_sop, {n}_tx_eop, {n}_tx_empty, {n}_tx_hdr, {n}_tx_payload}}));\n",
+             .rd_data({{{n}_tx_sop, {n}_tx_eop, {n}_tx_nullify, {n}_tx_empty, {n}_tx_hdr, {n}_tx_payload}}));\n",
             hi = fifo_bits - 1,
             head = rx_headroom(ip.kind),
             tx_addr = TX_FIFO_ADDR,
@@ -616,16 +620,17 @@ pub fn wrapper(board: &Board) -> String {
             "    wire port{p}_in_valid;\n    wire port{p}_in_ready;\n    \
              wire port{p}_out_valid;\n    wire port{p}_out_ready;\n    \
              /* verilator lint_off UNUSEDSIGNAL */\n    \
-             wire port{p}_out_sop;\n    wire port{p}_out_eop;\n    wire [{e}:0] port{p}_out_empty;\n    \
+             wire port{p}_out_sop;\n    wire port{p}_out_eop;\n    wire port{p}_out_nullify;\n    \
+             wire [{e}:0] port{p}_out_empty;\n    \
              wire [31:0] port{p}_out_dw0;\n    wire [31:0] port{p}_out_dw1;\n    \
              wire [31:0] port{p}_out_dw2;\n    wire [31:0] port{p}_out_dw3;\n    \
              wire [{wh}:0] port{p}_out_payload;\n    \
              /* verilator lint_on UNUSEDSIGNAL */\n    \
-             wire [{hi}:0] port{p}_out_word = {{port{p}_out_sop, port{p}_out_eop, port{p}_out_empty, \
+             wire [{hi}:0] port{p}_out_word = {{port{p}_out_sop, port{p}_out_eop, port{p}_out_nullify, port{p}_out_empty, \
              port{p}_out_dw0, port{p}_out_dw1, port{p}_out_dw2, port{p}_out_dw3, port{p}_out_payload}};",
             e = EMPTY_BITS - 1,
             wh = w - 1,
-            hi = fifo_bits - 1,
+            hi = fifo_bits,
         );
         if p >= board.hard_ips.len() {
             let _ = writeln!(
@@ -700,13 +705,16 @@ pub fn wrapper(board: &Board) -> String {
             "        .ingress${p}$empty({})",
             field(empty, EMPTY_BITS)
         ));
+        // Hard IPs discard a nullified TLP in their data link layer: none arrives.
+        conns.push(format!("        .ingress${p}$nullify(1'b0)"));
         conns.push(format!("        .ingress${p}$dw0({})", field(dw0, 32)));
         conns.push(format!("        .ingress${p}$dw1({})", field(dw1, 32)));
         conns.push(format!("        .ingress${p}$dw2({})", field(dw2, 32)));
         conns.push(format!("        .ingress${p}$dw3({})", field(dw3, 32)));
         conns.push(format!("        .ingress${p}$payload({})", field(pay, w)));
         for sig in [
-            "valid", "ready", "sop", "eop", "empty", "dw0", "dw1", "dw2", "dw3", "payload",
+            "valid", "ready", "sop", "eop", "nullify", "empty", "dw0", "dw1", "dw2", "dw3",
+            "payload",
         ] {
             conns.push(format!("        .egress${p}${sig}(port{p}_out_{sig})"));
         }
@@ -850,6 +858,7 @@ const TILE_TX_SHIM: &[(Sig, &str)] = &[
     (Sig::TxEop, "avst_eop"),
     (Sig::TxData, "avst_data"),
     (Sig::TxHdr, "avst_hdr"),
+    (Sig::TxErr, "avst_err"),
 ];
 
 /// The wires between a tile's ports and its shims, and the shims: the RX
@@ -913,7 +922,8 @@ fn tile_shims(ip: &HardIp, table: &tile::Table) -> String {
         v,
         "    weft_board_avst_tx #({params}, .READY_LATENCY({})) {n}_tx_shim (\n        \
          .clk({n}_clk), .rst({n}_rst), .valid({n}_tx_valid), .ready({n}_tx_ready),\n        \
-         .sop({n}_tx_sop), .eop({n}_tx_eop), .empty({n}_tx_empty), .hdr({n}_tx_hdr),\n        \
+         .sop({n}_tx_sop), .eop({n}_tx_eop), .nullify({n}_tx_nullify), .empty({n}_tx_empty),\n        \
+         .hdr({n}_tx_hdr),\n        \
          .payload({n}_tx_payload), .avst_ready({}),\n        {});",
         table.tx_ready_latency,
         wire(Sig::TxReady),
@@ -945,7 +955,6 @@ fn tile_connections(instance: &Instance, table: &tile::Table, perst: &str) -> Ve
                 Sig::NinitDone => "1'b0".to_owned(),
                 Sig::Coreclk => format!("{n}_clk"),
                 Sig::RxReady => format!("{n}_rx_ready"),
-                Sig::TxErr => format!("{}'d0", port.bits),
                 sig @ (Sig::LaneRxP | Sig::LaneRxN | Sig::LaneTxP | Sig::LaneTxN) => {
                     port.slice_of(&format!("{n}_{}", sig.label()))
                 }
@@ -1041,10 +1050,22 @@ fn pcie4_shim(board: &Board, ip: &HardIp, perst: &str) -> (String, Vec<String>) 
     ));
     conns.push(format!(".{outbus}_tkeep({{{keep}{{1'b1}}}})"));
     conns.push(format!(".{outbus}_tlast({n}_tx_eop)"));
-    conns.push(format!(
-        ".{outbus}_tuser({}'d0)",
-        width(&format!("{outbus}_tuser"))
-    ));
+    // A void TLP leaves with `discontinue` on its last beat, which the
+    // block nullifies (PG213's sideband bits, as corundum's
+    // pcie_us_if_cc.v and pcie_us_if_rq.v lay them out).
+    let discontinue = match (outbus, d) {
+        ("s_axis_cc", 512) => 16,
+        ("s_axis_cc", _) => 0,
+        (_, 512) => 36,
+        _ => 11,
+    };
+    let user_bits = width(&format!("{outbus}_tuser"));
+    let _ = writeln!(
+        v,
+        "    wire [{hi}:0] {n}_tx_user = {{{{{hi}{{1'b0}}}}, {n}_tx_eop && {n}_tx_nullify}} << {discontinue};",
+        hi = user_bits - 1
+    );
+    conns.push(format!(".{outbus}_tuser({n}_tx_user)"));
     conns.push(format!(".{outbus}_tvalid({n}_tx_valid)"));
     conns.push(format!(".{outbus}_tready({n}_out_ready)"));
     conns.push(format!(".{idle_in}_tready(1'b1)"));

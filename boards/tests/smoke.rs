@@ -351,3 +351,25 @@ fn the_vcu118_flash_reaches_its_configuration_pins_through_startupe3() {
     let reference = load::by_name("stratix10-dx-devkit").expect("loads");
     assert!(sim::flash_files(&reference).is_none());
 }
+
+#[test]
+fn a_void_tlp_leaves_the_tile_shim_with_tx_st_err_on_its_end_segment_only() {
+    match sim::run_avst_tx(&scratch("avst-tx"), &sim::avst_tx_files()) {
+        Ok(()) => {}
+        Err(SimError::NoSimulator) => {
+            eprintln!("skipped: iverilog is not installed (`cargo xtask setup` installs it)");
+            return;
+        }
+        Err(err) => panic!("{err}"),
+    }
+    // Without the mapping the testbench notices.
+    let mut files = sim::avst_tx_files();
+    let shim = &mut files[0];
+    let mapping = "assign avst_err[i] = fire && eop && nullify && i == last;";
+    assert!(shim.text.contains(mapping), "the shim maps nullify");
+    shim.text = shim.text.replace(mapping, "assign avst_err[i] = 1'b0;");
+    match sim::run_avst_tx(&scratch("avst-tx-unmapped"), &files) {
+        Err(SimError::Failed { report }) => assert!(report.contains("nullify 1"), "{report}"),
+        other => panic!("a shim that drops nullify went unnoticed: {other:?}"),
+    }
+}

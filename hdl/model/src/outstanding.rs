@@ -8,6 +8,8 @@
 //! long, is completed by the switch with an error (DESIGN.md: no host ever
 //! waits forever).
 
+use std::collections::BTreeSet;
+
 use weft_pcie::tlp::Tag;
 use weft_pcie::Bdf;
 use weft_regs::capacity::OUTSTANDING_PER_HOST;
@@ -34,6 +36,9 @@ pub struct Outstanding {
 pub struct OutstandingTable {
     entries: Vec<Option<Outstanding>>,
     next: usize,
+    /// Every entry in flight as (issue time, index), oldest first, so the
+    /// next request to time out is found without visiting every entry.
+    by_age: BTreeSet<(u64, usize)>,
 }
 
 impl Default for OutstandingTable {
@@ -41,6 +46,7 @@ impl Default for OutstandingTable {
         OutstandingTable {
             entries: vec![None; OUTSTANDING_PER_HOST],
             next: 0,
+            by_age: BTreeSet::new(),
         }
     }
 }
@@ -57,6 +63,7 @@ impl OutstandingTable {
             .map(|step| (self.next + step) % capacity)
             .find(|&i| self.entries[i].is_none())?;
         self.entries[index] = Some(entry);
+        self.by_age.insert((entry.issued_ns, index));
         self.next = (index + 1) % capacity;
         Tag::new(u16::try_from(index).expect("capacity fits a 10-bit tag"))
     }
@@ -68,8 +75,8 @@ impl OutstandingTable {
     /// allocates only as a request is sent on, gives it.
     pub fn cancel(&mut self, tag: Tag) {
         let index = usize::from(tag.get());
-        if let Some(slot) = self.entries.get_mut(index) {
-            *slot = None;
+        if index < self.entries.len() {
+            self.take(index);
             self.next = index;
         }
     }
@@ -81,7 +88,16 @@ impl OutstandingTable {
 
     /// Retires the entry for a fabric tag.
     pub fn release(&mut self, tag: Tag) -> Option<Outstanding> {
-        self.entries.get_mut(usize::from(tag.get()))?.take()
+        let index = usize::from(tag.get());
+        self.entries.get(index)?;
+        self.take(index)
+    }
+
+    /// Empties the entry at `index`, which exists, and returns what it held.
+    fn take(&mut self, index: usize) -> Option<Outstanding> {
+        let entry = self.entries[index].take()?;
+        self.by_age.remove(&(entry.issued_ns, index));
+        Some(entry)
     }
 
     /// Retires and returns every entry that `select` picks, with its fabric tag.
@@ -90,9 +106,9 @@ impl OutstandingTable {
         mut select: impl FnMut(&Outstanding) -> bool,
     ) -> Vec<(Tag, Outstanding)> {
         let mut released = Vec::new();
-        for (index, slot) in self.entries.iter_mut().enumerate() {
-            if slot.as_ref().is_some_and(&mut select) {
-                let entry = slot.take().expect("checked just above");
+        for index in 0..self.entries.len() {
+            if self.entries[index].as_ref().is_some_and(&mut select) {
+                let entry = self.take(index).expect("checked just above");
                 released.push((
                     Tag::new(index as u16).expect("index is below the tag capacity"),
                     entry,
@@ -104,6 +120,12 @@ impl OutstandingTable {
 
     /// Requests in flight.
     pub fn in_flight(&self) -> usize {
-        self.entries.iter().filter(|slot| slot.is_some()).count()
+        self.by_age.len()
+    }
+
+    /// When the oldest request in flight entered the switch, in
+    /// nanoseconds of model time: the first of them to time out.
+    pub fn oldest_issued_ns(&self) -> Option<u64> {
+        self.by_age.first().map(|&(issued_ns, _)| issued_ns)
     }
 }

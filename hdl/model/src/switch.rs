@@ -209,11 +209,31 @@ impl Switch {
         self.completion_timeout_ns
     }
 
+    /// When the next host request in flight times out, in nanoseconds of
+    /// model time: the oldest one's issue time plus the completion timeout,
+    /// the earliest time [`Switch::advance_to`] completes it (PCIe Base 6.0
+    /// §2.8). `None` while no request is in flight. A simulation wakes the
+    /// switch then, so the Completer Abort leaves on time even when no TLP
+    /// arrives to move the switch's time on.
+    pub fn next_timeout_ns(&self) -> Option<u64> {
+        self.outstanding
+            .iter()
+            .filter_map(OutstandingTable::oldest_issued_ns)
+            .min()
+            .map(|issued| issued.saturating_add(self.completion_timeout_ns))
+    }
+
     /// Advances model time, completing every host request that has waited
-    /// past the completion timeout with Completer Abort.
+    /// past the completion timeout with Completer Abort. Requests forwarded
+    /// after it are stamped with this time.
     pub fn advance_to(&mut self, now_ns: u64) -> Vec<Delivery> {
         self.now_ns = self.now_ns.max(now_ns);
         let (now, timeout) = (self.now_ns, self.completion_timeout_ns);
+        // Nothing due: no table is visited (a simulator calls this at
+        // every TLP it offers).
+        if self.next_timeout_ns().is_none_or(|due| due > now) {
+            return Vec::new();
+        }
         self.complete_outstanding(CompletionStatus::CompleterAbort, |_, entry| {
             now.saturating_sub(entry.issued_ns) >= timeout
         })

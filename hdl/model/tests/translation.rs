@@ -772,6 +772,58 @@ fn a_request_that_never_completes_is_completed_by_the_switch() {
 }
 
 #[test]
+fn the_next_timeout_is_the_oldest_request_in_flight_plus_the_completion_timeout() {
+    // §2.8: each request times out its timeout after it was issued; the
+    // first to time out is the oldest still waiting.
+    const TIMEOUT_NS: u64 = 10_000_000;
+    let mut switch = fabric();
+    switch.set_completion_timeout(TIMEOUT_NS);
+    assert_eq!(switch.next_timeout_ns(), None, "nothing in flight");
+    switch.advance_to(1_000);
+    let first = send(
+        &mut switch,
+        HOST0,
+        memory(MemoryOp::Read, ROOT_PORT, 1, A_BAR_HOST, 1),
+        &[],
+    );
+    switch.advance_to(3_000);
+    send(
+        &mut switch,
+        HOST0,
+        memory(MemoryOp::Read, ROOT_PORT, 2, B_BAR_HOST, 1),
+        &[],
+    );
+    assert_eq!(switch.next_timeout_ns(), Some(1_000 + TIMEOUT_NS));
+
+    // The first read completes: the second is the next to time out.
+    let tag = as_memory(only(&first, Destination::Port(GPU_A))).tag;
+    send(
+        &mut switch,
+        GPU_A,
+        completion(A_FABRIC, PROXY0, tag, 4, Some(1)),
+        &[0; 4],
+    );
+    assert_eq!(switch.next_timeout_ns(), Some(3_000 + TIMEOUT_NS));
+
+    // A shorter timeout brings it forward, and at that time it is completed.
+    switch.set_completion_timeout(TIMEOUT_NS / 2);
+    let due = 3_000 + TIMEOUT_NS / 2;
+    assert_eq!(switch.next_timeout_ns(), Some(due));
+    assert!(switch.advance_to(due - 1).is_empty());
+    let timed_out = switch.advance_to(due);
+    assert_eq!(timed_out.len(), 1);
+    let c = as_completion(&timed_out[0].packet);
+    assert_eq!(
+        (c.status, c.tag),
+        (
+            CompletionStatus::CompleterAbort,
+            Tag::new(2).expect("10-bit")
+        )
+    );
+    assert_eq!(switch.next_timeout_ns(), None, "nothing left in flight");
+}
+
+#[test]
 fn a_late_completion_is_dropped() {
     let mut switch = fabric();
     let out = send(

@@ -165,7 +165,9 @@ impl ManagerConfig<'_> {
                         .into_iter()
                         .next()
                         .unwrap_or_else(|| unsupported(packet)),
-                    // A host's root port is no function of the fabric.
+                    // A host's root port is no function of the fabric; a
+                    // hung endpoint answers nothing, which this synchronous
+                    // access takes as UR, as from a device that sends nothing.
                     _ => unsupported(packet),
                 };
                 let back = self.wiring.carry(place, Way::Up, &reply, arrived);

@@ -233,8 +233,16 @@ pub fn table(scenario: &Scenario, report: &Report, wall: Duration) -> String {
             None => "each as the model did".to_owned(),
             Some(first) => format!("{} unlike the model, first: {first}", rtl.disagreements),
         };
+        // The RTL's timer runs only while it carries (crate::rtl_plane).
+        let timeouts = match rtl.timeouts {
+            0 => String::new(),
+            n => format!(
+                "; not compared: the model's {n} completion timeouts and the {} TLPs after the first",
+                rtl.not_compared
+            ),
+        };
         line(format!(
-            "{name}: the RTL carried {} TLPs in {} cycles ({:.0} cycles/s, {:.1} s), {agreed}",
+            "{name}: the RTL carried {} TLPs in {} cycles ({:.0} cycles/s, {:.1} s), {agreed}{timeouts}",
             rtl.tlps,
             rtl.cycles,
             rtl.cycles as f64 / rtl.wall.as_secs_f64().max(1e-9),

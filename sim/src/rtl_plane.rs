@@ -17,10 +17,22 @@
 //! outstanding-request tables, as of the model's; when the manager
 //! abandons requests (ABANDON), the RTL runs a whole sweep of its tables
 //! and what it sends is held to the completions the model synthesized
-//! ([`RtlPlane::synthesized`]). The RTL's completion timeout (global
-//! COMPLETION_TIMEOUT, which the manager sets to 10 ms) never passes: its
-//! cycles run only while it carries, and the simulator never advances the
-//! model's time (`Switch::advance_to`) either.
+//! ([`RtlPlane::synthesized`]).
+//!
+//! The completion timeout (global COMPLETION_TIMEOUT, which the manager
+//! sets to 10 ms; PCIe Base 6.0 §2.8) is the model's alone. The model's
+//! clock is simulated time, and the simulator wakes the switch when a
+//! request times out; the RTL's outstanding-request tables count
+//! microseconds of their own clock, which runs only while the RTL carries
+//! (10 ms is 2.5 million cycles at 250 MHz, hours of this driver), so the
+//! RTL never times a request out. The model's Completer Aborts are
+//! therefore counted, not compared ([`RtlPlane::timed_out`]), and from the
+//! first of them on the RTL is no longer held to the model at all: its
+//! tables still hold the requests the model completed, which changes the
+//! tags it hands out, the late completions it forwards rather than drops
+//! and the abandon sweeps' completions. What the model forwards after it
+//! is counted as not compared ([`RtlSummary::not_compared`]), never as
+//! agreeing.
 //!
 //! The RTL's mailbox is read out after every TLP, as the CPU reads it,
 //! and what it queued is held to what the model delivered to the CPU,
@@ -63,6 +75,12 @@ pub struct RtlSummary {
     pub disagreements: u64,
     /// What the first disagreement was.
     pub first_disagreement: Option<String>,
+    /// Completer Aborts the model sent for host requests that timed out,
+    /// which the RTL does not send ([`RtlPlane::timed_out`]): not compared.
+    pub timeouts: u64,
+    /// TLPs the model forwarded or synthesized after the first timeout,
+    /// which the RTL no longer carried: not compared.
+    pub not_compared: u64,
     /// Wall time spent clocking it.
     #[serde(rename = "wall_s", serialize_with = "seconds")]
     pub wall: Duration,
@@ -113,6 +131,9 @@ impl RtlPlane {
         bytes: &[u8],
         model: &Forwarding,
     ) {
+        if self.left_behind(window, 1) {
+            return;
+        }
         let started = std::time::Instant::now();
         let before = self.top.cycles();
         self.replay(window.take_written());
@@ -131,6 +152,9 @@ impl RtlPlane {
     /// holds what it sends to `synthesized`: the completions the model
     /// synthesized for the requests a write of ABANDON gave up.
     pub fn synthesized(&mut self, window: &mut CsrWindow, synthesized: &[Delivery]) {
+        if self.left_behind(window, synthesized.len() as u64) {
+            return;
+        }
         let started = std::time::Instant::now();
         let before = self.top.cycles();
         self.replay(window.take_written());
@@ -145,6 +169,26 @@ impl RtlPlane {
         self.judge(sent, &mailbox, &model, || {
             "completions for abandoned requests".into()
         });
+    }
+
+    /// Counts `completions`, which the model sent for host requests that
+    /// timed out, as not compared: the RTL's timer has not run for as long
+    /// (see the module's documentation). From now on the RTL is not held
+    /// to the model.
+    pub fn timed_out(&mut self, completions: &[Delivery]) {
+        self.summary.timeouts += completions.len() as u64;
+    }
+
+    /// Whether the RTL was left behind by a timeout, its tables no longer
+    /// the model's; if so, counts `tlps` as not compared and drops the
+    /// register writes the window took, which the RTL will never need.
+    fn left_behind(&mut self, window: &mut CsrWindow, tlps: u64) -> bool {
+        if self.summary.timeouts == 0 {
+            return false;
+        }
+        window.take_written();
+        self.summary.not_compared += tlps;
+        true
     }
 
     /// Counts a disagreement, described by `what` and how, if the RTL's
@@ -253,15 +297,19 @@ fn compare(model: &Forwarding, rtl: &Carried, mailbox: &[(usize, Vec<u8>)]) -> O
 #[cfg(test)]
 mod tests {
     use weft_model::{Packet, Switch};
+    use weft_pcie::tlp::{AddressType, MemoryOp, MemoryRequest};
     use weft_pcie::tlp::{
         Attributes, Body, Completion, CompletionStatus, Header, Message, MessageCode,
         MessageRouting, Tag, TrafficClass,
     };
     use weft_pcie::Bdf;
     use weft_regs::driver::CsrDataPlane;
-    use weft_regs::tables::{DataPlane, Destination as Route, PortRole};
+    use weft_regs::tables::{
+        AddressRoute, DataPlane, Destination as Route, HostIndex, Permissions, PortRole, Window,
+    };
 
     use super::*;
+    use crate::switch::WeftSwitch;
 
     /// A completion for requester bus 5, which the bus table routes.
     fn completion() -> Vec<u8> {
@@ -365,5 +413,106 @@ mod tests {
         assert_eq!(rtl.summary().disagreements, 1);
         let first = rtl.summary().first_disagreement.as_deref().unwrap_or("");
         assert!(first.contains("for the CPU, the model"), "{first}");
+    }
+
+    /// A host's proxy fabric ID, on bus 0xf0.
+    const PROXY: Bdf = Bdf::new(0xf0, 0, 0);
+    /// An endpoint's BAR, in the host's domain and in the fabric.
+    const BAR_HOST: u64 = 0x9000_0000;
+    const BAR_FABRIC: u64 = 0x40_0000_0000;
+
+    /// A switch on the RTL with a host on port 0 and an endpoint on port
+    /// 1 (fabric bus 2) behind a window of the host's.
+    fn host_and_endpoint() -> WeftSwitch {
+        let mut switch = WeftSwitch::new(1, 4, 0x1d1d);
+        switch.use_rtl().expect("the RTL builds");
+        let mut plane = CsrDataPlane::new(switch.csr_window()).expect("a weft data plane");
+        let host = PortRole::Host {
+            host: HostIndex(0),
+            proxy_id: PROXY,
+        };
+        plane.set_port_role(PortIndex(0), host).expect("a role");
+        let endpoint = PortRole::Endpoint {
+            owner: None,
+            buses: (2, 2),
+        };
+        plane.set_port_role(PortIndex(1), endpoint).expect("a role");
+        let window = Window {
+            base: BAR_HOST,
+            size: 1 << 20,
+            fabric_base: BAR_FABRIC,
+            permissions: Permissions::READ_WRITE,
+        };
+        plane.set_window(PortIndex(0), 0, window).expect("a window");
+        let route = AddressRoute {
+            base: BAR_FABRIC,
+            size: 1 << 20,
+            to: Route::Port(PortIndex(1)),
+        };
+        plane.set_address_route(0, Some(route)).expect("a route");
+        plane
+            .set_bus_route(PROXY.bus(), Some(Route::Port(PortIndex(0))))
+            .expect("a bus route");
+        switch
+    }
+
+    fn host_read() -> Vec<u8> {
+        let request = MemoryRequest {
+            op: MemoryOp::Read,
+            traffic_class: TrafficClass::default(),
+            attributes: Attributes::default(),
+            address_type: AddressType::default(),
+            requester: Bdf::new(0, 0, 0),
+            tag: Tag::from_8bit(5),
+            address: BAR_HOST,
+            length_dw: 1,
+            first_be: 0xf,
+            last_be: 0,
+            processing_hint: None,
+        };
+        let header = Header {
+            digest_present: false,
+            poisoned: false,
+            body: Body::Memory(request),
+        };
+        Packet::new(header, Vec::new())
+            .to_bytes()
+            .expect("a well-formed read")
+    }
+
+    /// The model's Completer Abort for a timed-out request has no RTL
+    /// counterpart, and the RTL still holds the request: from then on
+    /// nothing is compared, neither counted as agreeing nor as differing.
+    #[test]
+    fn after_a_model_timeout_the_rtl_is_not_compared() {
+        let mut switch = host_and_endpoint();
+        let read = switch.forward(PortIndex(0), &host_read()).expect("taken");
+        let Body::Memory(sent) = read.deliveries[0].packet.header.body else {
+            panic!("the read goes on: {read:?}");
+        };
+        let summary = switch.rtl_summary().expect("an RTL").clone();
+        assert_eq!((summary.tlps, summary.disagreements), (1, 0), "{summary:?}");
+
+        let due = switch.next_timeout().expect("the read is in flight");
+        let timed_out = switch.advance_to(due);
+        assert_eq!(timed_out.len(), 1);
+        assert_eq!(switch.rtl_summary().map(|s| s.timeouts), Some(1));
+
+        // The endpoint's late answer: the model drops it, its request
+        // being over; the RTL, still holding the request, would forward
+        // it to the host, which compared would be a false disagreement.
+        let mut late = Packet::parse(&completion()).expect("a completion");
+        if let Body::Completion(c) = &mut late.header.body {
+            (c.completer, c.requester, c.tag) = (Bdf::new(2, 0, 0), PROXY, sent.tag);
+        }
+        let late = late.to_bytes().expect("a well-formed completion");
+        let forwarding = switch.forward(PortIndex(1), &late).expect("taken");
+        assert_eq!(forwarding.dropped, Some(DropReason::UnexpectedCompletion));
+        let summary = switch.rtl_summary().expect("an RTL");
+        assert_eq!(
+            (summary.tlps, summary.disagreements, summary.not_compared),
+            (1, 0, 1),
+            "{summary:?}"
+        );
     }
 }

@@ -106,6 +106,27 @@ impl WeftSwitch {
         Ok(forwarding)
     }
 
+    /// Moves the data plane's clock on to `now`, simulated time, and
+    /// returns the Completer Aborts it sends for the host requests that
+    /// have waited the completion timeout by then (PCIe Base 6.0 §2.8,
+    /// `Switch::advance_to`); requests forwarded after it are stamped
+    /// `now`. With an RTL data plane, they are the model's alone
+    /// ([`RtlPlane::timed_out`]).
+    pub fn advance_to(&mut self, now: Duration) -> Vec<Delivery> {
+        let timed_out = self.window.switch_mut().advance_to(now.as_nanos() as u64);
+        if let (Some(rtl), false) = (self.rtl.as_mut(), timed_out.is_empty()) {
+            rtl.timed_out(&timed_out);
+        }
+        timed_out
+    }
+
+    /// When the data plane next times out a host request, in simulated
+    /// time (`Switch::next_timeout_ns`): when [`WeftSwitch::advance_to`]
+    /// must be called for its Completer Abort to leave on time.
+    pub fn next_timeout(&self) -> Option<Duration> {
+        self.model().next_timeout_ns().map(Duration::from_nanos)
+    }
+
     /// The completions the data plane synthesized for abandoned requests
     /// since the last call; with an RTL data plane, the RTL's are held to
     /// them ([`RtlPlane::synthesized`]).

@@ -49,6 +49,9 @@ pub(crate) enum Node {
     Host(Box<Host>),
     /// An endpoint.
     Device(Box<dyn Device>),
+    /// An endpoint that has hung: it takes TLPs in and sends nothing
+    /// (`World::hang_device`).
+    Hung,
 }
 
 /// Which way a TLP leaves a place.

@@ -42,6 +42,15 @@
 //! answer, [`World`] advances every other node event by event
 //! ([`HostLink`] is the host's view of everything past its root port).
 //!
+//! Each switch's clock is simulated time: it reads a TLP's arrival before
+//! it forwards the TLP, so a host's request is stamped when it arrived,
+//! and the world wakes a switch when its oldest request in flight reaches
+//! the completion timeout (PCIe Base 6.0 §2.8), even if nothing else
+//! happens then: the switch's Completer Abort leaves the host's port
+//! that timeout after the request arrived, over the link like any TLP.
+//! A request an endpoint never answers ([`World::hang_device`]) is
+//! answered so before the host's own, longer timeout.
+//!
 //! [`World::record_waveform`] records what chosen switches' ports carry,
 //! as the links send it, into a Value Change Dump ([`crate::waveform`]).
 
@@ -55,7 +64,7 @@ use weft_drivers::hosts::{FabricHosts, REMOTE_MAILBOX_POLL_NS};
 use weft_fabric::hw::{FabricConfig, HostConfigRequest, HostInterface, HostSendError, Timer};
 use weft_fabric::manager::FabricManager;
 use weft_hdl::driver::DriveError;
-use weft_model::{Destination, Packet, PortIndex, Switch};
+use weft_model::{Delivery, Destination, Packet, PortIndex, Switch};
 use weft_pcie::config::msi::MsiMessage;
 use weft_pcie::config::vsec::PortRole as VsecRole;
 use weft_pcie::tlp::{Body, Completion, FlowControlClass, Header};
@@ -102,6 +111,9 @@ enum Event {
     Credit(ChannelId),
     /// The manager polls the mailboxes of the other switches' host ports.
     RemoteMailboxes,
+    /// A switch's oldest request in flight times out. Never queued: the
+    /// switches' tables say when ([`WeftSwitch::next_timeout`]).
+    CompletionTimeout(usize),
 }
 
 /// Max_Payload_Size of the simulated fabric's TLPs, bytes.
@@ -329,6 +341,23 @@ impl World {
     /// Connects an endpoint to `place` over `link`.
     pub fn attach_device_at(&mut self, place: Place, device: Box<dyn Device>, link: LinkConfig) {
         self.wiring.attach(place, Node::Device(device), link);
+    }
+
+    /// Makes the endpoint behind `place` hang, as a device whose firmware
+    /// has crashed: from now on it takes in every TLP that reaches it and
+    /// sends nothing, neither completions nor requests of its own. Its
+    /// link stays up, so nothing tells the fabric manager, and no request
+    /// to it is abandoned: the host's requests are answered by the
+    /// switch's completion timeout (PCIe Base 6.0 §2.8). Returns whether
+    /// an endpoint was there.
+    pub fn hang_device(&mut self, place: Place) -> bool {
+        match self.wiring.nodes.get_mut(&place) {
+            Some(node @ Node::Device(_)) => {
+                *node = Node::Hung;
+                true
+            }
+            _ => false,
+        }
     }
 
     /// Records the ports of `waveform`'s switches from now on: every TLP
@@ -590,8 +619,21 @@ impl World {
         }
     }
 
+    /// When the world next does something other than run the firmware:
+    /// its next queued event or a switch's next completion timeout.
     fn next_queued(&self) -> Option<Duration> {
-        self.queue.peek().map(|Reverse((at, _))| *at)
+        let event = self.queue.peek().map(|Reverse((at, _))| *at);
+        let timeout = self.next_timeout().map(|(_, at)| at);
+        event.into_iter().chain(timeout).min()
+    }
+
+    /// The switch whose oldest request in flight times out first, and when.
+    fn next_timeout(&self) -> Option<(usize, Duration)> {
+        self.switches
+            .iter()
+            .enumerate()
+            .filter_map(|(index, switch)| Some((index, switch.next_timeout()?)))
+            .min_by_key(|&(_, at)| at)
     }
 
     fn schedule(&mut self, at: Duration, event: Event) {
@@ -655,8 +697,15 @@ impl World {
             }
             self.firmware = Some(cpu);
         }
-        let Reverse((at, sequence)) = self.queue.pop()?;
-        let event = self.pending.remove(&sequence)?;
+        let (at, event) = match self.next_timeout() {
+            // A request due at the time a TLP arrives is timed out first,
+            // as the switch's own clock would read it at that TLP.
+            Some((switch, at)) if Some(at) == queued => (at, Event::CompletionTimeout(switch)),
+            _ => {
+                let Reverse((at, sequence)) = self.queue.pop()?;
+                (at, self.pending.remove(&sequence)?)
+            }
+        };
         self.now = self.now.max(at);
         self.wiring.advance_waveform(self.now);
         match event {
@@ -679,6 +728,7 @@ impl World {
                 self.poll_scheduled = false;
                 self.service_mailbox();
             }
+            Event::CompletionTimeout(switch) => self.time_out(switch),
         }
         self.poll_nodes();
         None
@@ -693,10 +743,14 @@ impl World {
             self.release(channel, cost);
             return;
         };
-        let Some(switch) = self.switches.get_mut(place.switch) else {
+        if place.switch >= self.switches.len() {
             self.lost += 1;
             return;
-        };
+        }
+        // The switch's clock reads the TLP's arrival: what has timed out
+        // by now leaves first, and a request forwarded now is stamped now.
+        self.time_out(place.switch);
+        let switch = &mut self.switches[place.switch];
         let forwarding = match switch.forward(PortIndex(place.port), &bytes) {
             Ok(forwarding) => forwarding,
             Err(_) => {
@@ -820,16 +874,29 @@ impl World {
     /// Completions the switches synthesized for abandoned requests go out of their ports.
     pub(crate) fn flush_synthesized(&mut self) {
         let leave = self.now + SWITCH_LATENCY;
-        let mut out = Vec::new();
-        for (index, switch) in self.switches.iter_mut().enumerate() {
-            for delivery in switch.take_synthesized() {
-                if let Destination::Port(port) = delivery.to {
-                    out.push((Place::new(index, port.0), delivery.packet));
-                }
-            }
+        for index in 0..self.switches.len() {
+            let synthesized = self.switches[index].take_synthesized();
+            self.send_synthesized(index, synthesized, leave);
         }
-        for (place, packet) in out {
-            self.transmit(place, Way::Down, packet, leave);
+    }
+
+    /// Moves the clock of the switch with index `switch` on to now and
+    /// sends the Completer Aborts of the requests timed out by then
+    /// (PCIe Base 6.0 §2.8): they leave now, the timeout after their
+    /// requests arrived, as the world wakes the switch then.
+    fn time_out(&mut self, switch: usize) {
+        let timed_out = self.switches[switch].advance_to(self.now);
+        self.send_synthesized(switch, timed_out, self.now);
+    }
+
+    /// Sends the completions the switch with index `switch` synthesized
+    /// (for abandoned or timed-out requests) out of the ports they name,
+    /// at `at`.
+    fn send_synthesized(&mut self, switch: usize, completions: Vec<Delivery>, at: Duration) {
+        for delivery in completions {
+            if let Destination::Port(port) = delivery.to {
+                self.transmit(Place::new(switch, port.0), Way::Down, delivery.packet, at);
+            }
         }
     }
 
@@ -838,6 +905,7 @@ impl World {
         let answers = match self.wiring.nodes.get_mut(&place) {
             Some(Node::Device(device)) => device.handle(now, &packet),
             Some(Node::Host(host)) => host.handle(now, packet),
+            Some(Node::Hung) => Vec::new(),
             None => {
                 self.lost += 1;
                 Vec::new()
@@ -857,6 +925,7 @@ impl World {
                 let batch = match node {
                     Node::Device(device) => device.poll(now),
                     Node::Host(host) => host.poll(now),
+                    Node::Hung => Vec::new(),
                 };
                 if batch.is_empty() {
                     break;

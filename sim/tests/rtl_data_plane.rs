@@ -49,6 +49,12 @@ fn the_rtl_carries_a_fabric_enumeration_as_the_model_does() {
     // The manager's configuration requests to the GPU and their completions.
     assert!(summary.tlps >= 40, "{summary:?}");
     assert_eq!(summary.disagreements, 0, "{summary:?}");
+    // No request timed out, which would have ended the comparison.
+    assert_eq!(
+        (summary.timeouts, summary.not_compared),
+        (0, 0),
+        "{summary:?}"
+    );
 }
 
 #[test]
@@ -75,4 +81,10 @@ fn a_host_on_an_rtl_switch_uses_its_gpu_through_it_as_on_the_model() {
     };
     eprintln!("{summary:?}");
     assert_eq!(summary.disagreements, 0, "{summary:?}");
+    // No request timed out, which would have ended the comparison.
+    assert_eq!(
+        (summary.timeouts, summary.not_compared),
+        (0, 0),
+        "{summary:?}"
+    );
 }

@@ -71,6 +71,9 @@ pub struct Mailbox {
     pub push_first: Signal<In, Bit>,
     /// It is the TLP's last DW.
     pub push_last: Signal<In, Bit>,
+    /// With `push_last`: the TLP is void (its beats belied its Length):
+    /// dropped, not queued, and not lost either (the ingress counts it Malformed).
+    pub push_void: Signal<In, Bit>,
     /// The DW, in wire order (byte 0 in bits 31:24).
     pub push_dw: Signal<In, Bits<32>>,
     /// The port the TLP arrived on (sampled with `push_first`).
@@ -130,6 +133,7 @@ impl Default for Mailbox {
             push: Default::default(),
             push_first: Default::default(),
             push_last: Default::default(),
+            push_void: Default::default(),
             push_dw: Default::default(),
             push_port: Default::default(),
             lose: Default::default(),
@@ -227,6 +231,7 @@ impl Logic for Mailbox {
         self.store.write_enable.next = self.push.val() && self.room.val() && self.fits.val();
         self.committing.next = self.push.val()
             && self.push_last.val()
+            && !self.push_void.val()
             && self.room.val()
             && self.fits.val()
             && !self.overflowed.val();
@@ -263,7 +268,12 @@ impl Logic for Mailbox {
         {
             self.lost.d.next = false;
         }
-        if (self.push.val() && self.push_last.val() && !self.committing.val()) || self.lose.val() {
+        if (self.push.val()
+            && self.push_last.val()
+            && !self.push_void.val()
+            && !self.committing.val())
+            || self.lose.val()
+        {
             self.lost.d.next = true;
         }
 

@@ -2006,23 +2006,25 @@ enum LengthFate {
 }
 
 /// The RTL top and the model, every port a fabric port, with region 0
-/// routed out of port 1; and that region's base.
-fn region_0_out_of_port_1() -> (TopHarness<W, PORTS>, CsrWindow, u64) {
-    let (base, size) = region(0);
+/// routed out of port 1 and region 1 to the CPU; and the two regions' bases.
+fn region_0_out_of_port_1() -> (TopHarness<W, PORTS>, CsrWindow, [u64; 2]) {
+    let route = |r: usize, to| {
+        let (base, size) = region(r);
+        Some(AddressRoute { base, size, to })
+    };
     let setup = Setup {
         ports: vec![PortSetup::bare(Role::Fabric); PORTS],
-        routes: vec![Some(AddressRoute {
-            base,
-            size,
-            to: Destination::Port(PortIndex(1)),
-        })],
+        routes: vec![
+            route(0, Destination::Port(PortIndex(1))),
+            route(1, Destination::Cpu),
+        ],
         buses: vec![None; BUSES as usize],
     };
     let mut top = TopHarness::<W, PORTS>::new().expect("well formed");
     program(&mut CsrDataPlane::new(&mut top).expect("weft"), &setup);
     let mut window = model_switch();
     program(&mut CsrDataPlane::new(&mut window).expect("weft"), &setup);
-    (top, window, base)
+    (top, window, [region(0).0, region(1).0])
 }
 
 /// A memory write (or read) with a 4 DW header (§2.2.1: MWr 0x60, MRd
@@ -2108,7 +2110,7 @@ fn a_tlp_whose_beats_belie_its_length_is_malformed() {
         // 6.0 §3.6) and counts as the model's Malformed drop, not as sent.
         // Fabric port 0 routes region 0 out of port 1, and well-formed
         // writes still go through after each.
-        let (mut top, mut window, base) = region_0_out_of_port_1();
+        let (mut top, mut window, [base, _]) = region_0_out_of_port_1();
         let tlp = |write, length, dws| tlp_of_length(base, write, length, dws);
         use LengthFate::*;
         let cases = [
@@ -2168,6 +2170,51 @@ fn a_tlp_whose_beats_belie_its_length_is_malformed() {
     });
 }
 
+#[test]
+fn a_void_tlp_for_the_cpu_is_not_queued() {
+    on_big_stack(|| {
+        // A write routed to the CPU whose later beat belies its Length is
+        // Malformed as any other (§2.2.2): the model never delivers it, and
+        // the RTL, which has queued its first beats, drops it from the
+        // mailbox as its last DW shows it void, without STATUS.LOST. A
+        // well-formed one after it is queued whole.
+        let (mut top, mut window, [_, to_cpu]) = region_0_out_of_port_1();
+        let cases = [
+            ("a second beat that ends a three-beat Length", 12, 8),
+            ("a third beat past a two-beat Length", 8, 12),
+            ("a last beat one DW short", 8, 7),
+            ("as Length says", 8, 8),
+        ];
+        for (what, length, dws) in cases {
+            let bytes = tlp_of_length(to_cpu, true, length, dws);
+            top.carry(0, &bytes).expect("carried");
+            // The mailbox takes a DW per cycle, past the carry's quiet end.
+            top.idle(64).expect("idles");
+            let model = window
+                .switch_mut()
+                .ingress(PortIndex(0), &bytes)
+                .expect("the port exists");
+            let whole = length == dws;
+            assert_eq!(
+                model.dropped,
+                (!whole).then_some(DropReason::Malformed),
+                "{what}: the model"
+            );
+            for delivery in model.deliveries {
+                assert_eq!(delivery.to, Destination::Cpu, "{what}");
+                let out = delivery.packet.to_bytes().expect("legal");
+                window.queue_for_cpu(delivery.from, &out);
+            }
+        }
+        let rtl = common::top::empty_mailbox(&mut top);
+        let model = common::top::empty_mailbox(&mut window);
+        assert_eq!(rtl, model, "the RTL's mailbox holds what the model's does");
+        assert_eq!(rtl.tlps.len(), 1, "the well-formed write alone");
+        assert!(!rtl.lost, "a void TLP is dropped, not lost");
+        counters_agree(&mut top, &window);
+    });
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 8, ..ProptestConfig::default() })]
 
@@ -2183,7 +2230,7 @@ proptest! {
         )
     ) {
         on_big_stack(move || {
-            let (mut top, mut window, base) = region_0_out_of_port_1();
+            let (mut top, mut window, [base, _]) = region_0_out_of_port_1();
             let beat = DWS_PER_BEAT as u32;
             for (write, length, dws) in tlps {
                 let data = if write { length } else { 0 };

@@ -69,11 +69,12 @@
 //! its Length needs, as hard IPs' transmit interfaces expect: a TLP that goes
 //! on past its Length's last beat ends there, the rest of its beats on the
 //! link discarded, and one that ends beats short is filled out with empty
-//! beats. So a TLP never overruns its switching slot. A TLP whose link
-//! voids it (`nullify`) is treated as one whose beats belie its Length. Only a
-//! digest DW that fills a beat alone, stripped after translation
-//! ([`DigestStrip`]), leaves a mismatch in that beat unvoided: the beat
-//! before it has left as the TLP's last.
+//! beats. So a TLP never overruns its switching slot. A void TLP for the
+//! CPU says so with its beats (`beat_void`), and the mailbox drops it. A
+//! TLP whose link voids it (`nullify`) is treated as one whose beats
+//! belie its Length. Only a digest DW that fills a beat alone, stripped
+//! after translation ([`DigestStrip`]), leaves a mismatch in that beat
+//! unvoided: the beat before it has left as the TLP's last.
 //!
 //! **Answers.** A dropped non-posted request is answered where weft-model's
 //! `Switch::refuse` answers it ([`ErrorCompletion`]: not when malformed or
@@ -171,6 +172,9 @@ pub struct PortIngress<const W: usize, const N: usize> {
     pub beat_taken: Signal<Out, Bit>,
     /// That beat's `eop`, as it arrived on the link.
     pub beat_eop: Signal<Out, Bit>,
+    /// That beat is a later one of a TLP whose beats so far belie its Length
+    /// (see **Length**): the TLP is void, and the management path drops it.
+    pub beat_void: Signal<Out, Bit>,
     /// That beat's `empty`, as it arrived.
     pub beat_empty: Signal<Out, Bits<EMPTY_BITS>>,
     /// That beat's payload, as it arrived.
@@ -359,6 +363,7 @@ impl<const W: usize, const N: usize> PortIngress<W, N> {
             cpu_take: Default::default(),
             beat_taken: Default::default(),
             beat_eop: Default::default(),
+            beat_void: Default::default(),
             beat_empty: Default::default(),
             beat_payload: Default::default(),
             beat_dw0: Default::default(),
@@ -928,6 +933,7 @@ impl<const W: usize, const N: usize> Logic for PortIngress<W, N> {
         self.beat_taken.next =
             self.deciding.downstream.valid.val() & self.deciding.downstream.ready.val();
         self.beat_eop.next = self.deciding.downstream.eop.val();
+        self.beat_void.next = self.later.val() & self.voided.val();
         self.beat_empty.next = self.deciding.downstream.empty.val();
         self.beat_payload.next = self.deciding.downstream.payload.val();
         self.beat_dw0.next = self.deciding.downstream.dw0.val();

@@ -27,7 +27,10 @@
 //! message routed to the CPU and copied to its event log) is queued twice
 //! when it fits in its first beat, which every message without data does;
 //! a longer one is queued once and its second delivery is lost with
-//! STATUS.LOST (`lose`).
+//! STATUS.LOST (`lose`). A TLP whose beats belie its Length (`belied`,
+//! from the beat that shows it) is void: its last DW pushed says so
+//! (`push_void`) and the mailbox drops it, as weft-model never delivers
+//! a Malformed TLP.
 
 use rust_hdl::prelude::*;
 
@@ -57,6 +60,9 @@ pub struct MailboxFeed<const W: usize, const N: usize> {
     pub dw3: [Signal<In, Bits<32>>; N],
     /// Per port: the beat offered is the TLP's last.
     pub eop: [Signal<In, Bit>; N],
+    /// Per port: the beat offered shows its TLP's beats belie its Length,
+    /// so the TLP is void (`PortIngress::beat_void`).
+    pub belied: [Signal<In, Bit>; N],
     /// Per port: its empty payload DWs (on the last beat).
     pub empty: [Signal<In, Bits<EMPTY_BITS>>; N],
     /// Per port: the beat's payload, first DW most significant.
@@ -71,6 +77,8 @@ pub struct MailboxFeed<const W: usize, const N: usize> {
     pub push_first: Signal<Out, Bit>,
     /// It is the TLP's last DW.
     pub push_last: Signal<Out, Bit>,
+    /// With `push_last`: the TLP is void, to be dropped (`Mailbox::push_void`).
+    pub push_void: Signal<Out, Bit>,
     /// The DW.
     pub push_dw: Signal<Out, Bits<32>>,
     /// The port the TLP arrived on.
@@ -96,6 +104,7 @@ pub struct MailboxFeed<const W: usize, const N: usize> {
     pick_twice: Signal<Local, Bit>,
     owner_offer: Signal<Local, Bit>,
     owner_eop: Signal<Local, Bit>,
+    owner_void: Signal<Local, Bit>,
     owner_taken: Signal<Local, Bit>,
     owner_empty: Signal<Local, Bits<EMPTY_BITS>>,
     owner_payload: Signal<Local, Bits<W>>,
@@ -125,6 +134,7 @@ impl<const W: usize, const N: usize> Default for MailboxFeed<W, N> {
             dw2: std::array::from_fn(|_| Default::default()),
             dw3: std::array::from_fn(|_| Default::default()),
             eop: std::array::from_fn(|_| Default::default()),
+            belied: std::array::from_fn(|_| Default::default()),
             empty: std::array::from_fn(|_| Default::default()),
             payload: std::array::from_fn(|_| Default::default()),
             taken: std::array::from_fn(|_| Default::default()),
@@ -132,6 +142,7 @@ impl<const W: usize, const N: usize> Default for MailboxFeed<W, N> {
             push: Default::default(),
             push_first: Default::default(),
             push_last: Default::default(),
+            push_void: Default::default(),
             push_dw: Default::default(),
             push_port: Default::default(),
             lose: Default::default(),
@@ -154,6 +165,7 @@ impl<const W: usize, const N: usize> Default for MailboxFeed<W, N> {
             pick_twice: Default::default(),
             owner_offer: Default::default(),
             owner_eop: Default::default(),
+            owner_void: Default::default(),
             owner_taken: Default::default(),
             owner_empty: Default::default(),
             owner_payload: Default::default(),
@@ -181,6 +193,7 @@ impl<const W: usize, const N: usize> Logic for MailboxFeed<W, N> {
         // The port being served, and its link.
         self.owner_offer.next = false;
         self.owner_eop.next = false;
+        self.owner_void.next = false;
         self.owner_taken.next = false;
         self.owner_empty.next = bits::<EMPTY_BITS>(0);
         self.owner_payload.next = 0.into();
@@ -192,6 +205,7 @@ impl<const W: usize, const N: usize> Logic for MailboxFeed<W, N> {
             if self.owner.q.val().index() == i {
                 self.owner_offer.next = self.offer[i].val();
                 self.owner_eop.next = self.eop[i].val();
+                self.owner_void.next = self.belied[i].val();
                 self.owner_taken.next = self.taken[i].val();
                 self.owner_empty.next = self.empty[i].val();
                 self.owner_payload.next = self.payload[i].val();
@@ -239,6 +253,8 @@ impl<const W: usize, const N: usize> Logic for MailboxFeed<W, N> {
         self.push.next = self.pushing.val();
         self.push_first.next = self.pushing.val() & (self.position.q.val() == 0);
         self.push_last.next = self.pushing.val() & self.last.val();
+        // The beat that holds the last DW shows whether the TLP is void.
+        self.push_void.next = self.pushing.val() & self.last.val() & self.owner_void.val();
         self.push_port.next = self.owner.q.val();
         self.lose.next = false;
         if self.pushing.val() {

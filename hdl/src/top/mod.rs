@@ -299,6 +299,7 @@ impl<const W: usize, const N: usize> Logic for SwitchTop<W, N> {
         self.cpu_mailbox.push.next = self.mailbox_feed.push.val();
         self.cpu_mailbox.push_first.next = self.mailbox_feed.push_first.val();
         self.cpu_mailbox.push_last.next = self.mailbox_feed.push_last.val();
+        self.cpu_mailbox.push_void.next = self.mailbox_feed.push_void.val();
         self.cpu_mailbox.push_dw.next = self.mailbox_feed.push_dw.val();
         self.cpu_mailbox.push_port.next = self.mailbox_feed.push_port.val();
         self.cpu_mailbox.lose.next = self.mailbox_feed.lose.val();
@@ -430,6 +431,7 @@ impl<const W: usize, const N: usize> Logic for SwitchTop<W, N> {
             self.mailbox_feed.dw2[i].next = self.ports_in[i].core.dw2.val();
             self.mailbox_feed.dw3[i].next = self.ports_in[i].core.dw3.val();
             self.mailbox_feed.eop[i].next = self.ports_in[i].beat_eop.val();
+            self.mailbox_feed.belied[i].next = self.ports_in[i].beat_void.val();
             self.mailbox_feed.empty[i].next = self.ports_in[i].beat_empty.val();
             self.mailbox_feed.payload[i].next = self.ports_in[i].beat_payload.val();
             self.mailbox_feed.taken[i].next = self.ports_in[i].beat_taken.val();

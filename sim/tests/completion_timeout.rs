@@ -21,34 +21,7 @@ use weft_sim::wiring::Place;
 use weft_sim::world::World;
 
 /// One switch, a host on port 0 and a GPU on port 1.
-const FABRIC: &str = r#"
-[scenario]
-name = "timeout"
-title = "a host and a GPU that hangs"
-[[switch]]
-name = "s0"
-id = 1
-ports = 4
-[[host]]
-name = "host1"
-slots = 1
-[[endpoint]]
-name = "gpu1"
-kind = "gpu"
-[[link]]
-ends = ["host1", "s0.0"]
-[[link]]
-ends = ["gpu1", "s0.1"]
-[[step]]
-do = "enumerate"
-[[step]]
-do = "bind"
-endpoints = ["gpu1"]
-host = "host1"
-[[step]]
-do = "boot"
-hosts = ["host1"]
-"#;
+const FABRIC: &str = include_str!("scenarios/host_and_gpu.toml");
 
 const HOST: Place = Place::new(0, 0);
 const GPU: Place = Place::new(0, 1);
@@ -58,7 +31,7 @@ const SWITCH_TIMEOUT: Duration = Duration::from_micros(COMPLETION_TIMEOUT_US as 
 
 /// The fabric, enumerated, the GPU bound and the host booted; then the GPU hangs.
 fn with_a_hung_gpu() -> World {
-    let scenario = Scenario::parse(FABRIC, "timeout.toml", Path::new(".")).expect("valid");
+    let scenario = Scenario::parse(FABRIC, "host_and_gpu.toml", Path::new(".")).expect("valid");
     let mut engine = Engine::new(&scenario).expect("the fabric builds");
     for step in 0..scenario.steps.len() {
         engine.run_step(step).expect("the step runs");

@@ -14,34 +14,7 @@ use weft_sim::wiring::Place;
 use weft_sim::world::{CreditError, Receiver, World};
 
 /// One switch, a host on port 0 and a GPU on port 1, Gen3 x16, 100 ns links.
-const FABRIC: &str = r#"
-[scenario]
-name = "credits"
-title = "a host and a GPU"
-[[switch]]
-name = "s0"
-id = 1
-ports = 4
-[[host]]
-name = "host1"
-slots = 1
-[[endpoint]]
-name = "gpu1"
-kind = "gpu"
-[[link]]
-ends = ["host1", "s0.0"]
-[[link]]
-ends = ["gpu1", "s0.1"]
-[[step]]
-do = "enumerate"
-[[step]]
-do = "bind"
-endpoints = ["gpu1"]
-host = "host1"
-[[step]]
-do = "boot"
-hosts = ["host1"]
-"#;
+const FABRIC: &str = include_str!("scenarios/host_and_gpu.toml");
 
 const HOST_PORT: u8 = 0;
 const LINK_LATENCY: Duration = Duration::from_nanos(100);
@@ -51,7 +24,7 @@ const WRITE_BYTES: usize = 256;
 
 /// The fabric, enumerated, the GPU bound and the host booted.
 fn booted() -> World {
-    let scenario = Scenario::parse(FABRIC, "credits.toml", Path::new(".")).expect("valid");
+    let scenario = Scenario::parse(FABRIC, "host_and_gpu.toml", Path::new(".")).expect("valid");
     let mut engine = Engine::new(&scenario).expect("the fabric builds");
     for step in 0..scenario.steps.len() {
         engine.run_step(step).expect("the step runs");

@@ -706,6 +706,23 @@ pub fn run_ethernet(
 
 /// Reads a file of one frame a line, each `digits` hex digits a value.
 fn hex_lines(path: &Path, digits: usize) -> Result<Vec<Vec<u8>>, SimError> {
+    parse_lines(path, |line, bad| {
+        if line.len() % digits != 0 {
+            return Err(bad());
+        }
+        (0..line.len())
+            .step_by(digits)
+            .map(|at| u8::from_str_radix(&line[at..at + digits], 16).map_err(|_| bad()))
+            .collect()
+    })
+}
+
+/// Reads a file a simulation wrote, one value a line, each parsed by
+/// `parse`, which is handed the error that names the line.
+fn parse_lines<T>(
+    path: &Path,
+    parse: impl Fn(&str, &dyn Fn() -> SimError) -> Result<T, SimError>,
+) -> Result<Vec<T>, SimError> {
     let text = fs::read_to_string(path).map_err(|error| SimError::Io {
         path: path.to_owned(),
         error,
@@ -717,13 +734,7 @@ fn hex_lines(path: &Path, digits: usize) -> Result<Vec<Vec<u8>>, SimError> {
                 path: path.to_owned(),
                 line: i + 1,
             };
-            if line.len() % digits != 0 {
-                return Err(bad());
-            }
-            (0..line.len())
-                .step_by(digits)
-                .map(|at| u8::from_str_radix(&line[at..at + digits], 16).map_err(|_| bad()))
-                .collect()
+            parse(line, &bad)
         })
         .collect()
 }
@@ -796,36 +807,25 @@ fn stimulus(tlps: &[SimTlp]) -> String {
 
 /// Reads what a model took back: one TLP a line.
 fn received(path: &Path) -> Result<Vec<SimTlp>, SimError> {
-    let text = fs::read_to_string(path).map_err(|error| SimError::Io {
-        path: path.to_owned(),
-        error,
-    })?;
-    text.lines()
-        .enumerate()
-        .map(|(i, line)| {
-            let bad = || SimError::Output {
-                path: path.to_owned(),
-                line: i + 1,
-            };
-            let words: Vec<&str> = line.split_whitespace().collect();
-            let hex = |w: &str| u32::from_str_radix(w, 16).map_err(|_| bad());
-            let header = [
-                hex(words.first().ok_or_else(bad)?)?,
-                hex(words.get(1).ok_or_else(bad)?)?,
-                hex(words.get(2).ok_or_else(bad)?)?,
-                hex(words.get(3).ok_or_else(bad)?)?,
-            ];
-            let count: usize = words.get(4).ok_or_else(bad)?.parse().map_err(|_| bad())?;
-            if words.len() != 5 + count {
-                return Err(bad());
-            }
-            let payload = words[5..]
-                .iter()
-                .map(|w| hex(w))
-                .collect::<Result<_, _>>()?;
-            Ok(SimTlp { header, payload })
-        })
-        .collect()
+    parse_lines(path, |line, bad| {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let hex = |w: &str| u32::from_str_radix(w, 16).map_err(|_| bad());
+        let header = [
+            hex(words.first().ok_or_else(bad)?)?,
+            hex(words.get(1).ok_or_else(bad)?)?,
+            hex(words.get(2).ok_or_else(bad)?)?,
+            hex(words.get(3).ok_or_else(bad)?)?,
+        ];
+        let count: usize = words.get(4).ok_or_else(bad)?.parse().map_err(|_| bad())?;
+        if words.len() != 5 + count {
+            return Err(bad());
+        }
+        let payload = words[5..]
+            .iter()
+            .map(|w| hex(w))
+            .collect::<Result<_, _>>()?;
+        Ok(SimTlp { header, payload })
+    })
 }
 
 fn write_file(path: &Path, text: &str) -> Result<(), SimError> {

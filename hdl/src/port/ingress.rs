@@ -270,7 +270,6 @@ pub struct PortIngress<const W: usize, const N: usize> {
     dws_left: DFF<Bits<12>>,
     belied: DFF<Bit>,
     padding: DFF<Bit>,
-    counted_received: DFF<Bit>,
     counted_dropped: DFF<Bit>,
     counted_reason: DFF<Bits<DROP_REASON_BITS>>,
     counted_class: DFF<Bits<2>>,
@@ -325,6 +324,7 @@ pub struct PortIngress<const W: usize, const N: usize> {
     voided: Signal<Local, Bit>,
     ends: Signal<Local, Bit>,
     short: Signal<Local, Bit>,
+    void_empty: Signal<Local, Bits<EMPTY_BITS>>,
     tag_wait: Signal<Local, Bit>,
     header_dw0: Signal<Local, Bits<32>>,
     header_dw1: Signal<Local, Bits<32>>,
@@ -425,7 +425,6 @@ impl<const W: usize, const N: usize> PortIngress<W, N> {
             dws_left: Default::default(),
             belied: Default::default(),
             padding: Default::default(),
-            counted_received: Default::default(),
             counted_dropped: Default::default(),
             counted_reason: Default::default(),
             counted_class: Default::default(),
@@ -481,6 +480,7 @@ impl<const W: usize, const N: usize> PortIngress<W, N> {
             voided: Default::default(),
             ends: Default::default(),
             short: Default::default(),
+            void_empty: Default::default(),
             tag_wait: Default::default(),
             header_dw0: Default::default(),
             header_dw1: Default::default(),
@@ -517,7 +517,6 @@ impl<const W: usize, const N: usize> Logic for PortIngress<W, N> {
             dws_left,
             belied,
             padding,
-            counted_received,
             counted_dropped,
             counted_reason,
             counted_class,
@@ -845,15 +844,17 @@ impl<const W: usize, const N: usize> Logic for PortIngress<W, N> {
                 & !self.deciding.downstream.eop.val()
                 & self.bad_beat.val());
 
+        // A void TLP's last beat is as long as its Length makes it.
+        self.void_empty.next =
+            bit_cast::<EMPTY_BITS, 12>(self.beat_dws.val() - self.dws_left.q.val());
+
         // The stream: a forwarded TLP to the core, any other taken and discarded.
         self.strip.upstream.sop.next = self.deciding.downstream.sop.val();
         self.strip.upstream.eop.next = self.ends.val();
         self.strip.upstream.nullify.next = self.later.val() & self.voided.val() & self.ends.val();
         self.strip.upstream.empty.next = self.deciding.downstream.empty.val();
-        // A void TLP's last beat is as long as its Length makes it.
         if self.later.val() & self.voided.val() & self.ends.val() {
-            self.strip.upstream.empty.next =
-                bit_cast::<EMPTY_BITS, 12>(self.beat_dws.val() - self.dws_left.q.val());
+            self.strip.upstream.empty.next = self.void_empty.val();
         }
         self.strip.upstream.payload.next = self.deciding.downstream.payload.val();
         self.strip.upstream.dw0.next = self.leaving_dw0.val();
@@ -887,8 +888,7 @@ impl<const W: usize, const N: usize> Logic for PortIngress<W, N> {
             self.strip.upstream.sop.next = false;
             self.strip.upstream.eop.next = self.dws_left.q.val() <= self.beat_dws.val();
             self.strip.upstream.nullify.next = self.dws_left.q.val() <= self.beat_dws.val();
-            self.strip.upstream.empty.next =
-                bit_cast::<EMPTY_BITS, 12>(self.beat_dws.val() - self.dws_left.q.val());
+            self.strip.upstream.empty.next = self.void_empty.val();
             self.strip.upstream.payload.next = 0.into();
         }
         // The answer to a request dropped here, from its header as received.
@@ -962,9 +962,6 @@ impl<const W: usize, const N: usize> Logic for PortIngress<W, N> {
         // A longer TLP counts as its last beat is taken: as the first beat
         // said, unless a later one belied its Length, which makes it Malformed.
         if self.taken.val() & !self.deciding.downstream.eop.val() {
-            self.counted_received.d.next = !(!self.cpu.val()
-                & !self.forward.val()
-                & (self.reason.val() == self.malformed.val()));
             self.counted_dropped.d.next = !self.cpu.val() & !self.forward.val();
             self.counted_reason.d.next = self.reason.val();
             self.counted_class.d.next = self.arrived_class.q.val();
@@ -976,7 +973,9 @@ impl<const W: usize, const N: usize> Logic for PortIngress<W, N> {
             self.dws_left.d.next = self.dws_left.q.val() - self.beat_dws.val();
             self.belied.d.next = self.voided.val();
             if self.deciding.downstream.eop.val() {
-                self.received.next = self.counted_received.q.val() & !self.voided.val();
+                self.received.next = !(self.counted_dropped.q.val()
+                    & (self.counted_reason.q.val() == self.malformed.val()))
+                    & !self.voided.val();
                 self.dropped.next = self.counted_dropped.q.val() | self.voided.val();
                 self.drop_reason.next = self.counted_reason.q.val();
                 if self.voided.val() {

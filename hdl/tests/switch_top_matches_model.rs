@@ -2029,13 +2029,21 @@ fn region_0_out_of_port_1() -> (TopHarness<W, PORTS>, CsrWindow, [u64; 2]) {
 
 /// A memory write (or read) with a 4 DW header (§2.2.1: MWr 0x60, MRd
 /// 0x20) at `base`, `length` in its Length field, followed by `dws` DWs.
+/// Its byte enables are well formed for its Length: a one-DW request has
+/// Last DW BE 0000b (§2.2.5).
 fn tlp_of_length(base: u64, write: bool, length: u32, dws: u32) -> Vec<u8> {
     let fmt = if write { 0x6000_0000 } else { 0x2000_0000 };
-    [fmt | length, 0x0100_00ff, (base >> 32) as u32, base as u32]
-        .into_iter()
-        .chain((0..dws).map(|k| 0xc0de_0000 | k))
-        .flat_map(u32::to_be_bytes)
-        .collect()
+    let byte_enables = if length == 1 { 0x0f } else { 0xff };
+    [
+        fmt | length,
+        0x0100_0000 | byte_enables,
+        (base >> 32) as u32,
+        base as u32,
+    ]
+    .into_iter()
+    .chain((0..dws).map(|k| 0xc0de_0000 | k))
+    .flat_map(u32::to_be_bytes)
+    .collect()
 }
 
 /// Offers `bytes` at port 0 of [`region_0_out_of_port_1`]'s RTL and model

@@ -516,6 +516,28 @@ pub fn run_avst_tx(dir: &Path, files: &[generate::File]) -> Result<(), SimError>
     run_bench(dir, files, "weft_avst_tx_tb", "weft-avst-tx-tb: done", &[])
 }
 
+/// The files of the UltraScale+ shims' own simulation: `axis.v` and a
+/// testbench that sends TLPs of several lengths through each direction and
+/// checks descriptors, payload, tkeep, tlast and tuser against PG213.
+pub fn axis_files() -> Vec<generate::File> {
+    vec![
+        generate::File {
+            name: "sim/weft_axis.v".to_owned(),
+            text: include_str!("axis.v").to_owned(),
+        },
+        generate::File {
+            name: "sim/weft_axis_tb.v".to_owned(),
+            text: include_str!("axis_tb.v").to_owned(),
+        },
+    ]
+}
+
+/// Simulates the UltraScale+ shims alone in `dir` with [`axis_files`]'
+/// files (or changed ones, to show what the checks catch).
+pub fn run_axis(dir: &Path, files: &[generate::File]) -> Result<(), SimError> {
+    run_bench(dir, files, "weft_axis_tb", "weft-axis-tb: done", &[])
+}
+
 /// The testbench of the flash's `STARTUPE3` connection: random SPI clock,
 /// chip select, MOSI and flash output, checked at the model's pins.
 fn flash_testbench() -> String {

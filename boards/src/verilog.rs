@@ -38,11 +38,16 @@
 //! and most significant in weft), the end segment and empty DWs computed
 //! from weft's `empty` and back, the TX ready latency honoured, and the TX
 //! FIFO handing over whole TLPs so the tile never sees a gap inside one.
-//! The UltraScale+ block hands over descriptors, not TLP headers: the shim
-//! passes its completer interface (CQ/CC, or RQ/RC on a root port) through
-//! as-is. Planned: several TLPs per beat across segments, credit interfaces
-//! (`tx_cdts_limit`), descriptor-to-header translation for UltraScale+, and
-//! width gearboxes where the hard IP's bus differs from weft's.
+//! The UltraScale+ block hands over descriptors, not TLP headers (PG213):
+//! the `weft_board_axis_rx`/`weft_board_axis_tx` modules of `axis.v`
+//! translate them (memory, I/O and AtomicOp requests, completions), move
+//! the payload past the descriptor, and drive or read the tuser sideband
+//! (is_sop/is_eop and their pointers, byte enables, discontinue) on its
+//! completer interface (CQ/CC), or its requester interface (RQ/RC) on a
+//! root port. Planned: several TLPs per beat across segments, credit
+//! interfaces (`tx_cdts_limit`), the UltraScale+ block's other interface
+//! pair and its configuration requests and messages, and width gearboxes
+//! where the hard IP's bus differs from weft's.
 
 use std::fmt::Write as _;
 
@@ -431,33 +436,17 @@ pub fn planned_switch_top() -> String {
 }
 
 /// The adapter modules the wrapper uses: the dual-clock FIFO and reset
-/// synchronizer, the Avalon-ST shims of the Intel tiles, and the
-/// management MAC's MII-to-GMII adapter.
+/// synchronizer, the Avalon-ST shims of the Intel tiles, the AXI4-Stream
+/// shims of the UltraScale+ block, and the management MAC's MII-to-GMII
+/// adapter.
 pub fn support_modules() -> String {
     format!(
-        "{}\n{}\n{}",
+        "{}\n{}\n{}\n{}",
         include_str!("cdc.v"),
         include_str!("avst.v"),
+        include_str!("axis.v"),
         include_str!("mii_gmii.v")
     )
-}
-
-/// Reverses the order of the 32-bit DWs of a `bits`-wide signal.
-fn dw_reversed(signal: &str, bits: u32) -> String {
-    let terms: Vec<String> = (0..bits / 32)
-        .map(|i| format!("{signal}[{}:{}]", i * 32 + 31, i * 32))
-        .collect();
-    format!("{{{}}}", terms.join(", "))
-}
-
-/// `expr`, `from` bits wide with its first DW most significant, fitted to
-/// `to` bits: the first DWs are kept, padding goes at the least significant end.
-fn fitted(expr: &str, from: u32, to: u32) -> String {
-    match from.cmp(&to) {
-        std::cmp::Ordering::Equal => expr.to_owned(),
-        std::cmp::Ordering::Less => format!("{{{expr}, {}'d0}}", to - from),
-        std::cmp::Ordering::Greater => format!("{expr}[{}:{}]", from - 1, from - to),
-    }
 }
 
 /// The ports of `weft_board_top`: the board's clocks, resets, lanes, LEDs,
@@ -991,34 +980,40 @@ fn pcie4_shim(board: &Board, ip: &HardIp, perst: &str) -> (String, Vec<String>) 
             .unwrap_or(1)
     };
     let keep = d / 32;
+    let requester = u8::from(ip.role == Role::RootPort);
+    // The shims of `axis.v`: descriptors to and from TLP headers, the
+    // payload moved past the descriptor, and the tuser sideband (PG213).
+    // weft's RX FIFO word has no `nullify` yet, so a TLP the RX shim voids
+    // (discontinued by the block, or of a kind not translated) is not
+    // marked on its way in.
     let _ = writeln!(
         v,
         "    wire {n}_user_reset;\n    /* verilator lint_off UNUSEDSIGNAL */\n    wire {n}_lnk_up;\n    \
-         wire [{dm}:0] {n}_in_data;\n    wire [{km}:0] {n}_in_keep;\n    wire {n}_in_last;\n    \
-         wire [{um}:0] {n}_in_user;\n    wire {n}_in_valid;\n    wire [3:0] {n}_out_ready;\n    \
          wire [{dm}:0] {n}_idle_data;\n    wire [{km}:0] {n}_idle_keep;\n    wire {n}_idle_last;\n    \
          wire [{ium}:0] {n}_idle_user;\n    wire {n}_idle_valid;\n    wire [3:0] {n}_idle_ready;\n    \
+         wire [3:0] {n}_out_ready;\n    wire {n}_rx_nullify;\n    \
          /* verilator lint_on UNUSEDSIGNAL */\n    \
-         reg {n}_in_packet = 1'b0;\n    \
-         always @(posedge {n}_clk) begin\n        \
-         if ({n}_rst) {n}_in_packet <= 1'b0;\n        \
-         else if ({n}_in_valid && {n}_rx_ready) {n}_in_packet <= !{n}_in_last;\n    end\n    \
-         assign {n}_rx_valid = {n}_in_valid;\n    assign {n}_rx_sop = !{n}_in_packet;\n    \
-         assign {n}_rx_eop = {n}_in_last;\n    assign {n}_rx_empty = {e}'d0;\n    \
-         assign {n}_rx_hdr = {n}_in_data[127:0];\n    wire [{dm}:0] {n}_in_rev = {rev};\n    \
-         assign {n}_rx_payload = {pay};\n    \
-         assign {n}_tx_ready = {n}_out_ready[0];\n    \
-         /* verilator lint_off UNUSEDSIGNAL */\n    \
-         wire [{w1}:0] {n}_tx_unused = {{{n}_tx_sop, {n}_tx_empty, {n}_tx_hdr}};\n    \
-         /* verilator lint_on UNUSEDSIGNAL */",
+         wire [{dm}:0] {n}_in_data;\n    wire [{km}:0] {n}_in_keep;\n    wire {n}_in_last;\n    \
+         wire [{um}:0] {n}_in_user;\n    wire {n}_in_valid;\n    wire {n}_in_ready;\n    \
+         wire [{dm}:0] {n}_out_data;\n    wire [{km}:0] {n}_out_keep;\n    wire {n}_out_last;\n    \
+         wire [{oum}:0] {n}_out_user;\n    wire {n}_out_valid;\n    \
+         weft_board_axis_rx #(.DATA_BITS({d}), .W({w}), .REQUESTER({requester})) {n}_rx_shim (\n        \
+         .clk({n}_clk), .rst({n}_rst),\n        \
+         .tdata({n}_in_data), .tkeep({n}_in_keep), .tlast({n}_in_last), .tuser({n}_in_user),\n        \
+         .tvalid({n}_in_valid), .tready({n}_in_ready),\n        \
+         .valid({n}_rx_valid), .ready({n}_rx_ready), .sop({n}_rx_sop), .eop({n}_rx_eop),\n        \
+         .nullify({n}_rx_nullify), .empty({n}_rx_empty), .hdr({n}_rx_hdr), .payload({n}_rx_payload));\n    \
+         weft_board_axis_tx #(.DATA_BITS({d}), .W({w}), .REQUESTER({requester})) {n}_tx_shim (\n        \
+         .clk({n}_clk), .rst({n}_rst),\n        \
+         .valid({n}_tx_valid), .ready({n}_tx_ready), .sop({n}_tx_sop), .eop({n}_tx_eop),\n        \
+         .nullify({n}_tx_nullify), .empty({n}_tx_empty), .hdr({n}_tx_hdr), .payload({n}_tx_payload),\n        \
+         .tdata({n}_out_data), .tkeep({n}_out_keep), .tlast({n}_out_last), .tuser({n}_out_user),\n        \
+         .tvalid({n}_out_valid), .tready({n}_out_ready[0]));",
         dm = d - 1,
         km = keep - 1,
         um = width(&format!("{inbus}_tuser")) - 1,
+        oum = width(&format!("{outbus}_tuser")) - 1,
         ium = width(&format!("{idle_in}_tuser")) - 1,
-        e = EMPTY_BITS,
-        rev = dw_reversed(&format!("{n}_in_data"), d),
-        pay = fitted(&format!("{n}_in_rev"), d, w),
-        w1 = 1 + EMPTY_BITS + 128 - 1,
     );
     let c = board.clocks.iter().find(|c| c.name == ip.refclk);
     let (sys, gt) = match c {
@@ -1041,32 +1036,10 @@ fn pcie4_shim(board: &Board, ip: &HardIp, perst: &str) -> (String, Vec<String>) 
             conns.push(format!(".{bus}_t{sig}({n}_{prefix}_{sig})"));
         }
     }
-    conns.push(format!(".{inbus}_tready({n}_rx_ready)"));
-    let tx_data = fitted(&format!("{n}_tx_payload"), w, d);
-    let _ = writeln!(v, "    wire [{}:0] {n}_tx_fit = {tx_data};", d - 1);
-    conns.push(format!(
-        ".{outbus}_tdata({})",
-        dw_reversed(&format!("{n}_tx_fit"), d)
-    ));
-    conns.push(format!(".{outbus}_tkeep({{{keep}{{1'b1}}}})"));
-    conns.push(format!(".{outbus}_tlast({n}_tx_eop)"));
-    // A void TLP leaves with `discontinue` on its last beat, which the
-    // block nullifies (PG213's sideband bits, as corundum's
-    // pcie_us_if_cc.v and pcie_us_if_rq.v lay them out).
-    let discontinue = match (outbus, d) {
-        ("s_axis_cc", 512) => 16,
-        ("s_axis_cc", _) => 0,
-        (_, 512) => 36,
-        _ => 11,
-    };
-    let user_bits = width(&format!("{outbus}_tuser"));
-    let _ = writeln!(
-        v,
-        "    wire [{hi}:0] {n}_tx_user = {{{{{hi}{{1'b0}}}}, {n}_tx_eop && {n}_tx_nullify}} << {discontinue};",
-        hi = user_bits - 1
-    );
-    conns.push(format!(".{outbus}_tuser({n}_tx_user)"));
-    conns.push(format!(".{outbus}_tvalid({n}_tx_valid)"));
+    conns.push(format!(".{inbus}_tready({n}_in_ready)"));
+    for sig in ["data", "keep", "last", "user", "valid"] {
+        conns.push(format!(".{outbus}_t{sig}({n}_out_{sig})"));
+    }
     conns.push(format!(".{outbus}_tready({n}_out_ready)"));
     conns.push(format!(".{idle_in}_tready(1'b1)"));
     conns.push(format!(".{idle_out}_tdata({d}'d0)"));

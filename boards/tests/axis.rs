@@ -1,0 +1,104 @@
+//! The UltraScale+ shims (`src/axis.v`) against PG213: descriptors, payload
+//! placement, tkeep, tlast and the tuser sideband of every stream, checked
+//! by `src/axis_tb.v` from PG213's tables.
+
+use std::path::PathBuf;
+
+use weft_boards::generate::File;
+use weft_boards::sim::{self, SimError};
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("weft-axis-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir is writable");
+    dir
+}
+
+/// The shim files with `from` replaced by `to` in `axis.v`.
+fn mutated(from: &str, to: &str) -> Vec<File> {
+    let mut files = sim::axis_files();
+    let shim = &mut files[0];
+    assert!(shim.text.contains(from), "the shim has `{from}`");
+    shim.text = shim.text.replacen(from, to, 1);
+    files
+}
+
+#[test]
+fn the_ultrascale_shims_carry_descriptors_and_tuser_as_pg213_lays_them_out() {
+    match sim::run_axis(&scratch("whole"), &sim::axis_files()) {
+        Ok(()) => {}
+        Err(SimError::NoSimulator) => {
+            eprintln!("skipped: iverilog is not installed (`cargo xtask setup` installs it)");
+            return;
+        }
+        Err(err) => panic!("{err}"),
+    }
+    // Each mapping, taken away, is noticed: the 512-bit CC and RQ
+    // sideband (end pointer, start flag, byte enables, discontinue), the
+    // narrower RQ's discontinue, the CQ's start flag and byte enables, the
+    // CC descriptor's completer ID, the tkeep of a last beat, and the drop
+    // of a CQ request weft has no header for.
+    let mutations = [
+        (
+            "assign tuser[11:8] = eop_ptr;",
+            "assign tuser[11:8] = 4'd0;",
+            "tx R0 D512",
+        ),
+        (
+            "assign tuser[1:0] = {1'b0, out_sop};",
+            "assign tuser[1:0] = 2'b00;",
+            "tx R0 D512",
+        ),
+        (
+            "assign tuser[16] = out_void;",
+            "assign tuser[16] = 1'b0;",
+            "tx R0 D512",
+        ),
+        (
+            "assign tuser[21:20] = {1'b0, out_sop};",
+            "assign tuser[21:20] = 2'b00;",
+            "tx R1 D512",
+        ),
+        (
+            "assign tuser[31:28] = eop_ptr;",
+            "assign tuser[31:28] = 4'd0;",
+            "tx R1 D512",
+        ),
+        (
+            "assign tuser[3:0] = out_sop ? first_be : 4'd0;   // first_be[3:0]",
+            "assign tuser[3:0] = 4'd0;",
+            "tx R1 D512",
+        ),
+        (
+            "assign tuser[36] = out_void;",
+            "assign tuser[36] = 1'b0;",
+            "tx R1 D512",
+        ),
+        (
+            "assign tuser[11] = out_void;",
+            "assign tuser[11] = 1'b0;",
+            "tx R1 D256",
+        ),
+        (
+            "assign in_sop = tuser[80];",
+            "assign in_sop = 1'b0;",
+            "rx R0",
+        ),
+        ("head[71:68] = in_last_be;", "head[71:68] = 4'd0;", "rx R0"),
+        ("desc[88] = 1'b1;", "desc[88] = 1'b0;", "tx R0 D512"),
+        (
+            "assign tkeep[i] = i < out_dws;",
+            "assign tkeep[i] = 1'b1;",
+            "tkeep",
+        ),
+        ("h_drop <= !head_ok;", "h_drop <= 1'b0;", "without a header"),
+    ];
+    for (i, (from, to, expected)) in mutations.iter().enumerate() {
+        match sim::run_axis(&scratch(&format!("mutant{i}")), &mutated(from, to)) {
+            Err(SimError::Failed { report }) => {
+                assert!(report.contains(expected), "`{to}`: {report}")
+            }
+            other => panic!("a shim with `{to}` went unnoticed: {other:?}"),
+        }
+    }
+}

@@ -159,6 +159,58 @@ fn binding_an_unknown_endpoint_is_an_error_at_its_step() {
 }
 
 #[test]
+fn hanging_an_unknown_endpoint_or_part_of_a_device_is_an_error_at_its_step() {
+    let hang = |endpoint: &str| format!("[[step]]\ndo = \"hang\"\nendpoints = [\"{endpoint}\"]\n");
+    let text = format!(
+        "{HEAD}[[link]]\nends = [\"gpu1\", \"s0.1\"]\n{}",
+        hang("gpu9")
+    );
+    let (line, _, message) = error_of(&text);
+    assert_eq!(line, line_of(&text, "[[step]]", 0));
+    assert_eq!(message, "`endpoints`: no endpoint named `gpu9`");
+    let text = format!(
+        "{HEAD}[[link]]\nends = [\"gpu1\", \"s0.1\"]\n{}",
+        hang("gpu1.vf1")
+    );
+    let (_, _, message) = error_of(&text);
+    assert_eq!(
+        message,
+        "`endpoints`: `gpu1.vf1` is a virtual function; a device hangs whole: name `gpu1`"
+    );
+    let (_, _, message) = error_of(&(below_switch("sw1.0") + &hang("gpu1")));
+    assert_eq!(
+        message,
+        "`endpoints`: `gpu1` is below the PCIe switch `sw1` and has no link of its own; \
+         hang `sw1`, with every device below it"
+    );
+    // The PCIe switch itself hangs, with what is below it.
+    let text = below_switch("sw1.0") + &hang("sw1");
+    Scenario::parse(&text, "test.toml", Path::new(".")).expect("valid");
+}
+
+#[test]
+fn a_read_names_a_known_host_and_endpoint_and_a_completion_status() {
+    let read = |host: &str, endpoint: &str, expect: &str| {
+        format!(
+            "{HEAD}[[link]]\nends = [\"gpu1\", \"s0.1\"]\n[[step]]\ndo = \"read\"\n\
+             host = \"{host}\"\nendpoint = \"{endpoint}\"\nexpect = \"{expect}\"\n"
+        )
+    };
+    Scenario::parse(
+        &read("host1", "gpu1", "completer_abort"),
+        "t",
+        Path::new("."),
+    )
+    .expect("valid");
+    let (_, _, message) = error_of(&read("host1", "gpu9", "successful"));
+    assert_eq!(message, "`endpoint`: no endpoint named `gpu9`");
+    let (_, _, message) = error_of(&read("host9", "gpu1", "successful"));
+    assert_eq!(message, "`host`: no host named `host9`");
+    let (_, _, message) = error_of(&read("host1", "gpu1", "timeout"));
+    assert!(message.contains("unknown variant `timeout`"), "{message}");
+}
+
+#[test]
 fn a_vf_beyond_those_enabled_is_an_error() {
     let text = format!(
         "{HEAD}[[link]]\nends = [\"gpu1\", \"s0.1\"]\n[[step]]\ndo = \"unbind\"\nendpoints = [\"gpu1.vf1\"]\n"

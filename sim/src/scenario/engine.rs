@@ -134,6 +134,33 @@ pub struct P2pFigures {
     pub bytes_through_hosts: u64,
 }
 
+/// A host CPU's read of a function's first memory BAR (a `read` step):
+/// the completion it got and when, as the CPU saw it.
+#[derive(Clone, Debug, Serialize)]
+pub struct ReadFigures {
+    /// The host reading.
+    pub host: String,
+    /// The function read.
+    pub endpoint: String,
+    /// The address read, in the host's space.
+    pub address: u64,
+    /// The completion's status, as its name in PCIe Base 6.0 §2.2.9.1.
+    pub status: String,
+    /// From the read leaving the CPU to its completion arriving there.
+    #[serde(rename = "elapsed_ns", serialize_with = "nanos")]
+    pub elapsed: Duration,
+}
+
+/// The name PCIe Base 6.0 §2.2.9.1 (Table 2-37) gives `status`.
+pub fn status_name(status: CompletionStatus) -> &'static str {
+    match status {
+        CompletionStatus::Successful => "Successful Completion",
+        CompletionStatus::UnsupportedRequest => "Unsupported Request",
+        CompletionStatus::RequestRetry => "Request Retry Status",
+        CompletionStatus::CompleterAbort => "Completer Abort",
+    }
+}
+
 /// Everything a run measured.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Report {
@@ -143,7 +170,10 @@ pub struct Report {
     pub steps: Vec<Note>,
     /// GPU peer-to-peer figures, one per `p2p` step.
     pub p2p: Vec<P2pFigures>,
-    /// Checks that passed (`sees`, `check_bindings`, `check_traffic`, `probe`, `nvme`).
+    /// What each `read` step's read got, in order.
+    pub reads: Vec<ReadFigures>,
+    /// Checks that passed (`sees`, `check_bindings`, `check_traffic`,
+    /// `probe`, `nvme`, `read`).
     pub checks_passed: usize,
     /// TLPs the links delivered over the run.
     pub tlps_delivered: u64,
@@ -279,6 +309,12 @@ impl<'s> Engine<'s> {
         &self.world
     }
 
+    /// What the steps run so far showed (the trees and totals come with
+    /// [`Engine::finish`]).
+    pub fn report(&self) -> &Report {
+        &self.report
+    }
+
     /// The simulated fabric, to keep running after the timeline.
     pub fn into_world(self) -> World {
         self.world
@@ -368,6 +404,17 @@ impl<'s> Engine<'s> {
                     self.names(targets)
                 }
             ),
+            Action::Hang { endpoints } => {
+                let names: Vec<&str> = endpoints
+                    .iter()
+                    .map(|e| self.scenario.endpoints[*e].name.as_str())
+                    .collect();
+                let verb = if names.len() == 1 { "hangs" } else { "hang" };
+                format!("{} {verb}", names.join(", "))
+            }
+            Action::Read { host, target, .. } => {
+                format!("{} reads {}", self.host_name(*host), self.name(*target))
+            }
             Action::CheckBindings => "every bound function visible to its host only".into(),
             Action::CheckTraffic => "no TLP lost, dropped or unexpected".into(),
             Action::Probe {
@@ -489,6 +536,33 @@ impl<'s> Engine<'s> {
                 }
                 self.report.checks_passed += 1;
                 self.note(what, "yes".into());
+            }
+            Action::Hang { endpoints } => {
+                for endpoint in endpoints {
+                    let plan = &scenario.endpoints[*endpoint];
+                    if !self.world.hang_device(plan.place) {
+                        return Err(failed(
+                            step,
+                            &what,
+                            format!("`{}` has hung already", plan.name),
+                        ));
+                    }
+                }
+                self.note(
+                    what,
+                    "links up, every TLP taken in, nothing sent back".into(),
+                );
+            }
+            Action::Read {
+                host,
+                target,
+                expect,
+            } => {
+                let outcome = self
+                    .read(*host, *target, *expect)
+                    .map_err(|why| failed(step, &what, why))?;
+                self.report.checks_passed += 1;
+                self.note(what, outcome);
             }
             Action::CheckBindings => {
                 let checked = self
@@ -927,12 +1001,71 @@ impl<'s> Engine<'s> {
         self.target_of(function.id)
     }
 
-    /// The host's function for `target`, if the host sees it.
-    fn host_function(&mut self, host: usize, target: Target) -> Option<Bdf> {
+    /// The host's function for `target` and the address of its first
+    /// memory BAR, if the host sees it.
+    fn host_view(&mut self, host: usize, target: Target) -> Option<(Bdf, Option<u64>)> {
         self.host_endpoints(host)
             .into_iter()
             .find(|(_, slot, _)| self.bound_at(host, *slot) == Some(target))
-            .map(|(bdf, _, _)| bdf)
+            .map(|(bdf, _, address)| (bdf, address))
+    }
+
+    /// The host's function for `target`, if the host sees it.
+    fn host_function(&mut self, host: usize, target: Target) -> Option<Bdf> {
+        self.host_view(host, target).map(|(bdf, _)| bdf)
+    }
+
+    /// Has `host`'s CPU read the first DW of `target`'s first memory BAR,
+    /// which must complete with `expect`; says what it got and how long
+    /// after it was sent. A read the host's own completion timeout ends
+    /// fails the step: no switch answered it.
+    fn read(
+        &mut self,
+        host: usize,
+        target: Target,
+        expect: CompletionStatus,
+    ) -> Result<String, String> {
+        let (name, reader) = (self.name(target), self.host_name(host).to_string());
+        let address = match self.host_view(host, target) {
+            Some((_, Some(address))) => address,
+            Some((bdf, None)) => {
+                return Err(format!("{reader}'s {bdf} ({name}) has no memory BAR"))
+            }
+            None => return Err(format!("{reader} does not see {name}")),
+        };
+        let place = self.scenario.hosts[host].place;
+        let (result, elapsed) = self.world.with_host(place, |h, link| {
+            let mut cpu = h.cpu(link);
+            let sent = cpu.now();
+            let result = cpu.read_u32(address);
+            (result, cpu.now() - sent)
+        });
+        let status = match result {
+            Ok(_) => CompletionStatus::Successful,
+            Err(MemoryAccessError::Status { status, .. }) => status,
+            Err(other) => {
+                return Err(format!(
+                    "read of {address:#x} got no completion: {other:?} after {}",
+                    micros(elapsed)
+                ))
+            }
+        };
+        let got = format!(
+            "read of {address:#x} answered with {} after {}",
+            status_name(status),
+            micros(elapsed)
+        );
+        if status != expect {
+            return Err(format!("{got}, expected {}", status_name(expect)));
+        }
+        self.report.reads.push(ReadFigures {
+            host: reader,
+            endpoint: name,
+            address,
+            status: status_name(status).into(),
+            elapsed,
+        });
+        Ok(got)
     }
 
     /// Records the BAR address each booted host has for each function it sees.

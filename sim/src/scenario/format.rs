@@ -320,6 +320,32 @@ pub enum ActionSpec {
         /// Bytes written and read (a multiple of 512).
         bytes: u64,
     },
+    /// Endpoints stop answering, as devices whose firmware has crashed
+    /// (`World::hang_device`): each takes in every TLP that reaches it and
+    /// sends nothing, its link still up. A host's request to one is then
+    /// completed by the switch with Completer Abort once the switch's
+    /// completion timeout has passed (PCIe Base 6.0 §2.8), and the fabric
+    /// manager's own configuration requests by the manager's timeout.
+    /// Before `enumerate`, the manager finds the device not responding.
+    Hang {
+        /// The endpoints: whole devices with a link of their own (no
+        /// `name.vfN`, none below a `pcie_switch`; a `pcie_switch` hangs
+        /// with every device below it).
+        endpoints: Vec<String>,
+    },
+    /// A host's CPU reads the first DW of an endpoint's first memory BAR,
+    /// at the address the host has for it, and must get the completion
+    /// `expect` names; the report gives the time from the read to its
+    /// completion.
+    Read {
+        /// The host reading.
+        host: String,
+        /// The function read (`name.vfN` for a VF); the host must see it.
+        endpoint: String,
+        /// The completion status the read must get. Default: `successful`.
+        #[serde(default)]
+        expect: ReadExpect,
+    },
     /// A host's hierarchy shows exactly these endpoints.
     Sees {
         /// The host.
@@ -342,6 +368,20 @@ pub enum ActionSpec {
         /// DMA engine, instead of the host's CPU. Default: the CPU.
         by: Option<String>,
     },
+}
+
+/// The completion a `read` step must get (the Completion Status field, PCIe Base 6.0 §2.2.9.1, Table 2-37).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReadExpect {
+    /// Successful Completion, with the data.
+    #[default]
+    Successful,
+    /// Unsupported Request: nothing the host may reach is at the address.
+    UnsupportedRequest,
+    /// Completer Abort: the switch completes a request its target never
+    /// answered once the completion timeout has passed (§2.8).
+    CompleterAbort,
 }
 
 /// How an unbind takes the endpoint away (PCIe Base 6.0 §6.7).

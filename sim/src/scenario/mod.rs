@@ -26,6 +26,17 @@
 //! `[[switch]] data_plane = "rtl"` makes the RTL carry that switch's TLPs,
 //! checked against the model ([`crate::rtl_plane`]), host ports included.
 //!
+//! Steps can break the fabric too: `hang` makes endpoints stop answering,
+//! as devices whose firmware has crashed
+//! ([`World::hang_device`](crate::world::World::hang_device)), and `read`
+//! has a host's CPU read a function's first memory BAR and checks the
+//! completion's status (`expect = "successful"`, `"unsupported_request"`
+//! or `"completer_abort"`), reporting how long it took. A host's read of a
+//! hung device is completed by the switch with Completer Abort once the
+//! completion timeout the fabric manager sets has passed (10 ms, PCIe Base
+//! 6.0 §2.8, §7.5.3.16), well before the host's own 50 ms timeout
+//! (`sim/tests/scenarios/hung_gpu.toml`).
+//!
 //! The reference experiment of shared/REFERENCE.md is the built-in
 //! scenario [`REFERENCE`], shipped as `sim/scenarios/reference.toml`.
 //!

@@ -16,11 +16,12 @@ use weft_fabric::limits::{MAX_HOST_PORTS, MAX_SLOTS_PER_HOST, MAX_SWITCHES};
 use weft_pcie::config::bar::MAX_BARS;
 use weft_pcie::config::FunctionIdentity;
 use weft_pcie::link::{Link, LinkSpeed, LinkWidth};
+use weft_pcie::tlp::CompletionStatus;
 use weft_regs::capacity::PORTS;
 
 use super::format::{
-    ActionSpec, DataPlaneKind, EndpointKind, EndpointSpec, LinkShape, ManagerKind, Role,
-    ScenarioFile, StepSpec, UnbindSpec,
+    ActionSpec, DataPlaneKind, EndpointKind, EndpointSpec, LinkShape, ManagerKind, ReadExpect,
+    Role, ScenarioFile, StepSpec, UnbindSpec,
 };
 use super::line_column;
 use crate::firmware_board::FirmwareCore;
@@ -305,6 +306,20 @@ pub enum Action {
         target: Target,
         /// Bytes.
         bytes: u64,
+    },
+    /// Endpoints stop answering.
+    Hang {
+        /// Endpoint indices, each a device with a link of its own.
+        endpoints: Vec<usize>,
+    },
+    /// A host's CPU reads a function's first memory BAR.
+    Read {
+        /// The host.
+        host: usize,
+        /// The function read.
+        target: Target,
+        /// The completion status the read must get.
+        expect: CompletionStatus,
     },
     /// The host sees exactly these.
     Sees {
@@ -862,11 +877,16 @@ pub fn resolve(file: ScenarioFile, text: &str, base: &Path) -> Result<Scenario, 
         let at = step.span().start;
         let StepSpec { label, action } = step.get_ref();
         let firmware = matches!(manager, ManagerPlan::Firmware { .. });
-        if firmware && !matches!(action, ActionSpec::Enumerate {} | ActionSpec::Boot { .. }) {
+        if firmware
+            && !matches!(
+                action,
+                ActionSpec::Enumerate {} | ActionSpec::Boot { .. } | ActionSpec::Hang { .. }
+            )
+        {
             return invalid(
                 at,
-                "with the firmware as its manager a scenario enumerates and boots hosts \
-                 only: the other steps need the native fabric manager's state",
+                "with the firmware as its manager a scenario enumerates, boots hosts and \
+                 hangs endpoints only: the other steps need the native fabric manager's state",
             );
         }
         let targets = |field: &str, list: &[String]| -> Result<Vec<Target>, Invalid> {
@@ -955,6 +975,41 @@ pub fn resolve(file: ScenarioFile, text: &str, base: &Path) -> Result<Scenario, 
                     bytes: *bytes,
                 }
             }
+            ActionSpec::Hang {
+                endpoints: names_given,
+            } => {
+                let mut hung = Vec::new();
+                for target in targets("endpoints", names_given)? {
+                    let endpoint = &endpoints[target.endpoint];
+                    if let Some(vf) = target.vf {
+                        return invalid(
+                            at,
+                            format!("`endpoints`: `{}.vf{vf}` is a virtual function; a device hangs whole: name `{}`", endpoint.name, endpoint.name),
+                        );
+                    }
+                    if let Some((parent, _)) = endpoint.below {
+                        return invalid(
+                            at,
+                            format!("`endpoints`: `{}` is below the PCIe switch `{}` and has no link of its own; hang `{}`, with every device below it", endpoint.name, endpoints[parent].name, endpoints[parent].name),
+                        );
+                    }
+                    hung.push(target.endpoint);
+                }
+                Action::Hang { endpoints: hung }
+            }
+            ActionSpec::Read {
+                host,
+                endpoint,
+                expect,
+            } => Action::Read {
+                host: names.host(at, host)?,
+                target: names.target(at, "endpoint", endpoint)?,
+                expect: match expect {
+                    ReadExpect::Successful => CompletionStatus::Successful,
+                    ReadExpect::UnsupportedRequest => CompletionStatus::UnsupportedRequest,
+                    ReadExpect::CompleterAbort => CompletionStatus::CompleterAbort,
+                },
+            },
             ActionSpec::Sees { host, endpoints } => Action::Sees {
                 host: names.host(at, host)?,
                 targets: targets("endpoints", endpoints)?,
@@ -1095,7 +1150,9 @@ fn action_targets(action: &Action) -> Vec<Target> {
         Action::Bind { targets, .. }
         | Action::Unbind { targets, .. }
         | Action::Sees { targets, .. } => targets.clone(),
-        Action::Nvme { target, .. } | Action::Probe { target, .. } => vec![*target],
+        Action::Nvme { target, .. }
+        | Action::Probe { target, .. }
+        | Action::Read { target, .. } => vec![*target],
         _ => Vec::new(),
     }
 }

@@ -30,6 +30,12 @@
 //!   other switch's tables ([`crate::planes`]). Posted writes do not hold
 //!   the manager up; a read waits for its completion.
 //!
+//! A request the function on the link never completes (a hung device,
+//! `World::hang_device`) gets no completion: the manager waits its own
+//! completion timeout, as the firmware's mailbox does
+//! ([`MANAGER_COMPLETION_TIMEOUT`]), and the request fails with
+//! [`ConfigFault::Timeout`] (PCIe Base 6.0 §2.8).
+//!
 //! Every hop goes through the switch models (routes, counters) and takes
 //! its time on the link models, but a request and its completion are
 //! carried through at once while the manager waits, rather than as events
@@ -52,6 +58,13 @@ use weft_pcie::Bdf;
 use crate::link_control::carry_link_requests;
 use crate::switch::{WeftSwitch, SWITCH_LATENCY};
 use crate::wiring::{End, Node, Place, Way, Wiring};
+
+/// How long the manager waits for the completion of one of its own
+/// requests before it fails with [`ConfigFault::Timeout`]: the firmware's
+/// wait (`weft_drivers::mailbox::COMPLETION_TIMEOUT_NS`, 50 ms, the top of
+/// the default range of PCIe Base 6.0 §2.8, §7.5.3.16).
+pub const MANAGER_COMPLETION_TIMEOUT: Duration =
+    Duration::from_nanos(weft_drivers::mailbox::COMPLETION_TIMEOUT_NS);
 
 /// The most switch traversals one request and its completion may take
 /// before the manager gives up on it (a routing loop, or a lost TLP).
@@ -98,11 +111,11 @@ impl Cabling for Walk<'_, '_> {
         Some((far.switch, far.port))
     }
 
-    fn answer(&mut self, place: (usize, u8), packet: &Packet) -> Packet {
+    fn answer(&mut self, place: (usize, u8), packet: &Packet) -> Option<Packet> {
         let place = Place::new(place.0, place.1);
-        let (reply, back) = self.config.answer(place, packet, self.time);
+        let (reply, back) = self.config.answer(place, packet, self.time)?;
         self.time = back;
-        reply
+        Some(reply)
     }
 
     /// A completion leaving the fabric for a node is not the manager's.
@@ -144,10 +157,16 @@ impl ManagerConfig<'_> {
     }
 
     /// The completion of the function on `place`'s link to the request
-    /// `packet`, and when the completion is back at `place`.
-    fn answer(&mut self, place: Place, packet: &Packet, at: Duration) -> (Packet, Duration) {
+    /// `packet`, and when the completion is back at `place`; `None` from a
+    /// hung endpoint, which takes the request in and sends nothing.
+    fn answer(
+        &mut self,
+        place: Place,
+        packet: &Packet,
+        at: Duration,
+    ) -> Option<(Packet, Duration)> {
         let Some((arrived, end)) = self.wiring.carry(place, Way::Down, packet, at) else {
-            return (unsupported(packet), at);
+            return Some((unsupported(packet), at));
         };
         let (reply, back) = match end {
             End::Switch(far) => {
@@ -165,16 +184,15 @@ impl ManagerConfig<'_> {
                         .into_iter()
                         .next()
                         .unwrap_or_else(|| unsupported(packet)),
-                    // A host's root port is no function of the fabric; a
-                    // hung endpoint answers nothing, which this synchronous
-                    // access takes as UR, as from a device that sends nothing.
+                    Some(Node::Hung) => return None,
+                    // A host's root port is no function of the fabric.
                     _ => unsupported(packet),
                 };
                 let back = self.wiring.carry(place, Way::Up, &reply, arrived);
                 (reply, back)
             }
         };
-        (reply, back.map_or(arrived, |(time, _)| time))
+        Some((reply, back.map_or(arrived, |(time, _)| time)))
     }
 
     /// Carries a Type 1 request out of `via` and through the fabric until
@@ -214,8 +232,15 @@ impl ManagerConfig<'_> {
         if routed {
             self.route(port.0, packet, request.requester, request.tag)
         } else {
-            Some(self.answer(place, &packet, self.now.get()))
+            self.answer(place, &packet, self.now.get())
         }
+    }
+
+    /// The fault of a request no completion came back for: the manager
+    /// waited its completion timeout for it (§2.8).
+    fn timed_out(&mut self) -> ConfigFault {
+        self.now.set(self.now.get() + MANAGER_COMPLETION_TIMEOUT);
+        ConfigFault::Timeout
     }
 
     fn request(
@@ -267,7 +292,9 @@ impl ManagerConfig<'_> {
             .model_mut()
             .inject(port, &bytes)
             .map_err(|_| ConfigFault::NoSuchPort(port))?;
-        let (reply, time) = self.carry(port, packet).ok_or(ConfigFault::Timeout)?;
+        let Some((reply, time)) = self.carry(port, packet) else {
+            return Err(self.timed_out());
+        };
         self.now.set(self.now.get().max(time));
         data_of(&reply)
     }
@@ -325,10 +352,12 @@ impl ManagerConfig<'_> {
         if write.is_some() {
             return Ok(0);
         }
-        let reply = replies
+        let Some(reply) = replies
             .into_iter()
             .find(|reply| is_completion_of(reply, requester, tag))
-            .ok_or(ConfigFault::Timeout)?;
+        else {
+            return Err(self.timed_out());
+        };
         self.now.set(self.now.get().max(time));
         data_of(&reply)
     }

@@ -348,8 +348,10 @@ impl World {
     /// sends nothing, neither completions nor requests of its own. Its
     /// link stays up, so nothing tells the fabric manager, and no request
     /// to it is abandoned: the host's requests are answered by the
-    /// switch's completion timeout (PCIe Base 6.0 §2.8). Returns whether
-    /// an endpoint was there.
+    /// switch's completion timeout (PCIe Base 6.0 §2.8), the manager's own
+    /// configuration requests by its timeout
+    /// ([`crate::manager_config::MANAGER_COMPLETION_TIMEOUT`]). Returns
+    /// whether an endpoint was there.
     pub fn hang_device(&mut self, place: Place) -> bool {
         match self.wiring.nodes.get_mut(&place) {
             Some(node @ Node::Device(_)) => {

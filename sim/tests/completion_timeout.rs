@@ -7,6 +7,11 @@
 //!
 //! The scenario `scenarios/hung_gpu.toml` shows it with its `hang` and
 //! `read` steps: these tests run it and hold its figures to the timeout.
+//!
+//! The fabric manager's own configuration requests to a device hung
+//! before enumeration (`scenarios/hung_before_enumeration.toml`) time out
+//! after the manager's completion timeout; it reports the device as not
+//! responding and enumerates, binds and serves the rest.
 
 use std::path::Path;
 use std::time::Duration;
@@ -18,6 +23,7 @@ use weft_pcie::tlp::{CompletionStatus, Tag};
 use weft_sim::host::access::COMPLETION_TIMEOUT as HOST_TIMEOUT;
 use weft_sim::host::root_complex::Outcome;
 use weft_sim::host::Fabric;
+use weft_sim::manager_config::MANAGER_COMPLETION_TIMEOUT;
 use weft_sim::scenario::engine::{status_name, Engine};
 use weft_sim::scenario::Scenario;
 use weft_sim::wiring::Place;
@@ -26,6 +32,10 @@ use weft_sim::world::World;
 /// One switch, a host on port 0 and a GPU on port 1, the GPU bound and
 /// the host booted; the GPU hangs and the host reads it.
 const HUNG_GPU: &str = include_str!("scenarios/hung_gpu.toml");
+
+/// One switch, a host on port 0 and GPUs on ports 1 and 2; gpu2 hangs
+/// before the manager enumerates, gpu1 is bound and used.
+const HUNG_BEFORE_ENUMERATION: &str = include_str!("scenarios/hung_before_enumeration.toml");
 
 const HOST: Place = Place::new(0, 0);
 
@@ -121,5 +131,62 @@ fn the_switch_times_a_request_out_when_nothing_else_happens() {
             Some(Outcome::Read(Err(CompletionStatus::CompleterAbort)))
         ),
         "{outcome:?}"
+    );
+}
+
+#[test]
+fn a_device_hung_before_enumeration_is_reported_not_responding_and_the_rest_is_served() {
+    let scenario = Scenario::parse(
+        HUNG_BEFORE_ENUMERATION,
+        "hung_before_enumeration.toml",
+        Path::new("."),
+    )
+    .expect("valid");
+    let mut engine = Engine::new(&scenario).expect("the fabric builds");
+    // gpu1 is bound, seen, read; nothing lost, dropped or unexpected.
+    engine.run_steps(&mut |_| {}).expect("every step passes");
+    let report = engine.report();
+    let enumerated = &report.steps[1];
+    assert_eq!(enumerated.what, "fabric manager enumerates the fabric");
+    assert_eq!(
+        enumerated.outcome,
+        "1 GPUs; not responding: gpu2 (no completion to the manager's configuration read)"
+    );
+    // §6.6.1's 100 ms after reset, then the manager's wait for gpu2's
+    // first read; the rest takes a few µs.
+    let least = Duration::from_millis(100) + MANAGER_COMPLETION_TIMEOUT;
+    assert!(
+        (least..least + Duration::from_millis(1)).contains(&enumerated.at),
+        "enumeration ended at {:?}, not once the manager's timeout ({MANAGER_COMPLETION_TIMEOUT:?}) had passed",
+        enumerated.at
+    );
+    eprintln!("enumeration with a hung GPU ended at {:?}", enumerated.at);
+    let world = engine.world();
+    let inventory = world.manager().inventory();
+    let local = &inventory.switches[0];
+    assert!(local.not_responding(PortIndex(2)), "gpu2's port");
+    assert!(!local.not_responding(PortIndex(1)), "gpu1's port");
+    let gpu1 = inventory
+        .functions
+        .iter()
+        .find(|f| f.port == PortIndex(1))
+        .expect("gpu1 enumerated");
+    assert!(gpu1.binding.is_some(), "gpu1 bound");
+    assert!(
+        inventory.functions.iter().all(|f| f.port != PortIndex(2)),
+        "nothing of gpu2"
+    );
+
+    // Binding gpu2 fails, saying why.
+    let text = format!(
+        "{HUNG_BEFORE_ENUMERATION}\n[[step]]\ndo = \"bind\"\nendpoints = [\"gpu2\"]\nhost = \"host1\"\n"
+    );
+    let scenario = Scenario::parse(&text, "bind_hung.toml", Path::new(".")).expect("valid");
+    let mut engine = Engine::new(&scenario).expect("the fabric builds");
+    let error = engine.run_steps(&mut |_| {}).expect_err("gpu2 cannot bind");
+    assert_eq!(
+        error.why,
+        "gpu2 is not in the fabric (the fabric manager found it not responding when it \
+         enumerated the fabric)"
     );
 }

@@ -11,7 +11,9 @@
 //!   function.
 //! - A configuration request leaving by any other port is delivered on its
 //!   link as [`delivered`] says, and the function there answers it; the
-//!   completion enters that port's ingress.
+//!   completion enters that port's ingress. A function that sends none (a
+//!   hung device) leaves the requester to its completion timeout (PCIe
+//!   Base 6.0 §2.8).
 //! - Any other TLP leaving by a port with no switch behind it has left the
 //!   fabric ([`Cabling::leave`]).
 //! - What a switch delivers to its CPU goes to [`Cabling::to_cpu`], except
@@ -56,8 +58,10 @@ pub trait Cabling {
     fn cross(&mut self, place: Place, packet: &Packet) -> Option<Place>;
 
     /// The completion the function on `place`'s link sends for the
-    /// configuration request `packet`, as [`delivered`] made it.
-    fn answer(&mut self, place: Place, packet: &Packet) -> Packet;
+    /// configuration request `packet`, as [`delivered`] made it; `None`
+    /// if it sends none (a hung device), which leaves the requester to
+    /// its completion timeout (PCIe Base 6.0 §2.8).
+    fn answer(&mut self, place: Place, packet: &Packet) -> Option<Packet>;
 
     /// `packet` left the fabric by `place` to the node on its link.
     fn leave(&mut self, place: Place, packet: Packet);
@@ -127,8 +131,9 @@ pub fn carry(cabling: &mut impl Cabling, first: Hop, max_hops: usize) -> Vec<Pac
                 }
                 if config_type.is_some() {
                     let packet = delivered(cabling.role(place), packet);
-                    let reply = cabling.answer(place, &packet);
-                    hops.push_back(Hop::In(place, reply));
+                    if let Some(reply) = cabling.answer(place, &packet) {
+                        hops.push_back(Hop::In(place, reply));
+                    }
                 } else {
                     cabling.leave(place, packet);
                 }
@@ -170,6 +175,60 @@ mod tests {
             Body::Config(request) => request.config_type,
             _ => panic!("not a configuration request"),
         }
+    }
+
+    /// One switch whose ports hand every TLP to the manager's CPU, and a
+    /// function on every link that completes with `reply`, or not at all.
+    struct OneSwitch {
+        reply: Option<Packet>,
+        answered: usize,
+    }
+
+    impl Cabling for OneSwitch {
+        fn ingress(&mut self, place: Place, packet: &Packet) -> Option<Forwarding> {
+            Some(Forwarding {
+                deliveries: vec![crate::switch::Delivery {
+                    to: Destination::Cpu,
+                    from: crate::tables::PortIndex(place.1),
+                    packet: packet.clone(),
+                }],
+                dropped: None,
+            })
+        }
+
+        fn role(&self, _place: Place) -> Option<PortRole> {
+            None
+        }
+
+        fn cross(&mut self, _place: Place, _packet: &Packet) -> Option<Place> {
+            None
+        }
+
+        fn answer(&mut self, _place: Place, _packet: &Packet) -> Option<Packet> {
+            self.answered += 1;
+            self.reply.clone()
+        }
+
+        fn leave(&mut self, _place: Place, _packet: Packet) {}
+
+        fn to_cpu(&mut self, _switch: usize, _packet: Packet) {}
+    }
+
+    #[test]
+    fn a_request_the_function_never_completes_brings_nothing_back() {
+        let completion = type1_to(7);
+        let mut answering = OneSwitch {
+            reply: Some(completion.clone()),
+            answered: 0,
+        };
+        let back = carry(&mut answering, Hop::Out((0, 1), type1_to(2)), 8);
+        assert_eq!((back, answering.answered), (vec![completion], 1));
+        let mut hung = OneSwitch {
+            reply: None,
+            answered: 0,
+        };
+        let back = carry(&mut hung, Hop::Out((0, 1), type1_to(2)), 8);
+        assert_eq!((back, hung.answered), (Vec::new(), 1));
     }
 
     #[test]

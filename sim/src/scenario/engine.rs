@@ -629,13 +629,39 @@ impl<'s> Engine<'s> {
         if dumps.0 > 0 {
             counts.push(format!("{} from dumps", count(dumps.0, "function")));
         }
-        let outcome = if counts.is_empty() {
+        let mut outcome = if counts.is_empty() {
             "no endpoints".into()
         } else {
             counts.join(", ")
         };
+        let silent: Vec<&str> = self
+            .scenario
+            .endpoints
+            .iter()
+            .filter(|e| self.not_responding(e))
+            .map(|e| e.name.as_str())
+            .collect();
+        if !silent.is_empty() {
+            outcome += &format!(
+                "; not responding: {} (no completion to the manager's configuration read)",
+                silent.join(", ")
+            );
+        }
         self.note(what, outcome);
         Ok(())
+    }
+
+    /// Whether `endpoint` has a link of its own to a port whose device
+    /// never completed the manager's first configuration read
+    /// (`weft_fabric::inventory::FabricSwitch::not_responding`).
+    fn not_responding(&self, endpoint: &EndpointPlan) -> bool {
+        let inventory = self.world.manager().inventory();
+        let switch = self.world.switches()[endpoint.place.switch].id();
+        endpoint.below.is_none()
+            && inventory
+                .switch_index(switch)
+                .and_then(|index| inventory.switches.get(usize::from(index.0)))
+                .is_some_and(|s| s.not_responding(PortIndex(endpoint.place.port)))
     }
 
     /// Physical and virtual functions the manager found on endpoints of a model.
@@ -693,13 +719,15 @@ impl<'s> Engine<'s> {
             .collect();
         for (offset, target) in targets.iter().enumerate() {
             let id = self.fabric_id(*target).ok_or_else(|| {
+                let why = if self.not_responding(&self.scenario.endpoints[target.endpoint]) {
+                    "the fabric manager found it not responding when it enumerated the fabric"
+                } else {
+                    "has it been enumerated?"
+                };
                 failed(
                     step,
                     &what,
-                    format!(
-                        "{} is not in the fabric (has it been enumerated?)",
-                        self.name(*target)
-                    ),
+                    format!("{} is not in the fabric ({why})", self.name(*target)),
                 )
             })?;
             let chosen = match slot {

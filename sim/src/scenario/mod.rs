@@ -35,7 +35,13 @@
 //! hung device is completed by the switch with Completer Abort once the
 //! completion timeout the fabric manager sets has passed (10 ms, PCIe Base
 //! 6.0 §2.8, §7.5.3.16), well before the host's own 50 ms timeout
-//! (`sim/tests/scenarios/hung_gpu.toml`).
+//! (`sim/tests/scenarios/hung_gpu.toml`). A device hung before
+//! `enumerate` never completes the fabric manager's first configuration
+//! read: the manager waits its own completion timeout
+//! ([`MANAGER_COMPLETION_TIMEOUT`](crate::manager_config::MANAGER_COMPLETION_TIMEOUT),
+//! 50 ms), reports the device not responding (the `enumerate` step says
+//! so) and enumerates the rest
+//! (`sim/tests/scenarios/hung_before_enumeration.toml`).
 //!
 //! The reference experiment of shared/REFERENCE.md is the built-in
 //! scenario [`REFERENCE`], shipped as `sim/scenarios/reference.toml`.

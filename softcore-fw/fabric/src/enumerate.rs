@@ -12,7 +12,12 @@
 //! not seen before is queued to be walked in turn. Switches are told apart
 //! by their switch IDs, so a loop in the switch graph leads back to a
 //! switch already known and ends there; a port already recorded as the far
-//! end of a link is not probed again.
+//! end of a link is not probed again. A device that takes the first
+//! configuration read of its port and never completes it — a hung device,
+//! the request timed out or completed by the switch with Completer Abort
+//! (PCIe Base 6.0 §2.8) — is recorded as not responding
+//! ([`FabricSwitch::not_responding`]), its port left empty, and the walk
+//! goes on.
 //!
 //! A switch found for the first time gets its management BAR (a BAR of
 //! the management function it was found by, over its CSR window), routed
@@ -643,9 +648,21 @@ where
             )?;
         }
         let path = self.path(at, bus);
-        let found = read_when_ready(self.config, self.timer, path, first, 0, deadline)
-            .map_err(EnumerationError::Readiness)?
-            .is_some();
+        let found = match read_when_ready(self.config, self.timer, path, first, 0, deadline) {
+            Ok(found) => found.is_some(),
+            // §2.8: the device took the request and never completed it (the
+            // manager's completion timeout, or the switch's Completer
+            // Abort): it is hung. Its port is recorded and left empty, and
+            // the rest of the fabric is enumerated.
+            Err(ReadinessError::Fault {
+                fault: ConfigFault::Timeout | ConfigFault::CompleterAbort,
+                ..
+            }) => {
+                self.inventory.switches[usize::from(at.switch.0)].not_responding |= 1 << at.port.0;
+                false
+            }
+            Err(error) => return Err(EnumerationError::Readiness(error)),
+        };
         let mut access = FunctionAccess {
             config: &mut *self.config,
             path,

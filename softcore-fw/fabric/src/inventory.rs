@@ -262,6 +262,12 @@ pub struct FabricSwitch {
     /// in-band: [`crate::inband`]); `None` for the manager's own switch,
     /// whose CSRs the CPU reaches directly.
     pub management_bar: Option<u64>,
+    /// The ports whose device never completed the manager's first
+    /// configuration read, one bit per port: it timed out, or the switch
+    /// completed it with Completer Abort (PCIe Base 6.0 §2.8). Such a
+    /// port is [`PortKind::Empty`]; the device is not responding
+    /// ([`FabricSwitch::not_responding`]).
+    pub not_responding: u32,
 }
 
 impl FabricSwitch {
@@ -274,7 +280,14 @@ impl FabricSwitch {
             port_ranges: [[None; 2]; capacity::PORTS],
             via: None,
             management_bar: None,
+            not_responding: 0,
         }
+    }
+
+    /// Whether the device behind `port` never completed the manager's
+    /// first configuration read when the fabric was enumerated.
+    pub fn not_responding(&self, port: PortIndex) -> bool {
+        port.0 < 32 && self.not_responding & (1 << port.0) != 0
     }
 
     /// What sits behind `port`.

@@ -145,6 +145,55 @@ fn two_switches_enumerate_through_their_link() {
     );
 }
 
+#[test]
+fn a_hung_device_is_reported_not_responding_and_the_rest_enumerated() {
+    // S0 (ID 0xa0): port 0 host, port 1 a hung device, port 2 a GPU,
+    // port 3 ↔ S1 (ID 0xb0) port 5; S1: port 1 a hung device, port 2 a GPU.
+    let mut mesh = Mesh::new(&[0xa0, 0xb0], PORTS, Clock::default());
+    mesh.attach_host((0, HOST_PORT));
+    mesh.attach_hung((0, 1));
+    mesh.attach((0, 2), gpu());
+    mesh.link((0, 3), (1, 5));
+    mesh.attach_hung((1, 1));
+    mesh.attach((1, 2), gpu());
+    let mut manager = FabricManager::new(settings(0xa0)).expect("valid");
+    // The manager's first reads of the hung devices, on their link and
+    // routed through the fabric, time out; enumeration goes on.
+    start(&mut mesh, &mut manager);
+
+    let inv = manager.inventory();
+    let (s0, s1) = (SwitchIndex(0), SwitchIndex(1));
+    let silent = |switch: SwitchIndex| {
+        (0..PORTS as u8)
+            .filter(|port| inv.switches[usize::from(switch.0)].not_responding(PortIndex(*port)))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!((silent(s0), silent(s1)), (vec![1], vec![1]));
+    for (switch, port) in [(s0, 1), (s1, 1)] {
+        assert_eq!(inv.port_on(switch, PortIndex(port)), PortKind::Empty);
+    }
+    // Both GPUs were enumerated, on the buses after the host's proxy.
+    let gpus: Vec<_> = inv
+        .functions
+        .iter()
+        .map(|f| (f.id, f.switch, f.port))
+        .collect();
+    assert_eq!(
+        gpus,
+        [
+            (Bdf::new(2, 0, 0), s0, PortIndex(2)),
+            (Bdf::new(3, 0, 0), s1, PortIndex(2)),
+        ]
+    );
+    // The fabric works: both bind to the host.
+    let mut host = FakeHost::default();
+    for (slot, gpu) in [(0, Bdf::new(2, 0, 0)), (1, Bdf::new(3, 0, 0))] {
+        manager
+            .bind(gpu, HostIndex(0), slot, &mut mesh.planes, &mut host)
+            .expect("the GPU binds");
+    }
+}
+
 /// The ring: A (ID 0x10, the manager's) — B (0x40) — C (0x30) — D (0x20) —
 /// A, with a second, parallel link between A and D.
 ///

@@ -61,6 +61,9 @@ pub enum Partner {
     Conventional(Box<ConventionalSwitch>),
     /// A host's root port: TLPs reaching it are recorded.
     Host,
+    /// A device that has hung: it takes every request in and completes
+    /// none, so the manager's requests to it time out.
+    Hung,
 }
 
 /// The wired fabric and what reached the edge of it.
@@ -190,6 +193,11 @@ impl Mesh {
 
     pub fn attach_host(&mut self, at: (usize, u8)) {
         self.net.partners.insert(at, Partner::Host);
+    }
+
+    /// Attaches a device that has hung: it completes no request.
+    pub fn attach_hung(&mut self, at: (usize, u8)) {
+        self.net.partners.insert(at, Partner::Hung);
     }
 
     /// A configuration request from the host on `at` (switch, port),
@@ -338,8 +346,15 @@ impl Network {
         }
     }
 
-    /// The answer of the function on the link of `(switch, port)` to a configuration request.
-    fn answer(&mut self, switch: usize, port: u8, request: &ConfigRequest, data: u32) -> Packet {
+    /// The answer of the function on the link of `(switch, port)` to a
+    /// configuration request; `None` from a hung device.
+    fn answer(
+        &mut self,
+        switch: usize,
+        port: u8,
+        request: &ConfigRequest,
+        data: u32,
+    ) -> Option<Packet> {
         self.carry_link_requests();
         let now = self.clock.0.get();
         for event in self
@@ -380,9 +395,14 @@ impl Network {
                     window.management_config(PortIndex(*far_port), &mut space, offset, write);
                 Ok((request.direction == Direction::Read).then_some(value))
             }
+            Some(Partner::Hung) => return None,
             _ => Err(ConfigFault::UnsupportedRequest),
         };
-        completion(request, status_of(&result), result.ok().flatten())
+        Some(completion(
+            request,
+            status_of(&result),
+            result.ok().flatten(),
+        ))
     }
 
     /// Offers a TLP at a port's ingress and carries it (and what follows
@@ -432,7 +452,7 @@ impl Network {
             // The CPU's own request on a link: its completion comes straight back.
             ConfigPath::Link(_) | ConfigPath::Below(_) => {
                 let data = write.map_or(0, |w| w.0);
-                vec![self.answer(0, port.0, &request, data)]
+                self.answer(0, port.0, &request, data).into_iter().collect()
             }
             ConfigPath::Routed(_) => fabric::carry(self, Hop::Out((0, port.0), packet), MAX_HOPS),
         };
@@ -475,7 +495,7 @@ impl Cabling for Network {
         }
     }
 
-    fn answer(&mut self, (switch, port): (usize, u8), packet: &Packet) -> Packet {
+    fn answer(&mut self, (switch, port): (usize, u8), packet: &Packet) -> Option<Packet> {
         let Body::Config(request) = packet.header.body else {
             unreachable!("only configuration requests are answered on a link");
         };
@@ -617,7 +637,7 @@ impl Cabling for MeshMemory {
         self.links.borrow().get(&place).copied()
     }
 
-    fn answer(&mut self, _place: (usize, u8), _packet: &Packet) -> Packet {
+    fn answer(&mut self, _place: (usize, u8), _packet: &Packet) -> Option<Packet> {
         unreachable!("the manager's memory requests cause no configuration request");
     }
 

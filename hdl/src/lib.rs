@@ -14,6 +14,7 @@ pub mod csr;
 pub mod driver;
 pub mod emit;
 pub mod header_decode;
+pub mod header_rules;
 pub mod isolation;
 pub mod management;
 pub mod port;
@@ -27,3 +28,4 @@ pub mod top_harness;
 pub mod translate;
 
 pub use header_decode::HeaderDecoder;
+pub use header_rules::HeaderRules;

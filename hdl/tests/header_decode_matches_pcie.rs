@@ -3,12 +3,13 @@
 //! Every header DW pattern is decoded twice: by the rust-hdl block and by
 //! `weft_pcie::tlp`. Where weft-pcie accepts the header, every field the
 //! block outputs must equal weft-pcie's; where weft-pcie rejects the
-//! Fmt/Type pair, the block must raise `reserved`.
+//! Fmt/Type pair, the block must raise `reserved`. The header rules block
+//! must call Malformed exactly the headers weft-pcie rejects.
 
 use proptest::prelude::*;
 use rust_hdl::prelude::*;
 use weft_hdl::switching::{CLASS_COMPLETION, CLASS_NON_POSTED, CLASS_POSTED};
-use weft_hdl::{driver::settle, HeaderDecoder};
+use weft_hdl::{driver::settle, HeaderDecoder, HeaderRules};
 use weft_pcie::tlp::{
     layout, Body, FlowControlClass, Header, MemoryOp, TlpError, TlpKind, TlpType,
 };
@@ -29,6 +30,103 @@ fn decode_rtl(dws: [u32; 4]) -> HeaderDecoder {
     }
     settle(&mut decoder).expect("the decoder is combinational");
     decoder
+}
+
+/// Whether the RTL's header rules, fed by its decoder as the ingress feeds
+/// them, call the header Malformed.
+fn malformed_rtl(dws: [u32; 4]) -> bool {
+    let d = decode_rtl(dws);
+    let mut rules = HeaderRules::default();
+    rules.connect_all();
+    rules.tlp_type.next = d.tlp_type.val();
+    rules.traffic_class.next = d.traffic_class.val();
+    rules.attributes_low.next = d.attributes.val().get_bits::<2>(0);
+    rules.processing_hints.next = d.hints.val().get_bit(0);
+    rules.has_data.next = d.has_data.val();
+    rules.byte_enables.next = d.byte_enables.val();
+    rules.completion_status.next = u64::from(layout::COMPLETION_STATUS.read(&dws)).into();
+    rules.memory.next = d.memory.val();
+    rules.io.next = d.io.val();
+    rules.configuration.next = d.configuration.val();
+    rules.completion.next = d.completion.val();
+    rules.message.next = d.message.val();
+    rules.reserved.next = d.reserved.val();
+    rules.four_dw.next = d.four_dw.val();
+    rules.length_dw.next = d.length_dw.val();
+    rules.address_high.next = d.address_high.val();
+    rules.page_offset.next = d.address_low.val().get_bits::<12>(0);
+    settle(&mut rules).expect("the rules are combinational");
+    rules.malformed.val()
+}
+
+/// Byte 0 of every Fmt/Type pair Table 2-3 defines, DMWr included.
+const DEFINED_BYTE0: &[u8] = &[
+    0x00, 0x20, 0x01, 0x21, 0x40, 0x60, 0x02, 0x42, 0x04, 0x44, 0x05, 0x45, 0x0a, 0x4a, 0x0b, 0x4b,
+    0x30, 0x31, 0x32, 0x33, 0x34, 0x35, 0x36, 0x37, 0x70, 0x71, 0x72, 0x73, 0x74, 0x75, 0x76, 0x77,
+    0x4c, 0x4d, 0x4e, 0x6c, 0x6d, 0x6e, 0x5b, 0x7b,
+];
+
+/// Message Codes with rules of their own (§2.2.8): the TC0-only ones and the Vendor_Defined pair.
+const MESSAGE_CODES: &[u8] = &[
+    0x00, 0x14, 0x18, 0x19, 0x1b, 0x20, 0x21, 0x22, 0x23, 0x24, 0x25, 0x26, 0x27, 0x30, 0x31, 0x33,
+    0x50, 0x7e, 0x7f,
+];
+
+/// Headers steered to where the §2.2 rules have edges: defined Fmt/Type
+/// pairs, TC0 or not, short Lengths, byte enables of any shape, addresses
+/// near a 4 KiB boundary or below 4 GiB in a 4 DW header, and Message
+/// Codes with rules. Prefixes (Fmt 100b) are left out: the TLP stream
+/// carries none.
+fn edge_headers() -> impl Strategy<Value = [u32; 4]> {
+    let byte0 = prop_oneof![
+        2 => prop::sample::select(&[0x00_u8, 0x20, 0x40, 0x60][..]),
+        2 => prop::sample::select(DEFINED_BYTE0),
+        1 => any::<u8>().prop_filter("no prefixes", |b| b >> 5 != 0b100),
+    ];
+    let traffic_class = prop_oneof![Just(0_u32), 0_u32..8];
+    let attr_low = prop_oneof![Just(0_u32), 0_u32..4];
+    let length = prop_oneof![
+        1 => prop::sample::select(&[1_u32, 2, 3, 4, 8, 16, 0][..]),
+        2 => 1_u32..=16,
+        1 => 0_u32..1024
+    ];
+    // Byte enables that are legal for some Length (1 DW, or contiguous).
+    let byte_enables = prop::sample::select(&[0x0f_u8, 0x03, 0xff, 0x7f, 0x3c, 0x1e, 0x18][..]);
+    let dw1_low = prop_oneof![
+        prop::sample::select(MESSAGE_CODES),
+        byte_enables,
+        any::<u8>()
+    ];
+    // Within 16 DWs of a page's end, where a short request just fits or just crosses.
+    let page_offset = prop_oneof![(1_u32..=16).prop_map(|dws| 0x1000 - 4 * dws), 0_u32..0x1000];
+    let address_high = prop_oneof![Just(0_u32), any::<u32>()];
+    (
+        (byte0, traffic_class, attr_low, any::<bool>(), length),
+        (
+            dw1_low,
+            any::<u32>(),
+            page_offset,
+            address_high,
+            any::<u32>(),
+        ),
+    )
+        .prop_map(
+            |((byte0, tc, attr, th, length), (dw1_low, random, offset, high, low))| {
+                let dw0 = (u32::from(byte0) << 24)
+                    | (tc << 20)
+                    | (u32::from(th) << 16)
+                    | (attr << 12)
+                    | (random & 0x0088_8f00)
+                    | length;
+                let dw1 = (random & 0xffff_ff00) | u32::from(dw1_low);
+                let low = (low & !0xfff) | offset | (random & 0b11);
+                if byte0 & 0x20 != 0 {
+                    [dw0, dw1, high, low]
+                } else {
+                    [dw0, dw1, low, 0]
+                }
+            },
+        )
 }
 
 /// The RTL's class flags: (kind, flow-control class), or `None` when it says reserved.
@@ -193,6 +291,13 @@ proptest! {
     fn fields_of_every_accepted_header_match(byte0 in any::<u8>(), rest in any::<[u32; 4]>()) {
         let dws = [(u32::from(byte0) << 24) | (rest[0] & 0x00ff_ffff), rest[1], rest[2], rest[3]];
         fields_match(dws)?;
+    }
+
+    /// §2.2: the header rules flag exactly what the spec's decoder rejects.
+    #[test]
+    fn header_rules_call_malformed_what_weft_pcie_rejects(dws in edge_headers()) {
+        let decoded = Header::decode_dws(&dws);
+        prop_assert_eq!(malformed_rtl(dws), decoded.is_err(), "{:08x?}: {:?}", dws, decoded);
     }
 
     /// Random headers almost never hold a legal AtomicOp (Length and

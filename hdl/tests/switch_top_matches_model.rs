@@ -2178,6 +2178,180 @@ fn a_tlp_whose_beats_belie_its_length_is_malformed() {
     });
 }
 
+/// A TLP of header `dws` (3 or 4 DWs, as its Fmt says) and, if its Fmt
+/// says data, the DWs its Length says.
+fn tlp_of_header(dws: [u32; 4]) -> Vec<u8> {
+    let header_dws = if dws[0] & (1 << 29) != 0 { 4 } else { 3 };
+    let length = match dws[0] & 0x3ff {
+        0 => 1024,
+        length => length,
+    };
+    let data = if dws[0] & (1 << 30) != 0 { length } else { 0 };
+    dws[..header_dws]
+        .iter()
+        .copied()
+        .chain((0..data).map(|k| 0xda7a_0000 | k))
+        .flat_map(u32::to_be_bytes)
+        .collect()
+}
+
+/// Offers `bytes` at port 0 of [`region_0_out_of_port_1`]'s RTL and model;
+/// the RTL must drop what the model drops, for its reason, and send what
+/// it sends. Returns the model's drop reason.
+fn meets_the_models_fate(
+    top: &mut TopHarness<W, PORTS>,
+    window: &mut CsrWindow,
+    what: &str,
+    bytes: &[u8],
+) -> Option<DropReason> {
+    let carried = top.carry(0, bytes).expect("carried");
+    let model = window
+        .switch_mut()
+        .ingress(PortIndex(0), bytes)
+        .expect("the port exists");
+    let dropped: Vec<_> = model
+        .dropped
+        .map(|r| (0, reason_code(r)))
+        .into_iter()
+        .collect();
+    assert_eq!(carried.drops, dropped, "{what}: drops as the model");
+    let sent: Vec<_> = model.deliveries.into_iter().map(out_of_a_port).collect();
+    let got: Vec<_> = carried.egress.into_iter().map(|(p, b, _)| (p, b)).collect();
+    assert_eq!(got, sent, "{what}: sends as the model");
+    assert!(carried.nullified.is_empty(), "{what}: nothing leaves void");
+    model.dropped
+}
+
+#[test]
+fn a_header_that_breaks_a_rule_of_section_2_2_is_malformed() {
+    on_big_stack(|| {
+        // Each rule a receiver checks in a header (PCIe Base 6.0 §2.2),
+        // broken at fabric port 0, against the same TLP with the rule kept.
+        // The broken one is Malformed: dropped and counted, never forwarded
+        // or answered. The kept one meets whatever fate the model gives it
+        // (region 0 is routed out of port 1; no bus is routed).
+        let (mut top, mut window, [base, _]) = region_0_out_of_port_1();
+        let high = (base >> 32) as u32;
+        let low = base as u32;
+        // 4 DW memory requests (§2.2.1): MRd 0x20, MWr 0x60, FetchAdd 0x6c,
+        // CAS 0x6e, DMWr 0x7b; requester 01:00.0, tag 0x05, DW1 byte 3
+        // the byte enables (Last DW BE in bits 7:4).
+        let request = |byte0: u32, length: u32, byte_enables: u32, offset: u32| {
+            [
+                byte0 << 24 | length,
+                0x0100_0500 | byte_enables,
+                high,
+                low + offset,
+            ]
+        };
+        // CfgRd0 (0x04) to 02:00.0, register 0x10; IORd (0x02) at 0xcf8; CplD (0x4a)
+        // from 02:00.0 to 01:00.0 with the status given; MsgD routed by
+        // address (0x71) to region 0 with the code given.
+        let config = |dw0: u32| [dw0, 0x0100_050f, 0x0200_0010, 0];
+        let io = |dw0: u32| [dw0, 0x0100_050f, 0x0000_0cf8, 0];
+        let completion = |status: u32| [0x4a00_0001, 0x0200_0004 | status << 13, 0x0100_0500, 0];
+        let message = |tc: u32, code: u32| [0x7100_0001 | tc << 20, 0x0100_0000 | code, high, low];
+        // TH (DW0 bit 16): the request carries processing hints.
+        let with_hints = |mut dws: [u32; 4]| {
+            dws[0] |= 1 << 16;
+            dws
+        };
+        let cases = [
+            // §2.2.5.1: a 1 DW request has Last DW BE 0000b.
+            (
+                "1 DW write, Last DW BE 0001b",
+                request(0x60, 1, 0x1f, 0),
+                request(0x60, 1, 0x0f, 0),
+            ),
+            // A longer one has contiguous enabled bytes...
+            (
+                "3 DW write, First DW BE 0110b",
+                request(0x60, 3, 0xf6, 0),
+                request(0x60, 3, 0xfc, 0),
+            ),
+            // ...unless it is 2 DWs at a QW-aligned address.
+            (
+                "2 DW read, gaps, not QW aligned",
+                request(0x20, 2, 0xa5, 4),
+                request(0x20, 2, 0xa5, 0),
+            ),
+            (
+                "2 DW read, Last DW BE 0000b",
+                request(0x20, 2, 0x0f, 0),
+                request(0x20, 2, 0x1f, 0),
+            ),
+            // TH on a read puts a Steering Tag where the byte enables were;
+            // on a write they are still byte enables (§2.2.7.1).
+            (
+                "TH write, Steering Tag as byte enables",
+                with_hints(request(0x60, 4, 0x5a, 0)),
+                with_hints(request(0x20, 4, 0x5a, 0)),
+            ),
+            // §2.2.7.1: no request crosses a 4 KiB boundary.
+            (
+                "read across 4 KiB",
+                request(0x20, 2, 0xff, 0xffc),
+                request(0x20, 2, 0xff, 0xff8),
+            ),
+            // §2.2.4.1: 4 DW headers are for addresses of 4 GiB and up.
+            (
+                "4 DW header below 4 GiB",
+                [0x2000_0001, 0x0100_050f, 0, low],
+                request(0x20, 1, 0x0f, 0),
+            ),
+            // Table 2-15: FetchAdd of 1 or 2 DWs, naturally aligned; CAS of 2, 4 or 8.
+            (
+                "FetchAdd of 3 DWs",
+                request(0x6c, 3, 0, 0),
+                request(0x6c, 2, 0, 0),
+            ),
+            (
+                "FetchAdd of 8 bytes at 4",
+                request(0x6c, 2, 0, 4),
+                request(0x6c, 2, 0, 8),
+            ),
+            (
+                "CAS of 2 × 16 bytes at 8",
+                request(0x6e, 8, 0, 8),
+                request(0x6e, 8, 0, 16),
+            ),
+            (
+                "a Deferrable Memory Write",
+                request(0x7b, 1, 0x0f, 0),
+                request(0x60, 1, 0x0f, 0),
+            ),
+            // §2.2.7.1: Configuration and I/O requests are TC0, Attr 00b, 1 DW.
+            ("CfgRd0 on TC1", config(0x0410_0001), config(0x0400_0001)),
+            (
+                "CfgRd0 with Relaxed Ordering",
+                config(0x0400_2001),
+                config(0x0400_0001),
+            ),
+            ("IORd of 2 DWs", io(0x0200_0002), io(0x0200_0001)),
+            // Table 2-37: Completion Status 011b is reserved; 100b is CA.
+            (
+                "CplD with status 011b",
+                completion(0b011),
+                completion(0b100),
+            ),
+            // §2.2.8.1: Assert_INTA (0x20) is TC0 only; Vendor_Defined Type 1 (0x7f) is not.
+            ("Assert_INTA on TC1", message(1, 0x20), message(1, 0x7f)),
+        ];
+        for (what, broken, kept) in cases {
+            let dropped =
+                meets_the_models_fate(&mut top, &mut window, what, &tlp_of_header(broken));
+            assert_eq!(dropped, Some(DropReason::Malformed), "{what}");
+            let dropped = meets_the_models_fate(&mut top, &mut window, what, &tlp_of_header(kept));
+            assert_ne!(
+                dropped,
+                Some(DropReason::Malformed),
+                "{what}, the rule kept"
+            );
+        }
+        counters_agree(&mut top, &window);
+    });
+}
+
 #[test]
 fn a_void_tlp_for_the_cpu_is_not_queued() {
     on_big_stack(|| {

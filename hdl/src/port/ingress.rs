@@ -54,6 +54,13 @@
 //! the end of the pipeline, with the beat after it in `held` and the rest
 //! on the link (`link.ready` low).
 //!
+//! **Header rules.** A header that breaks a receiver rule of PCIe Base 6.0
+//! §2.2 ([`HeaderRules`]: reserved encodings, byte enables, 4 KiB
+//! crossings, AtomicOp operands, I/O and Configuration restrictions,
+//! reserved Completion Status, TC0-only messages) is Malformed and dropped
+//! at its first beat, whatever the port's role, as weft-model drops any
+//! header `weft_pcie` rejects.
+//!
 //! **Length.** A TLP whose payload and digest need more than one switching
 //! slot ([`SLOT_BEATS`] beats) is Malformed, as a payload over
 //! Max_Payload_Size is (PCIe Base 6.0 §2.2.2), and dropped by its header's
@@ -122,6 +129,7 @@ use weft_regs::csr::port;
 
 use crate::csr::CsrTarget;
 use crate::header_decode::{HeaderDecoder, WIRE_BYTES_BITS};
+use crate::header_rules::HeaderRules;
 use crate::isolation::{ErrorCompletion, STATUS_BITS, STATUS_UNSUPPORTED_REQUEST};
 use crate::port::digest::DigestStrip;
 use crate::port::registers::ROLE_BITS;
@@ -243,6 +251,7 @@ pub struct PortIngress<const W: usize, const N: usize> {
     /// BUSES.LAST of this port.
     pub bus_last: Signal<In, Bits<8>>,
     original: HeaderDecoder,
+    rules: HeaderRules,
     routed: HeaderDecoder,
     host: HostIngress<{ capacity::WINDOWS_PER_PORT }>,
     endpoint: EndpointIngress<{ capacity::WINDOWS_PER_PORT }>,
@@ -398,6 +407,7 @@ impl<const W: usize, const N: usize> PortIngress<W, N> {
             bus_first: Default::default(),
             bus_last: Default::default(),
             original: Default::default(),
+            rules: Default::default(),
             routed: Default::default(),
             host: HostIngress::new(port),
             endpoint: EndpointIngress::new(port),
@@ -611,6 +621,23 @@ impl<const W: usize, const N: usize> Logic for PortIngress<W, N> {
         self.original.dw1.next = self.held.downstream.dw1.val();
         self.original.dw2.next = self.held.downstream.dw2.val();
         self.original.dw3.next = self.held.downstream.dw3.val();
+        self.rules.tlp_type.next = self.original.tlp_type.val();
+        self.rules.traffic_class.next = self.original.traffic_class.val();
+        self.rules.attributes_low.next = self.original.attributes.val().get_bits::<2>(0);
+        self.rules.processing_hints.next = self.original.hints.val().get_bit(0);
+        self.rules.has_data.next = self.original.has_data.val();
+        self.rules.byte_enables.next = self.original.byte_enables.val();
+        self.rules.completion_status.next = self.held.downstream.dw1.val().get_bits::<3>(13);
+        self.rules.memory.next = self.original.memory.val();
+        self.rules.io.next = self.original.io.val();
+        self.rules.configuration.next = self.original.configuration.val();
+        self.rules.completion.next = self.original.completion.val();
+        self.rules.message.next = self.original.message.val();
+        self.rules.reserved.next = self.original.reserved.val();
+        self.rules.four_dw.next = self.original.four_dw.val();
+        self.rules.length_dw.next = self.original.length_dw.val();
+        self.rules.address_high.next = self.original.address_high.val();
+        self.rules.page_offset.next = self.original.address_low.val().get_bits::<12>(0);
         self.host.valid.next = self.presented_first.val();
         self.host.dw0.next = self.presented_dw0.val();
         self.host.dw1.next = self.presented_dw1.val();
@@ -658,10 +685,6 @@ impl<const W: usize, const N: usize> Logic for PortIngress<W, N> {
             self.stage_destination.next = self.to_drop.val();
             self.stage_reason.next = self.port_disabled.val();
         }
-        if self.original.reserved.val() {
-            self.stage_destination.next = self.to_drop.val();
-            self.stage_reason.next = self.malformed.val();
-        }
         self.needs_tag.next = false;
         if self.enable.val() & (self.role.val() == self.role_host.val()) {
             self.header_dw0.next = self.host.header_dw0.val();
@@ -701,13 +724,15 @@ impl<const W: usize, const N: usize> Logic for PortIngress<W, N> {
             bit_cast::<12, WIRE_BYTES_BITS>(self.original.wire_bytes.val() >> 2)
                 - bits::<12>(3)
                 - bit_cast::<12, 1>(self.original.four_dw.val().into());
-        // §2.2.2: a payload over Max_Payload_Size, which one switching
-        // slot bounds, is Malformed, whatever the port's role. So is a TLP
+        // A header that breaks a receiver rule of §2.2 ([`HeaderRules`]) is
+        // Malformed, whatever the port's role. §2.2.2: so is a payload over
+        // Max_Payload_Size, which one switching slot bounds, and a TLP
         // whose first beat belies its Length (§2.2.2: the data must be
         // what Length says): one that fits a beat must end there with
         // exactly its DWs, a longer one must not end there.
         self.one_beat.next = self.expected_dws.val() <= self.beat_dws.val();
-        if (self.expected_dws.val() > self.slot_dws.val())
+        if self.rules.malformed.val()
+            | (self.expected_dws.val() > self.slot_dws.val())
             | (self.held.downstream.eop.val() != self.one_beat.val())
             | (self.held.downstream.eop.val() & self.held.downstream.nullify.val())
             | (self.held.downstream.eop.val()

@@ -34,7 +34,10 @@
 //! `World::hang_device`) gets no completion: the manager waits its own
 //! completion timeout, as the firmware's mailbox does
 //! ([`MANAGER_COMPLETION_TIMEOUT`]), and the request fails with
-//! [`ConfigFault::Timeout`] (PCIe Base 6.0 §2.8).
+//! [`ConfigFault::Timeout`] (PCIe Base 6.0 §2.8). A host's request the
+//! manager forwards to a bound function waits the switch's completion
+//! timeout instead (`weft_fabric::virtualize::FORWARDED_TIMEOUT_NS`, set
+//! through `limit_completion_wait`), as it does in the firmware.
 //!
 //! Every hop goes through the switch models (routes, counters) and takes
 //! its time on the link models, but a request and its completion are
@@ -137,6 +140,9 @@ pub(crate) struct ManagerConfig<'a> {
     pub(crate) requester: Bdf,
     /// The tag of the next request.
     pub(crate) next_tag: &'a mut u8,
+    /// How long a configuration request waits for its completion, if not
+    /// [`MANAGER_COMPLETION_TIMEOUT`].
+    pub(crate) config_wait: Option<Duration>,
 }
 
 fn fault(status: CompletionStatus) -> ConfigFault {
@@ -237,9 +243,9 @@ impl ManagerConfig<'_> {
     }
 
     /// The fault of a request no completion came back for: the manager
-    /// waited its completion timeout for it (§2.8).
-    fn timed_out(&mut self) -> ConfigFault {
-        self.now.set(self.now.get() + MANAGER_COMPLETION_TIMEOUT);
+    /// waited `wait` for it (§2.8).
+    fn timed_out(&mut self, wait: Duration) -> ConfigFault {
+        self.now.set(self.now.get() + wait);
         ConfigFault::Timeout
     }
 
@@ -293,7 +299,8 @@ impl ManagerConfig<'_> {
             .inject(port, &bytes)
             .map_err(|_| ConfigFault::NoSuchPort(port))?;
         let Some((reply, time)) = self.carry(port, packet) else {
-            return Err(self.timed_out());
+            let wait = self.config_wait.unwrap_or(MANAGER_COMPLETION_TIMEOUT);
+            return Err(self.timed_out(wait));
         };
         self.now.set(self.now.get().max(time));
         data_of(&reply)
@@ -356,7 +363,7 @@ impl ManagerConfig<'_> {
             .into_iter()
             .find(|reply| is_completion_of(reply, requester, tag))
         else {
-            return Err(self.timed_out());
+            return Err(self.timed_out(MANAGER_COMPLETION_TIMEOUT));
         };
         self.now.set(self.now.get().max(time));
         data_of(&reply)
@@ -398,6 +405,13 @@ impl ConfigRequests for SharedConfig<'_, '_> {
         write: Option<(u32, u8)>,
     ) -> Result<u32, ConfigFault> {
         self.0.borrow_mut().request(path, target, offset, write)
+    }
+
+    /// Configuration requests wait `timeout_ns`, or
+    /// [`MANAGER_COMPLETION_TIMEOUT`] again; memory requests always wait
+    /// [`MANAGER_COMPLETION_TIMEOUT`], as the firmware's mailbox does.
+    fn limit_completion_wait(&mut self, timeout_ns: Option<u64>) {
+        self.0.borrow_mut().config_wait = timeout_ns.map(Duration::from_nanos);
     }
 }
 

@@ -278,6 +278,7 @@ impl World {
                 now: &clock,
                 requester,
                 next_tag: config_tag,
+                config_wait: None,
             }
             .carry(port, packet)
         })
@@ -499,6 +500,7 @@ impl World {
                 now: &clock,
                 requester,
                 next_tag: config_tag,
+                config_wait: None,
             });
             let mut hardware = ManagerHardware {
                 config: SharedConfig(&config),

@@ -8,6 +8,12 @@
 //! The scenario `scenarios/hung_gpu.toml` shows it with its `hang` and
 //! `read` steps: these tests run it and hold its figures to the timeout.
 //!
+//! A host's configuration read of a hung bound device
+//! (`scenarios/hung_gpu_config.toml`) is forwarded by the fabric manager,
+//! which waits for the device no longer than the switch's completion
+//! timeout and completes the read with Completer Abort itself, again well
+//! before the host's own timeout; the other GPU keeps answering.
+//!
 //! The fabric manager's own configuration requests to a device hung
 //! before enumeration (`scenarios/hung_before_enumeration.toml`) time out
 //! after the manager's completion timeout; it reports the device as not
@@ -27,11 +33,16 @@ use weft_sim::manager_config::MANAGER_COMPLETION_TIMEOUT;
 use weft_sim::scenario::engine::{status_name, Engine};
 use weft_sim::scenario::Scenario;
 use weft_sim::wiring::Place;
-use weft_sim::world::World;
+use weft_sim::world::{World, FIRMWARE_LATENCY};
 
 /// One switch, a host on port 0 and a GPU on port 1, the GPU bound and
 /// the host booted; the GPU hangs and the host reads it.
 const HUNG_GPU: &str = include_str!("scenarios/hung_gpu.toml");
+
+/// One switch, a host on port 0 and GPUs on ports 1 and 2, both bound,
+/// the host booted; gpu1 hangs and the host reads the configuration
+/// space of both.
+const HUNG_GPU_CONFIG: &str = include_str!("scenarios/hung_gpu_config.toml");
 
 /// One switch, a host on port 0 and GPUs on ports 1 and 2; gpu2 hangs
 /// before the manager enumerates, gpu1 is bound and used.
@@ -131,6 +142,54 @@ fn the_switch_times_a_request_out_when_nothing_else_happens() {
             Some(Outcome::Read(Err(CompletionStatus::CompleterAbort)))
         ),
         "{outcome:?}"
+    );
+}
+
+#[test]
+fn a_config_read_of_a_hung_bound_device_gets_completer_abort_from_the_manager_after_the_switch_timeout(
+) {
+    let scenario =
+        Scenario::parse(HUNG_GPU_CONFIG, "hung_gpu_config.toml", Path::new(".")).expect("valid");
+    let mut engine = Engine::new(&scenario).expect("the fabric builds");
+    // The file's `check_traffic` step holds the run to no TLP lost,
+    // dropped or unexpected: the manager's forwarded read, which gpu1
+    // took in and never answered, included.
+    engine.run_steps(&mut |_| {}).expect("every step passes");
+    let least = SWITCH_TIMEOUT + 2 * host_link_latency(engine.world());
+    let report = engine.finish();
+    let reads: Vec<_> = report
+        .reads
+        .iter()
+        .map(|r| (r.endpoint.as_str(), r.space, r.status.as_str()))
+        .collect();
+    let (ok, abort) = (
+        status_name(CompletionStatus::Successful),
+        status_name(CompletionStatus::CompleterAbort),
+    );
+    assert_eq!(
+        reads,
+        [
+            ("gpu1", "configuration", ok),
+            ("gpu1", "configuration", abort),
+            ("gpu2", "configuration", ok),
+            ("gpu2", "memory", ok),
+        ]
+    );
+    // The request crossed the host's link to the switch and reached the
+    // manager, which waited the switch's timeout for gpu1 and answered
+    // after its firmware latency; the abort crossed the link back.
+    let after = &report.reads[1];
+    let most = least + FIRMWARE_LATENCY + Duration::from_micros(1);
+    assert!(
+        (least..most).contains(&after.elapsed),
+        "the abort came {:?} after the read, not the switch's timeout, the firmware's latency \
+         and two link crossings, {least:?} to {most:?}",
+        after.elapsed
+    );
+    assert!(after.elapsed < HOST_TIMEOUT);
+    eprintln!(
+        "Completer Abort {:?} after the configuration read was sent",
+        after.elapsed
     );
 }
 

@@ -21,9 +21,10 @@ use weft_pcie::Bdf;
 use weft_regs::tables::{HostIndex, PortIndex};
 
 use super::build;
+use super::format::ReadSpace;
 use super::validate::{Action, EndpointModel, EndpointPlan, Step as PlannedStep, Target};
 use super::Scenario;
-use crate::host::access::MemoryAccessError;
+use crate::host::access::{ConfigAccessError, MemoryAccessError};
 use crate::host::gpu::GpuError;
 use crate::host::{Host, Location};
 use crate::iss_board::{IssBoard, CPU_CLOCK_HZ};
@@ -134,15 +135,19 @@ pub struct P2pFigures {
     pub bytes_through_hosts: u64,
 }
 
-/// A host CPU's read of a function's first memory BAR (a `read` step):
-/// the completion it got and when, as the CPU saw it.
+/// A host CPU's read of a function's first memory BAR or first
+/// configuration DW (a `read` step): the completion it got and when, as
+/// the CPU saw it.
 #[derive(Clone, Debug, Serialize)]
 pub struct ReadFigures {
     /// The host reading.
     pub host: String,
     /// The function read.
     pub endpoint: String,
-    /// The address read, in the host's space.
+    /// The space read: `"memory"` or `"configuration"`.
+    pub space: &'static str,
+    /// The address read: in the host's memory space, or the byte offset
+    /// in the function's configuration space.
     pub address: u64,
     /// The completion's status, as its name in PCIe Base 6.0 §2.2.9.1.
     pub status: String,
@@ -556,10 +561,11 @@ impl<'s> Engine<'s> {
             Action::Read {
                 host,
                 target,
+                space,
                 expect,
             } => {
                 let outcome = self
-                    .read(*host, *target, *expect)
+                    .read(*host, *target, *space, *expect)
                     .map_err(|why| failed(step, &what, why))?;
                 self.report.checks_passed += 1;
                 self.note(what, outcome);
@@ -1044,42 +1050,53 @@ impl<'s> Engine<'s> {
     }
 
     /// Has `host`'s CPU read the first DW of `target`'s first memory BAR,
-    /// which must complete with `expect`; says what it got and how long
-    /// after it was sent. A read the host's own completion timeout ends
-    /// fails the step: no switch answered it.
+    /// or of its configuration space, which must complete with `expect`;
+    /// says what it got and how long after it was sent. A read the host's
+    /// own completion timeout ends fails the step: no switch answered it.
     fn read(
         &mut self,
         host: usize,
         target: Target,
+        space: ReadSpace,
         expect: CompletionStatus,
     ) -> Result<String, String> {
         let (name, reader) = (self.name(target), self.host_name(host).to_string());
-        let address = match self.host_view(host, target) {
-            Some((_, Some(address))) => address,
-            Some((bdf, None)) => {
+        let Some((bdf, bar)) = self.host_view(host, target) else {
+            return Err(format!("{reader} does not see {name}"));
+        };
+        let (read, address) = match (space, bar) {
+            (ReadSpace::Memory, Some(address)) => (format!("read of {address:#x}"), address),
+            (ReadSpace::Memory, None) => {
                 return Err(format!("{reader}'s {bdf} ({name}) has no memory BAR"))
             }
-            None => return Err(format!("{reader} does not see {name}")),
+            (ReadSpace::Config, _) => (format!("configuration read of {bdf}'s Vendor ID"), 0),
         };
         let place = self.scenario.hosts[host].place;
         let (result, elapsed) = self.world.with_host(place, |h, link| {
             let mut cpu = h.cpu(link);
             let sent = cpu.now();
-            let result = cpu.read_u32(address);
+            let result = match space {
+                ReadSpace::Memory => match cpu.read_u32(address) {
+                    Ok(_) => Ok(CompletionStatus::Successful),
+                    Err(MemoryAccessError::Status { status, .. }) => Ok(status),
+                    Err(other) => Err(format!("{other:?}")),
+                },
+                ReadSpace::Config => match cpu.config_read(bdf, 0) {
+                    Ok(_) => Ok(CompletionStatus::Successful),
+                    Err(ConfigAccessError::Status { status, .. }) => Ok(status),
+                    Err(other) => Err(format!("{other:?}")),
+                },
+            };
             (result, cpu.now() - sent)
         });
-        let status = match result {
-            Ok(_) => CompletionStatus::Successful,
-            Err(MemoryAccessError::Status { status, .. }) => status,
-            Err(other) => {
-                return Err(format!(
-                    "read of {address:#x} got no completion: {other:?} after {}",
-                    micros(elapsed)
-                ))
-            }
-        };
+        let status = result.map_err(|other| {
+            format!(
+                "{read} got no completion: {other} after {}",
+                micros(elapsed)
+            )
+        })?;
         let got = format!(
-            "read of {address:#x} answered with {} after {}",
+            "{read} answered with {} after {}",
             status_name(status),
             micros(elapsed)
         );
@@ -1089,6 +1106,10 @@ impl<'s> Engine<'s> {
         self.report.reads.push(ReadFigures {
             host: reader,
             endpoint: name,
+            space: match space {
+                ReadSpace::Memory => "memory",
+                ReadSpace::Config => "configuration",
+            },
             address,
             status: status_name(status).into(),
             elapsed,

@@ -334,14 +334,19 @@ pub enum ActionSpec {
         endpoints: Vec<String>,
     },
     /// A host's CPU reads the first DW of an endpoint's first memory BAR,
-    /// at the address the host has for it, and must get the completion
-    /// `expect` names; the report gives the time from the read to its
-    /// completion.
+    /// at the address the host has for it, or with `space = "config"` the
+    /// function's Vendor ID and Device ID (the first DW of its
+    /// configuration space, which the fabric manager forwards to it), and
+    /// must get the completion `expect` names; the report gives the time
+    /// from the read to its completion.
     Read {
         /// The host reading.
         host: String,
         /// The function read (`name.vfN` for a VF); the host must see it.
         endpoint: String,
+        /// What is read. Default: `memory`.
+        #[serde(default)]
+        space: ReadSpace,
         /// The completion status the read must get. Default: `successful`.
         #[serde(default)]
         expect: ReadExpect,
@@ -368,6 +373,20 @@ pub enum ActionSpec {
         /// DMA engine, instead of the host's CPU. Default: the CPU.
         by: Option<String>,
     },
+}
+
+/// What a `read` step reads.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReadSpace {
+    /// The first DW of the function's first memory BAR: a memory read the
+    /// switch carries to the function.
+    #[default]
+    Memory,
+    /// The first DW of the function's configuration space (Vendor ID and
+    /// Device ID): a configuration read the fabric manager answers for
+    /// the host's virtual switch by forwarding it to the function.
+    Config,
 }
 
 /// The completion a `read` step must get (the Completion Status field, PCIe Base 6.0 §2.2.9.1, Table 2-37).

@@ -29,13 +29,17 @@
 //! Steps can break the fabric too: `hang` makes endpoints stop answering,
 //! as devices whose firmware has crashed
 //! ([`World::hang_device`](crate::world::World::hang_device)), and `read`
-//! has a host's CPU read a function's first memory BAR and checks the
-//! completion's status (`expect = "successful"`, `"unsupported_request"`
-//! or `"completer_abort"`), reporting how long it took. A host's read of a
-//! hung device is completed by the switch with Completer Abort once the
-//! completion timeout the fabric manager sets has passed (10 ms, PCIe Base
-//! 6.0 §2.8, §7.5.3.16), well before the host's own 50 ms timeout
-//! (`sim/tests/scenarios/hung_gpu.toml`). A device hung before
+//! has a host's CPU read a function's first memory BAR, or with `space =
+//! "config"` its Vendor ID, and checks the completion's status (`expect =
+//! "successful"`, `"unsupported_request"` or `"completer_abort"`),
+//! reporting how long it took. A host's read of a hung device is completed
+//! by the switch with Completer Abort once the completion timeout the
+//! fabric manager sets has passed (10 ms, PCIe Base 6.0 §2.8, §7.5.3.16),
+//! well before the host's own 50 ms timeout
+//! (`sim/tests/scenarios/hung_gpu.toml`); a configuration read of it, which
+//! the manager forwards, by the manager after the same 10 ms wait
+//! (`weft_fabric::virtualize::FORWARDED_TIMEOUT_NS`,
+//! `sim/tests/scenarios/hung_gpu_config.toml`). A device hung before
 //! `enumerate` never completes the fabric manager's first configuration
 //! read: the manager waits its own completion timeout
 //! ([`MANAGER_COMPLETION_TIMEOUT`](crate::manager_config::MANAGER_COMPLETION_TIMEOUT),

@@ -21,7 +21,7 @@ use weft_regs::capacity::PORTS;
 
 use super::format::{
     ActionSpec, DataPlaneKind, EndpointKind, EndpointSpec, LinkShape, ManagerKind, ReadExpect,
-    Role, ScenarioFile, StepSpec, UnbindSpec,
+    ReadSpace, Role, ScenarioFile, StepSpec, UnbindSpec,
 };
 use super::line_column;
 use crate::firmware_board::FirmwareCore;
@@ -312,12 +312,15 @@ pub enum Action {
         /// Endpoint indices, each a device with a link of its own.
         endpoints: Vec<usize>,
     },
-    /// A host's CPU reads a function's first memory BAR.
+    /// A host's CPU reads a function's first memory BAR, or its first
+    /// configuration DW.
     Read {
         /// The host.
         host: usize,
         /// The function read.
         target: Target,
+        /// Memory or configuration space.
+        space: ReadSpace,
         /// The completion status the read must get.
         expect: CompletionStatus,
     },
@@ -1000,10 +1003,12 @@ pub fn resolve(file: ScenarioFile, text: &str, base: &Path) -> Result<Scenario, 
             ActionSpec::Read {
                 host,
                 endpoint,
+                space,
                 expect,
             } => Action::Read {
                 host: names.host(at, host)?,
                 target: names.target(at, "endpoint", endpoint)?,
+                space: *space,
                 expect: match expect {
                     ReadExpect::Successful => CompletionStatus::Successful,
                     ReadExpect::UnsupportedRequest => CompletionStatus::UnsupportedRequest,

@@ -75,7 +75,10 @@ pub const HELD_REQUESTS: usize = 8;
 
 /// How long the manager waits for the completion of one of its
 /// configuration requests: the top of the Completion Timeout's default
-/// range, 50 µs to 50 ms (PCIe Base 6.0 §2.8, §7.5.3.16).
+/// range, 50 µs to 50 ms (PCIe Base 6.0 §2.8, §7.5.3.16). A host's request
+/// the manager forwards waits less, the switch's completion timeout
+/// (`weft_fabric::virtualize::FORWARDED_TIMEOUT_NS`, through
+/// `limit_completion_wait`).
 pub const COMPLETION_TIMEOUT_NS: u64 = 50_000_000;
 
 /// The mailbox and injector of one switch's data plane, through its CSR window.
@@ -87,6 +90,8 @@ pub struct CsrMailbox<B, T> {
     next_tag: u8,
     held: Deque<HostConfigRequest, HELD_REQUESTS>,
     discarded: u32,
+    /// How long a configuration request waits for its completion.
+    config_wait_ns: u64,
 }
 
 impl<B: CsrBus, T: Timer> CsrMailbox<B, T> {
@@ -105,6 +110,7 @@ impl<B: CsrBus, T: Timer> CsrMailbox<B, T> {
             next_tag: 0,
             held: Deque::new(),
             discarded: 0,
+            config_wait_ns: COMPLETION_TIMEOUT_NS,
         }
     }
 
@@ -270,7 +276,13 @@ impl<B: CsrBus, T: Timer> CsrMailbox<B, T> {
         .with_byte_offset(offset & !3);
         let payload = write.map(|(value, _)| value.to_le_bytes());
         let payload: &[u8] = payload.as_ref().map_or(&[], |dw| dw);
-        self.exchange(port, &tlp(Body::Config(request), payload), Some(tag))
+        let wait_ns = self.config_wait_ns;
+        self.exchange(
+            port,
+            &tlp(Body::Config(request), payload),
+            Some(tag),
+            wait_ns,
+        )
     }
 
     /// A tag for the manager's next non-posted request.
@@ -282,17 +294,19 @@ impl<B: CsrBus, T: Timer> CsrMailbox<B, T> {
     /// Sends the manager's request `request` out of `port` once the
     /// injector takes it; for a non-posted one (with its `tag`), waits
     /// for its completion, holding the hosts' requests that arrive first:
-    /// the data DW it carries (0 without data).
+    /// the data DW it carries (0 without data). It fails with
+    /// [`ConfigFault::Timeout`] once `wait_ns` has passed since it began.
     fn exchange(
         &mut self,
         port: PortIndex,
         request: &Tlp<'_>,
         tag: Option<Tag>,
+        wait_ns: u64,
     ) -> Result<u32, ConfigFault> {
         if u32::from(port.0) >= self.port_count() {
             return Err(ConfigFault::NoSuchPort(port));
         }
-        let deadline = self.timer.now_ns().saturating_add(COMPLETION_TIMEOUT_NS);
+        let deadline = self.timer.now_ns().saturating_add(wait_ns);
         while !self.send(port, request) {
             if self.timer.now_ns() >= deadline {
                 return Err(ConfigFault::Timeout);
@@ -395,6 +409,13 @@ impl<B: CsrBus, T: Timer> ConfigRequests for CsrMailbox<B, T> {
         };
         self.request(config_type, port, target, offset, write)
     }
+
+    /// Configuration requests wait `timeout_ns`, or
+    /// [`COMPLETION_TIMEOUT_NS`] again; the manager's memory requests
+    /// always wait [`COMPLETION_TIMEOUT_NS`].
+    fn limit_completion_wait(&mut self, timeout_ns: Option<u64>) {
+        self.config_wait_ns = timeout_ns.unwrap_or(COMPLETION_TIMEOUT_NS);
+    }
 }
 
 /// One-DW memory requests out of a port of the manager's own switch, as
@@ -405,7 +426,12 @@ impl<B: CsrBus, T: Timer> FabricMemory for CsrMailbox<B, T> {
     fn read_memory(&mut self, via: PortIndex, address: u64) -> Result<u32, ConfigFault> {
         let tag = self.next_tag();
         let request = one_dw_memory_request(MemoryOp::Read, self.manager, tag, address);
-        self.exchange(via, &tlp(Body::Memory(request), &[]), Some(tag))
+        self.exchange(
+            via,
+            &tlp(Body::Memory(request), &[]),
+            Some(tag),
+            COMPLETION_TIMEOUT_NS,
+        )
     }
 
     fn write_memory(
@@ -416,8 +442,13 @@ impl<B: CsrBus, T: Timer> FabricMemory for CsrMailbox<B, T> {
     ) -> Result<(), ConfigFault> {
         let request = one_dw_memory_request(MemoryOp::Write, self.manager, Tag::default(), address);
         let data = value.to_le_bytes();
-        self.exchange(via, &tlp(Body::Memory(request), &data), None)
-            .map(|_| ())
+        self.exchange(
+            via,
+            &tlp(Body::Memory(request), &data),
+            None,
+            COMPLETION_TIMEOUT_NS,
+        )
+        .map(|_| ())
     }
 }
 
@@ -491,6 +522,10 @@ impl<B: CsrBus, T: Timer> ConfigRequests for SharedMailbox<'_, B, T> {
         self.0
             .borrow_mut()
             .config_request(path, target, offset, write)
+    }
+
+    fn limit_completion_wait(&mut self, timeout_ns: Option<u64>) {
+        self.0.borrow_mut().limit_completion_wait(timeout_ns);
     }
 }
 

@@ -24,6 +24,7 @@ use weft_fabric::hw::{
 };
 use weft_fabric::manager::FabricManager;
 use weft_fabric::settings::{FabricSettings, HostPort};
+use weft_fabric::virtualize::FORWARDED_TIMEOUT_NS;
 use weft_model::csr_window::{CsrWindow, INJECT_DEPTH};
 use weft_model::{Destination, Packet, PortIndex, PortRole, Switch};
 use weft_pcie::config::msi::MsiMessage;
@@ -454,6 +455,36 @@ fn a_request_nobody_completes_times_out_and_its_late_completion_is_dropped() {
     let ids = manager.read(GPU_PORT, GPU, 0).expect("the GPU answers");
     assert_eq!(ids & 0xffff, u32::from(GpuConfig::default().vendor_id));
     assert_eq!(manager.discarded(), 1);
+}
+
+#[test]
+fn a_limited_wait_times_configuration_requests_out_sooner_until_lifted() {
+    let bus = SharedBus(Rc::new(RefCell::new(Linked::new(GpuConfig::default()))));
+    bus.0.borrow_mut().silent = true;
+    let mut manager = mailbox(bus.clone());
+    // A host's request the manager forwards waits the switch's timeout.
+    let limit = FORWARDED_TIMEOUT_NS;
+    manager.limit_completion_wait(Some(limit));
+    let waited = |manager: &mut CsrMailbox<SharedBus, Steps>| {
+        let start = manager.timer().now_ns();
+        let result = manager.read(PortIndex(1), GPU, 0);
+        (result, manager.timer().now_ns() - start)
+    };
+    let (result, took) = waited(&mut manager);
+    assert_eq!(result, Err(ConfigFault::Timeout));
+    // The timer moves 1 µs at every read of it.
+    assert!(
+        (limit..limit + 10_000).contains(&took),
+        "waited {took} ns, not the {limit} ns limit"
+    );
+    // Lifted, the manager's own requests wait its whole timeout again.
+    manager.limit_completion_wait(None);
+    let (result, took) = waited(&mut manager);
+    assert_eq!(result, Err(ConfigFault::Timeout));
+    assert!(
+        (COMPLETION_TIMEOUT_NS..COMPLETION_TIMEOUT_NS + 10_000).contains(&took),
+        "waited {took} ns, not the manager's {COMPLETION_TIMEOUT_NS} ns"
+    );
 }
 
 #[test]

@@ -71,6 +71,10 @@ impl<C: FabricConfig> ConfigRequests for Counting<'_, C> {
             }
         })
     }
+
+    fn limit_completion_wait(&mut self, timeout_ns: Option<u64>) {
+        self.inner.limit_completion_wait(timeout_ns);
+    }
 }
 
 /// Every forwarded access answered at once: reads return the GPU's IDs.
@@ -89,6 +93,9 @@ impl ConfigRequests for Immediate {
             Some(_) => 0,
         })
     }
+
+    /// Nothing waits: every access is answered at once.
+    fn limit_completion_wait(&mut self, _timeout_ns: Option<u64>) {}
 }
 
 struct Enumeration {

@@ -133,6 +133,19 @@ pub trait FabricConfig {
         let _ = (target, offset, value, byte_enables);
         Err(ConfigFault::NoSuchPort(via))
     }
+
+    /// Makes the following configuration requests wait at most
+    /// `timeout_ns` for their completion before they fail with
+    /// [`ConfigFault::Timeout`] (`Some`), or the access's own wait again
+    /// (`None`: the manager's, the top of the default range of PCIe Base
+    /// 6.0 §2.8, §7.5.3.16). The manager shortens the wait for a host's
+    /// request it forwards to a bound function
+    /// ([`crate::virtualize::FORWARDED_TIMEOUT_NS`]), so that the host gets
+    /// its completion before its own timeout ends. An access whose requests
+    /// complete at once never waits and may ignore it, as this default does.
+    fn limit_completion_wait(&mut self, timeout_ns: Option<u64>) {
+        let _ = timeout_ns;
+    }
 }
 
 /// Configuration access as one function for every [`ConfigPath`]: a
@@ -149,6 +162,11 @@ pub trait ConfigRequests {
         offset: u16,
         write: Option<(u32, u8)>,
     ) -> Result<u32, ConfigFault>;
+
+    /// Bounds the wait of the following requests for their completion
+    /// ([`FabricConfig::limit_completion_wait`]); every transport says how
+    /// it honours it.
+    fn limit_completion_wait(&mut self, timeout_ns: Option<u64>);
 }
 
 impl<T: ConfigRequests> FabricConfig for T {
@@ -211,6 +229,10 @@ impl<T: ConfigRequests> FabricConfig for T {
         let write = Some((value, byte_enables));
         self.config_request(ConfigPath::Routed(via), target, offset, write)
             .map(|_| ())
+    }
+
+    fn limit_completion_wait(&mut self, timeout_ns: Option<u64>) {
+        ConfigRequests::limit_completion_wait(self, timeout_ns);
     }
 }
 

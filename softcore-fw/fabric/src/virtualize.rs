@@ -17,6 +17,15 @@
 //! that powers a slot off completes a graceful or managed unbind waiting
 //! for it ([`crate::binding`]).
 //!
+//! A request forwarded to a bound function waits for the function's
+//! completion no longer than the switch's completion timeout
+//! ([`FORWARDED_TIMEOUT_NS`], the one the data plane gives a host's memory
+//! request, PCIe Base 6.0 §2.8): one the function never completes (it has
+//! hung) is completed with Completer Abort by the virtual upstream port,
+//! as the data plane completes a host's timed-out request from the host
+//! port's completer ID, well before the host's own timeout (50 ms at most
+//! in the default range, §7.5.3.16) would end it with no answer.
+//!
 //! A bound function is reached at its fabric ID; its host-domain ID and
 //! bus numbers never reach it. Trapped registers:
 //! - **BARs** (§7.5.1.2.1): the host's values are shadow state, sized like
@@ -54,7 +63,16 @@ use crate::hw::{
 };
 use crate::inventory::{Function, FunctionKind, PlacedBar};
 use crate::manager::FabricManager;
+use crate::routes::COMPLETION_TIMEOUT_US;
 use crate::vswitch::{BoundFunction, VirtualSwitch};
+
+/// How long a host's configuration request forwarded to a bound function
+/// waits for the function's completion, in nanoseconds: the switch's
+/// completion timeout ([`COMPLETION_TIMEOUT_US`], 10 ms, the top of Range
+/// A, PCIe Base 6.0 §7.5.3.15). A switch completes a host's non-posted
+/// request before the host gives up on it (§2.8); the manager's own wait
+/// (50 ms) would end as late as the host's, which then has no answer.
+pub const FORWARDED_TIMEOUT_NS: u64 = COMPLETION_TIMEOUT_US as u64 * 1_000;
 
 /// The answer to a host's configuration request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -297,15 +315,32 @@ fn bound_write<C: FabricConfig + ?Sized>(
     }
 }
 
-/// The completion status a failed forwarded access turns into.
-fn status_of(fault: ConfigFault) -> CompletionStatus {
-    match fault {
+/// Runs `access`, one forwarded access to a bound function, with
+/// `config`'s requests waiting no longer than [`FORWARDED_TIMEOUT_NS`]
+/// for their completions; `config` waits its own time again after.
+fn forwarded<C: FabricConfig + ?Sized, R>(config: &mut C, access: impl FnOnce(&mut C) -> R) -> R {
+    config.limit_completion_wait(Some(FORWARDED_TIMEOUT_NS));
+    let result = access(config);
+    config.limit_completion_wait(None);
+    result
+}
+
+/// The completion of a host's request whose forwarded access to the bound
+/// function `completer` failed with `fault`. The function's own error
+/// status comes from it; a request it never completed (§2.8) is completed
+/// with Completer Abort by the virtual upstream port `upstream`, as the
+/// data plane completes a host's timed-out request from the host port's
+/// completer ID.
+fn failed(request: &ConfigRequest, completer: Bdf, upstream: Bdf, fault: ConfigFault) -> Reply {
+    let (completer, status) = match fault {
         ConfigFault::UnsupportedRequest | ConfigFault::NoSuchPort(_) => {
-            CompletionStatus::UnsupportedRequest
+            (completer, CompletionStatus::UnsupportedRequest)
         }
-        ConfigFault::RequestRetry => CompletionStatus::RequestRetry,
-        ConfigFault::CompleterAbort | ConfigFault::Timeout => CompletionStatus::CompleterAbort,
-    }
+        ConfigFault::RequestRetry => (completer, CompletionStatus::RequestRetry),
+        ConfigFault::CompleterAbort => (completer, CompletionStatus::CompleterAbort),
+        ConfigFault::Timeout => (upstream, CompletionStatus::CompleterAbort),
+    };
+    reply(request, completer, status, None)
 }
 
 impl FabricManager {
@@ -450,14 +485,18 @@ impl FabricManager {
                 let completer = req.target;
                 let path = self.inventory.path_to(function);
                 if !write {
-                    return Ok(match bound_read(config, path, function, &bound, offset) {
+                    let result =
+                        forwarded(config, |c| bound_read(c, path, function, &bound, offset));
+                    return Ok(match result {
                         Ok(data) => {
                             reply(&req, completer, CompletionStatus::Successful, Some(data))
                         }
-                        Err(fault) => reply(&req, completer, status_of(fault), None),
+                        Err(fault) => failed(&req, completer, upstream_id, fault),
                     });
                 }
-                let result = bound_write(config, path, function, &mut bound, offset, value, be);
+                let result = forwarded(config, |c| {
+                    bound_write(c, path, function, &mut bound, offset, value, be)
+                });
                 self.switches[si].downstream[usize::from(slot)].bound = Some(bound);
                 match result {
                     Ok(affects_windows) => {
@@ -466,7 +505,7 @@ impl FabricManager {
                         }
                         Ok(reply(&req, completer, CompletionStatus::Successful, None))
                     }
-                    Err(fault) => Ok(reply(&req, completer, status_of(fault), None)),
+                    Err(fault) => Ok(failed(&req, completer, upstream_id, fault)),
                 }
             }
         }

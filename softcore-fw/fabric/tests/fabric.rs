@@ -18,6 +18,7 @@ use weft_fabric::pcie::tlp::{Body, CompletionStatus, ConfigType, MemoryOp};
 use weft_fabric::pcie::Bdf;
 use weft_fabric::readiness::ReadinessError;
 use weft_fabric::settings::{FabricSettings, HostPort};
+use weft_fabric::virtualize::FORWARDED_TIMEOUT_NS;
 use weft_model::{Destination, DropReason, PortIndex as ModelPort, PortRole};
 use weft_regs::tables::{HostIndex, PortIndex};
 
@@ -513,6 +514,58 @@ fn a_host_write_to_its_bar_reaches_the_endpoint_at_its_fabric_address() {
     assert_eq!(out.deliveries[0].to, Destination::Port(ModelPort(HOST0)));
     let m = as_memory(&out.deliveries[0].packet);
     assert_eq!((m.address, m.requester), (0x1000, Bdf::new(3, 0, 0)));
+}
+
+#[test]
+fn a_hosts_config_request_to_a_hung_bound_function_gets_completer_abort_after_the_switch_timeout() {
+    let mut rig = started();
+    host0_enumerates(&mut rig);
+    for (function, slot) in [(GPU_ID, 0), (NVME_PF, 1)] {
+        rig.manager
+            .bind(
+                function,
+                HostIndex(0),
+                slot,
+                &mut rig.plane.switch,
+                &mut rig.host,
+            )
+            .expect("bind");
+    }
+    host0_assigns_gpu_bars(&mut rig);
+    rig.fabric.devices[usize::from(GPU)]
+        .as_mut()
+        .expect("the GPU")
+        .hung = true;
+
+    // The GPU's Vendor ID and a Command write are forwarded to it; each
+    // waits the switch's completion timeout, not the manager's own 50 ms,
+    // and is completed with Completer Abort by the virtual upstream port,
+    // as the data plane completes a timed-out request (§2.8).
+    let (t1, gpu, upstream) = (ConfigType::Type1, Bdf::new(3, 0, 0), Bdf::new(1, 0, 0));
+    for write in [None, Some((0b110, 0b0011))] {
+        let sent = rig.clock.0.get();
+        let (completion, value) =
+            rig.config(HOST0, t1, gpu, 0x04 * u16::from(write.is_some()), write);
+        assert_eq!(completion.status, CompletionStatus::CompleterAbort);
+        assert_eq!((completion.completer, completion.data_dw), (upstream, None));
+        assert_eq!(value, u32::MAX);
+        assert_eq!(rig.clock.0.get() - sent, FORWARDED_TIMEOUT_NS);
+    }
+    assert_eq!(rig.fabric.timed_out, [FORWARDED_TIMEOUT_NS; 2]);
+    const { assert!(FORWARDED_TIMEOUT_NS < OWN_WAIT_NS) };
+    // The manager's own requests wait their own time again.
+    assert_eq!(rig.fabric.wait_ns, None);
+
+    // What the manager holds for the GPU still reads; the other bound
+    // function and the virtual ports are answered as before, at once.
+    let before = rig.clock.0.get();
+    assert_eq!(rig.read(HOST0, t1, gpu, 0x10), 0x9000_0000);
+    assert_eq!(
+        rig.read(HOST0, t1, Bdf::new(4, 0, 0), 0x00) & 0xffff,
+        u32::from(NVME_VENDOR)
+    );
+    assert_eq!(rig.read(HOST0, t1, Bdf::new(2, 1, 0), 0x00), 0x0002_1d1d);
+    assert_eq!(rig.clock.0.get(), before);
 }
 
 #[test]

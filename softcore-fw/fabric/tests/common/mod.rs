@@ -110,6 +110,9 @@ pub struct FakeDevice {
     pub bus: Option<u8>,
     pub ready_at_ns: u64,
     pub ari: bool,
+    /// Whether the device has hung: it takes every request in and
+    /// completes none, so each waits its whole wait and times out.
+    pub hung: bool,
 }
 
 enum Addressed {
@@ -125,6 +128,7 @@ impl FakeDevice {
             bus: None,
             ready_at_ns: 0,
             ari,
+            hung: false,
         }
     }
 
@@ -154,10 +158,19 @@ impl FakeDevice {
     }
 }
 
+/// How long a request waits for its completion unless the manager says
+/// otherwise (`FabricConfig::limit_completion_wait`): the firmware
+/// mailbox's wait, 50 ms.
+pub const OWN_WAIT_NS: u64 = 50_000_000;
+
 /// Every port's device, reached through `FabricConfig`.
 pub struct FakeFabric {
     pub devices: Vec<Option<FakeDevice>>,
     pub clock: Clock,
+    /// The wait the manager set for its next requests, if any.
+    pub wait_ns: Option<u64>,
+    /// The waits of the requests that timed out, in order.
+    pub timed_out: Vec<u64>,
 }
 
 impl FakeFabric {
@@ -165,6 +178,8 @@ impl FakeFabric {
         FakeFabric {
             devices: (0..ports).map(|_| None).collect(),
             clock,
+            wait_ns: None,
+            timed_out: Vec::new(),
         }
     }
 
@@ -262,7 +277,13 @@ impl ConfigRequests for FakeFabric {
             ConfigPath::Below(port) => (port, ConfigType::Type1),
             ConfigPath::Routed(via) => return Err(ConfigFault::NoSuchPort(via)),
         };
+        let wait = self.wait_ns.unwrap_or(OWN_WAIT_NS);
         let device = self.device(port)?;
+        if device.hung {
+            self.clock.0.set(now + wait);
+            self.timed_out.push(wait);
+            return Err(ConfigFault::Timeout);
+        }
         if config_type == ConfigType::Type1 && !device.takes(config_type, target) {
             return Err(ConfigFault::UnsupportedRequest);
         }
@@ -272,6 +293,10 @@ impl ConfigRequests for FakeFabric {
                 .map(|()| 0),
             None => device.config_read(now, target, offset),
         }
+    }
+
+    fn limit_completion_wait(&mut self, timeout_ns: Option<u64>) {
+        self.wait_ns = timeout_ns;
     }
 }
 

@@ -37,10 +37,18 @@
 //! The RTL's mailbox is read out after every TLP, as the CPU reads it,
 //! and what it queued is held to what the model delivered to the CPU,
 //! TLP for TLP with the port each arrived on; the manager itself reads
-//! the model's mailbox. The model still does what the RTL top does not do
-//! yet: the management BAR's in-band register accesses (executed against
-//! the window, never offered to the RTL); and what the CPU injects leaves
-//! by the model. The simulated time a TLP spends in the switch stays
+//! the model's mailbox.
+//!
+//! What the CPU injects (`weft_regs::csr::inject`: the TLP's DWs, then
+//! SEND) the RTL's injector sends too: the replayed register writes are
+//! cut after each SEND, and the RTL runs until the TLP has left
+//! ([`inject_cycles`]), so an injected TLP never mixes with what a
+//! carried one does. What left the RTL so is held to what the model's
+//! injector sent ([`RtlPlane::injected`], `CsrWindow::take_injected`),
+//! TLP for TLP, in order, with the port each left by; the simulator sends
+//! the model's copies on. The model still does what the RTL top does not
+//! do yet: the management BAR's in-band register accesses (executed
+//! against the window, never offered to the RTL). The simulated time a TLP spends in the switch stays
 //! [`crate::switch::SWITCH_LATENCY`]: the RTL's cycles are the data plane's
 //! alone, without the hard IP's PHY and data link layer; they are counted
 //! ([`RtlSummary`]).
@@ -58,6 +66,7 @@ use weft_hdl::top_harness::{Carried, CarryError, SimulatorTop, SIMULATOR_SLOT_DW
 use weft_model::csr_window::CsrWindow;
 use weft_model::{Delivery, Destination, DropReason, Forwarding, PortIndex};
 use weft_regs::capacity;
+use weft_regs::csr::inject;
 use weft_regs::driver::CsrBus;
 
 /// Stack for building the RTL: a debug build copies the whole block (a
@@ -81,6 +90,9 @@ pub struct RtlSummary {
     /// TLPs the model forwarded or synthesized after the first timeout,
     /// which the RTL no longer carried: not compared.
     pub not_compared: u64,
+    /// TLPs the CPU injected that were held to what the RTL's injector
+    /// sent ([`RtlPlane::injected`]).
+    pub injected: u64,
     /// Wall time spent clocking it.
     #[serde(rename = "wall_s", serialize_with = "seconds")]
     pub wall: Duration,
@@ -94,6 +106,19 @@ fn seconds<S: serde::Serializer>(time: &Duration, serializer: S) -> Result<S::Ok
 pub struct RtlPlane {
     top: Box<SimulatorTop>,
     summary: RtlSummary,
+    /// What the RTL's injector sent since [`RtlPlane::injected`] last
+    /// held it to the model's: (egress port, wire bytes), in order, and
+    /// how the run that sent each went otherwise, if not as expected.
+    sent: Vec<Result<(usize, Vec<u8>), String>>,
+}
+
+/// Cycles the RTL runs after a SEND of `value` at the least: the
+/// injector hands its TLP on one DW a cycle (`inject` TLP_DWORDS at most),
+/// and the TLP's first beat has left a few cycles after its last DW; the
+/// run goes on until nothing has moved for `QUIET_CYCLES`, so the whole
+/// TLP has left.
+fn inject_cycles(value: u32) -> u64 {
+    u64::from(inject::DWORDS.decode(value)) + 4
 }
 
 impl RtlPlane {
@@ -112,6 +137,7 @@ impl RtlPlane {
         Ok(RtlPlane {
             top,
             summary: RtlSummary::default(),
+            sent: Vec::new(),
         })
     }
 
@@ -179,6 +205,31 @@ impl RtlPlane {
         self.summary.timeouts += completions.len() as u64;
     }
 
+    /// Has the RTL's injector send what the register writes the window
+    /// took since the last TLP ask of it, and holds what it sent since the
+    /// last call to `model`: the TLPs the model's injector sent
+    /// (`CsrWindow::take_injected`), TLP for TLP in order, each out of the
+    /// same port with the same bytes; counts a disagreement if not.
+    pub fn injected(&mut self, window: &mut CsrWindow, model: &[Delivery]) {
+        if self.left_behind(window, model.len() as u64) {
+            return;
+        }
+        let started = std::time::Instant::now();
+        self.replay(window.take_written());
+        self.summary.wall += started.elapsed();
+        let sent = std::mem::take(&mut self.sent);
+        if sent.is_empty() && model.is_empty() {
+            return;
+        }
+        self.summary.injected += model.len() as u64;
+        if let Some(how) = compare_injected(model, sent) {
+            self.summary.disagreements += 1;
+            self.summary
+                .first_disagreement
+                .get_or_insert_with(|| format!("TLPs the CPU injected: {how}"));
+        }
+    }
+
     /// Whether the RTL was left behind by a timeout, its tables no longer
     /// the model's; if so, counts `tlps` as not compared and drops the
     /// register writes the window took, which the RTL will never need.
@@ -230,14 +281,83 @@ impl RtlPlane {
         queued
     }
 
-    /// Writes `writes` into the RTL's registers, in order.
+    /// Writes `writes` into the RTL's registers, in order; after each
+    /// SEND to the injector, runs the RTL until the injected TLP has left
+    /// and keeps what left for [`RtlPlane::injected`].
     fn replay(&mut self, writes: Vec<(u32, u32)>) {
         let before = self.top.cycles();
+        let send = inject::SEND.address(0, 0);
         for (address, value) in writes {
             self.top.write32(address, value);
+            if address == send {
+                let sent = self.top.idle(inject_cycles(value));
+                self.sent.extend(injector_output(sent));
+            }
         }
         self.summary.cycles += self.top.cycles() - before;
     }
+}
+
+/// What left the RTL in a run after a SEND: each TLP that left whole,
+/// and anything else (a TLP left void, a drop, a header for the CPU, a
+/// run that never went quiet) as what it was.
+fn injector_output(sent: Result<Carried, CarryError>) -> Vec<Result<(usize, Vec<u8>), String>> {
+    let carried = match sent {
+        Ok(carried) => carried,
+        Err(error) => return vec![Err(format!("the RTL's injector run failed: {error:?}"))],
+    };
+    let mut out: Vec<_> = carried
+        .egress
+        .into_iter()
+        .map(|(port, bytes, _)| Ok((port, bytes)))
+        .collect();
+    out.extend(
+        carried
+            .nullified
+            .iter()
+            .map(|(port, bytes, _)| Err(format!("left void out of port {port}: {bytes:02x?}"))),
+    );
+    out.extend(
+        carried
+            .drops
+            .iter()
+            .map(|(port, reason)| Err(format!("dropped on port {port}, reason {reason}"))),
+    );
+    out.extend(
+        carried
+            .to_cpu
+            .iter()
+            .map(|(port, header)| Err(format!("sent the CPU {header:08x?} from port {port}"))),
+    );
+    out
+}
+
+/// How what the RTL's injector sent differs from what the model's sent,
+/// if it does: TLP for TLP in order, egress port and wire bytes.
+fn compare_injected(
+    model: &[Delivery],
+    rtl: Vec<Result<(usize, Vec<u8>), String>>,
+) -> Option<String> {
+    let mut expected = Vec::new();
+    for delivery in model {
+        let bytes = match delivery.packet.to_bytes() {
+            Ok(bytes) => bytes,
+            Err(error) => return Some(format!("the model injected a bad TLP: {error:?}")),
+        };
+        match delivery.to {
+            Destination::Port(port) => expected.push((usize::from(port.0), bytes)),
+            Destination::Cpu => return Some("the model injected a TLP to the CPU".into()),
+        }
+    }
+    let mut rtl_sent = Vec::new();
+    for sent in rtl {
+        match sent {
+            Ok(tlp) => rtl_sent.push(tlp),
+            Err(what) => return Some(what),
+        }
+    }
+    (rtl_sent != expected)
+        .then(|| format!("the RTL sent {rtl_sent:02x?}, the model {expected:02x?}"))
 }
 
 /// How what the RTL did differs from what the model did, if it does:
@@ -413,6 +533,64 @@ mod tests {
         assert_eq!(rtl.summary().disagreements, 1);
         let first = rtl.summary().first_disagreement.as_deref().unwrap_or("");
         assert!(first.contains("for the CPU, the model"), "{first}");
+    }
+
+    /// Writes `bytes` into the injector through `window`, as the CPU
+    /// does (`weft_drivers::mailbox`), and sends them out of `port`.
+    fn inject(window: &mut CsrWindow, port: u8, bytes: &[u8]) {
+        use weft_regs::csr::inject_data;
+        for (n, dw) in bytes.chunks_exact(4).enumerate() {
+            let dw = u32::from_be_bytes([dw[0], dw[1], dw[2], dw[3]]);
+            window.write32(inject_data::DATA.address(0, n as u32), dw);
+        }
+        let dwords = (bytes.len() / 4) as u32;
+        let send = inject::PORT.encode(u32::from(port)) | inject::DWORDS.encode(dwords);
+        window.write32(inject::SEND.address(0, 0), send);
+    }
+
+    /// What the CPU injects the RTL's injector sends too, held TLP for
+    /// TLP to what the model's sent; a TLP the model sends otherwise (a
+    /// mutated copy) or out of another port is a disagreement, and a
+    /// carried TLP after it is not mistaken for an injected one.
+    #[test]
+    fn the_rtls_injector_sends_what_the_model_does_and_another_tlp_shows() {
+        let mut window = CsrWindow::new(Switch::new(4));
+        let mut rtl = RtlPlane::new(&mut window).expect("the RTL builds");
+        route_bus_5(&mut window, 1);
+        inject(&mut window, 2, &completion());
+        let sent = window.take_injected();
+        assert_eq!(sent.len(), 1);
+        rtl.injected(&mut window, &sent);
+        assert_eq!(rtl.summary().injected, 1);
+        assert_eq!(rtl.summary().disagreements, 0, "{:?}", rtl.summary());
+        // Injected, then a TLP carried: each is held to its own.
+        inject(&mut window, 3, &local_message(MessageCode::PmPme));
+        let bytes = completion();
+        let forwarding = window.forward(PortIndex(0), &bytes).expect("taken");
+        rtl.carry(&mut window, PortIndex(0), &bytes, &forwarding);
+        let sent = window.take_injected();
+        rtl.injected(&mut window, &sent);
+        assert_eq!(rtl.summary().disagreements, 0, "{:?}", rtl.summary());
+
+        // The model's copy says PME_Turn_Off; the RTL sent PM_PME.
+        inject(&mut window, 3, &local_message(MessageCode::PmPme));
+        let mut sent = window.take_injected();
+        sent[0].packet =
+            Packet::parse(&local_message(MessageCode::PmeTurnOff)).expect("a well-formed message");
+        rtl.injected(&mut window, &sent);
+        assert_eq!(rtl.summary().disagreements, 1);
+        let first = rtl.summary().first_disagreement.as_deref().unwrap_or("");
+        assert!(
+            first.starts_with("TLPs the CPU injected: the RTL sent [(03,"),
+            "{first}"
+        );
+        // Out of another port than the model's.
+        inject(&mut window, 2, &completion());
+        let mut sent = window.take_injected();
+        sent[0].to = Destination::Port(PortIndex(1));
+        rtl.injected(&mut window, &sent);
+        assert_eq!(rtl.summary().disagreements, 2);
+        assert_eq!(rtl.summary().injected, 4);
     }
 
     /// A host's proxy fabric ID, on bus 0xf0.

@@ -138,6 +138,18 @@ impl WeftSwitch {
         synthesized
     }
 
+    /// The TLPs the CPU sent through the data plane's injector since the
+    /// last call (`CsrWindow::take_injected`); with an RTL data plane, the
+    /// RTL's injector sends them too, held to them
+    /// ([`RtlPlane::injected`]).
+    pub fn take_injected(&mut self) -> Vec<Delivery> {
+        let injected = self.window.take_injected();
+        if let Some(rtl) = self.rtl.as_mut() {
+            rtl.injected(&mut self.window, &injected);
+        }
+        injected
+    }
+
     /// Makes the RTL carry the switch's TLPs from now on: before anything
     /// writes its tables.
     pub fn use_rtl(&mut self) -> Result<(), DriveError> {

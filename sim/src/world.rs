@@ -867,7 +867,7 @@ impl World {
     /// switch with index `switch` in-band (not the manager's own switch,
     /// whose injector the management CPU drives directly).
     fn send_injected(&mut self, switch: usize, at: Duration) {
-        let injected = self.switches[switch].csr_window().take_injected();
+        let injected = self.switches[switch].take_injected();
         for delivery in injected {
             if let Destination::Port(port) = delivery.to {
                 self.transmit(Place::new(switch, port.0), Way::Down, delivery.packet, at);

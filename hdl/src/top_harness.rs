@@ -95,7 +95,13 @@ impl<const W: usize, const N: usize> TopHarness<W, N> {
     /// The block is large: in a debug build its construction wants a
     /// thread stack of tens of MiB.
     pub fn new() -> Result<Self, DriveError> {
-        let driver = CycleDriver::new(SwitchTop::default(), |b| &mut b.clock)?;
+        Self::with_top(SwitchTop::default())
+    }
+
+    /// `top` at reset, connected and settled: a switch made otherwise
+    /// than by default, such as [`SwitchTop::with_clock_mhz`]'s.
+    pub fn with_top(top: SwitchTop<W, N>) -> Result<Self, DriveError> {
+        let driver = CycleDriver::new(top, |b| &mut b.clock)?;
         Ok(TopHarness { driver })
     }
 

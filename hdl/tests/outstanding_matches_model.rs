@@ -306,6 +306,8 @@ fn gpu_completion() -> impl Strategy<Value = GpuCompletion> {
 enum Step {
     Request(HostRequest),
     Complete(GpuCompletion),
+    /// The completion leaves void: looked up, then freeing nothing.
+    CompleteVoid(GpuCompletion),
     /// Model time moves on by this many nanoseconds.
     Advance(u64),
     /// GPU `.0` is gone: by `abandon_requests_to`, or `abandon_host_requests_to` when `.1`.
@@ -316,6 +318,7 @@ fn step() -> impl Strategy<Value = Step> {
     prop_oneof![
         12 => host_request().prop_map(Step::Request),
         10 => gpu_completion().prop_map(Step::Complete),
+        2 => gpu_completion().prop_map(Step::CompleteVoid),
         1 => prop_oneof![0..TIMEOUT_NS, TIMEOUT_NS..3 * TIMEOUT_NS].prop_map(Step::Advance),
         1 => (0..2usize, any::<bool>()).prop_map(|(g, h)| Step::Abandon(g, h)),
     ]
@@ -404,14 +407,25 @@ fn offer_request(
     Ok(tag)
 }
 
-/// Offers a GPU's completion to both and compares what reaches the host.
+/// Offers a GPU's completion to both and compares what reaches the host;
+/// then its last beat passes, whole or `void`. A void completion is one
+/// whose ingress found it Malformed only after its first beat was looked
+/// up (PCIe Base 6.0 §2.2.2): the model's ingress drops it before its
+/// table, as it drops this one offered a DW short. Returns the host tag
+/// the table's lookup found, if it matched.
 fn offer_completion(
     switch: &mut Switch,
     driver: &mut CycleDriver<OutstandingTable>,
     gpu: usize,
     bytes: &[u8],
-) -> Result<(), TestCaseError> {
-    let model = switch.ingress(GPUS[gpu], bytes).expect("the port exists");
+    void: bool,
+) -> Result<Option<u32>, TestCaseError> {
+    let offered = if void {
+        &bytes[..bytes.len() - 4]
+    } else {
+        bytes
+    };
+    let model = switch.ingress(GPUS[gpu], offered).expect("the port exists");
     let dws = header_dws(bytes, 0);
     let table = driver.block();
     table.completion.next = true;
@@ -424,6 +438,7 @@ fn offer_completion(
     let table = driver.block();
     prop_assert!(table.looked_up.val());
     match model.dropped {
+        Some(DropReason::Malformed) if void => {}
         Some(DropReason::UnexpectedCompletion) => {
             prop_assert!(!table.matched.val(), "the model drops it as unexpected");
         }
@@ -446,7 +461,14 @@ fn offer_completion(
         }
         Some(other) => return Err(TestCaseError::fail(format!("model dropped: {other:?}"))),
     }
-    Ok(())
+    let table = driver.block();
+    let found = table.matched.val().then(|| table.host_tag.val().to_u32());
+    table.completion_end.next = true;
+    table.completion_void.next = void;
+    driver.tick().expect("the table settles");
+    driver.block().completion_end.next = false;
+    driver.settle().expect("the table settles");
+    Ok(found)
 }
 
 fn run_steps(prefill: usize, steps: &[Step]) -> Result<(), TestCaseError> {
@@ -482,11 +504,12 @@ fn run_steps(prefill: usize, steps: &[Step]) -> Result<(), TestCaseError> {
                     handed_out.push(tag);
                 }
             }
-            Step::Complete(completion) => {
+            Step::Complete(completion) | Step::CompleteVoid(completion) => {
                 let Some(bytes) = completion.bytes(&handed_out) else {
                     continue;
                 };
-                offer_completion(&mut switch, &mut driver, completion.gpu, &bytes)?;
+                let void = matches!(step, Step::CompleteVoid(_));
+                offer_completion(&mut switch, &mut driver, completion.gpu, &bytes, void)?;
             }
             Step::Advance(by) => {
                 now += by;
@@ -586,7 +609,7 @@ fn a_full_table_pushes_back_until_a_tag_is_freed() -> Result<(), TestCaseError> 
         None,
         "every tag is in use: the request is pushed back"
     );
-    offer_completion(&mut switch, &mut driver, 0, &completion(700, 1, 0))?;
+    offer_completion(&mut switch, &mut driver, 0, &completion(700, 1, 0), false)?;
     assert_eq!(
         offer_request(&mut switch, &mut driver, 0, &read(1, 0))?,
         Some(700),
@@ -603,8 +626,8 @@ fn a_completion_for_a_free_tag_is_unexpected() -> Result<(), TestCaseError> {
         .ingress(GPUS[0], &completion(3, 1, 0))
         .expect("the port exists");
     assert_eq!(dropped.dropped, Some(DropReason::UnexpectedCompletion));
-    offer_completion(&mut switch, &mut driver, 0, &completion(3, 1, 0))?;
-    assert!(!driver.block().matched.val());
+    let found = offer_completion(&mut switch, &mut driver, 0, &completion(3, 1, 0), false)?;
+    assert_eq!(found, None);
     Ok(())
 }
 
@@ -617,20 +640,39 @@ fn only_the_last_completion_frees_the_entry() -> Result<(), TestCaseError> {
         Some(0)
     );
     // §2.3.1.1: 64 bytes remain, this completion carries 32 of them.
-    offer_completion(&mut switch, &mut driver, 0, &completion(0, 8, 32))?;
-    assert!(driver.block().matched.val());
-    assert_eq!(driver.block().host_tag.val().to_u32(), u32::from(host_tag));
+    let found = offer_completion(&mut switch, &mut driver, 0, &completion(0, 8, 32), false)?;
+    assert_eq!(found, Some(u32::from(host_tag)));
     assert_eq!(
         driver.block().in_flight.val().to_u32(),
         1,
         "still in flight"
     );
     // The last 32 bytes.
-    offer_completion(&mut switch, &mut driver, 0, &completion(0, 8, 0))?;
-    assert!(driver.block().matched.val());
+    let found = offer_completion(&mut switch, &mut driver, 0, &completion(0, 8, 0), false)?;
+    assert_eq!(found, Some(u32::from(host_tag)));
     assert_eq!(driver.block().in_flight.val().to_u32(), 0, "retired");
-    offer_completion(&mut switch, &mut driver, 0, &completion(0, 8, 0))?;
-    assert!(!driver.block().matched.val(), "a duplicate finds no entry");
+    let found = offer_completion(&mut switch, &mut driver, 0, &completion(0, 8, 0), false)?;
+    assert_eq!(found, None, "a duplicate finds no entry");
+    Ok(())
+}
+
+#[test]
+fn a_void_completion_frees_nothing() -> Result<(), TestCaseError> {
+    // A completion that would finish its request but leaves void (found
+    // Malformed after its first beat, §2.2.2) never reached the model's
+    // table: the request stays in flight until a whole one finishes it.
+    let (mut switch, mut driver) = (model(), rtl());
+    offer_request(&mut switch, &mut driver, 0, &read(8, 0x11))?;
+    let found = offer_completion(&mut switch, &mut driver, 0, &completion(0, 8, 0), true)?;
+    assert_eq!(found, Some(0x11), "looked up at its first beat");
+    assert_eq!(
+        driver.block().in_flight.val().to_u32(),
+        1,
+        "still in flight"
+    );
+    let found = offer_completion(&mut switch, &mut driver, 0, &completion(0, 8, 0), false)?;
+    assert_eq!(found, Some(0x11));
+    assert_eq!(driver.block().in_flight.val().to_u32(), 0, "retired");
     Ok(())
 }
 

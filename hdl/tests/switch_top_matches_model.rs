@@ -1463,6 +1463,11 @@ const BAR_SIZE: u64 = 1 << 20;
 /// endpoint port 1 bound to it (bus 2), the other ports disabled; and the
 /// model, programmed alike.
 fn host_and_endpoint(top: Top) -> (CycleDriver<Top>, CsrWindow) {
+    programmed(top, &host_and_endpoint_setup())
+}
+
+/// The tables of [`host_and_endpoint`].
+fn host_and_endpoint_setup() -> Setup {
     let port = |role, windows, ids| PortSetup {
         windows,
         ids,
@@ -1477,7 +1482,7 @@ fn host_and_endpoint(top: Top) -> (CycleDriver<Top>, CsrWindow) {
     let mut buses = vec![None; BUSES as usize];
     buses[1] = Some(Destination::Port(PortIndex(0)));
     buses[2] = Some(Destination::Port(PortIndex(1)));
-    let setup = Setup {
+    Setup {
         ports: vec![
             port(
                 Role::Host {
@@ -1510,8 +1515,7 @@ fn host_and_endpoint(top: Top) -> (CycleDriver<Top>, CsrWindow) {
             to: Destination::Port(PortIndex(1)),
         })],
         buses,
-    };
-    programmed(top, &setup)
+    }
 }
 
 /// A memory read of `length_dw` DWs at `address` by host 0's root port with tag `tag`.
@@ -1762,6 +1766,80 @@ fn a_host_read_never_answered_is_completed_with_completer_abort_after_the_timeou
             [(0, 1 << CLASS_COMPLETION, 0)],
             "with one completion credit"
         );
+    });
+}
+
+#[test]
+fn a_void_completion_leaves_its_read_to_be_completed_with_completer_abort() {
+    on_big_stack(|| {
+        // A GPU's completion whose later beat belies its Length is
+        // Malformed (PCIe Base 6.0 §2.2.2). Its first beats have left for
+        // the host, so it leaves void and the host discards it; the read it
+        // would have finished stays outstanding, as weft-model, which drops
+        // the completion at its ingress, keeps it, and the host still gets
+        // Completer Abort at the timeout (§2.8), not its own timeout.
+        const TIMEOUT: u32 = 200;
+        let setup = host_and_endpoint_setup();
+        let mut top =
+            TopHarness::<W, PORTS>::with_top(Top::with_clock_mhz(1)).expect("well formed");
+        let mut window = model_switch();
+        for plane in [&mut top as &mut dyn CsrBus, &mut window] {
+            let mut plane = CsrDataPlane::new(plane).expect("weft");
+            program(&mut plane, &setup);
+            plane.set_completion_timeout_us(TIMEOUT).expect("in range");
+        }
+        let read = host_read(0x2c4, BAR_HOST + 0x100, 16)
+            .to_bytes()
+            .expect("legal");
+        let carried = top.carry(0, &read).expect("carried");
+        let model = window
+            .switch_mut()
+            .ingress(PortIndex(0), &read)
+            .expect("a port");
+        let sent: Vec<_> = model.deliveries.into_iter().map(out_of_a_port).collect();
+        let got: Vec<_> = carried.egress.into_iter().map(|(p, b, _)| (p, b)).collect();
+        assert_eq!(got, sent, "the read leaves as the model sends it");
+        let (_, fabric_tag, _) = request_ids(&got[0].1);
+        // 64 bytes by its Length, 32 on the wire: its second beat (of four
+        // DWs at 128 bits) ends it two beats short.
+        let whole = gpu_completion(Tag::new(fabric_tag).expect("a tag"), 64, 16);
+        let whole = whole.to_bytes().expect("legal");
+        let short = &whole[..12 + 4 * 8];
+        let carried = top.carry(1, short).expect("carried");
+        let model = window
+            .switch_mut()
+            .ingress(PortIndex(1), short)
+            .expect("a port");
+        assert_eq!(model.dropped, Some(DropReason::Malformed), "the model");
+        assert!(model.deliveries.is_empty(), "the model sends nothing");
+        assert_eq!(carried.drops, [(1, reason_code(DropReason::Malformed))]);
+        assert!(carried.egress.is_empty(), "nothing reaches the host whole");
+        let void: Vec<_> = carried
+            .nullified
+            .iter()
+            .map(|(p, b, _)| (*p, b.len()))
+            .collect();
+        assert_eq!(
+            void,
+            [(0, 12 + 4 * 16)],
+            "it leaves void, as long as its Length"
+        );
+        let sweep = weft_regs::capacity::OUTSTANDING_PER_HOST as u64;
+        let late = top.idle(u64::from(TIMEOUT) + sweep).expect("idles");
+        let expected: Vec<_> = window
+            .switch_mut()
+            .advance_to(u64::from(TIMEOUT) * 1_000)
+            .into_iter()
+            .map(out_of_a_port)
+            .collect();
+        let got: Vec<_> = late.egress.into_iter().map(|(p, b, _)| (p, b)).collect();
+        assert_eq!(got, expected, "the answer the model gives");
+        assert_eq!(
+            completion_ids(&got[0].1),
+            (ROOT_PORT, 0x2c4, 0x0a00, CompletionStatus::CompleterAbort),
+            "to the host's requester and tag"
+        );
+        counters_agree(&mut top, &window);
     });
 }
 

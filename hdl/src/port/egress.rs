@@ -49,7 +49,9 @@
 //! looks each completion for the host up as the stage takes its first
 //! beat: one that answers a request in flight goes to the host with the
 //! host's requester ID and tag, and the last one of its request frees the
-//! tag; any other is dropped as UnexpectedCompletion (weft-model's
+//! tag as its last beat passes, unless it leaves void (then the request
+//! stays in flight, to time out, as weft-model never saw that
+//! completion); any other is dropped as UnexpectedCompletion (weft-model's
 //! `Switch::egress`). The table's answer, one cycle later, is kept while
 //! the link keeps the completion waiting. The Completer Abort completions
 //! of requests that time out (`now` and `timeout`, in the same ticks,
@@ -398,6 +400,12 @@ impl<const W: usize> Logic for PortEgress<W> {
                 self.discarding.d.next = true;
             }
         }
+
+        // The outstanding table frees a finished request's entry as its
+        // completion's last beat passes, unless that beat leaves it void.
+        self.outstanding.completion_end.next =
+            self.core.valid.val() & self.core.ready.val() & self.core.eop.val();
+        self.outstanding.completion_void.next = self.core.nullify.val();
 
         // The digest DW leaves with TD (§2.7.1): the host stage's header clears it.
         self.strip.clock.next = self.clock.val();

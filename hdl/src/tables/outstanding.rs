@@ -23,7 +23,11 @@
 //!   that finishes the request: one without data, or one whose data covers
 //!   the Byte Count still remaining (§2.3.1.1: Byte Count counts this
 //!   completion's bytes and all after it; its first DW's data starts at
-//!   Lower Address\[1:0\]).
+//!   Lower Address\[1:0\]). It is freed as the completion's last beat
+//!   passes ([`OutstandingTable::completion_end`]), not as it is looked up,
+//!   and not at all if that beat leaves it void: a completion its ingress
+//!   found Malformed after its first beat never reached weft-model's
+//!   table, so the request stays in flight and times out there, and here.
 //! - **Abandon.** [`OutstandingTable::abandon`] completes every entry
 //!   routed out of a port with Unsupported Request (the model's
 //!   `abandon_requests_to`; `abandon_host_requests_to` is the same sweep
@@ -164,6 +168,11 @@ pub struct OutstandingTable {
     pub host_requester: Signal<Out, Bits<ID_BITS>>,
     /// With `matched`: the host's tag, to restore in the completion.
     pub host_tag: Signal<Out, Bits<TAG_BITS>>,
+    /// The last beat of the completion looked up last passes (to the link,
+    /// or discarded): if it finishes its request, the entry is freed now.
+    pub completion_end: Signal<In, Bit>,
+    /// With `completion_end`: the completion leaves void, so it frees nothing.
+    pub completion_void: Signal<In, Bit>,
     /// Complete every entry routed out of `abandon_port` (taken unless `abandoning`).
     pub abandon: Signal<In, Bit>,
     /// The port whose endpoint is gone.
@@ -198,6 +207,8 @@ pub struct OutstandingTable {
     abandon_left: DFF<Bits<COUNT_BITS>>,
     lookup_valid: DFF<Bit>,
     lookup_hit: DFF<Bit>,
+    finishing: DFF<Bit>,
+    finishing_tag: DFF<Bits<TAG_BITS>>,
     error_held: DFF<Bit>,
     error0: DFF<Bits<32>>,
     error1: DFF<Bits<32>>,
@@ -232,6 +243,7 @@ pub struct OutstandingTable {
     completion_data_bytes: Signal<Local, Bits<13>>,
     completion_last: Signal<Local, Bit>,
     completion_release: Signal<Local, Bit>,
+    finished: Signal<Local, Bit>,
     scan_used: Signal<Local, Bits<32>>,
     scan_in_flight: Signal<Local, Bit>,
     scan_hold: Signal<Local, Bit>,
@@ -285,6 +297,8 @@ impl Default for OutstandingTable {
             matched: Default::default(),
             host_requester: Default::default(),
             host_tag: Default::default(),
+            completion_end: Default::default(),
+            completion_void: Default::default(),
             abandon: Default::default(),
             abandon_port: Default::default(),
             abandoning: Default::default(),
@@ -307,6 +321,8 @@ impl Default for OutstandingTable {
             abandon_left: Default::default(),
             lookup_valid: Default::default(),
             lookup_hit: Default::default(),
+            finishing: Default::default(),
+            finishing_tag: Default::default(),
             error_held: Default::default(),
             error0: Default::default(),
             error1: Default::default(),
@@ -342,6 +358,7 @@ impl Default for OutstandingTable {
             completion_data_bytes: Default::default(),
             completion_last: Default::default(),
             completion_release: Default::default(),
+            finished: Default::default(),
             scan_used: Default::default(),
             scan_in_flight: Default::default(),
             scan_hold: Default::default(),
@@ -384,6 +401,8 @@ impl Logic for OutstandingTable {
             abandon_left,
             lookup_valid,
             lookup_hit,
+            finishing,
+            finishing_tag,
             error_held,
             error0,
             error1,
@@ -524,6 +543,16 @@ impl Logic for OutstandingTable {
         self.completion_last.next = !self.completion_dw0.val().get_bit(30)
             || (self.completion_bytes.val() <= self.completion_data_bytes.val());
         self.completion_release.next = self.completion_hit.val() && self.completion_last.val();
+        // The finishing completion's entry is freed as its last beat passes, unless void.
+        self.finished.next =
+            self.finishing.q.val() && self.completion_end.val() && !self.completion_void.val();
+        if self.completion_end.val() {
+            self.finishing.d.next = false;
+        }
+        if self.completion_release.val() {
+            self.finishing.d.next = true;
+            self.finishing_tag.d.next = self.completion_tag.val();
+        }
         self.host_ids.read_clock.next = self.clock.val();
         self.host_ids.read_address.next = self.completion_tag.val();
         self.lookup_valid.d.next = self.completion.val();
@@ -559,6 +588,7 @@ impl Logic for OutstandingTable {
             self.scan_in_flight.val() && (self.timed_out.val() || self.abandoned.val());
         self.scan_hold.next = self.scan_stale.q.val()
             || (self.completion.val() && (self.completion_tag.val() == self.scan.q.val()))
+            || (self.finishing.q.val() && (self.finishing_tag.q.val() == self.scan.q.val()))
             || (self.fire.val() && self.error_held.q.val() && !self.error_ready.val());
         self.sweep_release.next = self.fire.val() && !self.scan_hold.val();
         self.advance.next = !self.scan_hold.val();
@@ -621,11 +651,12 @@ impl Logic for OutstandingTable {
 
         // The in-flight flags and their count: the three entries set and
         // cleared in one cycle are distinct (only a free entry is taken,
-        // and the sweep waits while a completion looks its entry up). Each
+        // and the sweep waits while a completion looks its entry up or is
+        // finishing it). Each
         // bit within a word is decoded once and shared by the 32 words.
         self.set_bit.next = bits::<32>(1) << self.candidate.val().get_bits::<FLAG_WORD_BITS>(0);
         self.completion_bit.next =
-            bits::<32>(1) << self.completion_tag.val().get_bits::<FLAG_WORD_BITS>(0);
+            bits::<32>(1) << self.finishing_tag.q.val().get_bits::<FLAG_WORD_BITS>(0);
         self.sweep_bit.next = bits::<32>(1) << self.scan.q.val().get_bits::<FLAG_WORD_BITS>(0);
         for w in 0..FLAG_WORDS {
             self.flags[w].next = self.used[w].q.val();
@@ -634,9 +665,10 @@ impl Logic for OutstandingTable {
             {
                 self.flags[w].next = self.flags[w].val() | self.set_bit.val();
             }
-            if self.completion_release.val()
+            if self.finished.val()
                 && (self
-                    .completion_tag
+                    .finishing_tag
+                    .q
                     .val()
                     .get_bits::<FLAG_WORD_BITS>(5)
                     .index()
@@ -653,7 +685,7 @@ impl Logic for OutstandingTable {
         }
         self.count.d.next = self.count.q.val()
             + bit_cast::<COUNT_BITS, 1>(self.allocate.val().into())
-            - bit_cast::<COUNT_BITS, 1>(self.completion_release.val().into())
+            - bit_cast::<COUNT_BITS, 1>(self.finished.val().into())
             - bit_cast::<COUNT_BITS, 1>(self.sweep_release.val().into());
         self.in_flight.next = self.count.q.val();
     }

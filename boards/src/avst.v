@@ -112,7 +112,6 @@ module weft_board_avst_tx #(
 );
     localparam DWS = DATA_BITS / 32;
     localparam SEGMENT_DWS = DWS / SEGMENTS;
-    localparam W_DWS = W / 32;
 
     generate
         if (READY_LATENCY == 0) begin : now
@@ -133,33 +132,17 @@ module weft_board_avst_tx #(
     wire fire = valid && ready;
     wire has_data = hdr[126];
 
-    // The payload fitted to the bus at the end of the beat, first DW least significant.
-    wire [DATA_BITS-1:0] fitted;
-    genvar i;
-    generate
-        if (DATA_BITS == W) begin : same
-            assign fitted = payload;
-        end else if (DATA_BITS > W) begin : pad
-            assign fitted = {payload, {(DATA_BITS - W){1'b0}}};
-        end else begin : cut
-            assign fitted = payload[W-1 -: DATA_BITS];
-        end
-        for (i = 0; i < DWS; i = i + 1) begin : dw
-            assign avst_data[32*i +: 32] = fitted[DATA_BITS-1-32*i -: 32];
-        end
-    endgenerate
-
-    // DWs the beat uses on the bus, and the segment holding the end.
-    integer used;
+    // The payload on the bus, the DWs the beat uses there (beat.v), and
+    // the segment holding the end.
+    wire [31:0] used;
+    weft_board_beat_fit #(.DATA_BITS(DATA_BITS), .W(W)) fit (
+        .payload(payload), .sop(sop), .eop(eop), .has_data(has_data), .empty(empty),
+        .bus(avst_data), .used(used)
+    );
     integer last;
-    always @* begin
-        if (!eop) used = DWS;
-        else if (sop && !has_data) used = 0;
-        else if (W_DWS - empty > DWS) used = DWS;
-        else used = W_DWS - empty;
-        last = used == 0 ? 0 : (used - 1) / SEGMENT_DWS;
-    end
+    always @* last = used == 0 ? 0 : (used - 1) / SEGMENT_DWS;
 
+    genvar i;
     generate
         for (i = 0; i < SEGMENTS; i = i + 1) begin : segment
             assign avst_valid[i] = fire && (i == 0 || i <= last);

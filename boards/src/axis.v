@@ -50,7 +50,6 @@ module weft_board_axis_tx #(
     input wire tready
 );
     localparam DWS = DATA_BITS / 32;
-    localparam W_DWS = W / 32;
     // Descriptor DWs: CC 12 bytes, RQ 16 bytes (PG213 "Completer Completion
     // Descriptor Format", "Requester Request Descriptor Format").
     localparam DESC = REQUESTER ? 4 : 3;
@@ -131,31 +130,14 @@ module weft_board_axis_tx #(
     wire [3:0] first_be = hdr[67:64];
     wire [3:0] last_be = hdr[71:68];
 
-    // The payload fitted to the bus (first DWs kept), first DW least significant.
-    wire [DATA_BITS-1:0] fitted;
+    // The payload on the bus and the DWs of it this beat fills (beat.v).
     wire [DATA_BITS-1:0] pbus;
+    wire [31:0] used;
+    weft_board_beat_fit #(.DATA_BITS(DATA_BITS), .W(W)) fit (
+        .payload(payload), .sop(sop), .eop(eop), .has_data(has_data), .empty(empty),
+        .bus(pbus), .used(used)
+    );
     genvar i;
-    generate
-        if (DATA_BITS == W) begin : same
-            assign fitted = payload;
-        end else if (DATA_BITS > W) begin : pad
-            assign fitted = {payload, {(DATA_BITS - W){1'b0}}};
-        end else begin : cut
-            assign fitted = payload[W-1 -: DATA_BITS];
-        end
-        for (i = 0; i < DWS; i = i + 1) begin : dw
-            assign pbus[32*i +: 32] = fitted[DATA_BITS-1-32*i -: 32];
-        end
-    endgenerate
-
-    // Payload DWs of this beat on the bus.
-    integer used;
-    always @* begin
-        if (!eop) used = DWS;
-        else if (sop && !has_data) used = 0;
-        else if (W_DWS - empty > DWS) used = DWS;
-        else used = W_DWS - empty;
-    end
 
     // The last DESC payload DWs of a beat go out at the start of the next
     // one; a TLP whose last beat does not fit beside them takes one more

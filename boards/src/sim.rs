@@ -494,7 +494,7 @@ pub fn run_pll(dir: &Path, files: &[generate::File]) -> Result<(), SimError> {
     run_bench(dir, files, "weft_pll_tb", "weft-pll-tb: done", &[])
 }
 
-/// The files of the tile TX shim's own simulation: `avst.v` and a
+/// The files of the tile TX shim's own simulation: `avst.v`, `beat.v` and a
 /// testbench that checks a void TLP leaves with `tx_st_err` on its end
 /// segment only.
 pub fn avst_tx_files() -> Vec<generate::File> {
@@ -507,6 +507,10 @@ pub fn avst_tx_files() -> Vec<generate::File> {
             name: "sim/weft_avst_tx_tb.v".to_owned(),
             text: include_str!("avst_tx_tb.v").to_owned(),
         },
+        generate::File {
+            name: "sim/weft_beat.v".to_owned(),
+            text: include_str!("beat.v").to_owned(),
+        },
     ]
 }
 
@@ -516,7 +520,7 @@ pub fn run_avst_tx(dir: &Path, files: &[generate::File]) -> Result<(), SimError>
     run_bench(dir, files, "weft_avst_tx_tb", "weft-avst-tx-tb: done", &[])
 }
 
-/// The files of the UltraScale+ shims' own simulation: `axis.v` and a
+/// The files of the UltraScale+ shims' own simulation: `axis.v`, `beat.v` and a
 /// testbench that sends TLPs of several lengths through each direction and
 /// checks descriptors, payload, tkeep, tlast and tuser against PG213.
 pub fn axis_files() -> Vec<generate::File> {
@@ -528,6 +532,10 @@ pub fn axis_files() -> Vec<generate::File> {
         generate::File {
             name: "sim/weft_axis_tb.v".to_owned(),
             text: include_str!("axis_tb.v").to_owned(),
+        },
+        generate::File {
+            name: "sim/weft_beat.v".to_owned(),
+            text: include_str!("beat.v").to_owned(),
         },
     ]
 }

@@ -437,14 +437,15 @@ pub fn planned_switch_top() -> String {
 
 /// The adapter modules the wrapper uses: the dual-clock FIFO and reset
 /// synchronizer, the Avalon-ST shims of the Intel tiles, the AXI4-Stream
-/// shims of the UltraScale+ block, and the management MAC's MII-to-GMII
-/// adapter.
+/// shims of the UltraScale+ block, the beat fitting their transmit shims
+/// share, and the management MAC's MII-to-GMII adapter.
 pub fn support_modules() -> String {
     format!(
-        "{}\n{}\n{}\n{}",
+        "{}\n{}\n{}\n{}\n{}",
         include_str!("cdc.v"),
         include_str!("avst.v"),
         include_str!("axis.v"),
+        include_str!("beat.v"),
         include_str!("mii_gmii.v")
     )
 }

@@ -278,7 +278,8 @@ proptest! {
         match TlpType::from_byte0(byte0) {
             Ok(tlp_type) => prop_assert_eq!(rtl_class(&d), Some(class_of(tlp_type))),
             // Deferrable Memory Writes, the one defined type weft-pcie does not
-            // model: the switch must still route them as non-posted memory requests.
+            // model, are non-posted memory requests (Table 2-3); weft does not
+            // route them, and `HeaderRules` drops them as weft-model does.
             Err(TlpError::UnsupportedFmtType { .. }) => {
                 prop_assert_eq!(rtl_class(&d), Some((TlpKind::Memory, FlowControlClass::NonPosted)))
             }

@@ -37,18 +37,24 @@
 //! -datapath_only` ([`xdc`]) so the MII timing the adapter keeps (§22.3)
 //! survives the routing.
 //!
-//! # What is still open
+//! # The PHY's management interface
 //!
 //! The DP83867 puts out its 625 MHz SGMII clock only in its 6-wire mode,
 //! which is set over MDIO (TI SNLS504E, "SGMII": 4-wire is the default);
 //! the PCS/PMA's clocking, and so the whole port, waits for that clock.
-//! verilog-ethernet's VCU118 design writes, at PHY address 3 through the
+//! `weft_chip` brings its SoC's MDIO master (IEEE 802.3 §22.2.4) out as
+//! [`MDIO_PORTS`]: `mdc`, and MDIO as the three halves of a bidirectional
+//! pin, `mdio_o` and `mdio_oe` out, `mdio_i` in. [`sgmii_module`] passes
+//! MDC to `phy_mdc` and joins the rest in an `IOBUF` on `phy_mdio`
+//! (UG974: `T` high releases the pad), and the firmware makes the writes
+//! verilog-ethernet's VCU118 design makes, at PHY address 3 through the
 //! extended-register window (REGCR 0x0D, ADDAR 0x0E): CFG4 (0x0031) =
 //! 0x0070, SGMIICTL1 (0x00D3) = 0x4000 (the SGMII clock output) and
-//! 10M_SGMII_CFG (0x016F) = 0x0015. The MAC here is 10/100 only, so the
-//! PHY must also not advertise 1000BASE-T. weft's SoC has no MDIO master
-//! yet: MDC is held low and MDIO released ([`sgmii_module`]), and the
-//! port comes up once those writes are made (boards/README.md).
+//! 10M_SGMII_CFG (0x016F) = 0x0015, and stops the PHY advertising
+//! 1000BASE-T, since the MAC here is 10/100 only (weft-drivers'
+//! `dp83867`, boards/README.md). Where the board has no management PHY
+//! weft drives, MDC's and MDIO's outputs go nowhere and `mdio_i` reads the
+//! idle line's 1, so a read finds nobody.
 
 use std::fmt::Write as _;
 
@@ -79,6 +85,25 @@ pub const MII_PORTS: &[(&str, bool, u32)] = &[
     ("mii_tx_en", false, 1),
     ("mii_txd", false, 4),
 ];
+
+/// `weft_chip`'s MDIO ports (the SoC's MDIO master, `hdl/src/soc/mdio.rs`),
+/// as [`MII_PORTS`] lists its own: name, whether it goes into the chip,
+/// width. MDC, and MDIO's output level, output enable and input level.
+pub const MDIO_PORTS: &[(&str, bool, u32)] = &[
+    ("mdc", false, 1),
+    ("mdio_o", false, 1),
+    ("mdio_oe", false, 1),
+    (MDIO_IN, true, 1),
+];
+
+/// MDIO's input level on `weft_chip`: the one management input whose idle
+/// level is 1 (the line's pull-up, IEEE 802.3 §22.2.4.5), not 0.
+pub const MDIO_IN: &str = "mdio_i";
+
+/// Every management port of `weft_chip`: the MII's, then MDIO's.
+pub fn management_ports() -> impl Iterator<Item = &'static (&'static str, bool, u32)> {
+    MII_PORTS.iter().chain(MDIO_PORTS)
+}
 
 /// The board pins of SGMII on LVDS, as the board file's `[ethernet]` names
 /// them and the wrapper's ports are called: name and direction seen from
@@ -293,8 +318,8 @@ fn unused_net(port: &PcsPmaPort) -> String {
 /// reset and management pins. `rst` (active high, asynchronous) resets
 /// the PCS/PMA and holds the PHY in reset (the DP83867's RESET_N is
 /// active low); the adapter runs on the PCS/PMA's 125 MHz clock and
-/// reset. MDC is held low and MDIO released (its idle, §22.2.4.5): weft
-/// has no MDIO master yet (see the module docs).
+/// reset. The chip's MDC drives `phy_mdc`, and its MDIO halves meet in an
+/// `IOBUF` on `phy_mdio` (see the module docs).
 pub fn sgmii_module() -> String {
     let mut v = String::from(
         "// The management Ethernet on SGMII over LVDS SelectIO: Xilinx's PCS/PMA\n\
@@ -304,7 +329,7 @@ pub fn sgmii_module() -> String {
     for (name, dir) in SGMII_PINS {
         list.push(format!("    {dir} wire {name}"));
     }
-    for (name, into_chip, bits) in MII_PORTS {
+    for (name, into_chip, bits) in management_ports() {
         let dir = if *into_chip { "output" } else { "input" };
         list.push(format!("    {dir} wire {}{name}", range(*bits)));
     }
@@ -362,10 +387,12 @@ pub fn sgmii_module() -> String {
          .gmii_rxd(gmii_rxd), .gmii_rx_dv(gmii_rx_dv), .gmii_rx_er(gmii_rx_er),\n        \
          .gmii_txd(gmii_txd), .gmii_tx_en(gmii_tx_en), .gmii_tx_er(gmii_tx_er),\n        \
          {});\n    \
-         // The PHY leaves reset with weft; MDIO idles (no MDIO master yet).\n    \
+         // The PHY leaves reset with weft. MDIO is a three-state line\n    \
+         // (IEEE 802.3 §22.2.4): the IOBUF drives mdio_o while mdio_oe is\n    \
+         // high and releases the pad (T high, UG974) otherwise.\n    \
          assign phy_reset_n = !rst;\n    \
-         assign phy_mdc = 1'b0;\n    \
-         assign phy_mdio = 1'bz;\n\
+         assign phy_mdc = mdc;\n    \
+         IOBUF mdio_buffer (.I(mdio_o), .O(mdio_i), .T(!mdio_oe), .IO(phy_mdio));\n\
          endmodule",
         mii.join(", ")
     );

@@ -4,7 +4,10 @@
 // 802.3 clause 22: it takes receive nibbles where mii_rx_clk rises and
 // checks their setup and hold (§22.3.2: 10 ns each) and the clocks' period
 // and duty cycle (§22.2.2: 35-65 %); it drives each transmit nibble a
-// random 0 to 25 ns after mii_tx_clk rises (§22.3.1).
+// random 0 to 25 ns after mii_tx_clk rises (§22.3.1). The MDIO master's
+// pins: MDC reaches phy_mdc, MDIO is released (the pull-up's 1 on the pin
+// and on mdio_i) while mdio_oe is low and carries mdio_o while it is high
+// (§22.2.4: a three-state line).
 //
 // Plusargs: +weft_eth_frames= the stimulus ($readmemh words: the frame
 // count, then each frame's length and bytes) and +weft_eth_words= its
@@ -26,6 +29,10 @@ module weft_sgmii_tb;
     wire [3:0] mii_rxd;
     reg mii_tx_en = 1'b0;
     reg [3:0] mii_txd = 4'd0;
+    reg mdc = 1'b0;
+    reg mdio_o = 1'b0;
+    reg mdio_oe = 1'b0;
+    wire mdio_i;
 
     weft_board_sgmii dut (
         .rst(rst),
@@ -33,8 +40,34 @@ module weft_sgmii_tb;
         .sgmii_clk_p(1'b0), .sgmii_clk_n(1'b1),
         .phy_reset_n(phy_reset_n), .phy_mdc(phy_mdc), .phy_mdio(phy_mdio),
         .mii_rx_clk(mii_rx_clk), .mii_rx_dv(mii_rx_dv), .mii_rx_er(mii_rx_er), .mii_rxd(mii_rxd),
-        .mii_tx_clk(mii_tx_clk), .mii_tx_en(mii_tx_en), .mii_txd(mii_txd)
+        .mii_tx_clk(mii_tx_clk), .mii_tx_en(mii_tx_en), .mii_txd(mii_txd),
+        .mdc(mdc), .mdio_o(mdio_o), .mdio_oe(mdio_oe), .mdio_i(mdio_i)
     );
+
+    // The MDIO pins through the wrapper: each level of MDC, and MDIO
+    // released, driven low and driven high.
+    task check_mdio;
+        begin
+            #1000;
+            if (phy_mdc !== 1'b0 || phy_mdio !== 1'b1 || mdio_i !== 1'b1)
+                fail("MDIO is not released with MDC low");
+            mdc = 1'b1;
+            mdio_oe = 1'b1;
+            mdio_o = 1'b0;
+            #1000;
+            if (phy_mdc !== 1'b1) fail("MDC does not reach the PHY");
+            if (phy_mdio !== 1'b0 || mdio_i !== 1'b0) fail("MDIO is not driven low");
+            mdio_o = 1'b1;
+            #1000;
+            if (phy_mdio !== 1'b1 || mdio_i !== 1'b1) fail("MDIO is not driven high");
+            mdc = 1'b0;
+            mdio_oe = 1'b0;
+            mdio_o = 1'b0;
+            #1000;
+            if (phy_mdc !== 1'b0 || phy_mdio !== 1'b1 || mdio_i !== 1'b1)
+                fail("MDIO is not released again");
+        end
+    endtask
 
     localparam WORDS = 1 << 16;
     reg [31:0] stim [0:WORDS-1];
@@ -123,8 +156,7 @@ module weft_sgmii_tb;
         else wait (tx_pos == tx_count);
         #(nibble_ps * 40);
         if (phy_reset_n !== 1'b1) fail("the PHY is held in reset");
-        if (phy_mdc !== 1'b0) fail("MDC is not idle low");
-        if (phy_mdio !== 1'b1) fail("MDIO is not released");
+        check_mdio;
         $fclose(rx_file);
         $fclose(dut.pcs_pma.model.tx_file);
         $display("weft-sgmii-tb: done, %0d errors", errors + dut.pcs_pma.model.errors);

@@ -275,8 +275,9 @@ fn loopback_switch_top() -> String {
         "    assign uart_tx = 1'b1;\n    assign led = 0;\n    \
          assign flash_sclk = 1'b0;\n    assign flash_cs_n = 1'b1;\n    assign flash_mosi = 1'b0;\n    \
          assign mii_tx_en = 1'b0;\n    assign mii_txd = 4'd0;\n    \
+         assign mdc = 1'b0;\n    assign mdio_o = 1'b0;\n    assign mdio_oe = 1'b0;\n    \
          wire unused = reset | core_clock | core_reset | uart_rx | flash_miso\n        \
-         | mii_rx_clk | mii_rx_dv | mii_rx_er | (|mii_rxd) | mii_tx_clk;\nendmodule"
+         | mii_rx_clk | mii_rx_dv | mii_rx_er | (|mii_rxd) | mii_tx_clk | mdio_i;\nendmodule"
     );
     v
 }
@@ -657,8 +658,9 @@ pub struct EthernetRun {
 /// whose management port is SGMII over LVDS: the wrapper's
 /// `weft_board_sgmii` block, the MII-to-GMII adapter, a model of the
 /// PCS/PMA's client side (`sgmii_model.v`, written from PG047) under the
-/// IP's module and port names, and the testbench (`sgmii_tb.v`: weft's
-/// MAC side as IEEE 802.3 clause 22 times it).
+/// IP's module and port names, a model of the `IOBUF` primitive on MDIO
+/// (`iobuf_model.v`, from UG974), and the testbench (`sgmii_tb.v`: weft's
+/// MAC side as IEEE 802.3 clause 22 times it, and the MDIO master's pins).
 pub fn ethernet_files(board: &Board) -> Option<Vec<generate::File>> {
     let ethernet::Management::SgmiiLvds(_) = ethernet::management(board) else {
         return None;
@@ -686,6 +688,10 @@ pub fn ethernet_files(board: &Board) -> Option<Vec<generate::File>> {
                 include_str!("sgmii_model.v"),
                 ethernet::sim_model()
             ),
+        ),
+        file(
+            "sim/iobuf_model.v",
+            include_str!("iobuf_model.v").to_owned(),
         ),
         file("sim/weft_sgmii_tb.v", include_str!("sgmii_tb.v").to_owned()),
     ])

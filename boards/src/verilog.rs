@@ -23,8 +23,10 @@
 //! (`flash_sclk`, `flash_cs_n`, `flash_mosi`, `flash_miso`), which leave the
 //! board top as ports or, for a flash on the dedicated configuration pins,
 //! through `STARTUPE3`, and the management MAC's MII (`mii_*`,
-//! [`ethernet::MII_PORTS`]), which reaches the board's PHY through
-//! [`ethernet`]'s block or idles where the board has none weft drives.
+//! [`ethernet::MII_PORTS`]) and the MDIO master's pins (`mdc`, `mdio_o`,
+//! `mdio_oe`, `mdio_i`, [`ethernet::MDIO_PORTS`]), which reach the board's
+//! PHY through [`ethernet`]'s block or idle where the board has none weft
+//! drives.
 //! Where it is not emitted (the tests lint the wrapper on its own),
 //! [`planned_switch_top`] writes a stub of that interface to lint against.
 //!
@@ -287,6 +289,16 @@ fn xilinx_primitive_stubs() -> String {
         "Vendor primitive (UG974 BUFG): black box.",
     );
     v += &stub(
+        "IOBUF",
+        &[
+            Port::new("input", 1, "I"),
+            Port::new("output", 1, "O"),
+            Port::new("input", 1, "T"),
+            Port::new("inout", 1, "IO"),
+        ],
+        "Vendor primitive (UG974 IOBUF): black box.",
+    );
+    v += &stub(
         "STARTUPE3",
         &[
             Port::new("output", 1, "CFGCLK"),
@@ -403,7 +415,7 @@ pub(crate) fn switch_ports() -> Vec<Port> {
     for (port, out) in FLASH_PORTS {
         ports.push(Port::new(if *out { "output" } else { "input" }, 1, *port));
     }
-    for (name, into_chip, bits) in ethernet::MII_PORTS {
+    for (name, into_chip, bits) in ethernet::management_ports() {
         let dir = if *into_chip { "input" } else { "output" };
         ports.push(Port::new(dir, *bits, *name));
     }
@@ -646,11 +658,11 @@ pub fn wrapper(board: &Board) -> String {
     if let Management::Absent(why) = management {
         let _ = writeln!(
             v,
-            "    // No management Ethernet on this board ({why}): the MII idles.\n    \
+            "    // No management Ethernet on this board ({why}): the MII and MDIO idle.\n    \
              /* verilator lint_off UNUSEDSIGNAL */"
         );
     }
-    for (name, into_chip, bits) in ethernet::MII_PORTS {
+    for (name, into_chip, bits) in ethernet::management_ports() {
         if connected || !into_chip {
             let _ = writeln!(v, "    wire {}switch_{name};", bit_range(*bits));
         }
@@ -729,11 +741,12 @@ pub fn wrapper(board: &Board) -> String {
         };
         conns.push(format!("        .{port}({to})"));
     }
-    for (name, into_chip, bits) in ethernet::MII_PORTS {
+    for (name, into_chip, bits) in ethernet::management_ports() {
         let to = if connected || !into_chip {
             format!("switch_{name}")
         } else {
-            format!("{bits}'d0")
+            // Idle: the MII's inputs low, MDIO's pulled-up line high.
+            format!("{bits}'d{}", u8::from(*name == ethernet::MDIO_IN))
         };
         conns.push(format!("        .{name}({to})"));
     }
@@ -743,9 +756,7 @@ pub fn wrapper(board: &Board) -> String {
             .iter()
             .map(|(name, _)| format!(".{name}({name})"))
             .chain(
-                ethernet::MII_PORTS
-                    .iter()
-                    .map(|(name, _, _)| format!(".{name}(switch_{name})")),
+                ethernet::management_ports().map(|(name, _, _)| format!(".{name}(switch_{name})")),
             )
             .collect();
         let _ = writeln!(

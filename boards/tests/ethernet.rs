@@ -143,10 +143,12 @@ fn the_bench_catches_broken_adapters() {
             "status[11:10] == 2'b01",
             "status[11:10] == 2'b00",
         ),
+        ("MDIO driven while released", ".T(!mdio_oe)", ".T(1'b0)"),
+        ("MDIO never driven", ".T(!mdio_oe)", ".T(1'b1)"),
         (
-            "MDIO driven",
-            "assign phy_mdio = 1'bz;",
-            "assign phy_mdio = 1'b0;",
+            "MDC held low",
+            "assign phy_mdc = mdc;",
+            "assign phy_mdc = 1'b0;",
         ),
     ] {
         let mut files = vcu118_files();
@@ -179,6 +181,10 @@ fn the_vcu118_wrapper_puts_the_chip_mii_on_the_sgmii_block() {
         ".rst(weft_core_rst)",
         ".mii_rx_clk(switch_mii_rx_clk)",
         ".mii_txd(switch_mii_txd)",
+        ".mdc(switch_mdc)",
+        ".mdio_i(switch_mdio_i)",
+        "IOBUF mdio_buffer (.I(mdio_o), .O(mdio_i), .T(!mdio_oe), .IO(phy_mdio));",
+        "assign phy_mdc = mdc;",
         ".sgmii_clk_p(sgmii_clk_p)",
         "input wire sgmii_rx_p",
         "output wire sgmii_tx_p",
@@ -225,7 +231,7 @@ fn the_vcu118_wrapper_puts_the_chip_mii_on_the_sgmii_block() {
 }
 
 #[test]
-fn boards_without_a_known_management_phy_idle_the_mii() {
+fn boards_without_a_known_management_phy_idle_the_mii_and_mdio() {
     for name in ["stratix10-dx-devkit", "agilex7-i-series-devkit"] {
         let board = load::by_name(name).expect("loads");
         let Management::Absent(why) = ethernet::management(&board) else {
@@ -238,6 +244,9 @@ fn boards_without_a_known_management_phy_idle_the_mii() {
             ".mii_rx_dv(1'd0)",
             ".mii_rxd(4'd0)",
             ".mii_tx_clk(1'd0)",
+            // MDIO's idle line is pulled up: a read there finds nobody.
+            ".mdio_i(1'd1)",
+            ".mdc(switch_mdc)",
         ] {
             assert!(top.contains(tie), "{name}: missing {tie}");
         }

@@ -3,7 +3,8 @@
 //! one tick per cycle, give the same reads, the same interrupt line, the
 //! same bytes out and the same reset requests. The data port decoder
 //! against `weft_iss::HarvardBus` with the same devices, the Ethernet
-//! MAC and the SPI flash controller attached: the same accesses fault. The MAC itself is compared with
+//! MAC, the SPI flash controller and the MDIO master attached: the same
+//! accesses fault. The MAC itself is compared with
 //! its model in `mac_matches_iss`.
 
 use proptest::prelude::*;
@@ -14,7 +15,7 @@ use weft_hdl::soc::{DataDecoder, Gpio, Timer, Uart, Watchdog};
 use weft_iss::soc::{NorFlash, SpiFlash, Watchdog as WatchdogModel};
 use weft_iss::{Bus, DeviceFault, HarvardBus, Mmio, Width};
 use weft_regs::csr::{CSR_BASE, CSR_SIZE};
-use weft_regs::soc::{gpio, mac, spi_flash, timer, uart, watchdog, BLOCK_SIZE, SOC_BASE};
+use weft_regs::soc::{gpio, mac, mdio, spi_flash, timer, uart, watchdog, BLOCK_SIZE, SOC_BASE};
 use weft_regs::{RegisterBlock, DATA_RAM_BASE, DATA_RAM_SIZE};
 
 /// One clock cycle's register access.
@@ -279,6 +280,7 @@ fn data_address() -> impl Strategy<Value = u32> {
         spi_flash::LAYOUT.base,
         spi_flash::BUFFER_LAYOUT.base,
         spi_flash::BUFFER_LAYOUT.base + BLOCK_SIZE,
+        mdio::LAYOUT.base,
         CSR_BASE,
         CSR_BASE + CSR_SIZE,
     ];
@@ -301,11 +303,12 @@ proptest! {
         // Naturally aligned, as the core hands it to the port.
         let address = address & !(width.bytes() - 1);
         let mut bus = HarvardBus::reference();
-        let devices: [(u32, Box<dyn Mmio>); 4] = [
+        let devices: [(u32, Box<dyn Mmio>); 5] = [
             (uart::LAYOUT.base, Box::new(weft_iss::soc::Uart::new())),
             (timer::LAYOUT.base, Box::new(weft_iss::soc::Timer::new())),
             (gpio::LAYOUT.base, Box::new(weft_iss::soc::Gpio::new())),
             (watchdog::LAYOUT.base, Box::new(WatchdogModel::new())),
+            (mdio::LAYOUT.base, Box::new(weft_iss::soc::Mdio::new())),
         ];
         for (base, device) in devices {
             bus.map_mmio(base, BLOCK_SIZE, device).expect("the SoC window is free");

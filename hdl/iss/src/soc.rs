@@ -1,7 +1,8 @@
 //! Models of the soft core's SoC peripherals at their `weft_regs::soc`
 //! addresses: the console [`Uart`], the machine [`Timer`], the [`Gpio`],
-//! the [`Watchdog`], the management Ethernet [`Mac`] and the [`SpiFlash`]
-//! controller with its flash part ([`NorFlash`]).
+//! the [`Watchdog`], the management Ethernet [`Mac`], the [`SpiFlash`]
+//! controller with its flash part ([`NorFlash`]) and the [`Mdio`] master
+//! with the PHYs on its line ([`ManagedPhy`]).
 //!
 //! Each model is a handle: clones share one device, so an embedder maps
 //! one clone with [`HarvardBus::map_mmio`] and keeps another to read what
@@ -19,17 +20,19 @@ use std::collections::VecDeque;
 use std::rc::Rc;
 
 use weft_regs::register::Register;
-use weft_regs::soc::{gpio, timer, uart, watchdog, BLOCK_SIZE};
+use weft_regs::soc::{gpio, mdio as mdio_regs, timer, uart, watchdog, BLOCK_SIZE};
 
 use crate::bus::{Bus, DeviceFault, HarvardBus, MapError, Mmio, Width};
 use crate::hart::{Hart, Step};
 use crate::trap::Interrupt;
 
 mod mac;
+mod mdio;
 mod nor;
 mod spi_flash;
 
 pub use mac::{Mac, Reception, MIN_FRAME};
+pub use mdio::{ManagedPhy, Mdio};
 pub use nor::{Geometry, NorFlash, Timing};
 pub use spi_flash::SpiFlash;
 
@@ -411,10 +414,12 @@ pub struct Soc {
     pub mac: Mac,
     /// The SPI flash controller and its flash part.
     pub spi_flash: SpiFlash,
+    /// The MDIO master, no PHY on its line until one is attached.
+    pub mdio: Mdio,
 }
 
 impl Soc {
-    /// Maps a fresh UART, timer, GPIO, watchdog and MAC, and a flash
+    /// Maps a fresh UART, timer, GPIO, watchdog, MAC and MDIO master, and a flash
     /// controller with the erased reference part ([`NorFlash::reference`]),
     /// into `bus` at their `weft_regs::soc` addresses and returns handles
     /// to them.
@@ -432,6 +437,7 @@ impl Soc {
             watchdog: Watchdog::new(),
             mac: Mac::new(),
             spi_flash: SpiFlash::new(part),
+            mdio: Mdio::new(),
         };
         bus.map_mmio(uart::LAYOUT.base, BLOCK_SIZE, Box::new(soc.uart.clone()))?;
         bus.map_mmio(timer::LAYOUT.base, BLOCK_SIZE, Box::new(soc.timer.clone()))?;
@@ -443,6 +449,11 @@ impl Soc {
         )?;
         soc.mac.attach(bus)?;
         soc.spi_flash.attach(bus)?;
+        bus.map_mmio(
+            mdio_regs::LAYOUT.base,
+            BLOCK_SIZE,
+            Box::new(soc.mdio.clone()),
+        )?;
         Ok(soc)
     }
 
@@ -483,8 +494,8 @@ impl Soc {
     /// last call, as the RTL SoC does on the watchdog's `reset_request`:
     /// `hart` starts again at `reset_vector` (the boot ROM's, or the
     /// image's entry on a board without one) with its registers and CSRs
-    /// reset, and the timer, GPIO, MAC and flash controller reset as at
-    /// power-on. The memories (the RAMs, the MAC's frame buffer, the flash
+    /// reset, and the timer, GPIO, MAC, flash controller and MDIO master
+    /// reset as at power-on. The memories (the RAMs, the MAC's frame buffer, the flash
     /// controller's data buffer), the UART's queues, the flash part and the
     /// watchdog's `LOAD` and `STATUS` are kept; the watchdog itself stopped
     /// when it fired. Whether it reset.
@@ -497,6 +508,7 @@ impl Soc {
         self.gpio.reset();
         self.mac.reset();
         self.spi_flash.reset();
+        self.mdio.reset();
         true
     }
 

@@ -15,7 +15,10 @@
 //! the GPIO's low 8 outputs as `led`, the SPI flash pins, and the
 //! management Ethernet MAC's MII (IEEE 802.3 clause 22) as `mii_*`, which
 //! the board's wrapper connects to its PHY (`boards/`: on the VCU118
-//! through an MII-to-GMII adapter and the SGMII PCS/PMA).
+//! through an MII-to-GMII adapter and the SGMII PCS/PMA), and the MDIO
+//! master's management interface to that PHY (IEEE 802.3 §22.2.4) as
+//! `mdc` and `mdio_o`/`mdio_oe`/`mdio_i`, the three halves of one
+//! open-drain line the wrapper joins in a bidirectional buffer.
 //!
 //! - `reset` holds the data plane's links: while it is high no beat is
 //!   taken from an ingress and none offered on an egress (the data
@@ -88,6 +91,14 @@ pub struct Chip<const W: usize, const N: usize> {
     pub mii_tx_en: Signal<Out, Bit>,
     /// MII transmit data, a nibble per `mii_tx_clk`, low nibble of a byte first.
     pub mii_txd: Signal<Out, Bits<4>>,
+    /// MDIO management data clock to the PHY (IEEE 802.3 §22.2.2.13).
+    pub mdc: Signal<Out, Bit>,
+    /// The level the MDIO master drives while `mdio_oe` is high.
+    pub mdio_o: Signal<Out, Bit>,
+    /// The MDIO master drives MDIO; low, the buffer releases the line.
+    pub mdio_oe: Signal<Out, Bit>,
+    /// MDIO's level at the pin.
+    pub mdio_i: Signal<In, Bit>,
     /// The data plane (public so that test benches reach its CSR bus).
     pub data_plane: SwitchTop<W, N>,
     /// The soft core's SoC (public so that test benches read its trace).
@@ -124,6 +135,10 @@ impl<const W: usize, const N: usize> Chip<W, N> {
             mii_tx_clk: Default::default(),
             mii_tx_en: Default::default(),
             mii_txd: Default::default(),
+            mdc: Default::default(),
+            mdio_o: Default::default(),
+            mdio_oe: Default::default(),
+            mdio_i: Default::default(),
             data_plane: SwitchTop::with_clock_mhz(clock_mhz),
             soc: Soc::new(image)?,
             bridge: Default::default(),
@@ -216,5 +231,9 @@ impl<const W: usize, const N: usize> Logic for Chip<W, N> {
         self.soc.mii_tx_clk.next = self.mii_tx_clk.val();
         self.mii_tx_en.next = self.soc.mii_tx_en.val();
         self.mii_txd.next = self.soc.mii_txd.val();
+        self.mdc.next = self.soc.mdc.val();
+        self.mdio_o.next = self.soc.mdio_out.val();
+        self.mdio_oe.next = self.soc.mdio_out_enable.val();
+        self.soc.mdio_in.next = self.mdio_i.val();
     }
 }

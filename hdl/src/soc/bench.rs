@@ -1,5 +1,6 @@
 //! A test bench for the whole SoC: Rust models on its outside (a UART
-//! line, GPIO pins, a serial NOR flash part, a CSR target) and the core's retirement trace read
+//! line, GPIO pins, a serial NOR flash part, an MDIO line with no PHY, a
+//! CSR target) and the core's retirement trace read
 //! back, driven cycle by cycle on the calling thread.
 
 use std::collections::VecDeque;
@@ -21,7 +22,9 @@ use crate::spi_flash::FlashOnPins;
 /// bytes handed to [`SocBench::receive`] are offered to its receiver one
 /// per cycle, a serial NOR part sits on the flash pins (the erased
 /// reference part, `NorFlash::reference()`, as `weft_iss::soc::Soc::attach`
-/// has it, unless [`SocBench::attach_flash`] puts another there), and a
+/// has it, unless [`SocBench::attach_flash`] puts another there), MDIO is
+/// a pulled-up line no PHY answers on (as `weft_iss::soc::Mdio` has it
+/// with no PHY attached), and a
 /// `weft_iss::Mmio` device mapped with
 /// [`SocBench::map_csr`] answers the CSR master port at offsets from
 /// `CSR_BASE` (unmapped, the port answers nothing and loads read 0).
@@ -155,7 +158,7 @@ impl SocBench {
     /// Lets up to `cycles` clock cycles pass without evaluating the logic,
     /// when in each of them nothing but the SoC's counters would change:
     /// the core waits in `wfi` with no enabled interrupt pending, the UART
-    /// has no byte to send and the flash is deselected. The timer's
+    /// has no byte to send, the flash is deselected and no MDIO frame runs. The timer's
     /// `mtime` and the watchdog's count move on, and the flash part's
     /// clock (a program or erase in progress finishes). It stops where
     /// the timer's interrupt line would rise (`mtime` reaching
@@ -167,7 +170,10 @@ impl SocBench {
     pub fn skip_idle(&mut self, cycles: u64) -> Result<u64, BenchError> {
         self.driver.settle()?;
         let soc = self.driver.block();
-        let idle = soc.core.waiting_for_interrupt() && !soc.tx_valid.val() && soc.flash_cs_n.val();
+        let idle = soc.core.waiting_for_interrupt()
+            && !soc.tx_valid.val()
+            && soc.flash_cs_n.val()
+            && !soc.mdio.busy();
         if !idle {
             return Ok(0);
         }
@@ -225,6 +231,8 @@ impl SocBench {
             soc.flash_sclk.val(),
             soc.flash_mosi.val(),
         );
+        // MDIO with no PHY: the pull-up's high unless the master drives it.
+        soc.mdio_in.next = !soc.mdio_out_enable.val() || soc.mdio_out.val();
         let (read, write) = (soc.csr.read.val(), soc.csr.write.val());
         let offset = soc.csr.address.val().to_u32().wrapping_sub(CSR_BASE);
         let value = soc.csr.write_data.val().to_u32();

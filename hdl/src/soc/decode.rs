@@ -3,7 +3,7 @@
 
 use rust_hdl::prelude::*;
 use weft_regs::csr::{CSR_BASE, CSR_SIZE};
-use weft_regs::soc::{gpio, mac, spi_flash, timer, uart, watchdog, BLOCK_SIZE};
+use weft_regs::soc::{gpio, mac, mdio, spi_flash, timer, uart, watchdog, BLOCK_SIZE};
 use weft_regs::{RegisterBlock, BOOT_ROM_BASE, BOOT_ROM_SIZE, DATA_RAM_BASE, INSTRUCTION_RAM_BASE};
 
 /// Bytes of a SoC block's registers, which sit at offsets 0, 4, 8, … with
@@ -29,6 +29,7 @@ const GPIO_BYTES: u32 = register_bytes(&gpio::BLOCK);
 const WATCHDOG_BYTES: u32 = register_bytes(&watchdog::BLOCK);
 const MAC_BYTES: u32 = register_bytes(&mac::BLOCK);
 const SPI_FLASH_BYTES: u32 = register_bytes(&spi_flash::BLOCK);
+const MDIO_BYTES: u32 = register_bytes(&mdio::BLOCK);
 const SPI_FLASH_BUFFER_BYTES: u32 = spi_flash::BUFFER_LAYOUT.instance_span();
 const MAC_RX_DESCRIPTOR_BYTES: u32 = mac::RX_DESCRIPTOR_LAYOUT.instance_span();
 const MAC_TX_DESCRIPTOR_BYTES: u32 = mac::TX_DESCRIPTOR_LAYOUT.instance_span();
@@ -57,6 +58,8 @@ const _: () = assert!(BLOCK_SIZE.is_power_of_two() && BLOCK_SIZE <= 0x100);
 ///   words only.
 /// - The SPI flash controller (`weft_regs::soc::spi_flash`): its registers
 ///   and its page buffer, whole words only.
+/// - The MDIO master (`weft_regs::soc::mdio`): its registers, whole words
+///   only.
 /// - Anything else faults. This is the `weft_iss::HarvardBus`
 ///   map with the `weft_iss::soc` models attached, whose devices fault on
 ///   a hole (`NoRegister`) or a narrow access (`UnsupportedWidth`).
@@ -90,6 +93,8 @@ pub struct DataDecoder {
     pub mac: Signal<Out, Bit>,
     /// A whole-word access to the SPI flash controller's registers or page buffer.
     pub spi_flash: Signal<Out, Bit>,
+    /// A whole-word access to an MDIO master register.
+    pub mdio: Signal<Out, Bit>,
     /// A whole-word access to the CSR window.
     pub csr: Signal<Out, Bit>,
     whole_word: Signal<Local, Bit>,
@@ -122,6 +127,8 @@ pub struct DataDecoder {
     spi_flash_base: Constant<Bits<32>>,
     spi_flash_bytes: Constant<Bits<8>>,
     spi_flash_buffer_base: Constant<Bits<32>>,
+    mdio_base: Constant<Bits<32>>,
+    mdio_bytes: Constant<Bits<8>>,
     csr_base: Constant<Bits<32>>,
     csr_mask: Constant<Bits<32>>,
 }
@@ -156,6 +163,7 @@ impl DataDecoder {
             watchdog: Signal::default(),
             mac: Signal::default(),
             spi_flash: Signal::default(),
+            mdio: Signal::default(),
             csr: Signal::default(),
             whole_word: Signal::default(),
             block: Signal::default(),
@@ -187,6 +195,8 @@ impl DataDecoder {
             spi_flash_base: word(spi_flash::LAYOUT.base),
             spi_flash_bytes: Constant::new(bits(u64::from(SPI_FLASH_BYTES))),
             spi_flash_buffer_base: word(spi_flash::BUFFER_LAYOUT.base),
+            mdio_base: word(mdio::LAYOUT.base),
+            mdio_bytes: Constant::new(bits(u64::from(MDIO_BYTES))),
             csr_base: word(CSR_BASE),
             csr_mask: word(!(CSR_SIZE - 1)),
         }
@@ -228,6 +238,9 @@ impl Logic for DataDecoder {
             && ((self.block.val() == self.spi_flash_base.val()
                 && self.offset.val() < self.spi_flash_bytes.val())
                 || self.block.val() == self.spi_flash_buffer_base.val());
+        self.mdio.next = self.whole_word.val()
+            && self.block.val() == self.mdio_base.val()
+            && self.offset.val() < self.mdio_bytes.val();
         self.csr.next = self.whole_word.val()
             && (self.address.val() & self.csr_mask.val()) == self.csr_base.val();
         self.fault.next = (self.read.val() || self.write.val())
@@ -240,6 +253,7 @@ impl Logic for DataDecoder {
                 || self.watchdog.val()
                 || self.mac.val()
                 || self.spi_flash.val()
+                || self.mdio.val()
                 || self.csr.val());
     }
 }

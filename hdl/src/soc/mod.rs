@@ -4,13 +4,14 @@
 //!
 //! - [`Soc`]: the top. Its outside is a clock, a power-on reset, the
 //!   UART's byte streams, the GPIO pins, the watchdog's reset request, the
-//!   Ethernet MAC's MII pins, the SPI flash's pins and the
+//!   Ethernet MAC's MII pins, the MDIO master's pins, the SPI flash's pins
+//!   and the
 //!   [`CsrBus`](crate::csr::CsrBus) master port.
 //! - Its parts, one job each: [`BlockRam`] (data memory) and
 //!   [`DualPortRam`] (instruction memory), [`DualPortRom`] (boot ROM),
 //!   initialised from a
 //!   firmware image and a boot loader, [`DataDecoder`], [`Uart`],
-//!   [`Timer`], [`Gpio`], [`Watchdog`], [`EthernetMac`],
+//!   [`Timer`], [`Gpio`], [`Watchdog`], [`EthernetMac`], [`MdioMaster`],
 //!   [`SpiFlashController`](crate::spi_flash::SpiFlashController).
 //! - [`SerialTransmitter`] and [`SerialReceiver`] turn the UART's byte
 //!   streams into an 8N1 serial line for a board's pins.
@@ -31,6 +32,7 @@ pub mod bench;
 pub mod decode;
 pub mod gpio;
 pub mod mac;
+pub mod mdio;
 pub mod ram;
 pub mod serial;
 pub mod timer;
@@ -50,6 +52,7 @@ pub use bench::SocBench;
 pub use decode::DataDecoder;
 pub use gpio::Gpio;
 pub use mac::EthernetMac;
+pub use mdio::MdioMaster;
 pub use ram::{BlockRam, DualPortRam, DualPortRom};
 pub use serial::{SerialReceiver, SerialTransmitter};
 pub use timer::Timer;
@@ -262,11 +265,13 @@ impl MemoryImage {
 /// low. The MAC's MII pins (IEEE 802.3 clause 22) are the SoC's `mii_*`
 /// ports; its clocks must run at most a quarter of the SoC clock (see
 /// [`EthernetMac`]). The SPI flash controller's pins (SPI mode 0, see
-/// [`SpiFlashController`]) are the SoC's `flash_*` ports.
+/// [`SpiFlashController`]) are the SoC's `flash_*` ports, the MDIO
+/// master's (IEEE 802.3 §22.2.4, see [`MdioMaster`]) its `mdc` and
+/// `mdio_*` ports.
 ///
 /// `reset` (synchronous, at least one cycle) is the power-on reset. The
-/// watchdog's `reset_request` resets the core and the timer, GPIO, MAC and
-/// flash controller as well, leaving the memories (the flash controller's
+/// watchdog's `reset_request` resets the core and the timer, GPIO, MAC,
+/// MDIO master and flash controller as well, leaving the memories (the flash controller's
 /// page buffer among them) and the watchdog's `LOAD` and `STATUS` alone, and leaves the SoC on `reset_request` for the rest of the board.
 /// The CSR master port moves whole words (the decoder faults narrower
 /// accesses); a load that no CSR target answers reads 0.
@@ -316,6 +321,14 @@ pub struct Soc {
     pub flash_mosi: Signal<Out, Bit>,
     /// SPI flash data from the part.
     pub flash_miso: Signal<In, Bit>,
+    /// MDIO management data clock to the Ethernet PHY.
+    pub mdc: Signal<Out, Bit>,
+    /// The level the MDIO master drives while `mdio_out_enable` is high.
+    pub mdio_out: Signal<Out, Bit>,
+    /// The MDIO master drives MDIO (an open-drain line: low releases it).
+    pub mdio_out_enable: Signal<Out, Bit>,
+    /// MDIO's level on the line.
+    pub mdio_in: Signal<In, Bit>,
     /// The master port onto the data plane's CSR bus.
     pub csr: CsrBus,
     /// The data plane's interrupt line (level-sensitive), an external interrupt source.
@@ -332,6 +345,7 @@ pub struct Soc {
     watchdog: Watchdog,
     mac: EthernetMac,
     spi_flash: SpiFlashController,
+    mdio: MdioMaster,
     system_reset: Signal<Local, Bit>,
     data_ram_read: DFF<Bit>,
     boot_rom_read: DFF<Bit>,
@@ -382,6 +396,10 @@ impl Soc {
             flash_cs_n: Signal::default(),
             flash_mosi: Signal::default(),
             flash_miso: Signal::default(),
+            mdc: Signal::default(),
+            mdio_out: Signal::default(),
+            mdio_out_enable: Signal::default(),
+            mdio_in: Signal::default(),
             csr: CsrBus::default(),
             data_plane_irq: Signal::default(),
             core: Core::default(),
@@ -395,6 +413,7 @@ impl Soc {
             watchdog: Watchdog::new(),
             mac: EthernetMac::new(),
             spi_flash: SpiFlashController::default(),
+            mdio: MdioMaster::new(),
             system_reset: Signal::default(),
             data_ram_read: DFF::default(),
             boot_rom_read: DFF::default(),
@@ -460,7 +479,8 @@ impl Logic for Soc {
             gpio,
             watchdog,
             mac,
-            spi_flash
+            spi_flash,
+            mdio
         );
         dff_setup!(
             self,
@@ -479,6 +499,7 @@ impl Logic for Soc {
         self.gpio.reset.next = self.system_reset.val();
         self.mac.reset.next = self.system_reset.val();
         self.spi_flash.reset.next = self.system_reset.val();
+        self.mdio.reset.next = self.system_reset.val();
         self.watchdog.reset.next = self.reset.val();
         self.reset_request.next = self.watchdog.reset_request.val();
         // Instruction port: instruction RAM or the boot ROM, each on its port A.
@@ -542,6 +563,10 @@ impl Logic for Soc {
         self.spi_flash.bus.read.next = self.core.data.read.val() && self.decoder.spi_flash.val();
         self.spi_flash.bus.write.next = self.core.data.write.val() && self.decoder.spi_flash.val();
         self.spi_flash_read.d.next = self.core.data.read.val() && self.decoder.spi_flash.val();
+        self.mdio.bus.address.next = self.core.data.address.val();
+        self.mdio.bus.write_data.next = self.core.data.write_data.val();
+        self.mdio.bus.read.next = self.core.data.read.val() && self.decoder.mdio.val();
+        self.mdio.bus.write.next = self.core.data.write.val() && self.decoder.mdio.val();
         self.csr.address.next = self.core.data.address.val();
         self.csr.write_data.next = self.core.data.write_data.val();
         self.csr.read.next = self.core.data.read.val() && self.decoder.csr.val();
@@ -573,6 +598,9 @@ impl Logic for Soc {
         if self.mac.bus.read_valid.val() {
             self.core.data.read_data.next = self.mac.bus.read_data.val();
         }
+        if self.mdio.bus.read_valid.val() {
+            self.core.data.read_data.next = self.mdio.bus.read_data.val();
+        }
         if self.spi_flash_read.q.val() {
             self.core.data.read_data.next = self.spi_flash.bus.read_data.val();
         }
@@ -600,6 +628,10 @@ impl Logic for Soc {
         self.flash_cs_n.next = self.spi_flash.cs_n.val();
         self.flash_mosi.next = self.spi_flash.mosi.val();
         self.spi_flash.miso.next = self.flash_miso.val();
+        self.mdc.next = self.mdio.mdc.val();
+        self.mdio_out.next = self.mdio.mdio_out.val();
+        self.mdio_out_enable.next = self.mdio.mdio_out_enable.val();
+        self.mdio.mdio_in.next = self.mdio_in.val();
     }
 }
 

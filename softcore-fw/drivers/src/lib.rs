@@ -15,6 +15,10 @@
 //!   NOR flash controller (`weft_regs::soc::spi_flash`), and the flash
 //!   part's layout, for the firmware and the boot loader;
 //! - [`uart::send`]: the console UART's transmitter;
+//! - [`mdio`]: reads and writes of the Ethernet PHY's registers through
+//!   the SoC's MDIO master (`weft_regs::soc::mdio`, IEEE 802.3 clause 22),
+//!   and [`dp83867`]: the set-up the VCU118's PHY needs before its SGMII
+//!   link carries the management port;
 //! - [`watchdog`]: arming and disarming the SoC's watchdog
 //!   (`weft_regs::soc::watchdog`), for a trial boot and a requested reset.
 //!
@@ -26,8 +30,10 @@
 #![no_std]
 #![forbid(unsafe_code)]
 
+pub mod dp83867;
 pub mod hosts;
 pub mod mailbox;
+pub mod mdio;
 pub mod spi_flash;
 pub mod timer;
 pub mod uart;

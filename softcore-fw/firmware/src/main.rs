@@ -8,7 +8,8 @@
 //! # What runs today
 //!
 //! After its banner the firmware brings up the management port and says
-//! so on the console, one line per step: the MAC ([`mac`]) with its
+//! so on the console, one line per step: the PHY where the board's needs
+//! setting up over MDIO ([`phy`]: the VCU118's DP83867), the MAC ([`mac`]) with its
 //! station address, smoltcp's interface with its IPv4 address — the
 //! setting the console's `ip` command stored in flash ([`netstore`]): a
 //! static address with an optional default gateway, or a DHCP server's
@@ -161,6 +162,8 @@ pub mod management;
 pub mod mmio;
 #[cfg(target_os = "none")]
 pub mod netstore;
+#[cfg(target_os = "none")]
+pub mod phy;
 #[cfg(target_os = "none")]
 pub mod timer;
 #[cfg(target_os = "none")]
@@ -322,6 +325,8 @@ mod soft_core {
         let mut uart = Uart::console();
         uart.write_bytes(BANNER.as_bytes());
 
+        // The PHY first: the VCU118's gives the SGMII clock only once set up.
+        crate::phy::bring_up(&mut uart);
         let mac = MAC.take();
         mac.start(STATION_ADDRESS);
         let _ = write!(uart, "mac: station address {STATION_ADDRESS}\r\n");

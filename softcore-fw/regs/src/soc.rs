@@ -20,7 +20,9 @@
 //!   (`crate::csr`: the line is pending while either is);
 //! - [`spi_flash`]: the SPI NOR flash controller, which carries one
 //!   flash command per transaction to the configuration flash, with a
-//!   page-sized data buffer.
+//!   page-sized data buffer;
+//! - [`mdio`]: the MDIO master, which runs one IEEE 802.3 clause 22
+//!   management frame at a time to the Ethernet PHY's registers.
 //!
 //! Spec references are to *The RISC-V Instruction Set Manual, Volume II:
 //! Privileged Architecture*, version 20211203 ("Privileged").
@@ -50,6 +52,7 @@ pub const BLOCKS: &[RegisterBlock] = &[
     mac::TX_DESCRIPTORS,
     spi_flash::BLOCK,
     spi_flash::BUFFER,
+    mdio::BLOCK,
     mac::RX_BUFFER,
     mac::TX_BUFFER,
 ];
@@ -947,6 +950,157 @@ pub mod spi_flash {
     }
 }
 
+/// The MDIO master: the station management entity's side of the
+/// management interface of IEEE 802.3 clause 22 (§22.2.4), which reads
+/// and writes the Ethernet PHY's 16-bit registers.
+///
+/// Software writes [`COMMAND`](mdio::COMMAND) with the PHY address, the
+/// register address and, for a write, the data; the master then clocks one
+/// management frame out on `mdc`/`mdio` (§22.2.4.5, Table 22–12): 32
+/// preamble ones, the start of frame 01, the operation code (10 read, 01
+/// write), the PHY and register addresses (5 bits each, most significant
+/// first), the turnaround and 16 data bits, most significant first.
+/// [`STATUS`](mdio::STATUS)`.BUSY` is set until the frame's last bit has
+/// been clocked; a read's data is then in [`READ_DATA`](mdio::READ_DATA).
+///
+/// COMMAND's fields sit where the frame's last 32 bits carry them, so the
+/// word is the frame after the preamble with the start of frame, the
+/// operation code and the turnaround filled in by the master.
+pub mod mdio {
+    use super::*;
+
+    /// One instance, one block above the SPI flash controller's buffer.
+    pub const LAYOUT: Layout = single(SOC_BASE + 0x6000);
+
+    /// MDC's highest frequency: a period of at least 400 ns, high and low
+    /// for at least 160 ns each (IEEE 802.3 §22.2.2.13).
+    pub const MDC_MAX_HZ: u32 = 2_500_000;
+
+    /// [`DIVISOR`]'s value at reset: the fastest MDC at most
+    /// [`MDC_MAX_HZ`] at the reference soft core clock (24: 2.5 MHz at
+    /// 125 MHz), the same half-period divider as the SPI flash's serial
+    /// clock ([`spi_flash::divisor_for`]).
+    pub const DIVISOR_RESET: u32 = spi_flash::divisor_for(crate::SOFT_CORE_CLOCK_HZ, MDC_MAX_HZ);
+    const _: () = assert!(
+        crate::SOFT_CORE_CLOCK_HZ / (2 * (DIVISOR_RESET + 1)) <= MDC_MAX_HZ
+            && DIVISOR_RESET <= 0xFF
+    );
+
+    /// MDC's half period, in soft core clock cycles, less one.
+    pub const DIVISOR: Field = Field::new(
+        "DIVISOR",
+        0,
+        8,
+        "MDC's half period in core clock cycles, less one: f_MDC = f_core / (2 (DIVISOR + \
+         1)). Resets to DIVISOR_RESET, 24: 2.5 MHz at the reference 125 MHz core clock, \
+         the most IEEE 802.3 §22.2.2.13 allows.",
+    );
+    /// How fast MDC runs.
+    pub const CONTROL: Register = LAYOUT.register(
+        "CONTROL",
+        0x00,
+        Access::ReadWrite,
+        "MDC's rate; written while STATUS.BUSY is clear.",
+        &[DIVISOR],
+    );
+
+    /// The data a write frame carries.
+    pub const DATA: Field = Field::new(
+        "DATA",
+        0,
+        16,
+        "The 16 bits a write frame sends, most significant first; ignored by a read.",
+    );
+    /// The register address.
+    pub const REGISTER: Field = Field::new(
+        "REGISTER",
+        18,
+        5,
+        "The PHY register address (REGAD, IEEE 802.3 §22.2.4.5.6).",
+    );
+    /// The PHY address.
+    pub const PHY: Field = Field::new(
+        "PHY",
+        23,
+        5,
+        "The PHY address (PHYAD, IEEE 802.3 §22.2.4.5.5).",
+    );
+    /// Write rather than read.
+    pub const WRITE: Field = Field::new(
+        "WRITE",
+        28,
+        1,
+        "1: a write frame (operation code 01); 0: a read frame (operation code 10), IEEE \
+         802.3 §22.2.4.5.4.",
+    );
+    /// Starts a frame.
+    pub const COMMAND: Register = LAYOUT.register(
+        "COMMAND",
+        0x04,
+        Access::WriteOnly,
+        "Starts a management frame (IEEE 802.3 §22.2.4.5): the preamble, start of frame, \
+         operation code, PHY and register addresses, turnaround and 16 data bits. The \
+         fields sit at the frame's bit positions after the preamble. Ignored while \
+         STATUS.BUSY is set.",
+        &[DATA, REGISTER, PHY, WRITE],
+    );
+
+    /// A frame is under way.
+    pub const BUSY: Field = Field::new(
+        "BUSY",
+        0,
+        1,
+        "A frame is being clocked out: COMMAND is ignored until it clears.",
+    );
+    /// No PHY answered the last read.
+    pub const NO_ANSWER: Field = Field::new(
+        "NO_ANSWER",
+        1,
+        1,
+        "The last read frame found MDIO high in the turnaround's second bit, where the \
+         addressed PHY drives a 0 (IEEE 802.3 §22.2.4.5.7): no PHY answers at that \
+         address. Cleared by the next COMMAND.",
+    );
+    /// Whether the master is idle.
+    pub const STATUS: Register = LAYOUT.register(
+        "STATUS",
+        0x08,
+        Access::ReadOnly,
+        "Whether a frame is under way, and whether the last read was answered.",
+        &[BUSY, NO_ANSWER],
+    );
+
+    /// The data the last read frame carried.
+    pub const READ_VALUE: Field = Field::new(
+        "DATA",
+        0,
+        16,
+        "The 16 data bits of the last read frame, the first received in bit 15.",
+    );
+    /// The last read's data.
+    pub const READ_DATA: Register = LAYOUT.register(
+        "READ_DATA",
+        0x0C,
+        Access::ReadOnly,
+        "The data of the last read frame, valid once STATUS.BUSY has cleared; 0 after \
+         reset.",
+        &[READ_VALUE],
+    );
+
+    /// The block.
+    pub const BLOCK: RegisterBlock = RegisterBlock {
+        name: "mdio",
+        doc: "The MDIO master of IEEE 802.3 clause 22 (§22.2.4): software writes COMMAND \
+              (PHY, REGISTER, WRITE and, for a write, DATA), polls STATUS.BUSY until it \
+              clears, and reads a read's result from READ_DATA. MDC idles low and MDIO is \
+              released between frames; the master drives MDIO after MDC falls, and \
+              samples the PHY's bits as MDC rises.",
+        layout: LAYOUT,
+        registers: &[CONTROL, COMMAND, STATUS, READ_DATA],
+        entry_names: &[],
+    };
+}
+
 /// The SoC peripheral map, as docs/registers.md shows it after the data plane's.
 pub const MAP: RegisterMap = RegisterMap {
     title: "weft soft core peripheral registers",
@@ -1034,6 +1188,10 @@ mod tests {
         assert_eq!(spi_flash::DATA.address(0, 0), 0x2000_5100);
         assert_eq!(spi_flash::buffer_word(255), 0x2000_51FC);
         assert_eq!(spi_flash::BUFFER.end(), 0x2000_5200);
+        assert_eq!(mdio::CONTROL.address(0, 0), 0x2000_6000);
+        assert_eq!(mdio::COMMAND.address(0, 0), 0x2000_6004);
+        assert_eq!(mdio::STATUS.address(0, 0), 0x2000_6008);
+        assert_eq!(mdio::READ_DATA.address(0, 0), 0x2000_600C);
     }
 
     #[test]
@@ -1068,6 +1226,18 @@ mod tests {
         assert!(mac::RX_NEXT.mask() >= mac::RX_SLOTS - 1);
         assert!(mac::TX_NEXT.decode(u32::MAX) >= mac::TX_SLOTS - 1);
         assert_eq!(mac::OWN.encode(1) | mac::LENGTH.encode(60), 0x8000_003C);
+    }
+
+    #[test]
+    fn mdio_command_fields_sit_at_the_frame_positions() {
+        // After the preamble a clause 22 frame is ST (2) OP (2) PHYAD (5)
+        // REGAD (5) TA (2) DATA (16), IEEE 802.3 Table 22-12: PHYAD ends
+        // at bit 23, REGAD at 18, DATA at 0, OP's low bit is 28.
+        assert_eq!(mdio::PHY.mask(), 0x0F80_0000);
+        assert_eq!(mdio::REGISTER.mask(), 0x007C_0000);
+        assert_eq!(mdio::DATA.mask(), 0xFFFF);
+        assert_eq!(mdio::WRITE.mask(), 1 << 28);
+        assert_eq!(mdio::DIVISOR_RESET, 24);
     }
 
     #[test]

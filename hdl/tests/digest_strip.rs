@@ -7,7 +7,8 @@
 //! consumer takes beats or not at random. Every TLP must come out whole
 //! and in order, framed one `sop` to one `eop`: a stripped one with its
 //! payload alone (a header-only one as one beat with every DW empty), any
-//! other exactly as it went in.
+//! other exactly as it went in. A TLP that arrives void (`nullify` on its
+//! last beat) leaves void, even when that beat held its digest alone.
 
 use proptest::prelude::*;
 use rust_hdl::prelude::*;
@@ -19,15 +20,18 @@ const W: usize = 128;
 /// DWs per beat.
 const DWS: usize = W / 32;
 
-/// A TLP on the stream: header DW0 and the DWs after the header.
+/// A TLP on the stream: header DW0, the DWs after the header, and whether
+/// its last beat voids it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Tlp {
     dw0: u32,
     dws: Vec<u32>,
+    void: bool,
 }
 
-/// A TLP with TD set and `payload` payload DWs (0: a memory read), its digest last.
-fn with_digest(payload: usize, seed: u32) -> Tlp {
+/// A TLP with TD set and `payload` payload DWs (0: a memory read), its
+/// digest last, void or whole.
+fn with_digest(payload: usize, seed: u32, void: bool) -> Tlp {
     // §2.2.1: MWr Fmt 010b or MRd Fmt 000b with Length 1; TD is bit 15.
     let dw0 = if payload == 0 {
         0x0000_8001
@@ -37,11 +41,11 @@ fn with_digest(payload: usize, seed: u32) -> Tlp {
     let dws = (0..=payload as u32)
         .map(|k| seed.wrapping_add(k).rotate_left(k))
         .collect();
-    Tlp { dw0, dws }
+    Tlp { dw0, dws, void }
 }
 
-/// One beat: sop, eop, empty DWs, header DW0, the payload DWs it carries.
-type Beat = (bool, bool, usize, u32, Vec<u32>);
+/// One beat: sop, eop, empty DWs, nullify, header DW0, the payload DWs it carries.
+type Beat = (bool, bool, usize, bool, u32, Vec<u32>);
 
 fn beats(tlp: &Tlp) -> Vec<Beat> {
     let chunks: Vec<&[u32]> = tlp.dws.chunks(DWS).collect();
@@ -53,6 +57,7 @@ fn beats(tlp: &Tlp) -> Vec<Beat> {
                 k == 0,
                 k + 1 == chunks.len(),
                 DWS - chunk.len(),
+                tlp.void && k + 1 == chunks.len(),
                 tlp.dw0,
                 chunk.to_vec(),
             )
@@ -65,10 +70,13 @@ proptest! {
 
     #[test]
     fn the_digest_dw_goes_and_nothing_else(
-        tlps in prop::collection::vec((0usize..14, any::<u32>(), any::<bool>()), 1..8),
+        tlps in prop::collection::vec((0usize..14, any::<u32>(), any::<bool>(), any::<bool>()), 1..8),
         ready_seed in any::<u64>(),
     ) {
-        let sent: Vec<(Tlp, bool)> = tlps.iter().map(|&(p, seed, strip)| (with_digest(p, seed), strip)).collect();
+        let sent: Vec<(Tlp, bool)> = tlps
+            .iter()
+            .map(|&(p, seed, strip, void)| (with_digest(p, seed, void), strip))
+            .collect();
         let expected: Vec<Tlp> = sent
             .iter()
             .map(|(tlp, strip)| {
@@ -92,10 +100,11 @@ proptest! {
             let block = rtl.block();
             block.downstream.ready.next = (cycle ^ ready_seed).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 62 != 0;
             block.upstream.valid.next = next < offered.len();
-            if let Some(((sop, eop, empty, dw0, chunk), strip)) = offered.get(next) {
+            if let Some(((sop, eop, empty, nullify, dw0, chunk), strip)) = offered.get(next) {
                 block.upstream.sop.next = *sop;
                 block.upstream.eop.next = *eop;
                 block.upstream.empty.next = (*empty as u64).into();
+                block.upstream.nullify.next = *nullify;
                 block.upstream.dw0.next = dw0.to_bits();
                 block.drop_digest.next = *strip;
                 let mut bus = Bits::<W>::default();
@@ -109,7 +118,13 @@ proptest! {
             let out = &block.downstream;
             if out.valid.val() && out.ready.val() {
                 prop_assert_eq!(out.sop.val(), open.is_none(), "cycle {}: framing", cycle);
-                let tlp = open.get_or_insert_with(|| Tlp { dw0: out.dw0.val().to_u32(), dws: Vec::new() });
+                let tlp = open.get_or_insert_with(|| Tlp {
+                    dw0: out.dw0.val().to_u32(),
+                    dws: Vec::new(),
+                    void: false,
+                });
+                prop_assert!(!out.nullify.val() || out.eop.val(), "cycle {}: nullify on a last beat only", cycle);
+                tlp.void = out.nullify.val();
                 let used = if out.eop.val() { DWS - out.empty.val().to_u64() as usize } else { DWS };
                 let bus = out.payload.val();
                 tlp.dws.extend((0..used).map(|k| bus.get_bits::<32>(W - 32 * (k + 1)).to_u32()));

@@ -4,11 +4,14 @@
 //! payload, computed over the header as sent (§2.7.1). The edge translations
 //! rewrite headers and clear TD, as weft-model's `Packet::invalidate_digest`
 //! does, so the digest DW must leave the stream too. [`DigestStrip`] sits
-//! on a TLP stream after a translation and does that, beat for beat, with
-//! no added latency: where the payload ends inside a beat, that beat's
-//! `empty` grows by one; where it fills its last beat exactly, the beat
-//! before the digest's becomes the last and the digest's own beat is taken
-//! and not passed on; a header-only TLP keeps its one beat, every DW empty.
+//! on a TLP stream after a translation and does that, beat for beat: where
+//! the payload ends inside a beat, that beat's `empty` grows by one, with
+//! no added latency; a header-only TLP keeps its one beat, every DW empty.
+//! Where the payload fills its last beat exactly, the digest's own beat is
+//! taken and not passed on, and the beat before it becomes the last. That
+//! beat is held until the digest's arrives and leaves in its place, with
+//! its `nullify`: a TLP found void only in the digest's beat
+//! ([`crate::stream`]) must not leave whole.
 
 use rust_hdl::prelude::*;
 
@@ -34,6 +37,12 @@ pub struct DigestStrip<const W: usize> {
     stripping: DFF<Bit>,
     alone: DFF<Bit>,
     last: DFF<Bits<BEAT_INDEX_BITS>>,
+    held_sop: DFF<Bit>,
+    held_dw0: DFF<Bits<32>>,
+    held_dw1: DFF<Bits<32>>,
+    held_dw2: DFF<Bits<32>>,
+    held_dw3: DFF<Bits<32>>,
+    held_payload: DFF<Bits<W>>,
     dw_mask: Constant<Bits<BEAT_INDEX_BITS>>,
     dw_shift: Constant<Bits<BEAT_INDEX_BITS>>,
     payload_dws: Signal<Local, Bits<BEAT_INDEX_BITS>>,
@@ -41,6 +50,8 @@ pub struct DigestStrip<const W: usize> {
     current_strip: Signal<Local, Bit>,
     current_alone: Signal<Local, Bit>,
     current_last: Signal<Local, Bits<BEAT_INDEX_BITS>>,
+    hold: Signal<Local, Bit>,
+    send_held: Signal<Local, Bit>,
     swallow: Signal<Local, Bit>,
 }
 
@@ -61,6 +72,12 @@ impl<const W: usize> Default for DigestStrip<W> {
             stripping: Default::default(),
             alone: Default::default(),
             last: Default::default(),
+            held_sop: Default::default(),
+            held_dw0: Default::default(),
+            held_dw1: Default::default(),
+            held_dw2: Default::default(),
+            held_dw3: Default::default(),
+            held_payload: Default::default(),
             dw_mask: Constant::new((dws as u64 - 1).to_bits()),
             dw_shift: Constant::new(u64::from(dws.trailing_zeros()).to_bits()),
             payload_dws: Default::default(),
@@ -68,6 +85,8 @@ impl<const W: usize> Default for DigestStrip<W> {
             current_strip: Default::default(),
             current_alone: Default::default(),
             current_last: Default::default(),
+            hold: Default::default(),
+            send_held: Default::default(),
             swallow: Default::default(),
         }
     }
@@ -76,7 +95,20 @@ impl<const W: usize> Default for DigestStrip<W> {
 impl<const W: usize> Logic for DigestStrip<W> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, beat, stripping, alone, last);
+        dff_setup!(
+            self,
+            clock,
+            beat,
+            stripping,
+            alone,
+            last,
+            held_sop,
+            held_dw0,
+            held_dw1,
+            held_dw2,
+            held_dw3,
+            held_payload
+        );
         self.header.dw0.next = self.upstream.dw0.val();
         self.header.dw1.next = self.upstream.dw1.val();
         self.header.dw2.next = self.upstream.dw2.val();
@@ -111,24 +143,44 @@ impl<const W: usize> Logic for DigestStrip<W> {
         self.downstream.dw2.next = self.upstream.dw2.val();
         self.downstream.dw3.next = self.upstream.dw3.val();
         self.downstream.payload.next = self.upstream.payload.val();
-        self.swallow.next = false;
-        if self.current_strip.val() {
-            if self.current_alone.val() {
-                if self.index.val() == self.current_last.val() {
-                    self.downstream.eop.next = true;
-                    self.downstream.empty.next = bits::<EMPTY_BITS>(0);
-                }
-                if self.index.val() > self.current_last.val() {
-                    self.swallow.next = true;
-                }
-            } else if self.upstream.eop.val() {
-                self.downstream.empty.next = self.upstream.empty.val() + 1;
-            }
+        // The payload's last beat is held; the digest's beat, taken as it
+        // leaves in the digest's place, gives it its nullify; any beat after
+        // that (none, on a stream framed to its Length) is taken and dropped.
+        self.hold.next = self.current_strip.val()
+            & self.current_alone.val()
+            & (self.index.val() == self.current_last.val());
+        self.send_held.next = self.current_strip.val()
+            & self.current_alone.val()
+            & (self.index.val() == self.current_last.val() + 1);
+        self.swallow.next = self.current_strip.val()
+            & self.current_alone.val()
+            & (self.index.val() > self.current_last.val() + 1);
+        if self.current_strip.val() & !self.current_alone.val() & self.upstream.eop.val() {
+            self.downstream.empty.next = self.upstream.empty.val() + 1;
         }
-        if self.swallow.val() {
+        if self.send_held.val() {
+            self.downstream.sop.next = self.held_sop.q.val();
+            self.downstream.eop.next = true;
+            self.downstream.empty.next = bits::<EMPTY_BITS>(0);
+            self.downstream.dw0.next = self.held_dw0.q.val();
+            self.downstream.dw1.next = self.held_dw1.q.val();
+            self.downstream.dw2.next = self.held_dw2.q.val();
+            self.downstream.dw3.next = self.held_dw3.q.val();
+            self.downstream.payload.next = self.held_payload.q.val();
+        }
+        if self.hold.val() | self.swallow.val() {
             self.downstream.valid.next = false;
         }
-        self.upstream.ready.next = self.downstream.ready.val() | self.swallow.val();
+        self.upstream.ready.next =
+            self.downstream.ready.val() | self.hold.val() | self.swallow.val();
+        if self.hold.val() {
+            self.held_sop.d.next = self.upstream.sop.val();
+            self.held_dw0.d.next = self.upstream.dw0.val();
+            self.held_dw1.d.next = self.upstream.dw1.val();
+            self.held_dw2.d.next = self.upstream.dw2.val();
+            self.held_dw3.d.next = self.upstream.dw3.val();
+            self.held_payload.d.next = self.upstream.payload.val();
+        }
 
         if self.upstream.valid.val() & self.upstream.ready.val() {
             self.beat.d.next = self.index.val() + 1;

@@ -223,11 +223,17 @@ impl RtlPlane {
         }
         self.summary.injected += model.len() as u64;
         if let Some(how) = compare_injected(model, sent) {
-            self.summary.disagreements += 1;
-            self.summary
-                .first_disagreement
-                .get_or_insert_with(|| format!("TLPs the CPU injected: {how}"));
+            self.disagree(how, || "TLPs the CPU injected".into());
         }
+    }
+
+    /// Counts a disagreement, `how` the RTL differed in `what`; the first
+    /// one is kept to be shown.
+    fn disagree(&mut self, how: String, what: impl FnOnce() -> String) {
+        self.summary.disagreements += 1;
+        self.summary
+            .first_disagreement
+            .get_or_insert_with(|| format!("{}: {how}", what()));
     }
 
     /// Whether the RTL was left behind by a timeout, its tables no longer
@@ -258,10 +264,7 @@ impl RtlPlane {
             Err(error) => Some(format!("the RTL could not carry it: {error:?}")),
         };
         if let Some(how) = disagreement {
-            self.summary.disagreements += 1;
-            self.summary
-                .first_disagreement
-                .get_or_insert_with(|| format!("{}: {how}", what()));
+            self.disagree(how, what);
         }
     }
 
@@ -338,16 +341,12 @@ fn compare_injected(
     model: &[Delivery],
     rtl: Vec<Result<(usize, Vec<u8>), String>>,
 ) -> Option<String> {
-    let mut expected = Vec::new();
-    for delivery in model {
-        let bytes = match delivery.packet.to_bytes() {
-            Ok(bytes) => bytes,
-            Err(error) => return Some(format!("the model injected a bad TLP: {error:?}")),
-        };
-        match delivery.to {
-            Destination::Port(port) => expected.push((usize::from(port.0), bytes)),
-            Destination::Cpu => return Some("the model injected a TLP to the CPU".into()),
-        }
+    let (expected, to_cpu) = match split_deliveries(model) {
+        Ok(split) => split,
+        Err(error) => return Some(format!("the model injected a bad TLP: {error}")),
+    };
+    if !to_cpu.is_empty() {
+        return Some("the model injected a TLP to the CPU".into());
     }
     let mut rtl_sent = Vec::new();
     for sent in rtl {
@@ -360,23 +359,37 @@ fn compare_injected(
         .then(|| format!("the RTL sent {rtl_sent:02x?}, the model {expected:02x?}"))
 }
 
+/// A TLP's wire bytes with the port it left by or arrived on.
+type PortTlp = (usize, Vec<u8>);
+
+/// TLPs as wire bytes, as they went: those out of a port as (egress port,
+/// bytes), those to the CPU as (arrival port, bytes), in order; or the
+/// error of one the model could not encode.
+fn split_deliveries(deliveries: &[Delivery]) -> Result<(Vec<PortTlp>, Vec<PortTlp>), String> {
+    let mut out = Vec::new();
+    let mut cpu = Vec::new();
+    for delivery in deliveries {
+        let bytes = delivery
+            .packet
+            .to_bytes()
+            .map_err(|error| format!("{error:?}"))?;
+        match delivery.to {
+            Destination::Port(port) => out.push((usize::from(port.0), bytes)),
+            Destination::Cpu => cpu.push((usize::from(delivery.from.0), bytes)),
+        }
+    }
+    Ok((out, cpu))
+}
+
 /// How what the RTL did differs from what the model did, if it does:
 /// the TLPs out of each egress port as multisets of wire bytes, the TLPs
 /// in its mailbox (with the port each arrived on) as a multiset of those
 /// the model delivered to the CPU, and the drop reasons.
 fn compare(model: &Forwarding, rtl: &Carried, mailbox: &[(usize, Vec<u8>)]) -> Option<String> {
-    let mut model_out: Vec<(usize, Vec<u8>)> = Vec::new();
-    let mut model_cpu: Vec<(usize, Vec<u8>)> = Vec::new();
-    for delivery in &model.deliveries {
-        let bytes = match delivery.packet.to_bytes() {
-            Ok(bytes) => bytes,
-            Err(error) => return Some(format!("the model delivered a bad TLP: {error:?}")),
-        };
-        match delivery.to {
-            Destination::Port(port) => model_out.push((usize::from(port.0), bytes)),
-            Destination::Cpu => model_cpu.push((usize::from(delivery.from.0), bytes)),
-        }
-    }
+    let (mut model_out, mut model_cpu) = match split_deliveries(&model.deliveries) {
+        Ok(split) => split,
+        Err(error) => return Some(format!("the model delivered a bad TLP: {error}")),
+    };
     let mut rtl_out: Vec<(usize, Vec<u8>)> = rtl
         .egress
         .iter()

@@ -12,12 +12,17 @@
 //! not seen before is queued to be walked in turn. Switches are told apart
 //! by their switch IDs, so a loop in the switch graph leads back to a
 //! switch already known and ends there; a port already recorded as the far
-//! end of a link is not probed again. A device that takes the first
-//! configuration read of its port and never completes it — a hung device,
-//! the request timed out or completed by the switch with Completer Abort
-//! (PCIe Base 6.0 §2.8) — is recorded as not responding
-//! ([`FabricSwitch::not_responding`]), its port left empty, and the walk
-//! goes on.
+//! end of a link is not probed again. A device that takes a configuration
+//! request of the manager and never completes it — a hung device, the
+//! request timed out or completed by the switch with Completer Abort
+//! (PCIe Base 6.0 §2.8) — whether its port's first read or any later
+//! request while the device is probed and set up (BAR sizing, capability
+//! walks, SR-IOV, a conventional switch below), is recorded as not
+//! responding ([`FabricSwitch::not_responding`]): what the walk gave the
+//! port is released ([`Enumerator::release`]), the port is left empty,
+//! and the walk goes on. The management function of a weft switch is no
+//! device: a request to it that times out stops enumeration, as any
+//! failure of the fabric's own switches does.
 //!
 //! A switch found for the first time gets its management BAR (a BAR of
 //! the management function it was found by, over its CSR window), routed
@@ -180,6 +185,38 @@ pub enum EnumerationError {
     Table(TableWriteError),
 }
 
+impl EnumerationError {
+    /// Whether this is a configuration request to a function that its
+    /// device took and never completed: the manager's completion timeout
+    /// passed, or the switch completed it with Completer Abort after its
+    /// own (PCIe Base 6.0 §2.8) — the device has hung. Table writes and
+    /// every other failure are not.
+    pub fn device_timed_out(&self) -> bool {
+        let fault = match *self {
+            EnumerationError::Readiness(ReadinessError::Fault { fault, .. })
+            | EnumerationError::Config { fault, .. }
+            | EnumerationError::BarSizing {
+                error: BarDecodeError::Access(fault),
+                ..
+            }
+            | EnumerationError::BarAssignment {
+                error: BarAssignError::Access(fault),
+                ..
+            }
+            | EnumerationError::CapabilityWalk {
+                error: WalkError::Access(fault),
+                ..
+            }
+            | EnumerationError::Identity {
+                error: VsecError::Walk(WalkError::Access(fault)),
+                ..
+            } => fault,
+            _ => return false,
+        };
+        matches!(fault, ConfigFault::Timeout | ConfigFault::CompleterAbort)
+    }
+}
+
 impl From<TableWriteError> for EnumerationError {
     fn from(error: TableWriteError) -> Self {
         EnumerationError::Table(error)
@@ -191,6 +228,49 @@ impl From<TableWriteError> for EnumerationError {
 pub(crate) struct At {
     pub(crate) switch: SwitchIndex,
     pub(crate) port: PortIndex,
+}
+
+/// What answered at a port's function 0.
+enum Probed {
+    /// A device, enumerated.
+    Device,
+    /// The management function of a weft switch, with its identity.
+    Switch(WeftIdentity),
+    /// Nothing (Unsupported Request).
+    Nothing,
+}
+
+/// What the walk had given out before a port was probed, so what the
+/// port's device was given can be released ([`Enumerator::release`]).
+#[derive(Clone, Copy)]
+struct Assigned {
+    /// The allocator: a bump allocator, so its state before the port is
+    /// the address space the port had not yet taken.
+    allocator: AddressAllocator,
+    /// How many functions the inventory held.
+    functions: usize,
+    /// How many bridges the inventory held.
+    bridges: usize,
+    /// The port's address ranges.
+    port_ranges: [Option<(u64, u64)>; 2],
+}
+
+impl Assigned {
+    /// What `e` had given out before the port `at` was probed.
+    fn of<C, T, F>(e: &Enumerator<'_, C, T, F>, at: At) -> Self
+    where
+        C: FabricConfig + ?Sized,
+        T: Timer + ?Sized,
+        F: Fabric + ?Sized,
+    {
+        Assigned {
+            allocator: e.allocator,
+            functions: e.inventory.functions.len(),
+            bridges: e.inventory.bridges.len(),
+            port_ranges: e.inventory.switches[usize::from(at.switch.0)].port_ranges
+                [usize::from(at.port.0)],
+        }
+    }
 }
 
 /// Enumeration in progress: the hardware, the allocator and what was found so far.
@@ -628,9 +708,15 @@ where
     }
 
     /// Probes the device below `at` at `bus`; returns the last bus it uses, if any.
+    ///
+    /// A device that stops completing the manager's configuration requests
+    /// while it is probed ([`EnumerationError::device_timed_out`]) leaves
+    /// its port empty, recorded as not responding, with what it was given
+    /// released ([`Enumerator::release`]); its buses are given to the next
+    /// port.
     fn probe_port(&mut self, at: At, bus: u8) -> Result<Option<u8>, EnumerationError> {
         let first = Bdf::new(bus, 0, 0);
-        let deadline = self.deadline();
+        let before = Assigned::of(self, at);
         self.inventory.switches[usize::from(at.switch.0)].ports[usize::from(at.port.0)] =
             PortKind::Endpoint { buses: (bus, bus) };
         self.last_bus = bus;
@@ -648,42 +734,92 @@ where
             )?;
         }
         let path = self.path(at, bus);
-        let found = match read_when_ready(self.config, self.timer, path, first, 0, deadline) {
-            Ok(found) => found.is_some(),
-            // §2.8: the device took the request and never completed it (the
-            // manager's completion timeout, or the switch's Completer
-            // Abort): it is hung. Its port is recorded and left empty, and
-            // the rest of the fabric is enumerated.
-            Err(ReadinessError::Fault {
-                fault: ConfigFault::Timeout | ConfigFault::CompleterAbort,
-                ..
-            }) => {
-                self.inventory.switches[usize::from(at.switch.0)].not_responding |= 1 << at.port.0;
-                false
-            }
-            Err(error) => return Err(EnumerationError::Readiness(error)),
+        let probed = match self.identify(path, first) {
+            Ok(Some(None)) => self.enumerate_device(at, bus, 0).map(|()| Probed::Device),
+            Ok(Some(Some(identity))) => Ok(Probed::Switch(identity)),
+            Ok(None) => Ok(Probed::Nothing),
+            Err(error) => Err(error),
         };
+        match probed {
+            Ok(Probed::Device) => Ok(Some(self.last_bus)),
+            Ok(Probed::Switch(identity)) => {
+                self.set_port(at, PortKind::Empty);
+                self.link(at, identity, path, first)?;
+                Ok(None)
+            }
+            Ok(Probed::Nothing) => {
+                self.set_port(at, PortKind::Empty);
+                Ok(None)
+            }
+            Err(error) if error.device_timed_out() => {
+                self.release(at, before)?;
+                self.inventory.switches[usize::from(at.switch.0)].not_responding |= 1 << at.port.0;
+                Ok(None)
+            }
+            Err(error) => Err(error),
+        }
+    }
+
+    /// What answers at function 0 of a port's device, `first` (reached at
+    /// `path`): `None` if nothing does (Unsupported Request), otherwise
+    /// the weft identity of a weft switch's management function, `None`
+    /// for any other device.
+    fn identify(
+        &mut self,
+        path: ConfigPath,
+        first: Bdf,
+    ) -> Result<Option<Option<WeftIdentity>>, EnumerationError> {
+        let found = read_when_ready(self.config, self.timer, path, first, 0, self.deadline())
+            .map_err(EnumerationError::Readiness)?;
+        if found.is_none() {
+            return Ok(None);
+        }
         let mut access = FunctionAccess {
             config: &mut *self.config,
             path,
             target: first,
         };
-        let identity = if found {
-            read_weft_identity(&mut access)
-                .map_err(|error| EnumerationError::Identity { id: first, error })?
-        } else {
-            None
-        };
-        if !found || identity.is_some() {
-            self.inventory.switches[usize::from(at.switch.0)].ports[usize::from(at.port.0)] =
-                PortKind::Empty;
-            if let Some(identity) = identity {
-                self.link(at, identity, path, first)?;
-            }
-            return Ok(None);
-        }
-        self.enumerate_device(at, bus, 0)?;
-        Ok(Some(self.last_bus))
+        read_weft_identity(&mut access)
+            .map(Some)
+            .map_err(|error| EnumerationError::Identity { id: first, error })
+    }
+
+    /// Records `kind` as what sits behind `at`.
+    fn set_port(&mut self, at: At, kind: PortKind) {
+        self.inventory.switches[usize::from(at.switch.0)].ports[usize::from(at.port.0)] = kind;
+    }
+
+    /// Releases what the walk gave the port `at` since `before`, whose
+    /// device stopped answering while it was probed: its functions and
+    /// bridges leave the inventory, the fabric address space its BARs and
+    /// bridge windows took goes back to the allocator, the port is empty
+    /// and disabled (the role [`crate::routes`] gives an empty port), and
+    /// its buses are free, since [`Enumerator::probe_port`] does not
+    /// count them used.
+    ///
+    /// Released rather than kept out of use: the device may still hold
+    /// the bus numbers and BAR addresses it was given (it captured its
+    /// bus number from a Type 0 write, §2.2.6.2, and kept its BARs), but
+    /// nothing in the fabric reaches it by them. Switches route by their
+    /// tables, not by what a device decodes (DESIGN.md, "Domains and
+    /// translation"): once no bus or address route leads to the port
+    /// ([`crate::routes`] writes every route again from the inventory),
+    /// a request for a reused bus or address goes to its new owner's
+    /// port, and the disabled port drops whatever the device sends. The
+    /// device is given fresh ones if it is enumerated again. The whole
+    /// port is released, devices below a conventional switch on it
+    /// included: a port's buses and each pool's BARs are one contiguous
+    /// range per port, the unit the data plane routes by.
+    fn release(&mut self, at: At, before: Assigned) -> Result<(), EnumerationError> {
+        self.allocator = before.allocator;
+        self.inventory.functions.truncate(before.functions);
+        self.inventory.bridges.truncate(before.bridges);
+        self.inventory.switches[usize::from(at.switch.0)].port_ranges[usize::from(at.port.0)] =
+            before.port_ranges;
+        self.set_port(at, PortKind::Empty);
+        self.plane(at.switch)?
+            .set_port_role(at.port, PortRole::Disabled)?;
+        Ok(())
     }
 
     /// Enumerates the functions of device `device` on `bus` below `at`,

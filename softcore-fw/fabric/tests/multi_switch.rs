@@ -6,12 +6,14 @@
 
 mod common;
 
+use common::conventional::ConventionalSwitch;
 use common::mesh::Mesh;
 use common::*;
+use proptest::prelude::*;
 use weft_fabric::binding::BindError;
 use weft_fabric::hw::ConfigPath;
 use weft_fabric::inventory::{Binding, PortKind, SwitchIndex};
-use weft_fabric::manager::FabricManager;
+use weft_fabric::manager::{FabricManager, StartError};
 use weft_fabric::pcie::config::Bar;
 use weft_fabric::pcie::tlp::{ConfigType, MemoryOp};
 use weft_fabric::pcie::Bdf;
@@ -192,6 +194,215 @@ fn a_hung_device_is_reported_not_responding_and_the_rest_enumerated() {
             .bind(gpu, HostIndex(0), slot, &mut mesh.planes, &mut host)
             .expect("the GPU binds");
     }
+}
+
+/// A device that the tests below make hang partway through enumeration.
+#[derive(Clone, Copy, Debug)]
+enum Hangs {
+    /// A GPU ([`gpu`]).
+    Gpu,
+    /// An NVMe PF with SR-IOV (two VFs enabled) and ARI.
+    Nvme,
+    /// A conventional PCIe switch with a GPU below it.
+    Conventional,
+}
+
+/// Attaches `device` at `at`, hanging after `after` configuration
+/// requests if given, or hung from the first if `hung`.
+fn attach_hanging(mesh: &mut Mesh, at: (usize, u8), device: Hangs, after: Option<usize>) {
+    match device {
+        Hangs::Gpu => mesh.attach(at, gpu()),
+        Hangs::Nvme => mesh.attach(
+            at,
+            FakeDevice::new(vec![sriov_pf(
+                identity(0x144d, 0xa824, 0x01_08_02),
+                [
+                    Some(Bar::memory64(16 << 10, false)),
+                    None,
+                    None,
+                    None,
+                    None,
+                    None,
+                ],
+                nvme_sriov(4),
+            )]),
+        ),
+        Hangs::Conventional => mesh.attach_conventional(
+            at,
+            ConventionalSwitch::new(
+                identity(0x10b5, 0x8724, 0x06_04_00),
+                vec![(true, Some(gpu()))],
+            ),
+        ),
+    }
+    if let Some(after) = after {
+        mesh.hang_after(at, after);
+    }
+}
+
+/// Where the hanging devices sit: S0 (ID 0xa0) port 1 and S1 (ID 0xb0)
+/// port 1. S0: port 0 host, port 2 a GPU, port 3 ↔ S1 port 5 (so S1 is
+/// discovered after S0's device hung); S1: port 2 a GPU.
+const HANGING: [(usize, u8); 2] = [(0, 1), (1, 1)];
+
+/// The fabric with `devices` at [`HANGING`], each hanging after the
+/// number of requests given (`Some(0)`: hung before enumeration), started.
+fn hanging_fabric(devices: [(Hangs, Option<usize>); 2]) -> (Mesh, FabricManager) {
+    let mut mesh = Mesh::new(&[0xa0, 0xb0], PORTS, Clock::default());
+    mesh.attach_host((0, HOST_PORT));
+    mesh.attach((0, 2), gpu());
+    mesh.link((0, 3), (1, 5));
+    mesh.attach((1, 2), gpu());
+    for (at, (device, after)) in HANGING.into_iter().zip(devices) {
+        attach_hanging(&mut mesh, at, device, after);
+    }
+    let mut settings = settings(0xa0);
+    settings.num_vfs = 2;
+    let mut manager = FabricManager::new(settings).expect("valid");
+    start(&mut mesh, &mut manager);
+    (mesh, manager)
+}
+
+/// Every pair of `ranges` (`(first, last)`, inclusive) is disjoint.
+fn disjoint(ranges: &[(u64, u64)]) -> Result<(), TestCaseError> {
+    for (i, a) in ranges.iter().enumerate() {
+        for b in &ranges[i + 1..] {
+            prop_assert!(a.1 < b.0 || b.1 < a.0, "{a:x?} overlaps {b:x?}");
+        }
+    }
+    Ok(())
+}
+
+fn hangs() -> impl Strategy<Value = Hangs> {
+    prop_oneof![
+        Just(Hangs::Gpu),
+        Just(Hangs::Nvme),
+        Just(Hangs::Conventional)
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// A device that stops answering after it completed N of the
+    /// manager's configuration requests (PCIe Base 6.0 §2.8: they time
+    /// out) leaves the fabric as if it had hung before enumeration: its
+    /// port is not responding and empty, and everything else — every
+    /// other function with its fabric ID and BARs, every port's buses,
+    /// the other switch — is what it is then; nothing it was given is
+    /// handed out twice. A device that completed every request it gets is
+    /// enumerated as if it never hung.
+    #[test]
+    fn a_device_hung_partway_is_not_responding_and_the_rest_enumerated(
+        devices in [hangs(), hangs()],
+        fractions in [0.0..1.2f64, 0.0..1.2f64],
+    ) {
+        let healthy = hanging_fabric(devices.map(|d| (d, None)));
+        let needs = HANGING.map(|at| healthy.0.net.completed[&at]);
+        let after: [usize; 2] =
+            core::array::from_fn(|i| (fractions[i] * needs[i] as f64) as usize);
+        let hung: [bool; 2] = core::array::from_fn(|i| after[i] < needs[i]);
+        // The expected fabric: each device that hangs partway is hung from
+        // the first request instead.
+        let expected = hanging_fabric(core::array::from_fn(|i| {
+            (devices[i], hung[i].then_some(0))
+        }));
+        let (mut mesh, mut manager) =
+            hanging_fabric(core::array::from_fn(|i| (devices[i], Some(after[i]))));
+
+        let inv = manager.inventory();
+        let want = expected.1.inventory();
+        for (i, (switch, port)) in HANGING.into_iter().enumerate() {
+            let (switch, port) = (SwitchIndex(switch as u8), PortIndex(port));
+            prop_assert_eq!(inv.switches[usize::from(switch.0)].not_responding(port), hung[i]);
+            if hung[i] {
+                prop_assert_eq!(inv.port_on(switch, port), PortKind::Empty);
+                prop_assert!(!inv.functions.iter().any(|f| (f.switch, f.port) == (switch, port)));
+                prop_assert!(!inv.bridges.iter().any(|b| (b.switch, b.port) == (switch, port)));
+            }
+        }
+        prop_assert_eq!(&inv.switches, &want.switches);
+        prop_assert_eq!(&inv.functions, &want.functions);
+        prop_assert_eq!(&inv.bridges, &want.bridges);
+
+        // No bus and no BAR is given twice.
+        let buses: Vec<(u64, u64)> = inv
+            .switches
+            .iter()
+            .flat_map(|s| s.ports.iter())
+            .filter_map(|kind| match kind {
+                PortKind::Endpoint { buses } => Some((u64::from(buses.0), u64::from(buses.1))),
+                _ => None,
+            })
+            .collect();
+        disjoint(&buses)?;
+        let bars: Vec<(u64, u64)> = inv
+            .functions
+            .iter()
+            .flat_map(|f| f.bars.iter())
+            .filter_map(|bar| Some((bar.fabric_address()?, bar.fabric_address()? + bar.size() - 1)))
+            .collect();
+        disjoint(&bars)?;
+
+        // The rest works: S1's GPU, found after S0's device hung, binds.
+        let gpu = inv
+            .functions
+            .iter()
+            .find(|f| (f.switch, f.port) == (SwitchIndex(1), PortIndex(2)))
+            .expect("S1's GPU")
+            .id;
+        let mut host = FakeHost::default();
+        manager
+            .bind(gpu, HostIndex(0), 0, &mut mesh.planes, &mut host)
+            .expect("the GPU binds");
+    }
+}
+
+#[test]
+fn a_weft_switch_that_stops_answering_once_known_stops_enumeration() {
+    // S0 (ID 0xa0): port 0 host, port 3 ↔ S1 (ID 0xb0) port 5, S1's
+    // management function hanging after n requests. Until its identity is
+    // read it may be any device, and is left not responding; once the
+    // manager knows it for a weft switch, a timeout is the fabric's own
+    // failure and stops enumeration.
+    let run = |after: Option<usize>| {
+        let mut mesh = Mesh::new(&[0xa0, 0xb0], PORTS, Clock::default());
+        mesh.attach_host((0, HOST_PORT));
+        mesh.link((0, 3), (1, 5));
+        if let Some(after) = after {
+            mesh.hang_after((0, 3), after);
+        }
+        let mut manager = FabricManager::new(settings(0xa0)).expect("valid");
+        let mut clock = mesh.net.clock.clone();
+        let result = manager.start(&mut mesh.net, &mut clock, &mut mesh.planes, 0);
+        (mesh, manager, result)
+    };
+    let (mesh, _, result) = run(None);
+    result.expect("the fabric enumerates");
+    let needs = mesh.net.completed[&(0, 3)];
+    let mut outcomes = Vec::new();
+    for after in 0..needs {
+        let (_, manager, result) = run(Some(after));
+        outcomes.push(match result {
+            Ok(()) => {
+                assert!(manager.inventory().switches[0].not_responding(PortIndex(3)));
+                assert_eq!(manager.inventory().switches.len(), 1);
+                "not responding"
+            }
+            Err(StartError::Enumeration(error)) if error.device_timed_out() => "fatal",
+            Err(other) => panic!("after {after} requests: {other:?}"),
+        });
+    }
+    // Not responding while it is identified, fatal from then on.
+    let identified = outcomes
+        .iter()
+        .take_while(|o| **o == "not responding")
+        .count();
+    assert!(identified > 0 && identified < needs, "{outcomes:?}");
+    assert!(
+        outcomes[identified..].iter().all(|o| *o == "fatal"),
+        "{outcomes:?}"
+    );
 }
 
 /// The ring: A (ID 0x10, the manager's) — B (0x40) — C (0x30) — D (0x20) —

@@ -81,6 +81,11 @@ pub struct Network {
     pub rebuild: BTreeMap<(usize, u8), fn() -> FakeDevice>,
     /// The hot resets and retrainings the switches' links carried out.
     pub link_events: Vec<LinkEvent>,
+    /// Per link partner, the configuration requests it completed.
+    pub completed: BTreeMap<(usize, u8), usize>,
+    /// Per link partner that hangs partway ([`Mesh::hang_after`]), how
+    /// many configuration requests it completes before it hangs.
+    pub hang_after: BTreeMap<(usize, u8), usize>,
 }
 
 /// A hot reset or retrain a switch's link carried out, seen by the link partner.
@@ -157,6 +162,8 @@ impl Mesh {
                 next_tag: 0,
                 rebuild: BTreeMap::new(),
                 link_events: Vec::new(),
+                completed: BTreeMap::new(),
+                hang_after: BTreeMap::new(),
             },
             planes: Planes {
                 local: SharedPlane { switches, index: 0 },
@@ -198,6 +205,13 @@ impl Mesh {
     /// Attaches a device that has hung: it completes no request.
     pub fn attach_hung(&mut self, at: (usize, u8)) {
         self.net.partners.insert(at, Partner::Hung);
+    }
+
+    /// Makes what is attached at `at` hang after it has completed
+    /// `requests` configuration requests (reads and writes, to any of its
+    /// functions or below it): from then on it completes none.
+    pub fn hang_after(&mut self, at: (usize, u8), requests: usize) {
+        self.net.hang_after.insert(at, requests);
     }
 
     /// A configuration request from the host on `at` (switch, port),
@@ -364,6 +378,14 @@ impl Network {
         {
             event.first_config_ns.get_or_insert(now);
         }
+        let completed = self.completed.get(&(switch, port)).copied().unwrap_or(0);
+        if self
+            .hang_after
+            .get(&(switch, port))
+            .is_some_and(|last| completed >= *last)
+        {
+            return None;
+        }
         let offset = request.byte_offset();
         let write = (request.direction == Direction::Write).then_some((data, request.first_be));
         let result = match self.partners.get_mut(&(switch, port)) {
@@ -398,6 +420,7 @@ impl Network {
             Some(Partner::Hung) => return None,
             _ => Err(ConfigFault::UnsupportedRequest),
         };
+        *self.completed.entry((switch, port)).or_default() += 1;
         Some(completion(
             request,
             status_of(&result),

@@ -199,6 +199,7 @@ pub fn topology(topology: &Topology) -> String {
                 PortRole::Host { host } => format!("host {}", host.0),
                 PortRole::Endpoint => "endpoint".to_owned(),
                 PortRole::Fabric => "fabric".to_owned(),
+                PortRole::NotResponding => "not responding".to_owned(),
             };
             table.row(vec![
                 port_ref(&p.at),
@@ -531,6 +532,10 @@ pub fn event_kind(kind: &EventKind) -> String {
         EventKind::FirmwareCheckedIn { slot } => {
             format!("firmware in slot {slot:?} checked in on trial; it boots from now on")
         }
+        EventKind::PortNotResponding { at } => format!(
+            "port {}: device not responding (its configuration requests timed out during enumeration)",
+            port_ref(at)
+        ),
     }
 }
 

@@ -129,6 +129,92 @@ fn events_print_a_table_warn_of_overwritten_entries_and_json_keeps_them() {
     assert_eq!(value["events"][1]["time_ms"], 61_000);
 }
 
+/// A switch with a device on port 2 and one on port 3 that stopped
+/// answering during enumeration, listed and logged so.
+fn not_responding_fake() -> FakeSwitch {
+    FakeSwitch::start(|request, _| {
+        let port = |port, role| PortInfo {
+            at: PortRef {
+                switch: SWITCH,
+                port: PortIndex(port),
+            },
+            role,
+            link: LinkStatus {
+                state: LinkState::Up,
+                speed: Some(LinkSpeed::Gen3),
+                width: 16,
+            },
+            max_speed: LinkSpeed::Gen4,
+            max_width: 16,
+        };
+        match request {
+            Request::Ping => Response::Pong,
+            Request::Identify => Response::Identity(identity()),
+            Request::Topology { .. } => Response::Topology(TopologyPage {
+                generation: Generation(1),
+                items: [
+                    TopologyItem::Port(port(2, PortRole::Endpoint)),
+                    TopologyItem::Port(port(3, PortRole::NotResponding)),
+                ]
+                .into_iter()
+                .collect(),
+                next: None,
+            }),
+            Request::ReadEvents { .. } => Response::Events(EventPage {
+                oldest: EventSeq(0),
+                events: [Event {
+                    seq: EventSeq(0),
+                    time_ms: 150,
+                    kind: EventKind::PortNotResponding {
+                        at: port(3, PortRole::NotResponding).at,
+                    },
+                }]
+                .into_iter()
+                .collect(),
+                next: EventSeq(1),
+            }),
+            _ => Response::Error(Error::Unsupported),
+        }
+    })
+}
+
+#[test]
+fn a_port_whose_device_stopped_answering_shows_not_responding() {
+    let fake = not_responding_fake();
+    let switch = fake.addr().to_string();
+    let run = |args: &[&str]| {
+        let mut all = vec!["--switch", &switch, "--key", KEY_HEX];
+        all.extend_from_slice(args);
+        weftctl(&all)
+    };
+    let topology = run(&["topology"]);
+    let stdout = text(&topology.stdout);
+    assert!(topology.status.success(), "{}", text(&topology.stderr));
+    let row = |port: &str| {
+        stdout
+            .lines()
+            .find(|line| line.starts_with(&format!("0x574546540001/{port} ")))
+            .unwrap_or_else(|| panic!("port {port} is listed: {stdout}"))
+            .to_owned()
+    };
+    assert!(row("3").contains("not responding"), "{stdout}");
+    assert!(!row("2").contains("not responding"), "{stdout}");
+
+    let events = run(&["events"]);
+    let stdout = text(&events.stdout);
+    assert!(events.status.success(), "{}", text(&events.stderr));
+    assert!(
+        stdout.contains(
+            "0       0.150 s  port 0x574546540001/3: device not responding \
+             (its configuration requests timed out during enumeration)"
+        ),
+        "{stdout}"
+    );
+    let json = run(&["--json", "topology"]);
+    let value: serde_json::Value = serde_json::from_slice(&json.stdout).expect("JSON");
+    assert!(value.to_string().contains("NotResponding"), "{value}");
+}
+
 #[test]
 fn cfg_reads_print_the_width_asked_for_and_a_refused_write_says_why() {
     let fake = fake();

@@ -113,6 +113,17 @@ pub enum Event {
         /// The port it is below.
         port: PortIndex,
     },
+    /// Enumeration found the device on a port not responding: it took a
+    /// configuration request of the manager and never completed it (PCIe
+    /// Base 6.0 §2.8), so the port was left empty
+    /// ([`crate::inventory::FabricSwitch::not_responding`]). Logged when an
+    /// enumeration finds it so and the one before did not.
+    NotResponding {
+        /// The switch.
+        switch: SwitchIndex,
+        /// The port.
+        port: PortIndex,
+    },
     /// Enumeration no longer found a function that was there before.
     DeviceRemoved {
         /// Its fabric ID.

@@ -262,11 +262,12 @@ pub struct FabricSwitch {
     /// in-band: [`crate::inband`]); `None` for the manager's own switch,
     /// whose CSRs the CPU reaches directly.
     pub management_bar: Option<u64>,
-    /// The ports whose device never completed the manager's first
-    /// configuration read, one bit per port: it timed out, or the switch
-    /// completed it with Completer Abort (PCIe Base 6.0 §2.8). Such a
-    /// port is [`PortKind::Empty`]; the device is not responding
-    /// ([`FabricSwitch::not_responding`]).
+    /// The ports whose device stopped completing the manager's
+    /// configuration requests while enumeration probed it, one bit per
+    /// port: a request timed out, or the switch completed it with
+    /// Completer Abort (PCIe Base 6.0 §2.8). Such a port is
+    /// [`PortKind::Empty`], with nothing of its device in the inventory;
+    /// the device is not responding ([`FabricSwitch::not_responding`]).
     pub not_responding: u32,
 }
 
@@ -284,8 +285,8 @@ impl FabricSwitch {
         }
     }
 
-    /// Whether the device behind `port` never completed the manager's
-    /// first configuration read when the fabric was enumerated.
+    /// Whether the device behind `port` stopped completing the manager's
+    /// configuration requests when the fabric was enumerated.
     pub fn not_responding(&self, port: PortIndex) -> bool {
         port.0 < 32 && self.not_responding & (1 << port.0) != 0
     }

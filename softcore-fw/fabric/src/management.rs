@@ -457,10 +457,24 @@ fn links(manager: &FabricManager) -> impl Iterator<Item = (PortRef, PortRef)> + 
     })
 }
 
-/// Every port of every switch, in discovery order.
-fn ports(manager: &FabricManager) -> impl Iterator<Item = (u64, u8, PortKind)> + '_ {
+/// Every port of every switch, in discovery order, with its role as the
+/// protocol shows it.
+fn ports(manager: &FabricManager) -> impl Iterator<Item = (u64, u8, PortRole)> + '_ {
     manager.inventory().switches.iter().flat_map(|switch| {
-        (0..switch.port_count).map(move |port| (switch.id, port, switch.port(PortIndex(port))))
+        (0..switch.port_count).map(move |port| {
+            let role = match switch.port(PortIndex(port)) {
+                PortKind::Empty if switch.not_responding(PortIndex(port)) => {
+                    PortRole::NotResponding
+                }
+                PortKind::Empty => PortRole::Unused,
+                PortKind::Host { host, .. } => PortRole::Host {
+                    host: wire_host(host),
+                },
+                PortKind::Endpoint { .. } => PortRole::Endpoint,
+                PortKind::Fabric { .. } => PortRole::Fabric,
+            };
+            (switch.id, port, role)
+        })
     })
 }
 
@@ -547,15 +561,7 @@ fn topology_item<L: PortLinks + ?Sized>(
     }
     index -= counts.links;
     if index < counts.ports {
-        let (switch, port, kind) = ports(manager).nth(index)?;
-        let role = match kind {
-            PortKind::Empty => PortRole::Unused,
-            PortKind::Host { host, .. } => PortRole::Host {
-                host: wire_host(host),
-            },
-            PortKind::Endpoint { .. } => PortRole::Endpoint,
-            PortKind::Fabric { .. } => PortRole::Fabric,
-        };
+        let (switch, port, role) = ports(manager).nth(index)?;
         let link = port_links.link(switch, port);
         return Some(TopologyItem::Port(PortInfo {
             at: PortRef {
@@ -710,6 +716,9 @@ fn wire_event(manager: &FabricManager, event: &LogEvent) -> EventKind {
         LogEvent::LinkDown { switch, port } => link(switch, port, false),
         LogEvent::DeviceAdded { function, .. } => EventKind::EndpointAdded {
             fabric_id: FabricId::from(function),
+        },
+        LogEvent::NotResponding { switch, port } => EventKind::PortNotResponding {
+            at: port_ref(switch, port),
         },
         LogEvent::DeviceRemoved { function, .. } => EventKind::EndpointRemoved {
             fabric_id: FabricId::from(function),

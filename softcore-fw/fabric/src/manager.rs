@@ -275,8 +275,10 @@ impl FabricManager {
     }
 
     /// Logs the functions `new` has that the current inventory has not,
-    /// and the other way round. A function is the same one if its fabric
-    /// ID, vendor and device ID are.
+    /// and the other way round, and the ports `new` finds not responding
+    /// that the current inventory did not (a switch is the same one if its
+    /// switch ID is). A function is the same one if its fabric ID, vendor
+    /// and device ID are.
     fn log_inventory_changes(&mut self, new: &Inventory) {
         let same = |a: &Function, b: &Function| {
             (a.id, a.vendor_id, a.device_id) == (b.id, b.vendor_id, b.device_id)
@@ -297,6 +299,17 @@ impl FabricManager {
                     switch: added.switch,
                     port: added.port,
                 });
+            }
+        }
+        for (index, switch) in new.switches.iter().enumerate() {
+            let before = self.inventory.switches.iter().find(|s| s.id == switch.id);
+            for port in (0..switch.port_count).map(PortIndex) {
+                if switch.not_responding(port) && !before.is_some_and(|s| s.not_responding(port)) {
+                    self.events.record(Event::NotResponding {
+                        switch: SwitchIndex(index as u8),
+                        port,
+                    });
+                }
             }
         }
     }

@@ -1241,6 +1241,66 @@ fn kinds(page: &EventPage) -> Vec<EventKind> {
 }
 
 #[test]
+fn a_port_whose_device_hung_is_listed_and_logged_not_responding() {
+    // A device on port 4 that completes no configuration request (PCIe
+    // Base 6.0 §2.8): enumeration leaves the port not responding.
+    const HUNG: u8 = 4;
+    let mut rig = rig();
+    let mut hung = FakeDevice::new(vec![plain_function(
+        0,
+        identity(0x10de, 0x2330, 0x03_02_00),
+        [Some(Bar::memory32(16 << 20)), None, None, None, None, None],
+        false,
+    )]);
+    hung.hung = true;
+    rig.fabric.devices[usize::from(HUNG)] = Some(hung);
+    let start = |rig: &mut Rig| {
+        let mut clock = rig.clock.clone();
+        rig.manager
+            .start(&mut rig.fabric, &mut clock, &mut rig.plane.switch, 0)
+            .expect("the fabric enumerates");
+    };
+    start(&mut rig);
+
+    let (_, items) = all_items(&mut rig);
+    let roles: Vec<PortRole> = items
+        .iter()
+        .filter_map(|i| match i {
+            TopologyItem::Port(p) => Some(p.role),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        roles[2..6],
+        [
+            PortRole::Endpoint,
+            PortRole::Endpoint,
+            PortRole::NotResponding,
+            PortRole::Unused,
+        ]
+    );
+    let at = PortRef {
+        switch: SwitchId(SWITCH_ID),
+        port: WirePort(HUNG),
+    };
+    let not_responding = |page: &EventPage| {
+        kinds(page)
+            .into_iter()
+            .filter(|kind| matches!(kind, EventKind::PortNotResponding { .. }))
+            .collect::<Vec<_>>()
+    };
+    let first = events_from(&mut rig, 0);
+    assert_eq!(
+        not_responding(&first),
+        [EventKind::PortNotResponding { at }]
+    );
+    // Enumerated again and still hung: nothing new to log.
+    start(&mut rig);
+    let again = events_from(&mut rig, first.next.0);
+    assert_eq!(not_responding(&again), []);
+}
+
+#[test]
 fn the_event_log_shows_enumeration_then_a_bind_and_an_unbind() {
     let mut rig = started();
     let first = events_from(&mut rig, 0);

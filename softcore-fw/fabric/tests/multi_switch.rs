@@ -11,6 +11,7 @@ use common::mesh::Mesh;
 use common::*;
 use proptest::prelude::*;
 use weft_fabric::binding::BindError;
+use weft_fabric::events::Event;
 use weft_fabric::hw::ConfigPath;
 use weft_fabric::inventory::{Binding, PortKind, SwitchIndex};
 use weft_fabric::manager::{FabricManager, StartError};
@@ -321,6 +322,22 @@ proptest! {
                 prop_assert!(!inv.bridges.iter().any(|b| (b.switch, b.port) == (switch, port)));
             }
         }
+        // Each hung device is logged once, by its switch and port.
+        let logged: Vec<(SwitchIndex, PortIndex)> = manager
+            .events()
+            .since(0)
+            .filter_map(|logged| match logged.event {
+                Event::NotResponding { switch, port } => Some((switch, port)),
+                _ => None,
+            })
+            .collect();
+        let hung_ports: Vec<(SwitchIndex, PortIndex)> = HANGING
+            .into_iter()
+            .zip(hung)
+            .filter(|(_, hung)| *hung)
+            .map(|((switch, port), _)| (SwitchIndex(switch as u8), PortIndex(port)))
+            .collect();
+        prop_assert_eq!(logged, hung_ports);
         prop_assert_eq!(&inv.switches, &want.switches);
         prop_assert_eq!(&inv.functions, &want.functions);
         prop_assert_eq!(&inv.bridges, &want.bridges);

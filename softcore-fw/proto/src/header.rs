@@ -49,7 +49,10 @@ pub const MAGIC: [u8; 4] = *b"WEFT";
 ///   [`Error::FabricOwnedCsr`](crate::Error::FabricOwnedCsr), the refusal of a
 ///   CSR write to a register the fabric manager programs.
 /// - 5: the event kind `FirmwareCheckedIn` of [`EventKind`](crate::EventKind).
-pub const PROTOCOL_VERSION: u16 = 5;
+/// - 6: a port whose device stopped answering during enumeration: the port
+///   role [`PortRole::NotResponding`](crate::PortRole::NotResponding) (an
+///   older client is told `Unused`) and the event kind `PortNotResponding`.
+pub const PROTOCOL_VERSION: u16 = 6;
 
 /// The oldest protocol version this crate still accepts. Because variants
 /// are only appended, every body an older client can send still decodes.

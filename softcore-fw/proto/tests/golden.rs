@@ -142,6 +142,12 @@ const VERSION_3_EVENT_KINDS: &[(&str, &str)] = &[("PortControlled", "140301")];
 /// (variant 21 of `EventKind`, slot B).
 const VERSION_5_EVENT_KINDS: &[(&str, &str)] = &[("FirmwareCheckedIn", "1501")];
 
+/// The postcard bytes of what protocol version 6 appended: the event kind
+/// `PortNotResponding` (variant 22 of `EventKind`; switch 0x0102, port 3)
+/// and the port role `NotResponding` (variant 4 of `PortRole`).
+const VERSION_6_EVENT_KINDS: &[(&str, &str)] = &[("PortNotResponding", "16820203")];
+const VERSION_6_PORT_ROLES: &[(&str, &str)] = &[("NotResponding", "04")];
+
 /// The postcard bytes of the counter kinds appended in protocol version 3,
 /// each alone (variants 16 to 30 of `CounterKind`).
 const VERSION_3_COUNTER_KINDS: &[(CounterKind, &str)] = &[
@@ -1220,10 +1226,39 @@ fn version_5_event_kinds_are_frozen() {
         sample
     );
     assert_eq!(sample.introduced_in(), 5);
+}
+
+#[test]
+fn version_6_event_kinds_and_port_roles_are_frozen() {
+    let sample = EventKind::PortNotResponding {
+        at: PortRef {
+            switch: SwitchId(0x0102),
+            port: PortIndex(3),
+        },
+    };
+    let (name, vector) = VERSION_6_EVENT_KINDS[0];
+    let bytes = unhex(vector);
+    assert_eq!(encode_body(&sample), bytes, "{name}");
+    assert_eq!(
+        postcard::from_bytes::<EventKind>(&bytes).expect("golden bytes decode"),
+        sample
+    );
+    assert_eq!(sample.introduced_in(), 6);
     // Nothing past them yet.
-    let mut next = vec![22u8];
+    let mut next = vec![23u8];
     next.extend([0u8; 32]);
     assert!(postcard::take_from_bytes::<EventKind>(&next).is_err());
+
+    let (name, vector) = VERSION_6_PORT_ROLES[0];
+    let bytes = unhex(vector);
+    assert_eq!(encode_body(&PortRole::NotResponding), bytes, "{name}");
+    assert_eq!(
+        postcard::from_bytes::<PortRole>(&bytes).expect("golden bytes decode"),
+        PortRole::NotResponding
+    );
+    assert_eq!(PortRole::NotResponding.introduced_in(), 6);
+    assert_eq!(PortRole::Fabric.introduced_in(), 1);
+    assert!(postcard::from_bytes::<PortRole>(&[5]).is_err());
 }
 
 #[test]

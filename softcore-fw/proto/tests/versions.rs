@@ -144,3 +144,63 @@ fn a_version_2_client_gets_unsupported_instead_of_a_version_3_refusal() {
         Response::Error(refusal)
     );
 }
+
+#[test]
+fn a_version_5_client_is_told_a_not_responding_port_is_unused() {
+    let port = |role| PortInfo {
+        at: PortRef {
+            switch: SWITCH,
+            port: PortIndex(2),
+        },
+        role,
+        link: LinkStatus {
+            state: LinkState::Up,
+            speed: Some(LinkSpeed::Gen3),
+            width: 16,
+        },
+        max_speed: LinkSpeed::Gen3,
+        max_width: 16,
+    };
+    let page = |role| {
+        Response::Topology(TopologyPage {
+            generation: Generation(1),
+            items: [TopologyItem::Port(port(role))].into_iter().collect(),
+            next: None,
+        })
+    };
+    assert_eq!(page(PortRole::NotResponding).introduced_in(), 6);
+    assert_eq!(page(PortRole::Unused).introduced_in(), 1);
+    assert_eq!(
+        answered_at(5, page(PortRole::NotResponding)),
+        page(PortRole::Unused)
+    );
+    assert_eq!(
+        answered_at(PROTOCOL_VERSION, page(PortRole::NotResponding)),
+        page(PortRole::NotResponding)
+    );
+    // The event kind is left out of an older client's page.
+    let event = |seq, kind| Event {
+        seq: EventSeq(seq),
+        time_ms: 0,
+        kind,
+    };
+    let events = |events: &[Event]| {
+        Response::Events(EventPage {
+            oldest: EventSeq(0),
+            events: events.iter().copied().collect(),
+            next: EventSeq(2),
+        })
+    };
+    let hung = event(
+        0,
+        EventKind::PortNotResponding {
+            at: port(PortRole::NotResponding).at,
+        },
+    );
+    let saved = event(1, EventKind::ConfigSaved);
+    assert_eq!(answered_at(5, events(&[hung, saved])), events(&[saved]));
+    assert_eq!(
+        answered_at(PROTOCOL_VERSION, events(&[hung, saved])),
+        events(&[hung, saved])
+    );
+}

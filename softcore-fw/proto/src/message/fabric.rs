@@ -136,6 +136,32 @@ pub enum PortRole {
     Endpoint,
     /// Another weft switch connects here (a fabric link).
     Fabric,
+    /// A device connects here but stopped completing the fabric manager's
+    /// configuration requests while the fabric was enumerated (they timed
+    /// out, PCIe Base 6.0 §2.8): the manager enumerated nothing below the
+    /// port and gave it nothing. Protocol version 6.
+    NotResponding,
+}
+
+impl PortRole {
+    /// The protocol version that introduced this role.
+    pub const fn introduced_in(&self) -> u16 {
+        match self {
+            PortRole::NotResponding => 6,
+            _ => 1,
+        }
+    }
+
+    /// The role a client of protocol `version` is told: one introduced
+    /// after that version reaches it as the role switches of its version
+    /// reported for such a port ([`PortRole::NotResponding`] as
+    /// [`PortRole::Unused`]: nothing was enumerated there).
+    pub const fn for_version(self, version: u16) -> PortRole {
+        match self {
+            PortRole::NotResponding if version < 6 => PortRole::Unused,
+            role => role,
+        }
+    }
 }
 
 /// One switch of the fabric.

@@ -341,6 +341,16 @@ pub enum EventKind {
         /// The slot it runs from.
         slot: ImageSlot,
     },
+    /// The device on a port stopped completing the fabric manager's
+    /// configuration requests while the fabric was enumerated (they timed
+    /// out, PCIe Base 6.0 §2.8): the port is left empty
+    /// ([`PortRole::NotResponding`](crate::PortRole::NotResponding)).
+    /// Logged once per enumeration that finds it so, unless the one
+    /// before found it so too. Protocol version 6.
+    PortNotResponding {
+        /// The port.
+        at: PortRef,
+    },
 }
 
 impl EventKind {
@@ -355,6 +365,7 @@ impl EventKind {
             | EventKind::IsolationDrops { .. } => 2,
             EventKind::PortControlled { .. } => 3,
             EventKind::FirmwareCheckedIn { .. } => 5,
+            EventKind::PortNotResponding { .. } => 6,
             _ => 1,
         }
     }

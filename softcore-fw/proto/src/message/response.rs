@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::error::Error;
-use super::fabric::{Identity, TopologyPage, VirtualSwitchInfo};
+use super::fabric::{Identity, TopologyItem, TopologyPage, VirtualSwitchInfo};
 use super::ids::{FabricId, OperationId, Token};
 use super::ops::{
     EventPage, FirmwareStatus, OperationReport, OperationState, PortCounters, UpdateState,
@@ -108,6 +108,15 @@ impl Response {
                 .map(|c| c.kind.introduced_in())
                 .max()
                 .unwrap_or(1),
+            Response::Topology(page) => page
+                .items
+                .iter()
+                .map(|item| match item {
+                    TopologyItem::Port(port) => port.role.introduced_in(),
+                    _ => 1,
+                })
+                .max()
+                .unwrap_or(1),
             _ => 1,
         }
     }
@@ -115,7 +124,9 @@ impl Response {
     /// Makes this response one a client speaking protocol `version` can
     /// decode: an event page without the entries of kinds introduced after
     /// that version (their sequence numbers are missing from it), a port's
-    /// counters without the kinds introduced after that version, any
+    /// counters without the kinds introduced after that version, a
+    /// topology page with each port's role as that version knows it
+    /// ([`PortRole::for_version`](crate::PortRole::for_version)), any
     /// other response unchanged or, when it carries a variant introduced
     /// after that version, [`Error::Unsupported`] (the switch cannot say
     /// more to that client). In place, since a response may be a whole page.
@@ -125,6 +136,13 @@ impl Response {
             Response::Counters(counters) => counters
                 .values
                 .retain(|c| c.kind.introduced_in() <= version),
+            Response::Topology(page) => {
+                for item in page.items.iter_mut() {
+                    if let TopologyItem::Port(port) = item {
+                        port.role = port.role.for_version(version);
+                    }
+                }
+            }
             _ => {}
         }
         if self.introduced_in() > version {

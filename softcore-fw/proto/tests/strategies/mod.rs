@@ -314,6 +314,7 @@ pub fn port_role() -> impl Strategy<Value = PortRole> {
         host().prop_map(|host| PortRole::Host { host }),
         Just(PortRole::Endpoint),
         Just(PortRole::Fabric),
+        Just(PortRole::NotResponding),
     ]
 }
 
@@ -463,6 +464,7 @@ pub fn event_kind() -> impl Strategy<Value = EventKind> {
         (port(), port_action())
             .prop_map(|(port, action)| EventKind::PortControlled { port, action }),
         image_slot().prop_map(|slot| EventKind::FirmwareCheckedIn { slot }),
+        port_ref().prop_map(|at| EventKind::PortNotResponding { at }),
     ]
 }
 

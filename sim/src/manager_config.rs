@@ -184,6 +184,7 @@ impl ManagerConfig<'_> {
                 (reply, back)
             }
             End::Node(_) => {
+                self.wiring.take_config_request(place, packet);
                 let reply = match self.wiring.nodes.get_mut(&place) {
                     Some(Node::Device(device)) => device
                         .handle(arrived, packet)

@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use weft_devices::Device;
 use weft_model::{Forwarding, Packet};
-use weft_pcie::tlp::FlowControlClass;
+use weft_pcie::tlp::{Body, FlowControlClass};
 
 use crate::host::Host;
 use crate::link::{CreditCost, Credits, LinkConfig, LinkDirection, Picoseconds};
@@ -107,6 +107,10 @@ pub(crate) struct Wiring {
     channels: BTreeMap<ChannelId, Channel>,
     /// The waveform every TLP put on a wire is recorded in, if one is.
     pub(crate) waveform: Option<Box<Waveform>>,
+    /// Per place whose endpoint hangs partway
+    /// ([`World::hang_device_after`](crate::world::World::hang_device_after)),
+    /// how many more configuration requests it completes.
+    hang_after: BTreeMap<Place, u32>,
 }
 
 /// The switch ports at the ends of `channel`: the one sending on it (a
@@ -186,6 +190,35 @@ impl Wiring {
             .insert((place, Way::Up), Channel::new(link, Credits::SWITCH_PORT));
         self.channels
             .insert((place, Way::Down), Channel::new(link, Credits::ENDPOINT));
+    }
+
+    /// Makes the endpoint behind `place` complete `requests` more
+    /// configuration requests and hang as the next one reaches it
+    /// ([`Wiring::take_config_request`]).
+    pub(crate) fn hang_after(&mut self, place: Place, requests: u32) {
+        self.hang_after.insert(place, requests);
+    }
+
+    /// Counts `packet`, arriving at the node behind `place`, against the
+    /// configuration requests that node completes before it hangs
+    /// ([`Wiring::hang_after`]): the first past them makes it
+    /// [`Node::Hung`] before it is handled, so it gets no completion.
+    /// Every other TLP passes uncounted.
+    pub(crate) fn take_config_request(&mut self, place: Place, packet: &Packet) {
+        if !matches!(packet.header.body, Body::Config(_)) {
+            return;
+        }
+        let Some(left) = self.hang_after.get_mut(&place) else {
+            return;
+        };
+        if let Some(fewer) = left.checked_sub(1) {
+            *left = fewer;
+            return;
+        }
+        self.hang_after.remove(&place);
+        if let Some(node @ Node::Device(_)) = self.nodes.get_mut(&place) {
+            *node = Node::Hung;
+        }
     }
 
     /// Cables `a` to `b` with a fabric link of shape `link`.

@@ -363,6 +363,21 @@ impl World {
         }
     }
 
+    /// Makes the endpoint behind `place` hang partway, as a device whose
+    /// firmware crashes while it is being set up: it completes `requests`
+    /// more configuration requests (reads and writes, from the fabric
+    /// manager or a host, to any of its functions or below it) and, as
+    /// the next one reaches it, hangs as [`World::hang_device`] makes it
+    /// hang, that request and everything after it unanswered. Returns
+    /// whether an endpoint that had not hung was there.
+    pub fn hang_device_after(&mut self, place: Place, requests: u32) -> bool {
+        if !matches!(self.wiring.nodes.get(&place), Some(Node::Device(_))) {
+            return false;
+        }
+        self.wiring.hang_after(place, requests);
+        true
+    }
+
     /// Records the ports of `waveform`'s switches from now on: every TLP
     /// the links carry to or from them and every TLP they drop
     /// ([`crate::waveform`]). Without it nothing is recorded, at no cost.
@@ -906,6 +921,7 @@ impl World {
 
     fn at_node(&mut self, place: Place, packet: Packet) {
         let now = self.now;
+        self.wiring.take_config_request(place, &packet);
         let answers = match self.wiring.nodes.get_mut(&place) {
             Some(Node::Device(device)) => device.handle(now, &packet),
             Some(Node::Host(host)) => host.handle(now, packet),

@@ -17,11 +17,17 @@
 //! The fabric manager's own configuration requests to a device hung
 //! before enumeration (`scenarios/hung_before_enumeration.toml`) time out
 //! after the manager's completion timeout; it reports the device as not
-//! responding and enumerates, binds and serves the rest.
+//! responding and enumerates, binds and serves the rest. So does a device
+//! that hangs partway through enumeration
+//! (`scenarios/hung_during_enumeration.toml`): what the manager had given
+//! it is released and goes to the next port's device.
 
 use std::path::Path;
 use std::time::Duration;
 
+use weft_fabric::address::DEFAULT_POOL32_BASE;
+use weft_fabric::events::Event;
+use weft_fabric::inventory::{PortKind, SwitchIndex};
 use weft_fabric::routes::COMPLETION_TIMEOUT_US;
 use weft_model::PortIndex;
 use weft_pcie::split::{split_read, PayloadSize};
@@ -47,6 +53,11 @@ const HUNG_GPU_CONFIG: &str = include_str!("scenarios/hung_gpu_config.toml");
 /// One switch, a host on port 0 and GPUs on ports 1 and 2; gpu2 hangs
 /// before the manager enumerates, gpu1 is bound and used.
 const HUNG_BEFORE_ENUMERATION: &str = include_str!("scenarios/hung_before_enumeration.toml");
+
+/// One switch, a host on port 0, an NVMe drive with SR-IOV on port 1 and a
+/// GPU on port 2; the drive hangs after 60 configuration requests, while
+/// the manager sets up its SR-IOV; the GPU is bound and read.
+const HUNG_DURING_ENUMERATION: &str = include_str!("scenarios/hung_during_enumeration.toml");
 
 const HOST: Place = Place::new(0, 0);
 
@@ -209,7 +220,7 @@ fn a_device_hung_before_enumeration_is_reported_not_responding_and_the_rest_is_s
     assert_eq!(enumerated.what, "fabric manager enumerates the fabric");
     assert_eq!(
         enumerated.outcome,
-        "1 GPUs; not responding: gpu2 (no completion to the manager's configuration read)"
+        "1 GPUs; not responding: gpu2 (a configuration request of the manager got no completion)"
     );
     // §6.6.1's 100 ms after reset, then the manager's wait for gpu2's
     // first read; the rest takes a few µs.
@@ -247,5 +258,74 @@ fn a_device_hung_before_enumeration_is_reported_not_responding_and_the_rest_is_s
         error.why,
         "gpu2 is not in the fabric (the fabric manager found it not responding when it \
          enumerated the fabric)"
+    );
+}
+
+#[test]
+fn a_device_hung_during_enumeration_is_released_and_the_next_port_gets_what_it_had() {
+    let scenario = Scenario::parse(
+        HUNG_DURING_ENUMERATION,
+        "hung_during_enumeration.toml",
+        Path::new("."),
+    )
+    .expect("valid");
+    let mut engine = Engine::new(&scenario).expect("the fabric builds");
+    // gpu1 is bound, seen, read; nothing lost, dropped or unexpected.
+    engine.run_steps(&mut |_| {}).expect("every step passes");
+    let report = engine.report();
+    assert_eq!(
+        report.steps[0].outcome,
+        "links up; after 60 configuration requests completed, every TLP taken in, nothing sent back"
+    );
+    let enumerated = &report.steps[1];
+    assert_eq!(
+        enumerated.outcome,
+        "1 GPUs; not responding: drive (a configuration request of the manager got no completion)"
+    );
+    // §6.6.1's 100 ms after reset, then the manager's wait for the
+    // request the drive never completed (before VF Enable, so no 100 ms
+    // wait for VFs); the rest takes a few µs.
+    let least = Duration::from_millis(100) + MANAGER_COMPLETION_TIMEOUT;
+    assert!(
+        (least..least + Duration::from_millis(1)).contains(&enumerated.at),
+        "enumeration ended at {:?}, not once the manager's timeout ({MANAGER_COMPLETION_TIMEOUT:?}) had passed",
+        enumerated.at
+    );
+    eprintln!(
+        "enumeration with a drive hung in its SR-IOV set-up ended at {:?}",
+        enumerated.at
+    );
+    let manager = engine.world().manager();
+    let inventory = manager.inventory();
+    let local = &inventory.switches[0];
+    assert!(local.not_responding(PortIndex(1)), "the drive's port");
+    assert_eq!(local.port(PortIndex(1)), PortKind::Empty);
+    // Nothing of the drive is left (its PF, VFs or BARs), and gpu1 got
+    // the bus and the address the drive had been given: the first
+    // endpoint bus after the host's proxy, the pool's first address.
+    let functions: Vec<_> = inventory.functions.iter().map(|f| (f.id, f.port)).collect();
+    assert_eq!(functions, [(weft_pcie::Bdf::new(2, 0, 0), PortIndex(2))]);
+    assert_eq!(
+        local.port(PortIndex(2)),
+        PortKind::Endpoint { buses: (2, 2) }
+    );
+    assert_eq!(
+        inventory.functions[0].bars[0].fabric_address(),
+        Some(DEFAULT_POOL32_BASE)
+    );
+    assert!(inventory.functions[0].binding.is_some(), "gpu1 bound");
+    // The event log names the drive's port once.
+    let logged: Vec<_> = manager
+        .events()
+        .since(0)
+        .filter(|logged| matches!(logged.event, Event::NotResponding { .. }))
+        .map(|logged| logged.event)
+        .collect();
+    assert_eq!(
+        logged,
+        [Event::NotResponding {
+            switch: SwitchIndex::LOCAL,
+            port: PortIndex(1)
+        }]
     );
 }

@@ -189,6 +189,34 @@ fn hanging_an_unknown_endpoint_or_part_of_a_device_is_an_error_at_its_step() {
 }
 
 #[test]
+fn a_hang_after_config_requests_needs_one_or_more_that_fit() {
+    let hang = |after: &str| {
+        format!(
+            "{HEAD}[[link]]\nends = [\"gpu1\", \"s0.1\"]\n\
+             [[step]]\ndo = \"hang\"\nendpoints = [\"gpu1\"]\nafter_config_requests = {after}\n"
+        )
+    };
+    for bad in ["0", "-1"] {
+        let text = hang(bad);
+        let (line, _, message) = error_of(&text);
+        assert_eq!(line, line_of(&text, "[[step]]", 0));
+        assert_eq!(
+            message,
+            format!(
+                "`after_config_requests` = {bad}: the configuration requests the endpoints \
+                 complete before they hang, 1 or more; leave it out to hang them at once"
+            )
+        );
+    }
+    let (_, _, message) = error_of(&hang("4294967296"));
+    assert_eq!(
+        message,
+        "`after_config_requests` = 4294967296: at most 4294967295"
+    );
+    Scenario::parse(&hang("12"), "test.toml", Path::new(".")).expect("valid");
+}
+
+#[test]
 fn a_read_names_a_known_host_and_endpoint_and_a_completion_status() {
     let read = |host: &str, endpoint: &str, expect: &str| {
         format!(

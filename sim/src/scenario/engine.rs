@@ -409,13 +409,22 @@ impl<'s> Engine<'s> {
                     self.names(targets)
                 }
             ),
-            Action::Hang { endpoints } => {
+            Action::Hang {
+                endpoints,
+                after_config_requests,
+            } => {
                 let names: Vec<&str> = endpoints
                     .iter()
                     .map(|e| self.scenario.endpoints[*e].name.as_str())
                     .collect();
                 let verb = if names.len() == 1 { "hangs" } else { "hang" };
-                format!("{} {verb}", names.join(", "))
+                let after = after_config_requests.map_or(String::new(), |requests| {
+                    format!(
+                        " after {}",
+                        count(requests as usize, "configuration request")
+                    )
+                });
+                format!("{} {verb}{after}", names.join(", "))
             }
             Action::Read { host, target, .. } => {
                 format!("{} reads {}", self.host_name(*host), self.name(*target))
@@ -542,10 +551,17 @@ impl<'s> Engine<'s> {
                 self.report.checks_passed += 1;
                 self.note(what, "yes".into());
             }
-            Action::Hang { endpoints } => {
+            Action::Hang {
+                endpoints,
+                after_config_requests,
+            } => {
                 for endpoint in endpoints {
                     let plan = &scenario.endpoints[*endpoint];
-                    if !self.world.hang_device(plan.place) {
+                    let hung = match *after_config_requests {
+                        Some(requests) => self.world.hang_device_after(plan.place, requests),
+                        None => self.world.hang_device(plan.place),
+                    };
+                    if !hung {
                         return Err(failed(
                             step,
                             &what,
@@ -553,10 +569,14 @@ impl<'s> Engine<'s> {
                         ));
                     }
                 }
-                self.note(
-                    what,
-                    "links up, every TLP taken in, nothing sent back".into(),
-                );
+                let outcome = match after_config_requests {
+                    Some(requests) => format!(
+                        "links up; after {} completed, every TLP taken in, nothing sent back",
+                        count(*requests as usize, "configuration request")
+                    ),
+                    None => "links up, every TLP taken in, nothing sent back".into(),
+                };
+                self.note(what, outcome);
             }
             Action::Read {
                 host,
@@ -649,7 +669,7 @@ impl<'s> Engine<'s> {
             .collect();
         if !silent.is_empty() {
             outcome += &format!(
-                "; not responding: {} (no completion to the manager's configuration read)",
+                "; not responding: {} (a configuration request of the manager got no completion)",
                 silent.join(", ")
             );
         }
@@ -658,7 +678,7 @@ impl<'s> Engine<'s> {
     }
 
     /// Whether `endpoint` has a link of its own to a port whose device
-    /// never completed the manager's first configuration read
+    /// stopped completing the manager's configuration requests during enumeration
     /// (`weft_fabric::inventory::FabricSwitch::not_responding`).
     fn not_responding(&self, endpoint: &EndpointPlan) -> bool {
         let inventory = self.world.manager().inventory();

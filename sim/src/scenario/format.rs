@@ -332,6 +332,16 @@ pub enum ActionSpec {
         /// `name.vfN`, none below a `pcie_switch`; a `pcie_switch` hangs
         /// with every device below it).
         endpoints: Vec<String>,
+        /// With it, each endpoint hangs partway
+        /// (`World::hang_device_after`): it completes this many more
+        /// configuration requests — reads and writes, from the fabric
+        /// manager or a host, to any of its functions or below it — and
+        /// hangs as the next one reaches it. Before `enumerate`, it hangs
+        /// while the manager probes it (after its first read, during BAR
+        /// sizing, its capability walks, SR-IOV set-up), and the manager
+        /// finds it not responding all the same. From 1; without it, the
+        /// endpoints hang at once.
+        after_config_requests: Option<i64>,
     },
     /// A host's CPU reads the first DW of an endpoint's first memory BAR,
     /// at the address the host has for it, or with `space = "config"` the

@@ -45,7 +45,17 @@
 //! ([`MANAGER_COMPLETION_TIMEOUT`](crate::manager_config::MANAGER_COMPLETION_TIMEOUT),
 //! 50 ms), reports the device not responding (the `enumerate` step says
 //! so) and enumerates the rest
-//! (`sim/tests/scenarios/hung_before_enumeration.toml`).
+//! (`sim/tests/scenarios/hung_before_enumeration.toml`). With
+//! `after_config_requests = N` the endpoints of a `hang` step answer N
+//! more configuration requests (reads and writes, the manager's or a
+//! host's) and hang as the next one arrives
+//! ([`World::hang_device_after`](crate::world::World::hang_device_after)):
+//! a device that hangs partway through enumeration, which the manager
+//! reports not responding all the same, releasing what it had given it
+//! (`sim/tests/scenarios/hung_during_enumeration.toml`: an NVMe drive hung
+//! while its SR-IOV is set up, whose bus and addresses the GPU on the
+//! next port gets). `N` is 1 or more; a scenario with 0 or less, or more
+//! than 2³² − 1, is refused.
 //!
 //! The reference experiment of shared/REFERENCE.md is the built-in
 //! scenario [`REFERENCE`], shipped as `sim/scenarios/reference.toml`.

@@ -311,6 +311,9 @@ pub enum Action {
     Hang {
         /// Endpoint indices, each a device with a link of its own.
         endpoints: Vec<usize>,
+        /// The configuration requests each completes before it hangs;
+        /// `None`: it hangs at once.
+        after_config_requests: Option<u32>,
     },
     /// A host's CPU reads a function's first memory BAR, or its first
     /// configuration DW.
@@ -980,7 +983,23 @@ pub fn resolve(file: ScenarioFile, text: &str, base: &Path) -> Result<Scenario, 
             }
             ActionSpec::Hang {
                 endpoints: names_given,
+                after_config_requests,
             } => {
+                let after_config_requests = match *after_config_requests {
+                    None => None,
+                    Some(requests) if requests < 1 => {
+                        return invalid(
+                            at,
+                            format!("`after_config_requests` = {requests}: the configuration requests the endpoints complete before they hang, 1 or more; leave it out to hang them at once"),
+                        )
+                    }
+                    Some(requests) => Some(u32::try_from(requests).or_else(|_| {
+                        invalid(
+                            at,
+                            format!("`after_config_requests` = {requests}: at most {}", u32::MAX),
+                        )
+                    })?),
+                };
                 let mut hung = Vec::new();
                 for target in targets("endpoints", names_given)? {
                     let endpoint = &endpoints[target.endpoint];
@@ -998,7 +1017,10 @@ pub fn resolve(file: ScenarioFile, text: &str, base: &Path) -> Result<Scenario, 
                     }
                     hung.push(target.endpoint);
                 }
-                Action::Hang { endpoints: hung }
+                Action::Hang {
+                    endpoints: hung,
+                    after_config_requests,
+                }
             }
             ActionSpec::Read {
                 host,

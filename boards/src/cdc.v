@@ -104,4 +104,24 @@ module weft_board_cdc_fifo #(
     end
 endmodule
 
+// Carries one-cycle pulses on src_clk into dst_clk: each pulse flips a
+// toggle on src_clk, the toggle crosses through two flip-flops, and each
+// change of it leaves as one one-cycle pulse on dst_clk. Whatever the two
+// clocks' rates, every pulse arrives exactly once, provided pulses are at
+// least three dst_clk cycles apart (two closer together would cancel in the
+// toggle); a plain two-flop synchronizer would lose a pulse shorter than a
+// dst_clk cycle, or stretch one into several.
+module weft_board_pulse_sync (
+    input wire src_clk,
+    input wire src_pulse,
+    input wire dst_clk,
+    output wire dst_pulse
+);
+    reg toggle = 1'b0;
+    always @(posedge src_clk) if (src_pulse) toggle <= !toggle;
+    reg [2:0] seen = 3'b000;
+    always @(posedge dst_clk) seen <= {seen[1:0], toggle};
+    assign dst_pulse = seen[2] != seen[1];
+endmodule
+
 `default_nettype wire

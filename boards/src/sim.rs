@@ -148,7 +148,30 @@ const MODEL_SIGS: &[Sig] = &[
     Sig::TxErr,
     Sig::TxData,
     Sig::TxHdr,
+    Sig::ReconfigClk,
+    Sig::ReconfigRstN,
+    Sig::ReconfigAddress,
+    Sig::ReconfigAddressWide,
+    Sig::ReconfigRead,
+    Sig::ReconfigWrite,
+    Sig::ReconfigWriteData,
+    Sig::ReconfigReadData,
+    Sig::ReconfigReadDataValid,
+    Sig::ReconfigWaitRequest,
 ];
+
+/// Hot resets and retrains the loopback asks of every port, alternately.
+const LINK_PULSES: u32 = 3;
+
+/// weft clock cycles between two of the loopback's requests: less than a
+/// hot reset takes, so a retrain arrives while the hot reset before it is
+/// under way and waits.
+const LINK_PULSE_GAP: u32 = 100;
+
+/// Cycles the smoke run's link controllers hold Secondary Bus Reset, in
+/// place of the 2 ms of [`verilog::SECONDARY_BUS_RESET_CYCLES`], and the
+/// least the models accept.
+const SIM_SECONDARY_BUS_RESET_CYCLES: u32 = 64;
 
 /// `[hi:0] ` for a multi-bit signal, nothing for one bit.
 fn range(bits: u32) -> String {
@@ -229,7 +252,8 @@ fn model_wrapper(instance: &verilog::Instance, table: &tile::Table) -> String {
         let _ = writeln!(
             v,
             "    weft_board_tile_model #(.SEGMENTS({}), .DATA_BITS({}), .HVALID({}), \
-             .RX_READY_LATENCY({}), .TX_READY_LATENCY({}), .PORT({port}), .OWN_CLOCK({})) model{core} (\n        \
+             .RX_READY_LATENCY({}), .TX_READY_LATENCY({}), .PORT({port}), .OWN_CLOCK({}),\n        \
+             .BRIDGE_CONTROL('h{:x}), .LINK_CONTROL('h{:x}), .MIN_HOLD({SIM_SECONDARY_BUS_RESET_CYCLES})) model{core} (\n        \
              .clk_in(m0_coreclk),\n        {}\n    );",
             ip.segments,
             ip.data_bits,
@@ -237,6 +261,8 @@ fn model_wrapper(instance: &verilog::Instance, table: &tile::Table) -> String {
             table.rx_ready_latency,
             table.tx_ready_latency,
             u8::from(core == 0),
+            table.bridge_control,
+            table.link_control,
             conns.join(",\n        ")
         );
     }
@@ -245,7 +271,8 @@ fn model_wrapper(instance: &verilog::Instance, table: &tile::Table) -> String {
 }
 
 /// `weft_chip` as a loopback: each port's ingress leaves by the same
-/// port's egress, both held up together on random cycles.
+/// port's egress, both held up together on random cycles; and every port
+/// is asked for [`LINK_PULSES`] hot resets and retrains.
 fn loopback_switch_top() -> String {
     let ports = verilog::switch_ports();
     let list: Vec<String> = ports
@@ -269,6 +296,29 @@ fn loopback_switch_top() -> String {
         ] {
             let _ = writeln!(v, "    assign egress${p}${sig} = ingress${p}${sig};");
         }
+    }
+    let _ = writeln!(
+        v,
+        "    // Hot reset and retrain requests, one-cycle pulses alternately on\n    \
+         // every port, once the links have had time to come up.\n    \
+         integer link_wait = 0;\n    integer link_sent = 0;\n    reg pulses_done = 1'b0;\n    \
+         reg hot_reset = 1'b0;\n    reg retrain = 1'b0;\n    \
+         always @(posedge clock) begin\n        \
+         hot_reset <= 1'b0;\n        retrain <= 1'b0;\n        \
+         if (reset) link_wait <= -2000;\n        \
+         else if (link_sent < {total}) begin\n            \
+         link_wait <= link_wait + 1;\n            \
+         if (link_wait == {LINK_PULSE_GAP}) begin\n                \
+         link_wait <= 0;\n                link_sent <= link_sent + 1;\n                \
+         if (link_sent % 2 == 0) hot_reset <= 1'b1;\n                else retrain <= 1'b1;\n            \
+         end\n        end else pulses_done <= 1'b1;\n    end",
+        total = 2 * LINK_PULSES
+    );
+    for p in 0..SWITCH_PORTS {
+        let _ = writeln!(
+            v,
+            "    assign link_hot_reset${p} = hot_reset;\n    assign link_retrain${p} = retrain;"
+        );
     }
     let _ = writeln!(
         v,
@@ -342,9 +392,11 @@ fn testbench(board: &Board) -> String {
         .iter()
         .flat_map(|i| (0..i.ports.len()).map(move |core| format!("dut.{}.model{core}", i.name())))
         .collect();
-    let done: Vec<String> = models.iter().map(|m| format!("{m}.done")).collect();
+    let mut done: Vec<String> = models.iter().map(|m| format!("{m}.done")).collect();
+    done.push("link_checked".to_owned());
     let errors: Vec<String> = models.iter().map(|m| format!("{m}.errors")).collect();
     v += &clock_checks();
+    v += &link_checks(board);
     let _ = writeln!(
         v,
         "    initial begin\n        \
@@ -357,6 +409,47 @@ fn testbench(board: &Board) -> String {
         release.join(" "),
         done.join(" && "),
         errors.join(" + ")
+    );
+    v
+}
+
+/// The testbench's checks of the hot reset and retrain requests: each
+/// link controller holds Secondary Bus Reset for
+/// [`SIM_SECONDARY_BUS_RESET_CYCLES`], and once the loopback has sent its
+/// requests and they have had time to land, each downstream port's model
+/// has counted [`LINK_PULSES`] of each, in its reconfiguration clock, and
+/// every other model none.
+fn link_checks(board: &Board) -> String {
+    let mut v = String::new();
+    let mut checks = String::new();
+    for instance in verilog::instances(board) {
+        for (core, (port, ip)) in instance.ports.iter().enumerate() {
+            let expected = if verilog::has_link_controller(board, *port) {
+                let _ = writeln!(
+                    v,
+                    "    defparam dut.{}_link.HOLD = {SIM_SECONDARY_BUS_RESET_CYCLES};",
+                    ip.name
+                );
+                LINK_PULSES
+            } else {
+                0
+            };
+            let model = format!("dut.{}.model{core}", instance.name());
+            for count in ["hot_resets", "retrains"] {
+                let _ = writeln!(
+                    checks,
+                    "        if ({model}.{count} != {expected})\n            \
+                     $display(\"ERROR: {}: %0d {count}, not {expected}\", {model}.{count});",
+                    ip.name
+                );
+            }
+        }
+    }
+    let _ = writeln!(
+        v,
+        "    reg link_checked = 1'b0;\n    \
+         initial begin\n        wait (dut.switch.pulses_done);\n        #20000000;\n{checks}        \
+         $display(\"weft-board-tb: link requests checked\");\n        link_checked = 1'b1;\n    end"
     );
     v
 }
@@ -963,6 +1056,7 @@ pub fn run_files(
     if !sim.status.success()
         || report.contains("ERROR")
         || !report.contains("weft-board-tb: clocks checked")
+        || !report.contains("weft-board-tb: link requests checked")
         || !report.contains("weft-board-tb: done, 0 errors")
     {
         return Err(SimError::Failed { report });

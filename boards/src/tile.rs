@@ -68,6 +68,27 @@ pub enum Sig {
     TxData,
     /// Per segment: the header of the TLP starting there, DW0 most significant.
     TxHdr,
+    /// The Hard IP reconfiguration interface's clock (683059 §4.12: 50 to
+    /// 125 MHz), an Avalon-MM slave onto the tile's configuration space.
+    ReconfigClk,
+    /// Its reset, active low.
+    ReconfigRstN,
+    /// Its byte address, 21 bits (P-tile, F-tile).
+    ReconfigAddress,
+    /// Its byte address, 32 bits (R-tile, 683501 §4.3.4).
+    ReconfigAddressWide,
+    /// Its read request.
+    ReconfigRead,
+    /// Its write request.
+    ReconfigWrite,
+    /// The byte written.
+    ReconfigWriteData,
+    /// The byte read.
+    ReconfigReadData,
+    /// The byte read is valid.
+    ReconfigReadDataValid,
+    /// The interface has not yet taken the request.
+    ReconfigWaitRequest,
     /// Per lane: receiver, positive.
     LaneRxP,
     /// Per lane: receiver, negative.
@@ -119,6 +140,16 @@ impl Sig {
             TxErr => "tx_err",
             TxData => "tx_data",
             TxHdr => "tx_hdr",
+            ReconfigClk => "reconfig_clk",
+            ReconfigRstN => "reconfig_rst_n",
+            ReconfigAddress => "reconfig_address",
+            ReconfigAddressWide => "reconfig_address_wide",
+            ReconfigRead => "reconfig_read",
+            ReconfigWrite => "reconfig_write",
+            ReconfigWriteData => "reconfig_writedata",
+            ReconfigReadData => "reconfig_readdata",
+            ReconfigReadDataValid => "reconfig_readdatavalid",
+            ReconfigWaitRequest => "reconfig_waitrequest",
             LaneRxP => "rx_p",
             LaneRxN => "rx_n",
             LaneTxP => "tx_p",
@@ -143,8 +174,31 @@ impl Sig {
                 | RxEmpty
                 | RxHdr
                 | TxReady
+                | ReconfigReadData
+                | ReconfigReadDataValid
+                | ReconfigWaitRequest
                 | LaneTxP
                 | LaneTxN
+        )
+    }
+
+    /// Whether the signal belongs to the Hard IP reconfiguration interface,
+    /// which the wrapper drives from a port's link controller rather than
+    /// from its TLP shims.
+    pub const fn is_reconfig(self) -> bool {
+        use Sig::*;
+        matches!(
+            self,
+            ReconfigClk
+                | ReconfigRstN
+                | ReconfigAddress
+                | ReconfigAddressWide
+                | ReconfigRead
+                | ReconfigWrite
+                | ReconfigWriteData
+                | ReconfigReadData
+                | ReconfigReadDataValid
+                | ReconfigWaitRequest
         )
     }
 
@@ -175,6 +229,9 @@ impl Sig {
             Sig::RxData | Sig::TxData => segment_data_bits,
             Sig::RxEmpty => EMPTY_BITS,
             Sig::RxHdr | Sig::TxHdr => HEADER_BITS,
+            Sig::ReconfigAddress => 21,
+            Sig::ReconfigAddressWide => 32,
+            Sig::ReconfigWriteData | Sig::ReconfigReadData => 8,
             _ => 1,
         }
     }
@@ -210,6 +267,13 @@ pub struct Table {
     pub tx_ready_latency: u32,
     /// Every port the wrapper connects, by what it carries.
     pub ports: &'static [(Sig, &'static str)],
+    /// Byte address, on the Hard IP reconfiguration interface, of the low
+    /// byte of the tile's Bridge Control register (Secondary Bus Reset,
+    /// bit 6; PCIe Base 6.0 §7.5.1.3.13): offset 0x3E of a Type 1 header.
+    pub bridge_control: u32,
+    /// Byte address of the low byte of its Link Control register (Retrain
+    /// Link, bit 5; §7.5.3.7): 0x10 past its PCI Express Capability.
+    pub link_control: u32,
 }
 
 /// The clock, reset and lane ports every tile spells alike. `{p}` is the
@@ -239,7 +303,9 @@ macro_rules! tile_ports {
 
 /// P-tile, as in 683059 "Avalon Streaming Interface" (F-tile's 683140 uses
 /// the same names). RX ready latency 27 (683059 "rx_st_ready Behavior"); TX
-/// ready latency 3.
+/// ready latency 3. The Hard IP reconfiguration interface is the tile's,
+/// one for its cores (683059 §4.12; the names with their `_i`/`_o` as the
+/// P-tile's Avalon-MM guide 683268 Table 55 spells them).
 pub const PTILE: Table = Table {
     source: "683059 P-Tile Avalon Streaming IP for PCIe, Interfaces",
     segments: Segments::Packed,
@@ -258,13 +324,29 @@ pub const PTILE: Table = Table {
         TxErr => "p{p}_tx_st_err_i",
         TxData => "p{p}_tx_st_data_i",
         TxHdr => "p{p}_tx_st_hdr_i",
+        ReconfigClk => "hip_reconfig_clk",
+        ReconfigRstN => "hip_reconfig_rst_n",
+        ReconfigAddress => "hip_reconfig_address_i",
+        ReconfigRead => "hip_reconfig_read_i",
+        ReconfigWrite => "hip_reconfig_write_i",
+        ReconfigWriteData => "hip_reconfig_writedata_i",
+        ReconfigReadData => "hip_reconfig_readdata_o",
+        ReconfigReadDataValid => "hip_reconfig_readdatavalid_o",
+        ReconfigWaitRequest => "hip_reconfig_waitrequest_o",
     ],
+    // PF0's registers start at 0 (683059 A.1, "Configuration Space
+    // Offsets"); the PCI Express Capability at 0x70 is still to check
+    // against A.1, "PCIe Configuration Space Registers".
+    bridge_control: 0x3e,
+    link_control: 0x80,
 };
 
 /// R-tile, as in 683501 "Avalon Streaming Interface": one set of ports per
 /// segment, header-valid and data-valid apart. RX ready latency taken as the
 /// P-tile's 27; TX ready latency 3, the figure of 683501 "tx_st_ready_o
-/// Behavior" (which allows up to 16).
+/// Behavior" (which allows up to 16). Each core has its own Hard IP
+/// reconfiguration interface, with a 32-bit address (683501 §4.3.4 and
+/// appendix A, `pX_hip_reconfig_address_i[31:0]`).
 pub const RTILE: Table = Table {
     source: "683501 R-Tile Avalon Streaming IP for PCIe, Interfaces",
     segments: Segments::PerPort,
@@ -284,7 +366,20 @@ pub const RTILE: Table = Table {
         TxHvalid => "p{p}_tx_st{i}_hvalid_i",
         TxData => "p{p}_tx_st{i}_data_i",
         TxHdr => "p{p}_tx_st{i}_hdr_i",
+        ReconfigClk => "p{p}_hip_reconfig_clk",
+        ReconfigRstN => "p{p}_hip_reconfig_rst_n",
+        ReconfigAddressWide => "p{p}_hip_reconfig_address_i",
+        ReconfigRead => "p{p}_hip_reconfig_read_i",
+        ReconfigWrite => "p{p}_hip_reconfig_write_i",
+        ReconfigWriteData => "p{p}_hip_reconfig_writedata_i",
+        ReconfigReadData => "p{p}_hip_reconfig_readdata_o",
+        ReconfigReadDataValid => "p{p}_hip_reconfig_readdatavalid_o",
+        ReconfigWaitRequest => "p{p}_hip_reconfig_waitrequest_o",
     ],
+    // Taken as the P-tile's: the R-tile's own register maps (683501
+    // appendix A, "Configuration Register Maps") are still to read.
+    bridge_control: 0x3e,
+    link_control: 0x80,
 };
 
 /// The table of a tile kind; `None` for blocks without a tile interface.
@@ -363,8 +458,8 @@ impl Table {
                 out.push(Expanded {
                     sig,
                     name: name.to_owned(),
-                    bits: 1,
-                    total_bits: 1,
+                    bits: sig.bits(0),
+                    total_bits: sig.bits(0),
                     lsb: 0,
                     core: None,
                 });

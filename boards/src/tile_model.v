@@ -20,6 +20,17 @@
 // Stimulus file ($readmemh, one 32-bit word a line, +weft_tlp_words= of
 // them): the TLP count, then per TLP its payload DW count, header DW0..DW3
 // and payload DWs.
+//
+// Hard IP reconfiguration interface (683059 §4.12, an Avalon-MM slave of
+// byte address and 8-bit data on reconfig_clk): holds the two bytes weft's
+// link controller may touch, Bridge Control's low byte at BRIDGE_CONTROL
+// and Link Control's at LINK_CONTROL, with other bits set; stalls with
+// waitrequest at random; answers a read two cycles after taking it. It
+// counts, in its own clock, each hot reset (Secondary Bus Reset, bit 6,
+// set and then cleared, held at least MIN_HOLD cycles) and each retrain
+// (a write with Retrain Link, bit 5, which reads back 0), and reports
+// "ERROR" for a write that changes any other bit, a write elsewhere, a read
+// while one is outstanding, or any request while PERST# is asserted.
 `timescale 1ps/1ps
 `default_nettype none
 
@@ -30,7 +41,10 @@ module weft_board_tile_model #(
     parameter RX_READY_LATENCY = 27,
     parameter TX_READY_LATENCY = 3,
     parameter PORT = 0,
-    parameter OWN_CLOCK = 1
+    parameter OWN_CLOCK = 1,
+    parameter BRIDGE_CONTROL = 'h3e,
+    parameter LINK_CONTROL = 'h80,
+    parameter MIN_HOLD = 1
 ) (
     input wire clk_in,
     input wire refclk0,
@@ -57,7 +71,17 @@ module weft_board_tile_model #(
     input wire [SEGMENTS-1:0] tx_hvalid,
     input wire [SEGMENTS-1:0] tx_err,
     input wire [DATA_BITS-1:0] tx_data,
-    input wire [128*SEGMENTS-1:0] tx_hdr
+    input wire [128*SEGMENTS-1:0] tx_hdr,
+    input wire reconfig_clk,
+    input wire reconfig_rst_n,
+    input wire [20:0] reconfig_address,
+    input wire [31:0] reconfig_address_wide,
+    input wire reconfig_read,
+    input wire reconfig_write,
+    input wire [7:0] reconfig_writedata,
+    output reg [7:0] reconfig_readdata = 8'd0,
+    output reg reconfig_readdatavalid = 1'b0,
+    output reg reconfig_waitrequest = 1'b1
 );
     localparam DWS = DATA_BITS / 32;
     localparam SEGMENT_DWS = DWS / SEGMENTS;
@@ -243,6 +267,84 @@ module weft_board_tile_model #(
                     received = received + 1;
                     if (received == tlp_count) done <= 1'b1;
                 end
+            end
+        end
+    end
+
+    // ---- Hard IP reconfiguration: Bridge Control and Link Control ----
+    localparam [7:0] BRIDGE_CONTROL_RESET = 8'h13;
+    localparam [7:0] LINK_CONTROL_RESET = 8'h43;
+    localparam [7:0] SECONDARY_BUS_RESET = 8'h40;
+    localparam [7:0] RETRAIN_LINK = 8'h20;
+    // Whichever of the two address ports the tile has; the other is tied 0.
+    wire [31:0] reconfig_at = {11'd0, reconfig_address} | reconfig_address_wide;
+    reg [7:0] bridge_control = BRIDGE_CONTROL_RESET;
+    reg [7:0] link_control = LINK_CONTROL_RESET;
+    integer hot_resets = 0;
+    integer retrains = 0;
+    integer reconfig_cycle = 0;
+    integer reset_since = 0;
+    integer read_due = 0;
+    reg [31:0] read_at = 0;
+    wire reconfig_take_read = reconfig_read && !reconfig_waitrequest;
+    wire reconfig_take_write = reconfig_write && !reconfig_waitrequest;
+
+    always @(posedge reconfig_clk) begin
+        reconfig_cycle <= reconfig_cycle + 1;
+        reconfig_waitrequest <= ($random(seed) & 3) == 0;
+        reconfig_readdatavalid <= 1'b0;
+        if ((reconfig_read || reconfig_write) && !pin_perst_n) begin
+            $display("ERROR: port %0d: reconfiguration request while PERST# is asserted", PORT);
+            errors = errors + 1;
+        end
+        if (reconfig_read && reconfig_write) begin
+            $display("ERROR: port %0d: reconfiguration read and write at once", PORT);
+            errors = errors + 1;
+        end
+        if (read_due > 0) begin
+            read_due <= read_due - 1;
+            if (read_due == 1) begin
+                reconfig_readdatavalid <= 1'b1;
+                reconfig_readdata <= read_at == BRIDGE_CONTROL ? bridge_control
+                    : read_at == LINK_CONTROL ? link_control : 8'hee;
+            end
+        end
+        if (reconfig_take_read) begin
+            if (read_due > 0) begin
+                $display("ERROR: port %0d: reconfiguration read while one is outstanding", PORT);
+                errors = errors + 1;
+            end
+            read_at <= reconfig_at;
+            read_due <= 2;
+        end
+        if (reconfig_take_write) begin
+            if (reconfig_at == BRIDGE_CONTROL) begin
+                if ((reconfig_writedata ^ bridge_control) & ~SECONDARY_BUS_RESET) begin
+                    $display("ERROR: port %0d: Bridge Control write %02x changes more than Secondary Bus Reset (%02x)",
+                             PORT, reconfig_writedata, bridge_control);
+                    errors = errors + 1;
+                end
+                if (reconfig_writedata[6] && !bridge_control[6]) reset_since <= reconfig_cycle;
+                if (!reconfig_writedata[6] && bridge_control[6]) begin
+                    if (reconfig_cycle - reset_since < MIN_HOLD) begin
+                        $display("ERROR: port %0d: Secondary Bus Reset held %0d cycles, less than %0d",
+                                 PORT, reconfig_cycle - reset_since, MIN_HOLD);
+                        errors = errors + 1;
+                    end
+                    hot_resets = hot_resets + 1;
+                end
+                bridge_control <= reconfig_writedata;
+            end else if (reconfig_at == LINK_CONTROL) begin
+                if ((reconfig_writedata ^ link_control) & ~RETRAIN_LINK) begin
+                    $display("ERROR: port %0d: Link Control write %02x changes more than Retrain Link (%02x)",
+                             PORT, reconfig_writedata, link_control);
+                    errors = errors + 1;
+                end
+                if (reconfig_writedata[5]) retrains = retrains + 1;
+                link_control <= reconfig_writedata & ~RETRAIN_LINK;
+            end else begin
+                $display("ERROR: port %0d: reconfiguration write to %0x", PORT, reconfig_at);
+                errors = errors + 1;
             end
         end
     end

@@ -201,6 +201,19 @@ fn pcie4_ports(ip: &HardIp) -> Vec<Port> {
     ports.push(Port::new("input", lanes, "pci_exp_rxn"));
     ports.push(Port::new("output", lanes, "pci_exp_txp"));
     ports.push(Port::new("output", lanes, "pci_exp_txn"));
+    // PG213 "Configuration Control Interface" and "Configuration
+    // Management Interface": a root port's hot reset and its access to its
+    // own configuration space.
+    ports.push(Port::new("input", 1, "cfg_hot_reset_in"));
+    ports.push(Port::new("input", 10, "cfg_mgmt_addr"));
+    ports.push(Port::new("input", 8, "cfg_mgmt_function_number"));
+    ports.push(Port::new("input", 1, "cfg_mgmt_write"));
+    ports.push(Port::new("input", 32, "cfg_mgmt_write_data"));
+    ports.push(Port::new("input", 4, "cfg_mgmt_byte_enable"));
+    ports.push(Port::new("input", 1, "cfg_mgmt_read"));
+    ports.push(Port::new("output", 32, "cfg_mgmt_read_data"));
+    ports.push(Port::new("output", 1, "cfg_mgmt_read_write_done"));
+    ports.push(Port::new("input", 1, "cfg_mgmt_debug_access"));
     for (bus, user, from_ip) in [
         ("m_axis_cq", cq, true),
         ("s_axis_cc", cc, false),
@@ -408,6 +421,8 @@ pub(crate) fn switch_ports() -> Vec<Port> {
             }
             ports.push(Port::new(inp, w, format!("{side}${p}$payload")));
         }
+        ports.push(Port::new("output", 1, format!("link_hot_reset${p}")));
+        ports.push(Port::new("output", 1, format!("link_retrain${p}")));
     }
     ports.push(Port::new("input", 1, "uart_rx"));
     ports.push(Port::new("output", 1, "uart_tx"));
@@ -447,17 +462,19 @@ pub fn planned_switch_top() -> String {
     v
 }
 
-/// The adapter modules the wrapper uses: the dual-clock FIFO and reset
-/// synchronizer, the Avalon-ST shims of the Intel tiles, the AXI4-Stream
-/// shims of the UltraScale+ block, the beat fitting their transmit shims
-/// share, and the management MAC's MII-to-GMII adapter.
+/// The adapter modules the wrapper uses: the dual-clock FIFO, the reset
+/// and pulse synchronizers, the Avalon-ST shims of the Intel tiles, the
+/// AXI4-Stream shims of the UltraScale+ block, the beat fitting their
+/// transmit shims share, the downstream ports' link controllers and the
+/// management MAC's MII-to-GMII adapter.
 pub fn support_modules() -> String {
     format!(
-        "{}\n{}\n{}\n{}\n{}",
+        "{}\n{}\n{}\n{}\n{}\n{}",
         include_str!("cdc.v"),
         include_str!("avst.v"),
         include_str!("axis.v"),
         include_str!("beat.v"),
+        include_str!("link.v"),
         include_str!("mii_gmii.v")
     )
 }
@@ -627,6 +644,7 @@ pub fn wrapper(board: &Board) -> String {
              wire [31:0] port{p}_out_dw0;\n    wire [31:0] port{p}_out_dw1;\n    \
              wire [31:0] port{p}_out_dw2;\n    wire [31:0] port{p}_out_dw3;\n    \
              wire [{wh}:0] port{p}_out_payload;\n    \
+             wire port{p}_hot_reset;\n    wire port{p}_retrain;\n    \
              /* verilator lint_on UNUSEDSIGNAL */\n    \
              wire [{hi}:0] port{p}_out_word = {{port{p}_out_sop, port{p}_out_eop, port{p}_out_nullify, port{p}_out_empty, \
              port{p}_out_dw0, port{p}_out_dw1, port{p}_out_dw2, port{p}_out_dw3, port{p}_out_payload}};",
@@ -720,6 +738,8 @@ pub fn wrapper(board: &Board) -> String {
         ] {
             conns.push(format!("        .egress${p}${sig}(port{p}_out_{sig})"));
         }
+        conns.push(format!("        .link_hot_reset${p}(port{p}_hot_reset)"));
+        conns.push(format!("        .link_retrain${p}(port{p}_retrain)"));
     }
     conns.push(format!(
         "        .uart_rx({})",
@@ -881,7 +901,12 @@ fn tile_shims(ip: &HardIp, table: &tile::Table) -> String {
         .ports
         .iter()
         .map(|(sig, _)| *sig)
-        .filter(|sig| sig.from_ip() && sig.scope() != tile::Scope::Lane && *sig != Sig::Coreclk)
+        .filter(|sig| {
+            sig.from_ip()
+                && sig.scope() != tile::Scope::Lane
+                && *sig != Sig::Coreclk
+                && !sig.is_reconfig()
+        })
         .collect();
     for sig in &from_ip {
         declare(&mut v, *sig);
@@ -969,7 +994,7 @@ fn tile_connections(instance: &Instance, table: &tile::Table, perst: &str) -> Ve
 /// The shims of switch port `port` to its `<name>_rx_*`/`<name>_tx_*`
 /// wires, and its hard IP instance where the port is the instance's first.
 /// The wires and shim of an UltraScale+ block, and its port connections.
-fn pcie4_shim(board: &Board, ip: &HardIp, perst: &str) -> (String, Vec<String>) {
+fn pcie4_shim(board: &Board, ip: &HardIp, port: usize, perst: &str) -> (String, Vec<String>) {
     let n = &ip.name;
     let w = DATAPATH_BITS;
     let d = ip.data_bits;
@@ -1067,7 +1092,203 @@ fn pcie4_shim(board: &Board, ip: &HardIp, perst: &str) -> (String, Vec<String>) 
         v,
         "    weft_board_reset_sync {n}_rst_sync (.clk({n}_clk), .rst_in({n}_user_reset), .rst_out({n}_rst));"
     );
+    conns.push(".cfg_mgmt_function_number(8'd0)".to_owned());
+    conns.push(".cfg_mgmt_debug_access(1'b0)".to_owned());
+    if downstream(ip.role) {
+        // PCIE4's PCI Express Capability at 0x70: Link Control at Dword 0x20.
+        let _ = writeln!(
+            v,
+            "    // Hot reset and retrain: weft clock -> user_clk.
+                 wire {n}_link_hot_reset;
+    wire {n}_link_retrain;
+                 wire {n}_cfg_hot_reset_in;
+    wire [9:0] {n}_cfg_mgmt_addr;
+    wire {n}_cfg_mgmt_read;
+                 wire {n}_cfg_mgmt_write;
+    wire [31:0] {n}_cfg_mgmt_write_data;
+    wire [3:0] {n}_cfg_mgmt_byte_enable;
+                 wire [31:0] {n}_cfg_mgmt_read_data;
+    wire {n}_cfg_mgmt_read_write_done;
+                 weft_board_pulse_sync {n}_hot_reset_sync (.src_clk(weft_clk), .src_pulse(port{port}_hot_reset),
+                     .dst_clk({n}_clk), .dst_pulse({n}_link_hot_reset));
+                 weft_board_pulse_sync {n}_retrain_sync (.src_clk(weft_clk), .src_pulse(port{port}_retrain),
+                     .dst_clk({n}_clk), .dst_pulse({n}_link_retrain));
+                 weft_board_pcie4_link #(.LINK_CONTROL_DW(10'h20)) {n}_link (
+                     .clk({n}_clk), .rst({n}_rst), .link_up({n}_lnk_up),
+                     .hot_reset({n}_link_hot_reset), .retrain({n}_link_retrain),
+                     .cfg_hot_reset_in({n}_cfg_hot_reset_in), .cfg_mgmt_addr({n}_cfg_mgmt_addr),
+                     .cfg_mgmt_read({n}_cfg_mgmt_read), .cfg_mgmt_write({n}_cfg_mgmt_write),
+                     .cfg_mgmt_write_data({n}_cfg_mgmt_write_data), .cfg_mgmt_byte_enable({n}_cfg_mgmt_byte_enable),
+                     .cfg_mgmt_read_data({n}_cfg_mgmt_read_data), .cfg_mgmt_read_write_done({n}_cfg_mgmt_read_write_done));"
+        );
+        for sig in [
+            "cfg_hot_reset_in",
+            "cfg_mgmt_addr",
+            "cfg_mgmt_read",
+            "cfg_mgmt_write",
+            "cfg_mgmt_write_data",
+            "cfg_mgmt_byte_enable",
+            "cfg_mgmt_read_data",
+            "cfg_mgmt_read_write_done",
+        ] {
+            conns.push(format!(".{sig}({n}_{sig})"));
+        }
+    } else {
+        // An endpoint starts neither a hot reset (cfg_hot_reset_in acts in
+        // RP mode only, PG213) nor a retrain (§7.5.3.7): link.v.
+        let _ = writeln!(
+            v,
+            "    /* verilator lint_off UNUSEDSIGNAL */
+    wire [31:0] {n}_cfg_mgmt_read_data;
+                 wire {n}_cfg_mgmt_read_write_done;
+    /* verilator lint_on UNUSEDSIGNAL */"
+        );
+        conns.push(".cfg_hot_reset_in(1'b0)".to_owned());
+        conns.push(".cfg_mgmt_addr(10'd0)".to_owned());
+        conns.push(".cfg_mgmt_read(1'b0)".to_owned());
+        conns.push(".cfg_mgmt_write(1'b0)".to_owned());
+        conns.push(".cfg_mgmt_write_data(32'd0)".to_owned());
+        conns.push(".cfg_mgmt_byte_enable(4'd0)".to_owned());
+        conns.push(format!(".cfg_mgmt_read_data({n}_cfg_mgmt_read_data)"));
+        conns.push(format!(
+            ".cfg_mgmt_read_write_done({n}_cfg_mgmt_read_write_done)"
+        ));
+    }
     (v, conns)
+}
+
+/// Whether a tile's port drives a Hard IP reconfiguration interface:
+/// each core has its own, or (`first`) the port is the tile's first core
+/// and the interface is the tile's.
+fn drives_reconfig(table: &tile::Table, first: bool) -> bool {
+    let mut reconfig = table.ports.iter().filter(|(sig, _)| sig.is_reconfig());
+    let per_core = reconfig.clone().any(|(_, name)| name.contains("{p}"));
+    reconfig.next().is_some() && (first || per_core)
+}
+
+/// Whether the wrapper gives switch port `port` a link controller that
+/// acts on weft's hot reset and retrain requests for it (`link.v`): a
+/// downstream port whose hard IP offers the means, its instance named
+/// `<name>_link`.
+pub fn has_link_controller(board: &Board, port: usize) -> bool {
+    let ip = &board.hard_ips[port];
+    if !downstream(ip.role) {
+        return false;
+    }
+    match tile::table(ip.kind) {
+        Some(table) => {
+            let first = instances(board).iter().any(|i| i.ports[0].0 == port);
+            drives_reconfig(table, first)
+        }
+        None => true,
+    }
+}
+
+/// Whether a port of `role` faces the link's downstream side, where weft
+/// may ask its hard IP for a hot reset or a retrain (`link.v`).
+fn downstream(role: Role) -> bool {
+    matches!(role, Role::SwitchDownstream | Role::RootPort)
+}
+
+/// Cycles of the soft core's clock that Secondary Bus Reset stays set: 2 ms,
+/// twice the least a hot reset through it lasts (PCIe Base 6.0
+/// §7.5.1.3.13 and Trst, §6.6.2), so the tile's LTSSM is in Hot Reset
+/// (§4.2.5.11) whatever its own timer.
+pub const SECONDARY_BUS_RESET_CYCLES: u32 = weft_regs::SOFT_CORE_CLOCK_HZ / 500;
+
+/// The wires of a tile's Hard IP reconfiguration interface and, on a
+/// downstream port, its link controller (`weft_board_tile_link`), clocked
+/// by the soft core's clock (125 MHz, within the interface's 50 to 125
+/// MHz, 683268 Table 55), with the chip's hot reset and retrain pulses
+/// carried onto that clock. `owner` is whether the port's core drives the
+/// interface: each core drives its own, or the first core the tile's.
+fn tile_link(ip: &HardIp, table: &tile::Table, port: usize, owner: bool) -> String {
+    let n = &ip.name;
+    let mut v = String::new();
+    let ports: Vec<Sig> = table
+        .ports
+        .iter()
+        .map(|(sig, _)| *sig)
+        .filter(|sig| sig.is_reconfig())
+        .collect();
+    if !drives_reconfig(table, owner) {
+        let _ = writeln!(
+            v,
+            "    // {n} shares its tile's reconfiguration interface with the tile's first
+                 // port: its hot reset and retrain requests go unused."
+        );
+        return v;
+    }
+    for sig in &ports {
+        let _ = writeln!(
+            v,
+            "    wire {}{n}_hip_{};",
+            bit_range(sig.bits(0)),
+            sig.label()
+        );
+    }
+    let address = if ports.contains(&Sig::ReconfigAddressWide) {
+        Sig::ReconfigAddressWide
+    } else {
+        Sig::ReconfigAddress
+    };
+    let bits = address.bits(0);
+    let wire = |sig: Sig| format!("{n}_hip_{}", sig.label());
+    let _ = writeln!(
+        v,
+        "    assign {} = weft_core_clk;
+    assign {} = !weft_core_rst;",
+        wire(Sig::ReconfigClk),
+        wire(Sig::ReconfigRstN)
+    );
+    if downstream(ip.role) {
+        let _ = writeln!(
+            v,
+            "    // Hot reset and retrain: weft clock -> the reconfiguration interface's.
+                 wire {n}_link_hot_reset;
+    wire {n}_link_retrain;
+                 weft_board_pulse_sync {n}_hot_reset_sync (.src_clk(weft_clk), .src_pulse(port{port}_hot_reset),
+                     .dst_clk(weft_core_clk), .dst_pulse({n}_link_hot_reset));
+                 weft_board_pulse_sync {n}_retrain_sync (.src_clk(weft_clk), .src_pulse(port{port}_retrain),
+                     .dst_clk(weft_core_clk), .dst_pulse({n}_link_retrain));
+                 weft_board_tile_link #(.ADDR_BITS({bits}), .BRIDGE_CONTROL({bits}'h{:x}), .LINK_CONTROL({bits}'h{:x}),
+                     .HOLD({SECONDARY_BUS_RESET_CYCLES})) {n}_link (
+                     .clk(weft_core_clk), .rst(weft_core_rst), .link_up({n}_link_up),
+                     .hot_reset({n}_link_hot_reset), .retrain({n}_link_retrain),
+                     .address({}), .read({}), .write({}), .writedata({}),
+                     .readdata({}), .readdatavalid({}), .waitrequest({}));",
+            table.bridge_control,
+            table.link_control,
+            wire(address),
+            wire(Sig::ReconfigRead),
+            wire(Sig::ReconfigWrite),
+            wire(Sig::ReconfigWriteData),
+            wire(Sig::ReconfigReadData),
+            wire(Sig::ReconfigReadDataValid),
+            wire(Sig::ReconfigWaitRequest),
+        );
+    } else {
+        let _ = writeln!(
+            v,
+            "    // An upstream port starts neither a hot reset nor a retrain (link.v):
+                 // its reconfiguration interface idles.
+                 assign {} = {bits}'d0;
+    assign {} = 1'b0;
+    assign {} = 1'b0;
+    assign {} = 8'd0;
+                 /* verilator lint_off UNUSEDSIGNAL */
+                 wire {n}_reconfig_unused = ^{} | {} | {};
+                 /* verilator lint_on UNUSEDSIGNAL */",
+            wire(address),
+            wire(Sig::ReconfigRead),
+            wire(Sig::ReconfigWrite),
+            wire(Sig::ReconfigWriteData),
+            wire(Sig::ReconfigReadData),
+            wire(Sig::ReconfigReadDataValid),
+            wire(Sig::ReconfigWaitRequest),
+        );
+    }
+    v
 }
 
 fn hip_adapter(board: &Board, instances: &[Instance], port: usize) -> String {
@@ -1096,6 +1317,7 @@ fn hip_adapter(board: &Board, instances: &[Instance], port: usize) -> String {
     let (mut v, conns) = match tile::table(ip.kind) {
         Some(table) => {
             let mut v = tile_shims(ip, table);
+            v += &tile_link(ip, table, port, instance.ports[0].0 == port);
             if instance.ports[0].0 != port {
                 // A later core of a shared tile runs on the tile's clock.
                 let _ = writeln!(v, "    assign {n}_clk = {}_clk;", first.name);
@@ -1103,7 +1325,7 @@ fn hip_adapter(board: &Board, instances: &[Instance], port: usize) -> String {
             }
             (v, tile_connections(instance, table, &perst))
         }
-        None => pcie4_shim(board, ip, &perst),
+        None => pcie4_shim(board, ip, port, &perst),
     };
     let _ = writeln!(v, "    {} {} (", instance.module, instance.name());
     let body: Vec<String> = conns.iter().map(|c| format!("        {c}")).collect();

@@ -189,15 +189,28 @@ fn stratix10_dx_tlps_cross_both_ways_with_weft_clock_faster() {
 /// The smoke run of `board` with one adapter parameter changed in the
 /// generated files; `None` where iverilog is missing.
 fn run_changed(board: &Board, name: &str, from: &str, to: &str, config: RunConfig) -> Option<bool> {
+    run_changes(board, name, &[(from, to)], config)
+}
+
+/// The smoke run of `board` with each `(from, to)` of `changes` made in
+/// the generated files; `None` where iverilog is missing.
+fn run_changes(
+    board: &Board,
+    name: &str,
+    changes: &[(&str, &str)],
+    config: RunConfig,
+) -> Option<bool> {
     let mut files = sim::files(board).expect("files");
-    let mut changed = false;
-    for f in &mut files {
-        if f.text.contains(from) {
-            f.text = f.text.replace(from, to);
-            changed = true;
+    for (from, to) in changes {
+        let mut changed = false;
+        for f in &mut files {
+            if f.text.contains(from) {
+                f.text = f.text.replace(from, to);
+                changed = true;
+            }
         }
+        assert!(changed, "{from} is not in the generated files");
     }
-    assert!(changed, "{from} is not in the generated files");
     match sim::run_files(board, &scratch(name), &files, &sim_tlps(&traffic()), config) {
         Err(SimError::NoSimulator) => {
             eprintln!("skipped: iverilog is not installed (`cargo xtask setup` installs it)");
@@ -239,6 +252,46 @@ fn the_models_catch_broken_adapters() {
         ),
     ] {
         let passed = run_changed(&board, name, from, to, config);
+        assert_ne!(passed, Some(true), "{broken} went unnoticed");
+    }
+}
+
+#[test]
+fn the_models_catch_broken_hot_reset_and_retrain_requests() {
+    // Every smoke run sends each port three hot resets and three retrains
+    // from weft's clock, and each downstream port's model counts them in
+    // its reconfiguration clock. Each break below is noticed.
+    let board = load::by_name("stratix10-dx-devkit").expect("reference board loads");
+    for (name, changes, broken) in [
+        (
+            "two-flop",
+            &[
+                (
+                    "always @(posedge src_clk) if (src_pulse) toggle <= !toggle;",
+                    "always @(posedge src_clk) toggle <= src_pulse;",
+                ),
+                (
+                    "assign dst_pulse = seen[2] != seen[1];",
+                    "assign dst_pulse = seen[1];",
+                ),
+            ][..],
+            "a pulse through a plain two-flop synchronizer",
+        ),
+        (
+            "no-hold",
+            &[("count <= HOLD;", "count <= 0;")][..],
+            "Secondary Bus Reset released at once",
+        ),
+        (
+            "no-read-modify-write",
+            &[(
+                "writedata <= readdata | bit_mask;",
+                "writedata <= bit_mask;",
+            )][..],
+            "a write that clears the register's other bits",
+        ),
+    ] {
+        let passed = run_changes(&board, name, changes, HIP_FASTER);
         assert_ne!(passed, Some(true), "{broken} went unnoticed");
     }
 }

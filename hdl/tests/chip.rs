@@ -141,3 +141,60 @@ fn the_soft_core_programs_the_data_plane_through_the_bridge_and_a_tlp_crosses() 
         );
     });
 }
+
+#[test]
+fn a_link_register_write_leaves_the_chip_as_one_pulse_on_its_port() {
+    on_big_stack(|| {
+        use weft_regs::csr::{global, port};
+        // Port 1's LINK: HOT_RESET, then RETRAIN, then both at once, which
+        // is a hot reset alone (the link trains again after it anyway:
+        // `PortRegisters`); then the identity register, read back to the
+        // LEDs once the writes are through.
+        let link = port::LINK.address(1, 0);
+        let hot = port::LINK_HOT_RESET.encode(1);
+        let retrain = port::LINK_RETRAIN.encode(1);
+        let writes = [(link, hot), (link, retrain), (link, hot | retrain)];
+        let readback = global::ID.address(0, 0);
+        let mut image = MemoryImage::reference();
+        let words = program(&writes, readback);
+        image.instructions[..words.len()].copy_from_slice(&words);
+        let chip = TestChip::new(&image, 16, 1).expect("the program fits");
+        let mut chip = CycleDriver::new(chip, |c| &mut c.clock)
+            .expect("the chip builds")
+            .with_divided_clock(
+                |c| &mut c.core_clock,
+                u64::from(weft_regs::SOFT_CORE_CLOCK_DIVISOR),
+            );
+        let shown = u64::from(global::ID_VALUE & 0xff);
+        let mut hot_resets = [0; PORTS];
+        let mut retrains = [0; PORTS];
+        let mut cycles = 0;
+        let mut after = 0;
+        // Until the readback shows, and a while after, counting data plane
+        // cycles in which each pin is high.
+        while after < 64 {
+            chip.settle().expect("the chip settles");
+            let c = chip.block();
+            for p in 0..PORTS {
+                hot_resets[p] += usize::from(c.link_hot_reset[p].val());
+                retrains[p] += usize::from(c.link_retrain[p].val());
+            }
+            if c.led.val().to_u64() == shown {
+                after += 1;
+            }
+            chip.tick().expect("the chip settles");
+            cycles += 1;
+            assert!(cycles < 20_000, "the program never finished");
+        }
+        assert_eq!(
+            hot_resets,
+            [0, 2],
+            "one data plane cycle per HOT_RESET written, port 1 only"
+        );
+        assert_eq!(
+            retrains,
+            [0, 1],
+            "one data plane cycle per RETRAIN written without HOT_RESET, port 1 only"
+        );
+    })
+}

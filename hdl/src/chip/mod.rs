@@ -33,7 +33,11 @@
 //!   their rising edges, so they must run at most a quarter of the core
 //!   clock (25 MHz for 100 Mb/s against the 125 MHz core clock, see
 //!   [`crate::soc::EthernetMac`]).
-//! - Not on the chip yet: the ports' hot reset and retrain requests.
+//! - A write of a port's LINK register leaves as a one-cycle pulse on
+//!   `link_hot_reset$p` or `link_retrain$p`, on `clock`: the board's
+//!   adapter carries it into its hard IP's clock through a pulse
+//!   synchronizer and makes of it what the hard IP offers for the port's
+//!   role (`boards/README.md`, "Hot reset and retrain").
 
 pub mod bridge;
 
@@ -99,6 +103,13 @@ pub struct Chip<const W: usize, const N: usize> {
     pub mdio_oe: Signal<Out, Bit>,
     /// MDIO's level at the pin.
     pub mdio_i: Signal<In, Bit>,
+    /// Per port: a one-cycle pulse on `clock` asking the port's hard IP
+    /// for a hot reset ([`SwitchTop::link_hot_reset`]), which the board's
+    /// adapter carries into the hard IP's clock and holds there.
+    pub link_hot_reset: [Signal<Out, Bit>; N],
+    /// Per port: a one-cycle pulse on `clock` asking the port's hard IP
+    /// to retrain its link ([`SwitchTop::link_retrain`]).
+    pub link_retrain: [Signal<Out, Bit>; N],
     /// The data plane (public so that test benches reach its CSR bus).
     pub data_plane: SwitchTop<W, N>,
     /// The soft core's SoC (public so that test benches read its trace).
@@ -139,6 +150,8 @@ impl<const W: usize, const N: usize> Chip<W, N> {
             mdio_o: Default::default(),
             mdio_oe: Default::default(),
             mdio_i: Default::default(),
+            link_hot_reset: std::array::from_fn(|_| Default::default()),
+            link_retrain: std::array::from_fn(|_| Default::default()),
             data_plane: SwitchTop::with_clock_mhz(clock_mhz),
             soc: Soc::new(image)?,
             bridge: Default::default(),
@@ -190,6 +203,8 @@ impl<const W: usize, const N: usize> Logic for Chip<W, N> {
             self.egress[i].dw3.next = self.data_plane.egress[i].dw3.val();
             self.egress[i].payload.next = self.data_plane.egress[i].payload.val();
             self.data_plane.egress[i].ready.next = self.egress[i].ready.val() & !self.reset.val();
+            self.link_hot_reset[i].next = self.data_plane.link_hot_reset[i].val();
+            self.link_retrain[i].next = self.data_plane.link_retrain[i].val();
         }
         self.data_plane.egress_credit_posted.next = self.every_credit.val();
         self.data_plane.egress_credit_non_posted.next = self.every_credit.val();

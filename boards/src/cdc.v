@@ -124,4 +124,40 @@ module weft_board_pulse_sync (
     assign dst_pulse = seen[2] != seen[1];
 endmodule
 
+// Carries a multi-bit value from src_clk into dst_clk by handshake: the
+// source takes a snapshot while no transfer is under way and flips `req`;
+// the destination, seeing `req` change through two flip-flops, copies the
+// snapshot (stable since) and answers on `ack`, which crosses back the same
+// way. The copy lags the source by a few cycles of both clocks and is never
+// torn; a value that only grows (a credit limit) is therefore never seen
+// larger than it is.
+module weft_board_cdc_snapshot #(
+    parameter WIDTH = 16
+) (
+    input wire src_clk,
+    input wire [WIDTH-1:0] src_value,
+    input wire dst_clk,
+    output reg [WIDTH-1:0] dst_value = 0
+);
+    reg [WIDTH-1:0] held = 0;
+    reg req = 1'b0;
+    reg [1:0] ack_seen = 2'b00;
+    reg ack = 1'b0;
+    reg [2:0] req_seen = 3'b000;
+    always @(posedge src_clk) begin
+        ack_seen <= {ack_seen[0], ack};
+        if (req == ack_seen[1]) begin
+            held <= src_value;
+            req <= !req;
+        end
+    end
+    always @(posedge dst_clk) begin
+        req_seen <= {req_seen[1:0], req};
+        if (req_seen[2] != req_seen[1]) begin
+            dst_value <= held;
+            ack <= req_seen[1];
+        end
+    end
+endmodule
+
 `default_nettype wire

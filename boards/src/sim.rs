@@ -158,6 +158,16 @@ const MODEL_SIGS: &[Sig] = &[
     Sig::ReconfigReadData,
     Sig::ReconfigReadDataValid,
     Sig::ReconfigWaitRequest,
+    Sig::TxCdtsLimit,
+    Sig::TxCdtsLimitTdmIdx,
+    Sig::TxHcrdtInit,
+    Sig::TxHcrdtInitAck,
+    Sig::TxHcrdtUpdate,
+    Sig::TxHcrdtUpdateCnt,
+    Sig::TxDcrdtInit,
+    Sig::TxDcrdtInitAck,
+    Sig::TxDcrdtUpdate,
+    Sig::TxDcrdtUpdateCnt,
 ];
 
 /// Hot resets and retrains the loopback asks of every port, alternately.
@@ -253,7 +263,8 @@ fn model_wrapper(instance: &verilog::Instance, table: &tile::Table) -> String {
             v,
             "    weft_board_tile_model #(.SEGMENTS({}), .DATA_BITS({}), .HVALID({}), \
              .RX_READY_LATENCY({}), .TX_READY_LATENCY({}), .PORT({port}), .OWN_CLOCK({}),\n        \
-             .BRIDGE_CONTROL('h{:x}), .LINK_CONTROL('h{:x}), .MIN_HOLD({SIM_SECONDARY_BUS_RESET_CYCLES})) model{core} (\n        \
+             .BRIDGE_CONTROL('h{:x}), .LINK_CONTROL('h{:x}), .MIN_HOLD({SIM_SECONDARY_BUS_RESET_CYCLES}),\n        \
+             .RTILE_CREDIT({})) model{core} (\n        \
              .clk_in(m0_coreclk),\n        {}\n    );",
             ip.segments,
             ip.data_bits,
@@ -263,6 +274,7 @@ fn model_wrapper(instance: &verilog::Instance, table: &tile::Table) -> String {
             u8::from(core == 0),
             table.bridge_control,
             table.link_control,
+            u8::from(table.has(Sig::TxHcrdtUpdate)),
             conns.join(",\n        ")
         );
     }
@@ -271,8 +283,11 @@ fn model_wrapper(instance: &verilog::Instance, table: &tile::Table) -> String {
 }
 
 /// `weft_chip` as a loopback: each port's ingress leaves by the same
-/// port's egress, both held up together on random cycles; and every port
-/// is asked for [`LINK_PULSES`] hot resets and retrains.
+/// port's egress, both held up together on random cycles, and a TLP
+/// starts only while the port's credit for its class says it may, as
+/// weft's egress keeps it, its class and length reported on
+/// `egress_consume`; and every port is asked for [`LINK_PULSES`] hot
+/// resets and retrains.
 fn loopback_switch_top() -> String {
     let ports = verilog::switch_ports();
     let list: Vec<String> = ports
@@ -285,11 +300,29 @@ fn loopback_switch_top() -> String {
          always @(posedge clock) go <= ($random(seed) % 4) != 0;\n",
         list.join(",\n")
     );
+    let _ = writeln!(
+        v,
+        "    // A TLP's flow control class (bit 0 posted, 1 non-posted, 2\n    \
+         // completion) and data length from its DW0 (PCIe Base 6.0 §2.2.1).\n    \
+         function automatic [2:0] tlp_class(input [31:0] dw0);\n        \
+         if (dw0[28:24] == 5'b01010 || dw0[28:24] == 5'b01011) tlp_class = 3'b100;\n        \
+         else if ((dw0[28:24] == 5'b00000 && dw0[30]) || dw0[28:27] == 2'b10) tlp_class = 3'b001;\n        \
+         else tlp_class = 3'b010;\n    endfunction\n    \
+         function automatic [10:0] tlp_dws(input [31:0] dw0);\n        \
+         tlp_dws = !dw0[30] ? 11'd0 : dw0[9:0] == 10'd0 ? 11'd1024 : {{1'b0, dw0[9:0]}};\n    endfunction"
+    );
     for p in 0..SWITCH_PORTS {
+        // As weft's egress: a TLP of a class without credit does not start,
+        // and each TLP's class and length are reported as it starts.
         let _ = writeln!(
             v,
-            "    assign egress${p}$valid = ingress${p}$valid && go;\n    \
-             assign ingress${p}$ready = egress${p}$ready && go;"
+            "    wire [2:0] class{p} = tlp_class(ingress${p}$dw0);\n    \
+             wire credit{p} = |(class{p} & {{egress_credit_completion[{p}], egress_credit_non_posted[{p}], egress_credit_posted[{p}]}});\n    \
+             wire pass{p} = go && (!ingress${p}$sop || credit{p});\n    \
+             assign egress${p}$valid = ingress${p}$valid && pass{p};\n    \
+             assign ingress${p}$ready = egress${p}$ready && pass{p};\n    \
+             assign egress_consume${p} = egress${p}$valid && egress${p}$ready && ingress${p}$sop ? class{p} : 3'd0;\n    \
+             assign egress_consume_dws${p} = tlp_dws(ingress${p}$dw0);"
         );
         for sig in [
             "sop", "eop", "nullify", "empty", "dw0", "dw1", "dw2", "dw3", "payload",
@@ -612,6 +645,63 @@ pub fn avst_tx_files() -> Vec<generate::File> {
 /// (or changed ones, to show what the checks catch).
 pub fn run_avst_tx(dir: &Path, files: &[generate::File]) -> Result<(), SimError> {
     run_bench(dir, files, "weft_avst_tx_tb", "weft-avst-tx-tb: done", &[])
+}
+
+/// The files of the transmit credit path's own simulation: `credit.v`,
+/// `cdc.v` and a testbench in which a posted write passes a non-posted
+/// request waiting for its credit, and nothing reaches the link partner
+/// beyond the credit it gave.
+pub fn credit_files() -> Vec<generate::File> {
+    vec![
+        generate::File {
+            name: "sim/weft_credit.v".to_owned(),
+            text: include_str!("credit.v").to_owned(),
+        },
+        generate::File {
+            name: "sim/weft_cdc.v".to_owned(),
+            text: include_str!("cdc.v").to_owned(),
+        },
+        generate::File {
+            name: "sim/weft_credit_tb.v".to_owned(),
+            text: include_str!("credit_tb.v").to_owned(),
+        },
+    ]
+}
+
+/// Simulates the transmit credit path in `dir` with [`credit_files`]'
+/// files (or changed ones, to show what the checks catch).
+pub fn run_credit(dir: &Path, files: &[generate::File]) -> Result<(), SimError> {
+    run_bench(dir, files, "weft_credit_tb", "weft-credit-tb: done", &[])
+}
+
+/// The files of the UltraScale+ root port's link controller and
+/// non-posted credit simulation: `link.v`, `credit.v`, `cdc.v` and a
+/// testbench with a model of the block's side written from PG213.
+pub fn pcie4_files() -> Vec<generate::File> {
+    vec![
+        generate::File {
+            name: "sim/weft_link.v".to_owned(),
+            text: include_str!("link.v").to_owned(),
+        },
+        generate::File {
+            name: "sim/weft_credit.v".to_owned(),
+            text: include_str!("credit.v").to_owned(),
+        },
+        generate::File {
+            name: "sim/weft_cdc.v".to_owned(),
+            text: include_str!("cdc.v").to_owned(),
+        },
+        generate::File {
+            name: "sim/weft_pcie4_tb.v".to_owned(),
+            text: include_str!("pcie4_tb.v").to_owned(),
+        },
+    ]
+}
+
+/// Simulates the UltraScale+ root port's link controller and credit in
+/// `dir` with [`pcie4_files`]' files (or changed ones).
+pub fn run_pcie4(dir: &Path, files: &[generate::File]) -> Result<(), SimError> {
+    run_bench(dir, files, "weft_pcie4_tb", "weft-pcie4-tb: done", &[])
 }
 
 /// The files of the UltraScale+ shims' own simulation: `axis.v`, `beat.v` and a

@@ -89,6 +89,28 @@ pub enum Sig {
     ReconfigReadDataValid,
     /// The interface has not yet taken the request.
     ReconfigWaitRequest,
+    /// TX flow control: a credit limit, one counter a cycle (P-tile, F-tile;
+    /// 683059 §4.4.7).
+    TxCdtsLimit,
+    /// Which counter `TxCdtsLimit` carries this cycle.
+    TxCdtsLimitTdmIdx,
+    /// TX flow control, R-tile (683501 §4.3.1.2.5): header credit
+    /// initialization under way, per class.
+    TxHcrdtInit,
+    /// User logic is ready for header credit initialization.
+    TxHcrdtInitAck,
+    /// Header credits released, per class.
+    TxHcrdtUpdate,
+    /// How many, two bits per class.
+    TxHcrdtUpdateCnt,
+    /// Data credit initialization under way, per class.
+    TxDcrdtInit,
+    /// User logic is ready for data credit initialization.
+    TxDcrdtInitAck,
+    /// Data credits released, per class.
+    TxDcrdtUpdate,
+    /// How many, four bits per class.
+    TxDcrdtUpdateCnt,
     /// Per lane: receiver, positive.
     LaneRxP,
     /// Per lane: receiver, negative.
@@ -150,6 +172,16 @@ impl Sig {
             ReconfigReadData => "reconfig_readdata",
             ReconfigReadDataValid => "reconfig_readdatavalid",
             ReconfigWaitRequest => "reconfig_waitrequest",
+            TxCdtsLimit => "tx_cdts_limit",
+            TxCdtsLimitTdmIdx => "tx_cdts_limit_tdm_idx",
+            TxHcrdtInit => "tx_hcrdt_init",
+            TxHcrdtInitAck => "tx_hcrdt_init_ack",
+            TxHcrdtUpdate => "tx_hcrdt_update",
+            TxHcrdtUpdateCnt => "tx_hcrdt_update_cnt",
+            TxDcrdtInit => "tx_dcrdt_init",
+            TxDcrdtInitAck => "tx_dcrdt_init_ack",
+            TxDcrdtUpdate => "tx_dcrdt_update",
+            TxDcrdtUpdateCnt => "tx_dcrdt_update_cnt",
             LaneRxP => "rx_p",
             LaneRxN => "rx_n",
             LaneTxP => "tx_p",
@@ -177,6 +209,14 @@ impl Sig {
                 | ReconfigReadData
                 | ReconfigReadDataValid
                 | ReconfigWaitRequest
+                | TxCdtsLimit
+                | TxCdtsLimitTdmIdx
+                | TxHcrdtInit
+                | TxHcrdtUpdate
+                | TxHcrdtUpdateCnt
+                | TxDcrdtInit
+                | TxDcrdtUpdate
+                | TxDcrdtUpdateCnt
                 | LaneTxP
                 | LaneTxN
         )
@@ -232,6 +272,16 @@ impl Sig {
             Sig::ReconfigAddress => 21,
             Sig::ReconfigAddressWide => 32,
             Sig::ReconfigWriteData | Sig::ReconfigReadData => 8,
+            Sig::TxCdtsLimit => 16,
+            Sig::TxCdtsLimitTdmIdx
+            | Sig::TxHcrdtInit
+            | Sig::TxHcrdtInitAck
+            | Sig::TxHcrdtUpdate
+            | Sig::TxDcrdtInit
+            | Sig::TxDcrdtInitAck
+            | Sig::TxDcrdtUpdate => 3,
+            Sig::TxHcrdtUpdateCnt => 6,
+            Sig::TxDcrdtUpdateCnt => 12,
             _ => 1,
         }
     }
@@ -305,7 +355,9 @@ macro_rules! tile_ports {
 /// the same names). RX ready latency 27 (683059 "rx_st_ready Behavior"); TX
 /// ready latency 3. The Hard IP reconfiguration interface is the tile's,
 /// one for its cores (683059 §4.12; the names with their `_i`/`_o` as the
-/// P-tile's Avalon-MM guide 683268 Table 55 spells them).
+/// P-tile's Avalon-MM guide 683268 Table 55 spells them). TX flow control
+/// reports the partner's credit limits, one counter a cycle (683059
+/// §4.4.7, `tx_cdts_limit_o[15:0]`, `tx_cdts_limit_tdm_idx_o[2:0]`).
 pub const PTILE: Table = Table {
     source: "683059 P-Tile Avalon Streaming IP for PCIe, Interfaces",
     segments: Segments::Packed,
@@ -324,6 +376,8 @@ pub const PTILE: Table = Table {
         TxErr => "p{p}_tx_st_err_i",
         TxData => "p{p}_tx_st_data_i",
         TxHdr => "p{p}_tx_st_hdr_i",
+        TxCdtsLimit => "p{p}_tx_cdts_limit_o",
+        TxCdtsLimitTdmIdx => "p{p}_tx_cdts_limit_tdm_idx_o",
         ReconfigClk => "hip_reconfig_clk",
         ReconfigRstN => "hip_reconfig_rst_n",
         ReconfigAddress => "hip_reconfig_address_i",
@@ -344,7 +398,10 @@ pub const PTILE: Table = Table {
 /// R-tile, as in 683501 "Avalon Streaming Interface": one set of ports per
 /// segment, header-valid and data-valid apart. RX ready latency taken as the
 /// P-tile's 27; TX ready latency 3, the figure of 683501 "tx_st_ready_o
-/// Behavior" (which allows up to 16). Each core has its own Hard IP
+/// Behavior" (which allows up to 16). TX flow control releases credits
+/// after an initialization handshake (683501 §4.3.1.2.5: `hcrdt_*` with
+/// two bits of count per class; the `dcrdt_*` count taken as four bits per
+/// class). Each core has its own Hard IP
 /// reconfiguration interface, with a 32-bit address (683501 §4.3.4 and
 /// appendix A, `pX_hip_reconfig_address_i[31:0]`).
 pub const RTILE: Table = Table {
@@ -366,6 +423,14 @@ pub const RTILE: Table = Table {
         TxHvalid => "p{p}_tx_st{i}_hvalid_i",
         TxData => "p{p}_tx_st{i}_data_i",
         TxHdr => "p{p}_tx_st{i}_hdr_i",
+        TxHcrdtInit => "p{p}_tx_st_hcrdt_init_o",
+        TxHcrdtInitAck => "p{p}_tx_st_hcrdt_init_ack_i",
+        TxHcrdtUpdate => "p{p}_tx_st_hcrdt_update_o",
+        TxHcrdtUpdateCnt => "p{p}_tx_st_hcrdt_update_cnt_o",
+        TxDcrdtInit => "p{p}_tx_st_dcrdt_init_o",
+        TxDcrdtInitAck => "p{p}_tx_st_dcrdt_init_ack_i",
+        TxDcrdtUpdate => "p{p}_tx_st_dcrdt_update_o",
+        TxDcrdtUpdateCnt => "p{p}_tx_st_dcrdt_update_cnt_o",
         ReconfigClk => "p{p}_hip_reconfig_clk",
         ReconfigRstN => "p{p}_hip_reconfig_rst_n",
         ReconfigAddressWide => "p{p}_hip_reconfig_address_i",

@@ -31,6 +31,14 @@
 // (a write with Retrain Link, bit 5, which reads back 0), and reports
 // "ERROR" for a write that changes any other bit, a write elsewhere, a read
 // while one is outstanding, or any request while PERST# is asserted.
+//
+// TX flow control: the model is a link partner that advertises a few
+// posted and non-posted credits (PH 8, PD 80, NPH 2, NPD 4) and infinite
+// completion credit, and gives back what the TLPs it takes consumed every
+// RELEASE_PERIOD cycles. It reports them as the P-tile does, limits by
+// tx_cdts_limit_tdm_idx (683059 §4.4.7), or with RTILE_CREDIT as the
+// R-tile does, init handshake and released counts (683501 §4.3.1.2.5),
+// and reports "ERROR" for any TLP it takes beyond the credit it gave.
 `timescale 1ps/1ps
 `default_nettype none
 
@@ -44,7 +52,9 @@ module weft_board_tile_model #(
     parameter OWN_CLOCK = 1,
     parameter BRIDGE_CONTROL = 'h3e,
     parameter LINK_CONTROL = 'h80,
-    parameter MIN_HOLD = 1
+    parameter MIN_HOLD = 1,
+    parameter RTILE_CREDIT = 0,
+    parameter RELEASE_PERIOD = 150
 ) (
     input wire clk_in,
     input wire refclk0,
@@ -81,7 +91,17 @@ module weft_board_tile_model #(
     input wire [7:0] reconfig_writedata,
     output reg [7:0] reconfig_readdata = 8'd0,
     output reg reconfig_readdatavalid = 1'b0,
-    output reg reconfig_waitrequest = 1'b1
+    output reg reconfig_waitrequest = 1'b1,
+    output reg [15:0] tx_cdts_limit = 16'd0,
+    output reg [2:0] tx_cdts_limit_tdm_idx = 3'd0,
+    output reg [2:0] tx_hcrdt_init = 3'd0,
+    input wire [2:0] tx_hcrdt_init_ack,
+    output reg [2:0] tx_hcrdt_update = 3'd0,
+    output reg [5:0] tx_hcrdt_update_cnt = 6'd0,
+    output reg [2:0] tx_dcrdt_init = 3'd0,
+    input wire [2:0] tx_dcrdt_init_ack,
+    output reg [2:0] tx_dcrdt_update = 3'd0,
+    output reg [11:0] tx_dcrdt_update_cnt = 12'd0
 );
     localparam DWS = DATA_BITS / 32;
     localparam SEGMENT_DWS = DWS / SEGMENTS;
@@ -239,6 +259,7 @@ module weft_board_tile_model #(
                 expected_dws = !tx_hdr[126] ? 0 : (tx_hdr[105:96] == 0 ? 1024 : tx_hdr[105:96]);
                 got_dws = 0;
                 in_tlp = 1'b1;
+                take_credit(tx_hdr[127:96]);
             end else if (!in_tlp || |tx_sop) begin
                 $display("ERROR: port %0d: TX beat without a TLP start in segment 0", PORT);
                 errors = errors + 1;
@@ -345,6 +366,131 @@ module weft_board_tile_model #(
             end else begin
                 $display("ERROR: port %0d: reconfiguration write to %0x", PORT, reconfig_at);
                 errors = errors + 1;
+            end
+        end
+    end
+
+    // ---- TX flow control: the credit this partner gives and takes back ----
+    // Counters: 0 PH, 1 NPH, 2 CPLH, 3 PD, 4 NPD, 5 CPLD; 0 advertised is infinite.
+    reg [15:0] advertised [0:5];
+    reg [15:0] granted [0:5];   // told to the IP's user so far (the limit)
+    reg [15:0] to_grant [0:5];  // given back, not yet told
+    reg [15:0] consumed [0:5];  // taken by the TLPs received
+    reg [15:0] returned [0:5];  // consumed and given back
+    initial begin
+        advertised[0] = 8; advertised[1] = 2; advertised[2] = 0;
+        advertised[3] = 80; advertised[4] = 4; advertised[5] = 0;
+    end
+    integer c;
+    integer release_timer = 0;
+    reg credit_started = 1'b0;
+    reg [1:0] init_hold = 2'd0;
+    reg in_init = 1'b0;
+    reg init_done = 1'b0;
+
+    // The counters a TLP takes: its class's header, and its data in 4 DW units.
+    task take_credit(input [31:0] dw0);
+        integer hc;
+        integer dc;
+        integer credits;
+        begin
+            if (dw0[28:24] == 5'b01010 || dw0[28:24] == 5'b01011) hc = 2;
+            else if ((dw0[28:24] == 5'b00000 && dw0[30]) || dw0[28:27] == 2'b10) hc = 0;
+            else hc = 1;
+            dc = hc + 3;
+            credits = !dw0[30] ? 0 : ((dw0[9:0] == 0 ? 1024 : dw0[9:0]) + 3) / 4;
+            if (advertised[hc] != 0 && granted[hc] - consumed[hc] < 1) begin
+                $display("ERROR: port %0d: a TLP of class %0d with no header credit left at %0t", PORT, hc, $time);
+                errors = errors + 1;
+            end
+            if (advertised[dc] != 0 && credits > 0
+                    && ((granted[dc] - consumed[dc]) & 16'hffff) < credits) begin
+                $display("ERROR: port %0d: a TLP of class %0d needs %0d data credits, %0d left at %0t",
+                         PORT, hc, credits, (granted[dc] - consumed[dc]) & 16'hffff, $time);
+                errors = errors + 1;
+            end
+            consumed[hc] = consumed[hc] + 1;
+            consumed[dc] = consumed[dc] + credits;
+        end
+    endtask
+
+    integer idx = 0;
+    integer cnt;
+    always @(posedge clk) begin
+        if (!reset_status_n) begin
+            for (c = 0; c < 6; c = c + 1) begin
+                granted[c] = 0;
+                to_grant[c] = 0;
+                consumed[c] = 0;
+                returned[c] = 0;
+            end
+            credit_started <= 1'b0;
+            in_init <= 1'b0;
+            init_done <= 1'b0;
+            tx_hcrdt_init <= 3'd0;
+            tx_dcrdt_init <= 3'd0;
+        end else begin
+            if (!credit_started) begin
+                credit_started <= 1'b1;
+                for (c = 0; c < 6; c = c + 1) to_grant[c] = advertised[c];
+            end
+            release_timer = release_timer + 1;
+            if (release_timer >= RELEASE_PERIOD) begin
+                release_timer = 0;
+                for (c = 0; c < 6; c = c + 1) begin
+                    to_grant[c] = to_grant[c] + (consumed[c] - returned[c]);
+                    returned[c] = consumed[c];
+                end
+            end
+            tx_hcrdt_update <= 3'd0;
+            tx_dcrdt_update <= 3'd0;
+            tx_hcrdt_update_cnt <= 6'd0;
+            tx_dcrdt_update_cnt <= 12'd0;
+            if (!RTILE_CREDIT) begin
+                // P-tile: limits by time-division, every counter in turn.
+                for (c = 0; c < 6; c = c + 1) begin
+                    granted[c] = granted[c] + to_grant[c];
+                    to_grant[c] = 0;
+                end
+                idx = idx == 2 ? 4 : idx == 6 ? 0 : idx + 1;
+                tx_cdts_limit_tdm_idx <= idx;
+                c = idx >= 4 ? idx - 1 : idx;
+                tx_cdts_limit <= advertised[c] == 0 ? 16'd0 : granted[c];
+            end else if (credit_started && !init_done) begin
+                // R-tile: initialization, then the advertised credit in
+                // releases of at most 3 headers or 15 data credits a cycle.
+                tx_hcrdt_init <= 3'b111;
+                tx_dcrdt_init <= 3'b111;
+                if (!in_init && tx_hcrdt_init == 3'b111 && tx_hcrdt_init_ack == 3'b111
+                        && tx_dcrdt_init_ack == 3'b111) begin
+                    in_init <= 1'b1;
+                    for (c = 0; c < 6; c = c + 1) if (advertised[c] == 0) begin
+                        if (c < 3) tx_hcrdt_update[c] <= 1'b1; else tx_dcrdt_update[c - 3] <= 1'b1;
+                    end
+                end else if (in_init) begin
+                    if (to_grant[0] + to_grant[1] + to_grant[3] + to_grant[4] == 0) begin
+                        init_hold <= init_hold + 1;
+                        if (init_hold == 2'd3) begin
+                            tx_hcrdt_init <= 3'd0;
+                            tx_dcrdt_init <= 3'd0;
+                            init_done <= 1'b1;
+                        end
+                    end
+                end
+            end
+            if (RTILE_CREDIT && in_init) begin
+                for (c = 0; c < 6; c = c + 1) if (advertised[c] != 0 && to_grant[c] != 0) begin
+                    cnt = c < 3 ? (to_grant[c] > 3 ? 3 : to_grant[c]) : (to_grant[c] > 15 ? 15 : to_grant[c]);
+                    if (c < 3) begin
+                        tx_hcrdt_update[c] <= 1'b1;
+                        tx_hcrdt_update_cnt[2*c +: 2] <= cnt;
+                    end else begin
+                        tx_dcrdt_update[c - 3] <= 1'b1;
+                        tx_dcrdt_update_cnt[4*(c - 3) +: 4] <= cnt;
+                    end
+                    granted[c] = granted[c] + cnt;
+                    to_grant[c] = to_grant[c] - cnt;
+                end
             end
         end
     end

@@ -26,7 +26,13 @@
 //! [`ethernet::MII_PORTS`]) and the MDIO master's pins (`mdc`, `mdio_o`,
 //! `mdio_oe`, `mdio_i`, [`ethernet::MDIO_PORTS`]), which reach the board's
 //! PHY through [`ethernet`]'s block or idle where the board has none weft
-//! drives.
+//! drives; per port `link_hot_reset$p` and `link_retrain$p`, one-cycle
+//! pulses on `clock` that the port's link controller carries out
+//! (`link.v`), `egress_consume$p[2:0]` and `egress_consume_dws$p[10:0]`,
+//! what each TLP the egress commits takes of the link partner's credit,
+//! and the credit itself, a bit per port in `egress_credit_posted`,
+//! `egress_credit_non_posted` and `egress_credit_completion`, which the
+//! wrapper keeps from the hard IP's credit interface (`credit.v`).
 //! Where it is not emitted (the tests lint the wrapper on its own),
 //! [`planned_switch_top`] writes a stub of that interface to lint against.
 //!
@@ -46,10 +52,13 @@
 //! the payload past the descriptor, and drive or read the tuser sideband
 //! (is_sop/is_eop and their pointers, byte enables, discontinue) on its
 //! completer interface (CQ/CC), or its requester interface (RQ/RC) on a
-//! root port. Planned: several TLPs per beat across segments, credit
-//! interfaces (`tx_cdts_limit`), the UltraScale+ block's other interface
-//! pair and its configuration requests and messages, and width gearboxes
-//! where the hard IP's bus differs from weft's.
+//! root port. A downstream port's hot reset and retrain requests reach
+//! its hard IP through `link.v`'s controllers, and each egress's credit
+//! comes from the hard IP's transmit credit interface through `credit.v`.
+//! Planned: several TLPs per beat across segments, the UltraScale+
+//! block's other interface pair and its configuration requests and
+//! messages, and width gearboxes where the hard IP's bus differs from
+//! weft's.
 
 use std::fmt::Write as _;
 
@@ -66,6 +75,14 @@ pub const DATAPATH_BITS: u32 = 512;
 
 /// Bits of the stream's empty-DW count (`weft_hdl::stream::EMPTY_BITS`).
 const EMPTY_BITS: u32 = 5;
+
+/// Bits of `weft_chip`'s `egress_consume_dws$p`, a TLP's data length in
+/// DW (`weft_hdl::switching::LENGTH_BITS`).
+const CONSUME_DWS_BITS: u32 = 11;
+
+/// `weft_chip`'s credit inputs, `egress_credit_<class>`, a bit per port, in
+/// the order of `egress_consume$p`'s bits (`weft_hdl::switching::CLASS_*`).
+const CREDIT_CLASSES: [&str; 3] = ["posted", "non_posted", "completion"];
 
 /// LED outputs of `weft_chip`.
 const SWITCH_LEDS: usize = 8;
@@ -214,6 +231,9 @@ fn pcie4_ports(ip: &HardIp) -> Vec<Port> {
     ports.push(Port::new("output", 32, "cfg_mgmt_read_data"));
     ports.push(Port::new("output", 1, "cfg_mgmt_read_write_done"));
     ports.push(Port::new("input", 1, "cfg_mgmt_debug_access"));
+    // PG213 "Avoiding Head-of-Line Blocking for Posted Requests".
+    ports.push(Port::new("output", 4, "pcie_tfc_nph_av"));
+    ports.push(Port::new("output", 4, "pcie_tfc_npd_av"));
     for (bus, user, from_ip) in [
         ("m_axis_cq", cq, true),
         ("s_axis_cc", cc, false),
@@ -423,6 +443,19 @@ pub(crate) fn switch_ports() -> Vec<Port> {
         }
         ports.push(Port::new("output", 1, format!("link_hot_reset${p}")));
         ports.push(Port::new("output", 1, format!("link_retrain${p}")));
+        ports.push(Port::new("output", 3, format!("egress_consume${p}")));
+        ports.push(Port::new(
+            "output",
+            CONSUME_DWS_BITS,
+            format!("egress_consume_dws${p}"),
+        ));
+    }
+    for class in CREDIT_CLASSES {
+        ports.push(Port::new(
+            "input",
+            SWITCH_PORTS as u32,
+            format!("egress_credit_{class}"),
+        ));
     }
     ports.push(Port::new("input", 1, "uart_rx"));
     ports.push(Port::new("output", 1, "uart_tx"));
@@ -465,16 +498,17 @@ pub fn planned_switch_top() -> String {
 /// The adapter modules the wrapper uses: the dual-clock FIFO, the reset
 /// and pulse synchronizers, the Avalon-ST shims of the Intel tiles, the
 /// AXI4-Stream shims of the UltraScale+ block, the beat fitting their
-/// transmit shims share, the downstream ports' link controllers and the
-/// management MAC's MII-to-GMII adapter.
+/// transmit shims share, the downstream ports' link controllers, the
+/// transmit credit counters and the management MAC's MII-to-GMII adapter.
 pub fn support_modules() -> String {
     format!(
-        "{}\n{}\n{}\n{}\n{}\n{}",
+        "{}\n{}\n{}\n{}\n{}\n{}\n{}",
         include_str!("cdc.v"),
         include_str!("avst.v"),
         include_str!("axis.v"),
         include_str!("beat.v"),
         include_str!("link.v"),
+        include_str!("credit.v"),
         include_str!("mii_gmii.v")
     )
 }
@@ -630,6 +664,7 @@ pub fn wrapper(board: &Board) -> String {
             head = rx_headroom(ip.kind),
             tx_addr = TX_FIFO_ADDR,
         );
+        v += &credit_block(ip, p);
     }
 
     // weft's side of each port.
@@ -645,18 +680,22 @@ pub fn wrapper(board: &Board) -> String {
              wire [31:0] port{p}_out_dw2;\n    wire [31:0] port{p}_out_dw3;\n    \
              wire [{wh}:0] port{p}_out_payload;\n    \
              wire port{p}_hot_reset;\n    wire port{p}_retrain;\n    \
+             wire [2:0] port{p}_consume;\n    wire [{ch}:0] port{p}_consume_dws;\n    \
              /* verilator lint_on UNUSEDSIGNAL */\n    \
+             wire [2:0] port{p}_credit;\n    \
              wire [{hi}:0] port{p}_out_word = {{port{p}_out_sop, port{p}_out_eop, port{p}_out_nullify, port{p}_out_empty, \
              port{p}_out_dw0, port{p}_out_dw1, port{p}_out_dw2, port{p}_out_dw3, port{p}_out_payload}};",
             e = EMPTY_BITS - 1,
             wh = w - 1,
             hi = fifo_bits,
+            ch = CONSUME_DWS_BITS - 1,
         );
         if p >= board.hard_ips.len() {
             let _ = writeln!(
                 v,
                 "    // Port {p} is not on this board: nothing arrives, nothing is taken.\n    \
                  assign port{p}_in_valid = 1'b0;\n    assign port{p}_out_ready = 1'b0;\n    \
+                 assign port{p}_credit = 3'b111;\n    \
                  /* verilator lint_off UNUSEDSIGNAL */\n    wire unused_port{p}_out = port{p}_out_valid | ^port{p}_out_word | port{p}_in_ready;\n    \
                  /* verilator lint_on UNUSEDSIGNAL */"
             );
@@ -740,6 +779,20 @@ pub fn wrapper(board: &Board) -> String {
         }
         conns.push(format!("        .link_hot_reset${p}(port{p}_hot_reset)"));
         conns.push(format!("        .link_retrain${p}(port{p}_retrain)"));
+        conns.push(format!("        .egress_consume${p}(port{p}_consume)"));
+        conns.push(format!(
+            "        .egress_consume_dws${p}(port{p}_consume_dws)"
+        ));
+    }
+    for (bit, class) in CREDIT_CLASSES.iter().enumerate() {
+        let bits: Vec<String> = (0..SWITCH_PORTS)
+            .rev()
+            .map(|p| format!("port{p}_credit[{bit}]"))
+            .collect();
+        conns.push(format!(
+            "        .egress_credit_{class}({{{}}})",
+            bits.join(", ")
+        ));
     }
     conns.push(format!(
         "        .uart_rx({})",
@@ -1025,7 +1078,8 @@ fn pcie4_shim(board: &Board, ip: &HardIp, port: usize, perst: &str) -> (String, 
     // marked on its way in.
     let _ = writeln!(
         v,
-        "    wire {n}_user_reset;\n    /* verilator lint_off UNUSEDSIGNAL */\n    wire {n}_lnk_up;\n    \
+        "    wire {n}_user_reset;\n    wire [3:0] {n}_tfc_nph_av;\n    wire [3:0] {n}_tfc_npd_av;\n    \
+         /* verilator lint_off UNUSEDSIGNAL */\n    wire {n}_lnk_up;\n    \
          wire [{dm}:0] {n}_idle_data;\n    wire [{km}:0] {n}_idle_keep;\n    wire {n}_idle_last;\n    \
          wire [{ium}:0] {n}_idle_user;\n    wire {n}_idle_valid;\n    wire [3:0] {n}_idle_ready;\n    \
          wire [3:0] {n}_out_ready;\n    wire {n}_rx_nullify;\n    \
@@ -1092,6 +1146,8 @@ fn pcie4_shim(board: &Board, ip: &HardIp, port: usize, perst: &str) -> (String, 
         v,
         "    weft_board_reset_sync {n}_rst_sync (.clk({n}_clk), .rst_in({n}_user_reset), .rst_out({n}_rst));"
     );
+    conns.push(format!(".pcie_tfc_nph_av({n}_tfc_nph_av)"));
+    conns.push(format!(".pcie_tfc_npd_av({n}_tfc_npd_av)"));
     conns.push(".cfg_mgmt_function_number(8'd0)".to_owned());
     conns.push(".cfg_mgmt_debug_access(1'b0)".to_owned());
     if downstream(ip.role) {
@@ -1155,6 +1211,83 @@ fn pcie4_shim(board: &Board, ip: &HardIp, port: usize, perst: &str) -> (String, 
         ));
     }
     (v, conns)
+}
+
+/// The transmit credit of switch port `port` (`credit.v`): the hard IP's
+/// credit limits on its own clock, carried onto weft's clock by handshake,
+/// and weft's consumption counted against them into `port<p>_credit`.
+fn credit_block(ip: &HardIp, port: usize) -> String {
+    let n = &ip.name;
+    let mut v = format!(
+        "    // Transmit credit: the hard IP's limits -> weft clock, weft's consumption against them.\n    \
+         wire [95:0] {n}_credit_limit;\n    wire [5:0] {n}_credit_infinite;\n    wire {n}_credit_up;\n"
+    );
+    let wire = |sig: Sig| format!("{n}_hip_{}", sig.label());
+    match tile::table(ip.kind) {
+        Some(table) if table.has(Sig::TxCdtsLimit) => {
+            let _ = writeln!(
+                v,
+                "    weft_board_ptile_credit {n}_ip_credit (.clk({n}_clk), .rst({n}_rst), .link_up({n}_link_up),\n        \
+                 .cdts_limit({}), .cdts_limit_tdm_idx({}),\n        \
+                 .limit({n}_credit_limit), .infinite({n}_credit_infinite), .up({n}_credit_up));",
+                wire(Sig::TxCdtsLimit),
+                wire(Sig::TxCdtsLimitTdmIdx)
+            );
+        }
+        Some(_) => {
+            let _ = writeln!(
+                v,
+                "    wire [2:0] {};\n    wire [2:0] {};\n    \
+                 weft_board_rtile_credit {n}_ip_credit (.clk({n}_clk), .rst({n}_rst), .link_up({n}_link_up),\n        \
+                 .hcrdt_init({}), .hcrdt_init_ack({}), .hcrdt_update({}), .hcrdt_update_cnt({}),\n        \
+                 .dcrdt_init({}), .dcrdt_init_ack({}), .dcrdt_update({}), .dcrdt_update_cnt({}),\n        \
+                 .limit({n}_credit_limit), .infinite({n}_credit_infinite), .up({n}_credit_up));",
+                wire(Sig::TxHcrdtInitAck),
+                wire(Sig::TxDcrdtInitAck),
+                wire(Sig::TxHcrdtInit),
+                wire(Sig::TxHcrdtInitAck),
+                wire(Sig::TxHcrdtUpdate),
+                wire(Sig::TxHcrdtUpdateCnt),
+                wire(Sig::TxDcrdtInit),
+                wire(Sig::TxDcrdtInitAck),
+                wire(Sig::TxDcrdtUpdate),
+                wire(Sig::TxDcrdtUpdateCnt),
+            );
+        }
+        None if ip.role == Role::RootPort => {
+            let _ = writeln!(
+                v,
+                "    weft_board_pcie4_credit #(.DATA_BITS({d})) {n}_ip_credit (.clk({n}_clk), .rst({n}_rst),\n        \
+                 .up_in({n}_lnk_up), .nph_av({n}_tfc_nph_av), .npd_av({n}_tfc_npd_av),\n        \
+                 .rq_valid({n}_out_valid), .rq_ready({n}_out_ready[0]), .rq_last({n}_out_last), .rq_data({n}_out_data),\n        \
+                 .limit({n}_credit_limit), .infinite({n}_credit_infinite), .up({n}_credit_up));",
+                d = ip.data_bits
+            );
+        }
+        None => {
+            // An endpoint sends only completions, on CC, which the block
+            // holds behind tready for lack of credit with nothing queued
+            // behind them: credit.v.
+            let _ = writeln!(
+                v,
+                "    /* verilator lint_off UNUSEDSIGNAL */\n    wire [3:0] {n}_unused_tfc = {n}_tfc_nph_av | {n}_tfc_npd_av;\n    \
+                 /* verilator lint_on UNUSEDSIGNAL */\n    \
+                 assign {n}_credit_limit = 96'd0;\n    assign {n}_credit_infinite = 6'b111111;\n    \
+                 assign {n}_credit_up = {n}_lnk_up;"
+            );
+        }
+    }
+    let _ = writeln!(
+        v,
+        "    wire [102:0] {n}_credit_word;\n    \
+         weft_board_cdc_snapshot #(.WIDTH(103)) {n}_credit_cdc (.src_clk({n}_clk),\n        \
+         .src_value({{{n}_credit_up, {n}_credit_infinite, {n}_credit_limit}}),\n        \
+         .dst_clk(weft_clk), .dst_value({n}_credit_word));\n    \
+         weft_board_tx_credit {n}_tx_credit (.clk(weft_clk), .rst(weft_rst), .up({n}_credit_word[102]),\n        \
+         .limit({n}_credit_word[95:0]), .infinite({n}_credit_word[101:96]),\n        \
+         .consume(port{port}_consume), .consume_dws(port{port}_consume_dws), .credit(port{port}_credit));"
+    );
+    v
 }
 
 /// Whether a tile's port drives a Hard IP reconfiguration interface:

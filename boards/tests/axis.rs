@@ -1,6 +1,8 @@
 //! The UltraScale+ shims (`src/axis.v`) against PG213: descriptors, payload
 //! placement, tkeep, tlast and the tuser sideband of every stream, checked
-//! by `src/axis_tb.v` from PG213's tables.
+//! by `src/axis_tb.v` from PG213's tables; and a root port's hot reset,
+//! retrain and non-posted credit (`src/link.v`, `src/credit.v`) against a
+//! model of the block written from PG213 (`src/pcie4_tb.v`).
 
 use std::path::PathBuf;
 
@@ -99,6 +101,50 @@ fn the_ultrascale_shims_carry_descriptors_and_tuser_as_pg213_lays_them_out() {
                 assert!(report.contains(expected), "`{to}`: {report}")
             }
             other => panic!("a shim with `{to}` went unnoticed: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn an_ultrascale_root_port_takes_hot_resets_retrains_and_non_posted_credit_as_pg213_says() {
+    match sim::run_pcie4(&scratch("pcie4"), &sim::pcie4_files()) {
+        Ok(()) => {}
+        Err(SimError::NoSimulator) => {
+            eprintln!("skipped: iverilog is not installed (`cargo xtask setup` installs it)");
+            return;
+        }
+        Err(err) => panic!("{err}"),
+    }
+    // cfg_hot_reset_in released at once, a Link Control write of all four
+    // bytes, and a non-posted limit that forgets the requests already sent
+    // (weft then waits for credit forever) are each noticed.
+    for (file, from, to) in [
+        (
+            "sim/weft_link.v",
+            "RESETTING: if (!link_up) begin",
+            "RESETTING: if (1'b1) begin",
+        ),
+        (
+            "sim/weft_link.v",
+            "cfg_mgmt_byte_enable <= 4'b0001;",
+            "cfg_mgmt_byte_enable <= 4'b1111;",
+        ),
+        (
+            "sim/weft_credit.v",
+            "sent_h[2] + {12'd0, nph_av}",
+            "{12'd0, nph_av}",
+        ),
+    ] {
+        let mut files = sim::pcie4_files();
+        let changed = files
+            .iter_mut()
+            .find(|f| f.name == file)
+            .expect("the file is simulated");
+        assert!(changed.text.contains(from), "{file} has `{from}`");
+        changed.text = changed.text.replacen(from, to, 1);
+        match sim::run_pcie4(&scratch("pcie4-broken"), &files) {
+            Err(SimError::Failed { report }) => assert!(report.contains("ERROR"), "{report}"),
+            other => panic!("`{to}` in {file} went unnoticed: {other:?}"),
         }
     }
 }

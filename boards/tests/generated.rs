@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use weft_boards::model::FlashAccess;
 use weft_boards::model::Pin;
+use weft_boards::model::Role;
 use weft_boards::{constraints, generate, lint, load, pll, validate, verilog, Board};
 
 fn boards() -> Vec<Board> {
@@ -312,6 +313,36 @@ fn the_generated_wrapper_lints_with_verilator() {
         }
         let _ = std::fs::remove_dir_all(&dir);
     }
+}
+
+#[test]
+fn an_ultrascale_root_ports_link_controller_and_credit_lint_and_elaborate() {
+    // No board file has a PCIE4 root port yet: the VCU118's port as one.
+    let mut board = load::by_name("vcu118").expect("vcu118 loads");
+    board.hard_ips[0].role = Role::RootPort;
+    let v = verilog::wrapper(&board);
+    for part in [
+        "weft_board_pcie4_link",
+        "weft_board_pcie4_credit",
+        ".cfg_hot_reset_in(host0_cfg_hot_reset_in)",
+        ".pcie_tfc_nph_av(host0_tfc_nph_av)",
+    ] {
+        assert!(v.contains(part), "the root port's wrapper has {part}");
+    }
+    let dir = scratch("root-port");
+    let design = dir.join("no-design");
+    generate::write(&board, &dir).expect("generation writes");
+    if lint::verilator_available() {
+        if let Err(err) = lint::run(&dir, &design) {
+            panic!("{err}");
+        }
+    }
+    if lint::yosys_available() {
+        if let Err(err) = lint::elaborate(&dir, &design) {
+            panic!("{err}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

@@ -297,6 +297,78 @@ fn the_models_catch_broken_hot_reset_and_retrain_requests() {
 }
 
 #[test]
+fn the_models_catch_tlps_sent_beyond_the_link_partners_credit() {
+    // The tile models give little posted and non-posted credit and take
+    // it back slowly; every smoke run fails on a TLP taken beyond it.
+    // Credit that ignores what weft consumed is noticed on both tiles.
+    for (board, config) in [
+        (
+            load::by_name("stratix10-dx-devkit").expect("reference board loads"),
+            HIP_FASTER,
+        ),
+        (
+            load::by_name("agilex7-i-series-devkit").expect("Agilex board loads"),
+            WEFT_FASTER,
+        ),
+    ] {
+        let mut board = board;
+        let host = &mut board.hard_ips[0];
+        host.lanes = 8;
+        host.data_bits = 512;
+        host.segments = 2;
+        let passed = run_changed(
+            &board,
+            &format!("{}-credit-ignored", board.board.name),
+            "assign credit[c] = up && !rst && header && data;",
+            "assign credit[c] = up && !rst;",
+            config,
+        );
+        assert_ne!(
+            passed,
+            Some(true),
+            "{}: credit held high went unnoticed",
+            board.board.name
+        );
+    }
+}
+
+#[test]
+fn a_posted_write_passes_a_request_waiting_for_credit() {
+    match sim::run_credit(&scratch("credit"), &sim::credit_files()) {
+        Ok(()) => {}
+        Err(SimError::NoSimulator) => {
+            eprintln!("skipped: iverilog is not installed (`cargo xtask setup` installs it)");
+            return;
+        }
+        Err(err) => panic!("{err}"),
+    }
+    // Credit that ignores the counts, or counts nothing weft consumed,
+    // lets the waiting request go ahead of the writes and beyond the
+    // partner's credit.
+    for (broken, from, to) in [
+        (
+            "credit held high",
+            "assign credit[c] = up && !rst && header && data;",
+            "assign credit[c] = up && !rst;",
+        ),
+        (
+            "consumption not counted",
+            "consumed[i] <= consumed[i] + 16'd1;",
+            "consumed[i] <= consumed[i];",
+        ),
+    ] {
+        let mut files = sim::credit_files();
+        let credit = &mut files[0];
+        assert!(credit.text.contains(from), "credit.v has `{from}`");
+        credit.text = credit.text.replace(from, to);
+        match sim::run_credit(&scratch("credit-broken"), &files) {
+            Err(SimError::Failed { report }) => assert!(report.contains("ERROR"), "{report}"),
+            other => panic!("{broken} went unnoticed: {other:?}"),
+        }
+    }
+}
+
+#[test]
 fn agilex7_r_tile_x8_tlps_cross_both_ways() {
     // The R-tile's x16 port has a 1024-bit bus, twice weft's 512-bit
     // datapath, and no gearbox yet: run the board with that port at x8

@@ -6,7 +6,11 @@
 //! the register writes the firmware's own driver makes to route bus 5 out
 //! of port 1 (recorded from `CsrDataPlane` on weft-model's `CsrWindow`),
 //! reads the route back and shows its low byte on the LEDs. A completion
-//! for bus 5 offered at port 0's link must then leave port 1's as it came.
+//! for bus 5 offered at port 0's link must then leave port 1's as it came,
+//! only once port 1's link partner has completion credit, with what it
+//! consumed reported on `egress_consume`. A write of a port's LINK
+//! register leaves the chip as one pulse on that port's
+//! `link_hot_reset` or `link_retrain`.
 
 use rust_hdl::prelude::*;
 use weft_hdl::chip::Chip;
@@ -115,12 +119,31 @@ fn the_soft_core_programs_the_data_plane_through_the_bridge_and_a_tlp_crosses() 
         for egress in c.egress.iter_mut() {
             egress.ready.next = true;
         }
+        // Port 1's link partner has credit for every class but completions,
+        // for the first 32 cycles.
+        c.egress_credit_posted.next = Bits::<PORTS>::mask();
+        c.egress_credit_non_posted.next = Bits::<PORTS>::mask();
+        c.egress_credit_completion.next = 0b01u64.into();
         let mut left = None;
-        for _ in 0..64 {
+        let mut consumed = Vec::new();
+        for cycle in 0..96 {
+            if cycle == 32 {
+                assert_eq!(left, None, "no completion leaves without completion credit");
+                chip.block().egress_credit_completion.next = Bits::<PORTS>::mask();
+            }
             chip.settle().expect("the chip settles");
             let c = chip.block();
             let taken = c.ingress[0].valid.val() && c.ingress[0].ready.val();
             assert!(!c.egress[0].valid.val(), "nothing leaves where it came in");
+            for (port, consume) in c.egress_consume.iter().enumerate() {
+                if consume.val().any() {
+                    consumed.push((
+                        port,
+                        consume.val().to_u64(),
+                        c.egress_consume_dws[port].val().to_u64(),
+                    ));
+                }
+            }
             let out = &c.egress[1];
             if out.valid.val() {
                 left = Some((
@@ -138,6 +161,12 @@ fn the_soft_core_programs_the_data_plane_through_the_bridge_and_a_tlp_crosses() 
             left,
             Some((header, data, (true, true, (W / 32 - 1) as u64))),
             "the completion leaves port 1 as it came"
+        );
+        // Its credit, once: one completion header (bit 2) and one DW of data.
+        assert_eq!(
+            consumed,
+            vec![(1, 0b100, 1)],
+            "what the completion consumed"
         );
     });
 }

@@ -24,10 +24,15 @@
 //!   taken from an ingress and none offered on an egress (the data
 //!   plane's registers start in their initial values, rust-hdl having no
 //!   reset). `core_reset` is the SoC's power-on reset.
-//! - Every egress's link partner is taken to have credit for every class:
-//!   the board's adapters hand the hard IP whole TLPs through a FIFO that
-//!   holds them by `ready`, and do not yet pass the hard IP's credit
-//!   counts in.
+//! - Each egress starts a TLP of a class only while its bit of
+//!   `egress_credit_posted`, `egress_credit_non_posted` or
+//!   `egress_credit_completion` is high, and reports what each TLP it
+//!   commits takes on `egress_consume$p` and `egress_consume_dws$p`
+//!   ([`SwitchTop`]): the board's adapter counts that against the credit
+//!   limits its hard IP reports and keeps the bits (`boards/src/credit.v`),
+//!   before the FIFO that carries TLPs to the hard IP, so a TLP never
+//!   waits in it for credit and a posted TLP never waits behind a
+//!   non-posted one that has none (PCIe Base 6.0 §2.4.1).
 //! - The MII pins belong to `core_clock`'s side: the MAC samples
 //!   `mii_rx_clk` and `mii_tx_clk` as data on the SoC clock and acts on
 //!   their rising edges, so they must run at most a quarter of the core
@@ -47,6 +52,7 @@ pub use bridge::CsrClockBridge;
 
 use crate::soc::{MemoryImage, SerialReceiver, SerialTransmitter, Soc, SocError};
 use crate::stream::{TlpSink, TlpSource};
+use crate::switching::LENGTH_BITS;
 use crate::top::SwitchTop;
 
 /// GPIO outputs that leave the chip as LEDs.
@@ -103,6 +109,19 @@ pub struct Chip<const W: usize, const N: usize> {
     pub mdio_oe: Signal<Out, Bit>,
     /// MDIO's level at the pin.
     pub mdio_i: Signal<In, Bit>,
+    /// Bit `p`: port `p`'s link partner has a header credit and data
+    /// credits for the largest posted TLP ([`SwitchTop::egress_credit_posted`]).
+    pub egress_credit_posted: Signal<In, Bits<N>>,
+    /// Bit `p`: likewise for a non-posted TLP.
+    pub egress_credit_non_posted: Signal<In, Bits<N>>,
+    /// Bit `p`: likewise for a completion.
+    pub egress_credit_completion: Signal<In, Bits<N>>,
+    /// Per port: a one-cycle pulse on the class bit of each TLP the egress
+    /// commits (bit 0 posted, 1 non-posted, 2 completion), for the
+    /// adapter's count of the credit consumed.
+    pub egress_consume: [Signal<Out, Bits<3>>; N],
+    /// Per port, with `egress_consume`: the TLP's data length in DW.
+    pub egress_consume_dws: [Signal<Out, Bits<LENGTH_BITS>>; N],
     /// Per port: a one-cycle pulse on `clock` asking the port's hard IP
     /// for a hot reset ([`SwitchTop::link_hot_reset`]), which the board's
     /// adapter carries into the hard IP's clock and holds there.
@@ -117,7 +136,6 @@ pub struct Chip<const W: usize, const N: usize> {
     bridge: CsrClockBridge,
     transmitter: SerialTransmitter,
     receiver: SerialReceiver,
-    every_credit: Constant<Bits<N>>,
 }
 
 impl<const W: usize, const N: usize> Chip<W, N> {
@@ -150,6 +168,11 @@ impl<const W: usize, const N: usize> Chip<W, N> {
             mdio_o: Default::default(),
             mdio_oe: Default::default(),
             mdio_i: Default::default(),
+            egress_credit_posted: Default::default(),
+            egress_credit_non_posted: Default::default(),
+            egress_credit_completion: Default::default(),
+            egress_consume: std::array::from_fn(|_| Default::default()),
+            egress_consume_dws: std::array::from_fn(|_| Default::default()),
             link_hot_reset: std::array::from_fn(|_| Default::default()),
             link_retrain: std::array::from_fn(|_| Default::default()),
             data_plane: SwitchTop::with_clock_mhz(clock_mhz),
@@ -157,7 +180,6 @@ impl<const W: usize, const N: usize> Chip<W, N> {
             bridge: Default::default(),
             transmitter: SerialTransmitter::new(cycles_per_bit),
             receiver: SerialReceiver::new(cycles_per_bit),
-            every_credit: Constant::new(Bits::<N>::mask()),
         })
     }
 
@@ -205,10 +227,12 @@ impl<const W: usize, const N: usize> Logic for Chip<W, N> {
             self.data_plane.egress[i].ready.next = self.egress[i].ready.val() & !self.reset.val();
             self.link_hot_reset[i].next = self.data_plane.link_hot_reset[i].val();
             self.link_retrain[i].next = self.data_plane.link_retrain[i].val();
+            self.egress_consume[i].next = self.data_plane.egress_consume[i].val();
+            self.egress_consume_dws[i].next = self.data_plane.egress_consume_dws[i].val();
         }
-        self.data_plane.egress_credit_posted.next = self.every_credit.val();
-        self.data_plane.egress_credit_non_posted.next = self.every_credit.val();
-        self.data_plane.egress_credit_completion.next = self.every_credit.val();
+        self.data_plane.egress_credit_posted.next = self.egress_credit_posted.val();
+        self.data_plane.egress_credit_non_posted.next = self.egress_credit_non_posted.val();
+        self.data_plane.egress_credit_completion.next = self.egress_credit_completion.val();
 
         // The soft core's registers accesses, onto the data plane's clock.
         self.bridge.core.address.next = self.soc.csr.address.val();

@@ -40,6 +40,9 @@ use crate::translate::host_ingress::{drop_reason_code, DROP_REASON_BITS};
 /// Bits of a Completion Status (§2.2.9.1).
 pub const STATUS_BITS: usize = 3;
 
+/// Completion Status Successful Completion, 000b (§2.2.9.1, Table 2-36).
+pub const STATUS_SUCCESSFUL: u32 = 0b000;
+
 /// Completion Status Unsupported Request, 001b (§2.2.9.1, Table 2-36).
 pub const STATUS_UNSUPPORTED_REQUEST: u32 = 0b001;
 

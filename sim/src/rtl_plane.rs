@@ -46,9 +46,12 @@
 //! carried one does. What left the RTL so is held to what the model's
 //! injector sent ([`RtlPlane::injected`], `CsrWindow::take_injected`),
 //! TLP for TLP, in order, with the port each left by; the simulator sends
-//! the model's copies on. The model still does what the RTL top does not
-//! do yet: the management BAR's in-band register accesses (executed
-//! against the window, never offered to the RTL). The simulated time a TLP spends in the switch stays
+//! the model's copies on. The management BAR's in-band register accesses
+//! are executed by the model's window and not offered to the RTL, although
+//! the RTL top executes them too (weft-hdl's `ManagementBar`, held to the
+//! model in its own tests): the RTL's mailbox is read out after every TLP
+//! here, so an in-band read of it would find it empty where the model's
+//! holds what the manager has not read yet. The simulated time a TLP spends in the switch stays
 //! [`crate::switch::SWITCH_LATENCY`]: the RTL's cycles are the data plane's
 //! alone, without the hard IP's PHY and data link layer; they are counted
 //! ([`RtlSummary`]).

@@ -283,6 +283,7 @@ impl CsrWindow {
     /// routes it has not written yet.
     fn management_request(&mut self, port: PortIndex, bytes: &[u8]) -> Option<Forwarding> {
         let (packet, request, address) = self.management_target(port, bytes)?;
+        self.switch.count_management_request(port, &packet);
         let whole_dw = request.length_dw == 1 && request.first_be == 0xf && request.last_be == 0;
         let status = match request.op {
             MemoryOp::Write => {
@@ -320,7 +321,9 @@ impl CsrWindow {
             }
             Some(reply)
         });
-        self.switch.count_executed(port, &packet, reply.as_ref());
+        if let Some(reply) = &reply {
+            self.switch.count_management_reply(port, reply);
+        }
         Some(Forwarding {
             deliveries: reply
                 .into_iter()

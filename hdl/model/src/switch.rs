@@ -302,24 +302,21 @@ impl Switch {
         })
     }
 
-    /// Counts a TLP the port's management function took at `port`'s
-    /// ingress (`crate::csr_window::CsrWindow::forward`) and the
-    /// completion it sent back out of the port, if any.
-    pub(crate) fn count_executed(
-        &mut self,
-        port: PortIndex,
-        request: &Packet,
-        reply: Option<&Packet>,
-    ) {
-        let counters = &mut self.counters[usize::from(port.0)];
-        counters
+    /// Counts a TLP the port's management function takes at `port`'s
+    /// ingress (`crate::csr_window::CsrWindow::forward`), as it arrives:
+    /// before it is executed, so a read of the port's own counters counts
+    /// the read itself, as a switch counting TLPs on receipt does.
+    pub(crate) fn count_management_request(&mut self, port: PortIndex, request: &Packet) {
+        self.counters[usize::from(port.0)]
             .ingress
             .count(request.header.flow_control_class(), request.wire_len());
-        if let Some(reply) = reply {
-            counters
-                .egress
-                .count(reply.header.flow_control_class(), reply.wire_len());
-        }
+    }
+
+    /// Counts the completion `port`'s management function sends back out of the port.
+    pub(crate) fn count_management_reply(&mut self, port: PortIndex, reply: &Packet) {
+        self.counters[usize::from(port.0)]
+            .egress
+            .count(reply.header.flow_control_class(), reply.wire_len());
     }
 
     /// Offers one TLP, in wire order, at `port`'s ingress.

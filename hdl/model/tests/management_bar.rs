@@ -46,22 +46,12 @@ fn registers() -> Vec<u32> {
         global::MANAGEMENT_BAR_HIGH.address(0, 0),
         port::CONTROL.address(u32::from(FABRIC_PORT.0), 0),
     ];
-    let mut addresses = Vec::new();
-    for block in csr::BLOCKS
-        .iter()
-        .filter(|b| b.name != csr::counter::BLOCK.name)
-    {
-        let layout = block.layout;
-        for instance in 0..layout.instances.min(PORTS) {
-            for entry in 0..layout.entries {
-                for register in block.registers {
-                    addresses.push(register.address(instance, entry));
-                }
-            }
-        }
-    }
-    addresses.retain(|address| !kept.contains(address));
-    addresses
+    csr::registers(PORTS)
+        .filter(|(block, _, address)| {
+            block.name != csr::counter::BLOCK.name && !kept.contains(address)
+        })
+        .map(|(_, _, address)| address)
+        .collect()
 }
 
 /// A whole-DW memory request from the manager (bus 0) at CSR address `address`.

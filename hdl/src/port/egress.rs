@@ -32,7 +32,11 @@
 //! in a cycle the switching core reports none for this egress
 //! (`core_consumes`), and whatever the port's ENABLE says: weft-model
 //! sends the answer as it refuses the request. They count as sent like
-//! any TLP leaving here, as the model counts them.
+//! any TLP leaving here, as the model counts them. So does the answer to
+//! a request for the management BAR that came in on this port
+//! (`executed`, while `executed_room`, after the ingress's and the
+//! timeouts' answers; [`crate::top::ManagementBar`]), which may carry one
+//! data DW and reports it on `response_consume_dws`.
 //!
 //! Last before the link, the TLP the management CPU injects for this port
 //! (`injected`) joins between TLPs ([`InjectMerge`]), as it is (no egress
@@ -129,6 +133,20 @@ pub struct PortEgress<const W: usize> {
     pub core_consumes: Signal<In, Bit>,
     /// A one-cycle pulse: an error completion is committed to the link, one completion header credit.
     pub response_consume: Signal<Out, Bit>,
+    /// With `response_consume`: its data DWs (1 for the management BAR's CplD, else 0).
+    pub response_consume_dws: Signal<Out, Bits<LENGTH_BITS>>,
+    /// The management BAR answers a request that came in on this port: queue this completion.
+    pub executed: Signal<In, Bit>,
+    /// Its header DW0.
+    pub executed_dw0: Signal<In, Bits<32>>,
+    /// Its header DW1.
+    pub executed_dw1: Signal<In, Bits<32>>,
+    /// Its header DW2.
+    pub executed_dw2: Signal<In, Bits<32>>,
+    /// Its data DW, if DW0 says it has one.
+    pub executed_data: Signal<In, Bits<32>>,
+    /// `executed` is queued in this cycle: the ingress and the timeouts have no answer to queue first.
+    pub executed_room: Signal<Out, Bit>,
     /// The TLP the management CPU injects for this link.
     pub injected: TlpSink<W>,
     /// The link partner has credit for a posted TLP.
@@ -225,6 +243,13 @@ impl<const W: usize> PortEgress<W> {
             completion_credit: Default::default(),
             core_consumes: Default::default(),
             response_consume: Default::default(),
+            response_consume_dws: Default::default(),
+            executed: Default::default(),
+            executed_dw0: Default::default(),
+            executed_dw1: Default::default(),
+            executed_dw2: Default::default(),
+            executed_data: Default::default(),
+            executed_room: Default::default(),
             injected: Default::default(),
             posted_credit: Default::default(),
             non_posted_credit: Default::default(),
@@ -426,11 +451,21 @@ impl<const W: usize> Logic for PortEgress<W> {
 
         // The ingress's error completions, between TLPs.
         self.responses.clock.next = self.clock.val();
-        self.responses.push.next =
-            self.respond.val() | (self.outstanding.error_valid.val() & self.responses.room.val());
-        self.responses.push_dw0.next = self.outstanding.error_dw0.val();
-        self.responses.push_dw1.next = self.outstanding.error_dw1.val();
-        self.responses.push_dw2.next = self.outstanding.error_dw2.val();
+        // The ingress's answer first, then a timeout's, then the management BAR's.
+        self.executed_room.next =
+            self.responses.room.val() & !self.respond.val() & !self.outstanding.error_valid.val();
+        self.responses.push.next = self.respond.val()
+            | (self.outstanding.error_valid.val() & self.responses.room.val())
+            | (self.executed.val() & self.executed_room.val());
+        self.responses.push_dw0.next = self.executed_dw0.val();
+        self.responses.push_dw1.next = self.executed_dw1.val();
+        self.responses.push_dw2.next = self.executed_dw2.val();
+        self.responses.push_data.next = self.executed_data.val();
+        if self.outstanding.error_valid.val() {
+            self.responses.push_dw0.next = self.outstanding.error_dw0.val();
+            self.responses.push_dw1.next = self.outstanding.error_dw1.val();
+            self.responses.push_dw2.next = self.outstanding.error_dw2.val();
+        }
         if self.respond.val() {
             self.responses.push_dw0.next = self.response_dw0.val();
             self.responses.push_dw1.next = self.response_dw1.val();
@@ -441,6 +476,7 @@ impl<const W: usize> Logic for PortEgress<W> {
         self.responses.credit.next = self.completion_credit.val();
         self.responses.other_consume.next = self.core_consumes.val();
         self.response_consume.next = self.responses.consume.val();
+        self.response_consume_dws.next = self.responses.consume_dws.val();
         self.merge.upstream.valid.next = self.responses.downstream.valid.val();
         self.merge.upstream.sop.next = self.responses.downstream.sop.val();
         self.merge.upstream.eop.next = self.responses.downstream.eop.val();

@@ -1,11 +1,14 @@
-//! The completions a port owes for requests its ingress refused, queued until its egress link can send them.
+//! The completions a port owes for requests its ingress refused or the switch executed, queued until its egress link can send them.
 //!
 //! A non-posted request the ingress drops is answered on the link it came
 //! from (weft-model's `Switch::refuse`, [`crate::isolation`]): the
 //! ingress pushes the completion's header (3 DW, no data) here as it takes
 //! the request's first beat, and pushes only while there is `room`, so no
 //! answer is ever lost: with the queue full the ingress holds the request
-//! on its link instead.
+//! on its link instead. A read of the management BAR is answered here too
+//! ([`crate::top::ManagementBar`]): its completion may carry one data DW
+//! (`push_data`, a CplD by its Fmt, PCIe Base 6.0 Table 2-3), which leaves
+//! as the beat's first payload DW.
 //!
 //! The queue sits on the egress stream just before the link and sends its
 //! completions between the port's other TLPs, never inside one, in the
@@ -15,9 +18,9 @@
 //! is committed only when the link partner has completion credit
 //! (`credit`, §2.6.1) and no other TLP reports its credits to the link
 //! layer in that cycle (`other_consume`): then `consume` pulses for one
-//! cycle, one completion header credit and no data credit, as the
-//! switching core reports its TLPs, and the completion is offered from the
-//! next cycle until the link takes it.
+//! cycle, one completion header credit and as many data DWs as it carries
+//! (`consume_dws`: 0 or 1), as the switching core reports its TLPs, and the
+//! completion is offered from the next cycle until the link takes it.
 //!
 //! Passing the switching core's TLPs breaks no ordering rule (PCIe Base
 //! 6.0 §2.4.1 orders TLPs of one path): none of them came in on this port,
@@ -29,6 +32,7 @@ use rust_hdl::prelude::*;
 use super::boundary::TlpBoundary;
 
 use crate::stream::{TlpSink, TlpSource, EMPTY_BITS};
+use crate::switching::LENGTH_BITS;
 
 /// Error completions a port can hold before its ingress must wait.
 pub const DEPTH: usize = 4;
@@ -49,6 +53,8 @@ pub struct ErrorCompletionQueue<const W: usize> {
     pub push_dw1: Signal<In, Bits<32>>,
     /// Its header DW2.
     pub push_dw2: Signal<In, Bits<32>>,
+    /// Its data DW, if its Fmt says it has one (DW0 bit 30).
+    pub push_data: Signal<In, Bits<32>>,
     /// A completion pushed now would be queued.
     pub room: Signal<Out, Bit>,
     /// The port's other TLPs, on their way to the link.
@@ -61,15 +67,22 @@ pub struct ErrorCompletionQueue<const W: usize> {
     pub other_consume: Signal<In, Bit>,
     /// A one-cycle pulse: a queued completion is committed to the link and takes its credit.
     pub consume: Signal<Out, Bit>,
+    /// With `consume`: the data DWs of the completion committed.
+    pub consume_dws: Signal<Out, Bits<LENGTH_BITS>>,
     dw0: [DFF<Bits<32>>; DEPTH],
     dw1: [DFF<Bits<32>>; DEPTH],
     dw2: [DFF<Bits<32>>; DEPTH],
+    data: [DFF<Bits<32>>; DEPTH],
     head: DFF<Bits<POINTER_BITS>>,
     count: DFF<Bits<COUNT_BITS>>,
     boundary: TlpBoundary,
     sending: DFF<Bit>,
     full: Constant<Bits<COUNT_BITS>>,
     all_empty: Constant<Bits<EMPTY_BITS>>,
+    data_empty: Constant<Bits<EMPTY_BITS>>,
+    data_shift: Constant<Bits<16>>,
+    head_has_data: Signal<Local, Bit>,
+    head_data: Signal<Local, Bits<32>>,
     tail: Signal<Local, Bits<POINTER_BITS>>,
     commit: Signal<Local, Bit>,
     popped: Signal<Local, Bit>,
@@ -83,15 +96,18 @@ impl<const W: usize> Default for ErrorCompletionQueue<W> {
             push_dw0: Default::default(),
             push_dw1: Default::default(),
             push_dw2: Default::default(),
+            push_data: Default::default(),
             room: Default::default(),
             upstream: Default::default(),
             downstream: Default::default(),
             credit: Default::default(),
             other_consume: Default::default(),
             consume: Default::default(),
+            consume_dws: Default::default(),
             dw0: Default::default(),
             dw1: Default::default(),
             dw2: Default::default(),
+            data: Default::default(),
             head: Default::default(),
             count: Default::default(),
             boundary: Default::default(),
@@ -99,6 +115,12 @@ impl<const W: usize> Default for ErrorCompletionQueue<W> {
             full: Constant::new(DEPTH.to_bits()),
             // A header-only TLP: one beat, every payload DW empty (crate::stream).
             all_empty: Constant::new((W / 32).to_bits()),
+            // A completion with one data DW: the first payload DW, in the
+            // bus's most significant bits, the rest empty.
+            data_empty: Constant::new((W / 32 - 1).to_bits()),
+            data_shift: Constant::new((W - 32).to_bits()),
+            head_has_data: Default::default(),
+            head_data: Default::default(),
             tail: Default::default(),
             commit: Default::default(),
             popped: Default::default(),
@@ -114,9 +136,20 @@ impl<const W: usize> Logic for ErrorCompletionQueue<W> {
             self.dw0[k].clock.next = self.clock.val();
             self.dw1[k].clock.next = self.clock.val();
             self.dw2[k].clock.next = self.clock.val();
+            self.data[k].clock.next = self.clock.val();
             self.dw0[k].d.next = self.dw0[k].q.val();
             self.dw1[k].d.next = self.dw1[k].q.val();
             self.dw2[k].d.next = self.dw2[k].q.val();
+            self.data[k].d.next = self.data[k].q.val();
+        }
+        // The oldest completion: Fmt bit 1 (DW0 bit 30) says it carries data.
+        self.head_has_data.next = false;
+        self.head_data.next = bits::<32>(0);
+        for k in 0..DEPTH {
+            if self.head.q.val().index() == k {
+                self.head_has_data.next = self.dw0[k].q.val().get_bit(30);
+                self.head_data.next = self.data[k].q.val();
+            }
         }
         self.tail.next = self.head.q.val() + self.count.q.val().get_bits::<POINTER_BITS>(0);
         self.room.next = self.count.q.val() != self.full.val();
@@ -128,6 +161,10 @@ impl<const W: usize> Logic for ErrorCompletionQueue<W> {
             & self.credit.val()
             & !self.other_consume.val();
         self.consume.next = self.commit.val();
+        self.consume_dws.next = bits::<LENGTH_BITS>(0);
+        if self.commit.val() & self.head_has_data.val() {
+            self.consume_dws.next = bits::<LENGTH_BITS>(1);
+        }
 
         // The port's TLPs pass while no completion is committed or offered.
         self.downstream.valid.next =
@@ -151,6 +188,11 @@ impl<const W: usize> Logic for ErrorCompletionQueue<W> {
             self.downstream.nullify.next = false;
             self.downstream.dw3.next = bits::<32>(0);
             self.downstream.payload.next = 0.into();
+            if self.head_has_data.val() {
+                self.downstream.empty.next = self.data_empty.val();
+                self.downstream.payload.next =
+                    bit_cast::<W, 32>(self.head_data.val()) << self.data_shift.val();
+            }
             for k in 0..DEPTH {
                 if self.head.q.val().index() == k {
                     self.downstream.dw0.next = self.dw0[k].q.val();
@@ -178,6 +220,7 @@ impl<const W: usize> Logic for ErrorCompletionQueue<W> {
                     self.dw0[k].d.next = self.push_dw0.val();
                     self.dw1[k].d.next = self.push_dw1.val();
                     self.dw2[k].d.next = self.push_dw2.val();
+                    self.data[k].d.next = self.push_data.val();
                 }
             }
         }

@@ -94,6 +94,19 @@
 //! `response_room` says the egress can queue its answer; until then it
 //! waits, so no answer is lost.
 //!
+//! **The management BAR.** A memory request that hits the switch's
+//! management BAR (`management_high`, `management_base`: the 1 MiB CSR
+//! window's fabric address) on a fabric or disabled port whose management
+//! function decodes it (`management_enable`) is neither routed nor
+//! dropped: it is an access to the switch's own registers (weft-model's
+//! `CsrWindow::forward`). Its first beat waits at the end of the pipeline,
+//! offered on `execute` with its header as it arrived (`beat_dw0..3`) and
+//! its first payload DW (`execute_data`), until [`crate::top::ManagementBar`]
+//! takes it (`execute_take`); a longer write's later beats are discarded.
+//! It counts as received. Only a header the model cannot parse is not
+//! executed: a Malformed one, or one whose first beat belies its Length; a
+//! write longer than a switching slot is still the window's to refuse.
+//!
 //! **Fabric tags.** A host's non-posted memory request (read, locked read,
 //! AtomicOp) that its window translates and a route sends on, out of a
 //! port or to the CPU, travels under the fabric tag the port's
@@ -250,6 +263,18 @@ pub struct PortIngress<const W: usize, const N: usize> {
     pub bus_first: Signal<In, Bits<8>>,
     /// BUSES.LAST of this port.
     pub bus_last: Signal<In, Bits<8>>,
+    /// This port's management function decodes the management BAR (its bit of MANAGEMENT_BAR_LOW.ENABLE).
+    pub management_enable: Signal<In, Bit>,
+    /// MANAGEMENT_BAR_LOW.BASE: the management BAR's address bits 31:20.
+    pub management_base: Signal<In, Bits<12>>,
+    /// MANAGEMENT_BAR_HIGH: the management BAR's address bits 63:32.
+    pub management_high: Signal<In, Bits<32>>,
+    /// A request for the management BAR waits at the end of the pipeline, its header on `beat_dw0..3`.
+    pub execute: Signal<Out, Bit>,
+    /// With `execute`: its first payload DW (a write's data).
+    pub execute_data: Signal<Out, Bits<32>>,
+    /// The management BAR takes the request offered on `execute`.
+    pub execute_take: Signal<In, Bit>,
     original: HeaderDecoder,
     rules: HeaderRules,
     routed: HeaderDecoder,
@@ -273,6 +298,7 @@ pub struct PortIngress<const W: usize, const N: usize> {
     translated_returns: DFF<Bit>,
     translated_by_id: DFF<Bit>,
     translated_class: DFF<Bits<2>>,
+    translated_manage: DFF<Bit>,
     arrived_class: DFF<Bits<2>>,
     arrived_bytes: DFF<Bits<WIRE_BYTES_BITS>>,
     arrived_dws: DFF<Bits<12>>,
@@ -303,6 +329,7 @@ pub struct PortIngress<const W: usize, const N: usize> {
     digest_clear: Constant<Bits<32>>,
     slot_dws: Constant<Bits<12>>,
     beat_dws: Constant<Bits<12>>,
+    first_dw_shift: Constant<Bits<16>>,
     tag_high_clear: Constant<Bits<32>>,
     tag_low_clear: Constant<Bits<32>>,
     unsupported_request: Constant<Bits<STATUS_BITS>>,
@@ -343,6 +370,9 @@ pub struct PortIngress<const W: usize, const N: usize> {
     leaving_dw0: Signal<Local, Bits<32>>,
     leaving_dw1: Signal<Local, Bits<32>>,
     copy: Signal<Local, Bit>,
+    manage: Signal<Local, Bit>,
+    unparsable: Signal<Local, Bit>,
+    execute_here: Signal<Local, Bit>,
 }
 
 impl<const W: usize, const N: usize> PortIngress<W, N> {
@@ -406,6 +436,12 @@ impl<const W: usize, const N: usize> PortIngress<W, N> {
             owner_proxy_id: Default::default(),
             bus_first: Default::default(),
             bus_last: Default::default(),
+            management_enable: Default::default(),
+            management_base: Default::default(),
+            management_high: Default::default(),
+            execute: Default::default(),
+            execute_data: Default::default(),
+            execute_take: Default::default(),
             original: Default::default(),
             rules: Default::default(),
             routed: Default::default(),
@@ -429,6 +465,7 @@ impl<const W: usize, const N: usize> PortIngress<W, N> {
             translated_returns: Default::default(),
             translated_by_id: Default::default(),
             translated_class: Default::default(),
+            translated_manage: Default::default(),
             arrived_class: Default::default(),
             arrived_bytes: Default::default(),
             arrived_dws: Default::default(),
@@ -460,6 +497,8 @@ impl<const W: usize, const N: usize> PortIngress<W, N> {
             // §2.2.6.2: T9 and T8 are DW0 bits 23 and 19, Tag[7:0] DW1[15:8].
             slot_dws: Constant::new((SLOT_BEATS * W / 32).to_bits()),
             beat_dws: Constant::new((W / 32).to_bits()),
+            // The first payload DW is the bus's most significant (crate::stream).
+            first_dw_shift: Constant::new((W - 32).to_bits()),
             tag_high_clear: Constant::new((!(1u32 << 23 | 1u32 << 19)).to_bits()),
             tag_low_clear: Constant::new((!(0xffu32 << 8)).to_bits()),
             unsupported_request: Constant::new(STATUS_UNSUPPORTED_REQUEST.to_bits()),
@@ -500,6 +539,9 @@ impl<const W: usize, const N: usize> PortIngress<W, N> {
             leaving_dw0: Default::default(),
             leaving_dw1: Default::default(),
             copy: Default::default(),
+            manage: Default::default(),
+            unparsable: Default::default(),
+            execute_here: Default::default(),
         }
     }
 }
@@ -521,6 +563,7 @@ impl<const W: usize, const N: usize> Logic for PortIngress<W, N> {
             translated_returns,
             translated_by_id,
             translated_class,
+            translated_manage,
             arrived_class,
             arrived_bytes,
             arrived_dws,
@@ -731,14 +774,26 @@ impl<const W: usize, const N: usize> Logic for PortIngress<W, N> {
         // what Length says): one that fits a beat must end there with
         // exactly its DWs, a longer one must not end there.
         self.one_beat.next = self.expected_dws.val() <= self.beat_dws.val();
-        if self.rules.malformed.val()
-            | (self.expected_dws.val() > self.slot_dws.val())
+        self.unparsable.next = self.rules.malformed.val()
             | (self.held.downstream.eop.val() != self.one_beat.val())
             | (self.held.downstream.eop.val() & self.held.downstream.nullify.val())
             | (self.held.downstream.eop.val()
                 & ((bit_cast::<12, EMPTY_BITS>(self.held.downstream.empty.val())
                     + self.expected_dws.val())
-                    != self.beat_dws.val()))
+                    != self.beat_dws.val()));
+        // A memory request for the management BAR, at a fabric or disabled
+        // port whose management function decodes it (its Memory Space
+        // Enable, PCIe Base 6.0 §7.5.1.1.3), is the window's to execute,
+        // whatever its length.
+        self.manage.next = self.original.memory.val()
+            & self.management_enable.val()
+            & (self.original.address_high.val() == self.management_high.val())
+            & (self.original.address_low.val().get_bits::<12>(20) == self.management_base.val())
+            & !(self.enable.val()
+                & ((self.role.val() == self.role_host.val())
+                    | (self.role.val() == self.role_endpoint.val())));
+        if self.unparsable.val()
+            | ((self.expected_dws.val() > self.slot_dws.val()) & !self.manage.val())
         {
             self.stage_destination.next = self.to_drop.val();
             self.stage_reason.next = self.malformed.val();
@@ -791,6 +846,7 @@ impl<const W: usize, const N: usize> Logic for PortIngress<W, N> {
             self.arrived_class.d.next = self.original.flow_class.val();
             self.arrived_bytes.d.next = self.original.wire_bytes.val();
             self.arrived_dws.d.next = self.expected_dws.val();
+            self.translated_manage.d.next = self.manage.val() & !self.unparsable.val();
         }
 
         // The decision on `deciding`'s first beat.
@@ -811,7 +867,10 @@ impl<const W: usize, const N: usize> Logic for PortIngress<W, N> {
         self.cpu.next = false;
         self.copy.next = self.translated_copy.q.val();
         self.reason.next = self.translated_reason.q.val();
-        if self.translated_destination.q.val() == self.to_cpu_code.val() {
+        self.execute_here.next = self.translated_manage.q.val();
+        if self.execute_here.val() {
+            self.copy.next = false;
+        } else if self.translated_destination.q.val() == self.to_cpu_code.val() {
             self.cpu.next = true;
         } else if self.translated_destination.q.val() != self.to_drop.val() {
             if self.route_miss.val() {
@@ -917,7 +976,8 @@ impl<const W: usize, const N: usize> Logic for PortIngress<W, N> {
             self.strip.upstream.payload.next = 0.into();
         }
         // The answer to a request dropped here, from its header as received.
-        self.answer.dropped.next = self.first.val() & !self.forward.val() & !self.cpu.val();
+        self.answer.dropped.next =
+            self.first.val() & !self.forward.val() & !self.cpu.val() & !self.execute_here.val();
         self.answer.drop_reason.next = self.reason.val();
         self.answer.dw0.next = self.deciding.downstream.dw0.val();
         self.answer.dw1.next = self.deciding.downstream.dw1.val();
@@ -936,7 +996,14 @@ impl<const W: usize, const N: usize> Logic for PortIngress<W, N> {
             self.deciding.downstream.ready.next = (self.forward.val()
                 & self.strip.upstream.ready.val())
                 | (!self.forward.val() & (!self.answer.respond.val() | self.response_room.val()));
+            if self.execute_here.val() {
+                self.deciding.downstream.ready.next = self.execute_take.val();
+            }
         }
+        // A request for the management BAR, with its data DW.
+        self.execute.next = self.first.val() & self.execute_here.val();
+        self.execute_data.next =
+            bit_cast::<32, W>(self.deciding.downstream.payload.val() >> self.first_dw_shift.val());
         if self.cpu_hold.val() | self.tag_wait.val() | self.padding.q.val() {
             self.deciding.downstream.ready.next = false;
         }
@@ -972,7 +1039,8 @@ impl<const W: usize, const N: usize> Logic for PortIngress<W, N> {
         self.dropped.next = self.taken.val()
             & self.deciding.downstream.eop.val()
             & !self.cpu.val()
-            & !self.forward.val();
+            & !self.forward.val()
+            & !self.execute_here.val();
         self.tag_request.next = self.taken.val()
             & self.translated_needs_tag.q.val()
             & (self.forward.val() | self.cpu.val());
@@ -987,7 +1055,8 @@ impl<const W: usize, const N: usize> Logic for PortIngress<W, N> {
         // A longer TLP counts as its last beat is taken: as the first beat
         // said, unless a later one belied its Length, which makes it Malformed.
         if self.taken.val() & !self.deciding.downstream.eop.val() {
-            self.counted_dropped.d.next = !self.cpu.val() & !self.forward.val();
+            self.counted_dropped.d.next =
+                !self.cpu.val() & !self.forward.val() & !self.execute_here.val();
             self.counted_reason.d.next = self.reason.val();
             self.counted_class.d.next = self.arrived_class.q.val();
             self.counted_bytes.d.next = self.arrived_bytes.q.val();

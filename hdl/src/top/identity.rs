@@ -12,9 +12,9 @@ use crate::csr::{CsrDecoder, CsrTarget, WORD_BITS};
 /// with the reference table capacities (`weft_regs::capacity`): the
 /// read-only identity, whose writes are ignored, and MANAGEMENT_BAR_LOW
 /// and HIGH and COMPLETION_TIMEOUT, which hold what is written within
-/// their fields (as weft-model's `CsrWindow` does). The ingress rule that
-/// executes memory requests hitting the management BAR against this
-/// window is not in the RTL yet, so nothing else reads those two; the
+/// their fields (as weft-model's `CsrWindow` does). The management BAR
+/// leaves as its fields, for the ingresses that execute memory requests
+/// hitting it against this window ([`crate::top::ManagementBar`]); the
 /// completion timeout leaves on `completion_timeout_us`. Reads answer one
 /// cycle later (`crate::csr`).
 #[derive(LogicBlock)]
@@ -26,6 +26,13 @@ pub struct Identity<const N: usize> {
     /// COMPLETION_TIMEOUT in microseconds, its 0 read as
     /// `global::DEFAULT_COMPLETION_TIMEOUT_US`: never 0, below 2^31.
     pub completion_timeout_us: Signal<Out, Bits<32>>,
+    /// MANAGEMENT_BAR_LOW.ENABLE: bit n, port n's management function
+    /// decodes the BAR (its Memory Space Enable, PCIe Base 6.0 §7.5.1.1.3).
+    pub management_enable: Signal<Out, Bits<8>>,
+    /// MANAGEMENT_BAR_LOW.BASE: the BAR's address bits 31:20.
+    pub management_base: Signal<Out, Bits<12>>,
+    /// MANAGEMENT_BAR_HIGH: the BAR's address bits 63:32.
+    pub management_high: Signal<Out, Bits<32>>,
     decoder: CsrDecoder,
     words: [Constant<Bits<WORD_BITS>>; IDENTITY_REGISTERS],
     values: [Constant<Bits<32>>; IDENTITY_REGISTERS],
@@ -41,6 +48,11 @@ pub struct Identity<const N: usize> {
     read_data: DFF<Bits<32>>,
     read_valid: DFF<Bit>,
 }
+
+// The management BAR's fields as `Identity` slices them.
+const _: () = assert!(
+    global::MANAGEMENT_ENABLE.mask() == 0xff && global::MANAGEMENT_BASE.mask() == 0xfff0_0000
+);
 
 /// The read-only registers of `global`: all but the management BAR's two.
 const IDENTITY_REGISTERS: usize = 6;
@@ -76,6 +88,9 @@ impl<const N: usize> Default for Identity<N> {
             clock: Default::default(),
             csr: Default::default(),
             completion_timeout_us: Default::default(),
+            management_enable: Default::default(),
+            management_base: Default::default(),
+            management_high: Default::default(),
             decoder: CsrDecoder::new(&global::LAYOUT, 0),
             words: registers.map(|(register, _)| Constant::new(register.word().to_bits())),
             values: registers.map(|(_, value)| Constant::new(value.to_bits())),
@@ -111,6 +126,9 @@ impl<const N: usize> Logic for Identity<N> {
             }
         }
         self.completion_timeout_us.next = self.timeout.q.val();
+        self.management_enable.next = self.bar_low.q.val().get_bits::<8>(0);
+        self.management_base.next = self.bar_low.q.val().get_bits::<12>(20);
+        self.management_high.next = self.bar_high.q.val();
         if !self.timeout.q.val().any() {
             self.completion_timeout_us.next = self.default_timeout.val();
         }

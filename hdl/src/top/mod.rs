@@ -58,6 +58,18 @@
 //! reported on `egress_consume` like the core's TLPs, and counts it as
 //! sent.
 //!
+//! **The management BAR** (weft-model's `CsrWindow::forward`). A memory
+//! request for the switch's management BAR (global MANAGEMENT_BAR_LOW and
+//! HIGH, [`Identity`]) arriving on a fabric or disabled port whose
+//! management function decodes it is an access to this CSR window: the
+//! ingress hands it to the one [`ManagementBar`], which takes the ports'
+//! requests in turn, performs each on the CSR bus in a cycle the soft core
+//! leaves it, and queues the completion (a CplD of the register read, or
+//! Completer Abort or Unsupported Request) at the same port's egress, after
+//! the answers the ingress and the timeouts owe, with its credit (one data
+//! DW for a CplD) on `egress_consume`. This is how the fabric manager on
+//! another switch writes this one's tables.
+//!
 //! **Outstanding requests** (DESIGN.md: no host ever waits forever). Each
 //! port's egress keeps the port's outstanding-request table
 //! ([`crate::tables::OutstandingTable`]): its ingress sends a host's
@@ -83,10 +95,12 @@
 mod identity;
 mod inject_beats;
 mod mailbox_feed;
+mod management_bar;
 
 pub use identity::Identity;
 pub use inject_beats::InjectBeats;
 pub use mailbox_feed::MailboxFeed;
+pub use management_bar::ManagementBar;
 
 use rust_hdl::prelude::*;
 
@@ -176,6 +190,15 @@ pub struct SwitchTop<const W: usize, const N: usize> {
     mailbox_feed: MailboxFeed<W, N>,
     inject: Inject,
     inject_beats: InjectBeats<W>,
+    management_bar: ManagementBar<N>,
+    executing: Gather<N>,
+    executed_taken: Gather<N>,
+    bus_address: Signal<Local, Bits<32>>,
+    bus_write: Signal<Local, Bit>,
+    bus_write_data: Signal<Local, Bits<32>>,
+    bus_read: Signal<Local, Bit>,
+    bus_read_valid: Signal<Local, Bit>,
+    bus_read_data: Signal<Local, Bits<32>>,
     completion_consumed: Constant<Bits<3>>,
     last_cycle_of_microsecond: Constant<Bits<16>>,
     microsecond_cycle: DFF<Bits<16>>,
@@ -242,6 +265,15 @@ impl<const W: usize, const N: usize> SwitchTop<W, N> {
             mailbox_feed: Default::default(),
             inject: Inject::new(N),
             inject_beats: Default::default(),
+            management_bar: Default::default(),
+            executing: Default::default(),
+            executed_taken: Default::default(),
+            bus_address: Default::default(),
+            bus_write: Default::default(),
+            bus_write_data: Default::default(),
+            bus_read: Default::default(),
+            bus_read_valid: Default::default(),
+            bus_read_data: Default::default(),
             completion_consumed: Constant::new((1u64 << CLASS_COMPLETION).to_bits()),
             last_cycle_of_microsecond: Constant::new((mhz - 1).to_bits()),
             microsecond_cycle: Default::default(),
@@ -259,6 +291,20 @@ impl<const W: usize, const N: usize> Logic for SwitchTop<W, N> {
     #[hdl_gen]
     fn update(&mut self) {
         self.identity.clock.next = self.clock.val();
+        // The CSR bus: the soft core's, and in a cycle it leaves idle the
+        // management BAR's (`ManagementBar`), whose read's answer is its own.
+        self.management_bar.clock.next = self.clock.val();
+        self.management_bar.cpu_busy.next = self.csr.read.val() | self.csr.write.val();
+        self.bus_address.next = self.csr.address.val();
+        self.bus_write.next = self.csr.write.val();
+        self.bus_write_data.next = self.csr.write_data.val();
+        self.bus_read.next = self.csr.read.val();
+        if self.management_bar.bus.write.val() | self.management_bar.bus.read.val() {
+            self.bus_address.next = self.management_bar.bus.address.val();
+            self.bus_write.next = self.management_bar.bus.write.val();
+            self.bus_write_data.next = self.management_bar.bus.write_data.val();
+            self.bus_read.next = self.management_bar.bus.read.val();
+        }
         // Time in microseconds, for the outstanding-request tables.
         self.microsecond_cycle.clock.next = self.clock.val();
         self.now.clock.next = self.clock.val();
@@ -269,32 +315,32 @@ impl<const W: usize, const N: usize> Logic for SwitchTop<W, N> {
             self.now.d.next = self.now.q.val() + 1;
         }
         self.core.clock.next = self.clock.val();
-        self.identity.csr.address.next = self.csr.address.val();
-        self.identity.csr.write.next = self.csr.write.val();
-        self.identity.csr.write_data.next = self.csr.write_data.val();
-        self.identity.csr.read.next = self.csr.read.val();
+        self.identity.csr.address.next = self.bus_address.val();
+        self.identity.csr.write.next = self.bus_write.val();
+        self.identity.csr.write_data.next = self.bus_write_data.val();
+        self.identity.csr.read.next = self.bus_read.val();
         self.counter_control.clock.next = self.clock.val();
-        self.counter_control.csr.address.next = self.csr.address.val();
-        self.counter_control.csr.write.next = self.csr.write.val();
-        self.counter_control.csr.write_data.next = self.csr.write_data.val();
-        self.counter_control.csr.read.next = self.csr.read.val();
-        self.csr.read_valid.next = self.identity.csr.read_valid.val();
-        self.csr.read_data.next = self.identity.csr.read_data.val();
+        self.counter_control.csr.address.next = self.bus_address.val();
+        self.counter_control.csr.write.next = self.bus_write.val();
+        self.counter_control.csr.write_data.next = self.bus_write_data.val();
+        self.counter_control.csr.read.next = self.bus_read.val();
+        self.bus_read_valid.next = self.identity.csr.read_valid.val();
+        self.bus_read_data.next = self.identity.csr.read_data.val();
         if self.counter_control.csr.read_valid.val() {
-            self.csr.read_valid.next = true;
-            self.csr.read_data.next = self.counter_control.csr.read_data.val();
+            self.bus_read_valid.next = true;
+            self.bus_read_data.next = self.counter_control.csr.read_data.val();
         }
 
         // What the ports send to the CPU, one TLP at a time into the mailbox.
         self.cpu_mailbox.clock.next = self.clock.val();
         self.mailbox_feed.clock.next = self.clock.val();
-        self.cpu_mailbox.csr.address.next = self.csr.address.val();
-        self.cpu_mailbox.csr.write.next = self.csr.write.val();
-        self.cpu_mailbox.csr.write_data.next = self.csr.write_data.val();
-        self.cpu_mailbox.csr.read.next = self.csr.read.val();
+        self.cpu_mailbox.csr.address.next = self.bus_address.val();
+        self.cpu_mailbox.csr.write.next = self.bus_write.val();
+        self.cpu_mailbox.csr.write_data.next = self.bus_write_data.val();
+        self.cpu_mailbox.csr.read.next = self.bus_read.val();
         if self.cpu_mailbox.csr.read_valid.val() {
-            self.csr.read_valid.next = true;
-            self.csr.read_data.next = self.cpu_mailbox.csr.read_data.val();
+            self.bus_read_valid.next = true;
+            self.bus_read_data.next = self.cpu_mailbox.csr.read_data.val();
         }
         self.cpu_mailbox.push.next = self.mailbox_feed.push.val();
         self.cpu_mailbox.push_first.next = self.mailbox_feed.push_first.val();
@@ -307,13 +353,13 @@ impl<const W: usize, const N: usize> Logic for SwitchTop<W, N> {
         // The CPU's injected TLP, gathered into beats for the egress it names.
         self.inject.clock.next = self.clock.val();
         self.inject_beats.clock.next = self.clock.val();
-        self.inject.csr.address.next = self.csr.address.val();
-        self.inject.csr.write.next = self.csr.write.val();
-        self.inject.csr.write_data.next = self.csr.write_data.val();
-        self.inject.csr.read.next = self.csr.read.val();
+        self.inject.csr.address.next = self.bus_address.val();
+        self.inject.csr.write.next = self.bus_write.val();
+        self.inject.csr.write_data.next = self.bus_write_data.val();
+        self.inject.csr.read.next = self.bus_read.val();
         if self.inject.csr.read_valid.val() {
-            self.csr.read_valid.next = true;
-            self.csr.read_data.next = self.inject.csr.read_data.val();
+            self.bus_read_valid.next = true;
+            self.bus_read_data.next = self.inject.csr.read_data.val();
         }
         self.inject_beats.valid.next = self.inject.valid.val();
         self.inject_beats.dw.next = self.inject.dw.val();
@@ -322,6 +368,8 @@ impl<const W: usize, const N: usize> Logic for SwitchTop<W, N> {
         self.inject.ready.next = self.inject_beats.ready.val();
         self.inject_beats.beats.ready.next = false;
         self.irq.next = self.cpu_mailbox.irq.val() | self.inject.irq.val();
+        self.management_bar.offer.next = self.executing.vector.val();
+        self.management_bar.answer_taken.next = self.executed_taken.vector.val();
         // A port that passes no traffic discards what is routed to it, credits or not.
         self.core.egress_credit_posted.next =
             self.egress_credit_posted.val() | !self.enabled.vector.val();
@@ -336,37 +384,37 @@ impl<const W: usize, const N: usize> Logic for SwitchTop<W, N> {
             self.counters[i].clock.next = self.clock.val();
 
             // The CSR bus to every block of the port; copies of a register answer alike.
-            self.registers[i].csr.address.next = self.csr.address.val();
-            self.registers[i].csr.write.next = self.csr.write.val();
-            self.registers[i].csr.write_data.next = self.csr.write_data.val();
-            self.registers[i].csr.read.next = self.csr.read.val();
-            self.ports_in[i].csr.address.next = self.csr.address.val();
-            self.ports_in[i].csr.write.next = self.csr.write.val();
-            self.ports_in[i].csr.write_data.next = self.csr.write_data.val();
-            self.ports_in[i].csr.read.next = self.csr.read.val();
-            self.ports_out[i].csr.address.next = self.csr.address.val();
-            self.ports_out[i].csr.write.next = self.csr.write.val();
-            self.ports_out[i].csr.write_data.next = self.csr.write_data.val();
-            self.ports_out[i].csr.read.next = self.csr.read.val();
-            self.counters[i].csr.address.next = self.csr.address.val();
-            self.counters[i].csr.write.next = self.csr.write.val();
-            self.counters[i].csr.write_data.next = self.csr.write_data.val();
-            self.counters[i].csr.read.next = self.csr.read.val();
+            self.registers[i].csr.address.next = self.bus_address.val();
+            self.registers[i].csr.write.next = self.bus_write.val();
+            self.registers[i].csr.write_data.next = self.bus_write_data.val();
+            self.registers[i].csr.read.next = self.bus_read.val();
+            self.ports_in[i].csr.address.next = self.bus_address.val();
+            self.ports_in[i].csr.write.next = self.bus_write.val();
+            self.ports_in[i].csr.write_data.next = self.bus_write_data.val();
+            self.ports_in[i].csr.read.next = self.bus_read.val();
+            self.ports_out[i].csr.address.next = self.bus_address.val();
+            self.ports_out[i].csr.write.next = self.bus_write.val();
+            self.ports_out[i].csr.write_data.next = self.bus_write_data.val();
+            self.ports_out[i].csr.read.next = self.bus_read.val();
+            self.counters[i].csr.address.next = self.bus_address.val();
+            self.counters[i].csr.write.next = self.bus_write.val();
+            self.counters[i].csr.write_data.next = self.bus_write_data.val();
+            self.counters[i].csr.read.next = self.bus_read.val();
             if self.registers[i].csr.read_valid.val() {
-                self.csr.read_valid.next = true;
-                self.csr.read_data.next = self.registers[i].csr.read_data.val();
+                self.bus_read_valid.next = true;
+                self.bus_read_data.next = self.registers[i].csr.read_data.val();
             }
             if self.ports_in[i].csr.read_valid.val() {
-                self.csr.read_valid.next = true;
-                self.csr.read_data.next = self.ports_in[i].csr.read_data.val();
+                self.bus_read_valid.next = true;
+                self.bus_read_data.next = self.ports_in[i].csr.read_data.val();
             }
             if self.ports_out[i].csr.read_valid.val() {
-                self.csr.read_valid.next = true;
-                self.csr.read_data.next = self.ports_out[i].csr.read_data.val();
+                self.bus_read_valid.next = true;
+                self.bus_read_data.next = self.ports_out[i].csr.read_data.val();
             }
             if self.counters[i].csr.read_valid.val() {
-                self.csr.read_valid.next = true;
-                self.csr.read_data.next = self.counters[i].csr.read_data.val();
+                self.bus_read_valid.next = true;
+                self.bus_read_data.next = self.counters[i].csr.read_data.val();
             }
 
             // The port's registers to its stages.
@@ -480,8 +528,30 @@ impl<const W: usize, const N: usize> Logic for SwitchTop<W, N> {
                 self.core.egress_consume[i].val().any() & self.enabled.vector.val().get_bit(i);
             if self.ports_out[i].response_consume.val() {
                 self.egress_consume[i].next = self.completion_consumed.val();
-                self.egress_consume_dws[i].next = bits::<LENGTH_BITS>(0);
+                self.egress_consume_dws[i].next = self.ports_out[i].response_consume_dws.val();
             }
+
+            // Requests for the management BAR, executed against the CSR
+            // window and answered back out of the same port.
+            self.ports_in[i].management_enable.next =
+                self.identity.management_enable.val().get_bit(i);
+            self.ports_in[i].management_base.next = self.identity.management_base.val();
+            self.ports_in[i].management_high.next = self.identity.management_high.val();
+            self.executing.bits[i].next = self.ports_in[i].execute.val();
+            self.management_bar.offer_dw0[i].next = self.ports_in[i].beat_dw0.val();
+            self.management_bar.offer_dw1[i].next = self.ports_in[i].beat_dw1.val();
+            self.management_bar.offer_dw2[i].next = self.ports_in[i].beat_dw2.val();
+            self.management_bar.offer_dw3[i].next = self.ports_in[i].beat_dw3.val();
+            self.management_bar.offer_data[i].next = self.ports_in[i].execute_data.val();
+            self.ports_in[i].execute_take.next = self.management_bar.take.val().get_bit(i);
+            self.management_bar.completer_id[i].next = self.registers[i].completer_id.val();
+            self.ports_out[i].executed.next = self.management_bar.answer.val().get_bit(i);
+            self.ports_out[i].executed_dw0.next = self.management_bar.answer_dw0.val();
+            self.ports_out[i].executed_dw1.next = self.management_bar.answer_dw1.val();
+            self.ports_out[i].executed_dw2.next = self.management_bar.answer_dw2.val();
+            self.ports_out[i].executed_data.next = self.management_bar.answer_data.val();
+            self.executed_taken.bits[i].next =
+                self.ports_out[i].executed_room.val() & self.management_bar.answer.val().get_bit(i);
 
             // The CPU's injected TLP to the egress it names, with its credit.
             self.ports_out[i].injected.valid.next =
@@ -559,6 +629,17 @@ impl<const W: usize, const N: usize> Logic for SwitchTop<W, N> {
             self.counters[i].egress_drop.next = self.ports_out[i].dropped.val();
             self.counters[i].egress_drop_reason.next = self.ports_out[i].drop_reason.val();
             self.counters[i].stall.next = self.ports_out[i].stall.val();
+        }
+        // The bus's answers, once every target's are in (a local signal
+        // reads what was last assigned to it): the management BAR gets
+        // them all, the core all but those to the BAR's reads.
+        self.management_bar.bus.read_valid.next = self.bus_read_valid.val();
+        self.management_bar.bus.read_data.next = self.bus_read_data.val();
+        self.csr.read_valid.next =
+            self.bus_read_valid.val() & !self.management_bar.answering_own_read.val();
+        self.csr.read_data.next = self.bus_read_data.val();
+        if self.management_bar.answering_own_read.val() {
+            self.csr.read_data.next = bits::<32>(0);
         }
     }
 }

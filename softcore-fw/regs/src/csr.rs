@@ -68,6 +68,24 @@ pub struct Decoded {
     pub entry: u32,
 }
 
+/// Every register of the map, with its block and address, for a data
+/// plane of `ports` ports (instances of per-port blocks beyond them left
+/// out), block by block in address order: what a walk over the whole
+/// window reads or writes.
+pub fn registers(ports: u32) -> impl Iterator<Item = (&'static RegisterBlock, Register, u32)> {
+    BLOCKS.iter().flat_map(move |block| {
+        let layout = block.layout;
+        (0..layout.instances.min(ports)).flat_map(move |instance| {
+            (0..layout.entries).flat_map(move |entry| {
+                block
+                    .registers
+                    .iter()
+                    .map(move |register| (block, *register, register.address(instance, entry)))
+            })
+        })
+    })
+}
+
 /// The register at `address` in this map, if there is one: what a
 /// decoder of the window (the RTL's, the model's, a diagnostic access)
 /// finds there.

@@ -621,24 +621,26 @@ pub fn run_pll(dir: &Path, files: &[generate::File]) -> Result<(), SimError> {
     run_bench(dir, files, "weft_pll_tb", "weft-pll-tb: done", &[])
 }
 
+/// A bench's fixed sources as files under `sim/`: (file name, text).
+fn bench_files(sources: &[(&str, &str)]) -> Vec<generate::File> {
+    sources
+        .iter()
+        .map(|(name, text)| generate::File {
+            name: format!("sim/{name}"),
+            text: (*text).to_owned(),
+        })
+        .collect()
+}
+
 /// The files of the tile TX shim's own simulation: `avst.v`, `beat.v` and a
 /// testbench that checks a void TLP leaves with `tx_st_err` on its end
 /// segment only.
 pub fn avst_tx_files() -> Vec<generate::File> {
-    vec![
-        generate::File {
-            name: "sim/weft_avst.v".to_owned(),
-            text: include_str!("avst.v").to_owned(),
-        },
-        generate::File {
-            name: "sim/weft_avst_tx_tb.v".to_owned(),
-            text: include_str!("avst_tx_tb.v").to_owned(),
-        },
-        generate::File {
-            name: "sim/weft_beat.v".to_owned(),
-            text: include_str!("beat.v").to_owned(),
-        },
-    ]
+    bench_files(&[
+        ("weft_avst.v", include_str!("avst.v")),
+        ("weft_avst_tx_tb.v", include_str!("avst_tx_tb.v")),
+        ("weft_beat.v", include_str!("beat.v")),
+    ])
 }
 
 /// Simulates the tile TX shim alone in `dir` with [`avst_tx_files`]' files
@@ -652,20 +654,11 @@ pub fn run_avst_tx(dir: &Path, files: &[generate::File]) -> Result<(), SimError>
 /// request waiting for its credit, and nothing reaches the link partner
 /// beyond the credit it gave.
 pub fn credit_files() -> Vec<generate::File> {
-    vec![
-        generate::File {
-            name: "sim/weft_credit.v".to_owned(),
-            text: include_str!("credit.v").to_owned(),
-        },
-        generate::File {
-            name: "sim/weft_cdc.v".to_owned(),
-            text: include_str!("cdc.v").to_owned(),
-        },
-        generate::File {
-            name: "sim/weft_credit_tb.v".to_owned(),
-            text: include_str!("credit_tb.v").to_owned(),
-        },
-    ]
+    bench_files(&[
+        ("weft_credit.v", include_str!("credit.v")),
+        ("weft_cdc.v", include_str!("cdc.v")),
+        ("weft_credit_tb.v", include_str!("credit_tb.v")),
+    ])
 }
 
 /// Simulates the transmit credit path in `dir` with [`credit_files`]'
@@ -678,24 +671,12 @@ pub fn run_credit(dir: &Path, files: &[generate::File]) -> Result<(), SimError> 
 /// non-posted credit simulation: `link.v`, `credit.v`, `cdc.v` and a
 /// testbench with a model of the block's side written from PG213.
 pub fn pcie4_files() -> Vec<generate::File> {
-    vec![
-        generate::File {
-            name: "sim/weft_link.v".to_owned(),
-            text: include_str!("link.v").to_owned(),
-        },
-        generate::File {
-            name: "sim/weft_credit.v".to_owned(),
-            text: include_str!("credit.v").to_owned(),
-        },
-        generate::File {
-            name: "sim/weft_cdc.v".to_owned(),
-            text: include_str!("cdc.v").to_owned(),
-        },
-        generate::File {
-            name: "sim/weft_pcie4_tb.v".to_owned(),
-            text: include_str!("pcie4_tb.v").to_owned(),
-        },
-    ]
+    bench_files(&[
+        ("weft_link.v", include_str!("link.v")),
+        ("weft_credit.v", include_str!("credit.v")),
+        ("weft_cdc.v", include_str!("cdc.v")),
+        ("weft_pcie4_tb.v", include_str!("pcie4_tb.v")),
+    ])
 }
 
 /// Simulates the UltraScale+ root port's link controller and credit in
@@ -708,20 +689,11 @@ pub fn run_pcie4(dir: &Path, files: &[generate::File]) -> Result<(), SimError> {
 /// testbench that sends TLPs of several lengths through each direction and
 /// checks descriptors, payload, tkeep, tlast and tuser against PG213.
 pub fn axis_files() -> Vec<generate::File> {
-    vec![
-        generate::File {
-            name: "sim/weft_axis.v".to_owned(),
-            text: include_str!("axis.v").to_owned(),
-        },
-        generate::File {
-            name: "sim/weft_axis_tb.v".to_owned(),
-            text: include_str!("axis_tb.v").to_owned(),
-        },
-        generate::File {
-            name: "sim/weft_beat.v".to_owned(),
-            text: include_str!("beat.v").to_owned(),
-        },
-    ]
+    bench_files(&[
+        ("weft_axis.v", include_str!("axis.v")),
+        ("weft_axis_tb.v", include_str!("axis_tb.v")),
+        ("weft_beat.v", include_str!("beat.v")),
+    ])
 }
 
 /// Simulates the UltraScale+ shims alone in `dir` with [`axis_files`]'

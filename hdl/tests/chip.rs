@@ -67,6 +67,21 @@ fn program(writes: &[(u32, u32)], readback: u32) -> Vec<u32> {
     words
 }
 
+/// The chip at reset, its soft core about to run [`program`] of `writes`
+/// and `readback`, each clock driven as a board's PLL makes them.
+fn running(writes: &[(u32, u32)], readback: u32) -> CycleDriver<TestChip> {
+    let mut image = MemoryImage::reference();
+    let words = program(writes, readback);
+    image.instructions[..words.len()].copy_from_slice(&words);
+    let chip = TestChip::new(&image, 16, 1).expect("the program fits");
+    CycleDriver::new(chip, |c| &mut c.clock)
+        .expect("the chip builds")
+        .with_divided_clock(
+            |c| &mut c.core_clock,
+            u64::from(weft_regs::SOFT_CORE_CLOCK_DIVISOR),
+        )
+}
+
 /// A completion for requester 05:00.0 with one data DW: its header DWs and data.
 fn completion() -> ([u32; 3], u32) {
     // Fmt 010b (3 DW, data), Type 01010b (Cpl), Length 1 (PCIe Base 6.0 §2.2.9).
@@ -83,16 +98,7 @@ fn the_soft_core_programs_the_data_plane_through_the_bridge_and_a_tlp_crosses() 
     on_big_stack(|| {
         let (writes, entry) = route_bus_5_writes();
         let readback = bus_route::DESTINATION.address(0, 5);
-        let mut image = MemoryImage::reference();
-        let words = program(&writes, readback);
-        image.instructions[..words.len()].copy_from_slice(&words);
-        let chip = TestChip::new(&image, 16, 1).expect("the program fits");
-        let mut chip = CycleDriver::new(chip, |c| &mut c.clock)
-            .expect("the chip builds")
-            .with_divided_clock(
-                |c| &mut c.core_clock,
-                u64::from(weft_regs::SOFT_CORE_CLOCK_DIVISOR),
-            );
+        let mut chip = running(&writes, readback);
         let shown = (entry & 0xff) as u64;
         assert_ne!(shown, 0, "a valid route shows on the LEDs");
         let mut cycles = 0;
@@ -184,16 +190,7 @@ fn a_link_register_write_leaves_the_chip_as_one_pulse_on_its_port() {
         let retrain = port::LINK_RETRAIN.encode(1);
         let writes = [(link, hot), (link, retrain), (link, hot | retrain)];
         let readback = global::ID.address(0, 0);
-        let mut image = MemoryImage::reference();
-        let words = program(&writes, readback);
-        image.instructions[..words.len()].copy_from_slice(&words);
-        let chip = TestChip::new(&image, 16, 1).expect("the program fits");
-        let mut chip = CycleDriver::new(chip, |c| &mut c.clock)
-            .expect("the chip builds")
-            .with_divided_clock(
-                |c| &mut c.core_clock,
-                u64::from(weft_regs::SOFT_CORE_CLOCK_DIVISOR),
-            );
+        let mut chip = running(&writes, readback);
         let shown = u64::from(global::ID_VALUE & 0xff);
         let mut hot_resets = [0; PORTS];
         let mut retrains = [0; PORTS];

@@ -10,6 +10,7 @@ mod common;
 
 use common::conventional::ConventionalSwitch;
 use common::mesh::{Mesh, Partner, BOOT_AFTER_RESET_NS};
+use common::reference::nvme;
 use common::*;
 use weft_fabric::link_control::LinkControlError;
 use weft_fabric::manager::FabricManager;
@@ -41,21 +42,6 @@ fn gpu() -> FakeDevice {
             None,
         ],
         false,
-    )])
-}
-
-fn nvme() -> FakeDevice {
-    FakeDevice::new(vec![sriov_pf(
-        identity(0x144d, 0xa824, 0x01_08_02),
-        [
-            Some(Bar::memory64(16 << 10, false)),
-            None,
-            None,
-            None,
-            None,
-            None,
-        ],
-        nvme_sriov(4),
     )])
 }
 

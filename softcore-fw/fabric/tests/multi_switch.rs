@@ -213,21 +213,7 @@ enum Hangs {
 fn attach_hanging(mesh: &mut Mesh, at: (usize, u8), device: Hangs, after: Option<usize>) {
     match device {
         Hangs::Gpu => mesh.attach(at, gpu()),
-        Hangs::Nvme => mesh.attach(
-            at,
-            FakeDevice::new(vec![sriov_pf(
-                identity(0x144d, 0xa824, 0x01_08_02),
-                [
-                    Some(Bar::memory64(16 << 10, false)),
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                ],
-                nvme_sriov(4),
-            )]),
-        ),
+        Hangs::Nvme => mesh.attach(at, common::reference::nvme()),
         Hangs::Conventional => mesh.attach_conventional(
             at,
             ConventionalSwitch::new(

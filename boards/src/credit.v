@@ -16,6 +16,14 @@
 // stuck behind a non-posted one waiting for credit (§2.4.1, Table 2-39:
 // posted requests must be able to pass non-posted ones).
 //
+// A class has data credit while the partner can take the largest TLP weft
+// may send of it (the MAX_* parameters: a switching slot's 1 KiB of
+// payload), or, for a partner whose whole advertisement is smaller, that
+// advertisement: such a partner receives no larger TLP anyway (§2.6.1,
+// Minimum Initial Flow Control Advertisements: a receiver advertises at
+// least its Max_Payload_Size), and waiting for more credit than it ever
+// gives would stop the class for good.
+//
 // Counters are 16 bits wide and compared modulo 2^16, as §2.6.1.2's
 // credit-limit arithmetic does with its 8- and 12-bit (scaled: 12- and
 // 16-bit) fields; the copy on weft's clock lags the IP's, which only ever
@@ -47,12 +55,18 @@ module weft_board_tx_credit #(
     output wire [2:0] credit
 );
     reg [15:0] consumed [0:5];
+    // The data credits advertised at flow control initialization: the
+    // limits as `up` rises, before anything is consumed (§2.6.1.1).
+    reg [15:0] advertised [0:2];
+    reg was_up;
     // Data credits of the TLP committed: a credit is 4 DW (§2.6.1), a
     // Length of 0 with data is 1024 DW, which weft reports as 1024.
     wire [15:0] data_credits = {7'd0, consume_dws[10:2]} + {15'd0, |consume_dws[1:0]};
     integer i;
     always @(posedge clk) begin
+        was_up <= up && !rst;
         for (i = 0; i < 3; i = i + 1) begin
+            if (up && !was_up) advertised[i] <= limit[16*(i + 3) +: 16];
             if (rst || !up) begin
                 consumed[i] <= 16'd0;
                 consumed[i + 3] <= 16'd0;
@@ -81,8 +95,9 @@ module weft_board_tx_credit #(
     generate
         for (c = 0; c < 3; c = c + 1) begin : class_credit
             wire header = infinite[c] || available(limit[16*c +: 16], consumed[c]) >= 16'd1;
+            wire [15:0] needed = advertised[c] < max_data[c] ? advertised[c] : max_data[c];
             wire data = infinite[c + 3]
-                || available(limit[16*(c + 3) +: 16], consumed[c + 3]) >= max_data[c];
+                || available(limit[16*(c + 3) +: 16], consumed[c + 3]) >= needed;
             assign credit[c] = up && !rst && header && data;
         end
     endgenerate

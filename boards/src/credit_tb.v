@@ -14,7 +14,11 @@
 // Checked: no TLP reaches the partner beyond the credit it gave; every
 // posted write arrives while the second request still waits for its
 // credit (PCIe Base 6.0 §2.4.1: posted requests must be able to pass
-// non-posted ones); the second request arrives once the credit is back. Generated into the simulation by weft-boards.
+// non-posted ones); the second request arrives once the credit is back.
+// With `+small_partner` the partner advertises only 16 posted data credits
+// (a 256-byte Max_Payload_Size, the least it may then, §2.6.1) and the
+// writes carry 256 bytes: they must flow all the same. Generated into the
+// simulation by weft-boards.
 `timescale 1ns/1ps
 `default_nettype none
 module weft_credit_tb;
@@ -35,9 +39,15 @@ module weft_credit_tb;
     reg [15:0] returned [0:5];
     integer ip_cycle = 0;
     integer c;
+    // Posted data credits a write takes: 512 bytes, or 256 for a small partner.
+    integer write_credits = 32;
     initial begin
         granted[0] = 2; granted[1] = 1; granted[2] = 0;
         granted[3] = 64; granted[4] = 2; granted[5] = 0;
+        if ($test$plusargs("small_partner")) begin
+            granted[3] = 16;
+            write_credits = 16;
+        end
         for (c = 0; c < 6; c = c + 1) begin
             consumed[c] = 0;
             returned[c] = 0;
@@ -95,7 +105,7 @@ module weft_credit_tb;
             end else if (posted_left > 0 && credit[0]) begin
                 posted_left <= posted_left - 1;
                 consume <= 3'b001;
-                consume_dws <= 11'd128;
+                consume_dws <= write_credits * 4;
                 wr_valid <= 1'b1;
                 wr_data <= {8'd0, sent[7:0]};
                 sent <= sent + 1;
@@ -128,7 +138,7 @@ module weft_credit_tb;
                 consumed[1] = consumed[1] + 1;
                 np_got = np_got + 1;
             end else begin
-                if (granted[0] - consumed[0] < 1 || granted[3] - consumed[3] < 32) begin
+                if (granted[0] - consumed[0] < 1 || granted[3] - consumed[3] < write_credits) begin
                     $display("ERROR: posted write %0d beyond the credit given", posted_got);
                     errors = errors + 1;
                 end
@@ -137,7 +147,7 @@ module weft_credit_tb;
                     errors = errors + 1;
                 end
                 consumed[0] = consumed[0] + 1;
-                consumed[3] = consumed[3] + 32;
+                consumed[3] = consumed[3] + write_credits;
                 posted_got = posted_got + 1;
             end
         end

@@ -662,9 +662,20 @@ pub fn credit_files() -> Vec<generate::File> {
 }
 
 /// Simulates the transmit credit path in `dir` with [`credit_files`]'
-/// files (or changed ones, to show what the checks catch).
-pub fn run_credit(dir: &Path, files: &[generate::File]) -> Result<(), SimError> {
-    run_bench(dir, files, "weft_credit_tb", "weft-credit-tb: done", &[])
+/// files (or changed ones, to show what the checks catch), against a
+/// partner that advertises the least posted data credit it may for a
+/// 256-byte Max_Payload_Size if `small_partner`.
+pub fn run_credit(
+    dir: &Path,
+    files: &[generate::File],
+    small_partner: bool,
+) -> Result<(), SimError> {
+    let args: &[String] = if small_partner {
+        &[String::from("+small_partner")]
+    } else {
+        &[]
+    };
+    run_bench(dir, files, "weft_credit_tb", "weft-credit-tb: done", args)
 }
 
 /// The files of the UltraScale+ root port's link controller and

@@ -334,7 +334,7 @@ fn the_models_catch_tlps_sent_beyond_the_link_partners_credit() {
 
 #[test]
 fn a_posted_write_passes_a_request_waiting_for_credit() {
-    match sim::run_credit(&scratch("credit"), &sim::credit_files()) {
+    match sim::run_credit(&scratch("credit"), &sim::credit_files(), false) {
         Ok(()) => {}
         Err(SimError::NoSimulator) => {
             eprintln!("skipped: iverilog is not installed (`cargo xtask setup` installs it)");
@@ -361,10 +361,35 @@ fn a_posted_write_passes_a_request_waiting_for_credit() {
         let credit = &mut files[0];
         assert!(credit.text.contains(from), "credit.v has `{from}`");
         credit.text = credit.text.replace(from, to);
-        match sim::run_credit(&scratch("credit-broken"), &files) {
+        match sim::run_credit(&scratch("credit-broken"), &files, false) {
             Err(SimError::Failed { report }) => assert!(report.contains("ERROR"), "{report}"),
             other => panic!("{broken} went unnoticed: {other:?}"),
         }
+    }
+}
+
+#[test]
+fn a_partner_advertising_less_than_a_slot_of_posted_data_still_gets_posted_writes() {
+    // §2.6.1: a receiver with a 256-byte Max_Payload_Size may advertise
+    // just 16 posted data credits; weft, which may send TLPs of up to 1 KiB,
+    // must not wait for 64 that never come.
+    match sim::run_credit(&scratch("credit-small"), &sim::credit_files(), true) {
+        Ok(()) | Err(SimError::NoSimulator) => {}
+        Err(err) => panic!("{err}"),
+    }
+    // Waiting for the largest TLP's credit whatever the partner advertised
+    // stops its posted writes for good.
+    let mut files = sim::credit_files();
+    let (from, to) = (
+        "|| available(limit[16*(c + 3) +: 16], consumed[c + 3]) >= needed;",
+        "|| available(limit[16*(c + 3) +: 16], consumed[c + 3]) >= max_data[c];",
+    );
+    assert!(files[0].text.contains(from), "credit.v has `{from}`");
+    files[0].text = files[0].text.replace(from, to);
+    match sim::run_credit(&scratch("credit-small-broken"), &files, true) {
+        Err(SimError::Failed { report }) => assert!(report.contains("timeout"), "{report}"),
+        Err(SimError::NoSimulator) => {}
+        other => panic!("waiting for 64 credits went unnoticed: {other:?}"),
     }
 }
 

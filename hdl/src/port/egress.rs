@@ -34,7 +34,7 @@
 //! sends the answer as it refuses the request. They count as sent like
 //! any TLP leaving here, as the model counts them. So does the answer to
 //! a request for the management BAR that came in on this port
-//! (`executed`, while `executed_room`, after the ingress's and the
+//! (`executed`, queued when `executed_queued` says, after the ingress's and the
 //! timeouts' answers; [`crate::top::ManagementBar`]), which may carry one
 //! data DW and reports it on `response_consume_dws`.
 //!
@@ -146,7 +146,7 @@ pub struct PortEgress<const W: usize> {
     /// Its data DW, if DW0 says it has one.
     pub executed_data: Signal<In, Bits<32>>,
     /// `executed` is queued in this cycle: the ingress and the timeouts have no answer to queue first.
-    pub executed_room: Signal<Out, Bit>,
+    pub executed_queued: Signal<Out, Bit>,
     /// The TLP the management CPU injects for this link.
     pub injected: TlpSink<W>,
     /// The link partner has credit for a posted TLP.
@@ -249,7 +249,7 @@ impl<const W: usize> PortEgress<W> {
             executed_dw1: Default::default(),
             executed_dw2: Default::default(),
             executed_data: Default::default(),
-            executed_room: Default::default(),
+            executed_queued: Default::default(),
             injected: Default::default(),
             posted_credit: Default::default(),
             non_posted_credit: Default::default(),
@@ -452,11 +452,13 @@ impl<const W: usize> Logic for PortEgress<W> {
         // The ingress's error completions, between TLPs.
         self.responses.clock.next = self.clock.val();
         // The ingress's answer first, then a timeout's, then the management BAR's.
-        self.executed_room.next =
-            self.responses.room.val() & !self.respond.val() & !self.outstanding.error_valid.val();
+        self.executed_queued.next = self.executed.val()
+            & self.responses.room.val()
+            & !self.respond.val()
+            & !self.outstanding.error_valid.val();
         self.responses.push.next = self.respond.val()
             | (self.outstanding.error_valid.val() & self.responses.room.val())
-            | (self.executed.val() & self.executed_room.val());
+            | self.executed_queued.val();
         self.responses.push_dw0.next = self.executed_dw0.val();
         self.responses.push_dw1.next = self.executed_dw1.val();
         self.responses.push_dw2.next = self.executed_dw2.val();

@@ -550,8 +550,7 @@ impl<const W: usize, const N: usize> Logic for SwitchTop<W, N> {
             self.ports_out[i].executed_dw1.next = self.management_bar.answer_dw1.val();
             self.ports_out[i].executed_dw2.next = self.management_bar.answer_dw2.val();
             self.ports_out[i].executed_data.next = self.management_bar.answer_data.val();
-            self.executed_taken.bits[i].next =
-                self.ports_out[i].executed_room.val() & self.management_bar.answer.val().get_bit(i);
+            self.executed_taken.bits[i].next = self.ports_out[i].executed_queued.val();
 
             // The CPU's injected TLP to the egress it names, with its credit.
             self.ports_out[i].injected.valid.next =

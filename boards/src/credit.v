@@ -24,6 +24,16 @@
 // least its Max_Payload_Size), and waiting for more credit than it ever
 // gives would stop the class for good.
 //
+// A TLP weft's egress ends void (`nullify` on its last beat, which the
+// wrapper turns into the hard IP's nullification: tx_st_err, discontinue)
+// is discarded by the partner's receiver, which counts credit only for the
+// valid TLPs it receives (§2.6.1.2 CREDITS_RECEIVED, §3.6.2.1 nullified
+// TLPs): it never gives that credit back. Where weft counts consumption
+// against the partner's own limits (REFUND_VOID), such a TLP's credit is
+// therefore taken off the consumed counts again as its last beat leaves
+// weft, or every void TLP would lose its credit for good and enough of
+// them would stop the class.
+//
 // Counters are 16 bits wide and compared modulo 2^16, as §2.6.1.2's
 // credit-limit arithmetic does with its 8- and 12-bit (scaled: 12- and
 // 16-bit) fields; the copy on weft's clock lags the IP's, which only ever
@@ -43,7 +53,9 @@
 module weft_board_tx_credit #(
     parameter MAX_POSTED_DATA = 64,
     parameter MAX_NON_POSTED_DATA = 2,
-    parameter MAX_COMPLETION_DATA = 64
+    parameter MAX_COMPLETION_DATA = 64,
+    // 1: a void TLP's credit is given back as it leaves (see above).
+    parameter REFUND_VOID = 1
 ) (
     input wire clk,
     input wire rst,
@@ -52,6 +64,15 @@ module weft_board_tx_credit #(
     input wire [5:0] infinite,
     input wire [2:0] consume,
     input wire [10:0] consume_dws,
+    // weft's egress stream as it leaves for the TX FIFO: a beat passes
+    // (`sent`), its sop, eop and nullify, and header DW0 (read at sop).
+    input wire sent,
+    input wire sent_sop,
+    input wire sent_eop,
+    input wire sent_nullify,
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [31:0] sent_dw0,
+    /* verilator lint_on UNUSEDSIGNAL */
     output wire [2:0] credit
 );
     reg [15:0] consumed [0:5];
@@ -59,9 +80,42 @@ module weft_board_tx_credit #(
     // limits as `up` rises, before anything is consumed (§2.6.1.1).
     reg [15:0] advertised [0:2];
     reg was_up;
-    // Data credits of the TLP committed: a credit is 4 DW (§2.6.1), a
+    // Data credits of a TLP of `dws` DWs: a credit is 4 DW (§2.6.1), a
     // Length of 0 with data is 1024 DW, which weft reports as 1024.
-    wire [15:0] data_credits = {7'd0, consume_dws[10:2]} + {15'd0, |consume_dws[1:0]};
+    function automatic [15:0] data_credits(input [10:0] dws);
+        data_credits = {7'd0, dws[10:2]} + {15'd0, |dws[1:0]};
+    endfunction
+
+    // The class (bit 0 posted, 1 non-posted, 2 completion) and data length
+    // of the TLP leaving, from its DW0 (§2.2.1, Table 2-3; §2.6.1), held
+    // from its first beat to its last. `leaving_counted` says its credit
+    // was consumed since flow control last started: a TLP begun before the
+    // link went down has nothing to give back.
+    /* verilator lint_off UNUSEDSIGNAL */
+    function automatic [2:0] class_of(input [31:0] dw0);
+        if (dw0[28:24] == 5'b01010 || dw0[28:24] == 5'b01011) class_of = 3'b100;
+        else if ((dw0[28:24] == 5'b00000 && dw0[30]) || dw0[28:27] == 2'b10) class_of = 3'b001;
+        else class_of = 3'b010;
+    endfunction
+    /* verilator lint_on UNUSEDSIGNAL */
+    reg [2:0] leaving_class = 3'd0;
+    reg [10:0] leaving_dws = 11'd0;
+    reg leaving_counted = 1'b0;
+    wire [2:0] sent_class = sent_sop ? class_of(sent_dw0) : leaving_class;
+    wire [10:0] sent_dws = !sent_sop ? leaving_dws
+        : !sent_dw0[30] ? 11'd0 : sent_dw0[9:0] == 10'd0 ? 11'd1024 : {1'b0, sent_dw0[9:0]};
+    wire sent_counted = sent_sop || leaving_counted;
+    wire [2:0] refund = REFUND_VOID != 0 && sent && sent_eop && sent_nullify && sent_counted
+        ? sent_class : 3'd0;
+    always @(posedge clk) begin
+        if (sent && sent_sop) begin
+            leaving_class <= class_of(sent_dw0);
+            leaving_dws <= sent_dws;
+        end
+        if (rst || !up) leaving_counted <= 1'b0;
+        else if (sent && sent_sop) leaving_counted <= 1'b1;
+    end
+
     integer i;
     always @(posedge clk) begin
         was_up <= up && !rst;
@@ -70,9 +124,11 @@ module weft_board_tx_credit #(
             if (rst || !up) begin
                 consumed[i] <= 16'd0;
                 consumed[i + 3] <= 16'd0;
-            end else if (consume[i]) begin
-                consumed[i] <= consumed[i] + 16'd1;
-                consumed[i + 3] <= consumed[i + 3] + data_credits;
+            end else begin
+                consumed[i] <= consumed[i] + {15'd0, consume[i]} - {15'd0, refund[i]};
+                consumed[i + 3] <= consumed[i + 3]
+                    + (consume[i] ? data_credits(consume_dws) : 16'd0)
+                    - (refund[i] ? data_credits(sent_dws) : 16'd0);
             end
         end
     end

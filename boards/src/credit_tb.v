@@ -17,8 +17,12 @@
 // non-posted ones); the second request arrives once the credit is back.
 // With `+small_partner` the partner advertises only 16 posted data credits
 // (a 256-byte Max_Payload_Size, the least it may then, §2.6.1) and the
-// writes carry 256 bytes: they must flow all the same. Generated into the
-// simulation by weft-boards.
+// writes carry 256 bytes: they must flow all the same. With `+void_writes`
+// a void write (nullified, as weft's egress ends a TLP it found malformed
+// after it began) follows each good one; the partner discards it and
+// counts no credit for it (§2.6.1.2, §3.6.2.1), so its credit must come
+// back at weft's end or the writes after it would wait forever. Generated
+// into the simulation by weft-boards.
 `timescale 1ns/1ps
 `default_nettype none
 module weft_credit_tb;
@@ -30,6 +34,9 @@ module weft_credit_tb;
     initial #50 rst = 1'b0;
 
     localparam POSTED = 6;
+    // Void writes among the posted ones with +void_writes.
+    integer voids = 0;
+    initial if ($test$plusargs("void_writes")) voids = POSTED;
     localparam NP_CREDIT_AT = 2000; // IP cycles before the non-posted header credit comes back
 
     // ---- the partner, on the IP's clock ----
@@ -81,16 +88,25 @@ module weft_credit_tb;
     reg [2:0] consume = 3'd0;
     reg [10:0] consume_dws = 11'd0;
     wire [2:0] credit;
+    // Each TLP is one beat here: DW0 of a memory read (no data) or of a
+    // 3 DW memory write, nullified if void.
+    reg [31:0] wr_dw0 = 32'd0;
+    reg wr_void = 1'b0;
+    wire wr_ready;
+    reg wr_valid = 1'b0;
     weft_board_tx_credit counter (.clk(weft_clk), .rst(rst), .up(word[102]), .limit(word[95:0]),
-        .infinite(word[101:96]), .consume(consume), .consume_dws(consume_dws), .credit(credit));
+        .infinite(word[101:96]), .consume(consume), .consume_dws(consume_dws),
+        .sent(wr_valid && wr_ready), .sent_sop(1'b1), .sent_eop(1'b1), .sent_nullify(wr_void),
+        .sent_dw0(wr_dw0), .credit(credit));
 
     // ---- the egress, on weft's clock: the requests first, the writes after ----
     integer np_left = 2;
-    integer posted_left = POSTED;
+    integer posted_left = 0;
+    initial #1 posted_left = POSTED + voids;
     integer sent = 0;
-    reg wr_valid = 1'b0;
-    reg [15:0] wr_data = 16'd0; // class, then the TLP's number
-    wire wr_ready;
+    reg [15:0] wr_data = 16'd0; // class (0 posted, 1 non-posted, 2 void posted), then the TLP's number
+    // With voids, every other write from the first is void.
+    wire void_next = voids != 0 && posted_left % 2 == 0;
     always @(posedge weft_clk) begin
         consume <= 3'd0;
         wr_valid <= 1'b0;
@@ -100,6 +116,8 @@ module weft_credit_tb;
                 consume <= 3'b010;
                 consume_dws <= 11'd0;
                 wr_valid <= 1'b1;
+                wr_dw0 <= 32'h0000_0001;
+                wr_void <= 1'b0;
                 wr_data <= {8'd1, sent[7:0]};
                 sent <= sent + 1;
             end else if (posted_left > 0 && credit[0]) begin
@@ -107,7 +125,9 @@ module weft_credit_tb;
                 consume <= 3'b001;
                 consume_dws <= write_credits * 4;
                 wr_valid <= 1'b1;
-                wr_data <= {8'd0, sent[7:0]};
+                wr_dw0 <= 32'h4000_0000 | (write_credits * 4);
+                wr_void <= void_next;
+                wr_data <= {void_next ? 8'd2 : 8'd0, sent[7:0]};
                 sent <= sent + 1;
             end
         end
@@ -124,9 +144,13 @@ module weft_credit_tb;
     integer errors = 0;
     integer posted_got = 0;
     integer np_got = 0;
+    integer voids_got = 0;
     always @(posedge ip_clk) begin
         if (rd_valid) begin
-            if (rd_data[15:8] == 8'd1) begin
+            if (rd_data[15:8] == 8'd2) begin
+                // Nullified: discarded, no credit counted.
+                voids_got = voids_got + 1;
+            end else if (rd_data[15:8] == 8'd1) begin
                 if (granted[1] - consumed[1] < 1) begin
                     $display("ERROR: a non-posted request beyond the credit given, at IP cycle %0d", ip_cycle);
                     errors = errors + 1;
@@ -154,7 +178,7 @@ module weft_credit_tb;
     end
 
     initial begin
-        wait (np_got == 2 && posted_got == POSTED);
+        wait (np_got == 2 && posted_got == POSTED && voids_got == voids);
         #100;
         $display("weft-credit-tb: done, %0d errors", errors);
         if (errors != 0) $display("ERROR: %0d errors", errors);
@@ -162,7 +186,8 @@ module weft_credit_tb;
     end
     initial begin
         #200000;
-        $display("ERROR: timeout: %0d posted writes and %0d requests arrived", posted_got, np_got);
+        $display("ERROR: timeout: %0d posted writes, %0d void ones and %0d requests arrived",
+                 posted_got, voids_got, np_got);
         $finish;
     end
 endmodule

@@ -661,21 +661,29 @@ pub fn credit_files() -> Vec<generate::File> {
     ])
 }
 
+/// What the transmit credit simulation's link partner does besides the
+/// reference case ([`credit_files`]' testbench).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CreditCase {
+    /// One non-posted header credit, kept a long while; 512-byte writes.
+    Reference,
+    /// As `Reference`, advertising only 16 posted data credits (a 256-byte
+    /// Max_Payload_Size), with 256-byte writes.
+    SmallPartner,
+    /// As `Reference`, with a void write after each good one, which the
+    /// partner discards without counting its credit.
+    VoidWrites,
+}
+
 /// Simulates the transmit credit path in `dir` with [`credit_files`]'
-/// files (or changed ones, to show what the checks catch), against a
-/// partner that advertises the least posted data credit it may for a
-/// 256-byte Max_Payload_Size if `small_partner`.
-pub fn run_credit(
-    dir: &Path,
-    files: &[generate::File],
-    small_partner: bool,
-) -> Result<(), SimError> {
-    let args: &[String] = if small_partner {
-        &[String::from("+small_partner")]
-    } else {
-        &[]
+/// files (or changed ones, to show what the checks catch) in `case`.
+pub fn run_credit(dir: &Path, files: &[generate::File], case: CreditCase) -> Result<(), SimError> {
+    let args: Vec<String> = match case {
+        CreditCase::Reference => vec![],
+        CreditCase::SmallPartner => vec![String::from("+small_partner")],
+        CreditCase::VoidWrites => vec![String::from("+void_writes")],
     };
-    run_bench(dir, files, "weft_credit_tb", "weft-credit-tb: done", args)
+    run_bench(dir, files, "weft_credit_tb", "weft-credit-tb: done", &args)
 }
 
 /// The files of the UltraScale+ root port's link controller and

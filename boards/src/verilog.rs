@@ -1216,8 +1216,12 @@ fn pcie4_shim(board: &Board, ip: &HardIp, port: usize, perst: &str) -> (String, 
 /// The transmit credit of switch port `port` (`credit.v`): the hard IP's
 /// credit limits on its own clock, carried onto weft's clock by handshake,
 /// and weft's consumption counted against them into `port<p>_credit`.
+/// An Intel tile's user counts consumption against the partner's own
+/// limits, so a void TLP's credit is given back as it leaves
+/// (`REFUND_VOID`); an UltraScale+ block keeps that account itself.
 fn credit_block(ip: &HardIp, port: usize) -> String {
     let n = &ip.name;
+    let refund_void = u8::from(tile::table(ip.kind).is_some());
     let mut v = format!(
         "    // Transmit credit: the hard IP's limits -> weft clock, weft's consumption against them.\n    \
          wire [95:0] {n}_credit_limit;\n    wire [5:0] {n}_credit_infinite;\n    wire {n}_credit_up;\n"
@@ -1283,9 +1287,12 @@ fn credit_block(ip: &HardIp, port: usize) -> String {
          weft_board_cdc_snapshot #(.WIDTH(103)) {n}_credit_cdc (.src_clk({n}_clk),\n        \
          .src_value({{{n}_credit_up, {n}_credit_infinite, {n}_credit_limit}}),\n        \
          .dst_clk(weft_clk), .dst_value({n}_credit_word));\n    \
-         weft_board_tx_credit {n}_tx_credit (.clk(weft_clk), .rst(weft_rst), .up({n}_credit_word[102]),\n        \
-         .limit({n}_credit_word[95:0]), .infinite({n}_credit_word[101:96]),\n        \
-         .consume(port{port}_consume), .consume_dws(port{port}_consume_dws), .credit(port{port}_credit));"
+         weft_board_tx_credit #(.REFUND_VOID({refund_void})) {n}_tx_credit (.clk(weft_clk), .rst(weft_rst),\n        \
+         .up({n}_credit_word[102]), .limit({n}_credit_word[95:0]), .infinite({n}_credit_word[101:96]),\n        \
+         .consume(port{port}_consume), .consume_dws(port{port}_consume_dws),\n        \
+         .sent(port{port}_out_valid && port{port}_out_ready), .sent_sop(port{port}_out_sop),\n        \
+         .sent_eop(port{port}_out_eop), .sent_nullify(port{port}_out_nullify), .sent_dw0(port{port}_out_dw0),\n        \
+         .credit(port{port}_credit));"
     );
     v
 }

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use weft_boards::clocking;
-use weft_boards::sim::{self, RunConfig, SimError, SimTlp};
+use weft_boards::sim::{self, CreditCase, RunConfig, SimError, SimTlp};
 use weft_boards::{load, Board};
 use weft_pcie::tlp::{
     AddressType, Attributes, Body, Completion, CompletionStatus, ConfigRequest, ConfigType,
@@ -334,7 +334,11 @@ fn the_models_catch_tlps_sent_beyond_the_link_partners_credit() {
 
 #[test]
 fn a_posted_write_passes_a_request_waiting_for_credit() {
-    match sim::run_credit(&scratch("credit"), &sim::credit_files(), false) {
+    match sim::run_credit(
+        &scratch("credit"),
+        &sim::credit_files(),
+        CreditCase::Reference,
+    ) {
         Ok(()) => {}
         Err(SimError::NoSimulator) => {
             eprintln!("skipped: iverilog is not installed (`cargo xtask setup` installs it)");
@@ -353,7 +357,7 @@ fn a_posted_write_passes_a_request_waiting_for_credit() {
         ),
         (
             "consumption not counted",
-            "consumed[i] <= consumed[i] + 16'd1;",
+            "consumed[i] <= consumed[i] + {15'd0, consume[i]} - {15'd0, refund[i]};",
             "consumed[i] <= consumed[i];",
         ),
     ] {
@@ -361,7 +365,7 @@ fn a_posted_write_passes_a_request_waiting_for_credit() {
         let credit = &mut files[0];
         assert!(credit.text.contains(from), "credit.v has `{from}`");
         credit.text = credit.text.replace(from, to);
-        match sim::run_credit(&scratch("credit-broken"), &files, false) {
+        match sim::run_credit(&scratch("credit-broken"), &files, CreditCase::Reference) {
             Err(SimError::Failed { report }) => assert!(report.contains("ERROR"), "{report}"),
             other => panic!("{broken} went unnoticed: {other:?}"),
         }
@@ -373,7 +377,11 @@ fn a_partner_advertising_less_than_a_slot_of_posted_data_still_gets_posted_write
     // §2.6.1: a receiver with a 256-byte Max_Payload_Size may advertise
     // just 16 posted data credits; weft, which may send TLPs of up to 1 KiB,
     // must not wait for 64 that never come.
-    match sim::run_credit(&scratch("credit-small"), &sim::credit_files(), true) {
+    match sim::run_credit(
+        &scratch("credit-small"),
+        &sim::credit_files(),
+        CreditCase::SmallPartner,
+    ) {
         Ok(()) | Err(SimError::NoSimulator) => {}
         Err(err) => panic!("{err}"),
     }
@@ -386,10 +394,45 @@ fn a_partner_advertising_less_than_a_slot_of_posted_data_still_gets_posted_write
     );
     assert!(files[0].text.contains(from), "credit.v has `{from}`");
     files[0].text = files[0].text.replace(from, to);
-    match sim::run_credit(&scratch("credit-small-broken"), &files, true) {
+    match sim::run_credit(
+        &scratch("credit-small-broken"),
+        &files,
+        CreditCase::SmallPartner,
+    ) {
         Err(SimError::Failed { report }) => assert!(report.contains("timeout"), "{report}"),
         Err(SimError::NoSimulator) => {}
         other => panic!("waiting for 64 credits went unnoticed: {other:?}"),
+    }
+}
+
+#[test]
+fn a_void_tlps_credit_comes_back_as_the_partner_never_returns_it() {
+    // A nullified TLP is discarded by the partner's receiver, which counts
+    // credit only for the valid TLPs it receives (§2.6.1.2, §3.6.2.1): the
+    // credit weft counted for it must be given back at weft's end.
+    match sim::run_credit(
+        &scratch("credit-void"),
+        &sim::credit_files(),
+        CreditCase::VoidWrites,
+    ) {
+        Ok(()) => {}
+        Err(SimError::NoSimulator) => return,
+        Err(err) => panic!("{err}"),
+    }
+    // Without the refund two void writes use up the partner's two posted
+    // header credits for good: the writes after them wait until the
+    // non-posted request passes them, or forever.
+    let mut files = sim::credit_files();
+    let (from, to) = ("parameter REFUND_VOID = 1", "parameter REFUND_VOID = 0");
+    assert!(files[0].text.contains(from), "credit.v has `{from}`");
+    files[0].text = files[0].text.replace(from, to);
+    match sim::run_credit(
+        &scratch("credit-void-broken"),
+        &files,
+        CreditCase::VoidWrites,
+    ) {
+        Err(SimError::Failed { report }) => assert!(report.contains("ERROR"), "{report}"),
+        other => panic!("void writes' credit kept went unnoticed: {other:?}"),
     }
 }
 

@@ -536,6 +536,12 @@ pub fn event_kind(kind: &EventKind) -> String {
             "port {}: device not responding (its configuration requests timed out during enumeration)",
             port_ref(at)
         ),
+        EventKind::DeviceNotResponding { at, fabric_id } => format!(
+            "port {}: device {} below a conventional switch not responding (left out; \
+             its configuration requests timed out during enumeration)",
+            port_ref(at),
+            show_fabric_id(*fabric_id)
+        ),
     }
 }
 

@@ -162,16 +162,26 @@ fn not_responding_fake() -> FakeSwitch {
             }),
             Request::ReadEvents { .. } => Response::Events(EventPage {
                 oldest: EventSeq(0),
-                events: [Event {
-                    seq: EventSeq(0),
-                    time_ms: 150,
-                    kind: EventKind::PortNotResponding {
-                        at: port(3, PortRole::NotResponding).at,
+                events: [
+                    Event {
+                        seq: EventSeq(0),
+                        time_ms: 150,
+                        kind: EventKind::PortNotResponding {
+                            at: port(3, PortRole::NotResponding).at,
+                        },
                     },
-                }]
+                    Event {
+                        seq: EventSeq(1),
+                        time_ms: 150,
+                        kind: EventKind::DeviceNotResponding {
+                            at: port(2, PortRole::Endpoint).at,
+                            fabric_id: FabricId(0x0500),
+                        },
+                    },
+                ]
                 .into_iter()
                 .collect(),
-                next: EventSeq(1),
+                next: EventSeq(2),
             }),
             _ => Response::Error(Error::Unsupported),
         }
@@ -207,6 +217,14 @@ fn a_port_whose_device_stopped_answering_shows_not_responding() {
         stdout.contains(
             "0       0.150 s  port 0x574546540001/3: device not responding \
              (its configuration requests timed out during enumeration)"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(
+            "1       0.150 s  port 0x574546540001/2: device 05:00.0 below a conventional \
+             switch not responding (left out; its configuration requests timed out during \
+             enumeration)"
         ),
         "{stdout}"
     );

@@ -167,6 +167,7 @@ where
                 memory: None,
                 prefetchable: None,
                 acs_enabled: 0,
+                device_not_responding: false,
             })
             .map_err(|_| EnumerationError::TooManyBridges {
                 capacity: MAX_BRIDGES,
@@ -187,7 +188,12 @@ where
         };
         let deadline = self.deadline();
         let below = self.path(at, secondary);
+        let mut device_not_responding = false;
         for device in 0..devices {
+            if kind == BridgeKind::SwitchDownstream {
+                device_not_responding = self.enumerate_linked_device(at, secondary, deadline)?;
+                continue;
+            }
             let first = Bdf::new(secondary, device, 0);
             if read_when_ready(self.config, self.timer, below, first, 0, deadline)
                 .map_err(EnumerationError::Readiness)?
@@ -275,6 +281,7 @@ where
         bridge.memory = memory;
         bridge.prefetchable = prefetchable;
         bridge.acs_enabled = acs_enabled;
+        bridge.device_not_responding = device_not_responding;
         Ok(())
     }
 

@@ -253,22 +253,37 @@ struct Assigned {
     bridges: usize,
     /// The port's address ranges.
     port_ranges: [Option<(u64, u64)>; 2],
+    /// What the inventory said sits behind the port.
+    port: PortKind,
+    /// The walk's place: the last bus given out, the bridge above, whether
+    /// the bridges above forward 64-bit prefetchable windows, and what the
+    /// innermost bridge's windows must cover so far.
+    last_bus: u8,
+    bridge: Option<Bdf>,
+    prefetchable_64: bool,
+    span: [Option<(u64, u64)>; 2],
 }
 
 impl Assigned {
-    /// What `e` had given out before the port `at` was probed.
+    /// What `e` had given out, and where its walk was, before the port
+    /// `at` (or a device below it) was probed.
     fn of<C, T, F>(e: &Enumerator<'_, C, T, F>, at: At) -> Self
     where
         C: FabricConfig + ?Sized,
         T: Timer + ?Sized,
         F: Fabric + ?Sized,
     {
+        let switch = &e.inventory.switches[usize::from(at.switch.0)];
         Assigned {
             allocator: e.allocator,
             functions: e.inventory.functions.len(),
             bridges: e.inventory.bridges.len(),
-            port_ranges: e.inventory.switches[usize::from(at.switch.0)].port_ranges
-                [usize::from(at.port.0)],
+            port_ranges: switch.port_ranges[usize::from(at.port.0)],
+            port: switch.ports[usize::from(at.port.0)],
+            last_bus: e.last_bus,
+            bridge: e.bridge,
+            prefetchable_64: e.prefetchable_64,
+            span: e.span,
         }
     }
 }
@@ -809,17 +824,78 @@ where
     /// device is given fresh ones if it is enumerated again. The whole
     /// port is released, devices below a conventional switch on it
     /// included: a port's buses and each pool's BARs are one contiguous
-    /// range per port, the unit the data plane routes by.
+    /// range per port, the unit the data plane routes by. (A device on a
+    /// conventional switch's downstream port that hangs is released alone,
+    /// behind that port: [`Enumerator::enumerate_linked_device`].)
     fn release(&mut self, at: At, before: Assigned) -> Result<(), EnumerationError> {
-        self.allocator = before.allocator;
-        self.inventory.functions.truncate(before.functions);
-        self.inventory.bridges.truncate(before.bridges);
-        self.inventory.switches[usize::from(at.switch.0)].port_ranges[usize::from(at.port.0)] =
-            before.port_ranges;
+        self.roll_back(at, before);
         self.set_port(at, PortKind::Empty);
         self.plane(at.switch)?
             .set_port_role(at.port, PortRole::Disabled)?;
         Ok(())
+    }
+
+    /// Gives back what the walk gave out below the port `at` since
+    /// `before`, and returns the walk to where it was then.
+    fn roll_back(&mut self, at: At, before: Assigned) {
+        self.allocator = before.allocator;
+        self.inventory.functions.truncate(before.functions);
+        self.inventory.bridges.truncate(before.bridges);
+        let switch = &mut self.inventory.switches[usize::from(at.switch.0)];
+        switch.port_ranges[usize::from(at.port.0)] = before.port_ranges;
+        switch.ports[usize::from(at.port.0)] = before.port;
+        self.last_bus = before.last_bus;
+        self.bridge = before.bridge;
+        self.prefetchable_64 = before.prefetchable_64;
+        self.span = before.span;
+    }
+
+    /// Enumerates the device on the link of a conventional switch's
+    /// downstream port below `at`, `bus` being the link's, if one answers
+    /// by `deadline` (timer nanoseconds): a
+    /// device that stops completing the manager's configuration requests
+    /// while it is probed ([`EnumerationError::device_timed_out`]) is
+    /// released alone ([`Enumerator::roll_back`]) and recorded on its
+    /// downstream port (`Bridge::device_not_responding`); the downstream
+    /// port's windows then cover nothing and its bus range is its link's
+    /// bus alone, so nothing reaches the device by what it was given, and
+    /// its siblings and the weft port stay in use. Returns whether it was
+    /// released.
+    ///
+    /// Only a downstream port's device is released so: it is alone on its
+    /// link, behind a port that still answers. A device on a shared bus
+    /// (below a PCI bridge) keeps decoding the addresses it was given
+    /// beside its siblings, and a conventional switch port that hangs
+    /// stops forwarding for everything below it; those hangs release the
+    /// whole weft port ([`Enumerator::probe_port`]).
+    pub(crate) fn enumerate_linked_device(
+        &mut self,
+        at: At,
+        bus: u8,
+        deadline: u64,
+    ) -> Result<bool, EnumerationError> {
+        let before = Assigned::of(self, at);
+        let path = self.path(at, bus);
+        let found = read_when_ready(
+            self.config,
+            self.timer,
+            path,
+            Bdf::new(bus, 0, 0),
+            0,
+            deadline,
+        )
+        .map_err(EnumerationError::Readiness);
+        match found.and_then(|found| match found {
+            Some(_) => self.enumerate_device(at, bus, 0),
+            None => Ok(()),
+        }) {
+            Ok(()) => Ok(false),
+            Err(error) if error.device_timed_out() => {
+                self.roll_back(at, before);
+                Ok(true)
+            }
+            Err(error) => Err(error),
+        }
     }
 
     /// Enumerates the functions of device `device` on `bus` below `at`,

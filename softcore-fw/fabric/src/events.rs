@@ -124,6 +124,19 @@ pub enum Event {
         /// The port.
         port: PortIndex,
     },
+    /// Enumeration found the device on a conventional switch's downstream
+    /// port not responding (as [`Event::NotResponding`]): it alone was
+    /// released, the weft port and the device's siblings stay in use
+    /// ([`crate::inventory::Bridge::device_not_responding`]). Logged when
+    /// an enumeration finds it so and the one before did not.
+    DeviceNotResponding {
+        /// Its fabric ID, function 0 on the downstream port's link.
+        device: Bdf,
+        /// The switch it is below.
+        switch: SwitchIndex,
+        /// The port it is below.
+        port: PortIndex,
+    },
     /// Enumeration no longer found a function that was there before.
     DeviceRemoved {
         /// Its fabric ID.

@@ -224,6 +224,11 @@ pub struct Bridge {
     /// The ACS controls the manager enabled (`weft_pcie::config::acs::feature`);
     /// 0 without an ACS capability.
     pub acs_enabled: u16,
+    /// A downstream port only: the device on its link stopped completing
+    /// the manager's configuration requests while it was probed (PCIe Base
+    /// 6.0 §2.8), and what it had been given was released; the port's
+    /// siblings and the weft port stay in use.
+    pub device_not_responding: bool,
 }
 
 impl Bridge {

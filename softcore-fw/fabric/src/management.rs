@@ -720,6 +720,14 @@ fn wire_event(manager: &FabricManager, event: &LogEvent) -> EventKind {
         LogEvent::NotResponding { switch, port } => EventKind::PortNotResponding {
             at: port_ref(switch, port),
         },
+        LogEvent::DeviceNotResponding {
+            device,
+            switch,
+            port,
+        } => EventKind::DeviceNotResponding {
+            at: port_ref(switch, port),
+            fabric_id: FabricId::from(device),
+        },
         LogEvent::DeviceRemoved { function, .. } => EventKind::EndpointRemoved {
             fabric_id: FabricId::from(function),
         },

@@ -277,7 +277,9 @@ impl FabricManager {
     /// Logs the functions `new` has that the current inventory has not,
     /// and the other way round, and the ports `new` finds not responding
     /// that the current inventory did not (a switch is the same one if its
-    /// switch ID is). A function is the same one if its fabric ID, vendor
+    /// switch ID is), and likewise the devices on conventional switches'
+    /// downstream ports (the same downstream port if its fabric ID, switch
+    /// and port are). A function is the same one if its fabric ID, vendor
     /// and device ID are.
     fn log_inventory_changes(&mut self, new: &Inventory) {
         let same = |a: &Function, b: &Function| {
@@ -310,6 +312,20 @@ impl FabricManager {
                         port,
                     });
                 }
+            }
+        }
+        for bridge in new.bridges.iter().filter(|b| b.device_not_responding) {
+            let device = Bdf::new(bridge.buses.0, 0, 0);
+            let known = self.inventory.bridges.iter().any(|old| {
+                old.device_not_responding
+                    && (old.id, old.switch, old.port) == (bridge.id, bridge.switch, bridge.port)
+            });
+            if !known {
+                self.events.record(Event::DeviceNotResponding {
+                    device,
+                    switch: bridge.switch,
+                    port: bridge.port,
+                });
             }
         }
     }

@@ -361,6 +361,96 @@ proptest! {
     }
 }
 
+/// A switch (ID 0xa0): port 0 a host, port 1 a conventional PCIe switch
+/// with a GPU on each of its two downstream ports, the first GPU as
+/// `first` (`None`: no device; `Some(n)`: hanging after n configuration
+/// requests), started.
+fn gpus_below_a_pcie_switch(first: Option<Option<usize>>) -> (Mesh, FabricManager) {
+    let mut mesh = Mesh::new(&[0xa0], PORTS, Clock::default());
+    mesh.attach_host((0, HOST_PORT));
+    let mut pcie = ConventionalSwitch::new(
+        identity(0x10b5, 0x8724, 0x06_04_00),
+        vec![(true, first.map(|_| gpu())), (true, Some(gpu()))],
+    );
+    pcie.downstream[0].hang_after = first.flatten();
+    mesh.attach_conventional((0, 1), pcie);
+    let mut manager = FabricManager::new(settings(0xa0)).expect("valid");
+    start(&mut mesh, &mut manager);
+    (mesh, manager)
+}
+
+/// The configuration requests the device on the conventional switch's
+/// first downstream port completed.
+fn first_gpu_completed(mesh: &Mesh) -> usize {
+    match mesh.net.partners.get(&(0, 1)) {
+        Some(common::mesh::Partner::Conventional(pcie)) => pcie.downstream[0].completed,
+        _ => unreachable!("a conventional switch is on port 1"),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+
+    /// A device on a conventional switch's downstream port that stops
+    /// answering after N of the manager's configuration requests (they
+    /// time out, PCIe Base 6.0 §2.8) is left out alone: the fabric is the
+    /// one with nothing on that downstream port, but for the port's record
+    /// of it; the weft port is not "not responding", its other GPU is
+    /// enumerated and binds, and the device is logged once, by its fabric
+    /// ID. One that completes every request it gets is enumerated.
+    #[test]
+    fn a_device_hung_below_a_pcie_switch_is_left_out_alone(fraction in 0.0..1.2f64) {
+        let healthy = gpus_below_a_pcie_switch(Some(None));
+        let needs = first_gpu_completed(&healthy.0);
+        let after = (fraction * needs as f64) as usize;
+        let hung = after < needs;
+        let (mut mesh, mut manager) = gpus_below_a_pcie_switch(Some(Some(after)));
+        let inv = manager.inventory();
+        prop_assert!(!inv.switches[0].not_responding(PortIndex(1)));
+
+        let mut want = if hung {
+            gpus_below_a_pcie_switch(None).1.inventory().clone()
+        } else {
+            healthy.1.inventory().clone()
+        };
+        let downstream = want
+            .bridges
+            .iter_mut()
+            .find(|b| b.kind == weft_fabric::inventory::BridgeKind::SwitchDownstream)
+            .expect("the first downstream port");
+        downstream.device_not_responding = hung;
+        let device = Bdf::new(downstream.buses.0, 0, 0);
+        prop_assert_eq!(&inv.switches, &want.switches);
+        prop_assert_eq!(&inv.functions, &want.functions);
+        prop_assert_eq!(&inv.bridges, &want.bridges);
+
+        let logged: Vec<Event> = manager
+            .events()
+            .since(0)
+            .map(|logged| logged.event)
+            .filter(|event| {
+                matches!(event, Event::NotResponding { .. } | Event::DeviceNotResponding { .. })
+            })
+            .collect();
+        let expected: Vec<Event> = if hung {
+            vec![Event::DeviceNotResponding {
+                device,
+                switch: SwitchIndex(0),
+                port: PortIndex(1),
+            }]
+        } else {
+            vec![]
+        };
+        prop_assert_eq!(logged, expected);
+
+        let gpu = inv.functions.last().expect("the second GPU").id;
+        let mut host = FakeHost::default();
+        manager
+            .bind(gpu, HostIndex(0), 0, &mut mesh.planes, &mut host)
+            .expect("the second GPU binds");
+    }
+}
+
 #[test]
 fn a_weft_switch_that_stops_answering_once_known_stops_enumeration() {
     // S0 (ID 0xa0): port 0 host, port 3 ↔ S1 (ID 0xb0) port 5, S1's

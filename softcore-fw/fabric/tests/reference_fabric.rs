@@ -670,10 +670,10 @@ fn a_pcie_switch_on_the_managers_switch_with_a_32_bit_prefetchable_window() {
     let mut pcie = pcie_switch(true);
     let mut narrow = Type1Function::switch_port(identity(BRIDGE_VENDOR, 0x8724, 0x06_04_00));
     narrow.prefetchable_window = PrefetchableWindow::Decode32;
-    pcie.downstream[1] = DownstreamPort {
-        space: switch_port(narrow, PortType::SwitchDownstream, true),
-        device: Some(nic()),
-    };
+    pcie.downstream[1] = DownstreamPort::new(
+        switch_port(narrow, PortType::SwitchDownstream, true),
+        Some(nic()),
+    );
     mesh.attach_conventional((0, 1), pcie);
     let mut settings = settings();
     settings.hosts.truncate(1);

@@ -52,7 +52,9 @@ pub const MAGIC: [u8; 4] = *b"WEFT";
 /// - 6: a port whose device stopped answering during enumeration: the port
 ///   role [`PortRole::NotResponding`](crate::PortRole::NotResponding) (an
 ///   older client is told `Unused`) and the event kind `PortNotResponding`.
-pub const PROTOCOL_VERSION: u16 = 6;
+/// - 7: the event kind `DeviceNotResponding`: a device on a conventional
+///   switch's downstream port stopped answering during enumeration.
+pub const PROTOCOL_VERSION: u16 = 7;
 
 /// The oldest protocol version this crate still accepts. Because variants
 /// are only appended, every body an older client can send still decodes.

@@ -148,6 +148,11 @@ const VERSION_5_EVENT_KINDS: &[(&str, &str)] = &[("FirmwareCheckedIn", "1501")];
 const VERSION_6_EVENT_KINDS: &[(&str, &str)] = &[("PortNotResponding", "16820203")];
 const VERSION_6_PORT_ROLES: &[(&str, &str)] = &[("NotResponding", "04")];
 
+/// The postcard bytes of the event kind appended in protocol version 7:
+/// `DeviceNotResponding` (variant 23 of `EventKind`; switch 0x0102, port 3,
+/// fabric ID 05:00.0, 0x0500 as a varint: 0x80 0x0a).
+const VERSION_7_EVENT_KINDS: &[(&str, &str)] = &[("DeviceNotResponding", "17820203800a")];
+
 /// The postcard bytes of the counter kinds appended in protocol version 3,
 /// each alone (variants 16 to 30 of `CounterKind`).
 const VERSION_3_COUNTER_KINDS: &[(CounterKind, &str)] = &[
@@ -1244,10 +1249,6 @@ fn version_6_event_kinds_and_port_roles_are_frozen() {
         sample
     );
     assert_eq!(sample.introduced_in(), 6);
-    // Nothing past them yet.
-    let mut next = vec![23u8];
-    next.extend([0u8; 32]);
-    assert!(postcard::take_from_bytes::<EventKind>(&next).is_err());
 
     let (name, vector) = VERSION_6_PORT_ROLES[0];
     let bytes = unhex(vector);
@@ -1259,6 +1260,29 @@ fn version_6_event_kinds_and_port_roles_are_frozen() {
     assert_eq!(PortRole::NotResponding.introduced_in(), 6);
     assert_eq!(PortRole::Fabric.introduced_in(), 1);
     assert!(postcard::from_bytes::<PortRole>(&[5]).is_err());
+}
+
+#[test]
+fn version_7_event_kinds_are_frozen() {
+    let sample = EventKind::DeviceNotResponding {
+        at: PortRef {
+            switch: SwitchId(0x0102),
+            port: PortIndex(3),
+        },
+        fabric_id: FabricId(0x0500),
+    };
+    let (name, vector) = VERSION_7_EVENT_KINDS[0];
+    let bytes = unhex(vector);
+    assert_eq!(encode_body(&sample), bytes, "{name}");
+    assert_eq!(
+        postcard::from_bytes::<EventKind>(&bytes).expect("golden bytes decode"),
+        sample
+    );
+    assert_eq!(sample.introduced_in(), 7);
+    // Nothing past them yet.
+    let mut next = vec![24u8];
+    next.extend([0u8; 32]);
+    assert!(postcard::take_from_bytes::<EventKind>(&next).is_err());
 }
 
 #[test]

@@ -203,4 +203,17 @@ fn a_version_5_client_is_told_a_not_responding_port_is_unused() {
         answered_at(PROTOCOL_VERSION, events(&[hung, saved])),
         events(&[hung, saved])
     );
+    // Version 7's device below a conventional switch: left out before 7.
+    let device = event(
+        0,
+        EventKind::DeviceNotResponding {
+            at: port(PortRole::Endpoint).at,
+            fabric_id: FabricId(0x0500),
+        },
+    );
+    assert_eq!(answered_at(6, events(&[device, saved])), events(&[saved]));
+    assert_eq!(
+        answered_at(7, events(&[device, saved])),
+        events(&[device, saved])
+    );
 }

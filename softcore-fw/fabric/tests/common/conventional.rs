@@ -46,6 +46,24 @@ pub fn switch_port(header: Type1Function, port_type: PortType, acs: bool) -> Con
 pub struct DownstreamPort {
     pub space: ConfigSpace,
     pub device: Option<FakeDevice>,
+    /// The device hangs once it has completed this many configuration
+    /// requests: from then on it completes none.
+    pub hang_after: Option<usize>,
+    /// The configuration requests the device completed.
+    pub completed: usize,
+}
+
+impl DownstreamPort {
+    /// A downstream port of configuration space `space` with `device` on
+    /// its link, which never hangs.
+    pub fn new(space: ConfigSpace, device: Option<FakeDevice>) -> Self {
+        DownstreamPort {
+            space,
+            device,
+            hang_after: None,
+            completed: 0,
+        }
+    }
 }
 
 /// The switch.
@@ -66,20 +84,25 @@ impl ConventionalSwitch {
             ),
             downstream: ports
                 .into_iter()
-                .map(|(acs, device)| DownstreamPort {
-                    space: switch_port(
-                        Type1Function::switch_port(identity),
-                        PortType::SwitchDownstream,
-                        acs,
-                    ),
-                    device,
+                .map(|(acs, device)| {
+                    DownstreamPort::new(
+                        switch_port(
+                            Type1Function::switch_port(identity),
+                            PortType::SwitchDownstream,
+                            acs,
+                        ),
+                        device,
+                    )
                 })
                 .collect(),
         }
     }
 
     /// A configuration request arriving on the switch's upstream link at
-    /// time `now`; a write carries `(value, byte enables)`.
+    /// time `now`; a write carries `(value, byte enables)`. A request the
+    /// switch forwards to a device that has hung ([`DownstreamPort::hang_after`])
+    /// is never completed: `Err(ConfigFault::Timeout)` (a switch has no
+    /// completion timeout of its own, PCIe Base 6.0 §2.8).
     pub fn config(
         &mut self,
         now: u64,
@@ -129,6 +152,10 @@ impl ConventionalSwitch {
                 .ok()
                 .flatten()
                 .is_some_and(|pcie| pcie.ari_forwarding_enabled(&port.space));
+            if port.hang_after.is_some_and(|last| port.completed >= last) {
+                return Err(ConfigFault::Timeout);
+            }
+            port.completed += 1;
             let device = match port.device.as_mut() {
                 Some(device)
                     if device.takes(config_type, target)

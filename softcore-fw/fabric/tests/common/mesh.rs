@@ -393,7 +393,11 @@ impl Network {
                 Err(ConfigFault::UnsupportedRequest)
             }
             Some(Partner::Conventional(below)) => {
-                below.config(now, request.config_type, request.target, offset, write)
+                match below.config(now, request.config_type, request.target, offset, write) {
+                    // Forwarded to a device that hung: no completion.
+                    Err(ConfigFault::Timeout) => return None,
+                    result => result,
+                }
             }
             Some(Partner::Device(device)) => match request.direction {
                 Direction::Read => device.config_read(now, request.target, offset).map(Some),

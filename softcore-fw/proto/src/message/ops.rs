@@ -351,6 +351,18 @@ pub enum EventKind {
         /// The port.
         at: PortRef,
     },
+    /// The device on a conventional switch's downstream port, below the
+    /// port `at`, stopped completing the fabric manager's configuration
+    /// requests while the fabric was enumerated (PCIe Base 6.0 §2.8): it
+    /// alone was left out, and the port and the device's siblings stay in
+    /// use. Logged once per enumeration that finds it so, unless the one
+    /// before found it so too. Protocol version 7.
+    DeviceNotResponding {
+        /// The weft port it is below.
+        at: PortRef,
+        /// Its fabric ID (function 0 on the downstream port's link).
+        fabric_id: FabricId,
+    },
 }
 
 impl EventKind {
@@ -366,6 +378,7 @@ impl EventKind {
             EventKind::PortControlled { .. } => 3,
             EventKind::FirmwareCheckedIn { .. } => 5,
             EventKind::PortNotResponding { .. } => 6,
+            EventKind::DeviceNotResponding { .. } => 7,
             _ => 1,
         }
     }

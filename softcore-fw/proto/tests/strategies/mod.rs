@@ -465,6 +465,8 @@ pub fn event_kind() -> impl Strategy<Value = EventKind> {
             .prop_map(|(port, action)| EventKind::PortControlled { port, action }),
         image_slot().prop_map(|slot| EventKind::FirmwareCheckedIn { slot }),
         port_ref().prop_map(|at| EventKind::PortNotResponding { at }),
+        (port_ref(), fabric_id())
+            .prop_map(|(at, fabric_id)| EventKind::DeviceNotResponding { at, fabric_id }),
     ]
 }
 

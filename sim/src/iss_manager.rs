@@ -70,6 +70,10 @@ pub fn provisioned_flash(settings: &FabricSettings) -> NorFlash {
 /// firmware's virtual switch ports (its `fabric::settings`).
 pub const FIRMWARE_BRIDGE_IDS: (u16, u16, u16) = (0x1d1d, 0x0001, 0x0002);
 
+/// The firmware's switch ID: its management port's station address,
+/// 02-57-45-46-54-01, as a 48-bit number (the firmware's `SWITCH_ID`).
+pub const FIRMWARE_SWITCH_ID: u64 = 0x0257_4546_5401;
+
 /// Ticks (ISS steps, RTL cycles) the firmware runs before the world looks
 /// at what it sent: about half a microsecond at the reference soft core
 /// clock.

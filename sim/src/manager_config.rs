@@ -164,7 +164,8 @@ impl ManagerConfig<'_> {
 
     /// The completion of the function on `place`'s link to the request
     /// `packet`, and when the completion is back at `place`; `None` from a
-    /// hung endpoint, which takes the request in and sends nothing.
+    /// hung endpoint, which takes the request in and sends nothing, or
+    /// from a device that sends nothing back (one below it has hung).
     fn answer(
         &mut self,
         place: Place,
@@ -186,11 +187,10 @@ impl ManagerConfig<'_> {
             End::Node(_) => {
                 self.wiring.take_config_request(place, packet);
                 let reply = match self.wiring.nodes.get_mut(&place) {
-                    Some(Node::Device(device)) => device
-                        .handle(arrived, packet)
-                        .into_iter()
-                        .next()
-                        .unwrap_or_else(|| unsupported(packet)),
+                    // Nothing back: a device below that has hung.
+                    Some(Node::Device(device)) => {
+                        device.handle(arrived, packet).into_iter().next()?
+                    }
                     Some(Node::Hung) => return None,
                     // A host's root port is no function of the fabric.
                     _ => unsupported(packet),

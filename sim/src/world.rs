@@ -59,6 +59,7 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, VecDeque};
 use std::time::Duration;
 
+use weft_devices::hang::HangControl;
 use weft_devices::Device;
 use weft_drivers::hosts::{FabricHosts, REMOTE_MAILBOX_POLL_NS};
 use weft_fabric::hw::{FabricConfig, HostConfigRequest, HostInterface, HostSendError, Timer};
@@ -168,6 +169,11 @@ pub struct World {
     /// The firmware on its board, when it is switch 0's management CPU in
     /// place of the native manager ([`World::hand_manager_to_firmware`]).
     firmware: Option<Box<FirmwareCpu>>,
+    /// What makes each device inside another hang (on a conventional
+    /// switch's downstream port), by the weft port it is below and the
+    /// downstream port numbers on the way to it
+    /// ([`World::control_nested_device`]).
+    nested: BTreeMap<(Place, Vec<u8>), HangControl>,
 }
 
 /// The manager's configuration access, its tables and its clock, for one
@@ -203,6 +209,7 @@ impl World {
             forwarded: 0,
             lost: 0,
             firmware: None,
+            nested: BTreeMap::new(),
         }
     }
 
@@ -376,6 +383,29 @@ impl World {
         }
         self.wiring.hang_after(place, requests);
         true
+    }
+
+    /// Keeps `control`, which makes the device below the weft port
+    /// `place`, at the conventional switches' downstream ports `path`
+    /// (outermost first), hang ([`World::hang_nested_device`]).
+    pub fn control_nested_device(&mut self, place: Place, path: Vec<u8>, control: HangControl) {
+        self.nested.insert((place, path), control);
+    }
+
+    /// Makes the device at `path` below the weft port `place` hang as
+    /// [`World::hang_device`] makes one with a link of its own hang, or,
+    /// with `after`, partway as [`World::hang_device_after`] does: the
+    /// conventional switches above it keep answering, and forward to it
+    /// what they would. Returns whether a device that had not hung, made
+    /// hangable by [`World::control_nested_device`], was there.
+    pub fn hang_nested_device(&mut self, place: Place, path: &[u8], after: Option<u32>) -> bool {
+        let Some(control) = self.nested.get(&(place, path.to_vec())) else {
+            return false;
+        };
+        match after {
+            Some(requests) => control.hang_after(requests),
+            None => control.hang(),
+        }
     }
 
     /// Records the ports of `waveform`'s switches from now on: every TLP

@@ -563,6 +563,50 @@ fn a_firmware_elf_that_is_not_there_is_an_error_at_its_line() {
     );
 }
 
+#[test]
+fn the_firmware_leaves_out_a_device_hung_below_a_pcie_switch_alone() {
+    let Some(image) = firmware_image() else {
+        return;
+    };
+    // The scenario up to its bind: the firmware runs hang, enumerate and
+    // boot steps only.
+    let text = include_str!("scenarios/hung_below_pcie_switch.toml");
+    let text = &text[..text.find("[[step]]\ndo = \"bind\"").expect("a bind step")];
+    let text = format!("{text}[[step]]\ndo = \"boot\"\nhosts = [\"host1\"]\n");
+    let scenario = Scenario::parse(&text, "hung_below_pcie_switch.toml", ".".as_ref())
+        .expect("the scenario parses");
+    let run = |scenario: &Scenario| engine::run(scenario, &mut |_| {}).expect("the scenario runs");
+    let firmware = run(&for_firmware(scenario.clone(), &image));
+    let enumerated = outcome_of(&firmware, "enumerate");
+    eprintln!("firmware-iss, gpu1 hung below sw1: {enumerated}");
+    // gpu2 beside it and gpu3 on its own port: the PCIe switch's weft port
+    // was not given up.
+    assert!(
+        enumerated.starts_with("2 functions by the firmware on the ISS"),
+        "{enumerated}"
+    );
+    assert_eq!(firmware.trees, run(&scenario).trees);
+}
+
+#[test]
+fn with_the_firmware_as_manager_the_first_switch_has_the_firmwares_id() {
+    let Some(_) = firmware_image() else {
+        return;
+    };
+    let text = one_switch_file(&format!(
+        "manager = \"firmware-iss\"\nfirmware = {:?}\n",
+        firmware_path().display().to_string()
+    ))
+    .replace("id = 0x0257_4546_5401", "id = 1");
+    let (line, message) = error_of(&text);
+    assert_eq!(line, line_of(&text, "[[switch]]"));
+    assert_eq!(
+        message,
+        "switch `s0`: with the firmware as its manager, the first switch is the firmware's, \
+         whose switch ID is 0x25745465401 (its station address): `id` must be that"
+    );
+}
+
 /// A file that is there, by its absolute path.
 const ANY_FILE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml");
 

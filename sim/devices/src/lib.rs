@@ -33,6 +33,7 @@ pub mod conventional;
 pub mod device;
 pub mod dump;
 pub mod gpu;
+pub mod hang;
 pub mod interrupt;
 pub mod memory;
 pub mod nvme;

@@ -2,6 +2,7 @@
 //! fabric manager on the first one with a host port per host, hosts and
 //! endpoints on their links.
 
+use weft_devices::hang::{HangControl, Hangable};
 use weft_devices::Device;
 use weft_fabric::manager::FabricManager;
 use weft_fabric::settings::{FabricSettings, HostPort};
@@ -122,8 +123,13 @@ pub fn world(scenario: &Scenario) -> Result<World, BuildError> {
     }
     for (index, endpoint) in scenario.endpoints.iter().enumerate() {
         if endpoint.below.is_none() {
-            let device = device(scenario, index)?;
+            let mut nested = Vec::new();
+            let device = device(scenario, index, &mut nested)?;
             world.attach_device_at(endpoint.place, device, endpoint.link);
+            for (inner, control) in nested {
+                let inner = &scenario.endpoints[inner];
+                world.control_nested_device(inner.place, inner.path.clone(), control);
+            }
         }
     }
     if let ManagerPlan::Firmware { elf, core, .. } = &scenario.manager {
@@ -134,8 +140,13 @@ pub fn world(scenario: &Scenario) -> Result<World, BuildError> {
     Ok(world)
 }
 
-/// Endpoint `index`'s device; a PCIe switch's with the devices below it.
-fn device(scenario: &Scenario, index: usize) -> Result<Box<dyn Device>, BuildError> {
+/// Endpoint `index`'s device; a PCIe switch's with the devices below it,
+/// each [`Hangable`], their controls added to `nested` by endpoint index.
+fn device(
+    scenario: &Scenario,
+    index: usize,
+    nested: &mut Vec<(usize, HangControl)>,
+) -> Result<Box<dyn Device>, BuildError> {
     let endpoint = &scenario.endpoints[index];
     let mut below = Vec::new();
     if let EndpointModel::PcieSwitch { ports } = endpoint.model {
@@ -144,7 +155,13 @@ fn device(scenario: &Scenario, index: usize) -> Result<Box<dyn Device>, BuildErr
                 .endpoints
                 .iter()
                 .position(|e| e.below == Some((index, port)));
-            below.push(child.map(|child| device(scenario, child)).transpose()?);
+            let Some(child) = child else {
+                below.push(None);
+                continue;
+            };
+            let (hangable, control) = Hangable::new(device(scenario, child, nested)?);
+            nested.push((child, control));
+            below.push(Some(Box::new(hangable) as Box<dyn Device>));
         }
     }
     endpoint

@@ -558,6 +558,11 @@ impl<'s> Engine<'s> {
                 for endpoint in endpoints {
                     let plan = &scenario.endpoints[*endpoint];
                     let hung = match *after_config_requests {
+                        _ if plan.below.is_some() => self.world.hang_nested_device(
+                            plan.place,
+                            &plan.path,
+                            *after_config_requests,
+                        ),
                         Some(requests) => self.world.hang_device_after(plan.place, requests),
                         None => self.world.hang_device(plan.place),
                     };
@@ -677,17 +682,25 @@ impl<'s> Engine<'s> {
         Ok(())
     }
 
-    /// Whether `endpoint` has a link of its own to a port whose device
-    /// stopped completing the manager's configuration requests during enumeration
-    /// (`weft_fabric::inventory::FabricSwitch::not_responding`).
+    /// Whether `endpoint` stopped completing the manager's configuration
+    /// requests during enumeration: for one with a link of its own, its
+    /// port is not responding
+    /// (`weft_fabric::inventory::FabricSwitch::not_responding`); for one on
+    /// a conventional switch's downstream port, that port says so
+    /// (`weft_fabric::inventory::Bridge::device_not_responding`).
     fn not_responding(&self, endpoint: &EndpointPlan) -> bool {
+        if endpoint.below.is_some() {
+            return self
+                .downstream_port(endpoint)
+                .flatten()
+                .is_some_and(|port| port.device_not_responding);
+        }
         let inventory = self.world.manager().inventory();
         let switch = self.world.switches()[endpoint.place.switch].id();
-        endpoint.below.is_none()
-            && inventory
-                .switch_index(switch)
-                .and_then(|index| inventory.switches.get(usize::from(index.0)))
-                .is_some_and(|s| s.not_responding(PortIndex(endpoint.place.port)))
+        inventory
+            .switch_index(switch)
+            .and_then(|index| inventory.switches.get(usize::from(index.0)))
+            .is_some_and(|s| s.not_responding(PortIndex(endpoint.place.port)))
     }
 
     /// Physical and virtual functions the manager found on endpoints of a model.
@@ -927,10 +940,10 @@ impl<'s> Engine<'s> {
         })
     }
 
-    /// Fabric IDs of `endpoint`'s physical functions, and of its VFs: the
-    /// functions below its weft switch port and, for one below conventional
-    /// switches, below the downstream port its path leads to.
-    fn functions_of(&self, endpoint: &EndpointPlan) -> (Vec<Bdf>, Vec<Bdf>) {
+    /// The conventional switch downstream port `endpoint` is on, as the
+    /// manager enumerated it: `Some(None)` for an endpoint on its weft
+    /// port's link, `None` where the manager found no such port.
+    fn downstream_port(&self, endpoint: &EndpointPlan) -> Option<Option<Bridge>> {
         let place = endpoint.place;
         let inventory = self.world.manager().inventory();
         // The manager numbers switches in discovery order; the world by index.
@@ -943,24 +956,37 @@ impl<'s> Engine<'s> {
             |bridge: &Bridge| Some(bridge.switch) == switch && bridge.port == PortIndex(place.port);
         // Down the path: each conventional switch's upstream port below
         // the bridge before, then its downstream port at that device number.
-        let mut above: Option<Bdf> = None;
+        let mut above: Option<Bridge> = None;
         for port in &endpoint.path {
-            let upstream = inventory
-                .bridges
-                .iter()
-                .find(|b| on_port(b) && b.parent == above && b.kind == BridgeKind::SwitchUpstream);
-            let downstream = upstream.and_then(|upstream| {
-                inventory.bridges.iter().find(|b| {
-                    b.parent == Some(upstream.id)
-                        && b.kind == BridgeKind::SwitchDownstream
-                        && b.id.device() == *port
-                })
-            });
-            let Some(downstream) = downstream else {
-                return (Vec::new(), Vec::new());
-            };
-            above = Some(downstream.id);
+            let parent = above.map(|bridge| bridge.id);
+            let upstream = inventory.bridges.iter().find(|b| {
+                on_port(b) && b.parent == parent && b.kind == BridgeKind::SwitchUpstream
+            })?;
+            let downstream = inventory.bridges.iter().find(|b| {
+                b.parent == Some(upstream.id)
+                    && b.kind == BridgeKind::SwitchDownstream
+                    && b.id.device() == *port
+            })?;
+            above = Some(*downstream);
         }
+        Some(above)
+    }
+
+    /// Fabric IDs of `endpoint`'s physical functions, and of its VFs: the
+    /// functions below its weft switch port and, for one below conventional
+    /// switches, below the downstream port its path leads to.
+    fn functions_of(&self, endpoint: &EndpointPlan) -> (Vec<Bdf>, Vec<Bdf>) {
+        let place = endpoint.place;
+        let inventory = self.world.manager().inventory();
+        let switch = self
+            .world
+            .switches()
+            .get(place.switch)
+            .and_then(|s| inventory.switch_index(s.id()));
+        let Some(above) = self.downstream_port(endpoint) else {
+            return (Vec::new(), Vec::new());
+        };
+        let above = above.map(|bridge| bridge.id);
         let on_port = inventory.functions.iter().filter(|f| {
             Some(f.switch) == switch && f.port == PortIndex(place.port) && f.bridge == above
         });

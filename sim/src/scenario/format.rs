@@ -328,9 +328,9 @@ pub enum ActionSpec {
     /// manager's own configuration requests by the manager's timeout.
     /// Before `enumerate`, the manager finds the device not responding.
     Hang {
-        /// The endpoints: whole devices with a link of their own (no
-        /// `name.vfN`, none below a `pcie_switch`; a `pcie_switch` hangs
-        /// with every device below it).
+        /// The endpoints: whole devices (no `name.vfN`). A `pcie_switch`
+        /// hangs with every device below it; a device below one hangs
+        /// alone, the switch forwarding to it what it would.
         endpoints: Vec<String>,
         /// With it, each endpoint hangs partway
         /// (`World::hang_device_after`): it completes this many more

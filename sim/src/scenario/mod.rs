@@ -55,7 +55,11 @@
 //! (`sim/tests/scenarios/hung_during_enumeration.toml`: an NVMe drive hung
 //! while its SR-IOV is set up, whose bus and addresses the GPU on the
 //! next port gets). `N` is 1 or more; a scenario with 0 or less, or more
-//! than 2³² − 1, is refused.
+//! than 2³² − 1, is refused. A device below a conventional switch hangs
+//! alone, the switch forwarding to it what it would
+//! ([`World::hang_nested_device`](crate::world::World::hang_nested_device)):
+//! the manager leaves it out and keeps the switch and its other devices
+//! (`sim/tests/scenarios/hung_below_pcie_switch.toml`).
 //!
 //! The reference experiment of shared/REFERENCE.md is the built-in
 //! scenario [`REFERENCE`], shipped as `sim/scenarios/reference.toml`.

@@ -25,7 +25,7 @@ use super::format::{
 };
 use super::line_column;
 use crate::firmware_board::FirmwareCore;
-use crate::iss_manager::FIRMWARE_BRIDGE_IDS;
+use crate::iss_manager::{FIRMWARE_BRIDGE_IDS, FIRMWARE_SWITCH_ID};
 use crate::link::LinkConfig;
 use crate::wiring::Place;
 
@@ -803,6 +803,22 @@ pub fn resolve(file: ScenarioFile, text: &str, base: &Path) -> Result<Scenario, 
         });
     }
     let manager = manager_plan(&file, base)?;
+    if matches!(manager, ManagerPlan::Firmware { .. }) {
+        // The firmware names its own switch by its station address; the
+        // host ports provisioned in its flash name the first switch.
+        let first = &file.switches[0];
+        if first.get_ref().id != FIRMWARE_SWITCH_ID {
+            return invalid(
+                first.span().start,
+                format!(
+                    "switch `{}`: with the firmware as its manager, the first switch is the \
+                     firmware's, whose switch ID is {FIRMWARE_SWITCH_ID:#x} (its station \
+                     address): `id` must be that",
+                    first.get_ref().name
+                ),
+            );
+        }
+    }
     let mut models = Vec::new();
     for endpoint in &file.endpoints {
         models.push(endpoint_model(
@@ -1007,12 +1023,6 @@ pub fn resolve(file: ScenarioFile, text: &str, base: &Path) -> Result<Scenario, 
                         return invalid(
                             at,
                             format!("`endpoints`: `{}.vf{vf}` is a virtual function; a device hangs whole: name `{}`", endpoint.name, endpoint.name),
-                        );
-                    }
-                    if let Some((parent, _)) = endpoint.below {
-                        return invalid(
-                            at,
-                            format!("`endpoints`: `{}` is below the PCIe switch `{}` and has no link of its own; hang `{}`, with every device below it", endpoint.name, endpoints[parent].name, endpoints[parent].name),
                         );
                     }
                     hung.push(target.endpoint);

@@ -21,7 +21,7 @@ pub const FIRMWARE_IP: Ipv4Address = {
     Ipv4Address::new(a, b, c, d)
 };
 /// The switch ID the firmware reports: its station address as a number.
-pub const FIRMWARE_SWITCH: u64 = 0x0257_4546_5401;
+pub const FIRMWARE_SWITCH: u64 = weft_sim::iss_manager::FIRMWARE_SWITCH_ID;
 /// The host's side of the link.
 pub const HOST_MAC: EthernetAddress = EthernetAddress([0x02, 0, 0, 0, 0, 0x10]);
 /// The host's IPv4 address, on the firmware's default subnet.

@@ -69,7 +69,12 @@ const HOST: Place = Place::new(0, 0);
 const SWITCH_TIMEOUT: Duration = Duration::from_micros(COMPLETION_TIMEOUT_US as u64);
 
 fn scenario() -> Scenario {
-    Scenario::parse(HUNG_GPU, "hung_gpu.toml", Path::new(".")).expect("valid")
+    parsed(HUNG_GPU, "hung_gpu.toml")
+}
+
+/// The scenario file `text`, named `name`.
+fn parsed(text: &str, name: &str) -> Scenario {
+    Scenario::parse(text, name, Path::new(".")).expect("valid")
 }
 
 /// The host link's one-way latency: each TLP takes at least this, plus
@@ -163,8 +168,7 @@ fn the_switch_times_a_request_out_when_nothing_else_happens() {
 #[test]
 fn a_config_read_of_a_hung_bound_device_gets_completer_abort_from_the_manager_after_the_switch_timeout(
 ) {
-    let scenario =
-        Scenario::parse(HUNG_GPU_CONFIG, "hung_gpu_config.toml", Path::new(".")).expect("valid");
+    let scenario = parsed(HUNG_GPU_CONFIG, "hung_gpu_config.toml");
     let mut engine = Engine::new(&scenario).expect("the fabric builds");
     // The file's `check_traffic` step holds the run to no TLP lost,
     // dropped or unexpected: the manager's forwarded read, which gpu1
@@ -208,17 +212,20 @@ fn a_config_read_of_a_hung_bound_device_gets_completer_abort_from_the_manager_af
     );
 }
 
+/// `scenario` run to its end, each of its steps passing: the hung
+/// devices' neighbours bound, seen and read, nothing lost, dropped or
+/// unexpected.
+fn every_step_passes(scenario: &Scenario) -> Engine<'_> {
+    let mut engine = Engine::new(scenario).expect("the fabric builds");
+    engine.run_steps(&mut |_| {}).expect("every step passes");
+    engine
+}
+
 #[test]
 fn a_device_hung_before_enumeration_is_reported_not_responding_and_the_rest_is_served() {
-    let scenario = Scenario::parse(
-        HUNG_BEFORE_ENUMERATION,
-        "hung_before_enumeration.toml",
-        Path::new("."),
-    )
-    .expect("valid");
-    let mut engine = Engine::new(&scenario).expect("the fabric builds");
     // gpu1 is bound, seen, read; nothing lost, dropped or unexpected.
-    engine.run_steps(&mut |_| {}).expect("every step passes");
+    let scenario = parsed(HUNG_BEFORE_ENUMERATION, "hung_before_enumeration.toml");
+    let engine = every_step_passes(&scenario);
     let report = engine.report();
     let enumerated = &report.steps[1];
     assert_eq!(enumerated.what, "fabric manager enumerates the fabric");
@@ -255,7 +262,7 @@ fn a_device_hung_before_enumeration_is_reported_not_responding_and_the_rest_is_s
     let text = format!(
         "{HUNG_BEFORE_ENUMERATION}\n[[step]]\ndo = \"bind\"\nendpoints = [\"gpu2\"]\nhost = \"host1\"\n"
     );
-    let scenario = Scenario::parse(&text, "bind_hung.toml", Path::new(".")).expect("valid");
+    let scenario = parsed(&text, "bind_hung.toml");
     let mut engine = Engine::new(&scenario).expect("the fabric builds");
     let error = engine.run_steps(&mut |_| {}).expect_err("gpu2 cannot bind");
     assert_eq!(
@@ -267,15 +274,9 @@ fn a_device_hung_before_enumeration_is_reported_not_responding_and_the_rest_is_s
 
 #[test]
 fn a_device_hung_during_enumeration_is_released_and_the_next_port_gets_what_it_had() {
-    let scenario = Scenario::parse(
-        HUNG_DURING_ENUMERATION,
-        "hung_during_enumeration.toml",
-        Path::new("."),
-    )
-    .expect("valid");
-    let mut engine = Engine::new(&scenario).expect("the fabric builds");
     // gpu1 is bound, seen, read; nothing lost, dropped or unexpected.
-    engine.run_steps(&mut |_| {}).expect("every step passes");
+    let scenario = parsed(HUNG_DURING_ENUMERATION, "hung_during_enumeration.toml");
+    let engine = every_step_passes(&scenario);
     let report = engine.report();
     assert_eq!(
         report.steps[0].outcome,
@@ -336,15 +337,9 @@ fn a_device_hung_during_enumeration_is_released_and_the_next_port_gets_what_it_h
 
 #[test]
 fn a_device_hung_below_a_pcie_switch_is_left_out_and_its_sibling_bound() {
-    let scenario = Scenario::parse(
-        HUNG_BELOW_PCIE_SWITCH,
-        "hung_below_pcie_switch.toml",
-        Path::new("."),
-    )
-    .expect("valid");
-    let mut engine = Engine::new(&scenario).expect("the fabric builds");
     // gpu2 and gpu3 are bound, seen, read; nothing lost, dropped or unexpected.
-    engine.run_steps(&mut |_| {}).expect("every step passes");
+    let scenario = parsed(HUNG_BELOW_PCIE_SWITCH, "hung_below_pcie_switch.toml");
+    let engine = every_step_passes(&scenario);
     let report = engine.report();
     let enumerated = &report.steps[1];
     assert_eq!(

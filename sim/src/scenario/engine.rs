@@ -15,7 +15,7 @@ use std::time::Duration;
 use serde::{Serialize, Serializer};
 
 use weft_fabric::binding::{UnbindMode, Unbinding};
-use weft_fabric::inventory::{Bridge, BridgeKind, FunctionKind};
+use weft_fabric::inventory::{Bridge, BridgeKind, FunctionKind, SwitchIndex};
 use weft_pcie::tlp::CompletionStatus;
 use weft_pcie::Bdf;
 use weft_regs::tables::{HostIndex, PortIndex};
@@ -696,9 +696,7 @@ impl<'s> Engine<'s> {
                 .is_some_and(|port| port.device_not_responding);
         }
         let inventory = self.world.manager().inventory();
-        let switch = self.world.switches()[endpoint.place.switch].id();
-        inventory
-            .switch_index(switch)
+        self.manager_switch(endpoint.place)
             .and_then(|index| inventory.switches.get(usize::from(index.0)))
             .is_some_and(|s| s.not_responding(PortIndex(endpoint.place.port)))
     }
@@ -940,18 +938,23 @@ impl<'s> Engine<'s> {
         })
     }
 
+    /// The manager's index of the switch `place` is on: the manager numbers
+    /// switches in discovery order, the world by index.
+    fn manager_switch(&self, place: Place) -> Option<SwitchIndex> {
+        let inventory = self.world.manager().inventory();
+        self.world
+            .switches()
+            .get(place.switch)
+            .and_then(|s| inventory.switch_index(s.id()))
+    }
+
     /// The conventional switch downstream port `endpoint` is on, as the
     /// manager enumerated it: `Some(None)` for an endpoint on its weft
     /// port's link, `None` where the manager found no such port.
     fn downstream_port(&self, endpoint: &EndpointPlan) -> Option<Option<Bridge>> {
         let place = endpoint.place;
         let inventory = self.world.manager().inventory();
-        // The manager numbers switches in discovery order; the world by index.
-        let switch = self
-            .world
-            .switches()
-            .get(place.switch)
-            .and_then(|s| inventory.switch_index(s.id()));
+        let switch = self.manager_switch(place);
         let on_port =
             |bridge: &Bridge| Some(bridge.switch) == switch && bridge.port == PortIndex(place.port);
         // Down the path: each conventional switch's upstream port below
@@ -978,11 +981,7 @@ impl<'s> Engine<'s> {
     fn functions_of(&self, endpoint: &EndpointPlan) -> (Vec<Bdf>, Vec<Bdf>) {
         let place = endpoint.place;
         let inventory = self.world.manager().inventory();
-        let switch = self
-            .world
-            .switches()
-            .get(place.switch)
-            .and_then(|s| inventory.switch_index(s.id()));
+        let switch = self.manager_switch(place);
         let Some(above) = self.downstream_port(endpoint) else {
             return (Vec::new(), Vec::new());
         };

@@ -1,6 +1,6 @@
 //! The firmware as the management CPU of a simulated fabric: a board
 //! ([`FirmwareBoard`]: the [`IssBoard`] on the instruction-set simulator,
-//! or the [`RtlBoard`](crate::rtl_board::RtlBoard) on the RTL soft core,
+//! or the [`RtlBoard`] on the RTL soft core,
 //! chosen per run by [`FirmwareCore`]) whose CSR window
 //! (`weft_iss::data_plane`) is switch 0 of a [`World`], in place of the
 //! native fabric manager ([`World::hand_manager_to_firmware`]).

@@ -42,7 +42,7 @@
 //! What the CPU injects (`weft_regs::csr::inject`: the TLP's DWs, then
 //! SEND) the RTL's injector sends too: the replayed register writes are
 //! cut after each SEND, and the RTL runs until the TLP has left
-//! ([`inject_cycles`]), so an injected TLP never mixes with what a
+//! (`inject_cycles`), so an injected TLP never mixes with what a
 //! carried one does. What left the RTL so is held to what the model's
 //! injector sent ([`RtlPlane::injected`], `CsrWindow::take_injected`),
 //! TLP for TLP, in order, with the port each left by; the simulator sends

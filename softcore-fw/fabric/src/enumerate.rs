@@ -852,11 +852,11 @@ where
 
     /// Enumerates the device on the link of a conventional switch's
     /// downstream port below `at`, `bus` being the link's, if one answers
-    /// by `deadline` (timer nanoseconds): a
-    /// device that stops completing the manager's configuration requests
-    /// while it is probed ([`EnumerationError::device_timed_out`]) is
-    /// released alone ([`Enumerator::roll_back`]) and recorded on its
-    /// downstream port (`Bridge::device_not_responding`); the downstream
+    /// by `deadline` (timer nanoseconds). A device that stops completing
+    /// the manager's configuration requests while it is probed
+    /// ([`EnumerationError::device_timed_out`]) is released alone
+    /// ([`Enumerator::roll_back`]), and the caller records it on its
+    /// downstream port (`Bridge::device_not_responding`): the downstream
     /// port's windows then cover nothing and its bus range is its link's
     /// bus alone, so nothing reaches the device by what it was given, and
     /// its siblings and the weft port stay in use. Returns whether it was

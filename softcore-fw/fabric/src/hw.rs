@@ -283,6 +283,12 @@ impl<C: FabricConfig + ?Sized> ConfigRead for FunctionAccess<'_, C> {
     fn read_dword(&mut self, offset: u16) -> Result<u32, ConfigFault> {
         config_read(self.config, self.path, self.target, offset & !3)
     }
+
+    /// No completion came (a timeout), or a switch on the way answered
+    /// with Completer Abort after its own completion timeout (§2.8).
+    fn unanswered(error: &ConfigFault) -> bool {
+        matches!(error, ConfigFault::Timeout | ConfigFault::CompleterAbort)
+    }
 }
 
 impl<C: FabricConfig + ?Sized> ConfigWrite for FunctionAccess<'_, C> {

@@ -398,7 +398,8 @@ pub fn size_bar_array<A: ConfigWrite>(
 /// Sizes the BARs of a Type 0 or Type 1 header (6 or 2 registers at 0x10),
 /// with I/O and memory decoding turned off in the Command register for the
 /// duration and the Command register restored afterwards, as enumerators do
-/// so that a half-written BAR never claims addresses.
+/// so that a half-written BAR never claims addresses; not restored when the
+/// function stopped answering ([`super::ConfigRead::unanswered`]).
 pub fn size_header_bars<A: ConfigWrite>(
     access: &mut A,
 ) -> Result<[Option<DecodedBar>; MAX_BARS], BarDecodeError<A::Error>> {
@@ -415,6 +416,11 @@ pub fn size_header_bars<A: ConfigWrite>(
     // is RW1C and a write of its current value would clear it.
     access.write_dword(common::COMMAND, command_dword & !decode, 0b0011)?;
     let result = size_bar_array(access, type0::BAR0, registers);
+    // A function that stopped answering is sent nothing more: written
+    // back, Command would only wait out another completion timeout.
+    if matches!(&result, Err(BarDecodeError::Access(error)) if A::unanswered(error)) {
+        return result;
+    }
     access.write_dword(common::COMMAND, command_dword, 0b0011)?;
     result
 }
@@ -486,9 +492,74 @@ pub fn bar_address(space: &ConfigSpace, bar: &DecodedBar) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::space::ConfigRead;
     use proptest::prelude::*;
 
     const BAR0: u16 = 0x10;
+
+    /// A function that answers `left` more accesses, then none: each
+    /// access after fails `Err(true)` ("unanswered") if `silent`, else
+    /// `Err(false)`. Writes to Command are counted.
+    struct StopsAnswering {
+        space: ConfigSpace,
+        left: usize,
+        silent: bool,
+        command_writes: usize,
+    }
+
+    impl StopsAnswering {
+        fn access(&mut self) -> Result<(), bool> {
+            match self.left.checked_sub(1) {
+                Some(left) => {
+                    self.left = left;
+                    Ok(())
+                }
+                None => Err(self.silent),
+            }
+        }
+    }
+
+    impl ConfigRead for StopsAnswering {
+        type Error = bool;
+        fn read_dword(&mut self, offset: u16) -> Result<u32, bool> {
+            self.access()?;
+            Ok(self.space.read(offset))
+        }
+        fn unanswered(error: &bool) -> bool {
+            *error
+        }
+    }
+
+    impl ConfigWrite for StopsAnswering {
+        fn write_dword(&mut self, offset: u16, value: u32, byte_enables: u8) -> Result<(), bool> {
+            if offset == common::COMMAND {
+                self.command_writes += 1;
+            }
+            self.access()?;
+            self.space.write(offset, value, byte_enables);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn command_is_restored_after_a_failed_sizing_unless_the_function_went_silent() {
+        for silent in [false, true] {
+            let mut space = ConfigSpace::new();
+            install_bars(&mut space, BAR0, 6, &[Some(Bar::memory32(16 << 20))]).expect("valid");
+            // Header Type, Command read, Command write, then BAR0 sizing fails.
+            let mut access = StopsAnswering {
+                space,
+                left: 3,
+                silent,
+                command_writes: 0,
+            };
+            let result = size_header_bars(&mut access);
+            assert_eq!(result.err(), Some(BarDecodeError::Access(silent)));
+            // Decoding off, then back on only for a function still answering.
+            let expected = if silent { 1 } else { 2 };
+            assert_eq!(access.command_writes, expected, "silent: {silent}");
+        }
+    }
 
     #[test]
     fn a_16_mib_32_bit_bar_reads_back_its_size_mask() {

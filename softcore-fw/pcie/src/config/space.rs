@@ -56,6 +56,14 @@ pub trait ConfigRead {
 
     /// Reads the DW containing byte `offset` (the low two bits are ignored).
     fn read_dword(&mut self, offset: u16) -> Result<u32, Self::Error>;
+
+    /// Whether `error` says the function stopped answering: its request
+    /// got no completion (PCIe Base 6.0 §2.8). A caller then sends it no
+    /// more requests to tidy up, each of which would only wait out another
+    /// completion timeout. `false` unless the access can tell.
+    fn unanswered(_error: &Self::Error) -> bool {
+        false
+    }
 }
 
 /// Write access to a function's configuration space (a Configuration Write
@@ -72,6 +80,10 @@ impl<T: ConfigRead + ?Sized> ConfigRead for &mut T {
 
     fn read_dword(&mut self, offset: u16) -> Result<u32, Self::Error> {
         (**self).read_dword(offset)
+    }
+
+    fn unanswered(error: &Self::Error) -> bool {
+        T::unanswered(error)
     }
 }
 

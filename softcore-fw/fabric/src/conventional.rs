@@ -88,7 +88,6 @@ use crate::enumerate::{read, At, EnumerationError, Enumerator};
 use crate::hw::{Fabric, FabricConfig, FunctionAccess, Timer};
 use crate::inventory::{Bridge, BridgeKind};
 use crate::limits::MAX_BRIDGES;
-use crate::readiness::read_when_ready;
 
 /// The granularity of a bridge's memory windows (§7.5.1.3.8).
 const GRANULE: u64 = window::MEMORY_GRANULARITY;
@@ -182,26 +181,20 @@ where
             decode & window::MEMORY_CAPABILITY_MASK == window::PREFETCHABLE_DECODE_64;
         self.bridge = Some(id);
         self.align_pools()?;
-        let devices = match kind {
-            BridgeKind::SwitchDownstream => 1,
-            BridgeKind::SwitchUpstream | BridgeKind::Other => 32,
-        };
         let deadline = self.deadline();
-        let below = self.path(at, secondary);
-        let mut device_not_responding = false;
-        for device in 0..devices {
-            if kind == BridgeKind::SwitchDownstream {
-                device_not_responding = self.enumerate_linked_device(at, secondary, deadline)?;
-                continue;
+        let device_not_responding = match kind {
+            // A link: device 0 alone.
+            BridgeKind::SwitchDownstream => {
+                self.enumerate_linked_device(at, secondary, deadline)?
             }
-            let first = Bdf::new(secondary, device, 0);
-            if read_when_ready(self.config, self.timer, below, first, 0, deadline)
-                .map_err(EnumerationError::Readiness)?
-                .is_some()
-            {
-                self.enumerate_device(at, secondary, device)?;
+            // A bus: every device number.
+            BridgeKind::SwitchUpstream | BridgeKind::Other => {
+                for device in 0..32 {
+                    self.enumerate_if_present(at, secondary, device, deadline)?;
+                }
+                false
             }
-        }
+        };
         self.align_pools()?;
         let subordinate = self.last_bus;
         let memory = self.span[0].map(granular);

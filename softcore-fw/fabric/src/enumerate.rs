@@ -213,7 +213,7 @@ impl EnumerationError {
             } => fault,
             _ => return false,
         };
-        matches!(fault, ConfigFault::Timeout | ConfigFault::CompleterAbort)
+        fault.unanswered()
     }
 }
 
@@ -875,20 +875,7 @@ where
         deadline: u64,
     ) -> Result<bool, EnumerationError> {
         let before = Assigned::of(self, at);
-        let path = self.path(at, bus);
-        let found = read_when_ready(
-            self.config,
-            self.timer,
-            path,
-            Bdf::new(bus, 0, 0),
-            0,
-            deadline,
-        )
-        .map_err(EnumerationError::Readiness);
-        match found.and_then(|found| match found {
-            Some(_) => self.enumerate_device(at, bus, 0),
-            None => Ok(()),
-        }) {
+        match self.enumerate_if_present(at, bus, 0, deadline) {
             Ok(()) => Ok(false),
             Err(error) if error.device_timed_out() => {
                 self.roll_back(at, before);
@@ -896,6 +883,28 @@ where
             }
             Err(error) => Err(error),
         }
+    }
+
+    /// Enumerates device `device` on `bus` below `at`
+    /// ([`Enumerator::enumerate_device`]) if its function 0 answers by
+    /// `deadline` (timer nanoseconds); nothing if it answers Unsupported
+    /// Request.
+    pub(crate) fn enumerate_if_present(
+        &mut self,
+        at: At,
+        bus: u8,
+        device: u8,
+        deadline: u64,
+    ) -> Result<(), EnumerationError> {
+        let path = self.path(at, bus);
+        let first = Bdf::new(bus, device, 0);
+        if read_when_ready(self.config, self.timer, path, first, 0, deadline)
+            .map_err(EnumerationError::Readiness)?
+            .is_some()
+        {
+            self.enumerate_device(at, bus, device)?;
+        }
+        Ok(())
     }
 
     /// Enumerates the functions of device `device` on `bus` below `at`,

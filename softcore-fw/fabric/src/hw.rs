@@ -29,6 +29,15 @@ pub enum ConfigFault {
     NoSuchPort(PortIndex),
 }
 
+impl ConfigFault {
+    /// Whether the function stopped answering: no completion came (a
+    /// timeout), or a switch on the way answered with Completer Abort after
+    /// its own completion timeout (PCIe Base 6.0 §2.8).
+    pub const fn unanswered(self) -> bool {
+        matches!(self, ConfigFault::Timeout | ConfigFault::CompleterAbort)
+    }
+}
+
 /// How a configuration request from the management CPU reaches a function.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ConfigPath {
@@ -284,10 +293,8 @@ impl<C: FabricConfig + ?Sized> ConfigRead for FunctionAccess<'_, C> {
         config_read(self.config, self.path, self.target, offset & !3)
     }
 
-    /// No completion came (a timeout), or a switch on the way answered
-    /// with Completer Abort after its own completion timeout (§2.8).
     fn unanswered(error: &ConfigFault) -> bool {
-        matches!(error, ConfigFault::Timeout | ConfigFault::CompleterAbort)
+        error.unanswered()
     }
 }
 

@@ -117,6 +117,11 @@ impl<B: Block> CycleDriver<B> {
         &mut self.block
     }
 
+    /// The block, to read outputs (`.val()`) without changing it.
+    pub fn block_ref(&self) -> &B {
+        &self.block
+    }
+
     /// Clock cycles completed so far.
     pub fn cycles(&self) -> u64 {
         self.cycles

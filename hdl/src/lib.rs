@@ -25,6 +25,8 @@ pub mod switching;
 pub mod tables;
 pub mod top;
 pub mod top_harness;
+pub mod top_pins;
+pub mod top_verilated;
 pub mod translate;
 
 pub use header_decode::HeaderDecoder;

@@ -19,11 +19,10 @@
 
 use weft_regs::driver::CsrBus;
 
-use rust_hdl::prelude::*;
-
-use crate::csr;
-use crate::driver::{CycleDriver, DriveError};
+use crate::driver::DriveError;
 use crate::top::SwitchTop;
+use crate::top_pins::{Beat, HdlPins, SwitchPins};
+use crate::top_verilated::{VerilatedError, VerilatedPins, VerilatedSwitch};
 
 /// Cycles with nothing moving after which a carried TLP's effects are over:
 /// more than the ingress decision (2 cycles), the core's queue and crossbar
@@ -84,12 +83,17 @@ type Leaving = ([u32; 4], Vec<u32>, u64);
 /// A TLP offered at an ingress: its header DWs and payload DWs.
 type Offer = ([u32; 4], Vec<u32>);
 
-/// The switch's RTL, `N` ports of `W`-bit payload, behind its CSR bus and TLP streams.
-pub struct TopHarness<const W: usize, const N: usize> {
-    driver: CycleDriver<SwitchTop<W, N>>,
+/// The switch's RTL behind its pins: `P` is rust-hdl's block
+/// ([`HdlPins`]) or a Verilated copy of its Verilog
+/// ([`crate::top_verilated::VerilatedPins`]); the harness drives both alike.
+pub struct Harness<P: SwitchPins> {
+    pins: P,
 }
 
-impl<const W: usize, const N: usize> TopHarness<W, N> {
+/// The switch's RTL, `N` ports of `W`-bit payload, in rust-hdl's simulator.
+pub type TopHarness<const W: usize, const N: usize> = Harness<HdlPins<W, N>>;
+
+impl<const W: usize, const N: usize> Harness<HdlPins<W, N>> {
     /// The switch at reset, connected and settled.
     ///
     /// The block is large: in a debug build its construction wants a
@@ -101,19 +105,27 @@ impl<const W: usize, const N: usize> TopHarness<W, N> {
     /// `top` at reset, connected and settled: a switch made otherwise
     /// than by default, such as [`SwitchTop::with_clock_mhz`]'s.
     pub fn with_top(top: SwitchTop<W, N>) -> Result<Self, DriveError> {
-        let driver = CycleDriver::new(top, |b| &mut b.clock)?;
-        Ok(TopHarness { driver })
+        Ok(Harness {
+            pins: HdlPins::new(top)?,
+        })
+    }
+}
+
+impl<P: SwitchPins> Harness<P> {
+    /// The harness on `pins`, which are at reset and settled.
+    pub fn on(pins: P) -> Self {
+        Harness { pins }
     }
 
     /// Clock cycles run so far.
     pub fn cycles(&self) -> u64 {
-        self.driver.cycles()
+        self.pins.cycles()
     }
 
     /// Offers `bytes` at ingress `port` and runs the switch until it has
     /// taken them and nothing has moved for [`QUIET_CYCLES`].
     pub fn carry(&mut self, port: usize, bytes: &[u8]) -> Result<Carried, CarryError> {
-        if port >= N {
+        if port >= self.pins.ports() {
             return Err(CarryError::NoSuchPort(port));
         }
         let mut tlps = vec![Vec::new(); port + 1];
@@ -126,10 +138,11 @@ impl<const W: usize, const N: usize> TopHarness<W, N> {
     /// the last one's last beat is taken), and runs the switch until all
     /// are taken and nothing has moved for [`QUIET_CYCLES`].
     pub fn carry_all(&mut self, tlps: &[Vec<Vec<u8>>]) -> Result<Carried, CarryError> {
-        if tlps.len() > N {
+        let ports = self.pins.ports();
+        if tlps.len() > ports {
             return Err(CarryError::NoSuchPort(tlps.len() - 1));
         }
-        let mut offers = vec![Vec::new(); N];
+        let mut offers = vec![Vec::new(); ports];
         for (port, sent) in tlps.iter().enumerate() {
             for bytes in sent {
                 offers[port].push(split(bytes).ok_or(CarryError::NotATlp)?);
@@ -144,63 +157,54 @@ impl<const W: usize, const N: usize> TopHarness<W, N> {
     /// owes for abandoned requests (one whole sweep takes
     /// `capacity::OUTSTANDING_PER_HOST` cycles).
     pub fn idle(&mut self, cycles: u64) -> Result<Carried, CarryError> {
-        self.run(vec![Vec::new(); N], cycles)
+        self.run(vec![Vec::new(); self.pins.ports()], cycles)
     }
 
     /// Offers each port's TLPs of `offers` (header DWs, payload DWs) back
     /// to back, and clocks the switch for at least `at_least` cycles,
     /// until every offer is taken and nothing has moved for [`QUIET_CYCLES`].
     fn run(&mut self, offers: Vec<Vec<Offer>>, at_least: u64) -> Result<Carried, CarryError> {
-        let dws_per_beat = W / 32;
+        let ports = self.pins.ports();
+        let dws_per_beat = self.pins.payload_bits() / 32;
         let beats = |payload: &[u32]| payload.len().div_ceil(dws_per_beat).max(1);
         let mut carried = Carried {
-            offered_until: vec![0; N],
+            offered_until: vec![0; ports],
             ..Carried::default()
         };
         // Per port: the TLP offered and its next beat.
-        let mut next = vec![(0usize, 0usize); N];
-        let mut receiving: Vec<Option<Leaving>> = vec![None; N];
+        let mut next = vec![(0usize, 0usize); ports];
+        let mut receiving: Vec<Option<Leaving>> = vec![None; ports];
         let mut quiet = 0;
-        let all = (1u64 << N) - 1;
+        let mut payload = Vec::with_capacity(dws_per_beat);
+        self.pins.open_egress();
         for cycle in 0..at_least + MAX_CARRY_CYCLES {
-            let top = self.driver.block();
-            top.egress_credit_posted.next = all.into();
-            top.egress_credit_non_posted.next = all.into();
-            top.egress_credit_completion.next = all.into();
             let mut moved = false;
-            for (port, sink) in top.ingress.iter_mut().enumerate() {
-                top.egress[port].ready.next = true;
-                let (tlp, beat) = next[port];
+            for (port, &(tlp, beat)) in next.iter().enumerate() {
                 let Some((header, payload)) = offers[port].get(tlp) else {
-                    sink.valid.next = false;
+                    self.pins.offer(port, None);
                     continue;
                 };
                 moved = true;
                 let last = beat + 1 == beats(payload);
                 let start = (beat * dws_per_beat).min(payload.len());
                 let chunk = &payload[start..(start + dws_per_beat).min(payload.len())];
-                let mut bus = Bits::<W>::default();
-                for (k, dw) in chunk.iter().enumerate() {
-                    bus.set_bits::<32>(W - 32 * (k + 1), u64::from(*dw).into());
-                }
-                sink.valid.next = true;
-                sink.sop.next = beat == 0;
-                sink.eop.next = last;
-                let empty = if last { dws_per_beat - chunk.len() } else { 0 };
-                sink.empty.next = (empty as u64).into();
-                sink.payload.next = bus;
-                sink.dw0.next = header[0].to_bits();
-                sink.dw1.next = header[1].to_bits();
-                sink.dw2.next = header[2].to_bits();
-                sink.dw3.next = header[3].to_bits();
+                self.pins.offer(
+                    port,
+                    Some(&Beat {
+                        header: *header,
+                        payload: chunk,
+                        sop: beat == 0,
+                        eop: last,
+                        empty: if last { dws_per_beat - chunk.len() } else { 0 },
+                    }),
+                );
             }
-            self.driver.settle()?;
-            let top = self.driver.block();
+            self.pins.settle()?;
             for (port, (tlp, beat)) in next.iter_mut().enumerate() {
                 let Some((_, payload)) = offers[port].get(*tlp) else {
                     continue;
                 };
-                if top.ingress[port].ready.val() {
+                if self.pins.ingress_ready(port) {
                     carried.offered_until[port] = cycle;
                     *beat += 1;
                     if *beat == beats(payload) {
@@ -209,56 +213,33 @@ impl<const W: usize, const N: usize> TopHarness<W, N> {
                 }
             }
             for (i, leaving) in receiving.iter_mut().enumerate() {
-                let cpu_header = [
-                    top.cpu_dw0[i].val().to_u32(),
-                    top.cpu_dw1[i].val().to_u32(),
-                    top.cpu_dw2[i].val().to_u32(),
-                    top.cpu_dw3[i].val().to_u32(),
-                ];
-                if top.to_cpu[i].val() {
-                    carried.to_cpu.push((i, cpu_header));
+                let seen = self.pins.observe(i);
+                if let Some(header) = seen.to_cpu {
+                    carried.to_cpu.push((i, header));
                     moved = true;
                 }
-                if top.copy_to_cpu[i].val() {
-                    carried.copied_to_cpu.push((i, cpu_header));
+                if let Some(header) = seen.copied_to_cpu {
+                    carried.copied_to_cpu.push((i, header));
                 }
-                if top.ingress_dropped[i].val() {
-                    carried
-                        .drops
-                        .push((i, top.ingress_drop_reason[i].val().to_u32()));
+                for reason in [seen.ingress_drop, seen.egress_drop].into_iter().flatten() {
+                    carried.drops.push((i, reason));
                     moved = true;
                 }
-                if top.egress_dropped[i].val() {
-                    carried
-                        .drops
-                        .push((i, top.egress_drop_reason[i].val().to_u32()));
-                    moved = true;
-                }
-                let source = &top.egress[i];
-                if !source.valid.val() {
+                payload.clear();
+                let Some(out) = self.pins.egress_beat(i, &mut payload) else {
                     continue;
-                }
+                };
                 moved = true;
-                let open = leaving.get_or_insert_with(|| {
-                    let header = [
-                        source.dw0.val().to_u32(),
-                        source.dw1.val().to_u32(),
-                        source.dw2.val().to_u32(),
-                        source.dw3.val().to_u32(),
-                    ];
-                    (header, Vec::new(), cycle)
-                });
-                let used = if source.eop.val() {
-                    dws_per_beat - (source.empty.val().to_u64() as usize).min(dws_per_beat)
+                let open = leaving.get_or_insert_with(|| (out.header, Vec::new(), cycle));
+                let used = if out.eop {
+                    dws_per_beat - out.empty.min(dws_per_beat)
                 } else {
                     dws_per_beat
                 };
-                let bus = source.payload.val();
-                open.1
-                    .extend((0..used).map(|k| bus.get_bits::<32>(W - 32 * (k + 1)).to_u32()));
-                if source.eop.val() {
+                open.1.extend_from_slice(&payload[..used]);
+                if out.eop {
                     if let Some((header, payload, started)) = leaving.take() {
-                        let left = if source.nullify.val() {
+                        let left = if out.nullify {
                             &mut carried.nullified
                         } else {
                             &mut carried.egress
@@ -267,7 +248,7 @@ impl<const W: usize, const N: usize> TopHarness<W, N> {
                     }
                 }
             }
-            self.driver.tick()?;
+            self.pins.tick()?;
             if moved {
                 quiet = 0;
                 carried.cycles = cycle + 1;
@@ -289,19 +270,24 @@ impl<const W: usize, const N: usize> TopHarness<W, N> {
     }
 }
 
-/// Register accesses on the switch's CSR bus; an address no register
-/// answers reads 0.
-impl<const W: usize, const N: usize> CsrBus for TopHarness<W, N> {
+/// Register accesses on the switch's CSR bus (one cycle with `write` or
+/// `read` high, the answer sampled after it: `crate::csr`'s protocol); an
+/// address no register answers reads 0.
+impl<P: SwitchPins> CsrBus for Harness<P> {
     fn write32(&mut self, address: u32, value: u32) {
         // The block settled when it was built; it settles again on every cycle.
-        let _ = csr::write(&mut self.driver, |b| &mut b.csr, address, value);
+        self.pins.csr(address, Some(value), false);
+        let _ = self.pins.tick();
+        self.pins.csr(address, None, false);
     }
 
     fn read32(&mut self, address: u32) -> u32 {
-        csr::read(&mut self.driver, |b| &mut b.csr, address)
-            .ok()
-            .flatten()
-            .unwrap_or(0)
+        self.pins.csr(address, None, true);
+        let answer = self.pins.tick().and_then(|()| {
+            self.pins.csr(address, None, false);
+            self.pins.settle()
+        });
+        answer.ok().and(self.pins.csr_answer()).unwrap_or(0)
     }
 }
 
@@ -344,41 +330,80 @@ pub const SIMULATOR_SLOT_DW: usize = crate::switching::SLOT_BEATS * SIMULATOR_PA
 /// Ports of [`SimulatorTop`]: the reference's 8, which any simulated switch fits.
 pub const SIMULATOR_PORTS: usize = 8;
 
-/// The switch the system simulator carries TLPs through. Not generic, so
-/// that its code is built in this crate, with this crate's optimization
-/// (the workspace builds weft-hdl optimized in tests): a generic harness
-/// instantiated by the simulator would be built at the simulator's.
-pub struct SimulatorTop(TopHarness<SIMULATOR_PAYLOAD_BITS, SIMULATOR_PORTS>);
+/// The switch the system simulator carries TLPs through: `SwitchTop` of
+/// [`SIMULATOR_PORTS`] ports of [`SIMULATOR_PAYLOAD_BITS`], in rust-hdl's
+/// simulator or Verilated. Not generic, so that its code is built in this
+/// crate, with this crate's optimization (the workspace builds weft-hdl
+/// optimized in tests): a generic harness instantiated by the simulator
+/// would be built at the simulator's.
+pub enum SimulatorTop {
+    /// In rust-hdl's simulator.
+    Hdl(Box<TopHarness<SIMULATOR_PAYLOAD_BITS, SIMULATOR_PORTS>>),
+    /// Verilated (`crate::top_verilated`).
+    Verilated(Box<Harness<VerilatedPins>>),
+}
 
 impl SimulatorTop {
-    /// The switch at reset ([`TopHarness::new`]).
+    /// The switch at reset in rust-hdl's simulator ([`TopHarness::new`]).
     pub fn new() -> Result<Self, DriveError> {
-        TopHarness::new().map(SimulatorTop)
+        TopHarness::new().map(|top| SimulatorTop::Hdl(Box::new(top)))
+    }
+
+    /// The Verilated build of the simulator's switch
+    /// ([`VerilatedSwitch::build`]: built under `cache` once, which takes
+    /// minutes; `progress` hears how far), for [`SimulatorTop::verilated`].
+    pub fn build_verilated(
+        cache: &std::path::Path,
+        progress: &mut (dyn FnMut(&str) + Send),
+    ) -> Result<VerilatedSwitch, VerilatedError> {
+        VerilatedSwitch::build::<SIMULATOR_PAYLOAD_BITS, SIMULATOR_PORTS>(cache, progress)
+    }
+
+    /// The switch at reset, an instance of `build`.
+    pub fn verilated(build: &VerilatedSwitch) -> Result<Self, VerilatedError> {
+        build
+            .instance()
+            .map(|pins| SimulatorTop::Verilated(Box::new(Harness::on(pins))))
     }
 
     /// Clock cycles run so far.
     pub fn cycles(&self) -> u64 {
-        self.0.cycles()
+        match self {
+            SimulatorTop::Hdl(top) => top.cycles(),
+            SimulatorTop::Verilated(top) => top.cycles(),
+        }
     }
 
-    /// [`TopHarness::carry`].
+    /// [`Harness::carry`].
     pub fn carry(&mut self, port: usize, bytes: &[u8]) -> Result<Carried, CarryError> {
-        self.0.carry(port, bytes)
+        match self {
+            SimulatorTop::Hdl(top) => top.carry(port, bytes),
+            SimulatorTop::Verilated(top) => top.carry(port, bytes),
+        }
     }
 
-    /// [`TopHarness::idle`].
+    /// [`Harness::idle`].
     pub fn idle(&mut self, cycles: u64) -> Result<Carried, CarryError> {
-        self.0.idle(cycles)
+        match self {
+            SimulatorTop::Hdl(top) => top.idle(cycles),
+            SimulatorTop::Verilated(top) => top.idle(cycles),
+        }
     }
 }
 
 impl CsrBus for SimulatorTop {
     fn write32(&mut self, address: u32, value: u32) {
-        self.0.write32(address, value);
+        match self {
+            SimulatorTop::Hdl(top) => top.write32(address, value),
+            SimulatorTop::Verilated(top) => top.write32(address, value),
+        }
     }
 
     fn read32(&mut self, address: u32) -> u32 {
-        self.0.read32(address)
+        match self {
+            SimulatorTop::Hdl(top) => top.read32(address),
+            SimulatorTop::Verilated(top) => top.read32(address),
+        }
     }
 }
 

@@ -26,6 +26,7 @@ use weft_sim::bridge::{self, FirmwareOptions};
 use weft_sim::firmware_board::FirmwareCore;
 use weft_sim::iss_board::CPU_CLOCK_HZ;
 use weft_sim::scenario::engine::Engine;
+use weft_sim::scenario::format::DataPlaneKind;
 use weft_sim::scenario::validate::ManagerPlan;
 use weft_sim::scenario::Scenario;
 use weft_sim::serve::{ServeConfig, Server, DEFAULT_LISTEN};
@@ -59,8 +60,8 @@ SCENARIO (`manager = \"firmware-iss\"`, such as sim/scenarios/firmware.toml):
 its steps run, then the fabric runs on, and its hosts' hot-plug events are
 printed here.";
 
-const USAGE: &str = "usage: weft-sim [--json] [--vcd FILE [--vcd-switch NAME]...]
-       weft-sim run FILE [--json] [--vcd FILE [--vcd-switch NAME]...] [--firmware-core iss|rtl]
+const USAGE: &str = "usage: weft-sim [--json] [--vcd FILE [--vcd-switch NAME]...] [--data-plane KIND]
+       weft-sim run FILE [--json] [--vcd FILE [--vcd-switch NAME]...] [--data-plane KIND] [--firmware-core iss|rtl]
        weft-sim serve [--help]
        weft-sim firmware [--help]
 
@@ -78,6 +79,14 @@ ID, tag and address bits, header credits in use by class, and per port the
 drops and the last drop's reason. --vcd-switch NAME (repeatable) records
 only the switches named so in the scenario file (s0 to s3 in the
 reference); without it, every switch.
+
+--data-plane KIND makes KIND carry every switch's TLPs, whatever the
+scenario says: model (weft-model's transaction-level switch), rtl
+(weft-hdl's switch in rust-hdl's simulator, tens of cycles a second) or
+verilated (the same switch's Verilog run by Verilator, thousands; built
+once into $WEFT_VERILATED_CACHE or ~/.cache/weft/verilated, about ten
+minutes, and needing verilator and g++). Either RTL is held to the model
+TLP for TLP, and the report says how it went.
 
 --firmware-core chooses what runs the firmware of a scenario whose fabric
 manager is the firmware (`manager = \"firmware-iss\"` or `\"firmware-rtl\"`):
@@ -127,6 +136,8 @@ struct RunOptions {
     vcd_switches: Vec<String>,
     /// What runs the firmware, in place of the scenario's choice.
     firmware_core: Option<FirmwareCore>,
+    /// What carries every switch's TLPs, in place of the scenario's choice.
+    data_plane: Option<DataPlaneKind>,
 }
 
 impl RunOptions {
@@ -145,6 +156,21 @@ impl RunOptions {
                     let name = args.next().ok_or("--firmware-core needs iss or rtl")?;
                     let core = name.parse().map_err(|e| format!("--firmware-core: {e}"))?;
                     options.firmware_core = Some(core);
+                }
+                "--data-plane" => {
+                    let kind = args
+                        .next()
+                        .ok_or("--data-plane needs model, rtl or verilated")?;
+                    options.data_plane = Some(match kind.as_str() {
+                        "model" => DataPlaneKind::Model,
+                        "rtl" => DataPlaneKind::Rtl,
+                        "verilated" => DataPlaneKind::Verilated,
+                        other => {
+                            return Err(format!(
+                                "--data-plane {other}: expected model, rtl or verilated"
+                            ))
+                        }
+                    });
                 }
                 "--vcd-switch" => {
                     let name = args.next().ok_or("--vcd-switch needs a switch's name")?;
@@ -354,6 +380,13 @@ fn waveform(scenario: &Scenario, options: &RunOptions) -> Result<Option<Waveform
 /// Runs `scenario` and prints its report as a table or as JSON; records
 /// its waveform if `options` ask for one.
 fn run(scenario: &Scenario, options: &RunOptions) -> ExitCode {
+    let mut scenario = scenario.clone();
+    if let Some(kind) = options.data_plane {
+        for switch in &mut scenario.switches {
+            switch.data_plane = kind;
+        }
+    }
+    let scenario = &scenario;
     let waveform = match waveform(scenario, options) {
         Ok(waveform) => waveform,
         Err(why) => {

@@ -63,9 +63,12 @@
 use std::time::Duration;
 
 use serde::Serialize;
+use std::path::PathBuf;
+use std::sync::OnceLock;
 use weft_drivers::mailbox::{take_head, MAILBOX_BYTES};
-use weft_hdl::driver::DriveError;
+
 use weft_hdl::top_harness::{Carried, CarryError, SimulatorTop, SIMULATOR_SLOT_DW};
+use weft_hdl::top_verilated::VerilatedSwitch;
 use weft_model::csr_window::CsrWindow;
 use weft_model::{Delivery, Destination, DropReason, Forwarding, PortIndex};
 use weft_regs::capacity;
@@ -75,6 +78,69 @@ use weft_regs::driver::CsrBus;
 /// Stack for building the RTL: a debug build copies the whole block (a
 /// few MiB with its tables) on the stack while connecting it.
 const BUILD_STACK: usize = 256 << 20;
+
+/// What simulates a switch's RTL.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RtlSimulator {
+    /// rust-hdl's simulator, single-threaded (`weft_hdl::driver`).
+    RustHdl,
+    /// Verilator's model of the Verilog weft emits (`weft_hdl::top_verilated`).
+    Verilator,
+}
+
+/// Why a switch's RTL could not be set up.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RtlError(pub String);
+
+impl std::fmt::Display for RtlError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for RtlError {}
+
+/// Where Verilated builds are kept: `WEFT_VERILATED_CACHE`, else
+/// `$XDG_CACHE_HOME/weft/verilated`, else `~/.cache/weft/verilated`, else
+/// the temporary directory's `weft-verilated`.
+pub fn verilated_cache() -> PathBuf {
+    if let Some(dir) = std::env::var_os("WEFT_VERILATED_CACHE") {
+        return PathBuf::from(dir);
+    }
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")));
+    match base {
+        Some(base) => base.join("weft").join("verilated"),
+        None => std::env::temp_dir().join("weft-verilated"),
+    }
+}
+
+/// The Verilated build of the simulator's switch, made (or found in
+/// [`verilated_cache`]) once per process and shared by every switch of a
+/// run. A build that has to run says so on standard error, with its
+/// progress: it takes about ten minutes.
+fn verilated_build() -> Result<&'static VerilatedSwitch, String> {
+    static BUILD: OnceLock<Result<VerilatedSwitch, String>> = OnceLock::new();
+    BUILD
+        .get_or_init(|| {
+            let cache = verilated_cache();
+            let mut announced = false;
+            let built = SimulatorTop::build_verilated(&cache, &mut |step: &str| {
+                if !announced {
+                    eprintln!(
+                        "building the Verilated switch into {} (once; about ten minutes on 2 CPUs)",
+                        cache.display()
+                    );
+                    announced = true;
+                }
+                eprintln!("  verilator: {step}");
+            });
+            built.map_err(|error| error.to_string())
+        })
+        .as_ref()
+        .map_err(Clone::clone)
+}
 
 /// What an RTL data plane did over a run.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -125,13 +191,24 @@ fn inject_cycles(value: u32) -> u64 {
 }
 
 impl RtlPlane {
-    /// The RTL at reset, beside the model behind `window`, also at reset:
-    /// from now on every register write `window` takes is the RTL's too,
-    /// and the model buffers TLPs no longer than the RTL's slots.
-    pub fn new(window: &mut CsrWindow) -> Result<Self, DriveError> {
+    /// The RTL at reset in `simulator`, beside the model behind `window`,
+    /// also at reset: from now on every register write `window` takes is
+    /// the RTL's too, and the model buffers TLPs no longer than the RTL's
+    /// slots.
+    pub fn new(window: &mut CsrWindow, simulator: RtlSimulator) -> Result<Self, RtlError> {
         let top = std::thread::Builder::new()
             .stack_size(BUILD_STACK)
-            .spawn(|| SimulatorTop::new().map(Box::new))
+            .spawn(move || match simulator {
+                RtlSimulator::RustHdl => SimulatorTop::new()
+                    .map(Box::new)
+                    .map_err(|error| RtlError(error.to_string())),
+                RtlSimulator::Verilator => verilated_build()
+                    .and_then(|build| {
+                        SimulatorTop::verilated(build).map_err(|error| error.to_string())
+                    })
+                    .map(Box::new)
+                    .map_err(RtlError),
+            })
             .expect("the machine can start a thread")
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
@@ -498,7 +575,7 @@ mod tests {
     #[test]
     fn the_rtl_carries_as_the_model_and_a_table_it_missed_shows() {
         let mut window = CsrWindow::new(Switch::new(4));
-        let mut rtl = RtlPlane::new(&mut window).expect("the RTL builds");
+        let mut rtl = RtlPlane::new(&mut window, RtlSimulator::RustHdl).expect("the RTL builds");
         {
             let mut plane = CsrDataPlane::new(&mut window).expect("a weft data plane");
             for port in 0..3 {
@@ -530,7 +607,7 @@ mod tests {
     #[test]
     fn the_rtl_queues_for_the_cpu_what_the_model_delivers_and_another_shows() {
         let mut window = CsrWindow::new(Switch::new(4));
-        let mut rtl = RtlPlane::new(&mut window).expect("the RTL builds");
+        let mut rtl = RtlPlane::new(&mut window, RtlSimulator::RustHdl).expect("the RTL builds");
         CsrDataPlane::new(&mut window)
             .expect("a weft data plane")
             .set_port_role(PortIndex(0), PortRole::Fabric)
@@ -571,7 +648,7 @@ mod tests {
     #[test]
     fn the_rtls_injector_sends_what_the_model_does_and_another_tlp_shows() {
         let mut window = CsrWindow::new(Switch::new(4));
-        let mut rtl = RtlPlane::new(&mut window).expect("the RTL builds");
+        let mut rtl = RtlPlane::new(&mut window, RtlSimulator::RustHdl).expect("the RTL builds");
         route_bus_5(&mut window, 1);
         inject(&mut window, 2, &completion());
         let sent = window.take_injected();
@@ -619,7 +696,7 @@ mod tests {
     /// 1 (fabric bus 2) behind a window of the host's.
     fn host_and_endpoint() -> WeftSwitch {
         let mut switch = WeftSwitch::new(1, 4, 0x1d1d);
-        switch.use_rtl().expect("the RTL builds");
+        switch.use_rtl(RtlSimulator::RustHdl).expect("the RTL builds");
         let mut plane = CsrDataPlane::new(switch.csr_window()).expect("a weft data plane");
         let host = PortRole::Host {
             host: HostIndex(0),

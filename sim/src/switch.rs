@@ -20,14 +20,13 @@
 use std::time::Duration;
 
 use weft_devices::packet::{completion_for, RequestInfo};
-use weft_hdl::driver::DriveError;
 use weft_model::csr_window::CsrWindow;
 use weft_model::{Delivery, Forwarding, IngressError, Packet, PortIndex, Switch};
 use weft_pcie::config::vsec::{management_function, PortRole as VsecRole, WeftIdentity};
 use weft_pcie::config::ConfigSpace;
 use weft_pcie::tlp::{Body, CompletionStatus, ConfigType, Direction};
 
-use crate::rtl_plane::{RtlPlane, RtlSummary};
+use crate::rtl_plane::{RtlError, RtlPlane, RtlSimulator, RtlSummary};
 
 /// Port-to-port latency of a switch beyond its links: about the middle of
 /// the published range for commercial Gen4 switches (85–140 ns including
@@ -152,8 +151,8 @@ impl WeftSwitch {
 
     /// Makes the RTL carry the switch's TLPs from now on: before anything
     /// writes its tables.
-    pub fn use_rtl(&mut self) -> Result<(), DriveError> {
-        self.rtl = Some(RtlPlane::new(&mut self.window)?);
+    pub fn use_rtl(&mut self, simulator: RtlSimulator) -> Result<(), RtlError> {
+        self.rtl = Some(RtlPlane::new(&mut self.window, simulator)?);
         Ok(())
     }
 

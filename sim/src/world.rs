@@ -59,12 +59,12 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, VecDeque};
 use std::time::Duration;
 
+use crate::rtl_plane::{RtlError, RtlSimulator};
 use weft_devices::hang::HangControl;
 use weft_devices::Device;
 use weft_drivers::hosts::{FabricHosts, REMOTE_MAILBOX_POLL_NS};
 use weft_fabric::hw::{FabricConfig, HostConfigRequest, HostInterface, HostSendError, Timer};
 use weft_fabric::manager::FabricManager;
-use weft_hdl::driver::DriveError;
 use weft_model::{Delivery, Destination, Packet, PortIndex, Switch};
 use weft_pcie::config::msi::MsiMessage;
 use weft_pcie::config::vsec::PortRole as VsecRole;
@@ -316,9 +316,9 @@ impl World {
 
     /// Makes the RTL carry the TLPs of the switch with index `switch`
     /// ([`WeftSwitch::use_rtl`]), before the manager writes its tables.
-    pub fn use_rtl(&mut self, switch: usize) -> Result<(), DriveError> {
+    pub fn use_rtl(&mut self, switch: usize, simulator: RtlSimulator) -> Result<(), RtlError> {
         match self.switches.get_mut(switch) {
-            Some(switch) => switch.use_rtl(),
+            Some(switch) => switch.use_rtl(simulator),
             None => Ok(()),
         }
     }

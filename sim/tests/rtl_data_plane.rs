@@ -8,6 +8,7 @@
 use std::path::Path;
 
 use weft_sim::scenario::engine::{run, Report};
+use weft_sim::scenario::format::DataPlaneKind;
 use weft_sim::scenario::Scenario;
 
 /// What each step of a run did, and when.
@@ -29,7 +30,13 @@ fn scenario_file() -> (std::path::PathBuf, String) {
 fn the_rtl_carries_a_fabric_enumeration_as_the_model_does() {
     let (path, text) = scenario_file();
     let with_rtl = Scenario::load(&path).expect("valid");
-    assert!(with_rtl.switches[1].rtl && !with_rtl.switches[0].rtl);
+    assert_eq!(
+        (
+            with_rtl.switches[1].data_plane,
+            with_rtl.switches[0].data_plane
+        ),
+        (DataPlaneKind::Rtl, DataPlaneKind::Model)
+    );
     let model_only = Scenario::parse(
         &text.replace("data_plane = \"rtl\"\n", ""),
         "model.toml",

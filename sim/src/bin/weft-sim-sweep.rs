@@ -27,6 +27,7 @@ use serde::Serialize;
 use weft_fabric::limits::{MAX_FUNCTIONS, MAX_SLOTS_PER_HOST, MAX_SWITCHES};
 use weft_regs::capacity::PORTS;
 use weft_sim::scenario::engine::{run, Report};
+use weft_sim::scenario::format::DataPlaneKind;
 use weft_sim::scenario::validate::Action;
 use weft_sim::scenario::Scenario;
 
@@ -260,11 +261,7 @@ fn measure(scenario: &Scenario, switches: usize, bound: usize) -> Result<(Row, R
     let simulated = report.steps.last().map_or(0.0, |s| s.at.as_secs_f64());
     let row = Row {
         scenario: scenario.name.clone(),
-        data_plane: if scenario.switches.iter().any(|s| s.rtl) {
-            "rtl"
-        } else {
-            "model"
-        },
+        data_plane: plane_name(scenario),
         switches,
         endpoints: scenario
             .endpoints
@@ -279,6 +276,25 @@ fn measure(scenario: &Scenario, switches: usize, bound: usize) -> Result<(Row, R
         tlps_per_wall_s: report.tlps_delivered as f64 / wall,
     };
     Ok((row, report))
+}
+
+/// What carries the TLPs of `scenario`'s switches that are not on the
+/// model: "model" if none is.
+fn plane_name(scenario: &Scenario) -> &'static str {
+    let kinds: BTreeSet<&'static str> = scenario
+        .switches
+        .iter()
+        .filter_map(|s| match s.data_plane {
+            DataPlaneKind::Model => None,
+            DataPlaneKind::Rtl => Some("rtl"),
+            DataPlaneKind::Verilated => Some("verilated"),
+        })
+        .collect();
+    match kinds.len() {
+        0 => "model",
+        1 => kinds.into_iter().next().unwrap_or("model"),
+        _ => "mixed",
+    }
 }
 
 /// Binds in `scenario`'s steps: how many endpoints it gives to hosts.
@@ -320,7 +336,7 @@ fn sweep() -> Result<(Vec<Row>, RtlRate), String> {
         .map_err(|e| format!("rtl_switch.toml: {e}"))?;
     let mut on_model = on_rtl.clone();
     for switch in &mut on_model.switches {
-        switch.rtl = false;
+        switch.data_plane = DataPlaneKind::Model;
     }
     rows.push(
         measure(

@@ -153,8 +153,10 @@ pub struct SwitchSpec {
     /// "fabric" | "endpoint" | "unused"`), checked against the links.
     #[serde(default)]
     pub roles: std::collections::BTreeMap<String, Role>,
-    /// What carries its TLPs: `"model"` (weft-model, the default) or
-    /// `"rtl"` (weft-hdl's switch, checked against the model, `crate::rtl_plane`).
+    /// What carries its TLPs: `"model"` (weft-model, the default),
+    /// `"rtl"` (weft-hdl's switch in rust-hdl's simulator, checked against
+    /// the model, `crate::rtl_plane`) or `"verilated"` (the same switch's
+    /// Verilog run by Verilator, checked alike).
     #[serde(default)]
     pub data_plane: Option<toml::Spanned<DataPlaneKind>>,
 }
@@ -166,8 +168,10 @@ pub enum DataPlaneKind {
     /// weft-model's transaction-level switch.
     #[default]
     Model,
-    /// weft-hdl's RTL, clocked cycle by cycle.
+    /// weft-hdl's RTL, clocked cycle by cycle in rust-hdl's simulator.
     Rtl,
+    /// weft-hdl's RTL as the Verilog weft emits, built and clocked by Verilator.
+    Verilated,
 }
 
 /// What a port is wired to, as a switch table states it.

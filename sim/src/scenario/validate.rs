@@ -117,8 +117,8 @@ pub struct SwitchPlan {
     pub id: u64,
     /// Its port count.
     pub ports: u8,
-    /// Whether the RTL carries its TLPs (`data_plane = "rtl"`).
-    pub rtl: bool,
+    /// What carries its TLPs.
+    pub data_plane: DataPlaneKind,
 }
 
 /// A host and where it is wired.
@@ -1107,11 +1107,11 @@ pub fn resolve(file: ScenarioFile, text: &str, base: &Path) -> Result<Scenario, 
                 name: s.get_ref().name.clone(),
                 id: s.get_ref().id,
                 ports: s.get_ref().ports,
-                rtl: s
+                data_plane: s
                     .get_ref()
                     .data_plane
                     .as_ref()
-                    .is_some_and(|kind| *kind.get_ref() == DataPlaneKind::Rtl),
+                    .map_or(DataPlaneKind::Model, |kind| *kind.get_ref()),
             })
             .collect(),
         hosts,

@@ -163,7 +163,7 @@ fn arbitrary_tlp() -> impl Strategy<Value = (usize, Vec<u8>)> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 8, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 4, ..ProptestConfig::default() })]
 
     #[test]
     fn verilated_switch_carries_every_tlp_as_rust_hdl_does(

@@ -350,8 +350,11 @@ fn run_file(args: &[String]) -> ExitCode {
     }
 }
 
+/// Wall time after which, without a terminal, each step's start is printed.
+const PROGRESS_LINE_EVERY: Duration = Duration::from_secs(10);
+
 /// A bar on stderr naming the running step, when stderr is a terminal
-/// (a log or a pipe gets only the report).
+/// (a log or a pipe gets the report, and a line per step on long runs).
 fn progress_bar(steps: usize) -> Option<ProgressBar> {
     if !std::io::stderr().is_terminal() {
         return None;
@@ -410,10 +413,22 @@ fn run(scenario: &Scenario, options: &RunOptions) -> ExitCode {
         engine.record_waveform(waveform);
     }
     let bar = progress_bar(scenario.steps.len());
+    // Without a terminal for the bar, a line per step once a run has been
+    // going for a while (a run on the RTL takes hours), so a log shows it.
+    let mut last_line = started;
     let ran = engine.run_steps(&mut |step| {
         if let Some(bar) = &bar {
             bar.set_position(step.index as u64 + 1);
             bar.set_message(step.what.to_string());
+        } else if last_line.elapsed() >= PROGRESS_LINE_EVERY {
+            last_line = Instant::now();
+            eprintln!(
+                "weft-sim: [{:.0} s] step {}/{}: {}",
+                started.elapsed().as_secs_f64(),
+                step.index + 1,
+                scenario.steps.len(),
+                step.what
+            );
         }
     });
     if let Some(bar) = bar {

@@ -59,6 +59,9 @@
 //! The RTL is weft-hdl's `SimulatorTop`, `SwitchTop` of 8 ports of 128-bit
 //! payload: a quarter of the reference payload width, for the simulator's
 //! speed, and the reference port count, which any scenario switch fits.
+//! [`RtlSimulator`] chooses what simulates it: rust-hdl's simulator, or
+//! Verilator's model of the Verilog weft emits for it, built once per
+//! machine into [`verilated_cache`] and shared by every switch of a run.
 
 use std::time::Duration;
 
@@ -696,7 +699,9 @@ mod tests {
     /// 1 (fabric bus 2) behind a window of the host's.
     fn host_and_endpoint() -> WeftSwitch {
         let mut switch = WeftSwitch::new(1, 4, 0x1d1d);
-        switch.use_rtl(RtlSimulator::RustHdl).expect("the RTL builds");
+        switch
+            .use_rtl(RtlSimulator::RustHdl)
+            .expect("the RTL builds");
         let mut plane = CsrDataPlane::new(switch.csr_window()).expect("a weft data plane");
         let host = PortRole::Host {
             host: HostIndex(0),

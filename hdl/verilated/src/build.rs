@@ -11,9 +11,12 @@ use sha2::{Digest, Sha256};
 
 use crate::{PortDecl, Storage};
 
-/// Changes whenever the shim or the compiler flags change, so that an old
-/// cached build is not taken for a new one.
+/// Changes whenever the shim changes, so that an old cached build is not
+/// taken for a new one.
 const SHIM_VERSION: &str = "weft-verilated shim 1";
+
+/// How the C++ is compiled (part of the cache key too).
+const CXX_FLAGS: [&str; 5] = ["-std=c++17", "-fPIC", "-O1", "-w", "-c"];
 
 /// The file of a finished build that lists its ports; written last, so a
 /// build interrupted before it is built again.
@@ -81,7 +84,8 @@ pub fn build(
 ) -> Result<Built, BuildError> {
     let version = tool_output("verilator", Command::new("verilator").arg("--version"))?;
     let mut digest = Sha256::new();
-    for part in [SHIM_VERSION, version.trim(), top, verilog] {
+    let flags = CXX_FLAGS.join(" ");
+    for part in [SHIM_VERSION, &flags, version.trim(), top, verilog] {
         digest.update(part.as_bytes());
         digest.update([0]);
     }
@@ -161,7 +165,7 @@ pub fn build(
                 let compiled = tool_output(
                     "g++",
                     Command::new("g++")
-                        .args(["-std=c++17", "-fPIC", "-O1", "-w", "-c"])
+                        .args(CXX_FLAGS)
                         .arg("-I")
                         .arg(&objects)
                         .arg("-I")

@@ -73,13 +73,16 @@ struct Document {
     configuration: Configuration,
     /// The runs, the reference scenario first.
     runs: Vec<Row>,
-    /// The RTL data plane's rate and what it means for the reference.
-    rtl: RtlRate,
+    /// The RTL data plane's rate in each simulator and what it means for
+    /// the reference.
+    rtl: Vec<RtlRate>,
 }
 
 /// How fast the RTL data plane carried the RTL scenario's switch.
 #[derive(Serialize)]
 struct RtlRate {
+    /// What simulated the RTL: "rust-hdl" or "verilator".
+    simulator: &'static str,
     /// TLPs the RTL carried.
     tlps: u64,
     /// Clock cycles it ran.
@@ -96,9 +99,8 @@ struct RtlRate {
     /// among them).
     reference_switch_tlps: u64,
     /// Estimated wall time of the reference scenario with every switch on
-    /// the RTL, seconds, at least: its switch TLPs at the measured rate (an
-    /// estimate: the RTL cannot carry the host ports' switch yet, and a run
-    /// this long is not made).
+    /// the RTL in this simulator, seconds, at least: its switch TLPs at the
+    /// measured rate.
     reference_estimate_s: f64,
 }
 
@@ -308,7 +310,7 @@ fn bound_endpoints(scenario: &Scenario) -> usize {
     bound.len()
 }
 
-fn sweep() -> Result<(Vec<Row>, RtlRate), String> {
+fn sweep() -> Result<(Vec<Row>, Vec<RtlRate>), String> {
     let reference = Scenario::reference();
     let (row, reference_report) = measure(
         &reference,
@@ -346,23 +348,38 @@ fn sweep() -> Result<(Vec<Row>, RtlRate), String> {
         )?
         .0,
     );
-    let (row, report) = measure(&on_rtl, on_rtl.switches.len(), bound_endpoints(&on_rtl))?;
-    rows.push(row);
+    let mut on_verilator = on_rtl.clone();
+    for switch in &mut on_verilator.switches {
+        if switch.data_plane == DataPlaneKind::Rtl {
+            switch.data_plane = DataPlaneKind::Verilated;
+        }
+    }
+    let mut rates = Vec::new();
+    for (simulator, scenario) in [("rust-hdl", &on_rtl), ("verilator", &on_verilator)] {
+        let (row, report) = measure(scenario, scenario.switches.len(), bound_endpoints(scenario))?;
+        rows.push(row);
+        rates.push(rtl_rate(simulator, &report, reference_report.switch_tlps));
+    }
+    Ok((rows, rates))
+}
+
+/// The RTL's rate in `report`, run with `simulator`, and the reference
+/// scenario's wall time estimated from it for its `reference_switch_tlps`.
+fn rtl_rate(simulator: &'static str, report: &Report, reference_switch_tlps: u64) -> RtlRate {
     let (tlps, cycles, wall) = report.rtl.iter().fold((0, 0, 0.0), |(t, c, w), (_, rtl)| {
         (t + rtl.tlps, c + rtl.cycles, w + rtl.wall.as_secs_f64())
     });
-    let tlps_per_s = tlps as f64 / wall.max(1e-9);
-    let reference_switch_tlps = reference_report.switch_tlps;
-    let rate = RtlRate {
+    let tlps_per_s = tlps as f64 / f64::max(wall, 1e-9);
+    RtlRate {
+        simulator,
         tlps,
         cycles,
         wall_s: wall,
-        cycles_per_s: cycles as f64 / wall.max(1e-9),
+        cycles_per_s: cycles as f64 / f64::max(wall, 1e-9),
         tlps_per_s,
         reference_switch_tlps,
         reference_estimate_s: reference_switch_tlps as f64 / tlps_per_s.max(1e-9),
-    };
-    Ok((rows, rate))
+    }
 }
 
 fn main() -> ExitCode {
@@ -408,7 +425,7 @@ fn main() -> ExitCode {
         };
     }
     println!(
-        "{:<16} {:>6} {:>8} {:>9} {:>5} {:>8} {:>7} {:>9} {:>10} {:>12}",
+        "{:<16} {:>9} {:>8} {:>9} {:>5} {:>8} {:>7} {:>9} {:>10} {:>12}",
         "scenario",
         "plane",
         "switches",
@@ -422,7 +439,7 @@ fn main() -> ExitCode {
     );
     for row in &rows {
         println!(
-            "{:<16} {:>6} {:>8} {:>9} {:>5} {:>8.2} {:>7} {:>9.3} {:>10} {:>12.0}",
+            "{:<16} {:>9} {:>8} {:>9} {:>5} {:>8.2} {:>7} {:>9.3} {:>10} {:>12.0}",
             row.scenario,
             row.data_plane,
             row.switches,
@@ -440,16 +457,19 @@ fn main() -> ExitCode {
          {} MiB GPU copy; at most {MAX_SWITCHES} switches of {PORTS} ports (the fabric manager's capacities)",
         COPY_BYTES >> 20
     );
-    println!(
-        "RTL data plane (weft-hdl SwitchTop, {} cycles in {:.1} s): {:.0} cycles/s, {:.1} TLPs/s; \
-         the reference scenario's {} switch TLPs would take at least {:.0} h with every switch on \
-         the RTL (estimated from that rate, not run)",
-        rtl.cycles,
-        rtl.wall_s,
-        rtl.cycles_per_s,
-        rtl.tlps_per_s,
-        rtl.reference_switch_tlps,
-        rtl.reference_estimate_s / 3600.0
-    );
+    for rate in &rtl {
+        println!(
+            "RTL data plane in {} (weft-hdl SwitchTop, {} cycles in {:.1} s): {:.0} cycles/s, \
+             {:.1} TLPs/s; the reference scenario's {} switch TLPs would take at least {:.1} h \
+             with every switch on it (estimated from that rate)",
+            rate.simulator,
+            rate.cycles,
+            rate.wall_s,
+            rate.cycles_per_s,
+            rate.tlps_per_s,
+            rate.reference_switch_tlps,
+            rate.reference_estimate_s / 3600.0
+        );
+    }
     ExitCode::SUCCESS
 }

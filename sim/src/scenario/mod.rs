@@ -24,7 +24,8 @@
 //! ([`crate::world`]).
 //!
 //! `[[switch]] data_plane = "rtl"` makes the RTL carry that switch's TLPs,
-//! checked against the model ([`crate::rtl_plane`]), host ports included.
+//! checked against the model ([`crate::rtl_plane`]), host ports included;
+//! `"verilated"` does the same with the RTL's Verilog built by Verilator.
 //!
 //! Steps can break the fabric too: `hang` makes endpoints stop answering,
 //! as devices whose firmware has crashed

@@ -1,8 +1,9 @@
 //! The whole switch's RTL carrying TLPs for a program: a TLP in as wire
 //! bytes, what it became out, and how many clock cycles it took.
 //!
-//! [`TopHarness`] drives [`SwitchTop`] with the single-thread
-//! [`CycleDriver`]: [`TopHarness::carry`] offers one TLP at an ingress
+//! [`Harness`] drives [`SwitchTop`]'s pins ([`SwitchPins`]): in rust-hdl's
+//! simulator with the single-thread `CycleDriver` ([`TopHarness`]), or
+//! Verilated (`crate::top_verilated`). [`Harness::carry`] offers one TLP at an ingress
 //! port, beat by beat on weft's TLP stream (header DWs beside the payload,
 //! the first payload DW in the bus's most significant bits, `empty` DWs
 //! unused in the last beat), with every egress link ready and every
@@ -12,8 +13,8 @@
 //! management CPU, and every drop with its reason. The CSR bus is a
 //! [`CsrBus`], so the firmware's own `CsrDataPlane` programs the tables.
 //!
-//! [`TopHarness::carry`] measures what one TLP does in an otherwise idle
-//! switch (its latency, where it goes); [`TopHarness::carry_all`] offers
+//! [`Harness::carry`] measures what one TLP does in an otherwise idle
+//! switch (its latency, where it goes); [`Harness::carry_all`] offers
 //! TLPs on every port at once, each port's back to back, for how they
 //! share the crossbar (the `top-bench` benchmark).
 

@@ -19,9 +19,11 @@ pub const FIRMWARE_TARGET: &str = "riscv32im-unknown-none-elf";
 /// test (sim/tests/firmware_tap.rs) points at the ISS board, and dnsmasq
 /// the DHCP server that leases the firmware its address there; the bare-metal
 /// RISC-V compiler assembles the core's assembly tests
-/// (hdl/tests/asm_programs.rs).
+/// (hdl/tests/asm_programs.rs); g++ compiles Verilator's C++ models
+/// (weft-verilated).
 const TOOL_PACKAGES: &[(&str, &str)] = &[
     ("verilator", "verilator"),
+    ("g++", "g++"),
     ("yosys", "yosys"),
     ("iverilog", "iverilog"),
     ("openFPGALoader", "openfpgaloader"),

@@ -18,8 +18,7 @@ const SHIM_VERSION: &str = "weft-verilated shim 1";
 /// How the C++ is compiled (part of the cache key too).
 const CXX_FLAGS: [&str; 5] = ["-std=c++17", "-fPIC", "-O1", "-w", "-c"];
 
-/// The file of a finished build that lists its ports; written last, so a
-/// build interrupted before it is built again.
+/// The file of a finished build that lists its ports.
 const PORTS_FILE: &str = "ports.tsv";
 
 /// A built design, ready for [`crate::Model::load`].
@@ -93,23 +92,19 @@ pub fn build(
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect();
-    let dir = cache.join(format!("{top}-{key}"));
-    let library = dir.join(format!("lib{top}.so"));
-    if let Ok(text) = fs::read_to_string(dir.join(PORTS_FILE)) {
-        if let Some(ports) = parse_ports_file(&text) {
-            if library.exists() {
-                return Ok(Built {
-                    library,
-                    ports,
-                    fresh: false,
-                });
-            }
-        }
+    let finished = cache.join(format!("{top}-{key}"));
+    if let Some(built) = cached(&finished, top) {
+        return Ok(built);
     }
     let io = |path: &Path| {
         let path = path.to_path_buf();
         move |error| BuildError::Io(path, error)
     };
+    // Built beside the cache entry and renamed into place when complete,
+    // so that a build interrupted, or another process building the same
+    // design at once, never leaves a half-built entry behind.
+    let dir = cache.join(format!("{top}-{key}.building-{}", std::process::id()));
+    let library = dir.join(format!("lib{top}.so"));
     let _ = fs::remove_dir_all(&dir);
     let objects = dir.join("obj");
     fs::create_dir_all(&objects).map_err(io(&objects))?;
@@ -212,10 +207,26 @@ pub fn build(
     let _ = fs::remove_dir_all(&objects);
     let ports_file = dir.join(PORTS_FILE);
     fs::write(&ports_file, ports_file_text(&ports)).map_err(io(&ports_file))?;
+    if let Err(error) = fs::rename(&dir, &finished) {
+        // Another process may have finished the same build first.
+        let _ = fs::remove_dir_all(&dir);
+        return cached(&finished, top).ok_or(BuildError::Io(finished, error));
+    }
     Ok(Built {
-        library,
+        library: finished.join(format!("lib{top}.so")),
         ports,
         fresh: true,
+    })
+}
+
+/// The finished build of `top` in `dir`, if there is one.
+fn cached(dir: &Path, top: &str) -> Option<Built> {
+    let library = dir.join(format!("lib{top}.so"));
+    let ports = parse_ports_file(&fs::read_to_string(dir.join(PORTS_FILE)).ok()?)?;
+    library.exists().then_some(Built {
+        library,
+        ports,
+        fresh: false,
     })
 }
 

@@ -15,6 +15,18 @@ use crate::{PortDecl, Storage};
 /// taken for a new one.
 const SHIM_VERSION: &str = "weft-verilated shim 1";
 
+/// Verilator's options beside the sources (part of the cache key):
+/// rust-hdl's Verilog is linted where it is emitted, so only the model is
+/// wanted here; large files are split so that the C++ compiles in parallel.
+const VERILATOR_FLAGS: [&str; 6] = [
+    "-Wno-fatal",
+    "-Wno-lint",
+    "-Wno-style",
+    "-Wno-UNOPTFLAT",
+    "--output-split",
+    "20000",
+];
+
 /// How the C++ is compiled (part of the cache key too).
 const CXX_FLAGS: [&str; 5] = ["-std=c++17", "-fPIC", "-O1", "-w", "-c"];
 
@@ -83,7 +95,7 @@ pub fn build(
 ) -> Result<Built, BuildError> {
     let version = tool_output("verilator", Command::new("verilator").arg("--version"))?;
     let mut digest = Sha256::new();
-    let flags = CXX_FLAGS.join(" ");
+    let flags = format!("{} {}", VERILATOR_FLAGS.join(" "), CXX_FLAGS.join(" "));
     for part in [SHIM_VERSION, &flags, version.trim(), top, verilog] {
         digest.update(part.as_bytes());
         digest.update([0]);
@@ -117,11 +129,7 @@ pub fn build(
         Command::new("verilator")
             .args(["--cc", "--top-module", top, "--Mdir"])
             .arg(&objects)
-            // rust-hdl's Verilog is linted where it is emitted; here only
-            // the model is wanted. Large functions are split so that the
-            // C++ compiles in parallel.
-            .args(["-Wno-fatal", "-Wno-lint", "-Wno-style", "-Wno-UNOPTFLAT"])
-            .args(["--output-split", "20000", "--output-split-cfuncs", "2000"])
+            .args(VERILATOR_FLAGS)
             .arg(&source),
     )?;
     let header = objects.join(format!("V{top}.h"));

@@ -84,7 +84,7 @@ reference); without it, every switch.
 scenario says: model (weft-model's transaction-level switch), rtl
 (weft-hdl's switch in rust-hdl's simulator, tens of cycles a second) or
 verilated (the same switch's Verilog run by Verilator, thousands; built
-once into $WEFT_VERILATED_CACHE or ~/.cache/weft/verilated, about ten
+once into $WEFT_VERILATED_CACHE or ~/.cache/weft/verilated, about three
 minutes, and needing verilator and g++). Either RTL is held to the model
 TLP for TLP, and the report says how it went.
 

@@ -63,13 +63,12 @@
 //! Verilator's model of the Verilog weft emits for it, built once per
 //! machine into [`verilated_cache`] and shared by every switch of a run.
 
+use std::path::PathBuf;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use serde::Serialize;
-use std::path::PathBuf;
-use std::sync::OnceLock;
 use weft_drivers::mailbox::{take_head, MAILBOX_BYTES};
-
 use weft_hdl::top_harness::{Carried, CarryError, SimulatorTop, SIMULATOR_SLOT_DW};
 use weft_hdl::top_verilated::VerilatedSwitch;
 use weft_model::csr_window::CsrWindow;
@@ -122,7 +121,7 @@ pub fn verilated_cache() -> PathBuf {
 /// The Verilated build of the simulator's switch, made (or found in
 /// [`verilated_cache`]) once per process and shared by every switch of a
 /// run. A build that has to run says so on standard error, with its
-/// progress: it takes about ten minutes.
+/// progress: it takes about three minutes on 2 CPUs.
 fn verilated_build() -> Result<&'static VerilatedSwitch, String> {
     static BUILD: OnceLock<Result<VerilatedSwitch, String>> = OnceLock::new();
     BUILD
@@ -132,7 +131,7 @@ fn verilated_build() -> Result<&'static VerilatedSwitch, String> {
             let built = SimulatorTop::build_verilated(&cache, &mut |step: &str| {
                 if !announced {
                     eprintln!(
-                        "building the Verilated switch into {} (once; about ten minutes on 2 CPUs)",
+                        "building the Verilated switch into {} (once; about three minutes on 2 CPUs)",
                         cache.display()
                     );
                     announced = true;

@@ -7,9 +7,9 @@
 //! loads it ([`Model`]), so a long run can clock the RTL at Verilator's
 //! speed through the same pins rust-hdl's block has.
 //!
-//! A build is cached under a directory named by a digest of the Verilog
-//! and of the Verilator version, so a design that did not change is built
-//! once (the 8-port switch takes about 10 minutes of C++ compilation on a
+//! A build is cached under a directory named by a digest of the Verilog,
+//! the Verilator version and the build's options, so a design that did not change is built
+//! once (the 8-port switch takes about 3 minutes of C++ compilation on a
 //! 2-CPU machine).
 //!
 //! The library's C ABI is a small shim generated beside the model

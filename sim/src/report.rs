@@ -246,7 +246,8 @@ pub fn table(scenario: &Scenario, report: &Report, wall: Duration) -> String {
             n => format!(" and its injector sent {n} the CPU injected"),
         };
         line(format!(
-            "{name}: the RTL carried {} TLPs{injected} in {} cycles ({:.0} cycles/s, {:.1} s), {agreed}{timeouts}",
+            "{name}: the RTL ({}) carried {} TLPs{injected} in {} cycles ({:.0} cycles/s, {:.1} s), {agreed}{timeouts}",
+            rtl.simulator,
             rtl.tlps,
             rtl.cycles,
             rtl.cycles as f64 / rtl.wall.as_secs_f64().max(1e-9),

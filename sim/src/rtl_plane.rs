@@ -90,6 +90,16 @@ pub enum RtlSimulator {
     Verilator,
 }
 
+impl RtlSimulator {
+    /// Its name in reports: "rust-hdl" or "verilator".
+    pub fn name(self) -> &'static str {
+        match self {
+            RtlSimulator::RustHdl => "rust-hdl",
+            RtlSimulator::Verilator => "verilator",
+        }
+    }
+}
+
 /// Why a switch's RTL could not be set up.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RtlError(pub String);
@@ -147,6 +157,8 @@ fn verilated_build() -> Result<&'static VerilatedSwitch, String> {
 /// What an RTL data plane did over a run.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct RtlSummary {
+    /// What simulated it: "rust-hdl" or "verilator".
+    pub simulator: &'static str,
     /// TLPs it carried.
     pub tlps: u64,
     /// Clock cycles it ran, register writes included.
@@ -218,7 +230,10 @@ impl RtlPlane {
         window.switch_mut().set_slot_dw(SIMULATOR_SLOT_DW);
         Ok(RtlPlane {
             top,
-            summary: RtlSummary::default(),
+            summary: RtlSummary {
+                simulator: simulator.name(),
+                ..RtlSummary::default()
+            },
             sent: Vec::new(),
         })
     }

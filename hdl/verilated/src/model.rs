@@ -4,7 +4,6 @@
 use std::collections::HashMap;
 use std::ffi::c_void;
 use std::fmt;
-use std::path::Path;
 
 use crate::{Built, PortDecl, Storage};
 
@@ -66,14 +65,11 @@ pub struct Model {
 impl Model {
     /// Loads `built` and makes one instance of its design, every input 0.
     pub fn load(built: &Built) -> Result<Self, LoadError> {
-        Self::load_library(&built.library, &built.ports)
-    }
-
-    fn load_library(path: &Path, ports: &[PortDecl]) -> Result<Self, LoadError> {
         // SAFETY: the library is one `crate::build` made: Verilator's
         // model and the generated shim, whose initializers only set up
         // Verilator's own globals.
-        let library = unsafe { libloading::Library::new(path) }.map_err(LoadError::Library)?;
+        let library =
+            unsafe { libloading::Library::new(&built.library) }.map_err(LoadError::Library)?;
         // SAFETY: the shim defines these symbols with exactly these
         // signatures (`build::shim_source`).
         let (new, eval, delete, port) = unsafe {
@@ -94,8 +90,8 @@ impl Model {
         };
         // SAFETY: `new` allocates a model and returns its handle.
         let handle = unsafe { new() };
-        let mut slots = Vec::with_capacity(ports.len());
-        for (index, decl) in ports.iter().enumerate() {
+        let mut slots = Vec::with_capacity(built.ports.len());
+        for (index, decl) in built.ports.iter().enumerate() {
             // SAFETY: `handle` is live; the shim returns the address of the
             // port's member in the model, or null past its last port.
             let address = unsafe { port(handle, index as u32) }.cast::<u8>();

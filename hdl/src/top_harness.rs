@@ -23,7 +23,7 @@ use weft_regs::driver::CsrBus;
 use crate::driver::DriveError;
 use crate::top::SwitchTop;
 use crate::top_pins::{Beat, HdlPins, SwitchPins};
-use crate::top_verilated::{VerilatedError, VerilatedPins, VerilatedSwitch};
+use crate::top_verilated::{VerilatedError, VerilatedSwitch};
 
 /// Cycles with nothing moving after which a carried TLP's effects are over:
 /// more than the ingress decision (2 cycles), the core's queue and crossbar
@@ -86,9 +86,10 @@ type Offer = ([u32; 4], Vec<u32>);
 
 /// The switch's RTL behind its pins: `P` is rust-hdl's block
 /// ([`HdlPins`]) or a Verilated copy of its Verilog
-/// ([`crate::top_verilated::VerilatedPins`]); the harness drives both alike.
-pub struct Harness<P: SwitchPins> {
-    pins: P,
+/// ([`crate::top_verilated::VerilatedPins`]), or either chosen at run time
+/// (`dyn SwitchPins`); the harness drives them alike.
+pub struct Harness<P: SwitchPins + ?Sized> {
+    pins: Box<P>,
 }
 
 /// The switch's RTL, `N` ports of `W`-bit payload, in rust-hdl's simulator.
@@ -107,14 +108,14 @@ impl<const W: usize, const N: usize> Harness<HdlPins<W, N>> {
     /// than by default, such as [`SwitchTop::with_clock_mhz`]'s.
     pub fn with_top(top: SwitchTop<W, N>) -> Result<Self, DriveError> {
         Ok(Harness {
-            pins: HdlPins::new(top)?,
+            pins: Box::new(HdlPins::new(top)?),
         })
     }
 }
 
-impl<P: SwitchPins> Harness<P> {
+impl<P: SwitchPins + ?Sized> Harness<P> {
     /// The harness on `pins`, which are at reset and settled.
-    pub fn on(pins: P) -> Self {
+    pub fn on(pins: Box<P>) -> Self {
         Harness { pins }
     }
 
@@ -274,7 +275,7 @@ impl<P: SwitchPins> Harness<P> {
 /// Register accesses on the switch's CSR bus (one cycle with `write` or
 /// `read` high, the answer sampled after it: `crate::csr`'s protocol); an
 /// address no register answers reads 0.
-impl<P: SwitchPins> CsrBus for Harness<P> {
+impl<P: SwitchPins + ?Sized> CsrBus for Harness<P> {
     fn write32(&mut self, address: u32, value: u32) {
         // The block settled when it was built; it settles again on every cycle.
         self.pins.csr(address, Some(value), false);
@@ -333,21 +334,17 @@ pub const SIMULATOR_PORTS: usize = 8;
 
 /// The switch the system simulator carries TLPs through: `SwitchTop` of
 /// [`SIMULATOR_PORTS`] ports of [`SIMULATOR_PAYLOAD_BITS`], in rust-hdl's
-/// simulator or Verilated. Not generic, so that its code is built in this
-/// crate, with this crate's optimization (the workspace builds weft-hdl
-/// optimized in tests): a generic harness instantiated by the simulator
-/// would be built at the simulator's.
-pub enum SimulatorTop {
-    /// In rust-hdl's simulator.
-    Hdl(Box<TopHarness<SIMULATOR_PAYLOAD_BITS, SIMULATOR_PORTS>>),
-    /// Verilated (`crate::top_verilated`).
-    Verilated(Box<Harness<VerilatedPins>>),
-}
+/// simulator or Verilated, behind one harness. Not generic, so that its
+/// code is built in this crate, with this crate's optimization (the
+/// workspace builds weft-hdl optimized in tests): a generic harness
+/// instantiated by the simulator would be built at the simulator's.
+pub struct SimulatorTop(Harness<dyn SwitchPins + Send>);
 
 impl SimulatorTop {
     /// The switch at reset in rust-hdl's simulator ([`TopHarness::new`]).
     pub fn new() -> Result<Self, DriveError> {
-        TopHarness::new().map(|top| SimulatorTop::Hdl(Box::new(top)))
+        let pins = HdlPins::<SIMULATOR_PAYLOAD_BITS, SIMULATOR_PORTS>::new(SwitchTop::default())?;
+        Ok(SimulatorTop(Harness::on(Box::new(pins))))
     }
 
     /// The Verilated build of the simulator's switch
@@ -362,49 +359,33 @@ impl SimulatorTop {
 
     /// The switch at reset, an instance of `build`.
     pub fn verilated(build: &VerilatedSwitch) -> Result<Self, VerilatedError> {
-        build
-            .instance()
-            .map(|pins| SimulatorTop::Verilated(Box::new(Harness::on(pins))))
+        let pins = build.instance()?;
+        Ok(SimulatorTop(Harness::on(Box::new(pins))))
     }
 
     /// Clock cycles run so far.
     pub fn cycles(&self) -> u64 {
-        match self {
-            SimulatorTop::Hdl(top) => top.cycles(),
-            SimulatorTop::Verilated(top) => top.cycles(),
-        }
+        self.0.cycles()
     }
 
     /// [`Harness::carry`].
     pub fn carry(&mut self, port: usize, bytes: &[u8]) -> Result<Carried, CarryError> {
-        match self {
-            SimulatorTop::Hdl(top) => top.carry(port, bytes),
-            SimulatorTop::Verilated(top) => top.carry(port, bytes),
-        }
+        self.0.carry(port, bytes)
     }
 
     /// [`Harness::idle`].
     pub fn idle(&mut self, cycles: u64) -> Result<Carried, CarryError> {
-        match self {
-            SimulatorTop::Hdl(top) => top.idle(cycles),
-            SimulatorTop::Verilated(top) => top.idle(cycles),
-        }
+        self.0.idle(cycles)
     }
 }
 
 impl CsrBus for SimulatorTop {
     fn write32(&mut self, address: u32, value: u32) {
-        match self {
-            SimulatorTop::Hdl(top) => top.write32(address, value),
-            SimulatorTop::Verilated(top) => top.write32(address, value),
-        }
+        self.0.write32(address, value);
     }
 
     fn read32(&mut self, address: u32) -> u32 {
-        match self {
-            SimulatorTop::Hdl(top) => top.read32(address),
-            SimulatorTop::Verilated(top) => top.read32(address),
-        }
+        self.0.read32(address)
     }
 }
 

@@ -319,10 +319,12 @@ impl SwitchPins for VerilatedPins {
         if self.model.get(pins.valid) == 0 {
             return None;
         }
-        let count = self.payload_bits / 32;
-        let mut words = vec![0; count];
-        self.model.get_words(pins.payload, &mut words);
-        payload.extend(words.iter().rev());
+        // The model's words come least significant first: the beat's DWs
+        // in reverse.
+        let start = payload.len();
+        payload.resize(start + self.payload_bits / 32, 0);
+        self.model.get_words(pins.payload, &mut payload[start..]);
+        payload[start..].reverse();
         Some(EgressBeat {
             header: pins.header.map(|pin| self.model.get(pin) as u32),
             eop: self.model.get(pins.eop) != 0,

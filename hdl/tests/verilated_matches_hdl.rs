@@ -46,7 +46,9 @@ fn verilated() -> Harness<VerilatedPins> {
         })
         .unwrap_or_else(|error| panic!("{error}"))
     });
-    Harness::on(built.instance().unwrap_or_else(|error| panic!("{error}")))
+    Harness::on(Box::new(
+        built.instance().unwrap_or_else(|error| panic!("{error}")),
+    ))
 }
 
 /// Port 0 a host port whose window 0 maps 0x1_0000_0000.. onto fabric

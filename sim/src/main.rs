@@ -161,16 +161,8 @@ impl RunOptions {
                     let kind = args
                         .next()
                         .ok_or("--data-plane needs model, rtl or verilated")?;
-                    options.data_plane = Some(match kind.as_str() {
-                        "model" => DataPlaneKind::Model,
-                        "rtl" => DataPlaneKind::Rtl,
-                        "verilated" => DataPlaneKind::Verilated,
-                        other => {
-                            return Err(format!(
-                                "--data-plane {other}: expected model, rtl or verilated"
-                            ))
-                        }
-                    });
+                    let kind = kind.parse().map_err(|e| format!("--data-plane {e}"))?;
+                    options.data_plane = Some(kind);
                 }
                 "--vcd-switch" => {
                     let name = args.next().ok_or("--vcd-switch needs a switch's name")?;

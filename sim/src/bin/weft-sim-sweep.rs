@@ -26,6 +26,7 @@ use serde::Serialize;
 
 use weft_fabric::limits::{MAX_FUNCTIONS, MAX_SLOTS_PER_HOST, MAX_SWITCHES};
 use weft_regs::capacity::PORTS;
+use weft_sim::rtl_plane::RtlSimulator;
 use weft_sim::scenario::engine::{run, Report};
 use weft_sim::scenario::format::DataPlaneKind;
 use weft_sim::scenario::validate::Action;
@@ -286,11 +287,8 @@ fn plane_name(scenario: &Scenario) -> &'static str {
     let kinds: BTreeSet<&'static str> = scenario
         .switches
         .iter()
-        .filter_map(|s| match s.data_plane {
-            DataPlaneKind::Model => None,
-            DataPlaneKind::Rtl => Some("rtl"),
-            DataPlaneKind::Verilated => Some("verilated"),
-        })
+        .filter(|s| s.data_plane != DataPlaneKind::Model)
+        .map(|s| s.data_plane.name())
         .collect();
     match kinds.len() {
         0 => "model",
@@ -355,10 +353,17 @@ fn sweep() -> Result<(Vec<Row>, Vec<RtlRate>), String> {
         }
     }
     let mut rates = Vec::new();
-    for (simulator, scenario) in [("rust-hdl", &on_rtl), ("verilator", &on_verilator)] {
+    for (simulator, scenario) in [
+        (RtlSimulator::RustHdl, &on_rtl),
+        (RtlSimulator::Verilator, &on_verilator),
+    ] {
         let (row, report) = measure(scenario, scenario.switches.len(), bound_endpoints(scenario))?;
         rows.push(row);
-        rates.push(rtl_rate(simulator, &report, reference_report.switch_tlps));
+        rates.push(rtl_rate(
+            simulator.name(),
+            &report,
+            reference_report.switch_tlps,
+        ));
     }
     Ok((rows, rates))
 }

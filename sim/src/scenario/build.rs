@@ -9,11 +9,9 @@ use weft_fabric::settings::{FabricSettings, HostPort};
 use weft_pcie::config::FunctionIdentity;
 use weft_regs::tables::{HostIndex, PortIndex};
 
-use super::format::DataPlaneKind;
 use super::validate::{EndpointModel, ManagerPlan};
 use super::Scenario;
 use crate::host::{Host, HostConfig};
-use crate::rtl_plane::RtlSimulator;
 use crate::world::World;
 
 /// Why a scenario's fabric could not be built.
@@ -110,12 +108,7 @@ pub fn world(scenario: &Scenario) -> Result<World, BuildError> {
         world.add_switch(switch.id, usize::from(switch.ports));
     }
     for (index, switch) in scenario.switches.iter().enumerate() {
-        let simulator = match switch.data_plane {
-            DataPlaneKind::Model => None,
-            DataPlaneKind::Rtl => Some(RtlSimulator::RustHdl),
-            DataPlaneKind::Verilated => Some(RtlSimulator::Verilator),
-        };
-        if let Some(simulator) = simulator {
+        if let Some(simulator) = switch.data_plane.rtl_simulator() {
             world
                 .use_rtl(index, simulator)
                 .map_err(|why| BuildError::Rtl {

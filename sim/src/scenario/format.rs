@@ -8,6 +8,8 @@
 use serde::Deserialize;
 use toml::Spanned;
 
+use crate::rtl_plane::RtlSimulator;
+
 /// A whole scenario file.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -172,6 +174,44 @@ pub enum DataPlaneKind {
     Rtl,
     /// weft-hdl's RTL as the Verilog weft emits, built and clocked by Verilator.
     Verilated,
+}
+
+impl DataPlaneKind {
+    /// Every kind, in the order help texts list them.
+    pub const ALL: [DataPlaneKind; 3] = [
+        DataPlaneKind::Model,
+        DataPlaneKind::Rtl,
+        DataPlaneKind::Verilated,
+    ];
+
+    /// Its name in a scenario file and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            DataPlaneKind::Model => "model",
+            DataPlaneKind::Rtl => "rtl",
+            DataPlaneKind::Verilated => "verilated",
+        }
+    }
+
+    /// What simulates the RTL of a switch of this kind; none for the model.
+    pub fn rtl_simulator(self) -> Option<RtlSimulator> {
+        match self {
+            DataPlaneKind::Model => None,
+            DataPlaneKind::Rtl => Some(RtlSimulator::RustHdl),
+            DataPlaneKind::Verilated => Some(RtlSimulator::Verilator),
+        }
+    }
+}
+
+impl std::str::FromStr for DataPlaneKind {
+    type Err = String;
+
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        DataPlaneKind::ALL
+            .into_iter()
+            .find(|kind| kind.name() == name)
+            .ok_or_else(|| format!("{name}: expected model, rtl or verilated"))
+    }
 }
 
 /// What a port is wired to, as a switch table states it.

@@ -34,6 +34,10 @@
 // weft, or every void TLP would lose its credit for good and enough of
 // them would stop the class.
 //
+// weft's egress also gives back, on refund/_dws, the credit of a TLP it
+// reported on consume and then discarded before the TX FIFO (a host port's
+// drop, an INTx message that changes no wire): the partner never sees it.
+//
 // Counters are 16 bits wide and compared modulo 2^16, as §2.6.1.2's
 // credit-limit arithmetic does with its 8- and 12-bit (scaled: 12- and
 // 16-bit) fields; the copy on weft's clock lags the IP's, which only ever
@@ -64,6 +68,9 @@ module weft_board_tx_credit #(
     input wire [5:0] infinite,
     input wire [2:0] consume,
     input wire [10:0] consume_dws,
+    // A TLP reported on consume that weft discarded: its credit back.
+    input wire [2:0] refund,
+    input wire [10:0] refund_dws,
     // weft's egress stream as it leaves for the TX FIFO: a beat passes
     // (`sent`), its sop, eop and nullify, and header DW0 (read at sop).
     input wire sent,
@@ -105,7 +112,7 @@ module weft_board_tx_credit #(
     wire [10:0] sent_dws = !sent_sop ? leaving_dws
         : !sent_dw0[30] ? 11'd0 : sent_dw0[9:0] == 10'd0 ? 11'd1024 : {1'b0, sent_dw0[9:0]};
     wire sent_counted = sent_sop || leaving_counted;
-    wire [2:0] refund = REFUND_VOID != 0 && sent && sent_eop && sent_nullify && sent_counted
+    wire [2:0] void_refund = REFUND_VOID != 0 && sent && sent_eop && sent_nullify && sent_counted
         ? sent_class : 3'd0;
     always @(posedge clk) begin
         if (sent && sent_sop) begin
@@ -125,10 +132,12 @@ module weft_board_tx_credit #(
                 consumed[i] <= 16'd0;
                 consumed[i + 3] <= 16'd0;
             end else begin
-                consumed[i] <= consumed[i] + {15'd0, consume[i]} - {15'd0, refund[i]};
+                consumed[i] <= consumed[i] + {15'd0, consume[i]} - {15'd0, refund[i]}
+                    - {15'd0, void_refund[i]};
                 consumed[i + 3] <= consumed[i + 3]
                     + (consume[i] ? data_credits(consume_dws) : 16'd0)
-                    - (refund[i] ? data_credits(sent_dws) : 16'd0);
+                    - (refund[i] ? data_credits(refund_dws) : 16'd0)
+                    - (void_refund[i] ? data_credits(sent_dws) : 16'd0);
             end
         end
     end

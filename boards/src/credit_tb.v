@@ -21,7 +21,11 @@
 // a void write (nullified, as weft's egress ends a TLP it found malformed
 // after it began) follows each good one; the partner discards it and
 // counts no credit for it (§2.6.1.2, §3.6.2.1), so its credit must come
-// back at weft's end or the writes after it would wait forever. Generated
+// back at weft's end or the writes after it would wait forever. With
+// `+discarded_writes` a write follows each good one that the egress
+// commits (consume) and then discards before the FIFO, as a host port's
+// egress drops a TLP after the core committed it: it gives its credit back
+// on refund the next cycle, or the writes after it would wait. Generated
 // into the simulation by weft-boards.
 `timescale 1ns/1ps
 `default_nettype none
@@ -37,6 +41,12 @@ module weft_credit_tb;
     // Void writes among the posted ones with +void_writes.
     integer voids = 0;
     initial if ($test$plusargs("void_writes")) voids = POSTED;
+    // With +discarded_writes the extra writes are discarded instead.
+    reg discarding = 1'b0;
+    initial if ($test$plusargs("discarded_writes")) begin
+        voids = POSTED;
+        discarding = 1'b1;
+    end
     localparam NP_CREDIT_AT = 2000; // IP cycles before the non-posted header credit comes back
 
     // ---- the partner, on the IP's clock ----
@@ -87,6 +97,8 @@ module weft_credit_tb;
         .src_value({ip_up, ip_infinite, ip_limit}), .dst_clk(weft_clk), .dst_value(word));
     reg [2:0] consume = 3'd0;
     reg [10:0] consume_dws = 11'd0;
+    reg [2:0] refund = 3'd0;
+    reg [10:0] refund_dws = 11'd0;
     wire [2:0] credit;
     // Each TLP is one beat here: DW0 of a memory read (no data) or of a
     // 3 DW memory write, nullified if void.
@@ -96,7 +108,7 @@ module weft_credit_tb;
     reg wr_valid = 1'b0;
     weft_board_tx_credit counter (.clk(weft_clk), .rst(rst), .up(word[102]), .limit(word[95:0]),
         .infinite(word[101:96]), .consume(consume), .consume_dws(consume_dws),
-        .sent(wr_valid && wr_ready), .sent_sop(1'b1), .sent_eop(1'b1), .sent_nullify(wr_void),
+        .refund(refund), .refund_dws(refund_dws), .sent(wr_valid && wr_ready), .sent_sop(1'b1), .sent_eop(1'b1), .sent_nullify(wr_void),
         .sent_dw0(wr_dw0), .credit(credit));
 
     // ---- the egress, on weft's clock: the requests first, the writes after ----
@@ -107,9 +119,17 @@ module weft_credit_tb;
     reg [15:0] wr_data = 16'd0; // class (0 posted, 1 non-posted, 2 void posted), then the TLP's number
     // With voids, every other write from the first is void.
     wire void_next = voids != 0 && posted_left % 2 == 0;
+    integer discarded = 0;
     always @(posedge weft_clk) begin
         consume <= 3'd0;
         wr_valid <= 1'b0;
+        // A write committed last cycle and discarded: its credit back.
+        refund <= 3'd0;
+        if (consume[0] && !wr_valid) begin
+            refund <= 3'b001;
+            refund_dws <= consume_dws;
+            discarded <= discarded + 1;
+        end
         if (!rst && wr_ready && !wr_valid) begin
             if (np_left > 0 && credit[1]) begin
                 np_left <= np_left - 1;
@@ -124,7 +144,7 @@ module weft_credit_tb;
                 posted_left <= posted_left - 1;
                 consume <= 3'b001;
                 consume_dws <= write_credits * 4;
-                wr_valid <= 1'b1;
+                wr_valid <= !(discarding && void_next);
                 wr_dw0 <= 32'h4000_0000 | (write_credits * 4);
                 wr_void <= void_next;
                 wr_data <= {void_next ? 8'd2 : 8'd0, sent[7:0]};
@@ -178,7 +198,8 @@ module weft_credit_tb;
     end
 
     initial begin
-        wait (np_got == 2 && posted_got == POSTED && voids_got == voids);
+        wait (np_got == 2 && posted_got == POSTED
+              && (discarding ? discarded == voids : voids_got == voids));
         #100;
         $display("weft-credit-tb: done, %0d errors", errors);
         if (errors != 0) $display("ERROR: %0d errors", errors);
@@ -186,8 +207,8 @@ module weft_credit_tb;
     end
     initial begin
         #200000;
-        $display("ERROR: timeout: %0d posted writes, %0d void ones and %0d requests arrived",
-                 posted_got, voids_got, np_got);
+        $display("ERROR: timeout: %0d posted writes, %0d void ones and %0d requests arrived, %0d discarded",
+                 posted_got, voids_got, np_got, discarded);
         $finish;
     end
 endmodule

@@ -215,10 +215,10 @@ module weft_pcie4_tb;
     weft_board_cdc_snapshot #(.WIDTH(103)) crossing (.src_clk(user_clk),
         .src_value({up, infinite, limit}), .dst_clk(weft_clk), .dst_value(word));
     // The block keeps its own account of void TLPs (REFUND_VOID 0, as the
-    // board wrapper has it); this egress sends none.
+    // board wrapper has it); this egress sends and discards none.
     weft_board_tx_credit #(.REFUND_VOID(0)) counter (.clk(weft_clk), .rst(rst), .up(word[102]),
         .limit(word[95:0]), .infinite(word[101:96]), .consume(consume), .consume_dws(consume_dws),
-        .sent(1'b0), .sent_sop(1'b0), .sent_eop(1'b0), .sent_nullify(1'b0), .sent_dw0(32'd0),
+        .refund(3'd0), .refund_dws(11'd0), .sent(1'b0), .sent_sop(1'b0), .sent_eop(1'b0), .sent_nullify(1'b0), .sent_dw0(32'd0),
         .credit(credit));
 
     always @(posedge user_clk)

@@ -286,7 +286,8 @@ fn model_wrapper(instance: &verilog::Instance, table: &tile::Table) -> String {
 /// port's egress, both held up together on random cycles, and a TLP
 /// starts only while the port's credit for its class says it may, as
 /// weft's egress keeps it, its class and length reported on
-/// `egress_consume`; and every port is asked for [`LINK_PULSES`] hot
+/// `egress_consume` (it discards nothing, so gives nothing back on
+/// `egress_refund`); and every port is asked for [`LINK_PULSES`] hot
 /// resets and retrains.
 fn loopback_switch_top() -> String {
     let ports = verilog::switch_ports();
@@ -322,7 +323,9 @@ fn loopback_switch_top() -> String {
              assign egress${p}$valid = ingress${p}$valid && pass{p};\n    \
              assign ingress${p}$ready = egress${p}$ready && pass{p};\n    \
              assign egress_consume${p} = egress${p}$valid && egress${p}$ready && ingress${p}$sop ? class{p} : 3'd0;\n    \
-             assign egress_consume_dws${p} = tlp_dws(ingress${p}$dw0);"
+             assign egress_consume_dws${p} = tlp_dws(ingress${p}$dw0);\n    \
+             assign egress_refund${p} = 3'd0;\n    \
+             assign egress_refund_dws${p} = 11'd0;"
         );
         for sig in [
             "sop", "eop", "nullify", "empty", "dw0", "dw1", "dw2", "dw3", "payload",
@@ -673,6 +676,9 @@ pub enum CreditCase {
     /// As `Reference`, with a void write after each good one, which the
     /// partner discards without counting its credit.
     VoidWrites,
+    /// As `Reference`, with a write after each good one that the egress
+    /// commits and then discards before the link, giving its credit back.
+    DiscardedWrites,
 }
 
 /// Simulates the transmit credit path in `dir` with [`credit_files`]'
@@ -682,6 +688,7 @@ pub fn run_credit(dir: &Path, files: &[generate::File], case: CreditCase) -> Res
         CreditCase::Reference => vec![],
         CreditCase::SmallPartner => vec![String::from("+small_partner")],
         CreditCase::VoidWrites => vec![String::from("+void_writes")],
+        CreditCase::DiscardedWrites => vec![String::from("+discarded_writes")],
     };
     run_bench(dir, files, "weft_credit_tb", "weft-credit-tb: done", &args)
 }

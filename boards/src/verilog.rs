@@ -30,6 +30,8 @@
 //! pulses on `clock` that the port's link controller carries out
 //! (`link.v`), `egress_consume$p[2:0]` and `egress_consume_dws$p[10:0]`,
 //! what each TLP the egress commits takes of the link partner's credit,
+//! `egress_refund$p[2:0]` and `egress_refund_dws$p[10:0]`, what a TLP so
+//! committed and then discarded before the link gives back,
 //! and the credit itself, a bit per port in `egress_credit_posted`,
 //! `egress_credit_non_posted` and `egress_credit_completion`, which the
 //! wrapper keeps from the hard IP's credit interface (`credit.v`).
@@ -443,12 +445,14 @@ pub(crate) fn switch_ports() -> Vec<Port> {
         }
         ports.push(Port::new("output", 1, format!("link_hot_reset${p}")));
         ports.push(Port::new("output", 1, format!("link_retrain${p}")));
-        ports.push(Port::new("output", 3, format!("egress_consume${p}")));
-        ports.push(Port::new(
-            "output",
-            CONSUME_DWS_BITS,
-            format!("egress_consume_dws${p}"),
-        ));
+        for credit in ["consume", "refund"] {
+            ports.push(Port::new("output", 3, format!("egress_{credit}${p}")));
+            ports.push(Port::new(
+                "output",
+                CONSUME_DWS_BITS,
+                format!("egress_{credit}_dws${p}"),
+            ));
+        }
     }
     for class in CREDIT_CLASSES {
         ports.push(Port::new(
@@ -681,6 +685,7 @@ pub fn wrapper(board: &Board) -> String {
              wire [{wh}:0] port{p}_out_payload;\n    \
              wire port{p}_hot_reset;\n    wire port{p}_retrain;\n    \
              wire [2:0] port{p}_consume;\n    wire [{ch}:0] port{p}_consume_dws;\n    \
+             wire [2:0] port{p}_refund;\n    wire [{ch}:0] port{p}_refund_dws;\n    \
              /* verilator lint_on UNUSEDSIGNAL */\n    \
              wire [2:0] port{p}_credit;\n    \
              wire [{hi}:0] port{p}_out_word = {{port{p}_out_sop, port{p}_out_eop, port{p}_out_nullify, port{p}_out_empty, \
@@ -779,10 +784,12 @@ pub fn wrapper(board: &Board) -> String {
         }
         conns.push(format!("        .link_hot_reset${p}(port{p}_hot_reset)"));
         conns.push(format!("        .link_retrain${p}(port{p}_retrain)"));
-        conns.push(format!("        .egress_consume${p}(port{p}_consume)"));
-        conns.push(format!(
-            "        .egress_consume_dws${p}(port{p}_consume_dws)"
-        ));
+        for credit in ["consume", "refund"] {
+            conns.push(format!("        .egress_{credit}${p}(port{p}_{credit})"));
+            conns.push(format!(
+                "        .egress_{credit}_dws${p}(port{p}_{credit}_dws)"
+            ));
+        }
     }
     for (bit, class) in CREDIT_CLASSES.iter().enumerate() {
         let bits: Vec<String> = (0..SWITCH_PORTS)
@@ -1290,6 +1297,7 @@ fn credit_block(ip: &HardIp, port: usize) -> String {
          weft_board_tx_credit #(.REFUND_VOID({refund_void})) {n}_tx_credit (.clk(weft_clk), .rst(weft_rst),\n        \
          .up({n}_credit_word[102]), .limit({n}_credit_word[95:0]), .infinite({n}_credit_word[101:96]),\n        \
          .consume(port{port}_consume), .consume_dws(port{port}_consume_dws),\n        \
+         .refund(port{port}_refund), .refund_dws(port{port}_refund_dws),\n        \
          .sent(port{port}_out_valid && port{port}_out_ready), .sent_sop(port{port}_out_sop),\n        \
          .sent_eop(port{port}_out_eop), .sent_nullify(port{port}_out_nullify), .sent_dw0(port{port}_out_dw0),\n        \
          .credit(port{port}_credit));"

@@ -357,8 +357,8 @@ fn a_posted_write_passes_a_request_waiting_for_credit() {
         ),
         (
             "consumption not counted",
-            "consumed[i] <= consumed[i] + {15'd0, consume[i]} - {15'd0, refund[i]};",
-            "consumed[i] <= consumed[i];",
+            "consumed[i] <= consumed[i] + {15'd0, consume[i]}",
+            "consumed[i] <= consumed[i]",
         ),
     ] {
         let mut files = sim::credit_files();
@@ -433,6 +433,36 @@ fn a_void_tlps_credit_comes_back_as_the_partner_never_returns_it() {
     ) {
         Err(SimError::Failed { report }) => assert!(report.contains("ERROR"), "{report}"),
         other => panic!("void writes' credit kept went unnoticed: {other:?}"),
+    }
+}
+
+#[test]
+fn a_discarded_tlps_credit_comes_back_as_weft_gives_it_back() {
+    // A TLP weft's egress committed and then discarded never reaches the
+    // partner, which returns credit only for what it receives (§2.6.1.2):
+    // the credit must come back on `refund`.
+    match sim::run_credit(
+        &scratch("credit-discarded"),
+        &sim::credit_files(),
+        CreditCase::DiscardedWrites,
+    ) {
+        Ok(()) => {}
+        Err(SimError::NoSimulator) => return,
+        Err(err) => panic!("{err}"),
+    }
+    // Without it, two discarded writes use up the partner's two posted
+    // header credits for good.
+    let mut files = sim::credit_files();
+    let (from, to) = (" - {15'd0, refund[i]}", "");
+    assert!(files[0].text.contains(from), "credit.v has `{from}`");
+    files[0].text = files[0].text.replace(from, to);
+    match sim::run_credit(
+        &scratch("credit-discarded-broken"),
+        &files,
+        CreditCase::DiscardedWrites,
+    ) {
+        Err(SimError::Failed { report }) => assert!(report.contains("ERROR"), "{report}"),
+        other => panic!("discarded writes' credit kept went unnoticed: {other:?}"),
     }
 }
 

@@ -87,7 +87,9 @@ use weft_model::{
     AddressRoute, Destination, DropReason, FunctionOwner, HostIndex, IdMapping, Owner, Packet,
     PortIndex, PortRole, Switch, Window,
 };
-use weft_pcie::tlp::{Body, Completion, CompletionStatus, Header, MemoryOp, Tag, TrafficClass};
+use weft_pcie::tlp::{
+    Body, Completion, CompletionStatus, FlowControlClass, Header, MemoryOp, Tag, TrafficClass,
+};
 use weft_pcie::Bdf;
 use weft_regs::aperture::HOST_ADDRESS_LIMIT;
 use weft_regs::csr::{counter, inject, mailbox};
@@ -555,6 +557,52 @@ struct Observed {
     drops: [u64; DropReason::ALL.len()],
     /// Per egress, cycles it offered a beat its link did not take.
     stalls: Vec<u64>,
+    /// Per egress, the credits reported consumed less those given back,
+    /// as [`credits_of`] orders them.
+    credits: Vec<[i64; 6]>,
+}
+
+/// A TLP's credits (§2.6.1): one header credit of its class and a data
+/// credit per 4 DW of payload, as (posted, non-posted, completion) headers
+/// then the same classes' data.
+fn credits_of(class: usize, dws: u64) -> [i64; 6] {
+    let mut credits = [0; 6];
+    credits[class] = 1;
+    credits[3 + class] = dws.div_ceil(4) as i64;
+    credits
+}
+
+/// What the TLPs that left each egress cost in credits, from their headers
+/// (weft-pcie's flow control class and payload length).
+fn credits_of_what_left(egress: &[Vec<Vec<u8>>]) -> Vec<[i64; 6]> {
+    egress
+        .iter()
+        .map(|tlps| {
+            let mut sum = [0; 6];
+            for tlp in tlps {
+                let header = Header::decode(tlp).expect("what leaves has a header");
+                let class = match header.flow_control_class() {
+                    FlowControlClass::Posted => CLASS_POSTED,
+                    FlowControlClass::NonPosted => CLASS_NON_POSTED,
+                    FlowControlClass::Completion => CLASS_COMPLETION,
+                } as usize;
+                let cost = credits_of(class, u64::from(header.payload_len_dw()));
+                sum.iter_mut().zip(cost).for_each(|(s, c)| *s += c);
+            }
+            sum
+        })
+        .collect()
+}
+
+/// Adds `sign` times the credits of the TLP a pulse of `classes` (a bit
+/// per class) and `dws` reports to `credits`.
+fn account(credits: &mut [i64; 6], classes: u64, dws: u64, sign: i64) {
+    for class in 0..3 {
+        if classes >> class & 1 == 1 {
+            let cost = credits_of(class, dws);
+            credits.iter_mut().zip(cost).for_each(|(s, c)| *s += sign * c);
+        }
+    }
 }
 
 /// Offers `tlps` (per ingress port, in order) to the RTL with the egress
@@ -574,6 +622,7 @@ fn run_until_idle_for(
         egress: vec![Vec::new(); PORTS],
         cpu: vec![Vec::new(); PORTS],
         stalls: vec![0; PORTS],
+        credits: vec![[0; 6]; PORTS],
         ..Observed::default()
     };
     let mut sending: Vec<VecDeque<([u32; 4], Vec<u32>)>> = tlps
@@ -663,6 +712,18 @@ fn run_until_idle_for(
             if top.egress_dropped[i].val() {
                 observed.drops[top.egress_drop_reason[i].val().to_u32() as usize] += 1;
             }
+            account(
+                &mut observed.credits[i],
+                top.egress_consume[i].val().to_u64(),
+                top.egress_consume_dws[i].val().to_u64(),
+                1,
+            );
+            account(
+                &mut observed.credits[i],
+                top.egress_refund[i].val().to_u64(),
+                top.egress_refund_dws[i].val().to_u64(),
+                -1,
+            );
             let port = &top.egress[i];
             if port.valid.val() && !port.ready.val() {
                 observed.stalls[i] += 1;
@@ -701,6 +762,13 @@ fn run_until_idle_for(
             break;
         }
     }
+    // §2.6.1: every TLP on a link took its credit, and no other TLP keeps
+    // any (the link partner returns credit only for what it received).
+    assert_eq!(
+        observed.credits,
+        credits_of_what_left(&observed.egress),
+        "credit reported (consumed less given back) against what left, per egress"
+    );
     observed
 }
 

@@ -122,6 +122,12 @@ pub struct Chip<const W: usize, const N: usize> {
     pub egress_consume: [Signal<Out, Bits<3>>; N],
     /// Per port, with `egress_consume`: the TLP's data length in DW.
     pub egress_consume_dws: [Signal<Out, Bits<LENGTH_BITS>>; N],
+    /// Per port: a one-cycle pulse on the class bit of a TLP reported on
+    /// `egress_consume` that the egress then discarded
+    /// ([`SwitchTop::egress_refund`]): the adapter takes its credit back.
+    pub egress_refund: [Signal<Out, Bits<3>>; N],
+    /// Per port, with `egress_refund`: the TLP's data length in DW.
+    pub egress_refund_dws: [Signal<Out, Bits<LENGTH_BITS>>; N],
     /// Per port: a one-cycle pulse on `clock` asking the port's hard IP
     /// for a hot reset ([`SwitchTop::link_hot_reset`]), which the board's
     /// adapter carries into the hard IP's clock and holds there.
@@ -173,6 +179,8 @@ impl<const W: usize, const N: usize> Chip<W, N> {
             egress_credit_completion: Default::default(),
             egress_consume: std::array::from_fn(|_| Default::default()),
             egress_consume_dws: std::array::from_fn(|_| Default::default()),
+            egress_refund: std::array::from_fn(|_| Default::default()),
+            egress_refund_dws: std::array::from_fn(|_| Default::default()),
             link_hot_reset: std::array::from_fn(|_| Default::default()),
             link_retrain: std::array::from_fn(|_| Default::default()),
             data_plane: SwitchTop::with_clock_mhz(clock_mhz),
@@ -229,6 +237,8 @@ impl<const W: usize, const N: usize> Logic for Chip<W, N> {
             self.link_retrain[i].next = self.data_plane.link_retrain[i].val();
             self.egress_consume[i].next = self.data_plane.egress_consume[i].val();
             self.egress_consume_dws[i].next = self.data_plane.egress_consume_dws[i].val();
+            self.egress_refund[i].next = self.data_plane.egress_refund[i].val();
+            self.egress_refund_dws[i].next = self.data_plane.egress_refund_dws[i].val();
         }
         self.data_plane.egress_credit_posted.next = self.egress_credit_posted.val();
         self.data_plane.egress_credit_non_posted.next = self.egress_credit_non_posted.val();

@@ -15,6 +15,17 @@
 //! translation cleared TD loses its digest DW on the way to the link
 //! ([`crate::port::DigestStrip`]).
 //!
+//! **Credit given back.** The switching core reports a TLP's credit for
+//! this link as it commits the TLP here (`SwitchCore::egress_consume`),
+//! before the host stage has seen it. A TLP the stage then discards (a
+//! drop, or an INTx message that changes no wire) never reaches the link,
+//! so its partner never counts it and never returns its credit (PCIe Base
+//! 6.0 §2.6.1.2: a receiver counts only the TLPs it receives): as its first
+//! beat is taken, `refund` pulses its class bit with its data DWs on
+//! `refund_dws`, for the link's credit counter to take them back. A port
+//! that passes no traffic gives nothing back: the top reports no credit
+//! for a TLP committed to it.
+//!
 //! A TLP the ingress voided after its first beats left (`nullify` on its
 //! last beat, [`crate::stream`]) goes out void, for the link to nullify.
 //! Every TLP's last beat taken by the link pulses `sent` with its class
@@ -107,6 +118,11 @@ pub struct PortEgress<const W: usize> {
     pub sent_bytes: Signal<Out, Bits<WIRE_BYTES_BITS>>,
     /// The link has a beat offered and does not take it.
     pub stall: Signal<Out, Bit>,
+    /// A one-cycle pulse on the class bit of a TLP from the core that the
+    /// host stage discards: its credit, reported by the core, goes back.
+    pub refund: Signal<Out, Bits<3>>,
+    /// With `refund`: its data length in DW.
+    pub refund_dws: Signal<Out, Bits<LENGTH_BITS>>,
     /// CONTROL.ENABLE of this port.
     pub enable: Signal<In, Bit>,
     /// CONTROL.ROLE of this port.
@@ -187,6 +203,7 @@ pub struct PortEgress<const W: usize> {
     pub timeout: Signal<In, Bits<TIME_BITS>>,
     stage: HostEgress<{ capacity::BOUND_FUNCTIONS_PER_HOST }>,
     wires: VirtualWires<{ capacity::BOUND_FUNCTIONS_PER_HOST }>,
+    arriving: HeaderDecoder,
     leaving: HeaderDecoder,
     strip: DigestStrip<W>,
     responses: ErrorCompletionQueue<W>,
@@ -230,6 +247,8 @@ impl<const W: usize> PortEgress<W> {
             sent_class: Default::default(),
             sent_bytes: Default::default(),
             stall: Default::default(),
+            refund: Default::default(),
+            refund_dws: Default::default(),
             enable: Default::default(),
             role: Default::default(),
             host_index: Default::default(),
@@ -271,6 +290,7 @@ impl<const W: usize> PortEgress<W> {
             timeout: Default::default(),
             stage: HostEgress::new(port),
             wires: Default::default(),
+            arriving: Default::default(),
             leaving: Default::default(),
             strip: Default::default(),
             responses: Default::default(),
@@ -384,6 +404,12 @@ impl<const W: usize> Logic for PortEgress<W> {
         self.strip.upstream.dw3.next = self.core.dw3.val();
         self.strip.upstream.valid.next = self.core.valid.val() & !self.discarding.q.val();
         self.core.ready.next = self.strip.upstream.ready.val() | self.discarding.q.val();
+        self.arriving.dw0.next = self.core.dw0.val();
+        self.arriving.dw1.next = self.core.dw1.val();
+        self.arriving.dw2.next = self.core.dw2.val();
+        self.arriving.dw3.next = self.core.dw3.val();
+        self.refund.next = bits::<3>(0);
+        self.refund_dws.next = bits::<LENGTH_BITS>(0);
         self.forward.next = true;
         self.dropped.next = false;
         self.drop_reason.next = self.stage.drop_reason.val();
@@ -410,6 +436,12 @@ impl<const W: usize> Logic for PortEgress<W> {
             self.dropped.next =
                 self.taken.val() & (self.stage.destination.val() == self.to_drop.val());
             self.waited.d.next = !self.taken.val();
+            if self.taken.val() & !self.forward.val() {
+                self.refund.next = bits::<3>(1) << self.arriving.flow_class.val();
+                if self.arriving.has_data.val() {
+                    self.refund_dws.next = self.arriving.length_dw.val();
+                }
+            }
             if self.taken.val() & !self.core.eop.val() {
                 self.forwarding.d.next = self.forward.val();
                 self.discarding.d.next = !self.forward.val();

@@ -126,6 +126,9 @@ use crate::translate::host_ingress::DROP_REASON_BITS;
 /// its one completion header (no data) on `egress_consume`, in a cycle the
 /// core reports nothing for that egress; so does a TLP the CPU injects,
 /// with its own class and length, in a cycle neither reports anything.
+/// A TLP a host port's egress discards after the core reported its credit
+/// (a drop, an INTx message that changes no wire) gives it back on
+/// `egress_refund` ([`PortEgress`]'s **Credit given back**).
 #[derive(LogicBlock)]
 pub struct SwitchTop<const W: usize, const N: usize> {
     /// The clock.
@@ -146,6 +149,12 @@ pub struct SwitchTop<const W: usize, const N: usize> {
     pub egress_consume: [Signal<Out, Bits<3>>; N],
     /// Per egress: the data length in DW of the TLP committed.
     pub egress_consume_dws: [Signal<Out, Bits<LENGTH_BITS>>; N],
+    /// Per egress: a one-cycle pulse on the class bit of a TLP committed
+    /// to it (on `egress_consume`) that its host stage then discarded, so
+    /// the link never carries it: the credit counter takes its credit back.
+    pub egress_refund: [Signal<Out, Bits<3>>; N],
+    /// Per egress: the data length in DW of the TLP discarded.
+    pub egress_refund_dws: [Signal<Out, Bits<LENGTH_BITS>>; N],
     /// Per port: a TLP arriving there goes to the management CPU.
     pub to_cpu: [Signal<Out, Bit>; N],
     /// Per port: a TLP arriving there is forwarded and also copied to the CPU.
@@ -240,6 +249,8 @@ impl<const W: usize, const N: usize> SwitchTop<W, N> {
             egress_credit_completion: Default::default(),
             egress_consume: std::array::from_fn(|_| Default::default()),
             egress_consume_dws: std::array::from_fn(|_| Default::default()),
+            egress_refund: std::array::from_fn(|_| Default::default()),
+            egress_refund_dws: std::array::from_fn(|_| Default::default()),
             to_cpu: std::array::from_fn(|_| Default::default()),
             copy_to_cpu: std::array::from_fn(|_| Default::default()),
             cpu_dw0: std::array::from_fn(|_| Default::default()),
@@ -515,6 +526,8 @@ impl<const W: usize, const N: usize> Logic for SwitchTop<W, N> {
                 self.egress_consume[i].next = bits::<3>(0);
             }
             self.egress_consume_dws[i].next = self.core.egress_consume_dws[i].val();
+            self.egress_refund[i].next = self.ports_out[i].refund.val();
+            self.egress_refund_dws[i].next = self.ports_out[i].refund_dws.val();
 
             // The ingress's answers back out of the same port, with their credit.
             self.ports_out[i].respond.next = self.ports_in[i].respond.val();

@@ -321,6 +321,7 @@ const SWITCH_TOP_UNUSED_OUTPUTS: &[&str] = &[
     "endpoint",
     "stage",
     "core",
+    "arriving",
     "leaving",
     "header",
     "status_decoder",

@@ -600,7 +600,10 @@ fn account(credits: &mut [i64; 6], classes: u64, dws: u64, sign: i64) {
     for class in 0..3 {
         if classes >> class & 1 == 1 {
             let cost = credits_of(class, dws);
-            credits.iter_mut().zip(cost).for_each(|(s, c)| *s += sign * c);
+            credits
+                .iter_mut()
+                .zip(cost)
+                .for_each(|(s, c)| *s += sign * c);
         }
     }
 }

@@ -64,7 +64,7 @@ impl Check {
 /// One design that is emitted as its own Verilog file.
 pub struct Design {
     /// Module name of the design's top, and the stem of its `.v` file.
-    pub name: &'static str,
+    pub name: String,
     /// The design's Verilog.
     pub verilog: String,
     /// What `cargo xtask verilog` checks beyond lint.
@@ -365,7 +365,7 @@ const SOC_UNUSED_INPUTS: &[&str] = &["bus$address", "bus$write_data"];
 
 /// Connects a block, generates its Verilog (checked by rust-hdl for
 /// undriven signals and latches) and renames its top module to `name`.
-pub fn emit<B: Block>(name: &'static str, mut block: B) -> Design {
+pub fn emit<B: Block>(name: &str, mut block: B) -> Design {
     block.connect_all();
     let verilog = generate_verilog(&block)
         .replace("module top(", &format!("module {name}("))
@@ -373,7 +373,7 @@ pub fn emit<B: Block>(name: &'static str, mut block: B) -> Design {
         .replace(" top$", &format!(" {name}$"))
         .replace("endmodule // top", &format!("endmodule // {name}"));
     Design {
-        name,
+        name: name.to_string(),
         verilog,
         check: Check::Synthesize,
         data_files: Vec::new(),

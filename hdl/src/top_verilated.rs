@@ -114,9 +114,11 @@ impl VerilatedSwitch {
         cache: &Path,
         progress: &mut (dyn FnMut(&str) + Send),
     ) -> Result<Self, VerilatedError> {
-        let top = "weft_harness_top";
-        let design = emit::emit(top, SwitchTop::<W, N>::default());
-        let built = weft_verilated::build(&design.verilog, top, cache, progress)
+        // Named by its shape, so that the cache keeps the recent builds of
+        // each shape (the tests' 2 ports, the simulator's 8) apart.
+        let top = format!("weft_harness_top_{N}x{W}");
+        let design = emit::emit(&top, SwitchTop::<W, N>::default());
+        let built = weft_verilated::build(&design.verilog, &top, cache, progress)
             .map_err(VerilatedError::Build)?;
         Ok(VerilatedSwitch {
             built,

@@ -47,7 +47,9 @@ use crate::switch::{Delivery, Forwarding, IngressError, InjectError, Switch};
 
 /// TLPs the mailbox queues for the CPU before it loses one.
 pub const MAILBOX_DEPTH: usize = capacity::MAILBOX_TLPS;
-/// TLPs the injector holds for their egress before READY clears.
+/// TLPs the injector holds for their egress before READY clears. The RTL
+/// injector holds one (READY clears on SEND until it has left); firmware
+/// that sends only while READY is set behaves alike on both.
 pub const INJECT_DEPTH: usize = 4;
 /// The management function's BAR1: the high half of its 64-bit BAR0 (§7.5.1.2.1).
 const MANAGEMENT_BAR_HIGH_REGISTER: u16 = type0::BAR0 + 4;

@@ -9,7 +9,7 @@ use std::sync::Mutex;
 
 use sha2::{Digest, Sha256};
 
-use crate::{PortDecl, Storage};
+use crate::{cache, PortDecl, Storage};
 
 /// Changes whenever the shim changes, so that an old cached build is not
 /// taken for a new one.
@@ -100,12 +100,13 @@ pub fn build(
         digest.update(part.as_bytes());
         digest.update([0]);
     }
-    let key: String = digest.finalize()[..8]
+    let key: String = digest.finalize()[..cache::DIGEST_BYTES]
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect();
     let finished = cache.join(format!("{top}-{key}"));
     if let Some(built) = cached(&finished, top) {
+        keep_only_recent(cache, top, &finished);
         return Ok(built);
     }
     let io = |path: &Path| {
@@ -115,7 +116,11 @@ pub fn build(
     // Built beside the cache entry and renamed into place when complete,
     // so that a build interrupted, or another process building the same
     // design at once, never leaves a half-built entry behind.
-    let dir = cache.join(format!("{top}-{key}.building-{}", std::process::id()));
+    let dir = cache.join(format!(
+        "{top}-{key}{}{}",
+        cache::BUILDING,
+        std::process::id()
+    ));
     let library = library_in(&dir, top);
     let _ = fs::remove_dir_all(&dir);
     let objects = dir.join("obj");
@@ -155,7 +160,7 @@ pub fn build(
     let queue = Mutex::new(sources.into_iter().enumerate());
     let failure = Mutex::new(None);
     let done = Mutex::new(0usize);
-    let progress = Mutex::new(progress);
+    let compiling = Mutex::new(progress);
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
     std::thread::scope(|scope| {
         for _ in 0..workers {
@@ -182,7 +187,7 @@ pub fn build(
                 );
                 match compiled {
                     Ok(_) => {
-                        if let (Ok(mut done), Ok(mut progress)) = (done.lock(), progress.lock()) {
+                        if let (Ok(mut done), Ok(mut progress)) = (done.lock(), compiling.lock()) {
                             *done += 1;
                             progress(&format!("compiled {done} of {total}"));
                         }
@@ -221,11 +226,23 @@ pub fn build(
         let _ = fs::remove_dir_all(&dir);
         return cached(&finished, top).ok_or(BuildError::Io(finished, error));
     }
+    let removed = keep_only_recent(cache, top, &finished);
+    if let (true, Ok(progress)) = (removed > 0, compiling.into_inner()) {
+        progress(&format!("removed {removed} older builds of {top}"));
+    }
     Ok(Built {
         library: library_in(&finished, top),
         ports,
         fresh: true,
     })
+}
+
+/// Marks the build in `in_use` used now and prunes `cache` around it
+/// ([`cache::prune`]); how many directories it removed.
+fn keep_only_recent(cache: &Path, top: &str, in_use: &Path) -> usize {
+    cache::mark_used(&in_use.join(PORTS_FILE));
+    let used_at = |build: &Path| fs::metadata(build.join(PORTS_FILE)).ok()?.modified().ok();
+    cache::prune(cache, top, in_use, used_at).len()
 }
 
 /// The shared library of `top`'s build in `dir`.

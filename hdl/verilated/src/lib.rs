@@ -10,7 +10,9 @@
 //! A build is cached under a directory named by a digest of the Verilog,
 //! the Verilator version and the build's options, so a design that did not change is built
 //! once (the 8-port switch takes about 3 minutes of C++ compilation on a
-//! 2-CPU machine).
+//! 2-CPU machine). Each build found or made marks itself used, and the
+//! cache keeps only the [`KEPT_BUILDS`] most recently used builds of a top
+//! (about 28 MB each for the switch) and no stopped build's leftovers.
 //!
 //! The library's C ABI is a small shim generated beside the model
 //! ([`build`]): create, evaluate, delete, and the address of each top-level
@@ -19,9 +21,11 @@
 //! C++ harnesses do, without a call per signal.
 
 mod build;
+mod cache;
 mod model;
 
 pub use build::{build, BuildError, Built};
+pub use cache::{ABANDONED_AFTER, KEPT_BUILDS};
 pub use model::{LoadError, Model, Port};
 
 /// How Verilator stores a top-level port (its `verilated.h` types):

@@ -13,6 +13,14 @@
 //! into the RTL too, before the next TLP (weft-model's
 //! `CsrWindow::record_writes`).
 //!
+//! Each switch's RTL runs on a thread of its own, behind the simulation:
+//! the model's answer decides what the simulation does next, so the RTL
+//! only has to check it, and it does so in the order the simulation handed
+//! it TLPs and register writes, at most `QUEUED_JOBS` behind (the
+//! simulation waits beyond that). The switches of a fabric are so checked
+//! in parallel, each on a CPU where there are enough. Its summary
+//! ([`RtlPlane::summary`]) waits for it to catch up.
+//!
 //! Host ports' requests take the fabric tags of the RTL's
 //! outstanding-request tables, as of the model's; when the manager
 //! abandons requests (ABANDON), the RTL runs a whole sweep of its tables
@@ -64,7 +72,10 @@
 //! machine into [`verilated_cache`] and shared by every switch of a run.
 
 use std::path::PathBuf;
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
+use std::sync::{Arc, OnceLock};
+use std::thread::JoinHandle;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -185,14 +196,48 @@ fn seconds<S: serde::Serializer>(time: &Duration, serializer: S) -> Result<S::Ok
     serializer.serialize_f64(time.as_secs_f64())
 }
 
-/// The RTL data plane of one switch.
+/// Jobs a switch's RTL thread may lag behind the simulation before the
+/// simulation waits for it: a few MB of TLPs and model answers.
+const QUEUED_JOBS: usize = 4096;
+
+/// The RTL data plane of one switch: a thread of its own ([`Checker`])
+/// that carries, in order, what the simulation hands it, while the
+/// simulation goes on; [`RtlPlane::summary`] waits for it to catch up.
 pub struct RtlPlane {
-    top: Box<SimulatorTop>,
-    summary: RtlSummary,
-    /// What the RTL's injector sent since [`RtlPlane::injected`] last
-    /// held it to the model's: (egress port, wire bytes), in order, and
-    /// how the run that sent each went otherwise, if not as expected.
-    sent: Vec<Result<(usize, Vec<u8>), String>>,
+    jobs: Option<SyncSender<Job>>,
+    worker: Option<JoinHandle<()>>,
+    /// Set when the plane is dropped: the thread stops before its next job.
+    stop: Arc<AtomicBool>,
+    /// Completer Aborts the model sent for timed-out requests (see
+    /// [`RtlPlane::timed_out`]); known here, where the model runs.
+    timeouts: u64,
+    /// TLPs not compared because a timeout left the RTL behind.
+    not_compared: u64,
+}
+
+/// What the simulation hands a switch's RTL thread; each job's `writes` are
+/// the register writes the model's window took before it.
+enum Job {
+    /// Carry a TLP that arrived on a port; the model forwarded it so.
+    Carry {
+        writes: Vec<(u32, u32)>,
+        port: usize,
+        bytes: Vec<u8>,
+        model: Forwarding,
+    },
+    /// Run a sweep of the outstanding-request tables; the model
+    /// synthesized these completions for abandoned requests.
+    Sweep {
+        writes: Vec<(u32, u32)>,
+        synthesized: Vec<Delivery>,
+    },
+    /// Hold what the injector sent to what the model's sent.
+    Injected {
+        writes: Vec<(u32, u32)>,
+        model: Vec<Delivery>,
+    },
+    /// Answer with the summary of every job before this one.
+    Report(Sender<RtlSummary>),
 }
 
 /// Cycles the RTL runs after a SEND of `value` at the least: the
@@ -210,37 +255,62 @@ impl RtlPlane {
     /// the RTL's too, and the model buffers TLPs no longer than the RTL's
     /// slots.
     pub fn new(window: &mut CsrWindow, simulator: RtlSimulator) -> Result<Self, RtlError> {
-        let top = std::thread::Builder::new()
+        let (jobs, queue) = mpsc::sync_channel(QUEUED_JOBS);
+        let (built_tx, built) = mpsc::channel();
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopping = Arc::clone(&stop);
+        let worker = std::thread::Builder::new()
+            .name("weft-rtl".into())
             .stack_size(BUILD_STACK)
-            .spawn(move || match simulator {
-                RtlSimulator::RustHdl => SimulatorTop::new()
-                    .map(Box::new)
-                    .map_err(|error| RtlError(error.to_string())),
-                RtlSimulator::Verilator => verilated_build()
-                    .and_then(|build| {
-                        SimulatorTop::verilated(build).map_err(|error| error.to_string())
-                    })
-                    .map(Box::new)
-                    .map_err(RtlError),
+            .spawn(move || {
+                let top = match build_top(simulator) {
+                    Ok(top) => top,
+                    Err(error) => {
+                        let _ = built_tx.send(Err(error));
+                        return;
+                    }
+                };
+                let _ = built_tx.send(Ok(()));
+                Checker::new(top, simulator).run(&queue, &stopping);
             })
-            .expect("the machine can start a thread")
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+            .expect("the machine can start a thread");
+        match built.recv() {
+            Ok(Ok(())) => {}
+            Ok(Err(error)) => {
+                let _ = worker.join();
+                return Err(error);
+            }
+            // The build panicked: carry the panic on here.
+            Err(_) => match worker.join() {
+                Err(panic) => std::panic::resume_unwind(panic),
+                Ok(()) => return Err(RtlError("the RTL's thread ended unbuilt".into())),
+            },
+        }
         window.record_writes();
         window.switch_mut().set_slot_dw(SIMULATOR_SLOT_DW);
         Ok(RtlPlane {
-            top,
-            summary: RtlSummary {
-                simulator: simulator.name(),
-                ..RtlSummary::default()
-            },
-            sent: Vec::new(),
+            jobs: Some(jobs),
+            worker: Some(worker),
+            stop,
+            timeouts: 0,
+            not_compared: 0,
         })
     }
 
-    /// What it did so far.
-    pub fn summary(&self) -> &RtlSummary {
-        &self.summary
+    /// What it did so far, once its thread has done every job handed it.
+    pub fn summary(&self) -> RtlSummary {
+        let (answer, report) = mpsc::channel();
+        let done = self
+            .jobs
+            .as_ref()
+            .and_then(|jobs| jobs.send(Job::Report(answer)).ok())
+            .and_then(|()| report.recv().ok())
+            .expect("the RTL's thread stopped (its panic is printed above)");
+        RtlSummary {
+            timeouts: self.timeouts,
+            not_compared: self.not_compared,
+            ..done
+        }
     }
 
     /// Carries `bytes`, which arrived on `port` and which the model
@@ -257,16 +327,11 @@ impl RtlPlane {
         if self.left_behind(window, 1) {
             return;
         }
-        let started = std::time::Instant::now();
-        let before = self.top.cycles();
-        self.replay(window.take_written());
-        let carried = self.top.carry(usize::from(port.0), bytes);
-        let mailbox = self.take_mailbox();
-        self.summary.tlps += 1;
-        self.summary.cycles += self.top.cycles() - before;
-        self.summary.wall += started.elapsed();
-        self.judge(carried, &mailbox, model, || {
-            format!("{bytes:02x?} on port {}", port.0)
+        self.hand(Job::Carry {
+            writes: window.take_written(),
+            port: usize::from(port.0),
+            bytes: bytes.to_vec(),
+            model: model.clone(),
         });
     }
 
@@ -278,19 +343,9 @@ impl RtlPlane {
         if self.left_behind(window, synthesized.len() as u64) {
             return;
         }
-        let started = std::time::Instant::now();
-        let before = self.top.cycles();
-        self.replay(window.take_written());
-        let sent = self.top.idle(capacity::OUTSTANDING_PER_HOST as u64);
-        let mailbox = self.take_mailbox();
-        self.summary.cycles += self.top.cycles() - before;
-        self.summary.wall += started.elapsed();
-        let model = Forwarding {
-            deliveries: synthesized.to_vec(),
-            dropped: None,
-        };
-        self.judge(sent, &mailbox, &model, || {
-            "completions for abandoned requests".into()
+        self.hand(Job::Sweep {
+            writes: window.take_written(),
+            synthesized: synthesized.to_vec(),
         });
     }
 
@@ -299,7 +354,7 @@ impl RtlPlane {
     /// (see the module's documentation). From now on the RTL is not held
     /// to the model.
     pub fn timed_out(&mut self, completions: &[Delivery]) {
-        self.summary.timeouts += completions.len() as u64;
+        self.timeouts += completions.len() as u64;
     }
 
     /// Has the RTL's injector send what the register writes the window
@@ -311,16 +366,141 @@ impl RtlPlane {
         if self.left_behind(window, model.len() as u64) {
             return;
         }
-        let started = std::time::Instant::now();
-        self.replay(window.take_written());
-        self.summary.wall += started.elapsed();
-        let sent = std::mem::take(&mut self.sent);
-        if sent.is_empty() && model.is_empty() {
-            return;
+        self.hand(Job::Injected {
+            writes: window.take_written(),
+            model: model.to_vec(),
+        });
+    }
+
+    /// Queues `job` for the RTL's thread, waiting while it is
+    /// [`QUEUED_JOBS`] behind; if the thread has stopped, carries its
+    /// panic on here.
+    fn hand(&mut self, job: Job) {
+        let handed = self.jobs.as_ref().map(|jobs| jobs.send(job).is_ok());
+        if handed != Some(true) {
+            match self.worker.take().map(JoinHandle::join) {
+                Some(Err(panic)) => std::panic::resume_unwind(panic),
+                _ => panic!("the RTL's thread stopped"),
+            }
         }
-        self.summary.injected += model.len() as u64;
-        if let Some(how) = compare_injected(model, sent) {
-            self.disagree(how, || "TLPs the CPU injected".into());
+    }
+
+    /// Whether the RTL was left behind by a timeout, its tables no longer
+    /// the model's; if so, counts `tlps` as not compared and drops the
+    /// register writes the window took, which the RTL will never need.
+    fn left_behind(&mut self, window: &mut CsrWindow, tlps: u64) -> bool {
+        if self.timeouts == 0 {
+            return false;
+        }
+        window.take_written();
+        self.not_compared += tlps;
+        true
+    }
+}
+
+impl Drop for RtlPlane {
+    /// Stops the RTL's thread after the job it is on (what it has not
+    /// done yet no one will ask about) and waits for it.
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        self.jobs = None;
+        if let Some(worker) = self.worker.take() {
+            let _ = worker.join();
+        }
+    }
+}
+
+/// The switch's RTL at reset in `simulator`.
+fn build_top(simulator: RtlSimulator) -> Result<Box<SimulatorTop>, RtlError> {
+    match simulator {
+        RtlSimulator::RustHdl => SimulatorTop::new()
+            .map(Box::new)
+            .map_err(|error| RtlError(error.to_string())),
+        RtlSimulator::Verilator => verilated_build()
+            .and_then(|build| SimulatorTop::verilated(build).map_err(|error| error.to_string()))
+            .map(Box::new)
+            .map_err(RtlError),
+    }
+}
+
+/// The RTL's side of a switch, on its thread: carries each job on the
+/// RTL and holds what the RTL did to what the model did.
+struct Checker {
+    top: Box<SimulatorTop>,
+    summary: RtlSummary,
+    /// What the RTL's injector sent since the last [`Job::Injected`] held
+    /// it to the model's: (egress port, wire bytes), in order, and how the
+    /// run that sent each went otherwise, if not as expected.
+    sent: Vec<Result<(usize, Vec<u8>), String>>,
+}
+
+impl Checker {
+    fn new(top: Box<SimulatorTop>, simulator: RtlSimulator) -> Self {
+        Checker {
+            top,
+            summary: RtlSummary {
+                simulator: simulator.name(),
+                ..RtlSummary::default()
+            },
+            sent: Vec::new(),
+        }
+    }
+
+    /// Does the jobs of `queue` in order until it closes or `stop` is set.
+    fn run(mut self, queue: &Receiver<Job>, stop: &AtomicBool) {
+        while let Ok(job) = queue.recv() {
+            if stop.load(Ordering::Relaxed) {
+                return;
+            }
+            let started = std::time::Instant::now();
+            let before = self.top.cycles();
+            match job {
+                Job::Carry {
+                    writes,
+                    port,
+                    bytes,
+                    model,
+                } => {
+                    self.replay(writes);
+                    let carried = self.top.carry(port, &bytes);
+                    let mailbox = self.take_mailbox();
+                    self.summary.tlps += 1;
+                    self.judge(carried, &mailbox, &model, || {
+                        format!("{bytes:02x?} on port {port}")
+                    });
+                }
+                Job::Sweep {
+                    writes,
+                    synthesized,
+                } => {
+                    self.replay(writes);
+                    let sent = self.top.idle(capacity::OUTSTANDING_PER_HOST as u64);
+                    let mailbox = self.take_mailbox();
+                    let model = Forwarding {
+                        deliveries: synthesized,
+                        dropped: None,
+                    };
+                    self.judge(sent, &mailbox, &model, || {
+                        "completions for abandoned requests".into()
+                    });
+                }
+                Job::Injected { writes, model } => {
+                    self.replay(writes);
+                    let sent = std::mem::take(&mut self.sent);
+                    if !(sent.is_empty() && model.is_empty()) {
+                        self.summary.injected += model.len() as u64;
+                        if let Some(how) = compare_injected(&model, sent) {
+                            self.disagree(how, || "TLPs the CPU injected".into());
+                        }
+                    }
+                }
+                Job::Report(answer) => {
+                    let _ = answer.send(self.summary.clone());
+                    continue;
+                }
+            }
+            self.summary.cycles += self.top.cycles() - before;
+            self.summary.wall += started.elapsed();
         }
     }
 
@@ -331,18 +511,6 @@ impl RtlPlane {
         self.summary
             .first_disagreement
             .get_or_insert_with(|| format!("{}: {how}", what()));
-    }
-
-    /// Whether the RTL was left behind by a timeout, its tables no longer
-    /// the model's; if so, counts `tlps` as not compared and drops the
-    /// register writes the window took, which the RTL will never need.
-    fn left_behind(&mut self, window: &mut CsrWindow, tlps: u64) -> bool {
-        if self.summary.timeouts == 0 {
-            return false;
-        }
-        window.take_written();
-        self.summary.not_compared += tlps;
-        true
     }
 
     /// Counts a disagreement, described by `what` and how, if the RTL's
@@ -371,21 +539,18 @@ impl RtlPlane {
     /// own POP writes to the model's mailbox, replayed into the RTL, find
     /// it empty.
     fn take_mailbox(&mut self) -> Vec<(usize, Vec<u8>)> {
-        let before = self.top.cycles();
         let mut queued = Vec::new();
         let mut tlp = [0; MAILBOX_BYTES];
         while let Some((port, len)) = take_head(&mut *self.top, &mut tlp) {
             queued.push((usize::from(port.0), tlp[..len].to_vec()));
         }
-        self.summary.cycles += self.top.cycles() - before;
         queued
     }
 
     /// Writes `writes` into the RTL's registers, in order; after each
     /// SEND to the injector, runs the RTL until the injected TLP has left
-    /// and keeps what left for [`RtlPlane::injected`].
+    /// and keeps what left for the next [`Job::Injected`].
     fn replay(&mut self, writes: Vec<(u32, u32)>) {
-        let before = self.top.cycles();
         let send = inject::SEND.address(0, 0);
         for (address, value) in writes {
             self.top.write32(address, value);
@@ -394,7 +559,6 @@ impl RtlPlane {
                 self.sent.extend(injector_output(sent));
             }
         }
-        self.summary.cycles += self.top.cycles() - before;
     }
 }
 
@@ -615,7 +779,7 @@ mod tests {
         let forwarding = window.forward(PortIndex(0), &bytes).expect("taken");
         rtl.carry(&mut window, PortIndex(0), &bytes, &forwarding);
         assert_eq!(rtl.summary().disagreements, 1);
-        let first = rtl.summary().first_disagreement.as_deref().unwrap_or("");
+        let first = rtl.summary().first_disagreement.unwrap_or_default();
         assert!(first.contains("the model sent [(02,"), "{first}");
     }
 
@@ -641,7 +805,7 @@ mod tests {
             Packet::parse(&local_message(MessageCode::PmeTurnOff)).expect("a well-formed message");
         rtl.carry(&mut window, PortIndex(0), &bytes, &forwarding);
         assert_eq!(rtl.summary().disagreements, 1);
-        let first = rtl.summary().first_disagreement.as_deref().unwrap_or("");
+        let first = rtl.summary().first_disagreement.unwrap_or_default();
         assert!(first.contains("for the CPU, the model"), "{first}");
     }
 
@@ -689,7 +853,7 @@ mod tests {
             Packet::parse(&local_message(MessageCode::PmeTurnOff)).expect("a well-formed message");
         rtl.injected(&mut window, &sent);
         assert_eq!(rtl.summary().disagreements, 1);
-        let first = rtl.summary().first_disagreement.as_deref().unwrap_or("");
+        let first = rtl.summary().first_disagreement.unwrap_or_default();
         assert!(
             first.starts_with("TLPs the CPU injected: the RTL sent [(03,"),
             "{first}"

@@ -157,7 +157,7 @@ impl WeftSwitch {
     }
 
     /// What its RTL data plane did, if it has one.
-    pub fn rtl_summary(&self) -> Option<&RtlSummary> {
+    pub fn rtl_summary(&self) -> Option<RtlSummary> {
         self.rtl.as_ref().map(RtlPlane::summary)
     }
 

@@ -338,7 +338,7 @@ impl<'s> Engine<'s> {
         self.report.switch_tlps = self.world.tlps_forwarded();
         for (plan, switch) in self.scenario.switches.iter().zip(self.world.switches()) {
             if let Some(summary) = switch.rtl_summary() {
-                self.report.rtl.push((plan.name.clone(), summary.clone()));
+                self.report.rtl.push((plan.name.clone(), summary));
             }
         }
         self.report

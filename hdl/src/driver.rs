@@ -18,8 +18,9 @@ use rust_hdl::prelude::*;
 /// declared oscillating; `Simulation` uses the same bound.
 const MAX_SETTLE_PASSES: usize = 100;
 
-/// Picoseconds per half clock period written to a VCD trace (a 250 MHz clock).
-const HALF_PERIOD_PS: u64 = 2_000;
+/// Picoseconds per half clock period written to a VCD trace (a 250 MHz
+/// clock); a `Simulation` set beside the driver clocks at it too.
+pub const HALF_PERIOD_PS: u64 = 2_000;
 
 /// Why a driven block could not be advanced.
 #[derive(Debug, Clone, PartialEq, Eq)]

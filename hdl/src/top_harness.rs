@@ -111,6 +111,11 @@ impl<const W: usize, const N: usize> Harness<HdlPins<W, N>> {
             pins: Box::new(HdlPins::new(top)?),
         })
     }
+
+    /// The block as the harness leaves it ([`HdlPins::into_top`]).
+    pub fn into_top(self) -> SwitchTop<W, N> {
+        self.pins.into_top()
+    }
 }
 
 impl<P: SwitchPins + ?Sized> Harness<P> {

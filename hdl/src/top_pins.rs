@@ -114,35 +114,11 @@ impl<const W: usize, const N: usize> SwitchPins for HdlPins<W, N> {
     }
 
     fn open_egress(&mut self) {
-        let top = self.driver.block();
-        let all = (1u64 << N) - 1;
-        top.egress_credit_posted.next = all.into();
-        top.egress_credit_non_posted.next = all.into();
-        top.egress_credit_completion.next = all.into();
-        for egress in &mut top.egress {
-            egress.ready.next = true;
-        }
+        open_egress_of(self.driver.block());
     }
 
     fn offer(&mut self, port: usize, beat: Option<&Beat>) {
-        let sink = &mut self.driver.block().ingress[port];
-        let Some(beat) = beat else {
-            sink.valid.next = false;
-            return;
-        };
-        let mut bus = Bits::<W>::default();
-        for (k, dw) in beat.payload.iter().enumerate() {
-            bus.set_bits::<32>(W - 32 * (k + 1), u64::from(*dw).into());
-        }
-        sink.valid.next = true;
-        sink.sop.next = beat.sop;
-        sink.eop.next = beat.eop;
-        sink.empty.next = (beat.empty as u64).into();
-        sink.payload.next = bus;
-        sink.dw0.next = beat.header[0].to_bits();
-        sink.dw1.next = beat.header[1].to_bits();
-        sink.dw2.next = beat.header[2].to_bits();
-        sink.dw3.next = beat.header[3].to_bits();
+        offer_at(self.driver.block(), port, beat);
     }
 
     fn csr(&mut self, address: u32, write: Option<u32>, read: bool) {
@@ -216,4 +192,49 @@ impl<const W: usize, const N: usize> HdlPins<W, N> {
     fn top(&self) -> &SwitchTop<W, N> {
         self.driver.block_ref()
     }
+
+    /// The block as it is now (its tables programmed, its queues as they
+    /// are), for instance to run it on in rust-hdl's `Simulation`.
+    pub fn into_top(self) -> SwitchTop<W, N> {
+        self.driver.into_block()
+    }
+}
+
+/// Makes every egress of `top` ready and gives every credit
+/// ([`SwitchPins::open_egress`] on the block itself, whatever drives it).
+pub fn open_egress_of<const W: usize, const N: usize>(top: &mut SwitchTop<W, N>) {
+    let all = (1u64 << N) - 1;
+    top.egress_credit_posted.next = all.into();
+    top.egress_credit_non_posted.next = all.into();
+    top.egress_credit_completion.next = all.into();
+    for egress in &mut top.egress {
+        egress.ready.next = true;
+    }
+}
+
+/// Offers `beat` at `top`'s ingress `port`, or nothing (`valid` low)
+/// ([`SwitchPins::offer`] on the block itself, whatever drives it).
+pub fn offer_at<const W: usize, const N: usize>(
+    top: &mut SwitchTop<W, N>,
+    port: usize,
+    beat: Option<&Beat>,
+) {
+    let sink = &mut top.ingress[port];
+    let Some(beat) = beat else {
+        sink.valid.next = false;
+        return;
+    };
+    let mut bus = Bits::<W>::default();
+    for (k, dw) in beat.payload.iter().enumerate() {
+        bus.set_bits::<32>(W - 32 * (k + 1), u64::from(*dw).into());
+    }
+    sink.valid.next = true;
+    sink.sop.next = beat.sop;
+    sink.eop.next = beat.eop;
+    sink.empty.next = (beat.empty as u64).into();
+    sink.payload.next = bus;
+    sink.dw0.next = beat.header[0].to_bits();
+    sink.dw1.next = beat.header[1].to_bits();
+    sink.dw2.next = beat.header[2].to_bits();
+    sink.dw3.next = beat.header[3].to_bits();
 }

@@ -17,6 +17,8 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
@@ -345,6 +347,45 @@ fn run_file(args: &[String]) -> ExitCode {
 /// Wall time after which, without a terminal, each step's start is printed.
 const PROGRESS_LINE_EVERY: Duration = Duration::from_secs(10);
 
+/// Wall time after which, without a terminal, a step still going on is
+/// said to be (a 16 MiB copy through RTL switches takes an hour).
+const STILL_GOING_EVERY: Duration = Duration::from_secs(60);
+
+/// Prints a run's progress on standard error for a log: the start of each
+/// step received on `steps` once the run has gone on for
+/// [`PROGRESS_LINE_EVERY`] since the last line, and the step still going
+/// on after [`STILL_GOING_EVERY`] without a line. Ends when `steps` closes.
+fn progress_lines(started: Instant, steps: Receiver<String>) -> JoinHandle<()> {
+    std::thread::spawn(move || {
+        let mut last_line = started;
+        let mut current = None;
+        let say = |what: &str| {
+            eprintln!(
+                "weft-sim: [{:.0} s] {what}",
+                started.elapsed().as_secs_f64()
+            );
+        };
+        loop {
+            match steps.recv_timeout(STILL_GOING_EVERY.saturating_sub(last_line.elapsed())) {
+                Ok(step) => {
+                    if last_line.elapsed() >= PROGRESS_LINE_EVERY {
+                        say(&step);
+                        last_line = Instant::now();
+                    }
+                    current = Some(step);
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    if let Some(step) = &current {
+                        say(&format!("still in {step}"));
+                    }
+                    last_line = Instant::now();
+                }
+                Err(RecvTimeoutError::Disconnected) => return,
+            }
+        }
+    })
+}
+
 /// A bar on stderr naming the running step, when stderr is a terminal
 /// (a log or a pipe gets the report, and a line per step on long runs).
 fn progress_bar(steps: usize) -> Option<ProgressBar> {
@@ -405,22 +446,21 @@ fn run(scenario: &Scenario, options: &RunOptions) -> ExitCode {
         engine.record_waveform(waveform);
     }
     let bar = progress_bar(scenario.steps.len());
-    // Without a terminal for the bar, a line per step once a run has been
-    // going for a while (a run on the RTL takes hours), so a log shows it.
-    let mut last_line = started;
+    // Without a terminal for the bar, lines once a run has been going for
+    // a while (a run on the RTL takes hours), so a log shows it.
+    let (steps, begun) = mpsc::channel();
+    let lines = bar.is_none().then(|| progress_lines(started, begun));
     let ran = engine.run_steps(&mut |step| {
         if let Some(bar) = &bar {
             bar.set_position(step.index as u64 + 1);
             bar.set_message(step.what.to_string());
-        } else if last_line.elapsed() >= PROGRESS_LINE_EVERY {
-            last_line = Instant::now();
-            eprintln!(
-                "weft-sim: [{:.0} s] step {}/{}: {}",
-                started.elapsed().as_secs_f64(),
+        } else {
+            let _ = steps.send(format!(
+                "step {}/{}: {}",
                 step.index + 1,
                 scenario.steps.len(),
                 step.what
-            );
+            ));
         }
     });
     if let Some(bar) = bar {
@@ -432,7 +472,18 @@ fn run(scenario: &Scenario, options: &RunOptions) -> ExitCode {
         eprintln!("weft-sim: the scenario failed at {err}");
         return ExitCode::FAILURE;
     }
+    if scenario
+        .switches
+        .iter()
+        .any(|switch| switch.data_plane != DataPlaneKind::Model)
+    {
+        let _ = steps.send("the report: the RTL switches check what they were handed".into());
+    }
     let report = engine.finish();
+    drop(steps);
+    if let Some(lines) = lines {
+        let _ = lines.join();
+    }
     let wall = started.elapsed();
     match (recorded, &options.vcd) {
         (Some(Ok(tlps)), Some(path)) => {

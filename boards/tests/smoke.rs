@@ -405,65 +405,50 @@ fn a_partner_advertising_less_than_a_slot_of_posted_data_still_gets_posted_write
     }
 }
 
-#[test]
-fn a_void_tlps_credit_comes_back_as_the_partner_never_returns_it() {
-    // A nullified TLP is discarded by the partner's receiver, which counts
-    // credit only for the valid TLPs it receives (§2.6.1.2, §3.6.2.1): the
-    // credit weft counted for it must be given back at weft's end.
-    match sim::run_credit(
-        &scratch("credit-void"),
-        &sim::credit_files(),
-        CreditCase::VoidWrites,
-    ) {
+/// Runs the credit bench's `case`, which must pass, then again with
+/// `credit.v`'s text `from` made `to` (taking away the refund the case
+/// needs), which must fail: the partner's credits are used up for good.
+fn credit_comes_back_in(case: CreditCase, name: &str, (from, to): (&str, &str)) {
+    match sim::run_credit(&scratch(name), &sim::credit_files(), case) {
         Ok(()) => {}
         Err(SimError::NoSimulator) => return,
         Err(err) => panic!("{err}"),
     }
-    // Without the refund two void writes use up the partner's two posted
-    // header credits for good: the writes after them wait until the
-    // non-posted request passes them, or forever.
     let mut files = sim::credit_files();
-    let (from, to) = ("parameter REFUND_VOID = 1", "parameter REFUND_VOID = 0");
     assert!(files[0].text.contains(from), "credit.v has `{from}`");
     files[0].text = files[0].text.replace(from, to);
-    match sim::run_credit(
-        &scratch("credit-void-broken"),
-        &files,
-        CreditCase::VoidWrites,
-    ) {
+    match sim::run_credit(&scratch(&format!("{name}-broken")), &files, case) {
         Err(SimError::Failed { report }) => assert!(report.contains("ERROR"), "{report}"),
-        other => panic!("void writes' credit kept went unnoticed: {other:?}"),
+        other => panic!("{case:?}: the credit kept went unnoticed: {other:?}"),
     }
+}
+
+#[test]
+fn a_void_tlps_credit_comes_back_as_the_partner_never_returns_it() {
+    // A nullified TLP is discarded by the partner's receiver, which counts
+    // credit only for the valid TLPs it receives (§2.6.1.2, §3.6.2.1): the
+    // credit weft counted for it must be given back at weft's end. Without
+    // the refund two void writes use up the partner's two posted header
+    // credits for good: the writes after them wait until the non-posted
+    // request passes them, or forever.
+    credit_comes_back_in(
+        CreditCase::VoidWrites,
+        "credit-void",
+        ("parameter REFUND_VOID = 1", "parameter REFUND_VOID = 0"),
+    );
 }
 
 #[test]
 fn a_discarded_tlps_credit_comes_back_as_weft_gives_it_back() {
     // A TLP weft's egress committed and then discarded never reaches the
     // partner, which returns credit only for what it receives (§2.6.1.2):
-    // the credit must come back on `refund`.
-    match sim::run_credit(
-        &scratch("credit-discarded"),
-        &sim::credit_files(),
+    // the credit must come back on `refund`. Without it, two discarded
+    // writes use up the partner's two posted header credits for good.
+    credit_comes_back_in(
         CreditCase::DiscardedWrites,
-    ) {
-        Ok(()) => {}
-        Err(SimError::NoSimulator) => return,
-        Err(err) => panic!("{err}"),
-    }
-    // Without it, two discarded writes use up the partner's two posted
-    // header credits for good.
-    let mut files = sim::credit_files();
-    let (from, to) = (" - {15'd0, refund[i]}", "");
-    assert!(files[0].text.contains(from), "credit.v has `{from}`");
-    files[0].text = files[0].text.replace(from, to);
-    match sim::run_credit(
-        &scratch("credit-discarded-broken"),
-        &files,
-        CreditCase::DiscardedWrites,
-    ) {
-        Err(SimError::Failed { report }) => assert!(report.contains("ERROR"), "{report}"),
-        other => panic!("discarded writes' credit kept went unnoticed: {other:?}"),
-    }
+        "credit-discarded",
+        (" - {15'd0, refund[i]}", ""),
+    );
 }
 
 #[test]

@@ -200,7 +200,7 @@ fn seconds<S: serde::Serializer>(time: &Duration, serializer: S) -> Result<S::Ok
 /// simulation waits for it: a few MB of TLPs and model answers.
 const QUEUED_JOBS: usize = 4096;
 
-/// The RTL data plane of one switch: a thread of its own ([`Checker`])
+/// The RTL data plane of one switch: a thread of its own (`Checker`)
 /// that carries, in order, what the simulation hands it, while the
 /// simulation goes on; [`RtlPlane::summary`] waits for it to catch up.
 pub struct RtlPlane {

@@ -7,9 +7,10 @@
 //! plane: the shipped `scenarios/rtl_switch.toml` (one GPU behind a switch
 //! the RTL carries) run as written and again with the model carrying that
 //! switch, and from the RTL's measured rate an estimate of the reference
-//! scenario with the RTL on every switch, which is too slow to run. Prints
-//! a table, or with `--json` the same figures with the configuration that
-//! produced them.
+//! scenario with the RTL on every switch. `--reference-verilated` also
+//! runs that: the reference scenario with every switch Verilated (about
+//! an hour on 2 CPUs). Prints a table, or with `--json` the same figures
+//! with the configuration that produced them.
 //!
 //! The fabric manager's fixed capacities bound the sweep: at most
 //! `weft_fabric::limits::MAX_SWITCHES` switches of
@@ -99,9 +100,10 @@ struct RtlRate {
     /// accesses reach the switches without crossing a link and are not
     /// among them).
     reference_switch_tlps: u64,
-    /// Estimated wall time of the reference scenario with every switch on
-    /// the RTL in this simulator, seconds, at least: its switch TLPs at the
-    /// measured rate.
+    /// Estimated RTL time of the reference scenario with every switch on
+    /// the RTL in this simulator, seconds: its switch TLPs at the measured
+    /// rate, summed over the switches (each switch's RTL runs on a thread
+    /// of its own, so the wall time is less where there are CPUs for them).
     reference_estimate_s: f64,
 }
 
@@ -308,7 +310,9 @@ fn bound_endpoints(scenario: &Scenario) -> usize {
     bound.len()
 }
 
-fn sweep() -> Result<(Vec<Row>, Vec<RtlRate>), String> {
+/// Runs the sweep; with `reference_verilated`, the reference scenario on
+/// Verilated switches too (its row second).
+fn sweep(reference_verilated: bool) -> Result<(Vec<Row>, Vec<RtlRate>), String> {
     let reference = Scenario::reference();
     let (row, reference_report) = measure(
         &reference,
@@ -316,6 +320,24 @@ fn sweep() -> Result<(Vec<Row>, Vec<RtlRate>), String> {
         bound_endpoints(&reference),
     )?;
     let mut rows = vec![row];
+    if reference_verilated {
+        let mut verilated = reference.clone();
+        for switch in &mut verilated.switches {
+            switch.data_plane = DataPlaneKind::Verilated;
+        }
+        let (row, report) = measure(
+            &verilated,
+            verilated.switches.len(),
+            bound_endpoints(&verilated),
+        )?;
+        if let Some((switch, rtl)) = report.rtl.iter().find(|(_, rtl)| rtl.disagreements > 0) {
+            return Err(format!(
+                "the reference on Verilated switches: {switch} did otherwise than the model: {}",
+                rtl.first_disagreement.as_deref().unwrap_or("")
+            ));
+        }
+        rows.push(row);
+    }
     let mut shapes: Vec<(usize, usize)> = (1..=MAX_SWITCHES).map(|s| (s, 4)).collect();
     let most = capacity(MAX_SWITCHES);
     let mut endpoints = 2;
@@ -388,15 +410,20 @@ fn rtl_rate(simulator: &'static str, report: &Report, reference_switch_tlps: u64
 }
 
 fn main() -> ExitCode {
-    let json = match std::env::args().nth(1).as_deref() {
-        None => false,
-        Some("--json") => true,
-        Some(other) => {
-            eprintln!("usage: weft-sim-sweep [--json]\nunknown argument {other}");
-            return ExitCode::from(2);
+    let (mut json, mut reference_verilated) = (false, false);
+    for arg in std::env::args().skip(1) {
+        match arg.as_str() {
+            "--json" => json = true,
+            "--reference-verilated" => reference_verilated = true,
+            other => {
+                eprintln!(
+                    "usage: weft-sim-sweep [--json] [--reference-verilated]\nunknown argument {other}"
+                );
+                return ExitCode::from(2);
+            }
         }
-    };
-    let (rows, rtl) = match sweep() {
+    }
+    let (rows, rtl) = match sweep(reference_verilated) {
         Ok(measured) => measured,
         Err(why) => {
             eprintln!("weft-sim-sweep: {why}");
@@ -465,8 +492,9 @@ fn main() -> ExitCode {
     for rate in &rtl {
         println!(
             "RTL data plane in {} (weft-hdl SwitchTop, {} cycles in {:.1} s): {:.0} cycles/s, \
-             {:.1} TLPs/s; the reference scenario's {} switch TLPs would take at least {:.1} h \
-             with every switch on it (estimated from that rate)",
+             {:.1} TLPs/s; the reference scenario's {} switch TLPs would take about {:.1} h \
+             of RTL time with every switch on it (estimated from that rate; each switch's \
+             RTL runs on a thread of its own, so spread over the CPUs there are)",
             rate.simulator,
             rate.cycles,
             rate.wall_s,

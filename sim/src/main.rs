@@ -348,7 +348,7 @@ fn run_file(args: &[String]) -> ExitCode {
 const PROGRESS_LINE_EVERY: Duration = Duration::from_secs(10);
 
 /// Wall time after which, without a terminal, a step still going on is
-/// said to be (a 16 MiB copy through RTL switches takes an hour).
+/// said to be (a 16 MiB copy through RTL switches takes tens of minutes).
 const STILL_GOING_EVERY: Duration = Duration::from_secs(60);
 
 /// Prints a run's progress on standard error for a log: the start of each

@@ -416,13 +416,10 @@ fn waveform(scenario: &Scenario, options: &RunOptions) -> Result<Option<Waveform
 /// Runs `scenario` and prints its report as a table or as JSON; records
 /// its waveform if `options` ask for one.
 fn run(scenario: &Scenario, options: &RunOptions) -> ExitCode {
-    let mut scenario = scenario.clone();
-    if let Some(kind) = options.data_plane {
-        for switch in &mut scenario.switches {
-            switch.data_plane = kind;
-        }
-    }
-    let scenario = &scenario;
+    let scenario = &match options.data_plane {
+        Some(kind) => scenario.on_data_plane(kind),
+        None => scenario.clone(),
+    };
     let waveform = match waveform(scenario, options) {
         Ok(waveform) => waveform,
         Err(why) => {

@@ -321,10 +321,7 @@ fn sweep(reference_verilated: bool) -> Result<(Vec<Row>, Vec<RtlRate>), String> 
     )?;
     let mut rows = vec![row];
     if reference_verilated {
-        let mut verilated = reference.clone();
-        for switch in &mut verilated.switches {
-            switch.data_plane = DataPlaneKind::Verilated;
-        }
+        let verilated = reference.on_data_plane(DataPlaneKind::Verilated);
         let (row, report) = measure(
             &verilated,
             verilated.switches.len(),
@@ -356,10 +353,7 @@ fn sweep(reference_verilated: bool) -> Result<(Vec<Row>, Vec<RtlRate>), String> 
     }
     let on_rtl = Scenario::parse(RTL_SCENARIO, "rtl_switch.toml", Path::new("."))
         .map_err(|e| format!("rtl_switch.toml: {e}"))?;
-    let mut on_model = on_rtl.clone();
-    for switch in &mut on_model.switches {
-        switch.data_plane = DataPlaneKind::Model;
-    }
+    let on_model = on_rtl.on_data_plane(DataPlaneKind::Model);
     rows.push(
         measure(
             &on_model,

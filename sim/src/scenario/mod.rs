@@ -216,4 +216,14 @@ impl Scenario {
         Scenario::parse(REFERENCE, REFERENCE_ORIGIN, Path::new("."))
             .expect("the built-in reference scenario is valid (tests/scenario.rs)")
     }
+
+    /// The same scenario with `kind` carrying every switch's TLPs, whatever
+    /// its file says (`--data-plane`).
+    pub fn on_data_plane(&self, kind: format::DataPlaneKind) -> Scenario {
+        let mut scenario = self.clone();
+        for switch in &mut scenario.switches {
+            switch.data_plane = kind;
+        }
+        scenario
+    }
 }

@@ -127,16 +127,20 @@ fn window_entry() -> impl Strategy<Value = WindowEntry> {
         edge_value(),
         size(),
         edge_value(),
+        // The bits of the base the fabric base keeps: whole pages, whole
+        // 16-byte operands or none, so windows both keep requests
+        // well-formed and do not (weft-model's `Window::keeps_requests_well_formed`).
+        prop_oneof![3 => Just(0xfffu64), 1 => Just(0xf), 1 => Just(0)],
         any::<(bool, bool)>(),
         any::<u32>(),
     )
         .prop_map(
-            |(valid, base, size, fabric_base, (read, write), junk)| WindowEntry {
+            |(valid, base, size, fabric_base, kept, (read, write), junk)| WindowEntry {
                 valid,
                 window: Window {
                     base: dw(base),
                     size: dw(size),
-                    fabric_base: dw(fabric_base),
+                    fabric_base: dw((fabric_base & !kept) | (base & kept)),
                     permissions: Permissions { read, write },
                 },
                 junk,

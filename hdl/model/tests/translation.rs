@@ -153,6 +153,8 @@ fn fabric_with_ports(ports: usize) -> Switch {
 }
 
 fn memory(op: MemoryOp, requester: Bdf, tag: u16, address: u64, length_dw: u16) -> Header {
+    // An AtomicOp's byte enables are Reserved (§2.2.7.1).
+    let atomic = op.is_atomic();
     Header {
         digest_present: false,
         poisoned: false,
@@ -165,8 +167,8 @@ fn memory(op: MemoryOp, requester: Bdf, tag: u16, address: u64, length_dw: u16) 
             tag: Tag::new(tag).expect("tag fits 10 bits"),
             address,
             length_dw,
-            first_be: 0xf,
-            last_be: if length_dw == 1 { 0 } else { 0xf },
+            first_be: if atomic { 0 } else { 0xf },
+            last_be: if atomic || length_dw == 1 { 0 } else { 0xf },
             processing_hint: None,
         }),
     }
@@ -444,9 +446,22 @@ fn window_permissions_are_enforced() {
 
 #[test]
 fn a_request_straddling_the_end_of_a_window_is_refused() {
+    let mut switch = fabric_with_first_window(0, 0x800);
+    let out = send(
+        &mut switch,
+        HOST0,
+        memory(MemoryOp::Read, ROOT_PORT, 0, A_BAR_HOST + 0x7fc, 2),
+        &[],
+    );
+    assert_eq!(out.dropped, Some(DropReason::NoWindow));
+}
+
+/// Host 0's port with its first window moved in the fabric by `shift` bytes and sized `size`.
+fn fabric_with_first_window(shift: u64, size: u64) -> Switch {
     let mut switch = fabric();
     let mut windows = host0_windows();
-    windows[0].size = 0x800;
+    windows[0].fabric_base += shift;
+    windows[0].size = size;
     let role = PortRole::Host {
         host: HostIndex(0),
         proxy_id: PROXY0,
@@ -462,13 +477,53 @@ fn a_request_straddling_the_end_of_a_window_is_refused() {
             },
         )
         .expect("within capacity");
+    switch
+}
+
+#[test]
+fn a_window_that_would_misalign_an_atomic_op_matches_nothing() {
+    // §2.2.7.1: an AtomicOp's address is naturally aligned to its operand.
+    // Moved by 8 bytes, an aligned 16-byte CAS would land misaligned, so
+    // the window is not used: the CAS is refused as if no window were there.
+    let mut switch = fabric_with_first_window(8, BAR_SIZE);
     let out = send(
         &mut switch,
         HOST0,
-        memory(MemoryOp::Read, ROOT_PORT, 0, A_BAR_HOST + 0x7fc, 2),
+        memory(MemoryOp::CompareAndSwap, ROOT_PORT, 3, A_BAR_HOST + 0x10, 8),
+        &[0; 32],
+    );
+    refused_with_unsupported_request(&out, DropReason::NoWindow, HOST0);
+}
+
+#[test]
+fn a_window_that_would_move_requests_across_a_page_matches_nothing() {
+    // §2.2.7.1: a memory request may not cross a 4 KiB boundary. A large
+    // window moved by 16 bytes would push a read of a page's last 16 bytes
+    // into the next page.
+    let mut switch = fabric_with_first_window(16, BAR_SIZE);
+    let out = send(
+        &mut switch,
+        HOST0,
+        memory(MemoryOp::Read, ROOT_PORT, 4, A_BAR_HOST + 0xff0, 4),
         &[],
     );
-    assert_eq!(out.dropped, Some(DropReason::NoWindow));
+    refused_with_unsupported_request(&out, DropReason::NoWindow, HOST0);
+}
+
+#[test]
+fn a_small_window_inside_one_fabric_page_may_move_by_whole_operands() {
+    // A 256-byte window at the start of a host page and at 0x200 of a
+    // fabric page: every request inside it stays inside the fabric page
+    // and keeps its 16-byte alignment, so the window is used.
+    let mut switch = fabric_with_first_window(0x200, 0x100);
+    let out = send(
+        &mut switch,
+        HOST0,
+        memory(MemoryOp::FetchAdd, ROOT_PORT, 5, A_BAR_HOST + 0xf8, 2),
+        &[0; 8],
+    );
+    let request = as_memory(only(&out, Destination::Port(GPU_A)));
+    assert_eq!(request.address, A_BAR_FABRIC + 0x2f8);
 }
 
 #[test]

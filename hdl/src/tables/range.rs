@@ -27,6 +27,10 @@ pub struct Range {
     pub base_low: Signal<Out, Bits<32>>,
     /// The base, bits 63:32.
     pub base_high: Signal<Out, Bits<32>>,
+    /// The size, bits 31:0.
+    pub size_low: Signal<Out, Bits<32>>,
+    /// The size, bits 63:32.
+    pub size_high: Signal<Out, Bits<32>>,
     /// The size is not zero.
     pub nonempty: Signal<Out, Bit>,
     /// `base + size`, bits 31:0.
@@ -79,6 +83,8 @@ impl Range {
             read_value: Default::default(),
             base_low: Default::default(),
             base_high: Default::default(),
+            size_low: Default::default(),
+            size_high: Default::default(),
             nonempty: Default::default(),
             limit_low: Default::default(),
             limit_high: Default::default(),
@@ -144,6 +150,8 @@ impl Logic for Range {
         }
         self.base_low.next = self.base_low_reg.q.val();
         self.base_high.next = self.base_high_reg.q.val();
+        self.size_low.next = self.size_low_reg.q.val();
+        self.size_high.next = self.size_high_reg.q.val();
         self.nonempty.next = self.size_low_reg.q.val().any() || self.size_high_reg.q.val().any();
         // 64-bit add in two halves; the carry out of the high half is bit 64.
         self.sum_low.next = self.base_low_reg.q.val() + self.size_low_reg.q.val();

@@ -4,7 +4,9 @@
 //! `Window`). A request uses the first valid window it overlaps at all; it
 //! passes only if it lies wholly inside that window and the window permits
 //! it, and then its address becomes `fabric_base + (address - base)`
-//! (weft-model's `translate_through_windows`). The table answers the
+//! (weft-model's `translate_through_windows`). A window whose translation
+//! could misalign an AtomicOp or carry a request across a 4 KiB boundary
+//! matches nothing (weft-model's `Window::keeps_requests_well_formed`). The table answers the
 //! overlap, the containment, the permissions and the translated address;
 //! the ingress stage turns them into a drop reason. On an endpoint port
 //! only the windows that serve the requester's owner host take part
@@ -34,6 +36,12 @@ pub const HOST_BITS: usize = weft_regs::csr::HOST_INDEX_BITS as usize;
 /// Bits of a request's length in bytes: 4096, the largest payload
 /// (PCIe Base 6.0 §2.2.2), and the largest read request, fit.
 pub const LENGTH_BITS: usize = 13;
+
+/// Bytes in a page: no memory request crosses a 4 KiB boundary (PCIe Base 6.0 §2.2.7.1).
+const PAGE_BYTES: u32 = 4096;
+
+/// The largest AtomicOp operand, a 128-bit CAS operand, to which its address is aligned (§2.2.7.1).
+const LARGEST_ATOMIC_OPERAND_BYTES: u32 = 16;
 
 /// One window: its range, its translation offset, its compares, and its registers' read-back.
 #[derive(LogicBlock)]
@@ -80,7 +88,8 @@ struct WindowEntry {
     owner_reg: DFF<Bits<32>>,
     delta_low_reg: DFF<Bits<32>>,
     delta_high_reg: DFF<Bits<32>>,
-    /// Valid, non-empty, and not starting at the last address (which nothing can overlap).
+    /// Valid, non-empty, not starting at the last address (which nothing
+    /// can overlap), and translating without deforming requests.
     usable: DFF<Bit>,
     overlaps_reg: DFF<Bit>,
     contained_reg: DFF<Bit>,
@@ -97,6 +106,18 @@ struct WindowEntry {
     write_bit: Constant<Bits<8>>,
     tagged_bit: Constant<Bits<8>>,
     owner_lsb: Constant<Bits<8>>,
+    /// Bytes in a page (§2.2.7.1's 4 KiB boundary).
+    page_bytes: Constant<Bits<32>>,
+    /// The address bits below a page.
+    page_offset_mask: Constant<Bits<32>>,
+    /// The address bits below the largest AtomicOp operand, 16 bytes.
+    operand_offset_mask: Constant<Bits<32>>,
+    /// Bits where `FABRIC_BASE` and `BASE` differ, bits 31:0.
+    bases_differ: Signal<Local, Bits<32>>,
+    /// The fabric range lies inside one page.
+    fabric_in_one_page: Signal<Local, Bit>,
+    /// weft-model's `Window::keeps_requests_well_formed`.
+    keeps_requests_well_formed: Signal<Local, Bit>,
     serves_owner: Signal<Local, Bit>,
     address_is_last: Signal<Local, Bit>,
     address_below_limit: Signal<Local, Bit>,
@@ -157,6 +178,12 @@ impl WindowEntry {
             write_bit: bit(&window::WRITE),
             tagged_bit: bit(&window::OWNER_TAGGED),
             owner_lsb: bit(&window::OWNER_HOST_INDEX),
+            page_bytes: Constant::new(PAGE_BYTES.to_bits()),
+            page_offset_mask: Constant::new((PAGE_BYTES - 1).to_bits()),
+            operand_offset_mask: Constant::new((LARGEST_ATOMIC_OPERAND_BYTES - 1).to_bits()),
+            bases_differ: Default::default(),
+            fabric_in_one_page: Default::default(),
+            keeps_requests_well_formed: Default::default(),
             serves_owner: Default::default(),
             address_is_last: Default::default(),
             address_below_limit: Default::default(),
@@ -230,13 +257,26 @@ impl Logic for WindowEntry {
             self.delta_high_reg.d.next =
                 self.fabric_high_reg.q.val() - self.range.base_high.val() - 1;
         }
+        // Translation keeps AtomicOps aligned and requests inside a page
+        // (§2.2.7.1): the bases agree modulo 16, and modulo 4 KiB unless
+        // the fabric range lies in one page (weft-model's `Window::keeps_requests_well_formed`).
+        self.bases_differ.next = self.fabric_low_reg.q.val() ^ self.range.base_low.val();
+        self.fabric_in_one_page.next = !self.range.size_high.val().any()
+            && (self.range.size_low.val()
+                <= self.page_bytes.val()
+                    - (self.fabric_low_reg.q.val() & self.page_offset_mask.val()));
+        self.keeps_requests_well_formed.next =
+            !(self.bases_differ.val() & self.operand_offset_mask.val()).any()
+                && (!(self.bases_differ.val() & self.page_offset_mask.val()).any()
+                    || self.fabric_in_one_page.val());
         self.usable.d.next = self
             .control_reg
             .q
             .val()
             .get_bit(self.valid_bit.val().index())
             && self.range.nonempty.val()
-            && !(self.range.base_low.val().all() && self.range.base_high.val().all());
+            && !(self.range.base_low.val().all() && self.range.base_high.val().all())
+            && self.keeps_requests_well_formed.val();
         self.delta_low.next = self.delta_low_reg.q.val();
         self.delta_high.next = self.delta_high_reg.q.val();
 

@@ -762,7 +762,11 @@ pub mod window {
         "FABRIC_BASE_LOW",
         0x10,
         Access::ReadWrite,
-        "The fabric address that BASE translates to, bits 31:0 (whole DWs).",
+        "The fabric address that BASE translates to, bits 31:0 (whole DWs). \
+         It must agree with BASE modulo 16 bytes, and modulo 4 KiB unless the \
+         fabric range lies in one 4 KiB page; otherwise translation could \
+         misalign an AtomicOp or carry a request across a page (PCIe §2.2.7.1), \
+         and the entry matches nothing.",
         DW_LOW_HALF,
     );
     /// Fabric address of the first byte, bits 63:32.

@@ -99,9 +99,35 @@ impl Window {
     }
 
     /// Whether any byte of `address..address + len` is inside the window.
+    /// A window that could deform a request it translates
+    /// ([`Window::keeps_requests_well_formed`]) overlaps nothing.
     pub fn overlaps(&self, address: u64, len: u64) -> bool {
         let end = address.saturating_add(len.max(1));
-        self.size != 0 && address < self.base.saturating_add(self.size) && end > self.base
+        self.size != 0
+            && self.keeps_requests_well_formed()
+            && address < self.base.saturating_add(self.size)
+            && end > self.base
+    }
+
+    /// Whether every well-formed request inside the window stays
+    /// well-formed once translated, so that weft never forms a Malformed
+    /// TLP (PCIe Base 6.0 §2.2.7.1).
+    ///
+    /// Translation adds `fabric_base - base`. It keeps an AtomicOp's
+    /// natural alignment (operands of up to 16 bytes) when the two bases
+    /// agree modulo 16. It keeps a request inside one 4 KiB page
+    /// (§2.2.7.1's rule for memory requests) when they agree modulo 4 KiB,
+    /// or when the fabric range lies wholly inside one page. Windows made
+    /// from BARs, which are naturally aligned in both domains (§7.5.1.2.1),
+    /// always qualify.
+    pub fn keeps_requests_well_formed(&self) -> bool {
+        const PAGE: u64 = 4096;
+        const LARGEST_ATOMIC_OPERAND: u64 = 16;
+        // Two addresses agree modulo a power of two when their XOR has no bits below it.
+        let differing = self.fabric_base ^ self.base;
+        let in_one_page = self.size <= PAGE - self.fabric_base % PAGE;
+        differing.is_multiple_of(LARGEST_ATOMIC_OPERAND)
+            && (differing.is_multiple_of(PAGE) || in_one_page)
     }
 
     /// The unused entry.

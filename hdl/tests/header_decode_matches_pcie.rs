@@ -8,7 +8,9 @@
 
 use proptest::prelude::*;
 use rust_hdl::prelude::*;
-use weft_hdl::switching::{CLASS_COMPLETION, CLASS_NON_POSTED, CLASS_POSTED};
+mod common;
+
+use common::tlp::class_code;
 use weft_hdl::{driver::settle, HeaderDecoder, HeaderRules};
 use weft_pcie::tlp::{
     layout, Body, FlowControlClass, Header, MemoryOp, TlpError, TlpKind, TlpType,
@@ -206,12 +208,10 @@ fn fields_match(dws: [u32; 4]) -> Result<(), TestCaseError> {
     prop_assert_eq!(d.has_data.val(), header.has_data());
     prop_assert_eq!(d.four_dw.val(), header.header_dws() == 4);
     prop_assert_eq!(d.wire_bytes.val().to_u64(), header.total_len(0) as u64);
-    let class = match header.flow_control_class() {
-        FlowControlClass::Posted => CLASS_POSTED,
-        FlowControlClass::NonPosted => CLASS_NON_POSTED,
-        FlowControlClass::Completion => CLASS_COMPLETION,
-    };
-    prop_assert_eq!(d.flow_class.val().to_u64(), class);
+    prop_assert_eq!(
+        d.flow_class.val().to_u64(),
+        class_code(header.flow_control_class())
+    );
     if header.has_data() {
         prop_assert_eq!(
             d.length_dw.val().to_u64(),

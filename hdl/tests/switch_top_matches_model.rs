@@ -71,7 +71,9 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use common::endpoint::few_hosts;
-use common::tlp::{attributes, header_bytes, packet, reason_code, request, wire_header, Request};
+use common::tlp::{
+    attributes, class_code, header_bytes, packet, reason_code, request, wire_header, Request,
+};
 use common::top::TopBus;
 use proptest::prelude::*;
 use proptest::test_runner::TestRunner;
@@ -87,9 +89,7 @@ use weft_model::{
     AddressRoute, Destination, DropReason, FunctionOwner, HostIndex, IdMapping, Owner, Packet,
     PortIndex, PortRole, Switch, Window,
 };
-use weft_pcie::tlp::{
-    Body, Completion, CompletionStatus, FlowControlClass, Header, MemoryOp, Tag, TrafficClass,
-};
+use weft_pcie::tlp::{Body, Completion, CompletionStatus, Header, MemoryOp, Tag, TrafficClass};
 use weft_pcie::Bdf;
 use weft_regs::aperture::HOST_ADDRESS_LIMIT;
 use weft_regs::csr::{counter, inject, mailbox};
@@ -581,11 +581,7 @@ fn credits_of_what_left(egress: &[Vec<Vec<u8>>]) -> Vec<[i64; 6]> {
             let mut sum = [0; 6];
             for tlp in tlps {
                 let header = Header::decode(tlp).expect("what leaves has a header");
-                let class = match header.flow_control_class() {
-                    FlowControlClass::Posted => CLASS_POSTED,
-                    FlowControlClass::NonPosted => CLASS_NON_POSTED,
-                    FlowControlClass::Completion => CLASS_COMPLETION,
-                } as usize;
+                let class = class_code(header.flow_control_class()) as usize;
                 let cost = credits_of(class, u64::from(header.payload_len_dw()));
                 sum.iter_mut().zip(cost).for_each(|(s, c)| *s += c);
             }

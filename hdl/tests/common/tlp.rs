@@ -3,11 +3,12 @@
 use proptest::prelude::*;
 use weft_hdl::csr::{self, CsrTarget};
 use weft_hdl::driver::CycleDriver;
+use weft_hdl::switching::{CLASS_COMPLETION, CLASS_NON_POSTED, CLASS_POSTED};
 use weft_model::{DropReason, Packet, Permissions, Window};
 use weft_pcie::tlp::{
-    AddressType, Attributes, Body, ConfigRequest, ConfigType, Direction, Header, IntxPin,
-    IoRequest, MemoryOp, MemoryRequest, Message, MessageCode, MessageRouting, ProcessingHint, Tag,
-    TrafficClass,
+    AddressType, Attributes, Body, ConfigRequest, ConfigType, Direction, FlowControlClass, Header,
+    IntxPin, IoRequest, MemoryOp, MemoryRequest, Message, MessageCode, MessageRouting,
+    ProcessingHint, Tag, TrafficClass,
 };
 use weft_pcie::Bdf;
 use weft_regs::aperture::HOST_ADDRESS_LIMIT;
@@ -277,6 +278,15 @@ pub fn without_tag(mut header: Vec<u8>) -> Vec<u8> {
     header[1] &= !0x88;
     header[6] = 0;
     header
+}
+
+/// The RTL's class code of a flow control class (§2.6.1), as the switching core's `class` input takes it.
+pub fn class_code(class: FlowControlClass) -> u64 {
+    match class {
+        FlowControlClass::Posted => CLASS_POSTED,
+        FlowControlClass::NonPosted => CLASS_NON_POSTED,
+        FlowControlClass::Completion => CLASS_COMPLETION,
+    }
 }
 
 /// The index of a drop reason, as the RTL's drop reason outputs and the drop counters use it.

@@ -481,33 +481,22 @@ fn fabric_with_first_window(shift: u64, size: u64) -> Switch {
 }
 
 #[test]
-fn a_window_that_would_misalign_an_atomic_op_matches_nothing() {
-    // §2.2.7.1: an AtomicOp's address is naturally aligned to its operand.
-    // Moved by 8 bytes, an aligned 16-byte CAS would land misaligned, so
-    // the window is not used: the CAS is refused as if no window were there.
-    let mut switch = fabric_with_first_window(8, BAR_SIZE);
-    let out = send(
-        &mut switch,
-        HOST0,
-        memory(MemoryOp::CompareAndSwap, ROOT_PORT, 3, A_BAR_HOST + 0x10, 8),
-        &[0; 32],
-    );
-    refused_with_unsupported_request(&out, DropReason::NoWindow, HOST0);
-}
-
-#[test]
-fn a_window_that_would_move_requests_across_a_page_matches_nothing() {
-    // §2.2.7.1: a memory request may not cross a 4 KiB boundary. A large
-    // window moved by 16 bytes would push a read of a page's last 16 bytes
-    // into the next page.
-    let mut switch = fabric_with_first_window(16, BAR_SIZE);
-    let out = send(
-        &mut switch,
-        HOST0,
-        memory(MemoryOp::Read, ROOT_PORT, 4, A_BAR_HOST + 0xff0, 4),
-        &[],
-    );
-    refused_with_unsupported_request(&out, DropReason::NoWindow, HOST0);
+fn a_window_that_would_deform_a_request_matches_nothing() {
+    // §2.2.7.1: an AtomicOp's address is naturally aligned to its operand,
+    // and no memory request crosses a 4 KiB boundary. Moved by 8 bytes, a
+    // large window would misalign an aligned 16-byte CAS; moved by 16, it
+    // would push a read of a page's last 16 bytes into the next page. So
+    // the window is not used: each is refused as if no window were there.
+    let cases = [
+        (8, MemoryOp::CompareAndSwap, 0x10, 8, vec![0; 32]),
+        (16, MemoryOp::Read, 0xff0, 4, vec![]),
+    ];
+    for (shift, op, offset, length_dw, payload) in cases {
+        let mut switch = fabric_with_first_window(shift, BAR_SIZE);
+        let request = memory(op, ROOT_PORT, 3, A_BAR_HOST + offset, length_dw);
+        let out = send(&mut switch, HOST0, request, &payload);
+        refused_with_unsupported_request(&out, DropReason::NoWindow, HOST0);
+    }
 }
 
 #[test]

@@ -326,7 +326,6 @@ const SWITCH_TOP_UNUSED_OUTPUTS: &[&str] = &[
     "endpoint",
     "stage",
     "core",
-    "arriving",
     "leaving",
     "header",
     "status_decoder",

@@ -203,7 +203,6 @@ pub struct PortEgress<const W: usize> {
     pub timeout: Signal<In, Bits<TIME_BITS>>,
     stage: HostEgress<{ capacity::BOUND_FUNCTIONS_PER_HOST }>,
     wires: VirtualWires<{ capacity::BOUND_FUNCTIONS_PER_HOST }>,
-    arriving: HeaderDecoder,
     leaving: HeaderDecoder,
     strip: DigestStrip<W>,
     responses: ErrorCompletionQueue<W>,
@@ -290,7 +289,6 @@ impl<const W: usize> PortEgress<W> {
             timeout: Default::default(),
             stage: HostEgress::new(port),
             wires: Default::default(),
-            arriving: Default::default(),
             leaving: Default::default(),
             strip: Default::default(),
             responses: Default::default(),
@@ -404,10 +402,6 @@ impl<const W: usize> Logic for PortEgress<W> {
         self.strip.upstream.dw3.next = self.core.dw3.val();
         self.strip.upstream.valid.next = self.core.valid.val() & !self.discarding.q.val();
         self.core.ready.next = self.strip.upstream.ready.val() | self.discarding.q.val();
-        self.arriving.dw0.next = self.core.dw0.val();
-        self.arriving.dw1.next = self.core.dw1.val();
-        self.arriving.dw2.next = self.core.dw2.val();
-        self.arriving.dw3.next = self.core.dw3.val();
         self.refund.next = bits::<3>(0);
         self.refund_dws.next = bits::<LENGTH_BITS>(0);
         self.forward.next = true;
@@ -437,9 +431,9 @@ impl<const W: usize> Logic for PortEgress<W> {
                 self.taken.val() & (self.stage.destination.val() == self.to_drop.val());
             self.waited.d.next = !self.taken.val();
             if self.taken.val() & !self.forward.val() {
-                self.refund.next = bits::<3>(1) << self.arriving.flow_class.val();
-                if self.arriving.has_data.val() {
-                    self.refund_dws.next = self.arriving.length_dw.val();
+                self.refund.next = bits::<3>(1) << self.stage.flow_class.val();
+                if self.stage.has_data.val() {
+                    self.refund_dws.next = self.stage.length_dw.val();
                 }
             }
             if self.taken.val() & !self.core.eop.val() {

@@ -138,6 +138,13 @@ pub struct HostEgress<const N: usize> {
     pub header_dw2: Signal<Out, Bits<32>>,
     /// Header DW3 to send on (zero for a 3 DW header).
     pub header_dw3: Signal<Out, Bits<32>>,
+    /// The presented header's flow control class (§2.6.1), decoded in
+    /// this cycle: what a discarded TLP gives back to the link's credit.
+    pub flow_class: Signal<Out, Bits<2>>,
+    /// The presented header carries data.
+    pub has_data: Signal<Out, Bit>,
+    /// Its Length field in DWs (meaningful with `has_data`).
+    pub length_dw: Signal<Out, Bits<11>>,
     decoder: HeaderDecoder,
     id_map: IdMap<N>,
     valid_reg: DFF<Bit>,
@@ -210,6 +217,9 @@ impl<const N: usize> HostEgress<N> {
             header_dw1: Default::default(),
             header_dw2: Default::default(),
             header_dw3: Default::default(),
+            flow_class: Default::default(),
+            has_data: Default::default(),
+            length_dw: Default::default(),
             decoder: Default::default(),
             id_map: IdMap::new(port),
             valid_reg: Default::default(),
@@ -272,6 +282,9 @@ impl<const N: usize> Logic for HostEgress<N> {
         self.decoder.dw1.next = self.dw1.val();
         self.decoder.dw2.next = self.dw2.val();
         self.decoder.dw3.next = self.dw3.val();
+        self.flow_class.next = self.decoder.flow_class.val();
+        self.has_data.next = self.decoder.has_data.val();
+        self.length_dw.next = self.decoder.length_dw.val();
         self.completion_query.next = self.valid.val()
             && self.enabled.val()
             && self.decoder.completion.val()

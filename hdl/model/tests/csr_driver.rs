@@ -451,9 +451,11 @@ proptest! {
 }
 
 /// A range that is not whole DWs is refused by both, before anything is written:
-/// the registers hold address bits 63:2 only (PCIe Base 6.0 §2.2.4.1).
+/// the registers hold address bits 63:2 only (PCIe Base 6.0 §2.2.4.1). So is
+/// a window the hardware would hold but never use, as it could deform the
+/// requests it translates (§2.2.7.1).
 #[test]
-fn ranges_that_are_not_whole_dws_are_refused() {
+fn ranges_the_hardware_would_not_use_as_given_are_refused() {
     let aligned = Window {
         base: 0x9000_0000,
         size: 0x1000,
@@ -465,6 +467,12 @@ fn ranges_that_are_not_whole_dws_are_refused() {
         size: 0x1000,
         to: Destination::Port(PortIndex(1)),
     };
+    let not_dw = |what, value| TableWriteError::NotDwAligned { what, value };
+    // §2.2.7.1: moved by 8 bytes, a 4 KiB window would misalign 16-byte AtomicOps.
+    let deforming = Window {
+        fabric_base: aligned.fabric_base + 8,
+        ..aligned
+    };
     let refused = [
         (
             Op::Window(
@@ -475,8 +483,7 @@ fn ranges_that_are_not_whole_dws_are_refused() {
                     ..aligned
                 },
             ),
-            "window base",
-            0x9000_0002,
+            not_dw("window base", 0x9000_0002),
         ),
         (
             Op::Window(
@@ -487,8 +494,7 @@ fn ranges_that_are_not_whole_dws_are_refused() {
                     ..aligned
                 },
             ),
-            "window size",
-            0xfff,
+            not_dw("window size", 0xfff),
         ),
         (
             Op::Window(
@@ -499,8 +505,7 @@ fn ranges_that_are_not_whole_dws_are_refused() {
                     ..aligned
                 },
             ),
-            "window fabric base",
-            0x40_0000_0001,
+            not_dw("window fabric base", 0x40_0000_0001),
         ),
         (
             Op::AddressRoute(
@@ -510,8 +515,7 @@ fn ranges_that_are_not_whole_dws_are_refused() {
                     ..route
                 }),
             ),
-            "address route base",
-            0x40_0000_0003,
+            not_dw("address route base", 0x40_0000_0003),
         ),
         (
             Op::AddressRoute(
@@ -521,11 +525,18 @@ fn ranges_that_are_not_whole_dws_are_refused() {
                     ..route
                 }),
             ),
-            "address route size",
-            0x1001,
+            not_dw("address route size", 0x1001),
+        ),
+        (
+            Op::Window(PortIndex(0), 0, deforming),
+            TableWriteError::DeformsRequests {
+                base: deforming.base,
+                size: deforming.size,
+                fabric_base: deforming.fabric_base,
+            },
         ),
     ];
-    for (op, what, value) in refused {
+    for (op, refusal) in refused {
         let mut direct = Switch::new(PORTS);
         let mut window = CsrWindow::new(Switch::new(PORTS));
         let mut bus = Recording {
@@ -534,7 +545,7 @@ fn ranges_that_are_not_whole_dws_are_refused() {
         };
         let mut driver =
             CsrDataPlane::new(&mut bus).expect("the window model is a weft data plane");
-        let expected = Err(TableWriteError::NotDwAligned { what, value });
+        let expected = Err(refusal);
         assert_eq!(op.apply(&mut driver), expected, "{op:?}");
         assert_eq!(op.apply(&mut direct), expected, "{op:?}");
         assert!(bus.writes.is_empty(), "{op:?} touched the bus");

@@ -228,6 +228,18 @@ pub enum TableWriteError {
         /// The value written.
         value: u64,
     },
+    /// A window whose translation could turn a well-formed request into a
+    /// Malformed one ([`Window::keeps_requests_well_formed`]): the hardware
+    /// would hold it but never use it, so every request to it would be
+    /// refused as if it were not there.
+    DeformsRequests {
+        /// The window's host-domain base.
+        base: u64,
+        /// Its size in bytes.
+        size: u64,
+        /// The fabric address its base translates to.
+        fabric_base: u64,
+    },
     /// The data plane is another switch's, reached in-band, and an access
     /// to its CSR window did not complete (a read answered with an error
     /// status or not at all, a write that could not be sent): the entry
@@ -292,11 +304,20 @@ fn checked_dw_aligned(what: &'static str, value: u64) -> Result<u64, TableWriteE
 }
 
 impl Window {
-    /// Checks that the base, size and fabric base are whole DWs, as the window registers hold them.
+    /// Checks that the base, size and fabric base are whole DWs, as the
+    /// window registers hold them, and that a window in use translates
+    /// without deforming requests, as the hardware uses only such windows.
     pub fn checked(self) -> Result<Window, TableWriteError> {
         checked_dw_aligned("window base", self.base)?;
         checked_dw_aligned("window size", self.size)?;
         checked_dw_aligned("window fabric base", self.fabric_base)?;
+        if self.size != 0 && !self.keeps_requests_well_formed() {
+            return Err(TableWriteError::DeformsRequests {
+                base: self.base,
+                size: self.size,
+                fabric_base: self.fabric_base,
+            });
+        }
         Ok(self)
     }
 }

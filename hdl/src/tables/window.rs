@@ -6,12 +6,12 @@
 //! it, and then its address becomes `fabric_base + (address - base)`
 //! (weft-model's `translate_through_windows`). A window whose translation
 //! could misalign an AtomicOp or carry a request across a 4 KiB boundary
-//! matches nothing (weft-model's `Window::keeps_requests_well_formed`). The table answers the
-//! overlap, the containment, the permissions and the translated address;
-//! the ingress stage turns them into a drop reason. On an endpoint port
-//! only the windows that serve the requester's owner host take part
-//! (weft-model's `PortTables::windows_of`): those tagged with it, and the
-//! untagged ones when it is the port's owner.
+//! matches nothing (weft-model's `Window::keeps_requests_well_formed`).
+//! The table answers the overlap, the containment, the permissions and the
+//! translated address; the ingress stage turns them into a drop reason. On
+//! an endpoint port only the windows that serve the requester's owner host
+//! take part (weft-model's `PortTables::windows_of`): those tagged with it,
+//! and the untagged ones when it is the port's owner.
 //!
 //! The lookup takes one clock cycle: the request presented before a clock
 //! edge is answered after it. Before the edge, each entry compares the

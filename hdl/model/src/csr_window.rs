@@ -696,7 +696,8 @@ impl CsrWindow {
             | u64::from(self.stored(low, instance, entry))
     }
 
-    /// Window `entry` of port `p` and its owner tag, as stored.
+    /// Window `entry` of port `p` and its owner tag, as stored; unused if
+    /// invalid, empty, or one the hardware would not use.
     fn window_entry(&self, p: u32, entry: u32) -> (Window, Option<HostIndex>) {
         let control = self.stored(window::CONTROL, p, entry);
         let size = self.wide(window::SIZE_LOW, window::SIZE_HIGH, p, entry);
@@ -715,6 +716,11 @@ impl CsrWindow {
                 write: window::WRITE.decode(control) == 1,
             },
         };
+        // The hardware holds such an entry but never uses it, as the
+        // drivers refuse to write it (`Window::checked`).
+        if !window.keeps_requests_well_formed() {
+            return (Window::UNUSED, None);
+        }
         (window, owner)
     }
 
@@ -915,6 +921,35 @@ mod tests {
         assert_eq!(csr.read32(window::CONTROL.address(2, 5)), 0b111);
         csr.write32(port::BUSES.address(1, 0), u32::MAX);
         assert_eq!(csr.read32(port::BUSES.address(1, 0)), 0xffff);
+    }
+
+    #[test]
+    fn a_window_the_hardware_would_not_use_is_held_and_matches_nothing() {
+        // Moved by 8 bytes, the 4 KiB window would misalign 16-byte
+        // AtomicOps (§2.2.7.1): the registers hold it, the lookup skips it.
+        let mut csr = window();
+        let registers = [
+            (window::BASE_LOW, 0x9000_0000),
+            (window::SIZE_LOW, 0x1000),
+            (window::FABRIC_BASE_LOW, 0x4000_0008),
+            (window::CONTROL, 0b111),
+        ];
+        for (register, value) in registers {
+            csr.write32(register.address(1, 3), value);
+        }
+        for (register, value) in registers {
+            assert_eq!(
+                csr.read32(register.address(1, 3)),
+                value,
+                "{}",
+                register.name
+            );
+        }
+        let tables = csr
+            .switch()
+            .port_tables(PortIndex(1))
+            .expect("port 1 exists");
+        assert!(!tables.windows.iter().any(|w| w.overlaps(0x9000_0000, 4)));
     }
 
     #[test]

@@ -581,9 +581,8 @@ fn credits_of_what_left(egress: &[Vec<Vec<u8>>]) -> Vec<[i64; 6]> {
             let mut sum = [0; 6];
             for tlp in tlps {
                 let header = Header::decode(tlp).expect("what leaves has a header");
-                let class = class_code(header.flow_control_class()) as usize;
-                let cost = credits_of(class, u64::from(header.payload_len_dw()));
-                sum.iter_mut().zip(cost).for_each(|(s, c)| *s += c);
+                let class = 1 << class_code(header.flow_control_class());
+                account(&mut sum, class, u64::from(header.payload_len_dw()), 1);
             }
             sum
         })

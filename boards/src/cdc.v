@@ -23,6 +23,14 @@ endmodule
 // read side sees a word only once the word marked wr_last after it is
 // written, so a packet leaves without gaps; a packet must then fit in the
 // FIFO.
+//
+// Every pointer starts at 0 with the FPGA's configuration. A reset of one
+// side later on (a hard IP's link going down resets its clock domain while
+// weft's runs on) never rewinds that side's pointers behind the other's:
+// wr_rst drops the words written since the last one the read side may see
+// (a packet cut short), rd_rst discards every word the read side may see.
+// Either side can then reset alone without the FIFO inventing words or
+// losing count of them.
 module weft_board_cdc_fifo #(
     parameter WIDTH = 8,
     parameter ADDR = 4,
@@ -81,8 +89,7 @@ module weft_board_cdc_fifo #(
 
     always @(posedge wr_clk) begin
         if (wr_rst) begin
-            wr_bin <= 0;
-            wr_gray <= 0;
+            wr_bin <= gray_to_bin(wr_gray);
         end else if (write) begin
             wr_bin <= wr_next;
             if (PACKET == 0 || wr_last) wr_gray <= wr_next ^ (wr_next >> 1);
@@ -93,8 +100,8 @@ module weft_board_cdc_fifo #(
 
     always @(posedge rd_clk) begin
         if (rd_rst) begin
-            rd_bin <= 0;
-            rd_gray <= 0;
+            rd_bin <= gray_to_bin(wr_gray_r2);
+            rd_gray <= wr_gray_r2;
         end else if (read) begin
             rd_bin <= rd_next;
             rd_gray <= rd_next ^ (rd_next >> 1);

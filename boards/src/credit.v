@@ -51,19 +51,42 @@
 // initial advertisement of 0).
 
 // On weft's clock: credit per class from the limits and what weft consumed.
-// `up` low (the link down, its flow control not yet initialized) clears
-// the consumed counts: flow control starts again from the new limits
-// (§2.6.1.1).
+//
+// A link whose flow control is not up (the link down, or not yet
+// initialized: `up` low) has no partner to give credit, and waiting for
+// one would hold weft's TLPs for it in the switching core's queues, stall
+// every ingress whose TLPs queue behind them, and keep the soft core's
+// injector, which sends one TLP at a time to any port, waiting for good.
+// PCIe Base 6.0 §2.9.1 has a Port discard what it is given to send while
+// its link is DL_Down. So while `up` is low every class has credit, and
+// the TLPs weft commits then leave the FIFO tagged as not counted, for
+// weft_board_tx_gate to discard on the IP's side.
+//
+// Flow control starts again from the new limits each time `up` rises, or
+// `epoch` (weft_board_tx_gate's count of flow control starts, carried
+// over with the limits) changes under it (§2.6.1.1): the consumed counts
+// are cleared, and no class has credit for SETTLE cycles, so that every
+// TLP committed while the link was down has entered the FIFO, tagged not
+// counted, before the first one counted against the new limits does. A
+// TLP committed while the link was up leaves tagged `counted`, with the
+// flow control start (`counted_epoch`) its credit was counted against;
+// weft_board_tx_gate sends it only under that same start.
 module weft_board_tx_credit #(
     parameter MAX_POSTED_DATA = 64,
     parameter MAX_NON_POSTED_DATA = 2,
     parameter MAX_COMPLETION_DATA = 64,
     // 1: a void TLP's credit is given back as it leaves (see above).
-    parameter REFUND_VOID = 1
+    parameter REFUND_VOID = 1,
+    // Cycles between flow control starting and the first credit: more than
+    // a committed TLP takes to reach the FIFO and the FIFO to drain through
+    // weft_board_tx_gate, which discards at a beat a cycle of the IP's
+    // clock what it holds of a link that went down.
+    parameter SETTLE = 1024
 ) (
     input wire clk,
     input wire rst,
     input wire up,
+    input wire epoch,
     input wire [95:0] limit,
     input wire [5:0] infinite,
     input wire [2:0] consume,
@@ -80,13 +103,29 @@ module weft_board_tx_credit #(
     /* verilator lint_off UNUSEDSIGNAL */
     input wire [31:0] sent_dw0,
     /* verilator lint_on UNUSEDSIGNAL */
-    output wire [2:0] credit
+    output wire [2:0] credit,
+    // The tag of a TLP entering the FIFO now: its credit was counted
+    // against the limits of flow control start `counted_epoch`.
+    output reg counted = 1'b0,
+    output reg counted_epoch = 1'b0
 );
     reg [15:0] consumed [0:5];
+    reg [10:0] settling = 11'd0;
+    wire started = up && !rst && epoch == counted_epoch;
+    always @(posedge clk) begin
+        if (!started) begin
+            counted <= 1'b0;
+            counted_epoch <= epoch;
+            settling <= 11'd0;
+        end else if (!counted) begin
+            settling <= settling + 11'd1;
+            if (settling == SETTLE[10:0] - 11'd1) counted <= 1'b1;
+        end
+    end
     // The data credits advertised at flow control initialization: the
-    // limits as `up` rises, before anything is consumed (§2.6.1.1).
+    // limits while flow control settles, before anything is consumed
+    // (§2.6.1.1).
     reg [15:0] advertised [0:2];
-    reg was_up;
     // Data credits of a TLP of `dws` DWs: a credit is 4 DW (§2.6.1), a
     // Length of 0 with data is 1024 DW, which weft reports as 1024.
     function automatic [15:0] data_credits(input [10:0] dws);
@@ -111,7 +150,7 @@ module weft_board_tx_credit #(
     wire [2:0] sent_class = sent_sop ? class_of(sent_dw0) : leaving_class;
     wire [10:0] sent_dws = !sent_sop ? leaving_dws
         : !sent_dw0[30] ? 11'd0 : sent_dw0[9:0] == 10'd0 ? 11'd1024 : {1'b0, sent_dw0[9:0]};
-    wire sent_counted = sent_sop || leaving_counted;
+    wire sent_counted = (sent_sop && counted) || leaving_counted;
     wire [2:0] void_refund = REFUND_VOID != 0 && sent && sent_eop && sent_nullify && sent_counted
         ? sent_class : 3'd0;
     always @(posedge clk) begin
@@ -119,16 +158,15 @@ module weft_board_tx_credit #(
             leaving_class <= class_of(sent_dw0);
             leaving_dws <= sent_dws;
         end
-        if (rst || !up) leaving_counted <= 1'b0;
+        if (!counted) leaving_counted <= 1'b0;
         else if (sent && sent_sop) leaving_counted <= 1'b1;
     end
 
     integer i;
     always @(posedge clk) begin
-        was_up <= up && !rst;
         for (i = 0; i < 3; i = i + 1) begin
-            if (up && !was_up) advertised[i] <= limit[16*(i + 3) +: 16];
-            if (rst || !up) begin
+            if (!counted) begin
+                advertised[i] <= limit[16*(i + 3) +: 16];
                 consumed[i] <= 16'd0;
                 consumed[i + 3] <= 16'd0;
             end else begin
@@ -163,7 +201,8 @@ module weft_board_tx_credit #(
             wire [15:0] needed = advertised[c] < max_data[c] ? advertised[c] : max_data[c];
             wire data = infinite[c + 3]
                 || available(limit[16*(c + 3) +: 16], consumed[c + 3]) >= needed;
-            assign credit[c] = up && !rst && header && data;
+            // §2.9.1: no flow control, nothing to wait for (see above).
+            assign credit[c] = !rst && (!up || (started && counted && header && data));
         end
     endgenerate
 endmodule
@@ -340,6 +379,65 @@ module weft_board_pcie4_credit #(
     assign limit = {16'd0, sent_d[2] + {12'd0, npd_av}, 16'd0, 16'd0, sent_h[2] + {12'd0, nph_av}, 16'd0};
     assign infinite = 6'b101101;
     assign up = up_in && !rst;
+endmodule
+
+// On the hard IP's clock, between the TX FIFO and the IP's TX shim: what
+// weft sent for a link whose flow control is not up, or was counted
+// against an earlier start of it, never reaches the link (PCIe Base 6.0
+// §2.9.1, §2.6.1.1; weft_board_tx_credit has why). `epoch` counts, modulo
+// 2, the rises of `up`, the IP's flow control being initialized; weft's
+// side learns it with the limits. Each TLP's tag rides on its first beat:
+// it is sent if its credit was counted (`in_counted`) against this start
+// (`in_epoch`) and the link is up as it begins, and otherwise taken from
+// the FIFO beat by beat and discarded, whatever the IP's ready says. A TLP
+// already begun toward the IP when the link goes down goes on to its end,
+// so the IP's interface sees whole packets, and ends nullified
+// (`out_nullify` on its last beat): no receiver counts or keeps it
+// (§3.6.2.1).
+module weft_board_tx_gate (
+    input wire clk,
+    input wire rst,
+    input wire up,
+    output reg epoch = 1'b0,
+    input wire in_valid,
+    output wire in_ready,
+    input wire in_eop,
+    input wire in_nullify,
+    input wire in_counted,
+    input wire in_epoch,
+    output wire out_valid,
+    input wire out_ready,
+    output wire out_nullify
+);
+    reg was_up = 1'b0;
+    // Between a TLP's first and last beat: whether it goes to the IP, and
+    // whether the link went down since it began.
+    reg mid_tlp = 1'b0;
+    reg passing = 1'b0;
+    reg cut = 1'b0;
+    // `epoch` flips the cycle after `up` rises: until then a tag of the
+    // start before would still match it.
+    wire keep = mid_tlp ? passing : in_counted && in_epoch == epoch && up && was_up;
+    wire beat = in_valid && in_ready;
+    assign out_valid = in_valid && keep;
+    assign in_ready = keep ? out_ready : 1'b1;
+    assign out_nullify = in_nullify || (in_eop && (cut || !up));
+    always @(posedge clk) begin
+        was_up <= up && !rst;
+        if (up && !rst && !was_up) epoch <= !epoch;
+        if (rst) begin
+            mid_tlp <= 1'b0;
+            passing <= 1'b0;
+            cut <= 1'b0;
+        end else begin
+            if (beat) begin
+                mid_tlp <= !in_eop;
+                if (!mid_tlp) passing <= keep;
+            end
+            if (beat && in_eop) cut <= 1'b0;
+            else if (mid_tlp && passing && !up) cut <= 1'b1;
+        end
+    end
 endmodule
 
 `default_nettype wire

@@ -106,10 +106,10 @@ module weft_credit_tb;
     reg wr_void = 1'b0;
     wire wr_ready;
     reg wr_valid = 1'b0;
-    weft_board_tx_credit counter (.clk(weft_clk), .rst(rst), .up(word[102]), .limit(word[95:0]),
+    weft_board_tx_credit counter (.clk(weft_clk), .rst(rst), .up(word[102]), .epoch(1'b0), .limit(word[95:0]),
         .infinite(word[101:96]), .consume(consume), .consume_dws(consume_dws),
         .refund(refund), .refund_dws(refund_dws), .sent(wr_valid && wr_ready), .sent_sop(1'b1), .sent_eop(1'b1), .sent_nullify(wr_void),
-        .sent_dw0(wr_dw0), .credit(credit));
+        .sent_dw0(wr_dw0), .credit(credit), .counted(), .counted_epoch());
 
     // ---- the egress, on weft's clock: the requests first, the writes after ----
     integer np_left = 2;
@@ -130,7 +130,9 @@ module weft_credit_tb;
             refund_dws <= consume_dws;
             discarded <= discarded + 1;
         end
-        if (!rst && wr_ready && !wr_valid) begin
+        // Nothing to send before the link's flow control has started
+        // (what weft sends before then is discarded: the link-down bench).
+        if (!rst && counter.counted && wr_ready && !wr_valid) begin
             if (np_left > 0 && credit[1]) begin
                 np_left <= np_left - 1;
                 consume <= 3'b010;

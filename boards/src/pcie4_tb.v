@@ -144,7 +144,9 @@ module weft_pcie4_tb;
     always @(posedge weft_clk) begin
         consume <= 3'd0;
         wr_valid <= 1'b0;
-        if (!rst && wr_ready && !wr_valid) begin
+        // Nothing to send before the link's flow control has started
+        // (what weft sends before then is discarded: the link-down bench).
+        if (!rst && counter.counted && wr_ready && !wr_valid) begin
             if (reads_left > 0 && credit[1]) begin
                 reads_left <= reads_left - 1;
                 consume <= 3'b010;
@@ -216,10 +218,10 @@ module weft_pcie4_tb;
         .src_value({up, infinite, limit}), .dst_clk(weft_clk), .dst_value(word));
     // The block keeps its own account of void TLPs (REFUND_VOID 0, as the
     // board wrapper has it); this egress sends and discards none.
-    weft_board_tx_credit #(.REFUND_VOID(0)) counter (.clk(weft_clk), .rst(rst), .up(word[102]),
+    weft_board_tx_credit #(.REFUND_VOID(0)) counter (.clk(weft_clk), .rst(rst), .up(word[102]), .epoch(1'b0),
         .limit(word[95:0]), .infinite(word[101:96]), .consume(consume), .consume_dws(consume_dws),
         .refund(3'd0), .refund_dws(11'd0), .sent(1'b0), .sent_sop(1'b0), .sent_eop(1'b0), .sent_nullify(1'b0), .sent_dw0(32'd0),
-        .credit(credit));
+        .credit(credit), .counted(), .counted_epoch());
 
     always @(posedge user_clk)
         if (rq_valid && rq_ready && rq_type == 4'b0000 && reads_got == READS - 1 && writes_got != WRITES) begin

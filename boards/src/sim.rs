@@ -664,6 +664,32 @@ pub fn credit_files() -> Vec<generate::File> {
     ])
 }
 
+/// The files of the transmit path's simulation across a link that goes
+/// down and comes back: `credit.v` (its credit counter and TX gate),
+/// `cdc.v` (the TX FIFO) and a testbench in which weft never waits for a
+/// link that is down and its partner never receives what was committed
+/// before the link last came up, nor anything beyond its new credit.
+pub fn link_down_files() -> Vec<generate::File> {
+    bench_files(&[
+        ("weft_credit.v", include_str!("credit.v")),
+        ("weft_cdc.v", include_str!("cdc.v")),
+        ("weft_link_down_tb.v", include_str!("link_down_tb.v")),
+    ])
+}
+
+/// Simulates the transmit path across link outages in `dir` with
+/// [`link_down_files`]' files (or changed ones, to show what the checks
+/// catch), the link partner's stalls drawn from `seed`.
+pub fn run_link_down(dir: &Path, files: &[generate::File], seed: u32) -> Result<(), SimError> {
+    run_bench(
+        dir,
+        files,
+        "weft_link_down_tb",
+        "done, 0 errors",
+        &[format!("+seed={seed}")],
+    )
+}
+
 /// What the transmit credit simulation's link partner does besides the
 /// reference case ([`credit_files`]' testbench).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -4,7 +4,7 @@
 // vendor IP behind each weft_hip_<port> wrapper.
 //
 // RX (IP to user logic): sends the TLPs of the file named by +weft_tlps=,
-// one TLP per beat starting in segment 0, data first DW least significant,
+// from QUIET_CYCLES after the link comes up, one TLP per beat starting in segment 0, data first DW least significant,
 // the header on segment 0's header bus with DW0 most significant. A beat
 // goes in cycle t whenever rx_ready was high in cycle t - RX_READY_LATENCY
 // (the longest the IP may keep sending after ready falls), with random idle
@@ -156,6 +156,15 @@ module weft_board_tile_model #(
     end
 
     // ---- RX: the TLPs of the stimulus file, under rx_ready's latency ----
+    // Nothing is sent for QUIET_CYCLES after the link comes up, as no link
+    // partner sends at once: a host waits 100 ms after link training
+    // (PCIe Base 6.0 §6.6.1), an endpoint until it is enabled, and weft's
+    // wrapper gives no credit for a while after flow control starts
+    // (credit.v); what weft sent back before its clock learned the link
+    // was up would be discarded.
+    localparam QUIET_CYCLES = 1024;
+    integer quiet = 0;
+    always @(posedge clk) quiet <= !reset_status_n ? 0 : quiet < QUIET_CYCLES ? quiet + 1 : quiet;
     reg [RX_READY_LATENCY:0] rx_ready_seen = 0;
     integer rx_tlp = 0;
     integer rx_at = 1;
@@ -175,7 +184,7 @@ module weft_board_tile_model #(
         rx_ready_seen <= {rx_ready_seen[RX_READY_LATENCY-1:0], rx_ready && reset_status_n};
         sop_n = 0; eop_n = 0; valid_n = 0; dvalid_n = 0; hvalid_n = 0;
         data_n = rx_data; empty_n = 0; hdr_n = 0;
-        if (reset_status_n && rx_tlp < tlp_count && rx_ready_seen[RX_READY_LATENCY-1]
+        if (reset_status_n && quiet == QUIET_CYCLES && rx_tlp < tlp_count && rx_ready_seen[RX_READY_LATENCY-1]
                 && ($random(seed) & 3) != 0) begin
             payload_dws = stim[rx_at];
             sent_dws = rx_beat * DWS;

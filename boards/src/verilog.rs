@@ -624,8 +624,9 @@ pub fn wrapper(board: &Board) -> String {
     // Each hard IP, its shim and its clock-domain crossings.
     let hips = instances(board);
     let fifo_bits = 2 + EMPTY_BITS + 128 + w;
-    // The TX word carries the TLP stream's `nullify` too.
-    let tx_fifo_bits = fifo_bits + 1;
+    // The TX word carries the TLP stream's `nullify` too, and its credit's
+    // tag (`weft_board_tx_credit`'s `counted` and `counted_epoch`).
+    let tx_fifo_bits = fifo_bits + 3;
     for (p, ip) in board.hard_ips.iter().enumerate() {
         let n = &ip.name;
         let _ = writeln!(
@@ -644,7 +645,12 @@ pub fn wrapper(board: &Board) -> String {
                 w - 1
             );
         }
-        let _ = writeln!(v, "    wire {n}_tx_nullify;");
+        let _ = writeln!(
+            v,
+            "    wire {n}_tx_nullify;\n    wire {n}_txq_valid;\n    wire {n}_txq_ready;\n    \
+             wire {n}_txq_nullify;\n    wire {n}_txq_counted;\n    wire {n}_txq_epoch;\n    \
+             wire {n}_tx_counted;\n    wire {n}_tx_counted_epoch;"
+        );
         v += &hip_adapter(board, &hips, p);
         let _ = writeln!(
             v,
@@ -661,9 +667,9 @@ pub fn wrapper(board: &Board) -> String {
              weft_board_cdc_fifo #(.WIDTH({tx_fifo_bits}), .ADDR({tx_addr}), .HEADROOM(0), .PACKET(1)) {n}_tx_fifo (\n        \
              .wr_clk(weft_clk), .wr_rst(weft_rst), .wr_valid(port{p}_out_valid), .wr_ready(port{p}_out_ready),\n        \
              .wr_last(port{p}_out_eop),\n        \
-             .wr_data(port{p}_out_word),\n        \
-             .rd_clk({n}_clk), .rd_rst({n}_rst), .rd_valid({n}_tx_valid), .rd_ready({n}_tx_ready),\n        \
-             .rd_data({{{n}_tx_sop, {n}_tx_eop, {n}_tx_nullify, {n}_tx_empty, {n}_tx_hdr, {n}_tx_payload}}));\n",
+             .wr_data({{{n}_tx_counted, {n}_tx_counted_epoch, port{p}_out_word}}),\n        \
+             .rd_clk({n}_clk), .rd_rst({n}_rst), .rd_valid({n}_txq_valid), .rd_ready({n}_txq_ready),\n        \
+             .rd_data({{{n}_txq_counted, {n}_txq_epoch, {n}_tx_sop, {n}_tx_eop, {n}_txq_nullify, {n}_tx_empty, {n}_tx_hdr, {n}_tx_payload}}));\n",
             hi = fifo_bits - 1,
             head = rx_headroom(ip.kind),
             tx_addr = TX_FIFO_ADDR,
@@ -1226,6 +1232,10 @@ fn pcie4_shim(board: &Board, ip: &HardIp, port: usize, perst: &str) -> (String, 
 /// An Intel tile's user counts consumption against the partner's own
 /// limits, so a void TLP's credit is given back as it leaves
 /// (`REFUND_VOID`); an UltraScale+ block keeps that account itself.
+/// While the link has no flow control every class has credit, and the
+/// TX gate between the TX FIFO and the hard IP discards what was sent
+/// then, or counted against an earlier start of flow control (PCIe Base
+/// 6.0 §2.9.1).
 fn credit_block(ip: &HardIp, port: usize) -> String {
     let n = &ip.name;
     let refund_void = u8::from(tile::table(ip.kind).is_some());
@@ -1290,17 +1300,25 @@ fn credit_block(ip: &HardIp, port: usize) -> String {
     }
     let _ = writeln!(
         v,
-        "    wire [102:0] {n}_credit_word;\n    \
-         weft_board_cdc_snapshot #(.WIDTH(103)) {n}_credit_cdc (.src_clk({n}_clk),\n        \
-         .src_value({{{n}_credit_up, {n}_credit_infinite, {n}_credit_limit}}),\n        \
+        "    // What weft sent for a link without flow control, or counted against an\n    \
+         // earlier start of it, is discarded here, never sent on the link.\n    \
+         wire {n}_tx_epoch;\n    \
+         weft_board_tx_gate {n}_tx_gate (.clk({n}_clk), .rst({n}_rst), .up({n}_credit_up), .epoch({n}_tx_epoch),\n        \
+         .in_valid({n}_txq_valid), .in_ready({n}_txq_ready), .in_eop({n}_tx_eop),\n        \
+         .in_nullify({n}_txq_nullify), .in_counted({n}_txq_counted), .in_epoch({n}_txq_epoch),\n        \
+         .out_valid({n}_tx_valid), .out_ready({n}_tx_ready), .out_nullify({n}_tx_nullify));\n    \
+         wire [103:0] {n}_credit_word;\n    \
+         weft_board_cdc_snapshot #(.WIDTH(104)) {n}_credit_cdc (.src_clk({n}_clk),\n        \
+         .src_value({{{n}_tx_epoch, {n}_credit_up, {n}_credit_infinite, {n}_credit_limit}}),\n        \
          .dst_clk(weft_clk), .dst_value({n}_credit_word));\n    \
          weft_board_tx_credit #(.REFUND_VOID({refund_void})) {n}_tx_credit (.clk(weft_clk), .rst(weft_rst),\n        \
-         .up({n}_credit_word[102]), .limit({n}_credit_word[95:0]), .infinite({n}_credit_word[101:96]),\n        \
+         .up({n}_credit_word[102]), .epoch({n}_credit_word[103]),\n        \
+         .limit({n}_credit_word[95:0]), .infinite({n}_credit_word[101:96]),\n        \
          .consume(port{port}_consume), .consume_dws(port{port}_consume_dws),\n        \
          .refund(port{port}_refund), .refund_dws(port{port}_refund_dws),\n        \
          .sent(port{port}_out_valid && port{port}_out_ready), .sent_sop(port{port}_out_sop),\n        \
          .sent_eop(port{port}_out_eop), .sent_nullify(port{port}_out_nullify), .sent_dw0(port{port}_out_dw0),\n        \
-         .credit(port{port}_credit));"
+         .credit(port{port}_credit), .counted({n}_tx_counted), .counted_epoch({n}_tx_counted_epoch));"
     );
     v
 }

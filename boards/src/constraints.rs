@@ -16,6 +16,8 @@ struct Placed {
     port: String,
     pin: Pin,
     io_standard: String,
+    /// Further I/O properties, by name ([`crate::model::NamedPin`]).
+    properties: Vec<(String, String)>,
     field: String,
 }
 
@@ -34,6 +36,7 @@ fn placed(board: &Board) -> Vec<Placed> {
             port,
             pin: c.pin.clone(),
             io_standard: c.io_standard.clone(),
+            properties: Vec::new(),
             field: format!("clock[{i}] ({}).pin", c.name),
         });
         if let (true, Some(n)) = (split, &c.pin_n) {
@@ -41,6 +44,7 @@ fn placed(board: &Board) -> Vec<Placed> {
                 port: format!("{}_n", c.name),
                 pin: n.clone(),
                 io_standard: c.io_standard.clone(),
+                properties: Vec::new(),
                 field: format!("clock[{i}] ({}).pin_n", c.name),
             });
         }
@@ -50,6 +54,7 @@ fn placed(board: &Board) -> Vec<Placed> {
             port: r.name.clone(),
             pin: r.pin.clone(),
             io_standard: r.io_standard.clone(),
+            properties: Vec::new(),
             field: format!("reset[{i}] ({}).pin", r.name),
         });
     }
@@ -58,6 +63,7 @@ fn placed(board: &Board) -> Vec<Placed> {
             port: format!("led[{i}]"),
             pin: l.pin.clone(),
             io_standard: l.io_standard.clone(),
+            properties: Vec::new(),
             field: format!("led[{i}] ({}).pin", l.name),
         });
     }
@@ -67,6 +73,7 @@ fn placed(board: &Board) -> Vec<Placed> {
                 port: port.to_owned(),
                 pin: pin.clone(),
                 io_standard: u.io_standard.clone(),
+                properties: Vec::new(),
                 field: field.to_owned(),
             });
         }
@@ -82,6 +89,7 @@ fn placed(board: &Board) -> Vec<Placed> {
                 port: port.to_owned(),
                 pin: pin.clone(),
                 io_standard: f.io_standard.clone().unwrap_or_default(),
+                properties: Vec::new(),
                 field: format!("flash.{}", &port["flash_".len()..]),
             });
         }
@@ -92,6 +100,7 @@ fn placed(board: &Board) -> Vec<Placed> {
                 port: p.name.clone(),
                 pin: p.pin.clone(),
                 io_standard: p.io_standard.clone(),
+                properties: p.properties.clone().into_iter().collect(),
                 field: format!("ethernet.pin[{i}] ({}).pin", p.name),
             });
         }
@@ -286,9 +295,14 @@ pub fn xdc(board: &Board) -> String {
                 );
             }
             Some(pin) => {
+                let properties: String = p
+                    .properties
+                    .iter()
+                    .map(|(name, value)| format!(" {name} {value}"))
+                    .collect();
                 let _ = writeln!(
                     v,
-                    "set_property -dict {{PACKAGE_PIN {pin} IOSTANDARD {}}} [get_ports {{{}}}]",
+                    "set_property -dict {{PACKAGE_PIN {pin} IOSTANDARD {}{properties}}} [get_ports {{{}}}]",
                     p.io_standard, p.port
                 );
             }

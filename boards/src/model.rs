@@ -4,6 +4,8 @@
 //! `verify` flag for facts not yet checked against that document. A pin that
 //! no cited document gives is written `"TODO"` and becomes [`Pin::Todo`].
 
+use std::collections::BTreeMap;
+
 use serde::Deserialize;
 
 /// One board: its device, PCIe hard IPs, clocks, resets and peripherals.
@@ -333,6 +335,11 @@ pub struct NamedPin {
     pub pin: Pin,
     /// I/O standard.
     pub io_standard: String,
+    /// Further I/O properties, by the vendor's constraint names (Vivado's
+    /// `DIFF_TERM_ADV` for an input's on-die termination, say), where the
+    /// board needs them: written beside the pin's I/O standard.
+    #[serde(default)]
+    pub properties: BTreeMap<String, String>,
 }
 
 /// How the FPGA's user logic reaches the flash's four SPI signals.

@@ -201,11 +201,15 @@ fn the_vcu118_wrapper_puts_the_chip_mii_on_the_sgmii_block() {
     ] {
         assert!(top.contains(line), "missing: {line}");
     }
-    // The pins, the PHY's SGMII clock and the crossings' bounds.
+    // The pins, the PHY's SGMII clock and the crossings' bounds. The
+    // receive and clock pairs, unterminated on the board, end in the
+    // FPGA's own 100 ohm termination (vcu118.toml, [ethernet]).
     let xdc = constraints::xdc(&board);
     for line in [
-        "set_property -dict {PACKAGE_PIN AU24 IOSTANDARD LVDS} [get_ports {sgmii_rx_p}]",
-        "set_property -dict {PACKAGE_PIN AT22 IOSTANDARD LVDS} [get_ports {sgmii_clk_p}]",
+        "set_property -dict {PACKAGE_PIN AU24 IOSTANDARD LVDS DIFF_TERM_ADV TERM_100 DQS_BIAS TRUE \
+         EQUALIZATION EQ_LEVEL0} [get_ports {sgmii_rx_p}]",
+        "set_property -dict {PACKAGE_PIN AT22 IOSTANDARD LVDS DIFF_TERM_ADV TERM_100} [get_ports {sgmii_clk_p}]",
+        "set_property -dict {PACKAGE_PIN AU21 IOSTANDARD LVDS} [get_ports {sgmii_tx_p}]",
         "set_property -dict {PACKAGE_PIN AV23 IOSTANDARD LVCMOS18} [get_ports {phy_mdc}]",
         "create_clock -name sgmii_clk -period 1.600 [get_ports {sgmii_clk_p}]",
         "set_max_delay -datapath_only 4.000 -from [get_clocks -of_objects [get_pins mgmt_eth/pcs_pma/clk125_out]] -to [get_clocks weft_core_clk]",

@@ -107,12 +107,6 @@ fn vcu118_constraints_carry_the_cited_pins() {
         "set_property -dict {PACKAGE_PIN BB21 IOSTANDARD LVCMOS18} [get_ports {uart_tx}]",
         "create_clock -name pcie_refclk -period 10.000 [get_ports {pcie_refclk_p}]",
         "create_clock -name sys_clk -period 8.000 [get_ports {sys_clk_p}]",
-        // The SGMII receive and clock pairs, unterminated on the board, end
-        // in the FPGA's own 100 ohm termination (vcu118.toml, [ethernet]).
-        "set_property -dict {PACKAGE_PIN AU24 IOSTANDARD LVDS DIFF_TERM_ADV TERM_100 DQS_BIAS TRUE \
-         EQUALIZATION EQ_LEVEL0} [get_ports {sgmii_rx_p}]",
-        "set_property -dict {PACKAGE_PIN AT22 IOSTANDARD LVDS DIFF_TERM_ADV TERM_100} [get_ports {sgmii_clk_p}]",
-        "set_property -dict {PACKAGE_PIN AU21 IOSTANDARD LVDS} [get_ports {sgmii_tx_p}]",
     ] {
         assert!(xdc.contains(line), "missing: {line}");
     }

@@ -362,14 +362,15 @@ fn loopback_switch_top() -> String {
          assign flash_sclk = 1'b0;\n    assign flash_cs_n = 1'b1;\n    assign flash_mosi = 1'b0;\n    \
          assign mii_tx_en = 1'b0;\n    assign mii_txd = 4'd0;\n    \
          assign mdc = 1'b0;\n    assign mdio_o = 1'b0;\n    assign mdio_oe = 1'b0;\n    \
-         wire unused = reset | core_clock | core_reset | uart_rx | flash_miso\n        \
+         wire unused = reset | core_clock | core_reset | uart_rx | flash_miso | (|link_up)\n        \
          | mii_rx_clk | mii_rx_dv | mii_rx_er | (|mii_rxd) | mii_tx_clk | mdio_i;\nendmodule"
     );
     v
 }
 
 /// The testbench: the board's clocks and resets around `weft_board_top`,
-/// finishing once every model has taken back all it sent. The PLL's
+/// finishing once every model has taken back all it sent, when `weft_chip`
+/// must see every board port's link up on `link_up`. The PLL's
 /// reference clock runs so that weft's clock has the half period asked
 /// for (`+weft_ref_half_ps`); the testbench checks that weft's clocks run
 /// at that period and at [`weft_regs::SOFT_CORE_CLOCK_DIVISOR`] times it,
@@ -440,11 +441,16 @@ fn testbench(board: &Board) -> String {
          #(timeout_ps);\n        \
          $display(\"ERROR: timeout: not every TLP came back\");\n        $finish;\n    end\n    \
          initial begin\n        #200000;\n        {}\n        wait ({});\n        \
-         #100000;\n        $display(\"weft-board-tb: done, %0d errors\", {});\n        $finish;\n    end\n\
+         #100000;\n        \
+         if (dut.switch.link_up !== {ports}'b{up:0ports$b})\n            \
+         $display(\"ERROR: weft_chip's link_up %b, not every board port's link up\", dut.switch.link_up);\n        \
+         $display(\"weft-board-tb: done, %0d errors\", {});\n        $finish;\n    end\n\
          endmodule\n`default_nettype wire",
         release.join(" "),
         done.join(" && "),
-        errors.join(" + ")
+        errors.join(" + "),
+        ports = SWITCH_PORTS,
+        up = (1u32 << board.hard_ips.len()) - 1,
     );
     v
 }

@@ -461,6 +461,7 @@ pub(crate) fn switch_ports() -> Vec<Port> {
             format!("egress_credit_{class}"),
         ));
     }
+    ports.push(Port::new("input", SWITCH_PORTS as u32, "link_up"));
     ports.push(Port::new("input", 1, "uart_rx"));
     ports.push(Port::new("output", 1, "uart_tx"));
     ports.push(Port::new("output", SWITCH_LEDS as u32, "led"));
@@ -694,6 +695,7 @@ pub fn wrapper(board: &Board) -> String {
              wire [2:0] port{p}_refund;\n    wire [{ch}:0] port{p}_refund_dws;\n    \
              /* verilator lint_on UNUSEDSIGNAL */\n    \
              wire [2:0] port{p}_credit;\n    \
+             wire port{p}_link_up;\n    \
              wire [{hi}:0] port{p}_out_word = {{port{p}_out_sop, port{p}_out_eop, port{p}_out_nullify, port{p}_out_empty, \
              port{p}_out_dw0, port{p}_out_dw1, port{p}_out_dw2, port{p}_out_dw3, port{p}_out_payload}};",
             e = EMPTY_BITS - 1,
@@ -701,12 +703,20 @@ pub fn wrapper(board: &Board) -> String {
             hi = fifo_bits,
             ch = CONSUME_DWS_BITS - 1,
         );
-        if p >= board.hard_ips.len() {
+        if let Some(ip) = board.hard_ips.get(p) {
+            // The soft core sees the link up while its flow control is
+            // (credit.v's `up`, on weft's clock).
+            let _ = writeln!(
+                v,
+                "    assign port{p}_link_up = {}_credit_word[102];",
+                ip.name
+            );
+        } else {
             let _ = writeln!(
                 v,
                 "    // Port {p} is not on this board: nothing arrives, nothing is taken.\n    \
                  assign port{p}_in_valid = 1'b0;\n    assign port{p}_out_ready = 1'b0;\n    \
-                 assign port{p}_credit = 3'b111;\n    \
+                 assign port{p}_credit = 3'b111;\n    assign port{p}_link_up = 1'b0;\n    \
                  /* verilator lint_off UNUSEDSIGNAL */\n    wire unused_port{p}_out = port{p}_out_valid | ^port{p}_out_word | port{p}_in_ready;\n    \
                  /* verilator lint_on UNUSEDSIGNAL */"
             );
@@ -807,6 +817,11 @@ pub fn wrapper(board: &Board) -> String {
             bits.join(", ")
         ));
     }
+    let links: Vec<String> = (0..SWITCH_PORTS)
+        .rev()
+        .map(|p| format!("port{p}_link_up"))
+        .collect();
+    conns.push(format!("        .link_up({{{}}})", links.join(", ")));
     conns.push(format!(
         "        .uart_rx({})",
         if board.uart.is_some() {

@@ -224,3 +224,25 @@ fn a_link_register_write_leaves_the_chip_as_one_pulse_on_its_port() {
         );
     })
 }
+
+#[test]
+fn the_ports_links_reach_the_soft_core_on_its_gpio_inputs() {
+    on_big_stack(|| {
+        // Port 1's link up, port 0's down; the program copies the GPIO
+        // inputs, as the firmware reads them, to the GPIO outputs.
+        let mut chip = running(&[], gpio::INPUT.address(0, 0));
+        chip.block().link_up.next = 0b10u64.into();
+        let expected =
+            u64::from(gpio::INPUT_LINKS_REPORTED.encode(1) | gpio::INPUT_LINK_UP.encode(0b10));
+        let mut cycles = 0;
+        while chip.block().soc.gpio_outputs.val().to_u64() != expected {
+            chip.tick().expect("the chip settles");
+            cycles += 1;
+            assert!(
+                cycles < 20_000,
+                "the inputs read {:#x}, not {expected:#x}",
+                chip.block().soc.gpio_outputs.val().to_u64()
+            );
+        }
+    });
+}

@@ -24,7 +24,7 @@ use std::time::Duration;
 
 use weft_iss::data_plane::DataPlaneWindow;
 use weft_iss::elf::ElfError;
-use weft_iss::soc::{Mac, NorFlash, Soc, SpiFlash, Uart};
+use weft_iss::soc::{Gpio, Mac, NorFlash, Soc, SpiFlash, Uart};
 use weft_iss::{Hart, HarvardBus, MapError, RunStop};
 
 /// The clock the ISS board's firmware runs at: the reference soft core
@@ -220,6 +220,12 @@ impl IssBoard {
     /// The management MAC: inject frames from the line, take the sent ones.
     pub fn mac(&self) -> &Mac {
         &self.soc.mac
+    }
+
+    /// The GPIO: set the levels on its inputs, as a board drives them
+    /// (`weft_chip` shows its ports' links there: `weft_regs::soc::gpio`).
+    pub fn gpio(&self) -> &Gpio {
+        &self.soc.gpio
     }
 
     /// The configuration flash's controller and part.

@@ -48,6 +48,7 @@ use weft_proto::{
     LinkSpeed, LinkState, LinkStatus, Request, Response, SlotIndex, SwitchId, TopologyCursor,
     TopologyItem, MANAGEMENT_UDP_PORT, MAX_DATAGRAM,
 };
+use weft_regs::soc::gpio;
 use weft_sim::firmware_board::FirmwareCore;
 use weft_sim::iss_board::{IssBoard, CPU_CLOCK_HZ};
 use weft_sim::iss_manager::{run_to_fabric_start, FabricStart};
@@ -719,4 +720,45 @@ fn a_host_on_another_switch_boots_through_the_firmware_as_through_the_native_man
         printed.contains("the switch has ports 0 to 3, not 4; nothing changed"),
         "{printed}"
     );
+}
+
+/// The ports of the firmware's own switch that `items` show with their
+/// link up.
+fn ports_up(items: &[TopologyItem]) -> Vec<u8> {
+    items
+        .iter()
+        .filter_map(|item| match item {
+            TopologyItem::Port(p)
+                if p.at.switch == SwitchId(FIRMWARE_SWITCH) && p.link.state == LinkState::Up =>
+            {
+                Some(p.at.port.0)
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn the_firmware_reports_the_ports_links_as_the_board_shows_them() {
+    let Some(image) = firmware_image() else {
+        return;
+    };
+    let scenario = Scenario::parse(ONE_SWITCH, "firmware_reference_fabric.rs", ".".as_ref())
+        .expect("the scenario parses");
+    let (mut world, _) = firmware_started(&for_firmware(scenario, &image));
+    let answers = exchange(&mut world, &arp_request(FIRMWARE_IP));
+    assert_eq!(answers.len(), 1, "one ARP reply");
+    // Nothing drives the GPIO inputs here: a port is up where enumeration
+    // found a host or an endpoint on it.
+    let found = ports_up(&firmware_topology(&mut world, 0));
+    assert!(
+        found.len() > 1,
+        "enumeration found the hosts and endpoints: {found:?}"
+    );
+    // A board that reports its links (weft_chip's GPIO inputs, LINKS_REPORTED
+    // set) shows port 0's link up and every other port's down.
+    board(&world)
+        .gpio()
+        .set_input(gpio::INPUT_LINKS_REPORTED.encode(1) | gpio::INPUT_LINK_UP.encode(1));
+    assert_eq!(ports_up(&firmware_topology(&mut world, 1000)), vec![0]);
 }

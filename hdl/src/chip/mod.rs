@@ -38,6 +38,11 @@
 //!   their rising edges, so they must run at most a quarter of the core
 //!   clock (25 MHz for 100 Mb/s against the 125 MHz core clock, see
 //!   [`crate::soc::EthernetMac`]).
+//! - `link_up` says which ports' links are up, for the firmware to read on
+//!   the SoC's GPIO inputs (`weft_regs::soc::gpio::INPUT`), with the inputs'
+//!   LINKS_REPORTED bit set: the board's adapter drives it from each hard
+//!   IP's flow control state (`boards/README.md`, "A link without flow
+//!   control").
 //! - A write of a port's LINK register leaves as a one-cycle pulse on
 //!   `link_hot_reset$p` or `link_retrain$p`, on `clock`: the board's
 //!   adapter carries it into its hard IP's clock through a pulse
@@ -47,6 +52,7 @@
 pub mod bridge;
 
 use rust_hdl::prelude::*;
+use weft_regs::soc::gpio;
 
 pub use bridge::CsrClockBridge;
 
@@ -135,10 +141,16 @@ pub struct Chip<const W: usize, const N: usize> {
     /// Per port: a one-cycle pulse on `clock` asking the port's hard IP
     /// to retrain its link ([`SwitchTop::link_retrain`]).
     pub link_retrain: [Signal<Out, Bit>; N],
+    /// Bit `p`: port `p`'s link is up, its flow control initialized, as the
+    /// board's adapter reports it; the soft core reads it on its GPIO
+    /// inputs (`weft_regs::soc::gpio::INPUT_LINK_UP`), synchronized there.
+    pub link_up: Signal<In, Bits<N>>,
     /// The data plane (public so that test benches reach its CSR bus).
     pub data_plane: SwitchTop<W, N>,
     /// The soft core's SoC (public so that test benches read its trace).
     pub soc: Soc,
+    /// The GPIO inputs' LINKS_REPORTED bit.
+    links_reported: Constant<Bits<32>>,
     bridge: CsrClockBridge,
     transmitter: SerialTransmitter,
     receiver: SerialReceiver,
@@ -183,6 +195,8 @@ impl<const W: usize, const N: usize> Chip<W, N> {
             egress_refund_dws: std::array::from_fn(|_| Default::default()),
             link_hot_reset: std::array::from_fn(|_| Default::default()),
             link_retrain: std::array::from_fn(|_| Default::default()),
+            link_up: Default::default(),
+            links_reported: Constant::new(bits(u64::from(gpio::INPUT_LINKS_REPORTED.encode(1)))),
             data_plane: SwitchTop::with_clock_mhz(clock_mhz),
             soc: Soc::new(image)?,
             bridge: Default::default(),
@@ -267,7 +281,9 @@ impl<const W: usize, const N: usize> Logic for Chip<W, N> {
         self.receiver.rxd.next = self.uart_rx.val();
         self.soc.rx_data.next = self.receiver.data.val();
         self.soc.rx_valid.next = self.receiver.valid.val();
-        self.soc.gpio_inputs.next = bits::<32>(0);
+        // The ports' links on the GPIO inputs, LINKS_REPORTED set.
+        self.soc.gpio_inputs.next =
+            self.links_reported.val() | bit_cast::<32, N>(self.link_up.val());
         self.led.next = self.soc.gpio_outputs.val().get_bits::<LEDS>(0);
         self.flash_sclk.next = self.soc.flash_sclk.val();
         self.flash_cs_n.next = self.soc.flash_cs_n.val();

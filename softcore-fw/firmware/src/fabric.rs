@@ -22,6 +22,10 @@
 //! network is polled, and the management server's requests are answered
 //! from the manager ([`Fabric::answer`]).
 //!
+//! The management API's topology shows each port's link as the board
+//! reports it on the SoC's GPIO inputs (`weft_chip`'s `link_up`), or, on a
+//! board that reports none, as up where enumeration found something.
+//!
 //! Hosts on other weft switches put their configuration requests into
 //! those switches' mailboxes, which raise no interrupt here: while the
 //! fabric runs with such host ports, the main loop wakes every
@@ -67,6 +71,7 @@ use weft_fabric::settings::{
 use weft_proto::heapless::Vec;
 use weft_proto::{LinkSpeed, LinkState, LinkStatus, Request, Response};
 use weft_regs::driver::{CsrDataPlane, IdentityError};
+use weft_regs::soc::gpio;
 use weft_regs::tables::{DataPlane, HostIndex, PortIndex};
 
 use crate::board::SocBoard;
@@ -401,9 +406,9 @@ impl Fabric {
         self.tell_time();
         let mut config = SharedMailbox(&self.mailbox);
         let mut hosts = hosts(self.manager, &self.mailbox);
-        let mut links = FoundLinks {
+        let mut links = LocalLinks {
             switch_id: self.manager.settings().switch_id,
-            found: found_ports(self.manager),
+            up: links_up().unwrap_or_else(|| found_ports(self.manager)),
         };
         let mut fabric = InbandFabric::new(&mut self.plane, config);
         let mut timer = SocTimer::new(Mmio);
@@ -452,19 +457,19 @@ fn hosts<'a>(manager: &FabricManager, mailbox: &'a RefCell<Mailbox>) -> Hosts<'a
     )
 }
 
-/// The ports' links. The data plane has no link status registers yet, so
-/// a port of this switch is reported up when enumeration found something
-/// on its link (a host, an endpoint, another switch) and down otherwise,
-/// its speed and width unknown; another switch's ports are reported down.
-struct FoundLinks {
+/// The ports' links: a port of this switch is up as the board reports it
+/// ([`links_up`]), or, where nothing reports links, when enumeration found
+/// something on it (a host, an endpoint, another switch); its speed and
+/// width are unknown. Another switch's ports are reported down.
+struct LocalLinks {
     switch_id: u64,
-    /// Bit n: port n has a link partner.
-    found: u32,
+    /// Bit n: port n's link is up.
+    up: u32,
 }
 
-impl PortLinks for FoundLinks {
+impl PortLinks for LocalLinks {
     fn link(&mut self, switch_id: u64, port: u8) -> PortLink {
-        let up = switch_id == self.switch_id && port < 32 && self.found >> port & 1 == 1;
+        let up = switch_id == self.switch_id && port < 32 && self.up >> port & 1 == 1;
         PortLink {
             status: LinkStatus {
                 state: if up { LinkState::Up } else { LinkState::Down },
@@ -475,6 +480,14 @@ impl PortLinks for FoundLinks {
             max_width: 16,
         }
     }
+}
+
+/// The ports whose links are up, bit n for port n, as `weft_chip` shows
+/// them on the GPIO inputs from the board's hard IPs; `None` where nothing
+/// drives the inputs (LINKS_REPORTED clear: the simulator's boards).
+fn links_up() -> Option<u32> {
+    let inputs = crate::mmio::read(gpio::INPUT.address(0, 0));
+    (gpio::INPUT_LINKS_REPORTED.decode(inputs) == 1).then(|| gpio::INPUT_LINK_UP.decode(inputs))
 }
 
 /// The ports of the manager's own switch where enumeration found a link partner.

@@ -228,19 +228,32 @@ pub mod gpio {
             "Output levels, bit i for output i.",
         )],
     );
+    /// [`INPUT`]'s LINK_UP field, as `weft_chip` drives the inputs.
+    pub const INPUT_LINK_UP: Field = Field::new(
+        "LINK_UP",
+        0,
+        31,
+        "In `weft_chip`: bit p is high while switch port p's link is up, its flow control \
+         initialized, as the board's hard IP adapter reports it (PCIe Base 6.0 §2.6.1.1, \
+         DL_Up); meaningful only while LINKS_REPORTED is set.",
+    );
+    /// [`INPUT`]'s LINKS_REPORTED field, as `weft_chip` drives the inputs.
+    pub const INPUT_LINKS_REPORTED: Field = Field::new(
+        "LINKS_REPORTED",
+        31,
+        1,
+        "In `weft_chip`: high, LINK_UP reports each port's link. A SoC whose inputs nothing \
+         drives (the simulator's boards) reads 0 here, and its LINK_UP means nothing.",
+    );
     /// The levels on the inputs.
     pub const INPUT: Register = LAYOUT.register(
         "INPUT",
         0x04,
         Access::ReadOnly,
         "Levels on the GPIO inputs, bit i for input i, passed through a two-flop \
-         synchroniser: a change shows two clock cycles later.",
-        &[Field::new(
-            "VALUE",
-            0,
-            32,
-            "Input levels, bit i for input i.",
-        )],
+         synchroniser: a change shows two clock cycles later. `weft_chip` drives them \
+         with its ports' link state.",
+        &[INPUT_LINK_UP, INPUT_LINKS_REPORTED],
     );
 
     /// The block.

@@ -44,8 +44,8 @@ use firmware_support::*;
 use weft_fabric::management::{handle, BoardInfo, Hardware, PortLink, PortLinks};
 use weft_fabric::readiness::RESET_TO_FIRST_REQUEST_NS;
 use weft_proto::{
-    decode_response, encode_request, BoundFunctions, EndpointInfo, Header, HostIndex, Key,
-    LinkSpeed, LinkState, LinkStatus, Request, Response, SlotIndex, SwitchId, TopologyCursor,
+    decode_response, encode_request, BoundFunctions, EndpointInfo, EventKind, Header, HostIndex,
+    Key, LinkSpeed, LinkState, LinkStatus, Request, Response, SlotIndex, SwitchId, TopologyCursor,
     TopologyItem, MANAGEMENT_UDP_PORT, MAX_DATAGRAM,
 };
 use weft_regs::soc::gpio;
@@ -60,6 +60,10 @@ use weft_sim::world::World;
 const CLIENT_PORT: u16 = 40_002;
 /// How long the firmware gets to answer one frame.
 const ANSWER_TIME: Duration = Duration::from_millis(5);
+
+/// The longest the firmware's main loop sleeps between passes
+/// (`weft_firmware::CONSOLE_PERIOD`, which a host build does not have).
+const MAIN_LOOP_PERIOD: Duration = Duration::from_millis(20);
 
 /// The reference experiment's endpoints on the firmware's one switch:
 /// two host ports, four GPUs and an NVMe drive with two of its VFs on.
@@ -756,9 +760,40 @@ fn the_firmware_reports_the_ports_links_as_the_board_shows_them() {
         "enumeration found the hosts and endpoints: {found:?}"
     );
     // A board that reports its links (weft_chip's GPIO inputs, LINKS_REPORTED
-    // set) shows port 0's link up and every other port's down.
-    board(&world)
-        .gpio()
-        .set_input(gpio::INPUT_LINKS_REPORTED.encode(1) | gpio::INPUT_LINK_UP.encode(1));
+    // set): first those ports' links up, then port 0's alone. Each change
+    // shows within a pass of the main loop.
+    let show = |world: &mut World, up: u32| {
+        board(world)
+            .gpio()
+            .set_input(gpio::INPUT_LINKS_REPORTED.encode(1) | gpio::INPUT_LINK_UP.encode(up));
+        let until = world.now() + 2 * MAIN_LOOP_PERIOD;
+        world.run_until(until);
+    };
+    show(&mut world, found.iter().fold(0, |up, &port| up | 1 << port));
+    show(&mut world, 1);
     assert_eq!(ports_up(&firmware_topology(&mut world, 1000)), vec![0]);
+    // The event log has a link going down for each of the others, and no
+    // link coming up: the links the first look found are not logged.
+    let Response::Events(page) = ask_firmware(
+        &mut world,
+        2000,
+        &Request::ReadEvents {
+            from: weft_proto::EventSeq(0),
+        },
+    ) else {
+        panic!("an event page");
+    };
+    let (mut down, mut up) = (0, 0);
+    for event in &page.events {
+        match event.kind {
+            EventKind::HostLinkDown { .. }
+            | EventKind::PortLinkDown { .. }
+            | EventKind::FabricLinkDown { .. } => down += 1,
+            EventKind::HostLinkUp { .. }
+            | EventKind::PortLinkUp { .. }
+            | EventKind::FabricLinkUp { .. } => up += 1,
+            _ => {}
+        }
+    }
+    assert_eq!((down, up), (found.len() - 1, 0), "{:?}", page.events);
 }

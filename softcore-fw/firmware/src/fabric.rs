@@ -24,7 +24,10 @@
 //!
 //! The management API's topology shows each port's link as the board
 //! reports it on the SoC's GPIO inputs (`weft_chip`'s `link_up`), or, on a
-//! board that reports none, as up where enumeration found something.
+//! board that reports none, as up where enumeration found something. While
+//! the fabric runs, each pass of the main loop (at least every
+//! [`crate::CONSOLE_PERIOD`]) logs every link that went up or down since
+//! the last one in the event log.
 //!
 //! Hosts on other weft switches put their configuration requests into
 //! those switches' mailboxes, which raise no interrupt here: while the
@@ -54,7 +57,7 @@ use weft_fabric::board::Board;
 use weft_fabric::firmware_update::FirmwareService;
 use weft_fabric::hw::Timer;
 use weft_fabric::inband::InbandFabric;
-use weft_fabric::inventory::PortKind;
+use weft_fabric::inventory::{PortKind, SwitchIndex};
 use weft_fabric::limits::MAX_HOST_PORTS;
 use weft_fabric::management::{
     advance_operations, handle, BoardInfo, Hardware, PortLink, PortLinks,
@@ -190,6 +193,10 @@ pub struct Fabric {
     mailbox: RefCell<Mailbox>,
     board: SocBoard,
     phase: Phase,
+    /// The ports' links as the last pass saw them ([`links_up`]), to log
+    /// each change; `None` before the first look, or where no board
+    /// reports them.
+    links_seen: Option<u32>,
 }
 
 impl Fabric {
@@ -206,6 +213,7 @@ impl Fabric {
             mailbox: RefCell::new(mailbox),
             board: SocBoard::new(),
             phase: Phase::Waiting,
+            links_seen: None,
         })
     }
 
@@ -382,6 +390,7 @@ impl Fabric {
             return None;
         }
         self.tell_time();
+        self.log_link_changes();
         let mut config = SharedMailbox(&self.mailbox);
         let mut hosts = hosts(self.manager, &self.mailbox);
         // A request whose table writes failed was completed with Completer
@@ -439,6 +448,25 @@ impl Fabric {
     }
 
     /// Gives the manager's event log the time, since the firmware started.
+    /// Logs each port whose link the board shows up or down differently
+    /// from the last pass (the event log's link events), once the fabric
+    /// runs; the links as the first look finds them are not logged.
+    fn log_link_changes(&mut self) {
+        let Some(up) = links_up() else {
+            return;
+        };
+        let changed = self.links_seen.replace(up).map_or(0, |seen| seen ^ up);
+        for port in 0..self.ports().min(32) {
+            if changed >> port & 1 == 1 {
+                let _ = self.manager.record_link(
+                    SwitchIndex::LOCAL,
+                    PortIndex(port as u8),
+                    up >> port & 1 == 1,
+                );
+            }
+        }
+    }
+
     fn tell_time(&mut self) {
         let now_ns = self.mailbox.borrow_mut().timer().now_ns();
         self.manager.set_time(now_ns);

@@ -35,6 +35,7 @@ use weft_pcie::tlp::{
 };
 use weft_pcie::Bdf;
 use weft_regs::csr::{global, inject, inject_data, mailbox, mailbox_data, port};
+use weft_regs::soc::gpio;
 use weft_regs::tables::PortIndex;
 
 use crate::CsrBus;
@@ -92,6 +93,9 @@ pub struct CsrMailbox<B, T> {
     discarded: u32,
     /// How long a configuration request waits for its completion.
     config_wait_ns: u64,
+    /// The bus address of the register showing the ports' links
+    /// ([`CsrMailbox::with_link_state`]), if a board reports them.
+    links: Option<u32>,
 }
 
 impl<B: CsrBus, T: Timer> CsrMailbox<B, T> {
@@ -111,7 +115,32 @@ impl<B: CsrBus, T: Timer> CsrMailbox<B, T> {
             held: Deque::new(),
             discarded: 0,
             config_wait_ns: COMPLETION_TIMEOUT_NS,
+            links: None,
         }
+    }
+
+    /// The mailbox, told where the board shows its ports' links: the
+    /// register at bus address `address`, laid out as `weft_chip` drives
+    /// the SoC's GPIO inputs (`weft_regs::soc::gpio::INPUT`: LINK_UP, bit p
+    /// for port p, meaningful while LINKS_REPORTED is set). The manager's
+    /// requests to a port whose link is down then end at once with
+    /// Unsupported Request, as PCIe Base 6.0 §2.9.1 has a Port in DL_Down
+    /// complete the non-posted requests it is given, where otherwise they
+    /// would leave into a link that discards them and wait out the
+    /// completion timeout.
+    pub fn with_link_state(mut self, address: u32) -> Self {
+        self.links = Some(address);
+        self
+    }
+
+    /// Whether the board shows `port`'s link down.
+    fn link_down(&mut self, port: PortIndex) -> bool {
+        let Some(address) = self.links else {
+            return false;
+        };
+        let inputs = self.bus.read32(address);
+        gpio::INPUT_LINKS_REPORTED.decode(inputs) == 1
+            && (port.0 >= 31 || gpio::INPUT_LINK_UP.decode(inputs) >> port.0 & 1 == 0)
     }
 
     /// TLPs taken from the mailbox that neither trait carries (messages,
@@ -295,7 +324,9 @@ impl<B: CsrBus, T: Timer> CsrMailbox<B, T> {
     /// injector takes it; for a non-posted one (with its `tag`), waits
     /// for its completion, holding the hosts' requests that arrive first:
     /// the data DW it carries (0 without data). It fails with
-    /// [`ConfigFault::Timeout`] once `wait_ns` has passed since it began.
+    /// [`ConfigFault::Timeout`] once `wait_ns` has passed since it began,
+    /// and at once with [`ConfigFault::UnsupportedRequest`] where the board
+    /// shows `port`'s link down ([`CsrMailbox::with_link_state`]).
     fn exchange(
         &mut self,
         port: PortIndex,
@@ -305,6 +336,9 @@ impl<B: CsrBus, T: Timer> CsrMailbox<B, T> {
     ) -> Result<u32, ConfigFault> {
         if u32::from(port.0) >= self.port_count() {
             return Err(ConfigFault::NoSuchPort(port));
+        }
+        if self.link_down(port) {
+            return Err(ConfigFault::UnsupportedRequest);
         }
         let deadline = self.timer.now_ns().saturating_add(wait_ns);
         while !self.send(port, request) {

@@ -32,6 +32,7 @@ use weft_pcie::tlp::*;
 use weft_pcie::Bdf;
 use weft_regs::csr::inject;
 use weft_regs::driver::{CsrBus, CsrDataPlane};
+use weft_regs::soc::gpio;
 use weft_regs::tables::{DataPlane, HostIndex};
 
 /// The switch ID of the switch whose window the tests reach.
@@ -318,6 +319,8 @@ struct Linked {
     now: Duration,
     silent: bool,
     arrivals: Vec<Vec<u8>>,
+    /// What the board's link register (`gpio::INPUT`) shows.
+    links: u32,
 }
 
 impl Linked {
@@ -328,12 +331,16 @@ impl Linked {
             now: Duration::from_secs(1),
             silent: false,
             arrivals: Vec::new(),
+            links: 0,
         }
     }
 }
 
 impl CsrBus for Linked {
     fn read32(&mut self, address: u32) -> u32 {
+        if address == gpio::INPUT.address(0, 0) {
+            return self.links;
+        }
         self.window.read32(address)
     }
 
@@ -419,6 +426,38 @@ fn completion_statuses_become_the_faults_they_mean() {
     assert_eq!(
         manager.read(PortIndex(4), GPU, 0),
         Err(ConfigFault::NoSuchPort(PortIndex(4)))
+    );
+}
+
+#[test]
+fn a_request_to_a_port_whose_link_the_board_shows_down_ends_at_once_in_unsupported_request() {
+    // Nothing answers on port 1, as nothing does on a link that is down.
+    let bus = SharedBus(Rc::new(RefCell::new(Linked::new(GpuConfig::default()))));
+    bus.0.borrow_mut().silent = true;
+    // The board shows the GPU's link up and every other port's down.
+    bus.0.borrow_mut().links =
+        gpio::INPUT_LINKS_REPORTED.encode(1) | gpio::INPUT_LINK_UP.encode(1 << GPU_PORT.0);
+    let mut manager = mailbox(bus.clone()).with_link_state(gpio::INPUT.address(0, 0));
+    // PCIe Base 6.0 §2.9.1: a Port in DL_Down completes the non-posted
+    // requests it is given with Unsupported Request; nothing is sent.
+    assert_eq!(
+        manager.read(PortIndex(1), GPU, 0),
+        Err(ConfigFault::UnsupportedRequest)
+    );
+    assert!(bus.0.borrow_mut().window.take_injected().is_empty());
+    assert!(
+        manager.timer().now_ns() < COMPLETION_TIMEOUT_NS,
+        "it did not wait for a completion"
+    );
+    // The GPU's link is up: its function answers.
+    let ids = manager.read(GPU_PORT, GPU, 0).expect("the GPU answers");
+    assert_eq!(ids & 0xffff, u32::from(GpuConfig::default().vendor_id));
+    // A board that reports no links (LINKS_REPORTED clear) changes nothing:
+    // the request leaves and times out.
+    bus.0.borrow_mut().links = 0;
+    assert_eq!(
+        manager.read(PortIndex(1), GPU, 0),
+        Err(ConfigFault::Timeout)
     );
 }
 

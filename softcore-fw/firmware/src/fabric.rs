@@ -206,7 +206,8 @@ impl Fabric {
         let plane = CsrDataPlane::new(Mmio)?;
         // The built-in settings have fewer slots than a virtual switch holds.
         let _ = home.configure(settings(switch_id));
-        let mailbox = CsrMailbox::new(Mmio, SocTimer::new(Mmio), switch_id, MANAGER_ID);
+        let mailbox = CsrMailbox::new(Mmio, SocTimer::new(Mmio), switch_id, MANAGER_ID)
+            .with_link_state(gpio::INPUT.address(0, 0));
         Ok(Fabric {
             manager: home,
             plane,

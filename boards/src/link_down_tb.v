@@ -63,8 +63,6 @@ module weft_link_down_tb;
     endtask
     initial start_flow_control;
     integer ip_cycle = 0;
-    reg [2:0] tdm = 3'd0;
-    reg [15:0] limit_out = 16'd0;
     always @(posedge ip_clk) begin
         ip_cycle <= ip_cycle + 1;
         if (ip_cycle % 50 == 49)
@@ -72,12 +70,12 @@ module weft_link_down_tb;
                 granted[c] = granted[c] + consumed[c] - returned[c];
                 returned[c] = consumed[c];
             end
-        tdm <= tdm == 3'd2 ? 3'd4 : tdm == 3'd6 ? 3'd0 : tdm + 3'd1;
-        c = tdm >= 4 ? tdm - 1 : tdm;
-        limit_out <= (c == 2 || c == 5) ? 16'd0 : granted[c];
     end
-    reg [2:0] tdm_out = 3'd0;
-    always @(posedge ip_clk) tdm_out <= tdm;
+    wire [15:0] limit_out;
+    wire [2:0] tdm_out;
+    weft_ptile_credit_report report (.clk(ip_clk),
+        .granted({granted[5], granted[4], granted[3], granted[2], granted[1], granted[0]}),
+        .cdts_limit(limit_out), .cdts_limit_tdm_idx(tdm_out));
 
     wire [95:0] ip_limit;
     wire [5:0] ip_infinite;

@@ -667,6 +667,7 @@ pub fn credit_files() -> Vec<generate::File> {
         ("weft_credit.v", include_str!("credit.v")),
         ("weft_cdc.v", include_str!("cdc.v")),
         ("weft_credit_tb.v", include_str!("credit_tb.v")),
+        ("weft_ptile_report_tb.v", include_str!("ptile_report_tb.v")),
     ])
 }
 
@@ -680,6 +681,7 @@ pub fn link_down_files() -> Vec<generate::File> {
         ("weft_credit.v", include_str!("credit.v")),
         ("weft_cdc.v", include_str!("cdc.v")),
         ("weft_link_down_tb.v", include_str!("link_down_tb.v")),
+        ("weft_ptile_report_tb.v", include_str!("ptile_report_tb.v")),
     ])
 }
 

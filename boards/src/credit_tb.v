@@ -78,17 +78,13 @@ module weft_credit_tb;
                 returned[c] = consumed[c];
             end
     end
-    wire [15:0] limit_out;
-    wire [2:0] tdm_out;
-    weft_ptile_credit_report report (.clk(ip_clk),
-        .granted({granted[5], granted[4], granted[3], granted[2], granted[1], granted[0]}),
-        .cdts_limit(limit_out), .cdts_limit_tdm_idx(tdm_out));
 
     wire [95:0] ip_limit;
     wire [5:0] ip_infinite;
     wire ip_up;
-    weft_board_ptile_credit ip_credit (.clk(ip_clk), .rst(rst), .link_up(1'b1), .cdts_limit(limit_out),
-        .cdts_limit_tdm_idx(tdm_out), .limit(ip_limit), .infinite(ip_infinite), .up(ip_up));
+    weft_ptile_partner_limits partner (.clk(ip_clk), .rst(rst), .link_up(1'b1),
+        .granted({granted[5], granted[4], granted[3], granted[2], granted[1], granted[0]}),
+        .limit(ip_limit), .infinite(ip_infinite), .up(ip_up));
     wire [102:0] word;
     weft_board_cdc_snapshot #(.WIDTH(103)) crossing (.src_clk(ip_clk),
         .src_value({ip_up, ip_infinite, ip_limit}), .dst_clk(weft_clk), .dst_value(word));

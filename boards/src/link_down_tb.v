@@ -71,17 +71,13 @@ module weft_link_down_tb;
                 returned[c] = consumed[c];
             end
     end
-    wire [15:0] limit_out;
-    wire [2:0] tdm_out;
-    weft_ptile_credit_report report (.clk(ip_clk),
-        .granted({granted[5], granted[4], granted[3], granted[2], granted[1], granted[0]}),
-        .cdts_limit(limit_out), .cdts_limit_tdm_idx(tdm_out));
 
     wire [95:0] ip_limit;
     wire [5:0] ip_infinite;
     wire ip_up;
-    weft_board_ptile_credit ip_credit (.clk(ip_clk), .rst(ip_rst), .link_up(link_up), .cdts_limit(limit_out),
-        .cdts_limit_tdm_idx(tdm_out), .limit(ip_limit), .infinite(ip_infinite), .up(ip_up));
+    weft_ptile_partner_limits partner (.clk(ip_clk), .rst(ip_rst), .link_up(link_up),
+        .granted({granted[5], granted[4], granted[3], granted[2], granted[1], granted[0]}),
+        .limit(ip_limit), .infinite(ip_infinite), .up(ip_up));
     wire ip_epoch;
     wire [103:0] word;
     weft_board_cdc_snapshot #(.WIDTH(104)) crossing (.src_clk(ip_clk),

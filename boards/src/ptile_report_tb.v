@@ -20,4 +20,23 @@ module weft_ptile_credit_report (
         cdts_limit_tdm_idx <= tdm;
     end
 endmodule
+
+// The partner's limits as a board wrapper takes them from the P-tile
+// (weft_board_ptile_credit, credit.v), reported as above.
+module weft_ptile_partner_limits (
+    input wire clk,
+    input wire rst,
+    input wire link_up,
+    input wire [95:0] granted,
+    output wire [95:0] limit,
+    output wire [5:0] infinite,
+    output wire up
+);
+    wire [15:0] cdts_limit;
+    wire [2:0] cdts_limit_tdm_idx;
+    weft_ptile_credit_report report (.clk(clk), .granted(granted), .cdts_limit(cdts_limit),
+        .cdts_limit_tdm_idx(cdts_limit_tdm_idx));
+    weft_board_ptile_credit ip_credit (.clk(clk), .rst(rst), .link_up(link_up), .cdts_limit(cdts_limit),
+        .cdts_limit_tdm_idx(cdts_limit_tdm_idx), .limit(limit), .infinite(infinite), .up(up));
+endmodule
 `default_nettype wire

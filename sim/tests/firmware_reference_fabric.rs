@@ -743,7 +743,7 @@ fn ports_up(items: &[TopologyItem]) -> Vec<u8> {
 }
 
 #[test]
-fn the_firmware_reports_the_ports_links_as_the_board_shows_them() {
+fn the_firmware_reports_the_ports_links_as_the_board_shows_them_and_lights_their_leds() {
     let Some(image) = firmware_image() else {
         return;
     };
@@ -759,6 +759,7 @@ fn the_firmware_reports_the_ports_links_as_the_board_shows_them() {
         found.len() > 1,
         "enumeration found the hosts and endpoints: {found:?}"
     );
+    assert_eq!(board(&world).gpio().output(), 0, "the LEDs stay dark");
     // A board that reports its links (weft_chip's GPIO inputs, LINKS_REPORTED
     // set): first those ports' links up, then port 0's alone. Each change
     // shows within a pass of the main loop.
@@ -769,8 +770,12 @@ fn the_firmware_reports_the_ports_links_as_the_board_shows_them() {
         let until = world.now() + 2 * MAIN_LOOP_PERIOD;
         world.run_until(until);
     };
-    show(&mut world, found.iter().fold(0, |up, &port| up | 1 << port));
+    let found_mask = found.iter().fold(0, |up, &port| up | 1 << port);
+    show(&mut world, found_mask);
+    // LED n (GPIO output n) lights while port n's link is up.
+    assert_eq!(board(&world).gpio().output(), found_mask);
     show(&mut world, 1);
+    assert_eq!(board(&world).gpio().output(), 1);
     assert_eq!(ports_up(&firmware_topology(&mut world, 1000)), vec![0]);
     // The event log has a link going down for each of the others, and no
     // link coming up: the links the first look found are not logged.

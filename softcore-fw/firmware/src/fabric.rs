@@ -79,6 +79,7 @@ use weft_regs::tables::{DataPlane, HostIndex, PortIndex};
 
 use crate::board::SocBoard;
 use crate::console::HostEdit;
+use crate::links;
 use crate::mmio::Mmio;
 
 /// The host ports the manager presents virtual switches on unless the
@@ -193,7 +194,7 @@ pub struct Fabric {
     mailbox: RefCell<Mailbox>,
     board: SocBoard,
     phase: Phase,
-    /// The ports' links as the last pass saw them ([`links_up`]), to log
+    /// The ports' links as the last pass saw them ([`links::up`]), to log
     /// each change; `None` before the first look, or where no board
     /// reports them.
     links_seen: Option<u32>,
@@ -418,7 +419,7 @@ impl Fabric {
         let mut hosts = hosts(self.manager, &self.mailbox);
         let mut links = LocalLinks {
             switch_id: self.manager.settings().switch_id,
-            up: links_up().unwrap_or_else(|| found_ports(self.manager)),
+            up: links::up().unwrap_or_else(|| found_ports(self.manager)),
         };
         let mut fabric = InbandFabric::new(&mut self.plane, config);
         let mut timer = SocTimer::new(Mmio);
@@ -453,7 +454,7 @@ impl Fabric {
     /// from the last pass (the event log's link events), once the fabric
     /// runs; the links as the first look finds them are not logged.
     fn log_link_changes(&mut self) {
-        let Some(up) = links_up() else {
+        let Some(up) = links::up() else {
             return;
         };
         let changed = self.links_seen.replace(up).map_or(0, |seen| seen ^ up);
@@ -487,7 +488,7 @@ fn hosts<'a>(manager: &FabricManager, mailbox: &'a RefCell<Mailbox>) -> Hosts<'a
 }
 
 /// The ports' links: a port of this switch is up as the board reports it
-/// ([`links_up`]), or, where nothing reports links, when enumeration found
+/// ([`links::up`]), or, where nothing reports links, when enumeration found
 /// something on it (a host, an endpoint, another switch); its speed and
 /// width are unknown. Another switch's ports are reported down.
 struct LocalLinks {
@@ -509,14 +510,6 @@ impl PortLinks for LocalLinks {
             max_width: 16,
         }
     }
-}
-
-/// The ports whose links are up, bit n for port n, as `weft_chip` shows
-/// them on the GPIO inputs from the board's hard IPs; `None` where nothing
-/// drives the inputs (LINKS_REPORTED clear: the simulator's boards).
-fn links_up() -> Option<u32> {
-    let inputs = crate::mmio::read(gpio::INPUT.address(0, 0));
-    (gpio::INPUT_LINKS_REPORTED.decode(inputs) == 1).then(|| gpio::INPUT_LINK_UP.decode(inputs))
 }
 
 /// The ports of the manager's own switch where enumeration found a link partner.

@@ -83,7 +83,8 @@
 //!
 //! # The main loop
 //!
-//! The loop never spins: it reads the console, starts the fabric when it
+//! The loop never spins: it reads the console, shows the ports' links on
+//! the LEDs ([`links`]), starts the fabric when it
 //! is due and answers the hosts' configuration requests waiting in the
 //! mailbox, lets smoltcp handle what arrived and send what is due (the
 //! DHCP client's messages among it), applies a lease or the loss of one,
@@ -155,6 +156,8 @@ pub mod flash;
 #[cfg(target_os = "none")]
 pub mod keystore;
 #[cfg(target_os = "none")]
+pub mod links;
+#[cfg(target_os = "none")]
 pub mod mac;
 #[cfg(target_os = "none")]
 pub mod management;
@@ -199,6 +202,7 @@ mod soft_core {
         NETWORK_REGION, STAGING_REGION,
     };
     use crate::keystore;
+    use crate::links;
     use crate::mac::Mac;
     use crate::management::{Management, MANAGEMENT_UDP_PORT, MAX_DATAGRAM};
     use crate::netstore;
@@ -430,6 +434,7 @@ mod soft_core {
                     fabric.as_mut(),
                 );
             }
+            links::show_on_leds();
             if let Some(fabric) = &mut fabric {
                 if let Some(started) = fabric.start_when_due() {
                     report(&mut uart, &started);

@@ -406,6 +406,11 @@ pub struct Led {
     pub pin: Pin,
     /// I/O standard.
     pub io_standard: String,
+    /// The LED lights when its pin is driven low: the wrapper inverts
+    /// `weft_chip`'s output for it, so a high `led` bit lights it on every
+    /// board.
+    #[serde(default)]
+    pub active_low: bool,
     /// Source of these facts.
     pub source: String,
     /// Not yet checked against the source.

@@ -893,8 +893,18 @@ pub fn wrapper(board: &Board) -> String {
         );
     }
     if !board.leds.is_empty() {
+        // A high `led` bit lights its LED, whatever the LED's polarity.
         let n = board.leds.len().min(SWITCH_LEDS);
-        let _ = writeln!(v, "    assign led = switch_led[{}:0];", n - 1);
+        let inverted = board.leds[..n]
+            .iter()
+            .enumerate()
+            .filter(|(_, led)| led.active_low)
+            .fold(0u32, |mask, (i, _)| mask | 1 << i);
+        let _ = writeln!(
+            v,
+            "    assign led = switch_led[{}:0] ^ {n}'b{inverted:0n$b};",
+            n - 1
+        );
     }
     let _ = writeln!(v, "endmodule\n");
     if startupe3 {

@@ -392,3 +392,18 @@ fn a_bifurcated_tile_is_one_instance_with_a_core_per_port() {
         "one clock per tile"
     );
 }
+
+#[test]
+fn an_active_low_led_is_driven_inverted_so_a_high_led_bit_lights_it() {
+    let mut board = load::by_name("stratix10-dx-devkit").expect("reference board loads");
+    assert_eq!(board.leds.len(), 4, "the kit's four user LEDs");
+    for led in &mut board.leds {
+        led.active_low = false;
+    }
+    board.leds[1].active_low = true;
+    let top = verilog::wrapper(&board);
+    assert!(
+        top.contains("assign led = switch_led[3:0] ^ 4'b0010;"),
+        "LED 1 alone inverted"
+    );
+}

@@ -449,7 +449,6 @@ impl Fabric {
             .any(|h| h.switch != settings.switch_id)
     }
 
-    /// Gives the manager's event log the time, since the firmware started.
     /// Logs each port whose link the board shows up or down differently
     /// from the last pass (the event log's link events), once the fabric
     /// runs; the links as the first look finds them are not logged.
@@ -458,7 +457,7 @@ impl Fabric {
             return;
         };
         let changed = self.links_seen.replace(up).map_or(0, |seen| seen ^ up);
-        for port in 0..self.ports().min(32) {
+        for port in 0..self.ports().min(31) {
             if changed >> port & 1 == 1 {
                 let _ = self.manager.record_link(
                     SwitchIndex::LOCAL,
@@ -469,6 +468,7 @@ impl Fabric {
         }
     }
 
+    /// Gives the manager's event log the time, since the firmware started.
     fn tell_time(&mut self) {
         let now_ns = self.mailbox.borrow_mut().timer().now_ns();
         self.manager.set_time(now_ns);

@@ -138,9 +138,8 @@ impl<B: CsrBus, T: Timer> CsrMailbox<B, T> {
         let Some(address) = self.links else {
             return false;
         };
-        let inputs = self.bus.read32(address);
-        gpio::INPUT_LINKS_REPORTED.decode(inputs) == 1
-            && (port.0 >= 31 || gpio::INPUT_LINK_UP.decode(inputs) >> port.0 & 1 == 0)
+        gpio::links_up(self.bus.read32(address))
+            .is_some_and(|up| port.0 >= 31 || up >> port.0 & 1 == 0)
     }
 
     /// TLPs taken from the mailbox that neither trait carries (messages,

@@ -9,8 +9,7 @@ use crate::mmio;
 /// The ports whose links are up, bit n for port n; `None` where nothing
 /// drives the inputs (LINKS_REPORTED clear: the simulator's boards).
 pub fn up() -> Option<u32> {
-    let inputs = mmio::read(gpio::INPUT.address(0, 0));
-    (gpio::INPUT_LINKS_REPORTED.decode(inputs) == 1).then(|| gpio::INPUT_LINK_UP.decode(inputs))
+    gpio::links_up(mmio::read(gpio::INPUT.address(0, 0)))
 }
 
 /// Lights LED n (the GPIO's output n) while port n's link is up; leaves

@@ -245,6 +245,16 @@ pub mod gpio {
         "In `weft_chip`: high, LINK_UP reports each port's link. A SoC whose inputs nothing \
          drives (the simulator's boards) reads 0 here, and its LINK_UP means nothing.",
     );
+    /// The ports whose links are up, bit p for port p, from a value of
+    /// [`INPUT`] as `weft_chip` drives it; `None` while LINKS_REPORTED is
+    /// clear (nothing reports links).
+    pub const fn links_up(inputs: u32) -> Option<u32> {
+        if INPUT_LINKS_REPORTED.decode(inputs) == 1 {
+            Some(INPUT_LINK_UP.decode(inputs))
+        } else {
+            None
+        }
+    }
     /// The levels on the inputs.
     pub const INPUT: Register = LAYOUT.register(
         "INPUT",

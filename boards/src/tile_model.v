@@ -4,8 +4,9 @@
 // vendor IP behind each weft_hip_<port> wrapper.
 //
 // RX (IP to user logic): sends the TLPs of the file named by +weft_tlps=,
-// from QUIET_CYCLES after the link comes up, one TLP per beat starting in segment 0, data first DW least significant,
-// the header on segment 0's header bus with DW0 most significant. A beat
+// from QUIET_CYCLES after the link comes up, one TLP per beat starting in
+// segment 0, data first DW least significant, the header on segment 0's
+// header bus with DW0 most significant. A beat
 // goes in cycle t whenever rx_ready was high in cycle t - RX_READY_LATENCY
 // (the longest the IP may keep sending after ready falls), with random idle
 // cycles.

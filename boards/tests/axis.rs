@@ -4,8 +4,11 @@
 //! retrain and non-posted credit (`src/link.v`, `src/credit.v`) against a
 //! model of the block written from PG213 (`src/pcie4_tb.v`).
 
+mod common;
+
 use std::path::PathBuf;
 
+use common::change;
 use weft_boards::generate::File;
 use weft_boards::sim::{self, SimError};
 
@@ -19,9 +22,7 @@ fn scratch(name: &str) -> PathBuf {
 /// The shim files with `from` replaced by `to` in `axis.v`.
 fn mutated(from: &str, to: &str) -> Vec<File> {
     let mut files = sim::axis_files();
-    let shim = &mut files[0];
-    assert!(shim.text.contains(from), "the shim has `{from}`");
-    shim.text = shim.text.replacen(from, to, 1);
+    change(&mut files, "sim/weft_axis.v", from, to);
     files
 }
 
@@ -136,12 +137,7 @@ fn an_ultrascale_root_port_takes_hot_resets_retrains_and_non_posted_credit_as_pg
         ),
     ] {
         let mut files = sim::pcie4_files();
-        let changed = files
-            .iter_mut()
-            .find(|f| f.name == file)
-            .expect("the file is simulated");
-        assert!(changed.text.contains(from), "{file} has `{from}`");
-        changed.text = changed.text.replacen(from, to, 1);
+        change(&mut files, file, from, to);
         match sim::run_pcie4(&scratch("pcie4-broken"), &files) {
             Err(SimError::Failed { report }) => assert!(report.contains("ERROR"), "{report}"),
             other => panic!("`{to}` in {file} went unnoticed: {other:?}"),

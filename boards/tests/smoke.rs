@@ -3,8 +3,11 @@
 //! loopback, and back out to the same model unchanged, in order, under
 //! backpressure on both sides and with the two clocks at different rates.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
+use common::change;
 use weft_boards::clocking;
 use weft_boards::sim::{self, CreditCase, RunConfig, SimError, SimTlp};
 use weft_boards::{load, Board};
@@ -362,9 +365,7 @@ fn a_posted_write_passes_a_request_waiting_for_credit() {
         ),
     ] {
         let mut files = sim::credit_files();
-        let credit = &mut files[0];
-        assert!(credit.text.contains(from), "credit.v has `{from}`");
-        credit.text = credit.text.replace(from, to);
+        change(&mut files, "sim/weft_credit.v", from, to);
         match sim::run_credit(&scratch("credit-broken"), &files, CreditCase::Reference) {
             Err(SimError::Failed { report }) => assert!(report.contains("ERROR"), "{report}"),
             other => panic!("{broken} went unnoticed: {other:?}"),
@@ -392,8 +393,7 @@ fn a_partner_advertising_less_than_a_slot_of_posted_data_still_gets_posted_write
         "|| available(limit[16*(c + 3) +: 16], consumed[c + 3]) >= needed;",
         "|| available(limit[16*(c + 3) +: 16], consumed[c + 3]) >= max_data[c];",
     );
-    assert!(files[0].text.contains(from), "credit.v has `{from}`");
-    files[0].text = files[0].text.replace(from, to);
+    change(&mut files, "sim/weft_credit.v", from, to);
     match sim::run_credit(
         &scratch("credit-small-broken"),
         &files,
@@ -415,8 +415,7 @@ fn credit_comes_back_in(case: CreditCase, name: &str, (from, to): (&str, &str)) 
         Err(err) => panic!("{err}"),
     }
     let mut files = sim::credit_files();
-    assert!(files[0].text.contains(from), "credit.v has `{from}`");
-    files[0].text = files[0].text.replace(from, to);
+    change(&mut files, "sim/weft_credit.v", from, to);
     match sim::run_credit(&scratch(&format!("{name}-broken")), &files, case) {
         Err(SimError::Failed { report }) => assert!(report.contains("ERROR"), "{report}"),
         other => panic!("{case:?}: the credit kept went unnoticed: {other:?}"),
@@ -502,12 +501,7 @@ fn a_link_that_goes_down_neither_holds_weft_nor_gets_what_was_sent_for_it() {
         ),
     ] {
         let mut files = sim::link_down_files();
-        let source = files
-            .iter_mut()
-            .find(|f| f.name == file)
-            .expect("the bench has the file");
-        assert!(source.text.contains(from), "{file} has `{from}`");
-        source.text = source.text.replace(from, to);
+        change(&mut files, file, from, to);
         let caught = SEEDS.into_iter().any(|seed| {
             match sim::run_link_down(&scratch("link-down-broken"), &files, seed) {
                 Err(SimError::Failed { report }) => report.contains("ERROR"),
@@ -640,10 +634,12 @@ fn a_void_tlp_leaves_the_tile_shim_with_tx_st_err_on_its_end_segment_only() {
     }
     // Without the mapping the testbench notices.
     let mut files = sim::avst_tx_files();
-    let shim = &mut files[0];
-    let mapping = "assign avst_err[i] = fire && eop && nullify && i == last;";
-    assert!(shim.text.contains(mapping), "the shim maps nullify");
-    shim.text = shim.text.replace(mapping, "assign avst_err[i] = 1'b0;");
+    change(
+        &mut files,
+        "sim/weft_avst.v",
+        "assign avst_err[i] = fire && eop && nullify && i == last;",
+        "assign avst_err[i] = 1'b0;",
+    );
     match sim::run_avst_tx(&scratch("avst-tx-unmapped"), &files) {
         Err(SimError::Failed { report }) => assert!(report.contains("nullify 1"), "{report}"),
         other => panic!("a shim that drops nullify went unnoticed: {other:?}"),

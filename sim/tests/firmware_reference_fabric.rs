@@ -475,14 +475,18 @@ fn board_info(world: &World) -> BoardInfo {
     }
 }
 
+/// The [`ONE_SWITCH`] scenario.
+fn one_switch() -> Scenario {
+    Scenario::parse(ONE_SWITCH, "firmware_reference_fabric.rs", ".".as_ref())
+        .expect("the scenario parses")
+}
+
 #[test]
 fn the_firmware_enumerates_a_one_switch_fabric_as_the_native_manager_does() {
     let Some(image) = firmware_image() else {
         return;
     };
-    let scenario = Scenario::parse(ONE_SWITCH, "firmware_reference_fabric.rs", ".".as_ref())
-        .expect("the scenario parses");
-    enumerates_as_the_native_manager(&for_firmware(scenario, &image));
+    enumerates_as_the_native_manager(&for_firmware(one_switch(), &image));
 }
 
 #[test]
@@ -747,9 +751,7 @@ fn the_firmware_reports_the_ports_links_as_the_board_shows_them_and_lights_their
     let Some(image) = firmware_image() else {
         return;
     };
-    let scenario = Scenario::parse(ONE_SWITCH, "firmware_reference_fabric.rs", ".".as_ref())
-        .expect("the scenario parses");
-    let (mut world, _) = firmware_started(&for_firmware(scenario, &image));
+    let (mut world, _) = firmware_started(&for_firmware(one_switch(), &image));
     let answers = exchange(&mut world, &arp_request(FIRMWARE_IP));
     assert_eq!(answers.len(), 1, "one ARP reply");
     // Nothing drives the GPIO inputs here: a port is up where enumeration

@@ -388,6 +388,48 @@ pub fn emit<B: Block>(name: &str, mut block: B) -> Design {
     }
 }
 
+/// The lines of `verilog` where a negation is widened before it applies.
+///
+/// rust-hdl writes `!` on a `Bit` as Verilog's `~`, whose operand takes the
+/// width of the expression around it (IEEE 1800-2017 §11.6.1): inside the
+/// 32-bit mask it writes for `bit_cast`, or shifted into a wider word by
+/// `replace_bit`, `~flag` is extended with zeros first and then inverted,
+/// so every bit above the flag is set. rust-hdl's simulator inverts the
+/// one bit; the emitted design does not. Such a negation is written as an
+/// XOR with 1 instead, which widening leaves alone.
+pub fn widened_negations(verilog: &str) -> Vec<&str> {
+    verilog
+        .lines()
+        .filter(|line| negation_widened(line))
+        .collect()
+}
+
+/// Whether a `(~...)` group of `line` is masked to a width (`& 32'h...`)
+/// or shifted (`<<`) as soon as it closes.
+fn negation_widened(line: &str) -> bool {
+    line.match_indices("(~").any(|(start, _)| {
+        let mut depth = 0usize;
+        for (at, byte) in line.bytes().enumerate().skip(start) {
+            match byte {
+                b'(' => depth += 1,
+                b')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        let rest = line[at + 1..].trim_start_matches(')');
+                        let masked = rest.strip_prefix(" & ").and_then(|mask| {
+                            let (width, _) = mask.split_once('\'')?;
+                            Some(width != "1" && width.bytes().all(|b| b.is_ascii_digit()))
+                        });
+                        return rest.starts_with(" << ") || masked == Some(true);
+                    }
+                }
+                _ => {}
+            }
+        }
+        false
+    })
+}
+
 /// Marks the wires from the outputs of `instances` (submodules of the
 /// design's top) as deliberately partly unused, for Verilator's
 /// UNUSEDSIGNAL lint: rust-hdl connects every output of a child block to
@@ -438,4 +480,37 @@ pub fn waive_unused_inputs(design: Design, ports: &[&str]) -> Design {
         })
         .collect();
     Design { verilog, ..design }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::widened_negations;
+
+    #[test]
+    fn a_negation_masked_or_shifted_into_a_wider_word_is_found() {
+        // As rust-hdl wrote them for `bit_cast::<32, 1>((!flag).into())`
+        // and `replace_bit(slot, !(relaxed))`.
+        let widened = [
+            "read_data$d = (((~tx_fifo$full)) & 32'hffffffff) | ((((~rx_fifo$empty)) & 32'hffffffff) << 32'h1);",
+            "read_answer$d = ((((~busy$q)) & 32'hffffffff) << ready_lsb) | (((malformed$q) & 32'hffffffff) << malformed_lsb);",
+            "ordered$d = (ordered$q & ~(1 << (alloc_slot)) | ((~((offer_class == 32'h2) & offer_relaxed)) << (alloc_slot)));",
+        ];
+        for line in widened {
+            assert_eq!(widened_negations(line), [line]);
+        }
+    }
+
+    #[test]
+    fn a_negation_by_xor_or_in_a_one_bit_expression_is_not() {
+        let safe = [
+            "read_data$d = ((((tx_fifo$full) & 32'hffffffff) | (((rx_fifo$empty) & 32'hffffffff) << 32'h1)) ^ 32'h3);",
+            "ordered$d = (ordered$q & ~(1 << (alloc_slot)) | ((((offer_class == 32'h2) & offer_relaxed) ^ 1'b1) << (alloc_slot)));",
+            "io = (dw0[(32'h18)+:(5)] == 32'h2) & ~dw0[32'h1f] & ~dw0[32'h1d];",
+            "available = ~(filling$q & (fill_slot$q == read_slot$q)) | (((read_beat$q) & 5'h1f) < fill_beats$q);",
+            "imm = insn & ~((32'hfff) & 32'hffffffff);",
+        ];
+        for line in safe {
+            assert!(widened_negations(line).is_empty(), "{line}");
+        }
+    }
 }

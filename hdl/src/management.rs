@@ -641,7 +641,10 @@ impl Logic for Inject {
         if self.status_decoder.selected.val()
             && (self.status_decoder.word.val() == self.word_status.val())
         {
-            self.read_answer.d.next = (bit_cast::<32, 1>((!self.busy.q.val()).into())
+            // READY is BUSY inverted by XOR, not `!`: Verilog widens `~busy`
+            // to 32 bits before inverting it, which would set every bit.
+            self.read_answer.d.next = ((bit_cast::<32, 1>(self.busy.q.val().into())
+                ^ bits::<32>(1))
                 << self.ready_lsb.val())
                 | (bit_cast::<32, 1>(self.malformed.q.val().into()) << self.malformed_lsb.val())
                 | (bit_cast::<32, 1>(self.no_such_port.q.val().into())

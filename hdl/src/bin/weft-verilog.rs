@@ -39,6 +39,16 @@ fn main() -> ExitCode {
         }
     };
     for design in designs {
+        let widened = weft_hdl::emit::widened_negations(&design.verilog);
+        if !widened.is_empty() {
+            eprintln!(
+                "weft-verilog: {} widens a negation before it applies (write it as an XOR \
+                 with 1, see weft_hdl::emit::widened_negations):\n{}",
+                design.name,
+                widened.join("\n")
+            );
+            return ExitCode::FAILURE;
+        }
         for (name, text) in &design.data_files {
             let path = out_dir.join(name);
             if let Err(err) = fs::write(&path, text) {

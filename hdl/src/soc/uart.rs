@@ -103,8 +103,11 @@ impl Logic for Uart {
         self.read_valid.d.next = self.bus.read.val();
         self.read_data.d.next = 0.into();
         if self.bus.read.val() && self.word.val() == self.status_word.val() {
-            self.read_data.d.next = bit_cast::<32, 1>((!self.tx_fifo.full.val()).into())
-                | (bit_cast::<32, 1>((!self.rx_fifo.empty.val()).into()) << 1);
+            // Each flag inverted by XOR, not `!`: Verilog widens `~flag` to
+            // 32 bits before inverting it, which would set every bit.
+            self.read_data.d.next = (bit_cast::<32, 1>(self.tx_fifo.full.val().into())
+                | (bit_cast::<32, 1>(self.rx_fifo.empty.val().into()) << 1))
+                ^ bits::<32>(0b11);
         }
         if self.bus.read.val()
             && self.word.val() == self.rx_data_word.val()

@@ -303,9 +303,11 @@ impl<const N: usize> Logic for VirtualOutputQueues<N> {
         }
         // D2b: a completion with Relaxed Ordering may pass posted requests.
         if self.enqueue.val() {
+            // Negated by XOR, not `!`: Verilog widens `~x` to the width of
+            // `ordered` before inverting it, which would set the bits above.
             self.ordered.d.next = self.ordered.q.val().replace_bit(
                 self.alloc_slot.val().index(),
-                !((self.offer_class.val() == 2) & self.offer_relaxed.val()),
+                ((self.offer_class.val() == 2) & self.offer_relaxed.val()) ^ true,
             );
         }
         for e in 0..N {

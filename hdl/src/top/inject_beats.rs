@@ -17,6 +17,11 @@ use crate::stream::{TlpSource, EMPTY_BITS};
 /// Bits of a DW position in the injected TLP (at most `inject::TLP_DWORDS`).
 const POSITION_BITS: usize = 8;
 
+/// Bits of a payload DW's bit offset in the beat, `32 × DW`: up to 992 for
+/// a 1024-bit bus, past what a position holds (a DW offset of 15 shifted
+/// by 5 in 8 bits wrapped to 224 on the 512-bit bus).
+const SHIFT_BITS: usize = 16;
+
 /// Gathers a TLP arriving one DW per cycle into `W`-bit beats.
 #[derive(LogicBlock)]
 pub struct InjectBeats<const W: usize> {
@@ -124,7 +129,9 @@ impl<const W: usize> Logic for InjectBeats<W> {
             if !self.header.val() {
                 self.payload.d.next = self.payload.q.val()
                     | (bit_cast::<W, 32>(self.dw.val())
-                        << ((self.last_dw.val() - self.fill.q.val()) << 5));
+                        << (bit_cast::<SHIFT_BITS, POSITION_BITS>(
+                            self.last_dw.val() - self.fill.q.val(),
+                        ) << 5));
                 self.fill.d.next = self.fill.q.val() + 1;
                 if self.fill.q.val() == self.last_dw.val() {
                     self.full.d.next = true;
@@ -160,5 +167,53 @@ impl<const W: usize> Logic for InjectBeats<W> {
             self.fill.d.next = bits::<POSITION_BITS>(0);
             self.payload.d.next = 0.into();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::driver::CycleDriver;
+
+    /// The payload DWs of the one beat a TLP of `payload_dws` DWs makes on
+    /// a `W`-bit bus, in wire order, as the beat's `empty` says.
+    fn gathered<const W: usize>(payload_dws: u32) -> Vec<u32> {
+        let mut d = CycleDriver::new(InjectBeats::<W>::default(), |b| &mut b.clock)
+            .expect("the gatherer builds");
+        // A completion with data (Fmt 010b, Type 01010b), then its payload.
+        let header = [0x4a00_0000 | payload_dws, 0x0000_0004, 0];
+        let payload: Vec<u32> = (0..payload_dws).map(|i| 0xd000_0000 | i).collect();
+        let words: Vec<u32> = header.iter().chain(&payload).copied().collect();
+        d.block().beats.ready.next = false;
+        for (i, &word) in words.iter().enumerate() {
+            d.block().valid.next = true;
+            d.block().dw.next = bits(u64::from(word));
+            d.block().last.next = i + 1 == words.len();
+            d.tick().expect("settles");
+        }
+        d.block().valid.next = false;
+        d.settle().expect("settles");
+        let beats = &d.block_ref().beats;
+        assert!(beats.valid.val() && beats.sop.val() && beats.eop.val());
+        let used = W / 32 - beats.empty.val().index();
+        (0..used)
+            .map(|dw| {
+                let at = W - 32 * (dw + 1);
+                (0..32).fold(0u32, |v, b| {
+                    v | u32::from(beats.payload.val().get_bit(at + b)) << b
+                })
+            })
+            .collect()
+    }
+
+    #[test]
+    fn payload_dws_take_their_wire_order_places_on_every_bus_width() {
+        let expected = |n: u32| (0..n).map(|i| 0xd000_0000 | i).collect::<Vec<_>>();
+        assert_eq!(gathered::<128>(4), expected(4));
+        assert_eq!(gathered::<256>(8), expected(8));
+        // On the reference 512-bit bus the first DW's offset (480) did not
+        // fit the 8-bit position it was shifted in, and landed at 224.
+        assert_eq!(gathered::<512>(1), expected(1));
+        assert_eq!(gathered::<512>(16), expected(16));
     }
 }

@@ -16,6 +16,7 @@
 #![forbid(unsafe_code)]
 
 pub mod catalog;
+pub mod chip_sim;
 pub mod clocking;
 pub mod constraints;
 pub mod ethernet;

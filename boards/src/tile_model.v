@@ -22,6 +22,20 @@
 // them): the TLP count, then per TLP its payload DW count, header DW0..DW3
 // and payload DWs.
 //
+// As a host (+weft_host_port= names this model's PORT): the stimulus is
+// non-posted requests, sent one at a time, each once the completion of the
+// one before has arrived, as a root port's configuration software issues
+// them. A completion with Configuration Request Retry Status (PCIe Base 6.0
+// §2.3.1, status 010b) is not written down: the request goes again
+// RETRY_CYCLES later, and `retries` counts it. A request left unanswered
+// for COMPLETION_TIMEOUT cycles (Completion Timeout, §2.8) goes again, and
+// `timeouts` counts it. While `host_hold` is set (by a testbench, through the
+// hierarchy) no request starts, as a host waits after its link comes up.
+//
+// A model whose PORT bit is set in +weft_links_down= (hex) never brings its
+// link up, as a connector without a cable: it sends nothing, and a beat
+// weft offers it is outside a ready cycle.
+//
 // Hard IP reconfiguration interface (683059 §4.12, an Avalon-MM slave of
 // byte address and 8-bit data on reconfig_clk): holds the two bytes weft's
 // link controller may touch, Bridge Control's low byte at BRIDGE_CONTROL
@@ -124,6 +138,9 @@ module weft_board_tile_model #(
     integer tlp_words;
     integer errors = 0;
     reg done = 1'b0;
+    integer host_port;
+    reg host = 1'b0;
+    reg [31:0] links_down = 0;
 
     initial begin
         if (!$value$plusargs("weft_hip_half_ps=%d", half_ps)) half_ps = 2000;
@@ -137,6 +154,9 @@ module weft_board_tile_model #(
             $readmemh(tlps_file, stim, 0, tlp_words - 1);
             tlp_count = stim[0];
         end
+        if ($value$plusargs("weft_host_port=%d", host_port)) host = host_port == PORT;
+        if (!$value$plusargs("weft_links_down=%h", links_down)) links_down = 0;
+        done = links_down[PORT];
         if (!$value$plusargs("weft_out=%s", out_dir)) out_dir = ".";
         $sformat(out_name, "%0s/port%0d.hex", out_dir, PORT);
         out = $fopen(out_name, "w");
@@ -146,7 +166,7 @@ module weft_board_tile_model #(
     // Reset: the user side leaves reset 16 cycles after PERST# rises.
     integer settle = 0;
     always @(posedge clk) begin
-        if (!pin_perst_n) begin
+        if (!pin_perst_n || links_down[PORT]) begin
             settle <= 0;
             reset_status_n <= 1'b0;
         end else if (settle < 16) begin
@@ -169,6 +189,20 @@ module weft_board_tile_model #(
     reg [RX_READY_LATENCY:0] rx_ready_seen = 0;
     integer rx_tlp = 0;
     integer rx_at = 1;
+    // As a host: requests sent, where the last one began, the retries
+    // taken back, and the cycles left before the next request may go.
+    localparam RETRY_CYCLES = 1000;
+    localparam COMPLETION_TIMEOUT = 1000000;
+    integer requests_sent = 0;
+    integer request_at = 1;
+    integer retries_taken = 0;
+    integer host_wait = 0;
+    integer host_silence = 0;
+    integer timeouts = 0;
+    reg host_hold = 1'b0;
+    // TLPs TX took, and of them the retries (as a host).
+    integer received = 0;
+    integer retries = 0;
     integer rx_beat = 0;
     integer sent_dws;
     integer used;
@@ -185,8 +219,27 @@ module weft_board_tile_model #(
         rx_ready_seen <= {rx_ready_seen[RX_READY_LATENCY-1:0], rx_ready && reset_status_n};
         sop_n = 0; eop_n = 0; valid_n = 0; dvalid_n = 0; hvalid_n = 0;
         data_n = rx_data; empty_n = 0; hdr_n = 0;
-        if (reset_status_n && quiet == QUIET_CYCLES && rx_tlp < tlp_count && rx_ready_seen[RX_READY_LATENCY-1]
+        if (host_wait > 0) host_wait <= host_wait - 1;
+        host_silence <= host && rx_beat == 0 && received != requests_sent ? host_silence + 1 : 0;
+        if (host && host_silence == COMPLETION_TIMEOUT) begin
+            // No completion came: the request goes again.
+            timeouts <= timeouts + 1;
+            requests_sent <= requests_sent - 1;
+            rx_tlp <= rx_tlp - 1;
+            rx_at <= request_at;
+        end else if (host && retries != retries_taken) begin
+            // The last request's answer was a retry: it goes again.
+            retries_taken <= retries_taken + 1;
+            rx_tlp <= rx_tlp - 1;
+            rx_at <= request_at;
+            host_wait <= RETRY_CYCLES;
+        end else if (reset_status_n && quiet == QUIET_CYCLES && rx_tlp < tlp_count && rx_ready_seen[RX_READY_LATENCY-1]
+                && (!host || rx_beat != 0 || (received == requests_sent && host_wait == 0 && !host_hold))
                 && ($random(seed) & 3) != 0) begin
+            if (rx_beat == 0) begin
+                request_at <= rx_at;
+                requests_sent <= requests_sent + 1;
+            end
             payload_dws = stim[rx_at];
             sent_dws = rx_beat * DWS;
             last_beat = payload_dws <= sent_dws + DWS;
@@ -231,7 +284,6 @@ module weft_board_tile_model #(
     reg [31:0] got [0:1023 + DWS];
     integer expected_dws;
     integer got_dws;
-    integer received = 0;
     integer j;
     integer k;
     reg ready_cycle;
@@ -289,14 +341,18 @@ module weft_board_tile_model #(
                                  PORT, j, got_dws, expected_dws);
                         errors = errors + 1;
                     end
-                    $fwrite(out, "%08x %08x %08x %08x %0d", hdr_words[0], hdr_words[1],
-                            hdr_words[2], hdr_words[3], expected_dws);
-                    for (k = 0; k < expected_dws; k = k + 1) $fwrite(out, " %08x", got[k]);
-                    $fwrite(out, "\n");
-                    $fflush(out);
+                    if (host && hdr_words[0][28:24] == 5'b01010 && hdr_words[1][15:13] == 3'b010) begin
+                        retries = retries + 1;
+                    end else begin
+                        $fwrite(out, "%08x %08x %08x %08x %0d", hdr_words[0], hdr_words[1],
+                                hdr_words[2], hdr_words[3], expected_dws);
+                        for (k = 0; k < expected_dws; k = k + 1) $fwrite(out, " %08x", got[k]);
+                        $fwrite(out, "\n");
+                        $fflush(out);
+                    end
                     in_tlp = 1'b0;
                     received = received + 1;
-                    if (received == tlp_count) done <= 1'b1;
+                    if (received - retries == tlp_count) done <= 1'b1;
                 end
             end
         end

@@ -87,7 +87,7 @@ const CONSUME_DWS_BITS: u32 = 11;
 const CREDIT_CLASSES: [&str; 3] = ["posted", "non_posted", "completion"];
 
 /// LED outputs of `weft_chip`.
-const SWITCH_LEDS: usize = 8;
+pub(crate) const SWITCH_LEDS: usize = 8;
 
 /// The macro that turns on the vendor black-box stubs, for lint and simulation.
 pub const STUB_DEFINE: &str = "WEFT_VENDOR_STUBS";

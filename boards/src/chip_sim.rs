@@ -185,11 +185,6 @@ fn testbench(board: &Board) -> Result<String, SimError> {
     let done: Vec<String> = models.iter().map(|m| format!("{m}.done")).collect();
     let errors: Vec<String> = models.iter().map(|m| format!("{m}.errors")).collect();
     v += &sim::clock_checks();
-    let release: Vec<String> = board
-        .resets
-        .iter()
-        .map(|r| format!("{} = 1'b{};", r.name, u8::from(r.active_low)))
-        .collect();
     let _ = writeln!(
         v,
         "    // The console, 8N1 at {cpb} core clock cycles a bit.\n    \
@@ -215,10 +210,10 @@ fn testbench(board: &Board) -> Result<String, SimError> {
          if (!$value$plusargs(\"weft_timeout_ps=%d\", timeout_ps)) timeout_ps = 64'd20000000000;\n        \
          #(timeout_ps);\n        \
          $display(\"ERROR: timeout: the host did not get every completion\");\n        $finish;\n    end\n    \
-         // Where the soft core is every 100 000 of its cycles, with +weft_trace.\n    \
+         // Where the soft core is, every 100 000 of its cycles.\n    \
          reg [31:0] last_pc = 0;\n    \
          always @(posedge dut.weft_core_clk) if (dut.switch.soc.core$retire$valid) last_pc <= dut.switch.soc.core$retire$pc;\n    \
-         initial if ($test$plusargs(\"weft_trace\")) begin\n        \
+         initial begin\n        \
          wait (!dut.weft_core_rst);\n        \
          forever begin\n            repeat (100000) @(posedge dut.weft_core_clk);\n            \
          $display(\"tb: %0t ps: pc %h, mtime %0d, leds %b, links %b, host %0d sent %0d answered\", $time, last_pc,\n                \
@@ -240,7 +235,7 @@ fn testbench(board: &Board) -> Result<String, SimError> {
          endmodule\n`default_nettype wire",
         cpb = CONSOLE_CYCLES_PER_BIT,
         half = CONSOLE_CYCLES_PER_BIT / 2,
-        release = release.join(" "),
+        release = sim::reset_release(board),
         done = done.join(" && "),
         errors = errors.join(" + "),
         ports = crate::validate::SWITCH_PORTS,
@@ -281,24 +276,8 @@ pub fn run(
     config: RunConfig,
 ) -> Result<HostRun, SimError> {
     let host = host_port(board)?;
-    let mut sources = Vec::new();
-    for f in files {
-        let path = dir.join(&f.name);
-        sim::write_file(&path, &f.text)?;
-        if f.name.ends_with(".v") {
-            sources.push(path);
-        }
-    }
+    let run = sim::prepare_board_run(board, dir, files, requests, config)?;
     let sim_dir = dir.join("sim");
-    let stim = sim_dir.join("tlps.hex");
-    let text = sim::stimulus(requests);
-    sim::write_file(&stim, &text)?;
-    let out_dir = sim_dir.join("out");
-    let _ = fs::remove_dir_all(&out_dir);
-    fs::create_dir_all(&out_dir).map_err(|error| SimError::Io {
-        path: out_dir.clone(),
-        error,
-    })?;
     let obj = sim_dir.join("obj");
     let build = Command::new("verilator")
         .args(VERILATOR_BUILD)
@@ -310,7 +289,7 @@ pub fn run(
         )
         .arg("--Mdir")
         .arg(&obj)
-        .args(&sources)
+        .args(&run.sources)
         .output()
         .map_err(|error| SimError::Io {
             path: PathBuf::from("verilator"),
@@ -323,7 +302,7 @@ pub fn run(
     }
     let links_down = ((1u32 << board.hard_ips.len()) - 1) & !(1 << host);
     // The report goes to a file, where a long run can be followed.
-    let report_path = out_dir.join("report.txt");
+    let report_path = run.out_dir.join("report.txt");
     let report_file = fs::File::create(&report_path).map_err(|error| SimError::Io {
         path: report_path.clone(),
         error,
@@ -331,19 +310,9 @@ pub fn run(
     let sim = Command::new(obj.join("Vweft_board_tb"))
         .current_dir(&sim_dir)
         .stdout(report_file)
-        .arg(format!("+weft_tlps={}", stim.display()))
-        .arg(format!("+weft_tlp_words={}", text.lines().count()))
-        .arg(format!("+weft_out={}", out_dir.display()))
+        .args(&run.args)
         .arg(format!("+weft_host_port={host}"))
         .arg(format!("+weft_links_down={links_down:x}"))
-        .arg(format!("+weft_hip_half_ps={}", config.hip_half_ps))
-        .arg(format!("+weft_half_ps={}", config.weft_half_ps))
-        .arg(format!(
-            "+weft_ref_half_ps={}",
-            sim::reference_half_ps(board, config)
-        ))
-        .arg(format!("+weft_seed={}", config.seed))
-        .arg("+weft_trace")
         .output()
         .map_err(|error| SimError::Io {
             path: obj.join("Vweft_board_tb"),
@@ -353,7 +322,7 @@ pub fn run(
         path: report_path,
         error,
     })?;
-    let console_path = out_dir.join("console.txt");
+    let console_path = run.out_dir.join("console.txt");
     let console = fs::read(&console_path)
         .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
         .unwrap_or_default();
@@ -383,7 +352,7 @@ pub fn run(
             report: format!("no count of the host's retries in the report:\n{report}"),
         })?;
     Ok(HostRun {
-        completions: sim::received(&out_dir.join(format!("port{host}.hex")))?,
+        completions: sim::received(&run.out_dir.join(format!("port{host}.hex")))?,
         console,
         retries,
         timeouts,

@@ -378,11 +378,6 @@ fn loopback_switch_top() -> String {
 /// and that neither domain leaves reset before the PLL locks.
 fn testbench(board: &Board) -> String {
     let mut v = testbench_head(board, 1);
-    let release: Vec<String> = board
-        .resets
-        .iter()
-        .map(|r| format!("{} = 1'b{};", r.name, u8::from(r.active_low)))
-        .collect();
     let models = model_paths(board);
     let mut done: Vec<String> = models.iter().map(|m| format!("{m}.done")).collect();
     done.push("link_checked".to_owned());
@@ -401,7 +396,7 @@ fn testbench(board: &Board) -> String {
          $display(\"ERROR: weft_chip's link_up %b, not every board port's link up\", dut.switch.link_up);\n        \
          $display(\"weft-board-tb: done, %0d errors\", {});\n        $finish;\n    end\n\
          endmodule\n`default_nettype wire",
-        release.join(" "),
+        reset_release(board),
         done.join(" && "),
         errors.join(" + "),
         ports = SWITCH_PORTS,
@@ -1078,7 +1073,7 @@ fn run_bench(
 
 /// The stimulus file the models read: the TLP count, then each TLP's
 /// payload DW count, header and payload, one hex word a line.
-pub(crate) fn stimulus(tlps: &[SimTlp]) -> String {
+fn stimulus(tlps: &[SimTlp]) -> String {
     let mut v = format!("{:08x}\n", tlps.len());
     for t in tlps {
         let _ = writeln!(v, "{:08x}", t.payload.len());
@@ -1123,10 +1118,74 @@ pub(crate) fn write_file(path: &Path, text: &str) -> Result<(), SimError> {
     fs::write(path, text).map_err(io)
 }
 
+/// A board run's files, written under its directory.
+pub(crate) struct BoardRun {
+    /// The Verilog sources to build.
+    pub sources: Vec<PathBuf>,
+    /// Where the models write what they took back (emptied).
+    pub out_dir: PathBuf,
+    /// The plusargs every board testbench takes: the stimulus, the output
+    /// directory, the clocks and the seed.
+    pub args: Vec<String>,
+}
+
+/// Writes `files` and the stimulus of `tlps` under `dir`, empties the
+/// models' output directory, and gives the testbench's plusargs for
+/// `config`.
+pub(crate) fn prepare_board_run(
+    board: &Board,
+    dir: &Path,
+    files: &[generate::File],
+    tlps: &[SimTlp],
+    config: RunConfig,
+) -> Result<BoardRun, SimError> {
+    let mut sources = Vec::new();
+    for f in files {
+        let path = dir.join(&f.name);
+        write_file(&path, &f.text)?;
+        if f.name.ends_with(".v") {
+            sources.push(path);
+        }
+    }
+    let stim = dir.join("sim/tlps.hex");
+    let text = stimulus(tlps);
+    write_file(&stim, &text)?;
+    let out_dir = dir.join("sim/out");
+    let _ = fs::remove_dir_all(&out_dir);
+    fs::create_dir_all(&out_dir).map_err(|error| SimError::Io {
+        path: out_dir.clone(),
+        error,
+    })?;
+    let args = vec![
+        format!("+weft_tlps={}", stim.display()),
+        format!("+weft_tlp_words={}", text.lines().count()),
+        format!("+weft_out={}", out_dir.display()),
+        format!("+weft_hip_half_ps={}", config.hip_half_ps),
+        format!("+weft_half_ps={}", config.weft_half_ps),
+        format!("+weft_ref_half_ps={}", reference_half_ps(board, config)),
+        format!("+weft_seed={}", config.seed),
+    ];
+    Ok(BoardRun {
+        sources,
+        out_dir,
+        args,
+    })
+}
+
+/// The testbench statements that release the board's resets.
+pub(crate) fn reset_release(board: &Board) -> String {
+    board
+        .resets
+        .iter()
+        .map(|r| format!("{} = 1'b{};", r.name, u8::from(r.active_low)))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// The half period of the PLL's reference clock that gives weft's data
 /// plane clock the half period `config` asks for: the reference is slower
 /// by the ratio of [`weft_regs::DATA_PLANE_CLOCK_HZ`] to its own frequency.
-pub(crate) fn reference_half_ps(board: &Board, config: RunConfig) -> u64 {
+fn reference_half_ps(board: &Board, config: RunConfig) -> u64 {
     let (_, plan) = clocking::board_pll(board);
     u64::from(config.weft_half_ps) * u64::from(weft_regs::DATA_PLANE_CLOCK_HZ) / plan.refclk_hz
 }
@@ -1155,26 +1214,12 @@ pub fn run_files(
     if !iverilog_available() {
         return Err(SimError::NoSimulator);
     }
-    let mut sources = Vec::new();
-    for f in files {
-        let path = dir.join(&f.name);
-        write_file(&path, &f.text)?;
-        sources.push(path);
-    }
-    let stim = dir.join("sim/tlps.hex");
-    let text = stimulus(tlps);
-    write_file(&stim, &text)?;
-    let out_dir = dir.join("sim/out");
-    let _ = fs::remove_dir_all(&out_dir);
-    fs::create_dir_all(&out_dir).map_err(|error| SimError::Io {
-        path: out_dir.clone(),
-        error,
-    })?;
+    let run = prepare_board_run(board, dir, files, tlps, config)?;
     let image = dir.join("sim/weft_board_tb.vvp");
     let compile = Command::new("iverilog")
         .args(["-g2012", "-s", "weft_board_tb", "-o"])
         .arg(&image)
-        .args(&sources)
+        .args(&run.sources)
         .output()
         .map_err(|error| SimError::Io {
             path: PathBuf::from("iverilog"),
@@ -1188,16 +1233,7 @@ pub fn run_files(
     let sim = Command::new("vvp")
         .arg("-n")
         .arg(&image)
-        .arg(format!("+weft_tlps={}", stim.display()))
-        .arg(format!("+weft_tlp_words={}", text.lines().count()))
-        .arg(format!("+weft_out={}", out_dir.display()))
-        .arg(format!("+weft_hip_half_ps={}", config.hip_half_ps))
-        .arg(format!("+weft_half_ps={}", config.weft_half_ps))
-        .arg(format!(
-            "+weft_ref_half_ps={}",
-            reference_half_ps(board, config)
-        ))
-        .arg(format!("+weft_seed={}", config.seed))
+        .args(&run.args)
         .output()
         .map_err(|error| SimError::Io {
             path: PathBuf::from("vvp"),
@@ -1217,6 +1253,6 @@ pub fn run_files(
         return Err(SimError::Failed { report });
     }
     (0..board.hard_ips.len())
-        .map(|port| received(&out_dir.join(format!("port{port}.hex"))))
+        .map(|port| received(&run.out_dir.join(format!("port{port}.hex"))))
         .collect()
 }

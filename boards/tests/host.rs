@@ -41,6 +41,10 @@ const ROOT_PORT: Bdf = Bdf::new(0, 0, 0);
 const UPSTREAM_BUS: u8 = 1;
 const SWITCH_BUS: u8 = 2;
 const SUBORDINATE_BUS: u8 = 3;
+/// Those three as the upstream port's Primary, Secondary and Subordinate
+/// Bus Number bytes (§7.5.1.3.3).
+const BUS_NUMBERS: u32 =
+    UPSTREAM_BUS as u32 | (SWITCH_BUS as u32) << 8 | (SUBORDINATE_BUS as u32) << 16;
 
 /// The reference board's clocks: its P-tiles' 250 MHz application clock,
 /// weft's 250 MHz data plane.
@@ -86,8 +90,6 @@ fn request(
 /// The host's enumeration, one request at a time.
 fn steps() -> Vec<Step> {
     let upstream = Bdf::new(UPSTREAM_BUS, 0, 0);
-    let bus_numbers =
-        u32::from(UPSTREAM_BUS) | u32::from(SWITCH_BUS) << 8 | u32::from(SUBORDINATE_BUS) << 16;
     // Requests before the upstream port's first Type 0 write.
     let uncaptured = 4;
     let mut plan = vec![
@@ -128,7 +130,7 @@ fn steps() -> Vec<Step> {
             Direction::Read,
             upstream,
             0x18,
-            Some(bus_numbers),
+            Some(BUS_NUMBERS),
         ),
     ];
     // Its secondary bus holds a downstream port per slot, and nothing more.
@@ -195,8 +197,6 @@ fn steps() -> Vec<Step> {
 }
 
 fn requests(steps: &[Step]) -> Vec<SimTlp> {
-    let bus_numbers =
-        u32::from(UPSTREAM_BUS) | u32::from(SWITCH_BUS) << 8 | u32::from(SUBORDINATE_BUS) << 16;
     steps
         .iter()
         .map(|step| SimTlp {
@@ -208,7 +208,7 @@ fn requests(steps: &[Step]) -> Vec<SimTlp> {
             .encode_dws()
             .expect("a configuration request encodes"),
             payload: match step.request.direction {
-                Direction::Write => vec![bus_numbers.swap_bytes()],
+                Direction::Write => vec![BUS_NUMBERS.swap_bytes()],
                 Direction::Read => vec![],
             },
         })

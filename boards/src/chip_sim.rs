@@ -59,6 +59,10 @@ pub struct HostRun {
     /// Requests the host sent again after a Configuration Request Retry
     /// Status completion.
     pub retries: u32,
+    /// Of them, those asked for before the firmware opened the host's port:
+    /// the data plane's answers at a port not yet settled; `None` if the
+    /// port never opened.
+    pub retries_before_open: Option<u32>,
     /// Requests the host sent again after no completion came.
     pub timeouts: u32,
 }
@@ -219,18 +223,20 @@ fn testbench(board: &Board) -> Result<String, SimError> {
          $display(\"tb: %0t ps: pc %h, mtime %0d, leds %b, links %b, host %0d sent %0d answered\", $time, last_pc,\n                \
          dut.switch.soc.timer.mtime_low$q, dut.switch.led, dut.switch.link_up, {host_model}.requests_sent, {host_model}.received);\n            \
          $fflush;\n        end\n    end\n    \
-         // The host waits until the switch has opened its port: the firmware\n    \
-         // does so first as it starts the fabric, 100 ms after reset, when a\n    \
-         // host may ask 100 ms after its link trained (PCIe Base 6.0 §6.6.1).\n    \
-         initial begin\n        {host_model}.host_hold = 1'b1;\n        \
-         wait (dut.switch.data_plane.enabled$bits${host});\n        {host_model}.host_hold = 1'b0;\n    end\n    \
+         // The host asks from the start, as one whose link trained long before\n    \
+         // the switch's firmware started the fabric: the retries it was asked\n    \
+         // for until the firmware opened its port were the data plane's.\n    \
+         integer retries_before_open = -1;\n    \
+         initial begin\n        wait (dut.switch.data_plane.enabled$bits${host});\n        \
+         retries_before_open = {host_model}.retries;\n    end\n    \
          initial begin\n        #200000;\n        {release}\n        wait ({done});\n        \
          repeat (1000) @(posedge dut.weft_core_clk);\n        \
          if (dut.switch.link_up !== {ports}'b{up:0ports$b})\n            \
          $display(\"ERROR: weft_chip's link_up %b, not the host's link alone\", dut.switch.link_up);\n        \
          if (dut.switch.led !== {leds}'b{up:0leds$b})\n            \
          $display(\"ERROR: weft_chip's LEDs %b, not the host's link alone\", dut.switch.led);\n        \
-         $display(\"weft-board-tb: host: %0d retries, %0d timeouts\", {host_model}.retries, {host_model}.timeouts);\n        \
+         $display(\"weft-board-tb: host: %0d retries, %0d before its port opened, %0d timeouts\",\n                 \
+         {host_model}.retries, retries_before_open, {host_model}.timeouts);\n        \
          $display(\"weft-board-tb: done, %0d errors\", {errors} + console_errors);\n        $finish;\n    end\n\
          endmodule\n`default_nettype wire",
         cpb = CONSOLE_CYCLES_PER_BIT,
@@ -338,13 +344,15 @@ pub fn run(
     {
         return Err(SimError::Failed { report });
     }
-    let (retries, timeouts) = report
+    let (retries, retries_before_open, timeouts) = report
         .lines()
         .find_map(|line| {
             let counts = line.strip_prefix("weft-board-tb: host: ")?;
-            let (retries, timeouts) = counts.split_once(" retries, ")?;
+            let (retries, rest) = counts.split_once(" retries, ")?;
+            let (before_open, timeouts) = rest.split_once(" before its port opened, ")?;
             Some((
                 retries.parse().ok()?,
+                before_open.parse::<i64>().ok()?,
                 timeouts.strip_suffix(" timeouts")?.parse().ok()?,
             ))
         })
@@ -355,6 +363,7 @@ pub fn run(
         completions: sim::received(&run.out_dir.join(format!("port{host}.hex")))?,
         console,
         retries,
+        retries_before_open: u32::try_from(retries_before_open).ok(),
         timeouts,
     })
 }

@@ -29,8 +29,7 @@
 // §2.3.1, status 010b) is not written down: the request goes again
 // RETRY_CYCLES later, and `retries` counts it. A request left unanswered
 // for COMPLETION_TIMEOUT cycles (Completion Timeout, §2.8) goes again, and
-// `timeouts` counts it. While `host_hold` is set (by a testbench, through the
-// hierarchy) no request starts, as a host waits after its link comes up.
+// `timeouts` counts it.
 //
 // A model whose PORT bit is set in +weft_links_down= (hex) never brings its
 // link up, as a connector without a cable: it sends nothing, and a beat
@@ -199,7 +198,6 @@ module weft_board_tile_model #(
     integer host_wait = 0;
     integer host_silence = 0;
     integer timeouts = 0;
-    reg host_hold = 1'b0;
     // TLPs TX took, and of them the retries (as a host).
     integer received = 0;
     integer retries = 0;
@@ -234,7 +232,7 @@ module weft_board_tile_model #(
             rx_at <= request_at;
             host_wait <= RETRY_CYCLES;
         end else if (reset_status_n && quiet == QUIET_CYCLES && rx_tlp < tlp_count && rx_ready_seen[RX_READY_LATENCY-1]
-                && (!host || rx_beat != 0 || (received == requests_sent && host_wait == 0 && !host_hold))
+                && (!host || rx_beat != 0 || (received == requests_sent && host_wait == 0))
                 && ($random(seed) & 3) != 0) begin
             if (rx_beat == 0) begin
                 request_at <= rx_at;

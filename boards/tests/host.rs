@@ -4,7 +4,9 @@
 //! on the soft core answers them as the virtual switch's upstream and
 //! downstream ports, and the completions come back out through the TX
 //! credit, gate and shim to the host. The cable connectors' links stay
-//! down.
+//! down. The host asks from the start, while the firmware still boots: the
+//! data plane must ask it to retry (Request Retry Status, §2.3.1, §6.6.1)
+//! until the firmware opens its port, and no request may go unanswered.
 //!
 //! What the host must see is the PCIe Base 6.0 configuration header of a
 //! switch (§7.5.1) with the identity and slots the firmware is built with
@@ -267,13 +269,22 @@ fn a_host_enumerates_the_switch_through_the_reference_boards_top_level() {
         return;
     };
     eprintln!(
-        "the host's {} requests: {} retries, {} timeouts; the console said:\n{}",
+        "the host's {} requests: {} retries ({:?} before its port opened), {} timeouts; \
+         the console said:\n{}",
         steps.len(),
         run.retries,
+        run.retries_before_open,
         run.timeouts,
         run.console
     );
     assert_eq!(run.timeouts, 0, "a request went unanswered");
+    // The host asked while the firmware booted: the data plane told it to
+    // retry (§2.3.1, §6.6.1) until the firmware opened its port.
+    assert!(
+        run.retries_before_open.is_some_and(|n| n > 0),
+        "no retry before the host's port opened: {:?}",
+        run.retries_before_open
+    );
     assert_eq!(
         run.completions.len(),
         steps.len(),

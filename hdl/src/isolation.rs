@@ -12,12 +12,15 @@
 //!   completion is never answered;
 //! - a malformed TLP is not answered (§2.3.1, it is an error of the link
 //!   partner, and its fields cannot be trusted), nor is anything arriving
-//!   at a disabled port;
+//!   at a disabled port, but a configuration request at a disabled port
+//!   whose role the fabric manager has not yet settled (`unsettled`): the
+//!   switch is not ready yet, and it says so with Request Retry Status
+//!   (§2.3.1, §6.6.1) for the host to ask again;
 //! - the completion is a Cpl (CplLk for a locked read, §2.2.9.1) without
 //!   data, with the request's requester ID, tag (all 10 bits), traffic
 //!   class and attributes (§2.2.9), the port's completer ID, and the
-//!   status given (Unsupported Request for a drop; Completer Abort for a
-//!   request that timed out);
+//!   status given (Unsupported Request for a drop, Request Retry Status at
+//!   an unsettled port; Completer Abort for a request that timed out);
 //! - its Byte Count and Lower Address are those of the whole request
 //!   (§2.3.1.1, §2.2.9.1), so the requester retires it at once: for a read
 //!   the bytes from the first to the last enabled byte and the address of
@@ -46,6 +49,9 @@ pub const STATUS_SUCCESSFUL: u32 = 0b000;
 /// Completion Status Unsupported Request, 001b (§2.2.9.1, Table 2-36).
 pub const STATUS_UNSUPPORTED_REQUEST: u32 = 0b001;
 
+/// Completion Status Request Retry Status, 010b (§2.2.9.1, Table 2-36), for configuration requests only.
+pub const STATUS_REQUEST_RETRY: u32 = 0b010;
+
 /// Completion Status Completer Abort, 100b (§2.2.9.1, Table 2-36).
 pub const STATUS_COMPLETER_ABORT: u32 = 0b100;
 
@@ -64,9 +70,13 @@ pub struct ErrorCompletion {
     pub dw2: Signal<In, Bits<32>>,
     /// Header DW3 of the request as received (ignored for a 3 DW header).
     pub dw3: Signal<In, Bits<32>>,
+    /// The port's role is not yet settled (`CONTROL.SETTLED` clear): a
+    /// configuration request dropped because the port is disabled is answered.
+    pub unsettled: Signal<In, Bit>,
     /// The completer ID: the port's `COMPLETER_ID`, in its link partner's domain.
     pub completer_id: Signal<In, Bits<ID_BITS>>,
-    /// The Completion Status to send ([`STATUS_UNSUPPORTED_REQUEST`] for a drop).
+    /// The Completion Status to send ([`STATUS_UNSUPPORTED_REQUEST`] for a
+    /// drop, [`STATUS_REQUEST_RETRY`] at an unsettled disabled port).
     pub status: Signal<In, Bits<STATUS_BITS>>,
     /// The request is answered with the completion below.
     pub respond: Signal<Out, Bit>,
@@ -106,6 +116,7 @@ impl Default for ErrorCompletion {
             dw1: Default::default(),
             dw2: Default::default(),
             dw3: Default::default(),
+            unsettled: Default::default(),
             completer_id: Default::default(),
             status: Default::default(),
             respond: Default::default(),
@@ -153,7 +164,8 @@ impl Logic for ErrorCompletion {
         self.respond.next = self.dropped.val()
             && self.answered.val()
             && (self.drop_reason.val() != self.malformed.val())
-            && (self.drop_reason.val() != self.port_disabled.val());
+            && ((self.drop_reason.val() != self.port_disabled.val())
+                || (self.unsettled.val() && self.decoder.configuration.val()));
 
         // §2.2.5.1: a read with TH set carries ST[7:0] where its byte
         // enables were, and implies 1111b/0000b (1 DW) or 1111b/1111b.

@@ -3,8 +3,9 @@
 //! Random requests of every kind (memory reads with any byte enables,
 //! TLP Processing Hints, lengths up to 4 KiB; locked reads, AtomicOps,
 //! writes, I/O, configuration requests, messages, completions) dropped for
-//! every reason: the RTL answers exactly when the model does (a
-//! non-posted request, not malformed, not at a disabled port), with the
+//! every reason, at ports settled or not: the RTL answers exactly when the
+//! model does (a non-posted request, not malformed, not at a disabled port
+//! but a configuration request there before the port is settled), with the
 //! header bytes of the model's completion. Then directed tests from the
 //! tables of PCIe Base 6.0 §2.3.1.1 and the completion layout of §2.2.9.1.
 
@@ -14,8 +15,10 @@ use common::tlp::{common, header_bytes, header_dws, packet, reason_code, request
 use proptest::prelude::*;
 use rust_hdl::prelude::*;
 use weft_hdl::driver::settle;
-use weft_hdl::isolation::{ErrorCompletion, STATUS_COMPLETER_ABORT, STATUS_UNSUPPORTED_REQUEST};
-use weft_model::isolation::error_completion;
+use weft_hdl::isolation::{
+    ErrorCompletion, STATUS_COMPLETER_ABORT, STATUS_REQUEST_RETRY, STATUS_UNSUPPORTED_REQUEST,
+};
+use weft_model::isolation::{error_completion, refusal_status};
 use weft_model::{DropReason, Packet, Permissions, Window};
 use weft_pcie::tlp::{
     AddressType, Body, CompletionStatus, Header, MemoryOp, MemoryRequest, ProcessingHint, Tag,
@@ -23,10 +26,11 @@ use weft_pcie::tlp::{
 };
 use weft_pcie::Bdf;
 
-/// The RTL's completion for a request: `None` when it does not respond.
+/// The RTL's completion for a request dropped at a port `settled` or not: `None` when it does not respond.
 fn rtl_completion(
     dws: [u32; 4],
     reason: DropReason,
+    settled: bool,
     completer: u16,
     status: u32,
 ) -> Option<Vec<u8>> {
@@ -34,6 +38,7 @@ fn rtl_completion(
     block.connect_all();
     block.dropped.next = true;
     block.drop_reason.next = reason_code(reason).to_bits();
+    block.unsettled.next = !settled;
     block.dw0.next = dws[0].to_bits();
     block.dw1.next = dws[1].to_bits();
     block.dw2.next = dws[2].to_bits();
@@ -51,16 +56,20 @@ fn rtl_completion(
     })
 }
 
-/// The model's: `refuse` answers every drop but these two, with `error_completion`.
+/// The model's: `Switch::refuse` answers with `refusal_status`, Unsupported
+/// Request there becoming Completer Abort when the request timed out
+/// (`abort`), and `error_completion` builds it.
 fn model_completion(
     header: &Header,
     reason: DropReason,
+    settled: bool,
     completer: u16,
-    status: CompletionStatus,
+    abort: bool,
 ) -> Option<Vec<u8>> {
-    if matches!(reason, DropReason::Malformed | DropReason::PortDisabled) {
-        return None;
-    }
+    let status = match refusal_status(header, reason, settled)? {
+        CompletionStatus::UnsupportedRequest if abort => CompletionStatus::CompleterAbort,
+        status => status,
+    };
     let reply = error_completion(header, Bdf(completer), status)?;
     Some(wire_header(&reply.to_bytes().expect("a legal completion")))
 }
@@ -125,6 +134,7 @@ proptest! {
     fn error_completion_is_the_models(
         request in any_request(),
         reason in prop::sample::select(&DropReason::ALL[..]),
+        settled in any::<bool>(),
         completer in any::<u16>(),
         abort in any::<bool>(),
         beyond_header in any::<u32>(),
@@ -132,21 +142,28 @@ proptest! {
         let Some(packet) = request else {
             return Ok(());
         };
-        let (status, code) = if abort {
-            (CompletionStatus::CompleterAbort, STATUS_COMPLETER_ABORT)
-        } else {
-            (CompletionStatus::UnsupportedRequest, STATUS_UNSUPPORTED_REQUEST)
+        // The status the port's ingress (or outstanding table) gives the block.
+        let code = match (reason, abort) {
+            (DropReason::PortDisabled, _) => STATUS_REQUEST_RETRY,
+            (_, true) => STATUS_COMPLETER_ABORT,
+            (_, false) => STATUS_UNSUPPORTED_REQUEST,
         };
         let bytes = packet.to_bytes().expect("checked when built");
-        let expected = model_completion(&packet.header, reason, completer, status);
-        let rtl = rtl_completion(header_dws(&bytes, beyond_header), reason, completer, code);
-        prop_assert_eq!(rtl, expected, "{:?} {:?}", packet.header, reason);
+        let expected = model_completion(&packet.header, reason, settled, completer, abort);
+        let dws = header_dws(&bytes, beyond_header);
+        let rtl = rtl_completion(dws, reason, settled, completer, code);
+        prop_assert_eq!(rtl, expected, "{:?} {:?} settled {}", packet.header, reason, settled);
     }
 }
 
 /// The UR completion of a request header, by completer 01:00.0.
 fn ur(dws: [u32; 4], reason: DropReason) -> Option<[u32; 3]> {
-    rtl_completion(dws, reason, 0x0100, STATUS_UNSUPPORTED_REQUEST).map(|bytes| {
+    answer(dws, reason, true, STATUS_UNSUPPORTED_REQUEST)
+}
+
+/// The completion with `status` of a request header dropped at a port `settled` or not, by completer 01:00.0.
+fn answer(dws: [u32; 4], reason: DropReason, settled: bool, status: u32) -> Option<[u32; 3]> {
+    rtl_completion(dws, reason, settled, 0x0100, status).map(|bytes| {
         [0, 1, 2].map(|i| u32::from_be_bytes(bytes[i * 4..i * 4 + 4].try_into().expect("4 bytes")))
     })
 }
@@ -271,4 +288,44 @@ fn posted_malformed_and_disabled_port_drops_are_not_answered() {
     block.dw0.next = read[0].to_bits();
     settle(&mut block).expect("combinational");
     assert!(!block.respond.val());
+}
+
+#[test]
+fn a_configuration_request_at_an_unsettled_disabled_port_is_asked_to_retry() {
+    // §2.3.1, §6.6.1: CfgRd0 from 00:00.0 tag 5 at a disabled port the
+    // fabric manager has not settled: Cpl, Request Retry Status (010b,
+    // DW1[15:13] = 0x4000), Byte Count 4, Lower Address 0.
+    let cfg_read = [0x0400_0001, 0x0000_050f, 0x0100_0000, 0];
+    assert_eq!(
+        answer(
+            cfg_read,
+            DropReason::PortDisabled,
+            false,
+            STATUS_REQUEST_RETRY
+        ),
+        Some([0x0a00_0000, 0x0100_4004, 0x0000_0500])
+    );
+    // A CfgWr1 (0x45) too; once settled, neither.
+    let cfg_write = [0x4500_0001, 0x0000_060f, 0x0200_0000, 0];
+    assert_eq!(
+        answer(
+            cfg_write,
+            DropReason::PortDisabled,
+            false,
+            STATUS_REQUEST_RETRY
+        ),
+        Some([0x0a00_0000, 0x0100_4004, 0x0000_0600])
+    );
+    for dws in [cfg_read, cfg_write] {
+        assert_eq!(
+            answer(dws, DropReason::PortDisabled, true, STATUS_REQUEST_RETRY),
+            None
+        );
+    }
+    // RRS is for Configuration Requests only: a read there stays unanswered.
+    let read = [0x0000_0001, 0x0200_000f, 0x1000, 0];
+    assert_eq!(
+        answer(read, DropReason::PortDisabled, false, STATUS_REQUEST_RETRY),
+        None
+    );
 }

@@ -12,7 +12,8 @@
 //! the model delivers there, byte for byte, in the order of its flow
 //! (ingress, egress and class, unless Relaxed Ordering lets it pass), and
 //! so must the Unsupported Request completion the model sends back for
-//! each non-posted request a port refuses: it leaves on that port's own
+//! each non-posted request a port refuses (Request Retry Status for a
+//! configuration request at a disabled port not yet settled): it leaves on that port's own
 //! link, a completion flow of its own from that ingress, so the answers
 //! keep their order among themselves (the cases together must answer some
 //! request, so the comparison cannot pass without any);
@@ -230,6 +231,8 @@ fn role() -> impl Strategy<Value = Role> {
 #[derive(Clone, Debug)]
 struct PortSetup {
     role: Role,
+    /// CONTROL.SETTLED: until set, a disabled port asks for configuration requests to be retried.
+    settled: bool,
     completer: u16,
     windows: Vec<((bool, Window), Option<u16>)>,
     functions: Vec<Option<FunctionOwner>>,
@@ -237,10 +240,11 @@ struct PortSetup {
 }
 
 impl PortSetup {
-    /// A port of `role` with completer ID 0A:00.0 and empty tables.
+    /// A port of `role`, settled, with completer ID 0A:00.0 and empty tables.
     fn bare(role: Role) -> Self {
         PortSetup {
             role,
+            settled: true,
             completer: 0x0a00,
             windows: Vec::new(),
             functions: Vec::new(),
@@ -272,19 +276,22 @@ fn port_setup() -> impl Strategy<Value = PortSetup> {
         }),
     );
     (
-        role(),
+        (role(), any::<bool>()),
         known_id(),
         prop::collection::vec(window(), WINDOWS),
         prop::collection::vec(function, FUNCTIONS),
         prop::collection::vec(id, IDS),
     )
-        .prop_map(|(role, completer, windows, functions, ids)| PortSetup {
-            role,
-            completer,
-            windows,
-            functions,
-            ids,
-        })
+        .prop_map(
+            |((role, settled), completer, windows, functions, ids)| PortSetup {
+                role,
+                settled,
+                completer,
+                windows,
+                functions,
+                ids,
+            },
+        )
 }
 
 /// The whole switch's tables.
@@ -403,6 +410,7 @@ fn program(plane: &mut impl DataPlane, setup: &Setup) {
         plane
             .set_port_role(index, role)
             .expect("drawn roles are legal");
+        plane.set_port_settled(index, port.settled).expect("legal");
     }
     for (e, route) in setup.routes.iter().enumerate() {
         plane.set_address_route(e, *route).expect("legal");
@@ -1953,6 +1961,54 @@ fn abandoning_a_port_completes_the_host_reads_routed_out_of_it_with_unsupported_
             [(PROXY, 1, BAR_FABRIC + 0x300)],
             "the next read, after the sweep"
         );
+    });
+}
+
+#[test]
+fn a_disabled_port_asks_for_configuration_requests_again_until_it_is_settled() {
+    on_big_stack(|| {
+        // PCIe Base 6.0 §2.3.1, §6.6.1: before the fabric manager settles
+        // the ports, a host's configuration request on a port still
+        // disabled is answered with Request Retry Status (no data, Byte
+        // Count 4) from the port's completer ID, as the model answers it; a
+        // memory read there is only dropped (RRS is for configuration
+        // requests alone). Once the port is settled, the request is dropped
+        // unanswered.
+        let mut setup = Setup {
+            ports: (0..PORTS)
+                .map(|p| PortSetup {
+                    completer: 0x0a00 | p as u16,
+                    settled: p != 0,
+                    ..PortSetup::bare(Role::Disabled)
+                })
+                .collect(),
+            routes: Vec::new(),
+            buses: Vec::new(),
+        };
+        let (mut rtl, mut window) = programmed(Top::default(), &setup);
+        let read = config_request(ROOT_PORT, 0x2a5, None, None);
+        let write = config_request(ROOT_PORT, 0x013, Some(0x0003_0201), None);
+        let memory = host_read(0x155, 0x1000, 1);
+        let tlps = [read.clone(), memory.clone(), write.clone()];
+        let (got, want) = exchange(&mut rtl, &mut window, 0, &tlps, 41);
+        assert_eq!(got, want, "the answers the model gives");
+        let answers: Vec<_> = got
+            .iter()
+            .map(|(p, bytes)| (*p, completion_ids(bytes)))
+            .collect();
+        let retry = |tag| (0, (ROOT_PORT, tag, 0x0a00, CompletionStatus::RequestRetry));
+        assert_eq!(answers, [retry(0x2a5), retry(0x013)]);
+        for (_, bytes) in &got {
+            let Body::Completion(c) = Packet::parse(bytes).expect("legal").header.body else {
+                unreachable!("checked above");
+            };
+            assert_eq!((c.byte_count, c.lower_address, c.data_dw), (4, 0, None));
+        }
+        // The fabric manager settles port 0: the same requests are dropped.
+        setup.ports[0].settled = true;
+        let (mut rtl, mut window) = programmed(Top::default(), &setup);
+        let (got, want) = exchange(&mut rtl, &mut window, 0, &tlps, 42);
+        assert_eq!((got, want), (Vec::new(), Vec::new()), "nothing answered");
     });
 }
 

@@ -651,7 +651,7 @@ impl CsrWindow {
         done.expect("decoded entries exist and fields hold only values the tables take");
     }
 
-    /// Applies every port register: role, ACS redirect, return to ingress, INTx swizzle, completer ID.
+    /// Applies every port register: role, settled, ACS redirect, return to ingress, INTx swizzle, completer ID.
     fn apply_port(&mut self, p: u32) -> Result<(), weft_regs::tables::TableWriteError> {
         let port = PortIndex(p as u8);
         let control = self.stored(port::CONTROL, p, 0);
@@ -680,6 +680,8 @@ impl CsrWindow {
             }
         };
         self.switch.set_port_role(port, role)?;
+        self.switch
+            .set_port_settled(port, port::SETTLED.decode(control) == 1)?;
         self.switch
             .set_p2p_request_redirect(port, port::P2P_REQUEST_REDIRECT.decode(control) == 1)?;
         self.switch

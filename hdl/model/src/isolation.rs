@@ -56,6 +56,29 @@ impl DropReason {
     ];
 }
 
+/// The status of the completion the switch answers `request` with when
+/// it drops it at its ingress for `reason`, at a port whose role the
+/// fabric manager has `settled` or not; `None` when it sends none.
+///
+/// A malformed TLP is never answered (§2.3.1: its fields cannot be
+/// trusted). Nor is anything at a disabled port, but a Configuration
+/// Request before the port is settled: the switch is not yet ready after
+/// reset, and Request Retry Status makes the host ask again rather than
+/// time out (§2.3.1, §6.6.1). Every other drop is an Unsupported Request;
+/// [`error_completion`] then answers non-posted requests only.
+pub fn refusal_status(
+    request: &Header,
+    reason: DropReason,
+    settled: bool,
+) -> Option<CompletionStatus> {
+    match reason {
+        DropReason::Malformed => None,
+        DropReason::PortDisabled => (!settled && matches!(request.body, Body::Config(_)))
+            .then_some(CompletionStatus::RequestRetry),
+        _ => Some(CompletionStatus::UnsupportedRequest),
+    }
+}
+
 /// The completion that tells `request`'s requester it was not carried out.
 ///
 /// Only non-posted requests are answered (§2.3.1: a posted request has no

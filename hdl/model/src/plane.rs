@@ -110,6 +110,10 @@ impl DataPlane for Switch {
         self.edit_port(port, |tables| tables.role = role)
     }
 
+    fn set_port_settled(&mut self, port: PortIndex, settled: bool) -> Result<(), TableWriteError> {
+        self.edit_port(port, |tables| tables.settled = settled)
+    }
+
     fn set_window(
         &mut self,
         port: PortIndex,

@@ -17,7 +17,7 @@ use weft_regs::capacity;
 use weft_regs::tables::LinkRequest;
 
 use crate::counters::PortCounters;
-use crate::isolation::{error_completion, DropReason};
+use crate::isolation::{error_completion, refusal_status, DropReason};
 use crate::outstanding::{Outstanding, OutstandingTable};
 use crate::packet::Packet;
 use crate::plane::Entries;
@@ -365,7 +365,8 @@ impl Switch {
         Ok(forwarding)
     }
 
-    /// Drops a TLP at its ingress and answers it there if it is a non-posted request.
+    /// Drops a TLP at its ingress and answers it there if it is a non-posted
+    /// request, as [`refusal_status`] says.
     fn refuse(
         &mut self,
         port: PortIndex,
@@ -376,14 +377,10 @@ impl Switch {
     ) {
         self.counters[usize::from(port.0)].drop(reason);
         out.dropped = Some(reason);
-        if reason == DropReason::PortDisabled {
+        let Some(status) = refusal_status(original, reason, tables.settled) else {
             return;
-        }
-        if let Some(reply) = error_completion(
-            original,
-            tables.completer_id,
-            CompletionStatus::UnsupportedRequest,
-        ) {
+        };
+        if let Some(reply) = error_completion(original, tables.completer_id, status) {
             self.counters[usize::from(port.0)]
                 .egress
                 .count(FlowControlClass::Completion, reply.wire_len());

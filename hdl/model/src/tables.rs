@@ -12,6 +12,10 @@ pub use weft_regs::tables::{
 pub struct PortTables {
     /// The port's role.
     pub role: PortRole,
+    /// The fabric manager has settled the role: until then a disabled port
+    /// answers Configuration Requests with Request Retry Status (§2.3.1,
+    /// §6.6.1) instead of dropping them unanswered.
+    pub settled: bool,
     /// Address windows (see [`Window`]), up to [`capacity::WINDOWS_PER_PORT`].
     pub windows: Vec<Window>,
     /// Endpoint ports: the owner host each of `windows` serves, by position

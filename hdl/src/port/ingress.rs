@@ -85,8 +85,10 @@
 //!
 //! **Answers.** A dropped non-posted request is answered where weft-model's
 //! `Switch::refuse` answers it ([`ErrorCompletion`]: not when malformed or
-//! at a disabled port): as its first beat is taken, `respond` pulses with
-//! the Unsupported Request completion's header on `response_dw0..2`
+//! at a disabled port, but a configuration request at a disabled port not
+//! yet `settled`, with Request Retry Status, §2.3.1, §6.6.1): as its first
+//! beat is taken, `respond` pulses with the completion's header on
+//! `response_dw0..2`
 //! (the request's requester ID, tag, traffic class and attributes, the
 //! port's `completer_id`, Byte Count and Lower Address of the whole
 //! request, PCIe Base 6.0 §2.2.9, §2.3.1, §2.3.1.1), for the port's
@@ -143,7 +145,9 @@ use weft_regs::csr::port;
 use crate::csr::CsrTarget;
 use crate::header_decode::{HeaderDecoder, WIRE_BYTES_BITS};
 use crate::header_rules::HeaderRules;
-use crate::isolation::{ErrorCompletion, STATUS_BITS, STATUS_UNSUPPORTED_REQUEST};
+use crate::isolation::{
+    ErrorCompletion, STATUS_BITS, STATUS_REQUEST_RETRY, STATUS_UNSUPPORTED_REQUEST,
+};
 use crate::port::digest::DigestStrip;
 use crate::port::registers::ROLE_BITS;
 use crate::stream::{TlpPipelineRegister, TlpSink, TlpSource, EMPTY_BITS};
@@ -245,6 +249,8 @@ pub struct PortIngress<const W: usize, const N: usize> {
     pub enable: Signal<In, Bit>,
     /// CONTROL.ROLE of this port.
     pub role: Signal<In, Bits<ROLE_BITS>>,
+    /// CONTROL.SETTLED of this port.
+    pub settled: Signal<In, Bit>,
     /// CONTROL.P2P_REQUEST_REDIRECT of this port.
     pub p2p_request_redirect: Signal<In, Bit>,
     /// CONTROL.RETURN_TO_INGRESS of this port.
@@ -333,6 +339,7 @@ pub struct PortIngress<const W: usize, const N: usize> {
     tag_high_clear: Constant<Bits<32>>,
     tag_low_clear: Constant<Bits<32>>,
     unsupported_request: Constant<Bits<STATUS_BITS>>,
+    request_retry: Constant<Bits<STATUS_BITS>>,
     presented_first: Signal<Local, Bit>,
     presented_dw0: Signal<Local, Bits<32>>,
     presented_dw1: Signal<Local, Bits<32>>,
@@ -427,6 +434,7 @@ impl<const W: usize, const N: usize> PortIngress<W, N> {
             completer_id: Default::default(),
             enable: Default::default(),
             role: Default::default(),
+            settled: Default::default(),
             p2p_request_redirect: Default::default(),
             return_to_ingress: Default::default(),
             intx_swizzle: Default::default(),
@@ -502,6 +510,7 @@ impl<const W: usize, const N: usize> PortIngress<W, N> {
             tag_high_clear: Constant::new((!(1u32 << 23 | 1u32 << 19)).to_bits()),
             tag_low_clear: Constant::new((!(0xffu32 << 8)).to_bits()),
             unsupported_request: Constant::new(STATUS_UNSUPPORTED_REQUEST.to_bits()),
+            request_retry: Constant::new(STATUS_REQUEST_RETRY.to_bits()),
             presented_first: Default::default(),
             presented_dw0: Default::default(),
             presented_dw1: Default::default(),
@@ -984,7 +993,11 @@ impl<const W: usize, const N: usize> Logic for PortIngress<W, N> {
         self.answer.dw2.next = self.deciding.downstream.dw2.val();
         self.answer.dw3.next = self.deciding.downstream.dw3.val();
         self.answer.completer_id.next = self.completer_id.val();
+        self.answer.unsettled.next = !self.settled.val();
         self.answer.status.next = self.unsupported_request.val();
+        if self.reason.val() == self.port_disabled.val() {
+            self.answer.status.next = self.request_retry.val();
+        }
         self.response_dw0.next = self.answer.completion_dw0.val();
         self.response_dw1.next = self.answer.completion_dw1.val();
         self.response_dw2.next = self.answer.completion_dw2.val();

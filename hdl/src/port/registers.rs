@@ -41,6 +41,8 @@ pub struct PortRegisters {
     pub enable: Signal<Out, Bit>,
     /// CONTROL.ROLE: `port::ROLE_DISABLED` .. `port::ROLE_FABRIC`.
     pub role: Signal<Out, Bits<ROLE_BITS>>,
+    /// CONTROL.SETTLED: the fabric manager has settled the port's role.
+    pub settled: Signal<Out, Bit>,
     /// CONTROL.P2P_REQUEST_REDIRECT.
     pub p2p_request_redirect: Signal<Out, Bit>,
     /// CONTROL.RETURN_TO_INGRESS: an endpoint port sends peer traffic routed back to it out of it again.
@@ -98,6 +100,7 @@ pub struct PortRegisters {
     mask_abandon: Constant<Bits<32>>,
     enable_bit: Constant<Bits<8>>,
     role_lsb: Constant<Bits<8>>,
+    settled_bit: Constant<Bits<8>>,
     redirect_bit: Constant<Bits<8>>,
     return_bit: Constant<Bits<8>>,
     swizzle_lsb: Constant<Bits<8>>,
@@ -128,6 +131,7 @@ impl PortRegisters {
             csr: Default::default(),
             enable: Default::default(),
             role: Default::default(),
+            settled: Default::default(),
             p2p_request_redirect: Default::default(),
             return_to_ingress: Default::default(),
             intx_swizzle: Default::default(),
@@ -170,6 +174,7 @@ impl PortRegisters {
             mask_abandon: mask(port::ABANDON),
             enable_bit: lsb(port::ENABLE),
             role_lsb: lsb(port::ROLE),
+            settled_bit: lsb(port::SETTLED),
             redirect_bit: lsb(port::P2P_REQUEST_REDIRECT),
             return_bit: lsb(port::RETURN_TO_INGRESS),
             swizzle_lsb: lsb(port::INTX_SWIZZLE),
@@ -288,6 +293,7 @@ impl Logic for PortRegisters {
             .q
             .val()
             .get_bits::<ROLE_BITS>(self.role_lsb.val().index());
+        self.settled.next = self.control.q.val().get_bit(self.settled_bit.val().index());
         self.p2p_request_redirect.next = self
             .control
             .q

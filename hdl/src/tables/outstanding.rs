@@ -611,6 +611,7 @@ impl Logic for OutstandingTable {
         // The error completion of the swept entry, from its stored header.
         self.answer.dropped.next = true;
         self.answer.drop_reason.next = self.answered_reason.val();
+        self.answer.unsettled.next = false;
         self.answer.dw0.next = self.headers0.read_data.val();
         self.answer.dw1.next = self.headers1.read_data.val();
         self.answer.dw2.next = bit_cast::<32, 8>(self.routes.read_data.val().get_bits::<8>(9));

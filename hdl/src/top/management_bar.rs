@@ -300,6 +300,7 @@ impl<const N: usize> Logic for ManagementBar<N> {
         // The completion, to the egress of the port the request came in on.
         self.completion.dropped.next = true;
         self.completion.drop_reason.next = self.unsupported.val();
+        self.completion.unsettled.next = false;
         self.completion.dw0.next = self.dw0.q.val();
         self.completion.dw1.next = self.dw1.q.val();
         self.completion.dw2.next = self.dw2.q.val();

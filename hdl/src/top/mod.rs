@@ -433,6 +433,7 @@ impl<const W: usize, const N: usize> Logic for SwitchTop<W, N> {
                 self.registers[i].enable.val() & self.registers[i].role.val().any();
             self.ports_in[i].enable.next = self.registers[i].enable.val();
             self.ports_in[i].role.next = self.registers[i].role.val();
+            self.ports_in[i].settled.next = self.registers[i].settled.val();
             self.ports_in[i].p2p_request_redirect.next =
                 self.registers[i].p2p_request_redirect.val();
             self.ports_in[i].return_to_ingress.next = self.registers[i].return_to_ingress.val();

@@ -98,6 +98,15 @@ mod probe {
             black_box(Ok(()))
         }
 
+        fn set_port_settled(
+            &mut self,
+            port: PortIndex,
+            settled: bool,
+        ) -> Result<(), TableWriteError> {
+            black_box((port, settled));
+            black_box(Ok(()))
+        }
+
         fn set_peer_window(
             &mut self,
             port: PortIndex,

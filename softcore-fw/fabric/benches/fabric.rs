@@ -173,6 +173,10 @@ impl DataPlane for Discard {
         self.write()
     }
 
+    fn set_port_settled(&mut self, _: PortIndex, _: bool) -> Result<(), TableWriteError> {
+        self.write()
+    }
+
     fn set_peer_window(
         &mut self,
         _: PortIndex,

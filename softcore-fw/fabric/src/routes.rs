@@ -114,8 +114,8 @@ fn coalesce(routes: &mut [AddressRoute]) -> &[AddressRoute] {
     &routes[..merged]
 }
 
-/// Writes port roles (endpoints unowned), completer IDs, return to
-/// ingress and both routing tables of every switch in `inventory`, along
+/// Writes port roles (endpoints unowned, every port settled), completer
+/// IDs, return to ingress and both routing tables of every switch in `inventory`, along
 /// `inventory.paths`.
 #[inline(never)]
 pub fn program_fabric<F: Fabric + ?Sized>(
@@ -237,6 +237,8 @@ fn program_switch(
             PortKind::Fabric { .. } => PortRole::Fabric,
         };
         tables.set_port_role(port, role)?;
+        // Its role decided, a disabled port stops asking hosts to retry (§6.6.1).
+        tables.set_port_settled(port, true)?;
         let returns =
             matches!(role, PortRole::Endpoint { .. }) && inventory.returns_peers_to(switch, port);
         tables.set_return_to_ingress(port, returns)?;

@@ -16,7 +16,7 @@ use weft_fabric::hw::ConfigPath;
 use weft_fabric::inventory::{Binding, PortKind, SwitchIndex};
 use weft_fabric::manager::{FabricManager, StartError};
 use weft_fabric::pcie::config::Bar;
-use weft_fabric::pcie::tlp::{ConfigType, MemoryOp};
+use weft_fabric::pcie::tlp::{Body, CompletionStatus, ConfigType, MemoryOp};
 use weft_fabric::pcie::Bdf;
 use weft_fabric::port_control::PortControlError;
 use weft_fabric::settings::{FabricSettings, HostPort};
@@ -513,6 +513,48 @@ fn a_weft_switch_that_stops_answering_once_known_stops_enumeration() {
 /// 1), A.2 finds D (index 2), A.3 finds D again (known: a second link);
 /// from B, B.2 finds C (index 3); D.2 leads to C, known. The host is on
 /// A.0; GPU 1 on B.0 gets bus 2 (B is walked before C), GPU 0 on C.0 bus 3.
+/// Until the manager starts the fabric, a host asking any switch's
+/// disabled port for configuration space is told to retry (PCIe Base 6.0
+/// §2.3.1, §6.6.1: Request Retry Status, where silence would be a
+/// completion timeout); the start settles every port of every switch it
+/// reaches, and a port left disabled then drops what arrives unanswered.
+#[test]
+fn a_host_asking_before_the_fabric_starts_is_told_to_retry() {
+    // The two switches above, and a host on S1's port 2 that the settings do not name.
+    let mut mesh = Mesh::new(&[0xa0, 0xb0], PORTS, Clock::default());
+    mesh.attach_host((0, HOST_PORT));
+    mesh.link((0, 3), (1, 5));
+    mesh.attach((1, 1), gpu());
+    let read = config_request(ROOT_PORT, 9, ConfigType::Type0, ROOT_PORT, 0, None);
+    for (switch, port) in [(0, HOST_PORT), (1, 2)] {
+        mesh.net.send(switch, port, read.clone());
+        let (at_switch, at_port, answer) = mesh.net.arrivals.pop().expect("an answer");
+        let Body::Completion(c) = answer.header.body else {
+            panic!("not a completion: {answer:?}");
+        };
+        assert_eq!(
+            (at_switch, at_port, c.status, c.requester, c.tag.get()),
+            (switch, port, CompletionStatus::RequestRetry, ROOT_PORT, 9)
+        );
+    }
+    let mut manager = FabricManager::new(settings(0xa0)).expect("valid");
+    start(&mut mesh, &mut manager);
+    for switch in 0..2 {
+        for port in 0..PORTS as u8 {
+            let settled = mesh
+                .switch(switch)
+                .port_tables(PortIndex(port))
+                .is_some_and(|t| t.settled);
+            assert!(settled, "S{switch} port {port}");
+        }
+    }
+    mesh.net.send(1, 2, read);
+    assert!(
+        mesh.net.arrivals.is_empty(),
+        "a settled disabled port answers nothing"
+    );
+}
+
 fn ring() -> (Mesh, FabricManager) {
     let (a, b, c, d) = (0, 1, 3, 2);
     let mut mesh = Mesh::new(&[0x10, 0x40, 0x20, 0x30], PORTS, Clock::default());

@@ -527,6 +527,17 @@ pub mod port {
         2,
         "0: disabled, 1: host, 2: endpoint, 3: fabric.",
     );
+    /// [`CONTROL`]'s SETTLED field.
+    pub const SETTLED: Field = Field::new(
+        "SETTLED",
+        3,
+        1,
+        "The fabric manager has settled the port's role. While clear (at reset), the switch \
+                 is not yet ready behind a disabled port: a Configuration Request arriving there \
+                 is answered with Request Retry Status from COMPLETER_ID (PCIe Base 6.0 §2.3.1, \
+                 §6.6.1), so a host that asks before the fabric starts retries rather than times \
+                 out. Once set, a disabled port drops every TLP and answers none.",
+    );
     /// [`CONTROL`]'s P2P_REQUEST_REDIRECT field.
     pub const P2P_REQUEST_REDIRECT: Field = Field::new(
         "P2P_REQUEST_REDIRECT",
@@ -612,6 +623,7 @@ pub mod port {
         &[
             ENABLE,
             ROLE,
+            SETTLED,
             P2P_REQUEST_REDIRECT,
             RETURN_TO_INGRESS,
             INTX_SWIZZLE,

@@ -258,6 +258,12 @@ impl<B: CsrBus> DataPlane for CsrDataPlane<B> {
         Ok(())
     }
 
+    fn set_port_settled(&mut self, port: PortIndex, settled: bool) -> Result<(), TableWriteError> {
+        let p = self.instance(port)?;
+        self.update_port_control(p, port::SETTLED, u32::from(settled));
+        Ok(())
+    }
+
     fn set_window(
         &mut self,
         port: PortIndex,

@@ -368,6 +368,12 @@ pub trait DataPlane {
     /// Sets what sits behind `port`, deciding how its TLPs are translated.
     fn set_port_role(&mut self, port: PortIndex, role: PortRole) -> Result<(), TableWriteError>;
 
+    /// Marks `port`'s role as settled by the fabric manager, or not: until
+    /// it is, a disabled port answers Configuration Requests with Request
+    /// Retry Status (PCIe Base 6.0 §2.3.1, §6.6.1) rather than dropping
+    /// them, as a switch not yet ready after reset.
+    fn set_port_settled(&mut self, port: PortIndex, settled: bool) -> Result<(), TableWriteError>;
+
     /// Writes window `index` of `port` (host BAR windows on a host port,
     /// peer windows on an endpoint port); a zero-sized window clears it.
     ///
@@ -533,6 +539,10 @@ impl<T: DataPlaneAccess> DataPlane for T {
 
     fn set_port_role(&mut self, port: PortIndex, role: PortRole) -> Result<(), TableWriteError> {
         self.access(|plane| plane.set_port_role(port, role))
+    }
+
+    fn set_port_settled(&mut self, port: PortIndex, settled: bool) -> Result<(), TableWriteError> {
+        self.access(|plane| plane.set_port_settled(port, settled))
     }
 
     fn set_window(

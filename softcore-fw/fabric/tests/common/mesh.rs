@@ -43,7 +43,7 @@ use weft_model::{CsrWindow, Forwarding, Packet, PortIndex, PortRole, Switch};
 use weft_regs::tables::{DataPlaneAccess, LinkRequest};
 
 use super::conventional::ConventionalSwitch;
-use super::{Clock, FakeDevice, FakeHost, ROOT_PORT};
+use super::{config_request, Clock, FakeDevice, FakeHost, ROOT_PORT};
 
 /// The switches, shared by the configuration path and the table handles.
 pub type Switches = Rc<RefCell<Vec<CsrWindow>>>;
@@ -450,31 +450,10 @@ impl Network {
             ConfigPath::Link(port) => (ConfigType::Type0, port),
             ConfigPath::Below(port) | ConfigPath::Routed(port) => (ConfigType::Type1, port),
         };
-        let request = ConfigRequest {
-            direction: if write.is_some() {
-                Direction::Write
-            } else {
-                Direction::Read
-            },
-            config_type,
-            requester: MANAGER,
-            tag: Tag::new(self.next_tag).expect("fits"),
-            target,
-            register_number: 0,
-            extended_register_number: 0,
-            first_be: write.map_or(0xf, |w| w.1),
-        }
-        .with_byte_offset(offset);
-        let packet = Packet::new(
-            Header {
-                digest_present: false,
-                poisoned: false,
-                body: Body::Config(request),
-            },
-            write
-                .map(|w| w.0.to_le_bytes().to_vec())
-                .unwrap_or_default(),
-        );
+        let packet = config_request(MANAGER, self.next_tag, config_type, target, offset, write);
+        let Body::Config(request) = packet.header.body else {
+            unreachable!("built as a configuration request");
+        };
         let replies = match path {
             // The CPU's own request on a link: its completion comes straight back.
             ConfigPath::Link(_) | ConfigPath::Below(_) => {

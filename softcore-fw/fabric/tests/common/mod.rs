@@ -436,30 +436,8 @@ impl Rig {
         offset: u16,
         write: Option<(u32, u8)>,
     ) -> (Completion, u32) {
-        let request = ConfigRequest {
-            direction: if write.is_some() {
-                Direction::Write
-            } else {
-                Direction::Read
-            },
-            config_type,
-            requester: ROOT_PORT,
-            tag: Tag::new(7).expect("fits"),
-            target,
-            register_number: 0,
-            extended_register_number: 0,
-            first_be: write.map_or(0xf, |w| w.1),
-        }
-        .with_byte_offset(offset);
-        let header = Header {
-            digest_present: false,
-            poisoned: false,
-            body: Body::Config(request),
-        };
-        let payload = write
-            .map(|w| w.0.to_le_bytes().to_vec())
-            .unwrap_or_default();
-        let out = self.plane.send(port, header, &payload);
+        let request = config_request(ROOT_PORT, 7, config_type, target, offset, write);
+        let out = self.plane.send(port, request.header, &request.payload);
         assert_eq!(out.deliveries.len(), 1, "{out:#?}");
         assert_eq!(out.deliveries[0].to, Destination::Cpu);
         let packet = &out.deliveries[0].packet;
@@ -571,6 +549,42 @@ impl Rig {
         let off = weft_fabric::pcie::config::pcie_cap::slot_control::POWER_CONTROLLER_OFF;
         self.write_slot_control(port, downstream, control | off);
     }
+}
+
+/// A configuration request from `requester` with tag `tag` to `offset` of
+/// `target`, a write of `(data, first_be)` if `write` is some.
+pub fn config_request(
+    requester: Bdf,
+    tag: u16,
+    config_type: ConfigType,
+    target: Bdf,
+    offset: u16,
+    write: Option<(u32, u8)>,
+) -> Packet {
+    let request = ConfigRequest {
+        direction: if write.is_some() {
+            Direction::Write
+        } else {
+            Direction::Read
+        },
+        config_type,
+        requester,
+        tag: Tag::new(tag).expect("fits"),
+        target,
+        register_number: 0,
+        extended_register_number: 0,
+        first_be: write.map_or(0xf, |w| w.1),
+    }
+    .with_byte_offset(offset);
+    let header = Header {
+        digest_present: false,
+        poisoned: false,
+        body: Body::Config(request),
+    };
+    let payload = write
+        .map(|w| w.0.to_le_bytes().to_vec())
+        .unwrap_or_default();
+    Packet::new(header, payload)
 }
 
 /// A memory request header from a host or endpoint.

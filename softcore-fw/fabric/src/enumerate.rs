@@ -426,9 +426,9 @@ where
 
 /// Each host port with its proxy fabric ID: the buses right after the
 /// manager's, in configuration order. Known before any device is probed,
-/// so host ports can be opened (and answered with Request Retry Status)
-/// while enumeration runs: those of the manager's switch (`ports` ports)
-/// at once, those of another switch as soon as discovery reaches it.
+/// so host ports are recorded before enumeration probes the ports around
+/// them: those of the manager's switch (`ports` ports) at once, those of
+/// another switch as soon as discovery reaches it.
 pub fn host_proxies(
     settings: &FabricSettings,
     ports: usize,
@@ -590,7 +590,7 @@ where
                 let manager_bus = self.settings.manager_id.bus();
                 self.plane(index)?
                     .set_bus_route(manager_bus, Some(Destination::Port(far_port)))?;
-                self.open_host_ports(index)?;
+                self.record_host_ports(index)?;
                 index
             }
         };
@@ -691,9 +691,10 @@ where
         Ok(())
     }
 
-    /// Records and opens the host ports of the newly found switch `index`,
-    /// so its hosts are told to retry while enumeration runs.
-    fn open_host_ports(&mut self, index: SwitchIndex) -> Result<(), EnumerationError> {
+    /// Records the host ports of the newly found switch `index`. They open
+    /// with the fabric's tables ([`crate::routes::program_fabric`]); until
+    /// then the switch's data plane asks their hosts to retry.
+    fn record_host_ports(&mut self, index: SwitchIndex) -> Result<(), EnumerationError> {
         let switch = &self.inventory.switches[usize::from(index.0)];
         let (switch_id, port_count) = (switch.id, switch.port_count);
         for (host, proxy_id) in self.proxies.clone() {
@@ -711,13 +712,6 @@ where
                     host: host.host,
                     proxy_id,
                 };
-            self.plane(index)?.set_port_role(
-                host.port,
-                PortRole::Host {
-                    host: host.host,
-                    proxy_id,
-                },
-            )?;
         }
         Ok(())
     }

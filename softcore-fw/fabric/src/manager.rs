@@ -5,7 +5,7 @@ use heapless::Vec;
 use weft_pcie::Bdf;
 
 use crate::binding::BindError;
-use crate::enumerate::{enumerate, host_proxies, EnumerationError};
+use crate::enumerate::{enumerate, EnumerationError};
 use crate::events::{Event, EventLog};
 use crate::generation::Generation;
 use crate::hw::{DataPlane, Fabric, FabricConfig, Timer};
@@ -18,7 +18,7 @@ use crate::routes::{program_fabric, RouteError};
 use crate::settings::FabricSettings;
 use crate::sriov::PendingVfs;
 use crate::vswitch::{PortLayouts, VirtualSwitch, VirtualSwitchError};
-use weft_regs::tables::{HostIndex, PortIndex, PortRole};
+use weft_regs::tables::{HostIndex, PortIndex};
 
 /// Why the fabric could not be brought up.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -152,24 +152,11 @@ impl FabricManager {
         F: Fabric + ?Sized,
     {
         self.ready = false;
-        // Host ports open first, so hosts asking during enumeration reach
-        // the mailbox and are told to retry (those of other switches as
-        // discovery reaches them).
-        let tables = fabric.local();
-        let proxies =
-            host_proxies(&self.settings, tables.ports()).map_err(StartError::Enumeration)?;
-        for (host, proxy_id) in proxies {
-            if host.switch != self.settings.switch_id {
-                continue;
-            }
-            let role = PortRole::Host {
-                host: host.host,
-                proxy_id,
-            };
-            tables
-                .set_port_role(host.port, role)
-                .map_err(|e| StartError::Routes(RouteError::Table(e)))?;
-        }
+        // Host ports stay closed until `program_fabric` gives every port its
+        // role and settles it: until then the data plane itself asks a host
+        // that asks to retry (Request Retry Status, §2.3.1, §6.6.1), at once
+        // and however long enumeration takes, where the firmware would
+        // answer only once it is over. A start that fails leaves them so.
         let mut inventory = Inventory::default();
         enumerate(
             config,

@@ -302,11 +302,26 @@ fn a_function_answering_retry_status_is_waited_for() {
         }
         other => panic!("expected NotReady, got {other:?}"),
     }
-    // Until started, hosts are told to retry (§2.3.1): their ports were
-    // opened before enumeration began.
-    let (completion, value) = rig2.config(HOST0, ConfigType::Type0, Bdf::new(1, 0, 0), 0, None);
-    assert_eq!(completion.status, CompletionStatus::RequestRetry);
-    assert_eq!((completion.tag.get(), value), (7, u32::MAX));
+    // Until started, hosts are told to retry (§2.3.1, §6.6.1), by the data
+    // plane itself: their ports stay closed and not yet settled.
+    let read = config_request(ROOT_PORT, 7, ConfigType::Type0, Bdf::new(1, 0, 0), 0, None);
+    let out = rig2.plane.send(HOST0, read.header, &read.payload);
+    assert_eq!(out.dropped, Some(DropReason::PortDisabled));
+    let [answer] = &out.deliveries[..] else {
+        panic!("one answer: {out:#?}");
+    };
+    let Body::Completion(completion) = answer.packet.header.body else {
+        panic!("not a completion: {answer:#?}");
+    };
+    assert_eq!(answer.to, Destination::Port(ModelPort(HOST0)));
+    assert_eq!(
+        (
+            completion.status,
+            completion.requester,
+            completion.tag.get()
+        ),
+        (CompletionStatus::RequestRetry, ROOT_PORT, 7)
+    );
 }
 
 /// Host 0 enumerates its virtual switch as an OS does: root port secondary

@@ -229,28 +229,18 @@ impl Mesh {
         offset: u16,
         write: Option<u32>,
     ) -> u32 {
-        let request = ConfigRequest {
-            direction: if write.is_some() {
-                Direction::Write
-            } else {
-                Direction::Read
-            },
+        let packet = config_request(
+            ROOT_PORT,
+            7,
             config_type,
-            requester: ROOT_PORT,
-            tag: Tag::new(7).expect("fits"),
             target,
-            register_number: 0,
-            extended_register_number: 0,
-            first_be: 0xf,
-        }
-        .with_byte_offset(offset);
-        let header = Header {
-            digest_present: false,
-            poisoned: false,
-            body: Body::Config(request),
+            offset,
+            write.map(|w| (w, 0xf)),
+        );
+        let Body::Config(request) = packet.header.body else {
+            unreachable!("built as a configuration request");
         };
-        let payload = write.map(|w| w.to_le_bytes().to_vec()).unwrap_or_default();
-        let to_manager = self.net.send(at.0, at.1, Packet::new(header, payload));
+        let to_manager = self.net.send(at.0, at.1, packet);
         // The host's switch's CPU takes it: the manager's own, or the
         // mailbox of another switch, which the manager reads in-band.
         let arrived = if at.0 == 0 {

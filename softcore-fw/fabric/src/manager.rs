@@ -153,10 +153,11 @@ impl FabricManager {
     {
         self.ready = false;
         // Host ports stay closed until `program_fabric` gives every port its
-        // role and settles it: until then the data plane itself asks a host
-        // that asks to retry (Request Retry Status, §2.3.1, §6.6.1), at once
-        // and however long enumeration takes, where the firmware would
-        // answer only once it is over. A start that fails leaves them so.
+        // role and settles it. Until then the data plane itself answers a
+        // host's configuration requests with Request Retry Status (§2.3.1,
+        // §6.6.1), at once and however long enumeration takes; the firmware
+        // serves the mailbox only once the start is over. A start that
+        // fails leaves them so.
         let mut inventory = Inventory::default();
         enumerate(
             config,

@@ -115,8 +115,8 @@ fn coalesce(routes: &mut [AddressRoute]) -> &[AddressRoute] {
 }
 
 /// Writes port roles (endpoints unowned, every port settled), completer
-/// IDs, return to ingress and both routing tables of every switch in `inventory`, along
-/// `inventory.paths`.
+/// IDs, return to ingress and both routing tables of every switch in
+/// `inventory`, along `inventory.paths`.
 #[inline(never)]
 pub fn program_fabric<F: Fabric + ?Sized>(
     inventory: &Inventory,

@@ -53,8 +53,8 @@ use weft_fabric::hw::{ConfigFault, ConfigPath, ConfigRequests, FabricMemory};
 use weft_model::fabric::{self, Cabling, Hop};
 use weft_model::{Forwarding, Packet, PortIndex, PortRole};
 use weft_pcie::tlp::{
-    AddressType, Attributes, Body, CompletionStatus, ConfigRequest, ConfigType, Direction, Header,
-    MemoryOp, MemoryRequest, Tag, TrafficClass,
+    AddressType, Attributes, Body, CompletionStatus, ConfigRequest, ConfigType, Header, MemoryOp,
+    MemoryRequest, Tag, TrafficClass,
 };
 use weft_pcie::Bdf;
 
@@ -265,21 +265,14 @@ impl ManagerConfig<'_> {
             ConfigPath::Below(port) | ConfigPath::Routed(port) => (ConfigType::Type1, port),
         };
         let tag = Tag::from_8bit(*self.next_tag);
-        let request = ConfigRequest {
-            direction: if write.is_some() {
-                Direction::Write
-            } else {
-                Direction::Read
-            },
+        let request = ConfigRequest::new(
             config_type,
-            requester: self.requester,
+            self.requester,
             tag,
             target,
-            register_number: 0,
-            extended_register_number: 0,
-            first_be: write.map_or(0xf, |(_, byte_enables)| byte_enables & 0xf),
-        }
-        .with_byte_offset(offset & !3);
+            offset,
+            write.map(|(_, byte_enables)| byte_enables),
+        );
         let header = Header {
             digest_present: false,
             poisoned: false,

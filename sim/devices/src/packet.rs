@@ -6,8 +6,8 @@
 
 use weft_pcie::split::{CompletionChunk, RequestChunk};
 use weft_pcie::tlp::{
-    AddressType, Attributes, Body, Completion, CompletionStatus, ConfigRequest, ConfigType,
-    Direction, Header, MemoryOp, MemoryRequest, Tag, TrafficClass,
+    AddressType, Attributes, Body, Completion, CompletionStatus, ConfigRequest, ConfigType, Header,
+    MemoryOp, MemoryRequest, Tag, TrafficClass,
 };
 use weft_pcie::Bdf;
 
@@ -43,7 +43,7 @@ pub fn read_chunk(requester: Bdf, tag: Tag, chunk: &RequestChunk) -> Packet {
 
 /// A Type 0 Configuration Read of the DW holding byte `offset`.
 pub fn config_read(requester: Bdf, tag: Tag, target: Bdf, offset: u16) -> Packet {
-    let request = config_request(Direction::Read, requester, tag, target, offset, 0b1111);
+    let request = ConfigRequest::new(ConfigType::Type0, requester, tag, target, offset, None);
     Packet::new(plain(Body::Config(request)), Vec::new())
 }
 
@@ -58,13 +58,13 @@ pub fn config_write(
     value: u32,
     byte_enables: u8,
 ) -> Packet {
-    let request = config_request(
-        Direction::Write,
+    let request = ConfigRequest::new(
+        ConfigType::Type0,
         requester,
         tag,
         target,
         offset,
-        byte_enables & 0xf,
+        Some(byte_enables),
     );
     Packet::new(plain(Body::Config(request)), value.to_le_bytes().to_vec())
 }
@@ -157,25 +157,4 @@ fn memory_request(op: MemoryOp, requester: Bdf, tag: Tag, chunk: &RequestChunk) 
         last_be: chunk.last_be,
         processing_hint: None,
     }
-}
-
-fn config_request(
-    direction: Direction,
-    requester: Bdf,
-    tag: Tag,
-    target: Bdf,
-    offset: u16,
-    first_be: u8,
-) -> ConfigRequest {
-    ConfigRequest {
-        direction,
-        config_type: ConfigType::Type0,
-        requester,
-        tag,
-        target,
-        register_number: 0,
-        extended_register_number: 0,
-        first_be,
-    }
-    .with_byte_offset(offset)
 }

@@ -30,8 +30,8 @@ use weft_fabric::hw::{
 };
 use weft_pcie::config::msi::MsiMessage;
 use weft_pcie::tlp::{
-    AddressType, Attributes, Body, Completion, CompletionStatus, ConfigRequest, ConfigType,
-    Direction, Header, MemoryOp, MemoryRequest, Prefixes, Tag, Tlp, TrafficClass,
+    AddressType, Attributes, Body, Completion, CompletionStatus, ConfigRequest, ConfigType, Header,
+    MemoryOp, MemoryRequest, Prefixes, Tag, Tlp, TrafficClass,
 };
 use weft_pcie::Bdf;
 use weft_regs::csr::{global, inject, inject_data, mailbox, mailbox_data, port};
@@ -287,21 +287,14 @@ impl<B: CsrBus, T: Timer> CsrMailbox<B, T> {
         write: Option<(u32, u8)>,
     ) -> Result<u32, ConfigFault> {
         let tag = self.next_tag();
-        let request = ConfigRequest {
-            direction: if write.is_some() {
-                Direction::Write
-            } else {
-                Direction::Read
-            },
+        let request = ConfigRequest::new(
             config_type,
-            requester: self.manager,
+            self.manager,
             tag,
             target,
-            register_number: 0,
-            extended_register_number: 0,
-            first_be: write.map_or(0xf, |(_, byte_enables)| byte_enables & 0xf),
-        }
-        .with_byte_offset(offset & !3);
+            offset,
+            write.map(|(_, byte_enables)| byte_enables),
+        );
         let payload = write.map(|(value, _)| value.to_le_bytes());
         let payload: &[u8] = payload.as_ref().map_or(&[], |dw| dw);
         let wait_ns = self.config_wait_ns;

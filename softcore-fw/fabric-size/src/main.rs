@@ -404,21 +404,14 @@ mod probe {
         HostConfigRequest {
             switch: 0,
             port: PortIndex(0),
-            request: ConfigRequest {
-                direction: if write.is_some() {
-                    Direction::Write
-                } else {
-                    Direction::Read
-                },
+            request: ConfigRequest::new(
                 config_type,
-                requester: Bdf::new(0, 0, 0),
-                tag: Tag::from_8bit(1),
+                Bdf::new(0, 0, 0),
+                Tag::from_8bit(1),
                 target,
-                register_number: 0,
-                extended_register_number: 0,
-                first_be: 0xf,
-            }
-            .with_byte_offset(offset),
+                offset,
+                write.map(|_| 0xf),
+            ),
             data: write.unwrap_or(0),
         }
     }

@@ -32,7 +32,7 @@ use weft_fabric::hw::{
     FabricConfig, HostConfigRequest, RemoteSwitch, TableWriteError,
 };
 use weft_fabric::manager::FabricManager;
-use weft_fabric::pcie::tlp::{ConfigRequest, ConfigType, Direction, Tag};
+use weft_fabric::pcie::tlp::{ConfigRequest, ConfigType, Tag};
 use weft_fabric::pcie::Bdf;
 use weft_regs::tables::{
     AddressRoute, Destination, FunctionOwner, HostIndex, IdMapping, LinkRequest, PortIndex,
@@ -292,21 +292,14 @@ fn request(
     HostConfigRequest {
         switch: IDS[S0],
         port: PortIndex(2),
-        request: ConfigRequest {
-            direction: if write.is_some() {
-                Direction::Write
-            } else {
-                Direction::Read
-            },
+        request: ConfigRequest::new(
             config_type,
-            requester: common::ROOT_PORT,
-            tag: Tag::new(1).expect("fits"),
+            common::ROOT_PORT,
+            Tag::new(1).expect("fits"),
             target,
-            register_number: 0,
-            extended_register_number: 0,
-            first_be: 0xf,
-        }
-        .with_byte_offset(offset),
+            offset,
+            write.map(|_| 0xf),
+        ),
         data: write.unwrap_or(0),
     }
 }

@@ -19,8 +19,8 @@ use weft_fabric::pcie::config::{
     Bar, CapabilityList, ConfigSpace, FunctionIdentity, Type0Function,
 };
 use weft_fabric::pcie::tlp::{
-    AddressType, Attributes, Body, Completion, ConfigRequest, ConfigType, Direction, Header,
-    MemoryOp, MemoryRequest, Tag, TrafficClass,
+    AddressType, Attributes, Body, Completion, ConfigRequest, ConfigType, Header, MemoryOp,
+    MemoryRequest, Tag, TrafficClass,
 };
 use weft_fabric::pcie::Bdf;
 use weft_model::{Destination, Forwarding, IdMapping, Packet, PortIndex, PortRole, Switch, Window};
@@ -561,21 +561,14 @@ pub fn config_request(
     offset: u16,
     write: Option<(u32, u8)>,
 ) -> Packet {
-    let request = ConfigRequest {
-        direction: if write.is_some() {
-            Direction::Write
-        } else {
-            Direction::Read
-        },
+    let request = ConfigRequest::new(
         config_type,
         requester,
-        tag: Tag::new(tag).expect("fits"),
+        Tag::new(tag).expect("fits"),
         target,
-        register_number: 0,
-        extended_register_number: 0,
-        first_be: write.map_or(0xf, |w| w.1),
-    }
-    .with_byte_offset(offset);
+        offset,
+        write.map(|(_, byte_enables)| byte_enables),
+    );
     let header = Header {
         digest_present: false,
         poisoned: false,

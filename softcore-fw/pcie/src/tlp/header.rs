@@ -388,6 +388,35 @@ pub struct ConfigRequest {
 }
 
 impl ConfigRequest {
+    /// A request for the DW at byte `offset` of `target`'s configuration
+    /// space: a write of the bytes enabled in `write_be` (First DW BE\[3:0\])
+    /// when it is some, else a read of the whole DW (§2.2.7.1: a read's
+    /// First DW BE selects the bytes returned; 1111b, all four).
+    pub const fn new(
+        config_type: ConfigType,
+        requester: Bdf,
+        tag: Tag,
+        target: Bdf,
+        offset: u16,
+        write_be: Option<u8>,
+    ) -> Self {
+        let (direction, first_be) = match write_be {
+            Some(byte_enables) => (Direction::Write, byte_enables & 0xf),
+            None => (Direction::Read, 0xf),
+        };
+        ConfigRequest {
+            direction,
+            config_type,
+            requester,
+            tag,
+            target,
+            register_number: 0,
+            extended_register_number: 0,
+            first_be,
+        }
+        .with_byte_offset(offset)
+    }
+
     /// The byte offset in configuration space of the DW addressed (0..=0xffc).
     pub const fn byte_offset(&self) -> u16 {
         ((self.extended_register_number as u16 & 0xf) << 8)

@@ -221,6 +221,38 @@ fn config_write_type_1_ignores_reserved_ido_and_th() {
     assert_eq!(header.attributes(), Attributes::default());
 }
 
+#[test]
+fn a_new_config_request_reads_a_whole_dw_or_writes_the_enabled_bytes() {
+    let tag = Tag::new(0x2a5).expect("10 bits");
+    let (requester, target) = (Bdf::new(0, 0, 0), Bdf::new(5, 0x1f, 7));
+    // Offset 0x112: extended register 1, register 4 (0x110); bits [1:0] dropped.
+    let read = ConfigRequest::new(ConfigType::Type0, requester, tag, target, 0x112, None);
+    assert_eq!(
+        (
+            read.direction,
+            read.first_be,
+            read.extended_register_number,
+            read.register_number
+        ),
+        (Direction::Read, 0xf, 1, 4)
+    );
+    assert_eq!(
+        (read.requester, read.tag, read.target),
+        (requester, tag, target)
+    );
+    let write = ConfigRequest::new(ConfigType::Type1, requester, tag, target, 4, Some(0x13));
+    assert_eq!(
+        (
+            write.direction,
+            write.config_type,
+            write.first_be,
+            write.byte_offset()
+        ),
+        (Direction::Write, ConfigType::Type1, 0x3, 4),
+        "only First DW BE[3:0] is kept"
+    );
+}
+
 /// CplD: 1 DW of a successful read, 10-bit tag.
 const CPLD: [u8; 12] = [
     0x4a, // Fmt 010b << 5 | Type 0_1010b = 0100_1010b

@@ -31,12 +31,14 @@
 
 use std::fmt::Write as _;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use crate::generate;
 use crate::model::Board;
-use crate::sim::{self, RunConfig, SimError, SimTlp};
+use crate::sim::{
+    self, build, passed, run_tool, RunConfig, SimError, SimTlp, BOARD_DONE, CLOCKS_CHECKED,
+};
 use crate::verilog;
 
 /// Core clock cycles a bit of the simulated chip's console.
@@ -285,27 +287,21 @@ pub fn run(
     let run = sim::prepare_board_run(board, dir, files, requests, config)?;
     let sim_dir = dir.join("sim");
     let obj = sim_dir.join("obj");
-    let build = Command::new("verilator")
-        .args(VERILATOR_BUILD)
-        .arg("-j")
-        .arg(
-            std::thread::available_parallelism()
-                .map_or(1, |n| n.get())
-                .to_string(),
-        )
-        .arg("--Mdir")
-        .arg(&obj)
-        .args(&run.sources)
-        .output()
-        .map_err(|error| SimError::Io {
-            path: PathBuf::from("verilator"),
-            error,
-        })?;
-    if !build.status.success() {
-        return Err(SimError::Compile {
-            report: String::from_utf8_lossy(&build.stderr).into_owned(),
-        });
-    }
+    let verilator = Path::new("verilator");
+    build(
+        Command::new(verilator)
+            .args(VERILATOR_BUILD)
+            .arg("-j")
+            .arg(
+                std::thread::available_parallelism()
+                    .map_or(1, |n| n.get())
+                    .to_string(),
+            )
+            .arg("--Mdir")
+            .arg(&obj)
+            .args(&run.sources),
+        verilator,
+    )?;
     let links_down = ((1u32 << board.hard_ips.len()) - 1) & !(1 << host);
     // The report goes to a file, where a long run can be followed.
     let report_path = run.out_dir.join("report.txt");
@@ -313,17 +309,16 @@ pub fn run(
         path: report_path.clone(),
         error,
     })?;
-    let sim = Command::new(obj.join("Vweft_board_tb"))
-        .current_dir(&sim_dir)
-        .stdout(report_file)
-        .args(&run.args)
-        .arg(format!("+weft_host_port={host}"))
-        .arg(format!("+weft_links_down={links_down:x}"))
-        .output()
-        .map_err(|error| SimError::Io {
-            path: obj.join("Vweft_board_tb"),
-            error,
-        })?;
+    let binary = obj.join("Vweft_board_tb");
+    let sim = run_tool(
+        Command::new(&binary)
+            .current_dir(&sim_dir)
+            .stdout(report_file)
+            .args(&run.args)
+            .arg(format!("+weft_host_port={host}"))
+            .arg(format!("+weft_links_down={links_down:x}")),
+        &binary,
+    )?;
     let stdout = fs::read(&report_path).map_err(|error| SimError::Io {
         path: report_path,
         error,
@@ -337,13 +332,7 @@ pub fn run(
         String::from_utf8_lossy(&stdout),
         String::from_utf8_lossy(&sim.stderr)
     );
-    if !sim.status.success()
-        || report.contains("ERROR")
-        || !report.contains("weft-board-tb: clocks checked")
-        || !report.contains("weft-board-tb: done, 0 errors")
-    {
-        return Err(SimError::Failed { report });
-    }
+    let report = passed(sim.status.success(), report, &[CLOCKS_CHECKED, BOARD_DONE])?;
     let (retries, retries_before_open, timeouts) = report
         .lines()
         .find_map(|line| {

@@ -20,7 +20,7 @@
 use std::fmt::{self, Write as _};
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 
 use crate::clocking;
 use crate::ethernet;
@@ -507,6 +507,12 @@ fn link_checks(board: &Board) -> String {
     );
     v
 }
+
+/// What a board testbench prints once [`clock_checks`] found both clocks right.
+pub(crate) const CLOCKS_CHECKED: &str = "weft-board-tb: clocks checked";
+
+/// What a board testbench prints at its end when it found no error.
+pub(crate) const BOARD_DONE: &str = "weft-board-tb: done, 0 errors";
 
 /// The testbench's checks of weft's clock domains: reset held until the
 /// PLL locks, and both clocks' periods once it has.
@@ -1036,39 +1042,69 @@ fn run_bench(
         write_file(&path, &f.text)?;
         sources.push(path);
     }
+    let (success, report) = icarus(dir, top, &sources, args)?;
+    passed(success, report, &[done]).map(|_| ())
+}
+
+/// Compiles `sources` with Icarus Verilog, `top` the testbench, into
+/// `dir`, and runs the image with `args`: whether it exited with success,
+/// and what it printed.
+fn icarus(
+    dir: &Path,
+    top: &str,
+    sources: &[PathBuf],
+    args: &[String],
+) -> Result<(bool, String), SimError> {
     let image = dir.join(format!("sim/{top}.vvp"));
-    let compile = Command::new("iverilog")
-        .args(["-g2012", "-s", top, "-o"])
-        .arg(&image)
-        .args(&sources)
-        .output()
-        .map_err(|error| SimError::Io {
-            path: PathBuf::from("iverilog"),
-            error,
-        })?;
-    if !compile.status.success() {
-        return Err(SimError::Compile {
-            report: String::from_utf8_lossy(&compile.stderr).into_owned(),
-        });
-    }
-    let sim = Command::new("vvp")
-        .arg("-n")
-        .arg(&image)
-        .args(args)
-        .output()
-        .map_err(|error| SimError::Io {
-            path: PathBuf::from("vvp"),
-            error,
-        })?;
+    build(
+        Command::new("iverilog")
+            .args(["-g2012", "-s", top, "-o"])
+            .arg(&image)
+            .args(sources),
+        Path::new("iverilog"),
+    )?;
+    let sim = run_tool(
+        Command::new("vvp").arg("-n").arg(&image).args(args),
+        Path::new("vvp"),
+    )?;
     let report = format!(
         "{}{}",
         String::from_utf8_lossy(&sim.stdout),
         String::from_utf8_lossy(&sim.stderr)
     );
-    if !sim.status.success() || report.contains("ERROR") || !report.contains(done) {
-        return Err(SimError::Failed { report });
+    Ok((sim.status.success(), report))
+}
+
+/// Runs `command`, the tool at `tool`: its output, or why it did not start.
+pub(crate) fn run_tool(command: &mut Command, tool: &Path) -> Result<Output, SimError> {
+    command.output().map_err(|error| SimError::Io {
+        path: tool.to_owned(),
+        error,
+    })
+}
+
+/// Builds a simulation with `command` (the tool at `tool`): a failed
+/// build is [`SimError::Compile`], with the tool's errors as its report.
+pub(crate) fn build(command: &mut Command, tool: &Path) -> Result<(), SimError> {
+    let build = run_tool(command, tool)?;
+    if build.status.success() {
+        Ok(())
+    } else {
+        Err(SimError::Compile {
+            report: String::from_utf8_lossy(&build.stderr).into_owned(),
+        })
     }
-    Ok(())
+}
+
+/// `report`, if the run that printed it passed: it exited with `success`,
+/// printed no `ERROR`, and printed each of `lines`. Otherwise the run
+/// failed, and the report says why.
+pub(crate) fn passed(success: bool, report: String, lines: &[&str]) -> Result<String, SimError> {
+    if success && !report.contains("ERROR") && lines.iter().all(|line| report.contains(line)) {
+        Ok(report)
+    } else {
+        Err(SimError::Failed { report })
+    }
 }
 
 /// The stimulus file the models read: the TLP count, then each TLP's
@@ -1215,43 +1251,16 @@ pub fn run_files(
         return Err(SimError::NoSimulator);
     }
     let run = prepare_board_run(board, dir, files, tlps, config)?;
-    let image = dir.join("sim/weft_board_tb.vvp");
-    let compile = Command::new("iverilog")
-        .args(["-g2012", "-s", "weft_board_tb", "-o"])
-        .arg(&image)
-        .args(&run.sources)
-        .output()
-        .map_err(|error| SimError::Io {
-            path: PathBuf::from("iverilog"),
-            error,
-        })?;
-    if !compile.status.success() {
-        return Err(SimError::Compile {
-            report: String::from_utf8_lossy(&compile.stderr).into_owned(),
-        });
-    }
-    let sim = Command::new("vvp")
-        .arg("-n")
-        .arg(&image)
-        .args(&run.args)
-        .output()
-        .map_err(|error| SimError::Io {
-            path: PathBuf::from("vvp"),
-            error,
-        })?;
-    let report = format!(
-        "{}{}",
-        String::from_utf8_lossy(&sim.stdout),
-        String::from_utf8_lossy(&sim.stderr)
-    );
-    if !sim.status.success()
-        || report.contains("ERROR")
-        || !report.contains("weft-board-tb: clocks checked")
-        || !report.contains("weft-board-tb: link requests checked")
-        || !report.contains("weft-board-tb: done, 0 errors")
-    {
-        return Err(SimError::Failed { report });
-    }
+    let (success, report) = icarus(dir, "weft_board_tb", &run.sources, &run.args)?;
+    passed(
+        success,
+        report,
+        &[
+            CLOCKS_CHECKED,
+            "weft-board-tb: link requests checked",
+            BOARD_DONE,
+        ],
+    )?;
     (0..board.hard_ips.len())
         .map(|port| received(&run.out_dir.join(format!("port{port}.hex"))))
         .collect()

@@ -42,7 +42,7 @@ mod probe {
     use weft_fabric::pcie::config::function::CLASS_PCI_BRIDGE;
     use weft_fabric::pcie::config::msi::MsiMessage;
     use weft_fabric::pcie::config::FunctionIdentity;
-    use weft_fabric::pcie::tlp::{Completion, ConfigRequest, ConfigType, Direction, Tag};
+    use weft_fabric::pcie::tlp::{Completion, ConfigRequest, ConfigType, Tag};
     use weft_fabric::pcie::Bdf;
     use weft_fabric::persist::{load, Flash, FlashError};
     use weft_fabric::settings::{FabricSettings, HostPort};

@@ -111,7 +111,7 @@ const SLOT_DW: usize = SLOT_BEATS * DWS_PER_BEAT;
 const CASES: u32 = 2;
 /// Rounds of CASES cases at most, run until the cases have exercised every
 /// path the test counts (`Covered`).
-const MAX_ROUNDS: usize = 4;
+const MAX_ROUNDS: usize = 6;
 /// TLPs offered per case.
 const TLPS: usize = 64;
 /// Window, function owner and ID map entries programmed per port.
@@ -312,7 +312,7 @@ fn setup() -> impl Strategy<Value = Setup> {
         prop::collection::vec(prop::option::weighted(0.95, destination()), BUSES as usize),
         prop::bool::weighted(0.8),
     )
-        .prop_map(|(ports, routes, buses, aim)| {
+        .prop_map(|(mut ports, routes, buses, aim)| {
             // Most routes into a host's aperture lead to that host's port, if
             // there is one, so that host egress has traffic to translate.
             let routes = routes
@@ -342,16 +342,42 @@ fn setup() -> impl Strategy<Value = Setup> {
             let out = ports
                 .iter()
                 .position(|p| matches!(p.role, Role::Endpoint { .. } | Role::Fabric));
-            if let (true, Some(((_, window), _)), Some(out)) = (aim, host_window, out) {
+            // The region a window translates into, routed whole to `port`.
+            let route_to = |window: &Window, port: usize| {
                 let (base, size) = (0..6)
                     .map(region)
                     .find(|(base, size)| (base..&(base + size)).contains(&&window.fabric_base))
                     .expect("windows translate into the regions");
-                routes[0] = Some(AddressRoute {
+                Some(AddressRoute {
                     base,
                     size,
-                    to: Destination::Port(PortIndex(out as u8)),
-                });
+                    to: Destination::Port(PortIndex(port as u8)),
+                })
+            };
+            if let (true, Some(((_, window), _)), Some(out)) = (aim, host_window, out) {
+                routes[0] = route_to(window, out);
+            }
+            // With `aim` too, the last endpoint port with a valid window
+            // returns peer traffic, that window is open to reads and writes,
+            // and the second route leads what it translates into back to the
+            // port, so that RETURN_TO_INGRESS has traffic to return (the
+            // first route wins where both match).
+            let returning = ports.iter().rposition(|p| {
+                matches!(p.role, Role::Endpoint { .. })
+                    && p.windows.iter().any(|((valid, _), _)| *valid)
+            });
+            if let (true, Some(port)) = (aim, returning) {
+                let returning = &mut ports[port];
+                if let Role::Endpoint { returns, .. } = &mut returning.role {
+                    *returns = true;
+                }
+                let ((_, window), _) = returning
+                    .windows
+                    .iter_mut()
+                    .find(|((valid, _), _)| *valid)
+                    .expect("chosen for its valid window");
+                window.permissions = weft_model::Permissions::READ_WRITE;
+                routes[1] = route_to(window, port);
             }
             Setup {
                 ports,

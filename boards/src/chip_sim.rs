@@ -34,6 +34,7 @@ use std::fs;
 use std::path::Path;
 use std::process::Command;
 
+use crate::console;
 use crate::generate;
 use crate::model::Board;
 use crate::sim::{
@@ -58,6 +59,10 @@ pub struct HostRun {
     pub completions: Vec<SimTlp>,
     /// What the chip's console said.
     pub console: String,
+    /// On a board whose console runs over JTAG, what reached the host
+    /// through the wrapper's console module and the JTAG UART channel's
+    /// model.
+    pub jtag_console: Option<String>,
     /// Requests the host sent again after a Configuration Request Retry
     /// Status completion.
     pub retries: u32,
@@ -186,7 +191,7 @@ pub fn files(board: &Board, design_dir: &Path) -> Result<Vec<generate::File>, Si
 /// show the same on the LEDs (`softcore-fw/firmware/src/links.rs`).
 fn testbench(board: &Board) -> Result<String, SimError> {
     let host = host_port(board)?;
-    let mut v = sim::testbench_head(board, 0);
+    let mut v = sim::testbench_head(board, 0, CONSOLE_CYCLES_PER_BIT);
     let models = sim::model_paths(board);
     let done: Vec<String> = models.iter().map(|m| format!("{m}.done")).collect();
     let errors: Vec<String> = models.iter().map(|m| format!("{m}.errors")).collect();
@@ -310,23 +315,33 @@ pub fn run(
         error,
     })?;
     let binary = obj.join("Vweft_board_tb");
-    let sim = run_tool(
-        Command::new(&binary)
-            .current_dir(&sim_dir)
-            .stdout(report_file)
-            .args(&run.args)
-            .arg(format!("+weft_host_port={host}"))
-            .arg(format!("+weft_links_down={links_down:x}")),
-        &binary,
-    )?;
+    let jtag_console_path = run.out_dir.join("jtag_console.txt");
+    let mut command = Command::new(&binary);
+    command
+        .current_dir(&sim_dir)
+        .stdout(report_file)
+        .args(&run.args)
+        .arg(format!("+weft_host_port={host}"))
+        .arg(format!("+weft_links_down={links_down:x}"));
+    if board.console_over_jtag() {
+        command.arg(format!(
+            "+{}={}",
+            console::MODEL_OUTPUT_PLUSARG,
+            jtag_console_path.display()
+        ));
+    }
+    let sim = run_tool(&mut command, &binary)?;
     let stdout = fs::read(&report_path).map_err(|error| SimError::Io {
         path: report_path,
         error,
     })?;
-    let console_path = run.out_dir.join("console.txt");
-    let console = fs::read(&console_path)
-        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
-        .unwrap_or_default();
+    let text = |path: &Path| {
+        fs::read(path)
+            .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+            .unwrap_or_default()
+    };
+    let console = text(&run.out_dir.join("console.txt"));
+    let jtag_console = board.console_over_jtag().then(|| text(&jtag_console_path));
     let report = format!(
         "{}{}\nconsole:\n{console}",
         String::from_utf8_lossy(&stdout),
@@ -351,6 +366,7 @@ pub fn run(
     Ok(HostRun {
         completions: sim::received(&run.out_dir.join(format!("port{host}.hex")))?,
         console,
+        jtag_console,
         retries,
         retries_before_open: u32::try_from(retries_before_open).ok(),
         timeouts,

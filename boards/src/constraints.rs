@@ -67,12 +67,12 @@ fn placed(board: &Board) -> Vec<Placed> {
             field: format!("led[{i}] ({}).pin", l.name),
         });
     }
-    if let Some(u) = &board.uart {
+    if let Some(u) = board.uart_on_pins() {
         for (port, pin, field) in [("uart_tx", &u.tx, "uart.tx"), ("uart_rx", &u.rx, "uart.rx")] {
             all.push(Placed {
                 port: port.to_owned(),
                 pin: pin.clone(),
-                io_standard: u.io_standard.clone(),
+                io_standard: u.io_standard.clone().unwrap_or_default(),
                 properties: Vec::new(),
                 field: field.to_owned(),
             });
@@ -122,7 +122,7 @@ fn async_ports(board: &Board) -> Vec<String> {
     if !board.leds.is_empty() {
         ports.push("led[*]".to_owned());
     }
-    if board.uart.is_some() {
+    if board.uart_on_pins().is_some() {
         ports.push("uart_tx".to_owned());
         ports.push("uart_rx".to_owned());
     }

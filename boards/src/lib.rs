@@ -18,6 +18,7 @@
 pub mod catalog;
 pub mod chip_sim;
 pub mod clocking;
+pub mod console;
 pub mod constraints;
 pub mod ethernet;
 pub mod generate;

@@ -49,6 +49,17 @@ impl Board {
             .filter(|f| f.access == FlashAccess::Pins)
     }
 
+    /// The console UART, where it sits on user pins the wrapper's ports
+    /// and the constraints place; `None` without one or over JTAG.
+    pub fn uart_on_pins(&self) -> Option<&Uart> {
+        self.uart.as_ref().filter(|u| u.link == UartLink::Pins)
+    }
+
+    /// Whether the console runs over the FPGA's JTAG port.
+    pub fn console_over_jtag(&self) -> bool {
+        self.uart.as_ref().is_some_and(|u| u.link == UartLink::Jtag)
+    }
+
     /// Whether the wrapper reaches the flash through `STARTUPE3`.
     pub fn flash_through_startupe3(&self) -> bool {
         self.flash
@@ -358,6 +369,14 @@ pub enum FlashAccess {
     /// to `DI[1]`. None of the four is a user pin, so the board file names
     /// none.
     Startupe3,
+    /// No flash reaches user logic: the board's flash belongs to another
+    /// device (the Intel kits' configuration flash is their MAX 10 system
+    /// controller's). The wrapper holds the chip's MISO low, so the soft
+    /// core finds an empty part that never latches Write Enable: the boot
+    /// loader starts the image the bitstream carries, the firmware runs on
+    /// its built-in settings, and saving settings or a firmware update
+    /// fails at once with an error. The board file names no pins.
+    Absent,
 }
 
 /// The SPI flash that holds weft's persistent configuration (the soft
@@ -418,16 +437,35 @@ pub struct Led {
     pub verify: bool,
 }
 
+/// How the console reaches the engineer.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum UartLink {
+    /// On two user pins (`tx`, `rx`), to the board's USB-UART bridge.
+    #[default]
+    Pins,
+    /// Over the FPGA's JTAG port and the board's download cable, through
+    /// Intel's JTAG UART channel (`boards/src/jtag_console.v`), for an
+    /// Intel board whose UART reaches no FPGA pin; `juart-terminal` on the
+    /// host is the console. No pins.
+    Jtag,
+}
+
 /// The console UART, as seen from the FPGA.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Uart {
-    /// The FPGA's transmit pin.
+    /// How the console reaches the engineer: user pins (the default) or JTAG.
+    #[serde(default)]
+    pub link: UartLink,
+    /// The FPGA's transmit pin (pins only).
+    #[serde(default)]
     pub tx: Pin,
-    /// The FPGA's receive pin.
+    /// The FPGA's receive pin (pins only).
+    #[serde(default)]
     pub rx: Pin,
-    /// I/O standard.
-    pub io_standard: String,
+    /// I/O standard of the pins (pins only).
+    pub io_standard: Option<String>,
     /// Source of these facts.
     pub source: String,
     /// Not yet checked against the source.

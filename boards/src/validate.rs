@@ -8,7 +8,9 @@ use std::fmt;
 
 use crate::catalog::{self, Bifurcation};
 use crate::ethernet::{self, Management};
-use crate::model::{Board, EthernetInterface, FlashAccess, HardIpKind, Pin, Role, Vendor};
+use crate::model::{
+    Board, EthernetInterface, FlashAccess, HardIpKind, Pin, Role, UartLink, Vendor,
+};
 use crate::pll::{self, Unreachable};
 
 /// Ports the emitted switch design has (`weft_regs::capacity::PORTS`).
@@ -153,6 +155,21 @@ pub enum Invalid {
         /// The pin written.
         pin: String,
     },
+    /// A flash signal given a pin where `[flash]` says no flash reaches
+    /// user logic.
+    FlashPinAbsent {
+        /// Where.
+        field: String,
+        /// The pin written.
+        pin: String,
+    },
+    /// Console settings the generator cannot build.
+    UartUnsupported {
+        /// Where.
+        field: String,
+        /// Why not, and what to write instead.
+        reason: &'static str,
+    },
     /// Management Ethernet settings the generator has no adapter for.
     EthernetUnsupported {
         /// Where.
@@ -275,7 +292,14 @@ impl fmt::Display for Invalid {
                 "{field}: STARTUPE3 carries this signal on a dedicated configuration pin, \
                  not on the user pin {pin}; leave it out"
             ),
-            Invalid::EthernetUnsupported { field, reason } => write!(f, "{field}: {reason}"),
+            Invalid::FlashPinAbsent { field, pin } => write!(
+                f,
+                "{field}: flash.access is \"absent\", so no flash signal has a pin; \
+                 leave out {pin} or name the flash's access"
+            ),
+            Invalid::UartUnsupported { field, reason } | Invalid::EthernetUnsupported { field, reason } => {
+                write!(f, "{field}: {reason}")
+            }
             Invalid::EthernetPinMissing { interface, pin } => write!(
                 f,
                 "ethernet.pin: {interface:?} needs a pin named {pin:?} (write \"TODO\" if its ball is not known)"
@@ -304,6 +328,7 @@ pub fn check(board: &Board) -> Vec<Invalid> {
     check_pins(board, &mut problems);
     check_pll(board, &mut problems);
     check_flash(board, &mut problems);
+    check_uart(board, &mut problems);
     check_ethernet(board, &mut problems);
     if board.hard_ips.len() > SWITCH_PORTS {
         problems.push(Invalid::TooManyPorts {
@@ -526,6 +551,16 @@ fn check_flash(board: &Board, problems: &mut Vec<Invalid>) {
     let Some(flash) = &board.flash else {
         return;
     };
+    if flash.access == FlashAccess::Absent {
+        for (field, pin) in flash_pins(flash) {
+            if let Some(name) = pin.known() {
+                problems.push(Invalid::FlashPinAbsent {
+                    field,
+                    pin: name.to_owned(),
+                });
+            }
+        }
+    }
     if flash.access != FlashAccess::Startupe3 {
         return;
     }
@@ -541,6 +576,49 @@ fn check_flash(board: &Board, problems: &mut Vec<Invalid>) {
                 field,
                 pin: name.to_owned(),
             });
+        }
+    }
+}
+
+/// The console: over JTAG only on an Intel board (the channel is Intel's
+/// JTAG UART), and then with no pins; on pins, with their I/O standard.
+fn check_uart(board: &Board, problems: &mut Vec<Invalid>) {
+    let Some(uart) = &board.uart else {
+        return;
+    };
+    let mut bad = |field: &str, reason| {
+        problems.push(Invalid::UartUnsupported {
+            field: field.to_owned(),
+            reason,
+        })
+    };
+    match uart.link {
+        UartLink::Jtag => {
+            if board.board.vendor != Vendor::Intel {
+                bad(
+                    "uart.link",
+                    "the JTAG console is Intel's JTAG UART channel; name the UART's pins instead",
+                );
+            }
+            for (field, pin) in [("uart.tx", &uart.tx), ("uart.rx", &uart.rx)] {
+                if pin.known().is_some() {
+                    bad(field, "a console over JTAG has no pins; leave it out");
+                }
+            }
+            if uart.io_standard.is_some() {
+                bad(
+                    "uart.io_standard",
+                    "a console over JTAG has no pins; leave it out",
+                );
+            }
+        }
+        UartLink::Pins => {
+            if uart.io_standard.is_none() {
+                bad(
+                    "uart.io_standard",
+                    "the UART's pins need their I/O standard",
+                );
+            }
         }
     }
 }
@@ -640,7 +718,7 @@ pub fn pins(board: &Board) -> Vec<(String, &Pin)> {
     for (i, l) in board.leds.iter().enumerate() {
         all.push((format!("led[{i}] ({}).pin", l.name), &l.pin));
     }
-    if let Some(uart) = &board.uart {
+    if let Some(uart) = board.uart_on_pins() {
         all.push(("uart.tx".to_owned(), &uart.tx));
         all.push(("uart.rx".to_owned(), &uart.rx));
     }
@@ -690,6 +768,7 @@ pub fn unconfirmed_required(board: &Board) -> Vec<String> {
         }
     }
     match &board.uart {
+        Some(uart) if uart.link == UartLink::Jtag => {}
         Some(uart) => {
             for (field, pin) in [("uart.tx", &uart.tx), ("uart.rx", &uart.rx)] {
                 if *pin == Pin::Todo {
@@ -700,7 +779,7 @@ pub fn unconfirmed_required(board: &Board) -> Vec<String> {
         None => open.push("[uart]: the console UART".to_owned()),
     }
     match &board.flash {
-        Some(flash) if flash.access == FlashAccess::Startupe3 => {}
+        Some(flash) if matches!(flash.access, FlashAccess::Startupe3 | FlashAccess::Absent) => {}
         Some(flash) => {
             for (field, pin) in flash_pins(flash) {
                 if *pin == Pin::Todo {
@@ -762,7 +841,7 @@ pub fn todos(board: &Board) -> Vec<String> {
         }
     }
     if let Some(flash) = &board.flash {
-        if flash.part == "TODO" {
+        if flash.part == "TODO" && flash.access != FlashAccess::Absent {
             open.push("flash.part".to_owned());
         }
     }

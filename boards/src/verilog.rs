@@ -22,7 +22,8 @@
 //! and `uart_rx`, `uart_tx`, `led[7:0]` and the soft core's SPI flash
 //! (`flash_sclk`, `flash_cs_n`, `flash_mosi`, `flash_miso`), which leave the
 //! board top as ports or, for a flash on the dedicated configuration pins,
-//! through `STARTUPE3`, and the management MAC's MII (`mii_*`,
+//! through `STARTUPE3`, for a console over JTAG through [`console`]'s
+//! module, and the management MAC's MII (`mii_*`,
 //! [`ethernet::MII_PORTS`]) and the MDIO master's pins (`mdc`, `mdio_o`,
 //! `mdio_oe`, `mdio_i`, [`ethernet::MDIO_PORTS`]), which reach the board's
 //! PHY through [`ethernet`]'s block or idle where the board has none weft
@@ -66,6 +67,7 @@ use std::fmt::Write as _;
 
 use crate::catalog;
 use crate::clocking;
+use crate::console;
 use crate::ethernet::{self, Management};
 use crate::model::{Board, HardIp, HardIpKind, Role, Vendor};
 use crate::tile::{self, Sig};
@@ -544,7 +546,7 @@ pub(crate) fn top_ports(board: &Board) -> Vec<Port> {
     if !board.leds.is_empty() {
         ports.push(Port::new("output", board.leds.len() as u32, "led"));
     }
-    if board.uart.is_some() {
+    if board.uart_on_pins().is_some() {
         ports.push(Port::new("output", 1, "uart_tx"));
         ports.push(Port::new("input", 1, "uart_rx"));
     }
@@ -583,7 +585,12 @@ pub fn wrapper(board: &Board) -> String {
 
     let xilinx = board.board.vendor == Vendor::Xilinx;
     let ports = top_ports(board);
-    let _ = writeln!(v, "module {TOP} (");
+    let parameters = if board.console_over_jtag() {
+        console::top_parameters()
+    } else {
+        String::new()
+    };
+    let _ = writeln!(v, "module {TOP} {parameters}(");
     let list: Vec<String> = ports
         .iter()
         .map(|p| format!("    {} wire {}{}", p.dir, p.range(), p.name))
@@ -730,6 +737,9 @@ pub fn wrapper(board: &Board) -> String {
          /* verilator lint_on UNUSEDSIGNAL */\n    wire switch_uart_tx;",
         SWITCH_LEDS - 1
     );
+    if board.console_over_jtag() {
+        let _ = writeln!(v, "{}", console::instance());
+    }
     // The management MII: to the PHY's block, or idle (its outputs unused).
     let management = ethernet::management(board);
     let connected = matches!(management, Management::SgmiiLvds(_));
@@ -824,8 +834,10 @@ pub fn wrapper(board: &Board) -> String {
     conns.push(format!("        .link_up({{{}}})", links.join(", ")));
     conns.push(format!(
         "        .uart_rx({})",
-        if board.uart.is_some() {
+        if board.uart_on_pins().is_some() {
             "uart_rx"
+        } else if board.console_over_jtag() {
+            "switch_uart_rx"
         } else {
             "1'b1"
         }
@@ -838,7 +850,7 @@ pub fn wrapper(board: &Board) -> String {
         let to = match (on_pins, startupe3, out) {
             (true, _, _) => (*port).to_owned(),
             (false, true, _) | (false, false, true) => format!("switch_{port}"),
-            (false, false, false) => "1'b1".to_owned(),
+            (false, false, false) => "1'b0".to_owned(),
         };
         conns.push(format!("        .{port}({to})"));
     }
@@ -878,15 +890,16 @@ pub fn wrapper(board: &Board) -> String {
              .mosi(switch_flash_mosi), .miso(switch_flash_miso));"
         );
     } else if !on_pins {
-        let _ = writeln!(v, "    // No flash on this board: its outputs go nowhere, MISO idles high.\n    /* verilator lint_off UNUSEDSIGNAL */");
+        let _ = writeln!(v, "    // No flash reaches user logic: its outputs go nowhere, MISO reads 0\n    \
+             // (an empty part that never latches Write Enable, see FlashAccess::Absent).\n    /* verilator lint_off UNUSEDSIGNAL */");
         for (port, _) in FLASH_PORTS.iter().filter(|(_, out)| *out) {
             let _ = writeln!(v, "    wire switch_{port};");
         }
         let _ = writeln!(v, "    /* verilator lint_on UNUSEDSIGNAL */");
     }
-    if board.uart.is_some() {
+    if board.uart_on_pins().is_some() {
         let _ = writeln!(v, "    assign uart_tx = switch_uart_tx;");
-    } else {
+    } else if !board.console_over_jtag() {
         let _ = writeln!(
             v,
             "    /* verilator lint_off UNUSEDSIGNAL */\n    wire unused_uart_tx = switch_uart_tx;\n    /* verilator lint_on UNUSEDSIGNAL */"
@@ -912,6 +925,9 @@ pub fn wrapper(board: &Board) -> String {
     }
     if connected {
         let _ = writeln!(v, "{}", ethernet::sgmii_module());
+    }
+    if board.console_over_jtag() {
+        let _ = writeln!(v, "{}", console::module());
     }
 
     // Vendor black boxes, for lint and simulation only.
@@ -939,6 +955,9 @@ pub fn wrapper(board: &Board) -> String {
         );
     }
     v += &clocking::stub(board);
+    if board.console_over_jtag() {
+        v += &console::stub();
+    }
     if connected {
         v += &ethernet::stub();
     }

@@ -25,11 +25,6 @@ use crate::top::SwitchTop;
 use crate::translate::{EndpointIngress, HostEgress, HostIngress, VirtualWires};
 use crate::HeaderDecoder;
 
-/// Clock cycles per bit of the console's serial line in the emitted
-/// designs: 115 200 baud from the reference soft core clock
-/// (`weft_regs::SOFT_CORE_CLOCK_HZ`), which the SoC and its UART run on.
-pub const CONSOLE_CYCLES_PER_BIT: u32 = weft_regs::SOFT_CORE_CLOCK_HZ / 115_200;
-
 /// Payload bits of the reference configuration: 512 bits at 250 MHz carry
 /// Gen3 x16 or Gen4 x8 at line rate (REFERENCE.md, "Datapath width").
 pub const REFERENCE_PAYLOAD_BITS: usize = 512;
@@ -97,7 +92,7 @@ pub fn designs() -> Result<Vec<Design>, SocError> {
     let soc_memory_files = soc.memory_files();
     let chip = Chip::<REFERENCE_PAYLOAD_BITS, { capacity::PORTS }>::new(
         &memory,
-        CONSOLE_CYCLES_PER_BIT,
+        weft_regs::CONSOLE_CYCLES_PER_BIT,
         crate::top::CLOCK_MHZ,
     )?
     .with_memory_files("weft_chip");
@@ -257,11 +252,11 @@ pub fn designs() -> Result<Vec<Design>, SocError> {
         },
         emit(
             "weft_serial_transmitter",
-            SerialTransmitter::new(CONSOLE_CYCLES_PER_BIT),
+            SerialTransmitter::new(weft_regs::CONSOLE_CYCLES_PER_BIT),
         ),
         emit(
             "weft_serial_receiver",
-            SerialReceiver::new(CONSOLE_CYCLES_PER_BIT),
+            SerialReceiver::new(weft_regs::CONSOLE_CYCLES_PER_BIT),
         ),
         // The SoC (its unread signals: see the constants). The RAMs'
         // images are `$readmemh` files beside the Verilog. Its 512 KiB of

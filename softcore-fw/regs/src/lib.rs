@@ -97,6 +97,12 @@ pub const SOFT_CORE_CLOCK_DIVISOR: u32 = 2;
 /// of time.
 pub const SOFT_CORE_CLOCK_HZ: u32 = DATA_PLANE_CLOCK_HZ / SOFT_CORE_CLOCK_DIVISOR;
 
+/// The console's serial line: 115 200 baud, 8N1, on the SoC's UART.
+pub const CONSOLE_BAUD: u32 = 115_200;
+/// Soft core clock cycles a bit of the console's serial line, which the
+/// SoC's UART and a board's console bridge both count.
+pub const CONSOLE_CYCLES_PER_BIT: u32 = SOFT_CORE_CLOCK_HZ / CONSOLE_BAUD;
+
 /// The soft core's memories as riscv-rt's `memory.x` linker script wants
 /// them, for the build scripts of the programs that run on it: code in the
 /// instruction memory, everything loads read (rodata included: the core

@@ -6,7 +6,7 @@
 
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 
-use weft_pcie::Bdf;
+use weft_pcie::{Bdf, BdfParseError};
 use weft_proto::{FabricId, MANAGEMENT_UDP_PORT};
 
 /// A fabric ID written as `bb:dd.f` (as lspci prints it, hexadecimal bus and
@@ -29,26 +29,14 @@ pub fn fabric_id(text: &str) -> Result<FabricId, String> {
             .map(FabricId)
             .map_err(|_| wanted());
     }
-    let (head, function) = text.rsplit_once('.').ok_or_else(wanted)?;
-    let mut parts = head.rsplit(':');
-    let device = parts.next().ok_or_else(wanted)?;
-    let bus = parts.next().ok_or_else(wanted)?;
-    if let Some(domain) = parts.next() {
-        // The fabric has a single domain; accept lspci -D's `0000:` prefix.
-        if u32::from_str_radix(domain, 16) != Ok(0) || parts.next().is_some() {
-            return Err(wanted());
-        }
-    }
-    let bus = u8::from_str_radix(bus, 16).map_err(|_| wanted())?;
-    let device = u8::from_str_radix(device, 16).map_err(|_| wanted())?;
-    let function = u8::from_str_radix(function, 16).map_err(|_| wanted())?;
-    if device > 0x1f || function > 7 {
-        return Err(format!(
+    match text.parse::<Bdf>() {
+        Ok(id) => Ok(FabricId::from(id)),
+        Err(BdfParseError::OutOfRange) => Err(format!(
             "`{text}` is out of range: the device is 00–1f and the function 0–7 (PCIe Base 6.0 \
              §2.2.6.2)"
-        ));
+        )),
+        Err(BdfParseError::Malformed) => Err(wanted()),
     }
-    Ok(FabricId::from(Bdf::new(bus, device, function)))
 }
 
 /// A fabric ID as `bb:dd.f`.

@@ -43,6 +43,7 @@ use std::time::Duration;
 use firmware_support::*;
 use weft_fabric::management::{handle, BoardInfo, Hardware, PortLink, PortLinks};
 use weft_fabric::readiness::RESET_TO_FIRST_REQUEST_NS;
+use weft_pcie::Bdf;
 use weft_proto::{
     decode_response, encode_request, BoundFunctions, EndpointInfo, EventKind, Header, HostIndex,
     Key, LinkSpeed, LinkState, LinkStatus, Request, Response, SlotIndex, SwitchId, TopologyCursor,
@@ -337,11 +338,27 @@ fn enumerates_as_the_native_manager(scenario: &Scenario) {
     // The first GPU bound to host 0's first slot by each manager: the
     // host, booting through the firmware's virtual switch (its mailbox,
     // configuration requests forwarded to the GPU through the world),
-    // sees what it sees through the native manager's.
+    // sees what it sees through the native manager's. The firmware's bind
+    // is typed on its console, as on a board without a management port.
     let gpu = endpoints
         .iter()
         .find(|e| e.class_code.0 >> 16 == 0x03)
         .expect("a GPU (display controller) in the fabric");
+    let gpu_id = Bdf::from(gpu.fabric_id);
+    let said = type_on_console(&mut firmware, "bind 7f:1f.7 0 0");
+    assert!(
+        said.contains("bind: ") && !said.contains("done"),
+        "a function the fabric lacks is refused: {said}"
+    );
+    let said = type_on_console(&mut firmware, &format!("bind {gpu_id} 0 0"));
+    assert_eq!(said, "bind: done\r\n");
+    let said = type_on_console(&mut firmware, "functions");
+    let line = said
+        .lines()
+        .find(|line| line.starts_with(&gpu_id.to_string()))
+        .unwrap_or_else(|| panic!("the GPU is listed: {said}"));
+    assert!(line.ends_with(": host 0 slot 0"), "{line}");
+    assert_eq!(said.lines().count(), endpoints.len(), "{said}");
     let mut functions = BoundFunctions::new();
     functions.push(gpu.fabric_id).expect("room for one");
     let bind = Request::Bind {
@@ -350,7 +367,6 @@ fn enumerates_as_the_native_manager(scenario: &Scenario) {
         functions,
         if_generation: None,
     };
-    assert_eq!(ask_firmware(&mut firmware, 100, &bind), Response::Done);
     assert_eq!(native_ask(&mut native, &bind), Response::Done);
     let host_place = scenario.hosts[0].place;
     let boot = |world: &mut World| {
@@ -443,6 +459,17 @@ fn enumerates_as_the_native_manager(scenario: &Scenario) {
             scenario.name
         ),
     );
+}
+
+/// Types `line` on the firmware's console in `world` and lets its main
+/// loop read it and answer; what it printed meanwhile.
+fn type_on_console(world: &mut World, line: &str) -> String {
+    let console = board(world).console();
+    console.take_transmitted();
+    console.receive(format!("{line}\r").as_bytes());
+    let until = world.now() + MAIN_LOOP_PERIOD + ANSWER_TIME;
+    world.run_until(until);
+    String::from_utf8_lossy(&board(world).console().take_transmitted()).into_owned()
 }
 
 /// `request` answered by the native manager of `world`.

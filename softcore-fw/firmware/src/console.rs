@@ -16,13 +16,23 @@
 //! | `host <port> <slots>` | makes a port of this switch a host port with that many slots, stored for the next start |
 //! | `host <switch>:<port> <slots>` | the same on another switch of the fabric, by its switch ID in hex as `hosts` lists it |
 //! | `host remove [<switch>:]<port>` | takes a host port out, stored for the next start |
+//! | `functions` | lists the fabric's functions, each with where it is bound |
+//! | `bind <bb:dd.f> <host> <slot>` | binds the function to the host's slot, as `weftctl bind` does |
+//! | `unbind <host> <slot> [graceful\|managed\|surprise]` | unbinds the slot, as `weftctl unbind` does (graceful by default) |
 //! | `help` | lists the commands |
 //!
 //! Each `ip` setting is stored in flash and applied again at the next
 //! start ([`crate::netstore`]); the host ports are stored in the saved
 //! configuration (weft-fabric's `persist`) and apply from the next start.
+//! `bind` and `unbind` are management requests answered exactly as the
+//! management server answers them (weft-fabric's `management::handle`),
+//! the console standing for an authenticated client: on a board without a
+//! management port they are how functions reach hosts.
 
-use weft_proto::{Key, KeyParseError};
+use weft_pcie::{Bdf, BdfParseError};
+use weft_proto::{
+    BoundFunctions, FabricId, HostIndex, Key, KeyParseError, Request, SlotIndex, UnbindMode,
+};
 
 use crate::uart::Uart;
 use smoltcp::wire::Ipv4Cidr;
@@ -45,6 +55,10 @@ pub enum Command {
     Hosts,
     /// Change a host port for the next start.
     Host(HostEdit),
+    /// List the fabric's functions and where each is bound.
+    Functions,
+    /// A management request: `bind` or `unbind`.
+    Fabric(Request),
     /// List the commands.
     Help,
 }
@@ -94,6 +108,12 @@ pub enum CommandError {
     /// The `host` command's arguments are not `<port> <slots>` or
     /// `remove <port>`.
     Host,
+    /// The `bind` command's arguments are not `<bb:dd.f> <host> <slot>`.
+    Bind,
+    /// The `bind` command's function is no routing ID.
+    Function(BdfParseError),
+    /// The `unbind` command's arguments are not `<host> <slot> [mode]`.
+    Unbind,
     /// The address, prefix and gateway do not go together.
     Static(StaticAddressError),
     /// The line was longer than [`MAX_LINE`] bytes.
@@ -157,9 +177,59 @@ fn parse(line: &[u8]) -> Result<Command, CommandError> {
         "ip" if argument.is_empty() => Ok(Command::ShowAddress),
         "ip" if argument == "dhcp" => Ok(Command::Address(NetworkSetting::Dhcp)),
         "ip" => parse_static(argument).map(Command::Address),
+        "functions" if argument.is_empty() => Ok(Command::Functions),
+        "bind" => parse_bind(argument).map(Command::Fabric),
+        "unbind" => parse_unbind(argument)
+            .map(Command::Fabric)
+            .ok_or(CommandError::Unbind),
         "help" if argument.is_empty() => Ok(Command::Help),
         _ => Err(CommandError::Unknown),
     }
+}
+
+/// The `bind` command's arguments, `<bb:dd.f> <host> <slot>`, host and
+/// slot in decimal: a Bind of that one function, with no precondition.
+fn parse_bind(argument: &str) -> Result<Request, CommandError> {
+    let words: weft_proto::heapless::Vec<&str, 4> =
+        argument.split_ascii_whitespace().take(4).collect();
+    let [function, host, slot] = words[..] else {
+        return Err(CommandError::Bind);
+    };
+    let function: Bdf = function.parse().map_err(CommandError::Function)?;
+    let (Ok(host), Ok(slot)) = (host.parse(), slot.parse()) else {
+        return Err(CommandError::Bind);
+    };
+    let mut functions = BoundFunctions::new();
+    functions
+        .push(FabricId::from(function))
+        .map_err(|_| CommandError::Bind)?;
+    Ok(Request::Bind {
+        host: HostIndex(host),
+        slot: SlotIndex(slot),
+        functions,
+        if_generation: None,
+    })
+}
+
+/// The `unbind` command's arguments, `<host> <slot> [graceful|managed|surprise]`:
+/// an Unbind of that slot, graceful unless another mode is named, with no
+/// precondition.
+fn parse_unbind(argument: &str) -> Option<Request> {
+    let words: weft_proto::heapless::Vec<&str, 4> =
+        argument.split_ascii_whitespace().take(4).collect();
+    let (host, slot, mode) = match words[..] {
+        [host, slot] => (host, slot, UnbindMode::Graceful),
+        [host, slot, "graceful"] => (host, slot, UnbindMode::Graceful),
+        [host, slot, "managed"] => (host, slot, UnbindMode::Managed),
+        [host, slot, "surprise"] => (host, slot, UnbindMode::Surprise),
+        _ => return None,
+    };
+    Some(Request::Unbind {
+        host: HostIndex(host.parse().ok()?),
+        slot: SlotIndex(slot.parse().ok()?),
+        mode,
+        if_generation: None,
+    })
 }
 
 /// The `host` command's arguments, `<port> <slots>` or `remove <port>`,
@@ -223,4 +293,9 @@ pub const HELP: &str = "commands:\r\n\
     \x20                      make a port a host port (next start); <switch>: another\r\n\
     \x20                      switch's ID in hex, as `hosts` lists it\r\n\
     \x20 host remove [<switch>:]<port>\r\n\
-    \x20                      take a host port out (next start)\r\n";
+    \x20                      take a host port out (next start)\r\n\
+    \x20 functions            list the fabric's functions and their bindings\r\n\
+    \x20 bind <bb:dd.f> <host> <slot>\r\n\
+    \x20                      bind a function to a host's slot\r\n\
+    \x20 unbind <host> <slot> [graceful|managed|surprise]\r\n\
+    \x20                      unbind a host's slot (graceful: once the host powers it off)\r\n";

@@ -57,7 +57,7 @@ use weft_fabric::board::Board;
 use weft_fabric::firmware_update::FirmwareService;
 use weft_fabric::hw::Timer;
 use weft_fabric::inband::InbandFabric;
-use weft_fabric::inventory::{PortKind, SwitchIndex};
+use weft_fabric::inventory::{Function, PortKind, SwitchIndex};
 use weft_fabric::limits::MAX_HOST_PORTS;
 use weft_fabric::management::{
     advance_operations, handle, BoardInfo, Hardware, PortLink, PortLinks,
@@ -403,6 +403,12 @@ impl Fabric {
         // whether or not a client polls the operation.
         let _ = advance_operations(self.manager, &mut config);
         self.mailbox.borrow_mut().acknowledge_drops()
+    }
+
+    /// Every function the fabric manager found, in enumeration order, with
+    /// its binding.
+    pub fn functions(&self) -> &[Function] {
+        &self.manager.inventory().functions
     }
 
     /// The answer to a management request, from the manager, with the

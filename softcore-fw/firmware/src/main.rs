@@ -185,7 +185,8 @@ mod soft_core {
     use smoltcp::time::Duration;
     use smoltcp::wire::{EthernetAddress, HardwareAddress, Ipv4Address, Ipv4Cidr};
     use static_cell::{ConstStaticCell, StaticCell};
-    use weft_proto::{SwitchId, DEFAULT_IPV4_ADDRESS, DEFAULT_IPV4_PREFIX_LEN};
+    use weft_fabric::inventory::Function;
+    use weft_proto::{Request, Response, SwitchId, DEFAULT_IPV4_ADDRESS, DEFAULT_IPV4_PREFIX_LEN};
 
     use weft_fabric::boot_image::Handoff;
     use weft_fabric::firmware_update::{self, BootKind, FirmwareUpdate};
@@ -204,7 +205,7 @@ mod soft_core {
     use crate::keystore;
     use crate::links;
     use crate::mac::Mac;
-    use crate::management::{Management, MANAGEMENT_UDP_PORT, MAX_DATAGRAM};
+    use crate::management::{self, Management, MANAGEMENT_UDP_PORT, MAX_DATAGRAM};
     use crate::netstore;
     use crate::timer;
     use crate::uart::Uart;
@@ -526,8 +527,34 @@ mod soft_core {
                 Some(fabric) => say_hosts(uart, fabric.edit_hosts(edit)),
                 None => uart.write_str("host: no data plane, so no host ports\r\n"),
             },
+            Ok(Command::Functions) => match fabric {
+                Some(fabric) => say_functions(uart, fabric.functions()),
+                None => uart.write_str("functions: no data plane, so no fabric\r\n"),
+            },
+            Ok(Command::Fabric(request)) => {
+                let name = match request {
+                    Request::Bind { .. } => "bind",
+                    _ => "unbind",
+                };
+                match fabric {
+                    Some(fabric) => {
+                        // The console is the local, physical path: an
+                        // authenticated client.
+                        let board = management::board_info(fabric.ports(), true);
+                        say_answer(uart, name, fabric.answer(&board, &request, &[], None))
+                    }
+                    None => write!(uart, "{name}: no data plane, so no fabric\r\n"),
+                }
+            }
             Ok(Command::Help) => uart.write_str(HELP),
             Err(CommandError::Unknown) => uart.write_str("unknown command; type `help`\r\n"),
+            Err(CommandError::Bind) => {
+                uart.write_str("bind: expected `bind <bb:dd.f> <host> <slot>`\r\n")
+            }
+            Err(CommandError::Function(error)) => write!(uart, "bind: the function is {error}\r\n"),
+            Err(CommandError::Unbind) => uart.write_str(
+                "unbind: expected `unbind <host> <slot> [graceful|managed|surprise]`\r\n",
+            ),
             Err(CommandError::Key(error)) => write!(uart, "key: {error}\r\n"),
             Err(CommandError::Address) => uart.write_str(
                 "ip: expected an address and prefix length, such as 192.168.70.2/24, \
@@ -540,6 +567,42 @@ mod soft_core {
             Err(CommandError::Static(error)) => write!(uart, "ip: {error}; nothing changed\r\n"),
             Err(CommandError::TooLong) => uart.write_str("line too long; nothing done\r\n"),
         };
+    }
+
+    /// Lists the fabric's functions on the console, one a line: fabric ID,
+    /// vendor and device ID, class code, the switch port it is below, and
+    /// its binding.
+    fn say_functions(uart: &mut Uart, functions: &[Function]) -> core::fmt::Result {
+        if functions.is_empty() {
+            return uart.write_str("functions: none found\r\n");
+        }
+        for f in functions {
+            write!(
+                uart,
+                "{} {:04x}:{:04x} class {:06x} switch {} port {}: ",
+                f.id, f.vendor_id, f.device_id, f.class_code, f.switch.0, f.port.0
+            )?;
+            match f.binding {
+                Some(b) => write!(uart, "host {} slot {}\r\n", b.host.0, b.slot)?,
+                None => uart.write_str("unbound\r\n")?,
+            }
+        }
+        Ok(())
+    }
+
+    /// Says on the console how a `bind` or `unbind` went.
+    fn say_answer(uart: &mut Uart, name: &str, answer: Response) -> core::fmt::Result {
+        match answer {
+            Response::Done => write!(uart, "{name}: done\r\n"),
+            Response::InProgress { op } => write!(
+                uart,
+                "{name}: under way (operation {}): the slot empties once the host lets the \
+                 device go\r\n",
+                op.0
+            ),
+            Response::Error(error) => write!(uart, "{name}: {error}\r\n"),
+            _ => write!(uart, "{name}: an unexpected answer\r\n"),
+        }
     }
 
     /// Says on the console which host ports the next start presents, or

@@ -215,7 +215,7 @@ fn identity(switch: SwitchId, authenticated: bool, firmware_update: bool) -> Ide
 }
 
 /// What the board says about itself to the fabric manager's answers.
-fn board_info(ports: usize, authenticated: bool) -> BoardInfo {
+pub fn board_info(ports: usize, authenticated: bool) -> BoardInfo {
     BoardInfo {
         board: BOARD_NAME,
         version: (

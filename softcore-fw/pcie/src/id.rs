@@ -60,6 +60,54 @@ impl fmt::Display for Bdf {
     }
 }
 
+/// Why text is not a routing ID written as lspci writes one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BdfParseError {
+    /// Not `bb:dd.f` (hex), optionally after a `0000:` domain.
+    Malformed,
+    /// A device above 1f or a function above 7 (§2.2.6.2).
+    OutOfRange,
+}
+
+impl fmt::Display for BdfParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            BdfParseError::Malformed => {
+                "not bus:device.function in hex like lspci (such as 03:00.0)"
+            }
+            BdfParseError::OutOfRange => {
+                "the device is 00-1f and the function 0-7 (PCIe Base 6.0 §2.2.6.2)"
+            }
+        })
+    }
+}
+
+/// Reads `bb:dd.f` in hex as lspci prints it, optionally after lspci -D's
+/// `0000:` domain (a fabric has one domain), into the conventional fields.
+impl core::str::FromStr for Bdf {
+    type Err = BdfParseError;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let text = text.trim();
+        let (head, function) = text.rsplit_once('.').ok_or(BdfParseError::Malformed)?;
+        let mut parts = head.rsplit(':');
+        let device = parts.next().ok_or(BdfParseError::Malformed)?;
+        let bus = parts.next().ok_or(BdfParseError::Malformed)?;
+        if let Some(domain) = parts.next() {
+            if u32::from_str_radix(domain, 16) != Ok(0) || parts.next().is_some() {
+                return Err(BdfParseError::Malformed);
+            }
+        }
+        let hex =
+            |digits: &str| u8::from_str_radix(digits, 16).map_err(|_| BdfParseError::Malformed);
+        let (bus, device, function) = (hex(bus)?, hex(device)?, hex(function)?);
+        if device > 0x1f || function > 7 {
+            return Err(BdfParseError::OutOfRange);
+        }
+        Ok(Bdf::new(bus, device, function))
+    }
+}
+
 impl fmt::Debug for Bdf {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Bdf({self})")
@@ -84,6 +132,27 @@ mod tests {
         assert_eq!(id.0, 0x0281);
         assert_eq!(id.ari_function(), 0x81);
         assert_eq!((id.device(), id.function()), (0x10, 0x1));
+    }
+
+    #[test]
+    fn reads_what_lspci_prints() {
+        assert_eq!("03:1c.2".parse(), Ok(Bdf::new(0x3, 0x1c, 0x2)));
+        assert_eq!("0000:ff:1f.7".parse(), Ok(Bdf::new(0xff, 0x1f, 0x7)));
+        assert_eq!(" 3:0.1 ".parse(), Ok(Bdf::new(0x3, 0, 1)));
+        assert_eq!("03:20.0".parse::<Bdf>(), Err(BdfParseError::OutOfRange));
+        assert_eq!("03:00.8".parse::<Bdf>(), Err(BdfParseError::OutOfRange));
+        for bad in [
+            "0300",
+            "03.00.0",
+            "0001:03:00.0",
+            "1:2:3:00.0",
+            "03:00.x",
+            "",
+            ":.",
+            "103:00.0",
+        ] {
+            assert_eq!(bad.parse::<Bdf>(), Err(BdfParseError::Malformed), "{bad}");
+        }
     }
 
     #[test]

@@ -21,4 +21,4 @@ pub mod link;
 pub mod split;
 pub mod tlp;
 
-pub use id::Bdf;
+pub use id::{Bdf, BdfParseError};

@@ -448,6 +448,19 @@ fn enumerates_as_the_native_manager(scenario: &Scenario) {
     assert_eq!(drivers.len(), 2, "both GPUs' drivers: {drivers:?}");
     assert_eq!((events, tree, drivers), hot_plug(&mut native));
 
+    // The second GPU unbound on the console, at once (surprise).
+    let said = type_on_console(&mut firmware, "unbind 0");
+    assert!(said.starts_with("unbind: expected"), "{said}");
+    let said = type_on_console(&mut firmware, "unbind 0 1 surprise");
+    assert_eq!(said, "unbind: done\r\n");
+    let said = type_on_console(&mut firmware, "functions");
+    let second_id = Bdf::from(second.fabric_id).to_string();
+    let line = said
+        .lines()
+        .find(|line| line.starts_with(&second_id))
+        .unwrap_or_else(|| panic!("the second GPU is listed: {said}"));
+    assert!(line.ends_with(": unbound"), "{line}");
+
     let ManagerPlan::Firmware { elf, .. } = &scenario.manager else {
         panic!("{}: the firmware manages this scenario", scenario.name)
     };
@@ -455,7 +468,7 @@ fn enumerates_as_the_native_manager(scenario: &Scenario) {
         board(&firmware),
         elf,
         &format!(
-            "{}: enumeration, two binds and a host's boot",
+            "{}: enumeration, two binds, a host's boot and an unbind",
             scenario.name
         ),
     );

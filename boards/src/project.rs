@@ -216,14 +216,48 @@ pub fn vivado_program_tcl(board: &Board) -> String {
     )
 }
 
+/// The IP variants the Quartus project deploys: one per hard IP instance
+/// and the IOPLL.
+pub fn intel_ip_variants(board: &Board) -> Vec<String> {
+    verilog::instances(board)
+        .into_iter()
+        .map(|instance| instance.module)
+        .chain([clocking::IOPLL_MODULE.to_owned()])
+        .collect()
+}
+
+/// Exit status of an Intel `build.sh` that has just deployed IP variants
+/// with Quartus's defaults and stops for the engineer to set them.
+pub const SET_IP_VARIANTS_EXIT: u8 = 2;
+
 /// The shell script that builds the bitstream with the vendor tool.
+///
+/// On Intel boards the project script deploys each IP variant with
+/// `ip-deploy`, which writes the component's defaults. A build that finds
+/// a variant missing deploys it and stops (exit
+/// [`SET_IP_VARIANTS_EXIT`]), listing each variant's settings from
+/// `project.tcl`, so no bitstream is compiled from default variants; the
+/// next build, with the variants set, compiles.
 pub fn build_sh(board: &Board) -> String {
     let tool = build_tool(board);
     let run = match board.board.vendor {
-        Vendor::Intel => {
-            "quartus_sh -t project.tcl\nquartus_ipgenerate --generate_project_ip_files weft\nquartus_sh --flow compile weft"
-        }
-        Vendor::Xilinx => "vivado -mode batch -source project.tcl",
+        Vendor::Intel => format!(
+            "missing=\"\"\n\
+             for variant in {variants}; do\n    \
+             [ -f \"ip/$variant.ip\" ] || missing=\"$missing $variant\"\n\
+             done\n\
+             quartus_sh -t project.tcl\n\
+             if [ -n \"$missing\" ]; then\n    \
+             echo \"build: deployed the IP variants$missing with Quartus's defaults in $(pwd)/ip.\" >&2\n    \
+             echo \"build: set each in the parameter editor (qsys-edit ip/<variant>.ip) as follows, then build again:\" >&2\n    \
+             grep '^# weft_' project.tcl | sed 's/^# /  /' >&2\n    \
+             exit {SET_IP_VARIANTS_EXIT}\n\
+             fi\n\
+             quartus_ipgenerate --generate_project_ip_files weft\n\
+             quartus_sh --flow compile weft",
+            variants = intel_ip_variants(board).join(" ")
+        ),
+        Vendor::Xilinx => "vivado -mode batch -source project.tcl".to_owned(),
     };
     format!(
         "#!/bin/sh\n\

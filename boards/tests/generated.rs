@@ -407,3 +407,100 @@ fn an_active_low_led_is_driven_inverted_so_a_high_led_bit_lights_it() {
         "LED 1 alone inverted"
     );
 }
+
+/// Writes an executable shell script `name` holding `body` into `dir`.
+fn fake_tool(dir: &std::path::Path, name: &str, body: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join(name);
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).expect("writes");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+}
+
+#[test]
+fn an_intel_build_stops_to_have_its_ip_variants_set_before_it_compiles() {
+    // The reference kit's build script, beside an emitted chip, with
+    // Quartus stood in for: `quartus_sh -t` deploys every variant the
+    // project script names (as its ip-deploy calls would), the compile
+    // writes the bitstream, and every call is logged.
+    let board = load::by_name("stratix10-dx-devkit").expect("loads");
+    let root = scratch("intel-build");
+    let dir = root.join("boards").join(&board.board.name);
+    let design = root.join("verilog");
+    let bin = root.join("bin");
+    for d in [&dir, &design, &bin] {
+        std::fs::create_dir_all(d).expect("creates");
+    }
+    std::fs::write(design.join("weft_chip.v"), "module weft_chip; endmodule\n").expect("writes");
+    std::fs::write(design.join("weft_chip_soc.hex"), "00000013\n").expect("writes");
+    generate::write_build(&board, &dir).expect("the reference kit builds");
+    fake_tool(
+        &bin,
+        "quartus_sh",
+        "echo \"quartus_sh $*\" >> calls.log\n\
+         if [ \"$1\" = -t ]; then\n  mkdir -p ip\n  \
+         for v in $(grep -o 'output-name=[a-z0-9_]*' project.tcl | cut -d= -f2); do\n    \
+         [ -f ip/$v.ip ] || echo default > ip/$v.ip\n  done\nfi\n\
+         if [ \"$1\" = --flow ]; then mkdir -p output_files; touch output_files/weft.sof; fi",
+    );
+    fake_tool(
+        &bin,
+        "quartus_ipgenerate",
+        "echo \"quartus_ipgenerate $*\" >> calls.log",
+    );
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let build = || {
+        std::process::Command::new("sh")
+            .arg(dir.join(generate::BUILD_SCRIPT))
+            .env("PATH", &path)
+            .output()
+            .expect("sh runs")
+    };
+    let calls = || std::fs::read_to_string(dir.join("calls.log")).unwrap_or_default();
+
+    // The first build deploys the variants and stops, saying how to set each.
+    let first = build();
+    let said = String::from_utf8_lossy(&first.stderr).into_owned();
+    assert_eq!(
+        first.status.code(),
+        Some(i32::from(weft_boards::project::SET_IP_VARIANTS_EXIT)),
+        "{said}"
+    );
+    for variant in weft_boards::project::intel_ip_variants(&board) {
+        assert!(dir.join("ip").join(format!("{variant}.ip")).exists());
+        assert!(said.contains(&format!(" {variant}")), "{said}");
+    }
+    assert!(
+        said.contains(
+            "weft_hip_host0: p0 Gen4 x16, 512-bit Avalon-ST at 400 MHz, TLP Bypass, upstream port"
+        ),
+        "{said}"
+    );
+    assert!(!calls().contains("--flow"), "nothing compiled: {}", calls());
+    assert!(
+        dir.join("weft_chip_soc.hex").exists(),
+        "the firmware is beside the project"
+    );
+
+    // With the variants set, the next build compiles.
+    let second = build();
+    assert!(
+        second.status.success(),
+        "{}",
+        String::from_utf8_lossy(&second.stderr)
+    );
+    assert!(String::from_utf8_lossy(&second.stdout).contains("output_files/weft.sof"));
+    assert!(calls().contains("quartus_ipgenerate --generate_project_ip_files weft"));
+    assert!(calls().contains("quartus_sh --flow compile weft"));
+
+    // A variant deleted is deployed again, and the build stops for it alone.
+    std::fs::remove_file(dir.join("ip/weft_pll.ip")).expect("removes");
+    let third = build();
+    let said = String::from_utf8_lossy(&third.stderr).into_owned();
+    assert_eq!(third.status.code(), Some(2), "{said}");
+    assert!(said.contains("variants weft_pll with"), "{said}");
+    let _ = std::fs::remove_dir_all(&root);
+}

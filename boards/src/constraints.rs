@@ -233,6 +233,13 @@ pub fn quartus_pins(board: &Board) -> String {
     v
 }
 
+/// The Intel FPGA's JTAG clock port, as the Timing Analyzer names it.
+const JTAG_TCK: &str = "altera_reserved_tck";
+
+/// The shortest TCK period of the Intel FPGA Download Cable II, in ns
+/// (683719 2.7, Table 7: tJCP, 24 MHz).
+const JTAG_TCK_PERIOD_NS: &str = "41.667";
+
 /// Timing constraints for Quartus (`.sdc`).
 pub fn quartus_sdc(board: &Board) -> String {
     let mut v = format!(
@@ -256,6 +263,16 @@ pub fn quartus_sdc(board: &Board) -> String {
             pin.replace('/', "|*|")
         );
     }
+    if board.console_over_jtag() {
+        // The console's JTAG channel runs on the JTAG port's TCK, which
+        // the Timing Analyzer leaves unconstrained unless told (683081,
+        // "JTAG Signals"): at most the download cable's 24 MHz (683719
+        // 2.7, tJCP 41.67 ns).
+        let _ = writeln!(
+            v,
+            "create_clock -name {JTAG_TCK} -period {JTAG_TCK_PERIOD_NS} [get_ports {{{JTAG_TCK}}}]"
+        );
+    }
     let _ = writeln!(v, "derive_clock_uncertainty");
     let _ = writeln!(
         v,
@@ -270,6 +287,9 @@ pub fn quartus_sdc(board: &Board) -> String {
             " -group [get_clocks {{*{}*coreclkout_hip*}}]",
             instance.module
         );
+    }
+    if board.console_over_jtag() {
+        let _ = write!(groups, " -group [get_clocks {{{JTAG_TCK}}}]");
     }
     let _ = writeln!(v, "{groups}");
     for port in async_ports(board) {

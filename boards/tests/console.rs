@@ -91,6 +91,19 @@ fn a_board_whose_console_runs_over_jtag_has_no_uart_pins() {
         weft_regs::CONSOLE_CYCLES_PER_BIT
     )));
     assert!(top.contains(".uart_rx(switch_uart_rx)"));
+    // Its channel's clock, the JTAG port's TCK, is constrained at the
+    // download cable's 24 MHz and timed apart from every other clock.
+    let sdc = constraints::quartus_sdc(&board);
+    assert!(
+        sdc.contains("create_clock -name altera_reserved_tck -period 41.667"),
+        "{sdc}"
+    );
+    assert!(
+        sdc.contains("-group [get_clocks {altera_reserved_tck}]"),
+        "{sdc}"
+    );
+    let without = load::by_name("vcu118").expect("loads");
+    assert!(!constraints::quartus_sdc(&without).contains("altera_reserved_tck"));
 }
 
 #[test]

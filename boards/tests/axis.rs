@@ -13,10 +13,7 @@ use weft_boards::generate::File;
 use weft_boards::sim::{self, SimError};
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("weft-axis-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir is writable");
-    dir
+    common::scratch("axis", name)
 }
 
 /// The shim files with `from` replaced by `to` in `axis.v`.

@@ -18,10 +18,7 @@ use weft_boards::validate::{self, Invalid};
 use weft_boards::{constraints, load, verilog};
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("weft-console-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir is writable");
-    dir
+    common::scratch("console", name)
 }
 
 /// The console's files with `from` replaced by `to` in the console module.

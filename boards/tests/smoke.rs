@@ -33,10 +33,7 @@ const WEFT_FASTER: RunConfig = RunConfig {
 
 /// A scratch directory of this test's own, emptied first.
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("weft-smoke-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir is writable");
-    dir
+    common::scratch("smoke", name)
 }
 
 fn header(body: Body) -> Header {

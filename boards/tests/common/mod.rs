@@ -1,6 +1,17 @@
 //! What the board benches' tests share.
 
+use std::path::PathBuf;
+
 use weft_boards::generate::File;
+
+/// An empty scratch directory for `suite`'s run `name`, under the system's
+/// temporary directory, apart for each test process.
+pub fn scratch(suite: &str, name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("weft-{suite}-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir is writable");
+    dir
+}
 
 /// Makes the first `from` in the bench file `name` of `files` read `to`:
 /// a change the bench must notice. The file must be there and hold `from`.

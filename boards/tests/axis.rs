@@ -8,9 +8,9 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::change;
+use common::{change, noticed, ran};
 use weft_boards::generate::File;
-use weft_boards::sim::{self, SimError};
+use weft_boards::sim;
 
 fn scratch(name: &str) -> PathBuf {
     common::scratch("axis", name)
@@ -25,13 +25,8 @@ fn mutated(from: &str, to: &str) -> Vec<File> {
 
 #[test]
 fn the_ultrascale_shims_carry_descriptors_and_tuser_as_pg213_lays_them_out() {
-    match sim::run_axis(&scratch("whole"), &sim::axis_files()) {
-        Ok(()) => {}
-        Err(SimError::NoSimulator) => {
-            eprintln!("skipped: iverilog is not installed (`cargo xtask setup` installs it)");
-            return;
-        }
-        Err(err) => panic!("{err}"),
+    if !ran(sim::run_axis(&scratch("whole"), &sim::axis_files())) {
+        return;
     }
     // Each mapping, taken away, is noticed: the 512-bit CC and RQ
     // sideband (end pointer, start flag, byte enables, discontinue), the
@@ -94,24 +89,18 @@ fn the_ultrascale_shims_carry_descriptors_and_tuser_as_pg213_lays_them_out() {
         ("h_drop <= !head_ok;", "h_drop <= 1'b0;", "without a header"),
     ];
     for (i, (from, to, expected)) in mutations.iter().enumerate() {
-        match sim::run_axis(&scratch(&format!("mutant{i}")), &mutated(from, to)) {
-            Err(SimError::Failed { report }) => {
-                assert!(report.contains(expected), "`{to}`: {report}")
-            }
-            other => panic!("a shim with `{to}` went unnoticed: {other:?}"),
-        }
+        noticed(
+            sim::run_axis(&scratch(&format!("mutant{i}")), &mutated(from, to)),
+            to,
+            expected,
+        );
     }
 }
 
 #[test]
 fn an_ultrascale_root_port_takes_hot_resets_retrains_and_non_posted_credit_as_pg213_says() {
-    match sim::run_pcie4(&scratch("pcie4"), &sim::pcie4_files()) {
-        Ok(()) => {}
-        Err(SimError::NoSimulator) => {
-            eprintln!("skipped: iverilog is not installed (`cargo xtask setup` installs it)");
-            return;
-        }
-        Err(err) => panic!("{err}"),
+    if !ran(sim::run_pcie4(&scratch("pcie4"), &sim::pcie4_files())) {
+        return;
     }
     // cfg_hot_reset_in released at once, a Link Control write of all four
     // bytes, and a non-posted limit that forgets the requests already sent
@@ -135,9 +124,10 @@ fn an_ultrascale_root_port_takes_hot_resets_retrains_and_non_posted_credit_as_pg
     ] {
         let mut files = sim::pcie4_files();
         change(&mut files, file, from, to);
-        match sim::run_pcie4(&scratch("pcie4-broken"), &files) {
-            Err(SimError::Failed { report }) => assert!(report.contains("ERROR"), "{report}"),
-            other => panic!("`{to}` in {file} went unnoticed: {other:?}"),
-        }
+        noticed(
+            sim::run_pcie4(&scratch("pcie4-broken"), &files),
+            to,
+            "ERROR",
+        );
     }
 }

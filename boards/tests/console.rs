@@ -10,10 +10,10 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::change;
+use common::{change, noticed, ran};
 use weft_boards::generate::File;
 use weft_boards::model::UartLink;
-use weft_boards::sim::{self, SimError};
+use weft_boards::sim;
 use weft_boards::validate::{self, Invalid};
 use weft_boards::{constraints, load, verilog};
 
@@ -30,13 +30,11 @@ fn mutated(from: &str, to: &str) -> Vec<File> {
 
 #[test]
 fn the_jtag_console_carries_every_byte_both_ways_and_never_holds_up_the_chip() {
-    match sim::run_jtag_console(&scratch("whole"), &sim::jtag_console_files()) {
-        Ok(()) => {}
-        Err(SimError::NoSimulator) => {
-            eprintln!("skipped: iverilog is not installed (`cargo xtask setup` installs it)");
-            return;
-        }
-        Err(err) => panic!("{err}"),
+    if !ran(sim::run_jtag_console(
+        &scratch("whole"),
+        &sim::jtag_console_files(),
+    )) {
+        return;
     }
     // Each part, taken away, is noticed: the stop bit's check, the frame's
     // data bits in order, the room offered to the host's bytes, and the
@@ -60,12 +58,11 @@ fn the_jtag_console_carries_every_byte_both_ways_and_never_holds_up_the_chip() {
         ),
     ];
     for (i, (from, to, expected)) in mutations.iter().enumerate() {
-        match sim::run_jtag_console(&scratch(&format!("mutant{i}")), &mutated(from, to)) {
-            Err(SimError::Failed { report }) => {
-                assert!(report.contains(expected), "`{to}`: {report}")
-            }
-            other => panic!("a console with `{to}` went unnoticed: {other:?}"),
-        }
+        noticed(
+            sim::run_jtag_console(&scratch(&format!("mutant{i}")), &mutated(from, to)),
+            to,
+            expected,
+        );
     }
 }
 

@@ -7,7 +7,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::change;
+use common::{change, noticed, ran};
 use weft_boards::clocking;
 use weft_boards::sim::{self, CreditCase, RunConfig, SimError, SimTlp};
 use weft_boards::{load, Board};
@@ -334,17 +334,12 @@ fn the_models_catch_tlps_sent_beyond_the_link_partners_credit() {
 
 #[test]
 fn a_posted_write_passes_a_request_waiting_for_credit() {
-    match sim::run_credit(
+    if !ran(sim::run_credit(
         &scratch("credit"),
         &sim::credit_files(),
         CreditCase::Reference,
-    ) {
-        Ok(()) => {}
-        Err(SimError::NoSimulator) => {
-            eprintln!("skipped: iverilog is not installed (`cargo xtask setup` installs it)");
-            return;
-        }
-        Err(err) => panic!("{err}"),
+    )) {
+        return;
     }
     // Credit that ignores the counts, or counts nothing weft consumed,
     // lets the waiting request go ahead of the writes and beyond the
@@ -363,10 +358,11 @@ fn a_posted_write_passes_a_request_waiting_for_credit() {
     ] {
         let mut files = sim::credit_files();
         change(&mut files, "sim/weft_credit.v", from, to);
-        match sim::run_credit(&scratch("credit-broken"), &files, CreditCase::Reference) {
-            Err(SimError::Failed { report }) => assert!(report.contains("ERROR"), "{report}"),
-            other => panic!("{broken} went unnoticed: {other:?}"),
-        }
+        noticed(
+            sim::run_credit(&scratch("credit-broken"), &files, CreditCase::Reference),
+            broken,
+            "ERROR",
+        );
     }
 }
 
@@ -588,13 +584,8 @@ fn the_pll_check_catches_a_wrong_mmcm_multiplier() {
 fn the_vcu118_flash_reaches_its_configuration_pins_through_startupe3() {
     let board = load::by_name("vcu118").expect("vcu118 loads");
     let files = sim::flash_files(&board).expect("the VCU118's flash goes through STARTUPE3");
-    match sim::run_flash(&scratch("flash-startupe3"), &files) {
-        Ok(()) => {}
-        Err(SimError::NoSimulator) => {
-            eprintln!("skipped: iverilog is not installed (`cargo xtask setup` installs it)");
-            return;
-        }
-        Err(err) => panic!("{err}"),
+    if !ran(sim::run_flash(&scratch("flash-startupe3"), &files)) {
+        return;
     }
     // The bench catches a connection that drives D01 against the flash,
     // or leaves HOLD# floating, or swaps the clock for chip select.
@@ -609,10 +600,11 @@ fn the_vcu118_flash_reaches_its_configuration_pins_through_startupe3() {
             .find(|f| f.text.contains(from))
             .expect("the connection module has the text to break");
         module.text = module.text.replace(from, to);
-        match sim::run_flash(&scratch("flash-startupe3-broken"), &changed) {
-            Err(SimError::Failed { report }) => assert!(report.contains("ERROR"), "{report}"),
-            other => panic!("{broken} went unnoticed: {other:?}"),
-        }
+        noticed(
+            sim::run_flash(&scratch("flash-startupe3-broken"), &changed),
+            broken,
+            "ERROR",
+        );
     }
     // Boards with the flash on user pins have no such connection.
     let reference = load::by_name("stratix10-dx-devkit").expect("loads");
@@ -621,13 +613,8 @@ fn the_vcu118_flash_reaches_its_configuration_pins_through_startupe3() {
 
 #[test]
 fn a_void_tlp_leaves_the_tile_shim_with_tx_st_err_on_its_end_segment_only() {
-    match sim::run_avst_tx(&scratch("avst-tx"), &sim::avst_tx_files()) {
-        Ok(()) => {}
-        Err(SimError::NoSimulator) => {
-            eprintln!("skipped: iverilog is not installed (`cargo xtask setup` installs it)");
-            return;
-        }
-        Err(err) => panic!("{err}"),
+    if !ran(sim::run_avst_tx(&scratch("avst-tx"), &sim::avst_tx_files())) {
+        return;
     }
     // Without the mapping the testbench notices.
     let mut files = sim::avst_tx_files();
@@ -637,8 +624,9 @@ fn a_void_tlp_leaves_the_tile_shim_with_tx_st_err_on_its_end_segment_only() {
         "assign avst_err[i] = fire && eop && nullify && i == last;",
         "assign avst_err[i] = 1'b0;",
     );
-    match sim::run_avst_tx(&scratch("avst-tx-unmapped"), &files) {
-        Err(SimError::Failed { report }) => assert!(report.contains("nullify 1"), "{report}"),
-        other => panic!("a shim that drops nullify went unnoticed: {other:?}"),
-    }
+    noticed(
+        sim::run_avst_tx(&scratch("avst-tx-unmapped"), &files),
+        "a shim that drops nullify",
+        "nullify 1",
+    );
 }

@@ -3,6 +3,31 @@
 use std::path::PathBuf;
 
 use weft_boards::generate::File;
+use weft_boards::sim::SimError;
+
+/// Whether a bench ran and passed: `false`, after saying so, where no
+/// simulator is installed; a failure panics with the bench's report.
+pub fn ran(result: Result<(), SimError>) -> bool {
+    match result {
+        Ok(()) => true,
+        Err(SimError::NoSimulator) => {
+            eprintln!("skipped: iverilog is not installed (`cargo xtask setup` installs it)");
+            false
+        }
+        Err(err) => panic!("{err}"),
+    }
+}
+
+/// Checks that a bench run on files changed to `to` failed with a report
+/// that says `expected`.
+pub fn noticed(result: Result<(), SimError>, to: &str, expected: &str) {
+    match result {
+        Err(SimError::Failed { report }) => {
+            assert!(report.contains(expected), "`{to}`: {report}")
+        }
+        other => panic!("`{to}` went unnoticed: {other:?}"),
+    }
+}
 
 /// An empty scratch directory for `suite`'s run `name`, under the system's
 /// temporary directory, apart for each test process.

@@ -396,3 +396,33 @@ fn host_ports_set_on_the_console_are_stored_and_presented_from_the_next_start() 
         }
     }
 }
+
+#[test]
+fn a_board_without_a_flash_runs_on_built_in_settings_and_refuses_to_store_at_once() {
+    // A board whose flash no user logic reaches holds the data line low
+    // (weft-boards' `access = "absent"`): the part reads all 0, so Write
+    // Enable never latches and every store fails at its first step. Each
+    // answer comes within the console's 25 ms, where a part that read busy
+    // would be waited on for a second per write.
+    let Some(image) = firmware_image() else {
+        return;
+    };
+    let (mut board, printed) = booted_with_flash(&image, NorFlash::absent(), &[]);
+    assert!(printed.contains("ready"), "the firmware starts: {printed}");
+    let said = type_line(&mut board, &format!("key {TEST_KEY_HEX}"));
+    assert!(said.contains("key: set, but not stored in flash"), "{said}");
+    // The key typed holds until the next start: a request is answered.
+    exchange(&mut board, &arp_request(FIRMWARE_IP));
+    let (ping, bytes) = datagram(1, 1_000, &Request::Ping);
+    assert_eq!(answer(&mut board, &ping, &bytes), Response::Pong);
+    let said = type_line(&mut board, "host 3 2");
+    assert!(said.contains("nothing changed"), "{said}");
+    let said = type_line(&mut board, "hosts");
+    assert!(
+        said.contains("hosts: 1 host port(s)"),
+        "the built-in host port: {said}"
+    );
+    // An address is used at once, and said not to be kept.
+    let said = type_line(&mut board, "ip 10.0.0.2/24");
+    assert!(said.contains("ip: not stored in flash"), "{said}");
+}

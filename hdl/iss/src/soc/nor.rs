@@ -100,6 +100,8 @@ pub struct NorFlash {
     phase: Phase,
     page: [u8; PAGE_SIZE as usize],
     writes: u64,
+    /// Whether a part is on the pins at all (see [`NorFlash::absent`]).
+    present: bool,
 }
 
 impl NorFlash {
@@ -112,6 +114,17 @@ impl NorFlash {
     /// [`Geometry::W25Q32`] part of [`Timing::TYPICAL`].
     pub fn reference() -> Self {
         Self::erased(Geometry::W25Q32, Timing::TYPICAL)
+    }
+
+    /// No part on the pins, as on a board whose flash no user logic
+    /// reaches (weft-boards' `access = "absent"`): the board holds the
+    /// data line low, so every byte reads 0, the status register included
+    /// (Write Enable never latches), and no command takes effect.
+    pub fn absent() -> Self {
+        NorFlash {
+            present: false,
+            ..Self::reference()
+        }
     }
 
     /// A part holding `contents` from address 0, erased beyond it (a
@@ -131,6 +144,7 @@ impl NorFlash {
             phase: Phase::Opcode,
             page: [0xFF; PAGE_SIZE as usize],
             writes: 0,
+            present: true,
         }
     }
 
@@ -216,6 +230,9 @@ impl NorFlash {
     /// embedder.
     pub fn exchange(&mut self, mosi: u8) -> u8 {
         assert!(self.selected, "a byte exchanged with cs_n high");
+        if !self.present {
+            return 0;
+        }
         self.finish_if_due();
         let out = self.output();
         self.phase = match self.phase {
@@ -285,6 +302,9 @@ impl NorFlash {
     /// `cs_n` rises: a Write Enable, Page Program or Sector Erase takes effect.
     pub fn deselect(&mut self) {
         self.selected = false;
+        if !self.present {
+            return;
+        }
         match self.phase {
             Phase::Latch { enable } => self.write_enabled = enable,
             Phase::Programming { address, bytes } if bytes > 0 && self.write_enabled => {
@@ -370,6 +390,20 @@ mod tests {
         );
         assert_eq!(flash.contents().len(), 4 << 20);
         assert_eq!(read(&mut flash, 0x12345, 2), [0xFF, 0xFF], "erased");
+    }
+
+    #[test]
+    fn an_absent_part_reads_zero_and_takes_no_command() {
+        let mut flash = NorFlash::absent();
+        assert_eq!(command(&mut flash, &[opcode::READ_JEDEC_ID], 3), [0, 0, 0]);
+        command(&mut flash, &[opcode::WRITE_ENABLE], 0);
+        // Write Enable never latches, and nothing is ever busy.
+        assert_eq!(command(&mut flash, &[opcode::READ_STATUS], 1), [0]);
+        let mut bytes = addressed(opcode::PAGE_PROGRAM, 0x100);
+        bytes.push(0x00);
+        command(&mut flash, &bytes, 0);
+        assert_eq!(read(&mut flash, 0x100, 2), [0, 0]);
+        assert_eq!(flash.writes(), 0);
     }
 
     #[test]

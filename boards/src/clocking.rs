@@ -19,6 +19,7 @@ use std::fmt::Write as _;
 
 use crate::model::{Board, Vendor};
 use crate::pll::{self, PllKind, PllPlan};
+use crate::verilog::{self, bit_range};
 
 /// Module name of the Intel IOPLL variant the project generates.
 pub const IOPLL_MODULE: &str = "weft_pll";
@@ -241,7 +242,7 @@ pub fn wrapper_block(board: &Board, reset: &str) -> String {
     if !unused.is_empty() {
         let _ = writeln!(v, "    /* verilator lint_off UNUSEDSIGNAL */");
         for p in &unused {
-            let _ = writeln!(v, "    wire {}{};", range(p.bits), unused_net(p));
+            let _ = writeln!(v, "    wire {}{};", bit_range(p.bits), unused_net(p));
         }
         let _ = writeln!(v, "    /* verilator lint_on UNUSEDSIGNAL */");
     }
@@ -302,15 +303,6 @@ pub fn instance(board: &Board, connect: impl Fn(&PllPort) -> String) -> String {
     )
 }
 
-/// `[hi:0] ` for a multi-bit signal, nothing for one bit.
-fn range(bits: u32) -> String {
-    if bits == 1 {
-        String::new()
-    } else {
-        format!("[{}:0] ", bits - 1)
-    }
-}
-
 /// The module header of a PLL kind: parameters where the primitive has
 /// them, then its ports.
 fn header(kind: PllKind, plan: &PllPlan) -> String {
@@ -338,7 +330,7 @@ fn header(kind: PllKind, plan: &PllPlan) -> String {
     };
     let list: Vec<String> = ports(kind)
         .iter()
-        .map(|p| format!("    {} wire {}{}", p.dir, range(p.bits), p.name))
+        .map(|p| format!("    {} wire {}{}", p.dir, bit_range(p.bits), p.name))
         .collect();
     format!(
         "module {} {params}(\n{}\n);\n",
@@ -351,26 +343,12 @@ fn header(kind: PllKind, plan: &PllPlan) -> String {
 pub fn stub(board: &Board) -> String {
     let (kind, plan) = board_pll(board);
     // The black box takes the primitive's parameters without using them.
-    let mut v = format!(
+    let v = format!(
         "// Vendor PLL ({kind:?}): black box.\n/* verilator lint_off UNUSEDPARAM */\n(* blackbox *)\n{}\
          /* verilator lint_on UNUSEDPARAM */\n",
         header(kind, &plan)
     );
-    let _ = writeln!(v, "    /* verilator lint_off UNUSEDSIGNAL */");
-    for p in ports(kind).iter().filter(|p| p.dir == "input") {
-        let _ = writeln!(
-            v,
-            "    wire {}unused_{} = {};",
-            range(p.bits),
-            p.name,
-            p.name
-        );
-    }
-    let _ = writeln!(v, "    /* verilator lint_on UNUSEDSIGNAL */");
-    for p in ports(kind).iter().filter(|p| p.dir == "output") {
-        let _ = writeln!(v, "    assign {} = {}'d0;", p.name, p.bits);
-    }
-    v + "endmodule\n\n"
+    v + &verilog::stub_body(ports(kind).iter().map(|p| (p.dir, p.bits, p.name)))
 }
 
 /// The PLL's simulation model: the vendor's module and port names around

@@ -15,7 +15,7 @@
 //! console module's own testbench, and the board runs, where the host's
 //! run writes what reached the host to a file.
 
-use std::fmt::Write as _;
+use crate::verilog::{self, Port};
 
 /// The console module the wrapper instantiates.
 pub const MODULE: &str = "weft_board_jtag_console";
@@ -62,23 +62,26 @@ pub fn instance() -> String {
 /// The channel as a black box for lint: the parameters it takes unused,
 /// inputs read, outputs tied low.
 pub fn stub() -> String {
-    let mut v = String::from(
-        "// Vendor library block (alt_jtag_atlantic, the JTAG UART channel): black box.\n\
-         /* verilator lint_off UNUSEDPARAM */\n(* blackbox *)\n\
-         module alt_jtag_atlantic #(\n    parameter INSTANCE_ID = 0,\n    \
-         parameter LOG2_RXFIFO_DEPTH = 6,\n    parameter LOG2_TXFIFO_DEPTH = 6,\n    \
-         parameter SLD_AUTO_INSTANCE_INDEX = \"YES\"\n) (\n    input wire clk,\n    \
-         input wire rst_n,\n    input wire [7:0] r_dat,\n    input wire r_val,\n    \
-         output wire r_ena,\n    output wire [7:0] t_dat,\n    output wire t_ena,\n    \
-         input wire t_dav,\n    output wire t_pause\n);\n/* verilator lint_on UNUSEDPARAM */\n",
-    );
-    let _ = writeln!(
-        v,
-        "    /* verilator lint_off UNUSEDSIGNAL */\n    \
-         wire [10:0] unused_inputs = {{clk, rst_n, r_dat, r_val, t_dav}};\n    \
-         /* verilator lint_on UNUSEDSIGNAL */\n    \
-         assign r_ena = 1'b0;\n    assign t_dat = 8'd0;\n    assign t_ena = 1'b0;\n    \
-         assign t_pause = 1'b0;\nendmodule\n"
-    );
-    v
+    let ports = [
+        Port::new("input", 1, "clk"),
+        Port::new("input", 1, "rst_n"),
+        Port::new("input", 8, "r_dat"),
+        Port::new("input", 1, "r_val"),
+        Port::new("output", 1, "r_ena"),
+        Port::new("output", 8, "t_dat"),
+        Port::new("output", 1, "t_ena"),
+        Port::new("input", 1, "t_dav"),
+        Port::new("output", 1, "t_pause"),
+    ];
+    verilog::parameterized_stub(
+        "alt_jtag_atlantic",
+        &[
+            ("INSTANCE_ID", "0"),
+            ("LOG2_RXFIFO_DEPTH", "6"),
+            ("LOG2_TXFIFO_DEPTH", "6"),
+            ("SLD_AUTO_INSTANCE_INDEX", "\"YES\""),
+        ],
+        &ports,
+        "Vendor library block (alt_jtag_atlantic, the JTAG UART channel): black box.",
+    )
 }

@@ -263,25 +263,58 @@ fn pcie4_ports(ip: &HardIp) -> Vec<Port> {
 /// A Verilog black-box module with the given ports, outputs tied low so
 /// lint and simulation see them driven.
 fn stub(module: &str, ports: &[Port], note: &str) -> String {
+    parameterized_stub(module, &[], ports, note)
+}
+
+/// [`stub`] of a module that takes `parameters` (name and default), which
+/// the black box accepts without using them.
+pub(crate) fn parameterized_stub(
+    module: &str,
+    parameters: &[(&str, &str)],
+    ports: &[Port],
+    note: &str,
+) -> String {
     let mut v = String::new();
     let _ = writeln!(v, "// {note}");
-    let _ = writeln!(v, "(* blackbox *)");
-    let _ = writeln!(v, "module {module} (");
+    if parameters.is_empty() {
+        let _ = writeln!(v, "(* blackbox *)\nmodule {module} (");
+    } else {
+        let list: Vec<String> = parameters
+            .iter()
+            .map(|(name, default)| format!("    parameter {name} = {default}"))
+            .collect();
+        let _ = writeln!(
+            v,
+            "/* verilator lint_off UNUSEDPARAM */\n(* blackbox *)\nmodule {module} #(\n{}\n) (",
+            list.join(",\n")
+        );
+    }
     let list: Vec<String> = ports
         .iter()
         .map(|p| format!("    {} wire {}{}", p.dir, p.range(), p.name))
         .collect();
     let _ = writeln!(v, "{}\n);", list.join(",\n"));
-    let _ = writeln!(v, "    /* verilator lint_off UNUSEDSIGNAL */");
-    for p in ports.iter().filter(|p| p.dir == "input") {
-        let _ = writeln!(v, "    wire {}unused_{} = {};", p.range(), p.name, p.name);
+    if !parameters.is_empty() {
+        let _ = writeln!(v, "/* verilator lint_on UNUSEDPARAM */");
     }
-    let _ = writeln!(v, "    /* verilator lint_on UNUSEDSIGNAL */");
-    for p in ports.iter().filter(|p| p.dir == "output") {
-        let _ = writeln!(v, "    assign {} = {}'d0;", p.name, p.bits);
+    v + &stub_body(ports.iter().map(|p| (p.dir, p.bits, p.name.as_str())))
+}
+
+/// A black box's body after its port list, `(direction, bits, name)` each:
+/// every input read into an unused wire, every output tied low, so lint
+/// and simulation see each used and driven; then `endmodule`.
+pub(crate) fn stub_body<'a>(
+    ports: impl Iterator<Item = (&'a str, u32, &'a str)> + Clone,
+) -> String {
+    let mut v = String::from("    /* verilator lint_off UNUSEDSIGNAL */\n");
+    for (_, bits, name) in ports.clone().filter(|(dir, _, _)| *dir == "input") {
+        let _ = writeln!(v, "    wire {}unused_{name} = {name};", bit_range(bits));
     }
-    let _ = writeln!(v, "endmodule\n");
-    v
+    v += "    /* verilator lint_on UNUSEDSIGNAL */\n";
+    for (_, bits, name) in ports.filter(|(dir, _, _)| *dir == "output") {
+        let _ = writeln!(v, "    assign {name} = {bits}'d0;");
+    }
+    v + "endmodule\n\n"
 }
 
 /// The Xilinx primitives the wrapper uses (UG974), as stubs.

@@ -551,30 +551,24 @@ fn check_flash(board: &Board, problems: &mut Vec<Invalid>) {
     let Some(flash) = &board.flash else {
         return;
     };
-    if flash.access == FlashAccess::Absent {
-        for (field, pin) in flash_pins(flash) {
-            if let Some(name) = pin.known() {
-                problems.push(Invalid::FlashPinAbsent {
-                    field,
-                    pin: name.to_owned(),
-                });
-            }
-        }
-    }
-    if flash.access != FlashAccess::Startupe3 {
+    if flash.access == FlashAccess::Pins {
         return;
     }
-    if !has_startupe3(board.board.vendor, &board.board.family) {
+    if flash.access == FlashAccess::Startupe3
+        && !has_startupe3(board.board.vendor, &board.board.family)
+    {
         problems.push(Invalid::NoStartupe3 {
             vendor: board.board.vendor,
             family: board.board.family.clone(),
         });
     }
+    // Through STARTUPE3, or with no flash at all, no signal has a user pin.
     for (field, pin) in flash_pins(flash) {
         if let Some(name) = pin.known() {
-            problems.push(Invalid::FlashPinOnConfigPins {
-                field,
-                pin: name.to_owned(),
+            let pin = name.to_owned();
+            problems.push(match flash.access {
+                FlashAccess::Startupe3 => Invalid::FlashPinOnConfigPins { field, pin },
+                _ => Invalid::FlashPinAbsent { field, pin },
             });
         }
     }

@@ -477,6 +477,25 @@ fn a_user_pin_for_a_flash_signal_startupe3_carries_is_refused() {
 }
 
 #[test]
+fn a_pin_for_a_flash_no_user_logic_reaches_is_refused() {
+    let kit = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("data/stratix10-dx-devkit.toml"),
+    )
+    .expect("reads");
+    let text = kit.replace("access = \"absent\"", "access = \"absent\"\nmiso = \"C40\"");
+    assert_ne!(text, kit);
+    let found = problems(&text);
+    assert!(found.contains(&Invalid::FlashPinAbsent {
+        field: "flash.miso".to_owned(),
+        pin: "C40".to_owned(),
+    }));
+    assert!(!found.iter().any(|p| matches!(
+        p,
+        Invalid::FlashPinOnConfigPins { .. } | Invalid::NoStartupe3 { .. }
+    )));
+}
+
+#[test]
 fn a_flash_behind_startupe3_needs_no_pins_for_a_build() {
     let board = load::by_name("vcu118").expect("loads");
     assert!(board.flash_through_startupe3());

@@ -57,14 +57,54 @@ fn register_at(
 struct UartState {
     transmitted: Vec<u8>,
     received: VecDeque<u8>,
+    /// `None`: every byte goes out the moment it is written.
+    line: Option<Line>,
+}
+
+/// The transmitter of a UART paced at its line rate: the byte on the line
+/// and the transmit FIFO behind it, as the RTL's.
+#[derive(Debug)]
+struct Line {
+    ticks_per_byte: u64,
+    /// The byte being sent and the ticks until its stop bit ends.
+    sending: Option<(u8, u64)>,
+    fifo: VecDeque<u8>,
+}
+
+impl Line {
+    /// Lets `ticks` pass: bytes whose stop bit ends meanwhile go to
+    /// `transmitted`, and the next byte of the FIFO starts at once.
+    fn advance(&mut self, mut ticks: u64, transmitted: &mut Vec<u8>) {
+        loop {
+            let (byte, left) = match self.sending {
+                Some(sending) => sending,
+                None => match self.fifo.pop_front() {
+                    Some(byte) => (byte, self.ticks_per_byte),
+                    None => return,
+                },
+            };
+            if ticks < left {
+                self.sending = Some((byte, left - ticks));
+                return;
+            }
+            ticks -= left;
+            transmitted.push(byte);
+            self.sending = None;
+        }
+    }
+
+    fn ready(&self) -> bool {
+        self.fifo.len() < uart::TX_FIFO_BYTES as usize
+    }
 }
 
 /// The console UART (`weft_regs::soc::uart`): bytes written to `TX_DATA`
 /// are collected for the embedder; bytes the embedder hands to
 /// [`Uart::receive`] are read from `RX_DATA`.
 ///
-/// The transmitter is always ready: the model sends a byte the moment it
-/// is written, so `STATUS.TX_READY` always reads 1.
+/// The transmitter is always ready unless [`Uart::pace`] sets a line
+/// rate: without one, the model sends a byte the moment it is written, so
+/// `STATUS.TX_READY` always reads 1.
 #[derive(Clone, Debug, Default)]
 pub struct Uart {
     state: Rc<RefCell<UartState>>,
@@ -74,6 +114,27 @@ impl Uart {
     /// A UART that has sent and received nothing.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Sends at the line rate from now on, a byte every `ticks_per_byte`
+    /// ticks of [`Soc::advance`], as the RTL does: a byte written goes
+    /// into a FIFO of `weft_regs::soc::uart::TX_FIFO_BYTES` bytes behind
+    /// the byte on the line, `STATUS.TX_READY` is clear while the FIFO is
+    /// full, and a byte counts as transmitted when its stop bit ends.
+    pub fn pace(&self, ticks_per_byte: u64) {
+        self.state.borrow_mut().line = Some(Line {
+            ticks_per_byte: ticks_per_byte.max(1),
+            sending: None,
+            fifo: VecDeque::new(),
+        });
+    }
+
+    /// Lets `ticks` of the SoC's clock pass on a paced line.
+    fn advance(&self, ticks: u64) {
+        let state = &mut *self.state.borrow_mut();
+        if let Some(line) = &mut state.line {
+            line.advance(ticks, &mut state.transmitted);
+        }
     }
 
     /// Every byte transmitted so far, oldest first.
@@ -92,8 +153,10 @@ impl Uart {
     }
 
     fn status(&self) -> u32 {
-        let rx_valid = !self.state.borrow().received.is_empty();
-        uart::TX_READY.encode(1) | uart::RX_VALID.encode(u32::from(rx_valid))
+        let state = self.state.borrow();
+        let rx_valid = !state.received.is_empty();
+        let tx_ready = state.line.as_ref().is_none_or(Line::ready);
+        uart::TX_READY.encode(u32::from(tx_ready)) | uart::RX_VALID.encode(u32::from(rx_valid))
     }
 }
 
@@ -114,7 +177,13 @@ impl Mmio for Uart {
         let name = register_at(uart::BLOCK.registers, offset, width)?;
         if name == uart::TX_DATA.name {
             let byte = uart::TX_BYTE.decode(value) as u8;
-            self.state.borrow_mut().transmitted.push(byte);
+            let state = &mut *self.state.borrow_mut();
+            match &mut state.line {
+                None => state.transmitted.push(byte),
+                // A write while the FIFO is full is dropped (TX_BYTE).
+                Some(line) if line.ready() => line.fifo.push_back(byte),
+                Some(_) => {}
+            }
         }
         Ok(())
     }
@@ -513,10 +582,11 @@ impl Soc {
     }
 
     /// Lets `ticks` of the SoC's clock pass: `mtime` counts them, the
-    /// watchdog counts down, and a flash program or erase under way gets
-    /// nearer its end.
+    /// watchdog counts down, a paced UART sends, and a flash program or
+    /// erase under way gets nearer its end.
     pub fn advance(&self, ticks: u64) {
         self.timer.advance(ticks);
+        self.uart.advance(ticks);
         self.watchdog.advance(ticks);
         self.spi_flash.advance(ticks);
     }
@@ -596,6 +666,40 @@ mod tests {
         assert_eq!(soc.uart.transmitted(), b"ok\n");
         assert_eq!(soc.uart.take_transmitted(), b"ok\n");
         assert!(soc.uart.transmitted().is_empty());
+    }
+
+    #[test]
+    fn a_paced_uart_sends_at_its_line_rate_and_holds_a_fifo_of_bytes() {
+        let mut bus = HarvardBus::reference();
+        let soc = Soc::attach(&mut bus).unwrap();
+        soc.uart.pace(100);
+        let fifo = weft_regs::soc::uart::TX_FIFO_BYTES as usize;
+        let text: Vec<u8> = (b'a'..).take(fifo).collect();
+        for &b in &text {
+            assert_eq!(bus.load(UART + 4, Width::Word), Ok(0b01), "room for {b}");
+            bus.store(UART, Width::Word, u32::from(b)).unwrap();
+        }
+        assert_eq!(
+            bus.load(UART + 4, Width::Word),
+            Ok(0b00),
+            "the FIFO is full"
+        );
+        // Dropped, as a write while TX_READY is clear is.
+        bus.store(UART, Width::Word, u32::from(b'X')).unwrap();
+        soc.advance(99);
+        assert!(
+            soc.uart.transmitted().is_empty(),
+            "the first stop bit has not ended"
+        );
+        assert_eq!(
+            bus.load(UART + 4, Width::Word),
+            Ok(0b01),
+            "the first byte left the FIFO"
+        );
+        soc.advance(1);
+        assert_eq!(soc.uart.transmitted(), b"a");
+        soc.advance(100 * fifo as u64);
+        assert_eq!(soc.uart.take_transmitted(), text);
     }
 
     #[test]

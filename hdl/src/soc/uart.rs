@@ -8,8 +8,9 @@ const _: () = assert!(uart::TX_READY.lsb == 0 && uart::RX_VALID.lsb == 1);
 
 use crate::csr::CsrTarget;
 
-/// 16 bytes: 4 address bits, a 5-bit fill pointer.
+/// 16 bytes ([`uart::TX_FIFO_BYTES`]): 4 address bits, a 5-bit fill pointer.
 type ByteFifo = SynchronousFIFO<Bits<8>, 4, 5, 1>;
+const _: () = assert!(uart::TX_FIFO_BYTES == 1 << 4);
 
 /// The UART's registers over 16-byte transmit and receive FIFOs.
 ///

@@ -102,6 +102,21 @@ pub fn booted_by_loader(
     self::boot(board, console)
 }
 
+/// As [`booted`], with the console's UART sending at its line rate, as
+/// the RTL's does ([`weft_iss::soc::Uart::pace`]): 115 200 baud, a byte
+/// every [`CONSOLE_TICKS_PER_BYTE`] ticks. What it printed so far is what
+/// has left on the line.
+pub fn booted_at_line_rate(image: &[u8], console: &[&str]) -> (IssBoard, String) {
+    let board = IssBoard::new(image).expect("the firmware ELF loads");
+    board.console().pace(CONSOLE_TICKS_PER_BYTE);
+    boot(board, console)
+}
+
+/// Soft core clock ticks a byte of the console's serial line takes: a
+/// start bit, eight data bits and a stop bit.
+pub const CONSOLE_TICKS_PER_BYTE: u64 =
+    (weft_regs::soc::uart::BITS_PER_BYTE * weft_regs::CONSOLE_CYCLES_PER_BIT) as u64;
+
 fn boot(mut board: IssBoard, console: &[&str]) -> (IssBoard, String) {
     for line in console {
         board.console().receive(format!("{line}\r").as_bytes());

@@ -88,8 +88,10 @@
 //! is due and answers the hosts' configuration requests waiting in the
 //! mailbox, lets smoltcp handle what arrived and send what is due (the
 //! DHCP client's messages among it), applies a lease or the loss of one,
-//! answers the management requests, then sets the timer for the next deadline
-//! (smoltcp's, the fabric's start, or the next look at the console,
+//! answers the management requests, moves queued console text to the UART
+//! ([`uart`]: printing never holds the loop up), then sets the timer for
+//! the next deadline (smoltcp's, the fabric's start, the UART's FIFO
+//! emptying while text is queued, or the next look at the console,
 //! [`CONSOLE_PERIOD`]) and waits in `wfi` until the timer or the machine
 //! external interrupt wakes it. The external interrupt is the level OR of
 //! the MAC's and the data plane's (a TLP in the mailbox, or one the
@@ -461,11 +463,13 @@ mod soft_core {
                 check_in(&mut uart, server.management);
                 checked_in = true;
             }
+            uart.pump();
             let fabric_wake = fabric.as_mut().and_then(Fabric::next_wake);
             let delay = iface
                 .poll_delay(timer::now(), &server.sockets)
                 .map_or(CONSOLE_PERIOD, |d| d.min(CONSOLE_PERIOD))
-                .min(fabric_wake.unwrap_or(CONSOLE_PERIOD));
+                .min(fabric_wake.unwrap_or(CONSOLE_PERIOD))
+                .min(uart.refill_after().unwrap_or(CONSOLE_PERIOD));
             timer::alarm_after(delay);
             riscv::asm::wfi();
         }
@@ -873,9 +877,11 @@ mod soft_core {
         }
     }
 
-    /// A panic halts the core; the watchdog then resets it.
+    /// A panic sends what the console has queued and halts the core; the
+    /// watchdog then resets it.
     #[panic_handler]
     fn halt(_info: &PanicInfo) -> ! {
+        crate::uart::flush();
         loop {
             core::hint::spin_loop();
         }

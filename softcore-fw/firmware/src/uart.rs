@@ -1,9 +1,28 @@
-//! The console UART driver: polled transmission and reception through the
-//! registers of `weft_regs::soc::uart`.
+//! The console UART driver: transmission through a queue the main loop
+//! drains, and polled reception, through the registers of
+//! `weft_regs::soc::uart`.
+//!
+//! At 115 200 baud a byte takes 87 µs on the line, and the UART's FIFO
+//! holds [`uart::TX_FIFO_BYTES`] of them. Written straight to it, the 1 100 bytes of
+//! `help` held the main loop for 97 ms, while hosts' configuration requests
+//! waited in the mailbox longer than a host may wait for a completion
+//! (PCIe Base 6.0 §7.5.3.16: 50 µs to 50 ms by default). Text goes into
+//! [`TX_QUEUE_BYTES`] of memory instead, and the main loop moves it to the
+//! FIFO as the FIFO empties ([`Uart::pump`], [`Uart::refill_after`]). Only
+//! text beyond the queue waits for the line, so nothing is dropped; the
+//! panic handler sends what is queued ([`flush`]) before the core halts. A
+//! watchdog reset loses what is still queued, as it loses everything in
+//! memory.
 
+use core::cell::RefCell;
 use core::fmt;
 
+use critical_section::Mutex;
+use smoltcp::time::Duration;
+use weft_drivers::uart::{put, ready};
+use weft_proto::heapless::Deque;
 use weft_regs::soc::uart;
+use weft_regs::CONSOLE_BAUD;
 
 use crate::mmio::{read, Mmio};
 
@@ -12,10 +31,45 @@ const STATUS: u32 = uart::STATUS.address(0, 0);
 /// `RX_DATA` of the one console UART.
 const RX_DATA: u32 = uart::RX_DATA.address(0, 0);
 
+/// Text waiting for the UART's FIFO: more than the longest the console
+/// prints at once (`help`, about 1 100 bytes) and the start's report.
+pub const TX_QUEUE_BYTES: usize = 4096;
+
+/// How long the UART's full FIFO takes to empty on the line: when the
+/// main loop refills it while text is queued.
+const FIFO_TIME: Duration = Duration::from_micros(
+    (uart::TX_FIFO_BYTES * uart::BITS_PER_BYTE) as u64 * 1_000_000 / CONSOLE_BAUD as u64,
+);
+
+/// The transmit queue: one, in a static so that the panic handler reaches it.
+static QUEUE: Mutex<RefCell<Deque<u8, TX_QUEUE_BYTES>>> = Mutex::new(RefCell::new(Deque::new()));
+
+/// Moves bytes of `queue` to the UART's FIFO while it has room.
+fn pump_queue(queue: &mut Deque<u8, TX_QUEUE_BYTES>) {
+    while !queue.is_empty() && ready(&mut Mmio) {
+        if let Some(byte) = queue.pop_front() {
+            put(&mut Mmio, byte);
+        }
+    }
+}
+
+/// Sends everything queued, waiting for the line: for the panic handler,
+/// so a halted core's last words still go out. Nothing, if the panic came
+/// while the queue was in use.
+pub fn flush() {
+    critical_section::with(|cs| {
+        if let Ok(mut queue) = QUEUE.borrow(cs).try_borrow_mut() {
+            while !queue.is_empty() {
+                pump_queue(&mut queue);
+            }
+        }
+    });
+}
+
 /// The console UART.
 ///
-/// Any number of handles may exist: the core is a single hart and every
-/// access is one whole-word volatile load or store.
+/// Any number of handles may exist: they share the one queue, and the
+/// core is a single hart with no interrupt handler.
 pub struct Uart {
     _registers: (),
 }
@@ -26,9 +80,32 @@ impl Uart {
         Self { _registers: () }
     }
 
-    /// Sends `bytes` in order, waiting for `STATUS.TX_READY` before each.
+    /// Queues `bytes` to be sent in order, moving what the UART's FIFO
+    /// takes at once. A full queue waits for the line to take its oldest
+    /// byte, so nothing is dropped.
     pub fn write_bytes(&mut self, bytes: &[u8]) {
-        weft_drivers::uart::send(&mut Mmio, bytes);
+        critical_section::with(|cs| {
+            let mut queue = QUEUE.borrow_ref_mut(cs);
+            for &byte in bytes {
+                while queue.is_full() {
+                    pump_queue(&mut queue);
+                }
+                // Not full: the pump above took a byte if it was.
+                let _ = queue.push_back(byte);
+            }
+            pump_queue(&mut queue);
+        });
+    }
+
+    /// Moves queued bytes to the UART's FIFO while it has room.
+    pub fn pump(&mut self) {
+        critical_section::with(|cs| pump_queue(&mut QUEUE.borrow_ref_mut(cs)));
+    }
+
+    /// While bytes are queued, when the main loop should [`Uart::pump`]
+    /// again: once the FIFO it just filled has gone out.
+    pub fn refill_after(&self) -> Option<Duration> {
+        critical_section::with(|cs| !QUEUE.borrow_ref(cs).is_empty()).then_some(FIFO_TIME)
     }
 
     /// The oldest received byte, if `STATUS.RX_VALID` says there is one.

@@ -76,6 +76,14 @@ pub mod uart {
     /// One instance at the bottom of the window.
     pub const LAYOUT: Layout = single(SOC_BASE);
 
+    /// Bytes the transmit FIFO holds: [`TX_READY`] stays set until this
+    /// many wait behind the byte on the line.
+    pub const TX_FIFO_BYTES: u32 = 16;
+
+    /// Bits on the line for each byte: a start bit, eight data bits and a
+    /// stop bit (8N1).
+    pub const BITS_PER_BYTE: u32 = 10;
+
     /// The byte a write to [`TX_DATA`] sends.
     pub const TX_BYTE: Field = Field::new(
         "DATA",

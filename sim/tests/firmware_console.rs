@@ -22,8 +22,8 @@ use weft_sim::iss_board::IssBoard;
 /// The management client's UDP port.
 const CLIENT_PORT: u16 = 40_000;
 
-/// Long enough for all a test prints to leave on the line.
-const DRAIN: Duration = Duration::from_millis(600);
+/// Long enough for all a test prints to leave on the line: twelve helps.
+const DRAIN: Duration = Duration::from_millis(1500);
 
 fn test_key() -> Key {
     Key::parse_hex(TEST_KEY_HEX).expect("a valid key")
@@ -104,11 +104,11 @@ fn text_beyond_the_queue_waits_for_the_line_and_none_is_lost() {
     let Some(image) = firmware_image() else {
         return;
     };
-    // Six helps typed at once are answered in one pass of the main loop:
-    // more than the firmware's 4 KiB queue holds.
-    const TIMES: usize = 6;
+    // Twelve helps typed at once are answered in one pass of the main
+    // loop: more than the firmware's queue (12 KiB) holds.
+    const TIMES: usize = 12;
     let help = help_text(&image);
-    assert!(help.len() * TIMES > 4096);
+    assert!(help.len() * TIMES > 12 * 1024);
     let (mut board, _) = booted_at_line_rate(&image, &[]);
     drained(&mut board);
     board.console().receive("help\r".repeat(TIMES).as_bytes());

@@ -192,7 +192,7 @@ mod soft_core {
 
     use weft_fabric::boot_image::Handoff;
     use weft_fabric::firmware_update::{self, BootKind, FirmwareUpdate};
-    use weft_fabric::limits::{MAX_HOST_PORTS, MAX_SLOTS_PER_HOST};
+    use weft_fabric::limits::{MAX_FUNCTIONS, MAX_HOST_PORTS, MAX_SLOTS_PER_HOST};
     use weft_fabric::manager::FabricManager;
     use weft_fabric::settings::{HostPort, HostPortError};
     use weft_proto::ImageSlot;
@@ -572,6 +572,15 @@ mod soft_core {
             Err(CommandError::TooLong) => uart.write_str("line too long; nothing done\r\n"),
         };
     }
+
+    /// The longest line [`say_functions`] prints: `bb:dd.f vvvv:dddd
+    /// class cccccc switch 255 port 255: host 255 slot 255` and CR LF.
+    const FUNCTION_LINE_BYTES: usize = 71;
+
+    // A listing of the most functions the fabric holds, with `help` before
+    // it, fits the console's queue: the main loop never waits for the line.
+    const _: () =
+        assert!(MAX_FUNCTIONS * FUNCTION_LINE_BYTES + HELP.len() <= crate::uart::TX_QUEUE_BYTES);
 
     /// Lists the fabric's functions on the console, one a line: fabric ID,
     /// vendor and device ID, class code, the switch port it is below, and

@@ -7,7 +7,7 @@
 //! `help` held the main loop for 97 ms, while hosts' configuration requests
 //! waited in the mailbox longer than a host may wait for a completion
 //! (PCIe Base 6.0 §7.5.3.16: 50 µs to 50 ms by default). Text goes into
-//! [`TX_QUEUE_BYTES`] of memory instead, and the main loop moves it to the
+//! a queue of [`TX_QUEUE_BYTES`] instead, and the main loop moves it to the
 //! FIFO as the FIFO empties ([`Uart::pump`], [`Uart::refill_after`]). Only
 //! text beyond the queue waits for the line, so nothing is dropped; the
 //! panic handler sends what is queued ([`flush`]) before the core halts. A
@@ -31,9 +31,11 @@ const STATUS: u32 = uart::STATUS.address(0, 0);
 /// `RX_DATA` of the one console UART.
 const RX_DATA: u32 = uart::RX_DATA.address(0, 0);
 
-/// Text waiting for the UART's FIFO: more than the longest the console
-/// prints at once (`help`, about 1 100 bytes) and the start's report.
-pub const TX_QUEUE_BYTES: usize = 4096;
+/// Text waiting for the UART's FIFO: room for any one answer of the
+/// console whole (the longest, `functions` of a fabric of weft-fabric's
+/// `MAX_FUNCTIONS`, about 9 KiB, is checked where it is printed), so no
+/// command waits for the line.
+pub const TX_QUEUE_BYTES: usize = 12 * 1024;
 
 /// How long the UART's full FIFO takes to empty on the line: when the
 /// main loop refills it while text is queued.

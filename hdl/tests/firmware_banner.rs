@@ -18,7 +18,7 @@ use weft_iss::{Hart, HarvardBus};
 /// Core cycles to run at most: start-up, the banner, and on into `wfi`.
 /// The whole start (the network stack's, the fabric manager's: its
 /// initialised state copied into place, its virtual switches configured,
-/// the console's text queued and moved to the UART) took about 356 000
+/// the console's text sent as it is printed) took about 356 000
 /// retirements and 403 000 core cycles.
 const CYCLES: u64 = 600_000;
 #[test]

@@ -422,6 +422,7 @@ mod soft_core {
         }
 
         uart.write_bytes(b"ready\r\n");
+        uart.send_in_background();
 
         let mut console = Console::new();
         let mut checked_in = false;

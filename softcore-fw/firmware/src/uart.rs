@@ -6,13 +6,15 @@
 //! holds [`uart::TX_FIFO_BYTES`] of them. Written straight to it, the 1 100 bytes of
 //! `help` held the main loop for 97 ms, while hosts' configuration requests
 //! waited in the mailbox longer than a host may wait for a completion
-//! (PCIe Base 6.0 §7.5.3.16: 50 µs to 50 ms by default). Text goes into
-//! a queue of [`TX_QUEUE_BYTES`] instead, and the main loop moves it to the
-//! FIFO as the FIFO empties ([`Uart::pump`], [`Uart::refill_after`]). Only
-//! text beyond the queue waits for the line, so nothing is dropped; the
-//! panic handler sends what is queued ([`flush`]) before the core halts. A
+//! (PCIe Base 6.0 §7.5.3.16: 50 µs to 50 ms by default). Once the main
+//! loop runs ([`Uart::send_in_background`]), text goes into a queue of
+//! [`TX_QUEUE_BYTES`] instead, and the main loop moves it to the FIFO as
+//! the FIFO empties ([`Uart::pump`], [`Uart::refill_after`]). Only text
+//! beyond the queue waits for the line, so nothing is dropped; the panic
+//! handler sends what is queued ([`flush`]) before the core halts. A
 //! watchdog reset loses what is still queued, as it loses everything in
-//! memory.
+//! memory. The start, before the main loop, waits for the line as it
+//! prints, so a start that hangs has said everything it printed.
 
 use core::cell::RefCell;
 use core::fmt;
@@ -43,8 +45,21 @@ const FIFO_TIME: Duration = Duration::from_micros(
     (uart::TX_FIFO_BYTES * uart::BITS_PER_BYTE) as u64 * 1_000_000 / CONSOLE_BAUD as u64,
 );
 
-/// The transmit queue: one, in a static so that the panic handler reaches it.
-static QUEUE: Mutex<RefCell<Deque<u8, TX_QUEUE_BYTES>>> = Mutex::new(RefCell::new(Deque::new()));
+/// The transmitter's state: one, in a static so that the panic handler
+/// reaches it.
+static TRANSMIT: Mutex<RefCell<Transmit>> = Mutex::new(RefCell::new(Transmit {
+    queue: Deque::new(),
+    in_background: false,
+}));
+
+/// Text not yet in the UART's FIFO, and whether the main loop moves it.
+struct Transmit {
+    queue: Deque<u8, TX_QUEUE_BYTES>,
+    /// Set by [`Uart::send_in_background`]: a write returns with text
+    /// still queued. Until then each write waits until its text is in the
+    /// FIFO, as nothing else would move it.
+    in_background: bool,
+}
 
 /// Moves bytes of `queue` to the UART's FIFO while it has room.
 fn pump_queue(queue: &mut Deque<u8, TX_QUEUE_BYTES>) {
@@ -60,9 +75,9 @@ fn pump_queue(queue: &mut Deque<u8, TX_QUEUE_BYTES>) {
 /// while the queue was in use.
 pub fn flush() {
     critical_section::with(|cs| {
-        if let Ok(mut queue) = QUEUE.borrow(cs).try_borrow_mut() {
-            while !queue.is_empty() {
-                pump_queue(&mut queue);
+        if let Ok(mut transmit) = TRANSMIT.borrow(cs).try_borrow_mut() {
+            while !transmit.queue.is_empty() {
+                pump_queue(&mut transmit.queue);
             }
         }
     });
@@ -84,30 +99,43 @@ impl Uart {
 
     /// Queues `bytes` to be sent in order, moving what the UART's FIFO
     /// takes at once. A full queue waits for the line to take its oldest
-    /// byte, so nothing is dropped.
+    /// byte, so nothing is dropped. Before [`Uart::send_in_background`],
+    /// waits until all of `bytes` is in the FIFO.
     pub fn write_bytes(&mut self, bytes: &[u8]) {
         critical_section::with(|cs| {
-            let mut queue = QUEUE.borrow_ref_mut(cs);
+            let transmit = &mut *TRANSMIT.borrow_ref_mut(cs);
+            let queue = &mut transmit.queue;
             for &byte in bytes {
                 while queue.is_full() {
-                    pump_queue(&mut queue);
+                    pump_queue(queue);
                 }
                 // Not full: the pump above took a byte if it was.
                 let _ = queue.push_back(byte);
             }
-            pump_queue(&mut queue);
+            pump_queue(queue);
+            while !transmit.in_background && !queue.is_empty() {
+                pump_queue(queue);
+            }
         });
+    }
+
+    /// From now on a write returns with its text queued, and the main loop
+    /// moves it ([`Uart::pump`] at least every [`Uart::refill_after`]).
+    /// The start prints before it: what it printed is out, or in the
+    /// FIFO, should the start hang.
+    pub fn send_in_background(&mut self) {
+        critical_section::with(|cs| TRANSMIT.borrow_ref_mut(cs).in_background = true);
     }
 
     /// Moves queued bytes to the UART's FIFO while it has room.
     pub fn pump(&mut self) {
-        critical_section::with(|cs| pump_queue(&mut QUEUE.borrow_ref_mut(cs)));
+        critical_section::with(|cs| pump_queue(&mut TRANSMIT.borrow_ref_mut(cs).queue));
     }
 
     /// While bytes are queued, when the main loop should [`Uart::pump`]
     /// again: once the FIFO it just filled has gone out.
     pub fn refill_after(&self) -> Option<Duration> {
-        critical_section::with(|cs| !QUEUE.borrow_ref(cs).is_empty()).then_some(FIFO_TIME)
+        critical_section::with(|cs| !TRANSMIT.borrow_ref(cs).queue.is_empty()).then_some(FIFO_TIME)
     }
 
     /// The oldest received byte, if `STATUS.RX_VALID` says there is one.

@@ -20,7 +20,7 @@ use weft_fabric::memory_flash::MemoryFlash;
 use weft_fabric::persist::{load_record, save_record};
 use weft_iss::soc::{NorFlash, Timing};
 use weft_proto::{
-    BootReason, Digest, EventKind, EventPage, EventSeq, ImageSlot, Key, Request, Response,
+    BootReason, Digest, EventKind, EventPage, EventSeq, ImageSlot, Request, Response,
 };
 use weft_regs::soc::spi_flash::SECTOR_SIZE;
 use weft_sim::iss_board::CPU_CLOCK_HZ;
@@ -38,7 +38,7 @@ fn events(board: &mut weft_sim::iss_board::IssBoard) -> EventPage {
     settle(board);
     // The host's ARP request teaches the firmware where to answer.
     assert_eq!(exchange(board, &arp_request(FIRMWARE_IP)).len(), 1);
-    let key = Key::parse_hex(TEST_KEY_HEX).expect("a valid key");
+    let key = test_key();
     let read = Request::ReadEvents { from: EventSeq(0) };
     let Response::Events(page) = ask_firmware(board, 40_002, 1, &read, &key) else {
         panic!("expected an event page");

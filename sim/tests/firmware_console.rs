@@ -16,7 +16,7 @@ mod firmware_support;
 use std::time::Duration;
 
 use firmware_support::*;
-use weft_proto::{Key, Request, Response};
+use weft_proto::{Request, Response};
 use weft_sim::iss_board::IssBoard;
 
 /// The management client's UDP port.
@@ -24,10 +24,6 @@ const CLIENT_PORT: u16 = 40_000;
 
 /// Long enough for all a test prints to leave on the line: twelve helps.
 const DRAIN: Duration = Duration::from_millis(1500);
-
-fn test_key() -> Key {
-    Key::parse_hex(TEST_KEY_HEX).expect("a valid key")
-}
 
 /// What the firmware prints for `help`, on a UART that is always ready.
 fn help_text(image: &[u8]) -> String {

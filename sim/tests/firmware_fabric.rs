@@ -41,7 +41,7 @@ use weft_pcie::tlp::{
 };
 use weft_pcie::Bdf;
 use weft_proto::{
-    BoundFunctions, Error, Key, PortAction, Request, ResetScope, Response, SlotIndex, SwitchId,
+    BoundFunctions, Error, PortAction, Request, ResetScope, Response, SlotIndex, SwitchId,
     TopologyCursor, TopologyItem,
 };
 use weft_regs::csr::{counter_control, global, port as port_csr};
@@ -65,10 +65,6 @@ const ANSWER_CHUNK_STEPS: u64 = 100;
 const IDLE_MS: u64 = 100;
 /// `mtime` ticks in a millisecond at the ISS board's clock.
 const ONE_MS_TICKS: u64 = weft_sim::iss_board::CPU_CLOCK_HZ / 1_000;
-
-fn test_key() -> Key {
-    Key::parse_hex(TEST_KEY_HEX).expect("a valid key")
-}
 
 /// A board whose data plane is a switch with the GPU on [`GPU_PORT`]'s
 /// link; every other link is down (UR, PCIe Base 6.0 §2.9.1).

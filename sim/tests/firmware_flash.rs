@@ -16,8 +16,8 @@ use sha2::{Digest as _, Sha256};
 use weft_fabric::firmware_update::CHECKPOINT_BYTES;
 use weft_iss::soc::NorFlash;
 use weft_proto::{
-    decode_response, encode_request, Digest, Error, FirmwareStatus, Header, ImageSlot, Key,
-    Request, Response, SwitchId, UpdateState, MANAGEMENT_UDP_PORT, MAX_CHUNK, MAX_DATAGRAM,
+    decode_response, encode_request, Digest, Error, FirmwareStatus, Header, ImageSlot, Request,
+    Response, SwitchId, UpdateState, MANAGEMENT_UDP_PORT, MAX_CHUNK, MAX_DATAGRAM,
 };
 use weft_sim::iss_board::IssBoard;
 
@@ -26,10 +26,6 @@ const CLIENT_PORT: u16 = 40_001;
 /// The firmware's mark reserve (its `keystore` module): a minute of a
 /// client's microsecond clock above the counter that moved the mark.
 const MARK_RESERVE: u64 = 60_000_000;
-
-fn test_key() -> Key {
-    Key::parse_hex(TEST_KEY_HEX).expect("a valid key")
-}
 
 fn datagram(id: u32, counter: u64, request: &Request) -> (Header, Vec<u8>) {
     datagram_with(id, counter, request, &[])

@@ -17,10 +17,6 @@ use weft_sim::iss_board::IssBoard;
 
 const CLIENT_PORT: u16 = 40_000;
 
-fn test_key() -> Key {
-    Key::parse_hex(TEST_KEY_HEX).expect("a valid key")
-}
-
 /// A booted board with the test key, that has answered the host's ARP
 /// request, as a Linux host's first exchange with it is.
 fn keyed_board(image: &[u8]) -> IssBoard {

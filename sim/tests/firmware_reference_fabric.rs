@@ -46,7 +46,7 @@ use weft_fabric::readiness::RESET_TO_FIRST_REQUEST_NS;
 use weft_pcie::Bdf;
 use weft_proto::{
     decode_response, encode_request, BoundFunctions, EndpointInfo, EventKind, Header, HostIndex,
-    Key, LinkSpeed, LinkState, LinkStatus, Request, Response, SlotIndex, SwitchId, TopologyCursor,
+    LinkSpeed, LinkState, LinkStatus, Request, Response, SlotIndex, SwitchId, TopologyCursor,
     TopologyItem, MANAGEMENT_UDP_PORT, MAX_DATAGRAM,
 };
 use weft_regs::soc::gpio;
@@ -267,7 +267,7 @@ fn exchange(world: &mut World, frame: &[u8]) -> Vec<Vec<u8>> {
 /// Sends `request` over the firmware's MAC, the `id`th under the test key,
 /// and decodes the one answer.
 fn ask_firmware(world: &mut World, id: u32, request: &Request) -> Response {
-    let key = Key::parse_hex(TEST_KEY_HEX).expect("a valid key");
+    let key = test_key();
     let header = Header::request(id, SwitchId(FIRMWARE_SWITCH), 10 + u64::from(id));
     let mut datagram = [0u8; MAX_DATAGRAM];
     let len = encode_request(&header, request, &[], &key, &mut datagram).expect("fits");

@@ -20,10 +20,12 @@ use std::process::{Child, Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use firmware_support::{firmware_path, FIRMWARE_IP, FIRMWARE_MAC, FIRMWARE_SWITCH, TEST_KEY_HEX};
+use firmware_support::{
+    firmware_path, test_key, FIRMWARE_IP, FIRMWARE_MAC, FIRMWARE_SWITCH, TEST_KEY_HEX,
+};
 use nix::sched::{setns, CloneFlags};
 use weft_proto::{
-    BoundFunctions, Capabilities, HostIndex, Key, Request, Response, SlotIndex, SwitchId,
+    BoundFunctions, Capabilities, HostIndex, Request, Response, SlotIndex, SwitchId,
     MANAGEMENT_UDP_PORT,
 };
 use weftctl::client::{Client, ClientConfig};
@@ -280,7 +282,7 @@ fn linux_ping_and_weftctl_reach_the_firmware_through_a_tap() {
 
     let identity = lab.inside(|| {
         let switch = SocketAddr::new(IpAddr::V4(FIRMWARE_IP), MANAGEMENT_UDP_PORT);
-        let key = Key::parse_hex(TEST_KEY_HEX).expect("a valid key");
+        let key = test_key();
         let mut client = Client::connect(ClientConfig::new(switch, key)).expect("a UDP socket");
         client.identify()
     });
@@ -310,7 +312,7 @@ fn weftctl_binds_a_gpu_through_a_tap_and_the_simulated_host_finds_it() {
 
     let bound = lab.inside(|| -> Result<u16, String> {
         let switch = SocketAddr::new(IpAddr::V4(FIRMWARE_IP), MANAGEMENT_UDP_PORT);
-        let key = Key::parse_hex(TEST_KEY_HEX).expect("a valid key");
+        let key = test_key();
         let mut client =
             Client::connect(ClientConfig::new(switch, key)).map_err(|e| e.to_string())?;
         let topology = read_topology(&mut client).map_err(|e| format!("topology: {e}"))?;
@@ -406,7 +408,7 @@ fn dnsmasq_leases_the_firmware_its_address_and_ping_and_weftctl_reach_it_there()
 
     let identity = lab.inside(move || {
         let switch = SocketAddr::new(IpAddr::V4(leased), MANAGEMENT_UDP_PORT);
-        let key = Key::parse_hex(TEST_KEY_HEX).expect("a valid key");
+        let key = test_key();
         let mut client = Client::connect(ClientConfig::new(switch, key)).expect("a UDP socket");
         client.identify()
     });

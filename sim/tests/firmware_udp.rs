@@ -12,7 +12,7 @@ use std::sync::{mpsc, Arc};
 use std::thread;
 use std::time::Duration;
 
-use firmware_support::{firmware_path, FIRMWARE_SWITCH, TEST_KEY_HEX};
+use firmware_support::{firmware_path, test_key, FIRMWARE_SWITCH, TEST_KEY_HEX};
 use weft_proto::{
     decode_response, encode_request, AccessWidth, Capabilities, CounterKind, Error, EventKind,
     EventSeq, FabricId, Header, Key, PortIndex, Request, Response, SwitchId, TopologyCursor,
@@ -85,10 +85,6 @@ impl Drop for Running {
             }
         }
     }
-}
-
-fn test_key() -> Key {
-    Key::parse_hex(TEST_KEY_HEX).expect("a valid key")
 }
 
 #[test]

@@ -28,6 +28,11 @@ pub const HOST_MAC: EthernetAddress = EthernetAddress([0x02, 0, 0, 0, 0, 0x10]);
 pub const HOST_IP: Ipv4Address = Ipv4Address::new(192, 168, 70, 1);
 /// The test key, as typed on the console.
 pub const TEST_KEY_HEX: &str = "8f14e45fceea167a5a36dedd4bea2543c4ca4238a0b923820dcc509a6f75849b";
+
+/// [`TEST_KEY_HEX`] as a key.
+pub fn test_key() -> weft_proto::Key {
+    weft_proto::Key::parse_hex(TEST_KEY_HEX).expect("a valid key")
+}
 /// Steps the firmware gets to answer one frame before the test gives up.
 pub const ANSWER_STEPS: u64 = 50_000_000;
 

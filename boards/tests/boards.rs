@@ -457,11 +457,14 @@ fn startupe3_is_refused_on_a_family_without_it() {
     }));
 }
 
+/// The text of board `name`'s data file.
+fn board_file(name: &str) -> String {
+    std::fs::read_to_string(load::data_dir().join(format!("{name}.toml"))).expect("reads")
+}
+
 #[test]
 fn a_user_pin_for_a_flash_signal_startupe3_carries_is_refused() {
-    let vcu118 =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("data/vcu118.toml"))
-            .expect("reads");
+    let vcu118 = board_file("vcu118");
     // CCLK, FCS_B and D00/D01 are dedicated configuration pins (UG570):
     // no user pin can stand for them.
     let text = vcu118.replace(
@@ -478,10 +481,7 @@ fn a_user_pin_for_a_flash_signal_startupe3_carries_is_refused() {
 
 #[test]
 fn a_pin_for_a_flash_no_user_logic_reaches_is_refused() {
-    let kit = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("data/stratix10-dx-devkit.toml"),
-    )
-    .expect("reads");
+    let kit = board_file("stratix10-dx-devkit");
     let text = kit.replace("access = \"absent\"", "access = \"absent\"\nmiso = \"C40\"");
     assert_ne!(text, kit);
     let found = problems(&text);

@@ -70,15 +70,20 @@ fn pump_queue(queue: &mut Deque<u8, TX_QUEUE_BYTES>) {
     }
 }
 
+/// Moves all of `queue` to the UART's FIFO, waiting for the line.
+fn drain_queue(queue: &mut Deque<u8, TX_QUEUE_BYTES>) {
+    while !queue.is_empty() {
+        pump_queue(queue);
+    }
+}
+
 /// Sends everything queued, waiting for the line: for the panic handler,
 /// so a halted core's last words still go out. Nothing, if the panic came
 /// while the queue was in use.
 pub fn flush() {
     critical_section::with(|cs| {
         if let Ok(mut transmit) = TRANSMIT.borrow(cs).try_borrow_mut() {
-            while !transmit.queue.is_empty() {
-                pump_queue(&mut transmit.queue);
-            }
+            drain_queue(&mut transmit.queue);
         }
     });
 }
@@ -112,9 +117,10 @@ impl Uart {
                 // Not full: the pump above took a byte if it was.
                 let _ = queue.push_back(byte);
             }
-            pump_queue(queue);
-            while !transmit.in_background && !queue.is_empty() {
+            if transmit.in_background {
                 pump_queue(queue);
+            } else {
+                drain_queue(queue);
             }
         });
     }

@@ -192,26 +192,42 @@ pub fn wrapper_block(board: &Board, reset: &str) -> String {
             .clocks
             .iter()
             .any(|c| &c.name == refclk && c.pin_n.is_some());
+    // Where the PLL's ranges are unconfirmed (only an IOPLL's may be:
+    // PllDevice::unconfirmed_for_build) the plan's counters are not known
+    // to be in range, and the parameter editor chooses them anyway.
+    let ranges_known = pll::for_board(board).is_some_and(|d| d.limits.is_some());
+    let setting = if ranges_known {
+        format!(
+            "PLL: VCO {} MHz = {} MHz x {} / {};\n    \
+             // weft_clk = VCO / {} = {} MHz (data plane), weft_core_clk = VCO / {} = {} MHz",
+            mhz(plan.vco_hz()),
+            mhz(plan.refclk_hz),
+            plan.multiply,
+            plan.pre_divide,
+            plan.data_plane_divide,
+            mhz(plan.data_plane_hz()),
+            plan.soft_core_divide,
+            mhz(plan.soft_core_hz()),
+        )
+    } else {
+        format!(
+            "IOPLL, its VCO and counters chosen by its parameter editor\n    \
+             // within the device's ranges: weft_clk = {} MHz (data plane), weft_core_clk = {} MHz",
+            mhz(plan.data_plane_hz()),
+            mhz(plan.soft_core_hz()),
+        )
+    };
     let mut v = String::new();
     let _ = writeln!(
         v,
         "    // ---- weft's clock domains ----\n    \
-         // {refclk} ({} MHz) -> PLL: VCO {} MHz = {} MHz x {} / {};\n    \
-         // weft_clk = VCO / {} = {} MHz (data plane), weft_core_clk = VCO / {} = {} MHz\n    \
+         // {refclk} ({} MHz) -> {setting}\n    \
          // (soft core). One VCO, edges aligned: the soft core <-> data plane\n    \
          // crossing inside weft_chip is synchronous and timed. Each hard\n    \
          // IP's clock is asynchronous to both: only the dual-clock FIFOs cross it.\n    \
          wire weft_clk;\n    wire weft_core_clk;\n    wire weft_pll_locked;\n    \
          wire board_rst = {reset};",
         mhz(plan.refclk_hz),
-        mhz(plan.vco_hz()),
-        mhz(plan.refclk_hz),
-        plan.multiply,
-        plan.pre_divide,
-        plan.data_plane_divide,
-        mhz(plan.data_plane_hz()),
-        plan.soft_core_divide,
-        mhz(plan.soft_core_hz()),
     );
     let refclk_net = if differential {
         let _ = writeln!(

@@ -28,6 +28,22 @@ pub enum PllKind {
     Mmcme4Adv,
 }
 
+impl PllKind {
+    /// Whether the vendor's IP generator, not weft, picks `N`, `M` and the
+    /// counters. Intel's IOPLL variant is set by its output frequencies, and
+    /// Quartus chooses the counters and a VCO inside the device's range
+    /// (Agilex 7 Clocking and PLL User Guide 683761 §2.2.7, "Clock
+    /// Multiplication and Division"; the reference clock's range depends on
+    /// the device, §5.4.1), so a build does not need weft's copy of the
+    /// ranges. The MMCM is instantiated with weft's counters, so it does.
+    pub fn vendor_chooses_setting(self) -> bool {
+        match self {
+            PllKind::Iopll => true,
+            PllKind::Mmcme4Adv => false,
+        }
+    }
+}
+
 /// A closed frequency range in hertz.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HzRange {
@@ -68,10 +84,20 @@ pub struct PllDevice {
     /// The PLL the wrapper instantiates.
     pub kind: PllKind,
     /// Its ranges; `None` where no public document reachable has confirmed
-    /// them for this family, which leaves the board unbuildable until they are.
+    /// them for this family. That leaves a board unbuildable until they are
+    /// only where weft sets the counters ([`PllKind::vendor_chooses_setting`]).
     pub limits: Option<PllLimits>,
     /// Where the ranges come from, or why they are open.
     pub source: &'static str,
+}
+
+impl PllDevice {
+    /// The open fact a build needs from this PLL: its ranges, where weft
+    /// sets the counters from them and no document has confirmed them.
+    pub fn unconfirmed_for_build(&self) -> Option<String> {
+        (self.limits.is_none() && !self.kind.vendor_chooses_setting())
+            .then(|| format!("PLL ranges: {}", self.source))
+    }
 }
 
 /// Stratix 10 I/O PLL, –1 speed grade (the kit's 1SD280PT2F55E1VG):

@@ -740,7 +740,8 @@ fn flash_pins(flash: &crate::model::Flash) -> [(String, &Pin); 4] {
 /// Every fact a build needs that the board file does not confirm: pins of
 /// the clocks weft uses, of the resets, the console UART, the
 /// configuration flash and the management Ethernet the wrapper connects,
-/// and the PLL's ranges. The generator writes no build
+/// and the PLL's ranges where weft sets its counters from them
+/// ([`pll::PllDevice::unconfirmed_for_build`]). The generator writes no build
 /// script while any is open ([`crate::generate::build_files`]).
 pub fn unconfirmed_required(board: &Board) -> Vec<String> {
     let mut open = Vec::new();
@@ -793,10 +794,8 @@ pub fn unconfirmed_required(board: &Board) -> Vec<String> {
             }
         }
     }
-    if let Some(device) = pll::for_board(board) {
-        if device.limits.is_none() {
-            open.push(format!("PLL ranges: {}", device.source));
-        }
+    if let Some(fact) = pll::for_board(board).and_then(|d| d.unconfirmed_for_build()) {
+        open.push(fact);
     }
     open
 }

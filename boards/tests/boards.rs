@@ -5,7 +5,7 @@ use std::path::Path;
 
 use weft_boards::clocking;
 use weft_boards::load::{self, LoadError};
-use weft_boards::model::{EthernetInterface, HardIpKind, Pin, Role};
+use weft_boards::model::{EthernetInterface, HardIpKind, Pin, Role, Vendor};
 use weft_boards::pll::{self, Unreachable};
 use weft_boards::validate::{self, Invalid};
 
@@ -411,6 +411,49 @@ fn the_stratix10_io_pll_runs_its_vco_as_fast_as_its_range_allows() {
     assert_eq!(plan.vco_hz(), 1_500_000_000);
     assert_eq!((plan.pre_divide, plan.multiply), (1, 15));
     assert_eq!((plan.data_plane_divide, plan.soft_core_divide), (6, 12));
+}
+
+#[test]
+fn unconfirmed_pll_ranges_hold_up_a_build_only_where_weft_sets_the_counters() {
+    let unconfirmed = |kind| pll::PllDevice {
+        kind,
+        limits: None,
+        source: "no document",
+    };
+    // The MMCM takes weft's counters: without ranges they may be out of them.
+    assert_eq!(
+        unconfirmed(pll::PllKind::Mmcme4Adv).unconfirmed_for_build(),
+        Some("PLL ranges: no document".to_owned())
+    );
+    // Quartus sets an IOPLL's counters from its output frequencies.
+    assert_eq!(
+        unconfirmed(pll::PllKind::Iopll).unconfirmed_for_build(),
+        None
+    );
+    // Known ranges are never an open fact.
+    let stratix = pll::device(Vendor::Intel, "Stratix 10").expect("known");
+    let virtex = pll::device(Vendor::Xilinx, "Virtex UltraScale+").expect("known");
+    assert_eq!(stratix.unconfirmed_for_build(), None);
+    assert_eq!(virtex.unconfirmed_for_build(), None);
+}
+
+#[test]
+fn a_pll_whose_ranges_are_unconfirmed_claims_no_vco_in_the_wrapper() {
+    // The Agilex 7 I/O PLL's ranges (683301) are not confirmed: the wrapper
+    // gives weft's two clocks and leaves the VCO to the parameter editor,
+    // where the reference kit's wrapper gives the VCO its known range allows.
+    let top = |name: &str| {
+        let board = load::by_name(name).expect("loads");
+        clocking::wrapper_block(&board, "1'b0")
+    };
+    let agilex = top("agilex7-i-series-devkit");
+    assert!(!agilex.contains("-> PLL: VCO"), "{agilex}");
+    assert!(
+        agilex.contains("chosen by its parameter editor"),
+        "{agilex}"
+    );
+    assert!(agilex.contains("weft_clk = 250 MHz"), "{agilex}");
+    assert!(top("stratix10-dx-devkit").contains("VCO 1500 MHz = 100 MHz x 15 / 1"));
 }
 
 #[test]

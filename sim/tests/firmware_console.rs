@@ -7,17 +7,18 @@
 //! prints and its main loop moves it to the FIFO as the FIFO empties, so a
 //! long answer on the console (`help`, about 1 100 bytes, 97 ms on the line)
 //! still leaves the loop free to answer a management request at once. Text
-//! beyond the queue waits for the line rather than being dropped. On each
-//! board, what left on the line is compared with what the same firmware
-//! prints on a UART that never makes it wait.
+//! beyond the queue waits for the line rather than being dropped, and a
+//! requested reset waits until the queue has left. On each board, what
+//! left on the line is compared with what the same firmware prints on a
+//! UART that never makes it wait.
 
 mod firmware_support;
 
 use std::time::Duration;
 
 use firmware_support::*;
-use weft_proto::{Request, Response};
-use weft_sim::iss_board::IssBoard;
+use weft_proto::{Request, ResetScope, Response};
+use weft_sim::iss_board::{Activity, IssBoard, CPU_CLOCK_HZ};
 
 /// The management client's UDP port.
 const CLIENT_PORT: u16 = 40_000;
@@ -35,6 +36,19 @@ fn help_text(image: &[u8]) -> String {
 fn drained(board: &mut IssBoard) -> String {
     pass_time(board, DRAIN);
     String::from_utf8_lossy(&board.console().take_transmitted()).into_owned()
+}
+
+/// Runs `board` while `go_on` holds, for at most `ticks` of its clock,
+/// whatever the firmware does meanwhile (a reset, a start printing at the
+/// line's pace).
+fn run_while(board: &mut IssBoard, ticks: u64, go_on: impl Fn(&IssBoard) -> bool) {
+    let end = board.ticks() + ticks;
+    while go_on(board) && board.ticks() < end {
+        let steps = (end - board.ticks()).min(CPU_CLOCK_HZ / 1_000);
+        if board.run(steps) == Activity::Waiting {
+            board.skip_to_alarm();
+        }
+    }
 }
 
 #[test]
@@ -109,4 +123,60 @@ fn text_beyond_the_queue_waits_for_the_line_and_none_is_lost() {
     drained(&mut board);
     board.console().receive("help\r".repeat(TIMES).as_bytes());
     assert_eq!(drained(&mut board), help.repeat(TIMES));
+}
+
+#[test]
+fn a_requested_reset_waits_until_the_console_has_sent_what_it_queued() {
+    let Some(image) = firmware_image() else {
+        return;
+    };
+    let help = help_text(&image);
+    let key = test_key();
+    let (mut board, _) = booted_at_line_rate(&image, &[&format!("key {TEST_KEY_HEX}")]);
+    drained(&mut board);
+    exchange(&mut board, &arp_request(FIRMWARE_IP));
+    let Response::ResetArmed { token, .. } = ask_firmware(
+        &mut board,
+        CLIENT_PORT,
+        1,
+        &Request::ResetArm {
+            scope: ResetScope::Firmware,
+        },
+        &key,
+    ) else {
+        panic!("an armed reset");
+    };
+    // `help` goes into the queue, 97 ms on the line, and the reset is
+    // triggered at once.
+    board.console().receive(b"help\r");
+    let asked = board.ticks();
+    let answer = ask_firmware(
+        &mut board,
+        CLIENT_PORT,
+        2,
+        &Request::ResetTrigger { token },
+        &key,
+    );
+    assert_eq!(answer, Response::Done);
+    run_while(&mut board, 2 * CPU_CLOCK_HZ, |b| b.watchdog_resets() == 0);
+    assert_eq!(
+        board.watchdog_resets(),
+        1,
+        "the watchdog reset the SoC within 2 s"
+    );
+    let waited = board.ticks() - asked;
+    let line_time = help.len() as u64 * CONSOLE_TICKS_PER_BYTE;
+    eprintln!(
+        "a reset triggered with help ({:?} on the line) queued: the watchdog fired after {:?}",
+        IssBoard::duration_of(line_time),
+        IssBoard::duration_of(waited)
+    );
+    // Everything help printed left before the restarted firmware's banner.
+    run_while(&mut board, CPU_CLOCK_HZ / 2, |_| true);
+    let printed = String::from_utf8_lossy(&board.console().take_transmitted()).into_owned();
+    assert!(
+        printed.starts_with(&help),
+        "help whole before the restart: {printed:?}"
+    );
+    assert!(printed.len() > help.len(), "the firmware started again");
 }

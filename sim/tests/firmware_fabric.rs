@@ -414,7 +414,9 @@ fn the_firmware_serves_csr_diagnostics_a_saved_configuration_and_a_reset() {
         ask(&mut board, 9, &Request::ResetTrigger { token }),
         Response::Done
     );
-    // The answer went out first; the watchdog fires within its 10 ms.
+    // The answer went out first; the watchdog fires 10 ms after it, and
+    // after the time the console needs for what it holds (here its 16-byte
+    // FIFO at most, 1.5 ms).
     let from = board.ticks();
     while board.ticks() - from < 20 * ONE_MS_TICKS {
         if board.run(ONE_MS_TICKS) == Activity::Waiting {

@@ -6,9 +6,12 @@
 //! A reset is the watchdog's (`weft_regs::soc::watchdog`): nothing else
 //! in the SoC resets the core. [`SocBoard::schedule_reset`] arms it with
 //! [`RESET_DELAY_MS`] (`weft_drivers::watchdog::arm`, which also restarts
-//! the count of a watchdog the boot loader armed for a trial); the firmware
+//! the count of a watchdog the boot loader armed for a trial), and as long
+//! again as the console needs to send what it has queued (up to 12 KiB,
+//! 1.1 s at 115 200 baud: [`crate::uart::time_to_send`]); the firmware
 //! never kicks it, so it fires that long after the trigger, time enough for the main loop to
-//! hand the answer to the MAC and the MAC to send it. The watchdog resets
+//! hand the answer to the MAC and the MAC to send it, and nothing printed
+//! is lost. The watchdog resets
 //! the SoC only, and the data plane keeps forwarding by the tables it
 //! holds until the restarted fabric manager writes them again: so
 //! `ResetScope::Firmware` is served, and `ResetScope::Switch`, which
@@ -67,6 +70,10 @@ impl Board for SocBoard {
     }
 
     fn schedule_reset(&mut self, _scope: ResetScope) {
-        watchdog::arm(&mut Mmio, watchdog::load_for_ms(RESET_DELAY_MS));
+        let console_ms = crate::uart::time_to_send().total_millis() as u32 + 1;
+        watchdog::arm(
+            &mut Mmio,
+            watchdog::load_for_ms(RESET_DELAY_MS + console_ms),
+        );
     }
 }

@@ -11,9 +11,10 @@
 //! [`TX_QUEUE_BYTES`] instead, and the main loop moves it to the FIFO as
 //! the FIFO empties ([`Uart::pump`], [`Uart::refill_after`]). Only text
 //! beyond the queue waits for the line, so nothing is dropped; the panic
-//! handler sends what is queued ([`flush`]) before the core halts. A
-//! watchdog reset loses what is still queued, as it loses everything in
-//! memory. The start, before the main loop, waits for the line as it
+//! handler sends what is queued ([`flush`]) before the core halts, and a
+//! requested reset waits until it has left ([`time_to_send`]). A watchdog
+//! reset of a hung main loop loses what is still queued, as it loses
+//! everything in memory. The start, before the main loop, waits for the line as it
 //! prints, so a start that hangs has said everything it printed.
 
 use core::cell::RefCell;
@@ -86,6 +87,17 @@ pub fn flush() {
             drain_queue(&mut transmit.queue);
         }
     });
+}
+
+/// How long the line takes to send what is queued, with what the FIFO and
+/// the transmitter hold: a reset scheduled that far ahead loses none of it
+/// ([`crate::board::SocBoard`]).
+pub fn time_to_send() -> Duration {
+    let queued = critical_section::with(|cs| TRANSMIT.borrow_ref(cs).queue.len());
+    let bytes = queued as u64 + u64::from(uart::TX_FIFO_BYTES) + 1;
+    Duration::from_micros(
+        (bytes * u64::from(uart::BITS_PER_BYTE) * 1_000_000).div_ceil(u64::from(CONSOLE_BAUD)),
+    )
 }
 
 /// The console UART.

@@ -17,10 +17,11 @@
 //! - the console's serial line runs at [`CONSOLE_CYCLES_PER_BIT`] core
 //!   clock cycles a bit, not 115 200 baud, so the firmware's boot text does
 //!   not take tens of seconds of simulated time;
-//! - the soft core's machine timer starts at [`FIRST_REQUEST_TICKS`], the
-//!   100 ms after reset at which the firmware starts the fabric (PCIe Base
-//!   6.0 §6.6.1), not at 0, so the fabric starts as soon as the firmware's
-//!   main loop runs.
+//! - the soft core's machine timer starts at [`START_TICKS`], 1 s after
+//!   reset, not at 0: past every wait of the firmware's start (PCIe Base
+//!   6.0 §6.6.1: 100 ms after the reset, and 100 ms after each link it
+//!   sees come up, 1 s after the reset at the latest), so the fabric starts
+//!   as soon as the firmware's main loop runs.
 //!
 //! [`for_simulation`] makes these changes to the emitted text, and no
 //! other.
@@ -45,9 +46,10 @@ use crate::verilog;
 /// Core clock cycles a bit of the simulated chip's console.
 pub const CONSOLE_CYCLES_PER_BIT: u32 = 8;
 
-/// The soft core's `mtime` 100 ms after reset, when the firmware sends
-/// its first configuration request (PCIe Base 6.0 §6.6.1).
-pub const FIRST_REQUEST_TICKS: u32 = weft_regs::SOFT_CORE_CLOCK_HZ / 10;
+/// The soft core's `mtime` 1 s after reset, by when the firmware's start
+/// has waited for the links whatever they do (weft-fabric's
+/// `LinkSettling`, PCIe Base 6.0 §6.6.1).
+pub const START_TICKS: u32 = weft_regs::SOFT_CORE_CLOCK_HZ;
 
 /// The emitted chip's file, under the run's directory.
 const CHIP: &str = "sim/weft_chip_simulated.v";
@@ -78,7 +80,7 @@ pub struct HostRun {
 /// [`CONSOLE_CYCLES_PER_BIT`] (the reload constants `last_count`, and the
 /// receiver's `half_count`, of the modules `weft_chip$transmitter` and
 /// `weft_chip$receiver`) and its machine timer starting at
-/// [`FIRST_REQUEST_TICKS`] (the value the SoC's reset gives `mtime`'s low
+/// [`START_TICKS`] (the value the SoC's reset gives `mtime`'s low
 /// word in `weft_chip$soc$timer`); every other line as emitted. An error
 /// if any of them is not where rust-hdl writes it.
 pub fn for_simulation(chip: &str) -> Result<String, SimError> {
@@ -102,9 +104,9 @@ pub fn for_simulation(chip: &str) -> Result<String, SimError> {
                 "    localparam  half_count = 16'h{:x};\n",
                 (CONSOLE_CYCLES_PER_BIT - 1) / 2
             )),
-            ("weft_chip$soc$timer", None) if text.starts_with("mtime_low$d = 32'h0;") => Some(
-                format!("            mtime_low$d = 32'd{FIRST_REQUEST_TICKS};\n"),
-            ),
+            ("weft_chip$soc$timer", None) if text.starts_with("mtime_low$d = 32'h0;") => {
+                Some(format!("            mtime_low$d = 32'd{START_TICKS};\n"))
+            }
             _ => None,
         };
         match replacement {

@@ -16,7 +16,11 @@
 //! the spec asks before the first configuration request (PCIe Base 6.0
 //! §6.6.1; the links leave reset with the soft core, at `mtime` 0), so the
 //! boot does not wait and the management port answers meanwhile; the
-//! saved bindings are made again right after. From
+//! saved bindings are made again right after. On a board that reports
+//! its ports' links, the main loop looks at them every [`LINK_LOOK`] until
+//! the start, and the start also waits until every link it saw come up
+//! has been up 100 ms (§6.6.1, for ports above 5.0 GT/s: weft-fabric's
+//! `LinkSettling`), 1 s after reset at the latest. From
 //! then on every pass of the main loop answers the hosts' configuration
 //! requests waiting in the mailbox ([`Fabric::serve_hosts`]) before the
 //! network is polled, and the management server's requests are answered
@@ -67,7 +71,7 @@ use weft_fabric::pcie::config::function::CLASS_PCI_BRIDGE;
 use weft_fabric::pcie::config::FunctionIdentity;
 use weft_fabric::pcie::Bdf;
 use weft_fabric::persist::{self, PersistError, Restored, StoredConfig};
-use weft_fabric::readiness::RESET_TO_FIRST_REQUEST_NS;
+use weft_fabric::readiness::LinkSettling;
 use weft_fabric::settings::{
     remove_host_port, set_host_port, FabricSettings, HostPort, HostPortError,
 };
@@ -149,7 +153,8 @@ pub enum HostsError {
 /// Where the fabric is in its life.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Phase {
-    /// Configured; waiting for the links' reset to be 100 ms past.
+    /// Configured; waiting for the links' reset to be 100 ms past, and
+    /// the links seen up to have been up 100 ms.
     Waiting,
     /// Enumerated; hosts are answered.
     Running,
@@ -187,6 +192,11 @@ type Hosts<'a> = FabricHosts<
 /// VFs: their readiness raises no interrupt.
 const OPERATION_POLL: Duration = Duration::from_millis(10);
 
+/// How often the main loop looks at the ports' links while the start waits
+/// for them: a link is given its 100 ms from the look that first saw it up,
+/// so at most this much more than the spec asks.
+pub const LINK_LOOK: Duration = Duration::from_millis(5);
+
 /// The fabric manager and its hardware.
 pub struct Fabric {
     manager: &'static mut FabricManager,
@@ -198,6 +208,8 @@ pub struct Fabric {
     /// each change; `None` before the first look, or where no board
     /// reports them.
     links_seen: Option<u32>,
+    /// The links the start has seen come up, and when ([`LINK_LOOK`]).
+    settling: LinkSettling,
 }
 
 impl Fabric {
@@ -207,8 +219,14 @@ impl Fabric {
         let plane = CsrDataPlane::new(Mmio)?;
         // The built-in settings have fewer slots than a virtual switch holds.
         let _ = home.configure(settings(switch_id));
-        let mailbox = CsrMailbox::new(Mmio, SocTimer::new(Mmio), switch_id, MANAGER_ID)
+        let mut mailbox = CsrMailbox::new(Mmio, SocTimer::new(Mmio), switch_id, MANAGER_ID)
             .with_link_state(gpio::INPUT.address(0, 0));
+        // The first look at the links, as early as the firmware can: a link
+        // up already is given its 100 ms from here.
+        let mut settling = LinkSettling::NEW;
+        if let Some(up) = links::up() {
+            settling.observe(mailbox.timer().now_ns(), up);
+        }
         Ok(Fabric {
             manager: home,
             plane,
@@ -216,6 +234,7 @@ impl Fabric {
             board: SocBoard::new(),
             phase: Phase::Waiting,
             links_seen: None,
+            settling,
         })
     }
 
@@ -237,8 +256,12 @@ impl Fabric {
         match self.phase {
             Phase::Waiting => {
                 let now = self.mailbox.borrow_mut().timer().now_ns();
-                let left_ns = RESET_TO_FIRST_REQUEST_NS.saturating_sub(now);
-                Some(Duration::from_micros(left_ns.div_ceil(1_000)))
+                let left_ns = self.settling.start_at_ns(0).saturating_sub(now);
+                let left = Duration::from_micros(left_ns.div_ceil(1_000));
+                Some(match links::up() {
+                    Some(_) => left.min(LINK_LOOK),
+                    None => left,
+                })
             }
             Phase::Running if self.mailbox.borrow().holds_requests() => Some(Duration::ZERO),
             Phase::Running if self.has_remote_hosts() => {
@@ -249,11 +272,17 @@ impl Fabric {
         }
     }
 
-    /// Starts the fabric if it waits and its time has come.
+    /// Starts the fabric if it waits and its time has come: 100 ms after
+    /// the links' reset, and after every link seen up has been up 100 ms.
     pub fn start_when_due(&mut self) -> Option<Started> {
-        if self.phase != Phase::Waiting
-            || self.mailbox.borrow_mut().timer().now_ns() < RESET_TO_FIRST_REQUEST_NS
-        {
+        if self.phase != Phase::Waiting {
+            return None;
+        }
+        let now = self.mailbox.borrow_mut().timer().now_ns();
+        if let Some(up) = links::up() {
+            self.settling.observe(now, up);
+        }
+        if now < self.settling.start_at_ns(0) {
             return None;
         }
         let (instructions, ticks) = (minstret(), crate::timer::ticks());

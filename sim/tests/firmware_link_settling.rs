@@ -4,25 +4,20 @@
 //! trained, not after the reset (PCIe Base 6.0 §6.6.1), and links train at
 //! their own pace after the reset.
 //!
-//! A world with the firmware as manager, its host on port 0, and two GPUs
-//! that note when their first configuration request arrives: one whose
-//! link the board shows up at 50 ms, before the 100 ms after reset at
-//! which the start used to go, and one at 150 ms, after it. Each must be
-//! asked no sooner than 100 ms after its link came up, and both must be
-//! found: as many functions as the same world enumerates when its board
-//! reports no links.
+//! A world with the firmware as manager, its host on port 0, and two
+//! GPUs: one whose link the board shows up at 50 ms, before the 100 ms
+//! after reset at which the start used to go, and one at 150 ms, after it.
+//! The switch's counters must show nothing sent to either within 100 ms of
+//! its link coming up, and both must be found: as many functions as the
+//! same world enumerates when its board reports no links.
 
 mod firmware_support;
 
-use std::cell::Cell;
-use std::rc::Rc;
 use std::time::Duration;
 
 use firmware_support::*;
-use weft_devices::device::{Claim, ConfigError, Device};
 use weft_devices::gpu::{Gpu, GpuConfig};
-use weft_model::Packet;
-use weft_pcie::Bdf;
+use weft_model::PortIndex;
 use weft_regs::soc::gpio;
 use weft_sim::firmware_board::FirmwareCore;
 use weft_sim::iss_board::IssBoard;
@@ -65,85 +60,9 @@ const LATE_UP: Duration = Duration::from_millis(150);
 /// configuration request below it.
 const SETTLE: Duration = Duration::from_millis(100);
 
-/// A GPU that notes the simulated time of the first configuration request
-/// it is asked.
-struct FirstRequestNoted {
-    gpu: Gpu,
-    first: Rc<Cell<Option<Duration>>>,
-}
-
-impl FirstRequestNoted {
-    fn new() -> (Self, Rc<Cell<Option<Duration>>>) {
-        let first = Rc::new(Cell::new(None));
-        let device = FirstRequestNoted {
-            gpu: Gpu::new(GpuConfig::default()).expect("a valid GPU"),
-            first: Rc::clone(&first),
-        };
-        (device, first)
-    }
-
-    fn note(&self, now: Duration) {
-        if self.first.get().is_none() {
-            self.first.set(Some(now));
-        }
-    }
-}
-
-impl Device for FirstRequestNoted {
-    fn config_read(&mut self, now: Duration, target: Bdf, offset: u16) -> Result<u32, ConfigError> {
-        self.note(now);
-        self.gpu.config_read(now, target, offset)
-    }
-
-    fn config_write(
-        &mut self,
-        now: Duration,
-        target: Bdf,
-        offset: u16,
-        value: u32,
-        byte_enables: u8,
-    ) -> Result<(), ConfigError> {
-        self.note(now);
-        self.gpu
-            .config_write(now, target, offset, value, byte_enables)
-    }
-
-    fn claim(&self, address: u64) -> Option<Claim> {
-        self.gpu.claim(address)
-    }
-
-    fn memory_read(&mut self, now: Duration, address: u64, out: &mut [u8]) {
-        self.gpu.memory_read(now, address, out);
-    }
-
-    fn memory_write(&mut self, now: Duration, address: u64, data: &[u8]) {
-        self.gpu.memory_write(now, address, data);
-    }
-
-    fn receive_completion(&mut self, now: Duration, completion: &Packet) {
-        self.gpu.receive_completion(now, completion);
-    }
-
-    fn poll(&mut self, now: Duration) -> Vec<Packet> {
-        self.gpu.poll(now)
-    }
-
-    fn owns(&self, id: Bdf) -> bool {
-        self.gpu.owns(id)
-    }
-
-    fn reset(&mut self, now: Duration) {
-        self.gpu.reset(now);
-    }
-
-    fn completer_for_unclaimed(&self) -> Bdf {
-        self.gpu.completer_for_unclaimed()
-    }
-}
-
-/// The world with the firmware `image` as manager and the two GPUs
-/// attached; when each is first asked.
-fn world_with_gpus(image: &[u8]) -> (World, [Rc<Cell<Option<Duration>>>; 2]) {
+/// The world with the firmware `image` as manager and a GPU on each of
+/// [`EARLY_PORT`] and [`LATE_PORT`].
+fn world_with_gpus(image: &[u8]) -> World {
     let mut scenario =
         Scenario::parse(HOST_ONLY, "firmware_link_settling.rs", ".".as_ref()).expect("parses");
     scenario.switches[0].id = FIRMWARE_SWITCH;
@@ -153,14 +72,23 @@ fn world_with_gpus(image: &[u8]) -> (World, [Rc<Cell<Option<Duration>>>; 2]) {
         core: FirmwareCore::Iss,
     };
     let mut world = build::world(&scenario).expect("the scenario builds");
-    let (early, early_first) = FirstRequestNoted::new();
-    let (late, late_first) = FirstRequestNoted::new();
-    world.attach_device(EARLY_PORT, Box::new(early), DEFAULT_LINK);
-    world.attach_device(LATE_PORT, Box::new(late), DEFAULT_LINK);
+    for port in [EARLY_PORT, LATE_PORT] {
+        let gpu = Gpu::new(GpuConfig::default()).expect("a valid GPU");
+        world.attach_device(port, Box::new(gpu), DEFAULT_LINK);
+    }
     board(&world)
         .console()
         .receive(format!("key {TEST_KEY_HEX}\r").as_bytes());
-    (world, [early_first, late_first])
+    world
+}
+
+/// TLPs the switch has sent out of `port`: before the start, only the
+/// firmware's configuration requests to the device there.
+fn sent_to(world: &World, port: u8) -> u64 {
+    world
+        .switch()
+        .counters(PortIndex(port))
+        .map_or(0, |c| c.egress.tlps())
 }
 
 /// The firmware's board in `world`.
@@ -185,52 +113,70 @@ fn each_port_is_first_asked_100_ms_after_its_link_came_up() {
         return;
     };
     // The same devices on a board that reports no links: what is there.
-    let (mut unreported, _) = world_with_gpus(&image);
+    let mut unreported = world_with_gpus(&image);
     let expected = started(&mut unreported).functions;
     assert!(expected >= 2, "both GPUs found: {expected} functions");
 
-    let (mut world, [early, late]) = world_with_gpus(&image);
+    let mut world = world_with_gpus(&image);
     show_links(&world, 1);
     world.run_until(EARLY_UP);
     show_links(&world, 1 | 1 << EARLY_PORT);
     world.run_until(LATE_UP);
     show_links(&world, 1 | 1 << EARLY_PORT | 1 << LATE_PORT);
+    // Nothing is asked below either port within 100 ms of its link coming up.
+    assert_eq!(sent_to(&world, EARLY_PORT), 0);
+    world.run_until(EARLY_UP + SETTLE);
+    assert_eq!(
+        sent_to(&world, EARLY_PORT),
+        0,
+        "asked within 100 ms of its link"
+    );
+    world.run_until(LATE_UP + SETTLE);
+    assert_eq!(
+        sent_to(&world, LATE_PORT),
+        0,
+        "asked within 100 ms of its link"
+    );
     let start = started(&mut world);
-    let early = early
-        .get()
-        .expect("the GPU whose link came up early was asked");
-    let late = late
-        .get()
-        .expect("the GPU whose link came up late was asked");
     eprintln!(
-        "first configuration requests: {early:?} (link up at {EARLY_UP:?}), \
-         {late:?} (link up at {LATE_UP:?}); start over at {:?}",
+        "links up at {EARLY_UP:?} and {LATE_UP:?}: the start was over at {:?}",
         world.now()
     );
-    assert!(early >= EARLY_UP + SETTLE, "{early:?}");
-    assert!(late >= LATE_UP + SETTLE, "{late:?}");
-    // The start waited for the links it saw come up, not to its 1 s limit.
-    assert!(late < Duration::from_millis(400), "{late:?}");
+    assert!(sent_to(&world, EARLY_PORT) > 0 && sent_to(&world, LATE_PORT) > 0);
     assert_eq!(start.functions, expected, "{}", start.console);
+    // The start waited for the links it saw come up, not to its 1 s limit.
+    assert!(
+        world.now() < Duration::from_millis(400),
+        "{:?}",
+        world.now()
+    );
 }
 
 #[test]
-fn a_port_whose_link_stays_down_holds_the_start_up_no_longer_than_the_reset_does() {
+fn a_port_whose_link_stays_down_is_not_waited_for() {
     let Some(image) = firmware_image() else {
         return;
     };
-    // Only the host's link and the early GPU's, up from the first look:
-    // the late GPU's port stays down and is not waited for.
-    let (mut world, [early, late]) = world_with_gpus(&image);
+    // The host's link and the early GPU's up from the first look, the late
+    // GPU's down throughout: the start goes 100 ms after that look.
+    let mut world = world_with_gpus(&image);
     show_links(&world, 1 | 1 << EARLY_PORT);
+    world.run_until(SETTLE);
+    assert_eq!(sent_to(&world, EARLY_PORT), 0);
     started(&mut world);
-    let early = early.get().expect("the GPU on a link that is up was asked");
-    eprintln!("links up from the reset: first configuration request at {early:?}");
-    assert!(early >= SETTLE, "{early:?}");
-    assert!(early < SETTLE + Duration::from_millis(30), "{early:?}");
+    eprintln!(
+        "links up from the reset: the start was over at {:?}",
+        world.now()
+    );
+    assert!(sent_to(&world, EARLY_PORT) > 0);
+    assert!(
+        world.now() < SETTLE + Duration::from_millis(30),
+        "{:?}",
+        world.now()
+    );
     assert_eq!(
-        late.get(),
-        None,
+        sent_to(&world, LATE_PORT),
+        0,
         "nothing is asked below a port whose link is down"
     );
 }

@@ -163,11 +163,15 @@ fn a_port_whose_link_stays_down_is_not_waited_for() {
     show_links(&world, 1 | 1 << EARLY_PORT);
     world.run_until(SETTLE);
     assert_eq!(sent_to(&world, EARLY_PORT), 0);
-    started(&mut world);
+    let start = started(&mut world);
     eprintln!(
         "links up from the reset: the start was over at {:?}",
         world.now()
     );
+    // The boot says which links it found up, and that the start waits for them.
+    let said =
+        "enumeration 100 ms after reset and 100 ms after each link comes up; links up: 0 1\r\n";
+    assert!(start.console.contains(said), "{}", start.console);
     assert!(sent_to(&world, EARLY_PORT) > 0);
     assert!(
         world.now() < SETTLE + Duration::from_millis(30),

@@ -392,9 +392,13 @@ mod soft_core {
             Ok(fabric) => {
                 let _ = write!(
                     uart,
-                    "fabric: {} ports; enumeration 100 ms after reset\r\n",
+                    "fabric: {} ports; enumeration 100 ms after reset",
                     fabric.ports()
                 );
+                if let Some(up) = links::up() {
+                    say_links_up(&mut uart, up, fabric.ports());
+                }
+                uart.write_bytes(b"\r\n");
                 Some(fabric)
             }
             Err(_) => {
@@ -473,6 +477,19 @@ mod soft_core {
                 .min(uart.refill_after().unwrap_or(CONSOLE_PERIOD));
             timer::alarm_after(delay);
             riscv::asm::wfi();
+        }
+    }
+
+    /// Says which ports' links the board shows up, for the start's wait.
+    fn say_links_up(uart: &mut Uart, up: u32, ports: usize) {
+        let _ = write!(uart, " and 100 ms after each link comes up; links up:");
+        let mut any = false;
+        for port in (0..ports.min(32)).filter(|p| up >> p & 1 == 1) {
+            let _ = write!(uart, " {port}");
+            any = true;
+        }
+        if !any {
+            let _ = write!(uart, " none");
         }
     }
 

@@ -184,3 +184,35 @@ fn a_port_whose_link_stays_down_is_not_waited_for() {
         "nothing is asked below a port whose link is down"
     );
 }
+
+#[test]
+fn links_changing_after_the_start_are_said_on_the_console() {
+    let Some(image) = firmware_image() else {
+        return;
+    };
+    // Port 3 is empty at the start: a device whose link comes up there
+    // later is not enumerated, and the console says so and what to do.
+    let mut world = world_with_gpus(&image);
+    show_links(&world, 1 | 1 << EARLY_PORT | 1 << LATE_PORT);
+    started(&mut world);
+    let until = world.now() + Duration::from_millis(40);
+    world.run_until(until);
+    world.take_firmware_console();
+    show_links(&world, 1 | 1 << LATE_PORT | 1 << 3);
+    let until = world.now() + Duration::from_millis(40);
+    world.run_until(until);
+    let console =
+        String::from_utf8(world.take_firmware_console().expect("the firmware's")).expect("text");
+    assert_eq!(
+        console,
+        "link: port 1 down\r\n\
+         link: port 3 up; nothing was there when the fabric started, so it is enumerated only \
+         when the firmware restarts (`weftctl reset`, or a reset of the board)\r\n"
+    );
+    // Back up where the start found a GPU: a plain line.
+    show_links(&world, 1 | 1 << EARLY_PORT | 1 << LATE_PORT | 1 << 3);
+    let until = world.now() + Duration::from_millis(40);
+    world.run_until(until);
+    let console = world.take_firmware_console().expect("the firmware's");
+    assert_eq!(String::from_utf8_lossy(&console), "link: port 1 up\r\n");
+}

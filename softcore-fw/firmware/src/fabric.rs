@@ -31,7 +31,10 @@
 //! board that reports none, as up where enumeration found something. While
 //! the fabric runs, each pass of the main loop (at least every
 //! [`crate::CONSOLE_PERIOD`]) logs every link that went up or down since
-//! the last one in the event log.
+//! the last one in the event log, and the main loop says it on the
+//! console ([`Fabric::log_link_changes`]): a link up on a port the start
+//! found nothing on is not enumerated (there is no hot-add), and its line
+//! says the firmware's restart enumerates it.
 //!
 //! Hosts on other weft switches put their configuration requests into
 //! those switches' mailboxes, which raise no interrupt here: while the
@@ -160,6 +163,19 @@ pub enum Phase {
     Running,
     /// Start-up failed; hosts get no answer, the management server says not ready.
     Failed(StartError),
+}
+
+/// The ports whose links went up or down since the last look, one bit each,
+/// for the console.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LinkChanges {
+    /// Up, on a port the start found something on (or a host's).
+    pub up: u32,
+    /// Up, on a port the start found nothing on: what is there is not
+    /// enumerated until the fabric starts again.
+    pub up_unenumerated: u32,
+    /// Down.
+    pub down: u32,
 }
 
 /// What a start of the fabric did, for the console.
@@ -421,7 +437,6 @@ impl Fabric {
             return None;
         }
         self.tell_time();
-        self.log_link_changes();
         let mut config = SharedMailbox(&self.mailbox);
         let mut hosts = hosts(self.manager, &self.mailbox);
         // A request whose table writes failed was completed with Completer
@@ -486,21 +501,35 @@ impl Fabric {
 
     /// Logs each port whose link the board shows up or down differently
     /// from the last pass (the event log's link events), once the fabric
-    /// runs; the links as the first look finds them are not logged.
-    fn log_link_changes(&mut self) {
+    /// runs, and returns the changes for the console; the links as the
+    /// first look finds them are not logged.
+    pub fn log_link_changes(&mut self) -> LinkChanges {
+        let mut changes = LinkChanges::default();
         let Some(up) = links::up() else {
-            return;
+            return changes;
         };
+        if self.phase != Phase::Running {
+            return changes;
+        }
+        self.tell_time();
         let changed = self.links_seen.replace(up).map_or(0, |seen| seen ^ up);
         for port in 0..self.ports().min(31) {
-            if changed >> port & 1 == 1 {
-                let _ = self.manager.record_link(
-                    SwitchIndex::LOCAL,
-                    PortIndex(port as u8),
-                    up >> port & 1 == 1,
-                );
+            if changed >> port & 1 == 0 {
+                continue;
             }
+            let index = PortIndex(port as u8);
+            let is_up = up >> port & 1 == 1;
+            let _ = self.manager.record_link(SwitchIndex::LOCAL, index, is_up);
+            let found_nothing =
+                self.manager.inventory().port_on(SwitchIndex::LOCAL, index) == PortKind::Empty;
+            let (mask, bit) = match (is_up, found_nothing) {
+                (true, true) => (&mut changes.up_unenumerated, 1 << port),
+                (true, false) => (&mut changes.up, 1 << port),
+                (false, _) => (&mut changes.down, 1 << port),
+            };
+            *mask |= bit;
         }
+        changes
     }
 
     /// Gives the manager's event log the time, since the firmware started.

@@ -199,7 +199,7 @@ mod soft_core {
 
     use crate::addressing::{cidr, Addressing, Change, Lease};
     use crate::console::{Command, CommandError, Console, HELP};
-    use crate::fabric::{Fabric, HostsError, Phase, Started};
+    use crate::fabric::{Fabric, HostsError, LinkChanges, Phase, Started};
     use crate::flash::{
         self, describe, Region, BOOT_RECORD_REGION, IMAGE_A_REGION, IMAGE_B_REGION, KEY_REGION,
         NETWORK_REGION, STAGING_REGION,
@@ -447,6 +447,7 @@ mod soft_core {
                 if let Some(started) = fabric.start_when_due() {
                     report(&mut uart, &started);
                 }
+                say_link_changes(&mut uart, fabric.log_link_changes());
                 if let Some(drops) = fabric.serve_hosts() {
                     let _ = write!(
                         uart,
@@ -477,6 +478,27 @@ mod soft_core {
                 .min(uart.refill_after().unwrap_or(CONSOLE_PERIOD));
             timer::alarm_after(delay);
             riscv::asm::wfi();
+        }
+    }
+
+    /// Says which ports' links went up or down since the last pass; a link
+    /// up where the start found nothing is not enumerated (PCIe hot-add is
+    /// not done), and the line says how to have it enumerated.
+    fn say_link_changes(uart: &mut Uart, changes: LinkChanges) {
+        for port in 0..32 {
+            let bit = 1u32 << port;
+            if changes.down & bit != 0 {
+                let _ = write!(uart, "link: port {port} down\r\n");
+            } else if changes.up & bit != 0 {
+                let _ = write!(uart, "link: port {port} up\r\n");
+            } else if changes.up_unenumerated & bit != 0 {
+                let _ = write!(
+                    uart,
+                    "link: port {port} up; nothing was there when the fabric started, so it is \
+                     enumerated only when the firmware restarts (`weftctl reset`, or a reset of \
+                     the board)\r\n"
+                );
+            }
         }
     }
 

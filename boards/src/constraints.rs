@@ -255,6 +255,11 @@ pub fn quartus_sdc(board: &Board) -> String {
         );
     }
     let refclk = &board.pll.refclk;
+    let _ = writeln!(
+        v,
+        "# weft's names for the IOPLL's outputs, replacing the clocks its IP's\n\
+         # constraints create there (read before this file)."
+    );
     for (name, pin, multiply, divide) in pll_clocks(board) {
         let _ = writeln!(
             v,

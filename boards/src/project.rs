@@ -75,8 +75,7 @@ pub fn quartus_tcl(board: &Board) -> String {
          set_global_assignment -name DEVICE {}\n\
          set_global_assignment -name TOP_LEVEL_ENTITY {}\n\
          set_global_assignment -name VERILOG_FILE weft_board_top.v\n\
-         set_global_assignment -name VERILOG_FILE weft_board_adapters.v\n\
-         set_global_assignment -name SDC_FILE weft.sdc\n",
+         set_global_assignment -name VERILOG_FILE weft_board_adapters.v\n",
         board.board.title,
         board.board.name,
         board.board.family,
@@ -128,6 +127,16 @@ pub fn quartus_tcl(board: &Board) -> String {
         board.board.family,
         board.board.device,
         pll = clocking::IOPLL_MODULE,
+    );
+    let _ = writeln!(
+        v,
+        "# weft's constraints come after every IP's own: they name the clocks\n\
+         # the IPs' SDC files create (the hard IPs' coreclkout_hip, and the\n\
+         # IOPLL's outputs, which weft.sdc creates again as weft_clk and\n\
+         # weft_core_clk), and constraints on an IP's clocks must be read after\n\
+         # the IP's (683761 3.6, \"IP Core Constraints\"; 683243: the Timing\n\
+         # Analyzer derives PLL clocks from the constraints bound to the IP).\n\
+         set_global_assignment -name SDC_FILE weft.sdc"
     );
     let _ = writeln!(v, "source pins.tcl\nexport_assignments\nproject_close");
     v

@@ -287,6 +287,13 @@ fn the_project_scripts_name_the_device_and_each_ip_variant() {
                 project.text.contains("ip/weft_pll.ip"),
                 "the IOPLL variant is deployed"
             );
+            // weft.sdc names clocks the IPs' own constraints create, so it
+            // is read after every one of them (683761 3.6).
+            let lines: Vec<&str> = project.text.lines().collect();
+            let line_of = |what: &str| lines.iter().rposition(|l| l.contains(what));
+            let sdc = line_of("-name SDC_FILE weft.sdc").expect("weft.sdc is in the project");
+            let last_ip = line_of("-name IP_FILE").expect("the IP variants are");
+            assert!(sdc > last_ip, "{}", project.text);
         }
         let build = files
             .iter()

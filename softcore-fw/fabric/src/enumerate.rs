@@ -15,7 +15,9 @@
 //! end of a link is not probed again. A device that takes a configuration
 //! request of the manager and never completes it — a hung device, the
 //! request timed out or completed by the switch with Completer Abort
-//! (PCIe Base 6.0 §2.8) — whether its port's first read or any later
+//! (PCIe Base 6.0 §2.8) — or that still answers Request Retry Status when
+//! its readiness deadline has passed (§6.6.1: software may treat it as
+//! broken), whether its port's first read or any later
 //! request while the device is probed and set up (BAR sizing, capability
 //! walks, SR-IOV, a conventional switch below), is recorded as not
 //! responding ([`FabricSwitch::not_responding`]): what the walk gave the
@@ -189,10 +191,14 @@ impl EnumerationError {
     /// Whether this is a configuration request to a function that its
     /// device took and never completed: the manager's completion timeout
     /// passed, or the switch completed it with Completer Abort after its
-    /// own (PCIe Base 6.0 §2.8) — the device has hung. Table writes and
+    /// own (PCIe Base 6.0 §2.8) — the device has hung; or one it kept
+    /// answering with Request Retry Status past its readiness deadline, so
+    /// it never became ready (§6.6.1 lets software treat it as broken).
+    /// Either way the device, not the fabric, has failed. Table writes and
     /// every other failure are not.
     pub fn device_timed_out(&self) -> bool {
         let fault = match *self {
+            EnumerationError::Readiness(ReadinessError::NotReady { .. }) => return true,
             EnumerationError::Readiness(ReadinessError::Fault { fault, .. })
             | EnumerationError::Config { fault, .. }
             | EnumerationError::BarSizing {

@@ -115,7 +115,7 @@ pub enum Event {
     },
     /// Enumeration found the device on a port not responding: it took a
     /// configuration request of the manager and never completed it (PCIe
-    /// Base 6.0 §2.8), so the port was left empty
+    /// Base 6.0 §2.8), or never became ready (§6.6.1), so the port was left empty
     /// ([`crate::inventory::FabricSwitch::not_responding`]). Logged when an
     /// enumeration finds it so and the one before did not.
     NotResponding {

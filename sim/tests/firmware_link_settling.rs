@@ -22,33 +22,9 @@ use weft_regs::soc::gpio;
 use weft_sim::firmware_board::FirmwareCore;
 use weft_sim::iss_board::IssBoard;
 use weft_sim::iss_manager::{run_to_fabric_start, FabricStart};
-use weft_sim::scenario::validate::{ManagerPlan, DEFAULT_LINK};
-use weft_sim::scenario::{build, Scenario};
+use weft_sim::scenario::build;
+use weft_sim::scenario::validate::DEFAULT_LINK;
 use weft_sim::world::World;
-
-/// The firmware's switch with its host on port 0 and nothing else: the
-/// GPUs are attached by the test.
-const HOST_ONLY: &str = r#"
-[scenario]
-name = "firmware-link-settling"
-title = "the firmware's switch with a host, GPUs attached by the test"
-
-[[switch]]
-name = "s0"
-id = 0x0257_4546_5401
-ports = 4
-roles = { "0" = "host" }
-
-[[host]]
-name = "host1"
-slots = 4
-
-[[link]]
-ends = ["host1", "s0.0"]
-
-[[step]]
-do = "enumerate"
-"#;
 
 /// The ports of the two GPUs, and when the board shows each one's link up.
 const EARLY_PORT: u8 = 1;
@@ -60,17 +36,11 @@ const LATE_UP: Duration = Duration::from_millis(150);
 /// configuration request below it.
 const SETTLE: Duration = Duration::from_millis(100);
 
-/// The world with the firmware `image` as manager and a GPU on each of
-/// [`EARLY_PORT`] and [`LATE_PORT`].
-fn world_with_gpus(image: &[u8]) -> World {
-    let mut scenario =
-        Scenario::parse(HOST_ONLY, "firmware_link_settling.rs", ".".as_ref()).expect("parses");
-    scenario.switches[0].id = FIRMWARE_SWITCH;
-    scenario.manager = ManagerPlan::Firmware {
-        path: firmware_path(),
-        elf: image.to_vec(),
-        core: FirmwareCore::Iss,
-    };
+/// The world with the firmware on the ISS as manager, its host on port 0,
+/// and a GPU on each of [`EARLY_PORT`] and [`LATE_PORT`], attached here so
+/// that the scenario's enumeration step knows nothing of them.
+fn world_with_gpus() -> World {
+    let scenario = firmware_switch_with_host(FirmwareCore::Iss, "");
     let mut world = build::world(&scenario).expect("the scenario builds");
     for port in [EARLY_PORT, LATE_PORT] {
         let gpu = Gpu::new(GpuConfig::default()).expect("a valid GPU");
@@ -109,15 +79,15 @@ fn started(world: &mut World) -> FabricStart {
 
 #[test]
 fn each_port_is_first_asked_100_ms_after_its_link_came_up() {
-    let Some(image) = firmware_image() else {
+    if firmware_image().is_none() {
         return;
-    };
+    }
     // The same devices on a board that reports no links: what is there.
-    let mut unreported = world_with_gpus(&image);
+    let mut unreported = world_with_gpus();
     let expected = started(&mut unreported).functions;
     assert!(expected >= 2, "both GPUs found: {expected} functions");
 
-    let mut world = world_with_gpus(&image);
+    let mut world = world_with_gpus();
     show_links(&world, 1);
     world.run_until(EARLY_UP);
     show_links(&world, 1 | 1 << EARLY_PORT);
@@ -154,12 +124,12 @@ fn each_port_is_first_asked_100_ms_after_its_link_came_up() {
 
 #[test]
 fn a_port_whose_link_stays_down_is_not_waited_for() {
-    let Some(image) = firmware_image() else {
+    if firmware_image().is_none() {
         return;
-    };
+    }
     // The host's link and the early GPU's up from the first look, the late
     // GPU's down throughout: the start goes 100 ms after that look.
-    let mut world = world_with_gpus(&image);
+    let mut world = world_with_gpus();
     show_links(&world, 1 | 1 << EARLY_PORT);
     world.run_until(SETTLE);
     assert_eq!(sent_to(&world, EARLY_PORT), 0);
@@ -187,12 +157,12 @@ fn a_port_whose_link_stays_down_is_not_waited_for() {
 
 #[test]
 fn links_changing_after_the_start_are_said_on_the_console() {
-    let Some(image) = firmware_image() else {
+    if firmware_image().is_none() {
         return;
-    };
+    }
     // Port 3 is empty at the start: a device whose link comes up there
     // later is not enumerated, and the console says so and what to do.
-    let mut world = world_with_gpus(&image);
+    let mut world = world_with_gpus();
     show_links(&world, 1 | 1 << EARLY_PORT | 1 << LATE_PORT);
     started(&mut world);
     let until = world.now() + Duration::from_millis(40);

@@ -26,55 +26,29 @@
 //! Each test prints the RTL run's wall time (and the first its simulated
 //! cycles per second); the figures are in `weft_sim::rtl_board`'s docs.
 
-use std::path::Path;
+mod firmware_support;
+
 use std::time::{Duration, Instant};
 
+use firmware_support::{firmware_image, firmware_switch_with_host};
 use weft_hdl::driver::on_big_stack;
-use weft_iss::elf::firmware_image;
 use weft_pcie::Bdf;
 use weft_sim::firmware_board::FirmwareCore;
 use weft_sim::host::{Cpu, ROOT_PORT};
 use weft_sim::iss_board::CPU_CLOCK_HZ;
 use weft_sim::iss_manager::{run_to_fabric_start, FabricStart, FIRMWARE_BRIDGE_IDS};
-use weft_sim::scenario::{build, Scenario};
+use weft_sim::scenario::build;
 use weft_sim::wiring::Place;
 use weft_sim::world::World;
 
-/// The firmware's own switch with one host and one GPU, managed by the
-/// firmware on `MANAGER`.
-const TINY: &str = r#"
-[scenario]
-name = "firmware-tiny"
-title = "the firmware's switch with a host and a GPU"
-
-[fabric]
-manager = "MANAGER"
-vendor_id = 0x1d1d
-upstream_device_id = 0x0001
-downstream_device_id = 0x0002
-num_vfs = 0
-
-[[switch]]
-name = "s0"
-id = 0x0257_4546_5401
-ports = 4
-roles = { "0" = "host" }
-
-[[host]]
-name = "host1"
-slots = 4
-
+/// The GPU the tiny fabric has besides the host, on port 2.
+const GPU: &str = r#"
 [[endpoint]]
 name = "gpu1"
 kind = "gpu"
 
 [[link]]
-ends = ["host1", "s0.0"]
-[[link]]
 ends = ["gpu1", "s0.2"]
-
-[[step]]
-do = "enumerate"
 "#;
 
 /// The host's port on switch 0.
@@ -98,8 +72,7 @@ fn bus_numbers(primary: u8, secondary: u8, subordinate: u8) -> u32 {
 /// when the firmware ELF is not built.
 fn tiny_world(core: FirmwareCore) -> Option<World> {
     firmware_image()?;
-    let text = TINY.replace("MANAGER", &format!("firmware-{core}"));
-    let scenario = Scenario::parse(&text, "tiny", Path::new(".")).expect("the scenario is valid");
+    let scenario = firmware_switch_with_host(core, GPU);
     Some(build::world(&scenario).expect("the scenario builds"))
 }
 

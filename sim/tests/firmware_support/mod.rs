@@ -11,7 +11,9 @@ use smoltcp::wire::{
 };
 pub use weft_iss::elf::{boot_loader_image, firmware_image, firmware_path};
 pub use weft_iss::programs::banner_image as test_image;
+use weft_sim::firmware_board::FirmwareCore;
 use weft_sim::iss_board::{Activity, IssBoard, CPU_CLOCK_HZ};
+use weft_sim::scenario::Scenario;
 
 /// The firmware's station address and default IPv4 address (its crate docs).
 pub const FIRMWARE_MAC: EthernetAddress = EthernetAddress([0x02, 0x57, 0x45, 0x46, 0x54, 0x01]);
@@ -437,4 +439,43 @@ pub fn parse_udp(frame: &[u8]) -> (EthernetRepr, Ipv4Repr, UdpRepr, Vec<u8>) {
     )
     .expect("a valid UDP header and checksum");
     (ethernet, ip, repr, packet.payload().to_vec())
+}
+
+/// The firmware's own switch (its switch ID, four ports) with one host on
+/// port 0, managed by the firmware on `MANAGER`: enumerated, then what
+/// the test adds after it.
+const FIRMWARE_SWITCH_WITH_HOST: &str = r#"
+[scenario]
+name = "firmware-switch-with-host"
+title = "the firmware's switch with a host"
+
+[fabric]
+manager = "MANAGER"
+vendor_id = 0x1d1d
+upstream_device_id = 0x0001
+downstream_device_id = 0x0002
+num_vfs = 0
+
+[[switch]]
+name = "s0"
+id = 0x0257_4546_5401
+ports = 4
+roles = { "0" = "host" }
+
+[[host]]
+name = "host1"
+slots = 4
+
+[[link]]
+ends = ["host1", "s0.0"]
+
+[[step]]
+do = "enumerate"
+"#;
+
+/// [`FIRMWARE_SWITCH_WITH_HOST`] with the firmware on `core` as manager
+/// and the scenario lines `more` (endpoints and their links) added.
+pub fn firmware_switch_with_host(core: FirmwareCore, more: &str) -> Scenario {
+    let text = FIRMWARE_SWITCH_WITH_HOST.replace("MANAGER", &format!("firmware-{core}")) + more;
+    Scenario::parse(&text, "firmware_support", ".".as_ref()).expect("the scenario is valid")
 }

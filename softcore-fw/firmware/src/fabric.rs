@@ -522,12 +522,12 @@ impl Fabric {
             let _ = self.manager.record_link(SwitchIndex::LOCAL, index, is_up);
             let found_nothing =
                 self.manager.inventory().port_on(SwitchIndex::LOCAL, index) == PortKind::Empty;
-            let (mask, bit) = match (is_up, found_nothing) {
-                (true, true) => (&mut changes.up_unenumerated, 1 << port),
-                (true, false) => (&mut changes.up, 1 << port),
-                (false, _) => (&mut changes.down, 1 << port),
+            let mask = match (is_up, found_nothing) {
+                (true, true) => &mut changes.up_unenumerated,
+                (true, false) => &mut changes.up,
+                (false, _) => &mut changes.down,
             };
-            *mask |= bit;
+            *mask |= 1 << port;
         }
         changes
     }

@@ -40,11 +40,17 @@ const RX_DATA: u32 = uart::RX_DATA.address(0, 0);
 /// command waits for the line.
 pub const TX_QUEUE_BYTES: usize = 12 * 1024;
 
+/// How long `bytes` take on the line at [`CONSOLE_BAUD`], rounded up to
+/// the microsecond.
+const fn line_time(bytes: u64) -> Duration {
+    Duration::from_micros(
+        (bytes * uart::BITS_PER_BYTE as u64 * 1_000_000).div_ceil(CONSOLE_BAUD as u64),
+    )
+}
+
 /// How long the UART's full FIFO takes to empty on the line: when the
 /// main loop refills it while text is queued.
-const FIFO_TIME: Duration = Duration::from_micros(
-    (uart::TX_FIFO_BYTES * uart::BITS_PER_BYTE) as u64 * 1_000_000 / CONSOLE_BAUD as u64,
-);
+const FIFO_TIME: Duration = line_time(uart::TX_FIFO_BYTES as u64);
 
 /// The transmitter's state: one, in a static so that the panic handler
 /// reaches it.
@@ -94,10 +100,7 @@ pub fn flush() {
 /// ([`crate::board::SocBoard`]).
 pub fn time_to_send() -> Duration {
     let queued = critical_section::with(|cs| TRANSMIT.borrow_ref(cs).queue.len());
-    let bytes = queued as u64 + u64::from(uart::TX_FIFO_BYTES) + 1;
-    Duration::from_micros(
-        (bytes * u64::from(uart::BITS_PER_BYTE) * 1_000_000).div_ceil(u64::from(CONSOLE_BAUD)),
-    )
+    line_time(queued as u64 + uart::TX_FIFO_BYTES as u64 + 1)
 }
 
 /// The console UART.

@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use firmware_support::*;
 use weft_proto::{Request, ResetScope, Response};
-use weft_sim::iss_board::{Activity, IssBoard, CPU_CLOCK_HZ};
+use weft_sim::iss_board::{IssBoard, CPU_CLOCK_HZ};
 
 /// The management client's UDP port.
 const CLIENT_PORT: u16 = 40_000;
@@ -36,19 +36,6 @@ fn help_text(image: &[u8]) -> String {
 fn drained(board: &mut IssBoard) -> String {
     pass_time(board, DRAIN);
     String::from_utf8_lossy(&board.console().take_transmitted()).into_owned()
-}
-
-/// Runs `board` while `go_on` holds, for at most `ticks` of its clock,
-/// whatever the firmware does meanwhile (a reset, a start printing at the
-/// line's pace).
-fn run_while(board: &mut IssBoard, ticks: u64, go_on: impl Fn(&IssBoard) -> bool) {
-    let end = board.ticks() + ticks;
-    while go_on(board) && board.ticks() < end {
-        let steps = (end - board.ticks()).min(CPU_CLOCK_HZ / 1_000);
-        if board.run(steps) == Activity::Waiting {
-            board.skip_to_alarm();
-        }
-    }
 }
 
 #[test]

@@ -417,11 +417,6 @@ fn the_firmware_serves_csr_diagnostics_a_saved_configuration_and_a_reset() {
     // The answer went out first; the watchdog fires 10 ms after it, and
     // after the time the console needs for what it holds (here its 16-byte
     // FIFO at most, 1.5 ms).
-    let from = board.ticks();
-    while board.ticks() - from < 20 * ONE_MS_TICKS {
-        if board.run(ONE_MS_TICKS) == Activity::Waiting {
-            board.skip_to_alarm();
-        }
-    }
+    run_while(&mut board, 20 * ONE_MS_TICKS, |_| true);
     assert_eq!(board.watchdog_resets(), 1, "the watchdog reset the SoC");
 }

@@ -479,3 +479,16 @@ pub fn firmware_switch_with_host(core: FirmwareCore, more: &str) -> Scenario {
     let text = FIRMWARE_SWITCH_WITH_HOST.replace("MANAGER", &format!("firmware-{core}")) + more;
     Scenario::parse(&text, "firmware_support", ".".as_ref()).expect("the scenario is valid")
 }
+
+/// Runs `board` while `go_on` holds, for at most `ticks` of its clock,
+/// whatever the firmware does meanwhile (a reset, a start printing at the
+/// line's pace).
+pub fn run_while(board: &mut IssBoard, ticks: u64, go_on: impl Fn(&IssBoard) -> bool) {
+    let end = board.ticks() + ticks;
+    while go_on(board) && board.ticks() < end {
+        let steps = (end - board.ticks()).min(CPU_CLOCK_HZ / 1_000);
+        if board.run(steps) == Activity::Waiting {
+            board.skip_to_alarm();
+        }
+    }
+}

@@ -192,11 +192,11 @@ pub fn wrapper_block(board: &Board, reset: &str) -> String {
             .clocks
             .iter()
             .any(|c| &c.name == refclk && c.pin_n.is_some());
-    // Where the PLL's ranges are unconfirmed (only an IOPLL's may be:
-    // PllDevice::unconfirmed_for_build) the plan's counters are not known
-    // to be in range, and the parameter editor chooses them anyway.
-    let ranges_known = pll::for_board(board).is_some_and(|d| d.limits.is_some());
-    let setting = if ranges_known {
+    // An IOPLL whose ranges are unconfirmed: the plan's counters are not
+    // known to be in range, and its parameter editor chooses them anyway.
+    let editor_chooses_unknown_vco =
+        kind.vendor_chooses_setting() && pll::for_board(board).is_some_and(|d| d.limits.is_none());
+    let setting = if !editor_chooses_unknown_vco {
         format!(
             "PLL: VCO {} MHz = {} MHz x {} / {};\n    \
              // weft_clk = VCO / {} = {} MHz (data plane), weft_core_clk = VCO / {} = {} MHz",

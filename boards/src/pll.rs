@@ -92,11 +92,18 @@ pub struct PllDevice {
 }
 
 impl PllDevice {
+    /// Its ranges as an open fact, where no document has confirmed them.
+    pub fn unconfirmed(&self) -> Option<String> {
+        self.limits
+            .is_none()
+            .then(|| format!("PLL ranges: {}", self.source))
+    }
+
     /// The open fact a build needs from this PLL: its ranges, where weft
     /// sets the counters from them and no document has confirmed them.
     pub fn unconfirmed_for_build(&self) -> Option<String> {
-        (self.limits.is_none() && !self.kind.vendor_chooses_setting())
-            .then(|| format!("PLL ranges: {}", self.source))
+        self.unconfirmed()
+            .filter(|_| !self.kind.vendor_chooses_setting())
     }
 }
 

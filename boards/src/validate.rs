@@ -838,10 +838,8 @@ pub fn todos(board: &Board) -> Vec<String> {
             open.push("flash.part".to_owned());
         }
     }
-    if let Some(device) = pll::for_board(board) {
-        if device.limits.is_none() {
-            open.push(format!("PLL ranges: {}", device.source));
-        }
+    if let Some(fact) = pll::for_board(board).and_then(|d| d.unconfirmed()) {
+        open.push(fact);
     }
     open
 }
